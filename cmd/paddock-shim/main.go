@@ -1,0 +1,63 @@
+// Command paddock-shim is paddock's in-sandbox agent. It runs as PID 1 in
+// every sandbox (reaping orphans and forwarding signals) and serves the agent
+// protocol (api/agent/v1) over HTTP/2 cleartext on a unix socket:
+//
+//	paddock-shim serve --socket /.paddock/run/agent.sock
+//
+// It is built static (CGO_ENABLED=0) and imports nothing of the control
+// plane. See internal/shim.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/shim"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "paddock-shim:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
+		fmt.Fprintln(stderr, version)
+		return nil
+	}
+	if len(args) == 0 || args[0] != "serve" {
+		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--grace DURATION] [--log-level LEVEL]")
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	socket := fs.String("socket", "/.paddock/run/agent.sock", "unix socket to serve on")
+	grace := fs.Duration("grace", 10*time.Second, "how long processes get to exit on SIGTERM before they are killed")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("serve: --log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	return shim.Run(context.Background(), shim.RunOptions{
+		Logger:  log,
+		Socket:  *socket,
+		Version: version,
+		Grace:   *grace,
+	})
+}

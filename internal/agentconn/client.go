@@ -1,0 +1,109 @@
+// Package agentconn is the control plane's side of the link to the
+// in-sandbox agent (paddock-shim): an HTTP/2 cleartext client over whatever
+// byte stream a provider's dial function returns, speaking the agent
+// protocol (api/agent/v1) through Connect, with Go wrappers for running
+// processes, moving files and opening terminals.
+//
+// One Client holds one HTTP/2 connection, dialed on first use and redialed
+// if it breaks; every call is a stream multiplexed on it. Errors are mapped
+// to paddock's taxonomy (internal/errdefs) with stable public codes such as
+// "file_not_found", "command_not_found" and "invalid_path"; an unreachable
+// agent is errdefs.ErrUnavailable with the code "agent_unavailable".
+package agentconn
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/paddockhq/paddock/internal/agentpb"
+	"github.com/paddockhq/paddock/internal/agentpb/agentpbconnect"
+)
+
+// baseURL is what the client asks for; the dial function decides where the
+// connection really goes.
+const baseURL = "http://paddock-agent"
+
+// chunkSize is the most data one message carries.
+const chunkSize = 64 << 10
+
+// maxMessageBytes bounds one protocol message.
+const maxMessageBytes = 4 << 20
+
+// Client talks to one sandbox's agent. It is safe for concurrent use.
+type Client struct {
+	transport *http.Transport
+	agent     agentpbconnect.AgentServiceClient
+	proc      agentpbconnect.ProcessServiceClient
+	files     agentpbconnect.FileServiceClient
+	term      agentpbconnect.TerminalServiceClient
+}
+
+// New returns a Client whose connection is made by dial (for Docker: a unix
+// socket in the sandbox's run directory). Nothing is dialed until the first
+// call.
+func New(dial func(ctx context.Context) (net.Conn, error)) *Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{
+		Protocols: &p,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dial(ctx)
+		},
+		HTTP2: &http.HTTP2Config{
+			MaxReceiveBufferPerConnection: 16 << 20,
+			MaxReceiveBufferPerStream:     4 << 20,
+			SendPingTimeout:               30 * time.Second,
+			PingTimeout:                   15 * time.Second,
+		},
+	}
+	hc := &http.Client{Transport: tr}
+	opts := []connect.ClientOption{
+		connect.WithAcceptCompression("gzip", nil, nil), // a local stream gains nothing from it
+		connect.WithReadMaxBytes(maxMessageBytes),
+		connect.WithSendMaxBytes(maxMessageBytes),
+	}
+	return &Client{
+		transport: tr,
+		agent:     agentpbconnect.NewAgentServiceClient(hc, baseURL, opts...),
+		proc:      agentpbconnect.NewProcessServiceClient(hc, baseURL, opts...),
+		files:     agentpbconnect.NewFileServiceClient(hc, baseURL, opts...),
+		term:      agentpbconnect.NewTerminalServiceClient(hc, baseURL, opts...),
+	}
+}
+
+// Close closes the idle connection. Calls in flight keep theirs until they
+// end; cancel their contexts to end them first.
+func (c *Client) Close() error {
+	c.transport.CloseIdleConnections()
+	return nil
+}
+
+// Health reports whether the agent answers.
+func (c *Client) Health(ctx context.Context) error {
+	_, err := c.Info(ctx)
+	return err
+}
+
+// AgentInfo describes the agent.
+type AgentInfo struct {
+	Version   string
+	PID       int // 1 when the agent is the sandbox's init
+	StartedAt time.Time
+}
+
+// Info returns the agent's version and process identity.
+func (c *Client) Info(ctx context.Context) (AgentInfo, error) {
+	res, err := c.agent.Health(ctx, connect.NewRequest(&agentpb.HealthRequest{}))
+	if err != nil {
+		return AgentInfo{}, mapError(err)
+	}
+	return AgentInfo{
+		Version:   res.Msg.Version,
+		PID:       int(res.Msg.Pid),
+		StartedAt: time.Unix(0, res.Msg.StartedAtUnixNano),
+	}, nil
+}

@@ -1,0 +1,107 @@
+package agentconn_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/shim"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// agent is a shim served in-process on a unix socket, and a client of it.
+type agent struct {
+	client *agentconn.Client
+	socket string
+	stop   func()
+}
+
+// startAgent runs a shim server (with the process's reaper) for the test.
+// Tests that use it must not run in parallel: a process has one reaper.
+func startAgent(t *testing.T, opts shim.Options) *agent {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "agent.sock")
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r, err := shim.StartReaper(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger, opts.Reaper = log, r
+	srv, err := shim.NewServer(opts)
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	c := agentconn.New(dialer(sock))
+	stopped := false
+	a := &agent{client: c, socket: sock}
+	a.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		c.Close()
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		srv.Close()
+		r.Stop()
+	}
+	t.Cleanup(a.stop)
+	return a
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// wantCode checks that err is a public error with the given kind and code.
+func wantCode(t *testing.T, err error, kind error, code string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", code)
+	}
+	pub, ok := errdefs.Public(err)
+	if !ok {
+		t.Fatalf("error %v is not public, want %s", err, code)
+	}
+	if !errors.Is(err, kind) || pub.Code != code {
+		t.Fatalf("got %v (kind %v, code %q), want kind %v code %q", err, errdefs.KindOf(err), pub.Code, kind, code)
+	}
+}
+
+// dialer dials the unix socket at path.
+func dialer(path string) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}
+}

@@ -1,0 +1,129 @@
+// Package api is paddock's HTTP API: one file per resource, one error body
+// written by one function (errors.go), strict JSON decoding (decode.go), and
+// the route table below, which a test holds to api/openapi.yaml.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Config wires an API.
+type Config struct {
+	Store     store.Store
+	Runtimes  *runtime.Service
+	Providers *provider.Registry
+	Now       func() time.Time
+	Logger    *slog.Logger
+	// Ready reports whether the server is ready to serve; nil = always.
+	Ready func() bool
+}
+
+// API serves HTTP.
+type API struct {
+	store     store.Store
+	runtimes  *runtime.Service
+	providers *provider.Registry
+	keys      auth.Keys
+	logger    *slog.Logger
+	ready     func() bool
+	now       func() time.Time
+	mux       *http.ServeMux
+}
+
+// Route is one entry of the route table.
+type Route struct {
+	Method  string
+	Pattern string
+	Auth    bool
+	handler http.HandlerFunc
+}
+
+// New returns an API.
+func New(cfg Config) *API {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	a := &API{
+		store:     cfg.Store,
+		runtimes:  cfg.Runtimes,
+		providers: cfg.Providers,
+		keys:      auth.Keys{Store: cfg.Store, Now: now},
+		logger:    cfg.Logger,
+		ready:     cfg.Ready,
+		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
+		mux:       http.NewServeMux(),
+	}
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	if a.ready == nil {
+		a.ready = func() bool { return true }
+	}
+	for _, rt := range a.Routes() {
+		h := http.Handler(rt.handler)
+		if rt.Auth {
+			h = a.requireKey(h)
+		}
+		a.mux.Handle(rt.Method+" "+rt.Pattern, h)
+	}
+	return a
+}
+
+const (
+	wsPrefix = "/api/v1/org/{org}/ws/{workspace}"
+	rtPrefix = wsPrefix + "/runtimes/{runtime_id}"
+)
+
+// Routes is the route table.
+func (a *API) Routes() []Route {
+	return []Route{
+		{"GET", "/health", false, a.health},
+		{"GET", "/readyz", false, a.readyz},
+		{"GET", "/api/openapi.json", false, a.openapi},
+		{"GET", "/api/capabilities", true, a.capabilities},
+
+		{"POST", "/api/v1/orgs", true, a.createOrg},
+		{"GET", "/api/v1/orgs", true, a.listOrgs},
+		{"GET", "/api/v1/org/{org}", true, a.getOrg},
+
+		{"POST", "/api/v1/org/{org}/ws", true, a.createWorkspace},
+		{"GET", "/api/v1/org/{org}/ws", true, a.listWorkspaces},
+		{"GET", wsPrefix, true, a.getWorkspace},
+
+		{"POST", wsPrefix + "/projects", true, a.createProject},
+		{"GET", wsPrefix + "/projects", true, a.listProjects},
+		{"GET", wsPrefix + "/projects/{project}", true, a.getProject},
+		{"DELETE", wsPrefix + "/projects/{project}", true, a.deleteProject},
+
+		{"GET", wsPrefix + "/runtimes", true, a.listRuntimes},
+		{"GET", rtPrefix, true, a.getRuntime},
+		{"POST", rtPrefix + "/start", true, a.startRuntime},
+		{"POST", rtPrefix + "/pause", true, a.pauseRuntime},
+		{"POST", rtPrefix + "/resume", true, a.resumeRuntime},
+		{"POST", rtPrefix + "/reset", true, a.resetRuntime},
+		{"POST", rtPrefix + "/keepalive", true, a.keepaliveRuntime},
+
+		{"GET", "/api/v1/org/{org}/sandboxes", true, a.listSandboxes},
+		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.getSandbox},
+		{"DELETE", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.killSandbox},
+	}
+}
+
+// ServeHTTP routes a request.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.withRequest(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := a.mux.Handler(r); pattern == "" {
+			a.mux.ServeHTTP(&unmatched{ResponseWriter: w, r: r, a: a}, r)
+			return
+		}
+		a.mux.ServeHTTP(w, r)
+	})).ServeHTTP(w, r)
+}

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"time"
+
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+func orgOut(o store.Org) client.Org {
+	return client.Org{ID: o.ID, Name: o.Name, CreatedAt: o.CreatedAt}
+}
+
+func workspaceOut(w store.Workspace) client.Workspace {
+	return client.Workspace{ID: w.ID, OrgID: w.OrgID, Name: w.Name, CreatedAt: w.CreatedAt}
+}
+
+func projectOut(p store.Project, runtimeID string) client.Project {
+	return client.Project{
+		ID: p.ID, OrgID: p.OrgID, WorkspaceID: p.WorkspaceID, Name: p.Name,
+		Description: p.Description, RuntimeID: runtimeID, CreatedAt: p.CreatedAt,
+	}
+}
+
+func configOut(c store.RuntimeConfig) client.RuntimeConfig {
+	return client.RuntimeConfig(c)
+}
+
+func configIn(c *client.RuntimeConfig) store.RuntimeConfig {
+	if c == nil {
+		return store.RuntimeConfig{}
+	}
+	return store.RuntimeConfig(*c)
+}
+
+// runtimeOut renders a runtime with what its current sandbox (if any) adds.
+func runtimeOut(rt store.Runtime, sb *store.Sandbox) client.Runtime {
+	out := client.Runtime{
+		ID: rt.ID, OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID, ProjectID: rt.ProjectID,
+		Status: string(rt.Status), StatusReason: rt.StatusReason, Config: configOut(rt.Config),
+		CurrentSandboxID: rt.CurrentSandboxID, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
+	}
+	if sb != nil && sb.ID == rt.CurrentSandboxID {
+		out.PauseReason = string(sb.PauseReason)
+		out.ExpiresAt = timePtr(sb.ExpiresAt)
+	}
+	return out
+}
+
+// microsPerCredit: ledger amounts are kept in millionths of a credit.
+const microsPerCredit = 1e6
+
+func sandboxOut(sb store.Sandbox) client.Sandbox {
+	billed := float64(sb.BilledMicros) / microsPerCredit
+	// Billing rates arrive with the credits feature; until then a
+	// sandbox accrues nothing and running credits are an honest zero.
+	running := 0.0
+	return client.Sandbox{
+		ID: sb.ID, OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, ProjectID: sb.ProjectID,
+		RuntimeID: sb.RuntimeID, Kind: string(sb.Kind), State: string(sb.State),
+		PauseReason: string(sb.PauseReason), Provider: sb.Provider,
+		ProviderSandboxID: sb.ProviderSandboxID, Image: sb.Image,
+		Resources:  client.Resources{CPUMillis: sb.CPUMillis, MemoryMB: sb.MemoryMB},
+		SecretIDs:  sb.SecretIDs,
+		KillReason: sb.KillReason, Error: sb.Error,
+		BilledCredits: billed, RunningCredits: running, EstimatedTotalCredits: billed + running,
+		CreatedAt: sb.CreatedAt, StartedAt: timePtr(sb.StartedAt), PausedAt: timePtr(sb.PausedAt),
+		KilledAt: timePtr(sb.KilledAt), ExpiresAt: timePtr(sb.ExpiresAt), UpdatedAt: sb.UpdatedAt,
+	}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,105 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// maxBodyBytes bounds every JSON request body.
+const maxBodyBytes = 1 << 20
+
+// decodeJSON decodes the request body strictly into v: one JSON object, no
+// unknown fields, no trailing data, at most maxBodyBytes. An empty body is
+// allowed when optional is true and leaves v untouched.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return &errdefs.Error{Kind: errdefs.ErrInvalidArgument, Code: "unsupported_media_type", Message: "the request body must be application/json"}
+		}
+	}
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if errors.Is(err, io.EOF) {
+		if optional {
+			return nil
+		}
+		return errdefs.InvalidArgument("missing_body", "the request needs a JSON body")
+	}
+	if err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return errdefs.InvalidArgument("malformed_json", "the body must hold exactly one JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return jsonError(err)
+		}
+		return errdefs.InvalidArgument("malformed_json", "the body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var (
+		maxErr    *http.MaxBytesError
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &maxErr):
+		return &errdefs.Error{Kind: errdefs.ErrResourceExhausted, Code: "body_too_large", Message: fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes)}
+	case errors.As(err, &syntaxErr):
+		return errdefs.InvalidArgument("malformed_json", "the body is not valid JSON (at byte %d)", syntaxErr.Offset)
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return errdefs.InvalidArgument("malformed_json", "the body must be a JSON object")
+		}
+		return errdefs.InvalidArgument("invalid_field_type", "field %q must be of type %s", field, typeErr.Type.String())
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json has no typed error for unknown fields; this text
+		// is its documented, stable form.
+		return errdefs.InvalidArgument("unknown_field", "the body has an unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errdefs.InvalidArgument("malformed_json", "the body ends in the middle of a JSON value")
+	}
+	return errdefs.InvalidArgument("malformed_json", "the body is not a valid JSON object")
+}
+
+// pageFrom reads ?cursor= and ?limit=.
+func pageFrom(r *http.Request) (store.Page, error) {
+	q := r.URL.Query()
+	p := store.Page{Cursor: q.Get("cursor")}
+	if len(p.Cursor) > 512 {
+		return p, errdefs.InvalidArgument("invalid_cursor", "the cursor is not one this server issued")
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > store.MaxLimit {
+			return p, errdefs.InvalidArgument("invalid_limit", "limit must be an integer from 1 to %d", store.MaxLimit)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// listError gives a store's cursor complaint its public code.
+func listError(err error) error {
+	if _, ok := errdefs.Public(err); !ok && errors.Is(err, errdefs.ErrInvalidArgument) {
+		return errdefs.InvalidArgument("invalid_cursor", "the cursor is not one this server issued").WithCause(err)
+	}
+	return err
+}

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// codeStatus refines the status of a few public codes that HTTP names more
+// precisely than their kind does.
+var codeStatus = map[string]int{
+	"body_too_large":         http.StatusRequestEntityTooLarge,
+	"unsupported_media_type": http.StatusUnsupportedMediaType,
+}
+
+// statusOf maps an error to its HTTP status: the one place this happens.
+func statusOf(err error) int {
+	if pe, ok := errdefs.Public(err); ok {
+		if s, ok := codeStatus[pe.Code]; ok {
+			return s
+		}
+	}
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, errdefs.ErrInvalidArgument):
+		return http.StatusBadRequest
+	case errors.Is(err, errdefs.ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, errdefs.ErrFailedPrecondition):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, errdefs.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, errdefs.ErrNotImplemented):
+		return http.StatusNotImplemented
+	case errors.Is(err, errdefs.ErrPermissionDenied):
+		return http.StatusForbidden
+	case errors.Is(err, errdefs.ErrUnauthenticated):
+		return http.StatusUnauthorized
+	case errors.Is(err, errdefs.ErrResourceExhausted):
+		return http.StatusTooManyRequests
+	case errors.Is(err, errdefs.ErrPaymentRequired):
+		return http.StatusPaymentRequired
+	}
+	return http.StatusInternalServerError
+}
+
+// genericCodes name an error that has a kind but no public face.
+var genericCodes = map[int]string{
+	http.StatusNotFound:            "not_found",
+	http.StatusBadRequest:          "invalid_argument",
+	http.StatusConflict:            "conflict",
+	http.StatusUnprocessableEntity: "failed_precondition",
+	http.StatusServiceUnavailable:  "unavailable",
+	http.StatusNotImplemented:      "not_implemented",
+	http.StatusForbidden:           "permission_denied",
+	http.StatusUnauthorized:        "unauthenticated",
+	http.StatusTooManyRequests:     "resource_exhausted",
+	http.StatusPaymentRequired:     "payment_required",
+
+	http.StatusRequestEntityTooLarge: "body_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+}
+
+// writeError writes the one JSON error body. An error without a public face
+// is logged with its cause and answered with a generic message: internal
+// text never reaches a client.
+func writeError(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, err error) {
+	status := statusOf(err)
+	body := client.Error{RequestID: requestIDFrom(ctx)}
+	if pe, ok := errdefs.Public(err); ok {
+		body.Code, body.Message = pe.Code, pe.Message
+		if pe.Cause != nil {
+			logger.InfoContext(ctx, "request failed", "code", pe.Code, "status", status, "err", err)
+		}
+	} else {
+		body.Code = genericCodes[status]
+		body.Message = http.StatusText(status)
+		if status == http.StatusInternalServerError {
+			body.Code = "internal"
+			body.Message = "internal error; the server logged the details under this request id"
+		}
+		logger.ErrorContext(ctx, "request failed", "status", status, "err", err)
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,63 @@
+package api
+
+import (
+	"net/http"
+
+	apispec "github.com/paddockhq/paddock/api"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/version"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	if !a.ready() {
+		writeError(r.Context(), w, a.logger, errdefs.Unavailable("starting", "the server is starting"))
+		return
+	}
+	writeJSON(w, http.StatusOK, client.Health{Status: "ok", Version: version.Version})
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+	if !a.ready() {
+		writeError(r.Context(), w, a.logger, errdefs.Unavailable("starting", "the server is starting"))
+		return
+	}
+	if _, err := a.store.CountAPIKeys(r.Context()); err != nil {
+		writeError(r.Context(), w, a.logger, errdefs.Unavailable("store_unavailable", "the store does not answer").WithCause(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, client.Health{Status: "ready", Version: version.Version})
+}
+
+func (a *API) openapi(w http.ResponseWriter, r *http.Request) {
+	doc, err := apispec.JSON()
+	if err != nil {
+		writeError(r.Context(), w, a.logger, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(doc)
+}
+
+func (a *API) capabilities(w http.ResponseWriter, r *http.Request) {
+	out := client.Capabilities{
+		Version:         version.Version,
+		DefaultProvider: a.providers.Default(),
+		Providers:       map[string]client.ProviderCapability{},
+	}
+	for _, name := range a.providers.Names() {
+		p, err := a.providers.Get(name)
+		if err != nil {
+			continue
+		}
+		c := p.Capabilities()
+		nets := make([]string, len(c.Networks))
+		for i, n := range c.Networks {
+			nets[i] = string(n)
+		}
+		out.Providers[name] = client.ProviderCapability{
+			Isolation: c.Isolation, Pause: c.Pause, Agent: c.Agent, Networks: nets, Snapshot: c.Snapshot,
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

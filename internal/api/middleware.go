@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+type requestIDKey struct{}
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer (flush,
+// hijack for WebSockets).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// withRequest gives every request an id, logs it, and turns a panic into a
+// 500 with the one error body.
+func (a *API) withRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := newRequestID()
+		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		r = r.WithContext(ctx)
+		w.Header().Set("X-Request-Id", id)
+		rec := &statusRecorder{ResponseWriter: w}
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				a.logger.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if rec.status == 0 {
+					writeError(ctx, rec, a.logger, fmt.Errorf("panic: %v", p))
+				}
+			}
+			a.logger.DebugContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "dur", time.Since(start), "request_id", id)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// requireKey verifies the bearer key and puts the identity on the context.
+func (a *API) requireKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		h := r.Header.Get("Authorization")
+		key, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
+			writeError(ctx, w, a.logger, errdefs.Unauthenticated("missing_api_key", "send an API key as 'Authorization: Bearer pdk_…'"))
+			return
+		}
+		id, err := a.keys.Verify(ctx, strings.TrimSpace(key))
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
+			writeError(ctx, w, a.logger, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.WithIdentity(ctx, id)))
+	})
+}
+
+// unmatched answers requests no route matched with the one error body
+// instead of ServeMux's plain text.
+type unmatched struct {
+	http.ResponseWriter
+	r       *http.Request
+	a       *API
+	written bool
+}
+
+func (u *unmatched) WriteHeader(code int) {
+	if u.written {
+		return
+	}
+	u.written = true
+	ctx := u.r.Context()
+	if code == http.StatusMethodNotAllowed {
+		writeJSONError(ctx, u.ResponseWriter, code, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", u.r.Method, u.r.URL.Path))
+		return
+	}
+	writeJSONError(ctx, u.ResponseWriter, http.StatusNotFound, "route_not_found", "no route matches "+u.r.Method+" "+u.r.URL.Path)
+}
+
+func (u *unmatched) Write(b []byte) (int, error) {
+	if !u.written {
+		u.WriteHeader(http.StatusNotFound)
+	}
+	return len(b), nil
+}
+
+func writeJSONError(ctx context.Context, w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, client.Error{Code: code, Message: msg, RequestID: requestIDFrom(ctx)})
+}

@@ -1,0 +1,56 @@
+package api_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	apispec "github.com/paddockhq/paddock/api"
+	"github.com/paddockhq/paddock/internal/api"
+)
+
+// TestOpenAPIMatchesRoutes holds the router and api/openapi.yaml to each
+// other: every route is documented and every documented operation is
+// routed.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	raw, err := apispec.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			if method == "parameters" {
+				continue
+			}
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	routed := map[string]bool{}
+	for _, r := range api.New(api.Config{}).Routes() {
+		routed[r.Method+" "+r.Pattern] = true
+	}
+	var missing, extra []string
+	for k := range routed {
+		if !documented[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range documented {
+		if !routed[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Fatalf("routes not in openapi.yaml: %v\ndocumented but not routed: %v", missing, extra)
+	}
+}

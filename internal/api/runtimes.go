@@ -1,0 +1,141 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// maxSecretIDs bounds start's secret_ids.
+const maxSecretIDs = 64
+
+// writeRuntime renders rt with its current sandbox.
+func (a *API) writeRuntime(ctx context.Context, w http.ResponseWriter, rt store.Runtime) {
+	out, err := a.runtimeView(ctx, rt)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *API) runtimeView(ctx context.Context, rt store.Runtime) (client.Runtime, error) {
+	if rt.CurrentSandboxID == "" {
+		return runtimeOut(rt, nil), nil
+	}
+	sb, err := a.store.GetSandbox(ctx, rt.CurrentSandboxID)
+	if errdefs.IsNotFound(err) {
+		return runtimeOut(rt, nil), nil
+	}
+	if err != nil {
+		return client.Runtime{}, err
+	}
+	return runtimeOut(rt, &sb), nil
+}
+
+func (a *API) listRuntimes(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	_, ws, err := a.workspace(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	page, err := pageFrom(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	rts, next, err := a.store.ListRuntimes(ctx, ws.ID, page)
+	if err != nil {
+		writeError(ctx, w, a.logger, listError(err))
+		return
+	}
+	out := client.List[client.Runtime]{Items: make([]client.Runtime, 0, len(rts)), NextCursor: next}
+	for _, rt := range rts {
+		v, err := a.runtimeView(ctx, rt)
+		if err != nil {
+			writeError(ctx, w, a.logger, err)
+			return
+		}
+		out.Items = append(out.Items, v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *API) getRuntime(w http.ResponseWriter, r *http.Request) {
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		writeError(r.Context(), w, a.logger, err)
+		return
+	}
+	a.writeRuntime(r.Context(), w, rt)
+}
+
+// runtimeAction resolves the runtime, decodes an optional body into req,
+// runs act and writes the runtime it returns.
+func runtimeAction[T any](a *API, w http.ResponseWriter, r *http.Request, act func(ctx context.Context, rt store.Runtime, req T) (store.Runtime, error)) {
+	ctx := r.Context()
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	var req T
+	if err := decodeJSON(w, r, &req, true); err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	rt, err = act(ctx, rt, req)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	a.writeRuntime(ctx, w, rt)
+}
+
+type noBody struct{}
+
+func (a *API) startRuntime(w http.ResponseWriter, r *http.Request) {
+	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.StartRuntimeRequest) (store.Runtime, error) {
+		if len(req.SecretIDs) > maxSecretIDs {
+			return rt, errdefs.InvalidArgument("invalid_secret_ids", "at most %d secret_ids", maxSecretIDs)
+		}
+		for _, id := range req.SecretIDs {
+			if !isUUID(id) && !slugRE.MatchString(id) {
+				return rt, errdefs.InvalidArgument("invalid_secret_ids", "secret id %q is neither a UUID nor a name", id)
+			}
+		}
+		return a.runtimes.Start(ctx, rt.ID, req.SecretIDs)
+	})
+}
+
+func (a *API) pauseRuntime(w http.ResponseWriter, r *http.Request) {
+	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, _ noBody) (store.Runtime, error) {
+		return a.runtimes.Pause(ctx, rt.ID, store.PauseUser)
+	})
+}
+
+func (a *API) resumeRuntime(w http.ResponseWriter, r *http.Request) {
+	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, _ noBody) (store.Runtime, error) {
+		return a.runtimes.Resume(ctx, rt.ID)
+	})
+}
+
+func (a *API) resetRuntime(w http.ResponseWriter, r *http.Request) {
+	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.ResetRequest) (store.Runtime, error) {
+		return a.runtimes.Reset(ctx, rt.ID, req.WipeWorkspace)
+	})
+}
+
+func (a *API) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
+	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.KeepaliveRequest) (store.Runtime, error) {
+		if req.DurationSeconds < 0 || req.DurationSeconds > 10*365*24*3600 {
+			return rt, errdefs.InvalidArgument("invalid_duration", "duration_seconds must be between 0 and ten years")
+		}
+		return a.runtimes.Keepalive(ctx, rt.ID, time.Duration(req.DurationSeconds)*time.Second)
+	})
+}

@@ -1,0 +1,48 @@
+package cli_test
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTalksOnlyThroughTheSDK holds the CLI's boundary: apart from serve,
+// which runs the server itself, the CLI reaches the server only through
+// pkg/client, so no command may import a server package. Tests may use
+// whatever they need.
+func TestTalksOnlyThroughTheSDK(t *testing.T) {
+	allowed := map[string]bool{
+		"github.com/paddockhq/paddock/pkg/client":           true,
+		"github.com/paddockhq/paddock/internal/version":     true,
+		"github.com/paddockhq/paddock/internal/cli":         true,
+		"github.com/paddockhq/paddock/internal/cli/clitest": true,
+		"github.com/spf13/cobra":                            true,
+	}
+	for _, dir := range []string{".", "clitest"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range files {
+			if name := filepath.Base(file); name == "serve.go" || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+					continue // the standard library
+				}
+				if !allowed[p] {
+					t.Errorf("%s imports %s", file, p)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// Output formats.
+const (
+	outputTable = "table"
+	outputJSON  = "json"
+)
+
+// printJSON prints v as indented JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.env.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// column is one column of a listing.
+type column[T any] struct {
+	name  string
+	value func(T) string
+}
+
+// printList prints a page of a listing: a table with the given columns, or
+// the page as JSON. In a table, a next page is announced on stderr.
+func printList[T any](a *app, page client.List[T], cols []column[T]) error {
+	if a.output == outputJSON {
+		if page.Items == nil {
+			page.Items = []T{}
+		}
+		return a.printJSON(page)
+	}
+	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	fmt.Fprintln(tw, strings.Join(names, "\t"))
+	cells := make([]string, len(cols))
+	for _, it := range page.Items {
+		for i, c := range cols {
+			cells[i] = cell(c.value(it))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if page.NextCursor != "" {
+		fmt.Fprintf(a.env.Stderr, "more results: pass --cursor %s\n", page.NextCursor)
+	}
+	return nil
+}
+
+// field is one line of an object's details.
+type field struct {
+	name, value string
+}
+
+// printObject prints one object: its fields as "NAME: value" lines, or
+// the object as JSON.
+func (a *app) printObject(v any, fields []field) error {
+	if a.output == outputJSON {
+		return a.printJSON(v)
+	}
+	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 1, ' ', 0)
+	for _, f := range fields {
+		fmt.Fprintf(tw, "%s:\t%s\n", f.name, cell(f.value))
+	}
+	return tw.Flush()
+}
+
+// cell makes a value safe for one table cell: never empty, never holding
+// a tab or a line break that would break the columns.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// ts formats a time in UTC to the second.
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// tsp formats an optional time.
+func tsp(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return ts(*t)
+}
+
+// credits formats an amount of credits.
+func credits(v float64) string {
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// short cuts an id to n characters, as docker does for container ids.
+func short(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func itoa(v int64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// cpus formats milli-CPUs as a number of CPUs.
+func cpus(millis int64) string {
+	if millis == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(millis)/1000, 'f', -1, 64)
+}
+
+// mem formats megabytes.
+func mem(mb int64) string {
+	if mb == 0 {
+		return ""
+	}
+	return strconv.FormatInt(mb, 10) + "M"
+}
+
+// secs formats a number of seconds as a duration.
+func secs(s int64) string {
+	if s == 0 {
+		return ""
+	}
+	return (time.Duration(s) * time.Second).String()
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+var runtimeColumns = []column[client.Runtime]{
+	{"ID", func(r client.Runtime) string { return r.ID }},
+	{"PROJECT", func(r client.Runtime) string { return r.ProjectID }},
+	{"STATUS", func(r client.Runtime) string { return r.Status }},
+	{"PAUSE", func(r client.Runtime) string { return r.PauseReason }},
+	{"SANDBOX", func(r client.Runtime) string { return r.CurrentSandboxID }},
+	{"IMAGE", func(r client.Runtime) string { return r.Config.Image }},
+	{"EXPIRES", func(r client.Runtime) string { return tsp(r.ExpiresAt) }},
+	{"UPDATED", func(r client.Runtime) string { return ts(r.UpdatedAt) }},
+}
+
+func (a *app) printRuntime(r client.Runtime) error {
+	return a.printObject(r, []field{
+		{"ID", r.ID},
+		{"PROJECT_ID", r.ProjectID},
+		{"STATUS", r.Status},
+		{"STATUS_REASON", r.StatusReason},
+		{"SANDBOX", r.CurrentSandboxID},
+		{"PAUSE_REASON", r.PauseReason},
+		{"EXPIRES", tsp(r.ExpiresAt)},
+		{"IMAGE", r.Config.Image},
+		{"PROVIDER", r.Config.Provider},
+		{"CPU", cpus(r.Config.CPUMillis)},
+		{"MEMORY", mem(r.Config.MemoryMB)},
+		{"PIDS_LIMIT", itoa(r.Config.PidsLimit)},
+		{"NETWORK", r.Config.Network},
+		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},
+		{"ORG_ID", r.OrgID},
+		{"WORKSPACE_ID", r.WorkspaceID},
+		{"CREATED", ts(r.CreatedAt)},
+		{"UPDATED", ts(r.UpdatedAt)},
+	})
+}
+
+func (a *app) runtimeCmd() *cobra.Command {
+	var sc scope
+	cmd := groupCmd("runtime", "Inspect runtimes and start, pause, resume, reset or keep them alive", "rt")
+	scopeFlags(cmd, &sc, true)
+	cmd.AddCommand(
+		a.runtimeListCmd(&sc),
+		a.runtimeGetCmd(&sc),
+		a.runtimeStartCmd(&sc),
+		a.runtimeActionCmd(&sc, "pause", "Pause a runtime's sandbox, keeping its state",
+			func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
+				return c.PauseRuntime(ctx, org, ws, id)
+			}),
+		a.runtimeActionCmd(&sc, "resume", "Resume a paused runtime",
+			func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
+				return c.ResumeRuntime(ctx, org, ws, id)
+			}),
+		a.runtimeResetCmd(&sc),
+		a.runtimeKeepaliveCmd(&sc),
+	)
+	return cmd
+}
+
+// runtimeArg is the RUNTIME argument's help.
+const runtimeArg = "RUNTIME is a runtime id, or the name of the runtime's project."
+
+// runtimeID resolves a RUNTIME argument: a runtime id as is, a project name
+// to its project's runtime.
+func (a *app) runtimeID(ctx context.Context, c *client.Client, org, ws, arg string) (string, error) {
+	if isUUID(arg) {
+		return arg, nil
+	}
+	p, err := c.GetProject(ctx, org, ws, arg)
+	if err != nil {
+		return "", err
+	}
+	return p.RuntimeID, nil
+}
+
+// runtimeCall resolves the scope, the client and the RUNTIME argument,
+// then runs act and prints the runtime it returns.
+func (a *app) runtimeCall(cmd *cobra.Command, sc *scope, arg string, act func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error)) error {
+	org, ws, err := a.orgAndWorkspace(sc)
+	if err != nil {
+		return err
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	id, err := a.runtimeID(ctx, c, org, ws, arg)
+	if err != nil {
+		return err
+	}
+	rt, err := act(ctx, c, org, ws, id)
+	if err != nil {
+		return err
+	}
+	return a.printRuntime(rt)
+}
+
+func (a *app) runtimeListCmd(sc *scope) *cobra.Command {
+	var page client.ListOptions
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List the runtimes of a workspace",
+		Args:    exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			org, ws, err := a.orgAndWorkspace(sc)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			l, err := c.ListRuntimes(cmd.Context(), org, ws, page)
+			if err != nil {
+				return err
+			}
+			return printList(a, l, runtimeColumns)
+		},
+	}
+	pageFlags(cmd, &page)
+	return cmd
+}
+
+func (a *app) runtimeGetCmd(sc *scope) *cobra.Command {
+	return a.runtimeActionCmd(sc, "get", "Show a runtime",
+		func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
+			return c.GetRuntime(ctx, org, ws, id)
+		})
+}
+
+func (a *app) runtimeActionCmd(sc *scope, verb, short string, act func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " RUNTIME",
+		Short: short,
+		Long:  short + ". " + runtimeArg,
+		Args:  exactArgs("RUNTIME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runtimeCall(cmd, sc, args[0], act)
+		},
+	}
+}
+
+func (a *app) runtimeStartCmd(sc *scope) *cobra.Command {
+	var secrets []string
+	cmd := &cobra.Command{
+		Use:   "start RUNTIME",
+		Short: "Provision a sandbox for a runtime",
+		Long:  "Provision a sandbox for a runtime, injecting the given secrets. " + runtimeArg,
+		Args:  exactArgs("RUNTIME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
+				return c.StartRuntime(ctx, org, ws, id, client.StartRuntimeRequest{SecretIDs: secrets})
+			})
+		},
+	}
+	cmd.Flags().StringSliceVar(&secrets, "secret", nil, "secret to inject, by name or id (repeatable)")
+	return cmd
+}
+
+func (a *app) runtimeResetCmd(sc *scope) *cobra.Command {
+	var wipe bool
+	cmd := &cobra.Command{
+		Use:   "reset RUNTIME",
+		Short: "Terminate a runtime's sandbox and return it to idle",
+		Long: `Terminate a runtime's sandbox and return the runtime to idle. The runtime
+keeps its identity, bindings and sessions, and its workspace volume unless
+--wipe-workspace. ` + runtimeArg,
+		Args: exactArgs("RUNTIME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
+				return c.ResetRuntime(ctx, org, ws, id, client.ResetRequest{WipeWorkspace: wipe})
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&wipe, "wipe-workspace", false, "delete the workspace volume too")
+	return cmd
+}
+
+func (a *app) runtimeKeepaliveCmd(sc *scope) *cobra.Command {
+	var d time.Duration
+	cmd := &cobra.Command{
+		Use:   "keepalive RUNTIME",
+		Short: "Extend the expiry window of a runtime's sandbox",
+		Long:  "Extend the expiry window of a runtime's sandbox by --duration (default: the runtime's idle timeout). " + runtimeArg,
+		Args:  exactArgs("RUNTIME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := durationSeconds("duration", d, true)
+			if err != nil {
+				return err
+			}
+			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
+				return c.KeepaliveRuntime(ctx, org, ws, id, client.KeepaliveRequest{DurationSeconds: n})
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&d, "duration", 0, "how long to extend by, e.g. 30m (default: the runtime's idle timeout)")
+	return cmd
+}

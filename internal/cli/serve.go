@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/server"
+)
+
+// newServeCmd is `paddock serve`: flags beat PADDOCK_* environment
+// variables, which beat the config file, which beats the defaults.
+func newServeCmd() *cobra.Command {
+	def := config.Default()
+	var (
+		file  string
+		flags config.Config
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the paddock server",
+		Long: `Run the paddock server: the API on --listen, SQLite in --data-dir, and
+the local Docker engine as the sandbox provider. The first start prints an
+admin API key once.
+
+Settings come from flags, then PADDOCK_* environment variables (PADDOCK_LISTEN,
+PADDOCK_DATA_DIR, PADDOCK_PROVIDER, PADDOCK_SHIM_PATH, PADDOCK_DEFAULT_IMAGE,
+PADDOCK_DOCKER_HOST, PADDOCK_RUN_DIR, PADDOCK_BOOTSTRAP_KEY, PADDOCK_LOG_LEVEL,
+PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES), then the YAML file given by --config
+(default <data-dir>/paddock.yaml when it exists).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := config.Default()
+			// The data dir decides where the default config file is, so
+			// find it first from the flag or the environment.
+			dataDir := def.DataDir
+			if v, ok := os.LookupEnv("PADDOCK_DATA_DIR"); ok && v != "" {
+				dataDir = v
+			}
+			if cmd.Flags().Changed("data-dir") {
+				dataDir = flags.DataDir
+			}
+			if file != "" {
+				if err := cfg.LoadFile(file, true); err != nil {
+					return err
+				}
+			} else if err := cfg.LoadFile(dataDir+"/paddock.yaml", false); err != nil {
+				return err
+			}
+			if err := cfg.LoadEnv(os.LookupEnv); err != nil {
+				return err
+			}
+			fl := cmd.Flags()
+			set := func(name string, dst *string, v string) {
+				if fl.Changed(name) {
+					*dst = v
+				}
+			}
+			set("listen", &cfg.Listen, flags.Listen)
+			set("data-dir", &cfg.DataDir, flags.DataDir)
+			set("provider", &cfg.Provider, flags.Provider)
+			set("shim-path", &cfg.ShimPath, flags.ShimPath)
+			set("default-image", &cfg.DefaultImage, flags.DefaultImage)
+			set("log-level", &cfg.LogLevel, flags.LogLevel)
+			set("run-dir", &cfg.RunDir, flags.RunDir)
+			if fl.Changed("idle-timeout") {
+				cfg.IdleTimeout = flags.IdleTimeout
+			}
+			if fl.Changed("pull-images") {
+				cfg.PullImages = flags.PullImages
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+
+			var level slog.Level
+			_ = level.UnmarshalText([]byte(cfg.LogLevel))
+			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return server.Run(ctx, cfg, logger, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&file, "config", "", "YAML config file (default <data-dir>/paddock.yaml if present)")
+	f.StringVar(&flags.Listen, "listen", def.Listen, "address to listen on")
+	f.StringVar(&flags.DataDir, "data-dir", def.DataDir, "directory for the database and agent sockets")
+	f.StringVar(&flags.Provider, "provider", def.Provider, "sandbox provider: docker or fake")
+	f.StringVar(&flags.ShimPath, "shim-path", "", "path to the static paddock-shim binary (default: next to paddock, then PATH)")
+	f.StringVar(&flags.DefaultImage, "default-image", def.DefaultImage, "image for runtimes that name none")
+	f.StringVar(&flags.LogLevel, "log-level", def.LogLevel, "debug, info, warn or error")
+	f.StringVar(&flags.RunDir, "run-dir", "", "directory for agent sockets (default <data-dir>/run when short enough)")
+	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
+	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
+	return cmd
+}

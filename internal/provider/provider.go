@@ -1,0 +1,161 @@
+// Package provider is the contract between paddock and the compute that backs
+// a sandbox. It holds the interface, the spec a sandbox is created from, the
+// handle a provider returns, the capabilities it declares, and a registry.
+//
+// Vocabulary:
+//
+//   - Spec: what to run — image, resources, workspace volume, network policy,
+//     labels that tie the compute to its ledger row.
+//   - Handle: what a provider returns for created compute. ID is the
+//     provider's own sandbox id (a container id for Docker). State is opaque,
+//     versioned recovery state the store persists so a restarted server can
+//     re-attach instead of orphaning compute.
+//   - Status: what the provider observes the compute to be doing now.
+//   - Agent: the byte stream to the in-sandbox agent (paddock-shim). Everything
+//     that happens inside a sandbox goes through it, so every provider gets
+//     exec, files and terminals for free.
+//
+// The interface covers lifecycle only. Every method takes ctx first. A
+// provider that cannot do something returns an error of kind
+// errdefs.ErrNotImplemented, never a silent no-op. Extras are optional
+// interfaces the caller type-asserts (Lister, WorkspaceRemover).
+package provider
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Provider turns a Spec into running compute.
+type Provider interface {
+	// Name is the provider's registry name ("docker", "fake").
+	Name() string
+	// Capabilities declares what this provider can do.
+	Capabilities() Capabilities
+	// Create provisions compute for spec without starting it (a Docker
+	// container is created, its workspace volume ensured). On error nothing
+	// is left behind: a provider cleans up its own partial work.
+	Create(ctx context.Context, spec Spec) (Handle, error)
+	// Start runs created compute and returns once its agent accepts
+	// connections (when Capabilities.Agent). On error the compute may
+	// remain; the caller destroys it.
+	Start(ctx context.Context, h Handle) error
+	// Pause suspends the compute, keeping its memory and filesystem.
+	Pause(ctx context.Context, h Handle) error
+	// Resume continues paused compute.
+	Resume(ctx context.Context, h Handle) error
+	// Destroy releases the compute. Destroying compute that no longer
+	// exists is not an error. The workspace volume is kept.
+	Destroy(ctx context.Context, h Handle) error
+	// Inspect reports the compute's observed status. Compute that no
+	// longer exists yields an error of kind errdefs.ErrNotFound.
+	Inspect(ctx context.Context, h Handle) (Status, error)
+	// DialAgent opens a new byte stream to the in-sandbox agent.
+	DialAgent(ctx context.Context, h Handle) (net.Conn, error)
+}
+
+// Lister is implemented by providers that can enumerate the compute they
+// manage, for the reconciler. Only compute carrying LabelInstance=instance is
+// returned.
+type Lister interface {
+	List(ctx context.Context, instance string) ([]Listed, error)
+}
+
+// Listed is one piece of compute found by a Lister.
+type Listed struct {
+	Handle Handle
+	Labels map[string]string
+	Status Status
+}
+
+// WorkspaceRemover is implemented by providers whose workspace volumes
+// outlive their compute. RemoveWorkspace deletes the named volume; a volume
+// that does not exist is not an error.
+type WorkspaceRemover interface {
+	RemoveWorkspace(ctx context.Context, name string) error
+}
+
+// Labels every provider puts on the compute it creates (as container labels,
+// VM metadata, pod labels…) so compute can be traced to its ledger row.
+const (
+	LabelManaged   = "dev.paddock.managed"   // always "true"
+	LabelInstance  = "dev.paddock.instance"  // installation id; tests use a unique one
+	LabelSandbox   = "dev.paddock.sandbox"   // ledger row UUID
+	LabelRuntime   = "dev.paddock.runtime"   // runtime UUID, if any
+	LabelOrg       = "dev.paddock.org"       // org UUID
+	LabelWorkspace = "dev.paddock.workspace" // workspace volume owner (runtime UUID)
+)
+
+// Spec is what a sandbox is created from.
+type Spec struct {
+	SandboxID string // ledger row UUID
+	RuntimeID string // may be empty for kind task/world
+	OrgID     string
+	Instance  string // installation id (LabelInstance)
+	Image     string
+	Resources Resources
+	// Workspace is the name of a persistent volume mounted at
+	// WorkspacePath. The provider creates it if it does not exist and
+	// never deletes it in Destroy.
+	Workspace string
+	Network   NetworkPolicy
+	Env       map[string]string
+	Labels    map[string]string // extra labels; the standard ones are added by the provider
+}
+
+// WorkspacePath is where the workspace volume is mounted in every sandbox.
+const WorkspacePath = "/workspace"
+
+// Resources bound a sandbox.
+type Resources struct {
+	CPUMillis int64 // 1000 = one core
+	MemoryMB  int64
+	PidsLimit int64
+	DiskMB    int64 // size of writable tmp space; 0 = provider default
+}
+
+// NetworkPolicy is a sandbox's egress policy.
+type NetworkPolicy string
+
+const (
+	NetworkNone  NetworkPolicy = "none"
+	NetworkProxy NetworkPolicy = "proxy"
+	NetworkOpen  NetworkPolicy = "open"
+)
+
+// Handle identifies created compute.
+type Handle struct {
+	Provider string // provider name
+	ID       string // provider's sandbox id
+	// State is opaque recovery state, owned by the provider and persisted
+	// by the store. Providers version its encoding.
+	State []byte
+}
+
+// State is the observed state of compute.
+type State string
+
+const (
+	StateRunning State = "running"
+	StatePaused  State = "paused"
+	StateStopped State = "stopped" // exited or never started; exists but is not running
+)
+
+// Status is what Inspect observes.
+type Status struct {
+	State     State
+	StartedAt time.Time
+	ExitCode  int
+	Error     string // provider-reported failure, if any
+}
+
+// Capabilities declares what a provider offers, for GET /api/capabilities
+// and for callers choosing a code path.
+type Capabilities struct {
+	Isolation string          `json:"isolation"` // "container", "gvisor", "vm", "host"
+	Pause     bool            `json:"pause"`
+	Agent     bool            `json:"agent"` // DialAgent reaches paddock-shim
+	Networks  []NetworkPolicy `json:"networks"`
+	Snapshot  bool            `json:"snapshot"`
+}

@@ -1,0 +1,186 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+)
+
+const (
+	// agentPollInterval is how often Start probes the agent while waiting.
+	agentPollInterval = 25 * time.Millisecond
+	// probeTimeout bounds one health probe.
+	probeTimeout = 2 * time.Second
+	// logTailLines is how many log lines a start failure's cause keeps.
+	logTailLines = 20
+)
+
+// DialAgent opens a stream to the sandbox's agent over its unix socket.
+// The sandbox must be running or paused (a paused agent answers once
+// resumed); otherwise the error is of kind unavailable.
+func (p *Provider) DialAgent(ctx context.Context, h provider.Handle) (net.Conn, error) {
+	st, err := decodeHandle(h)
+	if err != nil {
+		return nil, err
+	}
+	// The hot path dials straight from the handle's state; the engine is
+	// asked only when that fails, to say why.
+	if st.SocketDir != "" {
+		var d net.Dialer
+		conn, derr := d.DialContext(ctx, "unix", filepath.Join(st.SocketDir, socketName))
+		if derr == nil {
+			return conn, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		c, err := p.lookup(ctx, h.ID)
+		if err != nil {
+			return nil, err
+		}
+		if s := statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused {
+			return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running").WithCause(derr)
+		}
+		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox's agent is not reachable").WithCause(derr)
+	}
+	c, err := p.lookup(ctx, h.ID)
+	if err != nil {
+		return nil, err
+	}
+	if s := statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused {
+		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running")
+	}
+	dir := socketDirOf(st, &c)
+	if dir == "" {
+		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox has no agent socket")
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", filepath.Join(dir, socketName))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox's agent is not reachable").WithCause(err)
+	}
+	return conn, nil
+}
+
+// waitAgent waits until the agent on sock answers GET /healthz, the
+// container exits, Config.StartTimeout passes, or ctx is done.
+func (p *Provider) waitAgent(ctx context.Context, id, sock string) error {
+	wctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
+	defer cancel()
+	// Waiting for "not-running" after the start is race-free: a container
+	// that already exited answers at once.
+	exitCh, waitErrCh := p.cli.ContainerWait(wctx, id, container.WaitConditionNotRunning)
+
+	tr := agentTransport(sock)
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	tick := time.NewTicker(agentPollInterval)
+	defer tick.Stop()
+
+	var lastErr error
+	for {
+		if lastErr = probeHealth(wctx, hc); lastErr == nil {
+			return nil
+		}
+		select {
+		case res := <-exitCh:
+			msg := ""
+			if res.Error != nil {
+				msg = res.Error.Message
+			}
+			return p.exited(ctx, id, res.StatusCode, msg)
+		case err := <-waitErrCh:
+			if wctx.Err() == nil {
+				// Keep probing until the deadline without the exit watch.
+				p.logger.DebugContext(ctx, "watching the container for exit failed", "container", id, "err", err)
+				exitCh, waitErrCh = nil, nil
+			}
+		case <-wctx.Done():
+		case <-tick.C:
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("waiting for the sandbox agent: %w", err)
+		}
+		if wctx.Err() != nil {
+			// The container may have exited just as time ran out: say so.
+			if c, err := p.lookup(context.WithoutCancel(ctx), id); err == nil && !c.State.Running {
+				return p.exited(ctx, id, int64(c.State.ExitCode), c.State.Error)
+			}
+			return errdefs.Unavailable(CodeAgentNotReady, "the sandbox's agent did not become ready within %s", p.cfg.StartTimeout).WithCause(lastErr)
+		}
+	}
+}
+
+// exited is the error for a container that stopped during Start.
+func (p *Provider) exited(ctx context.Context, id string, code int64, msg string) error {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	logs := p.logTail(lctx, id)
+	return errdefs.FailedPrecondition(CodeSandboxExited, "the sandbox exited while starting").WithCause(describeExit(code, msg, logs))
+}
+
+// logTail returns the last lines of a container's output, best effort.
+func (p *Provider) logTail(ctx context.Context, id string) string {
+	rc, err := p.cli.ContainerLogs(ctx, id, container.LogsOptions{
+		ShowStdout: true,
+		ShowStderr: true,
+		Tail:       fmt.Sprint(logTailLines),
+	})
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	// Containers run without a TTY, so the stream is multiplexed.
+	_, _ = stdcopy.StdCopy(&buf, &buf, io.LimitReader(rc, 64<<10))
+	return strings.TrimSpace(buf.String())
+}
+
+// agentTransport speaks HTTP/2 cleartext with prior knowledge over the
+// agent's unix socket.
+func agentTransport(sock string) *http.Transport {
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	var d net.Dialer
+	return &http.Transport{
+		Protocols: &protos,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}
+}
+
+// probeHealth asks the agent for GET /healthz once.
+func probeHealth(ctx context.Context, hc *http.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://agent/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("agent health: status %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+)
+
+// cleanupTimeout bounds the undo of a failed Create, which runs even when
+// the caller's ctx is done.
+const cleanupTimeout = 30 * time.Second
+
+// Create ensures the workspace volume and creates a hardened container for
+// spec; it does not start it.
+//
+// The image is checked first, so a missing image (image_not_found) leaves
+// nothing behind, not even a volume. A later failure removes the container
+// and socket directory this call made, and the workspace volume too when
+// this call created it (it is still empty then); a volume that existed
+// before is never removed here.
+func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.Handle, retErr error) {
+	if err := p.validateSpec(&spec); err != nil {
+		return provider.Handle{}, err
+	}
+	if err := p.ensureImage(ctx, spec.Image); err != nil {
+		return provider.Handle{}, err
+	}
+
+	var undo []func(context.Context)
+	defer func() {
+		if retErr == nil {
+			return
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		for _, u := range slices.Backward(undo) {
+			u(cctx)
+		}
+	}()
+
+	created, err := p.ensureVolume(ctx, spec)
+	if err != nil {
+		return provider.Handle{}, err
+	}
+	if created {
+		undo = append(undo, func(ctx context.Context) {
+			if err := p.cli.VolumeRemove(ctx, spec.Workspace, false); err != nil && !cerrdefs.IsNotFound(err) {
+				p.logger.WarnContext(ctx, "removing a workspace volume after a failed create", "volume", spec.Workspace, "err", err)
+			}
+		})
+	}
+
+	sockDir := filepath.Join(p.cfg.RunDir, shortID(spec.SandboxID))
+	if err := os.Mkdir(sockDir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return provider.Handle{}, errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID).WithCause(err)
+		}
+		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be created").WithCause(err)
+	}
+	undo = append(undo, func(context.Context) { _ = os.RemoveAll(sockDir) })
+	// Shared with the sandbox only: its agent may run as any user and has
+	// no capabilities to bypass permissions. The parent RunDir is 0700.
+	if err := os.Chmod(sockDir, 0o777); err != nil {
+		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be prepared").WithCause(err)
+	}
+
+	cfg, hostCfg := p.containerConfig(spec, sockDir)
+	name := containerName(spec.SandboxID)
+	resp, err := p.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, name)
+	if err != nil {
+		if cerrdefs.IsConflict(err) || cerrdefs.IsAlreadyExists(err) {
+			return provider.Handle{}, errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID).WithCause(err)
+		}
+		if cerrdefs.IsNotFound(err) { // the image went away since we looked
+			return provider.Handle{}, imageNotFound(spec.Image, err)
+		}
+		return provider.Handle{}, engineErr("create", err)
+	}
+	undo = append(undo, func(ctx context.Context) {
+		if err := p.cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			p.logger.WarnContext(ctx, "removing a container after a failed create", "container", resp.ID, "err", err)
+		}
+	})
+	for _, w := range resp.Warnings {
+		p.logger.DebugContext(ctx, "container create warning", "container", resp.ID, "warning", w)
+	}
+	if err := ctx.Err(); err != nil { // the caller gave up; do not leave a container it does not know of
+		return provider.Handle{}, fmt.Errorf("create: %w", err)
+	}
+	p.logger.DebugContext(ctx, "sandbox created", "sandbox", spec.SandboxID, "container", resp.ID)
+	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir}
+	return provider.Handle{Provider: Name, ID: resp.ID, State: st.encode()}, nil
+}
+
+// containerConfig builds the hardened container for spec.
+func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*container.Config, *container.HostConfig) {
+	r := spec.Resources
+	pids := r.PidsLimit
+	if pids == 0 {
+		pids = DefaultPidsLimit
+	}
+	mem := r.MemoryMB
+	if mem == 0 {
+		mem = DefaultMemoryMB
+	}
+	cpu := r.CPUMillis
+	if cpu == 0 {
+		cpu = DefaultCPUMillis
+	}
+	tmp := r.DiskMB
+	if tmp == 0 {
+		tmp = DefaultTmpMB
+	}
+
+	env := map[string]string{"HOME": provider.WorkspacePath}
+	maps.Copy(env, spec.Env)
+	envList := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		envList = append(envList, k+"="+env[k])
+	}
+
+	noInit := false
+	cfg := &container.Config{
+		Image:      spec.Image,
+		Entrypoint: []string{shimTarget, "serve", "--socket", agentSocket},
+		Cmd:        []string{},
+		WorkingDir: provider.WorkspacePath,
+		Env:        envList,
+		Labels:     p.labels(spec),
+	}
+	hostCfg := &container.HostConfig{
+		NetworkMode:    container.NetworkMode("none"),
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		IpcMode:        container.IPCModePrivate,
+		Init:           &noInit, // paddock-shim is PID 1
+		Runtime:        p.cfg.Runtime,
+		Tmpfs: map[string]string{
+			// exec is allowed: agents build and run things in /tmp.
+			"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,mode=1777,size=%dm", tmp),
+		},
+		Resources: container.Resources{
+			Memory:     mem << 20,
+			MemorySwap: mem << 20, // equal to Memory: no swap beyond it
+			NanoCPUs:   cpu * 1_000_000,
+			PidsLimit:  &pids,
+		},
+		Mounts: []mount.Mount{
+			{Type: mount.TypeVolume, Source: spec.Workspace, Target: provider.WorkspacePath},
+			{Type: mount.TypeBind, Source: p.cfg.ShimPath, Target: shimTarget, ReadOnly: true},
+			{Type: mount.TypeBind, Source: sockDir, Target: runTarget},
+		},
+	}
+	return cfg, hostCfg
+}
+
+// labels returns the container's labels: spec.Labels, then the standard
+// ones, which a spec cannot override.
+func (p *Provider) labels(spec provider.Spec) map[string]string {
+	l := maps.Clone(spec.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[provider.LabelManaged] = "true"
+	l[provider.LabelInstance] = spec.Instance
+	l[provider.LabelSandbox] = spec.SandboxID
+	delete(l, provider.LabelRuntime)
+	if spec.RuntimeID != "" {
+		l[provider.LabelRuntime] = spec.RuntimeID
+	}
+	delete(l, provider.LabelOrg)
+	if spec.OrgID != "" {
+		l[provider.LabelOrg] = spec.OrgID
+	}
+	delete(l, provider.LabelWorkspace)
+	return l
+}
+
+// ensureImage checks that the image is present, pulling it when the
+// provider is configured to. A missing image is a failed precondition with
+// code image_not_found.
+func (p *Provider) ensureImage(ctx context.Context, ref string) error {
+	_, err := p.cli.ImageInspect(ctx, ref)
+	if err == nil {
+		return nil
+	}
+	if !cerrdefs.IsNotFound(err) {
+		return engineErr("inspect the image of", err)
+	}
+	if !p.cfg.PullMissing {
+		return imageNotFound(ref, err)
+	}
+	p.logger.InfoContext(ctx, "pulling image", "image", ref)
+	if err := p.pull(ctx, ref); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return imageNotFound(ref, err)
+	}
+	return nil
+}
+
+func (p *Provider) pull(ctx context.Context, ref string) error {
+	rc, err := p.cli.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	// The stream reports failures as messages, not as an HTTP status.
+	dec := json.NewDecoder(rc)
+	for {
+		var msg struct {
+			Error string `json:"error"`
+		}
+		if err := dec.Decode(&msg); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return fmt.Errorf("reading the pull stream: %w", err)
+		}
+		if msg.Error != "" {
+			return fmt.Errorf("pull %s: %s", ref, msg.Error)
+		}
+	}
+	_, err = p.cli.ImageInspect(ctx, ref)
+	return err
+}
+
+func imageNotFound(ref string, cause error) error {
+	return errdefs.FailedPrecondition(CodeImageNotFound, "image %q is not available on this host", ref).WithCause(cause)
+}
+
+// ensureVolume makes sure the workspace volume exists and is paddock's. It
+// reports whether this call created it.
+func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, error) {
+	v, err := p.cli.VolumeInspect(ctx, spec.Workspace)
+	switch {
+	case err == nil:
+		// Never mount a volume paddock does not manage into a sandbox.
+		if v.Labels[provider.LabelManaged] != "true" {
+			return false, errdefs.FailedPrecondition(CodeWorkspaceForeign, "volume %q exists and is not a paddock workspace", spec.Workspace)
+		}
+		return false, nil
+	case !cerrdefs.IsNotFound(err):
+		return false, engineErr("inspect the workspace of", err)
+	}
+	owner := spec.RuntimeID
+	if owner == "" {
+		owner = spec.SandboxID
+	}
+	_, err = p.cli.VolumeCreate(ctx, volume.CreateOptions{
+		Name: spec.Workspace,
+		Labels: map[string]string{
+			provider.LabelManaged:   "true",
+			provider.LabelInstance:  spec.Instance,
+			provider.LabelWorkspace: owner,
+		},
+	})
+	if err != nil {
+		return false, engineErr("create the workspace of", err)
+	}
+	return true, nil
+}

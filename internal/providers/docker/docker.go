@@ -1,0 +1,192 @@
+// Package docker is paddock's Docker provider: each sandbox is a hardened
+// container on the local (or configured) Docker engine.
+//
+// A container is created, never started, by Create; it is hardened by
+// default (every capability dropped, no-new-privileges, PID, memory and CPU
+// limits, a read-only root with a writable /tmp tmpfs and the workspace
+// volume at /workspace, no network). The in-sandbox agent, paddock-shim, is
+// bind-mounted read-only from the host and runs as PID 1; it listens on a
+// unix socket in a per-sandbox host directory bind-mounted at /.paddock/run,
+// so the control plane reaches it without any network.
+//
+// Every container and volume carries the standard provider labels, so an
+// installation can find what it owns (List) and nothing else is touched:
+// operations on a container that lacks the managed label answer not found.
+package docker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+)
+
+// Name is the provider's registry name.
+const Name = "docker"
+
+// Paths inside every sandbox.
+const (
+	shimTarget   = "/.paddock/bin/paddock-shim"
+	runTarget    = "/.paddock/run"
+	socketName   = "agent.sock"
+	agentSocket  = runTarget + "/" + socketName
+	shortIDLen   = 12
+	maxSocketLen = 107 // sun_path is 108 bytes including the terminating NUL
+)
+
+// maxRunDirLen is the longest RunDir whose socket paths
+// (<RunDir>/<short id>/agent.sock) still fit in a sockaddr_un.
+const maxRunDirLen = maxSocketLen - len("/") - shortIDLen - len("/"+socketName)
+
+// Defaults applied when a Spec leaves a resource at zero.
+const (
+	DefaultPidsLimit    = 256
+	DefaultMemoryMB     = 1024
+	DefaultCPUMillis    = 1000
+	DefaultTmpMB        = 512
+	DefaultStartTimeout = 15 * time.Second
+)
+
+// Config configures a Provider.
+type Config struct {
+	// Host is the engine's address; "" means DOCKER_HOST or
+	// unix:///var/run/docker.sock.
+	Host string
+	// Instance is the installation id put on every container and volume
+	// (provider.LabelInstance) when a Spec does not name one.
+	Instance string
+	// ShimPath is the host path of the static paddock-shim binary.
+	ShimPath string
+	// RunDir is the host directory under which each sandbox gets its own
+	// socket directory. It must be short: unix socket paths are limited to
+	// 107 bytes.
+	RunDir string
+	// PullMissing pulls an image that is not present locally. When false
+	// (as in tests) a missing image fails Create with image_not_found.
+	PullMissing bool
+	// Runtime is the OCI runtime ("" = the engine's default, "runsc" for
+	// gVisor).
+	Runtime string
+	// StartTimeout bounds how long Start waits for the agent; 0 means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+}
+
+// Provider runs sandboxes as Docker containers. It is safe for concurrent
+// use.
+type Provider struct {
+	cfg    Config
+	cli    *client.Client
+	logger *slog.Logger
+}
+
+var (
+	_ provider.Provider         = (*Provider)(nil)
+	_ provider.Lister           = (*Provider)(nil)
+	_ provider.WorkspaceRemover = (*Provider)(nil)
+)
+
+// New returns a Provider. It does not contact the engine (see Ping); it
+// checks the configuration and creates RunDir if needed.
+func New(cfg Config, logger *slog.Logger) (*Provider, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.ShimPath == "" {
+		return nil, errdefs.InvalidArgument("shim_path_required", "the docker provider needs the path of the paddock-shim binary")
+	}
+	shim, err := filepath.Abs(cfg.ShimPath)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("invalid_shim_path", "the paddock-shim path is not valid").WithCause(err)
+	}
+	fi, err := os.Stat(shim)
+	if err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file", shim)
+		}
+		return nil, errdefs.InvalidArgument("invalid_shim_path", "the paddock-shim binary %q cannot be used", shim).WithCause(err)
+	}
+	cfg.ShimPath = shim
+
+	if cfg.RunDir == "" {
+		return nil, errdefs.InvalidArgument("run_dir_required", "the docker provider needs a run directory for agent sockets")
+	}
+	runDir, err := filepath.Abs(cfg.RunDir)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("invalid_run_dir", "the run directory is not valid").WithCause(err)
+	}
+	if len(runDir) > maxRunDirLen {
+		return nil, errdefs.InvalidArgument("run_dir_too_long",
+			"the run directory %q is %d bytes long; agent socket paths must fit in %d bytes, so it may be at most %d bytes",
+			runDir, len(runDir), maxSocketLen, maxRunDirLen)
+	}
+	// The run directory is private to the server; each sandbox's own
+	// directory inside it is shared with that sandbox only.
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
+	}
+	cfg.RunDir = runDir
+
+	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if cfg.Host != "" {
+		opts = append(opts, client.WithHost(cfg.Host))
+	}
+	cli, err := client.NewClientWithOpts(opts...)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
+	}
+	return &Provider{cfg: cfg, cli: cli, logger: logger}, nil
+}
+
+// Close releases the engine client's connections.
+func (p *Provider) Close() error { return p.cli.Close() }
+
+// Ping checks that the engine answers, for readiness probes.
+func (p *Provider) Ping(ctx context.Context) error {
+	if _, err := p.cli.Ping(ctx); err != nil {
+		return engineErr("reach", err)
+	}
+	return nil
+}
+
+// Name returns "docker".
+func (p *Provider) Name() string { return Name }
+
+// Capabilities declares container isolation (gVisor when the runtime is
+// runsc), pause, the agent, and no network.
+func (p *Provider) Capabilities() provider.Capabilities {
+	iso := "container"
+	if strings.HasPrefix(p.cfg.Runtime, "runsc") {
+		iso = "gvisor"
+	}
+	return provider.Capabilities{
+		Isolation: iso,
+		Pause:     true,
+		Agent:     true,
+		Networks:  []provider.NetworkPolicy{provider.NetworkNone},
+		Snapshot:  false,
+	}
+}
+
+// shortID is the part of a sandbox id used in container names and socket
+// directories.
+func shortID(sandboxID string) string {
+	if len(sandboxID) > shortIDLen {
+		return sandboxID[:shortIDLen]
+	}
+	return sandboxID
+}
+
+// containerName is the name of a sandbox's container.
+func containerName(sandboxID string) string { return "paddock-" + shortID(sandboxID) }

@@ -1,0 +1,261 @@
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/google/uuid"
+	"go.uber.org/goleak"
+
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/provider/providertest"
+	"github.com/paddockhq/paddock/internal/providers/docker"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+// runID makes this test process's instance labels unique, so its sweeps
+// touch only what it created.
+var runID = func() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}()
+
+// instancePrefix prefixes every instance label this process uses.
+var instancePrefix = "pdktest-" + runID
+
+// testLabel marks containers and volumes the tests make without the
+// provider (foreign ones), for the sweep.
+const testLabel = "dev.paddock.test-run"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveBinaries()
+	if err := sweep(instancePrefix); err != nil {
+		fmt.Fprintln(os.Stderr, "sweep:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// instanceOf is the instance label for a test.
+func instanceOf(t *testing.T) string { return instancePrefix + "-" + t.Name() }
+
+// env is what a test needs to drive the provider and check on it.
+type env struct {
+	p        *docker.Provider
+	cli      *client.Client
+	instance string
+	shim     string
+	runDir   string
+}
+
+// newEnv skips (or fails, in CI) without Docker and the test image, builds
+// the shim, and returns a provider labelled with this test's instance.
+// Everything carrying the instance is removed when the test ends, even on
+// failure.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	testenv.RequireDocker(t, testenv.TestImage)
+	e := &env{instance: instanceOf(t), shim: testenv.Binary(t, "paddock-shim")}
+	e.runDir = shortTempDir(t)
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	e.cli = cli
+	e.p = e.provider(t, e.shim)
+	t.Cleanup(func() {
+		if err := sweep(e.instance); err != nil {
+			t.Errorf("sweep: %v", err)
+		}
+	})
+	return e
+}
+
+// provider returns another provider on the same instance and run
+// directory, with the given shim.
+func (e *env) provider(t *testing.T, shim string) *docker.Provider {
+	t.Helper()
+	p, err := docker.New(docker.Config{
+		Instance:     e.instance,
+		ShimPath:     shim,
+		RunDir:       e.runDir,
+		StartTimeout: 30 * time.Second,
+	}, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatalf("docker.New: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// spec returns a valid spec on the test image.
+func (e *env) spec() provider.Spec {
+	return provider.Spec{
+		SandboxID: uuid.NewString(),
+		RuntimeID: uuid.NewString(),
+		OrgID:     uuid.NewString(),
+		Instance:  e.instance,
+		Image:     testenv.TestImage,
+		Resources: provider.Resources{CPUMillis: 500, MemoryMB: 64, PidsLimit: 64, DiskMB: 32},
+		Workspace: "pdkws-" + uuid.NewString(),
+		Network:   provider.NetworkNone,
+	}
+}
+
+// shortTempDir returns a new directory with a short path (agent socket
+// paths must stay under 108 bytes), removed when the test ends.
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "pdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// sweep force-removes every container and volume whose instance label
+// starts with prefix, and everything marked with testLabel=runID.
+func sweep(prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ours := func(labels map[string]string) bool {
+		return strings.HasPrefix(labels[provider.LabelInstance], prefix) || labels[testLabel] == runID
+	}
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true})
+	if err != nil {
+		if client.IsErrConnectionFailed(err) {
+			return nil // no engine, nothing made
+		}
+		return err
+	}
+	for _, c := range cs {
+		if ours(c.Labels) {
+			if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelManaged))})
+	if err != nil {
+		return err
+	}
+	more, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", testLabel+"="+runID))})
+	if err != nil {
+		return err
+	}
+	for _, v := range append(vs.Volumes, more.Volumes...) {
+		if ours(v.Labels) {
+			if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func TestConformance(t *testing.T) {
+	providertest.Run(t, providertest.Harness{
+		New: func(t *testing.T) provider.Provider { return newEnv(t).p },
+		Spec: func(t *testing.T) provider.Spec {
+			s := (&env{instance: instanceOf(t)}).spec()
+			return s
+		},
+		WorkspaceExists: func(t *testing.T, _ provider.Provider, name string) bool {
+			cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			_, err = cli.VolumeInspect(t.Context(), name)
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				t.Fatalf("volume inspect: %v", err)
+			}
+			return err == nil
+		},
+	})
+}
+
+// execIn runs cmd in a running container and returns its output and exit
+// code.
+func (e *env) execIn(t *testing.T, id string, cmd ...string) (string, int) {
+	t.Helper()
+	ctx := t.Context()
+	ec, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		t.Fatalf("exec create %v: %v", cmd, err)
+	}
+	resp, err := e.cli.ContainerExecAttach(ctx, ec.ID, container.ExecAttachOptions{})
+	if err != nil {
+		t.Fatalf("exec attach %v: %v", cmd, err)
+	}
+	defer resp.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, resp.Reader); err != nil {
+		t.Fatalf("exec output %v: %v", cmd, err)
+	}
+	ins, err := e.cli.ContainerExecInspect(ctx, ec.ID)
+	if err != nil {
+		t.Fatalf("exec inspect %v: %v", cmd, err)
+	}
+	return out.String(), ins.ExitCode
+}
+
+// mustExec runs cmd and fails the test unless it exits 0.
+func (e *env) mustExec(t *testing.T, id string, cmd ...string) string {
+	t.Helper()
+	out, code := e.execIn(t, id, cmd...)
+	if code != 0 {
+		t.Fatalf("%v exited %d: %s", cmd, code, out)
+	}
+	return out
+}
+
+// started creates and starts a sandbox for spec.
+func (e *env) started(t *testing.T, spec provider.Spec) provider.Handle {
+	t.Helper()
+	h, err := e.p.Create(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if err := e.p.Start(t.Context(), h); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return h
+}
+
+func mustJSON(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}

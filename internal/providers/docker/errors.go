@@ -1,0 +1,77 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+)
+
+// Codes this provider puts on its public errors.
+const (
+	CodeImageNotFound       = "image_not_found"
+	CodeSandboxNotFound     = "sandbox_not_found"
+	CodeSandboxExists       = "sandbox_exists"
+	CodeSandboxNotRunning   = "sandbox_not_running"
+	CodeSandboxPaused       = "sandbox_paused"
+	CodeSandboxExited       = "sandbox_exited"
+	CodeAgentNotReady       = "agent_not_ready"
+	CodeAgentUnavailable    = "agent_unavailable"
+	CodeInvalidSpec         = "invalid_spec"
+	CodeInvalidHandle       = "invalid_handle"
+	CodeNetworkNotSupported = "network_policy_not_supported"
+	CodeWorkspaceInUse      = "workspace_in_use"
+	CodeWorkspaceForeign    = "workspace_not_managed"
+	CodeProviderUnavailable = "provider_unavailable"
+	CodeProviderTimeout     = "provider_timeout"
+	CodeProviderError       = "provider_error"
+)
+
+// engineErr maps an error from the Docker engine (or the client talking to
+// it) to an errdefs kind with a public message that never carries the
+// daemon's text; the original error is kept as the cause. op is a verb
+// ("create", "pause", …) for the message.
+func engineErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	cause := fmt.Errorf("docker %s: %w", op, err)
+	var pub *errdefs.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return cause
+	case errors.Is(err, context.DeadlineExceeded):
+		pub = errdefs.Unavailable(CodeProviderTimeout, "the Docker engine did not answer in time")
+	case client.IsErrConnectionFailed(err):
+		pub = errdefs.Unavailable(CodeProviderUnavailable, "the Docker engine is not reachable")
+	case cerrdefs.IsNotFound(err):
+		pub = errdefs.NotFound(CodeSandboxNotFound, "the sandbox's container does not exist")
+	case cerrdefs.IsConflict(err), cerrdefs.IsAlreadyExists(err):
+		pub = errdefs.Conflict("provider_conflict", "the Docker engine could not %s the sandbox: a conflicting operation is in progress", op)
+	case cerrdefs.IsInvalidArgument(err):
+		pub = errdefs.InvalidArgument("provider_rejected", "the Docker engine rejected the request to %s the sandbox", op)
+	case cerrdefs.IsUnavailable(err):
+		pub = errdefs.Unavailable(CodeProviderUnavailable, "the Docker engine is not available")
+	case cerrdefs.IsPermissionDenied(err), cerrdefs.IsUnauthorized(err):
+		pub = errdefs.FailedPrecondition("provider_refused", "the Docker engine refused to %s the sandbox", op)
+	case cerrdefs.IsNotImplemented(err):
+		pub = errdefs.NotImplemented("provider_not_implemented", "the Docker engine cannot %s the sandbox", op)
+	default:
+		pub = errdefs.Unavailable(CodeProviderError, "the Docker engine failed to %s the sandbox", op)
+	}
+	return pub.WithCause(cause)
+}
+
+// notFound is the error for a handle whose container is gone or is not
+// paddock's.
+func notFound(id string, cause error) error {
+	e := errdefs.NotFound(CodeSandboxNotFound, "the sandbox's container does not exist")
+	if cause == nil {
+		cause = fmt.Errorf("container %s not found", id)
+	}
+	return e.WithCause(cause)
+}

@@ -1,0 +1,392 @@
+package docker_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/provider/providertest"
+	"github.com/paddockhq/paddock/internal/providers/docker"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+// TestHardening proves, on the real engine, that the container is confined
+// as documented: from its configuration and from inside.
+func TestHardening(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	spec.Env = map[string]string{"GREETING": "hello"}
+	spec.Labels = map[string]string{"dev.paddock.project": "p1", provider.LabelManaged: "spoofed"}
+	h := e.started(t, spec)
+
+	c, err := e.cli.ContainerInspect(t.Context(), h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := c.HostConfig
+	checks := []struct {
+		name string
+		ok   bool
+		got  any
+	}{
+		{"name", c.Name == "/paddock-"+spec.SandboxID[:12], c.Name},
+		{"cap drop ALL", slices.Equal(hc.CapDrop, []string{"ALL"}) && len(hc.CapAdd) == 0, hc.CapDrop},
+		{"no-new-privileges", slices.Contains(hc.SecurityOpt, "no-new-privileges"), hc.SecurityOpt},
+		{"not privileged", !hc.Privileged, hc.Privileged},
+		{"read-only root", hc.ReadonlyRootfs, hc.ReadonlyRootfs},
+		{"network none", hc.NetworkMode == "none", hc.NetworkMode},
+		{"no published ports", len(hc.PortBindings) == 0, hc.PortBindings},
+		{"pids limit", hc.PidsLimit != nil && *hc.PidsLimit == 64, hc.PidsLimit},
+		{"memory", hc.Memory == 64<<20, hc.Memory},
+		{"no swap beyond memory", hc.MemorySwap == hc.Memory, hc.MemorySwap},
+		{"cpus", hc.NanoCPUs == 500_000_000, hc.NanoCPUs},
+		{"no docker init", hc.Init != nil && !*hc.Init, hc.Init},
+		{"tmpfs /tmp", strings.Contains(hc.Tmpfs["/tmp"], "size=32m") && strings.Contains(hc.Tmpfs["/tmp"], "nosuid") && !strings.Contains(hc.Tmpfs["/tmp"], "noexec"), hc.Tmpfs},
+		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock"}), c.Config.Entrypoint},
+		{"no cmd", len(c.Config.Cmd) == 0, c.Config.Cmd},
+		{"working dir", c.Config.WorkingDir == "/workspace", c.Config.WorkingDir},
+		{"HOME", slices.Contains(c.Config.Env, "HOME=/workspace"), c.Config.Env},
+		{"spec env", slices.Contains(c.Config.Env, "GREETING=hello"), c.Config.Env},
+		{"managed label not spoofable", c.Config.Labels[provider.LabelManaged] == "true", c.Config.Labels},
+		{"instance label", c.Config.Labels[provider.LabelInstance] == e.instance, c.Config.Labels},
+		{"sandbox label", c.Config.Labels[provider.LabelSandbox] == spec.SandboxID, c.Config.Labels},
+		{"runtime label", c.Config.Labels[provider.LabelRuntime] == spec.RuntimeID, c.Config.Labels},
+		{"org label", c.Config.Labels[provider.LabelOrg] == spec.OrgID, c.Config.Labels},
+		{"extra label", c.Config.Labels["dev.paddock.project"] == "p1", c.Config.Labels},
+	}
+	for _, ck := range checks {
+		if !ck.ok {
+			t.Errorf("%s: got %v", ck.name, ck.got)
+		}
+	}
+	mounts := map[string]container.MountPoint{}
+	for _, m := range c.Mounts {
+		mounts[m.Destination] = m
+	}
+	if m := mounts["/workspace"]; m.Type != mount.TypeVolume || m.Name != spec.Workspace || !m.RW {
+		t.Errorf("workspace mount = %+v", m)
+	}
+	if m := mounts["/.paddock/bin/paddock-shim"]; m.Type != mount.TypeBind || m.Source != e.shim || m.RW {
+		t.Errorf("shim mount = %+v (want read-only bind of %s)", m, e.shim)
+	}
+	if m := mounts["/.paddock/run"]; m.Type != mount.TypeBind || filepath.Dir(m.Source) != e.runDir {
+		t.Errorf("socket dir mount = %+v", m)
+	}
+
+	// From inside.
+	status := e.mustExec(t, h.ID, "cat", "/proc/self/status")
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "NoNewPrivs:\t1"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("/proc/self/status lacks %q:\n%s", want, status)
+		}
+	}
+	mnt := e.mustExec(t, h.ID, "cat", "/proc/mounts")
+	for _, line := range strings.Split(mnt, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		opts := strings.Split(f[3], ",")
+		switch f[1] {
+		case "/":
+			if !slices.Contains(opts, "ro") {
+				t.Errorf("root is mounted %s, want ro", f[3])
+			}
+		case "/tmp":
+			if f[2] != "tmpfs" || !slices.Contains(opts, "nosuid") || !slices.Contains(opts, "nodev") || slices.Contains(opts, "noexec") || !slices.Contains(opts, "size=32768k") {
+				t.Errorf("/tmp is %s %s, want tmpfs rw,nosuid,nodev,size=32768k with exec", f[2], f[3])
+			}
+		}
+	}
+	// The limits as the kernel applies them (cgroup v1, else v2).
+	limits := e.mustExec(t, h.ID, "sh", "-c", `
+		cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max
+		cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max`)
+	if got := strings.Fields(limits); !slices.Equal(got, []string{"67108864", "64"}) {
+		t.Errorf("memory and pids limits inside = %q, want 67108864 and 64", got)
+	}
+	if out, code := e.execIn(t, h.ID, "sh", "-c", "echo x > /etc/x"); code == 0 {
+		t.Errorf("writing /etc/x succeeded on a read-only root: %s", out)
+	}
+	// /tmp is writable and allows exec (agents build things there).
+	e.mustExec(t, h.ID, "sh", "-c", "cp /bin/busybox /tmp/true && /tmp/true")
+	if out := e.mustExec(t, h.ID, "sh", "-c", "echo data > /workspace/f && cat /workspace/f && pwd && echo $HOME"); out != "data\n/workspace\n/workspace\n" {
+		t.Errorf("workspace check printed %q", out)
+	}
+	if out := e.mustExec(t, h.ID, "ls", "/sys/class/net"); strings.Fields(out)[0] != "lo" || len(strings.Fields(out)) != 1 {
+		t.Errorf("network interfaces = %q, want only lo", out)
+	}
+	if out := e.mustExec(t, h.ID, "cat", "/proc/1/cmdline"); !strings.HasPrefix(out, "/.paddock/bin/paddock-shim\x00serve") {
+		t.Errorf("PID 1 is %q, want the shim", out)
+	}
+	if out, code := e.execIn(t, h.ID, "sh", "-c", "echo x > /.paddock/bin/paddock-shim"); code == 0 {
+		t.Errorf("the shim binary is writable from the sandbox: %s", out)
+	}
+}
+
+// TestWorkspaceSurvivesDestroy writes a file, destroys the sandbox, and
+// reads the file from a new sandbox on the same workspace.
+func TestWorkspaceSurvivesDestroy(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	first := e.started(t, spec)
+	e.mustExec(t, first.ID, "sh", "-c", "echo kept > /workspace/notes.txt")
+	if err := e.p.Destroy(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cli.ContainerInspect(t.Context(), first.ID); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("container still exists after Destroy: %v", err)
+	}
+	var st struct {
+		SocketDir string `json:"socket_dir"`
+	}
+	mustJSON(t, first.State, &st)
+	if _, err := os.Stat(st.SocketDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket dir %s remains after Destroy: %v", st.SocketDir, err)
+	}
+
+	next := spec
+	next.SandboxID = e.spec().SandboxID
+	second := e.started(t, next)
+	if out := e.mustExec(t, second.ID, "cat", "/workspace/notes.txt"); out != "kept\n" {
+		t.Fatalf("file in the workspace = %q, want kept", out)
+	}
+	v, err := e.cli.VolumeInspect(t.Context(), spec.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Labels[provider.LabelManaged] != "true" || v.Labels[provider.LabelInstance] != e.instance || v.Labels[provider.LabelWorkspace] != spec.RuntimeID {
+		t.Fatalf("volume labels = %v", v.Labels)
+	}
+}
+
+// TestMissingImage checks that a missing image is image_not_found and
+// leaves nothing behind: no container, no volume, no socket directory.
+func TestMissingImage(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	spec.Image = "paddock/does-not-exist:" + spec.SandboxID[:8]
+	_, err := e.p.Create(t.Context(), spec)
+	pe, ok := errdefs.Public(err)
+	if !ok || !errors.Is(err, errdefs.ErrFailedPrecondition) || pe.Code != docker.CodeImageNotFound {
+		t.Fatalf("Create = %v, want failed precondition %s", err, docker.CodeImageNotFound)
+	}
+	cs, err := e.cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", provider.LabelSandbox+"="+spec.SandboxID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 0 {
+		t.Fatalf("%d containers left behind", len(cs))
+	}
+	if _, err := e.cli.VolumeInspect(t.Context(), spec.Workspace); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("workspace volume left behind: %v", err)
+	}
+	if ents, err := os.ReadDir(e.runDir); err != nil || len(ents) != 0 {
+		t.Fatalf("run dir entries left behind: %v %v", ents, err)
+	}
+}
+
+// TestStartFailsWhenEntrypointDies uses a "shim" that exits at once: Start
+// must notice the exit, not wait out its timeout, and report the exit code
+// and output in the cause only.
+func TestStartFailsWhenEntrypointDies(t *testing.T) {
+	e := newEnv(t)
+	bad := filepath.Join(shortTempDir(t), "bad-shim")
+	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho 'shim exploded' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := e.provider(t, bad)
+	h, err := p.Create(t.Context(), e.spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Start(t.Context(), h)
+	pe, ok := errdefs.Public(err)
+	if !ok || !errors.Is(err, errdefs.ErrFailedPrecondition) || pe.Code != docker.CodeSandboxExited {
+		t.Fatalf("Start = %v, want failed precondition %s", err, docker.CodeSandboxExited)
+	}
+	if !strings.Contains(err.Error(), "code 3") || !strings.Contains(err.Error(), "shim exploded") {
+		t.Fatalf("the cause lacks the exit code or the logs: %v", err)
+	}
+	if strings.Contains(pe.Message, "exploded") {
+		t.Fatalf("container output leaked into the public message: %q", pe.Message)
+	}
+	st, err := p.Inspect(t.Context(), h)
+	if err != nil || st.State != provider.StateStopped || st.ExitCode != 3 {
+		t.Fatalf("Inspect after the failed start = %+v, %v", st, err)
+	}
+	if err := p.Destroy(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReattach acts on a sandbox from a second provider, as a restarted
+// server does: with the persisted handle, and with a bare container id.
+func TestReattach(t *testing.T) {
+	e := newEnv(t)
+	h := e.started(t, e.spec())
+	restarted := e.provider(t, e.shim)
+	for _, tc := range []struct {
+		name string
+		h    provider.Handle
+	}{
+		{"persisted handle", h},
+		{"bare id", provider.Handle{ID: h.ID}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := restarted.Inspect(t.Context(), tc.h)
+			if err != nil || st.State != provider.StateRunning {
+				t.Fatalf("Inspect = %+v, %v", st, err)
+			}
+			conn, err := restarted.DialAgent(t.Context(), tc.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := providertest.CheckAgent(t.Context(), conn); err != nil {
+				t.Fatal(err)
+			}
+			if err := restarted.Start(t.Context(), tc.h); err != nil {
+				t.Fatalf("Start on a running sandbox: %v", err)
+			}
+		})
+	}
+	if err := restarted.Destroy(t.Context(), provider.Handle{ID: h.ID}); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		SocketDir string `json:"socket_dir"`
+	}
+	mustJSON(t, h.State, &st)
+	if _, err := os.Stat(st.SocketDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Destroy with a bare id left the socket dir: %v", err)
+	}
+}
+
+// TestForeignObjectsUntouched checks that the provider refuses to act on a
+// container or volume paddock does not manage.
+func TestForeignObjectsUntouched(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	labels := map[string]string{testLabel: runID}
+	c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: "paddock/test-busybox:latest", Cmd: []string{"true"}, Labels: labels},
+		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := provider.Handle{Provider: docker.Name, ID: c.ID}
+	if err := e.p.Pause(ctx, h); !errdefs.IsNotFound(err) {
+		t.Fatalf("Pause of a foreign container = %v, want not found", err)
+	}
+	if err := e.p.Start(ctx, h); !errdefs.IsNotFound(err) {
+		t.Fatalf("Start of a foreign container = %v, want not found", err)
+	}
+	if err := e.p.Destroy(ctx, h); err != nil {
+		t.Fatalf("Destroy of a foreign container = %v, want nil (nothing of ours)", err)
+	}
+	if _, err := e.cli.ContainerInspect(ctx, c.ID); err != nil {
+		t.Fatalf("the foreign container was removed: %v", err)
+	}
+
+	name := "pdkforeign-" + runID
+	if _, err := e.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.RemoveWorkspace(ctx, name); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("RemoveWorkspace of a foreign volume = %v, want failed precondition", err)
+	}
+	spec := e.spec()
+	spec.Workspace = name
+	if _, err := e.p.Create(ctx, spec); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("Create on a foreign volume = %v, want failed precondition", err)
+	}
+	if _, err := e.cli.VolumeInspect(ctx, name); err != nil {
+		t.Fatalf("the foreign volume was removed: %v", err)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	dir := shortTempDir(t)
+	shim := filepath.Join(dir, "shim")
+	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, strings.Repeat("d", 100))
+	tests := []struct {
+		name string
+		cfg  docker.Config
+		code string
+	}{
+		{"no shim", docker.Config{RunDir: dir}, "shim_path_required"},
+		{"missing shim", docker.Config{ShimPath: filepath.Join(dir, "nope"), RunDir: dir}, "invalid_shim_path"},
+		{"shim is a dir", docker.Config{ShimPath: dir, RunDir: dir}, "invalid_shim_path"},
+		{"no run dir", docker.Config{ShimPath: shim}, "run_dir_required"},
+		{"run dir too long", docker.Config{ShimPath: shim, RunDir: long}, "run_dir_too_long"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := docker.New(tc.cfg, nil)
+			pe, ok := errdefs.Public(err)
+			if !ok || !errors.Is(err, errdefs.ErrInvalidArgument) || pe.Code != tc.code {
+				t.Fatalf("New = %v, want invalid argument %s", err, tc.code)
+			}
+		})
+	}
+	if _, err := os.Stat(long); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused run dir was created: %v", err)
+	}
+}
+
+// TestEngineUnreachable maps a dead engine to unavailable, with no daemon
+// text in the public message.
+func TestEngineUnreachable(t *testing.T) {
+	dir := shortTempDir(t)
+	shim := filepath.Join(dir, "shim")
+	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := docker.New(docker.Config{Host: "unix://" + filepath.Join(dir, "no.sock"), Instance: "i", ShimPath: shim, RunDir: filepath.Join(dir, "run")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	spec := provider.Spec{SandboxID: "s1", Instance: "i", Image: "img", Workspace: "ws1"}
+	_, err = p.Create(t.Context(), spec)
+	pe, ok := errdefs.Public(err)
+	if !ok || !errors.Is(err, errdefs.ErrUnavailable) || pe.Code != docker.CodeProviderUnavailable {
+		t.Fatalf("Create = %v, want unavailable %s", err, docker.CodeProviderUnavailable)
+	}
+	if strings.Contains(pe.Message, "no.sock") {
+		t.Fatalf("the public message leaks the engine's error: %q", pe.Message)
+	}
+	if err := p.Ping(t.Context()); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("Ping = %v, want unavailable", err)
+	}
+}
+
+// TestDefaultImage runs a sandbox on the default image built by
+// scripts/build-images.sh and uses the tools it promises.
+func TestDefaultImage(t *testing.T) {
+	testenv.RequireDocker(t, testenv.DefaultImage)
+	e := newEnv(t)
+	spec := e.spec()
+	spec.Image = testenv.DefaultImage
+	h := e.started(t, spec)
+	out := e.mustExec(t, h.ID, "bash", "-c", `set -e
+		cd "$HOME" && git init -q repo && cd repo && echo hi > f && git add f
+		python3 -c 'import ssl, json; print("py ok")'
+		curl --version >/dev/null && test -s /etc/ssl/certs/ca-certificates.crt && echo tools ok`)
+	if out != "py ok\ntools ok\n" {
+		t.Fatalf("default image check printed %q", out)
+	}
+}

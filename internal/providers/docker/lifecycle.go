@@ -1,0 +1,201 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+)
+
+// Start starts the container and waits, bounded by Config.StartTimeout and
+// ctx, until its agent answers GET /healthz. Starting a running sandbox
+// only waits for its agent; starting a paused one is a failed
+// precondition. If the container exits while we wait, the error (kind
+// failed precondition, code sandbox_exited) carries its exit code and the
+// tail of its logs in the cause.
+func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
+	st, err := decodeHandle(h)
+	if err != nil {
+		return err
+	}
+	c, err := p.lookup(ctx, h.ID)
+	if err != nil {
+		return err
+	}
+	sockDir := socketDirOf(st, &c)
+	if sockDir == "" {
+		return errdefs.FailedPrecondition(CodeAgentUnavailable, "the sandbox has no agent socket directory")
+	}
+	sock := filepath.Join(sockDir, socketName)
+	switch {
+	case c.State.Paused:
+		return errdefs.FailedPrecondition(CodeSandboxPaused, "the sandbox is paused; resume it instead")
+	case !c.State.Running:
+		// A socket left by an earlier run would answer nothing.
+		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return errdefs.FailedPrecondition(CodeAgentUnavailable, "the sandbox's agent socket cannot be reset").WithCause(err)
+		}
+		if err := p.cli.ContainerStart(ctx, h.ID, container.StartOptions{}); err != nil {
+			if cerrdefs.IsNotFound(err) {
+				return notFound(h.ID, err)
+			}
+			return engineErr("start", err)
+		}
+	}
+	start := time.Now()
+	if err := p.waitAgent(ctx, h.ID, sock); err != nil {
+		return err
+	}
+	p.logger.DebugContext(ctx, "sandbox started", "container", h.ID, "agent_ready_after", time.Since(start))
+	return nil
+}
+
+// Pause freezes a running container. Pausing a paused sandbox is not an
+// error; pausing a stopped one is a failed precondition.
+func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
+	if _, err := decodeHandle(h); err != nil {
+		return err
+	}
+	c, err := p.lookup(ctx, h.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.State.Paused:
+		return nil
+	case !c.State.Running:
+		return errdefs.FailedPrecondition(CodeSandboxNotRunning, "the sandbox is not running")
+	}
+	if err := p.cli.ContainerPause(ctx, h.ID); err != nil {
+		return p.settle(ctx, h.ID, "pause", provider.StatePaused, err)
+	}
+	return nil
+}
+
+// Resume thaws a paused container. Resuming a running sandbox is not an
+// error; resuming a stopped one is a failed precondition.
+func (p *Provider) Resume(ctx context.Context, h provider.Handle) error {
+	if _, err := decodeHandle(h); err != nil {
+		return err
+	}
+	c, err := p.lookup(ctx, h.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.State.Paused:
+	case c.State.Running:
+		return nil
+	default:
+		return errdefs.FailedPrecondition(CodeSandboxNotRunning, "the sandbox is not running")
+	}
+	if err := p.cli.ContainerUnpause(ctx, h.ID); err != nil {
+		return p.settle(ctx, h.ID, "resume", provider.StateRunning, err)
+	}
+	return nil
+}
+
+// settle decides what a failed pause or unpause means: success if a
+// concurrent call already reached want, not found if the container went
+// away, else the engine's error.
+func (p *Provider) settle(ctx context.Context, id, op string, want provider.State, opErr error) error {
+	c, err := p.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	if statusOf(c.State).State == want {
+		return nil
+	}
+	if cerrdefs.IsConflict(opErr) {
+		return errdefs.FailedPrecondition(CodeSandboxNotRunning, "the sandbox is not running").WithCause(opErr)
+	}
+	return engineErr(op, opErr)
+}
+
+// Destroy removes the container (killing it) and its socket directory. The
+// workspace volume is kept. A container that is already gone is not an
+// error.
+func (p *Provider) Destroy(ctx context.Context, h provider.Handle) error {
+	st, err := decodeHandle(h)
+	if err != nil {
+		return err
+	}
+	c, err := p.lookup(ctx, h.ID)
+	switch {
+	case errdefs.IsNotFound(err):
+		p.removeSocketDir(ctx, socketDirOf(st, nil))
+		return nil
+	case err != nil:
+		return err
+	}
+	err = p.cli.ContainerRemove(ctx, h.ID, container.RemoveOptions{Force: true})
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+	case cerrdefs.IsConflict(err):
+		// Removal already in progress: a concurrent Destroy owns it.
+		p.logger.DebugContext(ctx, "container removal already in progress", "container", h.ID, "err", err)
+	default:
+		return engineErr("destroy", err)
+	}
+	p.removeSocketDir(ctx, socketDirOf(st, &c))
+	p.logger.DebugContext(ctx, "sandbox destroyed", "container", h.ID)
+	return nil
+}
+
+// removeSocketDir removes a sandbox's socket directory, only ever one
+// directly under RunDir.
+func (p *Provider) removeSocketDir(ctx context.Context, dir string) {
+	if dir == "" {
+		return
+	}
+	if !p.ownedSocketDir(dir) {
+		p.logger.WarnContext(ctx, "not removing a socket directory outside the run directory", "dir", dir, "run_dir", p.cfg.RunDir)
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		p.logger.WarnContext(ctx, "removing a sandbox socket directory", "dir", dir, "err", err)
+	}
+}
+
+// Inspect reports the container's state. A container that is gone (or is
+// not paddock's) is not found.
+func (p *Provider) Inspect(ctx context.Context, h provider.Handle) (provider.Status, error) {
+	if _, err := decodeHandle(h); err != nil {
+		return provider.Status{}, err
+	}
+	c, err := p.lookup(ctx, h.ID)
+	if err != nil {
+		return provider.Status{}, err
+	}
+	return statusOf(c.State), nil
+}
+
+// parseTime parses a Docker timestamp; the engine's zero time and anything
+// unreadable give the zero time.Time.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() <= 1 {
+		return time.Time{}
+	}
+	return t
+}
+
+// describeExit summarizes how a container ended, for causes.
+func describeExit(code int64, msg, logs string) error {
+	s := fmt.Sprintf("container exited with code %d", code)
+	if msg != "" {
+		s += ": " + msg
+	}
+	if logs != "" {
+		s += "; last log lines:\n" + logs
+	}
+	return errors.New(s)
+}

@@ -1,0 +1,461 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Kill reasons recorded on ledger rows.
+const (
+	KillDeleted         = "deleted"
+	KillReset           = "reset"
+	KillProvisionFailed = "provision_failed"
+	KillProjectDeleted  = "project_deleted"
+	KillVanished        = "vanished"
+)
+
+// Start provisions a sandbox for an idle runtime: a ledger row of kind
+// runtime is written in state starting, the provider creates and starts the
+// compute, and the row and runtime become running. Any failure destroys
+// what was created, kills the row with the reason and leaves the runtime in
+// error.
+func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []string) (store.Runtime, error) {
+	unlock, err := s.lockRuntime(ctx, runtimeID)
+	if err != nil {
+		return store.Runtime{}, err
+	}
+	defer unlock()
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+
+	rt, err := s.store.GetRuntime(ctx, runtimeID)
+	if err != nil {
+		return rt, err
+	}
+	if rt.Status != store.RuntimeIdle {
+		return rt, statusConflict("start", rt)
+	}
+	p, err := s.providers.Get(rt.Config.Provider)
+	if err != nil {
+		return rt, err
+	}
+
+	now := s.now()
+	sb := store.Sandbox{
+		ID:          newID(),
+		OrgID:       rt.OrgID,
+		WorkspaceID: rt.WorkspaceID,
+		ProjectID:   rt.ProjectID,
+		RuntimeID:   rt.ID,
+		Kind:        store.KindRuntime,
+		State:       store.SandboxStarting,
+		Provider:    p.Name(),
+		Image:       rt.Config.Image,
+		CPUMillis:   rt.Config.CPUMillis,
+		MemoryMB:    rt.Config.MemoryMB,
+		SecretIDs:   secretIDs,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if err := q.CreateSandbox(ctx, sb); err != nil {
+			return err
+		}
+		rt.Status = store.RuntimeStarting
+		rt.StatusReason = ""
+		rt.CurrentSandboxID = sb.ID
+		rt.UpdatedAt = now
+		updated, err := q.UpdateRuntime(ctx, rt)
+		if err != nil {
+			return lostRace(rt, err)
+		}
+		rt = updated
+		return nil
+	})
+	if err != nil {
+		return rt, err
+	}
+	if sb, err = s.store.GetSandbox(ctx, sb.ID); err != nil {
+		return rt, err
+	}
+
+	h, err := p.Create(ctx, provider.Spec{
+		SandboxID: sb.ID,
+		RuntimeID: rt.ID,
+		OrgID:     rt.OrgID,
+		Instance:  s.instance,
+		Image:     rt.Config.Image,
+		Resources: provider.Resources{
+			CPUMillis: rt.Config.CPUMillis,
+			MemoryMB:  rt.Config.MemoryMB,
+			PidsLimit: rt.Config.PidsLimit,
+		},
+		Workspace: rt.WorkspaceVolume,
+		Network:   provider.NetworkPolicy(rt.Config.Network),
+		Labels: map[string]string{
+			"dev.paddock.project":      rt.ProjectID,
+			"dev.paddock.workspace-id": rt.WorkspaceID,
+		},
+	})
+	if err != nil {
+		return s.failStart(ctx, p, rt, sb, nil, err)
+	}
+	sb.ProviderSandboxID = h.ID
+	sb.ProviderState = h.State
+	sb.UpdatedAt = s.now()
+	if sb, err = s.store.UpdateSandbox(ctx, sb); err != nil {
+		return s.failStart(ctx, p, rt, sb, &h, err)
+	}
+	if err := p.Start(ctx, h); err != nil {
+		return s.failStart(ctx, p, rt, sb, &h, err)
+	}
+
+	now = s.now()
+	sb.State = store.SandboxRunning
+	sb.StartedAt = now
+	sb.LastSettledAt = now
+	sb.ExpiresAt = now.Add(idleTimeout(rt))
+	sb.UpdatedAt = now
+	rt.Status = store.RuntimeRunning
+	rt.UpdatedAt = now
+	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
+			return err
+		}
+		updated, err := q.UpdateRuntime(ctx, rt)
+		if err != nil {
+			return lostRace(rt, err)
+		}
+		rt = updated
+		return nil
+	})
+	if err != nil {
+		return s.failStart(ctx, p, rt, sb, &h, err)
+	}
+	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID)
+	return rt, nil
+}
+
+// failStart undoes a start: the compute is destroyed, the row killed with
+// the reason, the runtime left in error. It returns the public error.
+func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.Runtime, sb store.Sandbox, h *provider.Handle, cause error) (store.Runtime, error) {
+	pubErr := providerFailure("start", cause)
+	msg := "provisioning failed"
+	if pe, ok := errdefs.Public(pubErr); ok {
+		msg = pe.Message
+	}
+	s.logger.WarnContext(ctx, "runtime start failed", "runtime", rt.ID, "sandbox", sb.ID, "err", cause)
+	if h != nil {
+		if err := p.Destroy(ctx, *h); err != nil {
+			s.logger.ErrorContext(ctx, "destroying a failed sandbox", "sandbox", sb.ID, "err", err)
+		}
+	}
+	now := s.now()
+	err := s.store.InTx(ctx, func(q store.Queries) error {
+		cur, err := q.GetSandbox(ctx, sb.ID)
+		if err != nil {
+			return err
+		}
+		cur.State = store.SandboxKilled
+		cur.KillReason = KillProvisionFailed
+		cur.Error = msg
+		cur.KilledAt = now
+		cur.ExpiresAt = time.Time{}
+		cur.UpdatedAt = now
+		if _, err := q.UpdateSandbox(ctx, cur); err != nil {
+			return err
+		}
+		r, err := q.GetRuntime(ctx, rt.ID)
+		if err != nil {
+			return err
+		}
+		r.Status = store.RuntimeError
+		r.StatusReason = msg
+		r.CurrentSandboxID = ""
+		r.UpdatedAt = now
+		if r, err = q.UpdateRuntime(ctx, r); err != nil {
+			return err
+		}
+		rt = r
+		return nil
+	})
+	if err != nil {
+		s.logger.ErrorContext(ctx, "recording a failed start", "runtime", rt.ID, "err", err)
+	}
+	return rt, pubErr
+}
+
+// Pause suspends a running runtime's sandbox, keeping its state.
+func (s *Service) Pause(ctx context.Context, runtimeID string, reason store.PauseReason) (store.Runtime, error) {
+	return s.transition(ctx, runtimeID, "pause", store.RuntimeRunning, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+		if err := p.Pause(ctx, handleOf(*sb)); err != nil {
+			return err
+		}
+		now := s.now()
+		sb.State = store.SandboxPaused
+		sb.PauseReason = reason
+		sb.PausedAt = now
+		rt.Status = store.RuntimePaused
+		return nil
+	})
+}
+
+// Resume continues a paused runtime's sandbox and renews its expiry.
+func (s *Service) Resume(ctx context.Context, runtimeID string) (store.Runtime, error) {
+	return s.transition(ctx, runtimeID, "resume", store.RuntimePaused, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+		if err := p.Resume(ctx, handleOf(*sb)); err != nil {
+			return err
+		}
+		now := s.now()
+		sb.State = store.SandboxRunning
+		sb.PauseReason = store.PauseNone
+		sb.PausedAt = time.Time{}
+		sb.LastSettledAt = now
+		sb.ExpiresAt = now.Add(idleTimeout(*rt))
+		rt.Status = store.RuntimeRunning
+		return nil
+	})
+}
+
+// Keepalive extends the sandbox's expiry window to now+d (the runtime's idle
+// timeout when d is 0), capped by the installation's maximum. It never
+// shortens the window.
+func (s *Service) Keepalive(ctx context.Context, runtimeID string, d time.Duration) (store.Runtime, error) {
+	if d < 0 {
+		return store.Runtime{}, errdefs.InvalidArgument("invalid_duration", "duration_seconds must not be negative")
+	}
+	return s.transition(ctx, runtimeID, "keepalive", "", func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+		if d == 0 {
+			d = idleTimeout(*rt)
+		}
+		d = min(d, s.defaults.MaxKeepalive)
+		if exp := s.now().Add(d); exp.After(sb.ExpiresAt) {
+			sb.ExpiresAt = exp
+		}
+		return nil
+	})
+}
+
+// transition runs one action on a runtime that has a sandbox. want is the
+// status the runtime must be in ("" = running or paused). apply changes the
+// provider and then rt and sb in memory; transition stores both in one
+// transaction. Compute that vanished under the action kills the row and
+// leaves the runtime in error.
+func (s *Service) transition(ctx context.Context, runtimeID, action string, want store.RuntimeStatus,
+	apply func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error) (store.Runtime, error) {
+	unlock, err := s.lockRuntime(ctx, runtimeID)
+	if err != nil {
+		return store.Runtime{}, err
+	}
+	defer unlock()
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+
+	rt, err := s.store.GetRuntime(ctx, runtimeID)
+	if err != nil {
+		return rt, err
+	}
+	ok := rt.Status == want
+	if want == "" {
+		ok = rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused
+	}
+	if !ok || rt.CurrentSandboxID == "" {
+		return rt, statusConflict(action, rt)
+	}
+	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+	if err != nil {
+		return rt, err
+	}
+	p, err := s.providers.Get(sb.Provider)
+	if err != nil {
+		return rt, err
+	}
+	if err := apply(ctx, p, &rt, &sb); err != nil {
+		if errdefs.IsNotFound(err) {
+			return s.vanished(ctx, rt, sb, err)
+		}
+		return rt, providerFailure(action, err)
+	}
+	now := s.now()
+	sb.UpdatedAt, rt.UpdatedAt = now, now
+	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
+			return err
+		}
+		updated, err := q.UpdateRuntime(ctx, rt)
+		if err != nil {
+			return lostRace(rt, err)
+		}
+		rt = updated
+		return nil
+	})
+	return rt, err
+}
+
+// vanished records that a runtime's compute no longer exists.
+func (s *Service) vanished(ctx context.Context, rt store.Runtime, sb store.Sandbox, cause error) (store.Runtime, error) {
+	s.logger.WarnContext(ctx, "sandbox compute vanished", "runtime", rt.ID, "sandbox", sb.ID, "err", cause)
+	rt, err := s.release(ctx, rt, KillVanished, store.RuntimeError)
+	if err != nil {
+		return rt, err
+	}
+	return rt, errdefs.Conflict("sandbox_vanished", "the sandbox of runtime %s no longer exists; reset the runtime", rt.ID).WithCause(cause)
+}
+
+// Reset destroys the runtime's sandbox (its row is killed with reason reset)
+// and returns the runtime to idle with the same id, config and bindings.
+// The workspace volume is kept unless wipeWorkspace. A runtime in error
+// with no sandbox is reset too: that is how error is recovered.
+func (s *Service) Reset(ctx context.Context, runtimeID string, wipeWorkspace bool) (store.Runtime, error) {
+	unlock, err := s.lockRuntime(ctx, runtimeID)
+	if err != nil {
+		return store.Runtime{}, err
+	}
+	defer unlock()
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+
+	rt, err := s.store.GetRuntime(ctx, runtimeID)
+	if err != nil {
+		return rt, err
+	}
+	switch rt.Status {
+	case store.RuntimeRunning, store.RuntimePaused, store.RuntimeError:
+	default:
+		return rt, statusConflict("reset", rt)
+	}
+	if rt, err = s.release(ctx, rt, KillReset, store.RuntimeIdle); err != nil {
+		return rt, err
+	}
+	if wipeWorkspace {
+		if err := s.removeWorkspace(ctx, rt); err != nil {
+			return rt, err
+		}
+	}
+	return rt, nil
+}
+
+// release destroys rt's current sandbox, kills its row with reason, and
+// moves rt to status with no sandbox. The caller holds the runtime's lock.
+func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, status store.RuntimeStatus) (store.Runtime, error) {
+	var sb store.Sandbox
+	if rt.CurrentSandboxID != "" {
+		var err error
+		if sb, err = s.store.GetSandbox(ctx, rt.CurrentSandboxID); err != nil && !errdefs.IsNotFound(err) {
+			return rt, err
+		}
+		if sb.ID != "" && sb.State != store.SandboxKilled {
+			if err := s.destroy(ctx, sb); err != nil {
+				return rt, err
+			}
+		}
+	}
+	now := s.now()
+	err := s.store.InTx(ctx, func(q store.Queries) error {
+		if sb.ID != "" && sb.State != store.SandboxKilled {
+			if err := killRow(ctx, q, sb.ID, reason, now); err != nil {
+				return err
+			}
+		}
+		rt.Status = status
+		rt.CurrentSandboxID = ""
+		rt.StatusReason = ""
+		if status == store.RuntimeError {
+			rt.StatusReason = "the sandbox no longer exists"
+		}
+		rt.UpdatedAt = now
+		updated, err := q.UpdateRuntime(ctx, rt)
+		if err != nil {
+			return lostRace(rt, err)
+		}
+		rt = updated
+		return nil
+	})
+	return rt, err
+}
+
+func (s *Service) destroy(ctx context.Context, sb store.Sandbox) error {
+	if sb.ProviderSandboxID == "" {
+		return nil
+	}
+	p, err := s.providers.Get(sb.Provider)
+	if err != nil {
+		return err
+	}
+	if err := p.Destroy(ctx, handleOf(sb)); err != nil && !errdefs.IsNotFound(err) {
+		return providerFailure("destroy", err)
+	}
+	return nil
+}
+
+// killRow marks a ledger row killed. The row stays forever.
+func killRow(ctx context.Context, q store.Queries, id, reason string, now time.Time) error {
+	sb, err := q.GetSandbox(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sb.State == store.SandboxKilled {
+		return nil
+	}
+	sb.State = store.SandboxKilled
+	sb.KillReason = reason
+	sb.KilledAt = now
+	sb.PauseReason = store.PauseNone
+	sb.ExpiresAt = time.Time{}
+	sb.UpdatedAt = now
+	_, err = q.UpdateSandbox(ctx, sb)
+	return err
+}
+
+// KillSandbox kills a ledger row's compute. A row that backs a runtime
+// unlinks it: the runtime goes back to idle, keeping its workspace. Killing
+// a killed row returns it unchanged.
+func (s *Service) KillSandbox(ctx context.Context, sandboxID string) (store.Sandbox, error) {
+	sb, err := s.store.GetSandbox(ctx, sandboxID)
+	if err != nil || sb.State == store.SandboxKilled {
+		return sb, err
+	}
+	if sb.RuntimeID != "" {
+		unlock, err := s.lockRuntime(ctx, sb.RuntimeID)
+		if err != nil {
+			return sb, err
+		}
+		defer unlock()
+	}
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+	if sb.RuntimeID != "" {
+		rt, err := s.store.GetRuntime(ctx, sb.RuntimeID)
+		switch {
+		case err == nil && rt.CurrentSandboxID == sb.ID:
+			if rt.Status == store.RuntimeStarting {
+				return sb, errdefs.Conflict(CodeBusy, "sandbox %s is still starting; try again when it is running", sb.ID)
+			}
+			if _, err := s.release(ctx, rt, KillDeleted, store.RuntimeIdle); err != nil {
+				return sb, err
+			}
+			return s.store.GetSandbox(ctx, sb.ID)
+		case err != nil && !errors.Is(err, errdefs.ErrNotFound):
+			return sb, err
+		}
+	}
+	if sb, err = s.store.GetSandbox(ctx, sb.ID); err != nil || sb.State == store.SandboxKilled {
+		return sb, err
+	}
+	if err := s.destroy(ctx, sb); err != nil {
+		return sb, err
+	}
+	if err := killRow(ctx, s.store, sb.ID, KillDeleted, s.now()); err != nil {
+		return sb, err
+	}
+	return s.store.GetSandbox(ctx, sb.ID)
+}
+
+func idleTimeout(rt store.Runtime) time.Duration {
+	return time.Duration(rt.Config.IdleTimeoutSeconds) * time.Second
+}

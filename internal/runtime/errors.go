@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Stable public error codes of runtime actions.
+const (
+	CodeNoSandbox      = "runtime_has_no_sandbox"
+	CodeAlreadyRunning = "runtime_already_running"
+	CodeAlreadyPaused  = "runtime_already_paused"
+	CodeNotPaused      = "runtime_not_paused"
+	CodeBusy           = "runtime_busy"
+	CodeInError        = "runtime_in_error"
+	CodeProvision      = "provision_failed"
+)
+
+func errNoSandbox(rt store.Runtime) error {
+	return errdefs.Conflict(CodeNoSandbox, "runtime %s has no sandbox (status %s); start it first", rt.ID, rt.Status)
+}
+
+// statusConflict explains why action does not fit the runtime's status.
+func statusConflict(action string, rt store.Runtime) error {
+	switch rt.Status {
+	case store.RuntimeIdle, store.RuntimeArchived:
+		if action == "start" {
+			break
+		}
+		return errNoSandbox(rt)
+	case store.RuntimeStarting:
+		return errdefs.Conflict(CodeBusy, "runtime %s is starting; try again when it is running", rt.ID)
+	case store.RuntimeRunning:
+		switch action {
+		case "start":
+			return errdefs.Conflict(CodeAlreadyRunning, "runtime %s is already running", rt.ID)
+		case "resume":
+			return errdefs.Conflict(CodeNotPaused, "runtime %s is running, not paused", rt.ID)
+		}
+	case store.RuntimePaused:
+		switch action {
+		case "start":
+			return errdefs.Conflict(CodeAlreadyRunning, "runtime %s already has a sandbox (paused); resume it instead", rt.ID)
+		case "pause":
+			return errdefs.Conflict(CodeAlreadyPaused, "runtime %s is already paused", rt.ID)
+		}
+	case store.RuntimeError:
+		if rt.CurrentSandboxID == "" {
+			if action == "start" {
+				return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", rt.ID, rt.StatusReason)
+			}
+			return errNoSandbox(rt)
+		}
+		return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", rt.ID, rt.StatusReason)
+	}
+	return errdefs.Conflict(CodeBusy, "cannot %s runtime %s in status %s", action, rt.ID, rt.Status)
+}
+
+// lostRace turns a store version conflict into the public busy error.
+func lostRace(rt store.Runtime, err error) error {
+	id := rt.ID
+	if errdefs.IsConflict(err) {
+		if _, ok := errdefs.Public(err); !ok {
+			return errdefs.Conflict(CodeBusy, "runtime %s changed while this action ran; try again", id).WithCause(err)
+		}
+	}
+	return err
+}
+
+// providerFailure gives a provider error a public face while keeping its
+// kind and cause.
+func providerFailure(action string, err error) error {
+	if _, ok := errdefs.Public(err); ok {
+		return err
+	}
+	kind := errdefs.KindOf(err)
+	if kind == nil {
+		return fmt.Errorf("%s: %w", action, err)
+	}
+	return (&errdefs.Error{Kind: kind, Code: CodeProvision, Message: "the sandbox provider could not " + action + " the sandbox"}).WithCause(err)
+}

@@ -1,0 +1,175 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// ConfigRequest is a requested runtime configuration; zero fields take the
+// installation's defaults.
+type ConfigRequest = store.RuntimeConfig
+
+// resolveConfig fills defaults and validates req.
+func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) {
+	d := s.defaults
+	c := req
+	if c.Image == "" {
+		c.Image = d.Image
+	}
+	if c.Provider == "" {
+		c.Provider = d.Provider
+		if c.Provider == "" {
+			c.Provider = s.providers.Default()
+		}
+	}
+	if _, err := s.providers.Get(c.Provider); err != nil {
+		return c, err
+	}
+	if c.CPUMillis == 0 {
+		c.CPUMillis = d.CPUMillis
+	}
+	if c.MemoryMB == 0 {
+		c.MemoryMB = d.MemoryMB
+	}
+	if c.PidsLimit == 0 {
+		c.PidsLimit = d.PidsLimit
+	}
+	if c.Network == "" {
+		c.Network = string(provider.NetworkNone)
+	}
+	if c.IdleTimeoutSeconds == 0 {
+		c.IdleTimeoutSeconds = int64(d.IdleTimeout.Seconds())
+	}
+	switch {
+	case len(c.Image) > 255:
+		return c, errdefs.InvalidArgument("invalid_image", "image reference is longer than 255 characters")
+	case c.CPUMillis < 100 || c.CPUMillis > d.MaxCPUMillis:
+		return c, errdefs.InvalidArgument("invalid_resources", "cpu_millis must be between 100 and %d", d.MaxCPUMillis)
+	case c.MemoryMB < 32 || c.MemoryMB > d.MaxMemoryMB:
+		return c, errdefs.InvalidArgument("invalid_resources", "memory_mb must be between 32 and %d", d.MaxMemoryMB)
+	case c.PidsLimit < 16 || c.PidsLimit > 65536:
+		return c, errdefs.InvalidArgument("invalid_resources", "pids_limit must be between 16 and 65536")
+	case c.IdleTimeoutSeconds < 10 || c.IdleTimeoutSeconds > int64(d.MaxKeepalive.Seconds()):
+		return c, errdefs.InvalidArgument("invalid_idle_timeout", "idle_timeout_seconds must be between 10 and %d", int64(d.MaxKeepalive.Seconds()))
+	}
+	switch provider.NetworkPolicy(c.Network) {
+	case provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen:
+	default:
+		return c, errdefs.InvalidArgument("invalid_network", "network must be one of none, proxy, open")
+	}
+	if !validImageRef(c.Image) {
+		return c, errdefs.InvalidArgument("invalid_image", "image reference %q is not valid", c.Image)
+	}
+	return c, nil
+}
+
+// validImageRef accepts the characters of a Docker image reference
+// (name[:tag][@digest]) and nothing that could be read as a flag or path.
+func validImageRef(s string) bool {
+	if s == "" || s[0] == '-' || s[0] == '/' || s[0] == '.' {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case r == '.', r == '_', r == '-', r == '/', r == ':', r == '@':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// CreateProject creates a project and, in the same transaction, its one
+// runtime in status idle. No compute is provisioned.
+func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, description string, req ConfigRequest) (store.Project, store.Runtime, error) {
+	cfg, err := s.resolveConfig(req)
+	if err != nil {
+		return store.Project{}, store.Runtime{}, err
+	}
+	now := s.now()
+	p := store.Project{
+		ID:          newID(),
+		OrgID:       ws.OrgID,
+		WorkspaceID: ws.ID,
+		Name:        name,
+		Description: description,
+		CreatedAt:   now,
+	}
+	rtID := newID()
+	rt := store.Runtime{
+		ID:              rtID,
+		OrgID:           ws.OrgID,
+		WorkspaceID:     ws.ID,
+		ProjectID:       p.ID,
+		Status:          store.RuntimeIdle,
+		Config:          cfg,
+		WorkspaceVolume: s.defaults.WorkspaceVolPrefix + rtID,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if err := q.CreateProject(ctx, p); err != nil {
+			if errdefs.IsConflict(err) {
+				return errdefs.Conflict("project_exists", "a project named %q already exists in this workspace", name).WithCause(err)
+			}
+			return err
+		}
+		return q.CreateRuntime(ctx, rt)
+	})
+	if err != nil {
+		return store.Project{}, store.Runtime{}, err
+	}
+	rt, err = s.store.GetRuntime(ctx, rtID)
+	return p, rt, err
+}
+
+// DeleteProject releases the project's sandbox (its ledger row is killed
+// with reason project_deleted and stays), deletes its workspace volume, then
+// the runtime and the project.
+func (s *Service) DeleteProject(ctx context.Context, p store.Project) error {
+	rt, err := s.store.GetRuntimeByProject(ctx, p.ID)
+	if err != nil && !errdefs.IsNotFound(err) {
+		return err
+	}
+	if err == nil {
+		unlock, err := s.lockRuntime(ctx, rt.ID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		ctx, cancel := s.detached(ctx)
+		defer cancel()
+		if rt, err = s.store.GetRuntime(ctx, rt.ID); err != nil {
+			return err
+		}
+		if rt, err = s.release(ctx, rt, "project_deleted", store.RuntimeIdle); err != nil {
+			return err
+		}
+		if err := s.removeWorkspace(ctx, rt); err != nil {
+			return err
+		}
+		if err := s.store.DeleteRuntime(ctx, rt.ID); err != nil && !errdefs.IsNotFound(err) {
+			return err
+		}
+	}
+	return s.store.DeleteProject(ctx, p.ID)
+}
+
+func (s *Service) removeWorkspace(ctx context.Context, rt store.Runtime) error {
+	p, err := s.providers.Get(rt.Config.Provider)
+	if err != nil {
+		return err
+	}
+	wr, ok := p.(provider.WorkspaceRemover)
+	if !ok {
+		return nil // the provider keeps no volume outside its compute
+	}
+	if err := wr.RemoveWorkspace(ctx, rt.WorkspaceVolume); err != nil {
+		return providerFailure("remove the workspace of", err)
+	}
+	return nil
+}

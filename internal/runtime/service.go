@@ -1,0 +1,162 @@
+// Package runtime is the runtime domain: the state machine of a project's
+// durable agent environment and the actions that move it (start, pause,
+// resume, reset, keepalive), which provision and release sandboxes through a
+// provider and record each one in the sandbox ledger.
+//
+// State machine (runtime status / current sandbox state):
+//
+//	idle ──start──▶ starting ──ok──▶ running ◀──resume── paused
+//	  ▲                 │                │ └────pause─────▶ │
+//	  │                 └─fail─▶ error   │                  │
+//	  └───────reset────────────┴─────────┴───────reset──────┘
+//
+// Actions on one runtime are serialized: in one process by a per-runtime
+// lock, across processes by the store's optimistic version check (a lost
+// race answers 409 runtime_busy). Provisioning runs detached from the
+// caller's context so a client that disconnects mid-start cannot leave a
+// half-created sandbox behind.
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Defaults are the installation's runtime defaults and limits.
+type Defaults struct {
+	Image              string
+	Provider           string // "" = the registry's default
+	CPUMillis          int64
+	MemoryMB           int64
+	PidsLimit          int64
+	IdleTimeout        time.Duration
+	MaxKeepalive       time.Duration // cap on one keepalive extension
+	MaxCPUMillis       int64
+	MaxMemoryMB        int64
+	ProvisionTimeout   time.Duration // bound on one provider action
+	WorkspaceVolPrefix string
+}
+
+// DefaultDefaults are used for any zero field of Defaults.
+var DefaultDefaults = Defaults{
+	Image:              "paddock/debian:bookworm",
+	CPUMillis:          1000,
+	MemoryMB:           1024,
+	PidsLimit:          256,
+	IdleTimeout:        15 * time.Minute,
+	MaxKeepalive:       24 * time.Hour,
+	MaxCPUMillis:       16000,
+	MaxMemoryMB:        65536,
+	ProvisionTimeout:   2 * time.Minute,
+	WorkspaceVolPrefix: "paddock-ws-",
+}
+
+func (d Defaults) withFallbacks() Defaults {
+	f := DefaultDefaults
+	if d.Image == "" {
+		d.Image = f.Image
+	}
+	if d.CPUMillis == 0 {
+		d.CPUMillis = f.CPUMillis
+	}
+	if d.MemoryMB == 0 {
+		d.MemoryMB = f.MemoryMB
+	}
+	if d.PidsLimit == 0 {
+		d.PidsLimit = f.PidsLimit
+	}
+	if d.IdleTimeout == 0 {
+		d.IdleTimeout = f.IdleTimeout
+	}
+	if d.MaxKeepalive == 0 {
+		d.MaxKeepalive = f.MaxKeepalive
+	}
+	if d.MaxCPUMillis == 0 {
+		d.MaxCPUMillis = f.MaxCPUMillis
+	}
+	if d.MaxMemoryMB == 0 {
+		d.MaxMemoryMB = f.MaxMemoryMB
+	}
+	if d.ProvisionTimeout == 0 {
+		d.ProvisionTimeout = f.ProvisionTimeout
+	}
+	if d.WorkspaceVolPrefix == "" {
+		d.WorkspaceVolPrefix = f.WorkspaceVolPrefix
+	}
+	return d
+}
+
+// Config configures a Service.
+type Config struct {
+	Store     store.Store
+	Providers *provider.Registry
+	// Instance is this installation's id; it labels all compute.
+	Instance string
+	Defaults Defaults
+	// Now is the clock; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service runs the runtime actions.
+type Service struct {
+	store     store.Store
+	providers *provider.Registry
+	instance  string
+	defaults  Defaults
+	now       func() time.Time
+	logger    *slog.Logger
+	locks     *keyedMutex
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		store:     cfg.Store,
+		providers: cfg.Providers,
+		instance:  cfg.Instance,
+		defaults:  cfg.Defaults.withFallbacks(),
+		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
+		logger:    logger,
+		locks:     newKeyedMutex(),
+	}
+}
+
+// Defaults returns the effective defaults.
+func (s *Service) Defaults() Defaults { return s.defaults }
+
+func newID() string { return uuid.NewString() }
+
+// lockRuntime serializes actions on one runtime.
+func (s *Service) lockRuntime(ctx context.Context, id string) (func(), error) {
+	unlock, err := s.locks.lock(ctx, id)
+	if err != nil {
+		return nil, errdefs.Unavailable("request_cancelled", "the request ended while waiting for another action on this runtime").WithCause(err)
+	}
+	return unlock, nil
+}
+
+// detached returns a context for provider work that must finish even if the
+// caller goes away, bounded by the provision timeout.
+func (s *Service) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.defaults.ProvisionTimeout)
+}
+
+func handleOf(sb store.Sandbox) provider.Handle {
+	return provider.Handle{Provider: sb.Provider, ID: sb.ProviderSandboxID, State: sb.ProviderState}
+}

@@ -1,0 +1,174 @@
+// Package server wires paddock together and runs it: it opens the store,
+// establishes the installation id and the first admin key, registers the
+// providers, builds the runtime service and the API, listens, and shuts all
+// of it down in reverse order, under a deadline, when its context ends.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/sqlite"
+)
+
+// ShutdownTimeout bounds a graceful shutdown.
+const ShutdownTimeout = 15 * time.Second
+
+const metaInstanceID = "instance_id"
+
+// Run serves until ctx ends. It writes the address it listens on, and on the
+// first start the admin API key, to out.
+func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Writer) (retErr error) {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+
+	// Step 1: the store.
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "paddock.db"), logger)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+
+	// Step 2: the installation id, which labels all compute.
+	instance, err := instanceID(ctx, st)
+	if err != nil {
+		return err
+	}
+	logger = logger.With("instance", instance[:8])
+
+	// Step 3: the first admin key, printed once.
+	if err := bootstrapKey(ctx, st, cfg.BootstrapKey, out); err != nil {
+		return err
+	}
+
+	// Step 4: providers.
+	providers := provider.NewRegistry()
+	closeProviders, err := registerProviders(ctx, providers, cfg, instance, logger)
+	if err != nil {
+		return err
+	}
+	defer closeProviders()
+
+	// Step 5: domain services and the API.
+	runtimes := runtime.New(runtime.Config{
+		Store:     st,
+		Providers: providers,
+		Instance:  instance,
+		Defaults: runtime.Defaults{
+			Image:       cfg.DefaultImage,
+			IdleTimeout: cfg.IdleTimeout,
+		},
+		Logger: logger,
+	})
+	var ready atomic.Bool
+	handler := api.New(api.Config{
+		Store:     st,
+		Runtimes:  runtimes,
+		Providers: providers,
+		Logger:    logger,
+		Ready:     ready.Load,
+	})
+
+	// Step 6: listen and serve.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	ready.Store(true)
+	fmt.Fprintf(out, "paddock listening on http://%s (data dir %s, provider %s)\n", ln.Addr(), cfg.DataDir, providers.Default())
+	logger.Info("serving", "addr", ln.Addr().String())
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	// Shutdown, in reverse: stop taking requests and drain them, then the
+	// deferred steps close providers and the store.
+	logger.Info("shutting down")
+	ready.Store(false)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown did not drain every request", "err", err)
+		_ = srv.Close()
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func instanceID(ctx context.Context, st store.Store) (string, error) {
+	id, err := st.GetMeta(ctx, metaInstanceID)
+	if err == nil {
+		return id, nil
+	}
+	if !errdefs.IsNotFound(err) {
+		return "", err
+	}
+	id = uuid.NewString()
+	if err := st.SetMeta(ctx, metaInstanceID, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// bootstrapKey creates the first admin key when the store has none and
+// prints it once. A configured bootstrap key is used as that key.
+func bootstrapKey(ctx context.Context, st store.Store, configured string, out io.Writer) error {
+	n, err := st.CountAPIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	keys := auth.Keys{Store: st, Now: time.Now}
+	plain, _, err := keys.Create(ctx, "bootstrap admin", auth.RoleAdmin, "", configured)
+	if err != nil {
+		return fmt.Errorf("create the admin key: %w", err)
+	}
+	if configured != "" {
+		fmt.Fprintln(out, "paddock: created the admin API key from the configured bootstrap key")
+		return nil
+	}
+	fmt.Fprintf(out, "paddock: admin API key (shown once, store it now): %s\n", plain)
+	return nil
+}

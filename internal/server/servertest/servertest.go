@@ -1,0 +1,180 @@
+// Package servertest runs a real paddock API — real SQLite store, real
+// runtime service, a provider of the test's choosing (the fake by default) —
+// behind an httptest server, for API and CLI tests.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/fake"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/sqlite"
+)
+
+// Options configure an Env.
+type Options struct {
+	// Provider backs runtimes; nil means a new fake provider.
+	Provider provider.Provider
+	// Instance labels compute; "" means a unique id per test.
+	Instance string
+	// Image is the default runtime image; "" means the runtime default.
+	Image string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Env is a running API.
+type Env struct {
+	URL      string
+	Key      string // an installation admin key
+	Store    store.Store
+	Runtimes *runtime.Service
+	Provider provider.Provider
+	Fake     *fake.Provider // the provider, when it is the fake
+	Instance string
+	Server   *httptest.Server
+}
+
+// New starts an Env and stops it when the test ends.
+func New(t testing.TB, opts Options) *Env {
+	t.Helper()
+	ctx := context.Background()
+	// Server goroutines may log after the test returns, so logs go to
+	// stderr rather than t.Log.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "paddock.db"), logger)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+
+	env := &Env{Store: st, Provider: opts.Provider, Instance: opts.Instance}
+	if env.Provider == nil {
+		env.Fake = fake.New(fake.Config{})
+		env.Provider = env.Fake
+	} else if f, ok := env.Provider.(*fake.Provider); ok {
+		env.Fake = f
+	}
+	if env.Instance == "" {
+		env.Instance = "test-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
+	}
+	reg := provider.NewRegistry()
+	reg.Register(env.Provider)
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	env.Runtimes = runtime.New(runtime.Config{
+		Store:     st,
+		Providers: reg,
+		Instance:  env.Instance,
+		Defaults:  runtime.Defaults{Image: opts.Image},
+		Now:       now,
+		Logger:    logger,
+	})
+	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger})
+	env.Server = httptest.NewServer(h)
+	t.Cleanup(env.Server.Close)
+	env.URL = env.Server.URL
+
+	key, _, err := auth.Keys{Store: st, Now: now}.Create(ctx, "test admin", auth.RoleAdmin, "", "")
+	if err != nil {
+		t.Fatalf("create key: %v", err)
+	}
+	env.Key = key
+	return env
+}
+
+// Response is a decoded HTTP response.
+type Response struct {
+	Status int
+	Body   []byte
+}
+
+// Code returns the error code of an error body, or "".
+func (r Response) Code() string {
+	var e struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(r.Body, &e)
+	return e.Code
+}
+
+// Decode decodes the body into v or fails the test.
+func (r Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Do sends a request with the admin key. body may be nil, a string (sent
+// as is) or a value (sent as JSON).
+func (e *Env) Do(t testing.TB, method, path string, body any) Response {
+	t.Helper()
+	return e.DoKey(t, e.Key, method, path, body)
+}
+
+// DoKey is Do with a chosen key ("" sends none).
+func (e *Env) DoKey(t testing.TB, key, method, path string, body any) Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Response{Status: resp.StatusCode, Body: b}
+}
+
+// Must sends a request and fails the test unless it answers want.
+func (e *Env) Must(t testing.TB, want int, method, path string, body any) Response {
+	t.Helper()
+	r := e.Do(t, method, path, body)
+	if r.Status != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}

@@ -1,0 +1,107 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	Logger  *slog.Logger
+	Socket  string // unix socket path to serve on
+	Version string
+	// Grace is how long processes get to exit after the termination signal
+	// is forwarded, before they are killed. 0 means 10 seconds.
+	Grace time.Duration
+}
+
+// Run is the shim's main loop as a sandbox's init: it starts the reaper,
+// serves on the unix socket, and on SIGTERM or SIGINT (or when ctx is done)
+// forwards the signal to every process, waits up to the grace period, kills
+// what is left, and returns. SIGHUP, SIGUSR1 and SIGUSR2 are forwarded
+// without stopping.
+func Run(ctx context.Context, o RunOptions) error {
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
+	}
+	log := o.Logger
+	reaper, err := StartReaper(log)
+	if err != nil {
+		return err
+	}
+	defer reaper.Stop()
+
+	if err := os.Remove(o.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove stale socket: %w", err)
+	}
+	l, err := net.Listen("unix", o.Socket)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer os.Remove(o.Socket)
+	// Whoever can reach the socket's directory may use it.
+	if err := os.Chmod(o.Socket, 0o666); err != nil {
+		_ = l.Close()
+		return fmt.Errorf("chmod socket: %w", err)
+	}
+
+	srv, err := NewServer(Options{Logger: log, Reaper: reaper, Version: o.Version})
+	if err != nil {
+		_ = l.Close()
+		return err
+	}
+	defer srv.Close()
+
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigc)
+
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, l) }()
+	log.Info("paddock-shim serving", "socket", o.Socket, "pid", os.Getpid(), "version", o.Version)
+
+	term := syscall.SIGTERM
+wait:
+	for {
+		select {
+		case err := <-served:
+			return err
+		case <-ctx.Done():
+			break wait
+		case s := <-sigc:
+			sig := s.(syscall.Signal)
+			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+				term = sig
+				break wait
+			}
+			log.Debug("forwarding signal", "signal", sig)
+			for _, p := range srv.procs.running() {
+				p.kill(sig)
+			}
+		}
+	}
+
+	log.Info("shutting down", "signal", term, "grace", o.Grace)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Grace)
+	left := srv.Terminate(gctx, term)
+	cancel()
+	if left > 0 {
+		log.Warn("killing processes that outlived the grace period", "count", left)
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		srv.Terminate(kctx, syscall.SIGKILL)
+		cancel()
+	}
+	stopServing()
+	err = <-served
+	srv.Close()
+	return err
+}

@@ -1,0 +1,420 @@
+package shim
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"connectrpc.com/connect"
+
+	"github.com/paddockhq/paddock/internal/agentpb"
+)
+
+// uploadReader reads the data of an UploadTar stream.
+type uploadReader struct {
+	stream *connect.ClientStream[agentpb.UploadTarRequest]
+	buf    []byte
+}
+
+func (r *uploadReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if !r.stream.Receive() {
+			if err := r.stream.Err(); err != nil {
+				return 0, err
+			}
+			return 0, io.EOF
+		}
+		if r.stream.Msg().GetHeader() != nil {
+			return 0, errInvalid("duplicate_header", "only the first message may be a header")
+		}
+		r.buf = r.stream.Msg().GetData()
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+func (h *fileService) UploadTar(ctx context.Context, stream *connect.ClientStream[agentpb.UploadTarRequest]) (*connect.Response[agentpb.UploadTarResponse], error) {
+	if !stream.Receive() {
+		if err := stream.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errInvalid("missing_header", "the first message must be a header")
+	}
+	hdr := stream.Msg().GetHeader()
+	if hdr == nil {
+		return nil, errInvalid("missing_header", "the first message must be a header")
+	}
+	dir, err := cleanPath(hdr.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if hdr.CreateDir {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fsError("mkdir", dir, err)
+		}
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fsError("upload", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, errPrecondition("not_a_directory", dir, "%s is not a directory", dir)
+	}
+	x := &extractor{dir: dir, buf: make([]byte, chunkSize)}
+	if err := x.extract(tar.NewReader(&uploadReader{stream: stream})); err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentpb.UploadTarResponse{Entries: x.entries, Bytes: x.bytes}), nil
+}
+
+// extractor writes a tar's entries under dir and nowhere else.
+type extractor struct {
+	dir            string
+	buf            []byte
+	entries, bytes int64
+}
+
+func (x *extractor) extract(tr *tar.Reader) error {
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			var re *rpcError
+			var ce *connect.Error
+			if errors.As(err, &re) || errors.As(err, &ce) {
+				return err
+			}
+			return &rpcError{kind: kindInvalid, reason: "invalid_tar", msg: "the upload is not a valid tar stream", cause: err}
+		}
+		if err := x.entry(tr, h); err != nil {
+			return err
+		}
+		x.entries++
+	}
+}
+
+// target returns where a tar entry named name goes, refusing names that
+// leave dir or pass through a symbolic link under it.
+func (x *extractor) target(name string) (string, error) {
+	outside := &rpcError{kind: kindInvalid, reason: "tar_path_outside_dir", subject: name,
+		msg: fmt.Sprintf("tar entry %q would be written outside %s", name, x.dir)}
+	if strings.IndexByte(name, 0) >= 0 || filepath.IsAbs(name) {
+		return "", outside
+	}
+	rel := filepath.Clean(name)
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", outside
+	}
+	if rel == "." {
+		return x.dir, nil
+	}
+	// Every directory between dir and the entry must be a real directory.
+	cur := x.dir
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return "", fsError("mkdir", cur, err)
+			}
+			continue
+		}
+		if err != nil {
+			return "", fsError("upload", cur, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			outside.msg = fmt.Sprintf("tar entry %q would be written through a symbolic link", name)
+			return "", outside
+		}
+		if !fi.IsDir() {
+			return "", errPrecondition("not_a_directory", cur, "%s is not a directory", cur)
+		}
+	}
+	return filepath.Join(x.dir, rel), nil
+}
+
+// clear removes what is at path unless it is a directory, so that a new
+// entry never writes through an existing symbolic link.
+func clearPath(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fsError("upload", path, err)
+	}
+	if fi.IsDir() {
+		return errPrecondition("is_a_directory", path, "%s is a directory", path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fsError("upload", path, err)
+	}
+	return nil
+}
+
+func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
+	path, err := x.target(h.Name)
+	if err != nil {
+		return err
+	}
+	mode := h.FileInfo().Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if path == x.dir {
+			return nil
+		}
+		fi, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(path, mode|0o700); err != nil {
+				return fsError("mkdir", path, err)
+			}
+		case err != nil:
+			return fsError("upload", path, err)
+		case !fi.IsDir():
+			return errPrecondition("not_a_directory", path, "%s exists and is not a directory", path)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			return fsError("chmod", path, err)
+		}
+	case tar.TypeReg, tar.TypeRegA:
+		if err := clearPath(path); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return fsError("create", path, err)
+		}
+		n, err := io.CopyBuffer(struct{ io.Writer }{f}, tr, x.buf)
+		x.bytes += n
+		if err != nil {
+			_ = f.Close()
+			var re *rpcError
+			var ce *connect.Error
+			if errors.As(err, &re) || errors.As(err, &ce) {
+				return err
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return &rpcError{kind: kindInvalid, reason: "invalid_tar", subject: h.Name, msg: "the upload ended inside an entry", cause: err}
+			}
+			return fsError("write", path, err)
+		}
+		if err := f.Chmod(mode); err != nil {
+			_ = f.Close()
+			return fsError("chmod", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fsError("write", path, err)
+		}
+		_ = os.Chtimes(path, h.ModTime, h.ModTime)
+	case tar.TypeSymlink:
+		if strings.IndexByte(h.Linkname, 0) >= 0 {
+			return errInvalid("invalid_tar", "link target of %q contains a NUL byte", h.Name)
+		}
+		if err := clearPath(path); err != nil {
+			return err
+		}
+		if err := os.Symlink(h.Linkname, path); err != nil {
+			return fsError("symlink", path, err)
+		}
+	case tar.TypeLink:
+		old, err := x.target(h.Linkname)
+		if err != nil {
+			return err
+		}
+		if err := clearPath(path); err != nil {
+			return err
+		}
+		if err := os.Link(old, path); err != nil {
+			return fsError("link", path, err)
+		}
+	case tar.TypeFifo:
+		if err := clearPath(path); err != nil {
+			return err
+		}
+		if err := syscall.Mkfifo(path, uint32(mode.Perm())); err != nil {
+			return fsError("mkfifo", path, err)
+		}
+	default:
+		// Devices, and extended headers the reader did not consume: skipped.
+		return nil
+	}
+	return nil
+}
+
+// chunkWriter sends what is written to it as DownloadTar messages of up to
+// chunkSize bytes.
+type chunkWriter struct {
+	stream *connect.ServerStream[agentpb.DownloadTarResponse]
+	buf    []byte
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		c := copy(w.buf[len(w.buf):cap(w.buf)], p)
+		w.buf = w.buf[:len(w.buf)+c]
+		p = p[c:]
+		n += c
+		if len(w.buf) == cap(w.buf) {
+			if err := w.Flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (w *chunkWriter) Flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	err := w.stream.Send(&agentpb.DownloadTarResponse{Data: w.buf})
+	w.buf = w.buf[:0]
+	return err
+}
+
+// sendError marks an error from the stream itself (the client went away),
+// which must not be reported as a file system error.
+type sendError struct{ err error }
+
+func (e sendError) Error() string { return e.err.Error() }
+func (e sendError) Unwrap() error { return e.err }
+
+type sendErrWriter struct{ w *chunkWriter }
+
+func (s sendErrWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		return n, sendError{err}
+	}
+	return n, nil
+}
+
+func (h *fileService) DownloadTar(ctx context.Context, req *connect.Request[agentpb.DownloadTarRequest], stream *connect.ServerStream[agentpb.DownloadTarResponse]) error {
+	root, err := cleanPath(req.Msg.Path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return fsError("download", root, err)
+	}
+	cw := &chunkWriter{stream: stream, buf: make([]byte, 0, chunkSize)}
+	tw := tar.NewWriter(sendErrWriter{cw})
+	copyBuf := make([]byte, chunkSize)
+	if !fi.IsDir() {
+		if err := addTarEntry(tw, root, filepath.Base(root), fi, copyBuf); err != nil {
+			return unwrapSend(err)
+		}
+	} else {
+		err = filepath.WalkDir(root+"/", func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fsError("download", path, err)
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			rel := strings.TrimPrefix(path, root)
+			rel = strings.TrimPrefix(rel, "/")
+			if rel == "" {
+				return nil
+			}
+			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile
+			}
+			if err != nil {
+				return fsError("download", path, err)
+			}
+			return addTarEntry(tw, path, rel, info, copyBuf)
+		})
+		if err != nil {
+			return unwrapSend(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return unwrapSend(err)
+	}
+	return cw.Flush()
+}
+
+func unwrapSend(err error) error {
+	var se sendError
+	if errors.As(err, &se) {
+		return se.err
+	}
+	return err
+}
+
+// addTarEntry writes one file system object to tw under name.
+func addTarEntry(tw *tar.Writer, path, name string, fi fs.FileInfo, buf []byte) error {
+	var link string
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		l, err := os.Readlink(path)
+		if err != nil {
+			return fsError("readlink", path, err)
+		}
+		link = l
+	case fi.Mode().IsRegular(), fi.IsDir(), fi.Mode()&fs.ModeNamedPipe != 0:
+	default:
+		return nil // sockets and devices are left out
+	}
+	h, err := tar.FileInfoHeader(fi, link)
+	if err != nil {
+		return fsError("download", path, err)
+	}
+	h.Name = name
+	if fi.IsDir() {
+		h.Name += "/"
+	}
+	h.Uname, h.Gname = "", ""
+	if !fi.Mode().IsRegular() {
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fsError("open", path, err)
+	}
+	defer f.Close()
+	if err := tw.WriteHeader(h); err != nil {
+		return err
+	}
+	n, err := io.CopyBuffer(tw, io.LimitReader(struct{ io.Reader }{f}, h.Size), buf)
+	if err != nil {
+		var se sendError
+		if errors.As(err, &se) {
+			return err
+		}
+		return fsError("read", path, err)
+	}
+	if n < h.Size {
+		// The file shrank while it was read: pad, keeping the archive valid.
+		if _, err := io.CopyBuffer(tw, io.LimitReader(zeroReader{}, h.Size-n), buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}

@@ -1,0 +1,109 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Listings use keyset pagination on (created_at, id).
+
+// cursor is a listing position: the created_at and id of the last row of
+// the previous page. On the wire it is base64url("micros:id").
+type cursor struct {
+	at int64
+	id string
+}
+
+func (c cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.at, 10) + ":" + c.id))
+}
+
+// parsePage validates a page and decodes its cursor. ok is false for the
+// first page.
+func parsePage(p store.Page) (c cursor, ok bool, limit int, err error) {
+	limit = p.EffectiveLimit()
+	if p.Cursor == "" {
+		return cursor{}, false, limit, nil
+	}
+	bad := errdefs.InvalidArgument("invalid_cursor", "the page cursor is malformed")
+	raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+	if err != nil {
+		return cursor{}, false, 0, bad.WithCause(err)
+	}
+	at, id, found := strings.Cut(string(raw), ":")
+	if !found || id == "" {
+		return cursor{}, false, 0, bad
+	}
+	n, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return cursor{}, false, 0, bad.WithCause(err)
+	}
+	return cursor{at: n, id: id}, true, limit, nil
+}
+
+// nextCursor trims a page fetched with limit+1 rows to limit and returns
+// the cursor for the next page, "" when this page is the last.
+func nextCursor[T any](rows []T, limit int, key func(T) (time.Time, string)) ([]T, string) {
+	if len(rows) <= limit {
+		return rows, ""
+	}
+	rows = rows[:limit]
+	at, id := key(rows[limit-1])
+	return rows, cursor{at: micros(at), id: id}.String()
+}
+
+// listing describes one keyset-paginated listing.
+type listing[T any] struct {
+	op     string
+	res    resource
+	from   string   // "SELECT <columns> FROM <table>"
+	where  []string // conditions joined with AND
+	args   []any    // arguments of where
+	newest bool     // newest first (created_at DESC, id DESC) instead of oldest first
+	scan   func(rowScanner) (T, error)
+	key    func(T) (time.Time, string) // created_at and id of a row
+}
+
+// run fetches one page: limit+1 rows after the cursor, so it knows whether
+// another page follows.
+func (l listing[T]) run(ctx context.Context, db execer, page store.Page) ([]T, string, error) {
+	c, after, limit, err := parsePage(page)
+	if err != nil {
+		return nil, "", err
+	}
+	where, args := l.where, l.args
+	order := " ORDER BY created_at, id"
+	if after {
+		cmp := "(created_at, id) > (?, ?)"
+		if l.newest {
+			cmp = "(created_at, id) < (?, ?)"
+		}
+		where = append(where[:len(where):len(where)], cmp)
+		args = append(args[:len(args):len(args)], c.at, c.id)
+	}
+	if l.newest {
+		order = " ORDER BY created_at DESC, id DESC"
+	}
+	query := l.from
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += order + " LIMIT ?"
+	args = append(args[:len(args):len(args)], limit+1)
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, "", classify(l.op, l.res, err)
+	}
+	out, err := collect(rows, l.scan)
+	if err != nil {
+		return nil, "", classify(l.op, l.res, err)
+	}
+	out, next := nextCursor(out, limit, l.key)
+	return out, next, nil
+}

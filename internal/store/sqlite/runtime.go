@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+const runtimeColumns = "id, org_id, workspace_id, project_id, status, status_reason, config, " +
+	"current_sandbox_id, workspace_volume, version, created_at, updated_at"
+
+func scanRuntime(sc rowScanner) (store.Runtime, error) {
+	var r store.Runtime
+	var config string
+	var created, updated sql.NullInt64
+	err := sc.Scan(&r.ID, &r.OrgID, &r.WorkspaceID, &r.ProjectID, &r.Status, &r.StatusReason, &config,
+		&r.CurrentSandboxID, &r.WorkspaceVolume, &r.Version, &created, &updated)
+	if err != nil {
+		return store.Runtime{}, err
+	}
+	if err := json.Unmarshal([]byte(config), &r.Config); err != nil {
+		return store.Runtime{}, errDecode(resRuntime, "config", err)
+	}
+	r.CreatedAt = fromMicros(created)
+	r.UpdatedAt = fromMicros(updated)
+	return r, nil
+}
+
+// CreateRuntime inserts r with version 1. A project has at most one runtime.
+func (q *queries) CreateRuntime(ctx context.Context, r store.Runtime) error {
+	err := required(resRuntime, "id", r.ID, "org id", r.OrgID, "workspace id", r.WorkspaceID,
+		"project id", r.ProjectID, "status", string(r.Status))
+	if err != nil {
+		return err
+	}
+	config, err := json.Marshal(r.Config)
+	if err != nil {
+		return errEncode(resRuntime, "config", err)
+	}
+	created := orNow(r.CreatedAt)
+	updated := r.UpdatedAt
+	if updated.IsZero() {
+		updated = created
+	}
+	_, err = q.w.ExecContext(ctx, "INSERT INTO runtimes ("+runtimeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+		r.ID, r.OrgID, r.WorkspaceID, r.ProjectID, r.Status, r.StatusReason, string(config),
+		r.CurrentSandboxID, r.WorkspaceVolume, micros(created), micros(updated))
+	return classify("create runtime", resRuntime, err)
+}
+
+// GetRuntime returns the runtime with id.
+func (q *queries) GetRuntime(ctx context.Context, id string) (store.Runtime, error) {
+	r, err := scanRuntime(q.r.QueryRowContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE id = ?", id))
+	return r, classify("get runtime", resRuntime, err)
+}
+
+// GetRuntimeByProject returns the runtime of projectID.
+func (q *queries) GetRuntimeByProject(ctx context.Context, projectID string) (store.Runtime, error) {
+	r, err := scanRuntime(q.r.QueryRowContext(ctx,
+		"SELECT "+runtimeColumns+" FROM runtimes WHERE project_id = ?", projectID))
+	return r, classify("get runtime by project", resRuntime, err)
+}
+
+// ListRuntimes lists the runtimes of workspaceID in creation order.
+func (q *queries) ListRuntimes(ctx context.Context, workspaceID string, page store.Page) ([]store.Runtime, string, error) {
+	return listing[store.Runtime]{
+		op:    "list runtimes",
+		res:   resRuntime,
+		from:  "SELECT " + runtimeColumns + " FROM runtimes",
+		where: []string{"workspace_id = ?"},
+		args:  []any{workspaceID},
+		scan:  scanRuntime,
+		key:   func(r store.Runtime) (time.Time, string) { return r.CreatedAt, r.ID },
+	}.run(ctx, q.r, page)
+}
+
+// ListRuntimesByStatus lists every runtime in one of statuses, oldest first.
+// No statuses lists nothing.
+func (q *queries) ListRuntimesByStatus(ctx context.Context, statuses []store.RuntimeStatus) ([]store.Runtime, error) {
+	if len(statuses) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(statuses))
+	for i, s := range statuses {
+		args[i] = string(s)
+	}
+	rows, err := q.r.QueryContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE status IN ("+
+		placeholders(len(statuses))+") ORDER BY created_at, id", args...)
+	if err != nil {
+		return nil, classify("list runtimes by status", resRuntime, err)
+	}
+	rts, err := collect(rows, scanRuntime)
+	return rts, classify("list runtimes by status", resRuntime, err)
+}
+
+// UpdateRuntime writes r's mutable fields if the stored version is
+// r.Version, increments the version and returns the stored record.
+func (q *queries) UpdateRuntime(ctx context.Context, r store.Runtime) (store.Runtime, error) {
+	if err := required(resRuntime, "id", r.ID, "status", string(r.Status)); err != nil {
+		return store.Runtime{}, err
+	}
+	config, err := json.Marshal(r.Config)
+	if err != nil {
+		return store.Runtime{}, errEncode(resRuntime, "config", err)
+	}
+	got, err := scanRuntime(q.w.QueryRowContext(ctx, `UPDATE runtimes SET
+		status = ?, status_reason = ?, config = ?, current_sandbox_id = ?, workspace_volume = ?,
+		version = version + 1, updated_at = ?
+		WHERE id = ? AND version = ?
+		RETURNING `+runtimeColumns,
+		r.Status, r.StatusReason, string(config), r.CurrentSandboxID, r.WorkspaceVolume,
+		micros(orNow(r.UpdatedAt)), r.ID, r.Version))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Runtime{}, q.missOrConflict(ctx, "runtimes", resRuntime, r.ID, r.Version)
+	}
+	return got, classify("update runtime", resRuntime, err)
+}
+
+// DeleteRuntime deletes the runtime with id.
+func (q *queries) DeleteRuntime(ctx context.Context, id string) error {
+	return q.deleteByID(ctx, "runtimes", resRuntime, id)
+}
+
+// missOrConflict explains why a versioned update matched no row: the row is
+// gone (ErrNotFound) or its version moved on (ErrConflict).
+func (q *queries) missOrConflict(ctx context.Context, table string, res resource, id string, version int64) error {
+	var one int
+	err := q.w.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ?", id).Scan(&one)
+	if err != nil {
+		return classify("update "+string(res), res, err)
+	}
+	return versionConflict(res, id, version)
+}

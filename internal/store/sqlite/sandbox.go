@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+const sandboxColumns = "id, org_id, workspace_id, project_id, runtime_id, kind, state, pause_reason, " +
+	"provider, provider_sandbox_id, provider_state, image, cpu_millis, memory_mb, secret_ids, " +
+	"kill_reason, error, billed_micros, created_at, started_at, paused_at, killed_at, expires_at, " +
+	"last_settled_at, version, updated_at"
+
+func scanSandbox(sc rowScanner) (store.Sandbox, error) {
+	var s store.Sandbox
+	var secrets sql.NullString
+	var created, started, paused, killed, expires, settled, updated sql.NullInt64
+	err := sc.Scan(&s.ID, &s.OrgID, &s.WorkspaceID, &s.ProjectID, &s.RuntimeID, &s.Kind, &s.State, &s.PauseReason,
+		&s.Provider, &s.ProviderSandboxID, &s.ProviderState, &s.Image, &s.CPUMillis, &s.MemoryMB, &secrets,
+		&s.KillReason, &s.Error, &s.BilledMicros, &created, &started, &paused, &killed, &expires,
+		&settled, &s.Version, &updated)
+	if err != nil {
+		return store.Sandbox{}, err
+	}
+	if s.SecretIDs, err = decodeStrings(secrets); err != nil {
+		return store.Sandbox{}, errDecode(resSandbox, "secret_ids", err)
+	}
+	s.ProviderState = blob(s.ProviderState)
+	s.CreatedAt = fromMicros(created)
+	s.StartedAt = fromMicros(started)
+	s.PausedAt = fromMicros(paused)
+	s.KilledAt = fromMicros(killed)
+	s.ExpiresAt = fromMicros(expires)
+	s.LastSettledAt = fromMicros(settled)
+	s.UpdatedAt = fromMicros(updated)
+	return s, nil
+}
+
+// CreateSandbox inserts the ledger row s with version 1.
+func (q *queries) CreateSandbox(ctx context.Context, s store.Sandbox) error {
+	err := required(resSandbox, "id", s.ID, "org id", s.OrgID, "kind", string(s.Kind), "state", string(s.State))
+	if err != nil {
+		return err
+	}
+	secrets, err := encodeStrings(s.SecretIDs)
+	if err != nil {
+		return errEncode(resSandbox, "secret_ids", err)
+	}
+	created := orNow(s.CreatedAt)
+	updated := s.UpdatedAt
+	if updated.IsZero() {
+		updated = created
+	}
+	_, err = q.w.ExecContext(ctx, "INSERT INTO sandboxes ("+sandboxColumns+`) VALUES (
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+		s.ID, s.OrgID, s.WorkspaceID, s.ProjectID, s.RuntimeID, s.Kind, s.State, s.PauseReason,
+		s.Provider, s.ProviderSandboxID, blob(s.ProviderState), s.Image, s.CPUMillis, s.MemoryMB, secrets,
+		s.KillReason, s.Error, s.BilledMicros, micros(created), optMicros(s.StartedAt), optMicros(s.PausedAt),
+		optMicros(s.KilledAt), optMicros(s.ExpiresAt), optMicros(s.LastSettledAt), micros(updated))
+	return classify("create sandbox", resSandbox, err)
+}
+
+// GetSandbox returns the ledger row with id.
+func (q *queries) GetSandbox(ctx context.Context, id string) (store.Sandbox, error) {
+	s, err := scanSandbox(q.r.QueryRowContext(ctx, "SELECT "+sandboxColumns+" FROM sandboxes WHERE id = ?", id))
+	return s, classify("get sandbox", resSandbox, err)
+}
+
+// GetSandboxByProviderID returns orgID's row for the provider's sandbox id,
+// the newest if a provider ever reused one.
+func (q *queries) GetSandboxByProviderID(ctx context.Context, orgID, providerSandboxID string) (store.Sandbox, error) {
+	if providerSandboxID == "" {
+		return store.Sandbox{}, notFound(resSandbox, nil)
+	}
+	s, err := scanSandbox(q.r.QueryRowContext(ctx, "SELECT "+sandboxColumns+
+		" FROM sandboxes WHERE org_id = ? AND provider_sandbox_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+		orgID, providerSandboxID))
+	return s, classify("get sandbox by provider id", resSandbox, err)
+}
+
+// ListSandboxes lists f.OrgID's rows newest first, narrowed by f.
+func (q *queries) ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error) {
+	if f.OrgID == "" {
+		return nil, "", errdefs.InvalidArgument("invalid_sandbox_filter", "the sandbox filter needs an org id")
+	}
+	l := listing[store.Sandbox]{
+		op:     "list sandboxes",
+		res:    resSandbox,
+		from:   "SELECT " + sandboxColumns + " FROM sandboxes",
+		where:  []string{"org_id = ?"},
+		args:   []any{f.OrgID},
+		newest: true,
+		scan:   scanSandbox,
+		key:    func(s store.Sandbox) (time.Time, string) { return s.CreatedAt, s.ID },
+	}
+	for _, c := range []struct{ column, value string }{
+		{"kind", string(f.Kind)},
+		{"state", string(f.State)},
+		{"provider", f.Provider},
+		{"runtime_id", f.RuntimeID},
+	} {
+		if c.value != "" {
+			l.where = append(l.where, c.column+" = ?")
+			l.args = append(l.args, c.value)
+		}
+	}
+	return l.run(ctx, q.r, page)
+}
+
+// UpdateSandbox writes every field of s but its id, org and creation time
+// if the stored version is s.Version, increments the version and returns
+// the stored row.
+func (q *queries) UpdateSandbox(ctx context.Context, s store.Sandbox) (store.Sandbox, error) {
+	if err := required(resSandbox, "id", s.ID, "kind", string(s.Kind), "state", string(s.State)); err != nil {
+		return store.Sandbox{}, err
+	}
+	secrets, err := encodeStrings(s.SecretIDs)
+	if err != nil {
+		return store.Sandbox{}, errEncode(resSandbox, "secret_ids", err)
+	}
+	got, err := scanSandbox(q.w.QueryRowContext(ctx, `UPDATE sandboxes SET
+		workspace_id = ?, project_id = ?, runtime_id = ?, kind = ?, state = ?, pause_reason = ?,
+		provider = ?, provider_sandbox_id = ?, provider_state = ?, image = ?, cpu_millis = ?, memory_mb = ?,
+		secret_ids = ?, kill_reason = ?, error = ?, billed_micros = ?, started_at = ?, paused_at = ?,
+		killed_at = ?, expires_at = ?, last_settled_at = ?, version = version + 1, updated_at = ?
+		WHERE id = ? AND version = ?
+		RETURNING `+sandboxColumns,
+		s.WorkspaceID, s.ProjectID, s.RuntimeID, s.Kind, s.State, s.PauseReason,
+		s.Provider, s.ProviderSandboxID, blob(s.ProviderState), s.Image, s.CPUMillis, s.MemoryMB,
+		secrets, s.KillReason, s.Error, s.BilledMicros, optMicros(s.StartedAt), optMicros(s.PausedAt),
+		optMicros(s.KilledAt), optMicros(s.ExpiresAt), optMicros(s.LastSettledAt), micros(orNow(s.UpdatedAt)),
+		s.ID, s.Version))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Sandbox{}, q.missOrConflict(ctx, "sandboxes", resSandbox, s.ID, s.Version)
+	}
+	return got, classify("update sandbox", resSandbox, err)
+}

@@ -1,0 +1,102 @@
+// Package testenv lets tests that need real components find them: the
+// Docker engine, the sandbox images, and paddock's own binaries. A test that
+// cannot get what it needs skips with the reason — unless
+// PADDOCK_REQUIRE_DOCKER is set (as scripts/test.sh and CI do), where it
+// fails instead, so nothing skips in CI.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestImage is the small image built by scripts/build-images.sh test.
+const TestImage = "paddock/test-busybox:latest"
+
+// DefaultImage is the default sandbox image built by
+// scripts/build-images.sh default.
+const DefaultImage = "paddock/debian:bookworm"
+
+// unavailable skips or, when real components are required, fails.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("PADDOCK_REQUIRE_DOCKER") != "" || os.Getenv("CI") != "" {
+		t.Fatalf("required component unavailable: %s", msg)
+	}
+	t.Skip(msg)
+}
+
+// RequireDocker skips (or fails, see the package doc) unless a Docker engine
+// answers and every image named is present.
+func RequireDocker(t testing.TB, images ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		unavailable(t, "docker engine not reachable: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	for _, img := range images {
+		if err := exec.CommandContext(ctx, "docker", "image", "inspect", img).Run(); err != nil {
+			unavailable(t, "image %s missing: run scripts/build-images.sh", img)
+		}
+	}
+}
+
+// RepoRoot returns the repository's root directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the source tree")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	buildMu  sync.Mutex
+	binCache = map[string]string{}
+)
+
+// Binary builds ./cmd/<name> once per test process (static, no cgo) and
+// returns the path of the binary.
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := binCache[name]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "paddock-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./cmd/"+name)
+	cmd.Dir = RepoRoot(t)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", name, err, b)
+	}
+	binCache[name] = out
+	return out
+}
+
+// RemoveBinaries deletes what Binary built; call it from TestMain after
+// m.Run.
+func RemoveBinaries() {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	for name, p := range binCache {
+		_ = os.RemoveAll(filepath.Dir(p))
+		delete(binCache, name)
+	}
+}

@@ -1,0 +1,206 @@
+package client
+
+import "time"
+
+// This file is the HTTP API's wire format. The server encodes these types
+// and the SDK decodes them, so the two cannot drift.
+
+// Error is the one JSON error body of the API.
+type Error struct {
+	// StatusCode is the HTTP status; it is not part of the body.
+	StatusCode int    `json:"-"`
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	RequestID  string `json:"request_id,omitempty"`
+}
+
+// List is one page of a listing. NextCursor is empty on the last page; pass
+// it as ?cursor= to get the next one.
+type List[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// Org is the billing unit.
+type Org struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateOrgRequest creates an org. Name is a slug: lowercase letters,
+// digits and dashes, 1 to 63 characters, starting with a letter or digit.
+type CreateOrgRequest struct {
+	Name string `json:"name"`
+}
+
+// Workspace groups projects inside an org.
+type Workspace struct {
+	ID        string    `json:"id"`
+	OrgID     string    `json:"org_id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateWorkspaceRequest creates a workspace; Name is a slug.
+type CreateWorkspaceRequest struct {
+	Name string `json:"name"`
+}
+
+// Project is a unit of work; it has exactly one runtime, RuntimeID.
+type Project struct {
+	ID          string    `json:"id"`
+	OrgID       string    `json:"org_id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	RuntimeID   string    `json:"runtime_id"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// CreateProjectRequest creates a project and its runtime. Runtime is
+// optional; unset fields take the installation's defaults.
+type CreateProjectRequest struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Runtime     *RuntimeConfig `json:"runtime,omitempty"`
+}
+
+// RuntimeConfig is a runtime's durable configuration.
+type RuntimeConfig struct {
+	Image              string `json:"image,omitempty"`
+	Provider           string `json:"provider,omitempty"`
+	CPUMillis          int64  `json:"cpu_millis,omitempty"`
+	MemoryMB           int64  `json:"memory_mb,omitempty"`
+	PidsLimit          int64  `json:"pids_limit,omitempty"`
+	Network            string `json:"network,omitempty"`
+	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds,omitempty"`
+}
+
+// Runtime status values.
+const (
+	RuntimeIdle     = "idle"
+	RuntimeStarting = "starting"
+	RuntimeRunning  = "running"
+	RuntimePaused   = "paused"
+	RuntimeArchived = "archived"
+	RuntimeError    = "error"
+)
+
+// Runtime is the durable agent environment of a project.
+type Runtime struct {
+	ID               string        `json:"id"`
+	OrgID            string        `json:"org_id"`
+	WorkspaceID      string        `json:"workspace_id"`
+	ProjectID        string        `json:"project_id"`
+	Status           string        `json:"status"`
+	StatusReason     string        `json:"status_reason,omitempty"`
+	Config           RuntimeConfig `json:"config"`
+	CurrentSandboxID string        `json:"current_sandbox_id,omitempty"`
+	// PauseReason and ExpiresAt come from the current sandbox.
+	PauseReason string     `json:"pause_reason,omitempty"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// StartRuntimeRequest is the optional body of start.
+type StartRuntimeRequest struct {
+	SecretIDs []string `json:"secret_ids,omitempty"`
+}
+
+// KeepaliveRequest is the optional body of keepalive. DurationSeconds 0
+// means the runtime's idle timeout.
+type KeepaliveRequest struct {
+	DurationSeconds int64 `json:"duration_seconds,omitempty"`
+}
+
+// ResetRequest is the optional body of reset.
+type ResetRequest struct {
+	// WipeWorkspace deletes the workspace volume too; by default it is
+	// kept for the next sandbox.
+	WipeWorkspace bool `json:"wipe_workspace,omitempty"`
+}
+
+// Sandbox kinds, states and pause reasons.
+const (
+	KindRuntime = "runtime"
+	KindTask    = "task"
+	KindWorld   = "world"
+
+	SandboxStarting = "starting"
+	SandboxRunning  = "running"
+	SandboxPaused   = "paused"
+	SandboxKilled   = "killed"
+
+	PauseUser                = "user"
+	PauseTimeout             = "timeout"
+	PauseInsufficientCredits = "insufficient_credits"
+	PauseMemberLimitExceeded = "member_limit_exceeded"
+)
+
+// Resources of a sandbox.
+type Resources struct {
+	CPUMillis int64 `json:"cpu_millis"`
+	MemoryMB  int64 `json:"memory_mb"`
+}
+
+// Sandbox is one row of the org's compute ledger.
+type Sandbox struct {
+	ID                    string     `json:"id"`
+	OrgID                 string     `json:"org_id"`
+	WorkspaceID           string     `json:"workspace_id,omitempty"`
+	ProjectID             string     `json:"project_id,omitempty"`
+	RuntimeID             string     `json:"runtime_id,omitempty"`
+	Kind                  string     `json:"kind"`
+	State                 string     `json:"state"`
+	PauseReason           string     `json:"pause_reason,omitempty"`
+	Provider              string     `json:"provider"`
+	ProviderSandboxID     string     `json:"provider_sandbox_id,omitempty"`
+	Image                 string     `json:"image"`
+	Resources             Resources  `json:"resources"`
+	SecretIDs             []string   `json:"secret_ids,omitempty"`
+	KillReason            string     `json:"kill_reason,omitempty"`
+	Error                 string     `json:"error,omitempty"`
+	BilledCredits         float64    `json:"billed_credits"`
+	RunningCredits        float64    `json:"running_credits"`
+	EstimatedTotalCredits float64    `json:"estimated_total_credits"`
+	CreatedAt             time.Time  `json:"created_at"`
+	StartedAt             *time.Time `json:"started_at,omitempty"`
+	PausedAt              *time.Time `json:"paused_at,omitempty"`
+	KilledAt              *time.Time `json:"killed_at,omitempty"`
+	ExpiresAt             *time.Time `json:"expires_at,omitempty"`
+	UpdatedAt             time.Time  `json:"updated_at"`
+}
+
+// SandboxFilter narrows a ledger listing. Empty fields match everything.
+type SandboxFilter struct {
+	Kind      string
+	State     string
+	Provider  string
+	RuntimeID string
+	Cursor    string
+	Limit     int
+}
+
+// Capabilities describes what this installation offers.
+type Capabilities struct {
+	Version         string                        `json:"version"`
+	DefaultProvider string                        `json:"default_provider"`
+	Providers       map[string]ProviderCapability `json:"providers"`
+}
+
+// ProviderCapability is one provider's capability matrix.
+type ProviderCapability struct {
+	Isolation string   `json:"isolation"`
+	Pause     bool     `json:"pause"`
+	Agent     bool     `json:"agent"`
+	Networks  []string `json:"networks"`
+	Snapshot  bool     `json:"snapshot"`
+}
+
+// Health is the body of GET /health.
+type Health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+}
