@@ -10,11 +10,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
 )
+
+var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Config is what `paddock serve` runs with.
 type Config struct {
@@ -29,6 +32,9 @@ type Config struct {
 	LogLevel     string        `yaml:"log_level"`     // PADDOCK_LOG_LEVEL: debug | info | warn | error
 	IdleTimeout  time.Duration `yaml:"idle_timeout"`  // PADDOCK_IDLE_TIMEOUT
 	PullImages   bool          `yaml:"pull_images"`   // PADDOCK_PULL_IMAGES: pull missing images
+	// InstanceID names the installation on its first start (it labels all
+	// compute); "" means a random UUID. Later starts keep the stored one.
+	InstanceID string `yaml:"instance_id"` // PADDOCK_INSTANCE_ID
 }
 
 // Default is the configuration with nothing set.
@@ -74,6 +80,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_RUN_DIR":       &c.RunDir,
 		"PADDOCK_BOOTSTRAP_KEY": &c.BootstrapKey,
 		"PADDOCK_LOG_LEVEL":     &c.LogLevel,
+		"PADDOCK_INSTANCE_ID":   &c.InstanceID,
 	}
 	for k, p := range str {
 		if v, ok := lookup(k); ok && v != "" {
@@ -119,6 +126,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("log level %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if c.InstanceID != "" && !instanceRE.MatchString(c.InstanceID) {
+		return fmt.Errorf("instance id %q must be 1 to 128 letters, digits, '.', '_' or '-'", c.InstanceID)
 	}
 	if c.IdleTimeout < 10*time.Second {
 		return fmt.Errorf("idle timeout %s is shorter than 10s", c.IdleTimeout)

@@ -56,11 +56,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}()
 
 	// Step 2: the installation id, which labels all compute.
-	instance, err := instanceID(ctx, st)
+	instance, err := instanceID(ctx, st, cfg.InstanceID)
 	if err != nil {
 		return err
 	}
-	logger = logger.With("instance", instance[:8])
+	logger = logger.With("instance", instance)
 
 	// Step 3: the first admin key, printed once.
 	if err := bootstrapKey(ctx, st, cfg.BootstrapKey, out); err != nil {
@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	return nil
 }
 
-func instanceID(ctx context.Context, st store.Store) (string, error) {
+func instanceID(ctx context.Context, st store.Store, configured string) (string, error) {
 	id, err := st.GetMeta(ctx, metaInstanceID)
 	if err == nil {
 		return id, nil
@@ -143,7 +143,10 @@ func instanceID(ctx context.Context, st store.Store) (string, error) {
 	if !errdefs.IsNotFound(err) {
 		return "", err
 	}
-	id = uuid.NewString()
+	id = configured
+	if id == "" {
+		id = uuid.NewString()
+	}
 	if err := st.SetMeta(ctx, metaInstanceID, id); err != nil {
 		return "", err
 	}

@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// dockerEnv runs the API on the Docker provider with org acme, workspace dev
+// and one project on the test image, and returns the runtime's path.
+func dockerEnv(t *testing.T) (*servertest.Env, *client.Client, pc.Project, string) {
+	t.Helper()
+	instance := testenv.Instance(t)
+	env := servertest.New(t, servertest.Options{
+		Provider: testenv.DockerProvider(t, instance),
+		Instance: instance,
+		Image:    testenv.TestImage,
+	})
+	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	var p pc.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{
+		Name:    "p1",
+		Runtime: &pc.RuntimeConfig{CPUMillis: 500, MemoryMB: 128, PidsLimit: 64},
+	}).Decode(t, &p)
+	return env, testenv.DockerClient(t), p, "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+}
+
+// containersOf lists the containers (running or not) labelled with runtime.
+func containersOf(t *testing.T, cli *client.Client, runtimeID string) []container.Summary {
+	t.Helper()
+	cs, err := cli.ContainerList(t.Context(), container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", provider.LabelRuntime+"="+runtimeID)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// execIn runs cmd in a container with the engine's exec (a check from
+// outside paddock) and returns its output and exit code.
+func execIn(t *testing.T, cli *client.Client, id string, cmd ...string) (string, int) {
+	t.Helper()
+	ctx := t.Context()
+	ex, err := cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	att, err := cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer att.Close()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := att.Reader.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	ins, err := cli.ContainerExecInspect(ctx, ex.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The attach stream is multiplexed; strip its 8-byte frame headers.
+	return demux(out.String()), ins.ExitCode
+}
+
+func demux(s string) string {
+	var b strings.Builder
+	for len(s) >= 8 {
+		n := int(s[4])<<24 | int(s[5])<<16 | int(s[6])<<8 | int(s[7])
+		s = s[8:]
+		n = min(n, len(s))
+		b.WriteString(s[:n])
+		s = s[n:]
+	}
+	return b.String()
+}
+
+func TestDockerRuntimeLifecycle(t *testing.T) {
+	env, cli, p, rtPath := dockerEnv(t)
+	ctx := t.Context()
+
+	if cs := containersOf(t, cli, p.RuntimeID); len(cs) != 0 {
+		t.Fatalf("containers before start: %d; provisioning must be lazy", len(cs))
+	}
+
+	var rt pc.Runtime
+	env.Must(t, 200, "POST", rtPath+"/start", nil).Decode(t, &rt)
+	var sb pc.Sandbox
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+rt.CurrentSandboxID, nil).Decode(t, &sb)
+	if sb.Provider != "docker" || sb.State != pc.SandboxRunning || sb.Kind != pc.KindRuntime {
+		t.Fatalf("row = %+v", sb)
+	}
+	cs := containersOf(t, cli, p.RuntimeID)
+	if len(cs) != 1 || cs[0].ID != sb.ProviderSandboxID || cs[0].Labels[provider.LabelSandbox] != sb.ID || cs[0].Labels[provider.LabelOrg] != sb.OrgID {
+		t.Fatalf("containers = %+v, want one for row %+v", cs, sb)
+	}
+	cid := sb.ProviderSandboxID
+
+	// Hardened as the runtime's config says.
+	ins, err := cli.ContainerInspect(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := ins.HostConfig
+	if len(hc.CapDrop) != 1 || !strings.EqualFold(hc.CapDrop[0], "ALL") || !hc.ReadonlyRootfs ||
+		!strings.Contains(strings.Join(hc.SecurityOpt, ","), "no-new-privileges") ||
+		hc.PidsLimit == nil || *hc.PidsLimit != 64 || hc.Memory != 128<<20 || hc.NanoCPUs != 500_000_000 ||
+		hc.NetworkMode != "none" || hc.Privileged {
+		t.Fatalf("host config not hardened as configured: %+v", hc)
+	}
+	if _, ok := hc.Tmpfs["/tmp"]; !ok {
+		t.Fatalf("no tmpfs /tmp: %v", hc.Tmpfs)
+	}
+	if out, code := execIn(t, cli, cid, "sh", "-c", "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; touch /etc/x 2>/dev/null && echo rootfs-writable; ls /sys/class/net"); code != 0 ||
+		!strings.Contains(out, "CapEff:\t0000000000000000") || !strings.Contains(out, "NoNewPrivs:\t1") ||
+		strings.Contains(out, "rootfs-writable") || strings.TrimSpace(strings.SplitN(out, "\n", 3)[2]) != "lo" {
+		t.Fatalf("inside the sandbox (exit %d):\n%s", code, out)
+	}
+
+	// Work in the workspace survives pause, resume and reset.
+	if _, code := execIn(t, cli, cid, "sh", "-c", "echo kept > /workspace/notes.txt"); code != 0 {
+		t.Fatal("writing the workspace failed")
+	}
+	env.Must(t, 200, "POST", rtPath+"/pause", nil).Decode(t, &rt)
+	if ins, _ := cli.ContainerInspect(ctx, cid); !ins.State.Paused {
+		t.Fatalf("container not paused after pause: %+v", ins.State)
+	}
+	env.Must(t, 200, "POST", rtPath+"/resume", nil).Decode(t, &rt)
+	if ins, _ := cli.ContainerInspect(ctx, cid); !ins.State.Running || ins.State.Paused {
+		t.Fatalf("container not running after resume: %+v", ins.State)
+	}
+	if out, _ := execIn(t, cli, cid, "cat", "/workspace/notes.txt"); strings.TrimSpace(out) != "kept" {
+		t.Fatalf("after resume the workspace has %q", out)
+	}
+
+	env.Must(t, 200, "POST", rtPath+"/reset", nil).Decode(t, &rt)
+	if rt.Status != pc.RuntimeIdle || rt.ID != p.RuntimeID {
+		t.Fatalf("after reset: %+v", rt)
+	}
+	if cs := containersOf(t, cli, p.RuntimeID); len(cs) != 0 {
+		t.Fatalf("containers after reset: %d", len(cs))
+	}
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+cid, nil).Decode(t, &sb)
+	if sb.State != pc.SandboxKilled || sb.KillReason != "reset" {
+		t.Fatalf("row after reset = %+v", sb)
+	}
+
+	env.Must(t, 200, "POST", rtPath+"/start", nil).Decode(t, &rt)
+	cs = containersOf(t, cli, p.RuntimeID)
+	if len(cs) != 1 || cs[0].ID == cid {
+		t.Fatalf("containers after restart = %+v", cs)
+	}
+	if out, _ := execIn(t, cli, cs[0].ID, "cat", "/workspace/notes.txt"); strings.TrimSpace(out) != "kept" {
+		t.Fatalf("a new sandbox sees %q in the workspace, want the file written before reset", out)
+	}
+
+	// Kill through the ledger by the provider's id; the row stays.
+	var killed pc.Sandbox
+	env.Must(t, 200, "DELETE", "/api/v1/org/acme/sandboxes/"+cs[0].ID, nil).Decode(t, &killed)
+	if killed.State != pc.SandboxKilled || len(containersOf(t, cli, p.RuntimeID)) != 0 {
+		t.Fatalf("kill left %+v and %d containers", killed, len(containersOf(t, cli, p.RuntimeID)))
+	}
+
+	// Reset with wipe_workspace removes the volume; deleting the project too.
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	env.Must(t, 200, "POST", rtPath+"/reset", pc.ResetRequest{WipeWorkspace: true})
+	env.Must(t, 200, "POST", rtPath+"/start", nil).Decode(t, &rt)
+	cs = containersOf(t, cli, p.RuntimeID)
+	if out, code := execIn(t, cli, cs[0].ID, "ls", "/workspace"); code != 0 || strings.TrimSpace(out) != "" {
+		t.Fatalf("after wipe the workspace lists %q (exit %d)", out, code)
+	}
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/projects/p1", nil)
+	if cs := containersOf(t, cli, p.RuntimeID); len(cs) != 0 {
+		t.Fatalf("containers after project delete: %d", len(cs))
+	}
+	vols, err := cli.VolumeList(ctx, volumeFilter(provider.LabelWorkspace, p.RuntimeID))
+	if err != nil || len(vols.Volumes) != 0 {
+		t.Fatalf("workspace volumes after project delete: %v %v", vols.Volumes, err)
+	}
+}
+
+func TestDockerConcurrentStartsProvisionOneContainer(t *testing.T) {
+	env, cli, p, rtPath := dockerEnv(t)
+	const n = 20
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		codes = map[int]int{}
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := env.Do(t, "POST", rtPath+"/start", nil)
+			mu.Lock()
+			codes[r.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[200] != 1 || codes[409] != n-1 {
+		t.Fatalf("status counts = %v, want one 200 and %d 409", codes, n-1)
+	}
+	if cs := containersOf(t, cli, p.RuntimeID); len(cs) != 1 {
+		t.Fatalf("containers = %d, want exactly 1", len(cs))
+	}
+	var list pc.List[pc.Sandbox]
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes?runtime_id="+p.RuntimeID, nil).Decode(t, &list)
+	if len(list.Items) != 1 {
+		t.Fatalf("ledger rows = %d, want 1", len(list.Items))
+	}
+}
+
+func TestDockerStartFailureLeavesNoContainer(t *testing.T) {
+	env, cli, _, _ := dockerEnv(t)
+	var p pc.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{
+		Name:    "missing-image",
+		Runtime: &pc.RuntimeConfig{Image: "paddock/does-not-exist:never"},
+	}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	r := env.Do(t, "POST", rtPath+"/start", nil)
+	if r.Status != 422 || r.Code() != "image_not_found" {
+		t.Fatalf("start with a missing image = %d %s, want 422 image_not_found", r.Status, r.Body)
+	}
+	if cs := containersOf(t, cli, p.RuntimeID); len(cs) != 0 {
+		t.Fatalf("containers left behind: %d", len(cs))
+	}
+	var rt pc.Runtime
+	env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
+	if rt.Status != pc.RuntimeError || !strings.Contains(rt.StatusReason, "image") {
+		t.Fatalf("runtime = %+v, want error with the reason", rt)
+	}
+	var list pc.List[pc.Sandbox]
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes?runtime_id="+p.RuntimeID, nil).Decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].State != pc.SandboxKilled || list.Items[0].KillReason != "provision_failed" {
+		t.Fatalf("ledger = %+v", list.Items)
+	}
+}

@@ -1,0 +1,124 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
+)
+
+// RunID is unique to this test process; instance labels built from it let
+// a sweep touch only what this process created.
+var RunID = func() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}()
+
+// Instance returns a fresh instance label value for t, under this process's
+// RunID.
+func Instance(t testing.TB) string {
+	return "pdktest-" + RunID + "-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+}
+
+// DockerClient returns a Docker API client closed when t ends.
+func DockerClient(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// ShortTempDir returns a new directory with a short path (agent socket
+// paths must stay under 108 bytes), removed when t ends.
+func ShortTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "pdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
+}
+
+// DockerProvider returns a Docker provider that labels everything with
+// instance, runs the freshly built shim, never pulls, and whose containers
+// and volumes are swept when t ends, even on failure.
+func DockerProvider(t testing.TB, instance string) *docker.Provider {
+	t.Helper()
+	RequireDocker(t, TestImage)
+	p, err := docker.New(docker.Config{
+		Instance:     instance,
+		ShimPath:     Binary(t, "paddock-shim"),
+		RunDir:       ShortTempDir(t),
+		StartTimeout: 30 * time.Second,
+	}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	if err != nil {
+		t.Fatalf("docker provider: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = p.Close()
+		if err := Sweep(provider.LabelInstance, instance); err != nil {
+			t.Errorf("sweep: %v", err)
+		}
+	})
+	return p
+}
+
+// Sweep force-removes every container and volume whose label key has a
+// value starting with prefix.
+func Sweep(key, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ours := func(labels map[string]string) bool {
+		v, ok := labels[key]
+		return ok && strings.HasPrefix(v, prefix)
+	}
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key))})
+	if err != nil {
+		if client.IsErrConnectionFailed(err) {
+			return nil // no engine, nothing made
+		}
+		return err
+	}
+	for _, c := range cs {
+		if ours(c.Labels) {
+			if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", key))})
+	if err != nil {
+		return err
+	}
+	for _, v := range vs.Volumes {
+		if ours(v.Labels) {
+			if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
