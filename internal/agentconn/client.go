@@ -28,7 +28,7 @@ import (
 const baseURL = "http://paddock-agent"
 
 // chunkSize is the most data one message carries.
-const chunkSize = 64 << 10
+const chunkSize = 256 << 10
 
 // maxMessageBytes bounds one protocol message.
 const maxMessageBytes = 4 << 20

@@ -18,7 +18,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeShimBinary() }))
 }
 
 // agent is a shim served in-process on a unix socket, and a client of it.
@@ -30,7 +30,7 @@ type agent struct {
 
 // startAgent runs a shim server (with the process's reaper) for the test.
 // Tests that use it must not run in parallel: a process has one reaper.
-func startAgent(t *testing.T, opts shim.Options) *agent {
+func startAgent(t testing.TB, opts shim.Options) *agent {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "pdk")
 	if err != nil {

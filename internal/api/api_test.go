@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,22 +158,7 @@ func TestActionsThatDoNotFit(t *testing.T) {
 func TestConcurrentStartsProvisionOnce(t *testing.T) {
 	env, _, rtPath := setup(t)
 	const n = 20
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		codes = map[int]int{}
-	)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := env.Do(t, "POST", rtPath+"/start", nil)
-			mu.Lock()
-			codes[r.Status]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	codes := env.Concurrently(t, n, rtPath+"/start")
 	if codes[200] != 1 || codes[409] != n-1 {
 		t.Fatalf("status counts = %v, want one 200 and %d 409", codes, n-1)
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -111,6 +110,12 @@ func TestDockerRuntimeLifecycle(t *testing.T) {
 		t.Fatalf("containers = %+v, want one for row %+v", cs, sb)
 	}
 	cid := sb.ProviderSandboxID
+	// The short id `docker ps` shows finds the row too.
+	var short pc.Sandbox
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+cid[:12], nil).Decode(t, &short)
+	if short.ID != sb.ID {
+		t.Fatalf("by short provider id: %s, want %s", short.ID, sb.ID)
+	}
 
 	// Hardened as the runtime's config says.
 	ins, err := cli.ContainerInspect(ctx, cid)
@@ -198,22 +203,7 @@ func TestDockerRuntimeLifecycle(t *testing.T) {
 func TestDockerConcurrentStartsProvisionOneContainer(t *testing.T) {
 	env, cli, p, rtPath := dockerEnv(t)
 	const n = 20
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		codes = map[int]int{}
-	)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := env.Do(t, "POST", rtPath+"/start", nil)
-			mu.Lock()
-			codes[r.Status]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	codes := env.Concurrently(t, n, rtPath+"/start")
 	if codes[200] != 1 || codes[409] != n-1 {
 		t.Fatalf("status counts = %v, want one 200 and %d 409", codes, n-1)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // chunkSize is the most data one message carries.
-const chunkSize = 64 << 10
+const chunkSize = 256 << 10
 
 // eventSink receives a process's events, in order.
 type eventSink interface {

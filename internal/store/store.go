@@ -74,7 +74,9 @@ type Queries interface {
 	CreateSandbox(ctx context.Context, s Sandbox) error
 	GetSandbox(ctx context.Context, id string) (Sandbox, error)
 	// GetSandboxByProviderID finds a row of orgID by the provider's own
-	// sandbox id.
+	// sandbox id, or by a prefix of it at least MinProviderIDPrefix long
+	// (as `docker ps` shows ids). A prefix that matches two ids is
+	// ErrConflict.
 	GetSandboxByProviderID(ctx context.Context, orgID, providerSandboxID string) (Sandbox, error)
 	// ListSandboxes returns rows newest first (created_at, then id, both
 	// descending) and a cursor for the next page ("" when done).
@@ -87,6 +89,10 @@ type Queries interface {
 	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
 	CountAPIKeys(ctx context.Context) (int, error)
 }
+
+// MinProviderIDPrefix is the shortest provider sandbox id prefix
+// GetSandboxByProviderID resolves.
+const MinProviderIDPrefix = 12
 
 // Page selects one page of a listing. Cursor is opaque and comes from the
 // previous call; Limit 0 means DefaultLimit, and it is capped at MaxLimit.

@@ -2,21 +2,15 @@ package docker_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/google/uuid"
@@ -28,16 +22,8 @@ import (
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
-// runID makes this test process's instance labels unique, so its sweeps
-// touch only what it created.
-var runID = func() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}()
-
 // instancePrefix prefixes every instance label this process uses.
-var instancePrefix = "pdktest-" + runID
+var instancePrefix = "pdktest-" + testenv.RunID
 
 // testLabel marks containers and volumes the tests make without the
 // provider (foreign ones), for the sweep.
@@ -79,7 +65,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	testenv.RequireDocker(t, testenv.TestImage)
 	e := &env{instance: instanceOf(t), shim: testenv.Binary(t, "paddock-shim")}
-	e.runDir = shortTempDir(t)
+	e.runDir = testenv.ShortTempDir(t)
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
@@ -126,61 +112,13 @@ func (e *env) spec() provider.Spec {
 	}
 }
 
-// shortTempDir returns a new directory with a short path (agent socket
-// paths must stay under 108 bytes), removed when the test ends.
-func shortTempDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "pdk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 // sweep force-removes every container and volume whose instance label
-// starts with prefix, and everything marked with testLabel=runID.
+// starts with prefix, and everything marked with testLabel=RunID.
 func sweep(prefix string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
+	if err := testenv.Sweep(provider.LabelInstance, prefix); err != nil {
 		return err
 	}
-	defer cli.Close()
-	ours := func(labels map[string]string) bool {
-		return strings.HasPrefix(labels[provider.LabelInstance], prefix) || labels[testLabel] == runID
-	}
-	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true})
-	if err != nil {
-		if client.IsErrConnectionFailed(err) {
-			return nil // no engine, nothing made
-		}
-		return err
-	}
-	for _, c := range cs {
-		if ours(c.Labels) {
-			if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
-				return err
-			}
-		}
-	}
-	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelManaged))})
-	if err != nil {
-		return err
-	}
-	more, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", testLabel+"="+runID))})
-	if err != nil {
-		return err
-	}
-	for _, v := range append(vs.Volumes, more.Volumes...) {
-		if ours(v.Labels) {
-			if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
-				return err
-			}
-		}
-	}
-	return nil
+	return testenv.Sweep(testLabel, testenv.RunID)
 }
 
 func TestConformance(t *testing.T) {

@@ -202,7 +202,7 @@ func TestMissingImage(t *testing.T) {
 // and output in the cause only.
 func TestStartFailsWhenEntrypointDies(t *testing.T) {
 	e := newEnv(t)
-	bad := filepath.Join(shortTempDir(t), "bad-shim")
+	bad := filepath.Join(testenv.ShortTempDir(t), "bad-shim")
 	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho 'shim exploded' >&2\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestReattach(t *testing.T) {
 func TestForeignObjectsUntouched(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	labels := map[string]string{testLabel: runID}
+	labels := map[string]string{testLabel: testenv.RunID}
 	c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: "paddock/test-busybox:latest", Cmd: []string{"true"}, Labels: labels},
 		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
@@ -298,7 +298,7 @@ func TestForeignObjectsUntouched(t *testing.T) {
 		t.Fatalf("the foreign container was removed: %v", err)
 	}
 
-	name := "pdkforeign-" + runID
+	name := "pdkforeign-" + testenv.RunID
 	if _, err := e.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels}); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestForeignObjectsUntouched(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := testenv.ShortTempDir(t)
 	shim := filepath.Join(dir, "shim")
 	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // TestEngineUnreachable maps a dead engine to unavailable, with no daemon
 // text in the public message.
 func TestEngineUnreachable(t *testing.T) {
-	dir := shortTempDir(t)
+	dir := testenv.ShortTempDir(t)
 	shim := filepath.Join(dir, "shim")
 	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
 		t.Fatal(err)

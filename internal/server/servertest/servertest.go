@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,4 +178,27 @@ func (e *Env) Must(t testing.TB, want int, method, path string, body any) Respon
 		t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Body)
 	}
 	return r
+}
+
+// Concurrently sends n identical POSTs to path at once and counts the
+// statuses they answered.
+func (e *Env) Concurrently(t testing.TB, n int, path string) map[int]int {
+	t.Helper()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		counts = map[int]int{}
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := e.Do(t, "POST", path, nil)
+			mu.Lock()
+			counts[r.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return counts
 }

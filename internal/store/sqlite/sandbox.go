@@ -79,7 +79,37 @@ func (q *queries) GetSandboxByProviderID(ctx context.Context, orgID, providerSan
 	s, err := scanSandbox(q.r.QueryRowContext(ctx, "SELECT "+sandboxColumns+
 		" FROM sandboxes WHERE org_id = ? AND provider_sandbox_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
 		orgID, providerSandboxID))
-	return s, classify("get sandbox by provider id", resSandbox, err)
+	if !errors.Is(err, sql.ErrNoRows) || len(providerSandboxID) < store.MinProviderIDPrefix {
+		return s, classify("get sandbox by provider id", resSandbox, err)
+	}
+	// Not an exact id: resolve it as a prefix. Provider ids are ASCII,
+	// so every id starting with the prefix sorts below prefix+0x7f.
+	rows, err := q.r.QueryContext(ctx, "SELECT DISTINCT provider_sandbox_id FROM sandboxes"+
+		" WHERE org_id = ? AND provider_sandbox_id > ? AND provider_sandbox_id < ? LIMIT 2",
+		orgID, providerSandboxID, providerSandboxID+"\x7f")
+	if err != nil {
+		return store.Sandbox{}, classify("get sandbox by provider id prefix", resSandbox, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return store.Sandbox{}, classify("get sandbox by provider id prefix", resSandbox, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return store.Sandbox{}, classify("get sandbox by provider id prefix", resSandbox, err)
+	}
+	switch len(ids) {
+	case 0:
+		return store.Sandbox{}, notFound(resSandbox, nil)
+	case 1:
+		return q.GetSandboxByProviderID(ctx, orgID, ids[0])
+	}
+	return store.Sandbox{}, errdefs.Conflict("provider_id_ambiguous", "provider sandbox id prefix %q matches more than one sandbox; give more of it", providerSandboxID)
 }
 
 // ListSandboxes lists f.OrgID's rows newest first, narrowed by f.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,24 @@ func testSandboxes(t *testing.T, s store.Store) {
 		_, err = s.GetSandboxByProviderID(ctx, o.ID, "no-such-container")
 		wantKind(t, err, errdefs.ErrNotFound)
 		_, err = s.GetSandboxByProviderID(ctx, o.ID, "")
+		wantKind(t, err, errdefs.ErrNotFound)
+	})
+
+	t.Run("get by provider id prefix", func(t *testing.T) {
+		stem := "feed" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+		a := f.sandbox(o, func(sb *store.Sandbox) { sb.ProviderSandboxID = stem + "aaaa" + strings.Repeat("0", 40) })
+		b := f.sandbox(o, func(sb *store.Sandbox) { sb.ProviderSandboxID = stem + "bbbb" + strings.Repeat("0", 40) })
+		got, err := s.GetSandboxByProviderID(ctx, o.ID, stem+"aa")
+		must(t, err)
+		equal(t, "by prefix", got.ID, a.ID)
+		got, err = s.GetSandboxByProviderID(ctx, o.ID, stem+"bbbb0")
+		must(t, err)
+		equal(t, "by prefix", got.ID, b.ID)
+		_, err = s.GetSandboxByProviderID(ctx, o.ID, stem)
+		wantKind(t, err, errdefs.ErrConflict)
+		_, err = s.GetSandboxByProviderID(ctx, o.ID, stem[:store.MinProviderIDPrefix-1])
+		wantKind(t, err, errdefs.ErrNotFound)
+		_, err = s.GetSandboxByProviderID(ctx, other.ID, stem+"aa")
 		wantKind(t, err, errdefs.ErrNotFound)
 	})
 
