@@ -6,6 +6,7 @@
 #   scripts/gen-proto.sh OUTDIR     write the tree under OUTDIR instead (used by
 #                                   the test that checks the committed code)
 #   scripts/gen-proto.sh --install  install the pinned generators first
+#   scripts/gen-proto.sh --tools    only install the pinned generators (CI)
 #
 # Tools: protoc from Debian's protobuf-compiler package, and the Go plugins
 # below, installed with `go install` from the Go module proxy at the versions
@@ -16,6 +17,11 @@ cd "$(dirname "$0")/.."
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_CONNECT_GO_VERSION=v1.21.1
 
+tools_only=
+if [ "${1:-}" = "--tools" ]; then
+	tools_only=1
+	set -- --install
+fi
 if [ "${1:-}" = "--install" ]; then
 	shift
 	if ! command -v protoc >/dev/null 2>&1; then
@@ -26,6 +32,7 @@ if [ "${1:-}" = "--install" ]; then
 	go install "google.golang.org/protobuf/cmd/protoc-gen-go@${PROTOC_GEN_GO_VERSION}"
 	go install "connectrpc.com/connect/cmd/protoc-gen-connect-go@${PROTOC_GEN_CONNECT_GO_VERSION}"
 fi
+[ -z "$tools_only" ] || exit 0
 
 export PATH="$PATH:$(go env GOPATH)/bin"
 for tool in protoc protoc-gen-go protoc-gen-connect-go; do

@@ -82,11 +82,14 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, &rpcError{kind: kindFailedPrecondition, reason: "shutting_down", msg: "the agent is shutting down"}
+		return nil, &rpcError{kind: kindUnavailable, reason: "shutting_down", msg: "the agent is shutting down"}
 	}
 	m.seq++
 	id := "p-" + strconv.FormatUint(m.seq, 10)
+	// Hold close's wait until this start has registered its goroutines.
+	m.wg.Add(1)
 	m.mu.Unlock()
+	defer m.wg.Done()
 
 	pathEnv := ""
 	for _, kv := range spec.env {
@@ -118,7 +121,11 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 
 	m.mu.Lock()
 	m.procs[id] = p
+	closed := m.closed
 	m.mu.Unlock()
+	if closed {
+		p.kill(syscall.SIGKILL) // close ran meanwhile and did not see it
+	}
 
 	p.readers.Add(1)
 	m.wg.Go(func() { p.collect(stdoutIdx, io.stdout) })
@@ -264,10 +271,15 @@ func (p *process) timeout() {
 }
 
 // kill sends sig to the process group, even after the leader exited so that
-// its descendants in the group get it too. The group id cannot be reused
-// while any member lives.
+// its descendants in the group get it too (the group id cannot be reused
+// while any member lives). Once the process is done, its group id may be
+// reused, so nothing is sent.
 func (p *process) kill(sig syscall.Signal) {
-	_ = syscall.Kill(-p.pid, sig)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		_ = syscall.Kill(-p.pid, sig)
+	}
 }
 
 // signal sends sig to a running process (and its group unless processOnly).

@@ -177,7 +177,7 @@ func (s *Server) serveCall(ctx context.Context, p *process, recv func() (control
 		for {
 			c, err := recv()
 			if err != nil {
-				if errors.Is(err, io.EOF) {
+				if errors.Is(err, io.EOF) && !p.spec.background {
 					p.closeStdin()
 				}
 				return

@@ -49,7 +49,8 @@ const (
 type ProcessServiceClient interface {
 	// Exec starts a process and streams its life. The first request message
 	// must be a ProcessStart; later messages carry stdin, signals and PTY
-	// resizes. Half-closing the request stream closes the process's stdin.
+	// resizes. Half-closing the request stream also closes a foreground
+	// process's stdin.
 	//
 	// The first response is Started; then Output/OutputLost events as output
 	// is produced; the last is Exited. A command that cannot be started (not
@@ -152,7 +153,8 @@ func (c *processServiceClient) List(ctx context.Context, req *connect.Request[ag
 type ProcessServiceHandler interface {
 	// Exec starts a process and streams its life. The first request message
 	// must be a ProcessStart; later messages carry stdin, signals and PTY
-	// resizes. Half-closing the request stream closes the process's stdin.
+	// resizes. Half-closing the request stream also closes a foreground
+	// process's stdin.
 	//
 	// The first response is Started; then Output/OutputLost events as output
 	// is produced; the last is Exited. A command that cannot be started (not
