@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/lifecycle"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
@@ -95,7 +96,28 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Ready:     ready.Load,
 	})
 
-	// Step 6: listen and serve.
+	// Step 6: lifecycle automation. A reconciliation first, before any
+	// request is served, so a restart after a crash starts from a ledger
+	// and providers that agree; then expiry and periodic reconciliation,
+	// owned here and stopped before the store closes.
+	life := lifecycle.New(lifecycle.Config{Store: st, Runtimes: runtimes, Logger: logger.With("component", "lifecycle")})
+	rep, err := life.Reconcile(ctx)
+	if err != nil {
+		logger.Error("start-up reconciliation", "err", err)
+	}
+	logger.Info("start-up reconciliation", "reconciled", len(rep.Reconciled), "orphans_removed", len(rep.Orphans))
+	lifeCtx, stopLife := context.WithCancel(context.WithoutCancel(ctx))
+	lifeDone := make(chan struct{})
+	go func() {
+		defer close(lifeDone)
+		life.Run(lifeCtx)
+	}()
+	defer func() {
+		stopLife()
+		<-lifeDone
+	}()
+
+	// Step 7: listen and serve.
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

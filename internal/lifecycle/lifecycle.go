@@ -1,0 +1,166 @@
+// Package lifecycle runs the automation that keeps runtimes honest without
+// anyone asking: expired sandboxes are paused (never killed with work in
+// them), and a reconciler brings the ledger and the providers back into
+// agreement after a crash — on start-up and then periodically.
+//
+// The Manager owns one goroutine (Run). Tick does one round and is what
+// tests call with an injected time: no sleeps.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Config configures a Manager.
+type Config struct {
+	Store    store.Store
+	Runtimes *runtime.Service
+	// Interval between expiry rounds; 0 means 5s.
+	Interval time.Duration
+	// ReconcileEvery is how often a full reconciliation runs after the
+	// start-up one; 0 means 1m.
+	ReconcileEvery time.Duration
+	// Now is the clock; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Manager runs expiry and reconciliation.
+type Manager struct {
+	cfg    Config
+	now    func() time.Time
+	logger *slog.Logger
+
+	mu            sync.Mutex
+	lastReconcile time.Time
+}
+
+// New returns a Manager.
+func New(cfg Config) *Manager {
+	if cfg.Interval == 0 {
+		cfg.Interval = 5 * time.Second
+	}
+	if cfg.ReconcileEvery == 0 {
+		cfg.ReconcileEvery = time.Minute
+	}
+	m := &Manager{cfg: cfg, now: cfg.Now, logger: cfg.Logger}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
+	return m
+}
+
+// Report is what one round did.
+type Report struct {
+	Expired    []string                          // runtimes paused with reason timeout
+	Reconciled map[string]runtime.Reconciliation // runtimes changed by reconciliation
+	Orphans    []runtime.Orphan                  // compute removed
+}
+
+// Reconcile brings every live runtime and all of this installation's
+// compute into agreement with the ledger.
+func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
+	rep := Report{Reconciled: map[string]runtime.Reconciliation{}}
+	rts, err := m.cfg.Store.ListRuntimesByStatus(ctx, []store.RuntimeStatus{
+		store.RuntimeStarting, store.RuntimeRunning, store.RuntimePaused,
+	})
+	if err != nil {
+		return rep, err
+	}
+	var errs []error
+	for _, rt := range rts {
+		what, err := m.cfg.Runtimes.Reconcile(ctx, rt.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if what != runtime.ReconcileNone {
+			rep.Reconciled[rt.ID] = what
+			m.logger.WarnContext(ctx, "reconciled runtime", "runtime", rt.ID, "action", string(what))
+		}
+	}
+	// Orphans last: rows killed above release their compute here.
+	orphans, err := m.cfg.Runtimes.RemoveOrphans(ctx)
+	rep.Orphans = orphans
+	errs = append(errs, err)
+	m.mu.Lock()
+	m.lastReconcile = m.now()
+	m.mu.Unlock()
+	return rep, errors.Join(errs...)
+}
+
+// Expire pauses, with reason timeout, every running runtime whose
+// sandbox's window has passed at now.
+func (m *Manager) Expire(ctx context.Context, now time.Time) ([]string, error) {
+	rts, err := m.cfg.Store.ListRuntimesByStatus(ctx, []store.RuntimeStatus{store.RuntimeRunning})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		paused []string
+		errs   []error
+	)
+	for _, rt := range rts {
+		if rt.CurrentSandboxID == "" {
+			continue
+		}
+		sb, err := m.cfg.Store.GetSandbox(ctx, rt.CurrentSandboxID)
+		if err != nil || sb.ExpiresAt.IsZero() || sb.ExpiresAt.After(now) {
+			continue
+		}
+		ok, err := m.cfg.Runtimes.PauseIfExpired(ctx, rt.ID, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			paused = append(paused, rt.ID)
+			m.logger.InfoContext(ctx, "paused an expired sandbox", "runtime", rt.ID, "sandbox", sb.ID, "expired_at", sb.ExpiresAt)
+		}
+	}
+	return paused, errors.Join(errs...)
+}
+
+// Tick does one round at now: expiry always, reconciliation when it is due.
+func (m *Manager) Tick(ctx context.Context, now time.Time) (Report, error) {
+	rep := Report{Reconciled: map[string]runtime.Reconciliation{}}
+	expired, err := m.Expire(ctx, now)
+	rep.Expired = expired
+	m.mu.Lock()
+	due := now.Sub(m.lastReconcile) >= m.cfg.ReconcileEvery
+	m.mu.Unlock()
+	if !due {
+		return rep, err
+	}
+	r, rerr := m.Reconcile(ctx)
+	r.Expired = expired
+	return r, errors.Join(err, rerr)
+}
+
+// Run ticks every Interval until ctx ends, and returns when its work has
+// stopped. The server calls Reconcile once before it starts serving and
+// Run after.
+func (m *Manager) Run(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := m.Tick(ctx, m.now()); err != nil && ctx.Err() == nil {
+				m.logger.ErrorContext(ctx, "lifecycle round", "err", err)
+			}
+		}
+	}
+}

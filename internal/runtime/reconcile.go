@@ -1,0 +1,184 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// More kill reasons, recorded by the reconciler.
+const (
+	KillInterrupted = "interrupted" // the server stopped in the middle of a start
+	KillExited      = "exited"      // the compute stopped by itself
+)
+
+// Reconciliation is what Reconcile did to one runtime.
+type Reconciliation string
+
+const (
+	ReconcileNone        Reconciliation = ""            // ledger and provider agreed
+	ReconcileInterrupted Reconciliation = "interrupted" // a start cut short: row killed, runtime idle
+	ReconcileVanished    Reconciliation = "vanished"    // compute gone: row killed, runtime in error
+	ReconcileExited      Reconciliation = "exited"      // compute stopped: destroyed, row killed, runtime in error
+	ReconcileRepaused    Reconciliation = "repaused"    // compute ran while the ledger said paused
+	ReconcileResumed     Reconciliation = "resumed"     // compute paused while the ledger said running
+	ReconcileUnlinked    Reconciliation = "unlinked"    // the runtime pointed at a killed or missing row
+)
+
+// Reconcile brings one runtime, its ledger row and its compute into
+// agreement after a crash. The ledger states the intent and the provider is
+// driven to it, so nothing runs unbilled and nothing is billed that does
+// not run:
+//
+//   - starting (the server died mid-start): the compute, if any, is
+//     destroyed, the row killed as interrupted, the runtime idle;
+//   - running or paused whose compute is gone: the row is killed as
+//     vanished and the runtime is in error;
+//   - compute that stopped by itself: destroyed, row killed as exited,
+//     runtime in error;
+//   - compute paused while the row says running is resumed, and running
+//     while the row says paused is paused.
+//
+// It takes the runtime's lock, so it never races an action in this process.
+func (s *Service) Reconcile(ctx context.Context, runtimeID string) (Reconciliation, error) {
+	unlock, err := s.lockRuntime(ctx, runtimeID)
+	if err != nil {
+		return ReconcileNone, err
+	}
+	defer unlock()
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+
+	rt, err := s.store.GetRuntime(ctx, runtimeID)
+	if err != nil {
+		return ReconcileNone, err
+	}
+	if rt.CurrentSandboxID == "" {
+		if rt.Status == store.RuntimeStarting || rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused {
+			_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
+			return ReconcileUnlinked, err
+		}
+		return ReconcileNone, nil
+	}
+	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+	if errdefs.IsNotFound(err) || (err == nil && sb.State == store.SandboxKilled) {
+		_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
+		return ReconcileUnlinked, err
+	}
+	if err != nil {
+		return ReconcileNone, err
+	}
+
+	if rt.Status == store.RuntimeStarting || sb.State == store.SandboxStarting {
+		// Nobody is starting it any more: this process holds the lock.
+		_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
+		return ReconcileInterrupted, err
+	}
+
+	p, err := s.providers.Get(sb.Provider)
+	if err != nil {
+		return ReconcileNone, err
+	}
+	st, err := p.Inspect(ctx, handleOf(sb))
+	switch {
+	case errdefs.IsNotFound(err):
+		_, err := s.release(ctx, rt, KillVanished, store.RuntimeError)
+		return ReconcileVanished, err
+	case err != nil:
+		return ReconcileNone, err
+	}
+	switch {
+	case st.State == provider.StateStopped:
+		rt, err = s.release(ctx, rt, KillExited, store.RuntimeError)
+		if err == nil {
+			err = s.setReason(ctx, rt, "the sandbox stopped by itself; reset the runtime")
+		}
+		return ReconcileExited, err
+	case sb.State == store.SandboxRunning && st.State == provider.StatePaused:
+		if err := p.Resume(ctx, handleOf(sb)); err != nil {
+			return ReconcileNone, providerFailure("resume", err)
+		}
+		return ReconcileResumed, s.syncStatus(ctx, rt, store.RuntimeRunning)
+	case sb.State == store.SandboxPaused && st.State == provider.StateRunning:
+		if err := p.Pause(ctx, handleOf(sb)); err != nil {
+			return ReconcileNone, providerFailure("pause", err)
+		}
+		return ReconcileRepaused, s.syncStatus(ctx, rt, store.RuntimePaused)
+	}
+	want := store.RuntimeRunning
+	if sb.State == store.SandboxPaused {
+		want = store.RuntimePaused
+	}
+	if rt.Status != want {
+		return ReconcileNone, s.syncStatus(ctx, rt, want)
+	}
+	return ReconcileNone, nil
+}
+
+// syncStatus sets the runtime's status to match its sandbox row.
+func (s *Service) syncStatus(ctx context.Context, rt store.Runtime, status store.RuntimeStatus) error {
+	if rt.Status == status {
+		return nil
+	}
+	rt.Status = status
+	rt.UpdatedAt = s.now()
+	_, err := s.store.UpdateRuntime(ctx, rt)
+	return lostRace(rt, err)
+}
+
+func (s *Service) setReason(ctx context.Context, rt store.Runtime, reason string) error {
+	rt.StatusReason = reason
+	rt.UpdatedAt = s.now()
+	_, err := s.store.UpdateRuntime(ctx, rt)
+	return lostRace(rt, err)
+}
+
+// Orphan is compute a provider runs that the ledger does not account for.
+type Orphan struct {
+	Provider string
+	ID       string
+	Sandbox  string // the ledger row it claims, if any
+}
+
+// RemoveOrphans destroys the compute of this installation whose ledger row
+// is missing or killed. Compute whose row is still starting is left to the
+// start that owns it (or to Reconcile, which kills such rows first).
+func (s *Service) RemoveOrphans(ctx context.Context) ([]Orphan, error) {
+	var removed []Orphan
+	for _, name := range s.providers.Names() {
+		p, err := s.providers.Get(name)
+		if err != nil {
+			return removed, err
+		}
+		l, ok := p.(provider.Lister)
+		if !ok {
+			continue
+		}
+		listed, err := l.List(ctx, s.instance)
+		if err != nil {
+			return removed, providerFailure("list", err)
+		}
+		for _, c := range listed {
+			id := c.Labels[provider.LabelSandbox]
+			sb, err := s.store.GetSandbox(ctx, id)
+			switch {
+			case err == nil && sb.State != store.SandboxKilled && (sb.ProviderSandboxID == c.Handle.ID || sb.State == store.SandboxStarting):
+				continue // accounted for
+			case err != nil && !errdefs.IsNotFound(err):
+				return removed, err
+			}
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			err = p.Destroy(dctx, c.Handle)
+			cancel()
+			if err != nil && !errdefs.IsNotFound(err) {
+				return removed, providerFailure("destroy", err)
+			}
+			s.logger.WarnContext(ctx, "removed orphaned compute", "provider", name, "provider_sandbox_id", c.Handle.ID, "sandbox", id)
+			removed = append(removed, Orphan{Provider: name, ID: c.Handle.ID, Sandbox: id})
+		}
+	}
+	return removed, nil
+}
