@@ -11,12 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 const module = "github.com/paddockhq/paddock"
@@ -76,38 +76,14 @@ func TestDependencies(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	testenv.RemoveBinaries()
 	os.Exit(code)
 }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
 
 // shimBinary builds the shim the way it ships: static, without cgo.
 func shimBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pdk-shim-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "paddock-shim")
-		cmd := exec.Command(goTool(t), "build", "-o", binPath, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build: %v", buildErr)
-	}
-	return binPath
+	return testenv.Binary(t, "paddock-shim")
 }
 
 func TestStaticBinary(t *testing.T) {
@@ -130,12 +106,7 @@ func TestStaticBinary(t *testing.T) {
 // until it answers /healthz over HTTP/2 cleartext.
 func runShim(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pdk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "agent.sock")
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
 	cmd := exec.Command(shimBinary(t), append([]string{"serve", "--socket", sock}, args...)...)
 	cmd.Stderr = t.Output()
 	if err := cmd.Start(); err != nil {
@@ -174,13 +145,6 @@ func runShim(t *testing.T, args ...string) (*exec.Cmd, string) {
 	}
 }
 
-func dialer(sock string) func(context.Context) (net.Conn, error) {
-	return func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}
-}
-
 // waitExit waits for the shim to exit and returns its exit code.
 func waitExit(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
@@ -214,7 +178,7 @@ func TestSIGTERM(t *testing.T) {
 	cmd, sock := runShim(t, "--grace", "300ms")
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	c := agentconn.New(dialer(sock))
+	c := agentconn.New(testenv.UnixDialer(sock))
 	defer c.Close()
 	info, err := c.Info(ctx)
 	if err != nil {
@@ -266,7 +230,7 @@ func TestForwardSignal(t *testing.T) {
 	cmd, sock := runShim(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	c := agentconn.New(dialer(sock))
+	c := agentconn.New(testenv.UnixDialer(sock))
 	defer c.Close()
 	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", `trap 'echo usr1; exit 0' USR1; echo ready; while :; do sleep 0.05; done`}})
 	if err != nil {

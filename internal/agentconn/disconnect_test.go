@@ -5,14 +5,18 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestDisconnect checks that a client going away mid-stream kills its
@@ -54,13 +58,44 @@ func TestDisconnect(t *testing.T) {
 		waitGone(t, es.PID())
 	})
 
+	t.Run("context cancelled while receiving", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		es, err := a.client.Exec(cctx, agentconn.ExecRequest{Argv: []string{"sleep", "1000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		term, err := a.client.Terminal(cctx, agentconn.TerminalRequest{Argv: []string{"sleep", "1001"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both are blocked reading a silent process when the context ends.
+		done := make(chan error, 2)
+		go func() { _, err := es.Wait(nil, nil); done <- err }()
+		go func() { _, err := io.Copy(io.Discard, term); done <- err }()
+		waitBlockedReading(t, 2)
+		cancel()
+		for range 2 {
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("a blocked receive ended without an error after cancel")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a blocked receive did not end when its context was cancelled")
+			}
+		}
+		term.Close()
+		waitGone(t, es.PID())
+		waitGone(t, term.PID())
+	})
+
 	t.Run("connection dropped", func(t *testing.T) {
 		var (
 			mu    sync.Mutex
 			conns []net.Conn
 		)
 		c := agentconn.New(func(ctx context.Context) (net.Conn, error) {
-			conn, err := dialer(a.socket)(ctx)
+			conn, err := testenv.UnixDialer(a.socket)(ctx)
 			if err == nil {
 				mu.Lock()
 				conns = append(conns, conn)
@@ -142,7 +177,7 @@ func TestOneConnection(t *testing.T) {
 	var dials atomic.Int32
 	c := agentconn.New(func(ctx context.Context) (net.Conn, error) {
 		dials.Add(1)
-		return dialer(a.socket)(ctx)
+		return testenv.UnixDialer(a.socket)(ctx)
 	})
 	defer c.Close()
 	if err := c.Health(ctx); err != nil {
@@ -172,5 +207,23 @@ func TestOneConnection(t *testing.T) {
 	}
 	if n := dials.Load(); n != 1 {
 		t.Fatalf("%d connections dialed, want 1", n)
+	}
+}
+
+// waitBlockedReading waits until n goroutines are blocked reading an
+// HTTP/2 response body.
+func waitBlockedReading(t *testing.T, n int) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if strings.Count(stacks, "(*http2pipe).Read(") >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d goroutines blocked reading:\n%s", n, stacks)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -3,81 +3,19 @@ package agentconn_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
-
-// testImage is built by scripts/build-images.sh test.
-const testImage = "paddock/test-busybox:latest"
-
-// requireDocker skips unless a Docker engine and the test image are there;
-// with PADDOCK_REQUIRE_DOCKER or CI set it fails instead.
-func requireDocker(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	missing := ""
-	if out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", testImage).CombinedOutput(); err != nil {
-		missing = fmt.Sprintf("docker or image %s unavailable (scripts/build-images.sh test builds it): %v: %s", testImage, err, bytes.TrimSpace(out))
-	}
-	if missing == "" {
-		return
-	}
-	if os.Getenv("PADDOCK_REQUIRE_DOCKER") != "" || os.Getenv("CI") != "" {
-		t.Fatal(missing)
-	}
-	t.Skip(missing)
-}
-
-var (
-	shimOnce sync.Once
-	shimPath string
-	shimErr  error
-)
-
-// shimBinary builds cmd/paddock-shim once, static.
-func shimBinary(t testing.TB) string {
-	t.Helper()
-	shimOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		dir, err := os.MkdirTemp("", "pdk-shim-bin")
-		if err != nil {
-			shimErr = err
-			return
-		}
-		shimPath = filepath.Join(dir, "paddock-shim")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", shimPath, "./cmd/paddock-shim")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			shimErr = fmt.Errorf("build paddock-shim: %v: %s", err, out)
-		}
-	})
-	if shimErr != nil {
-		t.Fatal(shimErr)
-	}
-	return shimPath
-}
-
-// removeShimBinary deletes what shimBinary built.
-func removeShimBinary() {
-	if shimPath != "" {
-		os.RemoveAll(filepath.Dir(shimPath))
-	}
-}
 
 // sandbox is a hardened container running the shim as PID 1.
 type sandbox struct {
@@ -99,26 +37,23 @@ func docker(ctx context.Context, args ...string) (string, error) {
 // answers.
 func startSandbox(t testing.TB) *sandbox {
 	t.Helper()
-	requireDocker(t)
-	bin := shimBinary(t)
-	b := make([]byte, 6)
-	rand.Read(b)
-	instance := "pdktest-agentconn-" + hex.EncodeToString(b)
-	t.Cleanup(func() { removeLabelled(t, instance) })
-
-	run, err := os.MkdirTemp("", "pdk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(run) })
+	testenv.RequireDocker(t, testenv.TestImage)
+	bin := testenv.Binary(t, "paddock-shim")
+	instance := testenv.Instance(t)
+	t.Cleanup(func() {
+		if err := testenv.Sweep(provider.LabelInstance, instance); err != nil {
+			t.Errorf("sweep: %v", err)
+		}
+	})
+	run := testenv.ShortTempDir(t)
 	if err := os.Chmod(run, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	id, err := docker(ctx, "run", "-d",
-		"--label", "dev.paddock.managed=true",
-		"--label", "dev.paddock.instance="+instance,
+		"--label", provider.LabelManaged+"=true",
+		"--label", provider.LabelInstance+"="+instance,
 		"--network", "none",
 		"--read-only",
 		"--cap-drop", "ALL",
@@ -131,13 +66,13 @@ func startSandbox(t testing.TB) *sandbox {
 		"-v", bin+":/.paddock/bin/paddock-shim:ro",
 		"-v", run+":/.paddock/run",
 		"--entrypoint", "/.paddock/bin/paddock-shim",
-		testImage,
+		testenv.TestImage,
 		"serve", "--socket", "/.paddock/run/agent.sock",
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := agentconn.New(dialer(filepath.Join(run, "agent.sock")))
+	c := agentconn.New(testenv.UnixDialer(filepath.Join(run, "agent.sock")))
 	t.Cleanup(func() { c.Close() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -154,23 +89,6 @@ func startSandbox(t testing.TB) *sandbox {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return &sandbox{id: id, client: c}
-}
-
-// removeLabelled force-removes the containers (and their anonymous volumes)
-// labelled with instance.
-func removeLabelled(t testing.TB, instance string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ids, err := docker(ctx, "ps", "-aq", "--filter", "label=dev.paddock.instance="+instance)
-	if err != nil {
-		t.Errorf("list containers: %v", err)
-		return
-	}
-	for _, id := range strings.Fields(ids) {
-		if _, err := docker(ctx, "rm", "-f", "-v", id); err != nil {
-			t.Errorf("remove container: %v", err)
-		}
-	}
 }
 
 // TestDockerSandbox drives the shim binary as PID 1 of a hardened container

@@ -139,6 +139,8 @@ type ExecStream struct {
 	closeR func() error                     // releases the response side
 
 	replay bool // from Replay: may end without an exit
+	// stopWatch stops ending the request side when the context ends.
+	stopWatch func() bool
 
 	sendMu    sync.Mutex
 	sendDone  bool
@@ -187,6 +189,12 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error)
 		closeS: stream.CloseRequest,
 		closeR: stream.CloseResponse,
 	}
+	// The HTTP/2 transport reads the request side, a pipe, and notices a
+	// cancelled context only once that pipe ends: a receive blocked on a
+	// silent process would wait for ever. So the pipe ends with the
+	// context, and the call with it (the agent then kills a foreground
+	// process).
+	es.stopWatch = context.AfterFunc(sctx, es.closeSend)
 	// A send error is only EOF; the reason comes from the receive below.
 	// The request side stays open for signals and resizes until Close.
 	_ = stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}})
@@ -425,6 +433,9 @@ func (s *ExecStream) Wait(stdout, stderr io.Writer) (ExitStatus, error) {
 // agent; a background one keeps running.
 func (s *ExecStream) Close() error {
 	s.closeOnce.Do(func() {
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
 		s.cancel()
 		s.closeSend()
 		if s.closeR != nil {
@@ -446,16 +457,17 @@ type Result struct {
 // MaxRunOutput is how much of each stream Run keeps.
 const MaxRunOutput = 16 << 20
 
-// limitedBuffer keeps the first max bytes written to it.
-type limitedBuffer struct {
+// LimitedBuffer keeps the first Max bytes written to it and notes that
+// more were discarded: a bound for collected output.
+type LimitedBuffer struct {
 	bytes.Buffer
-	max       int
-	truncated bool
+	Max       int
+	Truncated bool
 }
 
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
-		b.truncated = true
+func (b *LimitedBuffer) Write(p []byte) (int, error) {
+	if room := b.Max - b.Len(); len(p) > room {
+		b.Truncated = true
 		b.Buffer.Write(p[:max(room, 0)])
 		return len(p), nil
 	}
@@ -474,8 +486,8 @@ func (c *Client) Run(ctx context.Context, req ExecRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	stdout := &limitedBuffer{max: MaxRunOutput}
-	stderr := &limitedBuffer{max: MaxRunOutput}
+	stdout := &LimitedBuffer{Max: MaxRunOutput}
+	stderr := &LimitedBuffer{Max: MaxRunOutput}
 	st, err := es.Wait(stdout, stderr)
 	if err != nil {
 		return Result{}, err
@@ -484,7 +496,7 @@ func (c *Client) Run(ctx context.Context, req ExecRequest) (Result, error) {
 		Exit:      st,
 		Stdout:    stdout.Bytes(),
 		Stderr:    stderr.Bytes(),
-		Truncated: stdout.truncated || stderr.truncated,
+		Truncated: stdout.Truncated || stderr.Truncated,
 	}, nil
 }
 

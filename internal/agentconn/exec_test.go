@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 func TestRun(t *testing.T) {
@@ -360,7 +361,7 @@ func TestBackgroundAttach(t *testing.T) {
 	es.Close()
 	a.client.Close()
 
-	other := agentconn.New(dialer(a.socket))
+	other := agentconn.New(testenv.UnixDialer(a.socket))
 	defer other.Close()
 	ps, err := other.Processes(ctx)
 	if err != nil {

@@ -32,16 +32,7 @@ func fileInfo(m *agentpb.FileInfo) FileInfo {
 	if m == nil {
 		return FileInfo{}
 	}
-	mode := fs.FileMode(m.Mode & 0o777)
-	if m.Mode&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m.Mode&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m.Mode&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
+	mode := ModeOf(m.Mode)
 	switch m.Type {
 	case agentpb.FileType_FILE_TYPE_DIRECTORY:
 		mode |= fs.ModeDir
@@ -62,8 +53,24 @@ func fileInfo(m *agentpb.FileInfo) FileInfo {
 	}
 }
 
-// permBits converts a Go mode to the protocol's 07777 bits.
-func permBits(mode fs.FileMode) uint32 {
+// ModeOf converts permission bits, 0 to 07777, to a Go mode.
+func ModeOf(bits uint32) fs.FileMode {
+	mode := fs.FileMode(bits & 0o777)
+	if bits&0o4000 != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if bits&0o2000 != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if bits&0o1000 != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// PermBits converts a Go mode to permission bits, 0 to 07777 (setuid,
+// setgid and sticky included), as the protocol and the HTTP API carry them.
+func PermBits(mode fs.FileMode) uint32 {
 	b := uint32(mode.Perm())
 	if mode&fs.ModeSetuid != 0 {
 		b |= 0o4000
@@ -226,7 +233,7 @@ func (c *Client) WriteFileWith(ctx context.Context, path string, r io.Reader, op
 	defer cancel()
 	stream := c.files.Write(sctx)
 	err := stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Header{Header: &agentpb.WriteHeader{
-		Path: path, Mode: permBits(opts.Mode), CreateParents: opts.CreateParents, NoOverwrite: opts.NoOverwrite,
+		Path: path, Mode: PermBits(opts.Mode), CreateParents: opts.CreateParents, NoOverwrite: opts.NoOverwrite,
 	}}})
 	if err == nil {
 		if rerr := sendChunks(r, func(b []byte) error {
@@ -290,7 +297,7 @@ func (c *Client) MkdirAll(ctx context.Context, path string, mode fs.FileMode) (F
 }
 
 func (c *Client) mkdir(ctx context.Context, path string, mode fs.FileMode, parents bool) (FileInfo, error) {
-	res, err := c.files.Mkdir(ctx, connect.NewRequest(&agentpb.MkdirRequest{Path: path, Parents: parents, Mode: permBits(mode)}))
+	res, err := c.files.Mkdir(ctx, connect.NewRequest(&agentpb.MkdirRequest{Path: path, Parents: parents, Mode: PermBits(mode)}))
 	if err != nil {
 		return FileInfo{}, mapError(err)
 	}

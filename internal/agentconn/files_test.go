@@ -7,18 +7,16 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 func TestFiles(t *testing.T) {
@@ -273,71 +271,6 @@ func TestWriteAtomic(t *testing.T) {
 	}
 }
 
-// patternReader yields n pseudo-random bytes cheaply: a random block with
-// its position mixed in, so no two blocks are alike.
-type patternReader struct {
-	block []byte
-	n     int64
-	off   int64
-	cur   []byte
-}
-
-func newPatternReader(n int64) *patternReader {
-	r := rand.New(rand.NewPCG(1, 2))
-	block := make([]byte, 1<<20)
-	for i := range block {
-		block[i] = byte(r.Uint32())
-	}
-	return &patternReader{block: block, n: n, cur: make([]byte, len(block))}
-}
-
-func (p *patternReader) Read(b []byte) (int, error) {
-	if p.off >= p.n {
-		return 0, io.EOF
-	}
-	bs := int64(len(p.block))
-	pos := p.off % bs
-	if pos == 0 {
-		copy(p.cur, p.block)
-		idx := p.off / bs
-		for i := 0; i < 8; i++ {
-			p.cur[i] ^= byte(idx >> (8 * i))
-		}
-	}
-	n := copy(b, p.cur[pos:min(bs, pos+p.n-p.off)])
-	p.off += int64(n)
-	return n, nil
-}
-
-// heapPeak samples the live heap until stopped and returns the highest
-// figure seen.
-func heapPeak() (stop func() uint64) {
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	done := make(chan struct{})
-	var (
-		wg   sync.WaitGroup
-		peak uint64
-	)
-	wg.Go(func() {
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(samples)
-			peak = max(peak, samples[0].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		return peak
-	}
-}
-
 // TestLargeFile streams a large file both ways with a checksum, holding
 // memory bounded on both sides (client and agent share this process).
 func TestLargeFile(t *testing.T) {
@@ -355,10 +288,10 @@ func TestLargeFile(t *testing.T) {
 	path := filepath.Join(dir, "big.bin")
 
 	table := crc32.MakeTable(crc32.Castagnoli)
-	stop := heapPeak()
+	stop := testenv.HeapPeak()
 	start := time.Now()
 	wantSum := crc32.New(table)
-	info, err := a.client.WriteFile(ctx, path, io.TeeReader(newPatternReader(size), wantSum), 0o644)
+	info, err := a.client.WriteFile(ctx, path, io.TeeReader(testenv.PatternReader(size), wantSum), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,10 +14,11 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeShimBinary() }))
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { testenv.RemoveBinaries() }))
 }
 
 // agent is a shim served in-process on a unix socket, and a client of it.
@@ -32,12 +32,7 @@ type agent struct {
 // Tests that use it must not run in parallel: a process has one reaper.
 func startAgent(t testing.TB, opts shim.Options) *agent {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pdk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "agent.sock")
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	r, err := shim.StartReaper(log)
 	if err != nil {
@@ -57,7 +52,7 @@ func startAgent(t testing.TB, opts shim.Options) *agent {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, l) }()
-	c := agentconn.New(dialer(sock))
+	c := agentconn.New(testenv.UnixDialer(sock))
 	stopped := false
 	a := &agent{client: c, socket: sock}
 	a.stop = func() {
@@ -95,13 +90,5 @@ func wantCode(t *testing.T, err error, kind error, code string) {
 	}
 	if !errors.Is(err, kind) || pub.Code != code {
 		t.Fatalf("got %v (kind %v, code %q), want kind %v code %q", err, errdefs.KindOf(err), pub.Code, kind, code)
-	}
-}
-
-// dialer dials the unix socket at path.
-func dialer(path string) func(context.Context) (net.Conn, error) {
-	return func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", path)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentpb"
 	"github.com/paddockhq/paddock/internal/agentpb/agentpbconnect"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestMalformedRequests speaks the protocol directly, as another client
@@ -22,7 +23,7 @@ func TestMalformedRequests(t *testing.T) {
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	tr := &http.Transport{Protocols: &p, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return dialer(a.socket)(ctx)
+		return testenv.UnixDialer(a.socket)(ctx)
 	}}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}

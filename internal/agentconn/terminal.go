@@ -30,6 +30,8 @@ type TerminalStream struct {
 	pid    int
 	stream *connect.BidiStreamForClient[agentpb.TerminalRequest, agentpb.TerminalResponse]
 	cancel context.CancelFunc
+	// stopWatch stops ending the request side when the context ends.
+	stopWatch func() bool
 
 	sendMu    sync.Mutex
 	closeOnce sync.Once
@@ -50,6 +52,9 @@ func (c *Client) Terminal(ctx context.Context, req TerminalRequest) (*TerminalSt
 	sctx, cancel := context.WithCancel(ctx)
 	stream := c.term.Open(sctx)
 	t := &TerminalStream{stream: stream, cancel: cancel}
+	// As for Exec: the request side ends with the context, or a blocked
+	// Read would not notice it.
+	t.stopWatch = context.AfterFunc(sctx, t.closeRequest)
 	_ = stream.Send(&agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Start{Start: &agentpb.TerminalStart{
 		Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
 		Rows: uint32(req.Rows), Cols: uint32(req.Cols), Term: req.Term,
@@ -159,11 +164,16 @@ func (t *TerminalStream) Signal(sig syscall.Signal) error {
 // Close ends the session; a process still running is killed.
 func (t *TerminalStream) Close() error {
 	t.closeOnce.Do(func() {
+		t.stopWatch()
 		t.cancel()
-		t.sendMu.Lock()
-		_ = t.stream.CloseRequest()
-		t.sendMu.Unlock()
+		t.closeRequest()
 		_ = t.stream.CloseResponse()
 	})
 	return nil
+}
+
+func (t *TerminalStream) closeRequest() {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	_ = t.stream.CloseRequest()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
@@ -23,6 +24,8 @@ type Config struct {
 	Logger    *slog.Logger
 	// Ready reports whether the server is ready to serve; nil = always.
 	Ready func() bool
+	// Ledger keeps credits; nil answers the credit routes 501.
+	Ledger *ledger.Ledger
 }
 
 // API serves HTTP.
@@ -35,6 +38,7 @@ type API struct {
 	ready     func() bool
 	now       func() time.Time
 	mux       *http.ServeMux
+	ledger    *ledger.Ledger
 }
 
 // Route is one entry of the route table.
@@ -60,6 +64,7 @@ func New(cfg Config) *API {
 		ready:     cfg.Ready,
 		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
 		mux:       http.NewServeMux(),
+		ledger:    cfg.Ledger,
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
@@ -110,6 +115,34 @@ func (a *API) Routes() []Route {
 		{"POST", rtPrefix + "/resume", true, a.resumeRuntime},
 		{"POST", rtPrefix + "/reset", true, a.resetRuntime},
 		{"POST", rtPrefix + "/keepalive", true, a.keepaliveRuntime},
+
+		// Inside the runtime's sandbox, through its agent.
+		{"POST", rtPrefix + "/exec", true, a.agentOp(a.exec)},
+		{"GET", rtPrefix + "/processes", true, a.agentOp(a.listProcesses)},
+		{"GET", rtPrefix + "/processes/{process_id}", true, a.agentOp(a.getProcess)},
+		{"GET", rtPrefix + "/processes/{process_id}/attach", true, a.agentOp(a.attachProcess)},
+		{"POST", rtPrefix + "/processes/{process_id}/signal", true, a.agentOp(a.signalProcess)},
+		{"POST", rtPrefix + "/processes/{process_id}/stdin", true, a.agentOp(a.writeStdin)},
+		{"GET", rtPrefix + "/files", true, a.agentOp(a.readFile)},
+		{"PUT", rtPrefix + "/files", true, a.agentOp(a.writeFile)},
+		{"DELETE", rtPrefix + "/files", true, a.agentOp(a.deleteFile)},
+		{"GET", rtPrefix + "/files/stat", true, a.agentOp(a.statFile)},
+		{"GET", rtPrefix + "/files/list", true, a.agentOp(a.listFiles)},
+		{"POST", rtPrefix + "/files/mkdir", true, a.agentOp(a.mkdir)},
+		{"GET", rtPrefix + "/files/tar", true, a.agentOp(a.downloadTar)},
+		{"POST", rtPrefix + "/files/tar", true, a.agentOp(a.uploadTar)},
+		{"GET", rtPrefix + "/terminal", true, a.agentOp(a.terminal)},
+
+		{"GET", "/api/v1/org/{org}/credits", true, a.getCredits},
+		{"POST", "/api/v1/org/{org}/credits/grants", true, a.grantCredits},
+		{"POST", "/api/v1/org/{org}/credits/balance", true, a.setCreditBalance},
+		{"GET", "/api/v1/org/{org}/credits/journal", true, a.listCreditJournal},
+		{"GET", "/api/v1/org/{org}/usage", true, a.getUsage},
+		{"GET", wsPrefix + "/members", true, a.listMembers},
+		{"POST", wsPrefix + "/members", true, a.addMember},
+		{"DELETE", wsPrefix + "/members/{member}", true, a.removeMember},
+		{"GET", wsPrefix + "/member-limit", true, a.getMemberLimit},
+		{"PUT", wsPrefix + "/member-limit", true, a.setMemberLimit},
 
 		{"GET", "/api/v1/org/{org}/sandboxes", true, a.listSandboxes},
 		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.getSandbox},

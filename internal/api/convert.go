@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -47,14 +48,11 @@ func runtimeOut(rt store.Runtime, sb *store.Sandbox) client.Runtime {
 	return out
 }
 
-// microsPerCredit: ledger amounts are kept in millionths of a credit.
-const microsPerCredit = 1e6
-
-func sandboxOut(sb store.Sandbox) client.Sandbox {
-	billed := float64(sb.BilledMicros) / microsPerCredit
-	// Billing rates arrive with the credits feature; until then a
-	// sandbox accrues nothing and running credits are an honest zero.
-	running := 0.0
+// sandboxOut renders a ledger row with its running credits (micro-credits
+// accrued since its billing watermark): estimated = billed + running.
+func sandboxOut(sb store.Sandbox, runningMicros int64) client.Sandbox {
+	billed := ledger.Credits(sb.BilledMicros)
+	running := ledger.Credits(runningMicros)
 	return client.Sandbox{
 		ID: sb.ID, OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, ProjectID: sb.ProjectID,
 		RuntimeID: sb.RuntimeID, Kind: string(sb.Kind), State: string(sb.State),
@@ -74,4 +72,13 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// sandboxView renders a ledger row priced at the API's clock.
+func (a *API) sandboxView(sb store.Sandbox) client.Sandbox {
+	var running int64
+	if a.ledger != nil {
+		running = a.ledger.Meter().RunningMicros(sb, a.now())
+	}
+	return sandboxOut(sb, running)
 }

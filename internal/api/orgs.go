@@ -26,14 +26,23 @@ func (a *API) createOrg(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := store.Org{ID: uuid.NewString(), Name: req.Name, CreatedAt: a.now()}
-	if err := a.store.CreateOrg(ctx, o); err != nil {
+	err := a.store.InTx(ctx, func(q store.Queries) error {
+		if err := q.CreateOrg(ctx, o); err != nil {
+			return err
+		}
+		if a.ledger != nil {
+			return a.ledger.OpenOrg(ctx, q, o.ID) // its starting credits, if any
+		}
+		return nil
+	})
+	if err != nil {
 		if errdefs.IsConflict(err) {
 			err = errdefs.Conflict("org_exists", "an org named %q already exists", req.Name).WithCause(err)
 		}
 		writeError(ctx, w, a.logger, err)
 		return
 	}
-	o, err := a.store.GetOrg(ctx, o.ID)
+	o, err = a.store.GetOrg(ctx, o.ID)
 	if err != nil {
 		writeError(ctx, w, a.logger, err)
 		return

@@ -55,7 +55,7 @@ func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := client.List[client.Sandbox]{Items: make([]client.Sandbox, 0, len(sbs)), NextCursor: next}
 	for _, sb := range sbs {
-		out.Items = append(out.Items, sandboxOut(sb))
+		out.Items = append(out.Items, a.sandboxView(sb))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -66,7 +66,7 @@ func (a *API) getSandbox(w http.ResponseWriter, r *http.Request) {
 		writeError(r.Context(), w, a.logger, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sandboxOut(sb))
+	writeJSON(w, http.StatusOK, a.sandboxView(sb))
 }
 
 func (a *API) killSandbox(w http.ResponseWriter, r *http.Request) {
@@ -80,5 +80,5 @@ func (a *API) killSandbox(w http.ResponseWriter, r *http.Request) {
 		writeError(ctx, w, a.logger, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sandboxOut(sb))
+	writeJSON(w, http.StatusOK, a.sandboxView(sb))
 }

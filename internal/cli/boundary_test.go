@@ -20,6 +20,7 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/paddockhq/paddock/internal/cli":         true,
 		"github.com/paddockhq/paddock/internal/cli/clitest": true,
 		"github.com/spf13/cobra":                            true,
+		"golang.org/x/term":                                 true,
 	}
 	for _, dir := range []string{".", "clitest"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

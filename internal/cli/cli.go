@@ -98,6 +98,10 @@ func usagef(format string, args ...any) error {
 // report prints err and returns its exit code.
 func (a *app) report(cmd *cobra.Command, err error) int {
 	w := a.env.Stderr
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code) // the sandbox command's own status; it said why
+	}
 	var ue *usageError
 	if errors.As(err, &ue) || !a.ran {
 		fmt.Fprintf(w, "error: %v\n", err)
@@ -163,6 +167,10 @@ config file written by 'paddock login'. Default org and workspace come from
 		a.projectCmd(),
 		a.runtimeCmd(),
 		a.sandboxCmd(),
+		a.creditsCmd(), a.usageCmd(),
+		a.execCmd(),
+		a.cpCmd(),
+		a.shellCmd(),
 		a.capabilitiesCmd(),
 		a.versionCmd(),
 	)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,8 +31,17 @@ admin API key once.
 Settings come from flags, then PADDOCK_* environment variables (PADDOCK_LISTEN,
 PADDOCK_DATA_DIR, PADDOCK_PROVIDER, PADDOCK_SHIM_PATH, PADDOCK_DEFAULT_IMAGE,
 PADDOCK_DOCKER_HOST, PADDOCK_RUN_DIR, PADDOCK_BOOTSTRAP_KEY, PADDOCK_LOG_LEVEL,
-PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES), then the YAML file given by --config
-(default <data-dir>/paddock.yaml when it exists).`,
+PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES, PADDOCK_CREDIT_RATE_CPU,
+PADDOCK_CREDIT_RATE_MEMORY, PADDOCK_CREDIT_PROVIDER_RATES,
+PADDOCK_CREDIT_FIRST_SLICE, PADDOCK_SETTLE_INTERVAL, PADDOCK_NEW_ORG_CREDITS),
+then the YAML file given by --config (default <data-dir>/paddock.yaml when it
+exists).
+
+Compute costs credits: --credit-rate-cpu micro-credits per core-second plus
+--credit-rate-memory per GiB-second (zero rates make it free). A start
+prepays --credit-first-slice of compute and is refused (402) when the org
+cannot pay for it; running compute is charged every --settle-interval. A new
+org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := config.Default()
@@ -73,6 +83,26 @@ PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES), then the YAML file given by --config
 			if fl.Changed("pull-images") {
 				cfg.PullImages = flags.PullImages
 			}
+			set("credit-provider-rates", &cfg.CreditProviderRates, flags.CreditProviderRates)
+			for name, p := range map[string]struct{ dst, src *int64 }{
+				"credit-rate-cpu":    {&cfg.CreditRateCPU, &flags.CreditRateCPU},
+				"credit-rate-memory": {&cfg.CreditRateMemory, &flags.CreditRateMemory},
+			} {
+				if fl.Changed(name) {
+					*p.dst = *p.src
+				}
+			}
+			if fl.Changed("new-org-credits") {
+				cfg.NewOrgCredits = flags.NewOrgCredits
+			}
+			for name, p := range map[string]struct{ dst, src *time.Duration }{
+				"credit-first-slice": {&cfg.CreditFirstSlice, &flags.CreditFirstSlice},
+				"settle-interval":    {&cfg.SettleInterval, &flags.SettleInterval},
+			} {
+				if fl.Changed(name) {
+					*p.dst = *p.src
+				}
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -97,5 +127,11 @@ PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES), then the YAML file given by --config
 	f.StringVar(&flags.RunDir, "run-dir", "", "directory for agent sockets (default <data-dir>/run when short enough)")
 	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
 	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
+	f.Int64Var(&flags.CreditRateCPU, "credit-rate-cpu", def.CreditRateCPU, "micro-credits per core-second of compute")
+	f.Int64Var(&flags.CreditRateMemory, "credit-rate-memory", def.CreditRateMemory, "micro-credits per GiB-second of compute")
+	f.StringVar(&flags.CreditProviderRates, "credit-provider-rates", "", "per-provider rates, name=cpu:memory,… (override the two above)")
+	f.DurationVar(&flags.CreditFirstSlice, "credit-first-slice", def.CreditFirstSlice, "compute a start or resume prepays")
+	f.DurationVar(&flags.SettleInterval, "settle-interval", def.SettleInterval, "how often running compute is charged")
+	f.Float64Var(&flags.NewOrgCredits, "new-org-credits", def.NewOrgCredits, "credits a new org starts with")
 	return cmd
 }

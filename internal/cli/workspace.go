@@ -25,7 +25,8 @@ func (a *app) workspaceCmd() *cobra.Command {
 	var sc scope
 	cmd := groupCmd("workspace", "Create and inspect workspaces of an org", "ws")
 	scopeFlags(cmd, &sc, false)
-	cmd.AddCommand(a.workspaceCreateCmd(&sc), a.workspaceListCmd(&sc), a.workspaceGetCmd(&sc))
+	cmd.AddCommand(a.workspaceCreateCmd(&sc), a.workspaceListCmd(&sc), a.workspaceGetCmd(&sc), a.workspaceMembersCmd(&sc))
+	cmd.AddCommand(a.workspaceLimitCmds(&sc)...)
 	return cmd
 }
 

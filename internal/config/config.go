@@ -35,6 +35,18 @@ type Config struct {
 	// InstanceID names the installation on its first start (it labels all
 	// compute); "" means a random UUID. Later starts keep the stored one.
 	InstanceID string `yaml:"instance_id"` // PADDOCK_INSTANCE_ID
+
+	// Credits: what compute costs, in micro-credits per second of one core
+	// and of one GiB of memory, with per-provider overrides written
+	// "name=cpu:memory,…"; how much of it a start prepays; how often
+	// running compute is charged; how many credits a new org starts with.
+	// Zero rates make compute free.
+	CreditRateCPU       int64         `yaml:"credit_rate_cpu"`       // PADDOCK_CREDIT_RATE_CPU
+	CreditRateMemory    int64         `yaml:"credit_rate_memory"`    // PADDOCK_CREDIT_RATE_MEMORY
+	CreditProviderRates string        `yaml:"credit_provider_rates"` // PADDOCK_CREDIT_PROVIDER_RATES
+	CreditFirstSlice    time.Duration `yaml:"credit_first_slice"`    // PADDOCK_CREDIT_FIRST_SLICE
+	SettleInterval      time.Duration `yaml:"settle_interval"`       // PADDOCK_SETTLE_INTERVAL
+	NewOrgCredits       float64       `yaml:"new_org_credits"`       // PADDOCK_NEW_ORG_CREDITS
 }
 
 // Default is the configuration with nothing set.
@@ -47,6 +59,12 @@ func Default() Config {
 		LogLevel:     "info",
 		IdleTimeout:  15 * time.Minute,
 		PullImages:   true,
+
+		CreditRateCPU:    280, // about one credit per core-hour
+		CreditRateMemory: 70,  // about a quarter of a credit per GiB-hour
+		CreditFirstSlice: time.Minute,
+		SettleInterval:   30 * time.Second,
+		NewOrgCredits:    100,
 	}
 }
 
@@ -81,6 +99,8 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_BOOTSTRAP_KEY": &c.BootstrapKey,
 		"PADDOCK_LOG_LEVEL":     &c.LogLevel,
 		"PADDOCK_INSTANCE_ID":   &c.InstanceID,
+
+		"PADDOCK_CREDIT_PROVIDER_RATES": &c.CreditProviderRates,
 	}
 	for k, p := range str {
 		if v, ok := lookup(k); ok && v != "" {
@@ -93,6 +113,37 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("PADDOCK_IDLE_TIMEOUT: %w", err)
 		}
 		c.IdleTimeout = d
+	}
+	for k, p := range map[string]*time.Duration{
+		"PADDOCK_CREDIT_FIRST_SLICE": &c.CreditFirstSlice,
+		"PADDOCK_SETTLE_INTERVAL":    &c.SettleInterval,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*p = d
+		}
+	}
+	for k, p := range map[string]*int64{
+		"PADDOCK_CREDIT_RATE_CPU":    &c.CreditRateCPU,
+		"PADDOCK_CREDIT_RATE_MEMORY": &c.CreditRateMemory,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*p = n
+		}
+	}
+	if v, ok := lookup("PADDOCK_NEW_ORG_CREDITS"); ok && v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_NEW_ORG_CREDITS: %w", err)
+		}
+		c.NewOrgCredits = f
 	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
@@ -132,6 +183,18 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout < 10*time.Second {
 		return fmt.Errorf("idle timeout %s is shorter than 10s", c.IdleTimeout)
+	}
+	if c.CreditRateCPU < 0 || c.CreditRateMemory < 0 {
+		return fmt.Errorf("credit rates must not be negative")
+	}
+	if c.CreditFirstSlice < time.Second || c.CreditFirstSlice > 24*time.Hour {
+		return fmt.Errorf("credit first slice %s is not between 1s and 24h", c.CreditFirstSlice)
+	}
+	if !(c.NewOrgCredits >= 0 && c.NewOrgCredits <= 1e9) {
+		return fmt.Errorf("new org credits %v is not between 0 and 1e9", c.NewOrgCredits)
+	}
+	if c.SettleInterval < time.Second || c.SettleInterval > time.Hour {
+		return fmt.Errorf("settle interval %s is not between 1s and 1h", c.SettleInterval)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 
 // dockerEnv runs the API on the Docker provider with org acme, workspace dev
 // and one project on the test image, and returns the runtime's path.
-func dockerEnv(t *testing.T) (*servertest.Env, *client.Client, pc.Project, string) {
+func dockerEnv(t testing.TB) (*servertest.Env, *client.Client, pc.Project, string) {
 	t.Helper()
 	instance := testenv.Instance(t)
 	env := servertest.New(t, servertest.Options{

@@ -63,6 +63,12 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 		UpdatedAt:   now,
 	}
 	err = s.store.InTx(ctx, func(q store.Queries) error {
+		// The hold comes first: an org that cannot pay gets nothing.
+		if s.billing != nil {
+			if err := s.billing.Reserve(ctx, q, sb, now); err != nil {
+				return err
+			}
+		}
 		if err := q.CreateSandbox(ctx, sb); err != nil {
 			return err
 		}
@@ -127,6 +133,11 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
 			return err
 		}
+		if s.billing != nil {
+			if err := s.billing.Capture(ctx, q, sb.ID, now); err != nil {
+				return err
+			}
+		}
 		updated, err := q.UpdateRuntime(ctx, rt)
 		if err != nil {
 			return lostRace(rt, err)
@@ -157,6 +168,10 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 	}
 	now := s.now()
 	err := s.store.InTx(ctx, func(q store.Queries) error {
+		// No charge for compute that never ran: the hold is released.
+		if err := s.settle(ctx, q, sb.ID, now); err != nil {
+			return err
+		}
 		cur, err := q.GetSandbox(ctx, sb.ID)
 		if err != nil {
 			return err
@@ -208,6 +223,12 @@ func (s *Service) Pause(ctx context.Context, runtimeID string, reason store.Paus
 // Resume continues a paused runtime's sandbox and renews its expiry.
 func (s *Service) Resume(ctx context.Context, runtimeID string) (store.Runtime, error) {
 	return s.transition(ctx, runtimeID, "resume", store.RuntimePaused, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+		if s.billing != nil {
+			err := s.store.InTx(ctx, func(q store.Queries) error { return s.billing.Reserve(ctx, q, *sb, s.now()) })
+			if err != nil {
+				return err
+			}
+		}
 		if err := p.Resume(ctx, handleOf(*sb)); err != nil {
 			return err
 		}
@@ -275,7 +296,9 @@ func (s *Service) transition(ctx context.Context, runtimeID, action string, want
 	if err != nil {
 		return rt, err
 	}
+	before := sb
 	if err := apply(ctx, p, &rt, &sb); err != nil {
+		s.settleAfterFailure(ctx, before)
 		if errdefs.IsNotFound(err) {
 			return s.vanished(ctx, rt, sb, err)
 		}
@@ -284,6 +307,9 @@ func (s *Service) transition(ctx context.Context, runtimeID, action string, want
 	now := s.now()
 	sb.UpdatedAt, rt.UpdatedAt = now, now
 	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if err := s.bill(ctx, q, before, &sb, now); err != nil {
+			return err
+		}
 		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
 			return err
 		}
@@ -294,6 +320,9 @@ func (s *Service) transition(ctx context.Context, runtimeID, action string, want
 		rt = updated
 		return nil
 	})
+	if err != nil {
+		s.settleAfterFailure(ctx, before)
+	}
 	return rt, err
 }
 
@@ -358,6 +387,9 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 	now := s.now()
 	err := s.store.InTx(ctx, func(q store.Queries) error {
 		if sb.ID != "" && sb.State != store.SandboxKilled {
+			if err := s.settle(ctx, q, sb.ID, now); err != nil {
+				return err
+			}
 			if err := killRow(ctx, q, sb.ID, reason, now); err != nil {
 				return err
 			}
@@ -380,6 +412,7 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 }
 
 func (s *Service) destroy(ctx context.Context, sb store.Sandbox) error {
+	s.forgetAgent(sb.RuntimeID, sb.ID)
 	if sb.ProviderSandboxID == "" {
 		return nil
 	}
@@ -450,7 +483,14 @@ func (s *Service) KillSandbox(ctx context.Context, sandboxID string) (store.Sand
 	if err := s.destroy(ctx, sb); err != nil {
 		return sb, err
 	}
-	if err := killRow(ctx, s.store, sb.ID, KillDeleted, s.now()); err != nil {
+	now := s.now()
+	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if err := s.settle(ctx, q, sb.ID, now); err != nil {
+			return err
+		}
+		return killRow(ctx, q, sb.ID, KillDeleted, now)
+	})
+	if err != nil {
 		return sb, err
 	}
 	return s.store.GetSandbox(ctx, sb.ID)

@@ -103,6 +103,8 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Billing charges for compute; nil makes compute free (see Billing).
+	Billing Billing
 }
 
 // Service runs the runtime actions.
@@ -114,6 +116,8 @@ type Service struct {
 	now       func() time.Time
 	logger    *slog.Logger
 	locks     *keyedMutex
+	billing   Billing
+	agents    *agentPool // see agent.go
 }
 
 // New returns a Service.
@@ -134,6 +138,8 @@ func New(cfg Config) *Service {
 		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
 		logger:    logger,
 		locks:     newKeyedMutex(),
+		billing:   cfg.Billing,
+		agents:    newAgentPool(),
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/lifecycle"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -32,6 +33,10 @@ import (
 
 // ShutdownTimeout bounds a graceful shutdown.
 const ShutdownTimeout = 15 * time.Second
+
+// AgentStreamGrace is how long a shutdown lets streams to sandbox agents
+// (exec, terminals, file transfers) go on before it cuts them.
+const AgentStreamGrace = 5 * time.Second
 
 const metaInstanceID = "instance_id"
 
@@ -76,7 +81,13 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	defer closeProviders()
 
-	// Step 5: domain services and the API.
+	// Step 5: domain services and the API. The meter prices compute and
+	// moves credits inside the runtime service's transactions.
+	pricing, err := pricingOf(cfg)
+	if err != nil {
+		return err
+	}
+	meter := ledger.NewMeter(pricing)
 	runtimes := runtime.New(runtime.Config{
 		Store:     st,
 		Providers: providers,
@@ -85,7 +96,16 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			Image:       cfg.DefaultImage,
 			IdleTimeout: cfg.IdleTimeout,
 		},
-		Logger: logger,
+		Logger:  logger,
+		Billing: meter,
+	})
+	defer func() { _ = runtimes.Close() }()
+	newOrg, err := ledger.MicrosOf(cfg.NewOrgCredits)
+	if err != nil {
+		return fmt.Errorf("new org credits: %w", err)
+	}
+	credits := ledger.New(ledger.Config{
+		Store: st, Meter: meter, Runtimes: runtimes, NewOrgMicros: newOrg, Logger: logger.With("component", "ledger"),
 	})
 	var ready atomic.Bool
 	handler := api.New(api.Config{
@@ -94,6 +114,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Providers: providers,
 		Logger:    logger,
 		Ready:     ready.Load,
+		Ledger:    credits,
 	})
 
 	// Step 6: lifecycle automation. A reconciliation first, before any
@@ -116,6 +137,13 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		stopLife()
 		<-lifeDone
 	}()
+	// The settler charges running compute every settle interval and
+	// pauses what an org can no longer pay for; it too stops before the
+	// store closes.
+	settler := ledger.NewSettler(credits, ledger.SettlerConfig{Interval: cfg.SettleInterval})
+	settler.Start()
+	defer settler.Stop()
+	logger.Info("credits", "pricing", pricing.String())
 
 	// Step 7: listen and serve.
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -147,10 +175,17 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	ready.Store(false)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
+	// Streams to sandbox agents (terminals, followed output) need not end
+	// by themselves, and Shutdown does not wait for WebSockets: after a
+	// grace period, and in any case once the rest is drained, the agent
+	// connections are closed, which ends them.
+	closeAgents := time.AfterFunc(AgentStreamGrace, func() { _ = runtimes.Close() })
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Warn("shutdown did not drain every request", "err", err)
 		_ = srv.Close()
 	}
+	closeAgents.Stop()
+	_ = runtimes.Close()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -196,4 +231,21 @@ func bootstrapKey(ctx context.Context, st store.Store, configured string, out io
 	}
 	fmt.Fprintf(out, "paddock: admin API key (shown once, store it now): %s\n", plain)
 	return nil
+}
+
+// pricingOf builds the price list from the configuration.
+func pricingOf(cfg config.Config) (ledger.Pricing, error) {
+	rates, err := ledger.ParseProviderRates(cfg.CreditProviderRates)
+	if err != nil {
+		return ledger.Pricing{}, fmt.Errorf("credit provider rates: %w", err)
+	}
+	p := ledger.Pricing{
+		Default:    ledger.Rate{CPUMicros: cfg.CreditRateCPU, MemoryMicros: cfg.CreditRateMemory},
+		Providers:  rates,
+		FirstSlice: cfg.CreditFirstSlice,
+	}
+	if err := p.Validate(); err != nil {
+		return ledger.Pricing{}, fmt.Errorf("credit pricing: %w", err)
+	}
+	return p, nil
 }

@@ -88,6 +88,9 @@ type Queries interface {
 	CreateAPIKey(ctx context.Context, k APIKey) error
 	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
 	CountAPIKeys(ctx context.Context) (int, error)
+
+	// Credits and seats: see the section at the end of this file.
+	CreditQueries
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
@@ -262,3 +265,229 @@ type APIKey struct {
 	OrgID     string // "" for an installation-wide key
 	CreatedAt time.Time
 }
+
+// ---------------------------------------------------------------------------
+// Credits and seats
+//
+// Vocabulary:
+//
+//   - Amounts are integers in micro-credits (millionths of a credit).
+//   - CreditAccount: an org's balance and the part of it that is held for
+//     compute being provisioned or resumed. Available = balance − held. An
+//     org that never had a movement has a zero account. Neither the balance
+//     nor the held amount ever goes below zero.
+//   - JournalEntry: one credit movement, append-only. Grants and
+//     adjustments come from an admin; holds and releases reserve and free
+//     credits around a start or resume; deductions charge compute and
+//     refunds return compute that was paid for but did not run. Every entry
+//     carries an idempotency key unique per org: posting a key again is
+//     ErrConflict (code idempotency_key_reused), so a retried request can
+//     never move money twice.
+//   - Settlement: a deduction or a refund for one sandbox's compute up to a
+//     time. The balance, the row's BilledMicros and LastSettledAt (the
+//     billing watermark), and the journal change in one transaction.
+//   - WorkspaceMember: a member of a workspace. A workspace's member limit
+//     (0 = none) caps how many members may use its compute.
+// ---------------------------------------------------------------------------
+
+// CreditQueries are the operations on credits and seats. Each method is
+// atomic on its own: called outside InTx it runs in its own transaction,
+// inside InTx it joins the caller's.
+type CreditQueries interface {
+	// GetCreditAccount returns orgID's account. An unknown org is
+	// ErrNotFound.
+	GetCreditAccount(ctx context.Context, orgID string) (CreditAccount, error)
+	// PostCredit records a movement that is not a charge for compute:
+	//   - EntryGrant adds AmountMicros (> 0) to the balance;
+	//   - EntryAdjustment sets the balance to AmountMicros (≥ 0);
+	//   - EntryHold reserves AmountMicros (> 0) of the available credits,
+	//     or fails with ErrPaymentRequired (code insufficient_credits)
+	//     when fewer are available;
+	//   - EntryRelease frees up to AmountMicros (> 0) of the held credits.
+	// It returns the entry as stored. A key already used in the org is
+	// ErrConflict (idempotency_key_reused) and changes nothing.
+	PostCredit(ctx context.Context, p CreditPosting) (JournalEntry, error)
+	// Settle charges (AmountMicros > 0, a deduction) or refunds
+	// (AmountMicros < 0) one sandbox's compute and moves the row's
+	// watermark from s.From to s.UpTo. A deduction takes at most the
+	// balance and records the rest as ShortfallMicros; a refund returns at
+	// most what the row was billed. ReleaseHeldMicros of held credits are
+	// freed with it (capturing a hold). A row whose watermark is not
+	// s.From is ErrConflict (code settlement_stale) and changes nothing,
+	// so a settlement can never be applied twice.
+	Settle(ctx context.Context, s Settlement) (JournalEntry, error)
+	// GetJournalEntryByKey returns orgID's entry with the idempotency key.
+	GetJournalEntryByKey(ctx context.Context, orgID, key string) (JournalEntry, error)
+	// ListJournal returns entries newest first (by Seq) and a cursor for
+	// the next page ("" when done).
+	ListJournal(ctx context.Context, f JournalFilter, page Page) ([]JournalEntry, string, error)
+	// SumUsage sums the deductions and refunds of an org over a time range,
+	// grouped as q.GroupBy says, largest net charge first.
+	SumUsage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
+	// ListRunningSandboxes lists running rows of every org, by id, after
+	// afterID ("" for the first page), at most limit (capped at MaxLimit
+	// times ten). It is the settler's scan.
+	ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]Sandbox, error)
+
+	// AddWorkspaceMember adds a member; a member already in the workspace
+	// is ErrConflict (member_exists).
+	AddWorkspaceMember(ctx context.Context, m WorkspaceMember) error
+	// RemoveWorkspaceMember removes a member; an unknown one is
+	// ErrNotFound.
+	RemoveWorkspaceMember(ctx context.Context, workspaceID, member string) error
+	// ListWorkspaceMembers lists members in the order they were added.
+	ListWorkspaceMembers(ctx context.Context, workspaceID string, page Page) ([]WorkspaceMember, string, error)
+	// GetWorkspaceSeats returns a workspace's member limit and count.
+	GetWorkspaceSeats(ctx context.Context, workspaceID string) (WorkspaceSeats, error)
+	// SetWorkspaceMemberLimit sets a workspace's member limit (0 = none;
+	// negative is ErrInvalidArgument).
+	SetWorkspaceMemberLimit(ctx context.Context, workspaceID string, limit int) error
+	// ListWorkspacesOverMemberLimit lists the workspaces of every org whose
+	// members exceed their limit.
+	ListWorkspacesOverMemberLimit(ctx context.Context) ([]WorkspaceSeats, error)
+}
+
+// CreditAccount is an org's credit balance.
+type CreditAccount struct {
+	OrgID         string
+	BalanceMicros int64     // credits owned
+	HeldMicros    int64     // part of the balance reserved by holds
+	UpdatedAt     time.Time // zero when the org never had a movement
+}
+
+// AvailableMicros is what a new hold may reserve.
+func (a CreditAccount) AvailableMicros() int64 { return max(0, a.BalanceMicros-a.HeldMicros) }
+
+// EntryKind is the kind of a credit movement.
+type EntryKind string
+
+const (
+	EntryGrant      EntryKind = "grant"      // credits added by an admin
+	EntryAdjustment EntryKind = "adjustment" // balance set by an admin
+	EntryHold       EntryKind = "hold"       // credits reserved for a start or resume
+	EntryRelease    EntryKind = "release"    // a hold freed: the compute never ran
+	EntryDeduction  EntryKind = "deduction"  // compute charged
+	EntryRefund     EntryKind = "refund"     // prepaid compute that did not run, returned
+)
+
+// EntryKinds lists every kind.
+var EntryKinds = []EntryKind{EntryGrant, EntryAdjustment, EntryHold, EntryRelease, EntryDeduction, EntryRefund}
+
+// JournalEntry is one credit movement. It is never changed or deleted.
+type JournalEntry struct {
+	ID                 string
+	Seq                int64 // order of entries, set by the store
+	OrgID              string
+	Kind               EntryKind
+	AmountMicros       int64 // change to the balance (negative for a deduction)
+	HeldMicros         int64 // change to the held amount
+	BalanceAfterMicros int64
+	HeldAfterMicros    int64
+	ShortfallMicros    int64 // what a deduction could not take from the balance
+	SandboxID          string
+	RuntimeID          string
+	ProjectID          string
+	WorkspaceID        string
+	PeriodStart        time.Time // the compute a settlement covers; zero otherwise
+	PeriodEnd          time.Time
+	IdempotencyKey     string
+	Note               string
+	Actor              string // the API key that moved the credits; "" for the system
+	CreatedAt          time.Time
+}
+
+// CreditPosting is a grant, an adjustment, a hold or a release.
+type CreditPosting struct {
+	ID             string // "" = the store assigns one
+	OrgID          string
+	Kind           EntryKind
+	AmountMicros   int64
+	SandboxID      string // the compute a hold or release is for
+	RuntimeID      string
+	ProjectID      string
+	WorkspaceID    string
+	IdempotencyKey string
+	Note           string
+	Actor          string
+	At             time.Time // zero = now
+}
+
+// Settlement is a charge or a refund of one sandbox's compute.
+type Settlement struct {
+	ID                string // "" = the store assigns one
+	OrgID             string
+	SandboxID         string
+	From              time.Time // the row's current watermark (zero when unset)
+	UpTo              time.Time // the new watermark
+	AmountMicros      int64     // > 0 charges, < 0 refunds
+	ReleaseHeldMicros int64     // held credits freed with this entry (≥ 0)
+	IdempotencyKey    string
+	Note              string
+	At                time.Time // zero = now
+}
+
+// JournalFilter narrows ListJournal. Empty fields match everything; the
+// time range is [From, To) on CreatedAt.
+type JournalFilter struct {
+	OrgID       string // required
+	SandboxID   string
+	RuntimeID   string
+	ProjectID   string
+	WorkspaceID string
+	Kind        EntryKind
+	From        time.Time
+	To          time.Time
+}
+
+// UsageGroup says how SumUsage groups.
+type UsageGroup string
+
+const (
+	UsageBySandbox   UsageGroup = "sandbox"
+	UsageByRuntime   UsageGroup = "runtime"
+	UsageByProject   UsageGroup = "project"
+	UsageByWorkspace UsageGroup = "workspace"
+	UsageByOrg       UsageGroup = "org"
+)
+
+// UsageQuery selects usage: an org's deductions and refunds created in
+// [From, To) (zero bounds are open).
+type UsageQuery struct {
+	OrgID   string // required
+	GroupBy UsageGroup
+	From    time.Time
+	To      time.Time
+}
+
+// UsageRow is the usage of one group.
+type UsageRow struct {
+	Key             string // the sandbox, runtime, project, workspace or org id
+	ChargedMicros   int64  // deducted
+	RefundedMicros  int64  // refunded
+	ShortfallMicros int64  // run but not paid for
+	Entries         int64
+}
+
+// NetMicros is what the group cost.
+func (r UsageRow) NetMicros() int64 { return r.ChargedMicros - r.RefundedMicros }
+
+// WorkspaceMember is a member of a workspace: a user's stable handle
+// (an email address or a name).
+type WorkspaceMember struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Member      string
+	CreatedAt   time.Time
+}
+
+// WorkspaceSeats is a workspace's member limit and count.
+type WorkspaceSeats struct {
+	WorkspaceID string
+	OrgID       string
+	MemberLimit int // 0 = no limit
+	Members     int
+}
+
+// OverLimit reports whether the members exceed the limit.
+func (s WorkspaceSeats) OverLimit() bool { return s.MemberLimit > 0 && s.Members > s.MemberLimit }

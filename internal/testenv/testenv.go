@@ -8,6 +8,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,5 +99,14 @@ func RemoveBinaries() {
 	for name, p := range binCache {
 		_ = os.RemoveAll(filepath.Dir(p))
 		delete(binCache, name)
+	}
+}
+
+// UnixDialer returns a dial function for the unix socket at path, such as
+// an agent's.
+func UnixDialer(path string) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
 	}
 }

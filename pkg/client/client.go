@@ -161,42 +161,20 @@ func (o ListOptions) query() url.Values {
 // discard it). in, when not nil, is sent as the JSON body. A non-2xx
 // answer is an *Error.
 func (c *Client) do(ctx context.Context, method, p string, q url.Values, in, out any) error {
-	u := c.base + p
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
 	var body io.Reader
+	contentType := ""
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return fmt.Errorf("paddock: encode %s %s: %w", method, p, err)
 		}
-		body = bytes.NewReader(b)
+		body, contentType = bytes.NewReader(b), "application/json"
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	resp, err := c.send(ctx, method, p, q, body, contentType, "application/json")
 	if err != nil {
-		return fmt.Errorf("paddock: %s %s: %w", method, p, err)
+		return err
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("paddock: %s %s: %w", method, p, err)
-	}
-	defer func() {
-		// Drain a little so the connection can be reused.
-		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-		_ = resp.Body.Close()
-	}()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return decodeError(resp)
-	}
+	defer closeBody(resp)
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
 	}
@@ -204,6 +182,44 @@ func (c *Client) do(ctx context.Context, method, p string, q url.Values, in, out
 		return fmt.Errorf("paddock: decode the answer to %s %s: %w", method, p, err)
 	}
 	return nil
+}
+
+// send sends one request with body (nil for none) of contentType and
+// returns a 2xx response, whose body the caller must close (closeBody). A
+// non-2xx answer is an *Error.
+func (c *Client) send(ctx context.Context, method, p string, q url.Values, body io.Reader, contentType, accept string) (*http.Response, error) {
+	u := c.base + p
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("paddock: %s %s: %w", method, p, err)
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", c.userAgent)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("paddock: %s %s: %w", method, p, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer closeBody(resp)
+		return nil, decodeError(resp)
+	}
+	return resp, nil
+}
+
+// closeBody drains a little of a response so that its connection can be
+// reused, and closes it.
+func closeBody(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	_ = resp.Body.Close()
 }
 
 // decodeError turns a non-2xx response into an *Error. A body that is not

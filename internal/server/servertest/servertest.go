@@ -20,6 +20,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -37,6 +38,12 @@ type Options struct {
 	Image string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Pricing prices compute; nil means ledger.Free (nothing is held,
+	// charged or paused for credits). No settler runs: a test calls
+	// Env.Ledger.Tick.
+	Pricing *ledger.Pricing
+	// NewOrgMicros are the credits every new org starts with.
+	NewOrgMicros int64
 }
 
 // Env is a running API.
@@ -45,6 +52,7 @@ type Env struct {
 	Key      string // an installation admin key
 	Store    store.Store
 	Runtimes *runtime.Service
+	Ledger   *ledger.Ledger
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -80,6 +88,11 @@ func New(t testing.TB, opts Options) *Env {
 	if now == nil {
 		now = time.Now
 	}
+	pricing := ledger.Free
+	if opts.Pricing != nil {
+		pricing = *opts.Pricing
+	}
+	meter := ledger.NewMeter(pricing)
 	env.Runtimes = runtime.New(runtime.Config{
 		Store:     st,
 		Providers: reg,
@@ -87,10 +100,17 @@ func New(t testing.TB, opts Options) *Env {
 		Defaults:  runtime.Defaults{Image: opts.Image},
 		Now:       now,
 		Logger:    logger,
+		Billing:   meter,
 	})
-	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger})
+	env.Ledger = ledger.New(ledger.Config{
+		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
+	})
+	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger})
 	env.Server = httptest.NewServer(h)
 	t.Cleanup(env.Server.Close)
+	// Runs before the server closes: ends streams to sandbox agents,
+	// which the server would otherwise wait for.
+	t.Cleanup(func() { _ = env.Runtimes.Close() })
 	env.URL = env.Server.URL
 
 	key, _, err := auth.Keys{Store: st, Now: now}.Create(ctx, "test admin", auth.RoleAdmin, "", "")

@@ -85,7 +85,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retE
 
 	ms := int64(busyTimeout / time.Millisecond)
 	write, err := sql.Open("sqlite", fmt.Sprintf(
-		"%s?_busy_timeout=%d&_foreign_keys=1&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate", path, ms))
+		"%s?_busy_timeout=%d&_foreign_keys=1&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=temp_store(memory)", path, ms))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
@@ -187,10 +187,12 @@ type execer interface {
 }
 
 // queries implements store.Queries. Outside a transaction r is the read
-// pool and w the write connection; inside one both are the transaction.
+// pool and w the write connection; inside one both are the transaction,
+// and stmts caches the statements prepared on it (closed with it).
 type queries struct {
-	r execer
-	w execer
+	r     execer
+	w     execer
+	stmts map[string]*sql.Stmt
 }
 
 var _ store.Queries = (*queries)(nil)

@@ -49,6 +49,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Timestamps", testTimestamps},
 		{"InTx", testInTx},
 		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"CreditAccounts", testCreditAccounts},
+		{"Settlements", testSettlements},
+		{"Journal", testJournal},
+		{"RunningSandboxes", testRunningSandboxes},
+		{"CreditRaces", testCreditRaces},
+		{"Seats", testSeats},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,252 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/ledger"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// recentEntries is how many movements GET credits shows.
+const recentEntries = 20
+
+// maxKeyLen and maxNoteLen bound what a movement may carry.
+const (
+	maxKeyLen  = 255
+	maxNoteLen = 1024
+)
+
+// credits returns the ledger, or 501 on an API built without one.
+func (a *API) credits() (*ledger.Ledger, error) {
+	if a.ledger == nil {
+		return nil, errdefs.NotImplemented("credits_not_configured", "this server does not keep credits")
+	}
+	return a.ledger, nil
+}
+
+func entryOut(e store.JournalEntry) client.CreditEntry {
+	return client.CreditEntry{
+		ID: e.ID, Seq: e.Seq, Kind: string(e.Kind),
+		Amount: ledger.Credits(e.AmountMicros), HeldChange: ledger.Credits(e.HeldMicros),
+		BalanceAfter: ledger.Credits(e.BalanceAfterMicros), HeldAfter: ledger.Credits(e.HeldAfterMicros),
+		Shortfall: ledger.Credits(e.ShortfallMicros),
+		SandboxID: e.SandboxID, RuntimeID: e.RuntimeID, ProjectID: e.ProjectID, WorkspaceID: e.WorkspaceID,
+		PeriodStart: timePtr(e.PeriodStart), PeriodEnd: timePtr(e.PeriodEnd),
+		IdempotencyKey: e.IdempotencyKey, Note: e.Note, Actor: e.Actor, CreatedAt: e.CreatedAt,
+	}
+}
+
+func (a *API) getCredits(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	l, err := a.credits()
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	o, err := a.org(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	acct, err := l.Account(ctx, o.ID)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	es, _, err := l.Journal(ctx, store.JournalFilter{OrgID: o.ID}, store.Page{Limit: recentEntries})
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	out := client.CreditAccount{
+		OrgID: o.ID, Balance: ledger.Credits(acct.BalanceMicros), Held: ledger.Credits(acct.HeldMicros),
+		Available: ledger.Credits(acct.AvailableMicros()), UpdatedAt: timePtr(acct.UpdatedAt),
+		Recent: make([]client.CreditEntry, 0, len(es)),
+	}
+	for _, e := range es {
+		out.Recent = append(out.Recent, entryOut(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// movement validates what an admin asked to move.
+func (a *API) movement(r *http.Request, o store.Org, amount float64, key, note string) (ledger.Movement, error) {
+	if !identity(r).IsInstallationAdmin() {
+		return ledger.Movement{}, errdefs.PermissionDenied("admin_only", "only an installation admin key can grant credits or set a balance")
+	}
+	micros, err := ledger.MicrosOf(amount)
+	if err != nil {
+		return ledger.Movement{}, err
+	}
+	switch {
+	case key == "":
+		return ledger.Movement{}, errdefs.InvalidArgument("invalid_idempotency_key", "idempotency_key is required: a retried request with the same key moves credits once")
+	case len(key) > maxKeyLen || !utf8.ValidString(key) || strings.ContainsFunc(key, isControl):
+		return ledger.Movement{}, errdefs.InvalidArgument("invalid_idempotency_key", "idempotency_key must be at most %d printable bytes", maxKeyLen)
+	case len(note) > maxNoteLen || !utf8.ValidString(note):
+		return ledger.Movement{}, errdefs.InvalidArgument("invalid_note", "note must be at most %d bytes of text", maxNoteLen)
+	}
+	return ledger.Movement{OrgID: o.ID, AmountMicros: micros, IdempotencyKey: key, Note: note, Actor: identity(r).KeyID}, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// writeMovement answers a grant or adjustment: 201 for a new entry, 200
+// for a retry that returns the first one.
+func (a *API) writeMovement(w http.ResponseWriter, r *http.Request, e store.JournalEntry, replayed bool, err error) {
+	if err != nil {
+		writeError(r.Context(), w, a.logger, err)
+		return
+	}
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, entryOut(e))
+}
+
+func (a *API) grantCredits(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	l, err := a.credits()
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	o, err := a.org(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	var req client.GrantCreditsRequest
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	m, err := a.movement(r, o, req.Amount, req.IdempotencyKey, req.Note)
+	if err == nil && m.AmountMicros <= 0 {
+		err = errdefs.InvalidArgument("invalid_amount", "a grant must be at least 0.000001 credits")
+	}
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	e, replayed, err := l.Grant(ctx, m)
+	a.writeMovement(w, r, e, replayed, err)
+}
+
+func (a *API) setCreditBalance(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	l, err := a.credits()
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	o, err := a.org(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	var req client.SetBalanceRequest
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	m, err := a.movement(r, o, req.Balance, req.IdempotencyKey, req.Note)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	e, replayed, err := l.SetBalance(ctx, m)
+	a.writeMovement(w, r, e, replayed, err)
+}
+
+// timeRange reads ?from= and ?to= (RFC 3339). Either may be absent.
+func timeRange(r *http.Request) (from, to time.Time, err error) {
+	q := r.URL.Query()
+	parse := func(name string) (time.Time, error) {
+		s := q.Get(name)
+		if s == "" {
+			return time.Time{}, nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}, errdefs.InvalidArgument("invalid_time", "%s must be an RFC 3339 time such as 2026-03-01T00:00:00Z", name)
+		}
+		return t.UTC(), nil
+	}
+	if from, err = parse("from"); err != nil {
+		return from, to, err
+	}
+	if to, err = parse("to"); err != nil {
+		return from, to, err
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return from, to, errdefs.InvalidArgument("invalid_time_range", "from must be before to")
+	}
+	return from, to, nil
+}
+
+func (a *API) listCreditJournal(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	l, err := a.credits()
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	o, err := a.org(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	page, err := pageFrom(r)
+	if err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	q := r.URL.Query()
+	f := store.JournalFilter{
+		OrgID:     o.ID,
+		SandboxID: q.Get("sandbox_id"),
+		RuntimeID: q.Get("runtime_id"),
+		ProjectID: q.Get("project_id"),
+		Kind:      store.EntryKind(q.Get("kind")),
+	}
+	for name, v := range map[string]string{"sandbox_id": f.SandboxID, "runtime_id": f.RuntimeID, "project_id": f.ProjectID} {
+		if v != "" && !isUUID(v) {
+			writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "%s must be a UUID", name))
+			return
+		}
+	}
+	if f.Kind != "" && !validKind(f.Kind) {
+		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "kind must be one of grant, adjustment, hold, release, deduction, refund"))
+		return
+	}
+	if f.From, f.To, err = timeRange(r); err != nil {
+		writeError(ctx, w, a.logger, err)
+		return
+	}
+	es, next, err := l.Journal(ctx, f, page)
+	if err != nil {
+		writeError(ctx, w, a.logger, listError(err))
+		return
+	}
+	out := client.List[client.CreditEntry]{Items: make([]client.CreditEntry, 0, len(es)), NextCursor: next}
+	for _, e := range es {
+		out.Items = append(out.Items, entryOut(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func validKind(k store.EntryKind) bool {
+	for _, x := range store.EntryKinds {
+		if k == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,224 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/coder/websocket"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// termRE is the shape of a TERM value.
+var termRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
+
+// terminalReadLimit bounds one message from the client.
+const terminalReadLimit = 1 << 20
+
+// terminalRequest reads the query of a terminal request: rows, cols,
+// term, cwd, and argv (repeated; empty: the sandbox's shell).
+func terminalRequest(r *http.Request) (agentconn.TerminalRequest, error) {
+	q := r.URL.Query()
+	var req agentconn.TerminalRequest
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"rows", &req.Rows}, {"cols", &req.Cols}} {
+		s := q.Get(f.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 0xffff {
+			return req, errdefs.InvalidArgument("invalid_size", "%s must be an integer from 1 to 65535", f.name)
+		}
+		*f.dst = n
+	}
+	if t := q.Get("term"); t != "" {
+		if !termRE.MatchString(t) {
+			return req, errdefs.InvalidArgument("invalid_term", "term %q is not a terminal type", t)
+		}
+		req.Term = t
+	}
+	if cwd := q.Get("cwd"); cwd != "" {
+		if err := checkPath("cwd", cwd); err != nil {
+			return req, err
+		}
+		req.Cwd = cwd
+	}
+	req.Argv = q["argv"]
+	if len(req.Argv) > maxArgs {
+		return req, errdefs.InvalidArgument("invalid_command", "argv has more than %d arguments", maxArgs)
+	}
+	for i, arg := range req.Argv {
+		if strings.IndexByte(arg, 0) >= 0 || (i == 0 && arg == "") {
+			return req, errdefs.InvalidArgument("invalid_command", "argv[%d] is empty or contains a NUL byte", i)
+		}
+	}
+	return req, nil
+}
+
+// isWebSocket reports whether r asks to upgrade to a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false
+	}
+	for _, v := range strings.Split(r.Header.Get("Connection"), ",") {
+		if strings.EqualFold(strings.TrimSpace(v), "upgrade") {
+			return true
+		}
+	}
+	return false
+}
+
+// terminal opens an interactive terminal in the sandbox over a WebSocket.
+// Binary messages carry the terminal's bytes both ways; text messages
+// carry control (client.TerminalMessage): started, then exit or error from
+// the server, resize and signal from the client. Everything that can fail
+// before the upgrade answers the one JSON error body.
+func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
+	if !isWebSocket(r) {
+		return errdefs.InvalidArgument("websocket_required", "the terminal is a WebSocket: send Connection: Upgrade and Upgrade: websocket")
+	}
+	req, err := terminalRequest(r)
+	if err != nil {
+		return err
+	}
+	c, _, err := a.agentOf(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	term, err := c.Terminal(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer term.Close()
+	// The API authenticates with a bearer header, which a browser cannot
+	// send cross-site, so the Origin check adds nothing; it stays on.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	if err != nil {
+		// Accept answered the client.
+		a.logger.InfoContext(ctx, "terminal upgrade failed", "err", err)
+		return nil
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(terminalReadLimit)
+	s := &termSession{a: a, conn: conn, term: term}
+	if err := s.control(ctx, client.TerminalMessage{Type: client.TerminalStarted, ID: term.ID(), PID: term.PID()}); err != nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer cancel()
+		s.output(ctx)
+	})
+	wg.Go(func() {
+		defer cancel()
+		s.input(ctx)
+	})
+	wg.Wait()
+	return nil
+}
+
+// termSession joins a WebSocket and an agent terminal.
+type termSession struct {
+	a    *API
+	conn *websocket.Conn
+	term *agentconn.TerminalStream
+}
+
+func (s *termSession) control(ctx context.Context, m client.TerminalMessage) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return s.conn.Write(ctx, websocket.MessageText, b)
+}
+
+// output copies the terminal's output to the client until the terminal's
+// process exits (exit message, normal closure) or the link breaks.
+func (s *termSession) output(ctx context.Context) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.term.Read(buf)
+		if n > 0 {
+			if s.conn.Write(ctx, websocket.MessageBinary, buf[:n]) != nil {
+				return
+			}
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			st, _ := s.term.Exit()
+			if s.control(ctx, client.TerminalMessage{Type: client.TerminalExit, Exit: exitOut(st)}) == nil {
+				_ = s.conn.Close(websocket.StatusNormalClosure, "exited")
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		body := client.Error{Code: "internal", Message: "internal error; the server logged the details under this request id", RequestID: requestIDFrom(ctx)}
+		if pe, ok := errdefs.Public(err); ok {
+			body.Code, body.Message = pe.Code, pe.Message
+		}
+		s.a.logger.InfoContext(ctx, "terminal failed", "err", err)
+		if s.control(ctx, client.TerminalMessage{Type: client.TerminalError, Error: &body}) == nil {
+			_ = s.conn.Close(websocket.StatusInternalError, body.Code)
+		}
+		return
+	}
+}
+
+// input copies the client's bytes and control messages to the terminal
+// until the client goes away or the session ends (output cancels ctx).
+func (s *termSession) input(ctx context.Context) {
+	for {
+		typ, data, err := s.conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ == websocket.MessageBinary {
+			// Input to a terminal that has just ended goes nowhere; the
+			// output side reports the end.
+			_, _ = s.term.Write(data)
+			continue
+		}
+		var m client.TerminalMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			_ = s.conn.Close(websocket.StatusUnsupportedData, "control messages are JSON")
+			return
+		}
+		switch m.Type {
+		case client.TerminalResize:
+			err = s.term.Resize(m.Rows, m.Cols)
+		case client.TerminalSignal:
+			sig, serr := parseSignal(m.Signal)
+			if serr != nil {
+				err = serr
+				break
+			}
+			err = s.term.Signal(sig)
+		default:
+			err = errdefs.InvalidArgument("invalid_message", "unknown control message type %q", m.Type)
+		}
+		// A bad request is reported and the session goes on; other
+		// failures come from a terminal that has ended, which the output
+		// side reports.
+		if pe, ok := errdefs.Public(err); ok && errors.Is(err, errdefs.ErrInvalidArgument) {
+			_ = s.control(ctx, client.TerminalMessage{Type: client.TerminalError, Error: &client.Error{Code: pe.Code, Message: pe.Message}})
+		}
+	}
+}

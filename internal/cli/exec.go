@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// exitCode carries the exit status of a command run in a sandbox out of
+// the CLI: report prints nothing for it and exits with it.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// signalNumbers are the Linux numbers of the signals a sandbox reports, for
+// the shell convention that a command killed by signal N exits 128+N.
+var signalNumbers = map[string]int{
+	"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6,
+	"SIGBUS": 7, "SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12,
+	"SIGPIPE": 13, "SIGALRM": 14, "SIGTERM": 15, "SIGXCPU": 24, "SIGXFSZ": 25,
+}
+
+// statusCode is the exit code a shell would give a process that ended so.
+func statusCode(st client.ExitStatus) int {
+	if st.Signal != "" {
+		if n, ok := signalNumbers[st.Signal]; ok {
+			return 128 + n
+		}
+		return 128
+	}
+	if st.Code < 0 || st.Code > 255 {
+		return ExitError
+	}
+	return st.Code
+}
+
+// exitWith turns an exit status into the CLI's result.
+func (a *app) exitWith(st client.ExitStatus) error {
+	if st.TimedOut {
+		fmt.Fprintln(a.env.Stderr, "paddock: the command timed out and was killed")
+	}
+	if code := statusCode(st); code != 0 {
+		return exitCode(code)
+	}
+	return nil
+}
+
+// target is a runtime resolved from a RUNTIME argument, with the client
+// that reaches it.
+type target struct {
+	c            *client.Client
+	org, ws, rid string
+}
+
+func (a *app) target(ctx context.Context, sc *scope, arg string) (target, error) {
+	org, ws, err := a.orgAndWorkspace(sc)
+	if err != nil {
+		return target{}, err
+	}
+	c, err := a.client()
+	if err != nil {
+		return target{}, err
+	}
+	id, err := a.runtimeID(ctx, c, org, ws, arg)
+	if err != nil {
+		return target{}, err
+	}
+	return target{c: c, org: org, ws: ws, rid: id}, nil
+}
+
+func (a *app) execCmd() *cobra.Command {
+	var (
+		sc      scope
+		stdin   bool
+		detach  bool
+		env     []string
+		cwd     string
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "exec [flags] RUNTIME [--] COMMAND [ARG...]",
+		Short: "Run a command in a runtime's sandbox",
+		Long: `Run a command in a running runtime's sandbox. Its output streams as it is
+produced and paddock exits with the command's exit code (128+N when signal N
+killed it). Flags go before RUNTIME; everything after it is the command.
+Interrupting paddock kills the command; with --detach it runs in the
+background and paddock prints its process id. With -o json the output is
+collected and printed as one JSON result. ` + runtimeArg,
+		Example: `  paddock exec agent -- ls -la /workspace
+  echo hello | paddock exec -i agent -- tr a-z A-Z`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 || (args[1] == "--" && len(args) < 3) {
+				return usagef("expected RUNTIME and a COMMAND, got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			argv := args[1:]
+			if argv[0] == "--" {
+				argv = argv[1:]
+			}
+			req := client.ExecRequest{Argv: argv, Cwd: cwd, Background: detach, OpenStdin: stdin && !detach}
+			if len(env) > 0 {
+				req.Env = map[string]string{}
+				for _, kv := range env {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return usagef("--env %q: want NAME=VALUE", kv)
+					}
+					req.Env[k] = v
+				}
+			}
+			if timeout < 0 {
+				return usagef("--timeout must not be negative")
+			}
+			req.TimeoutMS = timeout.Milliseconds()
+			if stdin && (detach || a.output == outputJSON) {
+				return usagef("--stdin streams to a foreground command; it cannot be combined with --detach or -o json")
+			}
+			ctx := cmd.Context()
+			t, err := a.target(ctx, &sc, args[0])
+			if err != nil {
+				return err
+			}
+			if detach || a.output == outputJSON {
+				return a.execCollected(ctx, t, req)
+			}
+			return a.execStreamed(ctx, t, req)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	scopeFlags(cmd, &sc, true)
+	f := cmd.Flags()
+	f.BoolVarP(&stdin, "stdin", "i", false, "send standard input to the command")
+	f.BoolVarP(&detach, "detach", "d", false, "run the command in the background and print its process id")
+	f.StringArrayVarP(&env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
+	f.StringVarP(&cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")
+	f.DurationVar(&timeout, "timeout", 0, "kill the command after this long, e.g. 30s (default: never)")
+	return cmd
+}
+
+// execCollected runs the command to its end (or starts it, detached) and
+// prints the result.
+func (a *app) execCollected(ctx context.Context, t target, req client.ExecRequest) error {
+	res, err := t.c.Exec(ctx, t.org, t.ws, t.rid, req)
+	if err != nil {
+		return err
+	}
+	if a.output == outputJSON {
+		if err := a.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(a.env.Stdout, res.ID)
+	}
+	if res.Exit == nil {
+		return nil
+	}
+	return a.exitWith(*res.Exit)
+}
+
+// execStreamed streams the command's output to stdout and stderr, feeding
+// it standard input when asked.
+func (a *app) execStreamed(ctx context.Context, t target, req client.ExecRequest) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := t.c.ExecStream(ctx, t.org, t.ws, t.rid, req)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if req.OpenStdin {
+		// The copy ends at the end of standard input; a process that
+		// exits first ends the request, and a terminal that is still
+		// being read from is left to the process's exit.
+		go func() {
+			_, _ = t.c.WriteStdin(ctx, t.org, t.ws, t.rid, st.ID, a.env.Stdin, true)
+		}()
+	}
+	exit, err := st.Wait(a.env.Stdout, a.env.Stderr)
+	if err != nil {
+		return err
+	}
+	return a.exitWith(exit)
+}

@@ -1,0 +1,226 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Public error codes of operations inside a runtime (exec, files,
+// terminals).
+const (
+	CodeNotRunning        = "runtime_not_running"
+	CodePaused            = "runtime_paused"
+	CodeAgentNotSupported = "agent_not_supported"
+	CodeShuttingDown      = "shutting_down"
+)
+
+// Agent resolves the agent of a runtime: the one place every operation
+// inside a sandbox (exec, files, terminals) passes through. It checks that
+// the runtime is running and returns a client of its current sandbox's
+// agent, cached per runtime: one HTTP/2 connection multiplexes all calls.
+//
+//   - idle, archived or error: 409 runtime_not_running ("start it first");
+//   - paused: 409 runtime_paused. Wake-on-operation will go here: resume
+//     the sandbox, holding the request until the agent answers;
+//   - starting: 409 runtime_busy.
+//
+// The runtime returned is the one the check was made on.
+func (s *Service) Agent(ctx context.Context, runtimeID string) (*agentconn.Client, store.Runtime, error) {
+	rt, err := s.store.GetRuntime(ctx, runtimeID)
+	if err != nil {
+		return nil, rt, err
+	}
+	if err := agentStatus(rt); err != nil {
+		return nil, rt, err
+	}
+	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+	if errdefs.IsNotFound(err) || (err == nil && sb.State != store.SandboxRunning) {
+		// The row moved under us (a concurrent action): say so plainly.
+		return nil, rt, errdefs.Conflict(CodeBusy, "runtime %s is changing state; try again", rt.ID)
+	}
+	if err != nil {
+		return nil, rt, err
+	}
+	p, err := s.providers.Get(sb.Provider)
+	if err != nil {
+		return nil, rt, err
+	}
+	if !p.Capabilities().Agent {
+		return nil, rt, errdefs.NotImplemented(CodeAgentNotSupported, "provider %s does not run the sandbox agent: exec, files and terminals are not available", p.Name())
+	}
+	c, err := s.agents.get(rt.ID, sb, p)
+	if err != nil {
+		return nil, rt, err
+	}
+	s.touch(ctx, rt.ID)
+	return c, rt, nil
+}
+
+// agentStatus explains why a runtime in rt's status has no agent to talk
+// to, or returns nil when it is running.
+func agentStatus(rt store.Runtime) error {
+	switch rt.Status {
+	case store.RuntimeRunning:
+		if rt.CurrentSandboxID == "" {
+			return errdefs.Conflict(CodeBusy, "runtime %s is changing state; try again", rt.ID)
+		}
+		return nil
+	case store.RuntimePaused:
+		return errdefs.Conflict(CodePaused, "runtime %s is paused; resume it first", rt.ID)
+	case store.RuntimeStarting:
+		return errdefs.Conflict(CodeBusy, "runtime %s is starting; try again when it is running", rt.ID)
+	case store.RuntimeError:
+		return errdefs.Conflict(CodeNotRunning, "runtime %s is in error (%s); reset it, then start it first", rt.ID, rt.StatusReason)
+	}
+	return errdefs.Conflict(CodeNotRunning, "runtime %s is %s, not running; start it first", rt.ID, rt.Status)
+}
+
+// touch records activity on a runtime. It is called on every agent
+// operation and is where extending the sandbox's expiry window on activity
+// will go (the lifecycle automation); for now it does nothing, and expiry
+// follows start, resume and keepalive only.
+func (s *Service) touch(context.Context, string) {}
+
+// Close closes every cached agent connection, ending the calls still in
+// flight on them, and makes later Agent calls fail with 503 shutting_down.
+// The server calls it when it shuts down.
+func (s *Service) Close() error {
+	s.agents.close()
+	return nil
+}
+
+// forgetAgent drops the cached agent client of a runtime's sandbox, closing
+// its connections; called when the sandbox is destroyed.
+func (s *Service) forgetAgent(runtimeID, sandboxID string) {
+	s.agents.forget(runtimeID, sandboxID)
+}
+
+// agentPool caches one agent client per runtime, for the runtime's current
+// sandbox. It owns the connections the clients dial, so it can end them:
+// when the sandbox changes or is destroyed, and on close.
+type agentPool struct {
+	mu      sync.Mutex
+	entries map[string]*agentEntry // by runtime id
+	closed  bool
+}
+
+// agentEntry is the client of one sandbox's agent and its connections.
+type agentEntry struct {
+	sandboxID  string
+	providerID string
+	client     *agentconn.Client
+
+	mu     sync.Mutex
+	conns  map[*trackedConn]struct{}
+	closed bool
+}
+
+func newAgentPool() *agentPool {
+	return &agentPool{entries: map[string]*agentEntry{}}
+}
+
+var errAgentClosed = errors.New("agent client closed")
+
+func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provider) (*agentconn.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errdefs.Unavailable(CodeShuttingDown, "the server is shutting down")
+	}
+	if e, ok := p.entries[runtimeID]; ok {
+		if e.sandboxID == sb.ID && e.providerID == sb.ProviderSandboxID {
+			return e.client, nil
+		}
+		// The runtime has another sandbox now.
+		delete(p.entries, runtimeID)
+		e.close()
+	}
+	h := handleOf(sb)
+	e := &agentEntry{sandboxID: sb.ID, providerID: sb.ProviderSandboxID, conns: map[*trackedConn]struct{}{}}
+	e.client = agentconn.New(func(ctx context.Context) (net.Conn, error) {
+		c, err := prov.DialAgent(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		return e.track(c)
+	})
+	p.entries[runtimeID] = e
+	return e.client, nil
+}
+
+func (p *agentPool) forget(runtimeID, sandboxID string) {
+	p.mu.Lock()
+	e, ok := p.entries[runtimeID]
+	if ok && (sandboxID == "" || e.sandboxID == sandboxID) {
+		delete(p.entries, runtimeID)
+	} else {
+		e = nil
+	}
+	p.mu.Unlock()
+	if e != nil {
+		e.close()
+	}
+}
+
+func (p *agentPool) close() {
+	p.mu.Lock()
+	entries := p.entries
+	p.entries = map[string]*agentEntry{}
+	p.closed = true
+	p.mu.Unlock()
+	for _, e := range entries {
+		e.close()
+	}
+}
+
+// track records a connection the client dialed, refusing it once the
+// entry is closed.
+func (e *agentEntry) track(c net.Conn) (net.Conn, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		_ = c.Close()
+		return nil, errdefs.Unavailable("agent_unavailable", "the sandbox's agent connection was closed").WithCause(errAgentClosed)
+	}
+	tc := &trackedConn{Conn: c, e: e}
+	e.conns[tc] = struct{}{}
+	return tc, nil
+}
+
+// close ends the entry's connections; calls in flight on them fail.
+func (e *agentEntry) close() {
+	_ = e.client.Close()
+	e.mu.Lock()
+	e.closed = true
+	conns := make([]*trackedConn, 0, len(e.conns))
+	for c := range e.conns {
+		conns = append(conns, c)
+	}
+	e.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// trackedConn removes itself from its entry when closed.
+type trackedConn struct {
+	net.Conn
+	e    *agentEntry
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.e.mu.Lock()
+		delete(c.e.conns, c)
+		c.e.mu.Unlock()
+	})
+	return c.Conn.Close()
+}

@@ -1,0 +1,163 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// testCreditRaces holds the store to atomic money under concurrency: many
+// writers deducting from one org with a small balance while others grant,
+// and many holds racing for the same credits.
+func testCreditRaces(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+
+	t.Run("deductions and grants", func(t *testing.T) {
+		const (
+			deductors = 200
+			rounds    = 5
+			granters  = 20
+			grant     = 200
+			initial   = 1_000
+		)
+		o := f.org()
+		w := f.workspace(o)
+		t0 := f.next()
+		sbs := make([]store.Sandbox, deductors)
+		for i := range sbs {
+			sbs[i] = f.runningSandbox(w, t0)
+		}
+		f.post(o, store.EntryGrant, initial)
+
+		requested := make([]int64, deductors)
+		errs := race(deductors+granters, func(i int) error {
+			if i >= deductors {
+				_, err := s.PostCredit(ctx, store.CreditPosting{
+					OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: grant, IdempotencyKey: uuid.NewString(),
+				})
+				return err
+			}
+			sb := sbs[i]
+			from := t0
+			for r := range rounds {
+				upTo := from.Add(time.Second)
+				amount := int64(7 + (i*rounds+r)%13)
+				_, err := s.Settle(ctx, store.Settlement{
+					OrgID: o.ID, SandboxID: sb.ID, From: from, UpTo: upTo, AmountMicros: amount, IdempotencyKey: uuid.NewString(),
+				})
+				if err != nil {
+					return err
+				}
+				requested[i] += amount
+				from = upTo
+			}
+			return nil
+		})
+		for _, err := range errs {
+			must(t, err)
+		}
+
+		var entries []store.JournalEntry
+		page := store.Page{Limit: store.MaxLimit}
+		for {
+			es, next, err := s.ListJournal(ctx, store.JournalFilter{OrgID: o.ID}, page)
+			must(t, err)
+			entries = append(entries, es...)
+			if next == "" {
+				break
+			}
+			page.Cursor = next
+		}
+		var granted, charged, shortfall, wanted int64
+		deductions := 0
+		for _, e := range entries {
+			if e.BalanceAfterMicros < 0 || e.HeldAfterMicros < 0 {
+				t.Fatalf("entry %d left balance %d held %d", e.Seq, e.BalanceAfterMicros, e.HeldAfterMicros)
+			}
+			switch e.Kind {
+			case store.EntryGrant:
+				granted += e.AmountMicros
+			case store.EntryDeduction:
+				deductions++
+				charged -= e.AmountMicros
+				shortfall += e.ShortfallMicros
+			default:
+				t.Fatalf("unexpected %s entry", e.Kind)
+			}
+		}
+		for _, r := range requested {
+			wanted += r
+		}
+		equal(t, "grants", granted, int64(initial+granters*grant))
+		equal(t, "deductions recorded", deductions, deductors*rounds)
+		equal(t, "charged + shortfall", charged+shortfall, wanted)
+		if shortfall == 0 {
+			t.Fatalf("the balance never ran out (charged %d of %d); the test needs a smaller balance", charged, wanted)
+		}
+		f.wantAccount(o, granted-charged, 0)
+
+		var billed int64
+		for _, sb := range sbs {
+			got, err := s.GetSandbox(ctx, sb.ID)
+			must(t, err)
+			billed += got.BilledMicros
+			if want := t0.Add(rounds * time.Second); !got.LastSettledAt.Equal(ts(want)) {
+				t.Fatalf("sandbox settled up to %v, want %v", got.LastSettledAt, ts(want))
+			}
+		}
+		equal(t, "billed on rows", billed, charged)
+		usage, err := s.SumUsage(ctx, store.UsageQuery{OrgID: o.ID})
+		must(t, err)
+		equal(t, "usage", usage, []store.UsageRow{{Key: o.ID, ChargedMicros: charged, ShortfallMicros: shortfall, Entries: int64(deductors * rounds)}})
+	})
+
+	t.Run("holds", func(t *testing.T) {
+		const (
+			holders = 100
+			hold    = 30
+			balance = 1000
+		)
+		o := f.org()
+		f.post(o, store.EntryGrant, balance)
+		errs := race(holders, func(int) error {
+			_, err := s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryHold, AmountMicros: hold, IdempotencyKey: uuid.NewString()})
+			return err
+		})
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, errdefs.ErrPaymentRequired):
+				t.Fatalf("unexpected error: %v", err)
+			}
+		}
+		equal(t, "holds placed", won, balance/hold)
+		f.wantAccount(o, balance, int64(won*hold))
+	})
+
+	t.Run("one idempotency key, many writers", func(t *testing.T) {
+		o := f.org()
+		errs := race(20, func(int) error {
+			_, err := s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: 100, IdempotencyKey: "once"})
+			return err
+		})
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errdefs.IsConflict(err):
+				t.Fatalf("unexpected error: %v", err)
+			}
+		}
+		equal(t, "grants applied", won, 1)
+		f.wantAccount(o, 100, 0)
+	})
+}

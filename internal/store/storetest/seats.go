@@ -1,0 +1,100 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+func testSeats(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	o := f.org()
+	w, other := f.workspace(o), f.workspace(o)
+
+	member := func(ws store.Workspace, name string) store.WorkspaceMember {
+		t.Helper()
+		m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, Member: name, CreatedAt: f.next()}
+		must(t, s.AddWorkspaceMember(ctx, m))
+		return m
+	}
+	seats := func(ws store.Workspace) store.WorkspaceSeats {
+		t.Helper()
+		got, err := s.GetWorkspaceSeats(ctx, ws.ID)
+		must(t, err)
+		return got
+	}
+
+	equal(t, "seats of a new workspace", seats(w), store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID})
+	alice := member(w, "alice@example.com")
+	bob := member(w, "bob")
+	member(other, "alice@example.com") // a member of two workspaces
+
+	t.Run("list", func(t *testing.T) {
+		got, next, err := s.ListWorkspaceMembers(ctx, w.ID, store.Page{Limit: 1})
+		must(t, err)
+		want := alice
+		want.CreatedAt = ts(want.CreatedAt)
+		equal(t, "first page", got, []store.WorkspaceMember{want})
+		got, next, err = s.ListWorkspaceMembers(ctx, w.ID, store.Page{Cursor: next})
+		must(t, err)
+		equal(t, "second page", ids(got, func(m store.WorkspaceMember) string { return m.Member }), []string{bob.Member})
+		equal(t, "next", next, "")
+	})
+
+	t.Run("duplicate", func(t *testing.T) {
+		err := s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID, Member: "bob"})
+		wantCode(t, err, errdefs.ErrConflict, "member_exists")
+	})
+
+	t.Run("limits", func(t *testing.T) {
+		equal(t, "members", seats(w).Members, 2)
+		must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 2))
+		if got := seats(w); got.MemberLimit != 2 || got.OverLimit() {
+			t.Fatalf("at the limit: %+v", got)
+		}
+		over, err := s.ListWorkspacesOverMemberLimit(ctx)
+		must(t, err)
+		for _, x := range over {
+			if x.WorkspaceID == w.ID {
+				t.Fatalf("a workspace at its limit is listed as over it")
+			}
+		}
+		carol := member(w, "carol")
+		if got := seats(w); !got.OverLimit() || got.Members != 3 {
+			t.Fatalf("over the limit: %+v", got)
+		}
+		over, err = s.ListWorkspacesOverMemberLimit(ctx)
+		must(t, err)
+		found := false
+		for _, x := range over {
+			if x.WorkspaceID == w.ID {
+				found = true
+				equal(t, "listed seats", x, store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID, MemberLimit: 2, Members: 3})
+			}
+		}
+		if !found {
+			t.Fatalf("workspace over its limit not listed: %+v", over)
+		}
+		must(t, s.RemoveWorkspaceMember(ctx, w.ID, carol.Member))
+		equal(t, "back at the limit", seats(w).OverLimit(), false)
+		must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 0))
+		equal(t, "no limit", seats(w).OverLimit(), false)
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		wantKind(t, s.RemoveWorkspaceMember(ctx, w.ID, "nobody"), errdefs.ErrNotFound)
+		wantKind(t, s.RemoveWorkspaceMember(ctx, uuid.NewString(), "bob"), errdefs.ErrNotFound)
+		wantKind(t, s.SetWorkspaceMemberLimit(ctx, w.ID, -1), errdefs.ErrInvalidArgument)
+		wantKind(t, s.SetWorkspaceMemberLimit(ctx, uuid.NewString(), 1), errdefs.ErrNotFound)
+		_, err := s.GetWorkspaceSeats(ctx, uuid.NewString())
+		wantKind(t, err, errdefs.ErrNotFound)
+		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: uuid.NewString(), Member: "x"})
+		wantKind(t, err, errdefs.ErrFailedPrecondition)
+		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID})
+		wantKind(t, err, errdefs.ErrInvalidArgument)
+	})
+}

@@ -1,0 +1,91 @@
+package testenv
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchLatency times op once per iteration of b and reports the median
+// and 99th percentile (in microseconds) in place of the mean; it returns
+// the median.
+func BenchLatency(b *testing.B, op func() error) (median float64) {
+	var samples []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	if len(samples) == 0 {
+		return 0
+	}
+	slices.Sort(samples)
+	q := func(p float64) float64 {
+		i := min(int(p*float64(len(samples))), len(samples)-1)
+		return float64(samples[i].Microseconds())
+	}
+	median = q(0.5)
+	b.ReportMetric(median, "median-µs")
+	b.ReportMetric(q(0.99), "p99-µs")
+	b.ReportMetric(0, "ns/op") // the quantiles say more than the mean
+	return median
+}
+
+// DockerExec runs `docker exec container argv...`, the engine's own way
+// into a container, for comparison.
+func DockerExec(container string, argv ...string) error {
+	out, err := exec.Command("docker", append([]string{"exec", container}, argv...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker exec: %w: %s", err, out)
+	}
+	return nil
+}
+
+// BenchFileTransfer runs two sub-benchmarks on one file: "upload" writes
+// it with upload, "download" reads it back with download; each reports
+// MB/s. The file is 64 MiB, or PADDOCK_BENCH_FILE_MB mebibytes.
+func BenchFileTransfer(b *testing.B, upload func(io.Reader) error, download func() (io.ReadCloser, error)) {
+	size := int64(64 << 20)
+	if v := os.Getenv("PADDOCK_BENCH_FILE_MB"); v != "" {
+		mb, err := strconv.Atoi(v)
+		if err != nil || mb <= 0 {
+			b.Fatalf("PADDOCK_BENCH_FILE_MB=%q", v)
+		}
+		size = int64(mb) << 20
+	}
+	b.Run("upload", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			if err := upload(PatternReader(size)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("download", func(b *testing.B) {
+		// The file is written first (outside the timing): the upload
+		// may have been filtered out.
+		if err := upload(PatternReader(size)); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(size)
+		buf := make([]byte, 256<<10)
+		for b.Loop() {
+			r, err := download()
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.CopyBuffer(io.Discard, r, buf)
+			r.Close()
+			if err != nil || n != size {
+				b.Fatalf("read %d bytes: %v", n, err)
+			}
+		}
+	})
+}
