@@ -59,7 +59,8 @@ var agentRoutes = []struct {
 
 // TestAgentRoutesNeedARunningRuntime checks that every operation inside a
 // sandbox answers 409 with a code that says what to do when the runtime
-// is not running, and 501 when its provider has no agent.
+// has no sandbox, wakes a paused one, and answers 501 when its provider
+// has no agent.
 func TestAgentRoutesNeedARunningRuntime(t *testing.T) {
 	env, _, rtPath := setup(t)
 	check := func(t *testing.T, wantStatus int, wantCode string) {
@@ -75,7 +76,16 @@ func TestAgentRoutesNeedARunningRuntime(t *testing.T) {
 	env.Must(t, 200, "POST", rtPath+"/start", nil)
 	t.Run("running on a provider without an agent", func(t *testing.T) { check(t, http.StatusNotImplemented, "agent_not_supported") })
 	env.Must(t, 200, "POST", rtPath+"/pause", nil)
-	t.Run("paused", func(t *testing.T) { check(t, http.StatusConflict, "runtime_paused") })
+	t.Run("paused is woken first", func(t *testing.T) {
+		// The first operation resumes the runtime and then reaches the
+		// (absent) agent; the rest find it running.
+		check(t, http.StatusNotImplemented, "agent_not_supported")
+		var rt client.Runtime
+		env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
+		if rt.Status != client.RuntimeRunning {
+			t.Fatalf("runtime after an operation while paused: %s, want running", rt.Status)
+		}
+	})
 	env.Must(t, 200, "POST", rtPath+"/reset", nil)
 	t.Run("reset", func(t *testing.T) { check(t, http.StatusConflict, "runtime_not_running") })
 

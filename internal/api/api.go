@@ -1,6 +1,7 @@
-// Package api is paddock's HTTP API: one file per resource, one error body
-// written by one function (errors.go), strict JSON decoding (decode.go), and
-// the route table below, which a test holds to api/openapi.yaml.
+// Package api is paddock's HTTP API: one file per resource, handlers that
+// return their error to one adapter (handle, below), one error body written
+// by one function (errors.go), strict JSON decoding (decode.go), and the
+// route table below, which a test holds to api/openapi.yaml.
 package api
 
 import (
@@ -46,7 +47,22 @@ type Route struct {
 	Method  string
 	Pattern string
 	Auth    bool
-	handler http.HandlerFunc
+	handler handlerFunc
+}
+
+// handlerFunc is the one shape of a handler here: it returns its error
+// rather than writing it, and handle answers it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h: the error it returns, before it has written anything,
+// is answered with the one error body. Once a stream has begun, the
+// handler reports failures itself.
+func (a *API) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			a.fail(r.Context(), w, err)
+		}
+	}
 }
 
 // New returns an API.
@@ -73,7 +89,7 @@ func New(cfg Config) *API {
 		a.ready = func() bool { return true }
 	}
 	for _, rt := range a.Routes() {
-		h := http.Handler(rt.handler)
+		h := http.Handler(a.handle(rt.handler))
 		if rt.Auth {
 			h = a.requireKey(h)
 		}
@@ -117,21 +133,21 @@ func (a *API) Routes() []Route {
 		{"POST", rtPrefix + "/keepalive", true, a.keepaliveRuntime},
 
 		// Inside the runtime's sandbox, through its agent.
-		{"POST", rtPrefix + "/exec", true, a.agentOp(a.exec)},
-		{"GET", rtPrefix + "/processes", true, a.agentOp(a.listProcesses)},
-		{"GET", rtPrefix + "/processes/{process_id}", true, a.agentOp(a.getProcess)},
-		{"GET", rtPrefix + "/processes/{process_id}/attach", true, a.agentOp(a.attachProcess)},
-		{"POST", rtPrefix + "/processes/{process_id}/signal", true, a.agentOp(a.signalProcess)},
-		{"POST", rtPrefix + "/processes/{process_id}/stdin", true, a.agentOp(a.writeStdin)},
-		{"GET", rtPrefix + "/files", true, a.agentOp(a.readFile)},
-		{"PUT", rtPrefix + "/files", true, a.agentOp(a.writeFile)},
-		{"DELETE", rtPrefix + "/files", true, a.agentOp(a.deleteFile)},
-		{"GET", rtPrefix + "/files/stat", true, a.agentOp(a.statFile)},
-		{"GET", rtPrefix + "/files/list", true, a.agentOp(a.listFiles)},
-		{"POST", rtPrefix + "/files/mkdir", true, a.agentOp(a.mkdir)},
-		{"GET", rtPrefix + "/files/tar", true, a.agentOp(a.downloadTar)},
-		{"POST", rtPrefix + "/files/tar", true, a.agentOp(a.uploadTar)},
-		{"GET", rtPrefix + "/terminal", true, a.agentOp(a.terminal)},
+		{"POST", rtPrefix + "/exec", true, a.exec},
+		{"GET", rtPrefix + "/processes", true, a.listProcesses},
+		{"GET", rtPrefix + "/processes/{process_id}", true, a.getProcess},
+		{"GET", rtPrefix + "/processes/{process_id}/attach", true, a.attachProcess},
+		{"POST", rtPrefix + "/processes/{process_id}/signal", true, a.signalProcess},
+		{"POST", rtPrefix + "/processes/{process_id}/stdin", true, a.writeStdin},
+		{"GET", rtPrefix + "/files", true, a.readFile},
+		{"PUT", rtPrefix + "/files", true, a.writeFile},
+		{"DELETE", rtPrefix + "/files", true, a.deleteFile},
+		{"GET", rtPrefix + "/files/stat", true, a.statFile},
+		{"GET", rtPrefix + "/files/list", true, a.listFiles},
+		{"POST", rtPrefix + "/files/mkdir", true, a.mkdir},
+		{"GET", rtPrefix + "/files/tar", true, a.downloadTar},
+		{"POST", rtPrefix + "/files/tar", true, a.uploadTar},
+		{"GET", rtPrefix + "/terminal", true, a.terminal},
 
 		{"GET", "/api/v1/org/{org}/credits", true, a.getCredits},
 		{"POST", "/api/v1/org/{org}/credits/grants", true, a.grantCredits},

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -29,6 +30,27 @@ func (a *API) credits() (*ledger.Ledger, error) {
 	return a.ledger, nil
 }
 
+// creditsOrg resolves the ledger (501 without one), then {org}.
+func (a *API) creditsOrg(r *http.Request) (*ledger.Ledger, store.Org, error) {
+	l, err := a.credits()
+	if err != nil {
+		return nil, store.Org{}, err
+	}
+	o, err := a.org(r)
+	return l, o, err
+}
+
+// creditsWorkspace resolves the ledger (501 without one), then
+// {org}/{workspace}.
+func (a *API) creditsWorkspace(r *http.Request) (*ledger.Ledger, store.Workspace, error) {
+	l, err := a.credits()
+	if err != nil {
+		return nil, store.Workspace{}, err
+	}
+	_, ws, err := a.workspace(r)
+	return l, ws, err
+}
+
 func entryOut(e store.JournalEntry) client.CreditEntry {
 	return client.CreditEntry{
 		ID: e.ID, Seq: e.Seq, Kind: string(e.Kind),
@@ -41,27 +63,19 @@ func entryOut(e store.JournalEntry) client.CreditEntry {
 	}
 }
 
-func (a *API) getCredits(w http.ResponseWriter, r *http.Request) {
+func (a *API) getCredits(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, o, err := a.creditsOrg(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	o, err := a.org(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	acct, err := l.Account(ctx, o.ID)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	es, _, err := l.Journal(ctx, store.JournalFilter{OrgID: o.ID}, store.Page{Limit: recentEntries})
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	out := client.CreditAccount{
 		OrgID: o.ID, Balance: ledger.Credits(acct.BalanceMicros), Held: ledger.Credits(acct.HeldMicros),
@@ -72,6 +86,7 @@ func (a *API) getCredits(w http.ResponseWriter, r *http.Request) {
 		out.Recent = append(out.Recent, entryOut(e))
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // movement validates what an admin asked to move.
@@ -96,73 +111,57 @@ func (a *API) movement(r *http.Request, o store.Org, amount float64, key, note s
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// writeMovement answers a grant or adjustment: 201 for a new entry, 200
-// for a retry that returns the first one.
-func (a *API) writeMovement(w http.ResponseWriter, r *http.Request, e store.JournalEntry, replayed bool, err error) {
+// moveCredits answers a grant or an adjustment of {org}'s credits: it
+// decodes the request, checks the amount, key and note fields reads from
+// it, posts the movement and answers 201 for a new entry, 200 for a retry
+// that returns the first one.
+func moveCredits[T any](a *API, w http.ResponseWriter, r *http.Request, fields func(T) (amount float64, key, note string), post func(ctx context.Context, l *ledger.Ledger, m ledger.Movement) (store.JournalEntry, bool, error)) error {
+	l, o, err := a.creditsOrg(r)
 	if err != nil {
-		writeError(r.Context(), w, a.logger, err)
-		return
+		return err
+	}
+	var req T
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		return err
+	}
+	amount, key, note := fields(req)
+	m, err := a.movement(r, o, amount, key, note)
+	if err != nil {
+		return err
+	}
+	e, replayed, err := post(r.Context(), l, m)
+	if err != nil {
+		return err
 	}
 	status := http.StatusCreated
 	if replayed {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, entryOut(e))
+	return nil
 }
 
-func (a *API) grantCredits(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	l, err := a.credits()
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	o, err := a.org(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	var req client.GrantCreditsRequest
-	if err := decodeJSON(w, r, &req, false); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	m, err := a.movement(r, o, req.Amount, req.IdempotencyKey, req.Note)
-	if err == nil && m.AmountMicros <= 0 {
-		err = errdefs.InvalidArgument("invalid_amount", "a grant must be at least 0.000001 credits")
-	}
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	e, replayed, err := l.Grant(ctx, m)
-	a.writeMovement(w, r, e, replayed, err)
+func (a *API) grantCredits(w http.ResponseWriter, r *http.Request) error {
+	return moveCredits(a, w, r,
+		func(req client.GrantCreditsRequest) (float64, string, string) {
+			return req.Amount, req.IdempotencyKey, req.Note
+		},
+		func(ctx context.Context, l *ledger.Ledger, m ledger.Movement) (store.JournalEntry, bool, error) {
+			if m.AmountMicros <= 0 {
+				return store.JournalEntry{}, false, errdefs.InvalidArgument("invalid_amount", "a grant must be at least 0.000001 credits")
+			}
+			return l.Grant(ctx, m)
+		})
 }
 
-func (a *API) setCreditBalance(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	l, err := a.credits()
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	o, err := a.org(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	var req client.SetBalanceRequest
-	if err := decodeJSON(w, r, &req, false); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	m, err := a.movement(r, o, req.Balance, req.IdempotencyKey, req.Note)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	e, replayed, err := l.SetBalance(ctx, m)
-	a.writeMovement(w, r, e, replayed, err)
+func (a *API) setCreditBalance(w http.ResponseWriter, r *http.Request) error {
+	return moveCredits(a, w, r,
+		func(req client.SetBalanceRequest) (float64, string, string) {
+			return req.Balance, req.IdempotencyKey, req.Note
+		},
+		func(ctx context.Context, l *ledger.Ledger, m ledger.Movement) (store.JournalEntry, bool, error) {
+			return l.SetBalance(ctx, m)
+		})
 }
 
 // timeRange reads ?from= and ?to= (RFC 3339). Either may be absent.
@@ -191,22 +190,15 @@ func timeRange(r *http.Request) (from, to time.Time, err error) {
 	return from, to, nil
 }
 
-func (a *API) listCreditJournal(w http.ResponseWriter, r *http.Request) {
+func (a *API) listCreditJournal(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, o, err := a.creditsOrg(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	o, err := a.org(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	page, err := pageFrom(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	f := store.JournalFilter{
@@ -218,28 +210,21 @@ func (a *API) listCreditJournal(w http.ResponseWriter, r *http.Request) {
 	}
 	for name, v := range map[string]string{"sandbox_id": f.SandboxID, "runtime_id": f.RuntimeID, "project_id": f.ProjectID} {
 		if v != "" && !isUUID(v) {
-			writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "%s must be a UUID", name))
-			return
+			return errdefs.InvalidArgument("invalid_filter", "%s must be a UUID", name)
 		}
 	}
 	if f.Kind != "" && !validKind(f.Kind) {
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "kind must be one of grant, adjustment, hold, release, deduction, refund"))
-		return
+		return errdefs.InvalidArgument("invalid_filter", "kind must be one of grant, adjustment, hold, release, deduction, refund")
 	}
 	if f.From, f.To, err = timeRange(r); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	es, next, err := l.Journal(ctx, f, page)
 	if err != nil {
-		writeError(ctx, w, a.logger, listError(err))
-		return
+		return listError(err)
 	}
-	out := client.List[client.CreditEntry]{Items: make([]client.CreditEntry, 0, len(es)), NextCursor: next}
-	for _, e := range es {
-		out.Items = append(out.Items, entryOut(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, listOf(es, next, entryOut))
+	return nil
 }
 
 func validKind(k store.EntryKind) bool {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // maxBodyBytes bounds every JSON request body.
@@ -96,10 +98,53 @@ func pageFrom(r *http.Request) (store.Page, error) {
 	return p, nil
 }
 
+// orgPage resolves {org}, then reads the page the query asks for.
+func (a *API) orgPage(r *http.Request) (store.Org, store.Page, error) {
+	o, err := a.org(r)
+	if err != nil {
+		return o, store.Page{}, err
+	}
+	page, err := pageFrom(r)
+	return o, page, err
+}
+
+// workspacePage resolves {org}/{workspace}, then reads the page the query
+// asks for.
+func (a *API) workspacePage(r *http.Request) (store.Workspace, store.Page, error) {
+	_, ws, err := a.workspace(r)
+	if err != nil {
+		return ws, store.Page{}, err
+	}
+	page, err := pageFrom(r)
+	return ws, page, err
+}
+
 // listError gives a store's cursor complaint its public code.
 func listError(err error) error {
 	if _, ok := errdefs.Public(err); !ok && errors.Is(err, errdefs.ErrInvalidArgument) {
 		return errdefs.InvalidArgument("invalid_cursor", "the cursor is not one this server issued").WithCause(err)
 	}
 	return err
+}
+
+// listOf shows one page of items, each with view.
+func listOf[T, V any](items []T, next string, view func(T) V) client.List[V] {
+	out := client.List[V]{Items: make([]V, 0, len(items)), NextCursor: next}
+	for _, it := range items {
+		out.Items = append(out.Items, view(it))
+	}
+	return out
+}
+
+// tryListOf is listOf with a view that looks things up and can fail.
+func tryListOf[T, V any](ctx context.Context, items []T, next string, view func(context.Context, T) (V, error)) (client.List[V], error) {
+	out := client.List[V]{Items: make([]V, 0, len(items)), NextCursor: next}
+	for _, it := range items {
+		v, err := view(ctx, it)
+		if err != nil {
+			return out, err
+		}
+		out.Items = append(out.Items, v)
+	}
+	return out, nil
 }

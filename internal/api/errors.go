@@ -90,6 +90,19 @@ func writeError(ctx context.Context, w http.ResponseWriter, logger *slog.Logger,
 	writeJSON(w, status, body)
 }
 
+// fail answers err with the one error body. A request whose context ended
+// (the client went away, or the server is shutting down) is not a failure
+// on this side: it answers 503 request_cancelled without logging an error
+// — to no one when the client has gone, and to a draining client
+// otherwise, which may retry.
+func (a *API) fail(ctx context.Context, w http.ResponseWriter, err error) {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		a.logger.DebugContext(ctx, "request ended before its answer", "err", err)
+		err = errdefs.Unavailable("request_cancelled", "the request ended before it was answered; retry").WithCause(err)
+	}
+	writeError(ctx, w, a.logger, err)
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -38,16 +38,6 @@ func (a *API) agentOf(r *http.Request) (*agentconn.Client, store.Runtime, error)
 	return a.runtimes.Agent(r.Context(), rt.ID)
 }
 
-// fail answers err with the one error body, unless the client has gone
-// away: then there is no one to answer, and nothing failed on this side.
-func (a *API) fail(ctx context.Context, w http.ResponseWriter, err error) {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		a.logger.DebugContext(ctx, "the client went away", "err", err)
-		return
-	}
-	writeError(ctx, w, a.logger, err)
-}
-
 // checkPath accepts an absolute path inside the sandbox; field names it in
 // the error.
 func checkPath(field, p string) error {
@@ -126,17 +116,6 @@ func wantsNDJSON(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// agentOp adapts a handler of an operation inside a sandbox: the error it
-// returns, before it has written anything, is answered with the one error
-// body. Once a stream has begun, the handler reports failures itself.
-func (a *API) agentOp(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			a.fail(r.Context(), w, err)
-		}
-	}
 }
 
 // exec starts a process. With Accept: application/x-ndjson the answer is

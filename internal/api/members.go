@@ -30,127 +30,88 @@ func seatsOut(s store.WorkspaceSeats) client.MemberLimit {
 	return client.MemberLimit{WorkspaceID: s.WorkspaceID, MemberLimit: s.MemberLimit, Members: s.Members, OverLimit: s.OverLimit()}
 }
 
-func (a *API) listMembers(w http.ResponseWriter, r *http.Request) {
+func (a *API) listMembers(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, ws, err := a.creditsWorkspace(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	_, ws, err := a.workspace(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	page, err := pageFrom(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	ms, next, err := l.Members(ctx, ws, page)
 	if err != nil {
-		writeError(ctx, w, a.logger, listError(err))
-		return
+		return listError(err)
 	}
-	out := client.List[client.WorkspaceMember]{Items: make([]client.WorkspaceMember, 0, len(ms)), NextCursor: next}
-	for _, m := range ms {
-		out.Items = append(out.Items, memberOut(m))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, listOf(ms, next, memberOut))
+	return nil
 }
 
-func (a *API) addMember(w http.ResponseWriter, r *http.Request) {
+func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, ws, err := a.creditsWorkspace(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	_, ws, err := a.workspace(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	var req client.AddMemberRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	if err := validMember(req.Member); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	m, err := l.AddMember(ctx, ws, req.Member)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, memberOut(m))
+	return nil
 }
 
-func (a *API) removeMember(w http.ResponseWriter, r *http.Request) {
+func (a *API) removeMember(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, ws, err := a.creditsWorkspace(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	_, ws, err := a.workspace(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	member := r.PathValue("member")
 	if err := validMember(member); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	if err := l.RemoveMember(ctx, ws, member); err != nil {
 		if errdefs.IsNotFound(err) {
 			err = errdefs.NotFound("member_not_found", "%q is not a member of workspace %q", member, ws.Name)
 		}
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (a *API) getMemberLimit(w http.ResponseWriter, r *http.Request) {
+func (a *API) getMemberLimit(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, ws, err := a.creditsWorkspace(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	_, ws, err := a.workspace(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	seats, err := l.Seats(ctx, ws)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, seatsOut(seats))
+	return nil
 }
 
-func (a *API) setMemberLimit(w http.ResponseWriter, r *http.Request) {
+func (a *API) setMemberLimit(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, ws, err := a.creditsWorkspace(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	_, ws, err := a.workspace(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	var req client.SetMemberLimitRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	switch {
 	case !identity(r).IsInstallationAdmin():
@@ -159,13 +120,12 @@ func (a *API) setMemberLimit(w http.ResponseWriter, r *http.Request) {
 		err = errdefs.InvalidArgument("invalid_member_limit", "member_limit must be between 0 (no limit) and %d", maxMemberLimit)
 	}
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	seats, err := l.SetMemberLimit(ctx, ws, req.MemberLimit)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, seatsOut(seats))
+	return nil
 }

@@ -9,37 +9,36 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-func (a *API) health(w http.ResponseWriter, r *http.Request) {
+func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 	if !a.ready() {
-		writeError(r.Context(), w, a.logger, errdefs.Unavailable("starting", "the server is starting"))
-		return
+		return errdefs.Unavailable("starting", "the server is starting")
 	}
 	writeJSON(w, http.StatusOK, client.Health{Status: "ok", Version: version.Version})
+	return nil
 }
 
-func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 	if !a.ready() {
-		writeError(r.Context(), w, a.logger, errdefs.Unavailable("starting", "the server is starting"))
-		return
+		return errdefs.Unavailable("starting", "the server is starting")
 	}
 	if _, err := a.store.CountAPIKeys(r.Context()); err != nil {
-		writeError(r.Context(), w, a.logger, errdefs.Unavailable("store_unavailable", "the store does not answer").WithCause(err))
-		return
+		return errdefs.Unavailable("store_unavailable", "the store does not answer").WithCause(err)
 	}
 	writeJSON(w, http.StatusOK, client.Health{Status: "ready", Version: version.Version})
+	return nil
 }
 
-func (a *API) openapi(w http.ResponseWriter, r *http.Request) {
+func (a *API) openapi(w http.ResponseWriter, r *http.Request) error {
 	doc, err := apispec.JSON()
 	if err != nil {
-		writeError(r.Context(), w, a.logger, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(doc)
+	return nil
 }
 
-func (a *API) capabilities(w http.ResponseWriter, r *http.Request) {
+func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 	out := client.Capabilities{
 		Version:         version.Version,
 		DefaultProvider: a.providers.Default(),
@@ -60,4 +59,5 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }

@@ -10,20 +10,17 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-func (a *API) createOrg(w http.ResponseWriter, r *http.Request) {
+func (a *API) createOrg(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	if !identity(r).IsInstallationAdmin() {
-		writeError(ctx, w, a.logger, errdefs.PermissionDenied("admin_only", "only an installation admin key can create orgs"))
-		return
+		return errdefs.PermissionDenied("admin_only", "only an installation admin key can create orgs")
 	}
 	var req client.CreateOrgRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	if err := validName("org", req.Name); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	o := store.Org{ID: uuid.NewString(), Name: req.Name, CreatedAt: a.now()}
 	err := a.store.InTx(ctx, func(q store.Queries) error {
@@ -39,53 +36,44 @@ func (a *API) createOrg(w http.ResponseWriter, r *http.Request) {
 		if errdefs.IsConflict(err) {
 			err = errdefs.Conflict("org_exists", "an org named %q already exists", req.Name).WithCause(err)
 		}
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	o, err = a.store.GetOrg(ctx, o.ID)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, orgOut(o))
+	return nil
 }
 
-func (a *API) listOrgs(w http.ResponseWriter, r *http.Request) {
+func (a *API) listOrgs(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	page, err := pageFrom(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
-	out := client.List[client.Org]{Items: []client.Org{}}
 	if id := identity(r); id.OrgID != "" {
 		// An org-scoped key sees its own org only.
 		o, err := a.store.GetOrg(ctx, id.OrgID)
 		if err != nil {
-			writeError(ctx, w, a.logger, err)
-			return
+			return err
 		}
-		out.Items = append(out.Items, orgOut(o))
-		writeJSON(w, http.StatusOK, out)
-		return
+		writeJSON(w, http.StatusOK, listOf([]store.Org{o}, "", orgOut))
+		return nil
 	}
 	orgs, next, err := a.store.ListOrgs(ctx, page)
 	if err != nil {
-		writeError(ctx, w, a.logger, listError(err))
-		return
+		return listError(err)
 	}
-	for _, o := range orgs {
-		out.Items = append(out.Items, orgOut(o))
-	}
-	out.NextCursor = next
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, listOf(orgs, next, orgOut))
+	return nil
 }
 
-func (a *API) getOrg(w http.ResponseWriter, r *http.Request) {
+func (a *API) getOrg(w http.ResponseWriter, r *http.Request) error {
 	o, err := a.org(r)
 	if err != nil {
-		writeError(r.Context(), w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, orgOut(o))
+	return nil
 }

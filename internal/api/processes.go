@@ -73,11 +73,7 @@ func (a *API) listProcesses(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := client.List[client.Process]{Items: make([]client.Process, 0, len(ps))}
-	for _, p := range ps {
-		out.Items = append(out.Items, processOut(p))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, listOf(ps, "", processOut))
 	return nil
 }
 

@@ -1,106 +1,88 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
 const maxDescription = 4096
 
-func (a *API) createProject(w http.ResponseWriter, r *http.Request) {
+func (a *API) createProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	_, ws, err := a.workspace(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	var req client.CreateProjectRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	if err := validName("project", req.Name); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	if len(req.Description) > maxDescription {
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_description", "description is longer than %d bytes", maxDescription))
-		return
+		return errdefs.InvalidArgument("invalid_description", "description is longer than %d bytes", maxDescription)
 	}
 	p, rt, err := a.runtimes.CreateProject(ctx, ws, req.Name, req.Description, configIn(req.Runtime))
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, projectOut(p, rt.ID))
+	return nil
 }
 
-func (a *API) listProjects(w http.ResponseWriter, r *http.Request) {
+func (a *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	_, ws, err := a.workspace(r)
+	ws, page, err := a.workspacePage(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	page, err := pageFrom(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	ps, next, err := a.store.ListProjects(ctx, ws.ID, page)
 	if err != nil {
-		writeError(ctx, w, a.logger, listError(err))
-		return
+		return listError(err)
 	}
-	out := client.List[client.Project]{Items: make([]client.Project, 0, len(ps)), NextCursor: next}
-	for _, p := range ps {
-		rt, err := a.store.GetRuntimeByProject(ctx, p.ID)
-		if err != nil && !errdefs.IsNotFound(err) {
-			writeError(ctx, w, a.logger, err)
-			return
-		}
-		out.Items = append(out.Items, projectOut(p, rt.ID))
+	out, err := tryListOf(ctx, ps, next, a.projectView)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (a *API) getProject(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	_, ws, err := a.workspace(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	p, err := a.project(r, ws)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
+// projectView renders p with the id of its runtime, if it has one.
+func (a *API) projectView(ctx context.Context, p store.Project) (client.Project, error) {
 	rt, err := a.store.GetRuntimeByProject(ctx, p.ID)
 	if err != nil && !errdefs.IsNotFound(err) {
-		writeError(ctx, w, a.logger, err)
-		return
+		return client.Project{}, err
 	}
-	writeJSON(w, http.StatusOK, projectOut(p, rt.ID))
+	return projectOut(p, rt.ID), nil
 }
 
-func (a *API) deleteProject(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	_, ws, err := a.workspace(r)
+func (a *API) getProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.projectOf(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
-	p, err := a.project(r, ws)
+	out, err := a.projectView(r.Context(), p)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
-	if err := a.runtimes.DeleteProject(ctx, p); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) deleteProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.projectOf(r)
+	if err != nil {
+		return err
+	}
+	if err := a.runtimes.DeleteProject(r.Context(), p); err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -70,13 +70,15 @@ func (a *API) workspace(r *http.Request) (store.Org, store.Workspace, error) {
 	return o, ws, err
 }
 
-// project resolves {project}, a UUID or a name, inside ws.
-func (a *API) project(r *http.Request, ws store.Workspace) (store.Project, error) {
+// projectOf resolves {project}, a UUID or a name, inside
+// {org}/{workspace}.
+func (a *API) projectOf(r *http.Request) (store.Project, error) {
+	_, ws, err := a.workspace(r)
+	if err != nil {
+		return store.Project{}, err
+	}
 	key := r.PathValue("project")
-	var (
-		p   store.Project
-		err error
-	)
+	var p store.Project
 	switch {
 	case isUUID(key):
 		p, err = a.store.GetProject(r.Context(), key)

@@ -14,13 +14,13 @@ import (
 const maxSecretIDs = 64
 
 // writeRuntime renders rt with its current sandbox.
-func (a *API) writeRuntime(ctx context.Context, w http.ResponseWriter, rt store.Runtime) {
+func (a *API) writeRuntime(ctx context.Context, w http.ResponseWriter, rt store.Runtime) error {
 	out, err := a.runtimeView(ctx, rt)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 func (a *API) runtimeView(ctx context.Context, rt store.Runtime) (client.Runtime, error) {
@@ -37,70 +37,55 @@ func (a *API) runtimeView(ctx context.Context, rt store.Runtime) (client.Runtime
 	return runtimeOut(rt, &sb), nil
 }
 
-func (a *API) listRuntimes(w http.ResponseWriter, r *http.Request) {
+func (a *API) listRuntimes(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	_, ws, err := a.workspace(r)
+	ws, page, err := a.workspacePage(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	page, err := pageFrom(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	rts, next, err := a.store.ListRuntimes(ctx, ws.ID, page)
 	if err != nil {
-		writeError(ctx, w, a.logger, listError(err))
-		return
+		return listError(err)
 	}
-	out := client.List[client.Runtime]{Items: make([]client.Runtime, 0, len(rts)), NextCursor: next}
-	for _, rt := range rts {
-		v, err := a.runtimeView(ctx, rt)
-		if err != nil {
-			writeError(ctx, w, a.logger, err)
-			return
-		}
-		out.Items = append(out.Items, v)
+	out, err := tryListOf(ctx, rts, next, a.runtimeView)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (a *API) getRuntime(w http.ResponseWriter, r *http.Request) {
+func (a *API) getRuntime(w http.ResponseWriter, r *http.Request) error {
 	rt, err := a.runtimeOf(r)
 	if err != nil {
-		writeError(r.Context(), w, a.logger, err)
-		return
+		return err
 	}
-	a.writeRuntime(r.Context(), w, rt)
+	return a.writeRuntime(r.Context(), w, rt)
 }
 
 // runtimeAction resolves the runtime, decodes an optional body into req,
 // runs act and writes the runtime it returns.
-func runtimeAction[T any](a *API, w http.ResponseWriter, r *http.Request, act func(ctx context.Context, rt store.Runtime, req T) (store.Runtime, error)) {
+func runtimeAction[T any](a *API, w http.ResponseWriter, r *http.Request, act func(ctx context.Context, rt store.Runtime, req T) (store.Runtime, error)) error {
 	ctx := r.Context()
 	rt, err := a.runtimeOf(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	var req T
 	if err := decodeJSON(w, r, &req, true); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	rt, err = act(ctx, rt, req)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
-	a.writeRuntime(ctx, w, rt)
+	return a.writeRuntime(ctx, w, rt)
 }
 
 type noBody struct{}
 
-func (a *API) startRuntime(w http.ResponseWriter, r *http.Request) {
-	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.StartRuntimeRequest) (store.Runtime, error) {
+func (a *API) startRuntime(w http.ResponseWriter, r *http.Request) error {
+	return runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.StartRuntimeRequest) (store.Runtime, error) {
 		if len(req.SecretIDs) > maxSecretIDs {
 			return rt, errdefs.InvalidArgument("invalid_secret_ids", "at most %d secret_ids", maxSecretIDs)
 		}
@@ -113,26 +98,26 @@ func (a *API) startRuntime(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (a *API) pauseRuntime(w http.ResponseWriter, r *http.Request) {
-	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, _ noBody) (store.Runtime, error) {
+func (a *API) pauseRuntime(w http.ResponseWriter, r *http.Request) error {
+	return runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, _ noBody) (store.Runtime, error) {
 		return a.runtimes.Pause(ctx, rt.ID, store.PauseUser)
 	})
 }
 
-func (a *API) resumeRuntime(w http.ResponseWriter, r *http.Request) {
-	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, _ noBody) (store.Runtime, error) {
+func (a *API) resumeRuntime(w http.ResponseWriter, r *http.Request) error {
+	return runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, _ noBody) (store.Runtime, error) {
 		return a.runtimes.Resume(ctx, rt.ID)
 	})
 }
 
-func (a *API) resetRuntime(w http.ResponseWriter, r *http.Request) {
-	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.ResetRequest) (store.Runtime, error) {
+func (a *API) resetRuntime(w http.ResponseWriter, r *http.Request) error {
+	return runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.ResetRequest) (store.Runtime, error) {
 		return a.runtimes.Reset(ctx, rt.ID, req.WipeWorkspace)
 	})
 }
 
-func (a *API) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
-	runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.KeepaliveRequest) (store.Runtime, error) {
+func (a *API) keepaliveRuntime(w http.ResponseWriter, r *http.Request) error {
+	return runtimeAction(a, w, r, func(ctx context.Context, rt store.Runtime, req client.KeepaliveRequest) (store.Runtime, error) {
 		if req.DurationSeconds < 0 || req.DurationSeconds > 10*365*24*3600 {
 			return rt, errdefs.InvalidArgument("invalid_duration", "duration_seconds must be between 0 and ten years")
 		}

@@ -5,20 +5,13 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
-func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) {
+func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	o, err := a.org(r)
+	o, page, err := a.orgPage(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	page, err := pageFrom(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	f := store.SandboxFilter{
@@ -31,54 +24,45 @@ func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) {
 	switch f.Kind {
 	case "", store.KindRuntime, store.KindTask, store.KindWorld:
 	default:
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "kind must be one of runtime, task, world"))
-		return
+		return errdefs.InvalidArgument("invalid_filter", "kind must be one of runtime, task, world")
 	}
 	switch f.State {
 	case "", store.SandboxStarting, store.SandboxRunning, store.SandboxPaused, store.SandboxKilled:
 	default:
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "state must be one of starting, running, paused, killed"))
-		return
+		return errdefs.InvalidArgument("invalid_filter", "state must be one of starting, running, paused, killed")
 	}
 	if f.RuntimeID != "" && !isUUID(f.RuntimeID) {
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "runtime_id must be a UUID"))
-		return
+		return errdefs.InvalidArgument("invalid_filter", "runtime_id must be a UUID")
 	}
 	if f.Provider != "" && !slugRE.MatchString(f.Provider) {
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_filter", "provider %q is not a provider name", f.Provider))
-		return
+		return errdefs.InvalidArgument("invalid_filter", "provider %q is not a provider name", f.Provider)
 	}
 	sbs, next, err := a.store.ListSandboxes(ctx, f, page)
 	if err != nil {
-		writeError(ctx, w, a.logger, listError(err))
-		return
+		return listError(err)
 	}
-	out := client.List[client.Sandbox]{Items: make([]client.Sandbox, 0, len(sbs)), NextCursor: next}
-	for _, sb := range sbs {
-		out.Items = append(out.Items, a.sandboxView(sb))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, listOf(sbs, next, a.sandboxView))
+	return nil
 }
 
-func (a *API) getSandbox(w http.ResponseWriter, r *http.Request) {
+func (a *API) getSandbox(w http.ResponseWriter, r *http.Request) error {
 	sb, err := a.sandboxOf(r)
 	if err != nil {
-		writeError(r.Context(), w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, a.sandboxView(sb))
+	return nil
 }
 
-func (a *API) killSandbox(w http.ResponseWriter, r *http.Request) {
+func (a *API) killSandbox(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	sb, err := a.sandboxOf(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	if sb, err = a.runtimes.KillSandbox(ctx, sb.ID); err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, a.sandboxView(sb))
+	return nil
 }

@@ -16,17 +16,11 @@ func usageOut(r store.UsageRow) client.UsageItem {
 	}
 }
 
-func (a *API) getUsage(w http.ResponseWriter, r *http.Request) {
+func (a *API) getUsage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	l, err := a.credits()
+	l, o, err := a.creditsOrg(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
-	}
-	o, err := a.org(r)
-	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	group := store.UsageGroup(r.URL.Query().Get("group_by"))
 	switch group {
@@ -34,27 +28,23 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) {
 		group = store.UsageByOrg
 	case store.UsageBySandbox, store.UsageByRuntime, store.UsageByProject, store.UsageByWorkspace, store.UsageByOrg:
 	default:
-		writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_group_by", "group_by must be one of sandbox, runtime, project, workspace, org"))
-		return
+		return errdefs.InvalidArgument("invalid_group_by", "group_by must be one of sandbox, runtime, project, workspace, org")
 	}
 	from, to, err := timeRange(r)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	q := store.UsageQuery{OrgID: o.ID, GroupBy: group, From: from, To: to}
 	if to.IsZero() {
 		// Up to now, including what was charged this very microsecond.
 		to = a.now()
 		if !from.IsZero() && !from.Before(to) {
-			writeError(ctx, w, a.logger, errdefs.InvalidArgument("invalid_time_range", "from must be in the past"))
-			return
+			return errdefs.InvalidArgument("invalid_time_range", "from must be in the past")
 		}
 	}
 	rows, err := l.Usage(ctx, q)
 	if err != nil {
-		writeError(ctx, w, a.logger, err)
-		return
+		return err
 	}
 	out := client.Usage{
 		OrgID: o.ID, GroupBy: string(group), From: timePtr(from), To: to,
@@ -70,4 +60,5 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Total = usageOut(total)
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }

@@ -214,6 +214,27 @@ func groupCmd(use, short string, aliases ...string) *cobra.Command {
 	}
 }
 
+// listCmd is a noun's `ls` verb, with --limit and --cursor: it prints the
+// page that list fetches, as a table of cols or as JSON.
+func listCmd[T any](a *app, short string, cols []column[T], list func(ctx context.Context, page client.ListOptions) (client.List[T], error)) *cobra.Command {
+	var page client.ListOptions
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   short,
+		Args:    exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := list(cmd.Context(), page)
+			if err != nil {
+				return err
+			}
+			return printList(a, l, cols)
+		},
+	}
+	pageFlags(cmd, &page)
+	return cmd
+}
+
 // exactArgs is cobra.ExactArgs with a usage error naming the arguments.
 func exactArgs(names ...string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {

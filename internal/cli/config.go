@@ -191,3 +191,36 @@ func (a *app) orgAndWorkspace(s *scope) (string, string, error) {
 	}
 	return org, ws, nil
 }
+
+// session is what a command resolved before it calls the server: a
+// client, and the org and workspace when the command acts in them.
+type session struct {
+	c       *client.Client
+	org, ws string
+}
+
+// orgSession resolves the org, then a client.
+func (a *app) orgSession(sc *scope) (session, error) {
+	org, err := a.orgName(sc)
+	if err != nil {
+		return session{}, err
+	}
+	c, err := a.client()
+	if err != nil {
+		return session{}, err
+	}
+	return session{c: c, org: org}, nil
+}
+
+// workspaceSession resolves the org and the workspace, then a client.
+func (a *app) workspaceSession(sc *scope) (session, error) {
+	org, ws, err := a.orgAndWorkspace(sc)
+	if err != nil {
+		return session{}, err
+	}
+	c, err := a.client()
+	if err != nil {
+		return session{}, err
+	}
+	return session{c: c, org: org, ws: ws}, nil
+}

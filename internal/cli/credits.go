@@ -65,15 +65,11 @@ prepays its first slice, running sandboxes are charged as they run, and
 when the balance runs out the org's compute is paused.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, err := a.orgName(&sc)
+			s, err := a.orgSession(&sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			acct, err := c.GetCredits(cmd.Context(), org)
+			acct, err := s.c.GetCredits(cmd.Context(), s.org)
 			if err != nil {
 				return err
 			}
@@ -134,11 +130,7 @@ compute paused for lack of credits stays paused until resumed.`,
 			if err != nil {
 				return err
 			}
-			org, err := a.orgName(sc)
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			s, err := a.orgSession(sc)
 			if err != nil {
 				return err
 			}
@@ -147,9 +139,9 @@ compute paused for lack of credits stays paused until resumed.`,
 			}
 			var e client.CreditEntry
 			if verb == "grant" {
-				e, err = c.GrantCredits(cmd.Context(), org, client.GrantCreditsRequest{Amount: v, IdempotencyKey: key, Note: note})
+				e, err = s.c.GrantCredits(cmd.Context(), s.org, client.GrantCreditsRequest{Amount: v, IdempotencyKey: key, Note: note})
 			} else {
-				e, err = c.SetCreditBalance(cmd.Context(), org, client.SetBalanceRequest{Balance: v, IdempotencyKey: key, Note: note})
+				e, err = s.c.SetCreditBalance(cmd.Context(), s.org, client.SetBalanceRequest{Balance: v, IdempotencyKey: key, Note: note})
 			}
 			if err != nil {
 				return err
@@ -209,6 +201,7 @@ func parseRange(from, to string) (time.Time, time.Time, error) {
 func (a *app) creditsJournalCmd(sc *scope) *cobra.Command {
 	var (
 		f        client.JournalFilter
+		page     client.ListOptions
 		from, to string
 	)
 	cmd := &cobra.Command{
@@ -220,15 +213,12 @@ func (a *app) creditsJournalCmd(sc *scope) *cobra.Command {
 			if f.From, f.To, err = parseRange(from, to); err != nil {
 				return err
 			}
-			org, err := a.orgName(sc)
+			s, err := a.orgSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListCreditJournal(cmd.Context(), org, f)
+			f.Cursor, f.Limit = page.Cursor, page.Limit
+			l, err := s.c.ListCreditJournal(cmd.Context(), s.org, f)
 			if err != nil {
 				return err
 			}
@@ -241,8 +231,7 @@ func (a *app) creditsJournalCmd(sc *scope) *cobra.Command {
 	fl.StringVar(&f.ProjectID, "project", "", "only the movements of this project id")
 	fl.StringVar(&f.Kind, "kind", "", "only this kind: grant, adjustment, hold, release, deduction or refund")
 	rangeFlags(cmd, &from, &to)
-	fl.IntVar(&f.Limit, "limit", 0, "page size (default: the server's)")
-	fl.StringVar(&f.Cursor, "cursor", "", "resume a listing where a previous page ended")
+	pageFlags(cmd, &page)
 	return cmd
 }
 
@@ -273,15 +262,11 @@ journal's deductions and refunds, grouped by --by.`,
 			if q.From, q.To, err = parseRange(from, to); err != nil {
 				return err
 			}
-			org, err := a.orgName(&sc)
+			s, err := a.orgSession(&sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			u, err := c.GetUsage(cmd.Context(), org, q)
+			u, err := s.c.GetUsage(cmd.Context(), s.org, q)
 			if err != nil {
 				return err
 			}

@@ -50,29 +50,6 @@ func (a *app) exitWith(st client.ExitStatus) error {
 	return nil
 }
 
-// target is a runtime resolved from a RUNTIME argument, with the client
-// that reaches it.
-type target struct {
-	c            *client.Client
-	org, ws, rid string
-}
-
-func (a *app) target(ctx context.Context, sc *scope, arg string) (target, error) {
-	org, ws, err := a.orgAndWorkspace(sc)
-	if err != nil {
-		return target{}, err
-	}
-	c, err := a.client()
-	if err != nil {
-		return target{}, err
-	}
-	id, err := a.runtimeID(ctx, c, org, ws, arg)
-	if err != nil {
-		return target{}, err
-	}
-	return target{c: c, org: org, ws: ws, rid: id}, nil
-}
-
 func (a *app) execCmd() *cobra.Command {
 	var (
 		sc      scope

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -26,38 +27,18 @@ func (a *app) printMemberLimit(l client.MemberLimit) error {
 	})
 }
 
-// wsFlag adds --ws to a workspace verb that acts on one workspace.
-func wsFlag(cmd *cobra.Command, sc *scope) {
-	cmd.PersistentFlags().StringVar(&sc.ws, "ws", "", "workspace name (env PADDOCK_WS)")
-}
-
 // workspaceMembersCmd is `paddock workspace members ls|add|rm`.
 func (a *app) workspaceMembersCmd(sc *scope) *cobra.Command {
 	cmd := groupCmd("members", "List, add and remove the members of a workspace", "member")
 	wsFlag(cmd, sc)
-	var page client.ListOptions
-	ls := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List a workspace's members",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+	ls := listCmd(a, "List a workspace's members", memberColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.WorkspaceMember], error) {
+			s, err := a.workspaceSession(sc)
 			if err != nil {
-				return err
+				return client.List[client.WorkspaceMember]{}, err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListMembers(cmd.Context(), org, ws, page)
-			if err != nil {
-				return err
-			}
-			return printList(a, l, memberColumns)
-		},
-	}
-	pageFlags(ls, &page)
+			return s.c.ListMembers(ctx, s.org, s.ws, page)
+		})
 	add := &cobra.Command{
 		Use:   "add MEMBER",
 		Short: "Add a member (an email address or a name)",
@@ -66,15 +47,11 @@ compute is paused (pause reason member_limit_exceeded) and starts are
 refused until it is back under.`,
 		Args: exactArgs("MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			m, err := c.AddMember(cmd.Context(), org, ws, client.AddMemberRequest{Member: args[0]})
+			m, err := s.c.AddMember(cmd.Context(), s.org, s.ws, client.AddMemberRequest{Member: args[0]})
 			if err != nil {
 				return err
 			}
@@ -87,15 +64,11 @@ refused until it is back under.`,
 		Short:   "Remove a member; paused compute stays paused until resumed",
 		Args:    exactArgs("MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.RemoveMember(cmd.Context(), org, ws, args[0]); err != nil {
+			if err := s.c.RemoveMember(cmd.Context(), s.org, s.ws, args[0]); err != nil {
 				return err
 			}
 			if a.output == outputJSON {
@@ -117,15 +90,11 @@ func (a *app) workspaceLimitCmds(sc *scope) []*cobra.Command {
 		Short: "Show a workspace's member limit and member count",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.GetMemberLimit(cmd.Context(), org, ws)
+			l, err := s.c.GetMemberLimit(cmd.Context(), s.org, s.ws)
 			if err != nil {
 				return err
 			}
@@ -141,15 +110,11 @@ func (a *app) workspaceLimitCmds(sc *scope) []*cobra.Command {
 			if err != nil || n < 0 {
 				return usagef("N %q: want a number of members, 0 for no limit", args[0])
 			}
-			org, ws, err := a.orgAndWorkspace(sc)
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.SetMemberLimit(cmd.Context(), org, ws, client.SetMemberLimitRequest{MemberLimit: n})
+			l, err := s.c.SetMemberLimit(cmd.Context(), s.org, s.ws, client.SetMemberLimitRequest{MemberLimit: n})
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/paddockhq/paddock/pkg/client"
@@ -46,26 +48,14 @@ func (a *app) orgCreateCmd() *cobra.Command {
 }
 
 func (a *app) orgListCmd() *cobra.Command {
-	var page client.ListOptions
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List the orgs the API key may see",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	return listCmd(a, "List the orgs the API key may see", orgColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.Org], error) {
 			c, err := a.client()
 			if err != nil {
-				return err
+				return client.List[client.Org]{}, err
 			}
-			l, err := c.ListOrgs(cmd.Context(), page)
-			if err != nil {
-				return err
-			}
-			return printList(a, l, orgColumns)
-		},
-	}
-	pageFlags(cmd, &page)
-	return cmd
+			return c.ListOrgs(ctx, page)
+		})
 }
 
 func (a *app) orgGetCmd() *cobra.Command {
@@ -78,15 +68,11 @@ func (a *app) orgGetCmd() *cobra.Command {
 			if len(args) == 1 {
 				sc.org = args[0]
 			}
-			org, err := a.orgName(&sc)
+			s, err := a.orgSession(&sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			o, err := c.GetOrg(cmd.Context(), org)
+			o, err := s.c.GetOrg(cmd.Context(), s.org)
 			if err != nil {
 				return err
 			}
@@ -107,6 +93,11 @@ func pageFlags(cmd *cobra.Command, page *client.ListOptions) {
 func scopeFlags(cmd *cobra.Command, sc *scope, withWorkspace bool) {
 	cmd.PersistentFlags().StringVar(&sc.org, "org", "", "org name (env PADDOCK_ORG)")
 	if withWorkspace {
-		cmd.PersistentFlags().StringVar(&sc.ws, "ws", "", "workspace name (env PADDOCK_WS)")
+		wsFlag(cmd, sc)
 	}
+}
+
+// wsFlag adds --ws to a workspace verb that acts on one workspace.
+func wsFlag(cmd *cobra.Command, sc *scope) {
+	cmd.PersistentFlags().StringVar(&sc.ws, "ws", "", "workspace name (env PADDOCK_WS)")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -40,7 +41,7 @@ func (a *app) projectCreateCmd(sc *scope) *cobra.Command {
 	var (
 		description, image, provider, network, cpu, memory string
 		pids                                               int64
-		idle                                               time.Duration
+		idle, maxLifetime, archiveAfter                    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -62,19 +63,25 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 					return err
 				}
 			}
-			if cmd.Flags().Changed("idle-timeout") {
-				if rc.IdleTimeoutSeconds, err = durationSeconds("idle-timeout", idle, false); err != nil {
-					return err
+			for _, d := range []struct {
+				flag string
+				v    time.Duration
+				dst  *int64
+			}{
+				{"idle-timeout", idle, &rc.IdleTimeoutSeconds},
+				{"max-lifetime", maxLifetime, &rc.MaxLifetimeSeconds},
+				{"archive-after", archiveAfter, &rc.ArchiveAfterSeconds},
+			} {
+				if cmd.Flags().Changed(d.flag) {
+					if *d.dst, err = durationSeconds(d.flag, d.v, false); err != nil {
+						return err
+					}
 				}
 			}
 			if pids < 0 {
 				return usagef("--pids-limit must not be negative")
 			}
-			org, ws, err := a.orgAndWorkspace(sc)
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
@@ -82,7 +89,7 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 			if rc != (client.RuntimeConfig{}) {
 				req.Runtime = &rc
 			}
-			p, err := c.CreateProject(cmd.Context(), org, ws, req)
+			p, err := s.c.CreateProject(cmd.Context(), s.org, s.ws, req)
 			if err != nil {
 				return err
 			}
@@ -98,34 +105,20 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 	f.StringVar(&memory, "memory", "", "memory: 512 (MB), 512M or 2G")
 	f.Int64Var(&pids, "pids-limit", 0, "maximum number of processes")
 	f.DurationVar(&idle, "idle-timeout", 0, "pause the sandbox after this long without activity, e.g. 15m")
+	f.DurationVar(&maxLifetime, "max-lifetime", 0, "pause the sandbox after this long running, whatever its activity (default: no bound)")
+	f.DurationVar(&archiveAfter, "archive-after", 0, "archive the runtime after this long paused (default: the server's)")
 	return cmd
 }
 
 func (a *app) projectListCmd(sc *scope) *cobra.Command {
-	var page client.ListOptions
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List the projects of a workspace",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+	return listCmd(a, "List the projects of a workspace", projectColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.Project], error) {
+			s, err := a.workspaceSession(sc)
 			if err != nil {
-				return err
+				return client.List[client.Project]{}, err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListProjects(cmd.Context(), org, ws, page)
-			if err != nil {
-				return err
-			}
-			return printList(a, l, projectColumns)
-		},
-	}
-	pageFlags(cmd, &page)
-	return cmd
+			return s.c.ListProjects(ctx, s.org, s.ws, page)
+		})
 }
 
 func (a *app) projectGetCmd(sc *scope) *cobra.Command {
@@ -134,15 +127,11 @@ func (a *app) projectGetCmd(sc *scope) *cobra.Command {
 		Short: "Show a project, by name or id",
 		Args:  exactArgs("PROJECT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			p, err := c.GetProject(cmd.Context(), org, ws, args[0])
+			p, err := s.c.GetProject(cmd.Context(), s.org, s.ws, args[0])
 			if err != nil {
 				return err
 			}
@@ -158,16 +147,12 @@ func (a *app) projectRemoveCmd(sc *scope) *cobra.Command {
 		Short:   "Delete projects, by name or id, after resetting their runtimes",
 		Args:    rangeArgs(1, 100, "one or more PROJECTs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
 			for _, p := range args {
-				if err := c.DeleteProject(cmd.Context(), org, ws, p); err != nil {
+				if err := s.c.DeleteProject(cmd.Context(), s.org, s.ws, p); err != nil {
 					return err
 				}
 				if a.output == outputTable {

@@ -36,6 +36,8 @@ func (a *app) printRuntime(r client.Runtime) error {
 		{"PIDS_LIMIT", itoa(r.Config.PidsLimit)},
 		{"NETWORK", r.Config.Network},
 		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},
+		{"MAX_LIFETIME", secs(r.Config.MaxLifetimeSeconds)},
+		{"ARCHIVE_AFTER", secs(r.Config.ArchiveAfterSeconds)},
 		{"ORG_ID", r.OrgID},
 		{"WORKSPACE_ID", r.WorkspaceID},
 		{"CREATED", ts(r.CreatedAt)},
@@ -52,12 +54,12 @@ func (a *app) runtimeCmd() *cobra.Command {
 		a.runtimeGetCmd(&sc),
 		a.runtimeStartCmd(&sc),
 		a.runtimeActionCmd(&sc, "pause", "Pause a runtime's sandbox, keeping its state",
-			func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
-				return c.PauseRuntime(ctx, org, ws, id)
+			func(ctx context.Context, t target) (client.Runtime, error) {
+				return t.c.PauseRuntime(ctx, t.org, t.ws, t.rid)
 			}),
 		a.runtimeActionCmd(&sc, "resume", "Resume a paused runtime",
-			func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
-				return c.ResumeRuntime(ctx, org, ws, id)
+			func(ctx context.Context, t target) (client.Runtime, error) {
+				return t.c.ResumeRuntime(ctx, t.org, t.ws, t.rid)
 			}),
 		a.runtimeResetCmd(&sc),
 		a.runtimeKeepaliveCmd(&sc),
@@ -81,23 +83,35 @@ func (a *app) runtimeID(ctx context.Context, c *client.Client, org, ws, arg stri
 	return p.RuntimeID, nil
 }
 
-// runtimeCall resolves the scope, the client and the RUNTIME argument,
-// then runs act and prints the runtime it returns.
-func (a *app) runtimeCall(cmd *cobra.Command, sc *scope, arg string, act func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error)) error {
-	org, ws, err := a.orgAndWorkspace(sc)
+// target is a runtime resolved from a RUNTIME argument, with the client
+// that reaches it.
+type target struct {
+	session
+	rid string
+}
+
+// target resolves the scope, the client and the RUNTIME argument.
+func (a *app) target(ctx context.Context, sc *scope, arg string) (target, error) {
+	s, err := a.workspaceSession(sc)
 	if err != nil {
-		return err
+		return target{}, err
 	}
-	c, err := a.client()
+	id, err := a.runtimeID(ctx, s.c, s.org, s.ws, arg)
 	if err != nil {
-		return err
+		return target{}, err
 	}
+	return target{session: s, rid: id}, nil
+}
+
+// runtimeCall resolves the RUNTIME argument, then runs act and prints the
+// runtime it returns.
+func (a *app) runtimeCall(cmd *cobra.Command, sc *scope, arg string, act func(ctx context.Context, t target) (client.Runtime, error)) error {
 	ctx := cmd.Context()
-	id, err := a.runtimeID(ctx, c, org, ws, arg)
+	t, err := a.target(ctx, sc, arg)
 	if err != nil {
 		return err
 	}
-	rt, err := act(ctx, c, org, ws, id)
+	rt, err := act(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -105,40 +119,26 @@ func (a *app) runtimeCall(cmd *cobra.Command, sc *scope, arg string, act func(ct
 }
 
 func (a *app) runtimeListCmd(sc *scope) *cobra.Command {
-	var page client.ListOptions
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List the runtimes of a workspace",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, ws, err := a.orgAndWorkspace(sc)
+	return listCmd(a, "List the runtimes of a workspace", runtimeColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.Runtime], error) {
+			s, err := a.workspaceSession(sc)
 			if err != nil {
-				return err
+				return client.List[client.Runtime]{}, err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListRuntimes(cmd.Context(), org, ws, page)
-			if err != nil {
-				return err
-			}
-			return printList(a, l, runtimeColumns)
-		},
-	}
-	pageFlags(cmd, &page)
-	return cmd
+			return s.c.ListRuntimes(ctx, s.org, s.ws, page)
+		})
 }
 
 func (a *app) runtimeGetCmd(sc *scope) *cobra.Command {
 	return a.runtimeActionCmd(sc, "get", "Show a runtime",
-		func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
-			return c.GetRuntime(ctx, org, ws, id)
+		func(ctx context.Context, t target) (client.Runtime, error) {
+			return t.c.GetRuntime(ctx, t.org, t.ws, t.rid)
 		})
 }
 
-func (a *app) runtimeActionCmd(sc *scope, verb, short string, act func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error)) *cobra.Command {
+// runtimeActionCmd is `runtime VERB RUNTIME`: it runs act on the runtime
+// and prints the runtime act returns.
+func (a *app) runtimeActionCmd(sc *scope, verb, short string, act func(ctx context.Context, t target) (client.Runtime, error)) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " RUNTIME",
 		Short: short,
@@ -152,36 +152,24 @@ func (a *app) runtimeActionCmd(sc *scope, verb, short string, act func(ctx conte
 
 func (a *app) runtimeStartCmd(sc *scope) *cobra.Command {
 	var secrets []string
-	cmd := &cobra.Command{
-		Use:   "start RUNTIME",
-		Short: "Provision a sandbox for a runtime",
-		Long:  "Provision a sandbox for a runtime, injecting the given secrets. " + runtimeArg,
-		Args:  exactArgs("RUNTIME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
-				return c.StartRuntime(ctx, org, ws, id, client.StartRuntimeRequest{SecretIDs: secrets})
-			})
-		},
-	}
+	cmd := a.runtimeActionCmd(sc, "start", "Provision a sandbox for a runtime",
+		func(ctx context.Context, t target) (client.Runtime, error) {
+			return t.c.StartRuntime(ctx, t.org, t.ws, t.rid, client.StartRuntimeRequest{SecretIDs: secrets})
+		})
+	cmd.Long = "Provision a sandbox for a runtime, injecting the given secrets. " + runtimeArg
 	cmd.Flags().StringSliceVar(&secrets, "secret", nil, "secret to inject, by name or id (repeatable)")
 	return cmd
 }
 
 func (a *app) runtimeResetCmd(sc *scope) *cobra.Command {
 	var wipe bool
-	cmd := &cobra.Command{
-		Use:   "reset RUNTIME",
-		Short: "Terminate a runtime's sandbox and return it to idle",
-		Long: `Terminate a runtime's sandbox and return the runtime to idle. The runtime
+	cmd := a.runtimeActionCmd(sc, "reset", "Terminate a runtime's sandbox and return it to idle",
+		func(ctx context.Context, t target) (client.Runtime, error) {
+			return t.c.ResetRuntime(ctx, t.org, t.ws, t.rid, client.ResetRequest{WipeWorkspace: wipe})
+		})
+	cmd.Long = `Terminate a runtime's sandbox and return the runtime to idle. The runtime
 keeps its identity, bindings and sessions, and its workspace volume unless
---wipe-workspace. ` + runtimeArg,
-		Args: exactArgs("RUNTIME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
-				return c.ResetRuntime(ctx, org, ws, id, client.ResetRequest{WipeWorkspace: wipe})
-			})
-		},
-	}
+--wipe-workspace. ` + runtimeArg
 	cmd.Flags().BoolVar(&wipe, "wipe-workspace", false, "delete the workspace volume too")
 	return cmd
 }
@@ -198,8 +186,8 @@ func (a *app) runtimeKeepaliveCmd(sc *scope) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, c *client.Client, org, ws, id string) (client.Runtime, error) {
-				return c.KeepaliveRuntime(ctx, org, ws, id, client.KeepaliveRequest{DurationSeconds: n})
+			return a.runtimeCall(cmd, sc, args[0], func(ctx context.Context, t target) (client.Runtime, error) {
+				return t.c.KeepaliveRuntime(ctx, t.org, t.ws, t.rid, client.KeepaliveRequest{DurationSeconds: n})
 			})
 		},
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -65,79 +66,54 @@ func (a *app) sandboxCmd() *cobra.Command {
 
 func (a *app) sandboxListCmd(sc *scope) *cobra.Command {
 	var f client.SandboxFilter
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List an org's sandboxes, newest first",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, err := a.orgName(sc)
+	cmd := listCmd(a, "List an org's sandboxes, newest first", sandboxColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.Sandbox], error) {
+			s, err := a.orgSession(sc)
 			if err != nil {
-				return err
+				return client.List[client.Sandbox]{}, err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListSandboxes(cmd.Context(), org, f)
-			if err != nil {
-				return err
-			}
-			return printList(a, l, sandboxColumns)
-		},
-	}
+			f.Cursor, f.Limit = page.Cursor, page.Limit
+			return s.c.ListSandboxes(ctx, s.org, f)
+		})
 	fl := cmd.Flags()
 	fl.StringVar(&f.Kind, "kind", "", "only this kind: runtime, task or world")
 	fl.StringVar(&f.State, "state", "", "only this state: starting, running, paused or killed")
 	fl.StringVar(&f.Provider, "provider", "", "only this provider")
 	fl.StringVar(&f.RuntimeID, "runtime", "", "only the sandboxes of this runtime id")
-	fl.IntVar(&f.Limit, "limit", 0, "page size (default: the server's)")
-	fl.StringVar(&f.Cursor, "cursor", "", "resume a listing where a previous page ended")
 	return cmd
 }
 
 func (a *app) sandboxGetCmd(sc *scope) *cobra.Command {
-	return &cobra.Command{
-		Use:   "get SANDBOX",
-		Short: "Show a sandbox, by id or provider sandbox id",
-		Args:  exactArgs("SANDBOX"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			org, err := a.orgName(sc)
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			s, err := c.GetSandbox(cmd.Context(), org, args[0])
-			if err != nil {
-				return err
-			}
-			return a.printSandbox(s)
-		},
-	}
+	return a.sandboxActionCmd(sc, "get", "Show a sandbox, by id or provider sandbox id",
+		func(ctx context.Context, s session, id string) (client.Sandbox, error) {
+			return s.c.GetSandbox(ctx, s.org, id)
+		})
 }
 
 func (a *app) sandboxKillCmd(sc *scope) *cobra.Command {
+	return a.sandboxActionCmd(sc, "kill", "Kill a sandbox, by id or provider sandbox id; its ledger row stays",
+		func(ctx context.Context, s session, id string) (client.Sandbox, error) {
+			return s.c.KillSandbox(ctx, s.org, id)
+		})
+}
+
+// sandboxActionCmd is `sandbox VERB SANDBOX`: it runs act on the sandbox
+// and prints the sandbox act returns.
+func (a *app) sandboxActionCmd(sc *scope, verb, short string, act func(ctx context.Context, s session, id string) (client.Sandbox, error)) *cobra.Command {
 	return &cobra.Command{
-		Use:   "kill SANDBOX",
-		Short: "Kill a sandbox, by id or provider sandbox id; its ledger row stays",
+		Use:   verb + " SANDBOX",
+		Short: short,
 		Args:  exactArgs("SANDBOX"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			org, err := a.orgName(sc)
+			s, err := a.orgSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
+			sb, err := act(cmd.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
-			s, err := c.KillSandbox(cmd.Context(), org, args[0])
-			if err != nil {
-				return err
-			}
-			return a.printSandbox(s)
+			return a.printSandbox(sb)
 		},
 	}
 }

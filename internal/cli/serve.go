@@ -95,9 +95,14 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			if fl.Changed("new-org-credits") {
 				cfg.NewOrgCredits = flags.NewOrgCredits
 			}
+			if fl.Changed("warm-pool") {
+				cfg.WarmPool = flags.WarmPool
+			}
 			for name, p := range map[string]struct{ dst, src *time.Duration }{
 				"credit-first-slice": {&cfg.CreditFirstSlice, &flags.CreditFirstSlice},
 				"settle-interval":    {&cfg.SettleInterval, &flags.SettleInterval},
+				"max-keepalive":      {&cfg.MaxKeepalive, &flags.MaxKeepalive},
+				"archive-after":      {&cfg.ArchiveAfter, &flags.ArchiveAfter},
 			} {
 				if fl.Changed(name) {
 					*p.dst = *p.src
@@ -133,5 +138,8 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.DurationVar(&flags.CreditFirstSlice, "credit-first-slice", def.CreditFirstSlice, "compute a start or resume prepays")
 	f.DurationVar(&flags.SettleInterval, "settle-interval", def.SettleInterval, "how often running compute is charged")
 	f.Float64Var(&flags.NewOrgCredits, "new-org-credits", def.NewOrgCredits, "credits a new org starts with")
+	f.DurationVar(&flags.MaxKeepalive, "max-keepalive", def.MaxKeepalive, "the longest one keepalive may extend a sandbox's window")
+	f.DurationVar(&flags.ArchiveAfter, "archive-after", def.ArchiveAfter, "archive runtimes paused this long (0: never)")
+	f.IntVar(&flags.WarmPool, "warm-pool", def.WarmPool, "warm sandboxes to keep ready for runtimes of the default image and resources")
 	return cmd
 }

@@ -20,12 +20,14 @@ func TestAgainstTheServer(t *testing.T) {
 	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
 	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
 
-	p := clitest.JSON[client.Project](t, env, "project", "create", "agent", "--cpu", "0.5", "--memory", "256", "--idle-timeout", "10m")
+	p := clitest.JSON[client.Project](t, env, "project", "create", "agent", "--cpu", "0.5", "--memory", "256", "--idle-timeout", "10m",
+		"--max-lifetime", "2h", "--archive-after", "48h")
 	if p.Name != "agent" || p.RuntimeID == "" {
 		t.Fatalf("project = %+v", p)
 	}
 	rt := clitest.JSON[client.Runtime](t, env, "runtime", "get", "agent")
-	if rt.ID != p.RuntimeID || rt.Status != client.RuntimeIdle || rt.Config.CPUMillis != 500 || rt.Config.MemoryMB != 256 || rt.Config.IdleTimeoutSeconds != 600 {
+	if rt.ID != p.RuntimeID || rt.Status != client.RuntimeIdle || rt.Config.CPUMillis != 500 || rt.Config.MemoryMB != 256 || rt.Config.IdleTimeoutSeconds != 600 ||
+		rt.Config.MaxLifetimeSeconds != 7200 || rt.Config.ArchiveAfterSeconds != 172800 {
 		t.Fatalf("runtime = %+v", rt)
 	}
 

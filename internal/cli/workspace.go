@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/paddockhq/paddock/pkg/client"
@@ -36,15 +38,11 @@ func (a *app) workspaceCreateCmd(sc *scope) *cobra.Command {
 		Short: "Create a workspace",
 		Args:  exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			org, err := a.orgName(sc)
+			s, err := a.orgSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			w, err := c.CreateWorkspace(cmd.Context(), org, client.CreateWorkspaceRequest{Name: args[0]})
+			w, err := s.c.CreateWorkspace(cmd.Context(), s.org, client.CreateWorkspaceRequest{Name: args[0]})
 			if err != nil {
 				return err
 			}
@@ -54,30 +52,14 @@ func (a *app) workspaceCreateCmd(sc *scope) *cobra.Command {
 }
 
 func (a *app) workspaceListCmd(sc *scope) *cobra.Command {
-	var page client.ListOptions
-	cmd := &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List the workspaces of an org",
-		Args:    exactArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			org, err := a.orgName(sc)
+	return listCmd(a, "List the workspaces of an org", workspaceColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.Workspace], error) {
+			s, err := a.orgSession(sc)
 			if err != nil {
-				return err
+				return client.List[client.Workspace]{}, err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListWorkspaces(cmd.Context(), org, page)
-			if err != nil {
-				return err
-			}
-			return printList(a, l, workspaceColumns)
-		},
-	}
-	pageFlags(cmd, &page)
-	return cmd
+			return s.c.ListWorkspaces(ctx, s.org, page)
+		})
 }
 
 func (a *app) workspaceGetCmd(sc *scope) *cobra.Command {
@@ -89,15 +71,11 @@ func (a *app) workspaceGetCmd(sc *scope) *cobra.Command {
 			if len(args) == 1 {
 				sc.ws = args[0]
 			}
-			org, ws, err := a.orgAndWorkspace(sc)
+			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			w, err := c.GetWorkspace(cmd.Context(), org, ws)
+			w, err := s.c.GetWorkspace(cmd.Context(), s.org, s.ws)
 			if err != nil {
 				return err
 			}

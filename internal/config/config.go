@@ -47,6 +47,26 @@ type Config struct {
 	CreditFirstSlice    time.Duration `yaml:"credit_first_slice"`    // PADDOCK_CREDIT_FIRST_SLICE
 	SettleInterval      time.Duration `yaml:"settle_interval"`       // PADDOCK_SETTLE_INTERVAL
 	NewOrgCredits       float64       `yaml:"new_org_credits"`       // PADDOCK_NEW_ORG_CREDITS
+
+	// Lifecycle: the longest one keepalive may extend a sandbox's
+	// window; how long a runtime may stay paused before it is archived
+	// (0: never); how many warm sandboxes to keep for runtimes of the
+	// default template, and pools for other templates (file only).
+	MaxKeepalive time.Duration `yaml:"max_keepalive"` // PADDOCK_MAX_KEEPALIVE
+	ArchiveAfter time.Duration `yaml:"archive_after"` // PADDOCK_ARCHIVE_AFTER
+	WarmPool     int           `yaml:"warm_pool"`     // PADDOCK_WARM_POOL
+	WarmPools    []WarmPool    `yaml:"warm_pools"`
+}
+
+// WarmPool is a warm pool for one template; unset fields take the
+// defaults a project created without them gets.
+type WarmPool struct {
+	Image     string `yaml:"image"`
+	CPUMillis int64  `yaml:"cpu_millis"`
+	MemoryMB  int64  `yaml:"memory_mb"`
+	PidsLimit int64  `yaml:"pids_limit"`
+	Network   string `yaml:"network"`
+	Size      int    `yaml:"size"`
 }
 
 // Default is the configuration with nothing set.
@@ -65,6 +85,9 @@ func Default() Config {
 		CreditFirstSlice: time.Minute,
 		SettleInterval:   30 * time.Second,
 		NewOrgCredits:    100,
+
+		MaxKeepalive: 24 * time.Hour,
+		ArchiveAfter: 24 * time.Hour,
 	}
 }
 
@@ -117,6 +140,8 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	for k, p := range map[string]*time.Duration{
 		"PADDOCK_CREDIT_FIRST_SLICE": &c.CreditFirstSlice,
 		"PADDOCK_SETTLE_INTERVAL":    &c.SettleInterval,
+		"PADDOCK_MAX_KEEPALIVE":      &c.MaxKeepalive,
+		"PADDOCK_ARCHIVE_AFTER":      &c.ArchiveAfter,
 	} {
 		if v, ok := lookup(k); ok && v != "" {
 			d, err := time.ParseDuration(v)
@@ -144,6 +169,13 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("PADDOCK_NEW_ORG_CREDITS: %w", err)
 		}
 		c.NewOrgCredits = f
+	}
+	if v, ok := lookup("PADDOCK_WARM_POOL"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_WARM_POOL: %w", err)
+		}
+		c.WarmPool = n
 	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
@@ -195,6 +227,24 @@ func (c *Config) Validate() error {
 	}
 	if c.SettleInterval < time.Second || c.SettleInterval > time.Hour {
 		return fmt.Errorf("settle interval %s is not between 1s and 1h", c.SettleInterval)
+	}
+	if c.MaxKeepalive < time.Minute || c.MaxKeepalive > 30*24*time.Hour {
+		return fmt.Errorf("max keepalive %s is not between 1m and 720h", c.MaxKeepalive)
+	}
+	if c.IdleTimeout > c.MaxKeepalive {
+		return fmt.Errorf("idle timeout %s is longer than the max keepalive %s", c.IdleTimeout, c.MaxKeepalive)
+	}
+	if c.ArchiveAfter != 0 && c.ArchiveAfter < time.Minute {
+		return fmt.Errorf("archive after %s is neither 0 (never) nor at least 1m", c.ArchiveAfter)
+	}
+	const maxWarm = 64
+	if c.WarmPool < 0 || c.WarmPool > maxWarm {
+		return fmt.Errorf("warm pool size %d is not between 0 and %d", c.WarmPool, maxWarm)
+	}
+	for i, wp := range c.WarmPools {
+		if wp.Size < 0 || wp.Size > maxWarm {
+			return fmt.Errorf("warm_pools[%d]: size %d is not between 0 and %d", i, wp.Size, maxWarm)
+		}
 	}
 	return nil
 }

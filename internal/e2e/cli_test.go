@@ -17,6 +17,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
 // TestCLISandboxCommands runs exec, cp and shell in-process against the
@@ -194,11 +195,23 @@ func TestCLISandboxCommands(t *testing.T) {
 		}
 	})
 
-	t.Run("a runtime that is not running", func(t *testing.T) {
+	t.Run("a paused runtime is woken", func(t *testing.T) {
 		s.env.Must(t, 200, "POST", s.rtPath+"/pause", nil)
-		defer s.env.Must(t, 200, "POST", s.rtPath+"/resume", nil)
+		if _, errOut, code := clitest.Run(t, env, "exec", "p1", "true"); code != 0 {
+			t.Fatalf("exec on a paused runtime: exit %d %q", code, errOut)
+		}
+		var rt pc.Runtime
+		s.env.Must(t, 200, "GET", s.rtPath, nil).Decode(t, &rt)
+		if rt.Status != pc.RuntimeRunning {
+			t.Fatalf("runtime after exec: %s, want running", rt.Status)
+		}
+	})
+
+	t.Run("a runtime that is not running", func(t *testing.T) {
+		s.env.Must(t, 200, "POST", s.rtPath+"/reset", nil)
+		defer s.env.Must(t, 200, "POST", s.rtPath+"/start", nil)
 		for _, args := range [][]string{{"exec", "p1", "true"}, {"cp", "p1:/tmp", t.TempDir()}, {"shell", "p1"}} {
-			if _, errOut, code := clitest.Run(t, env, args...); code != cli.ExitError || !strings.Contains(errOut, "(runtime_paused)") {
+			if _, errOut, code := clitest.Run(t, env, args...); code != cli.ExitError || !strings.Contains(errOut, "(runtime_not_running)") {
 				t.Fatalf("%v: exit %d %q", args, code, errOut)
 			}
 		}

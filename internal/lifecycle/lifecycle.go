@@ -1,10 +1,14 @@
 // Package lifecycle runs the automation that keeps runtimes honest without
 // anyone asking: expired sandboxes are paused (never killed with work in
-// them), and a reconciler brings the ledger and the providers back into
-// agreement after a crash — on start-up and then periodically.
+// them), runtimes paused past their archive threshold are archived, the
+// warm pool is kept full, and a reconciler brings the ledger and the
+// providers back into agreement after a crash — on start-up and then
+// periodically.
 //
-// The Manager owns one goroutine (Run). Tick does one round and is what
-// tests call with an injected time: no sleeps.
+// The Manager owns two goroutines (Run): the rounds, and the warm-pool
+// filler, which is slow (it provisions compute) and must not hold up
+// expiry. Tick does one round and is what tests call with an injected
+// time: no sleeps.
 package lifecycle
 
 import (
@@ -62,9 +66,11 @@ func New(cfg Config) *Manager {
 
 // Report is what one round did.
 type Report struct {
-	Expired    []string                          // runtimes paused with reason timeout
-	Reconciled map[string]runtime.Reconciliation // runtimes changed by reconciliation
-	Orphans    []runtime.Orphan                  // compute removed
+	Expired       []string                          // runtimes paused with reason timeout
+	Archived      []string                          // runtimes archived
+	WarmDiscarded int                               // warm sandboxes reconciled away
+	Reconciled    map[string]runtime.Reconciliation // runtimes changed by reconciliation
+	Orphans       []runtime.Orphan                  // compute removed
 }
 
 // Reconcile brings every live runtime and all of this installation's
@@ -89,6 +95,9 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 			m.logger.WarnContext(ctx, "reconciled runtime", "runtime", rt.ID, "action", string(what))
 		}
 	}
+	discarded, err := m.cfg.Runtimes.ReconcileWarm(ctx)
+	rep.WarmDiscarded = discarded
+	errs = append(errs, err)
 	// Orphans last: rows killed above release their compute here.
 	orphans, err := m.cfg.Runtimes.RemoveOrphans(ctx)
 	rep.Orphans = orphans
@@ -131,26 +140,61 @@ func (m *Manager) Expire(ctx context.Context, now time.Time) ([]string, error) {
 	return paused, errors.Join(errs...)
 }
 
-// Tick does one round at now: expiry always, reconciliation when it is due.
+// Archive archives every runtime paused longer than its archive threshold
+// at now.
+func (m *Manager) Archive(ctx context.Context, now time.Time) ([]string, error) {
+	rts, err := m.cfg.Store.ListRuntimesByStatus(ctx, []store.RuntimeStatus{store.RuntimePaused})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		archived []string
+		errs     []error
+	)
+	for _, rt := range rts {
+		ok, err := m.cfg.Runtimes.ArchiveIfDue(ctx, rt.ID, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			archived = append(archived, rt.ID)
+		}
+	}
+	return archived, errors.Join(errs...)
+}
+
+// Tick does one round at now: expiry and archiving always, reconciliation
+// when it is due.
 func (m *Manager) Tick(ctx context.Context, now time.Time) (Report, error) {
-	rep := Report{Reconciled: map[string]runtime.Reconciliation{}}
 	expired, err := m.Expire(ctx, now)
-	rep.Expired = expired
+	archived, aerr := m.Archive(ctx, now)
+	err = errors.Join(err, aerr)
+	rep := Report{Reconciled: map[string]runtime.Reconciliation{}}
 	m.mu.Lock()
 	due := now.Sub(m.lastReconcile) >= m.cfg.ReconcileEvery
 	m.mu.Unlock()
-	if !due {
-		return rep, err
+	if due {
+		var rerr error
+		rep, rerr = m.Reconcile(ctx)
+		err = errors.Join(err, rerr)
 	}
-	r, rerr := m.Reconcile(ctx)
-	r.Expired = expired
-	return r, errors.Join(err, rerr)
+	rep.Expired, rep.Archived = expired, archived
+	return rep, err
 }
 
-// Run ticks every Interval until ctx ends, and returns when its work has
-// stopped. The server calls Reconcile once before it starts serving and
-// Run after.
+// Run ticks every Interval and keeps the warm pool full until ctx ends,
+// and returns when its work has stopped. The server calls Reconcile once
+// before it starts serving and Run after.
 func (m *Manager) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m.fillWarmPools(ctx)
+	}()
+	defer wg.Wait()
+
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -161,6 +205,28 @@ func (m *Manager) Run(ctx context.Context) {
 			if _, err := m.Tick(ctx, m.now()); err != nil && ctx.Err() == nil {
 				m.logger.ErrorContext(ctx, "lifecycle round", "err", err)
 			}
+		}
+	}
+}
+
+// fillWarmPools refills the warm pool now, after every claim, and every
+// Interval (to retry failures and replace what reconciliation discarded).
+func (m *Manager) fillWarmPools(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Interval)
+	defer t.Stop()
+	for {
+		made, err := m.cfg.Runtimes.FillWarmPools(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			m.logger.ErrorContext(ctx, "filling the warm pool", "err", err)
+		case made > 0:
+			m.logger.InfoContext(ctx, "warm pool filled", "made", made)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.cfg.Runtimes.WarmKicks():
+		case <-t.C:
 		}
 	}
 }

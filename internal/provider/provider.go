@@ -76,6 +76,23 @@ type WorkspaceRemover interface {
 	RemoveWorkspace(ctx context.Context, name string) error
 }
 
+// Snapshotter is implemented by providers that can save a sandbox's
+// filesystem so that a later sandbox starts from it: how a runtime is
+// archived. Snapshot saves the changes the compute made to its own
+// filesystem (not the workspace volume, which outlives the compute anyway)
+// as an image-like artifact and returns a reference that a later
+// Spec.Image accepts. It works on running and paused compute and leaves the
+// compute as it was. labels are put on the artifact so it can be traced and
+// cleaned up (they include LabelInstance). RemoveSnapshot deletes it; a
+// reference that no longer exists is not an error, and one still used by
+// compute is not deleted under it (Docker keeps it under a second name
+// until a later RemoveSnapshot of the same reference, once nothing uses
+// it).
+type Snapshotter interface {
+	Snapshot(ctx context.Context, h Handle, labels map[string]string) (string, error)
+	RemoveSnapshot(ctx context.Context, ref string) error
+}
+
 // Labels every provider puts on the compute it creates (as container labels,
 // VM metadata, pod labels…) so compute can be traced to its ledger row.
 const (

@@ -19,31 +19,33 @@ const (
 	KillVanished        = "vanished"
 )
 
-// Start provisions a sandbox for an idle runtime: a ledger row of kind
-// runtime is written in state starting, the provider creates and starts the
-// compute, and the row and runtime become running. Any failure destroys
-// what was created, kills the row with the reason and leaves the runtime in
-// error.
+// Start provisions a sandbox for an idle or archived runtime: a ledger row
+// of kind runtime is written in state starting, the provider creates and
+// starts the compute (or a warm sandbox is claimed), and the row and
+// runtime become running. An archived runtime's sandbox is created from its
+// snapshot. Any failure destroys what was created, kills the row with the
+// reason and leaves the runtime in error.
 func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []string) (store.Runtime, error) {
-	unlock, err := s.lockRuntime(ctx, runtimeID)
-	if err != nil {
-		return store.Runtime{}, err
-	}
-	defer unlock()
-	ctx, cancel := s.detached(ctx)
-	defer cancel()
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		return s.start(ctx, rt, secretIDs)
+	})
+}
 
-	rt, err := s.store.GetRuntime(ctx, runtimeID)
-	if err != nil {
-		return rt, err
-	}
-	if rt.Status != store.RuntimeIdle {
+// start is Start with the runtime's lock held and rt freshly read.
+func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []string) (store.Runtime, error) {
+	if rt.Status != store.RuntimeIdle && rt.Status != store.RuntimeArchived {
 		return rt, statusConflict("start", rt)
 	}
 	p, err := s.providers.Get(rt.Config.Provider)
 	if err != nil {
 		return rt, err
 	}
+	image := rt.Config.Image
+	if rt.Status == store.RuntimeArchived && rt.Snapshot != "" {
+		image = rt.Snapshot // restore what was archived
+	}
+	template, warmable := s.warmTemplate(p.Name(), rt)
+	warmable = warmable && rt.Status == store.RuntimeIdle && rt.Snapshot == ""
 
 	now := s.now()
 	sb := store.Sandbox{
@@ -55,14 +57,28 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 		Kind:        store.KindRuntime,
 		State:       store.SandboxStarting,
 		Provider:    p.Name(),
-		Image:       rt.Config.Image,
+		Image:       image,
 		CPUMillis:   rt.Config.CPUMillis,
 		MemoryMB:    rt.Config.MemoryMB,
 		SecretIDs:   secretIDs,
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
+	var warm *store.WarmSandbox
 	err = s.store.InTx(ctx, func(q store.Queries) error {
+		if warmable {
+			w, err := s.claimWarm(ctx, q, rt, template)
+			if err != nil {
+				return err
+			}
+			if w != nil {
+				warm = w
+				sb.ID = w.ID // the compute's labels already name this row
+				sb.ProviderSandboxID = w.ProviderSandboxID
+				sb.ProviderState = w.ProviderState
+				rt.WorkspaceVolume = w.WorkspaceVolume
+			}
+		}
 		// The hold comes first: an org that cannot pay gets nothing.
 		if s.billing != nil {
 			if err := s.billing.Reserve(ctx, q, sb, now); err != nil {
@@ -76,12 +92,7 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 		rt.StatusReason = ""
 		rt.CurrentSandboxID = sb.ID
 		rt.UpdatedAt = now
-		updated, err := q.UpdateRuntime(ctx, rt)
-		if err != nil {
-			return lostRace(rt, err)
-		}
-		rt = updated
-		return nil
+		return saveRuntime(ctx, q, &rt)
 	})
 	if err != nil {
 		return rt, err
@@ -90,42 +101,36 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 		return rt, err
 	}
 
-	h, err := p.Create(ctx, provider.Spec{
-		SandboxID: sb.ID,
-		RuntimeID: rt.ID,
-		OrgID:     rt.OrgID,
-		Instance:  s.instance,
-		Image:     rt.Config.Image,
-		Resources: provider.Resources{
-			CPUMillis: rt.Config.CPUMillis,
-			MemoryMB:  rt.Config.MemoryMB,
-			PidsLimit: rt.Config.PidsLimit,
-		},
-		Workspace: rt.WorkspaceVolume,
-		Network:   provider.NetworkPolicy(rt.Config.Network),
-		Labels: map[string]string{
-			"dev.paddock.project":      rt.ProjectID,
-			"dev.paddock.workspace-id": rt.WorkspaceID,
-		},
-	})
-	if err != nil {
-		return s.failStart(ctx, p, rt, sb, nil, err)
-	}
-	sb.ProviderSandboxID = h.ID
-	sb.ProviderState = h.State
-	sb.UpdatedAt = s.now()
-	if sb, err = s.store.UpdateSandbox(ctx, sb); err != nil {
-		return s.failStart(ctx, p, rt, sb, &h, err)
-	}
-	if err := p.Start(ctx, h); err != nil {
-		return s.failStart(ctx, p, rt, sb, &h, err)
+	var h provider.Handle
+	if warm != nil {
+		s.warm.kick() // refill behind this claim
+		h = provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
+		if p.Capabilities().Pause {
+			if err := p.Resume(ctx, h); err != nil {
+				return s.failStart(ctx, p, rt, sb, &h, err)
+			}
+		}
+	} else {
+		if h, err = p.Create(ctx, s.spec(rt, sb.ID, image)); err != nil {
+			return s.failStart(ctx, p, rt, sb, nil, err)
+		}
+		sb.ProviderSandboxID = h.ID
+		sb.ProviderState = h.State
+		sb.UpdatedAt = s.now()
+		if sb, err = s.store.UpdateSandbox(ctx, sb); err != nil {
+			return s.failStart(ctx, p, rt, sb, &h, err)
+		}
+		if err := p.Start(ctx, h); err != nil {
+			return s.failStart(ctx, p, rt, sb, &h, err)
+		}
 	}
 
 	now = s.now()
 	sb.State = store.SandboxRunning
 	sb.StartedAt = now
 	sb.LastSettledAt = now
-	sb.ExpiresAt = now.Add(idleTimeout(rt))
+	sb.RunningSince = now
+	sb.ExpiresAt = capExpiry(rt, sb, now.Add(idleTimeout(rt)))
 	sb.UpdatedAt = now
 	rt.Status = store.RuntimeRunning
 	rt.UpdatedAt = now
@@ -138,18 +143,36 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 				return err
 			}
 		}
-		updated, err := q.UpdateRuntime(ctx, rt)
-		if err != nil {
-			return lostRace(rt, err)
-		}
-		rt = updated
-		return nil
+		return saveRuntime(ctx, q, &rt)
 	})
 	if err != nil {
 		return s.failStart(ctx, p, rt, sb, &h, err)
 	}
-	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID)
+	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID,
+		"warm", warm != nil, "restored", image != rt.Config.Image)
 	return rt, nil
+}
+
+// spec is what a runtime's sandbox sandboxID is created from.
+func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec {
+	return provider.Spec{
+		SandboxID: sandboxID,
+		RuntimeID: rt.ID,
+		OrgID:     rt.OrgID,
+		Instance:  s.instance,
+		Image:     image,
+		Resources: provider.Resources{
+			CPUMillis: rt.Config.CPUMillis,
+			MemoryMB:  rt.Config.MemoryMB,
+			PidsLimit: rt.Config.PidsLimit,
+		},
+		Workspace: rt.WorkspaceVolume,
+		Network:   provider.NetworkPolicy(rt.Config.Network),
+		Labels: map[string]string{
+			"dev.paddock.project":      rt.ProjectID,
+			"dev.paddock.workspace-id": rt.WorkspaceID,
+		},
+	}
 }
 
 // failStart undoes a start: the compute is destroyed, the row killed with
@@ -220,26 +243,60 @@ func (s *Service) Pause(ctx context.Context, runtimeID string, reason store.Paus
 	})
 }
 
-// Resume continues a paused runtime's sandbox and renews its expiry.
+// Resume continues a paused runtime's sandbox and renews its expiry. An
+// archived runtime is restored into a new sandbox, as Start would.
 func (s *Service) Resume(ctx context.Context, runtimeID string) (store.Runtime, error) {
-	return s.transition(ctx, runtimeID, "resume", store.RuntimePaused, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
-		if s.billing != nil {
-			err := s.store.InTx(ctx, func(q store.Queries) error { return s.billing.Reserve(ctx, q, *sb, s.now()) })
-			if err != nil {
-				return err
-			}
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		if rt.Status == store.RuntimeArchived {
+			return s.start(ctx, rt, nil)
 		}
-		if err := p.Resume(ctx, handleOf(*sb)); err != nil {
+		return s.transitionLocked(ctx, rt, "resume", store.RuntimePaused, s.resume)
+	})
+}
+
+// resume is the transition that continues a paused sandbox.
+func (s *Service) resume(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+	if s.billing != nil {
+		err := s.store.InTx(ctx, func(q store.Queries) error { return s.billing.Reserve(ctx, q, *sb, s.now()) })
+		if err != nil {
 			return err
 		}
-		now := s.now()
-		sb.State = store.SandboxRunning
-		sb.PauseReason = store.PauseNone
-		sb.PausedAt = time.Time{}
-		sb.LastSettledAt = now
-		sb.ExpiresAt = now.Add(idleTimeout(*rt))
-		rt.Status = store.RuntimeRunning
-		return nil
+	}
+	if err := p.Resume(ctx, handleOf(*sb)); err != nil {
+		return err
+	}
+	now := s.now()
+	sb.State = store.SandboxRunning
+	sb.PauseReason = store.PauseNone
+	sb.PausedAt = time.Time{}
+	sb.LastSettledAt = now
+	sb.RunningSince = now
+	sb.ExpiresAt = capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
+	rt.Status = store.RuntimeRunning
+	return nil
+}
+
+// wake makes a paused or archived runtime running again for an operation
+// that needs its sandbox (exec, files, terminals): a paused one is resumed,
+// an archived one restored. Concurrent wakers are serialized by the
+// runtime's lock, so it wakes once; the others find it running. A runtime
+// in any other status is returned as it is.
+func (s *Service) wake(ctx context.Context, runtimeID string) (store.Runtime, error) {
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		from := rt.Status
+		var err error
+		switch from {
+		case store.RuntimePaused:
+			rt, err = s.transitionLocked(ctx, rt, "resume", store.RuntimePaused, s.resume)
+		case store.RuntimeArchived:
+			rt, err = s.start(ctx, rt, nil)
+		default:
+			return rt, nil
+		}
+		if err == nil {
+			s.logger.InfoContext(ctx, "woke runtime for an operation", "runtime", rt.ID, "from", string(from))
+		}
+		return rt, err
 	})
 }
 
@@ -255,7 +312,7 @@ func (s *Service) Keepalive(ctx context.Context, runtimeID string, d time.Durati
 			d = idleTimeout(*rt)
 		}
 		d = min(d, s.defaults.MaxKeepalive)
-		if exp := s.now().Add(d); exp.After(sb.ExpiresAt) {
+		if exp := capExpiry(*rt, *sb, s.now().Add(d)); exp.After(sb.ExpiresAt) {
 			sb.ExpiresAt = exp
 		}
 		return nil
@@ -269,18 +326,15 @@ func (s *Service) Keepalive(ctx context.Context, runtimeID string, d time.Durati
 // leaves the runtime in error.
 func (s *Service) transition(ctx context.Context, runtimeID, action string, want store.RuntimeStatus,
 	apply func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error) (store.Runtime, error) {
-	unlock, err := s.lockRuntime(ctx, runtimeID)
-	if err != nil {
-		return store.Runtime{}, err
-	}
-	defer unlock()
-	ctx, cancel := s.detached(ctx)
-	defer cancel()
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		return s.transitionLocked(ctx, rt, action, want, apply)
+	})
+}
 
-	rt, err := s.store.GetRuntime(ctx, runtimeID)
-	if err != nil {
-		return rt, err
-	}
+// transitionLocked is transition with the runtime's lock held and rt
+// freshly read.
+func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action string, want store.RuntimeStatus,
+	apply func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error) (store.Runtime, error) {
 	ok := rt.Status == want
 	if want == "" {
 		ok = rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused
@@ -313,12 +367,7 @@ func (s *Service) transition(ctx context.Context, runtimeID, action string, want
 		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
 			return err
 		}
-		updated, err := q.UpdateRuntime(ctx, rt)
-		if err != nil {
-			return lostRace(rt, err)
-		}
-		rt = updated
-		return nil
+		return saveRuntime(ctx, q, &rt)
 	})
 	if err != nil {
 		s.settleAfterFailure(ctx, before)
@@ -338,35 +387,30 @@ func (s *Service) vanished(ctx context.Context, rt store.Runtime, sb store.Sandb
 
 // Reset destroys the runtime's sandbox (its row is killed with reason reset)
 // and returns the runtime to idle with the same id, config and bindings.
+// An archived runtime's snapshot is deleted: the next start is clean.
 // The workspace volume is kept unless wipeWorkspace. A runtime in error
 // with no sandbox is reset too: that is how error is recovered.
 func (s *Service) Reset(ctx context.Context, runtimeID string, wipeWorkspace bool) (store.Runtime, error) {
-	unlock, err := s.lockRuntime(ctx, runtimeID)
-	if err != nil {
-		return store.Runtime{}, err
-	}
-	defer unlock()
-	ctx, cancel := s.detached(ctx)
-	defer cancel()
-
-	rt, err := s.store.GetRuntime(ctx, runtimeID)
-	if err != nil {
-		return rt, err
-	}
-	switch rt.Status {
-	case store.RuntimeRunning, store.RuntimePaused, store.RuntimeError:
-	default:
-		return rt, statusConflict("reset", rt)
-	}
-	if rt, err = s.release(ctx, rt, KillReset, store.RuntimeIdle); err != nil {
-		return rt, err
-	}
-	if wipeWorkspace {
-		if err := s.removeWorkspace(ctx, rt); err != nil {
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		switch rt.Status {
+		case store.RuntimeRunning, store.RuntimePaused, store.RuntimeError, store.RuntimeArchived:
+		default:
+			return rt, statusConflict("reset", rt)
+		}
+		var err error
+		if rt, err = s.release(ctx, rt, KillReset, store.RuntimeIdle); err != nil {
 			return rt, err
 		}
-	}
-	return rt, nil
+		if rt, err = s.dropSnapshot(ctx, rt); err != nil {
+			return rt, err
+		}
+		if wipeWorkspace {
+			if err := s.removeWorkspace(ctx, rt); err != nil {
+				return rt, err
+			}
+		}
+		return rt, nil
+	})
 }
 
 // release destroys rt's current sandbox, kills its row with reason, and
@@ -401,18 +445,14 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 			rt.StatusReason = "the sandbox no longer exists"
 		}
 		rt.UpdatedAt = now
-		updated, err := q.UpdateRuntime(ctx, rt)
-		if err != nil {
-			return lostRace(rt, err)
-		}
-		rt = updated
-		return nil
+		return saveRuntime(ctx, q, &rt)
 	})
 	return rt, err
 }
 
 func (s *Service) destroy(ctx context.Context, sb store.Sandbox) error {
 	s.forgetAgent(sb.RuntimeID, sb.ID)
+	s.activity.forget(sb.RuntimeID)
 	if sb.ProviderSandboxID == "" {
 		return nil
 	}

@@ -26,16 +26,27 @@ const (
 // the runtime is running and returns a client of its current sandbox's
 // agent, cached per runtime: one HTTP/2 connection multiplexes all calls.
 //
-//   - idle, archived or error: 409 runtime_not_running ("start it first");
-//   - paused: 409 runtime_paused. Wake-on-operation will go here: resume
-//     the sandbox, holding the request until the agent answers;
+//   - paused or archived: woken first (resumed, or restored from its
+//     snapshot), holding the request until it runs — the caller sees a
+//     slower call, not an error. Concurrent operations wake it once. A
+//     wake the org cannot pay for answers 402 like a resume would;
+//   - idle or error: 409 runtime_not_running ("start it first");
 //   - starting: 409 runtime_busy.
+//
+// Every call is activity: it extends the sandbox's expiry window, and the
+// runtime counts as active until ctx ends (see activity.go), so a stream
+// the client stays attached to keeps it from expiring.
 //
 // The runtime returned is the one the check was made on.
 func (s *Service) Agent(ctx context.Context, runtimeID string) (*agentconn.Client, store.Runtime, error) {
 	rt, err := s.store.GetRuntime(ctx, runtimeID)
 	if err != nil {
 		return nil, rt, err
+	}
+	if rt.Status == store.RuntimePaused || rt.Status == store.RuntimeArchived {
+		if rt, err = s.wake(ctx, rt.ID); err != nil {
+			return nil, rt, err
+		}
 	}
 	if err := agentStatus(rt); err != nil {
 		return nil, rt, err
@@ -59,7 +70,7 @@ func (s *Service) Agent(ctx context.Context, runtimeID string) (*agentconn.Clien
 	if err != nil {
 		return nil, rt, err
 	}
-	s.touch(ctx, rt.ID)
+	s.touch(ctx, rt, sb)
 	return c, rt, nil
 }
 
@@ -81,12 +92,6 @@ func agentStatus(rt store.Runtime) error {
 	}
 	return errdefs.Conflict(CodeNotRunning, "runtime %s is %s, not running; start it first", rt.ID, rt.Status)
 }
-
-// touch records activity on a runtime. It is called on every agent
-// operation and is where extending the sandbox's expiry window on activity
-// will go (the lifecycle automation); for now it does nothing, and expiry
-// follows start, resume and keepalive only.
-func (s *Service) touch(context.Context, string) {}
 
 // Close closes every cached agent connection, ending the calls still in
 // flight on them, and makes later Agent calls fail with 503 shutting_down.

@@ -36,14 +36,12 @@ type Billing interface {
 // bill moves credits for the change of sb's state an action made, inside
 // the action's transaction: leaving running settles, entering running
 // captures the hold the action placed. sb then carries the billed amount,
-// watermark and version the ledger wrote, so the write that follows keeps
-// them.
+// watermark and version the ledger wrote, and any later expiry activity
+// wrote, so the write that follows keeps them.
 func (s *Service) bill(ctx context.Context, q store.Queries, before store.Sandbox, sb *store.Sandbox, now time.Time) error {
-	if s.billing == nil {
-		return nil
-	}
 	wasRunning, isRunning := before.State == store.SandboxRunning, sb.State == store.SandboxRunning
 	switch {
+	case s.billing == nil:
 	case wasRunning && !isRunning:
 		if err := s.billing.Settle(ctx, q, sb.ID, now); err != nil {
 			return err
@@ -62,10 +60,11 @@ func (s *Service) bill(ctx context.Context, q store.Queries, before store.Sandbo
 }
 
 // adoptLedger lets sb, read as before and changed in memory, be written
-// over the stored row cur when the only writer since was the ledger (a
+// over the stored row cur when the only writers since were the ledger (a
 // settlement moves the billed amount and the watermark and bumps the
-// version). After any other change sb keeps its stale version, so its
-// write fails as a lost race, as it always did.
+// version) and activity (which moves the expiry later). After any other
+// change sb keeps its stale version, so its write fails as a lost race, as
+// it always did.
 func adoptLedger(sb *store.Sandbox, before, cur store.Sandbox) {
 	if cur.Version == before.Version {
 		return
@@ -73,11 +72,15 @@ func adoptLedger(sb *store.Sandbox, before, cur store.Sandbox) {
 	a, b := before, cur
 	for _, x := range []*store.Sandbox{&a, &b} {
 		x.BilledMicros, x.LastSettledAt, x.Version, x.UpdatedAt = 0, time.Time{}, 0, time.Time{}
+		x.ExpiresAt = time.Time{}
 	}
 	if !reflect.DeepEqual(a, b) {
 		return
 	}
 	sb.BilledMicros, sb.LastSettledAt, sb.Version = cur.BilledMicros, cur.LastSettledAt, cur.Version
+	if sb.ExpiresAt.Equal(before.ExpiresAt) && cur.ExpiresAt.After(sb.ExpiresAt) {
+		sb.ExpiresAt = cur.ExpiresAt // the action kept the window; activity moved it
+	}
 }
 
 // settleAfterFailure closes the books of a sandbox whose action failed

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -56,6 +57,17 @@ func statusConflict(action string, rt store.Runtime) error {
 		return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", rt.ID, rt.StatusReason)
 	}
 	return errdefs.Conflict(CodeBusy, "cannot %s runtime %s in status %s", action, rt.ID, rt.Status)
+}
+
+// saveRuntime writes *rt inside a transaction and replaces it with the
+// stored record; a version conflict is the public busy error.
+func saveRuntime(ctx context.Context, q store.Queries, rt *store.Runtime) error {
+	updated, err := q.UpdateRuntime(ctx, *rt)
+	if err != nil {
+		return lostRace(*rt, err)
+	}
+	*rt = updated
+	return nil
 }
 
 // lostRace turns a store version conflict into the public busy error.

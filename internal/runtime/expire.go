@@ -13,11 +13,25 @@ import (
 // PauseIfExpired pauses a running runtime whose sandbox's expiry window has
 // passed at now, with pause_reason timeout: never killed with work in it.
 // It reports whether it paused. A keepalive or activity that extended the
-// window first wins: the check is made under the runtime's lock.
+// window first wins: the check is made under the runtime's lock, against
+// this process's activity record (see activity.go). An operation still in
+// flight (an attached exec, an open terminal) keeps it running, unless the
+// runtime's maximum lifetime has passed. A window that activity moved is
+// written to the row.
 func (s *Service) PauseIfExpired(ctx context.Context, runtimeID string, now time.Time) (bool, error) {
 	paused := false
 	_, err := s.transition(ctx, runtimeID, "pause", store.RuntimeRunning, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
-		if sb.ExpiresAt.IsZero() || sb.ExpiresAt.After(now) {
+		exp, held := s.effectiveExpiry(*rt, *sb)
+		end := deadline(*rt, *sb)
+		overLifetime := !end.IsZero() && !end.After(now)
+		if exp.IsZero() || (!overLifetime && (exp.After(now) || held)) {
+			if held && exp.Before(now) {
+				exp = capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
+			}
+			if exp.After(sb.ExpiresAt) {
+				sb.ExpiresAt = exp // record what activity did
+				return nil
+			}
 			return errNotExpired
 		}
 		if err := p.Pause(ctx, handleOf(*sb)); err != nil {

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"sync"
+
+	"github.com/paddockhq/paddock/internal/store"
 )
 
 // keyedMutex serializes actions per runtime id inside one server process.
@@ -52,4 +54,24 @@ func (k *keyedMutex) release(key string, l *keyLock) {
 	if l.refs == 0 {
 		delete(k.locks, key)
 	}
+}
+
+// onRuntime runs fn on runtime id under its lock, on a context detached
+// from the caller's (bounded by the provision timeout, so a caller that
+// goes away cannot leave provider work half done), with the runtime
+// freshly read after the lock was taken.
+func onRuntime[T any](ctx context.Context, s *Service, id string, fn func(ctx context.Context, rt store.Runtime) (T, error)) (T, error) {
+	var zero T
+	unlock, err := s.lockRuntime(ctx, id)
+	if err != nil {
+		return zero, err
+	}
+	defer unlock()
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+	rt, err := s.store.GetRuntime(ctx, id)
+	if err != nil {
+		return zero, err
+	}
+	return fn(ctx, rt)
 }

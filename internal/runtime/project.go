@@ -12,6 +12,12 @@ import (
 // installation's defaults.
 type ConfigRequest = store.RuntimeConfig
 
+// Bounds of the lifecycle settings of a runtime.
+const (
+	maxLifetimeSeconds     = 30 * 24 * 60 * 60  // 30 days
+	maxArchiveAfterSeconds = 365 * 24 * 60 * 60 // a year
+)
+
 // resolveConfig fills defaults and validates req.
 func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) {
 	d := s.defaults
@@ -54,6 +60,10 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 		return c, errdefs.InvalidArgument("invalid_resources", "pids_limit must be between 16 and 65536")
 	case c.IdleTimeoutSeconds < 10 || c.IdleTimeoutSeconds > int64(d.MaxKeepalive.Seconds()):
 		return c, errdefs.InvalidArgument("invalid_idle_timeout", "idle_timeout_seconds must be between 10 and %d", int64(d.MaxKeepalive.Seconds()))
+	case c.MaxLifetimeSeconds != 0 && (c.MaxLifetimeSeconds < 10 || c.MaxLifetimeSeconds > maxLifetimeSeconds):
+		return c, errdefs.InvalidArgument("invalid_max_lifetime", "max_lifetime_seconds must be 0 (none) or between 10 and %d", maxLifetimeSeconds)
+	case c.ArchiveAfterSeconds != 0 && (c.ArchiveAfterSeconds < 60 || c.ArchiveAfterSeconds > maxArchiveAfterSeconds):
+		return c, errdefs.InvalidArgument("invalid_archive_after", "archive_after_seconds must be 0 (the installation default) or between 60 and %d", maxArchiveAfterSeconds)
 	}
 	switch provider.NetworkPolicy(c.Network) {
 	case provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen:
@@ -147,6 +157,9 @@ func (s *Service) DeleteProject(ctx context.Context, p store.Project) error {
 			return err
 		}
 		if rt, err = s.release(ctx, rt, "project_deleted", store.RuntimeIdle); err != nil {
+			return err
+		}
+		if rt, err = s.dropSnapshot(ctx, rt); err != nil {
 			return err
 		}
 		if err := s.removeWorkspace(ctx, rt); err != nil {

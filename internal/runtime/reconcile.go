@@ -44,78 +44,68 @@ const (
 //
 // It takes the runtime's lock, so it never races an action in this process.
 func (s *Service) Reconcile(ctx context.Context, runtimeID string) (Reconciliation, error) {
-	unlock, err := s.lockRuntime(ctx, runtimeID)
-	if err != nil {
-		return ReconcileNone, err
-	}
-	defer unlock()
-	ctx, cancel := s.detached(ctx)
-	defer cancel()
-
-	rt, err := s.store.GetRuntime(ctx, runtimeID)
-	if err != nil {
-		return ReconcileNone, err
-	}
-	if rt.CurrentSandboxID == "" {
-		if rt.Status == store.RuntimeStarting || rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused {
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (Reconciliation, error) {
+		if rt.CurrentSandboxID == "" {
+			if rt.Status == store.RuntimeStarting || rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused {
+				_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
+				return ReconcileUnlinked, err
+			}
+			return ReconcileNone, nil
+		}
+		sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+		if errdefs.IsNotFound(err) || (err == nil && sb.State == store.SandboxKilled) {
 			_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
 			return ReconcileUnlinked, err
 		}
+		if err != nil {
+			return ReconcileNone, err
+		}
+
+		if rt.Status == store.RuntimeStarting || sb.State == store.SandboxStarting {
+			// Nobody is starting it any more: this process holds the lock.
+			_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
+			return ReconcileInterrupted, err
+		}
+
+		p, err := s.providers.Get(sb.Provider)
+		if err != nil {
+			return ReconcileNone, err
+		}
+		st, err := p.Inspect(ctx, handleOf(sb))
+		switch {
+		case errdefs.IsNotFound(err):
+			_, err := s.release(ctx, rt, KillVanished, store.RuntimeError)
+			return ReconcileVanished, err
+		case err != nil:
+			return ReconcileNone, err
+		}
+		switch {
+		case st.State == provider.StateStopped:
+			rt, err = s.release(ctx, rt, KillExited, store.RuntimeError)
+			if err == nil {
+				err = s.setReason(ctx, rt, "the sandbox stopped by itself; reset the runtime")
+			}
+			return ReconcileExited, err
+		case sb.State == store.SandboxRunning && st.State == provider.StatePaused:
+			if err := p.Resume(ctx, handleOf(sb)); err != nil {
+				return ReconcileNone, providerFailure("resume", err)
+			}
+			return ReconcileResumed, s.syncStatus(ctx, rt, store.RuntimeRunning)
+		case sb.State == store.SandboxPaused && st.State == provider.StateRunning:
+			if err := p.Pause(ctx, handleOf(sb)); err != nil {
+				return ReconcileNone, providerFailure("pause", err)
+			}
+			return ReconcileRepaused, s.syncStatus(ctx, rt, store.RuntimePaused)
+		}
+		want := store.RuntimeRunning
+		if sb.State == store.SandboxPaused {
+			want = store.RuntimePaused
+		}
+		if rt.Status != want {
+			return ReconcileNone, s.syncStatus(ctx, rt, want)
+		}
 		return ReconcileNone, nil
-	}
-	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
-	if errdefs.IsNotFound(err) || (err == nil && sb.State == store.SandboxKilled) {
-		_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
-		return ReconcileUnlinked, err
-	}
-	if err != nil {
-		return ReconcileNone, err
-	}
-
-	if rt.Status == store.RuntimeStarting || sb.State == store.SandboxStarting {
-		// Nobody is starting it any more: this process holds the lock.
-		_, err := s.release(ctx, rt, KillInterrupted, store.RuntimeIdle)
-		return ReconcileInterrupted, err
-	}
-
-	p, err := s.providers.Get(sb.Provider)
-	if err != nil {
-		return ReconcileNone, err
-	}
-	st, err := p.Inspect(ctx, handleOf(sb))
-	switch {
-	case errdefs.IsNotFound(err):
-		_, err := s.release(ctx, rt, KillVanished, store.RuntimeError)
-		return ReconcileVanished, err
-	case err != nil:
-		return ReconcileNone, err
-	}
-	switch {
-	case st.State == provider.StateStopped:
-		rt, err = s.release(ctx, rt, KillExited, store.RuntimeError)
-		if err == nil {
-			err = s.setReason(ctx, rt, "the sandbox stopped by itself; reset the runtime")
-		}
-		return ReconcileExited, err
-	case sb.State == store.SandboxRunning && st.State == provider.StatePaused:
-		if err := p.Resume(ctx, handleOf(sb)); err != nil {
-			return ReconcileNone, providerFailure("resume", err)
-		}
-		return ReconcileResumed, s.syncStatus(ctx, rt, store.RuntimeRunning)
-	case sb.State == store.SandboxPaused && st.State == provider.StateRunning:
-		if err := p.Pause(ctx, handleOf(sb)); err != nil {
-			return ReconcileNone, providerFailure("pause", err)
-		}
-		return ReconcileRepaused, s.syncStatus(ctx, rt, store.RuntimePaused)
-	}
-	want := store.RuntimeRunning
-	if sb.State == store.SandboxPaused {
-		want = store.RuntimePaused
-	}
-	if rt.Status != want {
-		return ReconcileNone, s.syncStatus(ctx, rt, want)
-	}
-	return ReconcileNone, nil
+	})
 }
 
 // syncStatus sets the runtime's status to match its sandbox row.
@@ -169,6 +159,8 @@ func (s *Service) RemoveOrphans(ctx context.Context) ([]Orphan, error) {
 				continue // accounted for
 			case err != nil && !errdefs.IsNotFound(err):
 				return removed, err
+			case err != nil && s.isWarm(ctx, id, c.Handle.ID):
+				continue // in the warm pool
 			}
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			err = p.Destroy(dctx, c.Handle)

@@ -5,10 +5,12 @@
 //
 // State machine (runtime status / current sandbox state):
 //
-//	idle ──start──▶ starting ──ok──▶ running ◀──resume── paused
-//	  ▲                 │                │ └────pause─────▶ │
-//	  │                 └─fail─▶ error   │                  │
-//	  └───────reset────────────┴─────────┴───────reset──────┘
+//	idle ─start─▶ starting ─ok─▶ running ─pause, expiry─▶ paused
+//	  ▲              │             ▲  ◀──resume, wake───    │
+//	  │            failed          │                        │ paused past
+//	  │              ▼             └─start, resume, wake──┐ ▼ archive_after
+//	  ├──reset──── error                             archived
+//	  └──reset (from running, paused, archived, error)
 //
 // Actions on one runtime are serialized: in one process by a per-runtime
 // lock, across processes by the store's optimistic version check (a lost
@@ -42,6 +44,9 @@ type Defaults struct {
 	MaxMemoryMB        int64
 	ProvisionTimeout   time.Duration // bound on one provider action
 	WorkspaceVolPrefix string
+	// ArchiveAfter is how long a runtime may stay paused before it is
+	// archived, unless its config says otherwise. Negative: never.
+	ArchiveAfter time.Duration
 }
 
 // DefaultDefaults are used for any zero field of Defaults.
@@ -56,6 +61,7 @@ var DefaultDefaults = Defaults{
 	MaxMemoryMB:        65536,
 	ProvisionTimeout:   2 * time.Minute,
 	WorkspaceVolPrefix: "paddock-ws-",
+	ArchiveAfter:       24 * time.Hour,
 }
 
 func (d Defaults) withFallbacks() Defaults {
@@ -90,6 +96,9 @@ func (d Defaults) withFallbacks() Defaults {
 	if d.WorkspaceVolPrefix == "" {
 		d.WorkspaceVolPrefix = f.WorkspaceVolPrefix
 	}
+	if d.ArchiveAfter == 0 {
+		d.ArchiveAfter = f.ArchiveAfter
+	}
 	return d
 }
 
@@ -105,6 +114,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Billing charges for compute; nil makes compute free (see Billing).
 	Billing Billing
+	// WarmPools are the pre-provisioned sandboxes to keep (see warm.go).
+	WarmPools []WarmPool
 }
 
 // Service runs the runtime actions.
@@ -118,6 +129,8 @@ type Service struct {
 	locks     *keyedMutex
 	billing   Billing
 	agents    *agentPool // see agent.go
+	activity  *activity  // see activity.go
+	warm      *warmPools // see warm.go
 }
 
 // New returns a Service.
@@ -140,6 +153,8 @@ func New(cfg Config) *Service {
 		locks:     newKeyedMutex(),
 		billing:   cfg.Billing,
 		agents:    newAgentPool(),
+		activity:  newActivity(),
+		warm:      newWarmPools(cfg.WarmPools),
 	}
 }
 

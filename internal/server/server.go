@@ -93,13 +93,19 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Providers: providers,
 		Instance:  instance,
 		Defaults: runtime.Defaults{
-			Image:       cfg.DefaultImage,
-			IdleTimeout: cfg.IdleTimeout,
+			Image:        cfg.DefaultImage,
+			IdleTimeout:  cfg.IdleTimeout,
+			MaxKeepalive: cfg.MaxKeepalive,
+			ArchiveAfter: archiveAfter(cfg.ArchiveAfter),
 		},
-		Logger:  logger,
-		Billing: meter,
+		Logger:    logger,
+		Billing:   meter,
+		WarmPools: warmPools(cfg),
 	})
 	defer func() { _ = runtimes.Close() }()
+	if err := runtimes.ValidateWarmPools(); err != nil {
+		return err
+	}
 	newOrg, err := ledger.MicrosOf(cfg.NewOrgCredits)
 	if err != nil {
 		return fmt.Errorf("new org credits: %w", err)
@@ -248,4 +254,29 @@ func pricingOf(cfg config.Config) (ledger.Pricing, error) {
 		return ledger.Pricing{}, fmt.Errorf("credit pricing: %w", err)
 	}
 	return p, nil
+}
+
+// archiveAfter maps the configuration's "0 is never" to the runtime
+// defaults' "negative is never".
+func archiveAfter(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// warmPools are the warm pools cfg asks for: the default template's, then
+// the listed ones.
+func warmPools(cfg config.Config) []runtime.WarmPool {
+	var out []runtime.WarmPool
+	if cfg.WarmPool > 0 {
+		out = append(out, runtime.WarmPool{Size: cfg.WarmPool})
+	}
+	for _, wp := range cfg.WarmPools {
+		out = append(out, runtime.WarmPool{
+			Image: wp.Image, CPUMillis: wp.CPUMillis, MemoryMB: wp.MemoryMB,
+			PidsLimit: wp.PidsLimit, Network: wp.Network, Size: wp.Size,
+		})
+	}
+	return out
 }

@@ -85,6 +85,9 @@ type Queries interface {
 	// increments the version. A version mismatch is ErrConflict.
 	UpdateSandbox(ctx context.Context, s Sandbox) (Sandbox, error)
 
+	// Warm pool: see the section at the end of this file.
+	WarmQueries
+
 	CreateAPIKey(ctx context.Context, k APIKey) error
 	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
 	CountAPIKeys(ctx context.Context) (int, error)
@@ -167,6 +170,13 @@ type RuntimeConfig struct {
 	PidsLimit          int64  `json:"pids_limit"`
 	Network            string `json:"network"`
 	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds"`
+	// MaxLifetimeSeconds, when set, bounds how long a sandbox runs
+	// without a pause: activity and keepalive never extend its expiry
+	// past RunningSince plus this. 0 means no bound.
+	MaxLifetimeSeconds int64 `json:"max_lifetime_seconds,omitempty"`
+	// ArchiveAfterSeconds is how long the runtime may stay paused before
+	// it is archived. 0 means the installation's default.
+	ArchiveAfterSeconds int64 `json:"archive_after_seconds,omitempty"`
 }
 
 // Runtime is the durable agent environment.
@@ -180,9 +190,13 @@ type Runtime struct {
 	Config           RuntimeConfig
 	CurrentSandboxID string // "" when the runtime has no sandbox
 	WorkspaceVolume  string // provider volume name holding /workspace
-	Version          int64  // optimistic concurrency; set by the store
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// Snapshot is the provider's reference to the saved filesystem of
+	// the runtime's last archived sandbox ("" when there is none). The
+	// next start of an archived runtime creates its sandbox from it.
+	Snapshot  string
+	Version   int64 // optimistic concurrency; set by the store
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // SandboxKind says why compute exists.
@@ -238,6 +252,7 @@ type Sandbox struct {
 	BilledMicros      int64  // credits already deducted, in millionths of a credit
 	CreatedAt         time.Time
 	StartedAt         time.Time
+	RunningSince      time.Time // last start or resume; bounds a max lifetime
 	PausedAt          time.Time
 	KilledAt          time.Time
 	ExpiresAt         time.Time
@@ -491,3 +506,54 @@ type WorkspaceSeats struct {
 
 // OverLimit reports whether the members exceed the limit.
 func (s WorkspaceSeats) OverLimit() bool { return s.MemberLimit > 0 && s.Members > s.MemberLimit }
+
+// ---------------------------------------------------------------------------
+// Warm pool
+//
+// A WarmSandbox is compute provisioned ahead of demand for one template
+// (provider, image, resources, network), with its own fresh workspace
+// volume. It belongs to no org and is not in the ledger: nobody is billed
+// for it. A start claims one: the claim deletes the warm row in the same
+// transaction that writes the ledger row, whose id is the warm row's id
+// (the compute's labels already name it), so one warm sandbox can never be
+// handed to two runtimes.
+// ---------------------------------------------------------------------------
+
+// WarmState is a warm sandbox's state.
+type WarmState string
+
+const (
+	WarmCreating WarmState = "creating" // the provider is provisioning it
+	WarmReady    WarmState = "ready"    // provisioned, can be claimed
+)
+
+// WarmSandbox is one pre-provisioned sandbox.
+type WarmSandbox struct {
+	ID                string // becomes the ledger row id when claimed
+	Template          string // the template key it was made for
+	State             WarmState
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CPUMillis         int64
+	MemoryMB          int64
+	WorkspaceVolume   string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// WarmQueries are the operations on the warm pool.
+type WarmQueries interface {
+	CreateWarmSandbox(ctx context.Context, w WarmSandbox) error
+	GetWarmSandbox(ctx context.Context, id string) (WarmSandbox, error)
+	// UpdateWarmSandbox writes w's state and provider fields.
+	UpdateWarmSandbox(ctx context.Context, w WarmSandbox) error
+	// ListWarmSandboxes lists every warm sandbox, oldest first.
+	ListWarmSandboxes(ctx context.Context) ([]WarmSandbox, error)
+	// ClaimWarmSandbox deletes and returns the oldest ready warm sandbox
+	// of template. None is ErrNotFound. Two concurrent claims never
+	// return the same one.
+	ClaimWarmSandbox(ctx context.Context, template string) (WarmSandbox, error)
+	DeleteWarmSandbox(ctx context.Context, id string) error
+}

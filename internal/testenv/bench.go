@@ -15,13 +15,24 @@ import (
 // and 99th percentile (in microseconds) in place of the mean; it returns
 // the median.
 func BenchLatency(b *testing.B, op func() error) (median float64) {
+	return BenchTimed(b, func() (time.Duration, error) {
+		start := time.Now()
+		err := op()
+		return time.Since(start), err
+	})
+}
+
+// BenchTimed is BenchLatency for an op that times itself, so that its
+// setup and cleanup (creating and deleting a project around a start) stay
+// out of the figures.
+func BenchTimed(b *testing.B, op func() (time.Duration, error)) (median float64) {
 	var samples []time.Duration
 	for b.Loop() {
-		start := time.Now()
-		if err := op(); err != nil {
+		d, err := op()
+		if err != nil {
 			b.Fatal(err)
 		}
-		samples = append(samples, time.Since(start))
+		samples = append(samples, d)
 	}
 	if len(samples) == 0 {
 		return 0
@@ -88,4 +99,15 @@ func BenchFileTransfer(b *testing.B, upload func(io.Reader) error, download func
 			}
 		}
 	})
+}
+
+// DockerRun runs `docker run --rm image argv...`: the engine's own cold
+// start, for comparison.
+func DockerRun(image string, argv ...string) error {
+	args := append([]string{"run", "--rm", "--network", "none", image}, argv...)
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker run: %w: %s", err, out)
+	}
+	return nil
 }

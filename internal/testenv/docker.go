@@ -1,11 +1,14 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
@@ -58,8 +62,8 @@ func ShortTempDir(t testing.TB) string {
 }
 
 // DockerProvider returns a Docker provider that labels everything with
-// instance, runs the freshly built shim, never pulls, and whose containers
-// and volumes are swept when t ends, even on failure.
+// instance, runs the freshly built shim, never pulls, and whose containers,
+// volumes and snapshot images are swept when t ends, even on failure.
 func DockerProvider(t testing.TB, instance string) *docker.Provider {
 	t.Helper()
 	RequireDocker(t, TestImage)
@@ -81,8 +85,8 @@ func DockerProvider(t testing.TB, instance string) *docker.Provider {
 	return p
 }
 
-// Sweep force-removes every container and volume whose label key has a
-// value starting with prefix.
+// Sweep force-removes every container, volume and image whose label key
+// has a value starting with prefix, and nothing else.
 func Sweep(key, prefix string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -120,5 +124,34 @@ func Sweep(key, prefix string) error {
 			}
 		}
 	}
-	return nil
+	return sweepImages(ctx, cli, key, ours)
+}
+
+// sweepImages removes the images ours accepts (snapshots carry the labels
+// of their sandbox), by id with all their tags. Parents are not pruned, as
+// they may not be ours. A parent cannot go while a child depends on it, so
+// removal goes newest first, in rounds, until nothing of ours is left or a
+// round makes no progress.
+func sweepImages(ctx context.Context, cli *client.Client, key string, ours func(map[string]string) bool) error {
+	for {
+		ims, err := cli.ImageList(ctx, image.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key))})
+		if err != nil {
+			return err
+		}
+		ims = slices.DeleteFunc(ims, func(im image.Summary) bool { return !ours(im.Labels) })
+		if len(ims) == 0 {
+			return nil
+		}
+		slices.SortFunc(ims, func(a, b image.Summary) int { return cmp.Compare(b.Created, a.Created) })
+		var errs []error
+		for _, im := range ims {
+			_, err := cli.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true})
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == len(ims) {
+			return errors.Join(errs...)
+		}
+	}
 }

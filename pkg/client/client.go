@@ -128,6 +128,16 @@ func routeOf(prefix string, segments ...string) route {
 	return route{p, err}
 }
 
+// orgRoute is the route of org's resource named by rest.
+func orgRoute(org string, rest ...string) route {
+	return routeOf("/api/v1/org", append([]string{org}, rest...)...)
+}
+
+// wsRoute is the route of workspace ws's resource named by rest.
+func wsRoute(org, ws string, rest ...string) route {
+	return orgRoute(org, append([]string{"ws", ws}, rest...)...)
+}
+
 // call sends one request and decodes its answer into a T.
 func call[T any](ctx context.Context, c *Client, method string, r route, q url.Values, in any) (T, error) {
 	var out T
@@ -136,6 +146,39 @@ func call[T any](ctx context.Context, c *Client, method string, r route, q url.V
 	}
 	err := c.do(ctx, method, r.path, q, in, &out)
 	return out, err
+}
+
+// callDiscard sends one request and discards its answer.
+func (c *Client) callDiscard(ctx context.Context, method string, r route, q url.Values, in any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return c.do(ctx, method, r.path, q, in, nil)
+}
+
+// sendFor sends a raw body (nil for none) of contentType and decodes the
+// JSON answer into a T.
+func sendFor[T any](ctx context.Context, c *Client, method string, r route, q url.Values, body io.Reader, contentType string) (T, error) {
+	var out T
+	if body == nil {
+		body = http.NoBody
+	}
+	resp, err := c.open(ctx, method, r, q, body, contentType, "application/json")
+	if err != nil {
+		return out, err
+	}
+	defer closeBody(resp)
+	err = decodeJSON(resp, method, r.path, &out)
+	return out, err
+}
+
+// open sends one request and returns a 2xx response whose body the caller
+// reads and closes; see send.
+func (c *Client) open(ctx context.Context, method string, r route, q url.Values, body io.Reader, contentType, accept string) (*http.Response, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return c.send(ctx, method, r.path, q, body, contentType, accept)
 }
 
 // ListOptions pages a listing: Cursor is a previous page's NextCursor
@@ -147,12 +190,20 @@ type ListOptions struct {
 }
 
 func (o ListOptions) query() url.Values {
+	return queryOf(map[string]string{"cursor": o.Cursor}, o.Limit)
+}
+
+// queryOf makes a query of the fields that are not empty and of limit
+// when it is not 0.
+func queryOf(fields map[string]string, limit int) url.Values {
 	q := url.Values{}
-	if o.Cursor != "" {
-		q.Set("cursor", o.Cursor)
+	for k, v := range fields {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
-	if o.Limit != 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
 	}
 	return q
 }
@@ -178,6 +229,11 @@ func (c *Client) do(ctx context.Context, method, p string, q url.Values, in, out
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
 	}
+	return decodeJSON(resp, method, p, out)
+}
+
+// decodeJSON decodes the JSON answer to method p into out.
+func decodeJSON(resp *http.Response, method, p string, out any) error {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("paddock: decode the answer to %s %s: %w", method, p, err)
 	}
@@ -188,21 +244,14 @@ func (c *Client) do(ctx context.Context, method, p string, q url.Values, in, out
 // returns a 2xx response, whose body the caller must close (closeBody). A
 // non-2xx answer is an *Error.
 func (c *Client) send(ctx context.Context, method, p string, q url.Values, body io.Reader, contentType, accept string) (*http.Response, error) {
-	u := c.base + p
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(p, q), body)
 	if err != nil {
 		return nil, fmt.Errorf("paddock: %s %s: %w", method, p, err)
 	}
 	req.Header.Set("Accept", accept)
-	req.Header.Set("User-Agent", c.userAgent)
+	c.identify(req.Header)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
-	}
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -213,6 +262,24 @@ func (c *Client) send(ctx context.Context, method, p string, q url.Values, body 
 		return nil, decodeError(resp)
 	}
 	return resp, nil
+}
+
+// endpoint is the URL of path p with query q.
+func (c *Client) endpoint(p string, q url.Values) string {
+	u := c.base + p
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// identify sets the headers that say who calls: the User-Agent and, with
+// an API key, Authorization.
+func (c *Client) identify(h http.Header) {
+	h.Set("User-Agent", c.userAgent)
+	if c.apiKey != "" {
+		h.Set("Authorization", "Bearer "+c.apiKey)
+	}
 }
 
 // closeBody drains a little of a response so that its connection can be

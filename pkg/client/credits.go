@@ -4,13 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 )
 
 // GetCredits returns org's credit balance and its most recent movements.
 func (c *Client) GetCredits(ctx context.Context, org string) (CreditAccount, error) {
-	return call[CreditAccount](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "credits"), nil, nil)
+	return call[CreditAccount](ctx, c, http.MethodGet, orgRoute(org, "credits"), nil, nil)
 }
 
 // GrantCredits adds credits to org; it needs an installation admin key.
@@ -18,30 +17,22 @@ func (c *Client) GetCredits(ctx context.Context, org string) (CreditAccount, err
 // first entry; the same key with another amount is a conflict with code
 // "idempotency_key_reused".
 func (c *Client) GrantCredits(ctx context.Context, org string, req GrantCreditsRequest) (CreditEntry, error) {
-	return call[CreditEntry](ctx, c, http.MethodPost, routeOf("/api/v1/org", org, "credits", "grants"), nil, req)
+	return call[CreditEntry](ctx, c, http.MethodPost, orgRoute(org, "credits", "grants"), nil, req)
 }
 
 // SetCreditBalance sets org's balance (an adjustment in the journal); it
 // needs an installation admin key. Idempotent like GrantCredits.
 func (c *Client) SetCreditBalance(ctx context.Context, org string, req SetBalanceRequest) (CreditEntry, error) {
-	return call[CreditEntry](ctx, c, http.MethodPost, routeOf("/api/v1/org", org, "credits", "balance"), nil, req)
+	return call[CreditEntry](ctx, c, http.MethodPost, orgRoute(org, "credits", "balance"), nil, req)
 }
 
 func (f JournalFilter) query() url.Values {
-	q := url.Values{}
-	for k, v := range map[string]string{
+	q := queryOf(map[string]string{
 		"sandbox_id": f.SandboxID, "runtime_id": f.RuntimeID, "project_id": f.ProjectID,
 		"kind": f.Kind, "cursor": f.Cursor,
-	} {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
+	}, f.Limit)
 	setTime(q, "from", f.From)
 	setTime(q, "to", f.To)
-	if f.Limit != 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
 	return q
 }
 
@@ -54,7 +45,7 @@ func setTime(q url.Values, key string, t time.Time) {
 // ListCreditJournal lists one page of org's credit movements, newest
 // first, narrowed by f.
 func (c *Client) ListCreditJournal(ctx context.Context, org string, f JournalFilter) (List[CreditEntry], error) {
-	return call[List[CreditEntry]](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "credits", "journal"), f.query(), nil)
+	return call[List[CreditEntry]](ctx, c, http.MethodGet, orgRoute(org, "credits", "journal"), f.query(), nil)
 }
 
 // GetUsage returns what org's compute cost, grouped as q says.
@@ -65,36 +56,32 @@ func (c *Client) GetUsage(ctx context.Context, org string, q UsageQuery) (Usage,
 	}
 	setTime(v, "from", q.From)
 	setTime(v, "to", q.To)
-	return call[Usage](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "usage"), v, nil)
+	return call[Usage](ctx, c, http.MethodGet, orgRoute(org, "usage"), v, nil)
 }
 
 // ListMembers lists one page of a workspace's members.
 func (c *Client) ListMembers(ctx context.Context, org, ws string, opts ListOptions) (List[WorkspaceMember], error) {
-	return call[List[WorkspaceMember]](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "ws", ws, "members"), opts.query(), nil)
+	return call[List[WorkspaceMember]](ctx, c, http.MethodGet, wsRoute(org, ws, "members"), opts.query(), nil)
 }
 
 // AddMember adds a member to a workspace. Going over the workspace's
 // member limit pauses its running compute.
 func (c *Client) AddMember(ctx context.Context, org, ws string, req AddMemberRequest) (WorkspaceMember, error) {
-	return call[WorkspaceMember](ctx, c, http.MethodPost, routeOf("/api/v1/org", org, "ws", ws, "members"), nil, req)
+	return call[WorkspaceMember](ctx, c, http.MethodPost, wsRoute(org, ws, "members"), nil, req)
 }
 
 // RemoveMember removes a member from a workspace.
 func (c *Client) RemoveMember(ctx context.Context, org, ws, member string) error {
-	r := routeOf("/api/v1/org", org, "ws", ws, "members", member)
-	if r.err != nil {
-		return r.err
-	}
-	return c.do(ctx, http.MethodDelete, r.path, nil, nil, nil)
+	return c.callDiscard(ctx, http.MethodDelete, wsRoute(org, ws, "members", member), nil, nil)
 }
 
 // GetMemberLimit returns a workspace's member limit and count.
 func (c *Client) GetMemberLimit(ctx context.Context, org, ws string) (MemberLimit, error) {
-	return call[MemberLimit](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "ws", ws, "member-limit"), nil, nil)
+	return call[MemberLimit](ctx, c, http.MethodGet, wsRoute(org, ws, "member-limit"), nil, nil)
 }
 
 // SetMemberLimit sets a workspace's member limit (0 = none); it needs an
 // installation admin key.
 func (c *Client) SetMemberLimit(ctx context.Context, org, ws string, req SetMemberLimitRequest) (MemberLimit, error) {
-	return call[MemberLimit](ctx, c, http.MethodPut, routeOf("/api/v1/org", org, "ws", ws, "member-limit"), nil, req)
+	return call[MemberLimit](ctx, c, http.MethodPut, wsRoute(org, ws, "member-limit"), nil, req)
 }

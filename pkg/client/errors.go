@@ -56,31 +56,25 @@ func kindOf(status int) error {
 	return ErrUnknown
 }
 
+// kindCodes are the codes of the kinds, for an error body that had none.
+var kindCodes = map[error]string{
+	ErrNotFound:           "not_found",
+	ErrInvalidArgument:    "invalid_argument",
+	ErrConflict:           "conflict",
+	ErrFailedPrecondition: "failed_precondition",
+	ErrUnavailable:        "unavailable",
+	ErrNotImplemented:     "not_implemented",
+	ErrPermissionDenied:   "permission_denied",
+	ErrUnauthenticated:    "unauthenticated",
+	ErrResourceExhausted:  "resource_exhausted",
+	ErrPaymentRequired:    "payment_required",
+	ErrInternal:           "internal",
+}
+
 // codeForStatus is the code of an error body that had none.
 func codeForStatus(status int) string {
-	switch kindOf(status) {
-	case ErrNotFound:
-		return "not_found"
-	case ErrInvalidArgument:
-		return "invalid_argument"
-	case ErrConflict:
-		return "conflict"
-	case ErrFailedPrecondition:
-		return "failed_precondition"
-	case ErrUnavailable:
-		return "unavailable"
-	case ErrNotImplemented:
-		return "not_implemented"
-	case ErrPermissionDenied:
-		return "permission_denied"
-	case ErrUnauthenticated:
-		return "unauthenticated"
-	case ErrResourceExhausted:
-		return "resource_exhausted"
-	case ErrPaymentRequired:
-		return "payment_required"
-	case ErrInternal:
-		return "internal"
+	if code, ok := kindCodes[kindOf(status)]; ok {
+		return code
 	}
 	return "unknown"
 }
@@ -99,6 +93,15 @@ func (e *Error) Is(target error) bool { return kindOf(e.StatusCode) == target }
 
 // Kind returns the kind of e: one of the Err* sentinels.
 func (e *Error) Kind() error { return kindOf(e.StatusCode) }
+
+// setStreamStatus gives an error that a stream reported after its 2xx
+// answer the status it stands for: 500 when internal, else 503.
+func (e *Error) setStreamStatus() {
+	e.StatusCode = http.StatusServiceUnavailable
+	if e.Code == "internal" {
+		e.StatusCode = http.StatusInternalServerError
+	}
+}
 
 // IsCode reports whether err is, or wraps, an *Error with the given
 // machine code, such as "runtime_has_no_sandbox".

@@ -29,15 +29,11 @@ func (c *Client) Exec(ctx context.Context, org, ws, runtimeID string, req ExecRe
 // process exits kills a foreground process; a background one keeps running
 // and can be attached to again (Attach).
 func (c *Client) ExecStream(ctx context.Context, org, ws, runtimeID string, req ExecRequest) (*ExecStream, error) {
-	r := runtimeRoute(org, ws, runtimeID, "exec")
-	if r.err != nil {
-		return nil, r.err
-	}
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("paddock: encode the exec request: %w", err)
 	}
-	resp, err := c.send(ctx, http.MethodPost, r.path, nil, bytes.NewReader(b), "application/json", ndjson)
+	resp, err := c.open(ctx, http.MethodPost, runtimeRoute(org, ws, runtimeID, "exec"), nil, bytes.NewReader(b), "application/json", ndjson)
 	if err != nil {
 		return nil, err
 	}
@@ -59,10 +55,6 @@ type AttachOptions struct {
 // until it exits. Output the agent no longer holds arrives as lost
 // events. Closing the stream does not affect the process.
 func (c *Client) Attach(ctx context.Context, org, ws, runtimeID, processID string, opts AttachOptions) (*ExecStream, error) {
-	r := runtimeRoute(org, ws, runtimeID, "processes", processID, "attach")
-	if r.err != nil {
-		return nil, r.err
-	}
 	q := url.Values{}
 	if opts.StdoutOffset != 0 {
 		q.Set("stdout_offset", strconv.FormatInt(opts.StdoutOffset, 10))
@@ -73,7 +65,8 @@ func (c *Client) Attach(ctx context.Context, org, ws, runtimeID, processID strin
 	if opts.NoFollow {
 		q.Set("follow", "false")
 	}
-	resp, err := c.send(ctx, http.MethodGet, r.path, q, nil, "", ndjson)
+	r := runtimeRoute(org, ws, runtimeID, "processes", processID, "attach")
+	resp, err := c.open(ctx, http.MethodGet, r, q, nil, "", ndjson)
 	if err != nil {
 		return nil, err
 	}
@@ -96,44 +89,20 @@ func (c *Client) GetProcess(ctx context.Context, org, ws, runtimeID, processID s
 // SignalProcess sends a signal to a process's group (or to the process
 // alone with req.ProcessOnly).
 func (c *Client) SignalProcess(ctx context.Context, org, ws, runtimeID, processID string, req SignalRequest) error {
-	r := runtimeRoute(org, ws, runtimeID, "processes", processID, "signal")
-	if r.err != nil {
-		return r.err
-	}
-	return c.do(ctx, http.MethodPost, r.path, nil, req, nil)
+	return c.callDiscard(ctx, http.MethodPost, runtimeRoute(org, ws, runtimeID, "processes", processID, "signal"), nil, req)
 }
 
 // WriteStdin streams r to the stdin of a process started with OpenStdin
 // (or Stdin), and closes its stdin afterwards if closeStdin. It returns the
 // bytes delivered.
 func (c *Client) WriteStdin(ctx context.Context, org, ws, runtimeID, processID string, r io.Reader, closeStdin bool) (int64, error) {
-	rt := runtimeRoute(org, ws, runtimeID, "processes", processID, "stdin")
-	if rt.err != nil {
-		return 0, rt.err
-	}
 	var q url.Values
 	if closeStdin {
 		q = url.Values{"close": {"true"}}
 	}
-	if r == nil {
-		r = http.NoBody
-	}
-	res, err := sendFor[StdinResult](ctx, c, http.MethodPost, rt.path, q, r, "application/octet-stream")
+	rt := runtimeRoute(org, ws, runtimeID, "processes", processID, "stdin")
+	res, err := sendFor[StdinResult](ctx, c, http.MethodPost, rt, q, r, "application/octet-stream")
 	return res.Bytes, err
-}
-
-// sendFor sends a raw body and decodes the JSON answer into a T.
-func sendFor[T any](ctx context.Context, c *Client, method, p string, q url.Values, body io.Reader, contentType string) (T, error) {
-	var out T
-	resp, err := c.send(ctx, method, p, q, body, contentType, "application/json")
-	if err != nil {
-		return out, err
-	}
-	defer closeBody(resp)
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return out, fmt.Errorf("paddock: decode the answer to %s %s: %w", method, p, err)
-	}
-	return out, nil
 }
 
 // ErrNotExited is returned by Wait on a stream that ended before the
@@ -191,10 +160,7 @@ func (s *ExecStream) Recv() (ExecEvent, error) {
 		if e == nil {
 			e = &Error{Code: "unavailable", Message: "the stream ended with an error"}
 		}
-		e.StatusCode = http.StatusServiceUnavailable
-		if e.Code == "internal" {
-			e.StatusCode = http.StatusInternalServerError
-		}
+		e.setStreamStatus()
 		s.err = e
 	case ev.Event == EventExit:
 		s.exit = ev.Exit

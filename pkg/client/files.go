@@ -35,10 +35,6 @@ func (c *Client) ReadFile(ctx context.Context, org, ws, runtimeID, path string) 
 // ReadFileRange opens length bytes of a file from offset (length 0: to
 // the end).
 func (c *Client) ReadFileRange(ctx context.Context, org, ws, runtimeID, path string, offset, length int64) (*FileReader, error) {
-	r := runtimeRoute(org, ws, runtimeID, "files")
-	if r.err != nil {
-		return nil, r.err
-	}
 	q := fileQuery(path)
 	if offset != 0 {
 		q.Set("offset", strconv.FormatInt(offset, 10))
@@ -46,7 +42,7 @@ func (c *Client) ReadFileRange(ctx context.Context, org, ws, runtimeID, path str
 	if length != 0 {
 		q.Set("length", strconv.FormatInt(length, 10))
 	}
-	resp, err := c.send(ctx, http.MethodGet, r.path, q, nil, "", "application/octet-stream")
+	resp, err := c.open(ctx, http.MethodGet, runtimeRoute(org, ws, runtimeID, "files"), q, nil, "", "application/octet-stream")
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +70,6 @@ type WriteFileOptions struct {
 // streamed. The file is written beside its final name and renamed into
 // place, so it changes whole or not at all.
 func (c *Client) WriteFile(ctx context.Context, org, ws, runtimeID, path string, r io.Reader, opts WriteFileOptions) (FileInfo, error) {
-	rt := runtimeRoute(org, ws, runtimeID, "files")
-	if rt.err != nil {
-		return FileInfo{}, rt.err
-	}
 	q := fileQuery(path)
 	if opts.Mode != 0 {
 		q.Set("mode", strconv.FormatUint(uint64(opts.Mode), 8))
@@ -88,24 +80,17 @@ func (c *Client) WriteFile(ctx context.Context, org, ws, runtimeID, path string,
 	if opts.NoOverwrite {
 		q.Set("no_overwrite", "true")
 	}
-	if r == nil {
-		r = http.NoBody
-	}
-	return sendFor[FileInfo](ctx, c, http.MethodPut, rt.path, q, r, "application/octet-stream")
+	return sendFor[FileInfo](ctx, c, http.MethodPut, runtimeRoute(org, ws, runtimeID, "files"), q, r, "application/octet-stream")
 }
 
 // DeleteFile removes a file or an empty directory; with recursive, a
 // directory and everything under it.
 func (c *Client) DeleteFile(ctx context.Context, org, ws, runtimeID, path string, recursive bool) error {
-	r := runtimeRoute(org, ws, runtimeID, "files")
-	if r.err != nil {
-		return r.err
-	}
 	q := fileQuery(path)
 	if recursive {
 		q.Set("recursive", "true")
 	}
-	return c.do(ctx, http.MethodDelete, r.path, q, nil, nil)
+	return c.callDiscard(ctx, http.MethodDelete, runtimeRoute(org, ws, runtimeID, "files"), q, nil)
 }
 
 // StatFile describes a file, following a final symbolic link.
@@ -147,11 +132,7 @@ func (c *Client) Mkdir(ctx context.Context, org, ws, runtimeID string, req Mkdir
 // relative to it, or one file under its base name. The caller must Close
 // the reader.
 func (c *Client) DownloadTar(ctx context.Context, org, ws, runtimeID, path string) (io.ReadCloser, error) {
-	r := runtimeRoute(org, ws, runtimeID, "files", "tar")
-	if r.err != nil {
-		return nil, r.err
-	}
-	resp, err := c.send(ctx, http.MethodGet, r.path, fileQuery(path), nil, "", "application/x-tar")
+	resp, err := c.open(ctx, http.MethodGet, runtimeRoute(org, ws, runtimeID, "files", "tar"), fileQuery(path), nil, "", "application/x-tar")
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +143,5 @@ func (c *Client) DownloadTar(ctx context.Context, org, ws, runtimeID, path strin
 // runtime's sandbox, creating it if missing. An entry that would land
 // outside dir fails with "tar_path_outside_dir".
 func (c *Client) UploadTar(ctx context.Context, org, ws, runtimeID, dir string, r io.Reader) (TarResult, error) {
-	rt := runtimeRoute(org, ws, runtimeID, "files", "tar")
-	if rt.err != nil {
-		return TarResult{}, rt.err
-	}
-	if r == nil {
-		r = http.NoBody
-	}
-	return sendFor[TarResult](ctx, c, http.MethodPost, rt.path, fileQuery(dir), r, "application/x-tar")
+	return sendFor[TarResult](ctx, c, http.MethodPost, runtimeRoute(org, ws, runtimeID, "files", "tar"), fileQuery(dir), r, "application/x-tar")
 }

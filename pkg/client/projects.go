@@ -5,10 +5,6 @@ import (
 	"net/http"
 )
 
-func wsRoute(org, ws string, rest ...string) route {
-	return routeOf("/api/v1/org", append([]string{org, "ws", ws}, rest...)...)
-}
-
 // CreateProject creates a project in org/ws, and with it the project's
 // runtime (Project.RuntimeID).
 func (c *Client) CreateProject(ctx context.Context, org, ws string, req CreateProjectRequest) (Project, error) {
@@ -28,9 +24,5 @@ func (c *Client) GetProject(ctx context.Context, org, ws, project string) (Proje
 // DeleteProject deletes a project of org/ws, given by name or id, after
 // resetting its runtime.
 func (c *Client) DeleteProject(ctx context.Context, org, ws, project string) error {
-	r := wsRoute(org, ws, "projects", project)
-	if r.err != nil {
-		return r.err
-	}
-	return c.do(ctx, http.MethodDelete, r.path, nil, nil, nil)
+	return c.callDiscard(ctx, http.MethodDelete, wsRoute(org, ws, "projects", project), nil, nil)
 }

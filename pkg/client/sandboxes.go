@@ -4,39 +4,29 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 )
 
 func (f SandboxFilter) query() url.Values {
-	q := url.Values{}
-	for k, v := range map[string]string{
+	return queryOf(map[string]string{
 		"kind": f.Kind, "state": f.State, "provider": f.Provider,
 		"runtime_id": f.RuntimeID, "cursor": f.Cursor,
-	} {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	if f.Limit != 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
-	return q
+	}, f.Limit)
 }
 
 // ListSandboxes lists one page of org's sandbox ledger, newest first,
 // narrowed by f.
 func (c *Client) ListSandboxes(ctx context.Context, org string, f SandboxFilter) (List[Sandbox], error) {
-	return call[List[Sandbox]](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "sandboxes"), f.query(), nil)
+	return call[List[Sandbox]](ctx, c, http.MethodGet, orgRoute(org, "sandboxes"), f.query(), nil)
 }
 
 // GetSandbox returns a sandbox of org by our id or the provider's sandbox
 // id.
 func (c *Client) GetSandbox(ctx context.Context, org, sandbox string) (Sandbox, error) {
-	return call[Sandbox](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "sandboxes", sandbox), nil, nil)
+	return call[Sandbox](ctx, c, http.MethodGet, orgRoute(org, "sandboxes", sandbox), nil, nil)
 }
 
 // KillSandbox kills a sandbox of org, given by our id or the provider's
 // sandbox id, and returns its final ledger row.
 func (c *Client) KillSandbox(ctx context.Context, org, sandbox string) (Sandbox, error) {
-	return call[Sandbox](ctx, c, http.MethodDelete, routeOf("/api/v1/org", org, "sandboxes", sandbox), nil, nil)
+	return call[Sandbox](ctx, c, http.MethodDelete, orgRoute(org, "sandboxes", sandbox), nil, nil)
 }

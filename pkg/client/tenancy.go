@@ -17,20 +17,20 @@ func (c *Client) ListOrgs(ctx context.Context, opts ListOptions) (List[Org], err
 
 // GetOrg returns the org named org.
 func (c *Client) GetOrg(ctx context.Context, org string) (Org, error) {
-	return call[Org](ctx, c, http.MethodGet, routeOf("/api/v1/org", org), nil, nil)
+	return call[Org](ctx, c, http.MethodGet, orgRoute(org), nil, nil)
 }
 
 // CreateWorkspace creates a workspace in org.
 func (c *Client) CreateWorkspace(ctx context.Context, org string, req CreateWorkspaceRequest) (Workspace, error) {
-	return call[Workspace](ctx, c, http.MethodPost, routeOf("/api/v1/org", org, "ws"), nil, req)
+	return call[Workspace](ctx, c, http.MethodPost, orgRoute(org, "ws"), nil, req)
 }
 
 // ListWorkspaces lists one page of org's workspaces.
 func (c *Client) ListWorkspaces(ctx context.Context, org string, opts ListOptions) (List[Workspace], error) {
-	return call[List[Workspace]](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "ws"), opts.query(), nil)
+	return call[List[Workspace]](ctx, c, http.MethodGet, orgRoute(org, "ws"), opts.query(), nil)
 }
 
 // GetWorkspace returns the workspace named ws in org.
 func (c *Client) GetWorkspace(ctx context.Context, org, ws string) (Workspace, error) {
-	return call[Workspace](ctx, c, http.MethodGet, routeOf("/api/v1/org", org, "ws", ws), nil, nil)
+	return call[Workspace](ctx, c, http.MethodGet, wsRoute(org, ws), nil, nil)
 }

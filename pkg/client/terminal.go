@@ -75,16 +75,10 @@ func (c *Client) Terminal(ctx context.Context, org, ws, runtimeID string, opts T
 	for _, a := range opts.Argv {
 		q.Add("argv", a)
 	}
-	u := c.base + r.path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	h := http.Header{"User-Agent": {c.userAgent}}
-	if c.apiKey != "" {
-		h.Set("Authorization", "Bearer "+c.apiKey)
-	}
+	h := http.Header{}
+	c.identify(h)
 	ctx, cancel := context.WithCancel(ctx)
-	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.http, HTTPHeader: h})
+	conn, resp, err := websocket.Dial(ctx, c.endpoint(r.path, q), &websocket.DialOptions{HTTPClient: c.http, HTTPHeader: h})
 	if err != nil {
 		cancel()
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
@@ -153,10 +147,7 @@ func (t *Terminal) Read(p []byte) (int, error) {
 			}
 		case TerminalError:
 			if m.Error != nil {
-				m.Error.StatusCode = http.StatusServiceUnavailable
-				if m.Error.Code == "internal" {
-					m.Error.StatusCode = http.StatusInternalServerError
-				}
+				m.Error.setStreamStatus()
 				if IsCode(m.Error, "invalid_message") || IsCode(m.Error, "invalid_size") || IsCode(m.Error, "invalid_signal") {
 					// A refused control message; the session goes on.
 					continue

@@ -75,6 +75,12 @@ type RuntimeConfig struct {
 	PidsLimit          int64  `json:"pids_limit,omitempty"`
 	Network            string `json:"network,omitempty"`
 	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds,omitempty"`
+	// MaxLifetimeSeconds bounds how long a sandbox runs between a start
+	// or resume and its next pause, whatever its activity; 0 means none.
+	MaxLifetimeSeconds int64 `json:"max_lifetime_seconds,omitempty"`
+	// ArchiveAfterSeconds is how long the runtime may stay paused before
+	// it is archived; 0 means the installation's default.
+	ArchiveAfterSeconds int64 `json:"archive_after_seconds,omitempty"`
 }
 
 // Runtime status values.

@@ -1,7 +1,7 @@
 // Package providertest is the conformance suite every provider passes: the
 // lifecycle and its transitions, the error kinds the contract promises,
-// the agent stream, listing, workspaces that outlive compute, and
-// concurrent creation.
+// the agent stream, listing, workspaces that outlive compute, snapshots,
+// and concurrent creation.
 //
 // A provider's own tests call Run with a Harness:
 //
@@ -10,8 +10,9 @@
 //		Spec: func(t *testing.T) provider.Spec { … },
 //	})
 //
-// The suite destroys the compute and removes the workspaces it creates, in
-// t.Cleanup, even when a test fails. Besides Spec's instance it also
+// The suite destroys the compute and removes the workspaces and snapshots it
+// creates, in t.Cleanup, even when a test fails. Snapshots are labelled
+// with Spec's instance (provider.LabelInstance). Besides Spec's instance it also
 // creates compute under Spec().Instance+"-other" (to prove List filters),
 // so a harness that sweeps leftovers by label should match both, for
 // example by prefix.
@@ -66,6 +67,7 @@ func Run(t *testing.T, h Harness) {
 		{"Agent", (*suite).testAgent},
 		{"List", (*suite).testList},
 		{"Workspace", (*suite).testWorkspace},
+		{"Snapshot", (*suite).testSnapshot},
 		{"ConcurrentCreate", (*suite).testConcurrentCreate},
 	}
 	for _, tc := range tests {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -204,7 +205,9 @@ func (p *Provider) ensureImage(ctx context.Context, ref string) error {
 	if !cerrdefs.IsNotFound(err) {
 		return engineErr("inspect the image of", err)
 	}
-	if !p.cfg.PullMissing {
+	// A snapshot exists only here: pulling its name could fetch a
+	// stranger's image from a registry.
+	if !p.cfg.PullMissing || strings.HasPrefix(ref, ArchiveRepository+":") {
 		return imageNotFound(ref, err)
 	}
 	p.logger.InfoContext(ctx, "pulling image", "image", ref)

@@ -164,7 +164,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 func (p *Provider) Name() string { return Name }
 
 // Capabilities declares container isolation (gVisor when the runtime is
-// runsc), pause, the agent, and no network.
+// runsc), pause, the agent, snapshots, and no network.
 func (p *Provider) Capabilities() provider.Capabilities {
 	iso := "container"
 	if strings.HasPrefix(p.cfg.Runtime, "runsc") {
@@ -175,7 +175,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		Pause:     true,
 		Agent:     true,
 		Networks:  []provider.NetworkPolicy{provider.NetworkNone},
-		Snapshot:  false,
+		Snapshot:  true,
 	}
 }
 

@@ -112,8 +112,8 @@ func (e *env) spec() provider.Spec {
 	}
 }
 
-// sweep force-removes every container and volume whose instance label
-// starts with prefix, and everything marked with testLabel=RunID.
+// sweep force-removes every container, volume and image whose instance
+// label starts with prefix, and everything marked with testLabel=RunID.
 func sweep(prefix string) error {
 	if err := testenv.Sweep(provider.LabelInstance, prefix); err != nil {
 		return err

@@ -1,14 +1,14 @@
 // Package fake is an in-memory provider that implements the whole provider
-// contract (Provider, Lister, WorkspaceRemover) with the same transitions
-// and error kinds as the Docker provider, for API and CLI tests. It is a
-// real implementation, held to the same conformance suite
+// contract (Provider, Lister, WorkspaceRemover, Snapshotter) with the same
+// transitions and error kinds as the Docker provider, for API and CLI tests.
+// It is a real implementation, held to the same conformance suite
 // (providertest), not a mock.
 //
 // Tests steer it with hooks: FailNext makes the next call of an operation
 // fail, SetGate holds calls of an operation until the test releases them,
 // Calls counts them, Kill and Vanish simulate compute dying or disappearing
-// behind paddock's back, and Count, Live and HasWorkspace observe what
-// exists.
+// behind paddock's back, and Count, Live, HasWorkspace and Snapshots
+// observe what exists.
 //
 // The agent is not simulated: DialAgent is not implemented unless
 // Config.Agent supplies a dialer, which also turns Capabilities.Agent on.
@@ -40,6 +40,8 @@ const (
 	OpDial            = "dial"
 	OpList            = "list"
 	OpRemoveWorkspace = "remove_workspace"
+	OpSnapshot        = "snapshot"
+	OpRemoveSnapshot  = "remove_snapshot"
 )
 
 // Config configures a Provider. The zero value is a working provider
@@ -83,6 +85,8 @@ type Provider struct {
 	seq        int64
 	compute    map[string]*compute // by handle id
 	workspaces map[string]map[string]string
+	snapSeq    int64
+	snapshots  map[string]*snapshot // by ref
 	failures   map[string][]error
 	gates      map[string]<-chan struct{}
 	calls      map[string]int
@@ -92,6 +96,7 @@ var (
 	_ provider.Provider         = (*Provider)(nil)
 	_ provider.Lister           = (*Provider)(nil)
 	_ provider.WorkspaceRemover = (*Provider)(nil)
+	_ provider.Snapshotter      = (*Provider)(nil)
 )
 
 // New returns a fake provider.
@@ -109,6 +114,7 @@ func New(cfg Config) *Provider {
 		cfg:        cfg,
 		compute:    map[string]*compute{},
 		workspaces: map[string]map[string]string{},
+		snapshots:  map[string]*snapshot{},
 		failures:   map[string][]error{},
 		gates:      map[string]<-chan struct{}{},
 		calls:      map[string]int{},
@@ -118,15 +124,15 @@ func New(cfg Config) *Provider {
 // Name returns the registry name.
 func (p *Provider) Name() string { return p.cfg.Name }
 
-// Capabilities declares host-free "fake" isolation, pause, the configured
-// networks, and the agent when Config.Agent is set.
+// Capabilities declares host-free "fake" isolation, pause, snapshots, the
+// configured networks, and the agent when Config.Agent is set.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		Isolation: "fake",
 		Pause:     true,
 		Agent:     p.cfg.Agent != nil,
 		Networks:  slices.Clone(p.cfg.Networks),
-		Snapshot:  false,
+		Snapshot:  true,
 	}
 }
 

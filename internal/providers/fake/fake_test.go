@@ -113,6 +113,8 @@ func TestFailNext(t *testing.T) {
 		{fake.OpInspect, func(p *fake.Provider, h provider.Handle) error { _, err := p.Inspect(ctx, h); return err }},
 		{fake.OpList, func(p *fake.Provider, _ provider.Handle) error { _, err := p.List(ctx, "i"); return err }},
 		{fake.OpRemoveWorkspace, func(p *fake.Provider, _ provider.Handle) error { return p.RemoveWorkspace(ctx, "ws-x") }},
+		{fake.OpSnapshot, func(p *fake.Provider, h provider.Handle) error { _, err := p.Snapshot(ctx, h, nil); return err }},
+		{fake.OpRemoveSnapshot, func(p *fake.Provider, _ provider.Handle) error { return p.RemoveSnapshot(ctx, "fake-archive:1") }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.op, func(t *testing.T) {
@@ -287,6 +289,75 @@ func TestAgentNotImplementedByDefault(t *testing.T) {
 	}
 	if _, err := p.DialAgent(t.Context(), h); !errors.Is(err, errdefs.ErrNotImplemented) {
 		t.Fatalf("DialAgent = %v, want not implemented", err)
+	}
+}
+
+// TestSnapshots checks what the fake records for a snapshot, and that a
+// snapshot in use is untagged, then deleted by a later RemoveSnapshot once
+// nothing uses it.
+func TestSnapshots(t *testing.T) {
+	ctx := t.Context()
+	p := fake.New(fake.Config{Images: []string{"paddock/test-busybox:latest"}})
+	s := spec(t)
+	h, err := p.Create(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := p.Snapshot(ctx, h, map[string]string{provider.LabelInstance: "archive", "k": "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Snapshots()
+	if len(got) != 1 {
+		t.Fatalf("Snapshots = %+v, want one", got)
+	}
+	sn := got[0]
+	if sn.Ref != ref || sn.Source != h.ID || sn.SandboxID != s.SandboxID || sn.Image != s.Image || sn.State != provider.StateRunning || !sn.Tagged {
+		t.Fatalf("snapshot = %+v", sn)
+	}
+	if sn.Labels[provider.LabelInstance] != "archive" || sn.Labels["k"] != "v" || sn.Labels[provider.LabelSandbox] != s.SandboxID {
+		t.Fatalf("snapshot labels = %v, want the given ones over the compute's", sn.Labels)
+	}
+	sn.Labels["k"] = "changed"
+	if p.Snapshots()[0].Labels["k"] != "v" {
+		t.Fatal("Snapshots shares its maps with the provider")
+	}
+	if _, err := p.Snapshot(ctx, h, map[string]string{"": "x"}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Fatalf("Snapshot with an empty label key = %v, want invalid argument", err)
+	}
+
+	// A snapshot is an image only while it is tagged, even with Images set.
+	restored := spec(t)
+	restored.Image = ref
+	user, err := p.Create(ctx, restored)
+	if err != nil {
+		t.Fatalf("Create from a snapshot: %v", err)
+	}
+	if err := p.RemoveSnapshot(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Snapshots(); len(got) != 1 || got[0].Tagged {
+		t.Fatalf("after RemoveSnapshot in use, Snapshots = %+v, want one untagged", got)
+	}
+	if _, err := p.Create(ctx, restored); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("Create from an untagged snapshot = %v, want failed precondition", err)
+	}
+	if err := p.Destroy(ctx, user); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RemoveSnapshot(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Snapshots(); len(got) != 0 {
+		t.Fatalf("after the last RemoveSnapshot, Snapshots = %+v", got)
+	}
+	for _, bad := range []string{"fake-archive:0", "fake-archive:x", "fake-archive:", "paddock/archive:1"} {
+		if err := p.RemoveSnapshot(ctx, bad); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("RemoveSnapshot(%q) = %v, want invalid argument", bad, err)
+		}
 	}
 }
 

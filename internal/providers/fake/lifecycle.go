@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"slices"
 
 	"github.com/google/uuid"
 
@@ -43,11 +42,11 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (provider.Han
 	if err := p.validateSpec(&spec); err != nil {
 		return provider.Handle{}, err
 	}
-	if p.cfg.Images != nil && !slices.Contains(p.cfg.Images, spec.Image) {
-		return provider.Handle{}, errdefs.FailedPrecondition(CodeImageNotFound, "image %q is not available on this host", spec.Image)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.hasImage(spec.Image) {
+		return provider.Handle{}, errdefs.FailedPrecondition(CodeImageNotFound, "image %q is not available on this host", spec.Image)
+	}
 	for _, c := range p.compute {
 		if c.Spec.SandboxID == spec.SandboxID {
 			return provider.Handle{}, errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID)

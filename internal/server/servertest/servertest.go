@@ -44,6 +44,10 @@ type Options struct {
 	Pricing *ledger.Pricing
 	// NewOrgMicros are the credits every new org starts with.
 	NewOrgMicros int64
+	// WarmPools are kept by Env.Runtimes.FillWarmPools; no filler runs.
+	WarmPools []runtime.WarmPool
+	// ArchiveAfter is the runtime default; 0 means the runtime default.
+	ArchiveAfter time.Duration
 }
 
 // Env is a running API.
@@ -97,7 +101,8 @@ func New(t testing.TB, opts Options) *Env {
 		Store:     st,
 		Providers: reg,
 		Instance:  env.Instance,
-		Defaults:  runtime.Defaults{Image: opts.Image},
+		Defaults:  runtime.Defaults{Image: opts.Image, ArchiveAfter: opts.ArchiveAfter},
+		WarmPools: opts.WarmPools,
 		Now:       now,
 		Logger:    logger,
 		Billing:   meter,

@@ -24,6 +24,7 @@ const (
 	resRuntime   resource = "runtime"
 	resSandbox   resource = "sandbox"
 	resAPIKey    resource = "api_key"
+	resWarm      resource = "warm_sandbox"
 )
 
 // notFound is the error for a missing record.

@@ -11,14 +11,14 @@ import (
 )
 
 const runtimeColumns = "id, org_id, workspace_id, project_id, status, status_reason, config, " +
-	"current_sandbox_id, workspace_volume, version, created_at, updated_at"
+	"current_sandbox_id, workspace_volume, snapshot, version, created_at, updated_at"
 
 func scanRuntime(sc rowScanner) (store.Runtime, error) {
 	var r store.Runtime
 	var config string
 	var created, updated sql.NullInt64
 	err := sc.Scan(&r.ID, &r.OrgID, &r.WorkspaceID, &r.ProjectID, &r.Status, &r.StatusReason, &config,
-		&r.CurrentSandboxID, &r.WorkspaceVolume, &r.Version, &created, &updated)
+		&r.CurrentSandboxID, &r.WorkspaceVolume, &r.Snapshot, &r.Version, &created, &updated)
 	if err != nil {
 		return store.Runtime{}, err
 	}
@@ -46,9 +46,9 @@ func (q *queries) CreateRuntime(ctx context.Context, r store.Runtime) error {
 	if updated.IsZero() {
 		updated = created
 	}
-	_, err = q.w.ExecContext(ctx, "INSERT INTO runtimes ("+runtimeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+	_, err = q.w.ExecContext(ctx, "INSERT INTO runtimes ("+runtimeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
 		r.ID, r.OrgID, r.WorkspaceID, r.ProjectID, r.Status, r.StatusReason, string(config),
-		r.CurrentSandboxID, r.WorkspaceVolume, micros(created), micros(updated))
+		r.CurrentSandboxID, r.WorkspaceVolume, r.Snapshot, micros(created), micros(updated))
 	return classify("create runtime", resRuntime, err)
 }
 
@@ -109,11 +109,11 @@ func (q *queries) UpdateRuntime(ctx context.Context, r store.Runtime) (store.Run
 	}
 	got, err := scanRuntime(q.w.QueryRowContext(ctx, `UPDATE runtimes SET
 		status = ?, status_reason = ?, config = ?, current_sandbox_id = ?, workspace_volume = ?,
-		version = version + 1, updated_at = ?
+		snapshot = ?, version = version + 1, updated_at = ?
 		WHERE id = ? AND version = ?
 		RETURNING `+runtimeColumns,
 		r.Status, r.StatusReason, string(config), r.CurrentSandboxID, r.WorkspaceVolume,
-		micros(orNow(r.UpdatedAt)), r.ID, r.Version))
+		r.Snapshot, micros(orNow(r.UpdatedAt)), r.ID, r.Version))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Runtime{}, q.missOrConflict(ctx, "runtimes", resRuntime, r.ID, r.Version)
 	}

@@ -104,6 +104,9 @@ func testRuntimeUpdates(t *testing.T, s store.Store) {
 		u.Config.Network = "open"
 		u.CurrentSandboxID = uuid.NewString()
 		u.WorkspaceVolume = "renamed"
+		u.Snapshot = "paddock/archive:abc"
+		u.Config.MaxLifetimeSeconds = 3600
+		u.Config.ArchiveAfterSeconds = 86400
 		u.UpdatedAt = base.Add(time.Hour)
 		got, err := s.UpdateRuntime(ctx, u)
 		must(t, err)

@@ -34,6 +34,7 @@ func fullSandbox(s *store.Sandbox) {
 	s.KilledAt = s.CreatedAt.Add(time.Hour)
 	s.ExpiresAt = s.CreatedAt.Add(2 * time.Hour)
 	s.LastSettledAt = s.CreatedAt.Add(3 * time.Minute)
+	s.RunningSince = s.CreatedAt.Add(2 * time.Minute)
 	s.UpdatedAt = s.CreatedAt.Add(4 * time.Minute)
 }
 

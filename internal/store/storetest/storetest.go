@@ -55,6 +55,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunningSandboxes", testRunningSandboxes},
 		{"CreditRaces", testCreditRaces},
 		{"Seats", testSeats},
+		{"WarmPool", testWarmPool},
+		{"WarmClaimRace", testWarmClaimRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,7 +219,7 @@ func normRuntime(r store.Runtime) store.Runtime {
 }
 
 func normSandbox(s store.Sandbox) store.Sandbox {
-	for _, p := range []*time.Time{&s.CreatedAt, &s.StartedAt, &s.PausedAt, &s.KilledAt, &s.ExpiresAt, &s.LastSettledAt, &s.UpdatedAt} {
+	for _, p := range []*time.Time{&s.CreatedAt, &s.StartedAt, &s.PausedAt, &s.KilledAt, &s.ExpiresAt, &s.LastSettledAt, &s.RunningSince, &s.UpdatedAt} {
 		*p = ts(*p)
 	}
 	if len(s.ProviderState) == 0 {

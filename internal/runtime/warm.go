@@ -1,0 +1,345 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// The warm pool keeps sandboxes provisioned ahead of demand, per template
+// (provider, image, resources, network), so that a start claims one instead
+// of creating one: the claim and the ledger row are one transaction, and
+// the compute only has to be resumed.
+//
+// A warm sandbox is created, started (its agent answered) and paused, with
+// a fresh workspace volume of its own. It belongs to no org and is not in
+// the ledger, so nobody pays for it until a start claims it; the ledger
+// row then takes the warm sandbox's id, which the compute's labels already
+// carry. Only a runtime that never had a sandbox claims one — its workspace
+// volume does not exist yet, so the warm sandbox's empty volume becomes its
+// workspace. Any other start is a cold start, and so is every start while
+// the pool is empty. Claims trigger a refill in the background.
+
+// LabelWarm marks compute made for the warm pool.
+const LabelWarm = "dev.paddock.warm"
+
+// WarmPool asks for Size sandboxes kept ready for runtimes whose resolved
+// config matches the template. Zero fields take the installation's
+// defaults, as a project created without them would.
+type WarmPool struct {
+	Provider  string
+	Image     string
+	CPUMillis int64
+	MemoryMB  int64
+	PidsLimit int64
+	Network   string
+	Size      int
+}
+
+// warmPools is the Service's view of its pools.
+type warmPools struct {
+	pools []WarmPool // as configured; resolved lazily against the defaults
+	kicks chan struct{}
+	busy  sync.Mutex // held while filling or reconciling the pool
+}
+
+func newWarmPools(pools []WarmPool) *warmPools {
+	return &warmPools{pools: pools, kicks: make(chan struct{}, 1)}
+}
+
+// kick asks for a refill without waiting for it.
+func (w *warmPools) kick() {
+	select {
+	case w.kicks <- struct{}{}:
+	default:
+	}
+}
+
+func templateKey(providerName string, c store.RuntimeConfig) string {
+	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|net=%s",
+		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.Network)
+}
+
+// resolved is a pool with its defaults filled in, and its template key.
+type resolvedPool struct {
+	provider provider.Provider
+	config   store.RuntimeConfig
+	key      string
+	size     int
+}
+
+// resolvedPools returns the configured pools with defaults applied. A pool
+// naming an unknown provider or an invalid config is an error.
+func (s *Service) resolvedPools() ([]resolvedPool, error) {
+	var out []resolvedPool
+	for _, wp := range s.warm.pools {
+		if wp.Size <= 0 {
+			continue
+		}
+		c, err := s.resolveConfig(ConfigRequest{
+			Image: wp.Image, Provider: wp.Provider, CPUMillis: wp.CPUMillis,
+			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, Network: wp.Network,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("warm pool for image %q: %w", wp.Image, err)
+		}
+		p, err := s.providers.Get(c.Provider)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resolvedPool{provider: p, config: c, key: templateKey(p.Name(), c), size: wp.Size})
+	}
+	return out, nil
+}
+
+// ValidateWarmPools checks the pool configuration; the server calls it
+// before it serves.
+func (s *Service) ValidateWarmPools() error {
+	_, err := s.resolvedPools()
+	return err
+}
+
+// WarmKicks delivers a value when a claim wants the pool refilled.
+func (s *Service) WarmKicks() <-chan struct{} { return s.warm.kicks }
+
+// warmTemplate returns rt's template key and whether a pool serves it.
+func (s *Service) warmTemplate(providerName string, rt store.Runtime) (string, bool) {
+	key := templateKey(providerName, rt.Config)
+	pools, err := s.resolvedPools()
+	if err != nil {
+		return key, false
+	}
+	for _, rp := range pools {
+		if rp.key == key {
+			return key, true
+		}
+	}
+	return key, false
+}
+
+// claimWarm takes a ready warm sandbox of template for rt inside the
+// start's transaction, or returns nil when rt must start cold: it had a
+// sandbox before (its workspace exists), or the pool is empty.
+func (s *Service) claimWarm(ctx context.Context, q store.Queries, rt store.Runtime, template string) (*store.WarmSandbox, error) {
+	prior, _, err := q.ListSandboxes(ctx, store.SandboxFilter{OrgID: rt.OrgID, RuntimeID: rt.ID}, store.Page{Limit: 1})
+	if err != nil || len(prior) > 0 {
+		return nil, err
+	}
+	w, err := q.ClaimWarmSandbox(ctx, template)
+	if errdefs.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// isWarm reports whether compute (providerID, labelled as sandbox id) is
+// a warm sandbox of the pool.
+func (s *Service) isWarm(ctx context.Context, id, providerID string) bool {
+	w, err := s.store.GetWarmSandbox(ctx, id)
+	return err == nil && (w.ProviderSandboxID == providerID || w.State == store.WarmCreating)
+}
+
+// FillWarmPools provisions, one at a time, the warm sandboxes the pools
+// lack, and returns how many it made. It stops at the first failure.
+func (s *Service) FillWarmPools(ctx context.Context) (int, error) {
+	pools, err := s.resolvedPools()
+	if err != nil || len(pools) == 0 {
+		return 0, err
+	}
+	s.warm.busy.Lock()
+	defer s.warm.busy.Unlock()
+	have, err := s.warmCounts(ctx)
+	if err != nil {
+		return 0, err
+	}
+	made := 0
+	for _, rp := range pools {
+		for have[rp.key] < rp.size {
+			if err := ctx.Err(); err != nil {
+				return made, err
+			}
+			if err := s.provisionWarm(ctx, rp); err != nil {
+				return made, err
+			}
+			have[rp.key]++
+			made++
+		}
+	}
+	return made, nil
+}
+
+func (s *Service) warmCounts(ctx context.Context) (map[string]int, error) {
+	all, err := s.store.ListWarmSandboxes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := map[string]int{}
+	for _, w := range all {
+		n[w.Template]++
+	}
+	return n, nil
+}
+
+// provisionWarm makes one warm sandbox for rp: row first (state creating,
+// so the reconciler knows the compute is ours), then create, start, pause,
+// and the row becomes ready. A failure undoes all of it.
+func (s *Service) provisionWarm(ctx context.Context, rp resolvedPool) error {
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
+	now := s.now()
+	id := newID()
+	w := store.WarmSandbox{
+		ID:              id,
+		Template:        rp.key,
+		State:           store.WarmCreating,
+		Provider:        rp.provider.Name(),
+		Image:           rp.config.Image,
+		CPUMillis:       rp.config.CPUMillis,
+		MemoryMB:        rp.config.MemoryMB,
+		WorkspaceVolume: s.defaults.WorkspaceVolPrefix + id,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	if err := s.store.CreateWarmSandbox(ctx, w); err != nil {
+		return err
+	}
+	p := rp.provider
+	h, err := p.Create(ctx, provider.Spec{
+		SandboxID: id,
+		Instance:  s.instance,
+		Image:     rp.config.Image,
+		Resources: provider.Resources{
+			CPUMillis: rp.config.CPUMillis,
+			MemoryMB:  rp.config.MemoryMB,
+			PidsLimit: rp.config.PidsLimit,
+		},
+		Workspace: w.WorkspaceVolume,
+		Network:   provider.NetworkPolicy(rp.config.Network),
+		Labels:    map[string]string{LabelWarm: "true"},
+	})
+	if err != nil {
+		return errors.Join(providerFailure("create", err), s.discardWarm(ctx, w))
+	}
+	w.ProviderSandboxID, w.ProviderState = h.ID, h.State
+	w.UpdatedAt = s.now()
+	err = s.store.UpdateWarmSandbox(ctx, w)
+	if err == nil {
+		err = p.Start(ctx, h)
+	}
+	if err == nil && p.Capabilities().Pause {
+		err = p.Pause(ctx, h)
+	}
+	if err == nil {
+		w.State = store.WarmReady
+		w.UpdatedAt = s.now()
+		err = s.store.UpdateWarmSandbox(ctx, w)
+	}
+	if err != nil {
+		return errors.Join(providerFailure("start", err), s.discardWarm(ctx, w))
+	}
+	s.logger.DebugContext(ctx, "warm sandbox ready", "sandbox", id, "template", rp.key, "provider_sandbox_id", h.ID)
+	return nil
+}
+
+// discardWarm destroys a warm sandbox's compute and workspace volume and
+// deletes its row.
+func (s *Service) discardWarm(ctx context.Context, w store.WarmSandbox) error {
+	p, err := s.providers.Get(w.Provider)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if w.ProviderSandboxID != "" {
+		h := provider.Handle{Provider: w.Provider, ID: w.ProviderSandboxID, State: w.ProviderState}
+		if err := p.Destroy(ctx, h); err != nil && !errdefs.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	if wr, ok := p.(provider.WorkspaceRemover); ok && len(errs) == 0 {
+		if err := wr.RemoveWorkspace(ctx, w.WorkspaceVolume); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := s.store.DeleteWarmSandbox(ctx, w.ID); err != nil && !errdefs.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReconcileWarm brings the warm pool into agreement with its compute and
+// its configuration: a sandbox left half-made (the server stopped while
+// making it), one whose compute is gone or stopped, one of a template no
+// longer configured, and the oldest beyond a pool's size are discarded.
+// It returns how many were. It skips a round while the pool is being
+// filled.
+func (s *Service) ReconcileWarm(ctx context.Context) (int, error) {
+	if !s.warm.busy.TryLock() {
+		return 0, nil
+	}
+	defer s.warm.busy.Unlock()
+	pools, err := s.resolvedPools()
+	if err != nil {
+		return 0, err
+	}
+	size := map[string]int{}
+	for _, rp := range pools {
+		size[rp.key] += rp.size
+	}
+	all, err := s.store.ListWarmSandboxes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	// Newest first, so the oldest are the excess.
+	kept := map[string]int{}
+	discarded := 0
+	var errs []error
+	for i := len(all) - 1; i >= 0; i-- {
+		w := all[i]
+		keep := w.State == store.WarmReady && kept[w.Template] < size[w.Template] && s.warmAlive(ctx, w)
+		if keep {
+			kept[w.Template]++
+			continue
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		err := s.discardWarm(dctx, w)
+		cancel()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		discarded++
+		s.logger.InfoContext(ctx, "discarded a warm sandbox", "sandbox", w.ID, "template", w.Template, "state", string(w.State))
+	}
+	return discarded, errors.Join(errs...)
+}
+
+// warmAlive reports whether a ready warm sandbox's compute still exists
+// and can be claimed (paused, or running on a provider that cannot pause).
+func (s *Service) warmAlive(ctx context.Context, w store.WarmSandbox) bool {
+	p, err := s.providers.Get(w.Provider)
+	if err != nil {
+		return false
+	}
+	st, err := p.Inspect(ctx, provider.Handle{Provider: w.Provider, ID: w.ProviderSandboxID, State: w.ProviderState})
+	if err != nil {
+		return false
+	}
+	switch st.State {
+	case provider.StatePaused:
+		return true
+	case provider.StateRunning:
+		return !p.Capabilities().Pause
+	}
+	return false
+}
