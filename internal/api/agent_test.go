@@ -4,7 +4,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/ledger"
+	"github.com/paddockhq/paddock/internal/providers/fake"
 
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -144,5 +149,70 @@ func TestAgentRoutesRefuseBadInput(t *testing.T) {
 				t.Fatalf("%d %s, want %d %s", status, code, tt.wantStatus, tt.wantCode)
 			}
 		})
+	}
+}
+
+// TestConcurrentWakersWakeOnce checks that operations arriving together on
+// a paused runtime resume it once, and that every one of them then runs.
+func TestConcurrentWakersWakeOnce(t *testing.T) {
+	env, _, rtPath := setup(t)
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	env.Must(t, 200, "POST", rtPath+"/pause", nil)
+	gate := make(chan struct{})
+	env.Fake.SetGate(fake.OpResume, gate)
+
+	const n = 8
+	var wg sync.WaitGroup
+	codes := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = env.Do(t, "GET", rtPath+"/processes", nil).Code()
+		}()
+	}
+	// Hold the first resume until it has begun, so the other wakers
+	// arrive while it is in flight.
+	for deadline := time.Now().Add(10 * time.Second); env.Fake.Calls(fake.OpResume) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no waker resumed the runtime")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	for i, code := range codes {
+		if code != "agent_not_supported" {
+			t.Fatalf("waker %d: %q, want it woken and then answered agent_not_supported", i, code)
+		}
+	}
+	if got := env.Fake.Calls(fake.OpResume); got != 1 {
+		t.Fatalf("%d resumes for %d concurrent wakers, want 1", got, n)
+	}
+}
+
+// TestWakeNeedsCredits checks that a wake the org cannot pay for answers
+// 402 like a resume, and leaves the runtime paused.
+func TestWakeNeedsCredits(t *testing.T) {
+	env := servertest.New(t, servertest.Options{
+		Pricing:      &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute},
+		NewOrgMicros: 10_000_000,
+	})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	env.Must(t, 200, "POST", rtPath+"/pause", nil)
+	env.Must(t, 201, "POST", "/api/v1/org/acme/credits/balance", client.SetBalanceRequest{Balance: 0, IdempotencyKey: "empty"})
+
+	if status, code := raw(t, env, "GET", rtPath+"/processes", "", ""); status != 402 || code != "insufficient_credits" {
+		t.Fatalf("operation on a paused runtime of a broke org: %d %s, want 402 insufficient_credits", status, code)
+	}
+	var rt client.Runtime
+	env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
+	if rt.Status != client.RuntimePaused {
+		t.Fatalf("runtime after a refused wake: %s, want paused", rt.Status)
 	}
 }
