@@ -145,6 +145,7 @@ func (a *API) Routes() []Route {
 		{"GET", rtPrefix + "/files/stat", true, a.statFile},
 		{"GET", rtPrefix + "/files/list", true, a.listFiles},
 		{"POST", rtPrefix + "/files/mkdir", true, a.mkdir},
+		{"POST", rtPrefix + "/files/rename", true, a.rename},
 		{"GET", rtPrefix + "/files/tar", true, a.downloadTar},
 		{"POST", rtPrefix + "/files/tar", true, a.uploadTar},
 		{"GET", rtPrefix + "/terminal", true, a.terminal},

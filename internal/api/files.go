@@ -315,3 +315,35 @@ func (a *API) uploadTar(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, client.TarResult{Entries: res.Entries, Bytes: res.Bytes})
 	return nil
 }
+
+// rename moves a file or directory inside the sandbox, replacing the
+// target unless no_overwrite (then an existing target is 409 file_exists).
+func (a *API) rename(w http.ResponseWriter, r *http.Request) error {
+	var req client.RenameRequest
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		return err
+	}
+	if err := checkPath("from", req.From); err != nil {
+		return err
+	}
+	if err := checkPath("to", req.To); err != nil {
+		return err
+	}
+	c, _, err := a.agentOf(r)
+	if err != nil {
+		return err
+	}
+	rename := c.Rename
+	if req.NoOverwrite {
+		rename = c.RenameNoReplace
+	}
+	if err := rename(r.Context(), req.From, req.To); err != nil {
+		return err
+	}
+	fi, err := c.Lstat(r.Context(), req.To)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, fileOut(fi))
+	return nil
+}

@@ -53,6 +53,22 @@ func TestFiles(t *testing.T) {
 	}
 	rr.Close()
 
+	// Rename: moves, refuses to replace when asked, says what is missing.
+	s.run(t, "sh", "-c", "echo one > /workspace/r1 && echo two > /workspace/r2")
+	if _, err := c.Rename(ctx, "acme", "dev", rid, pc.RenameRequest{From: "/workspace/r1", To: "/workspace/r2", NoOverwrite: true}); pc.Code(err) != "file_exists" {
+		t.Fatalf("rename over an existing file with no_overwrite: %v", err)
+	}
+	moved, err := c.Rename(ctx, "acme", "dev", rid, pc.RenameRequest{From: "/workspace/r1", To: "/workspace/r3"})
+	if err != nil || moved.Path != "/workspace/r3" || moved.Size != 4 {
+		t.Fatalf("rename: %+v, %v", moved, err)
+	}
+	if out := s.run(t, "sh", "-c", "cat /workspace/r3; test -e /workspace/r1 || echo gone"); out != "one\ngone\n" {
+		t.Fatalf("after rename: %q", out)
+	}
+	if _, err := c.Rename(ctx, "acme", "dev", rid, pc.RenameRequest{From: "/workspace/r1", To: "/workspace/r4"}); pc.Code(err) != "file_not_found" {
+		t.Fatalf("rename of a missing file: %v", err)
+	}
+
 	if _, err := c.Mkdir(ctx, "acme", "dev", rid, pc.MkdirRequest{Path: "/workspace/a/empty", Mode: 0o700}); err != nil {
 		t.Fatal(err)
 	}

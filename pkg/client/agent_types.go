@@ -160,6 +160,15 @@ type FileList struct {
 	Truncated bool       `json:"truncated"`
 }
 
+// RenameRequest moves a file or directory inside the sandbox.
+type RenameRequest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// NoOverwrite fails with code "file_exists" instead of replacing an
+	// existing target.
+	NoOverwrite bool `json:"no_overwrite,omitempty"`
+}
+
 // MkdirRequest creates a directory.
 type MkdirRequest struct {
 	Path string `json:"path"`

@@ -128,6 +128,12 @@ func (c *Client) Mkdir(ctx context.Context, org, ws, runtimeID string, req Mkdir
 	return call[FileInfo](ctx, c, http.MethodPost, runtimeRoute(org, ws, runtimeID, "files", "mkdir"), nil, req)
 }
 
+// Rename moves a file or directory inside the sandbox (replacing the
+// target unless req.NoOverwrite) and describes it at its new path.
+func (c *Client) Rename(ctx context.Context, org, ws, runtimeID string, req RenameRequest) (FileInfo, error) {
+	return call[FileInfo](ctx, c, http.MethodPost, runtimeRoute(org, ws, runtimeID, "files", "rename"), nil, req)
+}
+
 // DownloadTar streams a tar of path: a directory's contents with names
 // relative to it, or one file under its base name. The caller must Close
 // the reader.
