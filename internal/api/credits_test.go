@@ -5,40 +5,22 @@ import (
 	"math"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
-
-// manualClock is a test's injected time.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // billedEnv runs the API with one core at 0.001 credits a second and the
 // first minute prepaid, on an injected clock, with org acme, workspace dev
 // and project p1 (one core).
-func billedEnv(t *testing.T) (*servertest.Env, *manualClock, client.Project, string) {
+func billedEnv(t *testing.T) (*servertest.Env, *testenv.Clock, client.Project, string) {
 	t.Helper()
-	c := &manualClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	c := testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	env := servertest.New(t, servertest.Options{
 		Now:     c.Now,
 		Pricing: &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute},

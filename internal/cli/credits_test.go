@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,31 +9,15 @@ import (
 	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // TestCreditsCommands runs credits, usage and workspace seats through the
 // CLI against the real API, billed at 0.001 credits per core-second with
 // the first minute prepaid.
 func TestCreditsCommands(t *testing.T) {
-	clock := &testClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	clock := testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	srv := servertest.New(t, servertest.Options{
 		Now:     clock.Now,
 		Pricing: &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute},

@@ -17,32 +17,13 @@ import (
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// clock is an injected clock a test moves by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().UTC()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
-}
+func newClock() *testenv.Clock { return testenv.NewClock(time.Now().UTC()) }
 
 // lifeEnv is the API on Docker with an injected clock, a lifecycle manager
 // on the same clock (ticked by hand) and the SDK.
 type lifeEnv struct {
 	env   *servertest.Env
-	clock *clock
+	clock *testenv.Clock
 	life  *lifecycle.Manager
 	sdk   *pc.Client
 }
@@ -149,9 +130,9 @@ func TestActivityExtendsExpiry(t *testing.T) {
 	first := *e.row(t, rt.CurrentSandboxID).ExpiresAt
 
 	// Activity at 50s moves the window to 110s.
-	e.clock.advance(50 * time.Second)
+	e.clock.Advance(50 * time.Second)
 	e.exec(t, rid, "true")
-	e.clock.advance(30 * time.Second) // 80s: past the first window
+	e.clock.Advance(30 * time.Second) // 80s: past the first window
 	if rep := e.tick(t); len(rep.Expired) != 0 {
 		t.Fatalf("paused at 80s despite activity at 50s: %v", rep.Expired)
 	}
@@ -167,7 +148,7 @@ func TestActivityExtendsExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.advance(10 * time.Minute)
+	e.clock.Advance(10 * time.Minute)
 	if rep := e.tick(t); len(rep.Expired) != 0 {
 		t.Fatal("paused while a client was attached to an exec stream")
 	}
@@ -176,7 +157,7 @@ func TestActivityExtendsExpiry(t *testing.T) {
 	// The hold ends when the server sees the request end.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		e.clock.advance(61 * time.Second)
+		e.clock.Advance(61 * time.Second)
 		rep := e.tick(t)
 		if slices.Contains(rep.Expired, rid) {
 			break
@@ -206,10 +187,10 @@ func TestMaxLifetimePauses(t *testing.T) {
 		t.Fatalf("keepalive moved expiry to %v, past the max lifetime", exp)
 	}
 	for range 3 {
-		e.clock.advance(30 * time.Second)
+		e.clock.Advance(30 * time.Second)
 		e.exec(t, rid, "true")
 	}
-	e.clock.advance(11 * time.Second) // 101s, active 11s ago
+	e.clock.Advance(11 * time.Second) // 101s, active 11s ago
 	if rep := e.tick(t); !slices.Contains(rep.Expired, rid) {
 		t.Fatal("not paused past its max lifetime")
 	}
@@ -276,11 +257,11 @@ func TestArchiveAndRestore(t *testing.T) {
 	e.exec(t, rid, "sh", "-c", "mkdir -p /workspace/src && echo 'work in progress' > /workspace/src/notes.txt")
 	e.env.Must(t, 200, "POST", rtPath(rid)+"/pause", nil)
 
-	e.clock.advance(59 * time.Minute)
+	e.clock.Advance(59 * time.Minute)
 	if rep := e.tick(t); len(rep.Archived) != 0 {
 		t.Fatal("archived before its threshold")
 	}
-	e.clock.advance(2 * time.Minute)
+	e.clock.Advance(2 * time.Minute)
 	if rep := e.tick(t); !slices.Contains(rep.Archived, rid) {
 		t.Fatalf("not archived past its threshold: %+v", rep)
 	}

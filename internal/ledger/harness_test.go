@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,31 +18,14 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// clock is a test's injected time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *testenv.Clock { return testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)) }
 
 // testPricing: one core costs 1000 micro-credits a second (memory is
 // free), and a minute is prepaid: a 1-core start holds 0.06 credits.
@@ -76,7 +58,7 @@ type harness struct {
 	st     store.Store
 	fake   *fake.Provider
 	hooked *hooked // the provider the service uses: the fake, with a hook
-	clock  *clock
+	clock  *testenv.Clock
 	rts    *runtime.Service
 	l      *ledger.Ledger
 	org    store.Org

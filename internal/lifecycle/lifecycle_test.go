@@ -2,7 +2,6 @@ package lifecycle_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,36 +12,19 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type fixture struct {
 	env *servertest.Env
-	clk *clock
+	clk *testenv.Clock
 	m   *lifecycle.Manager
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := testenv.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	env := servertest.New(t, servertest.Options{Now: clk.Now})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
