@@ -32,7 +32,7 @@ func fileInfo(m *agentpb.FileInfo) FileInfo {
 	if m == nil {
 		return FileInfo{}
 	}
-	mode := ModeOf(m.Mode)
+	mode := agentpb.FileMode(m.Mode)
 	switch m.Type {
 	case agentpb.FileType_FILE_TYPE_DIRECTORY:
 		mode |= fs.ModeDir
@@ -51,37 +51,6 @@ func fileInfo(m *agentpb.FileInfo) FileInfo {
 		UID:           m.Uid,
 		GID:           m.Gid,
 	}
-}
-
-// ModeOf converts permission bits, 0 to 07777, to a Go mode.
-func ModeOf(bits uint32) fs.FileMode {
-	mode := fs.FileMode(bits & 0o777)
-	if bits&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if bits&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if bits&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
-}
-
-// PermBits converts a Go mode to permission bits, 0 to 07777 (setuid,
-// setgid and sticky included), as the protocol and the HTTP API carry them.
-func PermBits(mode fs.FileMode) uint32 {
-	b := uint32(mode.Perm())
-	if mode&fs.ModeSetuid != 0 {
-		b |= 0o4000
-	}
-	if mode&fs.ModeSetgid != 0 {
-		b |= 0o2000
-	}
-	if mode&fs.ModeSticky != 0 {
-		b |= 0o1000
-	}
-	return b
 }
 
 // Stat describes path, following a final symbolic link.
@@ -233,7 +202,7 @@ func (c *Client) WriteFileWith(ctx context.Context, path string, r io.Reader, op
 	defer cancel()
 	stream := c.files.Write(sctx)
 	err := stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Header{Header: &agentpb.WriteHeader{
-		Path: path, Mode: PermBits(opts.Mode), CreateParents: opts.CreateParents, NoOverwrite: opts.NoOverwrite,
+		Path: path, Mode: agentpb.PermBits(opts.Mode), CreateParents: opts.CreateParents, NoOverwrite: opts.NoOverwrite,
 	}}})
 	if err == nil {
 		if rerr := sendChunks(r, func(b []byte) error {
@@ -297,7 +266,7 @@ func (c *Client) MkdirAll(ctx context.Context, path string, mode fs.FileMode) (F
 }
 
 func (c *Client) mkdir(ctx context.Context, path string, mode fs.FileMode, parents bool) (FileInfo, error) {
-	res, err := c.files.Mkdir(ctx, connect.NewRequest(&agentpb.MkdirRequest{Path: path, Parents: parents, Mode: PermBits(mode)}))
+	res, err := c.files.Mkdir(ctx, connect.NewRequest(&agentpb.MkdirRequest{Path: path, Parents: parents, Mode: agentpb.PermBits(mode)}))
 	if err != nil {
 		return FileInfo{}, mapError(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/agentpb"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -37,7 +38,7 @@ func fileOut(fi agentconn.FileInfo) client.FileInfo {
 		Name:          fi.Name,
 		Type:          typ,
 		Size:          fi.Size,
-		Mode:          agentconn.PermBits(fi.Mode),
+		Mode:          agentpb.PermBits(fi.Mode),
 		ModifiedAt:    fi.ModTime.UTC(),
 		SymlinkTarget: fi.SymlinkTarget,
 		UID:           fi.UID,
@@ -113,7 +114,7 @@ func (a *API) readFile(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set(headerFileSize, strconv.FormatInt(info.Size, 10))
-	h.Set(headerFileMode, "0"+strconv.FormatUint(uint64(agentconn.PermBits(info.Mode)), 8))
+	h.Set(headerFileMode, "0"+strconv.FormatUint(uint64(agentpb.PermBits(info.Mode)), 8))
 	if !info.ModTime.IsZero() {
 		h.Set("Last-Modified", info.ModTime.UTC().Format(http.TimeFormat))
 	}
@@ -146,7 +147,7 @@ func (a *API) writeFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fi, err := c.WriteFileWith(r.Context(), p, r.Body, agentconn.WriteOptions{Mode: agentconn.ModeOf(mode), CreateParents: parents, NoOverwrite: noOverwrite})
+	fi, err := c.WriteFileWith(r.Context(), p, r.Body, agentconn.WriteOptions{Mode: agentpb.FileMode(mode), CreateParents: parents, NoOverwrite: noOverwrite})
 	if err != nil {
 		return bodyError(err)
 	}
@@ -270,7 +271,7 @@ func (a *API) mkdir(w http.ResponseWriter, r *http.Request) error {
 	if req.Parents {
 		mkdir = c.MkdirAll
 	}
-	fi, err := mkdir(r.Context(), req.Path, agentconn.ModeOf(req.Mode))
+	fi, err := mkdir(r.Context(), req.Path, agentpb.FileMode(req.Mode))
 	if err != nil {
 		return err
 	}

@@ -33,22 +33,13 @@ func fileInfo(path string, fi fs.FileInfo) *agentpb.FileInfo {
 		Path:               path,
 		Name:               fi.Name(),
 		Size:               fi.Size(),
-		Mode:               uint32(fi.Mode().Perm()),
+		Mode:               agentpb.PermBits(fi.Mode()),
 		ModifiedAtUnixNano: fi.ModTime().UnixNano(),
 	}
 	if path == "/" {
 		out.Name = "/"
 	}
 	m := fi.Mode()
-	if m&fs.ModeSetuid != 0 {
-		out.Mode |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		out.Mode |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		out.Mode |= 0o1000
-	}
 	switch {
 	case m.IsRegular():
 		out.Type = agentpb.FileType_FILE_TYPE_FILE
@@ -233,7 +224,7 @@ func (h *fileService) Write(ctx context.Context, stream *connect.ClientStream[ag
 			return nil, fsError("mkdir", dir, err)
 		}
 	}
-	mode := fileMode(hdr.Mode)
+	mode := agentpb.FileMode(hdr.Mode)
 	existing, err := os.Lstat(path)
 	switch {
 	case err == nil && existing.IsDir():
@@ -301,7 +292,7 @@ func (h *fileService) Mkdir(ctx context.Context, req *connect.Request[agentpb.Mk
 	if err != nil {
 		return nil, err
 	}
-	mode := fileMode(req.Msg.Mode)
+	mode := agentpb.FileMode(req.Msg.Mode)
 	if req.Msg.Mode > 0o7777 {
 		return nil, errInvalid("invalid_mode", "mode %o is not a permission mode", req.Msg.Mode)
 	}

@@ -1,7 +1,6 @@
 package shim
 
 import (
-	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -18,19 +17,4 @@ func cleanPath(p string) (string, error) {
 		return "", errInvalid("invalid_path", "path %q is not absolute", p)
 	}
 	return filepath.Clean(p), nil
-}
-
-// fileMode converts the protocol's permission bits (07777) to a Go mode.
-func fileMode(bits uint32) fs.FileMode {
-	m := fs.FileMode(bits & 0o777)
-	if bits&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if bits&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if bits&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
 }
