@@ -23,16 +23,18 @@ func (s *Service) PauseIfExpired(ctx context.Context, runtimeID string, now time
 	_, err := s.transition(ctx, runtimeID, "pause", store.RuntimeRunning, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
 		exp, held := s.effectiveExpiry(*rt, *sb)
 		end := deadline(*rt, *sb)
-		overLifetime := !end.IsZero() && !end.After(now)
-		if exp.IsZero() || (!overLifetime && (exp.After(now) || held)) {
-			if held && exp.Before(now) {
+		if overLifetime := !end.IsZero() && !end.After(now); !overLifetime {
+			if held && !exp.After(now) {
+				// An operation is still open: its window runs from now.
 				exp = capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
 			}
-			if exp.After(sb.ExpiresAt) {
-				sb.ExpiresAt = exp // record what activity did
-				return nil
+			if exp.IsZero() || exp.After(now) {
+				if exp.After(sb.ExpiresAt) {
+					sb.ExpiresAt = exp // record what activity did
+					return nil
+				}
+				return errNotExpired
 			}
-			return errNotExpired
 		}
 		if err := p.Pause(ctx, handleOf(*sb)); err != nil {
 			return err

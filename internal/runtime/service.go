@@ -143,7 +143,7 @@ func New(cfg Config) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{
+	s := &Service{
 		store:     cfg.Store,
 		providers: cfg.Providers,
 		instance:  cfg.Instance,
@@ -154,8 +154,9 @@ func New(cfg Config) *Service {
 		billing:   cfg.Billing,
 		agents:    newAgentPool(),
 		activity:  newActivity(),
-		warm:      newWarmPools(cfg.WarmPools),
 	}
+	s.warm = s.newWarmPools(cfg.WarmPools)
+	return s
 }
 
 // Defaults returns the effective defaults.

@@ -44,13 +44,37 @@ type WarmPool struct {
 
 // warmPools is the Service's view of its pools.
 type warmPools struct {
-	pools []WarmPool // as configured; resolved lazily against the defaults
+	pools []resolvedPool // the configured ones, resolved against the defaults
+	err   error          // why the configuration cannot be served
 	kicks chan struct{}
 	busy  sync.Mutex // held while filling or reconciling the pool
 }
 
-func newWarmPools(pools []WarmPool) *warmPools {
-	return &warmPools{pools: pools, kicks: make(chan struct{}, 1)}
+// newWarmPools resolves the configured pools once: defaults applied, as a
+// project created without those fields would get them. A pool naming an
+// unknown provider or an invalid config makes the pools unusable (err).
+func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
+	w := &warmPools{kicks: make(chan struct{}, 1)}
+	for _, wp := range pools {
+		if wp.Size <= 0 {
+			continue
+		}
+		c, err := s.resolveConfig(ConfigRequest{
+			Image: wp.Image, Provider: wp.Provider, CPUMillis: wp.CPUMillis,
+			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, Network: wp.Network,
+		})
+		if err != nil {
+			w.err = fmt.Errorf("warm pool for image %q: %w", wp.Image, err)
+			return w
+		}
+		p, err := s.providers.Get(c.Provider)
+		if err != nil {
+			w.err = err
+			return w
+		}
+		w.pools = append(w.pools, resolvedPool{provider: p, config: c, key: templateKey(p.Name(), c), size: wp.Size})
+	}
+	return w
 }
 
 // kick asks for a refill without waiting for it.
@@ -74,29 +98,8 @@ type resolvedPool struct {
 	size     int
 }
 
-// resolvedPools returns the configured pools with defaults applied. A pool
-// naming an unknown provider or an invalid config is an error.
-func (s *Service) resolvedPools() ([]resolvedPool, error) {
-	var out []resolvedPool
-	for _, wp := range s.warm.pools {
-		if wp.Size <= 0 {
-			continue
-		}
-		c, err := s.resolveConfig(ConfigRequest{
-			Image: wp.Image, Provider: wp.Provider, CPUMillis: wp.CPUMillis,
-			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, Network: wp.Network,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("warm pool for image %q: %w", wp.Image, err)
-		}
-		p, err := s.providers.Get(c.Provider)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, resolvedPool{provider: p, config: c, key: templateKey(p.Name(), c), size: wp.Size})
-	}
-	return out, nil
-}
+// resolvedPools returns the configured pools, or why they cannot be used.
+func (s *Service) resolvedPools() ([]resolvedPool, error) { return s.warm.pools, s.warm.err }
 
 // ValidateWarmPools checks the pool configuration; the server calls it
 // before it serves.
