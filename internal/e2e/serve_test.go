@@ -31,11 +31,18 @@ type server struct {
 // it listens.
 func serve(t *testing.T, bin, shim, dataDir, instance, key string) *server {
 	t.Helper()
+	return serveIn(t, bin, shim, dataDir, filepath.Join(testenv.ShortTempDir(t), "r"), instance, key)
+}
+
+// serveIn is serve with the agents' run directory given, so a restarted
+// server finds its sandboxes' sockets where the first one put them.
+func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, "serve",
 		"--listen", "127.0.0.1:0",
 		"--data-dir", dataDir,
 		"--shim-path", shim,
-		"--run-dir", filepath.Join(testenv.ShortTempDir(t), "r"),
+		"--run-dir", runDir,
 		"--default-image", testenv.TestImage,
 		"--pull-images=false",
 		"--log-level", "warn",

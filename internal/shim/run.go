@@ -10,12 +10,22 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/agentauth"
 )
 
 // RunOptions configure Run.
 type RunOptions struct {
-	Logger  *slog.Logger
-	Socket  string // unix socket path to serve on
+	Logger *slog.Logger
+	Socket string // unix socket path to serve on
+	// KeyFile, when set, names the file holding the sandbox's agent key
+	// (see internal/agentauth). Run reads and deletes it before serving,
+	// and then serves only connections that prove they hold the key's
+	// other end: the control plane's. A missing or unreadable key file is
+	// an error.
+	KeyFile string
 	Version string
 	// Grace is how long processes get to exit after the termination signal
 	// is forwarded, before they are killed. 0 means 10 seconds.
@@ -32,6 +42,19 @@ func Run(ctx context.Context, o RunOptions) error {
 		o.Grace = 10 * time.Second
 	}
 	log := o.Logger
+	var key []byte
+	if o.KeyFile != "" {
+		k, err := agentauth.TakeKeyFile(o.KeyFile)
+		if err != nil {
+			return fmt.Errorf("agent key: %w", err)
+		}
+		key = k
+		// The key is in this process's memory: nothing else in the sandbox
+		// (every process there runs as the same user) may read it.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return fmt.Errorf("protect the agent's memory: %w", err)
+		}
+	}
 	reaper, err := StartReaper(log)
 	if err != nil {
 		return err
@@ -41,9 +64,13 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err := os.Remove(o.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove stale socket: %w", err)
 	}
-	l, err := net.Listen("unix", o.Socket)
+	var l net.Listener
+	l, err = net.Listen("unix", o.Socket)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if key != nil {
+		l = agentauth.NewListener(l, key, log)
 	}
 	defer os.Remove(o.Socket)
 	// Whoever can reach the socket's directory may use it.

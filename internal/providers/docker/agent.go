@@ -3,11 +3,11 @@ package docker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,66 +27,64 @@ const (
 	logTailLines = 20
 )
 
-// DialAgent opens a stream to the sandbox's agent over its unix socket.
-// The sandbox must be running or paused (a paused agent answers once
-// resumed); otherwise the error is of kind unavailable.
+// DialAgent opens a stream to the sandbox's agent over its unix socket and
+// proves that the agent answering is the one provisioned for this sandbox
+// (see identity.go); anything else is refused with agent_unverified. The
+// sandbox must be running (a paused agent cannot answer the proof until it
+// is resumed); otherwise the error is of kind unavailable.
 func (p *Provider) DialAgent(ctx context.Context, h provider.Handle) (net.Conn, error) {
 	st, err := decodeHandle(h)
 	if err != nil {
 		return nil, err
 	}
-	// The hot path dials straight from the handle's state; the engine is
-	// asked only when that fails, to say why.
-	if st.SocketDir != "" {
-		var d net.Dialer
-		conn, derr := d.DialContext(ctx, "unix", filepath.Join(st.SocketDir, socketName))
-		if derr == nil {
-			return conn, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	key, err := st.key()
+	if err != nil {
+		return nil, err
+	}
+	dir := st.SocketDir
+	if dir == "" {
 		c, err := p.lookup(ctx, h.ID)
 		if err != nil {
 			return nil, err
 		}
-		if s := statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused {
-			return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running").WithCause(derr)
+		if dir = socketDirOf(st, &c); dir == "" {
+			return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox has no agent socket")
 		}
-		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox's agent is not reachable").WithCause(derr)
 	}
+	conn, derr := p.dialVerified(ctx, h.ID, dir, key)
+	if derr == nil {
+		return conn, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if _, ok := errdefs.Public(derr); ok {
+		return nil, derr
+	}
+	// Say why: the sandbox may have stopped or gone.
 	c, err := p.lookup(ctx, h.ID)
 	if err != nil {
 		return nil, err
 	}
 	if s := statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused {
-		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running")
+		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running").WithCause(derr)
 	}
-	dir := socketDirOf(st, &c)
-	if dir == "" {
-		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox has no agent socket")
+	if errors.Is(derr, errNotASocket) {
+		return nil, p.refuse(ctx, h.ID, derr)
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", filepath.Join(dir, socketName))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox's agent is not reachable").WithCause(err)
-	}
-	return conn, nil
+	return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox's agent is not reachable").WithCause(derr)
 }
 
 // waitAgent waits until the agent on sock answers GET /healthz, the
 // container exits, Config.StartTimeout passes, or ctx is done.
-func (p *Provider) waitAgent(ctx context.Context, id, sock string) error {
+func (p *Provider) waitAgent(ctx context.Context, id, sockDir string, key []byte) error {
 	wctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
 	defer cancel()
 	// Waiting for "not-running" after the start is race-free: a container
 	// that already exited answers at once.
 	exitCh, waitErrCh := p.cli.ContainerWait(wctx, id, container.WaitConditionNotRunning)
 
-	tr := agentTransport(sock)
+	tr := p.agentTransport(id, sockDir, key)
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
 	tick := time.NewTicker(agentPollInterval)
@@ -151,16 +149,15 @@ func (p *Provider) logTail(ctx context.Context, id string) string {
 	return strings.TrimSpace(buf.String())
 }
 
-// agentTransport speaks HTTP/2 cleartext with prior knowledge over the
-// agent's unix socket.
-func agentTransport(sock string) *http.Transport {
+// agentTransport speaks HTTP/2 cleartext with prior knowledge to the
+// verified agent of container id.
+func (p *Provider) agentTransport(id, sockDir string, key []byte) *http.Transport {
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
-	var d net.Dialer
 	return &http.Transport{
 		Protocols: &protos,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", sock)
+			return p.dialVerified(ctx, id, sockDir, key)
 		},
 	}
 }

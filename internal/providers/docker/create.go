@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 
+	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 )
@@ -67,19 +70,22 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		})
 	}
 
-	sockDir := filepath.Join(p.cfg.RunDir, shortID(spec.SandboxID))
+	key, err := agentauth.NewKey()
+	if err != nil {
+		return provider.Handle{}, err
+	}
+	// The directory's name is random, not derived from the sandbox's id: a
+	// sandbox that learns where run directories live still cannot name
+	// another sandbox's.
+	dirID := make([]byte, runDirIDLen/2)
+	if _, err := rand.Read(dirID); err != nil {
+		return provider.Handle{}, fmt.Errorf("run directory name: %w", err)
+	}
+	sockDir := filepath.Join(p.cfg.RunDir, hex.EncodeToString(dirID))
 	if err := os.Mkdir(sockDir, 0o700); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return provider.Handle{}, errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID).WithCause(err)
-		}
 		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be created").WithCause(err)
 	}
-	undo = append(undo, func(context.Context) { _ = os.RemoveAll(sockDir) })
-	// Shared with the sandbox only: its agent may run as any user and has
-	// no capabilities to bypass permissions. The parent RunDir is 0700.
-	if err := os.Chmod(sockDir, 0o777); err != nil {
-		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be prepared").WithCause(err)
-	}
+	undo = append(undo, func(context.Context) { p.removeSocketDir(ctx, sockDir) })
 
 	cfg, hostCfg := p.containerConfig(spec, sockDir)
 	name := containerName(spec.SandboxID)
@@ -105,7 +111,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		return provider.Handle{}, fmt.Errorf("create: %w", err)
 	}
 	p.logger.DebugContext(ctx, "sandbox created", "sandbox", spec.SandboxID, "container", resp.ID)
-	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir}
+	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir, Key: agentauth.EncodeKey(key)}
 	return provider.Handle{Provider: Name, ID: resp.ID, State: st.encode()}, nil
 }
 
@@ -139,7 +145,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	noInit := false
 	cfg := &container.Config{
 		Image:      spec.Image,
-		Entrypoint: []string{shimTarget, "serve", "--socket", agentSocket},
+		Entrypoint: []string{shimTarget, "serve", "--socket", agentSocket, "--key-file", keyTarget},
 		Cmd:        []string{},
 		WorkingDir: provider.WorkspacePath,
 		Env:        envList,

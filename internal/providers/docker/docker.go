@@ -21,10 +21,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/client"
 
+	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 )
@@ -38,13 +40,15 @@ const (
 	runTarget    = "/.paddock/run"
 	socketName   = "agent.sock"
 	agentSocket  = runTarget + "/" + socketName
+	keyTarget    = runTarget + "/" + agentauth.KeyFileName
 	shortIDLen   = 12
+	runDirIDLen  = 16  // random hex name of a sandbox's run directory
 	maxSocketLen = 107 // sun_path is 108 bytes including the terminating NUL
 )
 
 // maxRunDirLen is the longest RunDir whose socket paths
-// (<RunDir>/<short id>/agent.sock) still fit in a sockaddr_un.
-const maxRunDirLen = maxSocketLen - len("/") - shortIDLen - len("/"+socketName)
+// (<RunDir>/<run dir id>/agent.sock) still fit in a sockaddr_un.
+const maxRunDirLen = maxSocketLen - len("/") - runDirIDLen - len("/"+socketName)
 
 // Defaults applied when a Spec leaves a resource at zero.
 const (
@@ -86,6 +90,9 @@ type Provider struct {
 	cfg    Config
 	cli    *client.Client
 	logger *slog.Logger
+
+	pidMu sync.Mutex
+	pids  map[string]int // container id -> host pid of its init (the agent)
 }
 
 var (
@@ -146,7 +153,7 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
 	}
-	return &Provider{cfg: cfg, cli: cli, logger: logger}, nil
+	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}}, nil
 }
 
 // Close releases the engine client's connections.

@@ -9,6 +9,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 )
@@ -24,6 +25,22 @@ type handleState struct {
 	Container string `json:"container"`
 	Name      string `json:"name,omitempty"`
 	SocketDir string `json:"socket_dir,omitempty"`
+	// Key is the agent's key (hex; see internal/agentauth). Handles made
+	// before keys existed have none: their agent is checked by its peer
+	// credentials alone.
+	Key string `json:"key,omitempty"`
+}
+
+// key returns the agent key, nil when the handle has none.
+func (s handleState) key() ([]byte, error) {
+	if s.Key == "" {
+		return nil, nil
+	}
+	k, err := agentauth.DecodeKey(s.Key)
+	if err != nil {
+		return nil, errdefs.InvalidArgument(CodeInvalidHandle, "the handle's agent key cannot be read").WithCause(err)
+	}
+	return k, nil
 }
 
 func (s handleState) encode() []byte {

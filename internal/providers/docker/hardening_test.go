@@ -53,7 +53,7 @@ func TestHardening(t *testing.T) {
 		{"cpus", hc.NanoCPUs == 500_000_000, hc.NanoCPUs},
 		{"no docker init", hc.Init != nil && !*hc.Init, hc.Init},
 		{"tmpfs /tmp", strings.Contains(hc.Tmpfs["/tmp"], "size=32m") && strings.Contains(hc.Tmpfs["/tmp"], "nosuid") && !strings.Contains(hc.Tmpfs["/tmp"], "noexec"), hc.Tmpfs},
-		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock"}), c.Config.Entrypoint},
+		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock", "--key-file", "/.paddock/run/agent.key"}), c.Config.Entrypoint},
 		{"no cmd", len(c.Config.Cmd) == 0, c.Config.Cmd},
 		{"working dir", c.Config.WorkingDir == "/workspace", c.Config.WorkingDir},
 		{"HOME", slices.Contains(c.Config.Env, "HOME=/workspace"), c.Config.Env},
@@ -232,17 +232,20 @@ func TestStartFailsWhenEntrypointDies(t *testing.T) {
 }
 
 // TestReattach acts on a sandbox from a second provider, as a restarted
-// server does: with the persisted handle, and with a bare container id.
+// server does: with the persisted handle, and with a bare container id. A
+// bare id lacks the agent's key, so it can inspect and destroy the sandbox
+// but never talk to its agent.
 func TestReattach(t *testing.T) {
 	e := newEnv(t)
 	h := e.started(t, e.spec())
 	restarted := e.provider(t, e.shim)
 	for _, tc := range []struct {
-		name string
-		h    provider.Handle
+		name   string
+		h      provider.Handle
+		hasKey bool
 	}{
-		{"persisted handle", h},
-		{"bare id", provider.Handle{ID: h.ID}},
+		{"persisted handle", h, true},
+		{"bare id", provider.Handle{ID: h.ID}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := restarted.Inspect(t.Context(), tc.h)
@@ -250,11 +253,14 @@ func TestReattach(t *testing.T) {
 				t.Fatalf("Inspect = %+v, %v", st, err)
 			}
 			conn, err := restarted.DialAgent(t.Context(), tc.h)
-			if err != nil {
-				t.Fatal(err)
+			if err == nil {
+				err = providertest.CheckAgent(t.Context(), conn)
 			}
-			if err := providertest.CheckAgent(t.Context(), conn); err != nil {
-				t.Fatal(err)
+			if tc.hasKey != (err == nil) {
+				t.Fatalf("talking to the agent with a handle that has a key: %v; error: %v", tc.hasKey, err)
+			}
+			if !tc.hasKey {
+				return
 			}
 			if err := restarted.Start(t.Context(), tc.h); err != nil {
 				t.Fatalf("Start on a running sandbox: %v", err)

@@ -11,18 +11,24 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 )
 
 // Start starts the container and waits, bounded by Config.StartTimeout and
-// ctx, until its agent answers GET /healthz. Starting a running sandbox
-// only waits for its agent; starting a paused one is a failed
-// precondition. If the container exits while we wait, the error (kind
-// failed precondition, code sandbox_exited) carries its exit code and the
-// tail of its logs in the cause.
+// ctx, until its agent answers GET /healthz as the sandbox's verified agent
+// (see identity.go); then the sandbox's run directory is locked. Starting a
+// running sandbox only waits for its agent; starting a paused one is a
+// failed precondition. If the container exits while we wait, the error
+// (kind failed precondition, code sandbox_exited) carries its exit code and
+// the tail of its logs in the cause.
 func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 	st, err := decodeHandle(h)
+	if err != nil {
+		return err
+	}
+	key, err := st.key()
 	if err != nil {
 		return err
 	}
@@ -34,15 +40,19 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 	if sockDir == "" {
 		return errdefs.FailedPrecondition(CodeAgentUnavailable, "the sandbox has no agent socket directory")
 	}
-	sock := filepath.Join(sockDir, socketName)
 	switch {
 	case c.State.Paused:
 		return errdefs.FailedPrecondition(CodeSandboxPaused, "the sandbox is paused; resume it instead")
 	case !c.State.Running:
-		// A socket left by an earlier run would answer nothing.
-		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return errdefs.FailedPrecondition(CodeAgentUnavailable, "the sandbox's agent socket cannot be reset").WithCause(err)
+		// Nothing of an earlier run may stay (a socket would answer
+		// nothing), and the agent gets its key before anything else runs.
+		if !p.ownedSocketDir(sockDir) {
+			return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory is not under this server's run directory")
 		}
+		if err := p.prepareRunDir(sockDir, key); err != nil {
+			return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be prepared").WithCause(err)
+		}
+		p.forgetPID(h.ID)
 		if err := p.cli.ContainerStart(ctx, h.ID, container.StartOptions{}); err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return notFound(h.ID, err)
@@ -51,11 +61,26 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 		}
 	}
 	start := time.Now()
-	if err := p.waitAgent(ctx, h.ID, sock); err != nil {
+	if err := p.waitAgent(ctx, h.ID, sockDir, key); err != nil {
 		return err
+	}
+	if err := lockRunDir(sockDir); err != nil {
+		return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be locked").WithCause(err)
 	}
 	p.logger.DebugContext(ctx, "sandbox started", "container", h.ID, "agent_ready_after", time.Since(start))
 	return nil
+}
+
+// prepareRunDir empties a sandbox's run directory, gives it back to the
+// sandbox and writes the agent's key file into it.
+func (p *Provider) prepareRunDir(dir string, key []byte) error {
+	if err := unlockRunDir(dir); err != nil {
+		return err
+	}
+	if key == nil {
+		return nil
+	}
+	return agentauth.WriteKeyFile(filepath.Join(dir, agentauth.KeyFileName), key)
 }
 
 // Pause freezes a running container. Pausing a paused sandbox is not an
@@ -145,6 +170,7 @@ func (p *Provider) Destroy(ctx context.Context, h provider.Handle) error {
 	default:
 		return engineErr("destroy", err)
 	}
+	p.forgetPID(h.ID)
 	p.removeSocketDir(ctx, socketDirOf(st, &c))
 	p.logger.DebugContext(ctx, "sandbox destroyed", "container", h.ID)
 	return nil
