@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 func newServeCmd() *cobra.Command {
 	def := config.Default()
 	var (
-		file  string
-		flags config.Config
+		file          string
+		flags         config.Config
+		allowedImages string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -83,10 +85,15 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			if fl.Changed("pull-images") {
 				cfg.PullImages = flags.PullImages
 			}
+			if fl.Changed("allowed-images") {
+				cfg.AllowedImages = config.SplitList(allowedImages)
+			}
 			set("credit-provider-rates", &cfg.CreditProviderRates, flags.CreditProviderRates)
 			for name, p := range map[string]struct{ dst, src *int64 }{
 				"credit-rate-cpu":    {&cfg.CreditRateCPU, &flags.CreditRateCPU},
 				"credit-rate-memory": {&cfg.CreditRateMemory, &flags.CreditRateMemory},
+				"disk-mb":            {&cfg.DiskMB, &flags.DiskMB},
+				"max-disk-mb":        {&cfg.MaxDiskMB, &flags.MaxDiskMB},
 			} {
 				if fl.Changed(name) {
 					*p.dst = *p.src
@@ -132,6 +139,9 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.StringVar(&flags.RunDir, "run-dir", "", "directory for agent sockets (default <data-dir>/run when short enough)")
 	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
 	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
+	f.StringVar(&allowedImages, "allowed-images", strings.Join(def.AllowedImages, ","), "images runtimes may use: exact references or prefixes ending in '*', comma-separated (the default image is always allowed)")
+	f.Int64Var(&flags.DiskMB, "disk-mb", def.DiskMB, "a workspace's disk quota in MiB when its runtime names none")
+	f.Int64Var(&flags.MaxDiskMB, "max-disk-mb", def.MaxDiskMB, "the largest disk quota a runtime may ask for, in MiB")
 	f.Int64Var(&flags.CreditRateCPU, "credit-rate-cpu", def.CreditRateCPU, "micro-credits per core-second of compute")
 	f.Int64Var(&flags.CreditRateMemory, "credit-rate-memory", def.CreditRateMemory, "micro-credits per GiB-second of compute")
 	f.StringVar(&flags.CreditProviderRates, "credit-provider-rates", "", "per-provider rates, name=cpu:memory,… (override the two above)")

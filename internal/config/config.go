@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -32,6 +33,15 @@ type Config struct {
 	LogLevel     string        `yaml:"log_level"`     // PADDOCK_LOG_LEVEL: debug | info | warn | error
 	IdleTimeout  time.Duration `yaml:"idle_timeout"`  // PADDOCK_IDLE_TIMEOUT
 	PullImages   bool          `yaml:"pull_images"`   // PADDOCK_PULL_IMAGES: pull missing images
+	// AllowedImages are the images a runtime may name: exact references,
+	// or prefixes ending in '*'. The default image is always allowed.
+	// Snapshots (paddock/archive) never are; only their own runtime
+	// restores them.
+	AllowedImages []string `yaml:"allowed_images"` // PADDOCK_ALLOWED_IMAGES: comma-separated
+	// DiskMB is a workspace's disk quota when its runtime names none;
+	// MaxDiskMB is the most a runtime may ask for.
+	DiskMB    int64 `yaml:"disk_mb"`     // PADDOCK_DISK_MB
+	MaxDiskMB int64 `yaml:"max_disk_mb"` // PADDOCK_MAX_DISK_MB
 	// InstanceID names the installation on its first start (it labels all
 	// compute); "" means a random UUID. Later starts keep the stored one.
 	InstanceID string `yaml:"instance_id"` // PADDOCK_INSTANCE_ID
@@ -79,6 +89,10 @@ func Default() Config {
 		LogLevel:     "info",
 		IdleTimeout:  15 * time.Minute,
 		PullImages:   true,
+
+		AllowedImages: []string{"paddock/*"},
+		DiskMB:        10240,
+		MaxDiskMB:     102400,
 
 		CreditRateCPU:    280, // about one credit per core-hour
 		CreditRateMemory: 70,  // about a quarter of a credit per GiB-hour
@@ -154,6 +168,8 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	for k, p := range map[string]*int64{
 		"PADDOCK_CREDIT_RATE_CPU":    &c.CreditRateCPU,
 		"PADDOCK_CREDIT_RATE_MEMORY": &c.CreditRateMemory,
+		"PADDOCK_DISK_MB":            &c.DiskMB,
+		"PADDOCK_MAX_DISK_MB":        &c.MaxDiskMB,
 	} {
 		if v, ok := lookup(k); ok && v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -177,6 +193,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		}
 		c.WarmPool = n
 	}
+	if v, ok := lookup("PADDOCK_ALLOWED_IMAGES"); ok && v != "" {
+		c.AllowedImages = SplitList(v)
+	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -185,6 +204,17 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		c.PullImages = b
 	}
 	return nil
+}
+
+// SplitList splits a comma-separated list, dropping empty entries.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Validate checks c and makes paths absolute.
@@ -236,6 +266,14 @@ func (c *Config) Validate() error {
 	}
 	if c.ArchiveAfter != 0 && c.ArchiveAfter < time.Minute {
 		return fmt.Errorf("archive after %s is neither 0 (never) nor at least 1m", c.ArchiveAfter)
+	}
+	if c.DiskMB < 64 || c.MaxDiskMB < c.DiskMB {
+		return fmt.Errorf("disk quota: the default (%d MiB) must be at least 64 MiB and at most the maximum (%d MiB)", c.DiskMB, c.MaxDiskMB)
+	}
+	for _, img := range c.AllowedImages {
+		if img == "" || img == "*" || strings.ContainsAny(img, " \t\n") {
+			return fmt.Errorf("allowed image %q is not an image reference or a prefix ending in '*' ('*' alone would allow any registry)", img)
+		}
 	}
 	const maxWarm = 64
 	if c.WarmPool < 0 || c.WarmPool > maxWarm {

@@ -137,3 +137,26 @@ func sdkFor(t *testing.T, s *server, key string) *pc.Client {
 	}
 	return c
 }
+
+// TestWorkspaceDiskQuota: a runtime's disk_mb bounds what its sandbox can
+// write to /workspace, through the API on real Docker, and the limit holds
+// for a new sandbox after a reset that keeps the workspace.
+func TestWorkspaceDiskQuota(t *testing.T) {
+	env, _, _, _ := dockerEnv(t)
+	var p pc.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{
+		Name: "small", Runtime: &pc.RuntimeConfig{MemoryMB: 128, PidsLimit: 64, DiskMB: 64},
+	}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	fill := pc.ExecRequest{Argv: []string{"sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=100 2>&1; echo exit=$?"}}
+	for round := range 2 {
+		env.Must(t, 200, "POST", rtPath+"/start", nil)
+		var res pc.ExecResult
+		env.Must(t, 200, "POST", rtPath+"/exec", fill).Decode(t, &res)
+		out := string(res.Stdout)
+		if !strings.Contains(out, "No space left on device") || strings.Contains(out, "exit=0") {
+			t.Fatalf("round %d: writing 100 MiB into a 64 MiB workspace: %s", round, out)
+		}
+		env.Must(t, 200, "POST", rtPath+"/reset", pc.ResetRequest{})
+	}
+}

@@ -38,6 +38,8 @@ func serve(t *testing.T, bin, shim, dataDir, instance, key string) *server {
 // server finds its sandboxes' sockets where the first one put them.
 func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string) *server {
 	t.Helper()
+	// The server's workspace disks are mounted under its data directory.
+	t.Cleanup(func() { testenv.UnmountUnder(dataDir) })
 	cmd := exec.Command(bin, "serve",
 		"--listen", "127.0.0.1:0",
 		"--data-dir", dataDir,

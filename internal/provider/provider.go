@@ -88,9 +88,22 @@ type WorkspaceRemover interface {
 // compute is not deleted under it (Docker keeps it under a second name
 // until a later RemoveSnapshot of the same reference, once nothing uses
 // it).
+//
+// Snapshots are internal: IsSnapshot tells a snapshot's reference apart
+// from an image a user may name, so that no runtime can start from
+// another's snapshot, and Create refuses a snapshot whose LabelRuntime is
+// not the spec's runtime.
 type Snapshotter interface {
 	Snapshot(ctx context.Context, h Handle, labels map[string]string) (string, error)
 	RemoveSnapshot(ctx context.Context, ref string) error
+	IsSnapshot(ref string) bool
+}
+
+// Sizer is implemented by providers that know the largest sandbox their
+// host can run (cores and memory), so a runtime asking for more is refused
+// when it is configured instead of failing at every start.
+type Sizer interface {
+	Capacity(ctx context.Context) (Resources, error)
 }
 
 // Labels every provider puts on the compute it creates (as container labels,
@@ -129,7 +142,10 @@ type Resources struct {
 	CPUMillis int64 // 1000 = one core
 	MemoryMB  int64
 	PidsLimit int64
-	DiskMB    int64 // size of writable tmp space; 0 = provider default
+	// DiskMB is the workspace's disk quota, fixed when the workspace is
+	// created: writes past it fail with ENOSPC. 0 = provider default.
+	DiskMB int64
+	TmpMB  int64 // size of the memory-backed /tmp; 0 = provider default
 }
 
 // NetworkPolicy is a sandbox's egress policy.

@@ -43,6 +43,9 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	image := rt.Config.Image
 	if rt.Status == store.RuntimeArchived && rt.Snapshot != "" {
 		image = rt.Snapshot // restore what was archived
+	} else if err := s.checkImage(rt.Config.Provider, image); err != nil {
+		// Configured before the allow-list said otherwise.
+		return rt, errdefs.FailedPrecondition(CodeImageNotAllowed, "the runtime's image %q is not allowed on this installation; create a project with an allowed image", image).WithCause(err)
 	}
 	template, warmable := s.warmTemplate(p.Name(), rt)
 	warmable = warmable && rt.Status == store.RuntimeIdle && rt.Snapshot == ""
@@ -165,6 +168,7 @@ func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec 
 			CPUMillis: rt.Config.CPUMillis,
 			MemoryMB:  rt.Config.MemoryMB,
 			PidsLimit: rt.Config.PidsLimit,
+			DiskMB:    rt.Config.DiskMB,
 		},
 		Workspace: rt.WorkspaceVolume,
 		Network:   provider.NetworkPolicy(rt.Config.Network),

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -16,7 +18,12 @@ type ConfigRequest = store.RuntimeConfig
 const (
 	maxLifetimeSeconds     = 30 * 24 * 60 * 60  // 30 days
 	maxArchiveAfterSeconds = 365 * 24 * 60 * 60 // a year
+	minDiskMB              = 64
 )
+
+// CodeImageNotAllowed refuses an image outside the installation's
+// allow-list, or a snapshot named as an image.
+const CodeImageNotAllowed = "image_not_allowed"
 
 // resolveConfig fills defaults and validates req.
 func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) {
@@ -43,6 +50,9 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if c.PidsLimit == 0 {
 		c.PidsLimit = d.PidsLimit
 	}
+	if c.DiskMB == 0 {
+		c.DiskMB = d.DiskMB
+	}
 	if c.Network == "" {
 		c.Network = string(provider.NetworkNone)
 	}
@@ -58,6 +68,8 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 		return c, errdefs.InvalidArgument("invalid_resources", "memory_mb must be between 32 and %d", d.MaxMemoryMB)
 	case c.PidsLimit < 16 || c.PidsLimit > 65536:
 		return c, errdefs.InvalidArgument("invalid_resources", "pids_limit must be between 16 and 65536")
+	case c.DiskMB < minDiskMB || c.DiskMB > d.MaxDiskMB:
+		return c, errdefs.InvalidArgument("invalid_resources", "disk_mb must be between %d and %d", minDiskMB, d.MaxDiskMB)
 	case c.IdleTimeoutSeconds < 10 || c.IdleTimeoutSeconds > int64(d.MaxKeepalive.Seconds()):
 		return c, errdefs.InvalidArgument("invalid_idle_timeout", "idle_timeout_seconds must be between 10 and %d", int64(d.MaxKeepalive.Seconds()))
 	case c.MaxLifetimeSeconds != 0 && (c.MaxLifetimeSeconds < 10 || c.MaxLifetimeSeconds > maxLifetimeSeconds):
@@ -73,7 +85,77 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if !validImageRef(c.Image) {
 		return c, errdefs.InvalidArgument("invalid_image", "image reference %q is not valid", c.Image)
 	}
+	if err := s.checkImage(c.Provider, c.Image); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// checkImage refuses an image the installation does not allow, and any
+// provider's snapshot: snapshots are internal, restored only by the
+// runtime they were taken of.
+func (s *Service) checkImage(providerName, image string) error {
+	if p, err := s.providers.Get(providerName); err == nil {
+		if snap, ok := p.(provider.Snapshotter); ok && snap.IsSnapshot(image) {
+			return errdefs.InvalidArgument(CodeImageNotAllowed, "image %q is a snapshot; snapshots cannot be named as a runtime's image", image)
+		}
+	}
+	if !imageAllowed(image, s.defaults.Image, s.defaults.AllowedImages) {
+		return errdefs.InvalidArgument(CodeImageNotAllowed, "image %q is not on this installation's allow-list (ask its operator, or see --allowed-images)", image)
+	}
+	return nil
+}
+
+// Codes for a config the provider cannot offer.
+const (
+	CodeExceedsHost         = "exceeds_host_capacity"
+	CodeNetworkNotSupported = "network_policy_not_supported"
+)
+
+// checkOffered refuses a config its provider cannot run: a network policy
+// it does not offer, or more cores or memory than its host has. Caught here,
+// it is a 422 when the runtime is configured, not an error at every start.
+func (s *Service) checkOffered(ctx context.Context, c store.RuntimeConfig) error {
+	p, err := s.providers.Get(c.Provider)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(p.Capabilities().Networks, provider.NetworkPolicy(c.Network)) {
+		return errdefs.FailedPrecondition(CodeNetworkNotSupported, "provider %q does not offer network policy %q (it offers %v)", p.Name(), c.Network, p.Capabilities().Networks)
+	}
+	sz, ok := p.(provider.Sizer)
+	if !ok {
+		return nil
+	}
+	host, err := sz.Capacity(ctx)
+	if err != nil {
+		return err
+	}
+	if host.CPUMillis > 0 && c.CPUMillis > host.CPUMillis {
+		return errdefs.FailedPrecondition(CodeExceedsHost, "cpu_millis %d is more than the host has (%d)", c.CPUMillis, host.CPUMillis)
+	}
+	if host.MemoryMB > 0 && c.MemoryMB > host.MemoryMB {
+		return errdefs.FailedPrecondition(CodeExceedsHost, "memory_mb %d is more than the host has (%d)", c.MemoryMB, host.MemoryMB)
+	}
+	return nil
+}
+
+// imageAllowed reports whether image is the default image or matches an
+// allow-list entry: an exact reference, or a prefix ending in '*'.
+func imageAllowed(image, def string, allowed []string) bool {
+	if image == def {
+		return true
+	}
+	for _, a := range allowed {
+		if prefix, ok := strings.CutSuffix(a, "*"); ok {
+			if prefix != "" && strings.HasPrefix(image, prefix) {
+				return true
+			}
+		} else if image == a {
+			return true
+		}
+	}
+	return false
 }
 
 // validImageRef accepts the characters of a Docker image reference
@@ -98,6 +180,9 @@ func validImageRef(s string) bool {
 func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, description string, req ConfigRequest) (store.Project, store.Runtime, error) {
 	cfg, err := s.resolveConfig(req)
 	if err != nil {
+		return store.Project{}, store.Runtime{}, err
+	}
+	if err := s.checkOffered(ctx, cfg); err != nil {
 		return store.Project{}, store.Runtime{}, err
 	}
 	now := s.now()

@@ -33,11 +33,17 @@ import (
 
 // Defaults are the installation's runtime defaults and limits.
 type Defaults struct {
-	Image              string
+	Image string
+	// AllowedImages are the images a runtime may name besides Image:
+	// exact references, or prefixes ending in '*'. Empty means only
+	// Image. Snapshots are never allowed by name.
+	AllowedImages      []string
 	Provider           string // "" = the registry's default
 	CPUMillis          int64
 	MemoryMB           int64
 	PidsLimit          int64
+	DiskMB             int64 // a workspace's disk quota
+	MaxDiskMB          int64
 	IdleTimeout        time.Duration
 	MaxKeepalive       time.Duration // cap on one keepalive extension
 	MaxCPUMillis       int64
@@ -55,6 +61,8 @@ var DefaultDefaults = Defaults{
 	CPUMillis:          1000,
 	MemoryMB:           1024,
 	PidsLimit:          256,
+	DiskMB:             10240,
+	MaxDiskMB:          102400,
 	IdleTimeout:        15 * time.Minute,
 	MaxKeepalive:       24 * time.Hour,
 	MaxCPUMillis:       16000,
@@ -77,6 +85,12 @@ func (d Defaults) withFallbacks() Defaults {
 	}
 	if d.PidsLimit == 0 {
 		d.PidsLimit = f.PidsLimit
+	}
+	if d.DiskMB == 0 {
+		d.DiskMB = f.DiskMB
+	}
+	if d.MaxDiskMB == 0 {
+		d.MaxDiskMB = max(f.MaxDiskMB, d.DiskMB)
 	}
 	if d.IdleTimeout == 0 {
 		d.IdleTimeout = f.IdleTimeout

@@ -38,6 +38,7 @@ type WarmPool struct {
 	CPUMillis int64
 	MemoryMB  int64
 	PidsLimit int64
+	DiskMB    int64
 	Network   string
 	Size      int
 }
@@ -61,7 +62,7 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 		}
 		c, err := s.resolveConfig(ConfigRequest{
 			Image: wp.Image, Provider: wp.Provider, CPUMillis: wp.CPUMillis,
-			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, Network: wp.Network,
+			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, DiskMB: wp.DiskMB, Network: wp.Network,
 		})
 		if err != nil {
 			w.err = fmt.Errorf("warm pool for image %q: %w", wp.Image, err)
@@ -86,8 +87,8 @@ func (w *warmPools) kick() {
 }
 
 func templateKey(providerName string, c store.RuntimeConfig) string {
-	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|net=%s",
-		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.Network)
+	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|disk=%d|net=%s",
+		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network)
 }
 
 // resolved is a pool with its defaults filled in, and its template key.
@@ -224,6 +225,7 @@ func (s *Service) provisionWarm(ctx context.Context, rp resolvedPool) error {
 			CPUMillis: rp.config.CPUMillis,
 			MemoryMB:  rp.config.MemoryMB,
 			PidsLimit: rp.config.PidsLimit,
+			DiskMB:    rp.config.DiskMB,
 		},
 		Workspace: w.WorkspaceVolume,
 		Network:   provider.NetworkPolicy(rp.config.Network),

@@ -18,7 +18,7 @@ func TestWarmPoolConfig(t *testing.T) {
 	reg := provider.NewRegistry()
 	reg.Register(fake.New(fake.Config{}))
 	svc := func(pools ...WarmPool) *Service {
-		return New(Config{Providers: reg, Defaults: Defaults{Image: "paddock/base:1"}, WarmPools: pools})
+		return New(Config{Providers: reg, Defaults: Defaults{Image: "paddock/base:1", AllowedImages: []string{"other:1", "unused:*"}}, WarmPools: pools})
 	}
 
 	s := svc(WarmPool{Size: 2}, WarmPool{Image: "other:1", MemoryMB: 256, Size: 1}, WarmPool{Image: "unused:1"})

@@ -34,6 +34,7 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 			Instance:    instance,
 			ShimPath:    shim,
 			RunDir:      runDir(cfg),
+			DiskDir:     filepath.Join(cfg.DataDir, "disks"),
 			PullMissing: cfg.PullImages,
 		}, logger.With("provider", "docker"))
 		if err != nil {

@@ -163,11 +163,15 @@ const (
 
 // RuntimeConfig is a runtime's durable configuration.
 type RuntimeConfig struct {
-	Image              string `json:"image"`
-	Provider           string `json:"provider"`
-	CPUMillis          int64  `json:"cpu_millis"`
-	MemoryMB           int64  `json:"memory_mb"`
-	PidsLimit          int64  `json:"pids_limit"`
+	Image     string `json:"image"`
+	Provider  string `json:"provider"`
+	CPUMillis int64  `json:"cpu_millis"`
+	MemoryMB  int64  `json:"memory_mb"`
+	PidsLimit int64  `json:"pids_limit"`
+	// DiskMB is the workspace's disk quota, fixed when the workspace is
+	// first created. 0 (runtimes made before quotas) means the provider's
+	// default.
+	DiskMB             int64  `json:"disk_mb,omitempty"`
 	Network            string `json:"network"`
 	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds"`
 	// MaxLifetimeSeconds, when set, bounds how long a sandbox runs

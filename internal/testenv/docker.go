@@ -67,10 +67,12 @@ func ShortTempDir(t testing.TB) string {
 func DockerProvider(t testing.TB, instance string) *docker.Provider {
 	t.Helper()
 	RequireDocker(t, TestImage)
+	disks := DiskDir(t)
 	p, err := docker.New(docker.Config{
 		Instance:     instance,
 		ShimPath:     Binary(t, "paddock-shim"),
 		RunDir:       ShortTempDir(t),
+		DiskDir:      disks,
 		StartTimeout: 30 * time.Second,
 	}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {

@@ -68,11 +68,14 @@ type CreateProjectRequest struct {
 
 // RuntimeConfig is a runtime's durable configuration.
 type RuntimeConfig struct {
-	Image              string `json:"image,omitempty"`
-	Provider           string `json:"provider,omitempty"`
-	CPUMillis          int64  `json:"cpu_millis,omitempty"`
-	MemoryMB           int64  `json:"memory_mb,omitempty"`
-	PidsLimit          int64  `json:"pids_limit,omitempty"`
+	Image     string `json:"image,omitempty"`
+	Provider  string `json:"provider,omitempty"`
+	CPUMillis int64  `json:"cpu_millis,omitempty"`
+	MemoryMB  int64  `json:"memory_mb,omitempty"`
+	PidsLimit int64  `json:"pids_limit,omitempty"`
+	// DiskMB is the workspace's disk quota in MiB, fixed when the
+	// workspace is created; writes past it fail with ENOSPC.
+	DiskMB             int64  `json:"disk_mb,omitempty"`
 	Network            string `json:"network,omitempty"`
 	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds,omitempty"`
 	// MaxLifetimeSeconds bounds how long a sandbox runs between a start

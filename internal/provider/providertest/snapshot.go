@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -51,10 +52,24 @@ func (s *suite) testSnapshot(t *testing.T, p provider.Provider) {
 		refs = append(refs, paused)
 	}
 
-	// A new sandbox starts from the latest snapshot.
+	// Snapshots are internal: no other runtime can start from one.
 	from := refs[len(refs)-1]
+	if !sn.IsSnapshot(from) {
+		t.Fatalf("IsSnapshot(%q) = false", from)
+	}
+	if sn.IsSnapshot(spec.Image) {
+		t.Fatalf("IsSnapshot(%q) = true for an ordinary image", spec.Image)
+	}
+	other := s.spec(t, p)
+	other.Image = from
+	if _, err := p.Create(s.ctx(t), other); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("Create from another runtime's snapshot = %v, want failed precondition", err)
+	}
+
+	// A new sandbox of the same runtime starts from the latest snapshot.
 	restored := s.spec(t, p)
 	restored.Image = from
+	restored.RuntimeID = spec.RuntimeID
 	h2 := s.create(t, p, restored)
 	must(t, "Start from a snapshot", p.Start(s.ctx(t), h2))
 	s.wantState(t, p, h2, provider.StateRunning)

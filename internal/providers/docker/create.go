@@ -45,6 +45,9 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	if err := p.ensureImage(ctx, spec.Image); err != nil {
 		return provider.Handle{}, err
 	}
+	if err := p.checkSnapshotOwner(ctx, spec); err != nil {
+		return provider.Handle{}, err
+	}
 
 	var undo []func(context.Context)
 	defer func() {
@@ -66,7 +69,9 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		undo = append(undo, func(ctx context.Context) {
 			if err := p.cli.VolumeRemove(ctx, spec.Workspace, false); err != nil && !cerrdefs.IsNotFound(err) {
 				p.logger.WarnContext(ctx, "removing a workspace volume after a failed create", "volume", spec.Workspace, "err", err)
+				return
 			}
+			p.removeDisk(ctx, spec.Workspace)
 		})
 	}
 
@@ -130,7 +135,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	if cpu == 0 {
 		cpu = DefaultCPUMillis
 	}
-	tmp := r.DiskMB
+	tmp := r.TmpMB
 	if tmp == 0 {
 		tmp = DefaultTmpMB
 	}
@@ -200,6 +205,29 @@ func (p *Provider) labels(spec provider.Spec) map[string]string {
 	return l
 }
 
+// checkSnapshotOwner refuses to start one runtime from another's snapshot:
+// a snapshot image may only back the runtime named on it.
+func (p *Provider) checkSnapshotOwner(ctx context.Context, spec provider.Spec) error {
+	if !p.IsSnapshot(spec.Image) {
+		return nil
+	}
+	img, err := p.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return imageNotFound(spec.Image, err)
+		}
+		return engineErr("inspect the image of", err)
+	}
+	var owner string
+	if img.Config != nil {
+		owner = img.Config.Labels[provider.LabelRuntime]
+	}
+	if spec.RuntimeID == "" || owner != spec.RuntimeID {
+		return errdefs.FailedPrecondition(CodeImageNotAllowed, "image %q is a snapshot of another runtime", spec.Image)
+	}
+	return nil
+}
+
 // ensureImage checks that the image is present, pulling it when the
 // provider is configured to. A missing image is a failed precondition with
 // code image_not_found.
@@ -256,8 +284,9 @@ func imageNotFound(ref string, cause error) error {
 	return errdefs.FailedPrecondition(CodeImageNotFound, "image %q is not available on this host", ref).WithCause(cause)
 }
 
-// ensureVolume makes sure the workspace volume exists and is paddock's. It
-// reports whether this call created it.
+// ensureVolume makes sure the workspace volume exists, is paddock's, and
+// has its quota's filesystem mounted (see quota.go). It reports whether
+// this call created it.
 func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, error) {
 	v, err := p.cli.VolumeInspect(ctx, spec.Workspace)
 	switch {
@@ -266,7 +295,12 @@ func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, 
 		if v.Labels[provider.LabelManaged] != "true" {
 			return false, errdefs.FailedPrecondition(CodeWorkspaceForeign, "volume %q exists and is not a paddock workspace", spec.Workspace)
 		}
-		return false, nil
+		if v.Labels[LabelDiskMB] == "" {
+			// Made before quotas: it lives on the engine's disk, unbounded.
+			p.logger.WarnContext(ctx, "workspace volume has no disk quota; reset with wipe_workspace to give it one", "volume", spec.Workspace)
+			return false, nil
+		}
+		return false, p.mountDisk(ctx, spec.Workspace)
 	case !cerrdefs.IsNotFound(err):
 		return false, engineErr("inspect the workspace of", err)
 	}
@@ -274,15 +308,24 @@ func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, 
 	if owner == "" {
 		owner = spec.SandboxID
 	}
+	size := diskMB(spec.Resources.DiskMB)
+	if err := p.makeDisk(ctx, spec.Workspace, size); err != nil {
+		return false, err
+	}
+	_, mnt := p.diskPaths(spec.Workspace)
 	_, err = p.cli.VolumeCreate(ctx, volume.CreateOptions{
-		Name: spec.Workspace,
+		Name:       spec.Workspace,
+		Driver:     "local",
+		DriverOpts: map[string]string{"type": "none", "o": "bind", "device": mnt},
 		Labels: map[string]string{
 			provider.LabelManaged:   "true",
 			provider.LabelInstance:  spec.Instance,
 			provider.LabelWorkspace: owner,
+			LabelDiskMB:             formatMB(size),
 		},
 	})
 	if err != nil {
+		p.removeDisk(context.WithoutCancel(ctx), spec.Workspace)
 		return false, engineErr("create the workspace of", err)
 	}
 	return true, nil

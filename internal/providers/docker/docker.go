@@ -73,6 +73,10 @@ type Config struct {
 	// socket directory. It must be short: unix socket paths are limited to
 	// 107 bytes.
 	RunDir string
+	// DiskDir is the host directory that holds every workspace's disk
+	// image and its mount (see quota.go). Required: no workspace is made
+	// without a quota.
+	DiskDir string
 	// PullMissing pulls an image that is not present locally. When false
 	// (as in tests) a missing image fails Create with image_not_found.
 	PullMissing bool
@@ -93,12 +97,17 @@ type Provider struct {
 
 	pidMu sync.Mutex
 	pids  map[string]int // container id -> host pid of its init (the agent)
+
+	capMu    sync.Mutex
+	capacity *provider.Resources // the host's, once asked
 }
 
 var (
 	_ provider.Provider         = (*Provider)(nil)
 	_ provider.Lister           = (*Provider)(nil)
 	_ provider.WorkspaceRemover = (*Provider)(nil)
+	_ provider.Snapshotter      = (*Provider)(nil)
+	_ provider.Sizer            = (*Provider)(nil)
 )
 
 // New returns a Provider. It does not contact the engine (see Ping); it
@@ -144,6 +153,18 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
 	}
 	cfg.RunDir = runDir
+
+	if cfg.DiskDir == "" {
+		return nil, errdefs.InvalidArgument("disk_dir_required", "the docker provider needs a directory for workspace disks")
+	}
+	diskDir, err := filepath.Abs(cfg.DiskDir)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("invalid_disk_dir", "the workspace disk directory is not valid").WithCause(err)
+	}
+	if err := os.MkdirAll(diskDir, 0o700); err != nil {
+		return nil, errdefs.FailedPrecondition("disk_dir_unusable", "the workspace disk directory %q cannot be created", diskDir).WithCause(err)
+	}
+	cfg.DiskDir = diskDir
 
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if cfg.Host != "" {
@@ -197,3 +218,20 @@ func shortID(sandboxID string) string {
 
 // containerName is the name of a sandbox's container.
 func containerName(sandboxID string) string { return "paddock-" + shortID(sandboxID) }
+
+// Capacity reports the engine host's cores and memory: no sandbox can have
+// more. It asks the engine once and remembers the answer.
+func (p *Provider) Capacity(ctx context.Context) (provider.Resources, error) {
+	p.capMu.Lock()
+	defer p.capMu.Unlock()
+	if p.capacity != nil {
+		return *p.capacity, nil
+	}
+	info, err := p.cli.Info(ctx)
+	if err != nil {
+		return provider.Resources{}, engineErr("inspect the host of", err)
+	}
+	c := provider.Resources{CPUMillis: int64(info.NCPU) * 1000, MemoryMB: info.MemTotal >> 20}
+	p.capacity = &c
+	return c, nil
+}

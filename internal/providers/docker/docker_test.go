@@ -55,6 +55,7 @@ type env struct {
 	instance string
 	shim     string
 	runDir   string
+	diskDir  string
 }
 
 // newEnv skips (or fails, in CI) without Docker and the test image, builds
@@ -66,6 +67,7 @@ func newEnv(t *testing.T) *env {
 	testenv.RequireDocker(t, testenv.TestImage)
 	e := &env{instance: instanceOf(t), shim: testenv.Binary(t, "paddock-shim")}
 	e.runDir = testenv.ShortTempDir(t)
+	e.diskDir = testenv.DiskDir(t)
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +91,7 @@ func (e *env) provider(t *testing.T, shim string) *docker.Provider {
 		Instance:     e.instance,
 		ShimPath:     shim,
 		RunDir:       e.runDir,
+		DiskDir:      e.diskDir,
 		StartTimeout: 30 * time.Second,
 	}, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -106,7 +109,7 @@ func (e *env) spec() provider.Spec {
 		OrgID:     uuid.NewString(),
 		Instance:  e.instance,
 		Image:     testenv.TestImage,
-		Resources: provider.Resources{CPUMillis: 500, MemoryMB: 64, PidsLimit: 64, DiskMB: 32},
+		Resources: provider.Resources{CPUMillis: 500, MemoryMB: 64, PidsLimit: 64, DiskMB: 32, TmpMB: 32},
 		Workspace: "pdkws-" + uuid.NewString(),
 		Network:   provider.NetworkNone,
 	}

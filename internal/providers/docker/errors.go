@@ -14,6 +14,7 @@ import (
 // Codes this provider puts on its public errors.
 const (
 	CodeImageNotFound       = "image_not_found"
+	CodeImageNotAllowed     = "image_not_allowed"
 	CodeSandboxNotFound     = "sandbox_not_found"
 	CodeSandboxExists       = "sandbox_exists"
 	CodeSandboxNotRunning   = "sandbox_not_running"

@@ -338,6 +338,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"shim is a dir", docker.Config{ShimPath: dir, RunDir: dir}, "invalid_shim_path"},
 		{"no run dir", docker.Config{ShimPath: shim}, "run_dir_required"},
 		{"run dir too long", docker.Config{ShimPath: shim, RunDir: long}, "run_dir_too_long"},
+		{"no disk dir", docker.Config{ShimPath: shim, RunDir: filepath.Join(dir, "run")}, "disk_dir_required"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,7 +362,7 @@ func TestEngineUnreachable(t *testing.T) {
 	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := docker.New(docker.Config{Host: "unix://" + filepath.Join(dir, "no.sock"), Instance: "i", ShimPath: shim, RunDir: filepath.Join(dir, "run")}, nil)
+	p, err := docker.New(docker.Config{Host: "unix://" + filepath.Join(dir, "no.sock"), Instance: "i", ShimPath: shim, RunDir: filepath.Join(dir, "run"), DiskDir: filepath.Join(dir, "disks")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

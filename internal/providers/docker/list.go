@@ -91,6 +91,9 @@ func (p *Provider) RemoveWorkspace(ctx context.Context, name string) error {
 	err = p.cli.VolumeRemove(ctx, name, false)
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):
+		if v.Labels[LabelDiskMB] != "" {
+			p.removeDisk(ctx, name)
+		}
 		return nil
 	case cerrdefs.IsConflict(err):
 		return errdefs.Conflict(CodeWorkspaceInUse, "workspace %q is still used by a sandbox", name).WithCause(err)

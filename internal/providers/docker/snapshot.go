@@ -48,6 +48,20 @@ import (
 // ArchiveRepository is the image repository every snapshot is tagged in.
 const ArchiveRepository = "paddock/archive"
 
+// IsSnapshot reports whether ref names an image in ArchiveRepository
+// (under any tag, digest or registry-less spelling).
+func (p *Provider) IsSnapshot(ref string) bool {
+	repo := ref
+	if i := strings.IndexAny(repo, "@"); i >= 0 {
+		repo = repo[:i]
+	}
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	repo = strings.TrimPrefix(strings.TrimPrefix(repo, "docker.io/"), "library/")
+	return repo == ArchiveRepository
+}
+
 // Codes this provider puts on snapshot errors.
 const (
 	CodeInvalidSnapshotRef = "invalid_snapshot_ref"

@@ -103,9 +103,8 @@ func TestSnapshotCapturesFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.mustExec(t, c.ID, "sh", "-c", "echo kept > /marker")
-	ref := e.snapshot(t, provider.Handle{Provider: docker.Name, ID: c.ID}, map[string]string{provider.LabelInstance: e.instance})
-
 	spec := e.spec()
+	ref := e.snapshot(t, provider.Handle{Provider: docker.Name, ID: c.ID}, map[string]string{provider.LabelInstance: e.instance, provider.LabelRuntime: spec.RuntimeID})
 	spec.Image = ref
 	h := e.started(t, spec)
 	if out := e.mustExec(t, h.ID, "cat", "/marker"); out != "kept\n" {
@@ -161,7 +160,8 @@ func TestRemoveSnapshot(t *testing.T) {
 	})
 
 	t.Run("in use by a stopped sandbox", func(t *testing.T) {
-		src := e.started(t, e.spec())
+		srcSpec := e.spec()
+		src := e.started(t, srcSpec)
 		labels := map[string]string{provider.LabelInstance: e.instance}
 		ref, err := e.p.Snapshot(ctx, src, labels)
 		if err != nil {
@@ -173,6 +173,7 @@ func TestRemoveSnapshot(t *testing.T) {
 		}
 		spec := e.spec()
 		spec.Image = ref
+		spec.RuntimeID = srcSpec.RuntimeID // only its own runtime may use a snapshot
 		user, err := e.p.Create(ctx, spec) // created, never started: stopped
 		if err != nil {
 			t.Fatal(err)

@@ -25,13 +25,15 @@ func (p *Provider) validateSpec(spec *provider.Spec) error {
 		return bad("image reference %q is not valid", spec.Image)
 	case !validName(spec.Workspace, 255) || len(spec.Workspace) < 2:
 		return bad("workspace volume name %q is not valid: use at least two of letters, digits, '.', '_' and '-'", spec.Workspace)
-	case r.CPUMillis < 0 || r.MemoryMB < 0 || r.PidsLimit < 0 || r.DiskMB < 0:
+	case r.CPUMillis < 0 || r.MemoryMB < 0 || r.PidsLimit < 0 || r.DiskMB < 0 || r.TmpMB < 0:
 		return bad("resources must not be negative")
+	case r.DiskMB > 0 && r.DiskMB < minDiskMB:
+		return bad("disk_mb must be at least %d", minDiskMB)
 	case r.CPUMillis > 0 && r.CPUMillis < 10:
 		return bad("cpu_millis must be at least 10")
 	case r.MemoryMB > 0 && r.MemoryMB < 6:
 		return bad("memory_mb must be at least 6")
-	case r.MemoryMB > 1<<30 || r.DiskMB > 1<<30 || r.CPUMillis > 1<<30:
+	case r.MemoryMB > 1<<30 || r.DiskMB > 1<<30 || r.TmpMB > 1<<30 || r.CPUMillis > 1<<30:
 		return bad("resources are out of range")
 	}
 	for k, v := range spec.Env {

@@ -61,6 +61,9 @@ type Config struct {
 	Agent func(ctx context.Context, id string) (net.Conn, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Capacity is the largest sandbox the fake host can run; zero fields
+	// mean 64 cores and 256 GiB.
+	Capacity provider.Resources
 }
 
 // Compute is a snapshot of one piece of fake compute.
@@ -127,13 +130,29 @@ func (p *Provider) Name() string { return p.cfg.Name }
 // Capabilities declares host-free "fake" isolation, pause, snapshots, the
 // configured networks, and the agent when Config.Agent is set.
 func (p *Provider) Capabilities() provider.Capabilities {
+	networks := slices.Clone(p.cfg.Networks)
+	if networks == nil {
+		networks = []provider.NetworkPolicy{provider.NetworkNone}
+	}
 	return provider.Capabilities{
 		Isolation: "fake",
 		Pause:     true,
 		Agent:     p.cfg.Agent != nil,
-		Networks:  slices.Clone(p.cfg.Networks),
+		Networks:  networks,
 		Snapshot:  true,
 	}
+}
+
+// Capacity reports Config.Capacity, defaulted.
+func (p *Provider) Capacity(context.Context) (provider.Resources, error) {
+	c := p.cfg.Capacity
+	if c.CPUMillis == 0 {
+		c.CPUMillis = 64000
+	}
+	if c.MemoryMB == 0 {
+		c.MemoryMB = 256 << 10
+	}
+	return c, nil
 }
 
 // FailNext makes the next call of op (one of the Op constants) return err

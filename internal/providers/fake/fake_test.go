@@ -332,6 +332,7 @@ func TestSnapshots(t *testing.T) {
 	// A snapshot is an image only while it is tagged, even with Images set.
 	restored := spec(t)
 	restored.Image = ref
+	restored.RuntimeID = s.RuntimeID
 	user, err := p.Create(ctx, restored)
 	if err != nil {
 		t.Fatalf("Create from a snapshot: %v", err)

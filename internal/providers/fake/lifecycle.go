@@ -15,6 +15,7 @@ import (
 // Codes, the same as the Docker provider's.
 const (
 	CodeImageNotFound       = "image_not_found"
+	CodeImageNotAllowed     = "image_not_allowed"
 	CodeSandboxNotFound     = "sandbox_not_found"
 	CodeSandboxExists       = "sandbox_exists"
 	CodeSandboxNotRunning   = "sandbox_not_running"
@@ -46,6 +47,9 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (provider.Han
 	defer p.mu.Unlock()
 	if !p.hasImage(spec.Image) {
 		return provider.Handle{}, errdefs.FailedPrecondition(CodeImageNotFound, "image %q is not available on this host", spec.Image)
+	}
+	if s, ok := p.snapshots[spec.Image]; ok && (spec.RuntimeID == "" || s.Labels[provider.LabelRuntime] != spec.RuntimeID) {
+		return provider.Handle{}, errdefs.FailedPrecondition(CodeImageNotAllowed, "image %q is a snapshot of another runtime", spec.Image)
 	}
 	for _, c := range p.compute {
 		if c.Spec.SandboxID == spec.SandboxID {

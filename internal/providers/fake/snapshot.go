@@ -17,6 +17,11 @@ import (
 // fake-archive:<n>, n counting up from 1 per provider.
 const ArchiveRepository = "fake-archive"
 
+// IsSnapshot reports whether ref names one of this provider's snapshots.
+func (p *Provider) IsSnapshot(ref string) bool {
+	return strings.HasPrefix(ref, ArchiveRepository+":")
+}
+
 // Codes on snapshot errors, the same as the Docker provider's.
 const (
 	CodeInvalidSnapshotRef = "invalid_snapshot_ref"

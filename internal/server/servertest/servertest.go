@@ -36,6 +36,9 @@ type Options struct {
 	Instance string
 	// Image is the default runtime image; "" means the runtime default.
 	Image string
+	// AllowedImages is the image allow-list; nil means paddock/* and
+	// example/* (the images tests name).
+	AllowedImages []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Pricing prices compute; nil means ledger.Free (nothing is held,
@@ -97,11 +100,19 @@ func New(t testing.TB, opts Options) *Env {
 		pricing = *opts.Pricing
 	}
 	meter := ledger.NewMeter(pricing)
+	allowed := opts.AllowedImages
+	if allowed == nil {
+		allowed = []string{"paddock/*", "example/*"}
+	}
 	env.Runtimes = runtime.New(runtime.Config{
 		Store:     st,
 		Providers: reg,
 		Instance:  env.Instance,
-		Defaults:  runtime.Defaults{Image: opts.Image, ArchiveAfter: opts.ArchiveAfter},
+		Defaults: runtime.Defaults{
+			Image:         opts.Image,
+			AllowedImages: allowed,
+			ArchiveAfter:  opts.ArchiveAfter,
+		},
 		WarmPools: opts.WarmPools,
 		Now:       now,
 		Logger:    logger,

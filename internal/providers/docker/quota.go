@@ -1,0 +1,154 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+)
+
+// A workspace's disk quota: every workspace volume is its own ext4
+// filesystem in a sparse image file of the quota's size
+// (<DiskDir>/<volume>.img), loop-mounted at <DiskDir>/<volume>; the Docker
+// volume is a bind of that mount. Writing past the quota fails inside the
+// sandbox with ENOSPC, the image never grows past its size, and the
+// sandbox's mount shows a loop device, not a host path.
+
+// LabelDiskMB records a workspace volume's quota.
+const LabelDiskMB = "dev.paddock.disk-mb"
+
+// DefaultDiskMB is the quota of a workspace whose spec names none.
+const DefaultDiskMB = 10240
+
+// minDiskMB is the smallest filesystem worth making.
+const minDiskMB = 16
+
+// diskPaths returns a workspace's image file and mount point.
+func (p *Provider) diskPaths(volume string) (img, mnt string) {
+	return filepath.Join(p.cfg.DiskDir, volume+".img"), filepath.Join(p.cfg.DiskDir, volume)
+}
+
+// makeDisk creates and mounts a workspace's filesystem of sizeMB. On error
+// nothing of it is left.
+func (p *Provider) makeDisk(ctx context.Context, volume string, sizeMB int64) (retErr error) {
+	img, mnt := p.diskPaths(volume)
+	f, err := os.OpenFile(img, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return diskErr("create the workspace disk image", err)
+	}
+	defer func() {
+		if retErr != nil {
+			p.removeDisk(context.WithoutCancel(ctx), volume)
+		}
+	}()
+	err = f.Truncate(sizeMB << 20) // sparse: the host pays for what is written
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return diskErr("size the workspace disk image", err)
+	}
+	// No reserved blocks (the whole quota is the sandbox's), an inode per
+	// 8 KiB (package trees are many small files), root-owned root.
+	if err := run(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-i", "8192", "-E", "root_owner=0:0,lazy_itable_init=1", img); err != nil {
+		return diskErr("format the workspace disk", err)
+	}
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		return diskErr("create the workspace mount point", err)
+	}
+	if err := p.mountDisk(ctx, volume); err != nil {
+		return err
+	}
+	// A workspace starts empty.
+	if err := os.Remove(filepath.Join(mnt, "lost+found")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return diskErr("prepare the workspace disk", err)
+	}
+	return nil
+}
+
+// mountDisk mounts a workspace's image at its mount point unless it is
+// mounted already (it is not after the host rebooted).
+func (p *Provider) mountDisk(ctx context.Context, volume string) error {
+	img, mnt := p.diskPaths(volume)
+	mounted, err := isMountPoint(mnt)
+	if err != nil {
+		return diskErr("check the workspace mount", err)
+	}
+	if mounted {
+		return nil
+	}
+	if err := run(ctx, "mount", "-t", "ext4", "-o", "loop,nosuid,nodev", img, mnt); err != nil {
+		return diskErr("mount the workspace disk", err)
+	}
+	return nil
+}
+
+// removeDisk unmounts a workspace's filesystem and deletes its image. It is
+// best effort; what it cannot remove is logged.
+func (p *Provider) removeDisk(ctx context.Context, volume string) {
+	img, mnt := p.diskPaths(volume)
+	if mounted, _ := isMountPoint(mnt); mounted {
+		// Lazily: a sandbox being torn down may still hold it for a moment.
+		if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil {
+			p.logger.WarnContext(ctx, "unmounting a workspace disk", "mount", mnt, "err", err)
+			return
+		}
+	}
+	if err := os.Remove(mnt); err != nil && !errors.Is(err, os.ErrNotExist) {
+		p.logger.WarnContext(ctx, "removing a workspace mount point", "mount", mnt, "err", err)
+	}
+	if err := os.Remove(img); err != nil && !errors.Is(err, os.ErrNotExist) {
+		p.logger.WarnContext(ctx, "removing a workspace disk image", "image", img, "err", err)
+	}
+}
+
+// isMountPoint reports whether dir is the root of a mount (its device
+// differs from its parent's). A missing dir is not.
+func isMountPoint(dir string) (bool, error) {
+	var st, parent unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil
+		}
+		return false, err
+	}
+	if err := unix.Lstat(filepath.Dir(dir), &parent); err != nil {
+		return false, err
+	}
+	return st.Dev != parent.Dev || st.Ino == parent.Ino, nil
+}
+
+// run runs a host tool, with its output in the error.
+func run(ctx context.Context, name string, args ...string) error {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+func diskErr(what string, err error) error {
+	return errdefs.Unavailable("workspace_disk_failed", "could not %s", what).WithCause(err)
+}
+
+// diskMB is the quota a spec asks for, defaulted.
+func diskMB(asked int64) int64 {
+	if asked == 0 {
+		return DefaultDiskMB
+	}
+	return asked
+}
+
+// formatMB renders a quota for a label.
+func formatMB(mb int64) string { return strconv.FormatInt(mb, 10) }

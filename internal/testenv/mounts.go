@@ -1,0 +1,78 @@
+package testenv
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// DiskDir returns a directory for a Docker provider's workspace disks
+// (loop-mounted filesystems), all of them unmounted and removed when t ends.
+func DiskDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "pdkdisk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		UnmountUnder(d)
+		_ = os.RemoveAll(d)
+	})
+	return d
+}
+
+// UnmountUnder detaches every mount below dir, deepest first: the
+// workspace disks a test's provider left mounted.
+func UnmountUnder(dir string) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var points []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		// Field 5 is the mount point, with spaces and the like octal-escaped.
+		mp := unescapeMountinfo(fields[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			points = append(points, mp)
+		}
+	}
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, mp := range points {
+		_ = unix.Unmount(mp, unix.MNT_DETACH)
+	}
+}
+
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			n := 0
+			for _, c := range s[i+1 : i+4] {
+				n = n*8 + int(c-'0')
+			}
+			b.WriteByte(byte(n))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
