@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -142,13 +143,16 @@ func TestDockerRuntimeLifecycle(t *testing.T) {
 	if _, code := execIn(t, cli, cid, "sh", "-c", "echo kept > /workspace/notes.txt"); code != 0 {
 		t.Fatal("writing the workspace failed")
 	}
+	// Paused or not is read from the kernel's freezer: the engine's own
+	// flag can lag behind a pause or unpause that already returned (see
+	// internal/providers/docker/freezer.go).
 	env.Must(t, 200, "POST", rtPath+"/pause", nil).Decode(t, &rt)
-	if ins, _ := cli.ContainerInspect(ctx, cid); !ins.State.Paused {
-		t.Fatalf("container not paused after pause: %+v", ins.State)
+	if f, ok := frozenContainer(t, cli, cid); !ok || !f {
+		t.Fatalf("container not frozen after pause (known: %v)", ok)
 	}
 	env.Must(t, 200, "POST", rtPath+"/resume", nil).Decode(t, &rt)
-	if ins, _ := cli.ContainerInspect(ctx, cid); !ins.State.Running || ins.State.Paused {
-		t.Fatalf("container not running after resume: %+v", ins.State)
+	if f, ok := frozenContainer(t, cli, cid); !ok || f {
+		t.Fatalf("container still frozen after resume (known: %v)", ok)
 	}
 	if out, _ := execIn(t, cli, cid, "cat", "/workspace/notes.txt"); strings.TrimSpace(out) != "kept" {
 		t.Fatalf("after resume the workspace has %q", out)
@@ -242,4 +246,18 @@ func TestDockerStartFailureLeavesNoContainer(t *testing.T) {
 	if len(list.Items) != 1 || list.Items[0].State != pc.SandboxKilled || list.Items[0].KillReason != "provision_failed" {
 		t.Fatalf("ledger = %+v", list.Items)
 	}
+}
+
+// frozenContainer reports whether a running container's processes are
+// frozen, from the kernel.
+func frozenContainer(t *testing.T, cli *client.Client, id string) (bool, bool) {
+	t.Helper()
+	ins, err := cli.ContainerInspect(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ins.State.Running {
+		t.Fatalf("container %s is not running: %+v", id, ins.State)
+	}
+	return docker.Frozen(ins.State.Pid)
 }

@@ -16,6 +16,7 @@ package docker
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
 	"log/slog"
 	"os"
@@ -133,6 +134,9 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		}
 		return nil, errdefs.InvalidArgument("invalid_shim_path", "the paddock-shim binary %q cannot be used", shim).WithCause(err)
 	}
+	if err := checkStatic(shim); err != nil {
+		return nil, err
+	}
 	cfg.ShimPath = shim
 
 	if cfg.RunDir == "" {
@@ -234,4 +238,30 @@ func (p *Provider) Capacity(ctx context.Context) (provider.Resources, error) {
 	c := provider.Resources{CPUMillis: int64(info.NCPU) * 1000, MemoryMB: info.MemTotal >> 20}
 	p.capacity = &c
 	return c, nil
+}
+
+// checkStatic refuses a shim that is not a statically linked ELF binary:
+// the sandbox image has none of the host's libraries, so a dynamic shim
+// fails every start with "exec /.paddock/bin/paddock-shim: no such file or
+// directory".
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return errdefs.InvalidArgument(CodeShimNotStatic, "the paddock-shim binary %q is not an ELF executable", path).WithCause(err)
+	}
+	defer f.Close()
+	dynamic := false
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			dynamic = true
+		}
+	}
+	if libs, err := f.ImportedLibraries(); err == nil && len(libs) > 0 {
+		dynamic = true
+	}
+	if dynamic {
+		return errdefs.InvalidArgument(CodeShimNotStatic,
+			"the paddock-shim binary %q is dynamically linked, so it cannot run inside a sandbox; build it static: CGO_ENABLED=0 go build -o bin/paddock-shim ./cmd/paddock-shim (scripts/build.sh does this)", path)
+	}
+	return nil
 }

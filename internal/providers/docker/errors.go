@@ -15,6 +15,7 @@ import (
 const (
 	CodeImageNotFound       = "image_not_found"
 	CodeImageNotAllowed     = "image_not_allowed"
+	CodeShimNotStatic       = "shim_not_static"
 	CodeSandboxNotFound     = "sandbox_not_found"
 	CodeSandboxExists       = "sandbox_exists"
 	CodeSandboxNotRunning   = "sandbox_not_running"

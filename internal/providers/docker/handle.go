@@ -139,14 +139,22 @@ func (p *Provider) ownedSocketDir(dir string) bool {
 	return filepath.Dir(dir) == p.cfg.RunDir && filepath.Base(dir) != "." && filepath.Base(dir) != ".."
 }
 
-// statusOf maps a container's state to a provider.Status.
+// statusOf maps a container's state to a provider.Status. Whether a
+// running container is paused comes from the kernel's freezer when it can
+// be read (see freezer.go), else from the engine's flag.
 func statusOf(s *container.State) provider.Status {
 	if s == nil {
 		return provider.Status{State: provider.StateStopped}
 	}
 	st := provider.Status{ExitCode: s.ExitCode, Error: s.Error}
+	paused := s.Paused
+	if s.Running {
+		if f, ok := frozen(s.Pid); ok {
+			paused = f
+		}
+	}
 	switch {
-	case s.Paused:
+	case paused:
 		st.State = provider.StatePaused
 	case s.Running || s.Restarting:
 		st.State = provider.StateRunning

@@ -3,6 +3,7 @@ package docker_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -202,9 +203,17 @@ func TestMissingImage(t *testing.T) {
 // and output in the cause only.
 func TestStartFailsWhenEntrypointDies(t *testing.T) {
 	e := newEnv(t)
-	bad := filepath.Join(testenv.ShortTempDir(t), "bad-shim")
-	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho 'shim exploded' >&2\nexit 3\n"), 0o755); err != nil {
+	// A static binary (the provider refuses anything else as a shim).
+	dir := testenv.ShortTempDir(t)
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport \"os\"\n\nfunc main() {\n\tos.Stderr.WriteString(\"shim exploded\\n\")\n\tos.Exit(3)\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad-shim")
+	build := exec.Command("go", "build", "-o", bad, src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the exploding shim: %v\n%s", err, out)
 	}
 	p := e.provider(t, bad)
 	h, err := p.Create(t.Context(), e.spec())
@@ -323,8 +332,9 @@ func TestForeignObjectsUntouched(t *testing.T) {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	dir := testenv.ShortTempDir(t)
-	shim := filepath.Join(dir, "shim")
-	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
+	shim := testenv.Binary(t, "paddock-shim")
+	notELF := filepath.Join(dir, "shim")
+	if err := os.WriteFile(notELF, []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	long := filepath.Join(dir, strings.Repeat("d", 100))
@@ -336,6 +346,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"no shim", docker.Config{RunDir: dir}, "shim_path_required"},
 		{"missing shim", docker.Config{ShimPath: filepath.Join(dir, "nope"), RunDir: dir}, "invalid_shim_path"},
 		{"shim is a dir", docker.Config{ShimPath: dir, RunDir: dir}, "invalid_shim_path"},
+		{"shim is not an executable", docker.Config{ShimPath: notELF, RunDir: dir}, "shim_not_static"},
+		{"shim is dynamically linked", docker.Config{ShimPath: "/bin/sh", RunDir: dir}, "shim_not_static"},
 		{"no run dir", docker.Config{ShimPath: shim}, "run_dir_required"},
 		{"run dir too long", docker.Config{ShimPath: shim, RunDir: long}, "run_dir_too_long"},
 		{"no disk dir", docker.Config{ShimPath: shim, RunDir: filepath.Join(dir, "run")}, "disk_dir_required"},
@@ -358,10 +370,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // text in the public message.
 func TestEngineUnreachable(t *testing.T) {
 	dir := testenv.ShortTempDir(t)
-	shim := filepath.Join(dir, "shim")
-	if err := os.WriteFile(shim, []byte("x"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shim := testenv.Binary(t, "paddock-shim")
 	p, err := docker.New(docker.Config{Host: "unix://" + filepath.Join(dir, "no.sock"), Instance: "i", ShimPath: shim, RunDir: filepath.Join(dir, "run"), DiskDir: filepath.Join(dir, "disks")}, nil)
 	if err != nil {
 		t.Fatal(err)

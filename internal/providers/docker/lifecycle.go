@@ -40,10 +40,10 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 	if sockDir == "" {
 		return errdefs.FailedPrecondition(CodeAgentUnavailable, "the sandbox has no agent socket directory")
 	}
-	switch {
-	case c.State.Paused:
+	switch statusOf(c.State).State {
+	case provider.StatePaused:
 		return errdefs.FailedPrecondition(CodeSandboxPaused, "the sandbox is paused; resume it instead")
-	case !c.State.Running:
+	case provider.StateStopped:
 		// Nothing of an earlier run may stay (a socket would answer
 		// nothing), and the agent gets its key before anything else runs.
 		if !p.ownedSocketDir(sockDir) {
@@ -93,10 +93,13 @@ func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.State.Paused:
+	if c, err = p.engineAgrees(ctx, c); err != nil {
+		return err
+	}
+	switch statusOf(c.State).State {
+	case provider.StatePaused:
 		return nil
-	case !c.State.Running:
+	case provider.StateStopped:
 		return errdefs.FailedPrecondition(CodeSandboxNotRunning, "the sandbox is not running")
 	}
 	if err := p.cli.ContainerPause(ctx, h.ID); err != nil {
@@ -115,9 +118,12 @@ func (p *Provider) Resume(ctx context.Context, h provider.Handle) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.State.Paused:
-	case c.State.Running:
+	if c, err = p.engineAgrees(ctx, c); err != nil {
+		return err
+	}
+	switch statusOf(c.State).State {
+	case provider.StatePaused:
+	case provider.StateRunning:
 		return nil
 	default:
 		return errdefs.FailedPrecondition(CodeSandboxNotRunning, "the sandbox is not running")
