@@ -57,7 +57,10 @@ func ShortTempDir(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	t.Cleanup(func() {
+		UnmountUnder(d) // a Docker provider's run directory is a tmpfs
+		_ = os.RemoveAll(d)
+	})
 	return d
 }
 

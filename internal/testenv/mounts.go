@@ -26,8 +26,8 @@ func DiskDir(t testing.TB) string {
 	return d
 }
 
-// UnmountUnder detaches every mount below dir, deepest first: the
-// workspace disks a test's provider left mounted.
+// UnmountUnder detaches every mount at or below dir, deepest first: the
+// workspace disks and run directory a test's provider left mounted.
 func UnmountUnder(dir string) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -47,7 +47,7 @@ func UnmountUnder(dir string) {
 		}
 		// Field 5 is the mount point, with spaces and the like octal-escaped.
 		mp := unescapeMountinfo(fields[4])
-		if strings.HasPrefix(mp, dir+"/") {
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
 			points = append(points, mp)
 		}
 	}

@@ -176,7 +176,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		},
 		Mounts: []mount.Mount{
 			{Type: mount.TypeVolume, Source: spec.Workspace, Target: provider.WorkspacePath},
-			{Type: mount.TypeBind, Source: p.cfg.ShimPath, Target: shimTarget, ReadOnly: true},
+			{Type: mount.TypeBind, Source: p.cfg.shimSource, Target: shimTarget, ReadOnly: true},
 			{Type: mount.TypeBind, Source: sockDir, Target: runTarget},
 		},
 	}

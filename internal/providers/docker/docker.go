@@ -87,6 +87,8 @@ type Config struct {
 	// StartTimeout bounds how long Start waits for the agent; 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
+
+	shimSource string // the copy of ShimPath that sandboxes mount
 }
 
 // Provider runs sandboxes as Docker containers. It is safe for concurrent
@@ -157,6 +159,18 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
 	}
 	cfg.RunDir = runDir
+	private, err := privateRunDir(runDir)
+	if err != nil {
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be mounted", runDir).WithCause(err)
+	}
+	if !private {
+		logger.Warn("the run directory is not a mount of its own, so sandboxes can see its host path; start with an empty run directory to fix it", "run_dir", runDir)
+	}
+	// Sandboxes run a copy of the shim kept in the run directory, so its
+	// host path is not theirs to see either.
+	if cfg.shimSource, err = copyShim(shim, runDir); err != nil {
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the paddock-shim binary cannot be copied into the run directory").WithCause(err)
+	}
 
 	if cfg.DiskDir == "" {
 		return nil, errdefs.InvalidArgument("disk_dir_required", "the docker provider needs a directory for workspace disks")

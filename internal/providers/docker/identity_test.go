@@ -62,6 +62,14 @@ func TestRunDirLockedFromSandbox(t *testing.T) {
 	if err := providertest.CheckAgent(t.Context(), conn); err != nil {
 		t.Fatalf("the agent stopped answering: %v", err)
 	}
+	// The sandbox's mounts name none of the host's paths: not the run
+	// directory, not the shim's, not the workspace disks'.
+	mi := e.mustExec(t, h.ID, "cat", "/proc/self/mountinfo")
+	for _, p := range []string{e.runDir, e.shim, e.diskDir, filepath.Dir(e.shim)} {
+		if strings.Contains(mi, p) {
+			t.Errorf("the sandbox's mountinfo shows the host path %s:\n%s", p, mi)
+		}
+	}
 }
 
 // TestAgentIdentityRefusesImpostors plays the attack from the security

@@ -1,0 +1,85 @@
+package docker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a sandbox can learn of the host from its mounts: the run directory
+// is a small tmpfs of its own, so a sandbox's /.paddock/run shows as
+// "/<random name>" on tmpfs, and its shim as "/paddock-shim-<hash>", not
+// as paths on the host. (The workspace shows as the root of its own
+// loop-mounted filesystem; see quota.go.)
+
+// runDirSize bounds the run directory's tmpfs: sockets, which take no
+// space, and one copy of the shim per version.
+const runDirSize = "64m"
+
+// privateRunDir mounts a tmpfs at runDir unless it is a mount already. A
+// run directory that holds anything (sockets of running sandboxes, left by
+// a server from before run directories were mounts) is left as it is, and
+// private is false.
+func privateRunDir(runDir string) (private bool, err error) {
+	mounted, err := isMountPoint(runDir)
+	if err != nil || mounted {
+		return mounted, err
+	}
+	entries, err := os.ReadDir(runDir)
+	if err != nil {
+		return false, err
+	}
+	if len(entries) > 0 {
+		return false, nil
+	}
+	if err := unix.Mount("paddock-run", runDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size="+runDirSize); err != nil {
+		return false, fmt.Errorf("mount a tmpfs at %s: %w", runDir, err)
+	}
+	return true, nil
+}
+
+// copyShim puts a copy of the shim at runDir/paddock-shim-<hash of its
+// content> (once per version) and returns its path.
+func copyShim(shim, runDir string) (string, error) {
+	src, err := os.Open(shim)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, src); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(runDir, "paddock-shim-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(runDir, ".shim-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, src); err != nil {
+		_ = tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(0o555); err != nil {
+		_ = tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp.Name(), dst)
+}
