@@ -8,6 +8,9 @@ need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 [ -x /bin/busybox ] || need+=(busybox-static)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+# Workspace disk quotas: an ext4 image per workspace, loop-mounted.
+command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v mount >/dev/null 2>&1 || need+=(mount)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
