@@ -164,6 +164,9 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		IpcMode:        container.IPCModePrivate,
 		Init:           &noInit, // paddock-shim is PID 1
 		Runtime:        p.cfg.Runtime,
+		// Only the agent's own log reaches the engine (processes it starts
+		// write to pipes), and that log lives on the host's disk: bound it.
+		LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "1m", "max-file": "2"}},
 		Tmpfs: map[string]string{
 			// exec is allowed: agents build and run things in /tmp.
 			"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,mode=1777,size=%dm", tmp),

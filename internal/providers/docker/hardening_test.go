@@ -56,6 +56,7 @@ func TestHardening(t *testing.T) {
 		{"tmpfs /tmp", strings.Contains(hc.Tmpfs["/tmp"], "size=32m") && strings.Contains(hc.Tmpfs["/tmp"], "nosuid") && !strings.Contains(hc.Tmpfs["/tmp"], "noexec"), hc.Tmpfs},
 		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock", "--key-file", "/.paddock/run/agent.key"}), c.Config.Entrypoint},
 		{"no cmd", len(c.Config.Cmd) == 0, c.Config.Cmd},
+		{"bounded log", hc.LogConfig.Type == "json-file" && hc.LogConfig.Config["max-size"] == "1m" && hc.LogConfig.Config["max-file"] == "2", hc.LogConfig},
 		{"working dir", c.Config.WorkingDir == "/workspace", c.Config.WorkingDir},
 		{"HOME", slices.Contains(c.Config.Env, "HOME=/workspace"), c.Config.Env},
 		{"spec env", slices.Contains(c.Config.Env, "GREETING=hello"), c.Config.Env},
