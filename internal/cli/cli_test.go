@@ -145,14 +145,14 @@ func TestScenario(t *testing.T) {
 		},
 		{
 			name: "create a project with runtime settings", env: scoped,
-			args: []string{"project", "create", "agent", "--image", "img:1", "--cpu", "0.5", "--memory", "1G",
+			args: []string{"project", "create", "agent", "--image", "img:1", "--cpu", "0.5", "--memory", "1G", "--disk", "20G",
 				"--idle-timeout", "30m", "--description", "does things", "--network", "none", "--pids-limit", "64"},
 			check: func(t *testing.T, out string) {
 				if d := detail(out); d["ID"] != projID || d["RUNTIME"] != rtID || d["DESCRIPTION"] != "does things" {
 					t.Fatalf("details = %v", d)
 				}
 				jsonEq(t, f.body("POST /api/v1/org/{org}/ws/{ws}/projects"), `{"name":"agent","description":"does things",
-					"runtime":{"image":"img:1","cpu_millis":500,"memory_mb":1024,"pids_limit":64,"network":"none","idle_timeout_seconds":1800}}`)
+					"runtime":{"image":"img:1","cpu_millis":500,"memory_mb":1024,"pids_limit":64,"disk_mb":20480,"network":"none","idle_timeout_seconds":1800}}`)
 			},
 		},
 		{

@@ -34,8 +34,11 @@ var memRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)$`)
 
 // parseMemory reads a memory amount as megabytes (MiB): a bare number is
 // megabytes; M, Mi, MB, MiB and G, Gi, GB, GiB are accepted units.
-func parseMemory(s string) (int64, error) {
-	bad := usagef("--memory %q: want megabytes (512) or an amount with a unit (512M, 2G)", s)
+func parseMemory(s string) (int64, error) { return parseSize("--memory", s) }
+
+// parseSize reads a size in megabytes for flag: 512, 512M or 2G.
+func parseSize(flag, s string) (int64, error) {
+	bad := usagef("%s %q: want megabytes (512) or an amount with a unit (512M, 2G)", flag, s)
 	m := memRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return 0, bad
@@ -53,7 +56,7 @@ func parseMemory(s string) (int64, error) {
 	}
 	n := int64(math.Round(f))
 	if n <= 0 {
-		return 0, usagef("--memory %q is less than one megabyte", s)
+		return 0, usagef("%s %q is less than one megabyte", flag, s)
 	}
 	return n, nil
 }

@@ -39,9 +39,9 @@ func (a *app) projectCmd() *cobra.Command {
 
 func (a *app) projectCreateCmd(sc *scope) *cobra.Command {
 	var (
-		description, image, provider, network, cpu, memory string
-		pids                                               int64
-		idle, maxLifetime, archiveAfter                    time.Duration
+		description, image, provider, network, cpu, memory, disk string
+		pids                                                     int64
+		idle, maxLifetime, archiveAfter                          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -60,6 +60,11 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 			}
 			if memory != "" {
 				if rc.MemoryMB, err = parseMemory(memory); err != nil {
+					return err
+				}
+			}
+			if disk != "" {
+				if rc.DiskMB, err = parseSize("--disk", disk); err != nil {
 					return err
 				}
 			}
@@ -103,6 +108,7 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 	f.StringVar(&network, "network", "", "egress policy: none, proxy or open")
 	f.StringVar(&cpu, "cpu", "", "CPUs: 0.5, 2 or 500m")
 	f.StringVar(&memory, "memory", "", "memory: 512 (MB), 512M or 2G")
+	f.StringVar(&disk, "disk", "", "workspace disk quota: 512 (MB), 512M or 20G (default: the server's)")
 	f.Int64Var(&pids, "pids-limit", 0, "maximum number of processes")
 	f.DurationVar(&idle, "idle-timeout", 0, "pause the sandbox after this long without activity, e.g. 15m")
 	f.DurationVar(&maxLifetime, "max-lifetime", 0, "pause the sandbox after this long running, whatever its activity (default: no bound)")

@@ -34,6 +34,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad url", map[string]string{"PADDOCK_URL": "localhost:8080", "PADDOCK_API_KEY": goodKey}, []string{"org", "ls"}, "must start with http:// or https://"},
 		{"bad cpu", env, []string{"project", "create", "p", "--cpu", "lots"}, `--cpu "lots"`},
 		{"bad memory", env, []string{"project", "create", "p", "--memory", "1T"}, `--memory "1T"`},
+		{"bad disk", env, []string{"project", "create", "p", "--disk", "huge"}, `--disk "huge"`},
 		{"zero idle timeout", env, []string{"project", "create", "p", "--idle-timeout", "0s"}, "--idle-timeout must be a positive duration"},
 		{"bad duration", env, []string{"runtime", "keepalive", "x", "--duration", "soon"}, `invalid argument "soon" for "--duration"`},
 		{"negative duration", env, []string{"runtime", "keepalive", "x", "--duration", "-5s"}, "--duration must be a positive duration"},
