@@ -18,34 +18,31 @@ var codeStatus = map[string]int{
 	"unsupported_media_type": http.StatusUnsupportedMediaType,
 }
 
+// kindStatus is the HTTP status of each kind.
+var kindStatus = map[error]int{
+	errdefs.ErrNotFound:           http.StatusNotFound,
+	errdefs.ErrInvalidArgument:    http.StatusBadRequest,
+	errdefs.ErrConflict:           http.StatusConflict,
+	errdefs.ErrFailedPrecondition: http.StatusUnprocessableEntity,
+	errdefs.ErrUnavailable:        http.StatusServiceUnavailable,
+	errdefs.ErrNotImplemented:     http.StatusNotImplemented,
+	errdefs.ErrPermissionDenied:   http.StatusForbidden,
+	errdefs.ErrUnauthenticated:    http.StatusUnauthorized,
+	errdefs.ErrResourceExhausted:  http.StatusTooManyRequests,
+	errdefs.ErrPaymentRequired:    http.StatusPaymentRequired,
+}
+
 // statusOf maps an error to its HTTP status: the one place this happens.
+// The status comes from the outermost error that has a kind — the public
+// code the client sees — never from a cause wrapped inside it.
 func statusOf(err error) int {
 	if pe, ok := errdefs.Public(err); ok {
 		if s, ok := codeStatus[pe.Code]; ok {
 			return s
 		}
 	}
-	switch {
-	case errors.Is(err, errdefs.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, errdefs.ErrInvalidArgument):
-		return http.StatusBadRequest
-	case errors.Is(err, errdefs.ErrConflict):
-		return http.StatusConflict
-	case errors.Is(err, errdefs.ErrFailedPrecondition):
-		return http.StatusUnprocessableEntity
-	case errors.Is(err, errdefs.ErrUnavailable):
-		return http.StatusServiceUnavailable
-	case errors.Is(err, errdefs.ErrNotImplemented):
-		return http.StatusNotImplemented
-	case errors.Is(err, errdefs.ErrPermissionDenied):
-		return http.StatusForbidden
-	case errors.Is(err, errdefs.ErrUnauthenticated):
-		return http.StatusUnauthorized
-	case errors.Is(err, errdefs.ErrResourceExhausted):
-		return http.StatusTooManyRequests
-	case errors.Is(err, errdefs.ErrPaymentRequired):
-		return http.StatusPaymentRequired
+	if s, ok := kindStatus[errdefs.KindOf(err)]; ok {
+		return s
 	}
 	return http.StatusInternalServerError
 }

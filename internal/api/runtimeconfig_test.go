@@ -66,3 +66,25 @@ func TestRuntimeConfigRefusedAtCreate(t *testing.T) {
 		t.Fatalf("default disk_mb = %d, want 10240", rt.Config.DiskMB)
 	}
 }
+
+// TestPauseVanishedCompute: pausing a runtime whose compute has vanished
+// answers 409 with the runtime's code (its cause, the provider's not
+// found, does not decide the status), and leaves the runtime in error.
+func TestPauseVanishedCompute(t *testing.T) {
+	env, _, rtPath := setup(t)
+	var rt client.Runtime
+	env.Must(t, 200, "POST", rtPath+"/start", nil).Decode(t, &rt)
+	var sb client.Sandbox
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+rt.CurrentSandboxID, nil).Decode(t, &sb)
+	if !env.Fake.Vanish(sb.ProviderSandboxID) {
+		t.Fatal("the fake had no such compute")
+	}
+	r := env.Do(t, "POST", rtPath+"/pause", nil)
+	if r.Status != 409 {
+		t.Fatalf("pause of vanished compute = %d %s, want 409", r.Status, r.Body)
+	}
+	env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
+	if rt.Status != client.RuntimeError {
+		t.Fatalf("runtime after its compute vanished = %+v", rt)
+	}
+}

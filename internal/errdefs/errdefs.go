@@ -134,11 +134,32 @@ var Kinds = []error{
 	ErrUnauthenticated, ErrResourceExhausted, ErrPaymentRequired,
 }
 
-// KindOf returns the first kind err matches, or nil.
+// KindOf returns the kind of the outermost error in err's chain that has
+// one (an *Error, or a kind itself wrapped with %w), or nil. The outermost
+// wins: a conflict whose cause is a not-found is a conflict. In a joined
+// error, the first member with a kind decides.
 func KindOf(err error) error {
-	for _, k := range Kinds {
-		if errors.Is(err, k) {
-			return k
+	for err != nil {
+		if e, ok := err.(*Error); ok {
+			return e.Kind
+		}
+		for _, k := range Kinds {
+			if err == k {
+				return k
+			}
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if k := KindOf(e); k != nil {
+					return k
+				}
+			}
+			return nil
+		default:
+			return nil
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -71,11 +72,16 @@ func saveRuntime(ctx context.Context, q store.Queries, rt *store.Runtime) error 
 }
 
 // lostRace turns a store version conflict into the public busy error.
-func lostRace(rt store.Runtime, err error) error {
-	id := rt.ID
-	if errdefs.IsConflict(err) {
-		if _, ok := errdefs.Public(err); !ok {
-			return errdefs.Conflict(CodeBusy, "runtime %s changed while this action ran; try again", id).WithCause(err)
+func lostRace(rt store.Runtime, err error) error { return busyIfStale(rt.ID, err) }
+
+// busyIfStale is the one place a lost optimistic race (store.ErrStale, on
+// a runtime or sandbox row: another server on the same database acted
+// first) becomes 409 runtime_busy; the store's own code never reaches a
+// client.
+func busyIfStale(runtimeID string, err error) error {
+	if errors.Is(err, store.ErrStale) {
+		if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeBusy {
+			return errdefs.Conflict(CodeBusy, "runtime %s changed while this action ran; try again", runtimeID).WithCause(err)
 		}
 	}
 	return err

@@ -73,5 +73,6 @@ func onRuntime[T any](ctx context.Context, s *Service, id string, fn func(ctx co
 	if err != nil {
 		return zero, err
 	}
-	return fn(ctx, rt)
+	v, err := fn(ctx, rt)
+	return v, busyIfStale(id, err)
 }

@@ -22,8 +22,15 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrStale is in the chain of every error a failed optimistic version
+// check returns (kind errdefs.ErrConflict): the record changed since it was
+// read, so the caller lost a race. Callers tell it apart from other
+// conflicts with errors.Is and give it their own public face.
+var ErrStale = errors.New("stale version")
 
 // Store is the persistence contract.
 type Store interface {

@@ -10,6 +10,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
 )
 
 // resource names the record a statement touched, for public messages and
@@ -39,7 +40,7 @@ func notFound(res resource, cause error) error {
 // versionConflict is the error for a failed optimistic version check.
 func versionConflict(res resource, id string, version int64) error {
 	return errdefs.Conflict(string(res)+"_version_conflict",
-		"%s %s was changed concurrently (version %d is stale); read it again and retry", res, id, version)
+		"%s %s was changed concurrently (version %d is stale); read it again and retry", res, id, version).WithCause(store.ErrStale)
 }
 
 // classify maps an error from a statement on res to an errdefs kind.
