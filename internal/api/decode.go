@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,8 +21,9 @@ import (
 const maxBodyBytes = 1 << 20
 
 // decodeJSON decodes the request body strictly into v: one JSON object, no
-// unknown fields, no trailing data, at most maxBodyBytes. An empty body is
-// allowed when optional is true and leaves v untouched.
+// unknown fields, no key twice, no null for a required field, no trailing
+// data, at most maxBodyBytes. An empty body is allowed when optional is
+// true and leaves v untouched.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -29,10 +31,13 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, optional bool) er
 			return &errdefs.Error{Kind: errdefs.ErrInvalidArgument, Code: "unsupported_media_type", Message: "the request body must be application/json"}
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return jsonError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if errors.Is(err, io.EOF) {
 		if optional {
 			return nil
@@ -51,7 +56,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, optional bool) er
 		}
 		return errdefs.InvalidArgument("malformed_json", "the body must hold exactly one JSON object")
 	}
-	return nil
+	return checkStrictJSON(raw, v)
 }
 
 func jsonError(err error) error {

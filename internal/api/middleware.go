@@ -78,12 +78,21 @@ func (a *API) withRequest(next http.Handler) http.Handler {
 	})
 }
 
+// bearerToken returns the credentials of an Authorization header in the
+// Bearer scheme, whose name is case-insensitive (RFC 9110, section 11.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
 // requireKey verifies the bearer key and puts the identity on the context.
 func (a *API) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		h := r.Header.Get("Authorization")
-		key, ok := strings.CutPrefix(h, "Bearer ")
+		key, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
 			writeError(ctx, w, a.logger, errdefs.Unauthenticated("missing_api_key", "send an API key as 'Authorization: Bearer pdk_…'"))

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/provider"
@@ -87,4 +89,69 @@ func TestPauseVanishedCompute(t *testing.T) {
 	if rt.Status != client.RuntimeError {
 		t.Fatalf("runtime after its compute vanished = %+v", rt)
 	}
+}
+
+// TestBearerSchemeCaseInsensitive: the scheme's name matches in any case;
+// anything else is 401.
+func TestBearerSchemeCaseInsensitive(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	for _, tc := range []struct {
+		header string
+		status int
+	}{
+		{"Bearer " + env.Key, 200},
+		{"bearer " + env.Key, 200},
+		{"BEARER " + env.Key, 200},
+		{"bEaReR   " + env.Key, 200},
+		{"Basic " + env.Key, 401},
+		{"Bearer", 401},
+		{env.Key, 401},
+		{"Bearer pdk_wrong", 401},
+	} {
+		req, err := http.NewRequest("GET", env.URL+"/api/v1/orgs", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", tc.header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("Authorization %q: %d, want %d", strings.Replace(tc.header, env.Key, "KEY", 1), resp.StatusCode, tc.status)
+		}
+	}
+}
+
+// TestStrictJSON: a key twice in one object, at any depth, and null for a
+// required field are 400 with their own codes, and nothing is created.
+func TestStrictJSON(t *testing.T) {
+	env, _, rtPath := setup(t)
+	for _, tc := range []struct {
+		name, method, path, body, code string
+	}{
+		{"duplicate key", "POST", "/api/v1/orgs", `{"name":"a","name":"b"}`, "duplicate_json_key"},
+		{"duplicate key, nested", "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":"n","runtime":{"cpu_millis":500,"cpu_millis":900}}`, "duplicate_json_key"},
+		{"duplicate key in a map", "POST", rtPath + "/exec", `{"argv":["true"],"env":{"A":"1","A":"2"}}`, "duplicate_json_key"},
+		{"null name", "POST", "/api/v1/orgs", `{"name":null}`, "null_field"},
+		{"null workspace name", "POST", "/api/v1/org/acme/ws", `{"name":null}`, "null_field"},
+		{"null project name", "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":null}`, "null_field"},
+		{"null argv", "POST", rtPath + "/exec", `{"argv":null}`, "null_field"},
+		{"null amount", "POST", "/api/v1/org/acme/credits/grants", `{"amount":null,"idempotency_key":"k"}`, "null_field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := env.Do(t, tc.method, tc.path, tc.body)
+			if r.Status != 400 || r.Code() != tc.code {
+				t.Fatalf("%s %s %s = %d %s, want 400 %s", tc.method, tc.path, tc.body, r.Status, r.Body, tc.code)
+			}
+		})
+	}
+	var orgs client.List[client.Org]
+	env.Must(t, 200, "GET", "/api/v1/orgs", nil).Decode(t, &orgs)
+	if len(orgs.Items) != 1 {
+		t.Fatalf("orgs after refused creates: %+v", orgs.Items)
+	}
+	// null for an optional field is the same as leaving it out.
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":"opt","runtime":null,"description":null}`)
 }
