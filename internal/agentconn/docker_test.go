@@ -162,9 +162,27 @@ func TestDockerSandbox(t *testing.T) {
 		readUntil(t, term, "56 78")
 	})
 
+	t.Run("kills what a foreground exec left running", func(t *testing.T) {
+		// The shell exits at once; its background sleep, and one that left
+		// the group, are gone by the time the exec answers.
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $!; setsid sleep 1000 >/dev/null 2>&1 & echo $!"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pid := range strings.Fields(string(res.Stdout)) {
+			st, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "grep State /proc/" + pid + "/status || echo gone"}})
+			if err != nil || !strings.Contains(string(st.Stdout), "gone") && !strings.Contains(string(st.Stdout), "zombie") {
+				t.Fatalf("process %s outlived its exec: %q %v", pid, st.Stdout, err)
+			}
+		}
+	})
+
 	t.Run("reaps orphans as PID 1", func(t *testing.T) {
-		// The shell exits at once, leaving its background sleep to PID 1.
-		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $!"}})
+		// The shell exits at once, leaving its background sleep to PID 1;
+		// the sleep leaves the group and drops the agent's mark, so it
+		// outlives the exec (as only a process that hides from the agent
+		// can).
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "setsid env -u PADDOCK_PROCESS /bin/sleep 1000 >/dev/null 2>&1 & while grep -q PADDOCK_PROCESS /proc/$!/environ; do :; done; echo $!"}})
 		if err != nil {
 			t.Fatal(err)
 		}

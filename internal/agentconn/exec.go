@@ -510,6 +510,16 @@ func (c *Client) Signal(ctx context.Context, id string, sig syscall.Signal, proc
 	return mapError(err)
 }
 
+// KillAll kills every process in the sandbox except the agent and returns
+// how many it killed.
+func (c *Client) KillAll(ctx context.Context) (int, error) {
+	res, err := c.proc.KillAll(ctx, connect.NewRequest(&agentpb.KillAllRequest{}))
+	if err != nil {
+		return 0, mapError(err)
+	}
+	return int(res.Msg.Killed), nil
+}
+
 // WriteStdin copies r to a process's stdin (a process started with Stdin
 // or OpenStdin), then closes it if closeStdin. It returns the bytes written.
 func (c *Client) WriteStdin(ctx context.Context, id string, r io.Reader, closeStdin bool) (int64, error) {

@@ -50,9 +50,11 @@ func TestRun(t *testing.T) {
 			wantOut: "y z\n",
 		},
 		{
+			// Only the agent's mark on its processes stays (see
+			// internal/shim/sweep.go).
 			name: "clear env",
 			req: agentconn.ExecRequest{
-				Argv: []string{"/usr/bin/env"}, ClearEnv: true, Env: map[string]string{"ONLY": "1"},
+				Argv: []string{"/usr/bin/env", "-u", "PADDOCK_PROCESS", "/usr/bin/env"}, ClearEnv: true, Env: map[string]string{"ONLY": "1"},
 			},
 			wantOut: "ONLY=1\n",
 		},

@@ -1157,6 +1157,87 @@ func (*SignalResponse) Descriptor() ([]byte, []int) {
 	return file_agent_v1_process_proto_rawDescGZIP(), []int{13}
 }
 
+type KillAllRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KillAllRequest) Reset() {
+	*x = KillAllRequest{}
+	mi := &file_agent_v1_process_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KillAllRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KillAllRequest) ProtoMessage() {}
+
+func (x *KillAllRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_v1_process_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KillAllRequest.ProtoReflect.Descriptor instead.
+func (*KillAllRequest) Descriptor() ([]byte, []int) {
+	return file_agent_v1_process_proto_rawDescGZIP(), []int{14}
+}
+
+type KillAllResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many processes were killed.
+	Killed        int32 `protobuf:"varint,1,opt,name=killed,proto3" json:"killed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KillAllResponse) Reset() {
+	*x = KillAllResponse{}
+	mi := &file_agent_v1_process_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KillAllResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KillAllResponse) ProtoMessage() {}
+
+func (x *KillAllResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_v1_process_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KillAllResponse.ProtoReflect.Descriptor instead.
+func (*KillAllResponse) Descriptor() ([]byte, []int) {
+	return file_agent_v1_process_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *KillAllResponse) GetKilled() int32 {
+	if x != nil {
+		return x.Killed
+	}
+	return 0
+}
+
 type ListProcessesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1165,7 +1246,7 @@ type ListProcessesRequest struct {
 
 func (x *ListProcessesRequest) Reset() {
 	*x = ListProcessesRequest{}
-	mi := &file_agent_v1_process_proto_msgTypes[14]
+	mi := &file_agent_v1_process_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1258,7 @@ func (x *ListProcessesRequest) String() string {
 func (*ListProcessesRequest) ProtoMessage() {}
 
 func (x *ListProcessesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_v1_process_proto_msgTypes[14]
+	mi := &file_agent_v1_process_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1271,7 @@ func (x *ListProcessesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProcessesRequest.ProtoReflect.Descriptor instead.
 func (*ListProcessesRequest) Descriptor() ([]byte, []int) {
-	return file_agent_v1_process_proto_rawDescGZIP(), []int{14}
+	return file_agent_v1_process_proto_rawDescGZIP(), []int{16}
 }
 
 type ListProcessesResponse struct {
@@ -1202,7 +1283,7 @@ type ListProcessesResponse struct {
 
 func (x *ListProcessesResponse) Reset() {
 	*x = ListProcessesResponse{}
-	mi := &file_agent_v1_process_proto_msgTypes[15]
+	mi := &file_agent_v1_process_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1295,7 @@ func (x *ListProcessesResponse) String() string {
 func (*ListProcessesResponse) ProtoMessage() {}
 
 func (x *ListProcessesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_v1_process_proto_msgTypes[15]
+	mi := &file_agent_v1_process_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1308,7 @@ func (x *ListProcessesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProcessesResponse.ProtoReflect.Descriptor instead.
 func (*ListProcessesResponse) Descriptor() ([]byte, []int) {
-	return file_agent_v1_process_proto_rawDescGZIP(), []int{15}
+	return file_agent_v1_process_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListProcessesResponse) GetProcesses() []*ProcessInfo {
@@ -1258,7 +1339,7 @@ type ProcessInfo struct {
 
 func (x *ProcessInfo) Reset() {
 	*x = ProcessInfo{}
-	mi := &file_agent_v1_process_proto_msgTypes[16]
+	mi := &file_agent_v1_process_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1351,7 @@ func (x *ProcessInfo) String() string {
 func (*ProcessInfo) ProtoMessage() {}
 
 func (x *ProcessInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_v1_process_proto_msgTypes[16]
+	mi := &file_agent_v1_process_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1364,7 @@ func (x *ProcessInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessInfo.ProtoReflect.Descriptor instead.
 func (*ProcessInfo) Descriptor() ([]byte, []int) {
-	return file_agent_v1_process_proto_rawDescGZIP(), []int{16}
+	return file_agent_v1_process_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProcessInfo) GetId() string {
@@ -1441,7 +1522,10 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x120\n" +
 	"\x06signal\x18\x02 \x01(\x0e2\x18.paddock.agent.v1.SignalR\x06signal\x12!\n" +
 	"\fprocess_only\x18\x03 \x01(\bR\vprocessOnly\"\x10\n" +
-	"\x0eSignalResponse\"\x16\n" +
+	"\x0eSignalResponse\"\x10\n" +
+	"\x0eKillAllRequest\")\n" +
+	"\x0fKillAllResponse\x12\x16\n" +
+	"\x06killed\x18\x01 \x01(\x05R\x06killed\"\x16\n" +
 	"\x14ListProcessesRequest\"T\n" +
 	"\x15ListProcessesResponse\x12;\n" +
 	"\tprocesses\x18\x01 \x03(\v2\x1d.paddock.agent.v1.ProcessInfoR\tprocesses\"\xca\x02\n" +
@@ -1479,13 +1563,14 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\fOutputStream\x12\x1d\n" +
 	"\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTPUT_STREAM_STDOUT\x10\x01\x12\x18\n" +
-	"\x14OUTPUT_STREAM_STDERR\x10\x022\x9a\x03\n" +
+	"\x14OUTPUT_STREAM_STDERR\x10\x022\xea\x03\n" +
 	"\x0eProcessService\x12I\n" +
 	"\x04Exec\x12\x1d.paddock.agent.v1.ExecRequest\x1a\x1e.paddock.agent.v1.ExecResponse(\x010\x01\x12K\n" +
 	"\x06Attach\x12\x1f.paddock.agent.v1.AttachRequest\x1a\x1e.paddock.agent.v1.ExecResponse0\x01\x12J\n" +
 	"\x05Input\x12\x1e.paddock.agent.v1.InputRequest\x1a\x1f.paddock.agent.v1.InputResponse(\x01\x12K\n" +
 	"\x06Signal\x12\x1f.paddock.agent.v1.SignalRequest\x1a .paddock.agent.v1.SignalResponse\x12W\n" +
-	"\x04List\x12&.paddock.agent.v1.ListProcessesRequest\x1a'.paddock.agent.v1.ListProcessesResponseB7Z5github.com/paddockhq/paddock/internal/agentpb;agentpbb\x06proto3"
+	"\x04List\x12&.paddock.agent.v1.ListProcessesRequest\x1a'.paddock.agent.v1.ListProcessesResponse\x12N\n" +
+	"\aKillAll\x12 .paddock.agent.v1.KillAllRequest\x1a!.paddock.agent.v1.KillAllResponseB7Z5github.com/paddockhq/paddock/internal/agentpb;agentpbb\x06proto3"
 
 var (
 	file_agent_v1_process_proto_rawDescOnce sync.Once
@@ -1500,7 +1585,7 @@ func file_agent_v1_process_proto_rawDescGZIP() []byte {
 }
 
 var file_agent_v1_process_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agent_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_agent_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_agent_v1_process_proto_goTypes = []any{
 	(Signal)(0),                   // 0: paddock.agent.v1.Signal
 	(OutputStream)(0),             // 1: paddock.agent.v1.OutputStream
@@ -1518,13 +1603,15 @@ var file_agent_v1_process_proto_goTypes = []any{
 	(*InputResponse)(nil),         // 13: paddock.agent.v1.InputResponse
 	(*SignalRequest)(nil),         // 14: paddock.agent.v1.SignalRequest
 	(*SignalResponse)(nil),        // 15: paddock.agent.v1.SignalResponse
-	(*ListProcessesRequest)(nil),  // 16: paddock.agent.v1.ListProcessesRequest
-	(*ListProcessesResponse)(nil), // 17: paddock.agent.v1.ListProcessesResponse
-	(*ProcessInfo)(nil),           // 18: paddock.agent.v1.ProcessInfo
-	nil,                           // 19: paddock.agent.v1.ProcessStart.EnvEntry
+	(*KillAllRequest)(nil),        // 16: paddock.agent.v1.KillAllRequest
+	(*KillAllResponse)(nil),       // 17: paddock.agent.v1.KillAllResponse
+	(*ListProcessesRequest)(nil),  // 18: paddock.agent.v1.ListProcessesRequest
+	(*ListProcessesResponse)(nil), // 19: paddock.agent.v1.ListProcessesResponse
+	(*ProcessInfo)(nil),           // 20: paddock.agent.v1.ProcessInfo
+	nil,                           // 21: paddock.agent.v1.ProcessStart.EnvEntry
 }
 var file_agent_v1_process_proto_depIdxs = []int32{
-	19, // 0: paddock.agent.v1.ProcessStart.env:type_name -> paddock.agent.v1.ProcessStart.EnvEntry
+	21, // 0: paddock.agent.v1.ProcessStart.env:type_name -> paddock.agent.v1.ProcessStart.EnvEntry
 	3,  // 1: paddock.agent.v1.ProcessStart.pty:type_name -> paddock.agent.v1.Pty
 	2,  // 2: paddock.agent.v1.ExecRequest.start:type_name -> paddock.agent.v1.ProcessStart
 	0,  // 3: paddock.agent.v1.ExecRequest.signal:type_name -> paddock.agent.v1.Signal
@@ -1536,20 +1623,22 @@ var file_agent_v1_process_proto_depIdxs = []int32{
 	1,  // 9: paddock.agent.v1.Output.stream:type_name -> paddock.agent.v1.OutputStream
 	1,  // 10: paddock.agent.v1.OutputLost.stream:type_name -> paddock.agent.v1.OutputStream
 	0,  // 11: paddock.agent.v1.SignalRequest.signal:type_name -> paddock.agent.v1.Signal
-	18, // 12: paddock.agent.v1.ListProcessesResponse.processes:type_name -> paddock.agent.v1.ProcessInfo
+	20, // 12: paddock.agent.v1.ListProcessesResponse.processes:type_name -> paddock.agent.v1.ProcessInfo
 	10, // 13: paddock.agent.v1.ProcessInfo.exited:type_name -> paddock.agent.v1.Exited
 	5,  // 14: paddock.agent.v1.ProcessService.Exec:input_type -> paddock.agent.v1.ExecRequest
 	11, // 15: paddock.agent.v1.ProcessService.Attach:input_type -> paddock.agent.v1.AttachRequest
 	12, // 16: paddock.agent.v1.ProcessService.Input:input_type -> paddock.agent.v1.InputRequest
 	14, // 17: paddock.agent.v1.ProcessService.Signal:input_type -> paddock.agent.v1.SignalRequest
-	16, // 18: paddock.agent.v1.ProcessService.List:input_type -> paddock.agent.v1.ListProcessesRequest
-	6,  // 19: paddock.agent.v1.ProcessService.Exec:output_type -> paddock.agent.v1.ExecResponse
-	6,  // 20: paddock.agent.v1.ProcessService.Attach:output_type -> paddock.agent.v1.ExecResponse
-	13, // 21: paddock.agent.v1.ProcessService.Input:output_type -> paddock.agent.v1.InputResponse
-	15, // 22: paddock.agent.v1.ProcessService.Signal:output_type -> paddock.agent.v1.SignalResponse
-	17, // 23: paddock.agent.v1.ProcessService.List:output_type -> paddock.agent.v1.ListProcessesResponse
-	19, // [19:24] is the sub-list for method output_type
-	14, // [14:19] is the sub-list for method input_type
+	18, // 18: paddock.agent.v1.ProcessService.List:input_type -> paddock.agent.v1.ListProcessesRequest
+	16, // 19: paddock.agent.v1.ProcessService.KillAll:input_type -> paddock.agent.v1.KillAllRequest
+	6,  // 20: paddock.agent.v1.ProcessService.Exec:output_type -> paddock.agent.v1.ExecResponse
+	6,  // 21: paddock.agent.v1.ProcessService.Attach:output_type -> paddock.agent.v1.ExecResponse
+	13, // 22: paddock.agent.v1.ProcessService.Input:output_type -> paddock.agent.v1.InputResponse
+	15, // 23: paddock.agent.v1.ProcessService.Signal:output_type -> paddock.agent.v1.SignalResponse
+	19, // 24: paddock.agent.v1.ProcessService.List:output_type -> paddock.agent.v1.ListProcessesResponse
+	17, // 25: paddock.agent.v1.ProcessService.KillAll:output_type -> paddock.agent.v1.KillAllResponse
+	20, // [20:26] is the sub-list for method output_type
+	14, // [14:20] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -1579,7 +1668,7 @@ func file_agent_v1_process_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_v1_process_proto_rawDesc), len(file_agent_v1_process_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

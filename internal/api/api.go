@@ -137,6 +137,7 @@ func (a *API) Routes() []Route {
 		{"GET", rtPrefix + "/processes", true, a.listProcesses},
 		{"GET", rtPrefix + "/processes/{process_id}", true, a.getProcess},
 		{"GET", rtPrefix + "/processes/{process_id}/attach", true, a.attachProcess},
+		{"POST", rtPrefix + "/processes/kill-all", true, a.killAllProcesses},
 		{"POST", rtPrefix + "/processes/{process_id}/signal", true, a.signalProcess},
 		{"POST", rtPrefix + "/processes/{process_id}/stdin", true, a.writeStdin},
 		{"GET", rtPrefix + "/files", true, a.readFile},

@@ -77,6 +77,20 @@ func (a *API) listProcesses(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// killAllProcesses kills every process in the sandbox but the agent.
+func (a *API) killAllProcesses(w http.ResponseWriter, r *http.Request) error {
+	c, _, err := a.agentOf(r)
+	if err != nil {
+		return err
+	}
+	n, err := c.KillAll(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, client.KillAllResult{Killed: n})
+	return nil
+}
+
 // processAgent reads {process_id} and resolves the agent of the runtime.
 func (a *API) processAgent(r *http.Request) (string, *agentconn.Client, error) {
 	id, err := processID(r)

@@ -39,6 +39,8 @@ type manager struct {
 
 	wg    sync.WaitGroup // the per-process goroutines
 	abort chan struct{}  // closed by close: stop waiting for anything
+
+	nonce string // unique to this manager, in every process's mark
 }
 
 func newManager(log *slog.Logger, r *Reaper, clock Clock, bufSize, maxExited int) *manager {
@@ -46,8 +48,14 @@ func newManager(log *slog.Logger, r *Reaper, clock Clock, bufSize, maxExited int
 		log: log, reaper: r, clock: clock, bufSize: bufSize, maxExited: maxExited,
 		procs: make(map[string]*process),
 		abort: make(chan struct{}),
+		nonce: newNonce(),
 	}
 }
+
+// mark is the environment entry that marks process id and its
+// descendants: unique to this manager, so that two agents on one host (as
+// in tests) never take each other's processes for their own.
+func (m *manager) mark(id string) string { return markVar + "=" + m.nonce + "/" + id }
 
 // process is one started process and its retained output.
 type process struct {
@@ -101,6 +109,11 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 	if err != nil {
 		return nil, err
 	}
+	// Its descendants inherit the mark, so they can be found once it ends
+	// (see sweep.go).
+	spec.env = append(slices.DeleteFunc(slices.Clone(spec.env), func(kv string) bool {
+		return len(kv) > len(markVar) && kv[:len(markVar)+1] == markVar+"="
+	}), m.mark(id))
 	p := &process{
 		m:       m,
 		id:      id,
@@ -399,8 +412,11 @@ func (p *process) append(idx int, data []byte) {
 	p.broadcastLocked()
 }
 
-// wait runs once per process: it waits for the exit, gives descendants that
-// hold the output open a moment, then marks the process done.
+// wait runs once per process: it waits for the exit; for a foreground
+// process it kills what the process left running (its group, and every
+// process carrying its mark); it gives the output a moment to drain, then
+// marks the process done — so a foreground Exec reports its exit only once
+// nothing it started runs on.
 func (p *process) wait() {
 	select {
 	case <-p.exitCh:
@@ -411,6 +427,12 @@ func (p *process) wait() {
 		p.timer.Stop()
 	}
 	p.mu.Unlock()
+	if !p.spec.background {
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // the group, while its id is still ours
+		if n := sweep(p.m.mark(p.id)); n > 0 {
+			p.m.log.Debug("killed what a foreground process left running", "id", p.id, "count", n)
+		}
+	}
 
 	drain := p.m.clock.AfterFunc(drainDelay, p.closeOutput)
 	readersDone := make(chan struct{})

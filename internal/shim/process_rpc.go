@@ -159,6 +159,12 @@ func (h *processService) Signal(ctx context.Context, req *connect.Request[agentp
 	return connect.NewResponse(&agentpb.SignalResponse{}), nil
 }
 
+func (h *processService) KillAll(ctx context.Context, req *connect.Request[agentpb.KillAllRequest]) (*connect.Response[agentpb.KillAllResponse], error) {
+	n := h.s.killAll()
+	h.s.log.Info("killed every process in the sandbox", "count", n)
+	return connect.NewResponse(&agentpb.KillAllResponse{Killed: int32(n)}), nil
+}
+
 func (h *processService) List(ctx context.Context, req *connect.Request[agentpb.ListProcessesRequest]) (*connect.Response[agentpb.ListProcessesResponse], error) {
 	out := &agentpb.ListProcessesResponse{}
 	for _, p := range h.s.procs.list() {

@@ -224,7 +224,7 @@ func startError(spec *spawnSpec, err error) error {
 			msg: fmt.Sprintf("command %q is not in an executable format", argv0), cause: err}
 	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.ENOMEM):
 		return &rpcError{kind: kindResourceExhausted, reason: "process_limit", subject: argv0,
-			msg: "the sandbox cannot start more processes", cause: err}
+			msg: "the sandbox has reached its process limit, so it cannot start more processes: stop some (paddock ps, paddock kill), kill everything but the agent (paddock kill --all, or POST …/processes/kill-all), or reset the runtime", cause: err}
 	}
 	return &rpcError{kind: kindInternal, reason: "start_failed", subject: argv0,
 		msg: fmt.Sprintf("cannot start %q", argv0), cause: err}

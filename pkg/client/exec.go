@@ -80,6 +80,14 @@ func (c *Client) ListProcesses(ctx context.Context, org, ws, runtimeID string) (
 	return l.Items, err
 }
 
+// KillAllProcesses kills every process in the runtime's sandbox except its
+// agent — foreground and background processes, terminals and what they
+// left behind — and says how many it killed. A paused runtime is woken
+// first, as for exec.
+func (c *Client) KillAllProcesses(ctx context.Context, org, ws, runtimeID string) (KillAllResult, error) {
+	return call[KillAllResult](ctx, c, http.MethodPost, runtimeRoute(org, ws, runtimeID, "processes", "kill-all"), nil, nil)
+}
+
 // GetProcess describes one process; an unknown id is code
 // "process_not_found".
 func (c *Client) GetProcess(ctx context.Context, org, ws, runtimeID, processID string) (Process, error) {

@@ -213,3 +213,8 @@ type Health struct {
 	Status  string `json:"status"`
 	Version string `json:"version"`
 }
+
+// KillAllResult is what POST …/processes/kill-all answers.
+type KillAllResult struct {
+	Killed int `json:"killed"`
+}

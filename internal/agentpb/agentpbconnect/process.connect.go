@@ -43,6 +43,8 @@ const (
 	ProcessServiceSignalProcedure = "/paddock.agent.v1.ProcessService/Signal"
 	// ProcessServiceListProcedure is the fully-qualified name of the ProcessService's List RPC.
 	ProcessServiceListProcedure = "/paddock.agent.v1.ProcessService/List"
+	// ProcessServiceKillAllProcedure is the fully-qualified name of the ProcessService's KillAll RPC.
+	ProcessServiceKillAllProcedure = "/paddock.agent.v1.ProcessService/KillAll"
 )
 
 // ProcessServiceClient is a client for the paddock.agent.v1.ProcessService service.
@@ -69,6 +71,10 @@ type ProcessServiceClient interface {
 	Signal(context.Context, *connect.Request[agentpb.SignalRequest]) (*connect.Response[agentpb.SignalResponse], error)
 	// List returns the running processes and the retained exited ones.
 	List(context.Context, *connect.Request[agentpb.ListProcessesRequest]) (*connect.Response[agentpb.ListProcessesResponse], error)
+	// KillAll kills every process in the sandbox except the agent itself:
+	// foreground and background processes, terminals, and whatever they
+	// left behind. It answers once they are gone.
+	KillAll(context.Context, *connect.Request[agentpb.KillAllRequest]) (*connect.Response[agentpb.KillAllResponse], error)
 }
 
 // NewProcessServiceClient constructs a client for the paddock.agent.v1.ProcessService service. By
@@ -112,16 +118,23 @@ func NewProcessServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(processServiceMethods.ByName("List")),
 			connect.WithClientOptions(opts...),
 		),
+		killAll: connect.NewClient[agentpb.KillAllRequest, agentpb.KillAllResponse](
+			httpClient,
+			baseURL+ProcessServiceKillAllProcedure,
+			connect.WithSchema(processServiceMethods.ByName("KillAll")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // processServiceClient implements ProcessServiceClient.
 type processServiceClient struct {
-	exec   *connect.Client[agentpb.ExecRequest, agentpb.ExecResponse]
-	attach *connect.Client[agentpb.AttachRequest, agentpb.ExecResponse]
-	input  *connect.Client[agentpb.InputRequest, agentpb.InputResponse]
-	signal *connect.Client[agentpb.SignalRequest, agentpb.SignalResponse]
-	list   *connect.Client[agentpb.ListProcessesRequest, agentpb.ListProcessesResponse]
+	exec    *connect.Client[agentpb.ExecRequest, agentpb.ExecResponse]
+	attach  *connect.Client[agentpb.AttachRequest, agentpb.ExecResponse]
+	input   *connect.Client[agentpb.InputRequest, agentpb.InputResponse]
+	signal  *connect.Client[agentpb.SignalRequest, agentpb.SignalResponse]
+	list    *connect.Client[agentpb.ListProcessesRequest, agentpb.ListProcessesResponse]
+	killAll *connect.Client[agentpb.KillAllRequest, agentpb.KillAllResponse]
 }
 
 // Exec calls paddock.agent.v1.ProcessService.Exec.
@@ -149,6 +162,11 @@ func (c *processServiceClient) List(ctx context.Context, req *connect.Request[ag
 	return c.list.CallUnary(ctx, req)
 }
 
+// KillAll calls paddock.agent.v1.ProcessService.KillAll.
+func (c *processServiceClient) KillAll(ctx context.Context, req *connect.Request[agentpb.KillAllRequest]) (*connect.Response[agentpb.KillAllResponse], error) {
+	return c.killAll.CallUnary(ctx, req)
+}
+
 // ProcessServiceHandler is an implementation of the paddock.agent.v1.ProcessService service.
 type ProcessServiceHandler interface {
 	// Exec starts a process and streams its life. The first request message
@@ -173,6 +191,10 @@ type ProcessServiceHandler interface {
 	Signal(context.Context, *connect.Request[agentpb.SignalRequest]) (*connect.Response[agentpb.SignalResponse], error)
 	// List returns the running processes and the retained exited ones.
 	List(context.Context, *connect.Request[agentpb.ListProcessesRequest]) (*connect.Response[agentpb.ListProcessesResponse], error)
+	// KillAll kills every process in the sandbox except the agent itself:
+	// foreground and background processes, terminals, and whatever they
+	// left behind. It answers once they are gone.
+	KillAll(context.Context, *connect.Request[agentpb.KillAllRequest]) (*connect.Response[agentpb.KillAllResponse], error)
 }
 
 // NewProcessServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -212,6 +234,12 @@ func NewProcessServiceHandler(svc ProcessServiceHandler, opts ...connect.Handler
 		connect.WithSchema(processServiceMethods.ByName("List")),
 		connect.WithHandlerOptions(opts...),
 	)
+	processServiceKillAllHandler := connect.NewUnaryHandler(
+		ProcessServiceKillAllProcedure,
+		svc.KillAll,
+		connect.WithSchema(processServiceMethods.ByName("KillAll")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/paddock.agent.v1.ProcessService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ProcessServiceExecProcedure:
@@ -224,6 +252,8 @@ func NewProcessServiceHandler(svc ProcessServiceHandler, opts ...connect.Handler
 			processServiceSignalHandler.ServeHTTP(w, r)
 		case ProcessServiceListProcedure:
 			processServiceListHandler.ServeHTTP(w, r)
+		case ProcessServiceKillAllProcedure:
+			processServiceKillAllHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -251,4 +281,8 @@ func (UnimplementedProcessServiceHandler) Signal(context.Context, *connect.Reque
 
 func (UnimplementedProcessServiceHandler) List(context.Context, *connect.Request[agentpb.ListProcessesRequest]) (*connect.Response[agentpb.ListProcessesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paddock.agent.v1.ProcessService.List is not implemented"))
+}
+
+func (UnimplementedProcessServiceHandler) KillAll(context.Context, *connect.Request[agentpb.KillAllRequest]) (*connect.Response[agentpb.KillAllResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paddock.agent.v1.ProcessService.KillAll is not implemented"))
 }

@@ -1,0 +1,163 @@
+package shim
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// What a foreground process leaves behind. The shim is the sandbox's PID 1:
+// a process that left its group (setsid, a double fork, a daemon) is
+// reparented to it and would outlive the Exec that started it, holding the
+// PID limit and the CPU. So every process the shim starts carries an
+// environment mark naming it, which its descendants inherit, and when a
+// foreground process ends, whatever still carries its mark is killed.
+// Background processes are the deliberate exception; KillAll takes
+// everything but the agent.
+
+// markVar is the environment variable that names the process a sandbox
+// process descends from.
+const markVar = "PADDOCK_PROCESS"
+
+// Bounds of one sweep: a fork bomb is stopped and killed in rounds, each a
+// scan of /proc.
+const (
+	sweepRounds = 200
+	sweepFor    = 5 * time.Second
+)
+
+// newNonce returns 8 random hex digits.
+func newNonce() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sweep kills every process whose environment carries mark, and returns
+// how many it killed. It first stops them (a stopped process cannot fork),
+// scanning again until no new one appears, then kills them all, and scans
+// until none is left.
+func sweep(mark string) int {
+	deadline := time.Now().Add(sweepFor)
+	stopped := map[int]bool{}
+	for range sweepRounds {
+		fresh := 0
+		for _, pid := range marked(mark) {
+			if !stopped[pid] {
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+				stopped[pid] = true
+				fresh++
+			}
+		}
+		if fresh == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for pid := range stopped {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	killed := len(stopped)
+	for range sweepRounds {
+		left := marked(mark)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if !stopped[pid] {
+				stopped[pid] = true
+				killed++
+			}
+		}
+	}
+	return killed
+}
+
+// marked lists the live processes (not zombies: their environment reads
+// empty) whose environment carries mark, the shim excepted.
+func marked(mark string) []int {
+	want := []byte("\x00" + mark + "\x00")
+	self := os.Getpid()
+	var out []int
+	for _, pid := range pids() {
+		if pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil || len(env) == 0 {
+			continue
+		}
+		env = append(append([]byte{0}, env...), 0)
+		if bytes.Contains(env, want) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// pids lists the processes in /proc.
+func pids() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// killAll kills every process but the shim and returns how many there
+// were. As the sandbox's PID 1 one kill(-1) reaches all of them at once
+// (the kernel holds forks off while it walks them); outside a sandbox (in
+// tests) only the processes the shim started and what carries their marks
+// are killed.
+func (s *Server) killAll() int {
+	if os.Getpid() == 1 {
+		n := 0
+		for _, pid := range pids() {
+			if pid != 1 && !zombie(pid) {
+				n++
+			}
+		}
+		for range 3 { // until nothing is left to signal
+			if err := syscall.Kill(-1, syscall.SIGKILL); err != nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return n
+	}
+	n := 0
+	for _, p := range s.procs.list() {
+		p.mu.Lock()
+		exited := p.exited
+		p.mu.Unlock()
+		if !exited {
+			p.kill(syscall.SIGKILL)
+			n++
+		}
+		n += sweep(s.procs.mark(p.id))
+	}
+	return n
+}
+
+// zombie reports whether pid has exited and awaits its reaper.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// pid (comm) state …: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
