@@ -7,9 +7,11 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -321,5 +323,35 @@ func TestLargeFile(t *testing.T) {
 		size>>20, upload.Round(time.Millisecond), mb/upload.Seconds(), download.Round(time.Millisecond), mb/download.Seconds(), peak>>20)
 	if peak > 256<<20 {
 		t.Fatalf("peak heap %d MiB: the file was not streamed", peak>>20)
+	}
+}
+
+// TestReadNonRegular: a FIFO, a socket and a device are refused with
+// not_a_regular_file, at once (a FIFO with no writer never blocks the call).
+func TestReadNonRegular(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx, cancel := context.WithTimeout(ctxT(t), 10*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(dir+"/fifo", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", dir+"/sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Symlink(dir+"/fifo", dir+"/link-to-fifo"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir + "/fifo", dir + "/sock", dir + "/link-to-fifo", "/dev/null"} {
+		r, err := a.client.ReadFile(ctx, p)
+		if err == nil {
+			r.Close()
+		}
+		wantCode(t, err, errdefs.ErrFailedPrecondition, "not_a_regular_file")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("reading a FIFO blocked")
 	}
 }

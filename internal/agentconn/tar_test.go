@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -199,6 +200,17 @@ func TestTarTraversal(t *testing.T) {
 			{name: "esc", typ: tar.TypeSymlink, link: outside},
 			{name: "h", typ: tar.TypeLink, link: "esc/target"},
 		}},
+		{"symlink to an absolute path outside", []tarEntry{{name: "l", typ: tar.TypeSymlink, link: "/etc/passwd"}}},
+		{"symlink climbing out", []tarEntry{{name: "a/l", typ: tar.TypeSymlink, link: "../../outside/target"}}},
+		{"symlink out through an earlier link", []tarEntry{
+			{name: "up", typ: tar.TypeSymlink, link: "."},
+			{name: "l", typ: tar.TypeSymlink, link: "up/../../outside"},
+		}},
+		{"good entries, then a bad one", []tarEntry{
+			{name: "ok/", typ: tar.TypeDir},
+			{name: "ok/file", body: "fine"},
+			{name: "ok/esc", typ: tar.TypeSymlink, link: outside},
+		}},
 	}
 	if err := os.WriteFile(outside+"/target", []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
@@ -212,14 +224,25 @@ func TestTarTraversal(t *testing.T) {
 			if len(es) != 1 || es[0].Name() != "target" {
 				t.Fatalf("outside dir now holds %v", es)
 			}
+			// All or nothing: the refused upload left nothing behind.
+			if es, _ := os.ReadDir(dir); len(es) != 0 {
+				t.Fatalf("the refused upload left %v behind", names(es))
+			}
 		})
 	}
 
-	// A symlink as the final component is replaced, not written through.
+	// A symlink as the final component is replaced, not written through
+	// (here one that was already there, pointing outside).
 	dir := root + "/final"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside+"/target", dir+"/f"); err != nil {
+		t.Fatal(err)
+	}
 	_, err := a.client.UploadTar(ctx, dir, bytes.NewReader(makeTar(t, []tarEntry{
-		{name: "f", typ: tar.TypeSymlink, link: outside + "/target"},
 		{name: "f", body: "replaced"},
+		{name: "g", typ: tar.TypeSymlink, link: "f"},
 	})))
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +250,62 @@ func TestTarTraversal(t *testing.T) {
 	if b, _ := os.ReadFile(outside + "/target"); string(b) != "keep" {
 		t.Fatalf("wrote through a symlink: target is %q", b)
 	}
-	if b, _ := os.ReadFile(dir + "/f"); string(b) != "replaced" {
-		t.Fatalf("f is %q", b)
+	if b, _ := os.ReadFile(dir + "/g"); string(b) != "replaced" {
+		t.Fatalf("g (a link to f) reads %q", b)
 	}
+}
+
+// TestTarUploadAllOrNothing: an upload that fails part way leaves the
+// directory as it was: new entries gone, replaced files back.
+func TestTarUploadAllOrNothing(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/keep.txt", []byte("original"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir+"/sub", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	good := makeTar(t, []tarEntry{
+		{name: "keep.txt", body: "overwritten"},
+		{name: "sub/", typ: tar.TypeDir, mode: 0o777},
+		{name: "new/deep/file", body: "new"},
+		{name: "link", typ: tar.TypeSymlink, link: "keep.txt"},
+	})
+	// The stream breaks off in the middle of the last entry.
+	broken := append(slices.Clone(good[:len(good)-1024-512]), makeTar(t, []tarEntry{{name: "big", body: strings.Repeat("x", 4096)}})[:700]...)
+	_, err := a.client.UploadTar(ctx, dir, bytes.NewReader(broken))
+	wantCode(t, err, errdefs.ErrInvalidArgument, "invalid_tar")
+	es, _ := os.ReadDir(dir)
+	if got := names(es); strings.Join(got, ",") != "keep.txt,sub" {
+		t.Fatalf("after a failed upload the directory holds %v", got)
+	}
+	if b, _ := os.ReadFile(dir + "/keep.txt"); string(b) != "original" {
+		t.Fatalf("keep.txt is %q after a failed upload", b)
+	}
+	if fi, _ := os.Stat(dir + "/keep.txt"); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("keep.txt mode %v", fi.Mode())
+	}
+	if fi, _ := os.Stat(dir + "/sub"); fi.Mode().Perm() != 0o750 {
+		t.Fatalf("sub mode %v after a failed upload", fi.Mode())
+	}
+	// The same upload, whole, goes through.
+	if _, err := a.client.UploadTar(ctx, dir, bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dir + "/link"); string(b) != "overwritten" {
+		t.Fatalf("after a good upload: %q", b)
+	}
+	if es, _ := os.ReadDir(dir); strings.Contains(strings.Join(names(es), ","), ".paddock-upload") {
+		t.Fatalf("staging left behind: %v", names(es))
+	}
+}
+
+func names(es []os.DirEntry) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
 }

@@ -110,3 +110,21 @@ func TestProcessLimitSaysWhatToDo(t *testing.T) {
 		t.Fatalf("after kill-all: %q", got)
 	}
 }
+
+// TestReadNonRegularFiles: through the API, reading a socket (it answered
+// 500) or a FIFO (it blocked forever) is 422 not_a_regular_file.
+func TestReadNonRegularFiles(t *testing.T) {
+	s := runningSandbox(t)
+	ctx := bounded(t)
+	s.run(t, "mkfifo", "/tmp/fifo")
+	for _, p := range []string{"/.paddock/run/agent.sock", "/tmp/fifo", "/dev/zero"} {
+		r, err := s.sdk.ReadFile(ctx, "acme", "dev", s.rid, p)
+		if err == nil {
+			r.Close()
+		}
+		var apiErr *pc.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 422 || apiErr.Code != "not_a_regular_file" {
+			t.Fatalf("reading %s = %v; want 422 not_a_regular_file", p, err)
+		}
+	}
+}

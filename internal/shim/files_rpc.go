@@ -159,18 +159,11 @@ func (h *fileService) Read(ctx context.Context, req *connect.Request[agentpb.Rea
 	if m.Offset < 0 || m.Length < 0 {
 		return errInvalid("invalid_range", "offset and length must not be negative")
 	}
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
-		return fsError("read", path, err)
+		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fsError("read", path, err)
-	}
-	if fi.IsDir() {
-		return errPrecondition("is_a_directory", path, "%s is a directory", path)
-	}
 	if err := stream.Send(&agentpb.ReadResponse{Msg: &agentpb.ReadResponse_Info{Info: fileInfo(path, fi)}}); err != nil {
 		return err
 	}
@@ -366,4 +359,51 @@ func (h *fileService) Rename(ctx context.Context, req *connect.Request[agentpb.R
 		return nil, fsError("rename", subject, err)
 	}
 	return connect.NewResponse(&agentpb.RenameResponse{}), nil
+}
+
+// openRegular opens a regular file (through links) for reading, refusing
+// anything else before reading from it: a directory, and a FIFO, socket or
+// device, whose reads block or fail (not_a_regular_file). The open does not
+// block even if the path turns into a FIFO meanwhile.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	notRegular := func(fi os.FileInfo) error {
+		if fi.IsDir() {
+			return errPrecondition("is_a_directory", path, "%s is a directory", path)
+		}
+		return errPrecondition("not_a_regular_file", path, "%s is not a regular file (%s); only regular files can be read", path, fileKind(fi.Mode()))
+	}
+	if fi, err := os.Stat(path); err != nil {
+		return nil, nil, fsError("read", path, err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, nil, notRegular(fi)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, fsError("read", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fsError("read", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, nil, notRegular(fi)
+	}
+	return f, fi, nil
+}
+
+// fileKind names what a non-regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -70,16 +72,56 @@ func (h *fileService) UploadTar(ctx context.Context, stream *connect.ClientStrea
 	}
 	x := &extractor{dir: dir, buf: make([]byte, chunkSize)}
 	if err := x.extract(tar.NewReader(&uploadReader{stream: stream})); err != nil {
+		x.undo()
 		return nil, err
 	}
+	x.commit()
 	return connect.NewResponse(&agentpb.UploadTarResponse{Entries: x.entries, Bytes: x.bytes}), nil
 }
 
-// extractor writes a tar's entries under dir and nowhere else.
+// extractor writes a tar's entries under dir and nowhere else. An upload is
+// all or nothing: what it created is recorded, and what it replaced is kept
+// in a staging directory, so a failed upload removes the one and puts the
+// other back.
 type extractor struct {
 	dir            string
 	buf            []byte
 	entries, bytes int64
+
+	created  []string   // paths this upload created, in order
+	replaced []replaced // entries it moved aside, in order
+	chmods   []chmodded // existing directories whose mode it changed
+	staging  string     // where replaced entries wait; "" until needed
+}
+
+type replaced struct{ path, kept string }
+
+type chmodded struct {
+	path string
+	mode fs.FileMode
+}
+
+// undo removes what a failed upload created and restores what it replaced.
+func (x *extractor) undo() {
+	for _, c := range slices.Backward(x.chmods) {
+		_ = os.Chmod(c.path, c.mode)
+	}
+	for _, p := range slices.Backward(x.created) {
+		_ = os.Remove(p)
+	}
+	for _, r := range slices.Backward(x.replaced) {
+		_ = os.Rename(r.kept, r.path)
+	}
+	if x.staging != "" {
+		_ = os.RemoveAll(x.staging)
+	}
+}
+
+// commit drops what a successful upload replaced.
+func (x *extractor) commit() {
+	if x.staging != "" {
+		_ = os.RemoveAll(x.staging)
+	}
 }
 
 func (x *extractor) extract(tr *tar.Reader) error {
@@ -125,8 +167,12 @@ func (x *extractor) target(name string) (string, error) {
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return "", fsError("mkdir", cur, err)
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				if !errors.Is(err, fs.ErrExist) {
+					return "", fsError("mkdir", cur, err)
+				}
+			} else {
+				x.created = append(x.created, cur)
 			}
 			continue
 		}
@@ -144,23 +190,74 @@ func (x *extractor) target(name string) (string, error) {
 	return filepath.Join(x.dir, rel), nil
 }
 
-// clear removes what is at path unless it is a directory, so that a new
-// entry never writes through an existing symbolic link.
-func clearPath(path string) error {
+// clearPath moves what is at path aside (into the staging directory, to be
+// put back if the upload fails) unless it is a directory, so that a new
+// entry never writes through an existing symbolic link. The path is then
+// recorded as created.
+func (x *extractor) clearPath(path string) error {
 	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return fsError("upload", path, err)
-	}
-	if fi.IsDir() {
+	case fi.IsDir():
 		return errPrecondition("is_a_directory", path, "%s is a directory", path)
+	default:
+		if x.staging == "" {
+			if x.staging, err = os.MkdirTemp(x.dir, ".paddock-upload-"); err != nil {
+				return fsError("upload", x.dir, err)
+			}
+		}
+		kept := filepath.Join(x.staging, strconv.Itoa(len(x.replaced)))
+		if err := os.Rename(path, kept); err != nil {
+			return fsError("upload", path, err)
+		}
+		x.replaced = append(x.replaced, replaced{path: path, kept: kept})
 	}
-	if err := os.Remove(path); err != nil {
-		return fsError("upload", path, err)
+	x.created = append(x.created, path)
+	return nil
+}
+
+// linkInside refuses a symbolic link at path whose target resolves outside
+// dir: an absolute target elsewhere, a ".." that climbs out, or a way out
+// through a link that already exists.
+func (x *extractor) linkInside(name, path, target string) error {
+	outside := &rpcError{kind: kindInvalid, reason: "tar_path_outside_dir", subject: name,
+		msg: fmt.Sprintf("tar entry %q is a link to %q, outside %s", name, target, x.dir)}
+	dest := target
+	if !filepath.IsAbs(dest) {
+		dest = filepath.Join(filepath.Dir(path), dest)
+	}
+	if !within(x.dir, filepath.Clean(dest)) {
+		return outside
+	}
+	// Follow what exists of it: earlier links may lead elsewhere.
+	root, err := filepath.EvalSymlinks(x.dir)
+	if err != nil {
+		return fsError("upload", x.dir, err)
+	}
+	resolved, rest := filepath.Clean(dest), ""
+	for {
+		if r, err := filepath.EvalSymlinks(resolved); err == nil {
+			resolved = filepath.Join(r, rest)
+			break
+		}
+		parent := filepath.Dir(resolved)
+		if parent == resolved {
+			break
+		}
+		rest = filepath.Join(filepath.Base(resolved), rest)
+		resolved = parent
+	}
+	if !within(root, resolved) {
+		return outside
 	}
 	return nil
+}
+
+// within reports whether p is dir or below it.
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
@@ -180,16 +277,19 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 			if err := os.Mkdir(path, mode|0o700); err != nil {
 				return fsError("mkdir", path, err)
 			}
+			x.created = append(x.created, path)
 		case err != nil:
 			return fsError("upload", path, err)
 		case !fi.IsDir():
 			return errPrecondition("not_a_directory", path, "%s exists and is not a directory", path)
+		default:
+			x.chmods = append(x.chmods, chmodded{path: path, mode: fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)})
 		}
 		if err := os.Chmod(path, mode); err != nil {
 			return fsError("chmod", path, err)
 		}
 	case tar.TypeReg, tar.TypeRegA:
-		if err := clearPath(path); err != nil {
+		if err := x.clearPath(path); err != nil {
 			return err
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
@@ -222,7 +322,10 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		if strings.IndexByte(h.Linkname, 0) >= 0 {
 			return errInvalid("invalid_tar", "link target of %q contains a NUL byte", h.Name)
 		}
-		if err := clearPath(path); err != nil {
+		if err := x.linkInside(h.Name, path, h.Linkname); err != nil {
+			return err
+		}
+		if err := x.clearPath(path); err != nil {
 			return err
 		}
 		if err := os.Symlink(h.Linkname, path); err != nil {
@@ -233,14 +336,14 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		if err != nil {
 			return err
 		}
-		if err := clearPath(path); err != nil {
+		if err := x.clearPath(path); err != nil {
 			return err
 		}
 		if err := os.Link(old, path); err != nil {
 			return fsError("link", path, err)
 		}
 	case tar.TypeFifo:
-		if err := clearPath(path); err != nil {
+		if err := x.clearPath(path); err != nil {
 			return err
 		}
 		if err := syscall.Mkfifo(path, uint32(mode.Perm())); err != nil {
@@ -387,7 +490,7 @@ func addTarEntry(tw *tar.Writer, path, name string, fi fs.FileInfo, buf []byte) 
 		}
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fsError("open", path, err)
 	}
