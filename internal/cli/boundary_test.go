@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestTalksOnlyThroughTheSDK holds the CLI's boundary: apart from serve,
-// which runs the server itself, the CLI reaches the server only through
+// TestTalksOnlyThroughTheSDK holds the CLI's boundary: apart from serve.go
+// (serve, which runs the server itself, and admin, which works on its data
+// directory), the CLI reaches the server only through
 // pkg/client, so no command may import a server package. Tests may use
 // whatever they need.
 func TestTalksOnlyThroughTheSDK(t *testing.T) {

@@ -161,6 +161,7 @@ config file written by 'paddock login'. Default org and workspace come from
 
 	root.AddCommand(
 		newServeCmd(),
+		newAdminCmd(),
 		a.loginCmd(),
 		a.orgCmd(),
 		a.workspaceCmd(),

@@ -35,7 +35,8 @@ PADDOCK_DATA_DIR, PADDOCK_PROVIDER, PADDOCK_SHIM_PATH, PADDOCK_DEFAULT_IMAGE,
 PADDOCK_DOCKER_HOST, PADDOCK_RUN_DIR, PADDOCK_BOOTSTRAP_KEY, PADDOCK_LOG_LEVEL,
 PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES, PADDOCK_CREDIT_RATE_CPU,
 PADDOCK_CREDIT_RATE_MEMORY, PADDOCK_CREDIT_PROVIDER_RATES,
-PADDOCK_CREDIT_FIRST_SLICE, PADDOCK_SETTLE_INTERVAL, PADDOCK_NEW_ORG_CREDITS),
+PADDOCK_CREDIT_FIRST_SLICE, PADDOCK_SETTLE_INTERVAL, PADDOCK_NEW_ORG_CREDITS,
+PADDOCK_ALLOWED_IMAGES, PADDOCK_DISK_MB, PADDOCK_MAX_DISK_MB),
 then the YAML file given by --config (default <data-dir>/paddock.yaml when it
 exists).
 
@@ -128,6 +129,7 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			return server.Run(ctx, cfg, logger, cmd.OutOrStdout())
 		},
 	}
+	cmd.SetUsageTemplate(serverUsage)
 	f := cmd.Flags()
 	f.StringVar(&file, "config", "", "YAML config file (default <data-dir>/paddock.yaml if present)")
 	f.StringVar(&flags.Listen, "listen", def.Listen, "address to listen on")
@@ -151,5 +153,64 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.DurationVar(&flags.MaxKeepalive, "max-keepalive", def.MaxKeepalive, "the longest one keepalive may extend a sandbox's window")
 	f.DurationVar(&flags.ArchiveAfter, "archive-after", def.ArchiveAfter, "archive runtimes paused this long (0: never)")
 	f.IntVar(&flags.WarmPool, "warm-pool", def.WarmPool, "warm sandboxes to keep ready for runtimes of the default image and resources")
+	return cmd
+}
+
+// serverUsage is cobra's usage template without the client's global flags
+// (--url, --api-key, --output, --config): the commands that run the server
+// or work on its data have no use for them.
+const serverUsage = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Available Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+
+// newAdminCmd is `paddock admin`: operations on the server's own data
+// directory, without a running server or an API key.
+func newAdminCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "admin",
+		Short: "Work on the server's data directory directly (no server or key needed)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.SetUsageTemplate(serverUsage)
+	var dataDir, name string
+	create := &cobra.Command{
+		Use:   "create-key",
+		Short: "Create a new installation admin API key and print it once",
+		Long: `Create a new installation admin API key in the server's database and print it
+once. Use it when the key printed at the first start was lost. It works on the
+data directory while the server is stopped (and while it runs).`,
+		Example: `  paddock admin create-key --data-dir ./data`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := config.Default().DataDir
+			if v, ok := os.LookupEnv("PADDOCK_DATA_DIR"); ok && v != "" {
+				dir = v
+			}
+			if cmd.Flags().Changed("data-dir") {
+				dir = dataDir
+			}
+			return server.CreateAdminKey(cmd.Context(), dir, name, cmd.OutOrStdout())
+		},
+	}
+	create.SetUsageTemplate(serverUsage)
+	create.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
+	create.Flags().StringVar(&name, "name", "admin (created offline)", "a name for the key")
+	cmd.AddCommand(create)
 	return cmd
 }

@@ -50,6 +50,15 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		return fmt.Errorf("data dir: %w", err)
 	}
 
+	// Step 0: the listener, first: a start that cannot have its address
+	// (a busy port) fails before it creates anything, the admin key
+	// included.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+
 	// Step 1: the store.
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "paddock.db"), logger)
 	if err != nil {
@@ -68,12 +77,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	logger = logger.With("instance", instance)
 
-	// Step 3: the first admin key, printed once.
-	if err := bootstrapKey(ctx, st, cfg.BootstrapKey, out); err != nil {
-		return err
-	}
-
-	// Step 4: providers.
+	// Step 3: providers.
 	providers := provider.NewRegistry()
 	closeProviders, err := registerProviders(ctx, providers, cfg, instance, logger)
 	if err != nil {
@@ -81,7 +85,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	defer closeProviders()
 
-	// Step 5: domain services and the API. The meter prices compute and
+	// Step 4: domain services and the API. The meter prices compute and
 	// moves credits inside the runtime service's transactions.
 	pricing, err := pricingOf(cfg)
 	if err != nil {
@@ -126,7 +130,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Ledger:    credits,
 	})
 
-	// Step 6: lifecycle automation. A reconciliation first, before any
+	// Step 5: lifecycle automation. A reconciliation first, before any
 	// request is served, so a restart after a crash starts from a ledger
 	// and providers that agree; then expiry and periodic reconciliation,
 	// owned here and stopped before the store closes.
@@ -154,10 +158,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	defer settler.Stop()
 	logger.Info("credits", "pricing", pricing.String())
 
-	// Step 7: listen and serve.
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+	// Step 6: the first admin key, printed once, now that nothing is left
+	// that could fail before the server serves; then serve on the
+	// listener of step 0.
+	if err := bootstrapKey(ctx, st, cfg.BootstrapKey, out); err != nil {
+		return err
 	}
 	srv := &http.Server{
 		Handler:           handler,

@@ -1,0 +1,54 @@
+package cli_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/store/sqlite"
+)
+
+// TestServerCommandsHelp: serve and admin list their own flags, not the
+// client's.
+func TestServerCommandsHelp(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--help"}, {"admin", "create-key", "--help"}} {
+		out, _, code := clitest.Run(t, map[string]string{}, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		for _, client := range []string{"--api-key", "--url", "--output"} {
+			if strings.Contains(out, client) {
+				t.Errorf("%v lists the client flag %s:\n%s", args, client, out)
+			}
+		}
+	}
+	out, _, _ := clitest.Run(t, map[string]string{}, "serve", "--help")
+	if !strings.Contains(out, "--data-dir") || !strings.Contains(out, "--disk-mb") {
+		t.Fatalf("serve --help lacks its own flags:\n%s", out)
+	}
+}
+
+// TestAdminCreateKey: the command makes a key in an existing database,
+// without a server, and refuses a data directory that has none.
+func TestAdminCreateKey(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "paddock.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := clitest.Run(t, map[string]string{}, "admin", "create-key", "--data-dir", dir)
+	if code != 0 || !regexp.MustCompile(`pdk_[A-Za-z0-9_]+`).MatchString(out) {
+		t.Fatalf("admin create-key: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, errOut, code = clitest.Run(t, map[string]string{"PADDOCK_DATA_DIR": t.TempDir()}, "admin", "create-key")
+	if code == 0 || !strings.Contains(errOut, "no paddock database") {
+		t.Fatalf("admin create-key on an empty data dir: exit %d, stderr %q", code, errOut)
+	}
+}
