@@ -26,7 +26,20 @@ const (
 	ExitOK    = 0
 	ExitError = 1 // the command ran and failed
 	ExitUsage = 2 // the command was called wrongly
+
+	// As a shell exits: a command that cannot be run, one that is not
+	// found, and an interrupt (Ctrl-C, 128+SIGINT).
+	ExitNotExecutable = 126
+	ExitNotFound      = 127
+	ExitInterrupted   = 130
 )
+
+// shellCodes gives the API's codes for a command that could not start the
+// exit code a shell gives it.
+var shellCodes = map[string]int{
+	"command_not_found":      ExitNotFound,
+	"command_not_executable": ExitNotExecutable,
+}
 
 // Env is everything a run of the CLI reads from its process.
 type Env struct {
@@ -118,8 +131,12 @@ func (a *app) report(cmd *cobra.Command, err error) int {
 		if errors.Is(apiErr, client.ErrInternal) && apiErr.RequestID != "" {
 			fmt.Fprintf(w, "request id: %s\n", apiErr.RequestID)
 		}
+		if code, ok := shellCodes[apiErr.Code]; ok {
+			return code
+		}
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(w, "error: interrupted")
+		return ExitInterrupted
 	case errors.As(err, &urlErr):
 		fmt.Fprintf(w, "error: cannot reach the paddock server at %s: %v\n", a.serverURL(), urlErr.Err)
 	default:
@@ -138,17 +155,11 @@ Commands other than serve talk to a paddock server. Its URL and API key come
 from --url and --api-key, else PADDOCK_URL and PADDOCK_API_KEY, else the
 config file written by 'paddock login'. Default org and workspace come from
 --org and --ws, else PADDOCK_ORG and PADDOCK_WS, else the config file.`,
-		Version:       version.Version,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			switch a.output {
-			case outputTable, outputJSON:
-				return nil
-			}
-			return usagef("--output must be %q or %q, not %q", outputTable, outputJSON, a.output)
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Version:           version.Version,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.checkOutput() },
+		RunE:              func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetVersionTemplate("paddock {{.Version}}\n")
@@ -177,6 +188,15 @@ config file written by 'paddock login'. Default org and workspace come from
 	)
 	a.markRuns(root)
 	return root
+}
+
+// checkOutput validates --output.
+func (a *app) checkOutput() error {
+	switch a.output {
+	case outputTable, outputJSON:
+		return nil
+	}
+	return usagef("--output must be %q or %q, not %q", outputTable, outputJSON, a.output)
 }
 
 // markRuns wraps every command's RunE so that report can tell a failure of

@@ -54,34 +54,50 @@ func (a *app) execCmd() *cobra.Command {
 	var (
 		sc      scope
 		stdin   bool
+		noStdin bool
 		detach  bool
 		env     []string
 		cwd     string
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "exec [flags] RUNTIME [--] COMMAND [ARG...]",
+		Use:   "exec [flags] RUNTIME [flags] -- COMMAND [ARG...]",
 		Short: "Run a command in a runtime's sandbox",
 		Long: `Run a command in a running runtime's sandbox. Its output streams as it is
 produced and paddock exits with the command's exit code (128+N when signal N
-killed it). Flags go before RUNTIME; everything after it is the command.
+killed it). paddock's flags may stand anywhere before "--"; without "--"
+they go before RUNTIME and everything after it is the command.
 Interrupting paddock kills the command; with --detach it runs in the
 background and paddock prints its process id. With -o json the output is
-collected and printed as one JSON result. ` + runtimeArg,
+collected and printed as one JSON result. Standard input goes to the command
+when it is piped or redirected (as with ssh; -n turns that off), and from a
+terminal with -i. A command that is not found exits 127, one that cannot be
+run 126, and an interrupted paddock 130, as in a shell. ` + runtimeArg,
 		Example: `  paddock exec agent -- ls -la /workspace
-  echo hello | paddock exec -i agent -- tr a-z A-Z`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) < 2 || (args[1] == "--" && len(args) < 3) {
-				return usagef("expected RUNTIME and a COMMAND, got %d argument(s)", len(args))
-			}
-			return nil
-		},
+  paddock exec agent --org acme -w /workspace -- make test
+  echo hello | paddock exec agent -- tr a-z A-Z`,
+		DisableFlagParsing: true, // see commandLine
 		RunE: func(cmd *cobra.Command, args []string) error {
-			argv := args[1:]
-			if argv[0] == "--" {
-				argv = argv[1:]
+			rt, argv, help, err := a.commandLine(cmd, args)
+			if err != nil {
+				return err
 			}
-			req := client.ExecRequest{Argv: argv, Cwd: cwd, Background: detach, OpenStdin: stdin && !detach}
+			if help {
+				return cmd.Help()
+			}
+			if len(argv) == 0 {
+				return usagef("expected a COMMAND after RUNTIME")
+			}
+			if stdin && noStdin {
+				return usagef("--stdin and --no-stdin contradict each other")
+			}
+			// As ssh does: standard input that is not a terminal (a pipe,
+			// a file) goes to the command unless -n; a terminal only with -i.
+			forward := stdin
+			if _, tty := ttyOf(a.env.Stdin); !tty && !noStdin && !detach && a.output != outputJSON {
+				forward = true
+			}
+			req := client.ExecRequest{Argv: argv, Cwd: cwd, Background: detach, OpenStdin: forward && !detach}
 			if len(env) > 0 {
 				req.Env = map[string]string{}
 				for _, kv := range env {
@@ -100,7 +116,7 @@ collected and printed as one JSON result. ` + runtimeArg,
 				return usagef("--stdin streams to a foreground command; it cannot be combined with --detach or -o json")
 			}
 			ctx := cmd.Context()
-			t, err := a.target(ctx, &sc, args[0])
+			t, err := a.target(ctx, &sc, rt)
 			if err != nil {
 				return err
 			}
@@ -110,10 +126,10 @@ collected and printed as one JSON result. ` + runtimeArg,
 			return a.execStreamed(ctx, t, req)
 		},
 	}
-	cmd.Flags().SetInterspersed(false)
 	scopeFlags(cmd, &sc, true)
 	f := cmd.Flags()
-	f.BoolVarP(&stdin, "stdin", "i", false, "send standard input to the command")
+	f.BoolVarP(&stdin, "stdin", "i", false, "send standard input to the command (piped input is sent without it)")
+	f.BoolVarP(&noStdin, "no-stdin", "n", false, "do not send piped standard input to the command")
 	f.BoolVarP(&detach, "detach", "d", false, "run the command in the background and print its process id")
 	f.StringArrayVarP(&env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	f.StringVarP(&cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"github.com/spf13/cobra"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,3 +75,41 @@ func durationSeconds(flag string, d time.Duration, zeroOK bool) (int64, error) {
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 func isUUID(s string) bool { return uuidRE.MatchString(s) }
+
+// commandLine parses the arguments of a command that runs a command in a
+// sandbox (exec, shell): paddock's flags, one RUNTIME, then the command.
+// With a "--", paddock's flags may stand anywhere before it, around
+// RUNTIME, and everything after it is the command. Without one, flags stop
+// at RUNTIME and everything after RUNTIME is the command, as with docker
+// exec. The command must set DisableFlagParsing. help reports --help.
+func (a *app) commandLine(cmd *cobra.Command, raw []string) (runtime string, argv []string, help bool, err error) {
+	before, after, dash := raw, []string(nil), false
+	if i := slices.Index(raw, "--"); i >= 0 {
+		before, after, dash = raw[:i], raw[i+1:], true
+	}
+	cmd.Flags().SetInterspersed(dash)
+	// cobra's ParseFlags does nothing while DisableFlagParsing is set.
+	cmd.DisableFlagParsing = false
+	err = cmd.ParseFlags(before)
+	cmd.DisableFlagParsing = true
+	if err != nil {
+		return "", nil, false, &usageError{msg: err.Error()}
+	}
+	if h, _ := cmd.Flags().GetBool("help"); h {
+		return "", nil, true, nil
+	}
+	if err := a.checkOutput(); err != nil {
+		return "", nil, false, err
+	}
+	pos := cmd.Flags().Args()
+	if len(pos) == 0 {
+		return "", nil, false, usagef("expected RUNTIME")
+	}
+	if dash {
+		if len(pos) > 1 {
+			return "", nil, false, usagef("expected one RUNTIME before --, got %q", pos)
+		}
+		return pos[0], after, false, nil
+	}
+	return pos[0], pos[1:], false, nil
+}

@@ -24,7 +24,7 @@ func (a *app) shellCmd() *cobra.Command {
 		cwd string
 	)
 	cmd := &cobra.Command{
-		Use:   "shell [flags] RUNTIME [--] [COMMAND [ARG...]]",
+		Use:   "shell [flags] RUNTIME [flags] [-- COMMAND [ARG...]]",
 		Short: "Open an interactive terminal in a runtime's sandbox",
 		Long: `Open an interactive terminal in a running runtime's sandbox, like ssh: the
 sandbox's shell (or COMMAND) on a pseudo-terminal, this terminal in raw mode,
@@ -33,26 +33,23 @@ with the shell's exit code. Standard input need not be a terminal: piped
 input is typed into the session, then Ctrl-D. ` + runtimeArg,
 		Example: `  paddock shell agent
   paddock shell -w /workspace/src agent -- python3`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) < 1 {
-				return usagef("expected RUNTIME")
-			}
-			return nil
-		},
+		DisableFlagParsing: true, // see commandLine
 		RunE: func(cmd *cobra.Command, args []string) error {
-			argv := args[1:]
-			if len(argv) > 0 && argv[0] == "--" {
-				argv = argv[1:]
+			rt, argv, help, err := a.commandLine(cmd, args)
+			if err != nil {
+				return err
+			}
+			if help {
+				return cmd.Help()
 			}
 			ctx := cmd.Context()
-			t, err := a.target(ctx, &sc, args[0])
+			t, err := a.target(ctx, &sc, rt)
 			if err != nil {
 				return err
 			}
 			return a.shell(ctx, t, client.TerminalOptions{Argv: argv, Cwd: cwd, Term: a.getenv("TERM")})
 		},
 	}
-	cmd.Flags().SetInterspersed(false)
 	scopeFlags(cmd, &sc, true)
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")
 	return cmd

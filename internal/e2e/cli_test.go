@@ -38,11 +38,16 @@ func TestCLISandboxCommands(t *testing.T) {
 			{name: "streams and exits with the command's code", args: []string{"exec", "p1", "--", "sh", "-c", "echo out; echo err >&2; exit 4"}, wantOut: "out\n", wantErrSub: "err\n", wantCode: 4},
 			{name: "without --", args: []string{"exec", "p1", "ls", "-d", "/tmp"}, wantOut: "/tmp\n"},
 			{name: "flags before the runtime", args: []string{"exec", "-w", "/tmp", "-e", "A=b", s.rid, "sh", "-c", "pwd; echo $A"}, wantOut: "/tmp\nb\n"},
+			{name: "flags after the runtime", args: []string{"exec", "p1", "--org", "acme", "-w", "/tmp", "--", "pwd"}, wantOut: "/tmp\n"},
+			{name: "flags around the runtime", args: []string{"exec", "-e", "A=b", "p1", "--ws", "dev", "--", "sh", "-c", "echo $A"}, wantOut: "b\n"},
 			{name: "stdin", stdin: "shout\n", args: []string{"exec", "-i", "p1", "--", "tr", "a-z", "A-Z"}, wantOut: "SHOUT\n"},
+			{name: "piped stdin without -i", stdin: "piped\n", args: []string{"exec", "p1", "--", "cat"}, wantOut: "piped\n"},
+			{name: "-n keeps stdin back", stdin: "piped\n", args: []string{"exec", "-n", "p1", "--", "sh", "-c", "cat; echo end"}, wantOut: "end\n"},
 			{name: "killed by a signal", args: []string{"exec", "p1", "--", "sh", "-c", "kill -TERM $$"}, wantCode: 128 + 15},
 			{name: "timeout", args: []string{"exec", "--timeout", "100ms", "p1", "--", "sleep", "30"}, wantErrSub: "timed out", wantCode: 128 + 9},
-			{name: "a missing command", args: []string{"exec", "p1", "--", "no-such-command"}, wantErrSub: "(command_not_found)", wantCode: cli.ExitError},
-			{name: "no command", args: []string{"exec", "p1"}, wantErrSub: "expected RUNTIME and a COMMAND", wantCode: cli.ExitUsage},
+			{name: "a missing command", args: []string{"exec", "p1", "--", "no-such-command"}, wantErrSub: "(command_not_found)", wantCode: 127},
+			{name: "no command", args: []string{"exec", "p1"}, wantErrSub: "expected a COMMAND", wantCode: cli.ExitUsage},
+			{name: "two runtimes before --", args: []string{"exec", "p1", "p2", "--", "true"}, wantErrSub: "expected one RUNTIME", wantCode: cli.ExitUsage},
 			{name: "stdin and detach", args: []string{"exec", "-i", "-d", "p1", "--", "cat"}, wantErrSub: "--stdin", wantCode: cli.ExitUsage},
 		}
 		for _, tt := range tests {
@@ -53,6 +58,28 @@ func TestCLISandboxCommands(t *testing.T) {
 				}
 			})
 		}
+		// Ctrl-C: paddock's context ends, as signal.NotifyContext ends it;
+		// the command is killed and paddock exits 130, as a shell would.
+		ictx, interrupt := context.WithCancel(t.Context())
+		time.AfterFunc(time.Second, interrupt)
+		var ierr strings.Builder
+		ienv := cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &ierr, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		if code := cli.Run(ictx, ienv, []string{"exec", "p1", "--", "sleep", "60"}); code != cli.ExitInterrupted {
+			t.Fatalf("interrupted exec: exit %d, stderr %q", code, ierr.String())
+		}
+		waitFor(t, "the interrupted command to go", func() bool {
+			ps, err := s.sdk.ListProcesses(t.Context(), "acme", "dev", s.rid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				if p.Running && len(p.Argv) > 0 && p.Argv[0] == "sleep" && len(p.Argv) > 1 && p.Argv[1] == "60" {
+					return false
+				}
+			}
+			return true
+		})
+
 		out := clitest.MustRun(t, env, "exec", "-d", "p1", "--", "sleep", "5")
 		if id := strings.TrimSpace(out); !strings.HasPrefix(id, "p-") || !s.process(t, id).Running {
 			t.Fatalf("detached: %q", out)
@@ -134,7 +161,7 @@ func TestCLISandboxCommands(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "/tmp") {
 			t.Fatalf("shell with a command: exit %d %q %q", code, out, errOut)
 		}
-		if _, errOut, code := clitest.Run(t, env, "shell", "p1", "--", "no-such-shell"); code != cli.ExitError || !strings.Contains(errOut, "(command_not_found)") {
+		if _, errOut, code := clitest.Run(t, env, "shell", "p1", "--", "no-such-shell"); code != cli.ExitNotFound || !strings.Contains(errOut, "(command_not_found)") {
 			t.Fatalf("missing shell: exit %d %q", code, errOut)
 		}
 	})

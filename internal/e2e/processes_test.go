@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,5 +127,30 @@ func TestReadNonRegularFiles(t *testing.T) {
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 422 || apiErr.Code != "not_a_regular_file" {
 			t.Fatalf("reading %s = %v; want 422 not_a_regular_file", p, err)
 		}
+	}
+}
+
+// TestTerminalOpensTheLoginShell: a terminal with no command opens the
+// user's login shell — bash on the default image, not dash.
+func TestTerminalOpensTheLoginShell(t *testing.T) {
+	testenv.RequireDocker(t, testenv.DefaultImage)
+	env, docker, _, _ := dockerEnv(t)
+	var p pc.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{
+		Name: "deb", Runtime: &pc.RuntimeConfig{Image: testenv.DefaultImage, MemoryMB: 256, PidsLimit: 64},
+	}).Decode(t, &p)
+	s := startSandbox(t, env, docker, p, "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID)
+	ctx := bounded(t)
+	tm, err := s.sdk.Terminal(ctx, "acme", "dev", s.rid, pc.TerminalOptions{Rows: 24, Cols: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tm.Close()
+	if _, err := io.WriteString(tm, "echo shell=$0 bash=${BASH_VERSION%%.*}; exit\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(tm)
+	if !strings.Contains(string(out), "shell=/bin/bash bash=5") {
+		t.Fatalf("the terminal's shell said %q", out)
 	}
 }

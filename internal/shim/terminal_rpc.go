@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"connectrpc.com/connect"
 
@@ -46,11 +48,7 @@ func (h *terminalService) Open(ctx context.Context, stream *connect.BidiStream[a
 	}
 	argv := start.Argv
 	if len(argv) == 0 {
-		sh := os.Getenv("SHELL")
-		if sh == "" {
-			sh = "/bin/sh"
-		}
-		argv = []string{sh}
+		argv = []string{defaultShell(os.Getenv("SHELL"), "/etc/passwd", os.Getuid())}
 	}
 	spec, _, err := h.s.execSpec(&agentpb.ProcessStart{
 		Argv: argv,
@@ -89,4 +87,33 @@ func (h *terminalService) Open(ctx context.Context, stream *connect.BidiStream[a
 		return control{}, nil
 	}
 	return h.s.serveCall(ctx, p, recv, terminalEvents(stream.Send))
+}
+
+// defaultShell is the shell a terminal opens when it names no command, as
+// ssh chooses one: $SHELL, else the user's login shell in passwd, else
+// bash where the image has it, else /bin/sh. A shell that is not an
+// executable file is passed over.
+func defaultShell(env, passwd string, uid int) string {
+	usable := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	}
+	if env != "" && usable(env) {
+		return env
+	}
+	if b, err := os.ReadFile(passwd); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			// name:password:uid:gid:gecos:home:shell
+			f := strings.Split(line, ":")
+			if len(f) == 7 && f[2] == strconv.Itoa(uid) && f[6] != "" && usable(f[6]) {
+				return f[6]
+			}
+		}
+	}
+	for _, p := range []string{"/bin/bash", "/usr/bin/bash"} {
+		if usable(p) {
+			return p
+		}
+	}
+	return "/bin/sh"
 }
