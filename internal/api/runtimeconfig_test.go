@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"github.com/paddockhq/paddock/internal/ledger"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -154,4 +156,39 @@ func TestStrictJSON(t *testing.T) {
 	}
 	// null for an optional field is the same as leaving it out.
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":"opt","runtime":null,"description":null}`)
+}
+
+// TestProjectNames: runtimes, sandboxes and usage say which project they
+// belong to by name, as people know it.
+func TestProjectNames(t *testing.T) {
+	pricing := ledger.Pricing{Default: ledger.Rate{CPUMicros: 280, MemoryMicros: 70}, FirstSlice: time.Minute}
+	env := servertest.New(t, servertest.Options{Pricing: &pricing, NewOrgMicros: 100_000_000})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "agent-1"}).Decode(t, &p)
+	var rt client.Runtime
+	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/start", nil).Decode(t, &rt)
+	if rt.ProjectName != "agent-1" {
+		t.Fatalf("runtime project_name = %q", rt.ProjectName)
+	}
+	var rts client.List[client.Runtime]
+	env.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/runtimes", nil).Decode(t, &rts)
+	if len(rts.Items) != 1 || rts.Items[0].ProjectName != "agent-1" {
+		t.Fatalf("runtimes = %+v", rts.Items)
+	}
+	var sbs client.List[client.Sandbox]
+	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes", nil).Decode(t, &sbs)
+	if len(sbs.Items) != 1 || sbs.Items[0].ProjectName != "agent-1" {
+		t.Fatalf("sandboxes = %+v", sbs.Items)
+	}
+	var u client.Usage
+	env.Must(t, 200, "GET", "/api/v1/org/acme/usage?group_by=runtime", nil).Decode(t, &u)
+	if len(u.Items) != 1 || u.Items[0].Name != "agent-1" || u.Items[0].Key != p.RuntimeID {
+		t.Fatalf("usage by runtime = %+v", u.Items)
+	}
+	env.Must(t, 200, "GET", "/api/v1/org/acme/usage?group_by=org", nil).Decode(t, &u)
+	if len(u.Items) != 1 || u.Items[0].Name != "acme" {
+		t.Fatalf("usage by org = %+v", u.Items)
+	}
 }

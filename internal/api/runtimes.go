@@ -24,6 +24,12 @@ func (a *API) writeRuntime(ctx context.Context, w http.ResponseWriter, rt store.
 }
 
 func (a *API) runtimeView(ctx context.Context, rt store.Runtime) (client.Runtime, error) {
+	out, err := a.runtimeWithSandbox(ctx, rt)
+	out.ProjectName = a.names().project(ctx, rt.ProjectID)
+	return out, err
+}
+
+func (a *API) runtimeWithSandbox(ctx context.Context, rt store.Runtime) (client.Runtime, error) {
 	if rt.CurrentSandboxID == "" {
 		return runtimeOut(rt, nil), nil
 	}

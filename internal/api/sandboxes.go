@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"github.com/paddockhq/paddock/pkg/client"
 	"net/http"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -41,8 +43,16 @@ func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return listError(err)
 	}
-	writeJSON(w, http.StatusOK, listOf(sbs, next, a.sandboxView))
+	n := a.names()
+	writeJSON(w, http.StatusOK, listOf(sbs, next, func(sb store.Sandbox) client.Sandbox { return a.namedSandbox(ctx, n, sb) }))
 	return nil
+}
+
+// namedSandbox is sandboxView with its project's name.
+func (a *API) namedSandbox(ctx context.Context, n *names, sb store.Sandbox) client.Sandbox {
+	out := a.sandboxView(sb)
+	out.ProjectName = n.project(ctx, sb.ProjectID)
+	return out
 }
 
 func (a *API) getSandbox(w http.ResponseWriter, r *http.Request) error {
@@ -50,7 +60,7 @@ func (a *API) getSandbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.sandboxView(sb))
+	writeJSON(w, http.StatusOK, a.namedSandbox(r.Context(), a.names(), sb))
 	return nil
 }
 
@@ -63,6 +73,6 @@ func (a *API) killSandbox(w http.ResponseWriter, r *http.Request) error {
 	if sb, err = a.runtimes.KillSandbox(ctx, sb.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.sandboxView(sb))
+	writeJSON(w, http.StatusOK, a.namedSandbox(ctx, a.names(), sb))
 	return nil
 }

@@ -51,8 +51,11 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) error {
 		Items: make([]client.UsageItem, 0, len(rows)),
 	}
 	var total store.UsageRow
+	n := a.names()
 	for _, row := range rows {
-		out.Items = append(out.Items, usageOut(row))
+		item := usageOut(row)
+		item.Name = n.ofUsageKey(ctx, group, row.Key)
+		out.Items = append(out.Items, item)
 		total.ChargedMicros += row.ChargedMicros
 		total.RefundedMicros += row.RefundedMicros
 		total.ShortfallMicros += row.ShortfallMicros

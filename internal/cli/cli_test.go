@@ -182,7 +182,7 @@ func TestScenario(t *testing.T) {
 				if !reflect.DeepEqual(rows[0], want) || len(rows) != 3 {
 					t.Fatalf("table = %q", rows)
 				}
-				if want := []string{rtID, projID, "idle", "-", "-", "img:1", "-", fakeNow}; !reflect.DeepEqual(rows[1], want) {
+				if want := []string{rtID, "agent", "idle", "-", "-", "img:1", "-", fakeNow}; !reflect.DeepEqual(rows[1], want) {
 					t.Fatalf("row = %q, want %q", rows[1], want)
 				}
 			},
@@ -247,8 +247,8 @@ func TestScenario(t *testing.T) {
 			name: "list sandboxes", env: scoped, args: []string{"sandbox", "ls"},
 			check: func(t *testing.T, out string) {
 				want := [][]string{
-					{"ID", "KIND", "STATE", "PAUSE", "PROVIDER", "PROVIDER_ID", "RUNTIME", "BILLED", "ESTIMATED", "CREATED"},
-					{sb1, "runtime", "running", "-", "fake", "fakesandbox0", rtID, "0.2500", "0.3750", fakeNow},
+					{"ID", "KIND", "STATE", "PAUSE", "PROVIDER", "PROVIDER_ID", "PROJECT", "BILLED", "ESTIMATED", "CREATED"},
+					{sb1, "runtime", "running", "-", "fake", "fakesandbox0", "agent", "0.2500", "0.3750", fakeNow},
 				}
 				if got := table(out); !reflect.DeepEqual(got, want) {
 					t.Fatalf("table = %q\nwant %q", got, want)

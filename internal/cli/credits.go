@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -236,6 +237,7 @@ func (a *app) creditsJournalCmd(sc *scope) *cobra.Command {
 }
 
 var usageColumns = []column[client.UsageItem]{
+	{"NAME", func(u client.UsageItem) string { return cmp.Or(u.Name, u.Key) }},
 	{"KEY", func(u client.UsageItem) string { return u.Key }},
 	{"CHARGED", func(u client.UsageItem) string { return amount(u.Charged) }},
 	{"REFUNDED", func(u client.UsageItem) string { return amount(u.Refunded) }},

@@ -175,7 +175,7 @@ func (f *fakeAPI) handler() http.Handler {
 		var req client.CreateProjectRequest
 		_ = json.Unmarshal([]byte(f.bodies["POST "+ws+"/projects"]), &req)
 		p := client.Project{ID: f.id(), OrgID: o.ID, WorkspaceID: x.ID, Name: req.Name, Description: req.Description, CreatedAt: now()}
-		run := &client.Runtime{ID: f.id(), OrgID: o.ID, WorkspaceID: x.ID, ProjectID: p.ID, Status: client.RuntimeIdle, CreatedAt: now(), UpdatedAt: now()}
+		run := &client.Runtime{ID: f.id(), OrgID: o.ID, WorkspaceID: x.ID, ProjectID: p.ID, ProjectName: p.Name, Status: client.RuntimeIdle, CreatedAt: now(), UpdatedAt: now()}
 		if req.Runtime != nil {
 			run.Config = *req.Runtime
 		}
@@ -241,7 +241,7 @@ func (f *fakeAPI) handler() http.Handler {
 		_ = json.Unmarshal([]byte(f.bodies["POST "+rt+"/start"]), &req)
 		exp := now().Add(15 * time.Minute)
 		sb := &client.Sandbox{
-			ID: f.id(), OrgID: run.OrgID, WorkspaceID: run.WorkspaceID, ProjectID: run.ProjectID, RuntimeID: run.ID,
+			ID: f.id(), OrgID: run.OrgID, WorkspaceID: run.WorkspaceID, ProjectID: run.ProjectID, ProjectName: run.ProjectName, RuntimeID: run.ID,
 			Kind: client.KindRuntime, State: client.SandboxRunning, Provider: "fake",
 			ProviderSandboxID: fmt.Sprintf("fakesandbox%021d", f.seq), Image: run.Config.Image,
 			SecretIDs: req.SecretIDs, BilledCredits: 0.25, RunningCredits: 0.125, EstimatedTotalCredits: 0.375,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 var runtimeColumns = []column[client.Runtime]{
 	{"ID", func(r client.Runtime) string { return r.ID }},
-	{"PROJECT", func(r client.Runtime) string { return r.ProjectID }},
+	{"PROJECT", func(r client.Runtime) string { return cmp.Or(r.ProjectName, r.ProjectID) }},
 	{"STATUS", func(r client.Runtime) string { return r.Status }},
 	{"PAUSE", func(r client.Runtime) string { return r.PauseReason }},
 	{"SANDBOX", func(r client.Runtime) string { return r.CurrentSandboxID }},
@@ -23,6 +24,7 @@ var runtimeColumns = []column[client.Runtime]{
 func (a *app) printRuntime(r client.Runtime) error {
 	return a.printObject(r, []field{
 		{"ID", r.ID},
+		{"PROJECT", r.ProjectName},
 		{"PROJECT_ID", r.ProjectID},
 		{"STATUS", r.Status},
 		{"STATUS_REASON", r.StatusReason},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 
@@ -16,7 +17,7 @@ var sandboxColumns = []column[client.Sandbox]{
 	{"PAUSE", func(s client.Sandbox) string { return s.PauseReason }},
 	{"PROVIDER", func(s client.Sandbox) string { return s.Provider }},
 	{"PROVIDER_ID", func(s client.Sandbox) string { return short(s.ProviderSandboxID, 12) }},
-	{"RUNTIME", func(s client.Sandbox) string { return s.RuntimeID }},
+	{"PROJECT", func(s client.Sandbox) string { return cmp.Or(s.ProjectName, s.RuntimeID) }},
 	{"BILLED", func(s client.Sandbox) string { return credits(s.BilledCredits) }},
 	{"ESTIMATED", func(s client.Sandbox) string { return credits(s.EstimatedTotalCredits) }},
 	{"CREATED", func(s client.Sandbox) string { return ts(s.CreatedAt) }},
@@ -40,6 +41,7 @@ func (a *app) printSandbox(s client.Sandbox) error {
 		{"CPU", cpus(s.Resources.CPUMillis)},
 		{"MEMORY", mem(s.Resources.MemoryMB)},
 		{"SECRETS", secrets},
+		{"PROJECT", s.ProjectName},
 		{"RUNTIME", s.RuntimeID},
 		{"PROJECT_ID", s.ProjectID},
 		{"WORKSPACE_ID", s.WorkspaceID},

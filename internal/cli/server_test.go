@@ -60,8 +60,12 @@ func TestAgainstTheServer(t *testing.T) {
 	}
 	sb := sbs.Items[0]
 	out := clitest.MustRun(t, env, "sandbox", "ls")
-	if rows := table(out); len(rows) != 2 || rows[1][0] != sb.ID || rows[1][2] != client.SandboxRunning {
-		t.Fatalf("sandbox table:\n%s", out)
+	if rows := table(out); len(rows) != 2 || rows[1][0] != sb.ID || rows[1][2] != client.SandboxRunning || rows[1][6] != "agent" {
+		t.Fatalf("sandbox table (want the project's name):\n%s", out)
+	}
+	out = clitest.MustRun(t, env, "runtime", "ls")
+	if rows := table(out); len(rows) != 2 || rows[1][1] != "agent" {
+		t.Fatalf("runtime table (want the project's name):\n%s", out)
 	}
 	if got := clitest.JSON[client.Sandbox](t, env, "sandbox", "get", sb.ProviderSandboxID); got.ID != sb.ID {
 		t.Fatalf("sandbox by provider id = %+v", got)

@@ -110,10 +110,13 @@ type Usage struct {
 }
 
 // UsageItem is the usage of one group. Key is the sandbox, runtime,
-// project, workspace or org id. Net is Charged less Refunded; Shortfall is
-// compute that ran but could not be paid for.
+// project, workspace or org id; Name is what people call it (a runtime's
+// project name, a project's, a workspace's or an org's; none for a
+// sandbox). Net is Charged less Refunded; Shortfall is compute that ran
+// but could not be paid for.
 type UsageItem struct {
 	Key       string  `json:"key"`
+	Name      string  `json:"name,omitempty"`
 	Charged   float64 `json:"charged"`
 	Refunded  float64 `json:"refunded"`
 	Net       float64 `json:"net"`

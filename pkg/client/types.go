@@ -102,6 +102,7 @@ type Runtime struct {
 	OrgID            string        `json:"org_id"`
 	WorkspaceID      string        `json:"workspace_id"`
 	ProjectID        string        `json:"project_id"`
+	ProjectName      string        `json:"project_name,omitempty"`
 	Status           string        `json:"status"`
 	StatusReason     string        `json:"status_reason,omitempty"`
 	Config           RuntimeConfig `json:"config"`
@@ -160,6 +161,7 @@ type Sandbox struct {
 	OrgID                 string     `json:"org_id"`
 	WorkspaceID           string     `json:"workspace_id,omitempty"`
 	ProjectID             string     `json:"project_id,omitempty"`
+	ProjectName           string     `json:"project_name,omitempty"` // the project's name, while it exists
 	RuntimeID             string     `json:"runtime_id,omitempty"`
 	Kind                  string     `json:"kind"`
 	State                 string     `json:"state"`
