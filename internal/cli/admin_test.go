@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
@@ -50,5 +51,17 @@ func TestAdminCreateKey(t *testing.T) {
 	_, errOut, code = clitest.Run(t, map[string]string{"PADDOCK_DATA_DIR": t.TempDir()}, "admin", "create-key")
 	if code == 0 || !strings.Contains(errOut, "no paddock database") {
 		t.Fatalf("admin create-key on an empty data dir: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_paddock", "zsh": "#compdef paddock", "fish": "complete -c paddock"} {
+		out, errOut, code := clitest.Run(t, map[string]string{}, "completion", shell)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("completion %s: exit %d, stderr %q, no %q in the script", shell, code, errOut, want)
+		}
+	}
+	if _, _, code := clitest.Run(t, map[string]string{}, "completion", "tcsh"); code != cli.ExitUsage {
+		t.Errorf("completion tcsh: exit %d", code)
 	}
 }

@@ -181,10 +181,12 @@ config file written by 'paddock login'. Default org and workspace come from
 		a.sandboxCmd(),
 		a.creditsCmd(), a.usageCmd(),
 		a.execCmd(),
+		a.psCmd(), a.attachCmd(), a.killCmd(),
 		a.cpCmd(),
 		a.shellCmd(),
 		a.capabilitiesCmd(),
 		a.versionCmd(),
+		a.completionCmd(),
 	)
 	a.markRuns(root)
 	return root

@@ -16,13 +16,7 @@ import (
 func fakeID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
 // table splits a table's output into rows of fields.
-func table(out string) [][]string {
-	var rows [][]string
-	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		rows = append(rows, strings.Fields(line))
-	}
-	return rows
-}
+func table(out string) [][]string { return clitest.Table(out) }
 
 // detail reads "NAME: value" lines.
 func detail(out string) map[string]string {

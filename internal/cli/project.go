@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -147,17 +149,27 @@ func (a *app) projectGetCmd(sc *scope) *cobra.Command {
 }
 
 func (a *app) projectRemoveCmd(sc *scope) *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:     "rm PROJECT...",
 		Aliases: []string{"delete"},
 		Short:   "Delete projects, by name or id, after resetting their runtimes",
-		Args:    rangeArgs(1, 100, "one or more PROJECTs"),
+		Long: `Delete projects, by name or id. Each project's runtime is reset first and its
+workspace deleted with it. A runtime that has a sandbox (running, paused or
+starting) is only deleted with --force, or after you confirm on a terminal,
+as docker rm does with a running container.`,
+		Args: rangeArgs(1, 100, "one or more PROJECTs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
 			for _, p := range args {
+				if !force {
+					if err := a.confirmRemove(cmd.Context(), s, p); err != nil {
+						return err
+					}
+				}
 				if err := s.c.DeleteProject(cmd.Context(), s.org, s.ws, p); err != nil {
 					return err
 				}
@@ -168,4 +180,35 @@ func (a *app) projectRemoveCmd(sc *scope) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "delete projects whose runtime has a sandbox, without asking")
+	return cmd
+}
+
+// confirmRemove lets the deletion of project p go ahead when its runtime
+// has no sandbox, or when the person at the terminal says yes; otherwise it
+// says to pass --force.
+func (a *app) confirmRemove(ctx context.Context, s session, p string) error {
+	proj, err := s.c.GetProject(ctx, s.org, s.ws, p)
+	if err != nil {
+		return err
+	}
+	rt, err := s.c.GetRuntime(ctx, s.org, s.ws, proj.RuntimeID)
+	if err != nil {
+		return err
+	}
+	switch rt.Status {
+	case client.RuntimeRunning, client.RuntimePaused, client.RuntimeStarting:
+	default:
+		return nil
+	}
+	in, ok := ttyOf(a.env.Stdin)
+	if !ok {
+		return fmt.Errorf("project %s has a %s runtime: deleting it kills its sandbox and deletes its workspace; pass --force to do it", proj.Name, rt.Status)
+	}
+	fmt.Fprintf(a.env.Stderr, "project %s has a %s runtime; kill its sandbox and delete it with its workspace? [y/N] ", proj.Name, rt.Status)
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
+		return fmt.Errorf("project %s kept", proj.Name)
+	}
+	return nil
 }

@@ -74,11 +74,25 @@ func TestAgainstTheServer(t *testing.T) {
 		t.Fatalf("killed sandbox = %+v", got)
 	}
 
+	// rm refuses a runtime with a sandbox unless --force, as docker rm
+	// refuses a running container.
+	clitest.MustRun(t, env, "project", "create", "busy")
+	clitest.MustRun(t, env, "runtime", "start", "busy")
+	if _, errOut, code := clitest.Run(t, env, "project", "rm", "busy"); code != cli.ExitError || !strings.Contains(errOut, "--force") {
+		t.Fatalf("rm of a running runtime without --force: exit %d, stderr %q", code, errOut)
+	}
+	if rt := clitest.JSON[client.Runtime](t, env, "runtime", "get", "busy"); rt.Status != client.RuntimeRunning {
+		t.Fatalf("the refused rm touched the runtime: %+v", rt)
+	}
+	if out := clitest.MustRun(t, env, "project", "rm", "--force", "busy"); out != "deleted project busy\n" {
+		t.Fatalf("rm --force: %q", out)
+	}
+
 	clitest.MustRun(t, env, "runtime", "start", "agent")
 	if rt = clitest.JSON[client.Runtime](t, env, "runtime", "reset", "agent", "--wipe-workspace"); rt.Status != client.RuntimeIdle || rt.CurrentSandboxID != "" {
 		t.Fatalf("reset runtime = %+v", rt)
 	}
-	if killed := clitest.JSON[client.List[client.Sandbox]](t, env, "sandbox", "ls", "--state", "killed"); len(killed.Items) != 2 {
+	if killed := clitest.JSON[client.List[client.Sandbox]](t, env, "sandbox", "ls", "--state", "killed", "--runtime", rt.ID); len(killed.Items) != 2 {
 		t.Fatalf("killed sandboxes = %+v", killed)
 	}
 

@@ -86,6 +86,50 @@ func TestCLISandboxCommands(t *testing.T) {
 		}
 	})
 
+	t.Run("ps, attach and kill", func(t *testing.T) {
+		id := strings.TrimSpace(clitest.MustRun(t, env, "exec", "-d", "p1", "--", "sh", "-c", "echo begun; trap 'echo bye; exit 7' TERM; while :; do sleep 0.1; done"))
+		waitFor(t, "its first output", func() bool { return s.process(t, id).StdoutBytes > 0 })
+		out := clitest.MustRun(t, env, "ps", "p1")
+		rows := clitest.Table(out)
+		found := false
+		for _, r := range rows[1:] {
+			if r[0] == id && r[2] == "running" && r[3] == "background" {
+				found = true
+			}
+		}
+		if rows[0][0] != "ID" || !found {
+			t.Fatalf("ps:\n%s", out)
+		}
+		// attach replays what it printed, follows, and exits with its
+		// code once kill has it trap TERM.
+		type result struct {
+			out  string
+			code int
+		}
+		done := make(chan result, 1)
+		go func() {
+			o, _, c := clitest.Run(t, env, "attach", "p1", id)
+			done <- result{o, c}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		clitest.MustRun(t, env, "kill", "p1", id)
+		select {
+		case r := <-done:
+			if r.code != 7 || r.out != "begun\nbye\n" {
+				t.Fatalf("attach: exit %d, %q", r.code, r.out)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("attach did not end")
+		}
+		clitest.MustRun(t, env, "exec", "-d", "p1", "--", "sleep", "600")
+		if out := clitest.MustRun(t, env, "kill", "--all", "p1"); !strings.HasPrefix(out, "killed ") || strings.HasPrefix(out, "killed 0 ") {
+			t.Fatalf("kill --all: %q", out)
+		}
+		if _, errOut, code := clitest.Run(t, env, "kill", "p1"); code != cli.ExitUsage || !strings.Contains(errOut, "expected RUNTIME and PROCESS") {
+			t.Fatalf("kill without a process: exit %d, %q", code, errOut)
+		}
+	})
+
 	t.Run("cp", func(t *testing.T) {
 		local := t.TempDir()
 		src := filepath.Join(local, "src")

@@ -63,3 +63,12 @@ func JSON[T any](t testing.TB, env map[string]string, args ...string) T {
 func Env(url, apiKey string) map[string]string {
 	return map[string]string{"PADDOCK_URL": url, "PADDOCK_API_KEY": apiKey}
 }
+
+// Table splits a table's output into rows of whitespace-separated cells.
+func Table(out string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		rows = append(rows, strings.Fields(line))
+	}
+	return rows
+}
