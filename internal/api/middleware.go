@@ -100,8 +100,11 @@ func (a *API) requireKey(next http.Handler) http.Handler {
 		}
 		id, err := a.keys.Verify(ctx, strings.TrimSpace(key))
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
-			writeError(ctx, w, a.logger, err)
+			if ctx.Err() == nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
+			}
+			// A client gone while its key was looked up is no server error.
+			a.fail(ctx, w, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithIdentity(ctx, id)))

@@ -154,8 +154,10 @@ func TestStrictJSON(t *testing.T) {
 	if len(orgs.Items) != 1 {
 		t.Fatalf("orgs after refused creates: %+v", orgs.Items)
 	}
-	// null for an optional field is the same as leaving it out.
-	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":"opt","runtime":null,"description":null}`)
+	// null for an optional field too: the document allows null nowhere.
+	if r := env.Do(t, "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":"opt","description":null}`); r.Status != 400 || r.Code() != "null_field" {
+		t.Fatalf("null for an optional field = %d %s", r.Status, r.Body)
+	}
 }
 
 // TestProjectNames: runtimes, sandboxes and usage say which project they

@@ -13,10 +13,9 @@ import (
 
 // checkStrictJSON refuses what encoding/json lets through: an object with
 // the same key twice, at any depth (the last one would silently win), and
-// null for a required field of v's type — one whose json tag lacks
-// omitempty, which is how the API's request types mark optional fields
-// (null would silently read as the zero value). Malformed JSON is left for
-// the decoder to report.
+// null for a field of v's type (null would silently read as the zero
+// value; api/openapi.yaml allows it nowhere: leave an optional field out
+// instead). Malformed JSON is left for the decoder to report.
 func checkStrictJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -26,7 +25,7 @@ func checkStrictJSON(body []byte, v any) error {
 		}
 		return err
 	}
-	return noNullRequired(body, reflect.TypeOf(v), "")
+	return noNull(body, reflect.TypeOf(v), "")
 }
 
 // errStopScan ends a scan of malformed JSON; the decoder says what is wrong.
@@ -80,9 +79,9 @@ func scanJSON(dec *json.Decoder, path string, depth int) error {
 	return nil
 }
 
-// noNullRequired refuses null for a required field of struct type t, and
-// of the structs inside it.
-func noNullRequired(body []byte, t reflect.Type, path string) error {
+// noNull refuses null for a field of struct type t, and of the structs
+// inside it.
+func noNull(body []byte, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -98,7 +97,7 @@ func noNullRequired(body []byte, t reflect.Type, path string) error {
 		if !f.IsExported() {
 			continue
 		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
 			continue
 		}
@@ -110,12 +109,9 @@ func noNullRequired(body []byte, t reflect.Type, path string) error {
 			continue
 		}
 		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			if !strings.Contains(","+opts+",", ",omitempty,") {
-				return errdefs.InvalidArgument("null_field", "field %q must not be null", joinPath(path, name))
-			}
-			continue
+			return errdefs.InvalidArgument("null_field", "field %q must not be null (leave an optional field out instead)", joinPath(path, name))
 		}
-		if err := noNullRequired(raw, f.Type, joinPath(path, name)); err != nil {
+		if err := noNull(raw, f.Type, joinPath(path, name)); err != nil {
 			return err
 		}
 	}

@@ -122,7 +122,8 @@ func New(t testing.TB, opts Options) *Env {
 		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
 	})
 	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger})
-	env.Server = httptest.NewServer(h)
+	// Every request and answer is held to api/openapi.yaml (spec.go).
+	env.Server = httptest.NewServer(newSpecCheck(t).wrap(h))
 	t.Cleanup(env.Server.Close)
 	// Runs before the server closes: ends streams to sandbox agents,
 	// which the server would otherwise wait for.
