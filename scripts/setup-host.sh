@@ -27,15 +27,7 @@ if ! docker info >/dev/null 2>&1; then
 		sleep 0.2
 	done
 	if ! docker info >/dev/null 2>&1; then
-		if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
-	echo "setup-host: Go 1.26 or newer is needed (go.mod); install it at /usr/local/go" >&2
-	exit 1
-fi
-# The generators the generated-code check uses (protoc from Debian, the Go
-# plugins pinned in gen-proto.sh).
-export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo /root/go)/bin"
-"$(dirname "$0")/gen-proto.sh" --tools >/dev/null
-echo "setup-host: dockerd did not start; its log:" >&2
+		echo "setup-host: dockerd did not start; its log:" >&2
 		tail -n 50 /var/log/paddock-dockerd.log >&2
 		exit 1
 	fi
@@ -44,8 +36,4 @@ if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	echo "setup-host: Go 1.26 or newer is needed (go.mod); install it at /usr/local/go" >&2
 	exit 1
 fi
-# The generators the generated-code check uses (protoc from Debian, the Go
-# plugins pinned in gen-proto.sh).
-export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo /root/go)/bin"
-"$(dirname "$0")/gen-proto.sh" --tools >/dev/null
 echo "setup-host: docker $(docker version --format '{{.Server.Version}}') ready"
