@@ -107,3 +107,10 @@ func (c *Client) Info(ctx context.Context) (AgentInfo, error) {
 		StartedAt: time.Unix(0, res.Msg.StartedAtUnixNano),
 	}, nil
 }
+
+// SetEnv replaces the environment the agent injects into every process it
+// starts from now on. The agent keeps it in memory only.
+func (c *Client) SetEnv(ctx context.Context, env map[string]string) error {
+	_, err := c.agent.SetEnv(ctx, connect.NewRequest(&agentpb.SetEnvRequest{Env: env}))
+	return mapError(err)
+}

@@ -251,7 +251,7 @@ func TestRuntimeConfig(t *testing.T) {
 	}).Decode(t, &p)
 	rt := runtimeOf(t, env.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID, nil))
 	c := rt.Config
-	if c.Image != "example/agent:1" || c.CPUMillis != 500 || c.MemoryMB != 256 || c.IdleTimeoutSeconds != 60 || c.Provider != "fake" || c.Network != "none" || c.PidsLimit == 0 {
+	if c.Image != "example/agent:1" || c.CPUMillis != 500 || c.MemoryMB != 256 || c.IdleTimeoutSeconds != 60 || c.Provider != "fake" || c.Network == nil || c.Network.Mode != "none" || c.PidsLimit == 0 {
 		t.Fatalf("config = %+v", c)
 	}
 	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/start", nil)

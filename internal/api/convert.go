@@ -24,14 +24,29 @@ func projectOut(p store.Project, runtimeID string) client.Project {
 }
 
 func configOut(c store.RuntimeConfig) client.RuntimeConfig {
-	return client.RuntimeConfig(c)
+	return client.RuntimeConfig{
+		Image: c.Image, Provider: c.Provider, CPUMillis: c.CPUMillis, MemoryMB: c.MemoryMB,
+		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
+		Network:            &client.NetworkPolicy{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny},
+		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
+		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets,
+	}
 }
 
 func configIn(c *client.RuntimeConfig) store.RuntimeConfig {
 	if c == nil {
 		return store.RuntimeConfig{}
 	}
-	return store.RuntimeConfig(*c)
+	out := store.RuntimeConfig{
+		Image: c.Image, Provider: c.Provider, CPUMillis: c.CPUMillis, MemoryMB: c.MemoryMB,
+		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
+		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
+		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets,
+	}
+	if c.Network != nil {
+		out.Network = store.NetworkConfig{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny}
+	}
+	return out
 }
 
 // runtimeOut renders a runtime with what its current sandbox (if any) adds.

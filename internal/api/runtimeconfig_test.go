@@ -34,7 +34,7 @@ func TestRuntimeConfigRefusedAtCreate(t *testing.T) {
 		{"a snapshot named as an image", client.RuntimeConfig{Image: fake.ArchiveRepository + ":1"}, 400, "image_not_allowed"},
 		{"more cores than the host", client.RuntimeConfig{CPUMillis: 4000}, 422, "exceeds_host_capacity"},
 		{"more memory than the host", client.RuntimeConfig{MemoryMB: 8192}, 422, "exceeds_host_capacity"},
-		{"a network the provider does not offer", client.RuntimeConfig{Network: "proxy"}, 422, "network_policy_not_supported"},
+		{"a network the provider does not offer", client.RuntimeConfig{Network: &client.NetworkPolicy{Mode: "proxy"}}, 422, "network_policy_not_supported"},
 		{"a disk quota too small", client.RuntimeConfig{DiskMB: 1}, 400, "invalid_resources"},
 		{"a disk quota over the maximum", client.RuntimeConfig{DiskMB: 1 << 30}, 400, "invalid_resources"},
 	} {

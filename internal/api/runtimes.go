@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -67,6 +68,48 @@ func (a *API) getRuntime(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.writeRuntime(r.Context(), w, rt)
+}
+
+// configureRuntime changes a runtime's settings (PATCH) and says which
+// apply at once and which at the next start.
+func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	var req client.RuntimePatch
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		return err
+	}
+	patch := runtime.Patch{
+		Image: req.Image, CPUMillis: req.CPUMillis, MemoryMB: req.MemoryMB, PidsLimit: req.PidsLimit,
+		IdleTimeoutSeconds: req.IdleTimeoutSeconds, MaxLifetimeSeconds: req.MaxLifetimeSeconds,
+		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets,
+	}
+	if req.Network != nil {
+		patch.Network = &store.NetworkConfig{Mode: req.Network.Mode, Allow: req.Network.Allow, Deny: req.Network.Deny}
+		if patch.Network.Mode == "" {
+			patch.Network.Mode = rt.Config.Network.Mode
+		}
+	}
+	rt, change, err := a.runtimes.Configure(ctx, rt.ID, patch)
+	if err != nil {
+		return err
+	}
+	out, err := a.runtimeView(ctx, rt)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, client.RuntimeUpdate{Runtime: out, Live: nonNil(change.Live), NextStart: nonNil(change.NextStart)})
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // runtimeAction resolves the runtime, decodes an optional body into req,

@@ -146,7 +146,7 @@ func TestScenario(t *testing.T) {
 					t.Fatalf("details = %v", d)
 				}
 				jsonEq(t, f.body("POST /api/v1/org/{org}/ws/{ws}/projects"), `{"name":"agent","description":"does things",
-					"runtime":{"image":"img:1","cpu_millis":500,"memory_mb":1024,"pids_limit":64,"disk_mb":20480,"network":"none","idle_timeout_seconds":1800}}`)
+					"runtime":{"image":"img:1","cpu_millis":500,"memory_mb":1024,"pids_limit":64,"disk_mb":20480,"network":{"mode":"none"},"idle_timeout_seconds":1800}}`)
 			},
 		},
 		{

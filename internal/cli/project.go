@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,59 +40,28 @@ func (a *app) projectCmd() *cobra.Command {
 
 func (a *app) projectCreateCmd(sc *scope) *cobra.Command {
 	var (
-		description, image, provider, network, cpu, memory, disk string
-		pids                                                     int64
-		idle, maxLifetime, archiveAfter                          time.Duration
+		description string
+		settings    runtimeSettings
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a project and its runtime",
 		Long: `Create a project and its runtime. Runtime settings left unset take the
 server's defaults. No compute is provisioned until 'paddock runtime start'.`,
-		Example: `  paddock project create agent --org acme --ws dev --image paddock/debian:bookworm --cpu 1 --memory 1G --idle-timeout 30m`,
-		Args:    exactArgs("NAME"),
+		Example: `  paddock project create agent --org acme --ws dev --image paddock/debian:bookworm --cpu 1 --memory 1G --idle-timeout 30m
+  paddock project create agent --network proxy --allow pypi.org --allow files.pythonhosted.org`,
+		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rc := client.RuntimeConfig{Image: image, Provider: provider, Network: network, PidsLimit: pids}
-			var err error
-			if cpu != "" {
-				if rc.CPUMillis, err = parseCPU(cpu); err != nil {
-					return err
-				}
-			}
-			if memory != "" {
-				if rc.MemoryMB, err = parseMemory(memory); err != nil {
-					return err
-				}
-			}
-			if disk != "" {
-				if rc.DiskMB, err = parseSize("--disk", disk); err != nil {
-					return err
-				}
-			}
-			for _, d := range []struct {
-				flag string
-				v    time.Duration
-				dst  *int64
-			}{
-				{"idle-timeout", idle, &rc.IdleTimeoutSeconds},
-				{"max-lifetime", maxLifetime, &rc.MaxLifetimeSeconds},
-				{"archive-after", archiveAfter, &rc.ArchiveAfterSeconds},
-			} {
-				if cmd.Flags().Changed(d.flag) {
-					if *d.dst, err = durationSeconds(d.flag, d.v, false); err != nil {
-						return err
-					}
-				}
-			}
-			if pids < 0 {
-				return usagef("--pids-limit must not be negative")
+			rc, set, err := settings.config(cmd)
+			if err != nil {
+				return err
 			}
 			s, err := a.workspaceSession(sc)
 			if err != nil {
 				return err
 			}
 			req := client.CreateProjectRequest{Name: args[0], Description: description}
-			if rc != (client.RuntimeConfig{}) {
+			if set {
 				req.Runtime = &rc
 			}
 			p, err := s.c.CreateProject(cmd.Context(), s.org, s.ws, req)
@@ -105,16 +73,7 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&description, "description", "", "what the project is for")
-	f.StringVar(&image, "image", "", "runtime image")
-	f.StringVar(&provider, "provider", "", "sandbox provider (see 'paddock capabilities')")
-	f.StringVar(&network, "network", "", "egress policy: none, proxy or open")
-	f.StringVar(&cpu, "cpu", "", "CPUs: 0.5, 2 or 500m")
-	f.StringVar(&memory, "memory", "", "memory: 512 (MB), 512M or 2G")
-	f.StringVar(&disk, "disk", "", "workspace disk quota: 512 (MB), 512M or 20G (default: the server's)")
-	f.Int64Var(&pids, "pids-limit", 0, "maximum number of processes")
-	f.DurationVar(&idle, "idle-timeout", 0, "pause the sandbox after this long without activity, e.g. 15m")
-	f.DurationVar(&maxLifetime, "max-lifetime", 0, "pause the sandbox after this long running, whatever its activity (default: no bound)")
-	f.DurationVar(&archiveAfter, "archive-after", 0, "archive the runtime after this long paused (default: the server's)")
+	settings.register(cmd, true)
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,8 @@ func (a *app) printRuntime(r client.Runtime) error {
 		{"CPU", cpus(r.Config.CPUMillis)},
 		{"MEMORY", mem(r.Config.MemoryMB)},
 		{"PIDS_LIMIT", itoa(r.Config.PidsLimit)},
-		{"NETWORK", r.Config.Network},
+		{"NETWORK", networkOf(r.Config.Network)},
+		{"SECRETS", strings.Join(r.Config.Secrets, ", ")},
 		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},
 		{"MAX_LIFETIME", secs(r.Config.MaxLifetimeSeconds)},
 		{"ARCHIVE_AFTER", secs(r.Config.ArchiveAfterSeconds)},
@@ -65,6 +67,7 @@ func (a *app) runtimeCmd() *cobra.Command {
 			}),
 		a.runtimeResetCmd(&sc),
 		a.runtimeKeepaliveCmd(&sc),
+		a.runtimeSetCmd(&sc),
 	)
 	return cmd
 }
@@ -195,4 +198,19 @@ func (a *app) runtimeKeepaliveCmd(sc *scope) *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&d, "duration", 0, "how long to extend by, e.g. 30m (default: the runtime's idle timeout)")
 	return cmd
+}
+
+// networkOf renders an egress policy on one line: "proxy allow=a,b deny=c".
+func networkOf(n *client.NetworkPolicy) string {
+	if n == nil {
+		return ""
+	}
+	out := n.Mode
+	if len(n.Allow) > 0 {
+		out += " allow=" + strings.Join(n.Allow, ",")
+	}
+	if len(n.Deny) > 0 {
+		out += " deny=" + strings.Join(n.Deny, ",")
+	}
+	return out
 }

@@ -171,7 +171,7 @@ func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec 
 			DiskMB:    rt.Config.DiskMB,
 		},
 		Workspace: rt.WorkspaceVolume,
-		Network:   provider.NetworkPolicy(rt.Config.Network),
+		Network:   provider.NetworkPolicy(rt.Config.Network.Mode),
 		Labels: map[string]string{
 			"dev.paddock.project":      rt.ProjectID,
 			"dev.paddock.workspace-id": rt.WorkspaceID,

@@ -114,6 +114,9 @@ type agentPool struct {
 	mu      sync.Mutex
 	entries map[string]*agentEntry // by runtime id
 	closed  bool
+	// env, when set, returns the environment a sandbox's agent injects
+	// into its processes (secrets, egress settings); see env.go.
+	env func(ctx context.Context, sb store.Sandbox) (map[string]string, error)
 }
 
 // agentEntry is the client of one sandbox's agent and its connections.
@@ -149,7 +152,13 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 	}
 	h := handleOf(sb)
 	e := &agentEntry{sandboxID: sb.ID, providerID: sb.ProviderSandboxID, conns: map[*trackedConn]struct{}{}}
+	env := p.env
 	e.client = agentconn.New(func(ctx context.Context) (net.Conn, error) {
+		if env != nil {
+			if err := configureAgent(ctx, prov, h, sb, env); err != nil {
+				return nil, err
+			}
+		}
 		c, err := prov.DialAgent(ctx, h)
 		if err != nil {
 			return nil, err
@@ -158,6 +167,37 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 	})
 	p.entries[runtimeID] = e
 	return e.client, nil
+}
+
+// configureAgent sends the sandbox's injected environment to its agent
+// over a connection of its own, before the connection calls will use is
+// dialed. Every new connection does this, so an agent that restarted (and
+// lost the environment it keeps only in memory) has it again before any
+// process starts.
+func configureAgent(ctx context.Context, prov provider.Provider, h provider.Handle, sb store.Sandbox, envFor func(context.Context, store.Sandbox) (map[string]string, error)) error {
+	env, err := envFor(ctx, sb)
+	if err != nil {
+		return err
+	}
+	c, err := prov.DialAgent(ctx, h)
+	if err != nil {
+		return err
+	}
+	once := agentconn.New(func(context.Context) (net.Conn, error) {
+		if c == nil {
+			return nil, errAgentClosed
+		}
+		conn := c
+		c = nil
+		return conn, nil
+	})
+	defer func() {
+		_ = once.Close()
+		if c != nil {
+			_ = c.Close()
+		}
+	}()
+	return once.SetEnv(ctx, env)
 }
 
 func (p *agentPool) forget(runtimeID, sandboxID string) {

@@ -53,8 +53,8 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if c.DiskMB == 0 {
 		c.DiskMB = d.DiskMB
 	}
-	if c.Network == "" {
-		c.Network = string(provider.NetworkNone)
+	if c.Network.Mode == "" {
+		c.Network.Mode = string(provider.NetworkNone)
 	}
 	if c.IdleTimeoutSeconds == 0 {
 		c.IdleTimeoutSeconds = int64(d.IdleTimeout.Seconds())
@@ -77,10 +77,8 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	case c.ArchiveAfterSeconds != 0 && (c.ArchiveAfterSeconds < 60 || c.ArchiveAfterSeconds > maxArchiveAfterSeconds):
 		return c, errdefs.InvalidArgument("invalid_archive_after", "archive_after_seconds must be 0 (the installation default) or between 60 and %d", maxArchiveAfterSeconds)
 	}
-	switch provider.NetworkPolicy(c.Network) {
-	case provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen:
-	default:
-		return c, errdefs.InvalidArgument("invalid_network", "network must be one of none, proxy, open")
+	if err := checkNetwork(c.Network); err != nil {
+		return c, err
 	}
 	if !validImageRef(c.Image) {
 		return c, errdefs.InvalidArgument("invalid_image", "image reference %q is not valid", c.Image)
@@ -120,8 +118,8 @@ func (s *Service) checkOffered(ctx context.Context, c store.RuntimeConfig) error
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(p.Capabilities().Networks, provider.NetworkPolicy(c.Network)) {
-		return errdefs.FailedPrecondition(CodeNetworkNotSupported, "provider %q does not offer network policy %q (it offers %v)", p.Name(), c.Network, p.Capabilities().Networks)
+	if !slices.Contains(p.Capabilities().Networks, provider.NetworkPolicy(c.Network.Mode)) {
+		return errdefs.FailedPrecondition(CodeNetworkNotSupported, "provider %q does not offer network policy %q (it offers %v)", p.Name(), c.Network.Mode, p.Capabilities().Networks)
 	}
 	sz, ok := p.(provider.Sizer)
 	if !ok {

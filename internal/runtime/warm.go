@@ -62,7 +62,7 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 		}
 		c, err := s.resolveConfig(ConfigRequest{
 			Image: wp.Image, Provider: wp.Provider, CPUMillis: wp.CPUMillis,
-			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, DiskMB: wp.DiskMB, Network: wp.Network,
+			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, DiskMB: wp.DiskMB, Network: store.NetworkConfig{Mode: wp.Network},
 		})
 		if err != nil {
 			w.err = fmt.Errorf("warm pool for image %q: %w", wp.Image, err)
@@ -88,7 +88,7 @@ func (w *warmPools) kick() {
 
 func templateKey(providerName string, c store.RuntimeConfig) string {
 	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|disk=%d|net=%s",
-		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network)
+		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode)
 }
 
 // resolved is a pool with its defaults filled in, and its template key.
@@ -228,7 +228,7 @@ func (s *Service) provisionWarm(ctx context.Context, rp resolvedPool) error {
 			DiskMB:    rp.config.DiskMB,
 		},
 		Workspace: w.WorkspaceVolume,
-		Network:   provider.NetworkPolicy(rp.config.Network),
+		Network:   provider.NetworkPolicy(rp.config.Network.Mode),
 		Labels:    map[string]string{LabelWarm: "true"},
 	})
 	if err != nil {

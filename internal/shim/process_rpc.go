@@ -261,7 +261,7 @@ func (s *Server) execSpec(m *agentpb.ProcessStart) (*spawnSpec, time.Duration, e
 		}
 		extra = map[string]string{"TERM": term}
 	}
-	env, err := buildEnv(m.Env, m.ClearEnv, extra)
+	env, err := buildEnv(m.Env, m.ClearEnv, s.env.snapshot(), extra)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -285,9 +285,9 @@ func ptyDims(rows, cols uint32) (ptySize, error) {
 	return ptySize{rows: uint16(rows), cols: uint16(cols)}, nil
 }
 
-// buildEnv merges the shim's environment (unless clear), the request's and
-// extra (which the request may override).
-func buildEnv(req map[string]string, clear bool, extra map[string]string) ([]string, error) {
+// buildEnv merges, each over the one before: the shim's environment
+// (unless clear), the injected environment, extra, and the request's.
+func buildEnv(req map[string]string, clear bool, injected, extra map[string]string) ([]string, error) {
 	env := map[string]string{}
 	if !clear {
 		for _, kv := range os.Environ() {
@@ -296,9 +296,10 @@ func buildEnv(req map[string]string, clear bool, extra map[string]string) ([]str
 			}
 		}
 	}
+	maps.Copy(env, injected)
 	maps.Copy(env, extra)
 	for k, v := range req {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.IndexByte(v, 0) >= 0 {
+		if !validEnvName(k) || strings.IndexByte(v, 0) >= 0 {
 			return nil, errInvalid("invalid_env", "environment variable %q is malformed", k)
 		}
 		env[k] = v

@@ -50,6 +50,7 @@ type Server struct {
 	version   string
 	startedAt time.Time
 	procs     *manager
+	env       injectedEnv
 	mux       *http.ServeMux
 
 	quit     chan struct{} // closed by Close: ends every streaming call

@@ -22,6 +22,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -101,6 +102,9 @@ type Queries interface {
 
 	// Credits and seats: see the section at the end of this file.
 	CreditQueries
+
+	// Egress decisions: see EgressQueries.
+	EgressQueries
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
@@ -178,9 +182,10 @@ type RuntimeConfig struct {
 	// DiskMB is the workspace's disk quota, fixed when the workspace is
 	// first created. 0 (runtimes made before quotas) means the provider's
 	// default.
-	DiskMB             int64  `json:"disk_mb,omitempty"`
-	Network            string `json:"network"`
-	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds"`
+	DiskMB int64 `json:"disk_mb,omitempty"`
+	// Network is the runtime's egress policy.
+	Network            NetworkConfig `json:"network"`
+	IdleTimeoutSeconds int64         `json:"idle_timeout_seconds"`
 	// MaxLifetimeSeconds, when set, bounds how long a sandbox runs
 	// without a pause: activity and keepalive never extend its expiry
 	// past RunningSince plus this. 0 means no bound.
@@ -188,6 +193,35 @@ type RuntimeConfig struct {
 	// ArchiveAfterSeconds is how long the runtime may stay paused before
 	// it is archived. 0 means the installation's default.
 	ArchiveAfterSeconds int64 `json:"archive_after_seconds,omitempty"`
+	// Secrets are bound to the runtime, by id or name: injected into every
+	// sandbox it starts.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// NetworkConfig is a runtime's egress policy: Mode is none, proxy or open;
+// Allow and Deny are rules (a domain pattern, host:port or a CIDR) the
+// egress proxy applies in proxy mode, deny winning.
+type NetworkConfig struct {
+	Mode  string   `json:"mode"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// UnmarshalJSON also reads the plain string ("none", "proxy", "open") that
+// runtimes stored before the policy became an object.
+func (n *NetworkConfig) UnmarshalJSON(b []byte) error {
+	var mode string
+	if err := json.Unmarshal(b, &mode); err == nil {
+		*n = NetworkConfig{Mode: mode}
+		return nil
+	}
+	type plain NetworkConfig
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*n = NetworkConfig(p)
+	return nil
 }
 
 // Runtime is the durable agent environment.
@@ -258,6 +292,7 @@ type Sandbox struct {
 	CPUMillis         int64
 	MemoryMB          int64
 	SecretIDs         []string
+	Network           string // the network mode it was provisioned with: none, proxy or open
 	KillReason        string // why it was killed ("deleted", "reset", "provision_failed", …)
 	Error             string // human-readable failure detail, if any
 	BilledMicros      int64  // credits already deducted, in millionths of a credit
@@ -567,4 +602,35 @@ type WarmQueries interface {
 	// return the same one.
 	ClaimWarmSandbox(ctx context.Context, template string) (WarmSandbox, error)
 	DeleteWarmSandbox(ctx context.Context, id string) error
+}
+
+// EgressDecision is one decision of the egress proxy: a request or tunnel
+// from a sandbox, allowed or refused, with what it moved.
+type EgressDecision struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	RuntimeID   string
+	SandboxID   string
+	At          time.Time // when the request ended
+	Allowed     bool
+	Reason      string // why, for people: "allowed by rule pypi.org", "no allow rule matches"
+	Method      string // CONNECT, or the HTTP method of a proxied request
+	Host        string
+	Port        int
+	Addr        string // the address dialed; "" when refused before dialing
+	BytesUp     int64  // from the sandbox
+	BytesDown   int64  // to the sandbox
+	Duration    time.Duration
+	Brokered    bool // a brokered secret was added to it
+}
+
+// EgressQueries keep the egress proxy's decisions.
+type EgressQueries interface {
+	// RecordEgress inserts decisions in one statement batch.
+	RecordEgress(ctx context.Context, ds []EgressDecision) error
+	// ListEgress returns a runtime's decisions newest first.
+	ListEgress(ctx context.Context, runtimeID string, page Page) ([]EgressDecision, string, error)
+	// PruneEgress deletes decisions older than before and returns how many.
+	PruneEgress(ctx context.Context, before time.Time) (int64, error)
 }

@@ -19,6 +19,12 @@ func (c *Client) GetRuntime(ctx context.Context, org, ws, runtimeID string) (Run
 	return call[Runtime](ctx, c, http.MethodGet, runtimeRoute(org, ws, runtimeID), nil, nil)
 }
 
+// ConfigureRuntime changes some of a runtime's settings. The answer says
+// which changes apply at once and which when the runtime next starts.
+func (c *Client) ConfigureRuntime(ctx context.Context, org, ws, runtimeID string, patch RuntimePatch) (RuntimeUpdate, error) {
+	return call[RuntimeUpdate](ctx, c, http.MethodPatch, runtimeRoute(org, ws, runtimeID), nil, patch)
+}
+
 // StartRuntime provisions a sandbox for the runtime, injecting the secrets
 // named in req. A runtime that already runs answers a conflict with code
 // "runtime_already_running".

@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // This file is the HTTP API's wire format. The server encodes these types
 // and the SDK decodes them, so the two cannot drift.
@@ -75,15 +78,51 @@ type RuntimeConfig struct {
 	PidsLimit int64  `json:"pids_limit,omitempty"`
 	// DiskMB is the workspace's disk quota in MiB, fixed when the
 	// workspace is created; writes past it fail with ENOSPC.
-	DiskMB             int64  `json:"disk_mb,omitempty"`
-	Network            string `json:"network,omitempty"`
-	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds,omitempty"`
+	DiskMB int64 `json:"disk_mb,omitempty"`
+	// Network is the egress policy; nil means the default (none).
+	Network            *NetworkPolicy `json:"network,omitempty"`
+	IdleTimeoutSeconds int64          `json:"idle_timeout_seconds,omitempty"`
 	// MaxLifetimeSeconds bounds how long a sandbox runs between a start
 	// or resume and its next pause, whatever its activity; 0 means none.
 	MaxLifetimeSeconds int64 `json:"max_lifetime_seconds,omitempty"`
 	// ArchiveAfterSeconds is how long the runtime may stay paused before
 	// it is archived; 0 means the installation's default.
 	ArchiveAfterSeconds int64 `json:"archive_after_seconds,omitempty"`
+	// Secrets bound to the runtime, by id or name: injected into every
+	// sandbox it starts.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// Network modes.
+const (
+	NetworkNone  = "none"  // loopback only
+	NetworkProxy = "proxy" // only paddock's egress proxy, which applies Allow and Deny
+	NetworkOpen  = "open"  // full outbound access, but not the host's own services
+)
+
+// NetworkPolicy is a runtime's egress policy. A rule is a domain pattern
+// ("pypi.org", "*.pypi.org"), host:port, or a CIDR; deny wins over allow.
+type NetworkPolicy struct {
+	Mode  string   `json:"mode,omitempty"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// UnmarshalJSON also accepts a bare mode string: "proxy" is
+// {"mode":"proxy"}.
+func (n *NetworkPolicy) UnmarshalJSON(b []byte) error {
+	var mode string
+	if err := json.Unmarshal(b, &mode); err == nil {
+		*n = NetworkPolicy{Mode: mode}
+		return nil
+	}
+	type plain NetworkPolicy
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*n = NetworkPolicy(p)
+	return nil
 }
 
 // Runtime status values.
@@ -219,4 +258,28 @@ type Health struct {
 // KillAllResult is what POST …/processes/kill-all answers.
 type KillAllResult struct {
 	Killed int `json:"killed"`
+}
+
+// RuntimePatch changes some of a runtime's settings (PATCH on the
+// runtime); unset fields stay as they are. The provider and the disk quota
+// are fixed when the runtime is created.
+type RuntimePatch struct {
+	Image               *string        `json:"image,omitempty"`
+	CPUMillis           *int64         `json:"cpu_millis,omitempty"`
+	MemoryMB            *int64         `json:"memory_mb,omitempty"`
+	PidsLimit           *int64         `json:"pids_limit,omitempty"`
+	Network             *NetworkPolicy `json:"network,omitempty"`
+	IdleTimeoutSeconds  *int64         `json:"idle_timeout_seconds,omitempty"`
+	MaxLifetimeSeconds  *int64         `json:"max_lifetime_seconds,omitempty"`
+	ArchiveAfterSeconds *int64         `json:"archive_after_seconds,omitempty"`
+	Secrets             *[]string      `json:"secrets,omitempty"`
+}
+
+// RuntimeUpdate is the answer to a RuntimePatch: the runtime as it is now,
+// and which changed settings apply at once (Live: to the current sandbox,
+// or there is none) and which when the runtime next starts (NextStart).
+type RuntimeUpdate struct {
+	Runtime   Runtime  `json:"runtime"`
+	Live      []string `json:"live"`
+	NextStart []string `json:"next_start"`
 }

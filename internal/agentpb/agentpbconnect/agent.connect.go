@@ -59,12 +59,21 @@ const (
 const (
 	// AgentServiceHealthProcedure is the fully-qualified name of the AgentService's Health RPC.
 	AgentServiceHealthProcedure = "/paddock.agent.v1.AgentService/Health"
+	// AgentServiceSetEnvProcedure is the fully-qualified name of the AgentService's SetEnv RPC.
+	AgentServiceSetEnvProcedure = "/paddock.agent.v1.AgentService/SetEnv"
 )
 
 // AgentServiceClient is a client for the paddock.agent.v1.AgentService service.
 type AgentServiceClient interface {
 	// Health answers as soon as the shim serves requests.
 	Health(context.Context, *connect.Request[agentpb.HealthRequest]) (*connect.Response[agentpb.HealthResponse], error)
+	// SetEnv replaces the environment the control plane injects into every
+	// process the shim starts from now on (exec, background processes and
+	// terminals): the runtime's secrets and its egress settings. The values
+	// live only in the shim's memory; nothing is written to the sandbox's
+	// disk. A request's own env still overrides them, and they survive a
+	// request's clear_env.
+	SetEnv(context.Context, *connect.Request[agentpb.SetEnvRequest]) (*connect.Response[agentpb.SetEnvResponse], error)
 }
 
 // NewAgentServiceClient constructs a client for the paddock.agent.v1.AgentService service. By
@@ -84,12 +93,19 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(agentServiceMethods.ByName("Health")),
 			connect.WithClientOptions(opts...),
 		),
+		setEnv: connect.NewClient[agentpb.SetEnvRequest, agentpb.SetEnvResponse](
+			httpClient,
+			baseURL+AgentServiceSetEnvProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("SetEnv")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // agentServiceClient implements AgentServiceClient.
 type agentServiceClient struct {
 	health *connect.Client[agentpb.HealthRequest, agentpb.HealthResponse]
+	setEnv *connect.Client[agentpb.SetEnvRequest, agentpb.SetEnvResponse]
 }
 
 // Health calls paddock.agent.v1.AgentService.Health.
@@ -97,10 +113,22 @@ func (c *agentServiceClient) Health(ctx context.Context, req *connect.Request[ag
 	return c.health.CallUnary(ctx, req)
 }
 
+// SetEnv calls paddock.agent.v1.AgentService.SetEnv.
+func (c *agentServiceClient) SetEnv(ctx context.Context, req *connect.Request[agentpb.SetEnvRequest]) (*connect.Response[agentpb.SetEnvResponse], error) {
+	return c.setEnv.CallUnary(ctx, req)
+}
+
 // AgentServiceHandler is an implementation of the paddock.agent.v1.AgentService service.
 type AgentServiceHandler interface {
 	// Health answers as soon as the shim serves requests.
 	Health(context.Context, *connect.Request[agentpb.HealthRequest]) (*connect.Response[agentpb.HealthResponse], error)
+	// SetEnv replaces the environment the control plane injects into every
+	// process the shim starts from now on (exec, background processes and
+	// terminals): the runtime's secrets and its egress settings. The values
+	// live only in the shim's memory; nothing is written to the sandbox's
+	// disk. A request's own env still overrides them, and they survive a
+	// request's clear_env.
+	SetEnv(context.Context, *connect.Request[agentpb.SetEnvRequest]) (*connect.Response[agentpb.SetEnvResponse], error)
 }
 
 // NewAgentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -116,10 +144,18 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(agentServiceMethods.ByName("Health")),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceSetEnvHandler := connect.NewUnaryHandler(
+		AgentServiceSetEnvProcedure,
+		svc.SetEnv,
+		connect.WithSchema(agentServiceMethods.ByName("SetEnv")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/paddock.agent.v1.AgentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AgentServiceHealthProcedure:
 			agentServiceHealthHandler.ServeHTTP(w, r)
+		case AgentServiceSetEnvProcedure:
+			agentServiceSetEnvHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -131,4 +167,8 @@ type UnimplementedAgentServiceHandler struct{}
 
 func (UnimplementedAgentServiceHandler) Health(context.Context, *connect.Request[agentpb.HealthRequest]) (*connect.Response[agentpb.HealthResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paddock.agent.v1.AgentService.Health is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) SetEnv(context.Context, *connect.Request[agentpb.SetEnvRequest]) (*connect.Response[agentpb.SetEnvResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paddock.agent.v1.AgentService.SetEnv is not implemented"))
 }

@@ -13,7 +13,7 @@ import (
 const sandboxColumns = "id, org_id, workspace_id, project_id, runtime_id, kind, state, pause_reason, " +
 	"provider, provider_sandbox_id, provider_state, image, cpu_millis, memory_mb, secret_ids, " +
 	"kill_reason, error, billed_micros, created_at, started_at, paused_at, killed_at, expires_at, " +
-	"last_settled_at, running_since, version, updated_at"
+	"last_settled_at, running_since, version, updated_at, network"
 
 func scanSandbox(sc rowScanner) (store.Sandbox, error) {
 	var s store.Sandbox
@@ -22,7 +22,7 @@ func scanSandbox(sc rowScanner) (store.Sandbox, error) {
 	err := sc.Scan(&s.ID, &s.OrgID, &s.WorkspaceID, &s.ProjectID, &s.RuntimeID, &s.Kind, &s.State, &s.PauseReason,
 		&s.Provider, &s.ProviderSandboxID, &s.ProviderState, &s.Image, &s.CPUMillis, &s.MemoryMB, &secrets,
 		&s.KillReason, &s.Error, &s.BilledMicros, &created, &started, &paused, &killed, &expires,
-		&settled, &since, &s.Version, &updated)
+		&settled, &since, &s.Version, &updated, &s.Network)
 	if err != nil {
 		return store.Sandbox{}, err
 	}
@@ -57,11 +57,12 @@ func (q *queries) CreateSandbox(ctx context.Context, s store.Sandbox) error {
 		updated = created
 	}
 	_, err = q.w.ExecContext(ctx, "INSERT INTO sandboxes ("+sandboxColumns+`) VALUES (
-		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
 		s.ID, s.OrgID, s.WorkspaceID, s.ProjectID, s.RuntimeID, s.Kind, s.State, s.PauseReason,
 		s.Provider, s.ProviderSandboxID, blob(s.ProviderState), s.Image, s.CPUMillis, s.MemoryMB, secrets,
 		s.KillReason, s.Error, s.BilledMicros, micros(created), optMicros(s.StartedAt), optMicros(s.PausedAt),
-		optMicros(s.KilledAt), optMicros(s.ExpiresAt), optMicros(s.LastSettledAt), optMicros(s.RunningSince), micros(updated))
+		optMicros(s.KilledAt), optMicros(s.ExpiresAt), optMicros(s.LastSettledAt), optMicros(s.RunningSince), micros(updated),
+		s.Network)
 	return classify("create sandbox", resSandbox, err)
 }
 
@@ -157,14 +158,14 @@ func (q *queries) UpdateSandbox(ctx context.Context, s store.Sandbox) (store.San
 		workspace_id = ?, project_id = ?, runtime_id = ?, kind = ?, state = ?, pause_reason = ?,
 		provider = ?, provider_sandbox_id = ?, provider_state = ?, image = ?, cpu_millis = ?, memory_mb = ?,
 		secret_ids = ?, kill_reason = ?, error = ?, billed_micros = ?, started_at = ?, paused_at = ?,
-		killed_at = ?, expires_at = ?, last_settled_at = ?, running_since = ?, version = version + 1, updated_at = ?
+		killed_at = ?, expires_at = ?, last_settled_at = ?, running_since = ?, version = version + 1, updated_at = ?, network = ?
 		WHERE id = ? AND version = ?
 		RETURNING `+sandboxColumns,
 		s.WorkspaceID, s.ProjectID, s.RuntimeID, s.Kind, s.State, s.PauseReason,
 		s.Provider, s.ProviderSandboxID, blob(s.ProviderState), s.Image, s.CPUMillis, s.MemoryMB,
 		secrets, s.KillReason, s.Error, s.BilledMicros, optMicros(s.StartedAt), optMicros(s.PausedAt),
 		optMicros(s.KilledAt), optMicros(s.ExpiresAt), optMicros(s.LastSettledAt), optMicros(s.RunningSince),
-		micros(orNow(s.UpdatedAt)),
+		micros(orNow(s.UpdatedAt)), s.Network,
 		s.ID, s.Version))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Sandbox{}, q.missOrConflict(ctx, "sandboxes", resSandbox, s.ID, s.Version)

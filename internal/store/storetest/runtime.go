@@ -101,7 +101,7 @@ func testRuntimeUpdates(t *testing.T, s store.Store) {
 		u.Status = store.RuntimeError
 		u.StatusReason = "provider failed"
 		u.Config.Image = "paddock/base:2"
-		u.Config.Network = "open"
+		u.Config.Network = store.NetworkConfig{Mode: "open", Allow: []string{"*.pypi.org"}}
 		u.CurrentSandboxID = uuid.NewString()
 		u.WorkspaceVolume = "renamed"
 		u.Snapshot = "paddock/archive:abc"

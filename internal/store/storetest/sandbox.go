@@ -23,6 +23,7 @@ func fullSandbox(s *store.Sandbox) {
 	s.ProviderSandboxID = "c0ffee" + uuid.NewString()[:8]
 	s.ProviderState = []byte{0, 1, 2, 0xff, '{', 0}
 	s.Image = "paddock/base:1"
+	s.Network = "proxy"
 	s.CPUMillis = 2000
 	s.MemoryMB = 4096
 	s.SecretIDs = []string{uuid.NewString(), uuid.NewString()}

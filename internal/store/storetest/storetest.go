@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Seats", testSeats},
 		{"WarmPool", testWarmPool},
 		{"WarmClaimRace", testWarmClaimRace},
+		{"Egress", testEgress},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +129,7 @@ func (f *fixture) runtimeFor(p store.Project) store.Runtime {
 		Status:      store.RuntimeIdle,
 		Config: store.RuntimeConfig{
 			Image: "paddock/base:1", Provider: "fake", CPUMillis: 1000, MemoryMB: 512,
-			PidsLimit: 256, Network: "none", IdleTimeoutSeconds: 300,
+			PidsLimit: 256, Network: store.NetworkConfig{Mode: "none"}, IdleTimeoutSeconds: 300,
 		},
 		WorkspaceVolume: "paddock-ws-" + p.ID,
 		CreatedAt:       at,

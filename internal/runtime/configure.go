@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"context"
+	"reflect"
+	"slices"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Patch changes some of a runtime's settings; nil fields stay as they are.
+// The provider and the disk quota are fixed when the runtime is created.
+type Patch struct {
+	Image               *string
+	CPUMillis           *int64
+	MemoryMB            *int64
+	PidsLimit           *int64
+	Network             *store.NetworkConfig
+	IdleTimeoutSeconds  *int64
+	MaxLifetimeSeconds  *int64
+	ArchiveAfterSeconds *int64
+	Secrets             *[]string
+}
+
+// Change says when a configuration change takes effect: Live settings
+// apply to the runtime's current sandbox now (or there is none); NextStart
+// settings apply to the next sandbox the runtime starts. Both name the
+// settings that changed, as the API spells them.
+type Change struct {
+	Live      []string
+	NextStart []string
+}
+
+// liveSettings take effect at once, with or without a sandbox: the egress
+// proxy reads the rules at every request, and the lifecycle reads its
+// timeouts at every tick.
+var liveSettings = []string{"network.allow", "network.deny", "idle_timeout_seconds", "max_lifetime_seconds", "archive_after_seconds"}
+
+// Configure applies patch to a runtime's configuration, validated as at
+// creation. It answers which settings apply now and which at the next
+// start.
+func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) (store.Runtime, Change, error) {
+	var change Change
+	rt, err := onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		next := rt.Config
+		set(&next.Image, patch.Image)
+		set(&next.CPUMillis, patch.CPUMillis)
+		set(&next.MemoryMB, patch.MemoryMB)
+		set(&next.PidsLimit, patch.PidsLimit)
+		set(&next.Network, patch.Network)
+		set(&next.IdleTimeoutSeconds, patch.IdleTimeoutSeconds)
+		set(&next.MaxLifetimeSeconds, patch.MaxLifetimeSeconds)
+		set(&next.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
+		set(&next.Secrets, patch.Secrets)
+		// The image is checked against today's allow-list even when
+		// unchanged by this patch: the resolved config must be valid as a
+		// whole.
+		resolved, err := s.resolveConfig(next)
+		if err != nil {
+			return rt, err
+		}
+		if err := s.checkOffered(ctx, resolved); err != nil {
+			return rt, err
+		}
+		if err := s.checkSecretRefs(ctx, rt, resolved.Secrets); err != nil {
+			return rt, err
+		}
+		changed := changedSettings(rt.Config, resolved)
+		if len(changed) == 0 {
+			return rt, nil
+		}
+		for _, name := range changed {
+			if rt.CurrentSandboxID == "" || slices.Contains(liveSettings, name) {
+				change.Live = append(change.Live, name)
+			} else {
+				change.NextStart = append(change.NextStart, name)
+			}
+		}
+		rt.Config = resolved
+		rt.UpdatedAt = s.now()
+		updated, err := s.store.UpdateRuntime(ctx, rt)
+		if err != nil {
+			return rt, lostRace(rt, err)
+		}
+		return updated, nil
+	})
+	return rt, change, err
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// changedSettings names the settings that differ between a and b.
+func changedSettings(a, b store.RuntimeConfig) []string {
+	var out []string
+	add := func(name string, x, y any) {
+		if !reflect.DeepEqual(x, y) {
+			out = append(out, name)
+		}
+	}
+	add("image", a.Image, b.Image)
+	add("cpu_millis", a.CPUMillis, b.CPUMillis)
+	add("memory_mb", a.MemoryMB, b.MemoryMB)
+	add("pids_limit", a.PidsLimit, b.PidsLimit)
+	add("network.mode", a.Network.Mode, b.Network.Mode)
+	add("network.allow", normalRules(a.Network.Allow), normalRules(b.Network.Allow))
+	add("network.deny", normalRules(a.Network.Deny), normalRules(b.Network.Deny))
+	add("idle_timeout_seconds", a.IdleTimeoutSeconds, b.IdleTimeoutSeconds)
+	add("max_lifetime_seconds", a.MaxLifetimeSeconds, b.MaxLifetimeSeconds)
+	add("archive_after_seconds", a.ArchiveAfterSeconds, b.ArchiveAfterSeconds)
+	add("secrets", normalRules(a.Secrets), normalRules(b.Secrets))
+	return out
+}
+
+// normalRules treats nil and empty alike.
+func normalRules(r []string) []string {
+	if len(r) == 0 {
+		return nil
+	}
+	return r
+}
+
+// checkSecretRefs is replaced when secrets land; until then a runtime
+// cannot bind any.
+func (s *Service) checkSecretRefs(ctx context.Context, rt store.Runtime, refs []string) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	return errdefs.NotFound("secret_not_found", "secret %q not found", refs[0])
+}
