@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
@@ -13,5 +14,6 @@ func checkNetwork(n store.NetworkConfig) error {
 	default:
 		return errdefs.InvalidArgument("invalid_network", "network mode must be one of none, proxy, open")
 	}
-	return nil
+	_, err := egress.ParsePolicy(n.Allow, n.Deny)
+	return err
 }

@@ -1,0 +1,147 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// Brokered is a secret the proxy adds to requests for its hosts: the
+// sandbox holds only Placeholder, and the proxy swaps it for Value in the
+// headers of requests to Hosts. A compromised agent can use the secret
+// but never read it.
+type Brokered struct {
+	SecretID    string
+	Name        string
+	Placeholder string
+	Value       string
+	// Hosts are domain patterns (api.example.com, *.example.com).
+	Hosts []string
+}
+
+// Placeholder is what a sandbox sees instead of a brokered secret's value.
+// It names the secret, not its value.
+func Placeholder(secretID string) string { return "paddock-brokered-" + secretID }
+
+// brokersFor returns the brokered secrets to put into a tunnel to t: only
+// on the broker ports (HTTPS), when the proxy has a CA.
+func (p *Proxy) brokersFor(ctx context.Context, id Identity, t target) []Brokered {
+	if p.leaves == nil || p.cfg.Brokers == nil || !slices.Contains(p.cfg.BrokerPorts, t.port) {
+		return nil
+	}
+	all, err := p.cfg.Brokers(ctx, id)
+	if err != nil {
+		p.cfg.Logger.Warn("egress: brokered secrets lookup failed", "runtime", id.RuntimeID, "err", err)
+		return nil
+	}
+	var out []Brokered
+	for _, b := range all {
+		for _, h := range b.Hosts {
+			if matchDomain(strings.ToLower(h), t.host) {
+				out = append(out, b)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// matchDomain matches a domain pattern as rules do, on any port.
+func matchDomain(pattern, host string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case strings.HasPrefix(pattern, "*."):
+		return strings.HasSuffix(host, pattern[1:])
+	}
+	return pattern == host
+}
+
+// intercept terminates the sandbox's TLS with a certificate from the
+// installation's CA, and forwards each request over TLS of its own to the
+// real host, with the brokered secrets' placeholders in its headers
+// replaced by their values. Bodies pass unchanged.
+func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, brokers []Brokered, d *Decision) {
+	defer client.Close()
+	up := &countConn{Conn: client}
+	cert, err := p.leaves.get(t.host)
+	if err != nil {
+		d.Allowed, d.Reason = false, "cannot mint a certificate for "+t.host
+		return
+	}
+	tc := tls.Server(up, &tls.Config{Certificates: []tls.Certificate{*cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		d.Reason += "; the sandbox's TLS handshake failed (does it trust the paddock CA?)"
+		return
+	}
+	dialer := &tls.Dialer{
+		NetDialer: &net.Dialer{Timeout: p.cfg.DialTimeout},
+		Config:    &tls.Config{ServerName: t.host, RootCAs: p.cfg.UpstreamRoots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12},
+	}
+	raw, err := dialer.DialContext(ctx, "tcp", t.addr.String())
+	if err != nil {
+		d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+		return
+	}
+	d.Addr = t.addr.String()
+	defer raw.Close()
+	replacer := brokerReplacer(brokers)
+	in, out := bufio.NewReader(tc), bufio.NewReader(raw)
+	for {
+		req, err := http.ReadRequest(in)
+		if err != nil {
+			break
+		}
+		for k, vs := range req.Header {
+			for i, v := range vs {
+				req.Header[k][i] = replacer.Replace(v)
+			}
+		}
+		stripHop(req.Header)
+		req.Header.Del("Proxy-Authorization")
+		if err := req.Write(raw); err != nil {
+			break
+		}
+		res, err := http.ReadResponse(out, req)
+		if err != nil {
+			break
+		}
+		err = res.Write(tc)
+		_ = res.Body.Close()
+		if err != nil || req.Close || res.Close {
+			break
+		}
+	}
+	d.BytesUp, d.BytesDown = up.read.Load(), up.written.Load()
+}
+
+func brokerReplacer(brokers []Brokered) *strings.Replacer {
+	pairs := make([]string, 0, 2*len(brokers))
+	for _, b := range brokers {
+		pairs = append(pairs, b.Placeholder, b.Value)
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// countConn counts what passes through a connection.
+type countConn struct {
+	net.Conn
+	read, written atomic.Int64
+}
+
+func (c *countConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+func (c *countConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.written.Add(int64(n))
+	return n, err
+}

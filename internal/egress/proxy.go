@@ -1,0 +1,527 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Identity is who a proxied request comes from: one sandbox of one
+// runtime.
+type Identity struct {
+	OrgID       string
+	WorkspaceID string
+	RuntimeID   string
+	SandboxID   string
+}
+
+// Decision is what the proxy did with one request or tunnel, recorded when
+// it ends.
+type Decision struct {
+	Identity
+	At        time.Time
+	Allowed   bool
+	Reason    string
+	Method    string // CONNECT, or the method of a proxied HTTP request
+	Host      string
+	Port      int
+	Addr      string // the address dialed; "" when refused before dialing
+	BytesUp   int64  // from the sandbox
+	BytesDown int64  // to the sandbox
+	Duration  time.Duration
+	Brokered  bool // a brokered secret was put into it
+}
+
+// Resolver looks names up; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config wires a Proxy.
+type Config struct {
+	// Authenticate maps the proxy credentials a sandbox sends to who it
+	// is; an error answers 407.
+	Authenticate func(ctx context.Context, user, pass string) (Identity, error)
+	// Policy returns the rules for id, read at every request so that a
+	// changed policy applies at once.
+	Policy func(ctx context.Context, id Identity) (Policy, error)
+	// Brokers returns the brokered secrets id may use; nil: none.
+	Brokers func(ctx context.Context, id Identity) ([]Brokered, error)
+	// Record receives every decision. It is called on the request's
+	// goroutine when the request ends, so it should not block for long.
+	Record func(Decision)
+	// Hosts maps names to addresses before any lookup. The operator
+	// configures it, so its addresses are trusted: they may be private or
+	// loopback. Deny rules still apply.
+	Hosts map[string][]netip.Addr
+	// Resolver resolves other names; nil means the system's.
+	Resolver Resolver
+	// HostAddrs are the host's own addresses, refused like loopback.
+	HostAddrs []netip.Prefix
+	// CA signs the certificates the proxy shows for brokered hosts; nil
+	// disables brokering.
+	CA *CA
+	// UpstreamRoots verify the servers the proxy calls when it brokers;
+	// nil means the system's roots.
+	UpstreamRoots *x509.CertPool
+	// BrokerPorts are the ports on which tunnels to brokered hosts are
+	// intercepted; nil means 443 only.
+	BrokerPorts []int
+	// DialTimeout bounds each upstream dial; 0 means 10 s.
+	DialTimeout time.Duration
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// Proxy is the egress proxy: an HTTP proxy (absolute-URI requests and
+// CONNECT) that only forwards what a runtime's rules allow.
+type Proxy struct {
+	cfg      Config
+	guard    guard
+	srv      *http.Server
+	upstream *http.Transport
+	leaves   *leafCache
+
+	mu     sync.Mutex
+	tunnel map[net.Conn]struct{}
+	closed atomic.Bool
+}
+
+// New returns a Proxy.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Authenticate == nil || cfg.Policy == nil {
+		return nil, errors.New("egress: Config.Authenticate and Config.Policy are required")
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.BrokerPorts == nil {
+		cfg.BrokerPorts = []int{443}
+	}
+	if cfg.Record == nil {
+		cfg.Record = func(Decision) {}
+	}
+	p := &Proxy{cfg: cfg, guard: guard{host: cfg.HostAddrs}, tunnel: map[net.Conn]struct{}{}}
+	if cfg.CA != nil {
+		p.leaves = newLeafCache(cfg.CA)
+	}
+	p.upstream = &http.Transport{
+		// Each request dials the address its check pinned (see dialPinned);
+		// a pooled connection could carry one sandbox's request to an
+		// address checked for another.
+		DisableKeepAlives:     true,
+		DialContext:           p.dialPinned,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+		Proxy:                 nil,
+	}
+	p.srv = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	return p, nil
+}
+
+// Serve serves l until Close.
+func (p *Proxy) Serve(l net.Listener) error {
+	err := p.srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops serving and ends every open tunnel.
+func (p *Proxy) Close() error {
+	p.closed.Store(true)
+	err := p.srv.Close()
+	p.mu.Lock()
+	for c := range p.tunnel {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.upstream.CloseIdleConnections()
+	return err
+}
+
+// Refusal header: set on every answer the proxy refuses itself, so a
+// client can tell the proxy's 403 from an upstream's.
+const (
+	headerRefused = "X-Paddock-Egress"
+	refusedValue  = "denied"
+)
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := p.cfg.Now()
+	id, ok := p.authenticate(r)
+	if !ok {
+		w.Header().Set("Proxy-Authenticate", `Basic realm="paddock"`)
+		http.Error(w, "paddock egress proxy: proxy credentials required (use HTTP_PROXY as set in the sandbox)", http.StatusProxyAuthRequired)
+		return
+	}
+	d := Decision{Identity: id, Method: r.Method}
+	defer func() {
+		d.At = p.cfg.Now()
+		d.Duration = d.At.Sub(start)
+		p.cfg.Record(d)
+	}()
+	if r.Method == http.MethodConnect {
+		p.connect(w, r, &d)
+		return
+	}
+	p.forward(w, r, &d)
+}
+
+// authenticate reads Basic proxy credentials.
+func (p *Proxy) authenticate(r *http.Request) (Identity, bool) {
+	h := r.Header.Get("Proxy-Authorization")
+	scheme, cred, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return Identity{}, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil {
+		return Identity{}, false
+	}
+	user, pass, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return Identity{}, false
+	}
+	id, err := p.cfg.Authenticate(r.Context(), user, pass)
+	if err != nil {
+		return Identity{}, false
+	}
+	return id, true
+}
+
+// refuse answers a refused request and records why.
+func refuse(w http.ResponseWriter, d *Decision, status int, reason string) {
+	d.Allowed = false
+	d.Reason = reason
+	w.Header().Set(headerRefused, refusedValue)
+	http.Error(w, "paddock egress proxy: "+reason, status)
+}
+
+// target is a checked destination: the address to dial.
+type target struct {
+	host string
+	port int
+	addr netip.AddrPort
+}
+
+// check resolves host and applies id's policy; it returns the address to
+// dial or an HTTP status and reason.
+func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (target, int, string) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" || port < 1 || port > 65535 {
+		return target{}, http.StatusBadRequest, "malformed destination"
+	}
+	pol, err := p.cfg.Policy(ctx, id)
+	if err != nil {
+		p.cfg.Logger.Warn("egress policy lookup failed", "runtime", id.RuntimeID, "err", err)
+		return target{}, http.StatusServiceUnavailable, "the policy could not be read; try again"
+	}
+	_, lit := netip.ParseAddr(host)
+	var byName *Verdict
+	if lit != nil {
+		allowed, v, done := pol.decideName(host, port)
+		if done {
+			return target{}, http.StatusForbidden, v.Reason
+		}
+		if allowed {
+			byName = &v
+		}
+	}
+	addrs, trusted, err := p.resolve(ctx, host)
+	if err != nil {
+		if byName == nil {
+			// Nothing allows the name: say so rather than whether it
+			// exists.
+			return target{}, http.StatusForbidden, "no allow rule matches"
+		}
+		return target{}, http.StatusBadGateway, "cannot resolve " + host
+	}
+	var last Verdict
+	for _, a := range addrs {
+		v := pol.decideAddr(a, port, byName, trusted, &p.guard)
+		if v.Allowed {
+			return target{host: host, port: port, addr: netip.AddrPortFrom(a.Unmap(), uint16(port))}, 0, v.Reason
+		}
+		last = v
+	}
+	return target{}, http.StatusForbidden, last.Reason
+}
+
+// resolve returns host's addresses: the operator's host map first
+// (trusted), then a lookup.
+func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, bool, error) {
+	if a, ok := p.cfg.Hosts[host]; ok && len(a) > 0 {
+		return a, true, nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	if err == nil && len(addrs) == 0 {
+		err = fmt.Errorf("no addresses for %s", host)
+	}
+	return addrs, false, err
+}
+
+// pinnedKey carries the checked address to dialPinned.
+type pinnedKey struct{}
+
+func (p *Proxy) dialPinned(ctx context.Context, network, _ string) (net.Conn, error) {
+	t, ok := ctx.Value(pinnedKey{}).(target)
+	if !ok {
+		return nil, errors.New("egress: no checked address for this request")
+	}
+	d := net.Dialer{Timeout: p.cfg.DialTimeout}
+	return d.DialContext(ctx, network, t.addr.String())
+}
+
+// hostPort splits an authority, defaulting the port.
+func hostPort(authority string, defPort int) (string, int, bool) {
+	host, ps, err := net.SplitHostPort(authority)
+	if err != nil {
+		if strings.Contains(strings.Trim(authority, "[]"), ":") && !strings.HasPrefix(authority, "[") {
+			return "", 0, false
+		}
+		return strings.Trim(authority, "[]"), defPort, authority != ""
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, false
+	}
+	return host, port, host != ""
+}
+
+// hopHeaders are connection-level headers a proxy never forwards.
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+func stripHop(h http.Header) {
+	for _, f := range h.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			h.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, name := range hopHeaders {
+		h.Del(name)
+	}
+}
+
+// forward proxies one absolute-URI HTTP request.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d *Decision) {
+	if r.URL.Scheme != "http" || r.URL.Host == "" {
+		refuse(w, d, http.StatusBadRequest, "only absolute http:// URLs and CONNECT are proxied")
+		return
+	}
+	host, port, ok := hostPort(r.URL.Host, 80)
+	d.Host, d.Port = host, port
+	if !ok {
+		refuse(w, d, http.StatusBadRequest, "malformed destination")
+		return
+	}
+	t, status, reason := p.check(r.Context(), d.Identity, host, port)
+	if status != 0 {
+		refuse(w, d, status, reason)
+		return
+	}
+	d.Allowed, d.Reason, d.Host, d.Addr = true, reason, t.host, t.addr.String()
+	body := &counter{r: r.Body}
+	out := r.Clone(context.WithValue(r.Context(), pinnedKey{}, t))
+	out.RequestURI = ""
+	out.Body = body
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+	stripHop(out.Header)
+	res, err := p.upstream.RoundTrip(out)
+	d.BytesUp = body.n.Load()
+	if err != nil {
+		d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+		w.Header().Set(headerRefused, "upstream-failed")
+		http.Error(w, "paddock egress proxy: "+d.Reason, http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	stripHop(res.Header)
+	for k, vs := range res.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(res.StatusCode)
+	n, _ := io.Copy(w, res.Body)
+	d.BytesDown = n
+	d.BytesUp = body.n.Load()
+}
+
+// errorClass describes an upstream failure without its details (which may
+// carry addresses of the host).
+func errorClass(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case strings.Contains(err.Error(), "connection refused"):
+		return "connection refused"
+	}
+	return "connection failed"
+}
+
+// connect opens a tunnel: for HTTPS, and for plain TCP to a host:port a
+// rule allows. Brokered hosts are intercepted instead (see broker.go).
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d *Decision) {
+	host, port, ok := hostPort(r.Host, 0)
+	d.Host, d.Port = host, port
+	if !ok || port == 0 {
+		refuse(w, d, http.StatusBadRequest, "CONNECT needs host:port")
+		return
+	}
+	t, status, reason := p.check(r.Context(), d.Identity, host, port)
+	if status != 0 {
+		refuse(w, d, status, reason)
+		return
+	}
+	d.Allowed, d.Reason, d.Host = true, reason, t.host
+	brokers := p.brokersFor(r.Context(), d.Identity, t)
+	var up net.Conn
+	if len(brokers) == 0 {
+		dialer := net.Dialer{Timeout: p.cfg.DialTimeout}
+		c, err := dialer.DialContext(r.Context(), "tcp", t.addr.String())
+		if err != nil {
+			d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+			w.Header().Set(headerRefused, "upstream-failed")
+			http.Error(w, "paddock egress proxy: "+d.Reason, http.StatusBadGateway)
+			return
+		}
+		up = c
+		d.Addr = t.addr.String()
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		refuse(w, d, http.StatusInternalServerError, "tunnels are not supported here")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	down, rw, err := hj.Hijack()
+	if err != nil {
+		if up != nil {
+			_ = up.Close()
+		}
+		return
+	}
+	if !p.track(down) {
+		_ = down.Close()
+		return
+	}
+	defer p.untrack(down)
+	// Bytes the client sent after its CONNECT are buffered in rw.
+	client := &bufferedConn{Conn: down, r: rw.Reader}
+	if len(brokers) > 0 {
+		d.Brokered = true
+		p.intercept(r.Context(), client, t, brokers, d)
+		return
+	}
+	p.splice(client, up, d)
+}
+
+// splice copies both ways until both sides are done.
+func (p *Proxy) splice(down net.Conn, up net.Conn, d *Decision) {
+	defer up.Close()
+	defer down.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n, _ := io.Copy(up, down)
+		d.BytesUp = n
+		closeWrite(up)
+	}()
+	n, _ := io.Copy(down, up)
+	d.BytesDown = n
+	closeWrite(down)
+	wg.Wait()
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+		return
+	}
+	_ = c.Close()
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return false
+	}
+	p.tunnel[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	delete(p.tunnel, c)
+	p.mu.Unlock()
+}
+
+// bufferedConn reads what the server had already buffered first.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.ReadCloser
+	n atomic.Int64
+}
+
+func (c *counter) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *counter) Close() error { return c.r.Close() }

@@ -1,0 +1,412 @@
+package egress
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rig is a proxy on loopback with upstreams it can reach through its host
+// map, and the decisions it recorded.
+type rig struct {
+	t     *testing.T
+	proxy *Proxy
+	addr  string
+	logs  *bytes.Buffer
+	ca    *CA
+
+	mu        sync.Mutex
+	decisions []Decision
+	policy    Policy
+	brokers   []Brokered
+}
+
+const (
+	testUser = "sandbox-1"
+	testPass = "right"
+)
+
+func newRig(t *testing.T, allow, deny []string, brokerPort int) *rig {
+	t.Helper()
+	r := &rig{t: t, logs: &bytes.Buffer{}}
+	r.setPolicy(allow, deny)
+	ca, err := LoadOrCreateCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ca = ca
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, r.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	loop := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	p, err := New(Config{
+		Authenticate: func(_ context.Context, user, pass string) (Identity, error) {
+			if user != testUser || pass != testPass {
+				return Identity{}, errors.New("bad credentials")
+			}
+			return Identity{OrgID: "org", WorkspaceID: "ws", RuntimeID: "rt-1", SandboxID: user}, nil
+		},
+		Policy: func(context.Context, Identity) (Policy, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.policy, nil
+		},
+		Brokers: func(context.Context, Identity) ([]Brokered, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.brokers, nil
+		},
+		Record: func(d Decision) {
+			r.mu.Lock()
+			r.decisions = append(r.decisions, d)
+			r.mu.Unlock()
+		},
+		Hosts:       map[string][]netip.Addr{"registry.test": loop, "api.model.test": loop, "echo.test": loop, "plain.test": loop},
+		CA:          ca,
+		BrokerPorts: []int{brokerPort},
+		Logger:      logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(l)
+	t.Cleanup(func() { p.Close() })
+	r.proxy, r.addr = p, l.Addr().String()
+	return r
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (r *rig) setPolicy(allow, deny []string) {
+	pol, err := ParsePolicy(allow, deny)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.policy = pol
+	r.mu.Unlock()
+}
+
+// client returns an HTTP client that goes through the proxy, with the
+// given credentials and trusting roots.
+func (r *rig) client(user, pass string, roots *x509.CertPool) *http.Client {
+	u := &url.URL{Scheme: "http", Host: r.addr, User: url.UserPassword(user, pass)}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:           http.ProxyURL(u),
+		TLSClientConfig: &tls.Config{RootCAs: roots},
+	}, Timeout: 10 * time.Second}
+}
+
+// last waits for the proxy to record n decisions and returns the last.
+func (r *rig) last(n int) Decision {
+	r.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r.mu.Lock()
+		if len(r.decisions) >= n {
+			d := r.decisions[n-1]
+			r.mu.Unlock()
+			return d
+		}
+		r.mu.Unlock()
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the proxy recorded fewer than %d decisions", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func portOf(t *testing.T, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Port()
+}
+
+func TestForwardHTTP(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "path=%s auth=%q got=%d", r.URL.Path, r.Header.Get("Proxy-Authorization"), len(body))
+	}))
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	c := r.client(testUser, testPass, nil)
+
+	res, err := c.Post("http://registry.test:"+port+"/simple/", "text/plain", strings.NewReader(strings.Repeat("x", 1000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(body) != `path=/simple/ auth="" got=1000` {
+		t.Fatalf("status %d, body %q (the proxy credentials must not reach the upstream)", res.StatusCode, body)
+	}
+	d := r.last(1)
+	if !d.Allowed || d.Method != "POST" || d.Host != "registry.test" || d.Port != mustAtoi(port) || d.RuntimeID != "rt-1" ||
+		d.BytesUp != 1000 || d.BytesDown != int64(len(body)) || d.Addr != "127.0.0.1:"+port || d.Duration <= 0 {
+		t.Fatalf("decision = %+v", d)
+	}
+
+	// A host no rule allows.
+	res, err = c.Get("http://plain.test:" + port + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 403 || res.Header.Get(headerRefused) != refusedValue {
+		t.Fatalf("unlisted host: status %d, header %q", res.StatusCode, res.Header.Get(headerRefused))
+	}
+	if d := r.last(2); d.Allowed || d.Reason != "no allow rule matches" || d.Host != "plain.test" {
+		t.Fatalf("refusal decision = %+v", d)
+	}
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func TestProxyCredentials(t *testing.T) {
+	r := newRig(t, []string{"*"}, nil, 443)
+	for _, c := range []*http.Client{
+		r.client(testUser, "wrong", nil),
+		{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: r.addr})}},
+	} {
+		res, err := c.Get("http://registry.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusProxyAuthRequired || res.Header.Get("Proxy-Authenticate") == "" {
+			t.Fatalf("status %d, want 407 with Proxy-Authenticate", res.StatusCode)
+		}
+	}
+}
+
+func TestConnectTunnel(t *testing.T) {
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "secure hello")
+	}))
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	roots := x509.NewCertPool()
+	roots.AddCert(up.Certificate())
+	c := r.client(testUser, testPass, roots)
+	// The test server's certificate names 127.0.0.1 and example.com, so
+	// ask for the name through a dial override of the TLS name.
+	c.Transport.(*http.Transport).TLSClientConfig.ServerName = "example.com"
+	res, err := c.Get("https://registry.test:" + port + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "secure hello" {
+		t.Fatalf("body %q", body)
+	}
+	// A plain tunnel shows the upstream's own certificate.
+	if got := res.TLS.PeerCertificates[0]; !got.Equal(up.Certificate()) {
+		t.Fatalf("the tunnel showed %s, not the upstream's certificate", got.Subject)
+	}
+	c.CloseIdleConnections()
+	d := r.last(1)
+	if !d.Allowed || d.Method != "CONNECT" || d.Brokered || d.BytesUp < 100 || d.BytesDown < 500 {
+		t.Fatalf("decision = %+v", d)
+	}
+}
+
+func TestPlainTCPByHostPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	r := newRig(t, []string{"echo.test:" + port}, nil, 443)
+
+	tunnel := func(target string) (net.Conn, string) {
+		c, err := net.Dial("tcp", r.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth := "Basic " + b64(testUser+":"+testPass)
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\n", target, target, auth)
+		status := make([]byte, 12)
+		if _, err := io.ReadFull(c, status); err != nil {
+			t.Fatal(err)
+		}
+		rest := make([]byte, 4096)
+		n, _ := c.Read(rest)
+		return c, string(status) + string(rest[:n])
+	}
+	c, head := tunnel("echo.test:" + port)
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		t.Fatalf("CONNECT answered %q", head)
+	}
+	io.WriteString(c, "ping over tcp")
+	c.(*net.TCPConn).CloseWrite()
+	got, _ := io.ReadAll(c)
+	c.Close()
+	if string(got) != "ping over tcp" {
+		t.Fatalf("echo %q", got)
+	}
+	if d := r.last(1); !d.Allowed || d.BytesUp != 13 || d.BytesDown != 13 {
+		t.Fatalf("decision = %+v", d)
+	}
+
+	// The same host on another port, and loopback by address: refused.
+	for _, target := range []string{"echo.test:1", "127.0.0.1:" + port, "169.254.169.254:80"} {
+		c, head := tunnel(target)
+		c.Close()
+		if !strings.HasPrefix(head, "HTTP/1.1 403") || !strings.Contains(head, headerRefused) {
+			t.Errorf("CONNECT %s answered %q, want 403", target, head)
+		}
+	}
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestDenyAppliesLive(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	c := r.client(testUser, testPass, nil)
+	get := func() int {
+		res, err := c.Get("http://registry.test:" + port + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if s := get(); s != 200 {
+		t.Fatalf("before deny: %d", s)
+	}
+	r.setPolicy([]string{"registry.test:" + port}, []string{"registry.test:" + port})
+	if s := get(); s != 403 {
+		t.Fatalf("after deny: %d, want 403", s)
+	}
+	if d := r.last(2); d.Reason != "denied by rule registry.test:"+port {
+		t.Fatalf("reason %q", d.Reason)
+	}
+}
+
+// TestBrokeredSecret: the sandbox sends a placeholder; the upstream gets
+// the value; neither the sandbox, the logs nor the decisions see it.
+func TestBrokeredSecret(t *testing.T) {
+	const value = "sk-live-0123456789abcdef"
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sum := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		fmt.Fprintf(w, "auth-sha256=%s other=%s", hex.EncodeToString(sum[:]), r.Header.Get("X-Other"))
+	}))
+	up.StartTLS()
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"api.model.test:" + port}, nil, mustAtoi(port))
+	upRoots := x509.NewCertPool()
+	upRoots.AddCert(up.Certificate())
+	r.proxy.cfg.UpstreamRoots = upRoots
+	// The httptest certificate is for example.com: broker that name, mapped
+	// to loopback.
+	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.setPolicy([]string{"example.com:" + port}, nil)
+	ph := Placeholder("5ec7e7")
+	r.brokers = []Brokered{{SecretID: "5ec7e7", Name: "MODEL_KEY", Placeholder: ph, Value: value, Hosts: []string{"example.com"}}}
+
+	sandboxRoots := x509.NewCertPool()
+	sandboxRoots.AppendCertsFromPEM(r.ca.CertPEM())
+	c := r.client(testUser, testPass, sandboxRoots)
+	for i := range 2 { // two requests on one intercepted connection
+		req, _ := http.NewRequest("GET", "https://example.com:"+port+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+ph)
+		req.Header.Set("X-Other", "kept")
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		want := sha256.Sum256([]byte("Bearer " + value))
+		if string(body) != "auth-sha256="+hex.EncodeToString(want[:])+" other=kept" {
+			t.Fatalf("request %d: upstream saw %q; want the brokered value in Authorization", i, body)
+		}
+		if res.TLS.PeerCertificates[0].Issuer.CommonName != "paddock egress CA" {
+			t.Fatalf("the sandbox saw a certificate from %q, want the paddock CA", res.TLS.PeerCertificates[0].Issuer.CommonName)
+		}
+	}
+	c.CloseIdleConnections()
+	d := r.last(1)
+	if !d.Allowed || !d.Brokered || d.BytesUp == 0 || d.BytesDown == 0 {
+		t.Fatalf("decision = %+v", d)
+	}
+	r.mu.Lock()
+	all := fmt.Sprintf("%+v", r.decisions)
+	r.mu.Unlock()
+	if strings.Contains(all, value) || strings.Contains(r.logs.String(), value) {
+		t.Fatal("the brokered value reached the decisions or the logs")
+	}
+}
+
+func TestCAIsKept(t *testing.T) {
+	dir := t.TempDir()
+	a, err := LoadOrCreateCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadOrCreateCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.CertPEM(), b.CertPEM()) {
+		t.Fatal("a second load made a new CA")
+	}
+	st, err := os.Stat(filepath.Join(dir, caKeyFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("CA key: %v, mode %v; want 0600", err, st.Mode())
+	}
+}

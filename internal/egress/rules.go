@@ -1,0 +1,211 @@
+package egress
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+)
+
+// Modes of a runtime's egress policy.
+const (
+	ModeNone  = "none"  // loopback only
+	ModeProxy = "proxy" // only the egress proxy, which applies the rules
+	ModeOpen  = "open"  // full outbound access, but not the host itself
+)
+
+// MaxRules bounds each of a policy's lists.
+const MaxRules = 256
+
+// CodeInvalidRule is the public code of a malformed rule.
+const CodeInvalidRule = "invalid_network_rule"
+
+// Policy is what the proxy applies to one runtime's traffic.
+type Policy struct {
+	Allow []Rule
+	Deny  []Rule
+}
+
+// Rule is one allow or deny rule: a domain pattern, a host (domain
+// pattern or address) with a port, or a CIDR.
+type Rule struct {
+	raw    string
+	domain string       // "example.com", "*.example.com", "*"; "" for an address rule
+	prefix netip.Prefix // valid for a CIDR or address rule
+	port   int          // 0: the web ports (domain) or any port (CIDR)
+}
+
+func (r Rule) String() string { return r.raw }
+
+// ParseRule reads one rule:
+//
+//	example.com        the domain, on ports 80 and 443
+//	*.example.com      any subdomain of it (not example.com itself)
+//	*                  any domain, on ports 80 and 443
+//	example.com:5432   the domain on that port only (plain TCP through CONNECT)
+//	10.0.0.0/8         those addresses on any port
+//	192.0.2.7          one address (a /32 or /128) on any port
+//	192.0.2.7:22       one address on one port
+//	[2001:db8::1]:22   the same in IPv6
+func ParseRule(s string) (Rule, error) {
+	bad := func(why string) (Rule, error) {
+		return Rule{}, errdefs.InvalidArgument(CodeInvalidRule,
+			"network rule %q is not valid (%s); a rule is a domain (example.com, *.example.com), host:port, or a CIDR (10.0.0.0/8)", s, why)
+	}
+	raw := strings.TrimSpace(s)
+	if raw == "" || len(raw) > 300 {
+		return bad("empty or too long")
+	}
+	if p, err := netip.ParsePrefix(raw); err == nil {
+		return Rule{raw: raw, prefix: p.Masked()}, nil
+	}
+	if a, err := netip.ParseAddr(raw); err == nil {
+		return Rule{raw: raw, prefix: netip.PrefixFrom(a, a.BitLen())}, nil
+	}
+	host, port := raw, 0
+	if h, p, err := net.SplitHostPort(raw); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return bad("the port must be between 1 and 65535")
+		}
+		host, port = h, n
+	} else if strings.Count(raw, ":") > 0 {
+		return bad("malformed host:port")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return Rule{raw: raw, prefix: netip.PrefixFrom(a, a.BitLen()), port: port}, nil
+	}
+	d := strings.TrimSuffix(strings.ToLower(host), ".")
+	if d != "*" && !validPattern(d) {
+		return bad("not a domain name")
+	}
+	return Rule{raw: raw, domain: d, port: port}, nil
+}
+
+// validPattern reports whether d is a domain name, or "*." and one.
+func validPattern(d string) bool {
+	d = strings.TrimPrefix(d, "*.")
+	if d == "" || len(d) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(d, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ParsePolicy reads allow and deny lists.
+func ParsePolicy(allow, deny []string) (Policy, error) {
+	var p Policy
+	for _, l := range []struct {
+		name string
+		in   []string
+		out  *[]Rule
+	}{{"allow", allow, &p.Allow}, {"deny", deny, &p.Deny}} {
+		if len(l.in) > MaxRules {
+			return Policy{}, errdefs.InvalidArgument(CodeInvalidRule, "at most %d %s rules", MaxRules, l.name)
+		}
+		for _, s := range l.in {
+			r, err := ParseRule(s)
+			if err != nil {
+				return Policy{}, err
+			}
+			*l.out = append(*l.out, r)
+		}
+	}
+	return p, nil
+}
+
+// webPorts are the ports a domain rule without a port covers.
+func webPort(port int) bool { return port == 80 || port == 443 }
+
+// matchesName reports whether r names host on port.
+func (r Rule) matchesName(host string, port int) bool {
+	if r.domain == "" {
+		return false
+	}
+	if r.port != 0 && r.port != port || r.port == 0 && !webPort(port) {
+		return false
+	}
+	switch {
+	case r.domain == "*":
+		return true
+	case strings.HasPrefix(r.domain, "*."):
+		return strings.HasSuffix(host, r.domain[1:])
+	}
+	return host == r.domain
+}
+
+// matchesAddr reports whether r covers address a on port.
+func (r Rule) matchesAddr(a netip.Addr, port int) bool {
+	if !r.prefix.IsValid() {
+		return false
+	}
+	return (r.port == 0 || r.port == port) && r.prefix.Contains(a.Unmap())
+}
+
+// Verdict is the proxy's answer to one destination.
+type Verdict struct {
+	Allowed bool
+	Reason  string
+}
+
+// decideName applies the rules to a destination by name, before it is
+// resolved: a deny by name refuses at once; an allow by name lets the
+// addresses be checked next.
+func (p Policy) decideName(host string, port int) (allowedByName bool, v Verdict, done bool) {
+	for _, r := range p.Deny {
+		if r.matchesName(host, port) {
+			return false, Verdict{Reason: "denied by rule " + r.raw}, true
+		}
+	}
+	for _, r := range p.Allow {
+		if r.matchesName(host, port) {
+			return true, Verdict{Allowed: true, Reason: "allowed by rule " + r.raw}, false
+		}
+	}
+	return false, Verdict{}, false
+}
+
+// decideAddr applies the rules and the address guard to one resolved
+// address. byName is the verdict of a name rule that allowed the host;
+// trusted addresses come from the operator's host map.
+func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict, trusted bool, g *guard) Verdict {
+	for _, r := range p.Deny {
+		if r.matchesAddr(a, port) {
+			return Verdict{Reason: "denied by rule " + r.raw}
+		}
+	}
+	var byAddr *Rule
+	for i, r := range p.Allow {
+		if r.matchesAddr(a, port) {
+			byAddr = &p.Allow[i]
+			break
+		}
+	}
+	if byAddr == nil && byName == nil {
+		return Verdict{Reason: "no allow rule matches"}
+	}
+	// An address rule names the address explicitly, so it opens even a
+	// private one; a name rule does not, unless the operator mapped the
+	// name.
+	if byAddr == nil && !trusted {
+		if why := g.refuse(a); why != "" {
+			return Verdict{Reason: fmt.Sprintf("address %s is %s", a, why)}
+		}
+	}
+	if byAddr != nil {
+		return Verdict{Allowed: true, Reason: "allowed by rule " + byAddr.raw}
+	}
+	return *byName
+}
