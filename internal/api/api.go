@@ -127,6 +127,7 @@ func (a *API) Routes() []Route {
 		{"GET", wsPrefix + "/runtimes", true, a.listRuntimes},
 		{"GET", rtPrefix, true, a.getRuntime},
 		{"PATCH", rtPrefix, true, a.configureRuntime},
+		{"GET", rtPrefix + "/egress", true, a.listEgress},
 		{"POST", rtPrefix + "/start", true, a.startRuntime},
 		{"POST", rtPrefix + "/pause", true, a.pauseRuntime},
 		{"POST", rtPrefix + "/resume", true, a.resumeRuntime},

@@ -112,6 +112,31 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// listEgress lists the egress proxy's decisions about a runtime's
+// traffic, newest first.
+func (a *API) listEgress(w http.ResponseWriter, r *http.Request) error {
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	page, err := pageFrom(r)
+	if err != nil {
+		return err
+	}
+	ds, next, err := a.store.ListEgress(r.Context(), rt.ID, page)
+	if err != nil {
+		return listError(err)
+	}
+	writeJSON(w, http.StatusOK, listOf(ds, next, func(d store.EgressDecision) client.EgressDecision {
+		return client.EgressDecision{
+			ID: d.ID, RuntimeID: d.RuntimeID, SandboxID: d.SandboxID, At: d.At, Allowed: d.Allowed, Reason: d.Reason,
+			Method: d.Method, Host: d.Host, Port: d.Port, Addr: d.Addr, BytesUp: d.BytesUp, BytesDown: d.BytesDown,
+			DurationMS: float64(d.Duration.Microseconds()) / 1000, Brokered: d.Brokered,
+		}
+	}))
+	return nil
+}
+
 // runtimeAction resolves the runtime, decodes an optional body into req,
 // runs act and writes the runtime it returns.
 func runtimeAction[T any](a *API, w http.ResponseWriter, r *http.Request, act func(ctx context.Context, rt store.Runtime, req T) (store.Runtime, error)) error {

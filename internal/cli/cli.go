@@ -178,6 +178,7 @@ config file written by 'paddock login'. Default org and workspace come from
 		a.workspaceCmd(),
 		a.projectCmd(),
 		a.runtimeCmd(),
+		a.egressCmd(),
 		a.sandboxCmd(),
 		a.creditsCmd(), a.usageCmd(),
 		a.execCmd(),

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,6 +67,35 @@ type Config struct {
 	ArchiveAfter time.Duration `yaml:"archive_after"` // PADDOCK_ARCHIVE_AFTER
 	WarmPool     int           `yaml:"warm_pool"`     // PADDOCK_WARM_POOL
 	WarmPools    []WarmPool    `yaml:"warm_pools"`
+
+	// Egress: the proxy and open network modes (docker provider).
+	Egress Egress `yaml:"egress"`
+}
+
+// Egress configures the egress proxy and the networks of the proxy and open
+// modes.
+type Egress struct {
+	// Disabled offers only the none mode: no networks, no firewall rules,
+	// no proxy.
+	Disabled bool `yaml:"disabled"` // PADDOCK_EGRESS_DISABLED
+	// ProxyNetwork and OpenNetwork name the Docker networks of the two
+	// modes; they are created on start.
+	ProxyNetwork string `yaml:"proxy_network"` // PADDOCK_EGRESS_PROXY_NETWORK
+	OpenNetwork  string `yaml:"open_network"`  // PADDOCK_EGRESS_OPEN_NETWORK
+	// ProxyPort is the egress proxy's port on the proxy network's gateway.
+	ProxyPort int `yaml:"proxy_port"` // PADDOCK_EGRESS_PROXY_PORT
+	// Hosts maps names to addresses for the proxy, before any lookup:
+	// for air-gapped installs (a local package mirror) and tests. The
+	// addresses are trusted, even private or loopback ones.
+	Hosts map[string][]string `yaml:"hosts"` // PADDOCK_EGRESS_HOSTS: name=addr,name=addr
+	// BrokerPorts are the ports on which tunnels to hosts of brokered
+	// secrets are intercepted; default 443.
+	BrokerPorts []int `yaml:"broker_ports"`
+	// UpstreamCAFile holds extra CA certificates (PEM) the proxy trusts
+	// when it calls brokered hosts itself.
+	UpstreamCAFile string `yaml:"upstream_ca_file"` // PADDOCK_EGRESS_UPSTREAM_CA_FILE
+	// Retention is how long egress decisions are kept.
+	Retention time.Duration `yaml:"retention"` // PADDOCK_EGRESS_RETENTION
 }
 
 // WarmPool is a warm pool for one template; unset fields take the
@@ -102,6 +132,13 @@ func Default() Config {
 
 		MaxKeepalive: 24 * time.Hour,
 		ArchiveAfter: 24 * time.Hour,
+
+		Egress: Egress{
+			ProxyNetwork: "paddock-egress",
+			OpenNetwork:  "paddock-open",
+			ProxyPort:    3128,
+			Retention:    30 * 24 * time.Hour,
+		},
 	}
 }
 
@@ -196,6 +233,46 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	if v, ok := lookup("PADDOCK_ALLOWED_IMAGES"); ok && v != "" {
 		c.AllowedImages = SplitList(v)
 	}
+	for k, p := range map[string]*string{
+		"PADDOCK_EGRESS_PROXY_NETWORK":    &c.Egress.ProxyNetwork,
+		"PADDOCK_EGRESS_OPEN_NETWORK":     &c.Egress.OpenNetwork,
+		"PADDOCK_EGRESS_UPSTREAM_CA_FILE": &c.Egress.UpstreamCAFile,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			*p = v
+		}
+	}
+	if v, ok := lookup("PADDOCK_EGRESS_PROXY_PORT"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_EGRESS_PROXY_PORT: %w", err)
+		}
+		c.Egress.ProxyPort = n
+	}
+	if v, ok := lookup("PADDOCK_EGRESS_RETENTION"); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_EGRESS_RETENTION: %w", err)
+		}
+		c.Egress.Retention = d
+	}
+	if v, ok := lookup("PADDOCK_EGRESS_DISABLED"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_EGRESS_DISABLED: %w", err)
+		}
+		c.Egress.Disabled = b
+	}
+	if v, ok := lookup("PADDOCK_EGRESS_HOSTS"); ok && v != "" {
+		c.Egress.Hosts = map[string][]string{}
+		for _, kv := range SplitList(v) {
+			name, addr, ok := strings.Cut(kv, "=")
+			if !ok || name == "" || addr == "" {
+				return fmt.Errorf("PADDOCK_EGRESS_HOSTS: %q is not name=address", kv)
+			}
+			c.Egress.Hosts[name] = append(c.Egress.Hosts[name], addr)
+		}
+	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -242,6 +319,21 @@ func (c *Config) Validate() error {
 	}
 	if c.InstanceID != "" && !instanceRE.MatchString(c.InstanceID) {
 		return fmt.Errorf("instance id %q must be 1 to 128 letters, digits, '.', '_' or '-'", c.InstanceID)
+	}
+	if e := c.Egress; !e.Disabled {
+		if e.ProxyNetwork == "" || e.OpenNetwork == "" || e.ProxyNetwork == e.OpenNetwork {
+			return errors.New("egress: proxy_network and open_network must be set and differ")
+		}
+		if e.ProxyPort < 1 || e.ProxyPort > 65535 {
+			return fmt.Errorf("egress: proxy port %d is not between 1 and 65535", e.ProxyPort)
+		}
+		for name, addrs := range e.Hosts {
+			for _, a := range addrs {
+				if _, err := netip.ParseAddr(a); err != nil {
+					return fmt.Errorf("egress: host %s: %q is not an IP address", name, a)
+				}
+			}
+		}
 	}
 	if c.IdleTimeout < 10*time.Second {
 		return fmt.Errorf("idle timeout %s is shorter than 10s", c.IdleTimeout)

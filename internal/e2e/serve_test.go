@@ -36,7 +36,7 @@ func serve(t *testing.T, bin, shim, dataDir, instance, key string) *server {
 
 // serveIn is serve with the agents' run directory given, so a restarted
 // server finds its sandboxes' sockets where the first one put them.
-func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string) *server {
+func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *server {
 	t.Helper()
 	// The server's workspace disks are mounted under its data directory.
 	t.Cleanup(func() { testenv.UnmountUnder(dataDir) })
@@ -49,7 +49,8 @@ func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string) *se
 		"--pull-images=false",
 		"--log-level", "warn",
 	)
-	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance)
+	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance, "PADDOCK_EGRESS_DISABLED=true")
+	cmd.Env = append(cmd.Env, extraEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -64,6 +64,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		CPUMillis:   rt.Config.CPUMillis,
 		MemoryMB:    rt.Config.MemoryMB,
 		SecretIDs:   secretIDs,
+		Network:     rt.Config.Network.Mode,
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}

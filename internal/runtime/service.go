@@ -130,6 +130,10 @@ type Config struct {
 	Billing Billing
 	// WarmPools are the pre-provisioned sandboxes to keep (see warm.go).
 	WarmPools []WarmPool
+	// AgentEnv, when set, returns the environment a sandbox's agent
+	// injects into every process (egress settings, secrets). It is sent
+	// on every new agent connection, never written into the sandbox.
+	AgentEnv func(ctx context.Context, sb store.Sandbox) (map[string]string, error)
 }
 
 // Service runs the runtime actions.
@@ -169,6 +173,7 @@ func New(cfg Config) *Service {
 		agents:    newAgentPool(),
 		activity:  newActivity(),
 	}
+	s.agents.env = cfg.AgentEnv
 	s.warm = s.newWarmPools(cfg.WarmPools)
 	return s
 }

@@ -36,6 +36,7 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 			RunDir:      runDir(cfg),
 			DiskDir:     filepath.Join(cfg.DataDir, "disks"),
 			PullMissing: cfg.PullImages,
+			Networks:    dockerNetworks(cfg),
 		}, logger.With("provider", "docker"))
 		if err != nil {
 			return nil, fmt.Errorf("docker provider: %w", err)
@@ -80,4 +81,13 @@ func runDir(cfg config.Config) string {
 	}
 	sum := sha256.Sum256([]byte(cfg.DataDir))
 	return filepath.Join(os.TempDir(), "paddock-"+hex.EncodeToString(sum[:6]))
+}
+
+// dockerNetworks are the egress networks of the docker provider; nil when
+// egress is disabled.
+func dockerNetworks(cfg config.Config) *docker.Networks {
+	if cfg.Egress.Disabled {
+		return nil
+	}
+	return &docker.Networks{Proxy: cfg.Egress.ProxyNetwork, Open: cfg.Egress.OpenNetwork, ProxyPort: cfg.Egress.ProxyPort}
 }

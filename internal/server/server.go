@@ -85,6 +85,17 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	defer closeProviders()
 
+	// Step 3b: the egress networks and proxy, before any sandbox starts.
+	// Without them (not root, no iptables) only the none mode is offered.
+	gate, err := startEgress(ctx, cfg, st, providers, logger)
+	if fe := (*fatalError)(nil); errors.As(err, &fe) {
+		return err
+	}
+	if err != nil {
+		logger.Error("egress: the proxy and open network modes are not available", "err", err)
+	}
+	defer gate.close()
+
 	// Step 4: domain services and the API. The meter prices compute and
 	// moves credits inside the runtime service's transactions.
 	pricing, err := pricingOf(cfg)
@@ -108,6 +119,9 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Logger:    logger,
 		Billing:   meter,
 		WarmPools: warmPools(cfg),
+		AgentEnv: func(_ context.Context, sb store.Sandbox) (map[string]string, error) {
+			return gate.env(sb), nil
+		},
 	})
 	defer func() { _ = runtimes.Close() }()
 	if err := runtimes.ValidateWarmPools(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
@@ -129,7 +131,43 @@ func Sweep(key, prefix string) error {
 			}
 		}
 	}
+	if err := sweepNetworks(ctx, cli, key, ours); err != nil {
+		return err
+	}
 	return sweepImages(ctx, cli, key, ours)
+}
+
+// sweepNetworks removes the networks ours accepts and every firewall rule
+// naming their bridges.
+func sweepNetworks(ctx context.Context, cli *client.Client, key string, ours func(map[string]string) bool) error {
+	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", key))})
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if !ours(n.Labels) {
+			continue
+		}
+		if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
+			return err
+		}
+		bridge := n.Options["com.docker.network.bridge.name"]
+		if bridge == "" {
+			continue
+		}
+		for _, chain := range []string{"INPUT", "DOCKER-USER"} {
+			out, err := exec.Command("iptables", "-w", "-S", chain).Output()
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "-A "+chain+" ") && strings.Contains(line, " -i "+bridge+" ") {
+					_ = exec.Command("iptables", append([]string{"-w", "-D"}, strings.Fields(line)[1:]...)...).Run()
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // sweepImages removes the images ours accepts (snapshots carry the labels

@@ -25,6 +25,12 @@ func (c *Client) ConfigureRuntime(ctx context.Context, org, ws, runtimeID string
 	return call[RuntimeUpdate](ctx, c, http.MethodPatch, runtimeRoute(org, ws, runtimeID), nil, patch)
 }
 
+// ListEgress lists the egress proxy's decisions about a runtime's traffic,
+// newest first.
+func (c *Client) ListEgress(ctx context.Context, org, ws, runtimeID string, opts ListOptions) (List[EgressDecision], error) {
+	return call[List[EgressDecision]](ctx, c, http.MethodGet, runtimeRoute(org, ws, runtimeID, "egress"), opts.query(), nil)
+}
+
 // StartRuntime provisions a sandbox for the runtime, injecting the secrets
 // named in req. A runtime that already runs answers a conflict with code
 // "runtime_already_running".

@@ -283,3 +283,22 @@ type RuntimeUpdate struct {
 	Live      []string `json:"live"`
 	NextStart []string `json:"next_start"`
 }
+
+// EgressDecision is one decision of the egress proxy about a runtime's
+// traffic: a request or tunnel, allowed or refused, and what it moved.
+type EgressDecision struct {
+	ID         string    `json:"id"`
+	RuntimeID  string    `json:"runtime_id"`
+	SandboxID  string    `json:"sandbox_id"`
+	At         time.Time `json:"at"`
+	Allowed    bool      `json:"allowed"`
+	Reason     string    `json:"reason"`
+	Method     string    `json:"method"`
+	Host       string    `json:"host"`
+	Port       int       `json:"port"`
+	Addr       string    `json:"addr,omitempty"`
+	BytesUp    int64     `json:"bytes_up"`
+	BytesDown  int64     `json:"bytes_down"`
+	DurationMS float64   `json:"duration_ms"`
+	Brokered   bool      `json:"brokered"`
+}

@@ -157,7 +157,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		Labels:     p.labels(spec),
 	}
 	hostCfg := &container.HostConfig{
-		NetworkMode:    container.NetworkMode("none"),
+		NetworkMode:    container.NetworkMode(p.networkMode(spec.Network)),
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -87,6 +88,9 @@ type Config struct {
 	// StartTimeout bounds how long Start waits for the agent; 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
+	// Networks, when set, offers the proxy and open egress modes (see
+	// network.go); without it sandboxes have no network at all.
+	Networks *Networks
 
 	shimSource string // the copy of ShimPath that sandboxes mount
 }
@@ -103,6 +107,8 @@ type Provider struct {
 
 	capMu    sync.Mutex
 	capacity *provider.Resources // the host's, once asked
+
+	netReady atomic.Bool // SetupNetworks succeeded: proxy and open are offered
 }
 
 var (
@@ -210,7 +216,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 func (p *Provider) Name() string { return Name }
 
 // Capabilities declares container isolation (gVisor when the runtime is
-// runsc), pause, the agent, snapshots, and no network.
+// runsc), pause, the agent, snapshots, and the network modes it offers.
 func (p *Provider) Capabilities() provider.Capabilities {
 	iso := "container"
 	if strings.HasPrefix(p.cfg.Runtime, "runsc") {
@@ -220,7 +226,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		Isolation: iso,
 		Pause:     true,
 		Agent:     true,
-		Networks:  []provider.NetworkPolicy{provider.NetworkNone},
+		Networks:  p.offeredNetworks(),
 		Snapshot:  true,
 	}
 }

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -50,7 +51,9 @@ func (p *Provider) validateSpec(spec *provider.Spec) error {
 	case "", provider.NetworkNone:
 		spec.Network = provider.NetworkNone
 	case provider.NetworkProxy, provider.NetworkOpen:
-		return errdefs.NotImplemented(CodeNetworkNotSupported, "network policy %q is not supported by the docker provider yet", spec.Network)
+		if !slices.Contains(p.offeredNetworks(), spec.Network) {
+			return errdefs.NotImplemented(CodeNetworkNotSupported, "network policy %q is not offered by this docker provider (it needs egress networks, and runc)", spec.Network)
+		}
 	default:
 		return bad("network policy %q is not one of none, proxy, open", spec.Network)
 	}

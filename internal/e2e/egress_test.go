@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// TestProxyModeEndToEnd drives the proxy mode as a user would, on the
+// built binaries and real Docker networks: a runtime allowed one registry
+// (served by the test on the host's loopback, named registry.test through
+// the server's host map) fetches from it with curl, which finds the proxy
+// through the environment the agent injects; anything else is refused; a
+// deny added while the sandbox runs applies at once; and the egress log
+// shows each decision.
+func TestProxyModeEndToEnd(t *testing.T) {
+	testenv.RequireDocker(t, testenv.DefaultImage)
+	bin := testenv.Binary(t, "paddock")
+	shim := testenv.Binary(t, "paddock-shim")
+	instance := testenv.Instance(t)
+	// Registered first, so it runs after the server is stopped: the
+	// sandboxes, then the networks and their firewall rules.
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
+
+	registry := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "registry ok %s", r.URL.Path)
+	})}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go registry.Serve(l)
+	t.Cleanup(func() { registry.Close() })
+	regPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	proxyPort := freePort(t)
+
+	suffix := uuid.NewString()[:8]
+	const key = "pdk_00000000000000000000000000000000000000000000e9e5"
+	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
+	s := serveIn(t, bin, shim, data, runDir, instance, key,
+		"PADDOCK_EGRESS_DISABLED=false",
+		"PADDOCK_EGRESS_PROXY_NETWORK=pdk-e2e-p-"+suffix,
+		"PADDOCK_EGRESS_OPEN_NETWORK=pdk-e2e-o-"+suffix,
+		"PADDOCK_EGRESS_PROXY_PORT="+strconv.Itoa(proxyPort),
+		"PADDOCK_EGRESS_HOSTS=registry.test=127.0.0.1",
+	)
+	c := sdkFor(t, s, key)
+	ctx := t.Context()
+	if _, err := c.CreateOrg(ctx, pc.CreateOrgRequest{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateWorkspace(ctx, "acme", pc.CreateWorkspaceRequest{Name: "dev"}); err != nil {
+		t.Fatal(err)
+	}
+	allowed := "registry.test:" + regPort
+	p, err := c.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "agent", Runtime: &pc.RuntimeConfig{
+		Image: testenv.DefaultImage, MemoryMB: 256,
+		Network: &pc.NetworkPolicy{Mode: pc.NetworkProxy, Allow: []string{allowed}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartRuntime(ctx, "acme", "dev", p.RuntimeID, pc.StartRuntimeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	sh := func(script string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		res, err := c.Exec(ctx, "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"bash", "-c", script}})
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		return strings.TrimSpace(string(res.Stdout) + string(res.Stderr))
+	}
+
+	if got := sh("curl -sS http://registry.test:" + regPort + "/simple/hello/"); got != "registry ok /simple/hello/" {
+		t.Fatalf("through the proxy: %q", got)
+	}
+	if got := sh(`[ -n "$HTTPS_PROXY" ] && [ -n "$NO_PROXY" ] && echo set`); got != "set" {
+		t.Fatalf("proxy environment: %q", got)
+	}
+	// Without the proxy there is no way out: no route, no DNS.
+	if got := sh("curl -sS --noproxy '*' -m 3 -o /dev/null -w '%{http_code}' http://registry.test:" + regPort + "/ 2>/dev/null; echo \" exit=$?\""); !strings.Contains(got, "exit=") || strings.HasPrefix(got, "200") {
+		t.Fatalf("around the proxy: %q", got)
+	}
+	// NO_PROXY keeps loopback inside the sandbox; --noproxy '' sends even
+	// that to the proxy, which must refuse the host's loopback.
+	refused := func(url string) {
+		t.Helper()
+		if got := sh("curl -s --noproxy '' -o /dev/null -w '%{http_code}' " + url); got != "403" {
+			t.Errorf("%s: %q, want the proxy's 403", url, got)
+		}
+	}
+	refused("http://registry.test:1/")           // the allowed host, another port
+	refused("http://169.254.169.254/latest/")    // metadata
+	refused("http://127.0.0.1:" + regPort + "/") // the host's loopback by address
+
+	// A deny, while the sandbox runs, applies at once.
+	up, err := c.ConfigureRuntime(ctx, "acme", "dev", p.RuntimeID, pc.RuntimePatch{
+		Network: &pc.NetworkPolicy{Allow: []string{allowed}, Deny: []string{allowed}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(up.Live, ",") != "network.deny" || len(up.NextStart) != 0 {
+		t.Fatalf("a new deny rule: live %v, next start %v", up.Live, up.NextStart)
+	}
+	refused("http://registry.test:" + regPort + "/simple/hello/")
+
+	// The log has them all, newest first.
+	var log pc.List[pc.EgressDecision]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		log, err = c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Items) >= 5 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(log.Items) != 5 {
+		t.Fatalf("egress log has %d decisions, want 5: %+v", len(log.Items), log.Items)
+	}
+	newest, oldest := log.Items[0], log.Items[4]
+	if newest.Allowed || newest.Reason != "denied by rule "+allowed || newest.Host != "registry.test" {
+		t.Errorf("newest decision: %+v", newest)
+	}
+	if !oldest.Allowed || oldest.Method != "GET" || oldest.Port != mustPort(regPort) || oldest.BytesDown == 0 ||
+		oldest.Addr != "127.0.0.1:"+regPort || oldest.SandboxID == "" {
+		t.Errorf("oldest decision: %+v", oldest)
+	}
+	for _, d := range log.Items[1:4] {
+		if d.Allowed {
+			t.Errorf("decision %+v: want refused", d)
+		}
+	}
+}
+
+func mustPort(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

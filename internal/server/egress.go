@@ -1,0 +1,321 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/egress"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// networker is a provider that runs the egress networks (docker).
+type networker interface {
+	SetupNetworks(ctx context.Context) (netip.AddrPort, error)
+}
+
+// egressGate is the egress proxy of a server and what sandboxes need to
+// use it.
+type egressGate struct {
+	st    store.Store
+	addr  netip.AddrPort // where the proxy listens: the proxy network's gateway
+	key   []byte         // signs each sandbox's proxy credentials
+	proxy *egress.Proxy
+	rec   *recorder
+}
+
+// metaEgressKey is the store key of the proxy credential key.
+const metaEgressKey = "egress_credential_key"
+
+// startEgress sets up the egress networks and starts the proxy on the
+// proxy network's gateway. It returns nil, and the proxy and open modes are
+// not offered, when egress is disabled or the provider has no networks.
+func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, logger *slog.Logger) (*egressGate, error) {
+	if cfg.Egress.Disabled {
+		return nil, nil
+	}
+	p, err := providers.Get(providers.Default())
+	if err != nil {
+		return nil, nil
+	}
+	nw, ok := p.(networker)
+	if !ok {
+		return nil, nil
+	}
+	addr, err := nw.SetupNetworks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("egress networks: %w (set egress.disabled to run without the proxy and open modes)", err)
+	}
+	key, err := egressKey(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	hosts := map[string][]netip.Addr{}
+	for name, addrs := range cfg.Egress.Hosts {
+		for _, a := range addrs {
+			hosts[name] = append(hosts[name], netip.MustParseAddr(a)) // checked by config.Validate
+		}
+	}
+	ca, err := egress.LoadOrCreateCA(filepath.Join(cfg.DataDir, "egress"))
+	if err != nil {
+		return nil, err
+	}
+	roots, err := upstreamRoots(cfg.Egress.UpstreamCAFile)
+	if err != nil {
+		return nil, err
+	}
+	g := &egressGate{st: st, addr: addr, key: key}
+	g.rec = newRecorder(st, cfg.Egress.Retention, logger)
+	proxy, err := egress.New(egress.Config{
+		Authenticate:  g.authenticate,
+		Policy:        g.policy,
+		Record:        g.rec.record,
+		Hosts:         hosts,
+		HostAddrs:     hostAddrs(),
+		CA:            ca,
+		UpstreamRoots: roots,
+		BrokerPorts:   cfg.Egress.BrokerPorts,
+		Logger:        logger.With("component", "egress"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp4", addr.String())
+	if err != nil {
+		g.rec.close()
+		return nil, &fatalError{fmt.Errorf("egress proxy: listen on %s: %w (is another paddock using proxy port %d? set egress.proxy_port, or egress.disabled)", addr, err, addr.Port())}
+	}
+	g.proxy = proxy
+	go func() {
+		if err := proxy.Serve(l); err != nil {
+			logger.Error("egress proxy stopped", "err", err)
+		}
+	}()
+	logger.Info("egress proxy", "addr", addr.String())
+	return g, nil
+}
+
+// close stops the proxy and flushes the decisions it recorded.
+func (g *egressGate) close() {
+	if g == nil {
+		return
+	}
+	_ = g.proxy.Close()
+	g.rec.close()
+}
+
+// egressKey returns the installation's proxy credential key, made on
+// first use.
+func egressKey(ctx context.Context, st store.Store) ([]byte, error) {
+	v, err := st.GetMeta(ctx, metaEgressKey)
+	if err == nil {
+		return hex.DecodeString(v)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	if err := st.SetMeta(ctx, metaEgressKey, hex.EncodeToString(b)); err != nil {
+		return nil, err
+	}
+	// Two servers starting at once: keep whichever was stored.
+	v, err = st.GetMeta(ctx, metaEgressKey)
+	if err != nil {
+		return nil, err
+	}
+	return hex.DecodeString(v)
+}
+
+// credential is a sandbox's proxy password: it proves the sandbox id.
+func (g *egressGate) credential(sandboxID string) string {
+	m := hmac.New(sha256.New, g.key)
+	m.Write([]byte("paddock egress v1\x00" + sandboxID))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+var errBadCredential = errors.New("bad proxy credentials")
+
+func (g *egressGate) authenticate(ctx context.Context, user, pass string) (egress.Identity, error) {
+	if subtle.ConstantTimeCompare([]byte(pass), []byte(g.credential(user))) != 1 {
+		return egress.Identity{}, errBadCredential
+	}
+	sb, err := g.st.GetSandbox(ctx, user)
+	if err != nil || sb.State == store.SandboxKilled || sb.Network != egress.ModeProxy {
+		return egress.Identity{}, errBadCredential
+	}
+	return egress.Identity{OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, RuntimeID: sb.RuntimeID, SandboxID: sb.ID}, nil
+}
+
+// policy reads the runtime's rules at every request: a changed policy
+// applies at once.
+func (g *egressGate) policy(ctx context.Context, id egress.Identity) (egress.Policy, error) {
+	rt, err := g.st.GetRuntime(ctx, id.RuntimeID)
+	if err != nil {
+		return egress.Policy{}, err
+	}
+	return egress.ParsePolicy(rt.Config.Network.Allow, rt.Config.Network.Deny)
+}
+
+// env is what a proxy sandbox's processes need to use the proxy.
+func (g *egressGate) env(sb store.Sandbox) map[string]string {
+	if g == nil || sb.Network != egress.ModeProxy {
+		return nil
+	}
+	u := fmt.Sprintf("http://%s:%s@%s", sb.ID, g.credential(sb.ID), g.addr)
+	noProxy := "localhost,127.0.0.1,::1"
+	return map[string]string{
+		"HTTP_PROXY": u, "HTTPS_PROXY": u, "http_proxy": u, "https_proxy": u,
+		"NO_PROXY": noProxy, "no_proxy": noProxy,
+	}
+}
+
+// upstreamRoots are the system's roots plus those in file.
+func upstreamRoots(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("egress upstream CA file: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("egress upstream CA file %s holds no PEM certificate", file)
+	}
+	return pool, nil
+}
+
+// hostAddrs are the host's own addresses, which the proxy refuses.
+func hostAddrs() []netip.Prefix {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, netip.PrefixFrom(p.Addr(), p.Addr().BitLen()))
+		}
+	}
+	return out
+}
+
+// recorder writes the proxy's decisions to the store in batches, off the
+// requests' path, and prunes old ones.
+type recorder struct {
+	st        store.Store
+	retention time.Duration
+	logger    *slog.Logger
+	in        chan store.EgressDecision
+	done      chan struct{}
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+// recorderBuffer is how many decisions may wait to be written; beyond it
+// they are dropped and counted in the log.
+const recorderBuffer = 8192
+
+func newRecorder(st store.Store, retention time.Duration, logger *slog.Logger) *recorder {
+	r := &recorder{st: st, retention: retention, logger: logger, in: make(chan store.EgressDecision, recorderBuffer), done: make(chan struct{})}
+	go r.run()
+	return r
+}
+
+func (r *recorder) record(d egress.Decision) {
+	row := store.EgressDecision{
+		ID: uuid.NewString(), OrgID: d.OrgID, WorkspaceID: d.WorkspaceID, RuntimeID: d.RuntimeID, SandboxID: d.SandboxID,
+		At: d.At, Allowed: d.Allowed, Reason: d.Reason, Method: d.Method, Host: d.Host, Port: d.Port, Addr: d.Addr,
+		BytesUp: d.BytesUp, BytesDown: d.BytesDown, Duration: d.Duration, Brokered: d.Brokered,
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return
+	}
+	select {
+	case r.in <- row:
+	default:
+		r.logger.Warn("egress decision dropped: the recorder is behind", "runtime", d.RuntimeID, "host", d.Host)
+	}
+}
+
+func (r *recorder) run() {
+	defer close(r.done)
+	flush := time.NewTicker(250 * time.Millisecond)
+	defer flush.Stop()
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
+	var batch []store.EgressDecision
+	write := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := r.st.RecordEgress(ctx, batch); err != nil {
+			r.logger.Error("recording egress decisions", "n", len(batch), "err", err)
+		}
+		cancel()
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case d, ok := <-r.in:
+			if !ok {
+				write()
+				return
+			}
+			batch = append(batch, d)
+			if len(batch) >= 256 {
+				write()
+			}
+		case <-flush.C:
+			write()
+		case <-prune.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if _, err := r.st.PruneEgress(ctx, time.Now().Add(-r.retention)); err != nil {
+				r.logger.Warn("pruning egress decisions", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// close writes what is buffered and stops.
+func (r *recorder) close() {
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		close(r.in)
+	}
+	r.mu.Unlock()
+	<-r.done
+}
+
+// fatalError is an egress failure the server must not start with: the
+// networks are up and the modes offered, but the proxy cannot serve.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
