@@ -5,8 +5,8 @@
 #   scripts/build-images.sh [--force] [test|default|all]...
 #
 #   test     paddock/test-busybox:latest  busybox-static with every applet
-#   default  paddock/debian:bookworm      debootstrap minbase + bash, git,
-#                                         curl, ca-certificates, python3
+#   default  paddock/debian:bookworm      debootstrap minbase + the agent
+#                                         toolchain (TOOLCHAIN below)
 #   all      both (the default)
 #
 # An image that already exists is skipped unless --force is given, so the
@@ -17,8 +17,21 @@ set -euo pipefail
 
 TEST_IMAGE=paddock/test-busybox:latest
 DEFAULT_IMAGE=paddock/debian:bookworm
+# Bumped when what the default image holds changes: an older one is rebuilt.
+DEFAULT_IMAGE_VERSION=2
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+# The default image's toolchain: what agent CLIs and their tool calls expect.
+TOOLCHAIN=(
+	nodejs npm python3 python3-pip python3-venv
+	build-essential make
+	git curl wget jq ripgrep unzip xz-utils procps less vim-tiny openssh-client iproute2
+	ca-certificates
+)
+# User installs land in the workspace (HOME is /workspace): pip falls back
+# to ~/.local when the system's site-packages is read-only, npm -g goes to
+# NPM_CONFIG_PREFIX, and both put their commands on this PATH.
+DEFAULT_PATH_ENV='PATH=/workspace/.local/bin:/workspace/.npm-global/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
 usage() {
 	echo "usage: $0 [--force] [test|default|all]..." >&2
@@ -83,16 +96,25 @@ drop_replaced() {
 	fi
 }
 
-# need_build IMAGE: true when IMAGE must be (re)built; then holds the build
-# lock. An image another run built while we waited for the lock is kept.
+# image_current IMAGE [VERSION]: IMAGE exists, with the version label
+# VERSION when one is given.
+image_current() {
+	image_exists "$1" || return 1
+	[ -z "${2:-}" ] && return 0
+	[ "$(docker image inspect -f '{{index .Config.Labels "dev.paddock.image-version"}}' "$1")" = "$2" ]
+}
+
+# need_build IMAGE [VERSION]: true when IMAGE must be (re)built; then holds
+# the build lock. An image another run built while we waited for the lock is
+# kept.
 need_build() {
 	if [ "$force" = 1 ]; then
 		lock_build
 		return 0
 	fi
-	if ! image_exists "$1"; then
+	if ! image_current "$1" "${2:-}"; then
 		lock_build
-		image_exists "$1" || return 0
+		image_current "$1" "${2:-}" || return 0
 	fi
 	log "$1 exists; skipping (use --force to rebuild)"
 	return 1
@@ -192,7 +214,7 @@ build_test() {
 }
 
 build_default() {
-	need_build "$DEFAULT_IMAGE" || return 0
+	need_build "$DEFAULT_IMAGE" "$DEFAULT_IMAGE_VERSION" || return 0
 	command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
 	local start mirror r t old
 	old=$(docker image inspect -f '{{.Id}}' "$DEFAULT_IMAGE" 2>/dev/null || true)
@@ -200,27 +222,46 @@ build_default() {
 	mirror=$(debian_mirror)
 	new_scratch
 	r="$SCRATCH/rootfs"
-	log "debootstrap $SUITE from $mirror (a minute or two)"
-	debootstrap --variant=minbase \
-		--include=bash,coreutils,git,curl,ca-certificates,python3 \
+	log "debootstrap $SUITE from $mirror, then the toolchain (a few minutes)"
+	debootstrap --variant=minbase --include=bash,coreutils \
 		"$SUITE" "$r" "$mirror" >"${r%/rootfs}/debootstrap.log" 2>&1 || {
 		log "debootstrap failed; the end of its log:"
 		tail -n 30 "${r%/rootfs}/debootstrap.log" >&2
 		return 1
 	}
 	t=$(elapsed "$start")
+	# The toolchain, with apt inside the new root: no service may start.
+	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
+	chmod 0755 "$r/usr/sbin/policy-rc.d"
+	cp /etc/resolv.conf "$r/etc/resolv.conf"
+	if ! { chroot "$r" apt-get update -qq &&
+		DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get install -y -qq --no-install-recommends "${TOOLCHAIN[@]}"; } \
+		>"${r%/rootfs}/apt.log" 2>&1; then
+		log "installing the toolchain failed; the end of its log:"
+		tail -n 30 "${r%/rootfs}/apt.log" >&2
+		return 1
+	fi
+	rm -f "$r/usr/sbin/policy-rc.d"
+	: >"$r/etc/resolv.conf"
+	# PEP 668: the root is read-only in a sandbox, so pip cannot break the
+	# system's packages; without the marker, pip install falls back to
+	# ~/.local as it does for any read-only site-packages.
+	rm -f "$r"/usr/lib/python3*/EXTERNALLY-MANAGED
 	# Leave nothing of the build host or the package cache in the image.
 	chroot "$r" apt-get clean
 	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin \
-		"$r"/var/log/*.log "$r"/var/log/apt/* "$r"/tmp/* "$r"/var/tmp/*
+		"$r"/var/log/*.log "$r"/var/log/apt/* "$r"/tmp/* "$r"/var/tmp/* "$r"/root/.npm
 	: >"$r/etc/machine-id"
 	mkdir -p "$r/workspace"
 	tar --numeric-owner -C "$r" -c . |
 		docker import \
-			-c "ENV $PATH_ENV" \
+			-c "ENV $DEFAULT_PATH_ENV" \
 			-c 'ENV LANG=C.UTF-8' \
+			-c 'ENV NPM_CONFIG_PREFIX=/workspace/.npm-global' \
+			-c 'ENV EDITOR=vi' \
 			-c 'WORKDIR /workspace' \
 			-c 'LABEL dev.paddock.image=debian-bookworm' \
+			-c "LABEL dev.paddock.image-version=$DEFAULT_IMAGE_VERSION" \
 			-c 'CMD ["/bin/bash"]' \
 			- "$DEFAULT_IMAGE" >/dev/null
 	drop_replaced "$old" "$DEFAULT_IMAGE"

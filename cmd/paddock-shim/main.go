@@ -36,12 +36,13 @@ func run(args []string, stderr io.Writer) error {
 		return nil
 	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--grace DURATION] [--log-level LEVEL]")
+		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--trust PATH] [--grace DURATION] [--log-level LEVEL]")
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", "/.paddock/run/agent.sock", "unix socket to serve on")
 	keyFile := fs.String("key-file", "", "file holding the sandbox's agent key; read and deleted at start, then every connection must prove the key")
+	trust := fs.String("trust", "", "CA certificate (PEM) every process trusts beside the image's roots; a bundle of both is written beside the socket")
 	grace := fs.Duration("grace", 10*time.Second, "how long processes get to exit on SIGTERM before they are killed")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -56,10 +57,11 @@ func run(args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	return shim.Run(context.Background(), shim.RunOptions{
-		Logger:  log,
-		Socket:  *socket,
-		KeyFile: *keyFile,
-		Version: version,
-		Grace:   *grace,
+		Logger:    log,
+		Socket:    *socket,
+		KeyFile:   *keyFile,
+		TrustFile: *trust,
+		Version:   version,
+		Grace:     *grace,
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -27,6 +28,8 @@ type Config struct {
 	Ready func() bool
 	// Ledger keeps credits; nil answers the credit routes 501.
 	Ledger *ledger.Ledger
+	// Secrets keeps secrets.
+	Secrets *secrets.Service
 }
 
 // API serves HTTP.
@@ -40,6 +43,7 @@ type API struct {
 	now       func() time.Time
 	mux       *http.ServeMux
 	ledger    *ledger.Ledger
+	secrets   *secrets.Service
 }
 
 // Route is one entry of the route table.
@@ -81,6 +85,7 @@ func New(cfg Config) *API {
 		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
 		mux:       http.NewServeMux(),
 		ledger:    cfg.Ledger,
+		secrets:   cfg.Secrets,
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
@@ -163,6 +168,17 @@ func (a *API) Routes() []Route {
 		{"DELETE", wsPrefix + "/members/{member}", true, a.removeMember},
 		{"GET", wsPrefix + "/member-limit", true, a.getMemberLimit},
 		{"PUT", wsPrefix + "/member-limit", true, a.setMemberLimit},
+
+		{"POST", "/api/v1/org/{org}/secrets", true, a.createSecret},
+		{"GET", "/api/v1/org/{org}/secrets", true, a.listSecrets},
+		{"GET", "/api/v1/org/{org}/secrets/{secret}", true, a.getSecret},
+		{"PUT", "/api/v1/org/{org}/secrets/{secret}", true, a.replaceSecret},
+		{"DELETE", "/api/v1/org/{org}/secrets/{secret}", true, a.deleteSecret},
+		{"POST", wsPrefix + "/secrets", true, a.createSecret},
+		{"GET", wsPrefix + "/secrets", true, a.listSecrets},
+		{"GET", wsPrefix + "/secrets/{secret}", true, a.getSecret},
+		{"PUT", wsPrefix + "/secrets/{secret}", true, a.replaceSecret},
+		{"DELETE", wsPrefix + "/secrets/{secret}", true, a.deleteSecret},
 
 		{"GET", "/api/v1/org/{org}/sandboxes", true, a.listSandboxes},
 		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.getSandbox},

@@ -45,6 +45,13 @@ func TestRuntimeLifecycle(t *testing.T) {
 		t.Fatalf("compute before start = %d, want 0", n)
 	}
 
+	// An unknown secret starts nothing; a known one is resolved to its id.
+	env.Must(t, 404, "POST", rtPath+"/start", client.StartRuntimeRequest{SecretIDs: []string{"gh-token"}})
+	if n := env.Fake.Count(); n != 0 {
+		t.Fatalf("compute after a start with an unknown secret = %d, want 0", n)
+	}
+	var gh client.Secret
+	env.Must(t, 201, "POST", "/api/v1/org/acme/secrets", client.CreateSecretRequest{Name: "gh-token", Value: "ghp_x"}).Decode(t, &gh)
 	rt = runtimeOf(t, env.Must(t, 200, "POST", rtPath+"/start", client.StartRuntimeRequest{SecretIDs: []string{"gh-token"}}))
 	if rt.Status != client.RuntimeRunning || rt.CurrentSandboxID == "" || rt.ExpiresAt == nil {
 		t.Fatalf("started runtime = %+v", rt)
@@ -53,7 +60,7 @@ func TestRuntimeLifecycle(t *testing.T) {
 	env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+rt.CurrentSandboxID, nil).Decode(t, &sb)
 	if sb.Kind != client.KindRuntime || sb.State != client.SandboxRunning || sb.RuntimeID != rt.ID ||
 		sb.Provider != "fake" || sb.ProviderSandboxID == "" || sb.StartedAt == nil ||
-		len(sb.SecretIDs) != 1 || sb.SecretIDs[0] != "gh-token" {
+		len(sb.SecretIDs) != 1 || sb.SecretIDs[0] != gh.ID {
 		t.Fatalf("ledger row = %+v", sb)
 	}
 	if sb.BilledCredits != 0 || sb.RunningCredits != 0 || sb.EstimatedTotalCredits != 0 {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
 
@@ -63,5 +65,47 @@ func TestCompletion(t *testing.T) {
 	}
 	if _, _, code := clitest.Run(t, map[string]string{}, "completion", "tcsh"); code != cli.ExitUsage {
 		t.Errorf("completion tcsh: exit %d", code)
+	}
+}
+
+// TestAdminRotateSecretsKey: the command seals every secret again under a
+// new key file, and the values still open.
+func TestAdminRotateSecretsKey(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "paddock.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys, err := secrets.LoadKeyring(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateOrg(ctx, store.Org{ID: "00000000-0000-0000-0000-00000000000a", Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	v := "sk-rotate-me"
+	sec, err := secrets.New(st, keys, nil).Create(ctx, "00000000-0000-0000-0000-00000000000a", "", secrets.Spec{Name: "a", Value: &v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := clitest.Run(t, map[string]string{}, "admin", "rotate-secrets-key", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "1 secrets sealed again under key") {
+		t.Fatalf("rotate: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	after, err := st.GetSecret(ctx, sec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := secrets.LoadKeyring(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.KeyID == sec.KeyID || after.KeyID != fresh.CurrentKeyID() {
+		t.Fatalf("key %s → %s, the key file's is %s", sec.KeyID, after.KeyID, fresh.CurrentKeyID())
+	}
+	if got, err := fresh.Open(after); err != nil || string(got) != v {
+		t.Fatalf("after rotation: %q %v", got, err)
 	}
 }

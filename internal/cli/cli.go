@@ -179,6 +179,7 @@ config file written by 'paddock login'. Default org and workspace come from
 		a.projectCmd(),
 		a.runtimeCmd(),
 		a.egressCmd(),
+		a.secretCmd(),
 		a.sandboxCmd(),
 		a.creditsCmd(), a.usageCmd(),
 		a.execCmd(),

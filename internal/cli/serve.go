@@ -198,19 +198,52 @@ data directory while the server is stopped (and while it runs).`,
 		Example: `  paddock admin create-key --data-dir ./data`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir := config.Default().DataDir
-			if v, ok := os.LookupEnv("PADDOCK_DATA_DIR"); ok && v != "" {
-				dir = v
-			}
-			if cmd.Flags().Changed("data-dir") {
-				dir = dataDir
-			}
-			return server.CreateAdminKey(cmd.Context(), dir, name, cmd.OutOrStdout())
+			return server.CreateAdminKey(cmd.Context(), adminDataDir(cmd, dataDir), name, cmd.OutOrStdout())
 		},
 	}
 	create.SetUsageTemplate(serverUsage)
 	create.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
 	create.Flags().StringVar(&name, "name", "admin (created offline)", "a name for the key")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, newRotateSecretsKeyCmd())
+	return cmd
+}
+
+// adminDataDir is the data directory an admin command works on: --data-dir,
+// else PADDOCK_DATA_DIR, else the default.
+func adminDataDir(cmd *cobra.Command, flag string) string {
+	if cmd.Flags().Changed("data-dir") {
+		return flag
+	}
+	if v, ok := os.LookupEnv("PADDOCK_DATA_DIR"); ok && v != "" {
+		return v
+	}
+	return config.Default().DataDir
+}
+
+// newRotateSecretsKeyCmd is `paddock admin rotate-secrets-key`.
+func newRotateSecretsKeyCmd() *cobra.Command {
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:   "rotate-secrets-key",
+		Short: "Seal every secret again under a new key",
+		Long: `Seal every secret again under a new key, in one transaction.
+
+With the key in <data-dir>/secrets.key (the default), a new key is written to
+secrets.key.next, every secret is re-encrypted, and the new key replaces
+secrets.key. Running servers pick it up by themselves. A rotation cut short is
+finished by running the command again.
+
+With the key in PADDOCK_SECRETS_KEY, give the new one in
+PADDOCK_SECRETS_NEW_KEY (head -c 32 /dev/urandom | base64), then restart every
+server with PADDOCK_SECRETS_KEY set to it.`,
+		Example: `  paddock admin rotate-secrets-key --data-dir ./data
+  PADDOCK_SECRETS_NEW_KEY=$(head -c 32 /dev/urandom | base64) paddock admin rotate-secrets-key`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return server.RotateSecretsKey(cmd.Context(), adminDataDir(cmd, dataDir), os.Getenv("PADDOCK_SECRETS_KEY"), os.Getenv("PADDOCK_SECRETS_NEW_KEY"), cmd.OutOrStdout())
+		},
+	}
+	cmd.SetUsageTemplate(serverUsage)
+	cmd.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
 	return cmd
 }

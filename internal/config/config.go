@@ -70,6 +70,10 @@ type Config struct {
 
 	// Egress: the proxy and open network modes (docker provider).
 	Egress Egress `yaml:"egress"`
+	// SecretsKey, when set, is the key secrets are sealed with (base64 of
+	// 32 bytes); otherwise <data-dir>/secrets.key, made on first start. It
+	// is read from the environment only, never from a file or a flag.
+	SecretsKey string `yaml:"-"` // PADDOCK_SECRETS_KEY
 }
 
 // Egress configures the egress proxy and the networks of the proxy and open
@@ -90,7 +94,7 @@ type Egress struct {
 	Hosts map[string][]string `yaml:"hosts"` // PADDOCK_EGRESS_HOSTS: name=addr,name=addr
 	// BrokerPorts are the ports on which tunnels to hosts of brokered
 	// secrets are intercepted; default 443.
-	BrokerPorts []int `yaml:"broker_ports"`
+	BrokerPorts []int `yaml:"broker_ports"` // PADDOCK_EGRESS_BROKER_PORTS: 443,8443
 	// UpstreamCAFile holds extra CA certificates (PEM) the proxy trusts
 	// when it calls brokered hosts itself.
 	UpstreamCAFile string `yaml:"upstream_ca_file"` // PADDOCK_EGRESS_UPSTREAM_CA_FILE
@@ -256,6 +260,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		}
 		c.Egress.Retention = d
 	}
+	if v, ok := lookup("PADDOCK_SECRETS_KEY"); ok && v != "" {
+		c.SecretsKey = v
+	}
 	if v, ok := lookup("PADDOCK_EGRESS_DISABLED"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -271,6 +278,16 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 				return fmt.Errorf("PADDOCK_EGRESS_HOSTS: %q is not name=address", kv)
 			}
 			c.Egress.Hosts[name] = append(c.Egress.Hosts[name], addr)
+		}
+	}
+	if v, ok := lookup("PADDOCK_EGRESS_BROKER_PORTS"); ok && v != "" {
+		c.Egress.BrokerPorts = nil
+		for _, p := range SplitList(v) {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				return fmt.Errorf("PADDOCK_EGRESS_BROKER_PORTS: %q is not a port", p)
+			}
+			c.Egress.BrokerPorts = append(c.Egress.BrokerPorts, n)
 		}
 	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
@@ -326,6 +343,11 @@ func (c *Config) Validate() error {
 		}
 		if e.ProxyPort < 1 || e.ProxyPort > 65535 {
 			return fmt.Errorf("egress: proxy port %d is not between 1 and 65535", e.ProxyPort)
+		}
+		for _, p := range e.BrokerPorts {
+			if p < 1 || p > 65535 {
+				return fmt.Errorf("egress: broker port %d is not between 1 and 65535", p)
+			}
 		}
 		for name, addrs := range e.Hosts {
 			for _, a := range addrs {

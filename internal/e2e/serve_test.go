@@ -47,9 +47,10 @@ func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string, ext
 		"--run-dir", runDir,
 		"--default-image", testenv.TestImage,
 		"--pull-images=false",
-		"--log-level", "warn",
 	)
-	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance, "PADDOCK_EGRESS_DISABLED=true")
+	// Settings a test may override in extraEnv: the last of a name wins.
+	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance,
+		"PADDOCK_LOG_LEVEL=warn", "PADDOCK_EGRESS_DISABLED=true")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

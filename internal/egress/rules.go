@@ -209,3 +209,14 @@ func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict, trusted bool
 	}
 	return *byName
 }
+
+// DomainPattern checks a domain or wildcard domain (api.example.com,
+// *.example.com), as a brokered secret's hosts are written, and returns it
+// in lower case.
+func DomainPattern(s string) (string, bool) {
+	d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
+	if _, err := netip.ParseAddr(d); err == nil {
+		return "", false
+	}
+	return d, validPattern(d)
+}

@@ -130,6 +130,10 @@ type Spec struct {
 	// never deletes it in Destroy.
 	Workspace string
 	Network   NetworkPolicy
+	// TrustedCA is a CA certificate (PEM) the sandbox's processes trust
+	// beside the image's own roots (the egress proxy's, which brokered
+	// secrets need); nil: none.
+	TrustedCA []byte
 	Env       map[string]string
 	Labels    map[string]string // extra labels; the standard ones are added by the provider
 }

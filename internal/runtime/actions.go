@@ -47,6 +47,12 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		// Configured before the allow-list said otherwise.
 		return rt, errdefs.FailedPrecondition(CodeImageNotAllowed, "the runtime's image %q is not allowed on this installation; create a project with an allowed image", image).WithCause(err)
 	}
+	// Secrets are resolved before anything exists: an unknown one starts
+	// nothing.
+	secretIDs, err = s.resolveSecrets(ctx, rt, rt.Config.Network.Mode, secretIDs)
+	if err != nil {
+		return rt, err
+	}
 	template, warmable := s.warmTemplate(p.Name(), rt)
 	warmable = warmable && rt.Status == store.RuntimeIdle && rt.Snapshot == ""
 
@@ -157,6 +163,15 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	return rt, nil
 }
 
+// trustFor is the CA a sandbox in network mode trusts beside its image's:
+// the egress proxy's, in proxy mode.
+func (s *Service) trustFor(mode string) []byte {
+	if mode != string(provider.NetworkProxy) {
+		return nil
+	}
+	return s.trustedCA
+}
+
 // spec is what a runtime's sandbox sandboxID is created from.
 func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec {
 	return provider.Spec{
@@ -173,6 +188,7 @@ func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec 
 		},
 		Workspace: rt.WorkspaceVolume,
 		Network:   provider.NetworkPolicy(rt.Config.Network.Mode),
+		TrustedCA: s.trustFor(rt.Config.Network.Mode),
 		Labels: map[string]string{
 			"dev.paddock.project":      rt.ProjectID,
 			"dev.paddock.workspace-id": rt.WorkspaceID,

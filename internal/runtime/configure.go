@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		if err := s.checkOffered(ctx, resolved); err != nil {
 			return rt, err
 		}
-		if err := s.checkSecretRefs(ctx, rt, resolved.Secrets); err != nil {
+		if err := s.checkSecretRefs(ctx, rt, resolved); err != nil {
 			return rt, err
 		}
 		changed := changedSettings(rt.Config, resolved)
@@ -124,11 +125,47 @@ func normalRules(r []string) []string {
 	return r
 }
 
-// checkSecretRefs is replaced when secrets land; until then a runtime
-// cannot bind any.
-func (s *Service) checkSecretRefs(ctx context.Context, rt store.Runtime, refs []string) error {
+// SecretResolver finds the secrets a runtime names (see internal/secrets).
+type SecretResolver interface {
+	Resolve(ctx context.Context, orgID, workspaceID string, refs []string) ([]store.Secret, error)
+}
+
+// Error codes of secret references.
+const (
+	CodeSecretNotFound           = "secret_not_found"
+	CodeBrokeredSecretNeedsProxy = "brokered_secret_needs_proxy"
+)
+
+// resolveSecrets resolves the runtime's bound secrets and extra (by id or
+// name) into secret ids, for a sandbox in network mode. A brokered secret
+// needs the proxy mode: only the egress proxy can use it.
+func (s *Service) resolveSecrets(ctx context.Context, rt store.Runtime, mode string, extra []string) ([]string, error) {
+	refs := append(slices.Clone(rt.Config.Secrets), extra...)
 	if len(refs) == 0 {
-		return nil
+		return nil, nil
 	}
-	return errdefs.NotFound("secret_not_found", "secret %q not found", refs[0])
+	if s.secrets == nil {
+		return nil, errdefs.NotFound(CodeSecretNotFound, "secret %q not found: this server keeps no secrets", refs[0])
+	}
+	found, err := s.secrets.Resolve(ctx, rt.OrgID, rt.WorkspaceID, refs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(found))
+	for _, sec := range found {
+		if sec.Brokered && mode != string(provider.NetworkProxy) {
+			return nil, errdefs.FailedPrecondition(CodeBrokeredSecretNeedsProxy,
+				"secret %q is brokered: only the egress proxy can use it, so the runtime's network mode must be proxy (it is %s)", sec.Name, mode)
+		}
+		ids = append(ids, sec.ID)
+	}
+	return ids, nil
+}
+
+// checkSecretRefs checks a configuration's bound secrets as a start
+// would.
+func (s *Service) checkSecretRefs(ctx context.Context, rt store.Runtime, c store.RuntimeConfig) error {
+	rt.Config = c
+	_, err := s.resolveSecrets(ctx, rt, c.Network.Mode, nil)
+	return err
 }

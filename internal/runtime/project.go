@@ -183,6 +183,9 @@ func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, d
 	if err := s.checkOffered(ctx, cfg); err != nil {
 		return store.Project{}, store.Runtime{}, err
 	}
+	if err := s.checkSecretRefs(ctx, store.Runtime{OrgID: ws.OrgID, WorkspaceID: ws.ID}, cfg); err != nil {
+		return store.Project{}, store.Runtime{}, err
+	}
 	now := s.now()
 	p := store.Project{
 		ID:          newID(),

@@ -134,6 +134,12 @@ type Config struct {
 	// injects into every process (egress settings, secrets). It is sent
 	// on every new agent connection, never written into the sandbox.
 	AgentEnv func(ctx context.Context, sb store.Sandbox) (map[string]string, error)
+	// Secrets resolves the secrets runtimes name; nil: a runtime naming
+	// any is refused.
+	Secrets SecretResolver
+	// TrustedCA, when set, is a CA certificate (PEM) that sandboxes in
+	// proxy mode trust: the egress proxy's, for brokered secrets.
+	TrustedCA []byte
 }
 
 // Service runs the runtime actions.
@@ -149,6 +155,8 @@ type Service struct {
 	agents    *agentPool // see agent.go
 	activity  *activity  // see activity.go
 	warm      *warmPools // see warm.go
+	secrets   SecretResolver
+	trustedCA []byte
 }
 
 // New returns a Service.
@@ -174,6 +182,8 @@ func New(cfg Config) *Service {
 		activity:  newActivity(),
 	}
 	s.agents.env = cfg.AgentEnv
+	s.secrets = cfg.Secrets
+	s.trustedCA = cfg.TrustedCA
 	s.warm = s.newWarmPools(cfg.WarmPools)
 	return s
 }

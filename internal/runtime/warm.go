@@ -229,6 +229,7 @@ func (s *Service) provisionWarm(ctx context.Context, rp resolvedPool) error {
 		},
 		Workspace: w.WorkspaceVolume,
 		Network:   provider.NetworkPolicy(rp.config.Network.Mode),
+		TrustedCA: s.trustFor(rp.config.Network.Mode),
 		Labels:    map[string]string{LabelWarm: "true"},
 	})
 	if err != nil {

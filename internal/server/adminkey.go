@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
 
@@ -20,16 +21,9 @@ import (
 // while it runs: SQLite serializes the write). A data directory without a
 // database is an error, not a new installation.
 func CreateAdminKey(ctx context.Context, dataDir, name string, out io.Writer) error {
-	db := filepath.Join(dataDir, "paddock.db")
-	if _, err := os.Stat(db); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no paddock database in %s (start the server once with --data-dir %s, or pass the right --data-dir)", dataDir, dataDir)
-		}
-		return fmt.Errorf("data dir: %w", err)
-	}
-	st, err := sqlite.Open(ctx, db, slog.New(slog.DiscardHandler))
+	st, err := openOffline(ctx, dataDir)
 	if err != nil {
-		return fmt.Errorf("open the database in %s: %w", dataDir, err)
+		return err
 	}
 	defer st.Close()
 	keys := auth.Keys{Store: st, Now: time.Now}
@@ -38,5 +32,42 @@ func CreateAdminKey(ctx context.Context, dataDir, name string, out io.Writer) er
 		return fmt.Errorf("create an admin key: %w", err)
 	}
 	fmt.Fprintf(out, "paddock: new admin API key %q (shown once, store it now): %s\n", name, plain)
+	return nil
+}
+
+// openOffline opens the database of a data directory for an admin
+// command.
+func openOffline(ctx context.Context, dataDir string) (*sqlite.Store, error) {
+	db := filepath.Join(dataDir, "paddock.db")
+	if _, err := os.Stat(db); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no paddock database in %s (start the server once with --data-dir %s, or pass the right --data-dir)", dataDir, dataDir)
+		}
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	st, err := sqlite.Open(ctx, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, fmt.Errorf("open the database in %s: %w", dataDir, err)
+	}
+	return st, nil
+}
+
+// RotateSecretsKey seals every secret in dataDir's database again under a
+// new key (see secrets.Rotate) and says what it did.
+func RotateSecretsKey(ctx context.Context, dataDir, envKey, newEnvKey string, out io.Writer) error {
+	st, err := openOffline(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := secrets.Rotate(ctx, st, dataDir, envKey, newEnvKey)
+	if err != nil {
+		return fmt.Errorf("rotate the secrets key: %w", err)
+	}
+	if r.KeyFile != "" {
+		fmt.Fprintf(out, "paddock: %d secrets sealed again under key %s, now in %s\n", r.Secrets, r.KeyID, r.KeyFile)
+		return nil
+	}
+	fmt.Fprintf(out, "paddock: %d secrets sealed again under key %s; restart every server with PADDOCK_SECRETS_KEY set to the new key\n", r.Secrets, r.KeyID)
 	return nil
 }

@@ -39,6 +39,15 @@ type egressGate struct {
 	key   []byte         // signs each sandbox's proxy credentials
 	proxy *egress.Proxy
 	rec   *recorder
+	ca    *egress.CA
+}
+
+// trustedCA is the CA proxy sandboxes trust, for brokered secrets.
+func (g *egressGate) trustedCA() []byte {
+	if g == nil {
+		return nil
+	}
+	return g.ca.CertPEM()
 }
 
 // metaEgressKey is the store key of the proxy credential key.
@@ -47,7 +56,7 @@ const metaEgressKey = "egress_credential_key"
 // startEgress sets up the egress networks and starts the proxy on the
 // proxy network's gateway. It returns nil, and the proxy and open modes are
 // not offered, when egress is disabled or the provider has no networks.
-func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, logger *slog.Logger) (*egressGate, error) {
+func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, brokers func(ctx context.Context, sandboxID string) ([]egress.Brokered, error), logger *slog.Logger) (*egressGate, error) {
 	if cfg.Egress.Disabled {
 		return nil, nil
 	}
@@ -81,11 +90,14 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	if err != nil {
 		return nil, err
 	}
-	g := &egressGate{st: st, addr: addr, key: key}
+	g := &egressGate{st: st, addr: addr, key: key, ca: ca}
 	g.rec = newRecorder(st, cfg.Egress.Retention, logger)
 	proxy, err := egress.New(egress.Config{
-		Authenticate:  g.authenticate,
-		Policy:        g.policy,
+		Authenticate: g.authenticate,
+		Policy:       g.policy,
+		Brokers: func(ctx context.Context, id egress.Identity) ([]egress.Brokered, error) {
+			return brokers(ctx, id.SandboxID)
+		},
 		Record:        g.rec.record,
 		Hosts:         hosts,
 		HostAddrs:     hostAddrs(),

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"github.com/paddockhq/paddock/internal/lifecycle"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
@@ -87,7 +89,12 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 
 	// Step 3b: the egress networks and proxy, before any sandbox starts.
 	// Without them (not root, no iptables) only the none mode is offered.
-	gate, err := startEgress(ctx, cfg, st, providers, logger)
+	keys, err := secrets.LoadKeyring(cfg.DataDir, cfg.SecretsKey)
+	if err != nil {
+		return err
+	}
+	secretSvc := secrets.New(st, keys, logger.With("component", "secrets"))
+	gate, err := startEgress(ctx, cfg, st, providers, secretSvc.Brokers, logger)
 	if fe := (*fatalError)(nil); errors.As(err, &fe) {
 		return err
 	}
@@ -119,9 +126,16 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Logger:    logger,
 		Billing:   meter,
 		WarmPools: warmPools(cfg),
-		AgentEnv: func(_ context.Context, sb store.Sandbox) (map[string]string, error) {
-			return gate.env(sb), nil
+		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
+			env, err := secretSvc.Env(ctx, sb)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(env, gate.env(sb))
+			return env, nil
 		},
+		Secrets:   secretSvc,
+		TrustedCA: gate.trustedCA(),
 	})
 	defer func() { _ = runtimes.Close() }()
 	if err := runtimes.ValidateWarmPools(); err != nil {
@@ -142,6 +156,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Logger:    logger,
 		Ready:     ready.Load,
 		Ledger:    credits,
+		Secrets:   secretSvc,
 	})
 
 	// Step 5: lifecycle automation. A reconciliation first, before any

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -26,7 +27,11 @@ type RunOptions struct {
 	// other end: the control plane's. A missing or unreadable key file is
 	// an error.
 	KeyFile string
-	Version string
+	// TrustFile, when set, names a CA certificate (PEM) every process the
+	// shim starts trusts beside the image's roots (see installTrust): the
+	// egress proxy's, which brokered secrets need.
+	TrustFile string
+	Version   string
 	// Grace is how long processes get to exit after the termination signal
 	// is forwarded, before they are killed. 0 means 10 seconds.
 	Grace time.Duration
@@ -53,6 +58,11 @@ func Run(ctx context.Context, o RunOptions) error {
 		// (every process there runs as the same user) may read it.
 		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 			return fmt.Errorf("protect the agent's memory: %w", err)
+		}
+	}
+	if o.TrustFile != "" {
+		if err := installTrust(o.TrustFile, filepath.Dir(o.Socket)); err != nil {
+			return err
 		}
 	}
 	reaper, err := StartReaper(log)

@@ -105,6 +105,9 @@ type Queries interface {
 
 	// Egress decisions: see EgressQueries.
 	EgressQueries
+
+	// Secrets: see SecretQueries.
+	SecretQueries
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
@@ -633,4 +636,43 @@ type EgressQueries interface {
 	ListEgress(ctx context.Context, runtimeID string, page Page) ([]EgressDecision, string, error)
 	// PruneEgress deletes decisions older than before and returns how many.
 	PruneEgress(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Secret is a named value of an org or of one of its workspaces, kept
+// sealed: the store never sees the value, only what the secrets keyring
+// made of it.
+type Secret struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string // "" for an org-wide secret
+	Name        string // unique within its org or workspace
+	Env         string // the environment variable it is injected as
+	// Brokered secrets never enter a sandbox: it sees a placeholder, and
+	// the egress proxy puts the value into requests to Hosts.
+	Brokered  bool
+	Hosts     []string
+	KeyID     string // names the key that sealed the value
+	Sealed    []byte // nonce and AES-GCM ciphertext
+	Version   int64  // optimistic concurrency; set by the store
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// SecretQueries keep secrets.
+type SecretQueries interface {
+	// CreateSecret inserts s; its name is unique within its scope (the
+	// org's own secrets, or one workspace's).
+	CreateSecret(ctx context.Context, s Secret) error
+	GetSecret(ctx context.Context, id string) (Secret, error)
+	// GetSecretByName returns the secret named name in exactly that scope
+	// (workspaceID "" is the org's own).
+	GetSecretByName(ctx context.Context, orgID, workspaceID, name string) (Secret, error)
+	// ListSecrets lists one scope's secrets in creation order.
+	ListSecrets(ctx context.Context, orgID, workspaceID string, page Page) ([]Secret, string, error)
+	// AllSecrets returns every secret of the installation (key rotation).
+	AllSecrets(ctx context.Context) ([]Secret, error)
+	// UpdateSecret writes s's env, brokering, hosts and sealed value if
+	// its version is current, and returns the stored secret.
+	UpdateSecret(ctx context.Context, s Secret) (Secret, error)
+	DeleteSecret(ctx context.Context, id string) error
 }

@@ -302,3 +302,38 @@ type EgressDecision struct {
 	DurationMS float64   `json:"duration_ms"`
 	Brokered   bool      `json:"brokered"`
 }
+
+// Secret is a secret's metadata: its value is write-only and never
+// answered. WorkspaceID is empty for an org-wide secret.
+type Secret struct {
+	ID          string    `json:"id"`
+	OrgID       string    `json:"org_id"`
+	WorkspaceID string    `json:"workspace_id,omitempty"`
+	Name        string    `json:"name"`
+	Env         string    `json:"env"`
+	Brokered    bool      `json:"brokered"`
+	Hosts       []string  `json:"hosts,omitempty"`
+	Version     int64     `json:"version"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// CreateSecretRequest makes a secret. Env defaults to the name in upper
+// case with - and . as _. A brokered secret needs Hosts: the domains
+// (api.example.com, *.example.com) the egress proxy may send it to.
+type CreateSecretRequest struct {
+	Name     string   `json:"name"`
+	Value    string   `json:"value"`
+	Env      string   `json:"env,omitempty"`
+	Brokered bool     `json:"brokered,omitempty"`
+	Hosts    []string `json:"hosts,omitempty"`
+}
+
+// ReplaceSecretRequest changes a secret; fields left out stay as they
+// are.
+type ReplaceSecretRequest struct {
+	Value    *string   `json:"value,omitempty"`
+	Env      string    `json:"env,omitempty"`
+	Brokered *bool     `json:"brokered,omitempty"`
+	Hosts    *[]string `json:"hosts,omitempty"`
+}

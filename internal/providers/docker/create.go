@@ -116,7 +116,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		return provider.Handle{}, fmt.Errorf("create: %w", err)
 	}
 	p.logger.DebugContext(ctx, "sandbox created", "sandbox", spec.SandboxID, "container", resp.ID)
-	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir, Key: agentauth.EncodeKey(key)}
+	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir, Key: agentauth.EncodeKey(key), Trust: string(spec.TrustedCA)}
 	return provider.Handle{Provider: Name, ID: resp.ID, State: st.encode()}, nil
 }
 
@@ -147,10 +147,14 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		envList = append(envList, k+"="+env[k])
 	}
 
+	entry := []string{shimTarget, "serve", "--socket", agentSocket, "--key-file", keyTarget}
+	if len(spec.TrustedCA) > 0 {
+		entry = append(entry, "--trust", trustTarget)
+	}
 	noInit := false
 	cfg := &container.Config{
 		Image:      spec.Image,
-		Entrypoint: []string{shimTarget, "serve", "--socket", agentSocket, "--key-file", keyTarget},
+		Entrypoint: entry,
 		Cmd:        []string{},
 		WorkingDir: provider.WorkspacePath,
 		Env:        envList,

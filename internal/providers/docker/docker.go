@@ -43,6 +43,8 @@ const (
 	socketName   = "agent.sock"
 	agentSocket  = runTarget + "/" + socketName
 	keyTarget    = runTarget + "/" + agentauth.KeyFileName
+	trustName    = "trust.pem"
+	trustTarget  = runTarget + "/" + trustName
 	shortIDLen   = 12
 	runDirIDLen  = 16  // random hex name of a sandbox's run directory
 	maxSocketLen = 107 // sun_path is 108 bytes including the terminating NUL

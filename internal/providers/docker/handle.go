@@ -29,6 +29,9 @@ type handleState struct {
 	// before keys existed have none: their agent is checked by its peer
 	// credentials alone.
 	Key string `json:"key,omitempty"`
+	// Trust is the CA certificate (PEM) the sandbox trusts beside its
+	// image's roots (provider.Spec.TrustedCA); "" for none.
+	Trust string `json:"trust,omitempty"`
 }
 
 // key returns the agent key, nil when the handle has none.

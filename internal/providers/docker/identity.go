@@ -186,10 +186,24 @@ func (p *Provider) gvisor() bool { return strings.HasPrefix(p.cfg.Runtime, "runs
 
 // lockRunDir takes a sandbox's run directory away from the sandbox once its
 // agent listens: the key file is gone (the agent deleted it; this makes
-// sure), and the directory belongs to lockedOwner with mode 0555.
+// sure), and the directory and the files in it belong to lockedOwner, the
+// directory with mode 0555.
 func lockRunDir(dir string) error {
 	if err := os.Remove(filepath.Join(dir, agentauth.KeyFileName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	// The files the agent and the provider wrote there (the CA bundle)
+	// are taken away too: the sandbox reads them, it cannot change them.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := os.Lchown(filepath.Join(dir, e.Name()), lockedOwner, lockedOwner); err != nil {
+				return err
+			}
+		}
 	}
 	if err := os.Lchown(dir, lockedOwner, lockedOwner); err != nil {
 		return err

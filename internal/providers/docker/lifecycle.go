@@ -49,7 +49,7 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 		if !p.ownedSocketDir(sockDir) {
 			return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory is not under this server's run directory")
 		}
-		if err := p.prepareRunDir(sockDir, key); err != nil {
+		if err := p.prepareRunDir(sockDir, key, st.Trust); err != nil {
 			return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be prepared").WithCause(err)
 		}
 		p.forgetPID(h.ID)
@@ -72,10 +72,15 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 }
 
 // prepareRunDir empties a sandbox's run directory, gives it back to the
-// sandbox and writes the agent's key file into it.
-func (p *Provider) prepareRunDir(dir string, key []byte) error {
+// sandbox and writes the agent's key file, and the CA it trusts, into it.
+func (p *Provider) prepareRunDir(dir string, key []byte, trust string) error {
 	if err := unlockRunDir(dir); err != nil {
 		return err
+	}
+	if trust != "" {
+		if err := os.WriteFile(filepath.Join(dir, trustName), []byte(trust), 0o444); err != nil {
+			return err
+		}
 	}
 	if key == nil {
 		return nil

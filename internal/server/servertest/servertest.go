@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
@@ -60,6 +61,7 @@ type Env struct {
 	Store    store.Store
 	Runtimes *runtime.Service
 	Ledger   *ledger.Ledger
+	Secrets  *secrets.Service
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -73,7 +75,8 @@ func New(t testing.TB, opts Options) *Env {
 	// Server goroutines may log after the test returns, so logs go to
 	// stderr rather than t.Log.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "paddock.db"), logger)
+	dataDir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dataDir, "paddock.db"), logger)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -104,8 +107,17 @@ func New(t testing.TB, opts Options) *Env {
 	if allowed == nil {
 		allowed = []string{"paddock/*", "example/*"}
 	}
+	keys, err := secrets.LoadKeyring(dataDir, "")
+	if err != nil {
+		t.Fatalf("secrets keyring: %v", err)
+	}
+	env.Secrets = secrets.New(st, keys, logger)
 	env.Runtimes = runtime.New(runtime.Config{
-		Store:     st,
+		Store:   st,
+		Secrets: env.Secrets,
+		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
+			return env.Secrets.Env(ctx, sb)
+		},
 		Providers: reg,
 		Instance:  env.Instance,
 		Defaults: runtime.Defaults{
@@ -121,7 +133,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Ledger = ledger.New(ledger.Config{
 		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
 	})
-	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger})
+	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger, Secrets: env.Secrets})
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	env.Server = httptest.NewServer(newSpecCheck(t).wrap(h))
 	t.Cleanup(env.Server.Close)

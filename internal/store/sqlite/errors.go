@@ -26,6 +26,7 @@ const (
 	resSandbox   resource = "sandbox"
 	resAPIKey    resource = "api_key"
 	resWarm      resource = "warm_sandbox"
+	resSecret    resource = "secret"
 )
 
 // notFound is the error for a missing record.

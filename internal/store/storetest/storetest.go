@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WarmPool", testWarmPool},
 		{"WarmClaimRace", testWarmClaimRace},
 		{"Egress", testEgress},
+		{"Secrets", testSecrets},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,99 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Rotation says what a key rotation did.
+type Rotation struct {
+	Secrets int    // how many were sealed again
+	KeyID   string // the new key's id
+	// KeyFile is where the new key is, or "" when it came from the
+	// environment (PADDOCK_SECRETS_NEW_KEY).
+	KeyFile string
+}
+
+// Rotate seals every secret again under a new key, in one transaction.
+//
+// With a key file (envKey ""), the new key is made and written to
+// secrets.key.next first, every secret is sealed again, and then the file
+// is renamed over secrets.key. A rotation cut short is finished by running
+// it again (it reuses secrets.key.next); servers reading the files pick
+// the new key up on their own. With the key in the environment, newEnvKey
+// is the new key, and servers must be restarted with it as
+// PADDOCK_SECRETS_KEY.
+func Rotate(ctx context.Context, st store.Store, dataDir, envKey, newEnvKey string) (Rotation, error) {
+	var keys *Keyring
+	var next string
+	var err error
+	if envKey != "" {
+		if newEnvKey == "" {
+			return Rotation{}, errors.New("the secrets key comes from PADDOCK_SECRETS_KEY: give the new one in PADDOCK_SECRETS_NEW_KEY (make one with: head -c 32 /dev/urandom | base64)")
+		}
+		if keys, err = LoadKeyring("", envKey); err != nil {
+			return Rotation{}, err
+		}
+		raw, err := ParseKey(newEnvKey)
+		if err != nil {
+			return Rotation{}, fmt.Errorf("PADDOCK_SECRETS_NEW_KEY: %w", err)
+		}
+		if next, err = keys.add(raw); err != nil {
+			return Rotation{}, err
+		}
+	} else {
+		if keys, err = LoadKeyring(dataDir, ""); err != nil {
+			return Rotation{}, err
+		}
+		nextPath := filepath.Join(dataDir, NextKeyFile)
+		if err := writeKeyFile(nextPath, NewKey()); err != nil && !errors.Is(err, fs.ErrExist) {
+			return Rotation{}, err
+		}
+		if err := keys.reload(false); err != nil {
+			return Rotation{}, err
+		}
+		next = keys.CurrentKeyID() // the next key, while its file exists
+	}
+
+	n := 0
+	err = st.InTx(ctx, func(q store.Queries) error {
+		all, err := q.AllSecrets(ctx)
+		if err != nil {
+			return err
+		}
+		for _, sec := range all {
+			value, err := keys.open(sec)
+			if err != nil {
+				return err
+			}
+			if sec.KeyID == next {
+				continue
+			}
+			if err := keys.sealWith(next, &sec, value); err != nil {
+				return err
+			}
+			if _, err := q.UpdateSecret(ctx, sec); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return Rotation{}, err
+	}
+	r := Rotation{Secrets: n, KeyID: next}
+	if envKey == "" {
+		r.KeyFile = filepath.Join(dataDir, KeyFile)
+		if err := os.Rename(filepath.Join(dataDir, NextKeyFile), r.KeyFile); err != nil {
+			return Rotation{}, err
+		}
+	}
+	return r, nil
+}
