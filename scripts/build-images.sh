@@ -18,7 +18,7 @@ set -euo pipefail
 TEST_IMAGE=paddock/test-busybox:latest
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
-DEFAULT_IMAGE_VERSION=2
+DEFAULT_IMAGE_VERSION=4
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # The default image's toolchain: what agent CLIs and their tool calls expect.
@@ -247,6 +247,9 @@ build_default() {
 	# system's packages; without the marker, pip install falls back to
 	# ~/.local as it does for any read-only site-packages.
 	rm -f "$r"/usr/lib/python3*/EXTERNALLY-MANAGED
+	# With a writable root (rootfs: writable) apt runs as the sandbox's root
+	# without SETUID and SETGID, so it must not switch to its _apt user.
+	echo 'APT::Sandbox::User "root";' >"$r/etc/apt/apt.conf.d/99paddock-sandbox"
 	# Leave nothing of the build host or the package cache in the image.
 	chroot "$r" apt-get clean
 	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin \
@@ -258,6 +261,7 @@ build_default() {
 			-c "ENV $DEFAULT_PATH_ENV" \
 			-c 'ENV LANG=C.UTF-8' \
 			-c 'ENV NPM_CONFIG_PREFIX=/workspace/.npm-global' \
+			-c 'ENV PIP_ROOT_USER_ACTION=ignore' \
 			-c 'ENV EDITOR=vi' \
 			-c 'WORKDIR /workspace' \
 			-c 'LABEL dev.paddock.image=debian-bookworm' \

@@ -29,8 +29,16 @@ func configOut(c store.RuntimeConfig) client.RuntimeConfig {
 		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
 		Network:            &client.NetworkPolicy{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny},
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
-		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets,
+		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: rootFSOut(c.RootFS),
 	}
+}
+
+// rootFSOut names the mode of runtimes made before the setting.
+func rootFSOut(m string) string {
+	if m == "" {
+		return store.RootFSReadOnly
+	}
+	return m
 }
 
 func configIn(c *client.RuntimeConfig) store.RuntimeConfig {
@@ -41,7 +49,7 @@ func configIn(c *client.RuntimeConfig) store.RuntimeConfig {
 		Image: c.Image, Provider: c.Provider, CPUMillis: c.CPUMillis, MemoryMB: c.MemoryMB,
 		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
-		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets,
+		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFS,
 	}
 	if c.Network != nil {
 		out.Network = store.NetworkConfig{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny}

@@ -85,7 +85,7 @@ func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
 	patch := runtime.Patch{
 		Image: req.Image, CPUMillis: req.CPUMillis, MemoryMB: req.MemoryMB, PidsLimit: req.PidsLimit,
 		IdleTimeoutSeconds: req.IdleTimeoutSeconds, MaxLifetimeSeconds: req.MaxLifetimeSeconds,
-		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets,
+		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets, RootFS: req.RootFS,
 	}
 	if req.Network != nil {
 		patch.Network = &store.NetworkConfig{Mode: req.Network.Mode, Allow: req.Network.Allow, Deny: req.Network.Deny}

@@ -39,6 +39,7 @@ func (a *app) printRuntime(r client.Runtime) error {
 		{"PIDS_LIMIT", itoa(r.Config.PidsLimit)},
 		{"NETWORK", networkOf(r.Config.Network)},
 		{"SECRETS", strings.Join(r.Config.Secrets, ", ")},
+		{"ROOTFS", r.Config.RootFS},
 		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},
 		{"MAX_LIFETIME", secs(r.Config.MaxLifetimeSeconds)},
 		{"ARCHIVE_AFTER", secs(r.Config.ArchiveAfterSeconds)},

@@ -15,10 +15,10 @@ import (
 // runtimeSettings are the runtime settings `project create` and `runtime
 // set` share. create adds the ones fixed at creation (provider, disk).
 type runtimeSettings struct {
-	image, provider, network, cpu, memory, disk string
-	allow, deny, secrets                        []string
-	pids                                        int64
-	idle, maxLifetime, archiveAfter             time.Duration
+	image, provider, network, cpu, memory, disk, rootfs string
+	allow, deny, secrets                                []string
+	pids                                                int64
+	idle, maxLifetime, archiveAfter                     time.Duration
 }
 
 func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
@@ -28,6 +28,7 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	f.StringSliceVar(&s.allow, "allow", nil, "egress rule to allow in proxy mode: a domain (*.pypi.org), host:port or a CIDR (repeatable)")
 	f.StringSliceVar(&s.deny, "deny", nil, "egress rule to deny; deny wins over allow (repeatable)")
 	f.StringSliceVar(&s.secrets, "secret", nil, "secret to bind, by name or id: injected into every sandbox the runtime starts (repeatable)")
+	f.StringVar(&s.rootfs, "rootfs", "", "root filesystem: readonly (the default) or writable, where apt-get install works (changes survive pause and archive, not reset)")
 	f.StringVar(&s.cpu, "cpu", "", "CPUs: 0.5, 2 or 500m")
 	f.StringVar(&s.memory, "memory", "", "memory: 512 (MB), 512M or 2G")
 	f.Int64Var(&s.pids, "pids-limit", 0, "maximum number of processes")
@@ -91,6 +92,9 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 	if changed("secret") {
 		p.Secrets = &s.secrets
 	}
+	if changed("rootfs") {
+		p.RootFS = &s.rootfs
+	}
 	return p, nil
 }
 
@@ -116,6 +120,9 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 	}
 	if p.Secrets != nil {
 		c.Secrets = *p.Secrets
+	}
+	if p.RootFS != nil {
+		c.RootFS = *p.RootFS
 	}
 	if s.disk != "" {
 		if c.DiskMB, err = parseSize("--disk", s.disk); err != nil {

@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,16 +30,17 @@ import (
 // deny added while the sandbox runs applies at once; and the egress log
 // shows each decision.
 func TestProxyModeEndToEnd(t *testing.T) {
-	testenv.RequireDocker(t, testenv.DefaultImage)
-	bin := testenv.Binary(t, "paddock")
-	shim := testenv.Binary(t, "paddock-shim")
-	instance := testenv.Instance(t)
-	// Registered first, so it runs after the server is stopped: the
-	// sandboxes, then the networks and their firewall rules.
-	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
-
+	wheelName, wheel := demoWheel(t)
 	registry := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "registry ok %s", r.URL.Path)
+		switch r.URL.Path {
+		case "/simple/paddock-demo/": // a PEP 503 index of one package
+			sum := sha256.Sum256(wheel)
+			fmt.Fprintf(w, `<html><body><a href="/files/%s#sha256=%x">%s</a></body></html>`, wheelName, sum, wheelName)
+		case "/files/" + wheelName:
+			w.Write(wheel)
+		default:
+			fmt.Fprintf(w, "registry ok %s", r.URL.Path)
+		}
 	})}
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -44,26 +49,10 @@ func TestProxyModeEndToEnd(t *testing.T) {
 	go registry.Serve(l)
 	t.Cleanup(func() { registry.Close() })
 	regPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	proxyPort := freePort(t)
 
-	suffix := uuid.NewString()[:8]
 	const key = "pdk_00000000000000000000000000000000000000000000e9e5"
-	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
-	s := serveIn(t, bin, shim, data, runDir, instance, key,
-		"PADDOCK_EGRESS_DISABLED=false",
-		"PADDOCK_EGRESS_PROXY_NETWORK=pdk-e2e-p-"+suffix,
-		"PADDOCK_EGRESS_OPEN_NETWORK=pdk-e2e-o-"+suffix,
-		"PADDOCK_EGRESS_PROXY_PORT="+strconv.Itoa(proxyPort),
-		"PADDOCK_EGRESS_HOSTS=registry.test=127.0.0.1",
-	)
-	c := sdkFor(t, s, key)
+	_, c := serveWithEgress(t, key, "PADDOCK_EGRESS_HOSTS=registry.test=127.0.0.1")
 	ctx := t.Context()
-	if _, err := c.CreateOrg(ctx, pc.CreateOrgRequest{Name: "acme"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CreateWorkspace(ctx, "acme", pc.CreateWorkspaceRequest{Name: "dev"}); err != nil {
-		t.Fatal(err)
-	}
 	allowed := "registry.test:" + regPort
 	p, err := c.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "agent", Runtime: &pc.RuntimeConfig{
 		Image: testenv.DefaultImage, MemoryMB: 256,
@@ -88,6 +77,13 @@ func TestProxyModeEndToEnd(t *testing.T) {
 
 	if got := sh("curl -sS http://registry.test:" + regPort + "/simple/hello/"); got != "registry ok /simple/hello/" {
 		t.Fatalf("through the proxy: %q", got)
+	}
+	// pip installs from the registry through the proxy, into the
+	// workspace (the root is read-only).
+	pip := "pip install -q --disable-pip-version-check --index-url http://registry.test:" + regPort + "/simple/ --trusted-host registry.test paddock-demo" +
+		" && python3 -c 'import paddock_demo; print(paddock_demo.hello())'"
+	if got := sh(pip); !strings.HasPrefix(got, "hello from the registry") {
+		t.Fatalf("pip install through the proxy: %q", got)
 	}
 	if got := sh(`[ -n "$HTTPS_PROXY" ] && [ -n "$NO_PROXY" ] && echo set`); got != "set" {
 		t.Fatalf("proxy environment: %q", got)
@@ -128,15 +124,16 @@ func TestProxyModeEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(log.Items) >= 5 || time.Now().After(deadline) {
+		if len(log.Items) >= 7 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if len(log.Items) != 5 {
-		t.Fatalf("egress log has %d decisions, want 5: %+v", len(log.Items), log.Items)
+	// curl, pip's index and its download, three refusals, the deny.
+	if len(log.Items) != 7 {
+		t.Fatalf("egress log has %d decisions, want 7: %+v", len(log.Items), log.Items)
 	}
-	newest, oldest := log.Items[0], log.Items[4]
+	newest, oldest := log.Items[0], log.Items[6]
 	if newest.Allowed || newest.Reason != "denied by rule "+allowed || newest.Host != "registry.test" {
 		t.Errorf("newest decision: %+v", newest)
 	}
@@ -149,6 +146,11 @@ func TestProxyModeEndToEnd(t *testing.T) {
 			t.Errorf("decision %+v: want refused", d)
 		}
 	}
+	for _, d := range log.Items[4:6] {
+		if !d.Allowed || d.Host != "registry.test" {
+			t.Errorf("pip's decision %+v: want allowed", d)
+		}
+	}
 }
 
 func mustPort(s string) int {
@@ -156,8 +158,45 @@ func mustPort(s string) int {
 	return n
 }
 
+// egressServer is what serveWithEgress started.
+type egressServer struct {
+	*server
+	instance, dataDir string
+}
+
+// serveWithEgress starts the built server with the proxy and open modes on
+// networks of its own (removed, with their firewall rules, when the test
+// ends), and makes org acme and workspace dev.
+func serveWithEgress(t testing.TB, key string, extraEnv ...string) (*egressServer, *pc.Client) {
+	t.Helper()
+	testenv.RequireDocker(t, testenv.DefaultImage)
+	bin := testenv.Binary(t, "paddock")
+	shim := testenv.Binary(t, "paddock-shim")
+	instance := testenv.Instance(t)
+	// Registered first, so it runs after the server is stopped: the
+	// sandboxes, then the networks and their firewall rules.
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
+	suffix := uuid.NewString()[:8]
+	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
+	env := append([]string{
+		"PADDOCK_EGRESS_DISABLED=false",
+		"PADDOCK_EGRESS_PROXY_NETWORK=pdk-e2e-p-" + suffix,
+		"PADDOCK_EGRESS_OPEN_NETWORK=pdk-e2e-o-" + suffix,
+		"PADDOCK_EGRESS_PROXY_PORT=" + strconv.Itoa(freePort(t)),
+	}, extraEnv...)
+	s := serveIn(t, bin, shim, data, runDir, instance, key, env...)
+	c := sdkFor(t, s, key)
+	if _, err := c.CreateOrg(t.Context(), pc.CreateOrgRequest{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateWorkspace(t.Context(), "acme", pc.CreateWorkspaceRequest{Name: "dev"}); err != nil {
+		t.Fatal(err)
+	}
+	return &egressServer{server: s, instance: instance, dataDir: data}, c
+}
+
 // freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -165,4 +204,37 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// demoWheel builds a pure-Python wheel, paddock-demo 1.0, whose module
+// says hello: a package for a local index, no internet needed.
+func demoWheel(t *testing.T) (string, []byte) {
+	t.Helper()
+	files := []struct{ name, body string }{
+		{"paddock_demo/__init__.py", "def hello():\n    return \"hello from the registry\"\n"},
+		{"paddock_demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: paddock-demo\nVersion: 1.0\n"},
+		{"paddock_demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: paddock-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	var record strings.Builder
+	for _, f := range files {
+		w, err := zw.Create(f.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(f.body))
+		sum := sha256.Sum256([]byte(f.body))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.body))
+	}
+	record.WriteString("paddock_demo-1.0.dist-info/RECORD,,\n")
+	w, err := zw.Create("paddock_demo-1.0.dist-info/RECORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(record.String()))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "paddock_demo-1.0-py3-none-any.whl", buf.Bytes()
 }

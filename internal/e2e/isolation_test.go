@@ -129,7 +129,7 @@ func TestAgentSocketHijack(t *testing.T) {
 	s.stop(t)
 }
 
-func sdkFor(t *testing.T, s *server, key string) *pc.Client {
+func sdkFor(t testing.TB, s *server, key string) *pc.Client {
 	t.Helper()
 	c, err := pc.New(s.url, key)
 	if err != nil {

@@ -80,12 +80,6 @@ func tlsServer(t *testing.T, name string, h http.Handler) (int, []byte) {
 // the container's configuration or the snapshot image.
 func TestSecretsEndToEnd(t *testing.T) {
 	t.Parallel() // most of it is waiting for the archive
-	testenv.RequireDocker(t, testenv.DefaultImage)
-	bin := testenv.Binary(t, "paddock")
-	shim := testenv.Binary(t, "paddock-shim")
-	instance := testenv.Instance(t)
-	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
-
 	plainValue := "plain-" + uuid.NewString()
 	brokeredValue := "sk-brokered-" + uuid.NewString()
 	values := []string{plainValue, brokeredValue}
@@ -107,20 +101,14 @@ func TestSecretsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	suffix := uuid.NewString()[:8]
 	const key = "pdk_00000000000000000000000000000000000000000000e9e6"
-	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
-	s := serveIn(t, bin, shim, data, runDir, instance, key,
+	s, c := serveWithEgress(t, key,
 		"PADDOCK_LOG_LEVEL=debug",
-		"PADDOCK_EGRESS_DISABLED=false",
-		"PADDOCK_EGRESS_PROXY_NETWORK=pdk-e2e-p-"+suffix,
-		"PADDOCK_EGRESS_OPEN_NETWORK=pdk-e2e-o-"+suffix,
-		"PADDOCK_EGRESS_PROXY_PORT="+strconv.Itoa(freePort(t)),
 		"PADDOCK_EGRESS_HOSTS=api.model.test=127.0.0.1",
 		"PADDOCK_EGRESS_BROKER_PORTS="+strconv.Itoa(port),
 		"PADDOCK_EGRESS_UPSTREAM_CA_FILE="+caFile,
 	)
-	c := sdkFor(t, s, key)
+	instance, data := s.instance, s.dataDir
 	ctx := t.Context()
 	var answers []any // every API answer, checked for values at the end
 	keep := func(v any, err error) {
@@ -130,12 +118,6 @@ func TestSecretsEndToEnd(t *testing.T) {
 			return
 		}
 		answers = append(answers, v)
-	}
-	if _, err := c.CreateOrg(ctx, pc.CreateOrgRequest{Name: "acme"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CreateWorkspace(ctx, "acme", pc.CreateWorkspaceRequest{Name: "dev"}); err != nil {
-		t.Fatal(err)
 	}
 	plain, err := c.CreateSecret(ctx, "acme", "dev", pc.CreateSecretRequest{Name: "plain", Env: "PLAIN_TOKEN", Value: plainValue})
 	keep(plain, err)

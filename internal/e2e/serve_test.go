@@ -36,7 +36,7 @@ func serve(t *testing.T, bin, shim, dataDir, instance, key string) *server {
 
 // serveIn is serve with the agents' run directory given, so a restarted
 // server finds its sandboxes' sockets where the first one put them.
-func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *server {
+func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *server {
 	t.Helper()
 	// The server's workspace disks are mounted under its data directory.
 	t.Cleanup(func() { testenv.UnmountUnder(dataDir) })
@@ -89,7 +89,7 @@ func serveIn(t *testing.T, bin, shim, dataDir, runDir, instance, key string, ext
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

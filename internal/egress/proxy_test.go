@@ -29,7 +29,7 @@ import (
 // rig is a proxy on loopback with upstreams it can reach through its host
 // map, and the decisions it recorded.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	proxy *Proxy
 	addr  string
 	logs  *bytes.Buffer
@@ -46,7 +46,7 @@ const (
 	testPass = "right"
 )
 
-func newRig(t *testing.T, allow, deny []string, brokerPort int) *rig {
+func newRig(t testing.TB, allow, deny []string, brokerPort int) *rig {
 	t.Helper()
 	r := &rig{t: t, logs: &bytes.Buffer{}}
 	r.setPolicy(allow, deny)
@@ -148,7 +148,7 @@ func (r *rig) last(n int) Decision {
 	}
 }
 
-func portOf(t *testing.T, rawURL string) string {
+func portOf(t testing.TB, rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)

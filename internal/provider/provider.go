@@ -134,8 +134,12 @@ type Spec struct {
 	// beside the image's own roots (the egress proxy's, which brokered
 	// secrets need); nil: none.
 	TrustedCA []byte
-	Env       map[string]string
-	Labels    map[string]string // extra labels; the standard ones are added by the provider
+	// WritableRoot gives the sandbox a writable root filesystem (kept by
+	// pause and snapshots, gone when the sandbox is destroyed) and what a
+	// package manager needs to install into it; otherwise it is read-only.
+	WritableRoot bool
+	Env          map[string]string
+	Labels       map[string]string // extra labels; the standard ones are added by the provider
 }
 
 // WorkspacePath is where the workspace volume is mounted in every sandbox.

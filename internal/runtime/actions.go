@@ -186,9 +186,10 @@ func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec 
 			PidsLimit: rt.Config.PidsLimit,
 			DiskMB:    rt.Config.DiskMB,
 		},
-		Workspace: rt.WorkspaceVolume,
-		Network:   provider.NetworkPolicy(rt.Config.Network.Mode),
-		TrustedCA: s.trustFor(rt.Config.Network.Mode),
+		Workspace:    rt.WorkspaceVolume,
+		Network:      provider.NetworkPolicy(rt.Config.Network.Mode),
+		TrustedCA:    s.trustFor(rt.Config.Network.Mode),
+		WritableRoot: rt.Config.RootFS == store.RootFSWritable,
 		Labels: map[string]string{
 			"dev.paddock.project":      rt.ProjectID,
 			"dev.paddock.workspace-id": rt.WorkspaceID,

@@ -22,6 +22,7 @@ type Patch struct {
 	MaxLifetimeSeconds  *int64
 	ArchiveAfterSeconds *int64
 	Secrets             *[]string
+	RootFS              *string
 }
 
 // Change says when a configuration change takes effect: Live settings
@@ -54,6 +55,7 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		set(&next.MaxLifetimeSeconds, patch.MaxLifetimeSeconds)
 		set(&next.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
 		set(&next.Secrets, patch.Secrets)
+		set(&next.RootFS, patch.RootFS)
 		// The image is checked against today's allow-list even when
 		// unchanged by this patch: the resolved config must be valid as a
 		// whole.
@@ -114,7 +116,16 @@ func changedSettings(a, b store.RuntimeConfig) []string {
 	add("max_lifetime_seconds", a.MaxLifetimeSeconds, b.MaxLifetimeSeconds)
 	add("archive_after_seconds", a.ArchiveAfterSeconds, b.ArchiveAfterSeconds)
 	add("secrets", normalRules(a.Secrets), normalRules(b.Secrets))
+	add("rootfs", rootFS(a.RootFS), rootFS(b.RootFS))
 	return out
+}
+
+// rootFS treats "" (runtimes made before the setting) as read-only.
+func rootFS(m string) string {
+	if m == "" {
+		return store.RootFSReadOnly
+	}
+	return m
 }
 
 // normalRules treats nil and empty alike.

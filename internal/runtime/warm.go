@@ -87,8 +87,17 @@ func (w *warmPools) kick() {
 }
 
 func templateKey(providerName string, c store.RuntimeConfig) string {
-	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|disk=%d|net=%s",
-		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode)
+	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|disk=%d|net=%s%s",
+		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode, rootFSKey(c.RootFS))
+}
+
+// rootFSKey keeps the keys of read-only templates as they were: warm
+// pools are read-only, so a writable runtime never claims one.
+func rootFSKey(m string) string {
+	if rootFS(m) == store.RootFSReadOnly {
+		return ""
+	}
+	return "|rootfs=" + m
 }
 
 // resolved is a pool with its defaults filled in, and its template key.

@@ -199,7 +199,16 @@ type RuntimeConfig struct {
 	// Secrets are bound to the runtime, by id or name: injected into every
 	// sandbox it starts.
 	Secrets []string `json:"secrets,omitempty"`
+	// RootFS is "readonly" (the default) or "writable": a writable root
+	// lets apt-get install, with the few capabilities that needs.
+	RootFS string `json:"rootfs,omitempty"`
 }
+
+// Root filesystem modes of a runtime.
+const (
+	RootFSReadOnly = "readonly"
+	RootFSWritable = "writable"
+)
 
 // NetworkConfig is a runtime's egress policy: Mode is none, proxy or open;
 // Allow and Deny are rules (a domain pattern, host:port or a CIDR) the

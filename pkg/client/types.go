@@ -91,6 +91,10 @@ type RuntimeConfig struct {
 	// Secrets bound to the runtime, by id or name: injected into every
 	// sandbox it starts.
 	Secrets []string `json:"secrets,omitempty"`
+	// RootFS is "readonly" (the default) or "writable": package managers
+	// can install into a writable root. Its changes survive pause and
+	// archive and are gone after a reset.
+	RootFS string `json:"rootfs,omitempty"`
 }
 
 // Network modes.
@@ -273,6 +277,7 @@ type RuntimePatch struct {
 	MaxLifetimeSeconds  *int64         `json:"max_lifetime_seconds,omitempty"`
 	ArchiveAfterSeconds *int64         `json:"archive_after_seconds,omitempty"`
 	Secrets             *[]string      `json:"secrets,omitempty"`
+	RootFS              *string        `json:"rootfs,omitempty"`
 }
 
 // RuntimeUpdate is the answer to a RuntimePatch: the runtime as it is now,

@@ -164,7 +164,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		NetworkMode:    container.NetworkMode(p.networkMode(spec.Network)),
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
-		ReadonlyRootfs: true,
+		ReadonlyRootfs: !spec.WritableRoot,
 		IpcMode:        container.IPCModePrivate,
 		Init:           &noInit, // paddock-shim is PID 1
 		Runtime:        p.cfg.Runtime,
@@ -187,8 +187,20 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 			{Type: mount.TypeBind, Source: sockDir, Target: runTarget},
 		},
 	}
+	if spec.WritableRoot {
+		hostCfg.CapAdd = writableRootCaps
+	}
 	return cfg, hostCfg
 }
+
+// writableRootCaps are the capabilities a sandbox with a writable root
+// gets back, the fewest with which apt-get and dpkg install packages as
+// its root user: CHOWN and FOWNER to give unpacked files their owners and
+// modes, DAC_OVERRIDE to write where packages' files are not root's. The
+// default image tells apt not to drop to its _apt user, which would need
+// SETUID and SETGID. no-new-privileges still holds, so no setuid binary
+// gains anything.
+var writableRootCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER"}
 
 // labels returns the container's labels: spec.Labels, then the standard
 // ones, which a spec cannot override.
