@@ -11,6 +11,9 @@ command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 # Workspace disk quotas: an ext4 image per workspace, loop-mounted.
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v mount >/dev/null 2>&1 || need+=(mount)
+# Egress networks: firewall rules (iptables comes with docker.io) and, in
+# tests, network namespaces.
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive

@@ -2,8 +2,10 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -104,6 +106,9 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 		}
 		stripHop(req.Header)
 		req.Header.Del("Proxy-Authorization")
+		// An identity body can be scrubbed (below); a compressed one
+		// could not.
+		req.Header.Del("Accept-Encoding")
 		if err := req.Write(raw); err != nil {
 			break
 		}
@@ -111,6 +116,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 		if err != nil {
 			break
 		}
+		scrubResponse(res, brokers)
 		err = res.Write(tc)
 		_ = res.Body.Close()
 		if err != nil || req.Close || res.Close {
@@ -119,6 +125,96 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 	}
 	d.BytesUp, d.BytesDown = up.read.Load(), up.written.Load()
 }
+
+// scrubResponse puts the placeholders back where an upstream echoes a
+// brokered value, in the headers and the body of its answer, so that the
+// sandbox can use a secret but never read it. A body whose encoding is not
+// identity (the proxy asked for identity) passes as it is.
+func scrubResponse(res *http.Response, brokers []Brokered) {
+	back := make([]string, 0, 2*len(brokers))
+	for _, b := range brokers {
+		back = append(back, b.Value, b.Placeholder)
+	}
+	rep := strings.NewReplacer(back...)
+	for k, vs := range res.Header {
+		for i, v := range vs {
+			res.Header[k][i] = rep.Replace(v)
+		}
+	}
+	if enc := res.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
+		return
+	}
+	if res.Body == nil || res.Body == http.NoBody {
+		return
+	}
+	res.Body = newScrubReader(res.Body, brokers)
+	res.ContentLength = -1
+	res.Header.Del("Content-Length")
+	res.TransferEncoding = []string{"chunked"}
+}
+
+// scrubReader replaces brokered values with their placeholders in a
+// stream, holding back only the bytes that might begin a value.
+type scrubReader struct {
+	r       io.ReadCloser
+	brokers []Brokered
+	keep    int // the longest value, less one
+	chunk   []byte
+	buf     []byte // read, not yet scanned to the end
+	out     []byte // scrubbed, not yet returned
+	err     error
+}
+
+func newScrubReader(r io.ReadCloser, brokers []Brokered) *scrubReader {
+	s := &scrubReader{r: r, brokers: brokers, chunk: make([]byte, 32<<10)}
+	for _, b := range brokers {
+		s.keep = max(s.keep, len(b.Value)-1)
+	}
+	return s
+}
+
+func (s *scrubReader) Read(p []byte) (int, error) {
+	for len(s.out) == 0 && s.err == nil {
+		n, err := s.r.Read(s.chunk)
+		s.buf = append(s.buf, s.chunk[:n]...)
+		s.err = err
+		s.scan(err != nil)
+	}
+	if len(s.out) == 0 {
+		return 0, s.err
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+// scan moves what is certainly scrubbed from buf to out; at the end, all.
+func (s *scrubReader) scan(final bool) {
+	for {
+		at, which := -1, 0
+		for i, b := range s.brokers {
+			if j := bytes.Index(s.buf, []byte(b.Value)); j >= 0 && (at < 0 || j < at) {
+				at, which = j, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		s.out = append(s.out, s.buf[:at]...)
+		s.out = append(s.out, s.brokers[which].Placeholder...)
+		s.buf = s.buf[at+len(s.brokers[which].Value):]
+	}
+	cut := len(s.buf) - s.keep
+	if final {
+		cut = len(s.buf)
+	}
+	if cut > 0 {
+		s.out = append(s.out, s.buf[:cut]...)
+		s.buf = append([]byte(nil), s.buf[cut:]...)
+	}
+}
+
+func (s *scrubReader) Close() error { return s.r.Close() }
 
 func brokerReplacer(brokers []Brokered) *strings.Replacer {
 	pairs := make([]string, 0, 2*len(brokers))

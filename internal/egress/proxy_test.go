@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -408,5 +409,61 @@ func TestCAIsKept(t *testing.T) {
 	st, err := os.Stat(filepath.Join(dir, caKeyFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("CA key: %v, mode %v; want 0600", err, st.Mode())
+	}
+}
+
+// TestBrokeredValueNotEchoed: an upstream that echoes the request's
+// headers back (in a header and, many times over and across read
+// boundaries, in the body) shows the sandbox the placeholder, never the
+// value.
+func TestBrokeredValueNotEchoed(t *testing.T) {
+	const value = "sk-live-echoed-0123456789"
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		w.Header().Set("X-Echo", auth)
+		for i := range 5000 {
+			fmt.Fprintf(w, "%s|%s|", strings.Repeat("x", i%37), auth)
+		}
+	}))
+	up.StartTLS()
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"example.com:" + port}, nil, mustAtoi(port))
+	upRoots := x509.NewCertPool()
+	upRoots.AddCert(up.Certificate())
+	r.proxy.cfg.UpstreamRoots = upRoots
+	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	ph := Placeholder("ec40")
+	r.brokers = []Brokered{{SecretID: "ec40", Name: "KEY", Placeholder: ph, Value: value, Hosts: []string{"example.com"}}}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(r.ca.CertPEM())
+	req, _ := http.NewRequest("GET", "https://example.com:"+port+"/echo", nil)
+	req.Header.Set("Authorization", "Bearer "+ph)
+	res, err := r.client(testUser, testPass, roots).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(body), value) || strings.Contains(res.Header.Get("X-Echo"), value) {
+		t.Fatal("the sandbox read the brokered value from the answer")
+	}
+	if res.Header.Get("X-Echo") != "Bearer "+ph || strings.Count(string(body), "Bearer "+ph) != 5000 {
+		t.Fatalf("the echo, scrubbed: header %q, %d placeholders in the body", res.Header.Get("X-Echo"), strings.Count(string(body), "Bearer "+ph))
+	}
+}
+
+// TestScrubReader reads a stream one byte at a time, with values at the
+// start, the end, back to back and across every boundary.
+func TestScrubReader(t *testing.T) {
+	brokers := []Brokered{{Value: "SECRET", Placeholder: "<a>"}, {Value: "KEY", Placeholder: "<b>"}}
+	in := "SECRETxxSECRETSECRETyKEYKEzKEYSECRE"
+	want := "<a>xx<a><a>y<b>KEz<b>SECRE"
+	got, err := io.ReadAll(newScrubReader(io.NopCloser(iotest.OneByteReader(strings.NewReader(in))), brokers))
+	if err != nil || string(got) != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
 }

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/network"
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
@@ -72,6 +75,21 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// sandboxIn starts a sandbox of p in network mode.
+func (e *env) sandboxIn(t *testing.T, p *docker.Provider, mode provider.NetworkPolicy) provider.Handle {
+	t.Helper()
+	spec := e.spec()
+	spec.Network = mode
+	h, err := p.Create(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("Create %s: %v", mode, err)
+	}
+	if err := p.Start(t.Context(), h); err != nil {
+		t.Fatalf("Start %s: %v", mode, err)
+	}
+	return h
+}
+
 // reaches reports whether the sandbox gets an answer from addr.
 func (e *env) reaches(t *testing.T, p *docker.Provider, h provider.Handle, addr string) bool {
 	t.Helper()
@@ -117,19 +135,7 @@ func TestNetworksKeepTheHostAway(t *testing.T) {
 	_, allPort, _ := net.SplitHostPort(onAll)
 	hostTargets := []string{onBridge, net.JoinHostPort(gw, allPort), net.JoinHostPort(openGW, allPort), net.JoinHostPort(docker0, allPort)}
 
-	sandbox := func(mode provider.NetworkPolicy) provider.Handle {
-		spec := e.spec()
-		spec.Network = mode
-		h, err := p.Create(t.Context(), spec)
-		if err != nil {
-			t.Fatalf("Create %s: %v", mode, err)
-		}
-		if err := p.Start(t.Context(), h); err != nil {
-			t.Fatalf("Start %s: %v", mode, err)
-		}
-		return h
-	}
-	none, proxied, open := sandbox(provider.NetworkNone), sandbox(provider.NetworkProxy), sandbox(provider.NetworkOpen)
+	none, proxied, open := e.sandboxIn(t, p, provider.NetworkNone), e.sandboxIn(t, p, provider.NetworkProxy), e.sandboxIn(t, p, provider.NetworkOpen)
 
 	if !e.reaches(t, p, proxied, proxyAddr.String()) {
 		t.Fatal("a proxy sandbox cannot reach the egress proxy")
@@ -168,5 +174,120 @@ func TestNetworksKeepTheHostAway(t *testing.T) {
 	}
 	if e.reaches(t, p, proxied, onBridge) || !e.reaches(t, p, proxied, proxyAddr.String()) {
 		t.Error("SetupNetworks did not restore the rules in order")
+	}
+}
+
+// outside is a network namespace the test made, beyond the host: reached
+// through a veth pair, at its own address and at a link-local one (a
+// stand-in for the metadata address, which the test must not route).
+type outside struct {
+	addr, linkLocal string
+}
+
+func makeOutside(t *testing.T) outside {
+	t.Helper()
+	id := uuid.NewString()[:6]
+	ns, host, peer := "pdkt-"+id, "pdkv"+id+"h", "pdkv"+id+"n"
+	k := 1 + int(uuid.New()[0])%250
+	o := outside{addr: fmt.Sprintf("198.18.%d.2", k), linkLocal: fmt.Sprintf("169.254.77.%d", k)}
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v\n%s", args, err, out)
+		}
+	}
+	ip("netns", "add", ns)
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "route", "del", o.linkLocal+"/32").Run()
+		_ = exec.Command("ip", "netns", "del", ns).Run() // and the veth pair with it
+	})
+	ip("link", "add", host, "type", "veth", "peer", "name", peer)
+	ip("link", "set", peer, "netns", ns)
+	ip("addr", "add", fmt.Sprintf("198.18.%d.1/30", k), "dev", host)
+	ip("link", "set", host, "up")
+	ip("-n", ns, "addr", "add", o.addr+"/30", "dev", peer)
+	ip("-n", ns, "addr", "add", o.linkLocal+"/32", "dev", peer)
+	ip("-n", ns, "link", "set", peer, "up")
+	ip("-n", ns, "link", "set", "lo", "up")
+	ip("-n", ns, "route", "add", "default", "via", fmt.Sprintf("198.18.%d.1", k))
+	ip("route", "add", o.linkLocal+"/32", "via", o.addr)
+
+	// A listener made inside the namespace: a thread that enters it, opens
+	// the socket and ends (a thread that changed namespace is not reused).
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		f, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		l, err := net.Listen("tcp4", "0.0.0.0:8080")
+		ch <- result{l, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Cleanup(func() { r.l.Close() })
+	go func() {
+		for {
+			c, err := r.l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, "ok-outside")
+			c.Close()
+		}
+	}()
+	o.addr += ":8080"
+	o.linkLocal += ":8080"
+	return o
+}
+
+// TestOpenModeGoesOut: an open sandbox reaches a server beyond the host (a
+// network namespace the test made), but not a link-local address routed
+// the same way, which the metadata rule drops; none and proxy sandboxes
+// reach neither. Without the rule the link-local address answers, so the
+// probe would see a hole.
+func TestOpenModeGoesOut(t *testing.T) {
+	e := newEnv(t)
+	p, nets := e.networkProvider(t, freePort(t))
+	if _, err := p.SetupNetworks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	out := makeOutside(t)
+	none, proxied, open := e.sandboxIn(t, p, provider.NetworkNone), e.sandboxIn(t, p, provider.NetworkProxy), e.sandboxIn(t, p, provider.NetworkOpen)
+	if !e.reaches(t, p, open, out.addr) {
+		t.Fatal("an open sandbox cannot reach beyond the host")
+	}
+	if e.reaches(t, p, open, out.linkLocal) {
+		t.Error("an open sandbox reached a link-local address")
+	}
+	for name, h := range map[string]provider.Handle{"none": none, "proxy": proxied} {
+		if e.reaches(t, p, h, out.addr) {
+			t.Errorf("a %s sandbox reached beyond the host directly", name)
+		}
+	}
+	openBridge, _ := bridgeOf(t, e, nets.Open)
+	for exec.Command("iptables", "-w", "-D", "DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP").Run() == nil {
+	}
+	if !e.reaches(t, p, open, out.linkLocal) {
+		t.Error("control: without the metadata rule the link-local address still did not answer; the probe proves nothing")
+	}
+	if _, err := p.SetupNetworks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if e.reaches(t, p, open, out.linkLocal) {
+		t.Error("SetupNetworks did not restore the metadata rule")
 	}
 }
