@@ -56,6 +56,7 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Providers[name] = client.ProviderCapability{
 			Isolation: c.Isolation, Pause: c.Pause, Agent: c.Agent, Networks: nets, Snapshot: c.Snapshot,
+			WritableRoot: c.WritableRoot,
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

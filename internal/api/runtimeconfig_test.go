@@ -194,3 +194,40 @@ func TestProjectNames(t *testing.T) {
 		t.Fatalf("usage by org = %+v", u.Items)
 	}
 }
+
+// TestRootFS: a runtime's root is read-only unless it asks for a writable
+// one, which reaches the provider's spec; a bad mode is 400, and a
+// provider that cannot give one refuses it when the project is created.
+func TestRootFS(t *testing.T) {
+	env, _, rtPath := setup(t)
+	var rt client.Runtime
+	env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
+	if rt.Config.RootFS != "readonly" {
+		t.Fatalf("default rootfs %q", rt.Config.RootFS)
+	}
+	if r := env.Must(t, 400, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "bad",
+		Runtime: &client.RuntimeConfig{RootFS: "rw"}}); r.Code() != "invalid_rootfs" {
+		t.Fatalf("a bad rootfs: %s", r.Code())
+	}
+	var up client.RuntimeUpdate
+	w := "writable"
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	env.Must(t, 200, "PATCH", rtPath, client.RuntimePatch{RootFS: &w}).Decode(t, &up)
+	if strings.Join(up.NextStart, ",") != "rootfs" || up.Runtime.Config.RootFS != "writable" {
+		t.Fatalf("patch: %+v", up)
+	}
+	env.Must(t, 200, "POST", rtPath+"/reset", nil)
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	if c := env.Fake.Live(); len(c) != 1 || !c[0].Spec.WritableRoot {
+		t.Fatalf("the sandbox's spec: %+v", c)
+	}
+
+	prov := fake.New(fake.Config{NoWritableRoot: true})
+	env2 := servertest.New(t, servertest.Options{Provider: prov})
+	env2.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env2.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	if r := env2.Must(t, 422, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p",
+		Runtime: &client.RuntimeConfig{RootFS: "writable"}}); r.Code() != "rootfs_not_supported" {
+		t.Fatalf("a writable root the provider cannot give: %s", r.Code())
+	}
+}

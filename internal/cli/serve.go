@@ -86,6 +86,9 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			if fl.Changed("pull-images") {
 				cfg.PullImages = flags.PullImages
 			}
+			if fl.Changed("writable-root-unbounded") {
+				cfg.WritableRootUnbounded = flags.WritableRootUnbounded
+			}
 			if fl.Changed("allowed-images") {
 				cfg.AllowedImages = config.SplitList(allowedImages)
 			}
@@ -142,6 +145,7 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
 	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
 	f.StringVar(&allowedImages, "allowed-images", strings.Join(def.AllowedImages, ","), "images runtimes may use: exact references or prefixes ending in '*', comma-separated (the default image is always allowed)")
+	f.BoolVar(&flags.WritableRootUnbounded, "writable-root-unbounded", false, "allow writable roots (rootfs: writable) on an engine that cannot bound their size: their writes are outside any quota")
 	f.Int64Var(&flags.DiskMB, "disk-mb", def.DiskMB, "a workspace's disk quota in MiB when its runtime names none")
 	f.Int64Var(&flags.MaxDiskMB, "max-disk-mb", def.MaxDiskMB, "the largest disk quota a runtime may ask for, in MiB")
 	f.Int64Var(&flags.CreditRateCPU, "credit-rate-cpu", def.CreditRateCPU, "micro-credits per core-second of compute")

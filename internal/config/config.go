@@ -34,6 +34,10 @@ type Config struct {
 	LogLevel     string        `yaml:"log_level"`     // PADDOCK_LOG_LEVEL: debug | info | warn | error
 	IdleTimeout  time.Duration `yaml:"idle_timeout"`  // PADDOCK_IDLE_TIMEOUT
 	PullImages   bool          `yaml:"pull_images"`   // PADDOCK_PULL_IMAGES: pull missing images
+	// WritableRootUnbounded allows runtimes a writable root on a Docker
+	// engine that cannot bound its size (only overlay2 over xfs with
+	// project quotas can): such a root's writes are outside any quota.
+	WritableRootUnbounded bool `yaml:"writable_root_unbounded"` // PADDOCK_WRITABLE_ROOT_UNBOUNDED
 	// AllowedImages are the images a runtime may name: exact references,
 	// or prefixes ending in '*'. The default image is always allowed.
 	// Snapshots (paddock/archive) never are; only their own runtime
@@ -289,6 +293,13 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			}
 			c.Egress.BrokerPorts = append(c.Egress.BrokerPorts, n)
 		}
+	}
+	if v, ok := lookup("PADDOCK_WRITABLE_ROOT_UNBOUNDED"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_WRITABLE_ROOT_UNBOUNDED: %w", err)
+		}
+		c.WritableRootUnbounded = b
 	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
 		b, err := strconv.ParseBool(v)

@@ -199,4 +199,8 @@ type Capabilities struct {
 	Agent     bool            `json:"agent"` // DialAgent reaches paddock-shim
 	Networks  []NetworkPolicy `json:"networks"`
 	Snapshot  bool            `json:"snapshot"`
+	// WritableRoot: the provider can give a sandbox a writable root
+	// filesystem (Spec.WritableRoot) within its disk quota, or the
+	// operator allowed an unbounded one.
+	WritableRoot bool `json:"writable_root"`
 }

@@ -115,6 +115,19 @@ const (
 	CodeNetworkNotSupported = "network_policy_not_supported"
 )
 
+// CodeRootFSNotSupported refuses a writable root a provider cannot give.
+const CodeRootFSNotSupported = "rootfs_not_supported"
+
+// checkRootFS refuses a writable root the provider cannot give within the
+// disk quota (asked after the provider learnt its host).
+func checkRootFS(p provider.Provider, c store.RuntimeConfig) error {
+	if c.RootFS == store.RootFSWritable && !p.Capabilities().WritableRoot {
+		return errdefs.FailedPrecondition(CodeRootFSNotSupported,
+			"provider %q cannot give this runtime a writable root within its disk quota (for Docker: overlay2 over xfs with project quotas, or the operator's --writable-root-unbounded)", p.Name())
+	}
+	return nil
+}
+
 // checkOffered refuses a config its provider cannot run: a network policy
 // it does not offer, or more cores or memory than its host has. Caught here,
 // it is a 422 when the runtime is configured, not an error at every start.
@@ -128,10 +141,13 @@ func (s *Service) checkOffered(ctx context.Context, c store.RuntimeConfig) error
 	}
 	sz, ok := p.(provider.Sizer)
 	if !ok {
-		return nil
+		return checkRootFS(p, c)
 	}
 	host, err := sz.Capacity(ctx)
 	if err != nil {
+		return err
+	}
+	if err := checkRootFS(p, c); err != nil {
 		return err
 	}
 	if host.CPUMillis > 0 && c.CPUMillis > host.CPUMillis {

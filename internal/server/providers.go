@@ -37,6 +37,8 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 			DiskDir:     filepath.Join(cfg.DataDir, "disks"),
 			PullMissing: cfg.PullImages,
 			Networks:    dockerNetworks(cfg),
+
+			WritableRootUnbounded: cfg.WritableRootUnbounded,
 		}, logger.With("provider", "docker"))
 		if err != nil {
 			return nil, fmt.Errorf("docker provider: %w", err)

@@ -251,6 +251,8 @@ type ProviderCapability struct {
 	Agent     bool     `json:"agent"`
 	Networks  []string `json:"networks"`
 	Snapshot  bool     `json:"snapshot"`
+	// WritableRoot: runtimes may ask for rootfs writable.
+	WritableRoot bool `json:"writable_root"`
 }
 
 // Health is the body of GET /health.

@@ -48,6 +48,9 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	if err := p.checkSnapshotOwner(ctx, spec); err != nil {
 		return provider.Handle{}, err
 	}
+	if err := p.checkWritableRoot(ctx, spec); err != nil {
+		return provider.Handle{}, err
+	}
 
 	var undo []func(context.Context)
 	defer func() {
@@ -189,8 +192,34 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	}
 	if spec.WritableRoot {
 		hostCfg.CapAdd = writableRootCaps
+		if p.rootQuota.Load() {
+			// The writable layer counts against the same quota as the
+			// workspace: writes past it fail with ENOSPC.
+			hostCfg.StorageOpt = map[string]string{"size": fmt.Sprintf("%dM", diskMB(spec.Resources.DiskMB))}
+		}
 	}
 	return cfg, hostCfg
+}
+
+// CodeWritableRootUnbounded refuses a writable root the engine cannot
+// bound.
+const CodeWritableRootUnbounded = "writable_root_unbounded"
+
+// checkWritableRoot refuses a writable root whose writes nothing would
+// bound, unless the operator allowed that: nothing in a sandbox may write
+// to host storage outside its quota.
+func (p *Provider) checkWritableRoot(ctx context.Context, spec provider.Spec) error {
+	if !spec.WritableRoot || p.cfg.WritableRootUnbounded {
+		return nil
+	}
+	if _, err := p.Capacity(ctx); err != nil { // learns whether the engine can bound it
+		return err
+	}
+	if !p.rootQuota.Load() {
+		return errdefs.FailedPrecondition(CodeWritableRootUnbounded,
+			"this Docker engine cannot bound a writable root's size (overlay2 over xfs with project quotas can); its operator may allow unbounded writable roots (--writable-root-unbounded)")
+	}
+	return nil
 }
 
 // writableRootCaps are the capabilities a sandbox with a writable root

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,10 @@ type Config struct {
 	// Networks, when set, offers the proxy and open egress modes (see
 	// network.go); without it sandboxes have no network at all.
 	Networks *Networks
+	// WritableRootUnbounded allows writable roots on an engine that cannot
+	// bound their size (only overlay2 over xfs with project quotas can):
+	// their writes then land on the engine's storage outside any quota.
+	WritableRootUnbounded bool
 
 	shimSource string // the copy of ShimPath that sandboxes mount
 }
@@ -111,6 +116,9 @@ type Provider struct {
 	capacity *provider.Resources // the host's, once asked
 
 	netReady atomic.Bool // SetupNetworks succeeded: proxy and open are offered
+	// rootQuota: the engine's storage can bound a container's writable
+	// layer (overlay2 over xfs); learnt with the host's capacity.
+	rootQuota atomic.Bool
 }
 
 var (
@@ -230,6 +238,9 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		Agent:     true,
 		Networks:  p.offeredNetworks(),
 		Snapshot:  true,
+		// Known once the engine was asked (Capacity); the runtime service
+		// checks after asking.
+		WritableRoot: p.cfg.WritableRootUnbounded || p.rootQuota.Load(),
 	}
 }
 
@@ -259,6 +270,7 @@ func (p *Provider) Capacity(ctx context.Context) (provider.Resources, error) {
 	}
 	c := provider.Resources{CPUMillis: int64(info.NCPU) * 1000, MemoryMB: info.MemTotal >> 20}
 	p.capacity = &c
+	p.rootQuota.Store(info.Driver == "overlay2" && slices.Contains(info.DriverStatus, [2]string{"Backing Filesystem", "xfs"}))
 	return c, nil
 }
 

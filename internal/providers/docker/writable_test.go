@@ -2,15 +2,20 @@ package docker_test
 
 import (
 	"encoding/base64"
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
@@ -56,6 +61,7 @@ func helloDeb(t *testing.T) string {
 func TestWritableRoot(t *testing.T) {
 	testenv.RequireDocker(t, testenv.DefaultImage)
 	e := newEnv(t)
+	e.allowUnboundedRoot(t) // this engine's storage (extfs) cannot bound it
 	ctx := t.Context()
 	deb := helloDeb(t)
 	install := "echo " + deb + " | base64 -d > /root/hello.deb && apt-get install -y /root/hello.deb"
@@ -117,6 +123,59 @@ func TestWritableRoot(t *testing.T) {
 	hn := e.started(t, reset)
 	if out, code := e.execIn(t, hn.ID, "bash", "-c", "cat /opt/marker || command -v paddock-hello"); code == 0 {
 		t.Fatalf("after a reset the change is still there: %q", out)
+	}
+}
+
+// allowUnboundedRoot makes e's provider one whose operator allows
+// writable roots the engine cannot bound.
+func (e *env) allowUnboundedRoot(t *testing.T) {
+	t.Helper()
+	p, err := docker.New(docker.Config{
+		Instance: e.instance, ShimPath: e.shim, RunDir: e.runDir, DiskDir: e.diskDir,
+		StartTimeout: 30 * time.Second, WritableRootUnbounded: true,
+	}, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	e.p = p
+}
+
+// TestWritableRootNeedsABound: a writable root counts against the disk
+// quota where the engine can bound a container's writable layer; where it
+// cannot, it is refused before anything is made, unless the operator
+// allowed unbounded ones.
+func TestWritableRootNeedsABound(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	if _, err := e.p.Capacity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec()
+	spec.WritableRoot = true
+	if e.p.Capabilities().WritableRoot {
+		// overlay2 over xfs: the layer's size is the quota.
+		h := e.started(t, spec)
+		c, err := e.cli.ContainerInspect(ctx, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HostConfig.StorageOpt["size"] != "32M" {
+			t.Fatalf("storage options %v, want size 32M", c.HostConfig.StorageOpt)
+		}
+		return
+	}
+	_, err := e.p.Create(ctx, spec)
+	if e, ok := errdefs.Public(err); !ok || e.Code != docker.CodeWritableRootUnbounded || !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("Create: %v, want %s", err, docker.CodeWritableRootUnbounded)
+	}
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+provider.LabelInstance+"="+e.instance).Output()
+	if err != nil || len(strings.TrimSpace(string(out))) != 0 {
+		t.Fatalf("a refused create left containers: %q %v", out, err)
+	}
+	e.allowUnboundedRoot(t)
+	if !e.p.Capabilities().WritableRoot {
+		t.Fatal("an operator's allowance does not offer writable roots")
 	}
 }
 

@@ -64,6 +64,8 @@ type Config struct {
 	// Capacity is the largest sandbox the fake host can run; zero fields
 	// mean 64 cores and 256 GiB.
 	Capacity provider.Resources
+	// NoWritableRoot takes writable roots out of Capabilities.
+	NoWritableRoot bool
 }
 
 // Compute is a snapshot of one piece of fake compute.
@@ -135,11 +137,12 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		networks = []provider.NetworkPolicy{provider.NetworkNone}
 	}
 	return provider.Capabilities{
-		Isolation: "fake",
-		Pause:     true,
-		Agent:     p.cfg.Agent != nil,
-		Networks:  networks,
-		Snapshot:  true,
+		Isolation:    "fake",
+		Pause:        true,
+		Agent:        p.cfg.Agent != nil,
+		Networks:     networks,
+		Snapshot:     true,
+		WritableRoot: !p.cfg.NoWritableRoot,
 	}
 }
 
