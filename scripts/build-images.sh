@@ -18,12 +18,12 @@ set -euo pipefail
 TEST_IMAGE=paddock/test-busybox:latest
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
-DEFAULT_IMAGE_VERSION=4
+DEFAULT_IMAGE_VERSION=5
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # The default image's toolchain: what agent CLIs and their tool calls expect.
 TOOLCHAIN=(
-	nodejs npm python3 python3-pip python3-venv
+	nodejs npm python3 python3-pip python3-venv python3-wheel
 	build-essential make
 	git curl wget jq ripgrep unzip xz-utils procps less vim-tiny openssh-client iproute2
 	ca-certificates

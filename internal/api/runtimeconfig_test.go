@@ -231,3 +231,79 @@ func TestRootFS(t *testing.T) {
 		t.Fatalf("a writable root the provider cannot give: %s", r.Code())
 	}
 }
+
+// TestConfigureRuntime: PATCH changes only what it names and says when
+// each change applies: rules and timeouts at once, the rest at the next
+// start while the runtime has a sandbox; each rule list replaces the
+// runtime's own, an empty one clears it; bad input is 400 and changes
+// nothing.
+func TestConfigureRuntime(t *testing.T) {
+	prov := fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})
+	env := servertest.New(t, servertest.Options{Provider: prov})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p", Runtime: &client.RuntimeConfig{
+		Network: &client.NetworkPolicy{Mode: "proxy", Allow: []string{"pypi.org"}, Deny: []string{"evil.example"}},
+	}}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	patch := func(want int, body client.RuntimePatch) client.RuntimeUpdate {
+		t.Helper()
+		var up client.RuntimeUpdate
+		r := env.Must(t, want, "PATCH", rtPath, body)
+		if want == 200 {
+			r.Decode(t, &up)
+		}
+		return up
+	}
+	names := func(s []string) string { return strings.Join(s, ",") }
+
+	// No sandbox: everything applies now.
+	mem := int64(512)
+	up := patch(200, client.RuntimePatch{MemoryMB: &mem})
+	if names(up.Live) != "memory_mb" || len(up.NextStart) != 0 || up.Runtime.Config.MemoryMB != 512 {
+		t.Fatalf("memory, idle: %+v", up)
+	}
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+
+	// Only the allow list: the deny list and the mode stay.
+	up = patch(200, client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"*.pypi.org", "files.pythonhosted.org"}}})
+	n := up.Runtime.Config.Network
+	if names(up.Live) != "network.allow" || n.Mode != "proxy" || names(n.Allow) != "*.pypi.org,files.pythonhosted.org" || names(n.Deny) != "evil.example" {
+		t.Fatalf("allow only: %+v %+v", up.Live, n)
+	}
+	// An empty list clears.
+	up = patch(200, client.RuntimePatch{Network: &client.NetworkPatch{Deny: &[]string{}}})
+	if names(up.Live) != "network.deny" || len(up.Runtime.Config.Network.Deny) != 0 || len(up.Runtime.Config.Network.Allow) != 2 {
+		t.Fatalf("deny cleared: %+v", up)
+	}
+	// With a sandbox: the mode and resources wait for the next start;
+	// timeouts do not.
+	idle := int64(600)
+	up = patch(200, client.RuntimePatch{Network: &client.NetworkPatch{Mode: "none"}, MemoryMB: &mem, IdleTimeoutSeconds: &idle})
+	if names(up.Live) != "idle_timeout_seconds" || names(up.NextStart) != "network.mode" {
+		t.Fatalf("running: live %v, next start %v", up.Live, up.NextStart)
+	}
+	// Nothing changed: nothing to say.
+	up = patch(200, client.RuntimePatch{IdleTimeoutSeconds: &idle})
+	if len(up.Live)+len(up.NextStart) != 0 {
+		t.Fatalf("no change: %+v", up)
+	}
+
+	before := env.Must(t, 200, "GET", rtPath, nil)
+	for _, tc := range []struct {
+		body client.RuntimePatch
+		code string
+	}{
+		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"not a rule!"}}}, "invalid_network_rule"},
+		{client.RuntimePatch{Network: &client.NetworkPatch{Mode: "wide"}}, "invalid_network"},
+		{client.RuntimePatch{MemoryMB: new(int64)}, "invalid_resources"},
+	} {
+		if r := env.Must(t, 400, "PATCH", rtPath, tc.body); r.Code() != tc.code {
+			t.Errorf("%+v: %s, want %s", tc.body, r.Code(), tc.code)
+		}
+	}
+	if r := env.Must(t, 200, "GET", rtPath, nil); string(r.Body) != string(before.Body) {
+		t.Fatalf("a refused patch changed the runtime:\n%s\n%s", before.Body, r.Body)
+	}
+}

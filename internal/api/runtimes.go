@@ -87,11 +87,11 @@ func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
 		IdleTimeoutSeconds: req.IdleTimeoutSeconds, MaxLifetimeSeconds: req.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets, RootFS: req.RootFS,
 	}
-	if req.Network != nil {
-		patch.Network = &store.NetworkConfig{Mode: req.Network.Mode, Allow: req.Network.Allow, Deny: req.Network.Deny}
-		if patch.Network.Mode == "" {
-			patch.Network.Mode = rt.Config.Network.Mode
+	if n := req.Network; n != nil {
+		if n.Mode != "" {
+			patch.NetworkMode = &n.Mode
 		}
+		patch.Allow, patch.Deny = n.Allow, n.Deny
 	}
 	rt, change, err := a.runtimes.Configure(ctx, rt.ID, patch)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -89,5 +91,26 @@ func TestSecretCommands(t *testing.T) {
 	}
 	if _, errOut, code := clitest.Run(t, env, "secret", "get", "openai"); code != cli.ExitError || !strings.HasSuffix(errOut, "(secret_not_found)\n") {
 		t.Fatalf("get after rm: exit %d %q", code, errOut)
+	}
+}
+
+// TestRuntimeSetRules: --allow and --deny each replace one list, and
+// --allow ” empties it.
+func TestRuntimeSetRules(t *testing.T) {
+	srv := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})})
+	env := clitest.Env(srv.URL, srv.Key)
+	clitest.MustRun(t, env, "org", "create", "acme")
+	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
+	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	clitest.MustRun(t, env, "project", "create", "agent", "--network", "proxy", "--allow", "pypi.org")
+	clitest.MustRun(t, env, "runtime", "set", "agent", "--deny", "evil.example")
+	rt := clitest.JSON[client.Runtime](t, env, "runtime", "get", "agent", "-o", "json")
+	if n := rt.Config.Network; n.Mode != "proxy" || strings.Join(n.Allow, ",") != "pypi.org" || strings.Join(n.Deny, ",") != "evil.example" {
+		t.Fatalf("after --deny: %+v", n)
+	}
+	clitest.MustRun(t, env, "runtime", "set", "agent", "--allow", "")
+	rt = clitest.JSON[client.Runtime](t, env, "runtime", "get", "agent", "-o", "json")
+	if n := rt.Config.Network; len(n.Allow) != 0 || strings.Join(n.Deny, ",") != "evil.example" {
+		t.Fatalf("after --allow '': %+v", n)
 	}
 }

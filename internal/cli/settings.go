@@ -41,8 +41,8 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	}
 }
 
-// patch returns the settings whose flags were given. Network flags build
-// one policy: --allow and --deny replace the runtime's lists.
+// patch returns the settings whose flags were given: --allow and --deny
+// each replace one of the runtime's lists.
 func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error) {
 	var p client.RuntimePatch
 	changed := cmd.Flags().Changed
@@ -87,7 +87,15 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 		}
 	}
 	if changed("network") || changed("allow") || changed("deny") {
-		p.Network = &client.NetworkPolicy{Mode: s.network, Allow: s.allow, Deny: s.deny}
+		p.Network = &client.NetworkPatch{Mode: s.network}
+		if changed("allow") {
+			allow := rulesOf(s.allow)
+			p.Network.Allow = &allow
+		}
+		if changed("deny") {
+			deny := rulesOf(s.deny)
+			p.Network.Deny = &deny
+		}
 	}
 	if changed("secret") {
 		p.Secrets = &s.secrets
@@ -98,6 +106,18 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 	return p, nil
 }
 
+// rulesOf is a list flag's rules without empty ones: --allow ” is the
+// empty list.
+func rulesOf(flag []string) []string {
+	out := []string{}
+	for _, r := range flag {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // config returns the settings of a new runtime; ok is false when no flag
 // was given, so the server's defaults apply as a whole.
 func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool, error) {
@@ -105,7 +125,16 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 	if err != nil {
 		return client.RuntimeConfig{}, false, err
 	}
-	c := client.RuntimeConfig{Image: s.image, Provider: s.provider, Network: p.Network}
+	c := client.RuntimeConfig{Image: s.image, Provider: s.provider}
+	if n := p.Network; n != nil {
+		c.Network = &client.NetworkPolicy{Mode: n.Mode}
+		if n.Allow != nil {
+			c.Network.Allow = *n.Allow
+		}
+		if n.Deny != nil {
+			c.Network.Deny = *n.Deny
+		}
+	}
 	for _, v := range []struct {
 		src *int64
 		dst *int64
@@ -139,8 +168,9 @@ func (a *app) runtimeSetCmd(sc *scope) *cobra.Command {
 		Short: "Change a runtime's settings",
 		Long: `Change a runtime's settings; flags not given stay as they are. Egress rules
 and timeouts apply at once; the image, resources and network mode apply when
-the runtime next starts (the answer says which). --allow and --deny replace
-the runtime's lists; --secret replaces its bound secrets. ` + runtimeArg,
+the runtime next starts (the answer says which). --allow replaces the
+runtime's allow list and --deny its deny list (--allow '' empties it); a list
+not given stays. --secret replaces its bound secrets. ` + runtimeArg,
 		Example: `  paddock runtime set agent --network proxy --allow pypi.org --allow '*.pythonhosted.org'
   paddock runtime set agent --deny evil.example.com
   paddock runtime set agent --secret openai --secret github`,

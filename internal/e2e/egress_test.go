@@ -106,7 +106,7 @@ func TestProxyModeEndToEnd(t *testing.T) {
 
 	// A deny, while the sandbox runs, applies at once.
 	up, err := c.ConfigureRuntime(ctx, "acme", "dev", p.RuntimeID, pc.RuntimePatch{
-		Network: &pc.NetworkPolicy{Allow: []string{allowed}, Deny: []string{allowed}},
+		Network: &pc.NetworkPatch{Deny: &[]string{allowed}},
 	})
 	if err != nil {
 		t.Fatal(err)

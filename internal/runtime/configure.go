@@ -17,7 +17,8 @@ type Patch struct {
 	CPUMillis           *int64
 	MemoryMB            *int64
 	PidsLimit           *int64
-	Network             *store.NetworkConfig
+	NetworkMode         *string
+	Allow, Deny         *[]string // each replaces the runtime's list
 	IdleTimeoutSeconds  *int64
 	MaxLifetimeSeconds  *int64
 	ArchiveAfterSeconds *int64
@@ -43,6 +44,21 @@ var liveSettings = []string{"network.allow", "network.deny", "idle_timeout_secon
 // creation. It answers which settings apply now and which at the next
 // start.
 func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) (store.Runtime, Change, error) {
+	// At creation 0 means "the default"; a patch that names a setting
+	// must give it a value.
+	for _, v := range []struct {
+		name, code string
+		p          *int64
+	}{
+		{"cpu_millis", "invalid_resources", patch.CPUMillis},
+		{"memory_mb", "invalid_resources", patch.MemoryMB},
+		{"pids_limit", "invalid_resources", patch.PidsLimit},
+		{"idle_timeout_seconds", "invalid_idle_timeout", patch.IdleTimeoutSeconds},
+	} {
+		if v.p != nil && *v.p <= 0 {
+			return store.Runtime{}, Change{}, errdefs.InvalidArgument(v.code, "%s must be positive", v.name)
+		}
+	}
 	var change Change
 	rt, err := onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
 		next := rt.Config
@@ -50,7 +66,9 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		set(&next.CPUMillis, patch.CPUMillis)
 		set(&next.MemoryMB, patch.MemoryMB)
 		set(&next.PidsLimit, patch.PidsLimit)
-		set(&next.Network, patch.Network)
+		set(&next.Network.Mode, patch.NetworkMode)
+		set(&next.Network.Allow, patch.Allow)
+		set(&next.Network.Deny, patch.Deny)
 		set(&next.IdleTimeoutSeconds, patch.IdleTimeoutSeconds)
 		set(&next.MaxLifetimeSeconds, patch.MaxLifetimeSeconds)
 		set(&next.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)

@@ -270,16 +270,25 @@ type KillAllResult struct {
 // runtime); unset fields stay as they are. The provider and the disk quota
 // are fixed when the runtime is created.
 type RuntimePatch struct {
-	Image               *string        `json:"image,omitempty"`
-	CPUMillis           *int64         `json:"cpu_millis,omitempty"`
-	MemoryMB            *int64         `json:"memory_mb,omitempty"`
-	PidsLimit           *int64         `json:"pids_limit,omitempty"`
-	Network             *NetworkPolicy `json:"network,omitempty"`
-	IdleTimeoutSeconds  *int64         `json:"idle_timeout_seconds,omitempty"`
-	MaxLifetimeSeconds  *int64         `json:"max_lifetime_seconds,omitempty"`
-	ArchiveAfterSeconds *int64         `json:"archive_after_seconds,omitempty"`
-	Secrets             *[]string      `json:"secrets,omitempty"`
-	RootFS              *string        `json:"rootfs,omitempty"`
+	Image               *string       `json:"image,omitempty"`
+	CPUMillis           *int64        `json:"cpu_millis,omitempty"`
+	MemoryMB            *int64        `json:"memory_mb,omitempty"`
+	PidsLimit           *int64        `json:"pids_limit,omitempty"`
+	Network             *NetworkPatch `json:"network,omitempty"`
+	IdleTimeoutSeconds  *int64        `json:"idle_timeout_seconds,omitempty"`
+	MaxLifetimeSeconds  *int64        `json:"max_lifetime_seconds,omitempty"`
+	ArchiveAfterSeconds *int64        `json:"archive_after_seconds,omitempty"`
+	Secrets             *[]string     `json:"secrets,omitempty"`
+	RootFS              *string       `json:"rootfs,omitempty"`
+}
+
+// NetworkPatch changes a runtime's egress policy: the mode when given, and
+// each list given replaces the runtime's (an empty list clears it); a list
+// left out stays.
+type NetworkPatch struct {
+	Mode  string    `json:"mode,omitempty"`
+	Allow *[]string `json:"allow,omitempty"`
+	Deny  *[]string `json:"deny,omitempty"`
 }
 
 // RuntimeUpdate is the answer to a RuntimePatch: the runtime as it is now,

@@ -204,6 +204,8 @@ ls -d /workspace/.local/lib/python3*/site-packages/paddock_demo
 python3 -m venv /workspace/venv
 /workspace/venv/bin/pip install --no-index --no-build-isolation -q . 2>&1 | grep -v -i warning || true
 /workspace/venv/bin/python -c 'import paddock_demo; print("venv", paddock_demo.hello())'
+pip wheel -q --no-deps --no-build-isolation -w /workspace/dist . 2>&1 | grep -v -i warning || true
+ls /workspace/dist/paddock_demo-1.0-py3-none-any.whl
 mkdir -p /workspace/npmdemo && cd /workspace/npmdemo
 printf '{"name":"paddock-npm-demo","version":"1.0.0","bin":{"paddock-npm-demo":"cli.js"}}' > package.json
 printf '#!/usr/bin/env node\nconsole.log("hello from npm")\n' > cli.js
@@ -216,7 +218,7 @@ C
 /tmp/hi
 `
 	out := e.mustExec(t, h.ID, "bash", "-c", script)
-	for _, want := range []string{"hello from pip", "/workspace/.local/lib/python3", "venv hello from pip", "hello from npm", "hello from cc"} {
+	for _, want := range []string{"hello from pip", "/workspace/.local/lib/python3", "venv hello from pip", "/workspace/dist/paddock_demo-1.0-py3-none-any.whl", "hello from npm", "hello from cc"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("toolchain script output lacks %q:\n%s", want, out)
 		}
