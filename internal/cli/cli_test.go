@@ -315,9 +315,9 @@ func TestScenario(t *testing.T) {
 			name: "capabilities", env: env, args: []string{"capabilities"},
 			check: func(t *testing.T, out string) {
 				want := [][]string{
-					{"PROVIDER", "ISOLATION", "PAUSE", "AGENT", "SNAPSHOT", "NETWORKS"},
-					{"docker", "container", "true", "true", "false", "none,open"},
-					{"fake", "(default)", "none", "true", "false", "false", "none"},
+					{"PROVIDER", "ISOLATION", "PAUSE", "AGENT", "SNAPSHOT", "WRITABLE_ROOT", "NETWORKS"},
+					{"docker", "container", "true", "true", "false", "true", "none,open"},
+					{"fake", "(default)", "none", "true", "false", "false", "false", "none"},
 				}
 				if got := table(out); !reflect.DeepEqual(got, want) {
 					t.Fatalf("table = %q", got)

@@ -112,7 +112,7 @@ func (f *fakeAPI) handler() http.Handler {
 	handle("GET /api/capabilities", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, 200, client.Capabilities{Version: "9.9.9", DefaultProvider: "fake", Providers: map[string]client.ProviderCapability{
 			"fake":   {Isolation: "none", Pause: true, Agent: false, Networks: []string{"none"}},
-			"docker": {Isolation: "container", Pause: true, Agent: true, Networks: []string{"none", "open"}},
+			"docker": {Isolation: "container", Pause: true, Agent: true, Networks: []string{"none", "open"}, WritableRoot: true},
 		}})
 	})
 	handle("POST /api/v1/orgs", func(w http.ResponseWriter, r *http.Request) {

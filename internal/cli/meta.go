@@ -47,6 +47,7 @@ func (a *app) capabilitiesCmd() *cobra.Command {
 				{"PAUSE", func(r row) string { return strconv.FormatBool(r.Pause) }},
 				{"AGENT", func(r row) string { return strconv.FormatBool(r.Agent) }},
 				{"SNAPSHOT", func(r row) string { return strconv.FormatBool(r.Snapshot) }},
+				{"WRITABLE_ROOT", func(r row) string { return strconv.FormatBool(r.WritableRoot) }},
 				{"NETWORKS", func(r row) string { return strings.Join(r.Networks, ",") }},
 			})
 		},
