@@ -77,7 +77,7 @@ func tlsServer(t *testing.T, name string, h http.Handler) (int, []byte) {
 // value in an HTTPS request to its host; an unknown secret starts nothing.
 // The runtime is then archived and restored. Afterwards neither value is in
 // the server's logs (at debug level), its database files, any API answer,
-// the container's configuration or the snapshot image.
+// the container's configuration, the agent's log or the snapshot image.
 func TestSecretsEndToEnd(t *testing.T) {
 	t.Parallel() // most of it is waiting for the archive
 	plainValue := "plain-" + uuid.NewString()
@@ -184,6 +184,9 @@ func TestSecretsEndToEnd(t *testing.T) {
 	ctr := containerOf(t, instance)
 	if b, err := exec.Command("docker", "inspect", ctr).Output(); err != nil || containsAny(b, values) {
 		t.Fatalf("the container's configuration holds a value (or inspect failed: %v)", err)
+	}
+	if b, err := exec.Command("docker", "logs", ctr).CombinedOutput(); err != nil || containsAny(b, values) {
+		t.Fatalf("the agent's log holds a value (or docker logs failed: %v)", err)
 	}
 
 	log, err := c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
