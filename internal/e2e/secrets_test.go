@@ -189,10 +189,20 @@ func TestSecretsEndToEnd(t *testing.T) {
 		t.Fatalf("the agent's log holds a value (or docker logs failed: %v)", err)
 	}
 
-	log, err := c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
-	keep(log, err)
-	if err != nil || len(log.Items) == 0 || !log.Items[0].Brokered || !log.Items[0].Allowed {
-		t.Fatalf("egress log: %+v %v", log.Items, err)
+	// Decisions are written in batches: wait for the brokered call's.
+	var log pc.List[pc.EgressDecision]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		log, err = c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Items) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	keep(log, nil)
+	if len(log.Items) == 0 || !log.Items[0].Brokered || !log.Items[0].Allowed {
+		t.Fatalf("egress log: %+v", log.Items)
 	}
 
 	// Archive: paused for a minute, the runtime is snapshotted.

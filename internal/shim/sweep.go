@@ -77,8 +77,8 @@ func sweep(mark string) int {
 	return killed
 }
 
-// marked lists the live processes (not zombies: their environment reads
-// empty) whose environment carries mark, the shim excepted.
+// marked lists the live processes whose environment carries mark, the
+// shim excepted.
 func marked(mark string) []int {
 	want := []byte("\x00" + mark + "\x00")
 	self := os.Getpid()
@@ -87,8 +87,8 @@ func marked(mark string) []int {
 		if pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil || len(env) == 0 {
+		env := environOf(pid)
+		if len(env) == 0 {
 			continue
 		}
 		env = append(append([]byte{0}, env...), 0)
@@ -97,6 +97,31 @@ func marked(mark string) []int {
 		}
 	}
 	return out
+}
+
+// Retries of an environment that reads empty.
+const (
+	emptyEnvRetries = 10
+	emptyEnvWait    = 2 * time.Millisecond
+)
+
+// environOf reads a process's environment. It reads empty for a zombie,
+// for a process that cleared its own, and for a moment while a process
+// execs (its new memory has no environment yet): a child that a
+// foreground process forked just before it ended may be there. So an empty
+// one is read again a few times unless the process is a zombie.
+func environOf(pid int) []byte {
+	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	for i := 0; ; i++ {
+		env, err := os.ReadFile(path)
+		if len(env) > 0 || i == emptyEnvRetries || zombie(pid) {
+			return env
+		}
+		if err != nil && os.IsNotExist(err) {
+			return nil // gone
+		}
+		time.Sleep(emptyEnvWait)
+	}
 }
 
 // pids lists the processes in /proc.
