@@ -106,19 +106,21 @@ const (
 )
 
 // environOf reads a process's environment. It reads empty for a zombie,
-// for a process that cleared its own, and for a moment while a process
-// execs (its new memory has no environment yet): a child that a
-// foreground process forked just before it ended may be there. So an empty
-// one is read again a few times unless the process is a zombie.
+// a kernel thread, a process that cleared its own, and for a moment while
+// a process execs (its new memory has no environment yet): an orphan that
+// a foreground process forked just before it ended may be there. So an
+// empty one is read again a few times when the process is the shim's own
+// live child (orphans are reparented to it) — nothing else pays for it.
 func environOf(pid int) []byte {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	self := os.Getpid()
 	for i := 0; ; i++ {
-		env, err := os.ReadFile(path)
-		if len(env) > 0 || i == emptyEnvRetries || zombie(pid) {
+		env, _ := os.ReadFile(path)
+		if len(env) > 0 || i == emptyEnvRetries {
 			return env
 		}
-		if err != nil && os.IsNotExist(err) {
-			return nil // gone
+		if state, ppid := statOf(pid); state == 'Z' || state == 0 || ppid != self {
+			return env
 		}
 		time.Sleep(emptyEnvWait)
 	}
@@ -178,11 +180,26 @@ func (s *Server) killAll() int {
 
 // zombie reports whether pid has exited and awaits its reaper.
 func zombie(pid int) bool {
+	state, _ := statOf(pid)
+	return state == 0 || state == 'Z'
+}
+
+// statOf reads a process's state letter and parent from /proc/PID/stat; a
+// process that is gone has state 0.
+func statOf(pid int) (state byte, ppid int) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return true
+		return 0, 0
 	}
-	// pid (comm) state …: comm may hold spaces and parentheses.
+	// pid (comm) state ppid …: comm may hold spaces and parentheses.
 	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0
+	}
+	fields := bytes.Fields(b[i+2:])
+	if len(fields) < 2 {
+		return 0, 0
+	}
+	ppid, _ = strconv.Atoi(string(fields[1]))
+	return fields[0][0], ppid
 }
