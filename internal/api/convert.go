@@ -29,16 +29,8 @@ func configOut(c store.RuntimeConfig) client.RuntimeConfig {
 		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
 		Network:            &client.NetworkPolicy{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny},
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
-		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: rootFSOut(c.RootFS),
+		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFSMode(),
 	}
-}
-
-// rootFSOut names the mode of runtimes made before the setting.
-func rootFSOut(m string) string {
-	if m == "" {
-		return store.RootFSReadOnly
-	}
-	return m
 }
 
 func configIn(c *client.RuntimeConfig) store.RuntimeConfig {

@@ -19,11 +19,7 @@ import (
 // value comes from standard input, an environment variable or a file,
 // never the command line, and never comes back.
 func TestSecretCommands(t *testing.T) {
-	srv := servertest.New(t, servertest.Options{})
-	env := clitest.Env(srv.URL, srv.Key)
-	clitest.MustRun(t, env, "org", "create", "acme")
-	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
-	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	srv, env := cliOnServer(t, servertest.Options{})
 	const value = "sk-cli-secret-value"
 
 	out, errOut, code := clitest.RunInput(t, env, value+"\n", "secret", "create", "openai", "--env", "OPENAI_API_KEY", "-o", "json")
@@ -97,11 +93,7 @@ func TestSecretCommands(t *testing.T) {
 // TestRuntimeSetRules: --allow and --deny each replace one list, and
 // --allow ” empties it.
 func TestRuntimeSetRules(t *testing.T) {
-	srv := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})})
-	env := clitest.Env(srv.URL, srv.Key)
-	clitest.MustRun(t, env, "org", "create", "acme")
-	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
-	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	_, env := cliOnServer(t, servertest.Options{Provider: fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})})
 	clitest.MustRun(t, env, "project", "create", "agent", "--network", "proxy", "--allow", "pypi.org")
 	clitest.MustRun(t, env, "runtime", "set", "agent", "--deny", "evil.example")
 	rt := clitest.JSON[client.Runtime](t, env, "runtime", "get", "agent", "-o", "json")

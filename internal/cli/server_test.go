@@ -10,15 +10,22 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// TestAgainstTheServer runs a runtime's life through the CLI against the
-// real API, store and runtime service, with the fake provider.
-func TestAgainstTheServer(t *testing.T) {
-	srv := servertest.New(t, servertest.Options{})
+// cliOnServer starts a real API with opts and makes org acme and workspace
+// dev through the CLI; the environment it returns names them.
+func cliOnServer(t *testing.T, opts servertest.Options) (*servertest.Env, map[string]string) {
+	t.Helper()
+	srv := servertest.New(t, opts)
 	env := clitest.Env(srv.URL, srv.Key)
-
 	clitest.MustRun(t, env, "org", "create", "acme")
 	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
 	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	return srv, env
+}
+
+// TestAgainstTheServer runs a runtime's life through the CLI against the
+// real API, store and runtime service, with the fake provider.
+func TestAgainstTheServer(t *testing.T) {
+	srv, env := cliOnServer(t, servertest.Options{})
 
 	p := clitest.JSON[client.Project](t, env, "project", "create", "agent", "--cpu", "0.5", "--memory", "256", "--idle-timeout", "10m",
 		"--max-lifetime", "2h", "--archive-after", "48h")

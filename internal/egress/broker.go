@@ -31,37 +31,25 @@ type Brokered struct {
 func Placeholder(secretID string) string { return "paddock-brokered-" + secretID }
 
 // brokersFor returns the brokered secrets to put into a tunnel to t: only
-// on the broker ports (HTTPS), when the proxy has a CA.
+// for a sandbox that has secrets, on the broker ports (HTTPS), when the
+// proxy has a CA. Config.Brokers is asked for t's host; the proxy keeps
+// only those whose hosts name it all the same.
 func (p *Proxy) brokersFor(ctx context.Context, id Identity, t target) []Brokered {
-	if p.leaves == nil || p.cfg.Brokers == nil || !slices.Contains(p.cfg.BrokerPorts, t.port) {
+	if len(id.SecretIDs) == 0 || p.leaves == nil || p.cfg.Brokers == nil || !slices.Contains(p.cfg.BrokerPorts, t.port) {
 		return nil
 	}
-	all, err := p.cfg.Brokers(ctx, id)
+	all, err := p.cfg.Brokers(ctx, id, t.host)
 	if err != nil {
 		p.cfg.Logger.Warn("egress: brokered secrets lookup failed", "runtime", id.RuntimeID, "err", err)
 		return nil
 	}
 	var out []Brokered
 	for _, b := range all {
-		for _, h := range b.Hosts {
-			if matchDomain(strings.ToLower(h), t.host) {
-				out = append(out, b)
-				break
-			}
+		if slices.ContainsFunc(b.Hosts, func(h string) bool { return MatchDomain(strings.ToLower(h), t.host) }) {
+			out = append(out, b)
 		}
 	}
 	return out
-}
-
-// matchDomain matches a domain pattern as rules do, on any port.
-func matchDomain(pattern, host string) bool {
-	switch {
-	case pattern == "*":
-		return true
-	case strings.HasPrefix(pattern, "*."):
-		return strings.HasSuffix(host, pattern[1:])
-	}
-	return pattern == host
 }
 
 // intercept terminates the sandbox's TLS with a certificate from the

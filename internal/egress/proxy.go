@@ -26,6 +26,9 @@ type Identity struct {
 	WorkspaceID string
 	RuntimeID   string
 	SandboxID   string
+	// SecretIDs are the secrets the sandbox was started with: Brokers is
+	// asked only when there are some.
+	SecretIDs []string
 }
 
 // Decision is what the proxy did with one request or tunnel, recorded when
@@ -58,8 +61,9 @@ type Config struct {
 	// Policy returns the rules for id, read at every request so that a
 	// changed policy applies at once.
 	Policy func(ctx context.Context, id Identity) (Policy, error)
-	// Brokers returns the brokered secrets id may use; nil: none.
-	Brokers func(ctx context.Context, id Identity) ([]Brokered, error)
+	// Brokers returns the brokered secrets id may send to host (only
+	// those need their values opened); nil: none.
+	Brokers func(ctx context.Context, id Identity, host string) ([]Brokered, error)
 	// Record receives every decision. It is called on the request's
 	// goroutine when the request ends, so it should not block for long.
 	Record func(Decision)
@@ -338,24 +342,37 @@ func stripHop(h http.Header) {
 	}
 }
 
+// admit reads a request's destination (hostport, with defaultPort when it
+// names none; 0: a port is required) and checks it against the rules and
+// the guard. A refusal is answered and recorded in d; an admitted target
+// is recorded as allowed.
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, d *Decision, hostport string, defaultPort int, malformed string) (target, bool) {
+	host, port, ok := hostPort(hostport, defaultPort)
+	d.Host, d.Port = host, port
+	if !ok || port == 0 {
+		refuse(w, d, http.StatusBadRequest, malformed)
+		return target{}, false
+	}
+	t, status, reason := p.check(r.Context(), d.Identity, host, port)
+	if status != 0 {
+		refuse(w, d, status, reason)
+		return target{}, false
+	}
+	d.Allowed, d.Reason, d.Host = true, reason, t.host
+	return t, true
+}
+
 // forward proxies one absolute-URI HTTP request.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d *Decision) {
 	if r.URL.Scheme != "http" || r.URL.Host == "" {
 		refuse(w, d, http.StatusBadRequest, "only absolute http:// URLs and CONNECT are proxied")
 		return
 	}
-	host, port, ok := hostPort(r.URL.Host, 80)
-	d.Host, d.Port = host, port
+	t, ok := p.admit(w, r, d, r.URL.Host, 80, "malformed destination")
 	if !ok {
-		refuse(w, d, http.StatusBadRequest, "malformed destination")
 		return
 	}
-	t, status, reason := p.check(r.Context(), d.Identity, host, port)
-	if status != 0 {
-		refuse(w, d, status, reason)
-		return
-	}
-	d.Allowed, d.Reason, d.Host, d.Addr = true, reason, t.host, t.addr.String()
+	d.Addr = t.addr.String()
 	body := &counter{r: r.Body}
 	out := r.Clone(context.WithValue(r.Context(), pinnedKey{}, t))
 	out.RequestURI = ""
@@ -401,18 +418,10 @@ func errorClass(err error) string {
 // connect opens a tunnel: for HTTPS, and for plain TCP to a host:port a
 // rule allows. Brokered hosts are intercepted instead (see broker.go).
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d *Decision) {
-	host, port, ok := hostPort(r.Host, 0)
-	d.Host, d.Port = host, port
-	if !ok || port == 0 {
-		refuse(w, d, http.StatusBadRequest, "CONNECT needs host:port")
+	t, ok := p.admit(w, r, d, r.Host, 0, "CONNECT needs host:port")
+	if !ok {
 		return
 	}
-	t, status, reason := p.check(r.Context(), d.Identity, host, port)
-	if status != 0 {
-		refuse(w, d, status, reason)
-		return
-	}
-	d.Allowed, d.Reason, d.Host = true, reason, t.host
 	brokers := p.brokersFor(r.Context(), d.Identity, t)
 	var up net.Conn
 	if len(brokers) == 0 {

@@ -40,11 +40,15 @@ type rig struct {
 	decisions []Decision
 	policy    Policy
 	brokers   []Brokered
+	// brokerCalls counts Config.Brokers calls.
+	brokerCalls int
 }
 
 const (
 	testUser = "sandbox-1"
 	testPass = "right"
+	// noSecretsUser is a sandbox started without secrets.
+	noSecretsUser = "sandbox-2"
 )
 
 func newRig(t testing.TB, allow, deny []string, brokerPort int) *rig {
@@ -61,19 +65,23 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int) *rig {
 	loop := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	p, err := New(Config{
 		Authenticate: func(_ context.Context, user, pass string) (Identity, error) {
+			if user == noSecretsUser && pass == testPass {
+				return Identity{OrgID: "org", WorkspaceID: "ws", RuntimeID: "rt-2", SandboxID: user}, nil
+			}
 			if user != testUser || pass != testPass {
 				return Identity{}, errors.New("bad credentials")
 			}
-			return Identity{OrgID: "org", WorkspaceID: "ws", RuntimeID: "rt-1", SandboxID: user}, nil
+			return Identity{OrgID: "org", WorkspaceID: "ws", RuntimeID: "rt-1", SandboxID: user, SecretIDs: []string{"any"}}, nil
 		},
 		Policy: func(context.Context, Identity) (Policy, error) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			return r.policy, nil
 		},
-		Brokers: func(context.Context, Identity) ([]Brokered, error) {
+		Brokers: func(context.Context, Identity, string) ([]Brokered, error) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			r.brokerCalls++
 			return r.brokers, nil
 		},
 		Record: func(d Decision) {
@@ -465,5 +473,36 @@ func TestScrubReader(t *testing.T) {
 	got, err := io.ReadAll(newScrubReader(io.NopCloser(iotest.OneByteReader(strings.NewReader(in))), brokers))
 	if err != nil || string(got) != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestNoBrokeringWithoutSecrets: a sandbox started without secrets gets a
+// plain tunnel even to a brokered host on a broker port, and the proxy
+// never looks its secrets up.
+func TestNoBrokeringWithoutSecrets(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("Authorization"))
+	}))
+	up.StartTLS()
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"example.com:" + port}, nil, mustAtoi(port))
+	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.brokers = []Brokered{{SecretID: "s", Placeholder: Placeholder("s"), Value: "sk-never", Hosts: []string{"example.com"}}}
+	roots := x509.NewCertPool()
+	roots.AddCert(up.Certificate()) // the upstream's own certificate: not intercepted
+	req, _ := http.NewRequest("GET", "https://example.com:"+port+"/", nil)
+	req.Header.Set("Authorization", Placeholder("s"))
+	res, err := r.client(noSecretsUser, testPass, roots).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	r.mu.Lock()
+	calls := r.brokerCalls
+	r.mu.Unlock()
+	if string(body) != Placeholder("s") || calls != 0 {
+		t.Fatalf("upstream saw %q after %d broker lookups; want the placeholder untouched and none", body, calls)
 	}
 }

@@ -137,13 +137,20 @@ func (r Rule) matchesName(host string, port int) bool {
 	if r.port != 0 && r.port != port || r.port == 0 && !webPort(port) {
 		return false
 	}
+	return MatchDomain(r.domain, host)
+}
+
+// MatchDomain reports whether a domain pattern (lower case: example.com,
+// *.example.com, which does not match example.com itself, or *) names
+// host (lower case).
+func MatchDomain(pattern, host string) bool {
 	switch {
-	case r.domain == "*":
+	case pattern == "*":
 		return true
-	case strings.HasPrefix(r.domain, "*."):
-		return strings.HasSuffix(host, r.domain[1:])
+	case strings.HasPrefix(pattern, "*."):
+		return strings.HasSuffix(host, pattern[1:])
 	}
-	return host == r.domain
+	return host == pattern
 }
 
 // matchesAddr reports whether r covers address a on port.

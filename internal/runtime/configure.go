@@ -134,16 +134,8 @@ func changedSettings(a, b store.RuntimeConfig) []string {
 	add("max_lifetime_seconds", a.MaxLifetimeSeconds, b.MaxLifetimeSeconds)
 	add("archive_after_seconds", a.ArchiveAfterSeconds, b.ArchiveAfterSeconds)
 	add("secrets", normalRules(a.Secrets), normalRules(b.Secrets))
-	add("rootfs", rootFS(a.RootFS), rootFS(b.RootFS))
+	add("rootfs", a.RootFSMode(), b.RootFSMode())
 	return out
-}
-
-// rootFS treats "" (runtimes made before the setting) as read-only.
-func rootFS(m string) string {
-	if m == "" {
-		return store.RootFSReadOnly
-	}
-	return m
 }
 
 // normalRules treats nil and empty alike.

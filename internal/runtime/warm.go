@@ -88,16 +88,16 @@ func (w *warmPools) kick() {
 
 func templateKey(providerName string, c store.RuntimeConfig) string {
 	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|disk=%d|net=%s%s",
-		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode, rootFSKey(c.RootFS))
+		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode, rootFSKey(c))
 }
 
 // rootFSKey keeps the keys of read-only templates as they were: warm
 // pools are read-only, so a writable runtime never claims one.
-func rootFSKey(m string) string {
-	if rootFS(m) == store.RootFSReadOnly {
+func rootFSKey(c store.RuntimeConfig) string {
+	if c.RootFSMode() == store.RootFSReadOnly {
 		return ""
 	}
-	return "|rootfs=" + m
+	return "|rootfs=" + c.RootFS
 }
 
 // resolved is a pool with its defaults filled in, and its template key.

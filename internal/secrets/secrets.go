@@ -272,47 +272,50 @@ func (s *Service) Resolve(ctx context.Context, orgID, workspaceID string, refs [
 }
 
 // Env is what the agent of sb injects for its secrets: each value as its
-// variable, or for a brokered secret the placeholder the proxy swaps. A
-// secret deleted since sb started is left out.
+// variable, or for a brokered secret the placeholder the proxy swaps (its
+// value is not even opened). A secret deleted since sb started is left out.
 func (s *Service) Env(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
 	env := map[string]string{}
-	err := s.each(ctx, sb, func(sec store.Secret, value []byte) {
+	err := s.each(ctx, sb.OrgID, sb.SecretIDs, func(sec store.Secret) bool {
 		if sec.Brokered {
 			env[sec.Env] = egress.Placeholder(sec.ID)
-		} else {
-			env[sec.Env] = string(value)
 		}
+		return !sec.Brokered
+	}, func(sec store.Secret, value []byte) {
+		env[sec.Env] = string(value)
 	})
 	return env, err
 }
 
-// Brokers are the brokered secrets of a sandbox, for the egress proxy.
-func (s *Service) Brokers(ctx context.Context, sandboxID string) ([]egress.Brokered, error) {
-	sb, err := s.st.GetSandbox(ctx, sandboxID)
-	if err != nil {
-		return nil, err
-	}
+// Brokers are the brokered secrets among secretIDs (a sandbox's) that may
+// be sent to host, for the egress proxy; only those are opened.
+func (s *Service) Brokers(ctx context.Context, orgID string, secretIDs []string, host string) ([]egress.Brokered, error) {
 	var out []egress.Brokered
-	err = s.each(ctx, sb, func(sec store.Secret, value []byte) {
-		if sec.Brokered {
-			out = append(out, egress.Brokered{SecretID: sec.ID, Name: sec.Name, Placeholder: egress.Placeholder(sec.ID), Value: string(value), Hosts: sec.Hosts})
-		}
+	err := s.each(ctx, orgID, secretIDs, func(sec store.Secret) bool {
+		return sec.Brokered && slices.ContainsFunc(sec.Hosts, func(h string) bool { return egress.MatchDomain(h, host) })
+	}, func(sec store.Secret, value []byte) {
+		out = append(out, egress.Brokered{SecretID: sec.ID, Name: sec.Name, Placeholder: egress.Placeholder(sec.ID), Value: string(value), Hosts: sec.Hosts})
 	})
 	return out, err
 }
 
-func (s *Service) each(ctx context.Context, sb store.Sandbox, fn func(store.Secret, []byte)) error {
-	for _, id := range sb.SecretIDs {
+// each opens the secrets of ids (which must be orgID's) that want accepts
+// and hands each to fn with its value.
+func (s *Service) each(ctx context.Context, orgID string, ids []string, want func(store.Secret) bool, fn func(store.Secret, []byte)) error {
+	for _, id := range ids {
 		sec, err := s.st.GetSecret(ctx, id)
 		if errdefs.IsNotFound(err) {
-			s.logger.Warn("a secret of a sandbox was deleted; it is not injected", "sandbox", sb.ID, "secret", id)
+			s.logger.Warn("a secret was deleted since its sandbox started; it is left out", "secret", id)
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if sec.OrgID != sb.OrgID {
-			return fmt.Errorf("secret %s does not belong to sandbox %s's org", id, sb.ID)
+		if sec.OrgID != orgID {
+			return fmt.Errorf("secret %s does not belong to the sandbox's org", id)
+		}
+		if !want(sec) {
+			continue
 		}
 		value, err := s.keys.Open(sec)
 		if err != nil {

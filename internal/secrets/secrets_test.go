@@ -387,3 +387,44 @@ func TestRotateWithEnvironmentKey(t *testing.T) {
 		t.Fatalf("a server still on the old environment key: %v", err)
 	}
 }
+
+// TestBrokersOpenOnlyWhatTheHostMayGet: the proxy asks for one host's
+// brokered secrets; only those are opened (a non-matching one whose seal
+// is broken does not fail the lookup), and injected ones never come back.
+func TestBrokersOpenOnlyWhatTheHostMayGet(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	model, err := f.svc.Create(ctx, f.org, "", Spec{Name: "model", Value: ptr("sk-model"), Brokered: ptr(true), Hosts: &[]string{"*.model.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := f.svc.Create(ctx, f.org, "", Spec{Name: "other", Value: ptr("sk-other"), Brokered: ptr(true), Hosts: &[]string{"api.other.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := f.svc.Create(ctx, f.org, "", Spec{Name: "plain", Value: ptr("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Sealed = append([]byte(nil), model.Sealed...) // does not open as "other"
+	if _, err := f.st.UpdateSecret(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{model.ID, other.ID, plain.ID}
+	got, err := f.svc.Brokers(ctx, f.org, ids, "api.model.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].SecretID != model.ID || got[0].Value != "sk-model" || got[0].Placeholder != egress.Placeholder(model.ID) {
+		t.Fatalf("brokers for api.model.test: %+v", got)
+	}
+	if got, err := f.svc.Brokers(ctx, f.org, ids, "model.test"); err != nil || len(got) != 0 {
+		t.Fatalf("the wildcard's own domain: %+v %v", got, err)
+	}
+	if _, err := f.svc.Brokers(ctx, f.org, ids, "api.other.test"); err == nil {
+		t.Fatal("a broken seal opened")
+	}
+	if _, err := f.svc.Brokers(ctx, f.otherOrg, ids, "api.model.test"); err == nil {
+		t.Fatal("another org's sandbox got the secrets")
+	}
+}

@@ -56,7 +56,7 @@ const metaEgressKey = "egress_credential_key"
 // startEgress sets up the egress networks and starts the proxy on the
 // proxy network's gateway. It returns nil, and the proxy and open modes are
 // not offered, when egress is disabled or the provider has no networks.
-func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, brokers func(ctx context.Context, sandboxID string) ([]egress.Brokered, error), logger *slog.Logger) (*egressGate, error) {
+func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, brokers func(ctx context.Context, orgID string, secretIDs []string, host string) ([]egress.Brokered, error), logger *slog.Logger) (*egressGate, error) {
 	if cfg.Egress.Disabled {
 		return nil, nil
 	}
@@ -95,8 +95,8 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	proxy, err := egress.New(egress.Config{
 		Authenticate: g.authenticate,
 		Policy:       g.policy,
-		Brokers: func(ctx context.Context, id egress.Identity) ([]egress.Brokered, error) {
-			return brokers(ctx, id.SandboxID)
+		Brokers: func(ctx context.Context, id egress.Identity, host string) ([]egress.Brokered, error) {
+			return brokers(ctx, id.OrgID, id.SecretIDs, host)
 		},
 		Record:        g.rec.record,
 		Hosts:         hosts,
@@ -172,7 +172,7 @@ func (g *egressGate) authenticate(ctx context.Context, user, pass string) (egres
 	if err != nil || sb.State == store.SandboxKilled || sb.Network != egress.ModeProxy {
 		return egress.Identity{}, errBadCredential
 	}
-	return egress.Identity{OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, RuntimeID: sb.RuntimeID, SandboxID: sb.ID}, nil
+	return egress.Identity{OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, RuntimeID: sb.RuntimeID, SandboxID: sb.ID, SecretIDs: sb.SecretIDs}, nil
 }
 
 // policy reads the runtime's rules at every request: a changed policy

@@ -210,6 +210,15 @@ const (
 	RootFSWritable = "writable"
 )
 
+// RootFSMode is c's root filesystem mode; runtimes stored before the
+// setting existed have none and are read-only.
+func (c RuntimeConfig) RootFSMode() string {
+	if c.RootFS == "" {
+		return RootFSReadOnly
+	}
+	return c.RootFS
+}
+
 // NetworkConfig is a runtime's egress policy: Mode is none, proxy or open;
 // Allow and Deny are rules (a domain pattern, host:port or a CIDR) the
 // egress proxy applies in proxy mode, deny winning.
