@@ -181,8 +181,10 @@ func TestDockerSandbox(t *testing.T) {
 		// The shell exits at once, leaving its background sleep to PID 1;
 		// the sleep leaves the group and drops the agent's mark, so it
 		// outlives the exec (as only a process that hides from the agent
-		// can).
-		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "setsid env -u PADDOCK_PROCESS /bin/sleep 1000 >/dev/null 2>&1 & while grep -q PADDOCK_PROCESS /proc/$!/environ; do :; done; echo $!"}})
+		// can). The shell waits until the sleep runs: until then the
+		// process still carries the mark (or, mid-exec, reads as having
+		// no environment at all, which the sweep looks at again).
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "setsid env -u PADDOCK_PROCESS /bin/sleep 1000 >/dev/null 2>&1 & until [ \"$(cat /proc/$!/comm)\" = sleep ]; do :; done; echo $!"}})
 		if err != nil {
 			t.Fatal(err)
 		}
