@@ -115,6 +115,9 @@ const (
 	LabelRuntime   = "dev.paddock.runtime"   // runtime UUID, if any
 	LabelOrg       = "dev.paddock.org"       // org UUID
 	LabelWorkspace = "dev.paddock.workspace" // workspace volume owner (runtime UUID)
+	// LabelProvider names the provider that made the compute, so that two
+	// providers on one engine (docker and gvisor) each list only their own.
+	LabelProvider = "dev.paddock.provider"
 )
 
 // Spec is what a sandbox is created from.

@@ -120,7 +120,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	}
 	p.logger.DebugContext(ctx, "sandbox created", "sandbox", spec.SandboxID, "container", resp.ID)
 	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir, Key: agentauth.EncodeKey(key), Trust: string(spec.TrustedCA)}
-	return provider.Handle{Provider: Name, ID: resp.ID, State: st.encode()}, nil
+	return provider.Handle{Provider: p.Name(), ID: resp.ID, State: st.encode()}, nil
 }
 
 // containerConfig builds the hardened container for spec.
@@ -234,23 +234,7 @@ var writableRootCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER"}
 // labels returns the container's labels: spec.Labels, then the standard
 // ones, which a spec cannot override.
 func (p *Provider) labels(spec provider.Spec) map[string]string {
-	l := maps.Clone(spec.Labels)
-	if l == nil {
-		l = map[string]string{}
-	}
-	l[provider.LabelManaged] = "true"
-	l[provider.LabelInstance] = spec.Instance
-	l[provider.LabelSandbox] = spec.SandboxID
-	delete(l, provider.LabelRuntime)
-	if spec.RuntimeID != "" {
-		l[provider.LabelRuntime] = spec.RuntimeID
-	}
-	delete(l, provider.LabelOrg)
-	if spec.OrgID != "" {
-		l[provider.LabelOrg] = spec.OrgID
-	}
-	delete(l, provider.LabelWorkspace)
-	return l
+	return provider.StandardLabels(spec, p.Name())
 }
 
 // checkSnapshotOwner refuses to start one runtime from another's snapshot:

@@ -34,7 +34,7 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 )
 
-// Name is the provider's registry name.
+// Name is the provider's registry name unless its Config names it.
 const Name = "docker"
 
 // Paths inside every sandbox.
@@ -66,6 +66,10 @@ const (
 
 // Config configures a Provider.
 type Config struct {
+	// Name is the provider's registry name; "" means Name ("docker"). Two
+	// providers on one engine (runc and gVisor) need different names: each
+	// labels its compute with it and lists only its own.
+	Name string
 	// Host is the engine's address; "" means DOCKER_HOST or
 	// unix:///var/run/docker.sock.
 	Host string
@@ -222,8 +226,13 @@ func (p *Provider) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Name returns "docker".
-func (p *Provider) Name() string { return Name }
+// Name returns the provider's registry name.
+func (p *Provider) Name() string {
+	if p.cfg.Name != "" {
+		return p.cfg.Name
+	}
+	return Name
+}
 
 // Capabilities declares container isolation (gVisor when the runtime is
 // runsc), pause, the agent, snapshots, and the network modes it offers.

@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
 )
 
 // Codes this provider puts on its public errors.
@@ -23,9 +24,9 @@ const (
 	CodeSandboxExited       = "sandbox_exited"
 	CodeAgentNotReady       = "agent_not_ready"
 	CodeAgentUnavailable    = "agent_unavailable"
-	CodeInvalidSpec         = "invalid_spec"
+	CodeInvalidSpec         = provider.CodeInvalidSpec
 	CodeInvalidHandle       = "invalid_handle"
-	CodeNetworkNotSupported = "network_policy_not_supported"
+	CodeNetworkNotSupported = provider.CodeNetworkNotSupported
 	CodeWorkspaceInUse      = "workspace_in_use"
 	CodeWorkspaceForeign    = "workspace_not_managed"
 	CodeProviderUnavailable = "provider_unavailable"

@@ -35,6 +35,9 @@ func (p *Provider) List(ctx context.Context, instance string) ([]provider.Listed
 	})
 	out := make([]provider.Listed, 0, len(cs))
 	for _, c := range cs {
+		if !p.owns(c.Labels) {
+			continue
+		}
 		st := handleState{V: stateVersion, Container: c.ID}
 		if len(c.Names) > 0 {
 			st.Name = trimSlash(c.Names[0])
@@ -45,12 +48,23 @@ func (p *Provider) List(ctx context.Context, instance string) ([]provider.Listed
 			}
 		}
 		out = append(out, provider.Listed{
-			Handle: provider.Handle{Provider: Name, ID: c.ID, State: st.encode()},
+			Handle: provider.Handle{Provider: p.Name(), ID: c.ID, State: st.encode()},
 			Labels: maps.Clone(c.Labels),
 			Status: summaryStatus(c),
 		})
 	}
 	return out, nil
+}
+
+// owns reports whether a container carrying labels was made by this
+// provider and not by another on the same engine. Containers made before
+// compute carried its provider's name belong to the one named "docker".
+func (p *Provider) owns(labels map[string]string) bool {
+	name, ok := labels[provider.LabelProvider]
+	if !ok {
+		return p.Name() == Name
+	}
+	return name == p.Name()
 }
 
 // summaryStatus maps a list entry's state. The list does not carry start

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
 )
 
 // A workspace's disk quota: every workspace volume is its own ext4
@@ -30,7 +31,7 @@ const LabelDiskMB = "dev.paddock.disk-mb"
 const DefaultDiskMB = 10240
 
 // minDiskMB is the smallest filesystem worth making.
-const minDiskMB = 16
+const minDiskMB = provider.MinDiskMB
 
 // diskPaths returns a workspace's image file and mount point.
 func (p *Provider) diskPaths(volume string) (img, mnt string) {

@@ -22,9 +22,9 @@ const (
 	CodeSandboxPaused       = "sandbox_paused"
 	CodeAgentUnavailable    = "agent_unavailable"
 	CodeAgentNotImplemented = "agent_not_implemented"
-	CodeInvalidSpec         = "invalid_spec"
+	CodeInvalidSpec         = provider.CodeInvalidSpec
 	CodeInvalidHandle       = "invalid_handle"
-	CodeNetworkNotSupported = "network_policy_not_supported"
+	CodeNetworkNotSupported = provider.CodeNetworkNotSupported
 	CodeWorkspaceInUse      = "workspace_in_use"
 )
 
@@ -70,7 +70,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (provider.Han
 	c := &compute{seq: p.seq, Compute: Compute{
 		Handle:    provider.Handle{Provider: p.cfg.Name, ID: id, State: state},
 		Spec:      cloneSpec(spec),
-		Labels:    labels(spec),
+		Labels:    provider.StandardLabels(spec, p.Name()),
 		Status:    provider.Status{State: provider.StateStopped},
 		CreatedAt: p.cfg.Now(),
 	}}
