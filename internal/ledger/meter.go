@@ -63,12 +63,19 @@ func (m *Meter) RunningMicros(sb store.Sandbox, now time.Time) int64 {
 	return m.ClassOf(sb).Cost(now.Sub(watermark(sb)))
 }
 
-// watermark is where sb's unbilled running time starts.
+// watermark is where sb's unbilled running time starts: where it was last
+// settled up to, or when it last began running if that is later (time
+// paused is never billed; the lifecycle records when running began, the
+// ledger alone moves LastSettledAt).
 func watermark(sb store.Sandbox) time.Time {
-	if sb.LastSettledAt.IsZero() {
+	w := sb.LastSettledAt
+	if sb.RunningSince.After(w) {
+		w = sb.RunningSince
+	}
+	if w.IsZero() {
 		return sb.StartedAt
 	}
-	return sb.LastSettledAt
+	return w
 }
 
 // due returns the settlement that charges sb's running time up to upTo,
@@ -86,6 +93,7 @@ func (m *Meter) due(sb store.Sandbox, upTo time.Time) (store.Settlement, bool) {
 		OrgID:          sb.OrgID,
 		SandboxID:      sb.ID,
 		From:           sb.LastSettledAt,
+		Since:          from,
 		UpTo:           upTo,
 		AmountMicros:   amount,
 		IdempotencyKey: keySettle + sb.ID + ":" + span(from, upTo),
@@ -174,6 +182,7 @@ func (m *Meter) Capture(ctx context.Context, q store.Queries, sandboxID string, 
 		OrgID:             sb.OrgID,
 		SandboxID:         sb.ID,
 		From:              sb.LastSettledAt,
+		Since:             at,
 		UpTo:              at.Add(m.pricing.FirstSlice),
 		AmountMicros:      h.HeldMicros,
 		ReleaseHeldMicros: h.HeldMicros,

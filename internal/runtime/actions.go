@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -124,10 +125,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		if h, err = p.Create(ctx, s.spec(rt, sb.ID, image)); err != nil {
 			return s.failStart(ctx, p, rt, sb, nil, err)
 		}
-		sb.ProviderSandboxID = h.ID
-		sb.ProviderState = h.State
-		sb.UpdatedAt = s.now()
-		if sb, err = s.store.UpdateSandbox(ctx, sb); err != nil {
+		if sb, err = s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now()); err != nil {
 			return s.failStart(ctx, p, rt, sb, &h, err)
 		}
 		if err := p.Start(ctx, h); err != nil {
@@ -136,16 +134,12 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	}
 
 	now = s.now()
-	sb.State = store.SandboxRunning
-	sb.StartedAt = now
-	sb.LastSettledAt = now
 	sb.RunningSince = now
-	sb.ExpiresAt = capExpiry(rt, sb, now.Add(idleTimeout(rt)))
-	sb.UpdatedAt = now
+	expires := capExpiry(rt, sb, now.Add(idleTimeout(rt)))
 	rt.Status = store.RuntimeRunning
 	rt.UpdatedAt = now
 	err = s.store.InTx(ctx, func(q store.Queries) error {
-		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
+		if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
 			return err
 		}
 		if s.billing != nil {
@@ -221,13 +215,7 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 		if err != nil {
 			return err
 		}
-		cur.State = store.SandboxKilled
-		cur.KillReason = KillProvisionFailed
-		cur.Error = msg
-		cur.KilledAt = now
-		cur.ExpiresAt = time.Time{}
-		cur.UpdatedAt = now
-		if _, err := q.UpdateSandbox(ctx, cur); err != nil {
+		if _, err := q.KillSandbox(ctx, cur.ID, cur.Version, KillProvisionFailed, msg, now); err != nil {
 			return err
 		}
 		r, err := q.GetRuntime(ctx, rt.ID)
@@ -250,9 +238,21 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 	return rt, pubErr
 }
 
-// Pause suspends a running runtime's sandbox, keeping its state.
+// Pause suspends a running runtime's sandbox, keeping its state. On a
+// provider that cannot pause (Capabilities.Pause false) the runtime is
+// archived instead, which stops its compute and its bill just the same:
+// its filesystem is kept as a snapshot when the provider can take one, and
+// a read-only root keeps everything in its workspace anyway; resume
+// restores it. A writable root that could be neither paused nor
+// snapshotted is refused when the runtime is configured.
 func (s *Service) Pause(ctx context.Context, runtimeID string, reason store.PauseReason) (store.Runtime, error) {
 	return s.transition(ctx, runtimeID, "pause", store.RuntimeRunning, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+		if !p.Capabilities().Pause {
+			if err := s.archive(ctx, p, *rt, *sb); err != nil {
+				return err
+			}
+			return errArchived
+		}
 		if err := p.Pause(ctx, handleOf(*sb)); err != nil {
 			return err
 		}
@@ -291,7 +291,6 @@ func (s *Service) resume(ctx context.Context, p provider.Provider, rt *store.Run
 	sb.State = store.SandboxRunning
 	sb.PauseReason = store.PauseNone
 	sb.PausedAt = time.Time{}
-	sb.LastSettledAt = now
 	sb.RunningSince = now
 	sb.ExpiresAt = capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
 	rt.Status = store.RuntimeRunning
@@ -374,6 +373,9 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	}
 	before := sb
 	if err := apply(ctx, p, &rt, &sb); err != nil {
+		if errors.Is(err, errArchived) {
+			return s.store.GetRuntime(ctx, rt.ID)
+		}
 		s.settleAfterFailure(ctx, before)
 		if errdefs.IsNotFound(err) {
 			return s.vanished(ctx, rt, sb, err)
@@ -383,10 +385,13 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	now := s.now()
 	sb.UpdatedAt, rt.UpdatedAt = now, now
 	err = s.store.InTx(ctx, func(q store.Queries) error {
-		if err := s.bill(ctx, q, before, &sb, now); err != nil {
+		// The books are closed first, while the row still says how it
+		// ran; settlements never move its version, so the write of its
+		// new state that follows cannot lose to them.
+		if err := s.bill(ctx, q, before, sb, now); err != nil {
 			return err
 		}
-		if _, err := q.UpdateSandbox(ctx, sb); err != nil {
+		if err := recordChange(ctx, q, before, sb); err != nil {
 			return err
 		}
 		return saveRuntime(ctx, q, &rt)
@@ -497,13 +502,30 @@ func killRow(ctx context.Context, q store.Queries, id, reason string, now time.T
 	if sb.State == store.SandboxKilled {
 		return nil
 	}
-	sb.State = store.SandboxKilled
-	sb.KillReason = reason
-	sb.KilledAt = now
-	sb.PauseReason = store.PauseNone
-	sb.ExpiresAt = time.Time{}
-	sb.UpdatedAt = now
-	_, err = q.UpdateSandbox(ctx, sb)
+	_, err = q.KillSandbox(ctx, id, sb.Version, reason, "", now)
+	return err
+}
+
+// recordChange writes what an action did to a sandbox, read as before and
+// changed in memory to sb, with the store's verb for that step of its
+// state machine. Only the state and the expiry an action moves are
+// written; the billing columns belong to the ledger.
+func recordChange(ctx context.Context, q store.Queries, before, sb store.Sandbox) error {
+	var err error
+	switch {
+	case sb.State == before.State:
+		if sb.ExpiresAt.After(before.ExpiresAt) {
+			_, err = q.ExtendSandboxExpiry(ctx, sb.ID, sb.ExpiresAt)
+		}
+	case sb.State == store.SandboxRunning:
+		_, err = q.MarkSandboxRunning(ctx, sb.ID, before.Version, sb.RunningSince, sb.ExpiresAt)
+	case sb.State == store.SandboxPaused:
+		_, err = q.MarkSandboxPaused(ctx, sb.ID, before.Version, sb.PauseReason, sb.PausedAt)
+	case sb.State == store.SandboxKilled:
+		_, err = q.KillSandbox(ctx, sb.ID, before.Version, sb.KillReason, sb.Error, sb.KilledAt)
+	default:
+		err = fmt.Errorf("no store verb takes sandbox %s from %s to %s", sb.ID, before.State, sb.State)
+	}
 	return err
 }
 

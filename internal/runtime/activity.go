@@ -130,9 +130,7 @@ func (s *Service) touch(ctx context.Context, rt store.Runtime, sb store.Sandbox)
 	if want.Sub(sb.ExpiresAt) <= idle/10 {
 		return
 	}
-	sb.ExpiresAt = want
-	sb.UpdatedAt = now
-	if _, err := s.store.UpdateSandbox(context.WithoutCancel(ctx), sb); err != nil {
+	if _, err := s.store.ExtendSandboxExpiry(context.WithoutCancel(ctx), sb.ID, want); err != nil {
 		s.logger.DebugContext(ctx, "extending a sandbox's expiry on activity", "sandbox", sb.ID, "err", err)
 	}
 }

@@ -22,15 +22,7 @@ func (s *Service) archiveAfter(rt store.Runtime) time.Duration {
 }
 
 // ArchiveIfDue archives a runtime that has been paused longer than its
-// archive threshold at now, and reports whether it did. Archiving saves
-// the sandbox's filesystem changes as a provider snapshot (the workspace
-// volume is kept as it is), kills the ledger row with reason archived,
-// releases the compute, and leaves the runtime archived with no sandbox;
-// the next start, resume or operation restores it from the snapshot.
-//
-// The ledger is written before the compute is destroyed: if the server
-// dies between the two, the reconciler removes the compute of a killed row.
-// A provider that cannot snapshot leaves its runtimes paused.
+// archive threshold at now, and reports whether it did (see archive).
 func (s *Service) ArchiveIfDue(ctx context.Context, runtimeID string, now time.Time) (bool, error) {
 	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (bool, error) {
 		after := s.archiveAfter(rt)
@@ -48,12 +40,39 @@ func (s *Service) ArchiveIfDue(ctx context.Context, runtimeID string, now time.T
 		if err != nil {
 			return false, err
 		}
-		snap, ok := p.(provider.Snapshotter)
-		if !ok || !p.Capabilities().Snapshot {
-			return false, nil
+		if !canArchive(p, rt) {
+			return false, nil // it stays paused: archiving would lose its root's changes
 		}
+		return true, s.archive(ctx, p, rt, sb)
+	})
+}
 
-		ref, err := snap.Snapshot(ctx, handleOf(sb), map[string]string{
+// canArchive reports whether rt's compute can be released without losing
+// work: its provider can snapshot its filesystem, or the runtime's root is
+// read-only, so everything it keeps is in the workspace volume, which
+// outlives the compute.
+func canArchive(p provider.Provider, rt store.Runtime) bool {
+	_, ok := p.(provider.Snapshotter)
+	return (ok && p.Capabilities().Snapshot) || rt.Config.RootFSMode() != store.RootFSWritable
+}
+
+// archive saves the sandbox's filesystem changes as a provider snapshot
+// when the provider can take one (the workspace volume is kept as it is),
+// kills the ledger row with reason archived after settling it, releases
+// the compute, and leaves the runtime archived with no sandbox; the next
+// start, resume or operation restores it, from the snapshot if there is
+// one, else from its image with the same workspace. It works on running
+// and paused compute: a provider that cannot pause archives where another
+// would pause (see Pause). The caller holds the runtime's lock and checked
+// canArchive.
+//
+// The ledger is written before the compute is destroyed: if the server
+// dies between the two, the reconciler removes the compute of a killed row.
+func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Runtime, sb store.Sandbox) error {
+	var ref string
+	if snap, ok := p.(provider.Snapshotter); ok && p.Capabilities().Snapshot {
+		var err error
+		ref, err = snap.Snapshot(ctx, handleOf(sb), map[string]string{
 			provider.LabelManaged:  "true",
 			provider.LabelInstance: s.instance,
 			provider.LabelRuntime:  rt.ID,
@@ -61,42 +80,44 @@ func (s *Service) ArchiveIfDue(ctx context.Context, runtimeID string, now time.T
 		})
 		if errdefs.IsNotFound(err) {
 			_, err := s.vanished(ctx, rt, sb, err)
-			return false, err
+			return err
 		}
 		if err != nil {
-			return false, providerFailure("snapshot", err)
+			return providerFailure("snapshot", err)
 		}
+	}
 
-		old := rt.Snapshot
-		at := s.now()
-		err = s.store.InTx(ctx, func(q store.Queries) error {
-			if err := s.settle(ctx, q, sb.ID, at); err != nil {
-				return err
-			}
-			if err := killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
-				return err
-			}
-			rt.Status = store.RuntimeArchived
-			rt.StatusReason = ""
-			rt.CurrentSandboxID = ""
-			rt.Snapshot = ref
-			rt.UpdatedAt = at
-			return saveRuntime(ctx, q, &rt)
-		})
-		if err != nil {
-			s.removeSnapshot(ctx, p, ref)
-			return false, err
+	old := rt.Snapshot
+	at := s.now()
+	err := s.store.InTx(ctx, func(q store.Queries) error {
+		if err := s.settle(ctx, q, sb.ID, at); err != nil {
+			return err
 		}
-		if err := s.destroy(ctx, sb); err != nil {
-			// The row is killed: the reconciler removes what is left.
-			s.logger.WarnContext(ctx, "releasing an archived sandbox", "sandbox", sb.ID, "err", err)
+		if err := killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
+			return err
 		}
-		if old != "" && old != ref {
-			s.removeSnapshot(ctx, p, old)
-		}
-		s.logger.InfoContext(ctx, "archived runtime", "runtime", rt.ID, "sandbox", sb.ID, "snapshot", ref)
-		return true, nil
+		rt.Status = store.RuntimeArchived
+		rt.StatusReason = ""
+		rt.CurrentSandboxID = ""
+		rt.Snapshot = ref
+		rt.UpdatedAt = at
+		return saveRuntime(ctx, q, &rt)
 	})
+	if err != nil {
+		if ref != "" {
+			s.removeSnapshot(ctx, p, ref)
+		}
+		return err
+	}
+	if err := s.destroy(ctx, sb); err != nil {
+		// The row is killed: the reconciler removes what is left.
+		s.logger.WarnContext(ctx, "releasing an archived sandbox", "sandbox", sb.ID, "err", err)
+	}
+	if old != "" && old != ref {
+		s.removeSnapshot(ctx, p, old)
+	}
+	s.logger.InfoContext(ctx, "archived runtime", "runtime", rt.ID, "sandbox", sb.ID, "snapshot", ref)
+	return nil
 }
 
 // dropSnapshot forgets rt's snapshot and deletes it from the provider. The

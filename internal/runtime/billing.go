@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"reflect"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
@@ -33,54 +32,20 @@ type Billing interface {
 	Settle(ctx context.Context, q store.Queries, sandboxID string, at time.Time) error
 }
 
-// bill moves credits for the change of sb's state an action made, inside
-// the action's transaction: leaving running settles, entering running
-// captures the hold the action placed. sb then carries the billed amount,
-// watermark and version the ledger wrote, and any later expiry activity
-// wrote, so the write that follows keeps them.
-func (s *Service) bill(ctx context.Context, q store.Queries, before store.Sandbox, sb *store.Sandbox, now time.Time) error {
+// bill moves credits for the change of a sandbox's state an action made,
+// inside the action's transaction, before the new state is written:
+// leaving running settles, entering running captures the hold the action
+// placed.
+func (s *Service) bill(ctx context.Context, q store.Queries, before, sb store.Sandbox, now time.Time) error {
 	wasRunning, isRunning := before.State == store.SandboxRunning, sb.State == store.SandboxRunning
 	switch {
 	case s.billing == nil:
 	case wasRunning && !isRunning:
-		if err := s.billing.Settle(ctx, q, sb.ID, now); err != nil {
-			return err
-		}
+		return s.billing.Settle(ctx, q, sb.ID, now)
 	case !wasRunning && isRunning:
-		if err := s.billing.Capture(ctx, q, sb.ID, now); err != nil {
-			return err
-		}
+		return s.billing.Capture(ctx, q, sb.ID, now)
 	}
-	cur, err := q.GetSandbox(ctx, sb.ID)
-	if err != nil {
-		return err
-	}
-	adoptLedger(sb, before, cur)
 	return nil
-}
-
-// adoptLedger lets sb, read as before and changed in memory, be written
-// over the stored row cur when the only writers since were the ledger (a
-// settlement moves the billed amount and the watermark and bumps the
-// version) and activity (which moves the expiry later). After any other
-// change sb keeps its stale version, so its write fails as a lost race, as
-// it always did.
-func adoptLedger(sb *store.Sandbox, before, cur store.Sandbox) {
-	if cur.Version == before.Version {
-		return
-	}
-	a, b := before, cur
-	for _, x := range []*store.Sandbox{&a, &b} {
-		x.BilledMicros, x.LastSettledAt, x.Version, x.UpdatedAt = 0, time.Time{}, 0, time.Time{}
-		x.ExpiresAt = time.Time{}
-	}
-	if !reflect.DeepEqual(a, b) {
-		return
-	}
-	sb.BilledMicros, sb.LastSettledAt, sb.Version = cur.BilledMicros, cur.LastSettledAt, cur.Version
-	if sb.ExpiresAt.Equal(before.ExpiresAt) && cur.ExpiresAt.After(sb.ExpiresAt) {
-		sb.ExpiresAt = cur.ExpiresAt // the action kept the window; activity moved it
-	}
 }
 
 // settleAfterFailure closes the books of a sandbox whose action failed

@@ -18,9 +18,29 @@ import (
 // flight (an attached exec, an open terminal) keeps it running, unless the
 // runtime's maximum lifetime has passed. A window that activity moved is
 // written to the row.
+//
+// On a provider that cannot pause, an expired runtime is archived instead
+// (see Pause).
 func (s *Service) PauseIfExpired(ctx context.Context, runtimeID string, now time.Time) (bool, error) {
 	paused := false
-	_, err := s.transition(ctx, runtimeID, "pause", store.RuntimeRunning, func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+	_, err := onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+		return s.transitionLocked(ctx, rt, "pause", store.RuntimeRunning, s.expireIfDue(now, &paused))
+	})
+	switch {
+	case errors.Is(err, errNotExpired):
+		return false, nil
+	case errdefs.IsConflict(err):
+		// No longer running, or another action won the race: nothing
+		// to expire now.
+		return false, nil
+	}
+	return paused, err
+}
+
+// expireIfDue is the transition that pauses (or, without pausing,
+// archives) a sandbox whose window has passed at now.
+func (s *Service) expireIfDue(now time.Time, paused *bool) func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
+	return func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error {
 		exp, held := s.effectiveExpiry(*rt, *sb)
 		end := deadline(*rt, *sb)
 		if overLifetime := !end.IsZero() && !end.After(now); !overLifetime {
@@ -36,6 +56,16 @@ func (s *Service) PauseIfExpired(ctx context.Context, runtimeID string, now time
 				return errNotExpired
 			}
 		}
+		if !p.Capabilities().Pause {
+			if !canArchive(p, *rt) {
+				return errNotExpired // nothing can keep its work: it runs on
+			}
+			if err := s.archive(ctx, p, *rt, *sb); err != nil {
+				return err
+			}
+			*paused = true
+			return errArchived
+		}
 		if err := p.Pause(ctx, handleOf(*sb)); err != nil {
 			return err
 		}
@@ -43,19 +73,14 @@ func (s *Service) PauseIfExpired(ctx context.Context, runtimeID string, now time
 		sb.PauseReason = store.PauseTimeout
 		sb.PausedAt = s.now()
 		rt.Status = store.RuntimePaused
-		paused = true
+		*paused = true
 		return nil
-	})
-	switch {
-	case errors.Is(err, errNotExpired):
-		return false, nil
-	case errdefs.IsConflict(err):
-		// No longer running, or another action won the race: nothing
-		// to expire now.
-		return false, nil
 	}
-	return paused, err
 }
+
+// errArchived ends a transition whose apply archived the runtime itself,
+// rows included: there is nothing left for the transition to write.
+var errArchived = errors.New("runtime archived")
 
 // errNotExpired stops a timeout pause whose window was extended.
 var errNotExpired = errors.New("sandbox has not expired")

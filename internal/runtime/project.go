@@ -121,7 +121,12 @@ const CodeRootFSNotSupported = "rootfs_not_supported"
 // checkRootFS refuses a writable root the provider cannot give within the
 // disk quota (asked after the provider learnt its host).
 func checkRootFS(p provider.Provider, c store.RuntimeConfig) error {
-	if c.RootFS == store.RootFSWritable && !p.Capabilities().WritableRoot {
+	caps := p.Capabilities()
+	if c.RootFS == store.RootFSWritable && !caps.Pause && !caps.Snapshot {
+		return errdefs.FailedPrecondition(CodeRootFSNotSupported,
+			"provider %q can neither pause nor snapshot a sandbox, so a writable root would lose its changes whenever the runtime stops; keep the root read-only (the workspace is always kept)", p.Name())
+	}
+	if c.RootFS == store.RootFSWritable && !caps.WritableRoot {
 		return errdefs.FailedPrecondition(CodeRootFSNotSupported,
 			"provider %q cannot give this runtime a writable root within its disk quota (for Docker: overlay2 over xfs with project quotas, or the operator's --writable-root-unbounded)", p.Name())
 	}

@@ -39,6 +39,10 @@ type Store interface {
 	// InTx runs fn in one transaction. If fn returns an error the
 	// transaction rolls back and InTx returns that error unchanged.
 	InTx(ctx context.Context, fn func(q Queries) error) error
+	// Check reports whether the store answers and its schema is the one
+	// this build expects (for readiness probes): nil, or an error that
+	// says which.
+	Check(ctx context.Context) error
 	// Close releases the store's resources.
 	Close() error
 }
@@ -89,9 +93,33 @@ type Queries interface {
 	// ListSandboxes returns rows newest first (created_at, then id, both
 	// descending) and a cursor for the next page ("" when done).
 	ListSandboxes(ctx context.Context, f SandboxFilter, page Page) ([]Sandbox, string, error)
-	// UpdateSandbox writes s if the stored version equals s.Version, and
-	// increments the version. A version mismatch is ErrConflict.
-	UpdateSandbox(ctx context.Context, s Sandbox) (Sandbox, error)
+
+	// Sandbox verbs. Each says what changes in a ledger row and touches
+	// nothing else: never the billing columns (BilledMicros, LastSettledAt),
+	// which only settlements move under their own BillingVersion. Each
+	// writes only if the stored version is version (else ErrConflict),
+	// increments it and returns the stored row.
+
+	// RecordSandboxProvider records the provider's id and recovery state
+	// for the row's compute once it was created.
+	RecordSandboxProvider(ctx context.Context, id string, version int64, providerID string, state []byte, at time.Time) (Sandbox, error)
+	// MarkSandboxRunning records that the row's compute runs from at (a
+	// start or a resume): it is running, not paused, its running window
+	// starts at at (StartedAt too, on its first start) and it expires at
+	// expires (zero: never).
+	MarkSandboxRunning(ctx context.Context, id string, version int64, at, expires time.Time) (Sandbox, error)
+	// MarkSandboxPaused records that the row's compute was paused at at,
+	// and why.
+	MarkSandboxPaused(ctx context.Context, id string, version int64, reason PauseReason, at time.Time) (Sandbox, error)
+	// KillSandbox records that the row's compute is gone for good: killed
+	// at at, for reason, with detail (a failure's message; "" keeps the
+	// row's).
+	KillSandbox(ctx context.Context, id string, version int64, reason, detail string, at time.Time) (Sandbox, error)
+	// ExtendSandboxExpiry moves a running row's expiry later to expires;
+	// an earlier one, or a row that is not running, is left alone and
+	// reports false. It is activity, not a transition: it needs no version
+	// and does not increment it.
+	ExtendSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
 
 	// Warm pool: see the section at the end of this file.
 	WarmQueries
@@ -324,7 +352,8 @@ type Sandbox struct {
 	KilledAt          time.Time
 	ExpiresAt         time.Time
 	LastSettledAt     time.Time // billing watermark
-	Version           int64
+	Version           int64     // lifecycle transitions (the verbs)
+	BillingVersion    int64     // settlements, which move BilledMicros and LastSettledAt
 	UpdatedAt         time.Time
 }
 
@@ -496,10 +525,14 @@ type CreditPosting struct {
 
 // Settlement is a charge or a refund of one sandbox's compute.
 type Settlement struct {
-	ID                string // "" = the store assigns one
-	OrgID             string
-	SandboxID         string
-	From              time.Time // the row's current watermark (zero when unset)
+	ID        string // "" = the store assigns one
+	OrgID     string
+	SandboxID string
+	From      time.Time // the row's current watermark (zero when unset)
+	// Since is where the charged period begins when it is not From: a
+	// sandbox's unbilled time starts when it last began running, if that
+	// is after its watermark.
+	Since             time.Time
 	UpTo              time.Time // the new watermark
 	AmountMicros      int64     // > 0 charges, < 0 refunds
 	ReleaseHeldMicros int64     // held credits freed with this entry (≥ 0)

@@ -66,6 +66,13 @@ type Config struct {
 	Capacity provider.Resources
 	// NoWritableRoot takes writable roots out of Capabilities.
 	NoWritableRoot bool
+	// NoPause takes pausing out: Capabilities.Pause is false, and Pause
+	// and Resume fail with ErrNotImplemented, as a provider whose compute
+	// cannot be frozen does.
+	NoPause bool
+	// NoSnapshot takes snapshots out: Capabilities.Snapshot is false, and
+	// Snapshot fails with ErrNotImplemented.
+	NoSnapshot bool
 }
 
 // Compute is a snapshot of one piece of fake compute.
@@ -138,10 +145,10 @@ func (p *Provider) Capabilities() provider.Capabilities {
 	}
 	return provider.Capabilities{
 		Isolation:    "fake",
-		Pause:        true,
+		Pause:        !p.cfg.NoPause,
 		Agent:        p.cfg.Agent != nil,
 		Networks:     networks,
-		Snapshot:     true,
+		Snapshot:     !p.cfg.NoSnapshot,
 		WritableRoot: !p.cfg.NoWritableRoot,
 	}
 }

@@ -47,6 +47,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceWithoutCapabilities runs the suite on a provider that can
+// neither pause nor snapshot nor give a writable root, and has no agent:
+// what it cannot do must fail with ErrNotImplemented, and the rest hold.
+func TestConformanceWithoutCapabilities(t *testing.T) {
+	providertest.Run(t, providertest.Harness{
+		New: func(*testing.T) provider.Provider {
+			return fake.New(fake.Config{NoPause: true, NoSnapshot: true, NoWritableRoot: true})
+		},
+		Spec:            spec,
+		WorkspaceExists: workspaceExists,
+	})
+}
+
 // TestConformanceWithAgent runs the suite with Config.Agent dialing a real
 // in-process agent server, and with every network policy offered.
 func TestConformanceWithAgent(t *testing.T) {

@@ -26,6 +26,8 @@ const (
 	CodeInvalidHandle       = "invalid_handle"
 	CodeNetworkNotSupported = provider.CodeNetworkNotSupported
 	CodeWorkspaceInUse      = "workspace_in_use"
+	CodePauseNotSupported   = "pause_not_supported"
+	CodeSnapshotUnsupported = "snapshot_not_supported"
 )
 
 const stateVersion = 1
@@ -95,6 +97,9 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 // Pause suspends running compute. Pausing paused compute does nothing;
 // pausing stopped compute is a failed precondition.
 func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
+	if p.cfg.NoPause {
+		return errdefs.NotImplemented(CodePauseNotSupported, "provider %q cannot pause compute", p.Name())
+	}
 	return p.update(ctx, OpPause, h, func(c *compute) error {
 		switch c.Status.State {
 		case provider.StateStopped:
@@ -109,6 +114,9 @@ func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
 // Resume continues paused compute. Resuming running compute does nothing;
 // resuming stopped compute is a failed precondition.
 func (p *Provider) Resume(ctx context.Context, h provider.Handle) error {
+	if p.cfg.NoPause {
+		return errdefs.NotImplemented(CodePauseNotSupported, "provider %q cannot pause compute", p.Name())
+	}
 	return p.update(ctx, OpResume, h, func(c *compute) error {
 		switch c.Status.State {
 		case provider.StateStopped:

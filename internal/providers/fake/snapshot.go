@@ -55,6 +55,9 @@ type snapshot struct {
 // returns its reference. The compute is left as it was; compute that does
 // not exist is not found.
 func (p *Provider) Snapshot(ctx context.Context, h provider.Handle, labels map[string]string) (string, error) {
+	if p.cfg.NoSnapshot {
+		return "", errdefs.NotImplemented(CodeSnapshotUnsupported, "provider %q cannot snapshot compute", p.Name())
+	}
 	var ref string
 	err := p.update(ctx, OpSnapshot, h, func(c *compute) error {
 		for k, v := range labels {

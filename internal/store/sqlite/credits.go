@@ -349,6 +349,9 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 		}
 		balance, held := a.BalanceMicros+moved, a.HeldMicros-relief
 		start, end := s.From, s.UpTo
+		if s.Since.After(start) && !s.Since.After(end) {
+			start = s.Since
+		}
 		if end.Before(start) {
 			start, end = end, start
 		}
@@ -362,8 +365,8 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 			return err
 		}
 		r, err := q.exec(ctx, `UPDATE sandboxes SET billed_micros = billed_micros + ?, last_settled_at = ?,
-			version = version + 1, updated_at = ? WHERE id = ? AND version = ?`,
-			-moved, micros(s.UpTo), micros(at), sb.ID, sb.Version)
+			billing_version = billing_version + 1 WHERE id = ? AND billing_version = ?`,
+			-moved, micros(s.UpTo), sb.ID, sb.BillingVersion)
 		if err != nil {
 			return classify("settle sandbox", resSandbox, err)
 		}
@@ -382,9 +385,9 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 func (q *queries) billingRow(ctx context.Context, id string) (store.Sandbox, error) {
 	var sb store.Sandbox
 	var settled sql.NullInt64
-	err := q.queryRow(ctx, `SELECT id, org_id, workspace_id, project_id, runtime_id, billed_micros, last_settled_at, version
+	err := q.queryRow(ctx, `SELECT id, org_id, workspace_id, project_id, runtime_id, billed_micros, last_settled_at, billing_version
 		FROM sandboxes WHERE id = ?`, id).
-		Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.RuntimeID, &sb.BilledMicros, &settled, &sb.Version)
+		Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.RuntimeID, &sb.BilledMicros, &settled, &sb.BillingVersion)
 	if err != nil {
 		return store.Sandbox{}, classify("read sandbox", resSandbox, err)
 	}

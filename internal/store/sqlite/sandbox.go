@@ -13,7 +13,7 @@ import (
 const sandboxColumns = "id, org_id, workspace_id, project_id, runtime_id, kind, state, pause_reason, " +
 	"provider, provider_sandbox_id, provider_state, image, cpu_millis, memory_mb, secret_ids, " +
 	"kill_reason, error, billed_micros, created_at, started_at, paused_at, killed_at, expires_at, " +
-	"last_settled_at, running_since, version, updated_at, network"
+	"last_settled_at, running_since, version, updated_at, network, billing_version"
 
 func scanSandbox(sc rowScanner) (store.Sandbox, error) {
 	var s store.Sandbox
@@ -22,7 +22,7 @@ func scanSandbox(sc rowScanner) (store.Sandbox, error) {
 	err := sc.Scan(&s.ID, &s.OrgID, &s.WorkspaceID, &s.ProjectID, &s.RuntimeID, &s.Kind, &s.State, &s.PauseReason,
 		&s.Provider, &s.ProviderSandboxID, &s.ProviderState, &s.Image, &s.CPUMillis, &s.MemoryMB, &secrets,
 		&s.KillReason, &s.Error, &s.BilledMicros, &created, &started, &paused, &killed, &expires,
-		&settled, &since, &s.Version, &updated, &s.Network)
+		&settled, &since, &s.Version, &updated, &s.Network, &s.BillingVersion)
 	if err != nil {
 		return store.Sandbox{}, err
 	}
@@ -57,7 +57,7 @@ func (q *queries) CreateSandbox(ctx context.Context, s store.Sandbox) error {
 		updated = created
 	}
 	_, err = q.w.ExecContext(ctx, "INSERT INTO sandboxes ("+sandboxColumns+`) VALUES (
-		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 1)`,
 		s.ID, s.OrgID, s.WorkspaceID, s.ProjectID, s.RuntimeID, s.Kind, s.State, s.PauseReason,
 		s.Provider, s.ProviderSandboxID, blob(s.ProviderState), s.Image, s.CPUMillis, s.MemoryMB, secrets,
 		s.KillReason, s.Error, s.BilledMicros, micros(created), optMicros(s.StartedAt), optMicros(s.PausedAt),
@@ -143,32 +143,60 @@ func (q *queries) ListSandboxes(ctx context.Context, f store.SandboxFilter, page
 	return l.run(ctx, q.r, page)
 }
 
-// UpdateSandbox writes every field of s but its id, org and creation time
-// if the stored version is s.Version, increments the version and returns
-// the stored row.
-func (q *queries) UpdateSandbox(ctx context.Context, s store.Sandbox) (store.Sandbox, error) {
-	if err := required(resSandbox, "id", s.ID, "kind", string(s.Kind), "state", string(s.State)); err != nil {
-		return store.Sandbox{}, err
+// transition applies one verb's SET clause to row id at version, bumps the
+// version and returns the stored row.
+func (q *queries) transition(ctx context.Context, op, id string, version int64, set string, args ...any) (store.Sandbox, error) {
+	if id == "" {
+		return store.Sandbox{}, errdefs.InvalidArgument("invalid_sandbox", "a sandbox id is required")
 	}
-	secrets, err := encodeStrings(s.SecretIDs)
-	if err != nil {
-		return store.Sandbox{}, errEncode(resSandbox, "secret_ids", err)
-	}
-	got, err := scanSandbox(q.w.QueryRowContext(ctx, `UPDATE sandboxes SET
-		workspace_id = ?, project_id = ?, runtime_id = ?, kind = ?, state = ?, pause_reason = ?,
-		provider = ?, provider_sandbox_id = ?, provider_state = ?, image = ?, cpu_millis = ?, memory_mb = ?,
-		secret_ids = ?, kill_reason = ?, error = ?, billed_micros = ?, started_at = ?, paused_at = ?,
-		killed_at = ?, expires_at = ?, last_settled_at = ?, running_since = ?, version = version + 1, updated_at = ?, network = ?
-		WHERE id = ? AND version = ?
-		RETURNING `+sandboxColumns,
-		s.WorkspaceID, s.ProjectID, s.RuntimeID, s.Kind, s.State, s.PauseReason,
-		s.Provider, s.ProviderSandboxID, blob(s.ProviderState), s.Image, s.CPUMillis, s.MemoryMB,
-		secrets, s.KillReason, s.Error, s.BilledMicros, optMicros(s.StartedAt), optMicros(s.PausedAt),
-		optMicros(s.KilledAt), optMicros(s.ExpiresAt), optMicros(s.LastSettledAt), optMicros(s.RunningSince),
-		micros(orNow(s.UpdatedAt)), s.Network,
-		s.ID, s.Version))
+	args = append(args, id, version)
+	got, err := scanSandbox(q.w.QueryRowContext(ctx, `UPDATE sandboxes SET `+set+`, version = version + 1
+		WHERE id = ? AND version = ? RETURNING `+sandboxColumns, args...))
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Sandbox{}, q.missOrConflict(ctx, "sandboxes", resSandbox, s.ID, s.Version)
+		return store.Sandbox{}, q.missOrConflict(ctx, "sandboxes", resSandbox, id, version)
 	}
-	return got, classify("update sandbox", resSandbox, err)
+	return got, classify(op, resSandbox, err)
+}
+
+// RecordSandboxProvider records the provider's id and recovery state.
+func (q *queries) RecordSandboxProvider(ctx context.Context, id string, version int64, providerID string, state []byte, at time.Time) (store.Sandbox, error) {
+	return q.transition(ctx, "record a sandbox's provider id", id, version,
+		"provider_sandbox_id = ?, provider_state = ?, updated_at = ?", providerID, blob(state), micros(orNow(at)))
+}
+
+// MarkSandboxRunning records a start or a resume at at.
+func (q *queries) MarkSandboxRunning(ctx context.Context, id string, version int64, at, expires time.Time) (store.Sandbox, error) {
+	at = orNow(at)
+	return q.transition(ctx, "mark a sandbox running", id, version,
+		`state = ?, pause_reason = ?, paused_at = NULL, started_at = COALESCE(started_at, ?), running_since = ?,
+		expires_at = ?, updated_at = ?`,
+		store.SandboxRunning, store.PauseNone, micros(at), micros(at), optMicros(expires), micros(at))
+}
+
+// MarkSandboxPaused records a pause at at.
+func (q *queries) MarkSandboxPaused(ctx context.Context, id string, version int64, reason store.PauseReason, at time.Time) (store.Sandbox, error) {
+	at = orNow(at)
+	return q.transition(ctx, "mark a sandbox paused", id, version,
+		"state = ?, pause_reason = ?, paused_at = ?, updated_at = ?",
+		store.SandboxPaused, reason, micros(at), micros(at))
+}
+
+// KillSandbox records that the row's compute is gone for good.
+func (q *queries) KillSandbox(ctx context.Context, id string, version int64, reason, detail string, at time.Time) (store.Sandbox, error) {
+	at = orNow(at)
+	return q.transition(ctx, "kill a sandbox", id, version,
+		"state = ?, kill_reason = ?, error = COALESCE(NULLIF(?, ''), error), killed_at = ?, pause_reason = ?, expires_at = NULL, updated_at = ?",
+		store.SandboxKilled, reason, detail, micros(at), store.PauseNone, micros(at))
+}
+
+// ExtendSandboxExpiry moves a running row's expiry later.
+func (q *queries) ExtendSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error) {
+	r, err := q.exec(ctx, `UPDATE sandboxes SET expires_at = ?
+		WHERE id = ? AND state = ? AND expires_at IS NOT NULL AND expires_at < ?`,
+		micros(expires), id, store.SandboxRunning, micros(expires))
+	if err != nil {
+		return false, classify("extend a sandbox's expiry", resSandbox, err)
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
 }

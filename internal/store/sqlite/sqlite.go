@@ -199,3 +199,26 @@ var _ store.Queries = (*queries)(nil)
 
 // now is the store's clock for defaults (zero CreatedAt/UpdatedAt).
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+func init() {
+	store.Register("sqlite", func(ctx context.Context, path string, logger *slog.Logger) (store.Store, error) {
+		return Open(ctx, path, logger)
+	})
+}
+
+// Check reports whether the database answers and its schema is at the
+// version this build's migrations end at.
+func (s *Store) Check(ctx context.Context) error {
+	ms, err := loadMigrations(migrationFS)
+	if err != nil {
+		return err
+	}
+	var current sql.NullInt64
+	if err := s.read.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&current); err != nil {
+		return fmt.Errorf("the database does not answer: %w", err)
+	}
+	if int(current.Int64) != len(ms) {
+		return fmt.Errorf("the database schema is at version %d, this build expects %d", current.Int64, len(ms))
+	}
+	return nil
+}

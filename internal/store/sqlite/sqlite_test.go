@@ -197,8 +197,7 @@ func TestConcurrentWritersNeverSeeLocked(t *testing.T) {
 				case 1: // a versioned update of a contended row
 					var cur store.Sandbox
 					if cur, err = s.GetSandbox(ctx, shared.ID); err == nil {
-						cur.BilledMicros++
-						_, err = s.UpdateSandbox(ctx, cur)
+						_, err = s.RecordSandboxProvider(ctx, cur.ID, cur.Version, uuid.NewString(), nil, time.Now())
 					}
 				case 2: // a read-modify-write transaction
 					err = s.InTx(ctx, func(q store.Queries) error {

@@ -217,8 +217,9 @@ func testSettlements(t *testing.T, s store.Store) {
 		f.wantAccount(o, 700_000, 0)
 		got, err := s.GetSandbox(ctx, sb.ID)
 		must(t, err)
-		if got.BilledMicros != 300_000 || !got.LastSettledAt.Equal(ts(t1)) || got.Version != sb.Version+1 {
-			t.Fatalf("row after settling = billed %d settled %v version %d", got.BilledMicros, got.LastSettledAt, got.Version)
+		if got.BilledMicros != 300_000 || !got.LastSettledAt.Equal(ts(t1)) || got.BillingVersion != sb.BillingVersion+1 || got.Version != sb.Version {
+			t.Fatalf("row after settling = billed %d settled %v billing version %d version %d; want the billing version moved, not the row's",
+				got.BilledMicros, got.LastSettledAt, got.BillingVersion, got.Version)
 		}
 
 		// The same interval again is stale: it can never be charged twice.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -154,72 +155,154 @@ func testSandboxes(t *testing.T, s store.Store) {
 	}
 }
 
-func testSandboxUpdates(t *testing.T, s store.Store) {
+func testSandboxVerbs(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 	o := f.org()
+	w := f.workspace(o)
 
-	t.Run("writes every field and bumps the version", func(t *testing.T) {
-		sb := f.sandbox(o, nil)
-		u := sb
-		fullSandbox(&u)
-		got, err := s.UpdateSandbox(ctx, u)
+	// billed returns a running row with a bill and a watermark, which no
+	// verb may touch.
+	billed := func() store.Sandbox {
+		sb := f.runningSandbox(w, f.next())
+		sb.State = store.SandboxStarting
+		return sb
+	}
+	sameBill := func(t *testing.T, got, was store.Sandbox) {
+		t.Helper()
+		if got.BilledMicros != was.BilledMicros || !got.LastSettledAt.Equal(ts(was.LastSettledAt)) || got.BillingVersion != 1 {
+			t.Fatalf("billing columns moved: billed %d settled %v billing version %d; want %d %v 1",
+				got.BilledMicros, got.LastSettledAt, got.BillingVersion, was.BilledMicros, ts(was.LastSettledAt))
+		}
+	}
+
+	t.Run("a start, a pause, a resume and a kill each write their own columns", func(t *testing.T) {
+		sb := f.sandbox(o, func(x *store.Sandbox) { x.BilledMicros = 42; x.LastSettledAt = base })
+		t0, t1, t2, t3 := f.next(), f.next(), f.next(), f.next()
+
+		got, err := s.RecordSandboxProvider(ctx, sb.ID, 1, "c0ffee", []byte{1, 0, 2}, t0)
 		must(t, err)
-		want := u
-		want.Version = 2
-		equal(t, "UpdateSandbox result", got, normSandbox(want))
+		want := normSandbox(sb)
+		want.ProviderSandboxID, want.ProviderState, want.Version, want.UpdatedAt = "c0ffee", []byte{1, 0, 2}, 2, ts(t0)
+		want.BillingVersion = 1
+		equal(t, "after RecordSandboxProvider", got, want)
+
+		got, err = s.MarkSandboxRunning(ctx, sb.ID, 2, t1, t1.Add(time.Hour))
+		must(t, err)
+		want.State, want.StartedAt, want.RunningSince, want.ExpiresAt = store.SandboxRunning, ts(t1), ts(t1), ts(t1.Add(time.Hour))
+		want.Version, want.UpdatedAt = 3, ts(t1)
+		equal(t, "after MarkSandboxRunning", got, want)
+
+		got, err = s.MarkSandboxPaused(ctx, sb.ID, 3, store.PauseTimeout, t2)
+		must(t, err)
+		want.State, want.PauseReason, want.PausedAt, want.Version, want.UpdatedAt = store.SandboxPaused, store.PauseTimeout, ts(t2), 4, ts(t2)
+		equal(t, "after MarkSandboxPaused", got, want)
+
+		// A resume keeps the first start and clears the pause.
+		got, err = s.MarkSandboxRunning(ctx, sb.ID, 4, t3, time.Time{})
+		must(t, err)
+		want.State, want.PauseReason, want.PausedAt, want.RunningSince, want.ExpiresAt = store.SandboxRunning, store.PauseNone, time.Time{}, ts(t3), time.Time{}
+		want.Version, want.UpdatedAt = 5, ts(t3)
+		equal(t, "after the resume", got, want)
+
+		got, err = s.KillSandbox(ctx, sb.ID, 5, "provision_failed", "the image is gone", t3)
+		must(t, err)
+		want.State, want.KillReason, want.Error, want.KilledAt, want.Version = store.SandboxKilled, "provision_failed", "the image is gone", ts(t3), 6
+		equal(t, "after KillSandbox", got, want)
 		stored, err := s.GetSandbox(ctx, sb.ID)
 		must(t, err)
 		equal(t, "stored sandbox", stored, got)
-
-		// Clearing fields: zero times, nil state and secrets read back zero.
-		c := got
-		c.State = store.SandboxRunning
-		c.PauseReason = store.PauseNone
-		c.ProviderState = nil
-		c.SecretIDs = nil
-		c.PausedAt, c.KilledAt = time.Time{}, time.Time{}
-		got, err = s.UpdateSandbox(ctx, c)
-		must(t, err)
-		want = c
-		want.Version = 3
-		equal(t, "cleared sandbox", got, normSandbox(want))
 	})
 
-	t.Run("id, org and creation time are not rewritten", func(t *testing.T) {
-		sb := f.sandbox(o, nil)
-		u := sb
-		u.OrgID = f.org().ID
-		u.CreatedAt = base.Add(-time.Hour)
-		got, err := s.UpdateSandbox(ctx, u)
+	t.Run("a kill without detail keeps the row's error", func(t *testing.T) {
+		sb := f.sandbox(o, func(x *store.Sandbox) { x.Error = "earlier failure"; x.ExpiresAt = base })
+		got, err := s.KillSandbox(ctx, sb.ID, 1, "deleted", "", f.next())
 		must(t, err)
-		if got.OrgID != sb.OrgID || !got.CreatedAt.Equal(ts(sb.CreatedAt)) {
-			t.Fatalf("identity changed: got %+v, created %+v", got, sb)
+		if got.Error != "earlier failure" || got.KillReason != "deleted" || !got.ExpiresAt.IsZero() {
+			t.Fatalf("killed row = error %q reason %q expires %v", got.Error, got.KillReason, got.ExpiresAt)
+		}
+	})
+
+	t.Run("verbs never touch the billing columns", func(t *testing.T) {
+		sb := billed()
+		got, err := s.MarkSandboxPaused(ctx, sb.ID, sb.Version, store.PauseUser, f.next())
+		must(t, err)
+		sameBill(t, got, sb)
+		got, err = s.MarkSandboxRunning(ctx, sb.ID, got.Version, f.next(), time.Time{})
+		must(t, err)
+		sameBill(t, got, sb)
+		got, err = s.KillSandbox(ctx, sb.ID, got.Version, "reset", "", f.next())
+		must(t, err)
+		sameBill(t, got, sb)
+	})
+
+	t.Run("a settlement does not make a transition stale", func(t *testing.T) {
+		f.post(o, store.EntryGrant, 1_000_000)
+		t0 := f.next()
+		sb := f.runningSandbox(w, t0)
+		_, err := s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t0.Add(time.Second), AmountMicros: 100, IdempotencyKey: "verbs-" + sb.ID})
+		must(t, err)
+		got, err := s.MarkSandboxPaused(ctx, sb.ID, sb.Version, store.PauseUser, t0.Add(time.Second))
+		must(t, err)
+		if got.BilledMicros != 100 || got.BillingVersion != 2 || got.Version != 2 {
+			t.Fatalf("row = billed %d billing version %d version %d; want the settlement kept and the pause written", got.BilledMicros, got.BillingVersion, got.Version)
+		}
+	})
+
+	t.Run("expiry moves only later, only while running, without a version", func(t *testing.T) {
+		t0 := f.next()
+		sb := f.sandbox(o, func(x *store.Sandbox) { x.State, x.ExpiresAt = store.SandboxRunning, t0 })
+		moved, err := s.ExtendSandboxExpiry(ctx, sb.ID, t0.Add(-time.Minute))
+		must(t, err)
+		if moved {
+			t.Fatal("an earlier expiry was written")
+		}
+		moved, err = s.ExtendSandboxExpiry(ctx, sb.ID, t0.Add(time.Minute))
+		must(t, err)
+		got, err := s.GetSandbox(ctx, sb.ID)
+		must(t, err)
+		if !moved || !got.ExpiresAt.Equal(ts(t0.Add(time.Minute))) || got.Version != 1 {
+			t.Fatalf("moved %v; row expires %v version %d; want it later and the version kept", moved, got.ExpiresAt, got.Version)
+		}
+		paused := f.sandbox(o, func(x *store.Sandbox) { x.State, x.ExpiresAt = store.SandboxPaused, t0 })
+		if moved, err := s.ExtendSandboxExpiry(ctx, paused.ID, t0.Add(time.Hour)); err != nil || moved {
+			t.Fatalf("a paused row's expiry moved (%v, %v)", moved, err)
+		}
+		never := f.sandbox(o, func(x *store.Sandbox) { x.State = store.SandboxRunning })
+		if moved, err := s.ExtendSandboxExpiry(ctx, never.ID, t0.Add(time.Hour)); err != nil || moved {
+			t.Fatalf("a row that never expires got an expiry (%v, %v)", moved, err)
 		}
 	})
 
 	errs := []struct {
 		name    string
-		edit    func(*store.Sandbox)
+		id      func(store.Sandbox) string
+		version int64
 		wantErr error
 	}{
-		{"stale version", func(x *store.Sandbox) { x.Version = 0 }, errdefs.ErrConflict},
-		{"future version", func(x *store.Sandbox) { x.Version = 2 }, errdefs.ErrConflict},
-		{"missing sandbox", func(x *store.Sandbox) { x.ID = uuid.NewString() }, errdefs.ErrNotFound},
-		{"missing id", func(x *store.Sandbox) { x.ID = "" }, errdefs.ErrInvalidArgument},
-		{"missing state", func(x *store.Sandbox) { x.State = "" }, errdefs.ErrInvalidArgument},
+		{"stale version", func(x store.Sandbox) string { return x.ID }, 0, errdefs.ErrConflict},
+		{"future version", func(x store.Sandbox) string { return x.ID }, 2, errdefs.ErrConflict},
+		{"missing sandbox", func(store.Sandbox) string { return uuid.NewString() }, 1, errdefs.ErrNotFound},
+		{"missing id", func(store.Sandbox) string { return "" }, 1, errdefs.ErrInvalidArgument},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := f.sandbox(o, nil)
-			x := sb
-			x.State = store.SandboxKilled
-			tc.edit(&x)
-			_, err := s.UpdateSandbox(ctx, x)
-			wantKind(t, err, tc.wantErr)
+			id := tc.id(sb)
+			for verb, run := range map[string]func() error{
+				"RecordSandboxProvider": func() error { _, err := s.RecordSandboxProvider(ctx, id, tc.version, "x", nil, base); return err },
+				"MarkSandboxRunning":    func() error { _, err := s.MarkSandboxRunning(ctx, id, tc.version, base, base); return err },
+				"MarkSandboxPaused":     func() error { _, err := s.MarkSandboxPaused(ctx, id, tc.version, store.PauseUser, base); return err },
+				"KillSandbox":           func() error { _, err := s.KillSandbox(ctx, id, tc.version, "deleted", "", base); return err },
+			} {
+				if err := run(); !errors.Is(err, tc.wantErr) {
+					t.Errorf("%s: err = %v, want %v", verb, err, tc.wantErr)
+				}
+			}
 			stored, err := s.GetSandbox(ctx, sb.ID)
 			must(t, err)
-			equal(t, "sandbox after a failed update", stored, normSandbox(sb))
+			sb.BillingVersion = 1
+			equal(t, "sandbox after failed verbs", stored, normSandbox(sb))
 		})
 	}
 }

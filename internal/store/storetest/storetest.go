@@ -41,7 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RuntimeUpdates", testRuntimeUpdates},
 		{"RuntimesByStatus", testRuntimesByStatus},
 		{"Sandboxes", testSandboxes},
-		{"SandboxUpdates", testSandboxUpdates},
+		{"SandboxVerbs", testSandboxVerbs},
 		{"SandboxListing", testSandboxListing},
 		{"APIKeys", testAPIKeys},
 		{"Pagination", testPagination},
@@ -169,7 +169,7 @@ func (f *fixture) sandbox(o store.Org, edit func(*store.Sandbox)) store.Sandbox 
 		edit(&s)
 	}
 	must(f.t, f.s.CreateSandbox(f.ctx, s))
-	s.Version = 1
+	s.Version, s.BillingVersion = 1, 1
 	return s
 }
 

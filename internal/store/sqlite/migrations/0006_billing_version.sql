@@ -1,0 +1,6 @@
+-- 0006: settlements get their own version. A ledger row's lifecycle
+-- (version) and its billing (billed_micros, last_settled_at) are written by
+-- different writers; each guards only its own columns, so neither loses a
+-- race to the other.
+
+ALTER TABLE sandboxes ADD COLUMN billing_version INTEGER NOT NULL DEFAULT 1;
