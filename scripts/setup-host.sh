@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Makes a Debian 12 machine ready to run and test paddock: installs what is
-# missing from Debian's packages and starts the Docker engine if it is not
-# running. Idempotent; fast when everything is already there.
+# missing from Debian's packages, installs gVisor's runsc and registers it
+# with the Docker engine, and starts the engine if it is not running.
+# Idempotent; fast when everything is already there.
 set -euo pipefail
+export PATH="$PATH:/usr/local/go/bin"
 
 need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
@@ -14,11 +16,66 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 # Egress networks: firewall rules (iptables comes with docker.io) and, in
 # tests, network namespaces.
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+# Merging the runsc runtime into dockerd's daemon.json.
+command -v jq >/dev/null 2>&1 || need+=(jq)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if ! command -v go >/dev/null 2>&1; then
+	echo "setup-host: Go 1.26 or newer is needed (go.mod); install it at /usr/local/go" >&2
+	exit 1
+fi
+
+# gVisor (the "gvisor" provider: a docker provider with runtime runsc).
+#
+# runsc is built from gVisor's Go module at a pinned version, not taken from
+# Debian's package. Debian's (0.0~20221219) has --host-uds=create, which the
+# agent's socket needs to appear on the host, but its own network stack
+# cannot start on this kernel (an old root-namespace test misfires), which
+# leaves --network=none (no proxy or open sandboxes) or --network=host (the
+# host kernel's network stack serving the sandbox, the largest part of the
+# kernel gVisor exists to keep away). The current build runs gVisor's
+# netstack behind Docker's bridges, so proxy and open sandboxes work under
+# the same firewall rules as runc's; it has the faster systrap platform and
+# three more years of fixes. It must be static (CGO_ENABLED=0): a dynamic
+# runsc fails inside its own chroot. Building takes about a minute, once:
+# the binary records its module version, so a re-run with the same pin
+# does nothing.
+RUNSC_VERSION=v0.0.0-20260905035102-160fafc42237
+RUNSC=/usr/local/bin/runsc
+if ! go version -m "$RUNSC" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+gvisor.dev/gvisor[[:space:]]+$RUNSC_VERSION[[:space:]]"; then
+	echo "setup-host: building runsc $RUNSC_VERSION (about a minute)"
+	gobin=$(mktemp -d)
+	trap 'rm -rf "$gobin"' EXIT
+	(cd / && CGO_ENABLED=0 GOBIN="$gobin" go install "gvisor.dev/gvisor/runsc@$RUNSC_VERSION")
+	# Replaced by a rename: running sandboxes keep the binary they started.
+	install -m 0755 "$gobin/runsc" "$RUNSC.new"
+	mv -f "$RUNSC.new" "$RUNSC"
+fi
+
+# The runtime as dockerd must know it, merged into daemon.json over
+# whatever else is there. The flags the docker provider relies on (see
+# internal/providers/docker/gvisor.go): --host-uds=create so the agent's
+# socket in its bind-mounted run directory appears on the host;
+# --overlay2=none so a writable root's changes land in the container's own
+# layer, where snapshots (docker commit) find them. Never --platform=kvm:
+# it hangs on this machine.
+DAEMON_JSON=/etc/docker/daemon.json
+want_runtime=$(jq -cn --arg path "$RUNSC" '{path: $path, runtimeArgs: ["--host-uds=create", "--overlay2=none"]}')
+mkdir -p /etc/docker
+current='{}'
+[ -s "$DAEMON_JSON" ] && current=$(cat "$DAEMON_JSON")
+merged=$(jq --argjson rt "$want_runtime" '.runtimes.runsc = $rt' <<<"$current") || {
+	echo "setup-host: $DAEMON_JSON is not valid JSON; fix it and run again" >&2
+	exit 1
+}
+if [ "$merged" != "$(jq . <<<"$current")" ]; then
+	echo "setup-host: registering runsc in $DAEMON_JSON"
+	printf '%s\n' "$merged" >"$DAEMON_JSON.new"
+	mv -f "$DAEMON_JSON.new" "$DAEMON_JSON"
 fi
 
 if ! docker info >/dev/null 2>&1; then
@@ -35,8 +92,28 @@ if ! docker info >/dev/null 2>&1; then
 		exit 1
 	fi
 fi
-if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
-	echo "setup-host: Go 1.26 or newer is needed (go.mod); install it at /usr/local/go" >&2
-	exit 1
+
+# A running engine reads runtimes again on SIGHUP, without touching its
+# containers, so it is never restarted for them, whoever manages it.
+registered() {
+	[ "$(docker info --format '{{json .Runtimes.runsc}}' 2>/dev/null | jq -c '{path, runtimeArgs}')" = "$want_runtime" ]
+}
+if ! registered; then
+	pid=$(cat /var/run/docker.pid 2>/dev/null || true)
+	if [ -z "$pid" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != dockerd ]; then
+		echo "setup-host: cannot find the running dockerd (/var/run/docker.pid) to reload its runtimes" >&2
+		exit 1
+	fi
+	echo "setup-host: reloading dockerd ($pid) for the runsc runtime"
+	kill -HUP "$pid"
+	for _ in $(seq 1 50); do
+		registered && break
+		sleep 0.1
+	done
+	if ! registered; then
+		echo "setup-host: dockerd did not register runsc from $DAEMON_JSON (started with another --config-file?); it has:" >&2
+		docker info --format '{{json .Runtimes}}' >&2
+		exit 1
+	fi
 fi
-echo "setup-host: docker $(docker version --format '{{.Server.Version}}') ready"
+echo "setup-host: docker $(docker version --format '{{.Server.Version}}') ready, with runtimes: $(docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"

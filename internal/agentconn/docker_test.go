@@ -32,12 +32,24 @@ func docker(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// runtimes are the OCI runtimes the agent is tested on: the engine's
+// default (runc) and gVisor's runsc.
+var runtimes = []struct{ name, runtime string }{{"runc", ""}, {"gvisor", testenv.GVisorRuntime}}
+
 // startSandbox runs the shim in a container hardened as paddock runs
-// sandboxes, labelled so that cleanup finds it, and waits until the agent
-// answers.
-func startSandbox(t testing.TB) *sandbox {
+// sandboxes, on the OCI runtime named ("" for the engine's default),
+// labelled so that cleanup finds it, and waits until the agent answers.
+func startSandbox(t testing.TB, runtime string) *sandbox {
 	t.Helper()
 	testenv.RequireDocker(t, testenv.TestImage)
+	pids := "128"
+	if runtime != "" {
+		testenv.RequireRuntime(t, runtime)
+		// The pids cgroup of a gVisor sandbox counts its kernel's threads
+		// and a stub per process too; the docker provider raises the limit
+		// to 4×n+64 for it.
+		pids = "576"
+	}
 	bin := testenv.Binary(t, "paddock-shim")
 	instance := testenv.Instance(t)
 	t.Cleanup(func() {
@@ -51,24 +63,26 @@ func startSandbox(t testing.TB) *sandbox {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	id, err := docker(ctx, "run", "-d",
-		"--label", provider.LabelManaged+"=true",
-		"--label", provider.LabelInstance+"="+instance,
+	args := []string{"run", "-d",
+		"--label", provider.LabelManaged + "=true",
+		"--label", provider.LabelInstance + "=" + instance,
 		"--network", "none",
 		"--read-only",
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
-		"--pids-limit", "128",
+		"--pids-limit", pids,
 		"--tmpfs", "/tmp",
 		"--tmpfs", "/workspace:rw,exec",
 		"-e", "HOME=/workspace",
 		"-w", "/workspace",
-		"-v", bin+":/.paddock/bin/paddock-shim:ro",
-		"-v", run+":/.paddock/run",
+		"-v", bin + ":/.paddock/bin/paddock-shim:ro",
+		"-v", run + ":/.paddock/run",
 		"--entrypoint", "/.paddock/bin/paddock-shim",
-		testenv.TestImage,
-		"serve", "--socket", "/.paddock/run/agent.sock",
-	)
+	}
+	if runtime != "" {
+		args = append(args, "--runtime", runtime)
+	}
+	id, err := docker(ctx, append(args, testenv.TestImage, "serve", "--socket", "/.paddock/run/agent.sock")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +106,17 @@ func startSandbox(t testing.TB) *sandbox {
 }
 
 // TestDockerSandbox drives the shim binary as PID 1 of a hardened container
-// with no network, through the bind-mounted socket.
+// with no network, through the bind-mounted socket: on runc, and under
+// gVisor, where the socket reaches the host through runsc's gofer and the
+// agent's processes, terminals and signals are gVisor's kernel's.
 func TestDockerSandbox(t *testing.T) {
-	sb := startSandbox(t)
+	for _, rt := range runtimes {
+		t.Run(rt.name, func(t *testing.T) { testDockerSandbox(t, rt.runtime) })
+	}
+}
+
+func testDockerSandbox(t *testing.T, runtime string) {
+	sb := startSandbox(t, runtime)
 	c := sb.client
 	ctx := ctxT(t)
 

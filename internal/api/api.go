@@ -11,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/ledger"
+	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
@@ -30,20 +31,27 @@ type Config struct {
 	Ledger *ledger.Ledger
 	// Secrets keeps secrets.
 	Secrets *secrets.Service
+	// Metrics records requests and serves GET /metrics; nil: neither.
+	Metrics *metrics.Metrics
+	// Reconciling, when set, reports whether start-up reconciliation is
+	// still running (a readiness check).
+	Reconciling func() bool
 }
 
 // API serves HTTP.
 type API struct {
-	store     store.Store
-	runtimes  *runtime.Service
-	providers *provider.Registry
-	keys      auth.Keys
-	logger    *slog.Logger
-	ready     func() bool
-	now       func() time.Time
-	mux       *http.ServeMux
-	ledger    *ledger.Ledger
-	secrets   *secrets.Service
+	store       store.Store
+	runtimes    *runtime.Service
+	providers   *provider.Registry
+	keys        auth.Keys
+	logger      *slog.Logger
+	ready       func() bool
+	now         func() time.Time
+	mux         *http.ServeMux
+	ledger      *ledger.Ledger
+	secrets     *secrets.Service
+	metrics     *metrics.Metrics
+	reconciling func() bool
 }
 
 // Route is one entry of the route table.
@@ -76,16 +84,18 @@ func New(cfg Config) *API {
 		now = time.Now
 	}
 	a := &API{
-		store:     cfg.Store,
-		runtimes:  cfg.Runtimes,
-		providers: cfg.Providers,
-		keys:      auth.Keys{Store: cfg.Store, Now: now},
-		logger:    cfg.Logger,
-		ready:     cfg.Ready,
-		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
-		mux:       http.NewServeMux(),
-		ledger:    cfg.Ledger,
-		secrets:   cfg.Secrets,
+		store:       cfg.Store,
+		runtimes:    cfg.Runtimes,
+		providers:   cfg.Providers,
+		keys:        auth.Keys{Store: cfg.Store, Now: now},
+		logger:      cfg.Logger,
+		ready:       cfg.Ready,
+		now:         func() time.Time { return now().UTC().Truncate(time.Microsecond) },
+		mux:         http.NewServeMux(),
+		ledger:      cfg.Ledger,
+		secrets:     cfg.Secrets,
+		metrics:     cfg.Metrics,
+		reconciling: cfg.Reconciling,
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
@@ -113,6 +123,7 @@ func (a *API) Routes() []Route {
 	return []Route{
 		{"GET", "/health", false, a.health},
 		{"GET", "/readyz", false, a.readyz},
+		{"GET", "/metrics", false, a.serveMetrics},
 		{"GET", "/api/openapi.json", false, a.openapi},
 		{"GET", "/api/capabilities", true, a.capabilities},
 

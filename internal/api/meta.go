@@ -1,7 +1,11 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strings"
+	"time"
 
 	apispec "github.com/paddockhq/paddock/api"
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -17,14 +21,65 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readyz runs every readiness check and says which failed: the store
+// answers and its schema is current, start-up reconciliation is done, and
+// each provider's backend answers (a provider whose breaker is open fails
+// at once).
 func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 	if !a.ready() {
 		return errdefs.Unavailable("starting", "the server is starting")
 	}
-	if _, err := a.store.CountAPIKeys(r.Context()); err != nil {
-		return errdefs.Unavailable("store_unavailable", "the store does not answer").WithCause(err)
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	var out client.Readiness
+	check := func(name string, err error) {
+		c := client.ReadyCheck{Name: name, OK: err == nil}
+		if err != nil {
+			c.Error = err.Error()
+			if pe, ok := errdefs.Public(err); ok {
+				c.Error = pe.Code + ": " + pe.Message
+			}
+		}
+		out.Checks = append(out.Checks, c)
 	}
-	writeJSON(w, http.StatusOK, client.Health{Status: "ready", Version: version.Version})
+	check("store", a.store.Check(ctx))
+	if a.reconciling != nil && a.reconciling() {
+		check("reconciliation", errors.New("start-up reconciliation is still running; runtimes it has not reached answer 503 reconciling"))
+	} else {
+		check("reconciliation", nil)
+	}
+	for _, name := range a.providers.Names() {
+		p, err := a.providers.Get(name)
+		if err == nil {
+			if pg, ok := p.(interface{ Ping(context.Context) error }); ok {
+				err = pg.Ping(ctx)
+			}
+		}
+		check("provider:"+name, err)
+	}
+	out.Status, out.Version = "ready", version.Version
+	var failed []string
+	for _, c := range out.Checks {
+		if !c.OK {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) > 0 {
+		out.Status, out.Code = "not_ready", "not_ready"
+		out.Message = "failed: " + strings.Join(failed, ", ")
+		writeJSON(w, http.StatusServiceUnavailable, out)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// serveMetrics serves the Prometheus metrics.
+func (a *API) serveMetrics(w http.ResponseWriter, r *http.Request) error {
+	if a.metrics == nil {
+		return errdefs.NotImplemented("metrics_disabled", "this server keeps no metrics")
+	}
+	a.metrics.Handler().ServeHTTP(w, r)
 	return nil
 }
 

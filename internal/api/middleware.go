@@ -72,7 +72,9 @@ func (a *API) withRequest(next http.Handler) http.Handler {
 					writeError(ctx, rec, a.logger, fmt.Errorf("panic: %v", p))
 				}
 			}
-			a.logger.DebugContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "dur", time.Since(start), "request_id", id)
+			dur := time.Since(start)
+			a.metrics.Request(r.Pattern, r.Method, rec.status, dur)
+			a.logger.DebugContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "dur", dur, "request_id", id)
 		}()
 		next.ServeHTTP(rec, r)
 	})

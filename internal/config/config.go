@@ -23,9 +23,18 @@ var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Config is what `paddock serve` runs with.
 type Config struct {
-	Listen       string        `yaml:"listen"`        // PADDOCK_LISTEN
-	DataDir      string        `yaml:"data_dir"`      // PADDOCK_DATA_DIR
-	Provider     string        `yaml:"provider"`      // PADDOCK_PROVIDER: docker | fake
+	Listen  string `yaml:"listen"`   // PADDOCK_LISTEN
+	DataDir string `yaml:"data_dir"` // PADDOCK_DATA_DIR
+	// Provider is the default provider's name: one of Providers, or,
+	// when Providers is empty, the kind of the only provider (docker or
+	// fake), named after it.
+	Provider string `yaml:"provider"` // PADDOCK_PROVIDER
+	// Providers are the providers this installation offers, by name; a
+	// runtime picks one (runtime.provider), else gets Provider.
+	Providers []ProviderConfig `yaml:"providers"` // PADDOCK_PROVIDERS: name=kind[:runtime],…
+	// Store names the store: "sqlite:<path>" (or a bare path); "" means
+	// <data-dir>/paddock.db.
+	Store        string        `yaml:"store"`         // PADDOCK_STORE
 	ShimPath     string        `yaml:"shim_path"`     // PADDOCK_SHIM_PATH
 	DefaultImage string        `yaml:"default_image"` // PADDOCK_DEFAULT_IMAGE
 	DockerHost   string        `yaml:"docker_host"`   // PADDOCK_DOCKER_HOST (else DOCKER_HOST)
@@ -106,6 +115,51 @@ type Egress struct {
 	Retention time.Duration `yaml:"retention"` // PADDOCK_EGRESS_RETENTION
 }
 
+// ProviderConfig is one named provider.
+type ProviderConfig struct {
+	Name string `yaml:"name"`
+	// Kind is the implementation: docker (containers on a Docker engine)
+	// or fake (in memory, for tests and demos).
+	Kind string `yaml:"kind"`
+	// Runtime is a docker provider's OCI runtime: "" for the engine's
+	// default (runc), "runsc" for gVisor. The engine must know it
+	// (dockerd's "runtimes"; scripts/setup-host.sh registers runsc).
+	Runtime string `yaml:"runtime"`
+	// DockerHost is a docker provider's engine; "" means docker_host.
+	DockerHost string `yaml:"docker_host"`
+	// NoPause and NoSnapshot take those capabilities out of a fake
+	// provider, to see how paddock runs on providers without them.
+	NoPause    bool `yaml:"no_pause"`
+	NoSnapshot bool `yaml:"no_snapshot"`
+}
+
+// ParseProviders reads PADDOCK_PROVIDERS: comma-separated
+// name=kind[:runtime], or a bare kind named after itself.
+func ParseProviders(s string) ([]ProviderConfig, error) {
+	var out []ProviderConfig
+	for _, item := range SplitList(s) {
+		name, spec, ok := strings.Cut(item, "=")
+		if !ok {
+			spec = name
+		}
+		kind, rt, _ := strings.Cut(spec, ":")
+		if name == "" || kind == "" {
+			return nil, fmt.Errorf("provider %q: want name=kind[:runtime]", item)
+		}
+		out = append(out, ProviderConfig{Name: name, Kind: kind, Runtime: rt})
+	}
+	return out, nil
+}
+
+// ProviderList is the providers to register: Providers, or the single
+// provider Provider names.
+func (c Config) ProviderList() []ProviderConfig {
+	if len(c.Providers) > 0 {
+		return c.Providers
+	}
+	return []ProviderConfig{{Name: c.Provider, Kind: c.Provider}}
+}
+
 // WarmPool is a warm pool for one template; unset fields take the
 // defaults a project created without them gets.
 type WarmPool struct {
@@ -174,6 +228,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_LISTEN":        &c.Listen,
 		"PADDOCK_DATA_DIR":      &c.DataDir,
 		"PADDOCK_PROVIDER":      &c.Provider,
+		"PADDOCK_STORE":         &c.Store,
 		"PADDOCK_SHIM_PATH":     &c.ShimPath,
 		"PADDOCK_DEFAULT_IMAGE": &c.DefaultImage,
 		"PADDOCK_DOCKER_HOST":   &c.DockerHost,
@@ -230,6 +285,13 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("PADDOCK_NEW_ORG_CREDITS: %w", err)
 		}
 		c.NewOrgCredits = f
+	}
+	if v, ok := lookup("PADDOCK_PROVIDERS"); ok && v != "" {
+		ps, err := ParseProviders(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_PROVIDERS: %w", err)
+		}
+		c.Providers = ps
 	}
 	if v, ok := lookup("PADDOCK_WARM_POOL"); ok && v != "" {
 		n, err := strconv.Atoi(v)
@@ -335,10 +397,8 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.DataDir = abs
-	switch c.Provider {
-	case "docker", "fake":
-	default:
-		return fmt.Errorf("provider %q is not one of docker, fake", c.Provider)
+	if err := c.validateProviders(); err != nil {
+		return err
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -411,3 +471,30 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// validateProviders checks the provider list: unique valid names, known
+// kinds, runtimes only on docker, and a default among them.
+func (c *Config) validateProviders() error {
+	seen := map[string]bool{}
+	for _, p := range c.ProviderList() {
+		switch {
+		case !providerNameRE.MatchString(p.Name):
+			return fmt.Errorf("provider name %q must be 1 to 63 lower-case letters, digits or '-'", p.Name)
+		case seen[p.Name]:
+			return fmt.Errorf("provider %q is listed twice", p.Name)
+		case p.Kind != "docker" && p.Kind != "fake":
+			return fmt.Errorf("provider %q: kind %q is not one of docker, fake", p.Name, p.Kind)
+		case p.Kind != "docker" && (p.Runtime != "" || p.DockerHost != ""):
+			return fmt.Errorf("provider %q: runtime and docker_host are for docker providers", p.Name)
+		case p.Kind != "fake" && (p.NoPause || p.NoSnapshot):
+			return fmt.Errorf("provider %q: no_pause and no_snapshot are for fake providers", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	if !seen[c.Provider] {
+		return fmt.Errorf("the default provider %q is not one of the listed providers", c.Provider)
+	}
+	return nil
+}
+
+var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)

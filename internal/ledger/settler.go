@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -11,7 +12,8 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// settleBatch is how many running rows one transaction of a tick settles.
+// settleBatch is about how many rows one transaction of a tick settles
+// (and how many the scan reads at a time).
 const settleBatch = 500
 
 // TickResult is what one settler tick did.
@@ -21,15 +23,31 @@ type TickResult struct {
 	ChargedMicros   int64 // credits they took
 	ShortfallMicros int64 // credits they could not take
 	Stale           int   // rows another writer settled first (retried next tick)
+	FailedOrgs      int   // orgs with a settlement that failed (logged; retried next tick)
 	PausedCredits   int   // runtimes paused for insufficient credits
 	PausedSeats     int   // runtimes paused for a workspace over its member limit
 }
 
+// orgDue is settlements of one org.
+type orgDue struct {
+	org string
+	due []store.Settlement
+}
+
 // Tick charges every running sandbox up to now, then pauses the running
 // runtimes of each org whose balance ran out and of each workspace over
-// its member limit. Deductions are made in transactions of settleBatch
-// rows; each is guarded by the row's watermark, so a sandbox that an
-// action settled meanwhile is skipped, never charged twice.
+// its member limit.
+//
+// It scans the running rows first, then settles them org by org, in
+// order of org id, in transactions of about settleBatch rows holding
+// whole orgs: every journal index but the entry id's begins with the org,
+// so a transaction that settles a few orgs entirely writes a few runs of
+// adjacent index pages, where one that took a slice of every org (as
+// scanning by sandbox id would give) rewrote pages all over each index
+// every time. Each deduction is guarded by the row's watermark, so a
+// sandbox that an action settled meanwhile is skipped, never charged
+// twice. An org whose settlements fail is logged and counted and its rows
+// wait for the next tick; the other orgs are charged.
 func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 	var res TickResult
 	upTo := l.now()
@@ -42,9 +60,11 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 		overWS[s.WorkspaceID] = true
 	}
 	var (
-		exhausted = map[string]bool{}     // orgs whose credits ran out
-		running   = map[string][]string{} // org → its running runtimes
-		seatless  []string                // running runtimes in workspaces over their limit
+		exhausted = map[string]bool{}               // orgs whose credits ran out
+		failed    = map[string]bool{}               // orgs with a failed settlement
+		running   = map[string][]string{}           // org → its running runtimes
+		seatless  []string                          // running runtimes in workspaces over their limit
+		due       = map[string][]store.Settlement{} // org → its settlements
 	)
 	after := ""
 	for {
@@ -56,7 +76,6 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 			break
 		}
 		after = rows[len(rows)-1].ID
-		due := make([]store.Settlement, 0, len(rows))
 		for _, sb := range rows {
 			res.Scanned++
 			if sb.RuntimeID != "" {
@@ -66,49 +85,51 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 				}
 			}
 			if st, ok := l.meter.due(sb, upTo); ok {
-				due = append(due, st)
+				due[sb.OrgID] = append(due[sb.OrgID], st)
 			}
-		}
-		if len(due) == 0 {
-			continue
-		}
-		var batch TickResult
-		ran := map[string]bool{}
-		err = l.store.InTx(ctx, func(q store.Queries) error {
-			batch, ran = TickResult{}, map[string]bool{}
-			for _, st := range due {
-				e, err := q.Settle(ctx, st)
-				if pe, ok := errdefs.Public(err); ok && pe.Code == "settlement_stale" {
-					batch.Stale++
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				batch.Settled++
-				batch.ChargedMicros -= e.AmountMicros
-				batch.ShortfallMicros += e.ShortfallMicros
-				if e.ShortfallMicros > 0 || e.BalanceAfterMicros == 0 {
-					ran[e.OrgID] = true
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return res, err
-		}
-		res.Settled += batch.Settled
-		res.ChargedMicros += batch.ChargedMicros
-		res.ShortfallMicros += batch.ShortfallMicros
-		res.Stale += batch.Stale
-		for org := range ran {
-			exhausted[org] = true
 		}
 	}
 
+	orgs := make([]string, 0, len(due))
+	for org := range due {
+		orgs = append(orgs, org)
+	}
+	slices.Sort(orgs)
+	var batch []orgDue
+	size := 0
+	for i, org := range orgs {
+		for ss := due[org]; len(ss) > 0; {
+			n := min(len(ss), settleBatch-size)
+			batch = append(batch, orgDue{org, ss[:n]})
+			ss, size = ss[n:], size+n
+			if size < settleBatch && i < len(orgs)-1 {
+				continue
+			}
+			page, err := l.settlePage(ctx, batch)
+			if err != nil {
+				return res, err
+			}
+			res.Settled += page.Settled
+			res.ChargedMicros += page.ChargedMicros
+			res.ShortfallMicros += page.ShortfallMicros
+			res.Stale += page.Stale
+			for org := range page.ran {
+				exhausted[org] = true
+			}
+			for _, od := range batch {
+				if err := page.failed[od.org]; err != nil && !failed[od.org] {
+					failed[od.org] = true
+					l.logger.ErrorContext(ctx, "settling an org's running sandboxes failed; retrying next tick", "org", od.org, "err", err)
+				}
+			}
+			batch, size = batch[:0], 0
+		}
+	}
+	res.FailedOrgs = len(failed)
+
 	// Pausing settles each sandbox's final seconds through the runtime
 	// service, under each runtime's lock.
-	orgs := make([]string, 0, len(exhausted))
+	orgs = orgs[:0]
 	for org := range exhausted {
 		orgs = append(orgs, org)
 	}
@@ -130,6 +151,102 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 		done[id] = true
 	}
 	return res, nil
+}
+
+// settlePage settles a batch of orgs' rows in one transaction. If
+// anything fails, that transaction rolls back and the batch is settled
+// again one org per transaction, so a failing org undoes only its own
+// settlements: the others are charged and it is recorded in failed, to be
+// retried next tick. Only a cancelled ctx ends it with an error.
+func (l *Ledger) settlePage(ctx context.Context, batch []orgDue) (pageResult, error) {
+	var page pageResult
+	err := l.store.InTx(ctx, func(q store.Queries) error {
+		page = newPageResult()
+		for _, od := range batch {
+			if err := page.settle(ctx, q, od.org, od.due); err != nil {
+				return fmt.Errorf("org %s: %w", od.org, err)
+			}
+		}
+		return nil
+	})
+	if err == nil || ctx.Err() != nil {
+		return page, err
+	}
+	page = newPageResult()
+	for _, od := range batch {
+		var one pageResult
+		err := l.store.InTx(ctx, func(q store.Queries) error {
+			one = newPageResult()
+			return one.settle(ctx, q, od.org, od.due)
+		})
+		switch {
+		case ctx.Err() != nil:
+			return page, err
+		case err != nil:
+			page.failed[od.org] = err
+		default:
+			page.add(one)
+		}
+	}
+	return page, nil
+}
+
+// pageResult is what settling one page did.
+type pageResult struct {
+	TickResult
+	ran    map[string]bool  // orgs whose credits ran out
+	failed map[string]error // org → the first failure of its settlements
+}
+
+func newPageResult() pageResult {
+	return pageResult{ran: map[string]bool{}, failed: map[string]error{}}
+}
+
+// settle applies one org's settlements of the page. A settlement the store
+// refused changed nothing: a stale one is counted, any other failure is
+// recorded against the org, and the rest of its settlements stand. An
+// error means the transaction must roll back.
+func (p *pageResult) settle(ctx context.Context, q store.Queries, org string, due []store.Settlement) error {
+	es, errs, err := q.SettleMany(ctx, org, due)
+	if err != nil {
+		return err
+	}
+	for i, err := range errs {
+		if pe, ok := errdefs.Public(err); ok && pe.Code == "settlement_stale" {
+			p.Stale++
+			continue
+		}
+		if err != nil {
+			if p.failed[org] == nil {
+				p.failed[org] = fmt.Errorf("sandbox %s: %w", due[i].SandboxID, err)
+			}
+			continue
+		}
+		e := es[i]
+		p.Settled++
+		p.ChargedMicros -= e.AmountMicros
+		p.ShortfallMicros += e.ShortfallMicros
+		if e.ShortfallMicros > 0 || e.BalanceAfterMicros == 0 {
+			p.ran[org] = true
+		}
+	}
+	return nil
+}
+
+// add adds what another transaction of the page did.
+func (p *pageResult) add(o pageResult) {
+	p.Settled += o.Settled
+	p.ChargedMicros += o.ChargedMicros
+	p.ShortfallMicros += o.ShortfallMicros
+	p.Stale += o.Stale
+	for org := range o.ran {
+		p.ran[org] = true
+	}
+	for org, err := range o.failed {
+		if p.failed[org] == nil {
+			p.failed[org] = err
+		}
+	}
 }
 
 // SettlerConfig configures a Settler.
@@ -191,10 +308,10 @@ func (s *Settler) Start() {
 				return
 			case err != nil:
 				s.l.logger.ErrorContext(ctx, "settler tick failed", "err", err)
-			case res.Settled > 0 || res.PausedCredits > 0 || res.PausedSeats > 0:
+			case res.Settled > 0 || res.FailedOrgs > 0 || res.PausedCredits > 0 || res.PausedSeats > 0:
 				s.l.logger.DebugContext(ctx, "settled running sandboxes", "scanned", res.Scanned, "settled", res.Settled,
 					"charged", FormatCredits(res.ChargedMicros), "shortfall", FormatCredits(res.ShortfallMicros),
-					"paused_credits", res.PausedCredits, "paused_seats", res.PausedSeats)
+					"failed_orgs", res.FailedOrgs, "paused_credits", res.PausedCredits, "paused_seats", res.PausedSeats)
 			}
 			if s.cfg.AfterTick != nil {
 				s.cfg.AfterTick(res, err)

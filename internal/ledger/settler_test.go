@@ -1,17 +1,10 @@
 package ledger_test
 
 import (
-	"fmt"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/paddockhq/paddock/internal/ledger"
-	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
 
 type tick struct {
@@ -65,62 +58,4 @@ func TestSettlerWithItsOwnTimer(t *testing.T) {
 	s := ledger.NewSettler(h.l, ledger.SettlerConfig{Interval: time.Hour})
 	s.Start()
 	s.Stop() // joins the goroutine and stops its ticker; goleak checks
-}
-
-// BenchmarkSettlerTick10k measures one settler tick over 10,000 running
-// sandboxes in a real SQLite file: the scan, 10,000 guarded deductions in
-// transactions of 500, and their journal entries.
-//
-//	go test -run '^$' -bench SettlerTick10k -benchtime 5x ./internal/ledger/
-func BenchmarkSettlerTick10k(b *testing.B) {
-	const n = 10_000
-	ctx := b.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "paddock.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	c := newClock()
-	t0 := c.Now()
-	orgs := make([]store.Org, 10)
-	err = st.InTx(ctx, func(q store.Queries) error {
-		for i := range orgs {
-			orgs[i] = store.Org{ID: uuid.NewString(), Name: fmt.Sprintf("org-%d", i), CreatedAt: t0}
-			if err := q.CreateOrg(ctx, orgs[i]); err != nil {
-				return err
-			}
-			if _, err := q.PostCredit(ctx, store.CreditPosting{OrgID: orgs[i].ID, Kind: store.EntryGrant,
-				AmountMicros: 1 << 50, IdempotencyKey: "seed"}); err != nil {
-				return err
-			}
-		}
-		for i := range n {
-			err := q.CreateSandbox(ctx, store.Sandbox{
-				ID: uuid.NewString(), OrgID: orgs[i%len(orgs)].ID, Kind: store.KindTask, State: store.SandboxRunning,
-				Provider: "docker", CPUMillis: 1000, MemoryMB: 1024, StartedAt: t0, LastSettledAt: t0, CreatedAt: t0,
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	l := ledger.New(ledger.Config{
-		Store: st, Meter: ledger.NewMeter(ledger.DefaultPricing), Now: c.Now, Logger: slog.New(slog.DiscardHandler),
-	})
-	b.ResetTimer()
-	for b.Loop() {
-		c.Advance(30 * time.Second)
-		res, err := l.Tick(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Settled != n {
-			b.Fatalf("settled %d of %d", res.Settled, n)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/sandbox")
 }

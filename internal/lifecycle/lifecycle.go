@@ -12,6 +12,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -34,6 +35,9 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Concurrency bounds how many runtimes a reconciliation handles at
+	// once; 0 means 8. Each waits mostly on its provider.
+	Concurrency int
 }
 
 // Manager runs expiry and reconciliation.
@@ -73,28 +77,57 @@ type Report struct {
 	Orphans       []runtime.Orphan                  // compute removed
 }
 
+// Hold marks every live runtime as waiting for reconciliation (see
+// runtime.Service.HoldForReconcile), so a server can serve the others
+// while Reconcile works through them.
+func (m *Manager) Hold(ctx context.Context) error {
+	rts, err := m.cfg.Store.ListRuntimesByStatus(ctx, liveStatuses)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(rts))
+	for i, rt := range rts {
+		ids[i] = rt.ID
+	}
+	m.cfg.Runtimes.HoldForReconcile(ids)
+	return nil
+}
+
+// liveStatuses are the runtime statuses that have compute to reconcile.
+var liveStatuses = []store.RuntimeStatus{store.RuntimeStarting, store.RuntimeRunning, store.RuntimePaused}
+
 // Reconcile brings every live runtime and all of this installation's
 // compute into agreement with the ledger.
 func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 	rep := Report{Reconciled: map[string]runtime.Reconciliation{}}
-	rts, err := m.cfg.Store.ListRuntimesByStatus(ctx, []store.RuntimeStatus{
-		store.RuntimeStarting, store.RuntimeRunning, store.RuntimePaused,
-	})
+	rts, err := m.cfg.Store.ListRuntimesByStatus(ctx, liveStatuses)
 	if err != nil {
 		return rep, err
 	}
-	var errs []error
+	var (
+		errs []error
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, cmp.Or(m.cfg.Concurrency, 8))
+	)
 	for _, rt := range rts {
-		what, err := m.cfg.Runtimes.Reconcile(ctx, rt.ID)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if what != runtime.ReconcileNone {
-			rep.Reconciled[rt.ID] = what
-			m.logger.WarnContext(ctx, "reconciled runtime", "runtime", rt.ID, "action", string(what))
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			what, err := m.cfg.Runtimes.Reconcile(ctx, rt.ID)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			if what != runtime.ReconcileNone {
+				rep.Reconciled[rt.ID] = what
+				m.logger.WarnContext(ctx, "reconciled runtime", "runtime", rt.ID, "action", string(what))
+			}
+		})
 	}
+	wg.Wait()
 	discarded, err := m.cfg.Runtimes.ReconcileWarm(ctx)
 	rep.WarmDiscarded = discarded
 	errs = append(errs, err)

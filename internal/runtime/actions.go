@@ -33,7 +33,8 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 }
 
 // start is Start with the runtime's lock held and rt freshly read.
-func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []string) (store.Runtime, error) {
+func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []string) (_ store.Runtime, retErr error) {
+	defer s.observe("start", time.Now(), &retErr)
 	if rt.Status != store.RuntimeIdle && rt.Status != store.RuntimeArchived {
 		return rt, statusConflict("start", rt)
 	}
@@ -355,7 +356,8 @@ func (s *Service) transition(ctx context.Context, runtimeID, action string, want
 // transitionLocked is transition with the runtime's lock held and rt
 // freshly read.
 func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action string, want store.RuntimeStatus,
-	apply func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error) (store.Runtime, error) {
+	apply func(ctx context.Context, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) error) (_ store.Runtime, retErr error) {
+	defer s.observe(action, time.Now(), &retErr)
 	ok := rt.Status == want
 	if want == "" {
 		ok = rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused
@@ -582,4 +584,14 @@ func (s *Service) KillSandbox(ctx context.Context, sandboxID string) (store.Sand
 
 func idleTimeout(rt store.Runtime) time.Duration {
 	return time.Duration(rt.Config.IdleTimeoutSeconds) * time.Second
+}
+
+// observe records a lifecycle transition that began at t0 and ended with
+// *err. A transition that found nothing to do (an expiry not yet due) is
+// not one.
+func (s *Service) observe(action string, t0 time.Time, err *error) {
+	if errors.Is(*err, errNotExpired) {
+		return
+	}
+	s.metrics.Transition(action, time.Since(t0), *err)
 }

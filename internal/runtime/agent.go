@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -39,6 +41,9 @@ const (
 //
 // The runtime returned is the one the check was made on.
 func (s *Service) Agent(ctx context.Context, runtimeID string) (*agentconn.Client, store.Runtime, error) {
+	if err := s.pending.check(ctx, runtimeID); err != nil {
+		return nil, store.Runtime{ID: runtimeID}, err
+	}
 	rt, err := s.store.GetRuntime(ctx, runtimeID)
 	if err != nil {
 		return nil, rt, err
@@ -117,6 +122,8 @@ type agentPool struct {
 	// env, when set, returns the environment a sandbox's agent injects
 	// into its processes (secrets, egress settings); see env.go.
 	env func(ctx context.Context, sb store.Sandbox) (map[string]string, error)
+	// metrics counts links opened again after one broke.
+	metrics *metrics.Metrics
 }
 
 // agentEntry is the client of one sandbox's agent and its connections.
@@ -152,8 +159,12 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 	}
 	h := handleOf(sb)
 	e := &agentEntry{sandboxID: sb.ID, providerID: sb.ProviderSandboxID, conns: map[*trackedConn]struct{}{}}
-	env := p.env
+	env, m := p.env, p.metrics
+	var dials atomic.Int64
 	e.client = agentconn.New(func(ctx context.Context) (net.Conn, error) {
+		if dials.Add(1) > 1 {
+			m.AgentReconnect() // the client dials again only when its link broke
+		}
 		if env != nil {
 			if err := configureAgent(ctx, prov, h, sb, env); err != nil {
 				return nil, err

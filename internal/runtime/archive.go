@@ -68,7 +68,8 @@ func canArchive(p provider.Provider, rt store.Runtime) bool {
 //
 // The ledger is written before the compute is destroyed: if the server
 // dies between the two, the reconciler removes the compute of a killed row.
-func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Runtime, sb store.Sandbox) error {
+func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Runtime, sb store.Sandbox) (retErr error) {
+	defer s.observe("archive", time.Now(), &retErr)
 	var ref string
 	if snap, ok := p.(provider.Snapshotter); ok && p.Capabilities().Snapshot {
 		var err error

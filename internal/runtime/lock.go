@@ -62,6 +62,9 @@ func (k *keyedMutex) release(key string, l *keyLock) {
 // freshly read after the lock was taken.
 func onRuntime[T any](ctx context.Context, s *Service, id string, fn func(ctx context.Context, rt store.Runtime) (T, error)) (T, error) {
 	var zero T
+	if err := s.pending.check(ctx, id); err != nil {
+		return zero, err
+	}
 	unlock, err := s.lockRuntime(ctx, id)
 	if err != nil {
 		return zero, err

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -44,6 +45,8 @@ const (
 //
 // It takes the runtime's lock, so it never races an action in this process.
 func (s *Service) Reconcile(ctx context.Context, runtimeID string) (Reconciliation, error) {
+	defer s.pending.done(runtimeID)
+	ctx = context.WithValue(ctx, reconcilingKey{}, true)
 	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (Reconciliation, error) {
 		if rt.CurrentSandboxID == "" {
 			if rt.Status == store.RuntimeStarting || rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused {
@@ -173,4 +176,71 @@ func (s *Service) RemoveOrphans(ctx context.Context) ([]Orphan, error) {
 		}
 	}
 	return removed, nil
+}
+
+// CodeReconciling answers an action on a runtime that start-up
+// reconciliation has not reached yet.
+const CodeReconciling = "reconciling"
+
+// HoldForReconcile marks runtimes that start-up reconciliation will visit:
+// until Reconcile has run on one, actions on it answer 503 reconciling,
+// while every other runtime is served. The server calls it before it
+// serves, then reconciles in the background.
+func (s *Service) HoldForReconcile(ids []string) { s.pending.hold(ids) }
+
+// ReleaseHeld lets every held runtime be served again: start-up
+// reconciliation ended, even if it could not reach them all (the periodic
+// one will).
+func (s *Service) ReleaseHeld() {
+	s.pending.mu.Lock()
+	defer s.pending.mu.Unlock()
+	clear(s.pending.ids)
+}
+
+// Reconciling reports whether runtimes are still held for reconciliation.
+func (s *Service) Reconciling() bool { return s.pending.count() > 0 }
+
+type reconcilingKey struct{}
+
+// pendingSet holds the runtimes start-up reconciliation has not reached.
+type pendingSet struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (p *pendingSet) hold(ids []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]bool{}
+	}
+	for _, id := range ids {
+		p.ids[id] = true
+	}
+}
+
+func (p *pendingSet) done(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.ids, id)
+}
+
+func (p *pendingSet) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ids)
+}
+
+// check refuses a runtime still waiting for reconciliation, except to the
+// reconciliation itself.
+func (p *pendingSet) check(ctx context.Context, id string) error {
+	if ctx.Value(reconcilingKey{}) != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids[id] {
+		return errdefs.Unavailable(CodeReconciling, "runtime %s is being checked after a restart; try again in a moment", id)
+	}
+	return nil
 }

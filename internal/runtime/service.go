@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -140,6 +141,9 @@ type Config struct {
 	// TrustedCA, when set, is a CA certificate (PEM) that sandboxes in
 	// proxy mode trust: the egress proxy's, for brokered secrets.
 	TrustedCA []byte
+	// Metrics records transitions, warm claims and agent reconnects; nil
+	// records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Service runs the runtime actions.
@@ -157,6 +161,8 @@ type Service struct {
 	warm      *warmPools // see warm.go
 	secrets   SecretResolver
 	trustedCA []byte
+	metrics   *metrics.Metrics
+	pending   pendingSet // runtimes start-up reconciliation has not reached
 }
 
 // New returns a Service.
@@ -184,6 +190,8 @@ func New(cfg Config) *Service {
 	s.agents.env = cfg.AgentEnv
 	s.secrets = cfg.Secrets
 	s.trustedCA = cfg.TrustedCA
+	s.metrics = cfg.Metrics
+	s.agents.metrics = cfg.Metrics
 	s.warm = s.newWarmPools(cfg.WarmPools)
 	return s
 }

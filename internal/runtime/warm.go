@@ -146,11 +146,13 @@ func (s *Service) claimWarm(ctx context.Context, q store.Queries, rt store.Runti
 	}
 	w, err := q.ClaimWarmSandbox(ctx, template)
 	if errdefs.IsNotFound(err) {
+		s.metrics.WarmClaim(false)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.metrics.WarmClaim(true)
 	return &w, nil
 }
 

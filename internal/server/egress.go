@@ -60,17 +60,28 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	if cfg.Egress.Disabled {
 		return nil, nil
 	}
-	p, err := providers.Get(providers.Default())
-	if err != nil {
-		return nil, nil
+	// Every provider with networks sets them up (docker providers on one
+	// engine share them); the proxy listens on their gateway.
+	var addr netip.AddrPort
+	for _, name := range providers.Names() {
+		p, err := providers.Get(name)
+		if err != nil {
+			continue
+		}
+		nw, ok := p.(networker)
+		if !ok {
+			continue
+		}
+		a, err := nw.SetupNetworks(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("egress networks of provider %s: %w (set egress.disabled to run without the proxy and open modes)", name, err)
+		}
+		if !addr.IsValid() {
+			addr = a
+		}
 	}
-	nw, ok := p.(networker)
-	if !ok {
+	if !addr.IsValid() {
 		return nil, nil
-	}
-	addr, err := nw.SetupNetworks(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("egress networks: %w (set egress.disabled to run without the proxy and open modes)", err)
 	}
 	key, err := egressKey(ctx, st)
 	if err != nil {

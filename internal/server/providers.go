@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,43 +11,96 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 )
 
-// registerProviders registers the configured provider and returns how to
-// release it.
-func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.Config, instance string, logger *slog.Logger) (func(), error) {
-	switch cfg.Provider {
-	case "fake":
-		reg.Register(fake.New(fake.Config{}))
-		return func() {}, nil
-	case "docker":
-		shim, err := findShim(cfg.ShimPath)
-		if err != nil {
-			return nil, err
+// registerProviders registers the configured providers, the default
+// first, and returns how to release them.
+//
+// Each is registered behind a circuit breaker (provider.Breaker), whose
+// state and the backend failures it sees go to m.
+func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.Config, instance string, m *metrics.Metrics, logger *slog.Logger) (func(), error) {
+	var closers []func()
+	release := func() {
+		for _, c := range slices.Backward(closers) {
+			c()
 		}
-		p, err := docker.New(docker.Config{
-			Host:        cfg.DockerHost,
-			Instance:    instance,
-			ShimPath:    shim,
-			RunDir:      runDir(cfg),
-			DiskDir:     filepath.Join(cfg.DataDir, "disks"),
-			PullMissing: cfg.PullImages,
-			Networks:    dockerNetworks(cfg),
-
-			WritableRootUnbounded: cfg.WritableRootUnbounded,
-		}, logger.With("provider", "docker"))
-		if err != nil {
-			return nil, fmt.Errorf("docker provider: %w", err)
-		}
-		reg.Register(p)
-		return func() { _ = p.Close() }, nil
 	}
-	return nil, fmt.Errorf("unknown provider %q", cfg.Provider)
+	list := cfg.ProviderList()
+	slices.SortStableFunc(list, func(a, b config.ProviderConfig) int {
+		return cmp.Compare(boolRank(a.Name != cfg.Provider), boolRank(b.Name != cfg.Provider))
+	})
+	shim := ""
+	guard := func(p provider.Provider) {
+		b := provider.NewBreaker(p, provider.BreakerConfig{
+			OnState: func(name string, s provider.BreakerState) {
+				m.BreakerState(name, int(s))
+				if s != provider.BreakerClosed {
+					logger.Warn("provider circuit breaker", "provider", name, "state", s.String())
+				} else {
+					logger.Info("provider circuit breaker", "provider", name, "state", s.String())
+				}
+			},
+			OnError: m.ProviderError,
+		})
+		m.AddProvider(p.Name())
+		reg.Register(b)
+		closers = append(closers, b.Close)
+	}
+	for _, pc := range list {
+		switch pc.Kind {
+		case "fake":
+			guard(fake.New(fake.Config{Name: pc.Name, Instance: instance, NoPause: pc.NoPause, NoSnapshot: pc.NoSnapshot}))
+		case "docker":
+			if shim == "" {
+				var err error
+				if shim, err = findShim(cfg.ShimPath); err != nil {
+					release()
+					return nil, err
+				}
+			}
+			host := pc.DockerHost
+			if host == "" {
+				host = cfg.DockerHost
+			}
+			p, err := docker.New(docker.Config{
+				Name:        pc.Name,
+				Runtime:     pc.Runtime,
+				Host:        host,
+				Instance:    instance,
+				ShimPath:    shim,
+				RunDir:      runDir(cfg),
+				DiskDir:     filepath.Join(cfg.DataDir, "disks"),
+				PullMissing: cfg.PullImages,
+				Networks:    dockerNetworks(cfg),
+
+				WritableRootUnbounded: cfg.WritableRootUnbounded,
+			}, logger.With("provider", pc.Name))
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("provider %s: %w", pc.Name, err)
+			}
+			closers = append(closers, func() { _ = p.Close() })
+			guard(p)
+		default:
+			release()
+			return nil, fmt.Errorf("provider %s: unknown kind %q", pc.Name, pc.Kind)
+		}
+	}
+	return release, nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // findShim locates the static paddock-shim binary: the configured path, else

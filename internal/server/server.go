@@ -26,11 +26,12 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/lifecycle"
+	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/internal/store/sqlite"
+	_ "github.com/paddockhq/paddock/internal/store/sqlite" // the "sqlite" store
 )
 
 // ShutdownTimeout bounds a graceful shutdown.
@@ -62,7 +63,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	defer ln.Close()
 
 	// Step 1: the store.
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "paddock.db"), logger)
+	dsn := cfg.Store
+	if dsn == "" {
+		dsn = "sqlite:" + filepath.Join(cfg.DataDir, "paddock.db")
+	}
+	st, err := store.Open(ctx, dsn, logger)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -79,9 +84,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	logger = logger.With("instance", instance)
 
-	// Step 3: providers.
+	// Step 3: providers, each behind a circuit breaker, and the metrics
+	// every component records into.
+	m := metrics.New()
 	providers := provider.NewRegistry()
-	closeProviders, err := registerProviders(ctx, providers, cfg, instance, logger)
+	closeProviders, err := registerProviders(ctx, providers, cfg, instance, m, logger)
 	if err != nil {
 		return err
 	}
@@ -136,7 +143,9 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		},
 		Secrets:   secretSvc,
 		TrustedCA: gate.trustedCA(),
+		Metrics:   m,
 	})
+	registerGauges(m, st)
 	defer func() { _ = runtimes.Close() }()
 	if err := runtimes.ValidateWarmPools(); err != nil {
 		return err
@@ -157,22 +166,33 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Ready:     ready.Load,
 		Ledger:    credits,
 		Secrets:   secretSvc,
+		Metrics:   m,
+
+		Reconciling: runtimes.Reconciling,
 	})
 
-	// Step 5: lifecycle automation. A reconciliation first, before any
-	// request is served, so a restart after a crash starts from a ledger
-	// and providers that agree; then expiry and periodic reconciliation,
-	// owned here and stopped before the store closes.
+	// Step 5: lifecycle automation. Every live runtime is held for a
+	// start-up reconciliation, so a restart after a crash acts only on a
+	// ledger and providers that agree: actions on a held runtime answer
+	// 503 reconciling until it is reached, while everything else is
+	// served. The reconciliation runs in the background, several runtimes
+	// at once; then expiry and periodic reconciliation, owned here and
+	// stopped before the store closes.
 	life := lifecycle.New(lifecycle.Config{Store: st, Runtimes: runtimes, Logger: logger.With("component", "lifecycle")})
-	rep, err := life.Reconcile(ctx)
-	if err != nil {
-		logger.Error("start-up reconciliation", "err", err)
+	if err := life.Hold(ctx); err != nil {
+		return fmt.Errorf("list runtimes to reconcile: %w", err)
 	}
-	logger.Info("start-up reconciliation", "reconciled", len(rep.Reconciled), "orphans_removed", len(rep.Orphans))
 	lifeCtx, stopLife := context.WithCancel(context.WithoutCancel(ctx))
 	lifeDone := make(chan struct{})
 	go func() {
 		defer close(lifeDone)
+		t0 := time.Now()
+		rep, err := life.Reconcile(lifeCtx)
+		runtimes.ReleaseHeld()
+		if err != nil {
+			logger.Error("start-up reconciliation", "err", err)
+		}
+		logger.Info("start-up reconciliation", "reconciled", len(rep.Reconciled), "orphans_removed", len(rep.Orphans), "took", time.Since(t0))
 		life.Run(lifeCtx)
 	}()
 	defer func() {
@@ -182,7 +202,15 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	// The settler charges running compute every settle interval and
 	// pauses what an org can no longer pay for; it too stops before the
 	// store closes.
-	settler := ledger.NewSettler(credits, ledger.SettlerConfig{Interval: cfg.SettleInterval})
+	settler := ledger.NewSettler(credits, ledger.SettlerConfig{
+		Interval: cfg.SettleInterval,
+		AfterTick: func(res ledger.TickResult, err error) {
+			m.CreditsDeducted(res.ChargedMicros)
+			if err != nil {
+				logger.Error("settling running compute", "err", err)
+			}
+		},
+	})
 	settler.Start()
 	defer settler.Stop()
 	logger.Info("credits", "pricing", pricing.String())
@@ -316,4 +344,33 @@ func warmPools(cfg config.Config) []runtime.WarmPool {
 		})
 	}
 	return out
+}
+
+// registerGauges adds the metrics read from the store at scrape time:
+// sandboxes by state and provider, and warm pools by template and state.
+func registerGauges(m *metrics.Metrics, st store.Store) {
+	m.Register(
+		metrics.NewGauges("paddock_sandboxes", "Sandboxes that are not killed, by provider and state.",
+			[]string{"provider", "state"}, func(ctx context.Context) ([]metrics.Sample, error) {
+				cs, err := st.CountSandboxes(ctx)
+				out := make([]metrics.Sample, len(cs))
+				for i, c := range cs {
+					out[i] = metrics.Sample{Labels: []string{c.Provider, string(c.State)}, Value: float64(c.Count)}
+				}
+				return out, err
+			}),
+		metrics.NewGauges("paddock_warm_pool_sandboxes", "Warm sandboxes, by template and state (creating, ready).",
+			[]string{"template", "state"}, func(ctx context.Context) ([]metrics.Sample, error) {
+				ws, err := st.ListWarmSandboxes(ctx)
+				n := map[[2]string]int{}
+				for _, w := range ws {
+					n[[2]string{w.Template, string(w.State)}]++
+				}
+				out := make([]metrics.Sample, 0, len(n))
+				for k, v := range n {
+					out = append(out, metrics.Sample{Labels: []string{k[0], k[1]}, Value: float64(v)})
+				}
+				return out, err
+			}),
+	)
 }

@@ -73,6 +73,7 @@ func serve(t *testing.T, cfg config.Config) (url string, out *syncBuffer, stop f
 		}
 		select {
 		case err := <-done:
+			stopped = true // nothing left to wait for
 			t.Fatalf("the server stopped before listening: %v\n%s", err, out)
 		default:
 		}

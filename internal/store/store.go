@@ -94,6 +94,10 @@ type Queries interface {
 	// descending) and a cursor for the next page ("" when done).
 	ListSandboxes(ctx context.Context, f SandboxFilter, page Page) ([]Sandbox, string, error)
 
+	// CountSandboxes counts the rows that are not killed, by provider and
+	// state, for metrics.
+	CountSandboxes(ctx context.Context) ([]SandboxCount, error)
+
 	// Sandbox verbs. Each says what changes in a ledger row and touches
 	// nothing else: never the billing columns (BilledMicros, LastSettledAt),
 	// which only settlements move under their own BillingVersion. Each
@@ -357,6 +361,13 @@ type Sandbox struct {
 	UpdatedAt         time.Time
 }
 
+// SandboxCount is how many live rows one provider has in one state.
+type SandboxCount struct {
+	Provider string
+	State    SandboxState
+	Count    int
+}
+
 // SandboxFilter narrows ListSandboxes. Empty fields match everything.
 type SandboxFilter struct {
 	OrgID     string // required
@@ -427,6 +438,15 @@ type CreditQueries interface {
 	// s.From is ErrConflict (code settlement_stale) and changes nothing,
 	// so a settlement can never be applied twice.
 	Settle(ctx context.Context, s Settlement) (JournalEntry, error)
+	// SettleMany applies settlements of orgID's rows in order, each exactly
+	// as Settle would after the ones before it, reading and writing the
+	// org's account once. entries[i] is the i-th settlement's entry, or
+	// errs[i] the error Settle would have returned for it (then it changed
+	// nothing and the rest still apply); a settlement of another org is
+	// ErrInvalidArgument there. Any other failure is err, and then nothing
+	// at all was applied: inside InTx the caller's transaction stays
+	// usable, so one org's failure need not undo another's settlements.
+	SettleMany(ctx context.Context, orgID string, ss []Settlement) (entries []JournalEntry, errs []error, err error)
 	// GetJournalEntryByKey returns orgID's entry with the idempotency key.
 	GetJournalEntryByKey(ctx context.Context, orgID, key string) (JournalEntry, error)
 	// ListJournal returns entries newest first (by Seq) and a cursor for

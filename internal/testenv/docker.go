@@ -115,6 +115,12 @@ func Sweep(key, prefix string) error {
 	}
 	for _, c := range cs {
 		if ours(c.Labels) {
+			if c.State == container.StatePaused {
+				// A paused gVisor sandbox does not die of SIGKILL, and a
+				// forced removal leaves its processes behind; thawed, it
+				// dies (the docker provider's Destroy does the same).
+				_ = cli.ContainerUnpause(ctx, c.ID)
+			}
 			if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
 				return err
 			}

@@ -7,12 +7,15 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +28,10 @@ const TestImage = "paddock/test-busybox:latest"
 // DefaultImage is the default sandbox image built by
 // scripts/build-images.sh default.
 const DefaultImage = "paddock/debian:bookworm"
+
+// GVisorRuntime is the name under which scripts/setup-host.sh registers
+// gVisor's runsc with the Docker engine.
+const GVisorRuntime = "runsc"
 
 // unavailable skips or, when real components are required, fails.
 func unavailable(t testing.TB, format string, args ...any) {
@@ -49,6 +56,27 @@ func RequireDocker(t testing.TB, images ...string) {
 		if err := exec.CommandContext(ctx, "docker", "image", "inspect", img).Run(); err != nil {
 			unavailable(t, "image %s missing: run scripts/build-images.sh", img)
 		}
+	}
+}
+
+// RequireRuntime skips (or fails, see the package doc) unless a Docker
+// engine answers and knows the OCI runtime name (dockerd's "runtimes";
+// scripts/setup-host.sh registers GVisorRuntime).
+func RequireRuntime(t testing.TB, name string) {
+	t.Helper()
+	RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{json .Runtimes}}").Output()
+	if err != nil {
+		unavailable(t, "docker info: %v", err)
+	}
+	var runtimes map[string]json.RawMessage
+	if err := json.Unmarshal(out, &runtimes); err != nil {
+		t.Fatalf("docker info's runtimes %q: %v", out, err)
+	}
+	if _, ok := runtimes[name]; !ok {
+		unavailable(t, "the Docker engine has no %q runtime (it has %s): run scripts/setup-host.sh", name, strings.Join(slices.Sorted(maps.Keys(runtimes)), ", "))
 	}
 }
 

@@ -261,6 +261,23 @@ type Health struct {
 	Version string `json:"version"`
 }
 
+// Readiness is what GET /readyz answers: every check, and when one failed,
+// code not_ready and a message naming it.
+type Readiness struct {
+	Status  string       `json:"status"` // ready | not_ready
+	Version string       `json:"version,omitempty"`
+	Code    string       `json:"code,omitempty"`
+	Message string       `json:"message,omitempty"`
+	Checks  []ReadyCheck `json:"checks"`
+}
+
+// ReadyCheck is one readiness check.
+type ReadyCheck struct {
+	Name  string `json:"name"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
 // KillAllResult is what POST …/processes/kill-all answers.
 type KillAllResult struct {
 	Killed int `json:"killed"`

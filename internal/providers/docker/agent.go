@@ -33,7 +33,7 @@ const (
 // sandbox must be running (a paused agent cannot answer the proof until it
 // is resumed); otherwise the error is of kind unavailable.
 func (p *Provider) DialAgent(ctx context.Context, h provider.Handle) (net.Conn, error) {
-	st, err := decodeHandle(h)
+	st, err := p.decodeHandle(h)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (p *Provider) DialAgent(ctx context.Context, h provider.Handle) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	if s := statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused {
+	if s := p.statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused {
 		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running").WithCause(derr)
 	}
 	if errors.Is(derr, errNotASocket) {

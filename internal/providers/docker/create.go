@@ -42,6 +42,9 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	if err := p.validateSpec(&spec); err != nil {
 		return provider.Handle{}, err
 	}
+	if err := p.checkRuntime(ctx); err != nil {
+		return provider.Handle{}, err
+	}
 	if err := p.ensureImage(ctx, spec.Image); err != nil {
 		return provider.Handle{}, err
 	}
@@ -95,7 +98,10 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	}
 	undo = append(undo, func(context.Context) { p.removeSocketDir(ctx, sockDir) })
 
-	cfg, hostCfg := p.containerConfig(spec, sockDir)
+	cfg, hostCfg, err := p.containerConfig(spec, sockDir)
+	if err != nil {
+		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's configuration files cannot be written").WithCause(err)
+	}
 	name := containerName(spec.SandboxID)
 	resp, err := p.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, name)
 	if err != nil {
@@ -124,11 +130,14 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 }
 
 // containerConfig builds the hardened container for spec.
-func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*container.Config, *container.HostConfig) {
+func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*container.Config, *container.HostConfig, error) {
 	r := spec.Resources
 	pids := r.PidsLimit
 	if pids == 0 {
 		pids = DefaultPidsLimit
+	}
+	if p.gvisor() {
+		pids = gvisorPidsLimit(pids)
 	}
 	mem := r.MemoryMB
 	if mem == 0 {
@@ -190,6 +199,11 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 			{Type: mount.TypeBind, Source: sockDir, Target: runTarget},
 		},
 	}
+	if m, ok, err := p.resolvConfMount(spec.Network); err != nil {
+		return nil, nil, err
+	} else if ok {
+		hostCfg.Mounts = append(hostCfg.Mounts, m)
+	}
 	if spec.WritableRoot {
 		hostCfg.CapAdd = writableRootCaps
 		if p.rootQuota.Load() {
@@ -198,7 +212,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 			hostCfg.StorageOpt = map[string]string{"size": fmt.Sprintf("%dM", diskMB(spec.Resources.DiskMB))}
 		}
 	}
-	return cfg, hostCfg
+	return cfg, hostCfg, nil
 }
 
 // CodeWritableRootUnbounded refuses a writable root the engine cannot

@@ -11,7 +11,11 @@
 //
 // Every container and volume carries the standard provider labels, so an
 // installation can find what it owns (List) and nothing else is touched:
-// operations on a container that lacks the managed label answer not found.
+// operations on a container that lacks the managed label, or that another
+// provider on the same engine made, answer not found.
+//
+// With Config.Runtime "runsc" the same sandboxes run under gVisor; what
+// that changes is described in gvisor.go.
 package docker
 
 import (
@@ -22,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,7 +122,8 @@ type Provider struct {
 	capMu    sync.Mutex
 	capacity *provider.Resources // the host's, once asked
 
-	netReady atomic.Bool // SetupNetworks succeeded: proxy and open are offered
+	netReady     atomic.Bool // SetupNetworks succeeded: proxy and open are offered
+	runtimeKnown atomic.Bool // the engine knows Config.Runtime (checkRuntime)
 	// rootQuota: the engine's storage can bound a container's writable
 	// layer (overlay2 over xfs); learnt with the host's capacity.
 	rootQuota atomic.Bool
@@ -218,12 +222,13 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 // Close releases the engine client's connections.
 func (p *Provider) Close() error { return p.cli.Close() }
 
-// Ping checks that the engine answers, for readiness probes.
+// Ping checks that the engine answers, and knows the configured runtime,
+// for readiness probes.
 func (p *Provider) Ping(ctx context.Context) error {
 	if _, err := p.cli.Ping(ctx); err != nil {
 		return engineErr("reach", err)
 	}
-	return nil
+	return p.checkRuntime(ctx)
 }
 
 // Name returns the provider's registry name.
@@ -238,7 +243,7 @@ func (p *Provider) Name() string {
 // runsc), pause, the agent, snapshots, and the network modes it offers.
 func (p *Provider) Capabilities() provider.Capabilities {
 	iso := "container"
-	if strings.HasPrefix(p.cfg.Runtime, "runsc") {
+	if p.gvisor() {
 		iso = "gvisor"
 	}
 	return provider.Capabilities{

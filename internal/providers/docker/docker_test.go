@@ -48,24 +48,65 @@ func TestMain(m *testing.M) {
 // instanceOf is the instance label for a test.
 func instanceOf(t *testing.T) string { return instancePrefix + "-" + t.Name() }
 
+// flavour is a way the provider runs sandboxes: on the engine's default
+// runtime (runc), or under gVisor.
+type flavour struct {
+	name    string // the provider's registry name; "" means docker.Name
+	runtime string // the OCI runtime; "" means the engine's default
+}
+
+var (
+	runc   = flavour{}
+	gvisor = flavour{name: "gvisor", runtime: testenv.GVisorRuntime}
+)
+
+// String names the flavour's subtests.
+func (f flavour) String() string {
+	if f.runtime == "" {
+		return "runc"
+	}
+	return f.name
+}
+
+// eachFlavour runs test once on runc and once under gVisor, as subtests
+// named after them. parallel runs the two at once, for tests that spend
+// their time waiting (probes that time out), not computing.
+func eachFlavour(t *testing.T, parallel bool, test func(t *testing.T, f flavour)) {
+	for _, f := range []flavour{runc, gvisor} {
+		t.Run(f.String(), func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			test(t, f)
+		})
+	}
+}
+
 // env is what a test needs to drive the provider and check on it.
 type env struct {
 	p        *docker.Provider
 	cli      *client.Client
+	flavour  flavour
 	instance string
 	shim     string
 	runDir   string
 	diskDir  string
 }
 
-// newEnv skips (or fails, in CI) without Docker and the test image, builds
-// the shim, and returns a provider labelled with this test's instance.
-// Everything carrying the instance is removed when the test ends, even on
-// failure.
-func newEnv(t *testing.T) *env {
+// newEnv is newFlavourEnv on runc.
+func newEnv(t *testing.T) *env { return newFlavourEnv(t, runc) }
+
+// newFlavourEnv skips (or fails, in CI) without Docker, the test image or
+// the flavour's runtime, builds the shim, and returns a provider of the
+// flavour labelled with this test's instance. Everything carrying the
+// instance is removed when the test ends, even on failure.
+func newFlavourEnv(t *testing.T, f flavour) *env {
 	t.Helper()
 	testenv.RequireDocker(t, testenv.TestImage)
-	e := &env{instance: instanceOf(t), shim: testenv.Binary(t, "paddock-shim")}
+	if f.runtime != "" {
+		testenv.RequireRuntime(t, f.runtime)
+	}
+	e := &env{flavour: f, instance: instanceOf(t), shim: testenv.Binary(t, "paddock-shim")}
 	e.runDir = testenv.ShortTempDir(t)
 	e.diskDir = testenv.DiskDir(t)
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
@@ -83,11 +124,13 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// provider returns another provider on the same instance and run
-// directory, with the given shim.
+// provider returns another provider of the same flavour on the same
+// instance and run directory, with the given shim.
 func (e *env) provider(t *testing.T, shim string) *docker.Provider {
 	t.Helper()
 	p, err := docker.New(docker.Config{
+		Name:         e.flavour.name,
+		Runtime:      e.flavour.runtime,
 		Instance:     e.instance,
 		ShimPath:     shim,
 		RunDir:       e.runDir,
@@ -124,9 +167,15 @@ func sweep(prefix string) error {
 	return testenv.Sweep(testLabel, testenv.RunID)
 }
 
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { conformance(t, runc) }
+
+// TestConformanceGVisor runs the suite again with every sandbox under
+// gVisor.
+func TestConformanceGVisor(t *testing.T) { conformance(t, gvisor) }
+
+func conformance(t *testing.T, f flavour) {
 	providertest.Run(t, providertest.Harness{
-		New: func(t *testing.T) provider.Provider { return newEnv(t).p },
+		New: func(t *testing.T) provider.Provider { return newFlavourEnv(t, f).p },
 		Spec: func(t *testing.T) provider.Spec {
 			s := (&env{instance: instanceOf(t)}).spec()
 			return s

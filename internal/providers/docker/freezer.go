@@ -20,11 +20,25 @@ import (
 // container as paused (the flaky TestDockerRuntimeLifecycle); a "resumed"
 // event handled after a later pause would show a frozen one as running.
 // The cgroup freezer is what runc pauses with, so it is the truth.
+//
+// gVisor does not pause with the freezer: runsc pause stops the sandbox's
+// tasks inside its kernel and leaves the cgroup THAWED, so under runsc the
+// freezer says nothing and the engine's flag is all there is.
 
 // Frozen reports whether the container whose init is pid is paused, as the
 // kernel's freezer says; ok is false when it cannot be told. Tests use it
-// to check the truth rather than the engine's flag.
+// to check the truth rather than the engine's flag. It does not see a
+// gVisor sandbox's pause.
 func Frozen(pid int) (isFrozen, ok bool) { return frozen(pid) }
+
+// frozen is Frozen for this provider's containers: ok is false under
+// gVisor, whose pause the freezer does not show.
+func (p *Provider) frozen(pid int) (isFrozen, ok bool) {
+	if p.gvisor() {
+		return false, false
+	}
+	return frozen(pid)
+}
 
 // frozen reports whether the processes of the container whose init is pid
 // are frozen, from the cgroup freezer (v1 freezer.state, v2 cgroup.events).
@@ -87,7 +101,7 @@ func (p *Provider) engineAgrees(ctx context.Context, c container.InspectResponse
 	)
 	deadline := time.Now().Add(bound)
 	for {
-		f, ok := frozen(c.State.Pid)
+		f, ok := p.frozen(c.State.Pid)
 		if !ok || !c.State.Running || f == c.State.Paused || time.Now().After(deadline) {
 			return c, nil
 		}

@@ -56,10 +56,12 @@ func (s handleState) encode() []byte {
 
 // decodeHandle checks h and returns its state. A handle without state
 // (for example one built from a container id alone) is accepted; its
-// socket directory is then found by inspecting the container.
-func decodeHandle(h provider.Handle) (handleState, error) {
-	if h.Provider != "" && h.Provider != Name {
-		return handleState{}, errdefs.InvalidArgument(CodeInvalidHandle, "the handle belongs to provider %q, not %q", h.Provider, Name)
+// socket directory is then found by inspecting the container. A handle
+// naming another provider is refused, even another docker provider on the
+// same engine: its compute runs under another runtime.
+func (p *Provider) decodeHandle(h provider.Handle) (handleState, error) {
+	if h.Provider != "" && h.Provider != p.Name() {
+		return handleState{}, errdefs.InvalidArgument(CodeInvalidHandle, "the handle belongs to provider %q, not %q", h.Provider, p.Name())
 	}
 	if !isContainerID(h.ID) {
 		return handleState{}, errdefs.InvalidArgument(CodeInvalidHandle, "the handle's id is not a container id")
@@ -96,8 +98,9 @@ func isContainerID(s string) bool {
 	return true
 }
 
-// lookup inspects a container and checks that paddock manages it. A
-// container that does not exist, or is not paddock's, is not found.
+// lookup inspects a container and checks that paddock manages it, through
+// this provider. A container that does not exist, is not paddock's, or was
+// made by another provider on the same engine (see owns) is not found.
 func (p *Provider) lookup(ctx context.Context, id string) (container.InspectResponse, error) {
 	c, err := p.cli.ContainerInspect(ctx, id)
 	if err != nil {
@@ -111,6 +114,9 @@ func (p *Provider) lookup(ctx context.Context, id string) (container.InspectResp
 	}
 	if c.Config.Labels[provider.LabelManaged] != "true" {
 		return c, notFound(id, fmt.Errorf("container %s is not managed by paddock", id))
+	}
+	if !p.owns(c.Config.Labels) {
+		return c, notFound(id, fmt.Errorf("container %s belongs to provider %q", id, c.Config.Labels[provider.LabelProvider]))
 	}
 	return c, nil
 }
@@ -145,14 +151,14 @@ func (p *Provider) ownedSocketDir(dir string) bool {
 // statusOf maps a container's state to a provider.Status. Whether a
 // running container is paused comes from the kernel's freezer when it can
 // be read (see freezer.go), else from the engine's flag.
-func statusOf(s *container.State) provider.Status {
+func (p *Provider) statusOf(s *container.State) provider.Status {
 	if s == nil {
 		return provider.Status{State: provider.StateStopped}
 	}
 	st := provider.Status{ExitCode: s.ExitCode, Error: s.Error}
 	paused := s.Paused
 	if s.Running {
-		if f, ok := frozen(s.Pid); ok {
+		if f, ok := p.frozen(s.Pid); ok {
 			paused = f
 		}
 	}

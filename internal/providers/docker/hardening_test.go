@@ -2,10 +2,12 @@ package docker_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,9 +25,19 @@ import (
 )
 
 // TestHardening proves, on the real engine, that the container is confined
-// as documented: from its configuration and from inside.
-func TestHardening(t *testing.T) {
-	e := newEnv(t)
+// as documented: from its configuration and from inside; on runc and under
+// gVisor.
+func TestHardening(t *testing.T) { eachFlavour(t, false, testHardening) }
+
+func testHardening(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
+	underGVisor := fl.runtime != ""
+	// Under gVisor the pids cgroup counts the sandbox kernel's threads too,
+	// so the provider raises it (4×64+64; see gvisorPidsLimit).
+	wantPids := int64(64)
+	if underGVisor {
+		wantPids = 320
+	}
 	spec := e.spec()
 	spec.Env = map[string]string{"GREETING": "hello"}
 	spec.Labels = map[string]string{"dev.paddock.project": "p1", provider.LabelManaged: "spoofed"}
@@ -48,7 +60,8 @@ func TestHardening(t *testing.T) {
 		{"read-only root", hc.ReadonlyRootfs, hc.ReadonlyRootfs},
 		{"network none", hc.NetworkMode == "none", hc.NetworkMode},
 		{"no published ports", len(hc.PortBindings) == 0, hc.PortBindings},
-		{"pids limit", hc.PidsLimit != nil && *hc.PidsLimit == 64, hc.PidsLimit},
+		{"runtime", hc.Runtime == fl.runtime || !underGVisor && hc.Runtime == "runc", hc.Runtime},
+		{"pids limit", hc.PidsLimit != nil && *hc.PidsLimit == wantPids, hc.PidsLimit},
 		{"memory", hc.Memory == 64<<20, hc.Memory},
 		{"no swap beyond memory", hc.MemorySwap == hc.Memory, hc.MemorySwap},
 		{"cpus", hc.NanoCPUs == 500_000_000, hc.NanoCPUs},
@@ -106,17 +119,31 @@ func TestHardening(t *testing.T) {
 				t.Errorf("root is mounted %s, want ro", f[3])
 			}
 		case "/tmp":
-			if f[2] != "tmpfs" || !slices.Contains(opts, "nosuid") || !slices.Contains(opts, "nodev") || slices.Contains(opts, "noexec") || !slices.Contains(opts, "size=32768k") {
+			// gVisor's tmpfs does not list nodev: it has no host devices
+			// to open, and the sandbox cannot make device nodes (no
+			// CAP_MKNOD) anyway.
+			if f[2] != "tmpfs" || !slices.Contains(opts, "nosuid") || !underGVisor && !slices.Contains(opts, "nodev") || slices.Contains(opts, "noexec") || !slices.Contains(opts, "size=32768k") {
 				t.Errorf("/tmp is %s %s, want tmpfs rw,nosuid,nodev,size=32768k with exec", f[2], f[3])
 			}
 		}
 	}
-	// The limits as the kernel applies them (cgroup v1, else v2).
+	// The limits as the kernel applies them (cgroup v1, else v2): inside,
+	// and for gVisor, whose own cgroups do not carry the pids limit, on
+	// the host.
 	limits := e.mustExec(t, h.ID, "sh", "-c", `
 		cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max
 		cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max`)
-	if got := strings.Fields(limits); !slices.Equal(got, []string{"67108864", "64"}) {
-		t.Errorf("memory and pids limits inside = %q, want 67108864 and 64", got)
+	got := strings.Fields(limits)
+	if underGVisor && len(got) == 2 {
+		got[1] = hostPidsMax(t, c.State.Pid)
+	}
+	if want := []string{"67108864", strconv.FormatInt(wantPids, 10)}; !slices.Equal(got, want) {
+		t.Errorf("memory and pids limits = %q, want %q", got, want)
+	}
+	if underGVisor {
+		if out := e.mustExec(t, h.ID, "uname", "-r"); !strings.Contains(out, "gvisor") {
+			t.Errorf("the sandbox's kernel is %q, not gVisor's", out)
+		}
 	}
 	if out, code := e.execIn(t, h.ID, "sh", "-c", "echo x > /etc/x"); code == 0 {
 		t.Errorf("writing /etc/x succeeded on a read-only root: %s", out)
@@ -126,7 +153,8 @@ func TestHardening(t *testing.T) {
 	if out := e.mustExec(t, h.ID, "sh", "-c", "echo data > /workspace/f && cat /workspace/f && pwd && echo $HOME"); out != "data\n/workspace\n/workspace\n" {
 		t.Errorf("workspace check printed %q", out)
 	}
-	if out := e.mustExec(t, h.ID, "ls", "/sys/class/net"); strings.Fields(out)[0] != "lo" || len(strings.Fields(out)) != 1 {
+	// Interfaces from /proc/net/dev: gVisor's /sys has no class/net.
+	if out := e.mustExec(t, h.ID, "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1"); strings.Join(strings.Fields(out), " ") != "lo" {
 		t.Errorf("network interfaces = %q, want only lo", out)
 	}
 	if out := e.mustExec(t, h.ID, "cat", "/proc/1/cmdline"); !strings.HasPrefix(out, "/.paddock/bin/paddock-shim\x00serve") {
@@ -135,6 +163,37 @@ func TestHardening(t *testing.T) {
 	if out, code := e.execIn(t, h.ID, "sh", "-c", "echo x > /.paddock/bin/paddock-shim"); code == 0 {
 		t.Errorf("the shim binary is writable from the sandbox: %s", out)
 	}
+}
+
+// hostPidsMax reads the pids cgroup limit of the host process pid (cgroup
+// v1, else v2).
+func hostPidsMax(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		switch {
+		case len(parts) != 3:
+		case slices.Contains(strings.Split(parts[1], ","), "pids"):
+			return readTrimmed(t, filepath.Join("/sys/fs/cgroup/pids", parts[2], "pids.max"))
+		case parts[0] == "0" && parts[1] == "":
+			return readTrimmed(t, filepath.Join("/sys/fs/cgroup", parts[2], "pids.max"))
+		}
+	}
+	t.Fatalf("no pids cgroup for pid %d:\n%s", pid, b)
+	return ""
+}
+
+func readTrimmed(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // TestWorkspaceSurvivesDestroy writes a file, destroys the sandbox, and
@@ -170,6 +229,26 @@ func TestWorkspaceSurvivesDestroy(t *testing.T) {
 	}
 	if v.Labels[provider.LabelManaged] != "true" || v.Labels[provider.LabelInstance] != e.instance || v.Labels[provider.LabelWorkspace] != spec.RuntimeID {
 		t.Fatalf("volume labels = %v", v.Labels)
+	}
+}
+
+// TestUnknownRuntime: a provider whose OCI runtime the engine lacks says
+// so, from Ping and from Create, and Create leaves nothing behind.
+func TestUnknownRuntime(t *testing.T) {
+	e := newEnv(t)
+	e.flavour = flavour{name: "nowhere", runtime: "pdk-no-such-runtime"}
+	p := e.provider(t, e.shim)
+	_, createErr := p.Create(t.Context(), e.spec())
+	for what, err := range map[string]error{"Ping": p.Ping(t.Context()), "Create": createErr} {
+		if pe, ok := errdefs.Public(err); !ok || !errors.Is(err, errdefs.ErrFailedPrecondition) || pe.Code != docker.CodeRuntimeUnavailable {
+			t.Errorf("%s = %v, want failed precondition %s", what, err, docker.CodeRuntimeUnavailable)
+		}
+	}
+	if got, err := p.List(t.Context(), e.instance); err != nil || len(got) != 0 {
+		t.Fatalf("List after the refused Create = %v, %v", got, err)
+	}
+	if ents, err := os.ReadDir(e.diskDir); err != nil || len(ents) != 0 {
+		t.Fatalf("workspace disk left behind: %v %v", ents, err)
 	}
 }
 
@@ -210,9 +289,11 @@ func TestMissingImage(t *testing.T) {
 
 // TestStartFailsWhenEntrypointDies uses a "shim" that exits at once: Start
 // must notice the exit, not wait out its timeout, and report the exit code
-// and output in the cause only.
-func TestStartFailsWhenEntrypointDies(t *testing.T) {
-	e := newEnv(t)
+// and output in the cause only; on runc and under gVisor.
+func TestStartFailsWhenEntrypointDies(t *testing.T) { eachFlavour(t, false, testEntrypointDies) }
+
+func testEntrypointDies(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
 	// A static binary (the provider refuses anything else as a shim).
 	dir := testenv.ShortTempDir(t)
 	src := filepath.Join(dir, "main.go")

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -41,8 +40,10 @@ const lockedOwner = 2147483646
 //     sandbox that bound a socket of its own, and not another sandbox.
 //  3. The agent proves it holds the sandbox's key (agentauth handshake).
 //
-// Under gVisor the socket is created by the sandbox's gofer, not by the
-// container's init, so only 1 and 3 apply there.
+// Under gVisor the host socket is bound by the sandbox's gofer (runsc
+// --host-uds=create), whichever process in the sandbox listens on it, so
+// the peer credentials name the gofer and tell nothing of the agent; only
+// 1 and 3 apply there.
 
 // dialVerified opens a connection to the agent in sockDir and proves it is
 // the agent of container id. key may be nil for sandboxes created before
@@ -165,7 +166,7 @@ func (p *Provider) initPID(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if s := statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused || c.State.Pid <= 0 {
+	if s := p.statusOf(c.State).State; s != provider.StateRunning && s != provider.StatePaused || c.State.Pid <= 0 {
 		return 0, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running")
 	}
 	p.pidMu.Lock()
@@ -180,9 +181,6 @@ func (p *Provider) forgetPID(id string) {
 	delete(p.pids, id)
 	p.pidMu.Unlock()
 }
-
-// gvisor reports whether sandboxes run under gVisor's runsc.
-func (p *Provider) gvisor() bool { return strings.HasPrefix(p.cfg.Runtime, "runsc") }
 
 // lockRunDir takes a sandbox's run directory away from the sandbox once its
 // agent listens: the key file is gone (the agent deleted it; this makes

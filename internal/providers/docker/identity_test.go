@@ -29,9 +29,13 @@ func socketDir(t *testing.T, h provider.Handle) string {
 
 // TestRunDirLockedFromSandbox: once the agent listens, nothing in the
 // sandbox can change what the control plane connects to, read the agent's
-// key, or write to the host through the run directory.
-func TestRunDirLockedFromSandbox(t *testing.T) {
-	e := newEnv(t)
+// key, or write to the host through the run directory. Under gVisor the
+// lock is the host's ownership and mode, which gVisor's kernel must see
+// and enforce on the bind mount.
+func TestRunDirLockedFromSandbox(t *testing.T) { eachFlavour(t, false, testRunDirLocked) }
+
+func testRunDirLocked(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
 	h := e.started(t, e.spec())
 	for _, tc := range []struct {
 		name string
@@ -76,9 +80,12 @@ func TestRunDirLockedFromSandbox(t *testing.T) {
 // review at the host's side, as if the run directory's lock had failed:
 // the victim's live agent socket, or an impostor, takes the place of the
 // attacker's agent socket. The control plane must refuse every one, with
-// agent_unverified, and keep talking to the victim.
-func TestAgentIdentityRefusesImpostors(t *testing.T) {
-	e := newEnv(t)
+// agent_unverified, and keep talking to the victim. Under gVisor, where
+// the peer's credentials name the gofer, the key alone must do it.
+func TestAgentIdentityRefusesImpostors(t *testing.T) { eachFlavour(t, false, testImpostors) }
+
+func testImpostors(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
 	attacker := e.started(t, e.spec())
 	victim := e.started(t, e.spec())
 	aDir, vDir := socketDir(t, attacker), socketDir(t, victim)

@@ -24,7 +24,7 @@ import (
 // (kind failed precondition, code sandbox_exited) carries its exit code and
 // the tail of its logs in the cause.
 func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
-	st, err := decodeHandle(h)
+	st, err := p.decodeHandle(h)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 	if sockDir == "" {
 		return errdefs.FailedPrecondition(CodeAgentUnavailable, "the sandbox has no agent socket directory")
 	}
-	switch statusOf(c.State).State {
+	switch p.statusOf(c.State).State {
 	case provider.StatePaused:
 		return errdefs.FailedPrecondition(CodeSandboxPaused, "the sandbox is paused; resume it instead")
 	case provider.StateStopped:
@@ -56,6 +56,13 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 		if err := p.cli.ContainerStart(ctx, h.ID, container.StartOptions{}); err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return notFound(h.ID, err)
+			}
+			if p.gvisor() {
+				// runsc leaves the shim and sandbox of a failed start running,
+				// and removing the container does not end them; only the
+				// host's operator can (runsc delete --force, then containerd's
+				// task and container delete, by this id).
+				p.logger.ErrorContext(ctx, "runsc failed to start a sandbox and may have left its processes on the engine's host", "container", h.ID, "err", err)
 			}
 			return engineErr("start", err)
 		}
@@ -91,7 +98,7 @@ func (p *Provider) prepareRunDir(dir string, key []byte, trust string) error {
 // Pause freezes a running container. Pausing a paused sandbox is not an
 // error; pausing a stopped one is a failed precondition.
 func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
-	if _, err := decodeHandle(h); err != nil {
+	if _, err := p.decodeHandle(h); err != nil {
 		return err
 	}
 	c, err := p.lookup(ctx, h.ID)
@@ -101,7 +108,7 @@ func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
 	if c, err = p.engineAgrees(ctx, c); err != nil {
 		return err
 	}
-	switch statusOf(c.State).State {
+	switch p.statusOf(c.State).State {
 	case provider.StatePaused:
 		return nil
 	case provider.StateStopped:
@@ -116,7 +123,7 @@ func (p *Provider) Pause(ctx context.Context, h provider.Handle) error {
 // Resume thaws a paused container. Resuming a running sandbox is not an
 // error; resuming a stopped one is a failed precondition.
 func (p *Provider) Resume(ctx context.Context, h provider.Handle) error {
-	if _, err := decodeHandle(h); err != nil {
+	if _, err := p.decodeHandle(h); err != nil {
 		return err
 	}
 	c, err := p.lookup(ctx, h.ID)
@@ -126,7 +133,7 @@ func (p *Provider) Resume(ctx context.Context, h provider.Handle) error {
 	if c, err = p.engineAgrees(ctx, c); err != nil {
 		return err
 	}
-	switch statusOf(c.State).State {
+	switch p.statusOf(c.State).State {
 	case provider.StatePaused:
 	case provider.StateRunning:
 		return nil
@@ -147,7 +154,7 @@ func (p *Provider) settle(ctx context.Context, id, op string, want provider.Stat
 	if err != nil {
 		return err
 	}
-	if statusOf(c.State).State == want {
+	if p.statusOf(c.State).State == want {
 		return nil
 	}
 	if cerrdefs.IsConflict(opErr) {
@@ -160,7 +167,7 @@ func (p *Provider) settle(ctx context.Context, id, op string, want provider.Stat
 // workspace volume is kept. A container that is already gone is not an
 // error.
 func (p *Provider) Destroy(ctx context.Context, h provider.Handle) error {
-	st, err := decodeHandle(h)
+	st, err := p.decodeHandle(h)
 	if err != nil {
 		return err
 	}
@@ -171,6 +178,15 @@ func (p *Provider) Destroy(ctx context.Context, h provider.Handle) error {
 		return nil
 	case err != nil:
 		return err
+	}
+	if p.gvisor() && p.statusOf(c.State).State == provider.StatePaused {
+		// A paused gVisor sandbox does not die of SIGKILL: the engine waits
+		// 10 s for it, removes the container anyway, and leaves its shim
+		// and sandbox processes behind, paused for good. Thawed first, it
+		// dies at once. (A concurrent Resume may win: conflict.)
+		if err := p.cli.ContainerUnpause(ctx, h.ID); err != nil && !cerrdefs.IsConflict(err) && !cerrdefs.IsNotFound(err) {
+			return engineErr("destroy", err)
+		}
 	}
 	err = p.cli.ContainerRemove(ctx, h.ID, container.RemoveOptions{Force: true})
 	switch {
@@ -205,14 +221,14 @@ func (p *Provider) removeSocketDir(ctx context.Context, dir string) {
 // Inspect reports the container's state. A container that is gone (or is
 // not paddock's) is not found.
 func (p *Provider) Inspect(ctx context.Context, h provider.Handle) (provider.Status, error) {
-	if _, err := decodeHandle(h); err != nil {
+	if _, err := p.decodeHandle(h); err != nil {
 		return provider.Status{}, err
 	}
 	c, err := p.lookup(ctx, h.ID)
 	if err != nil {
 		return provider.Status{}, err
 	}
-	return statusOf(c.State), nil
+	return p.statusOf(c.State), nil
 }
 
 // parseTime parses a Docker timestamp; the engine's zero time and anything

@@ -219,10 +219,13 @@ func (p *Provider) networkMode(n provider.NetworkPolicy) string {
 }
 
 // offeredNetworks: none always; proxy and open once SetupNetworks made the
-// networks and their firewall rules, under runc (gVisor's own network
-// stack bypasses the host firewall rules these modes rely on).
+// networks and their firewall rules. Under gVisor too: its network stack
+// runs in the sandbox, but its packets still leave through the container's
+// veth onto the bridge, so the host's rules (INPUT, DOCKER-USER, icc off)
+// apply to them as to runc's. What gVisor bypasses is the container's own
+// namespace's rules, and with them Docker's embedded DNS (see resolvConf).
 func (p *Provider) offeredNetworks() []provider.NetworkPolicy {
-	if p.cfg.Networks == nil || !p.netReady.Load() || strings.HasPrefix(p.cfg.Runtime, "runsc") {
+	if p.cfg.Networks == nil || !p.netReady.Load() {
 		return []provider.NetworkPolicy{provider.NetworkNone}
 	}
 	return []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,7 @@ func (e *env) networkProvider(t *testing.T, proxyPort int) (*docker.Provider, *d
 	suffix := uuid.NewString()[:8]
 	nets := &docker.Networks{Proxy: "pdk-test-p-" + suffix, Open: "pdk-test-o-" + suffix, ProxyPort: proxyPort}
 	p, err := docker.New(docker.Config{
+		Name: e.flavour.name, Runtime: e.flavour.runtime,
 		Instance: e.instance, ShimPath: e.shim, RunDir: e.runDir, DiskDir: e.diskDir,
 		StartTimeout: 30 * time.Second, Networks: nets,
 	}, slog.New(slog.NewTextHandler(t.Output(), nil)))
@@ -110,14 +113,28 @@ func bridgeOf(t *testing.T, e *env, name string) (bridge, gateway string) {
 // TestNetworksKeepTheHostAway: from none and proxy sandboxes nothing on
 // the host but the proxy answers, and from open ones nothing on the host
 // at all; without the INPUT-drop rules the same probes reach the host,
-// which shows the probes would see a hole.
-func TestNetworksKeepTheHostAway(t *testing.T) {
-	e := newEnv(t)
+// which shows the probes would see a hole. Under gVisor too, whose own
+// network stack sends its packets through the same bridges. (The two run
+// at once: the probes spend their time waiting.)
+func TestNetworksKeepTheHostAway(t *testing.T) { eachFlavour(t, true, testKeepTheHostAway) }
+
+func testKeepTheHostAway(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
 	proxyPort := freePort(t)
 	p, nets := e.networkProvider(t, proxyPort)
+	if got := p.Capabilities().Networks; !slices.Equal(got, []provider.NetworkPolicy{provider.NetworkNone}) {
+		t.Fatalf("networks offered before SetupNetworks = %v, want none only", got)
+	}
 	proxyAddr, err := p.SetupNetworks(t.Context())
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := provider.Capabilities{Isolation: "container", Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen}}
+	if fl.runtime != "" {
+		want.Isolation = "gvisor"
+	}
+	if got := p.Capabilities(); got.Isolation != want.Isolation || !slices.Equal(got.Networks, want.Networks) {
+		t.Fatalf("capabilities after SetupNetworks: isolation %q, networks %v; want %q, %v", got.Isolation, got.Networks, want.Isolation, want.Networks)
 	}
 	if again, err := p.SetupNetworks(t.Context()); err != nil || again != proxyAddr {
 		t.Fatalf("SetupNetworks again: %v, %v; want the same address %v", again, err, proxyAddr)
@@ -175,6 +192,41 @@ func TestNetworksKeepTheHostAway(t *testing.T) {
 	if e.reaches(t, p, proxied, onBridge) || !e.reaches(t, p, proxied, proxyAddr.String()) {
 		t.Error("SetupNetworks did not restore the rules in order")
 	}
+}
+
+// nameservers returns the nameserver addresses of a resolv.conf.
+func nameservers(resolvConf string) []string {
+	var out []string
+	for _, line := range strings.Split(resolvConf, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "nameserver" {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}
+
+// wantNameservers is what an open sandbox of flavour fl must be told:
+// Docker's embedded server on runc; under gVisor, which cannot reach it,
+// the host's IPv4 resolvers but loopback ones (or Docker's fallback).
+func wantNameservers(t *testing.T, fl flavour) []string {
+	t.Helper()
+	if fl.runtime == "" {
+		return []string{"127.0.0.11"}
+	}
+	b, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range nameservers(string(b)) {
+		if a, err := netip.ParseAddr(s); err == nil && a.Is4() && !a.IsLoopback() {
+			want = append(want, s)
+		}
+	}
+	if len(want) == 0 {
+		want = []string{"8.8.8.8", "8.8.4.4"}
+	}
+	return want
 }
 
 // outside is a network namespace the test made, beyond the host: reached
@@ -258,9 +310,12 @@ func makeOutside(t *testing.T) outside {
 // network namespace the test made), but not a link-local address routed
 // the same way, which the metadata rule drops; none and proxy sandboxes
 // reach neither. Without the rule the link-local address answers, so the
-// probe would see a hole.
-func TestOpenModeGoesOut(t *testing.T) {
-	e := newEnv(t)
+// probe would see a hole. An open sandbox is told of resolvers it can
+// reach: Docker's embedded one on runc, the host's under gVisor.
+func TestOpenModeGoesOut(t *testing.T) { eachFlavour(t, true, testOpenModeGoesOut) }
+
+func testOpenModeGoesOut(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
 	p, nets := e.networkProvider(t, freePort(t))
 	if _, err := p.SetupNetworks(t.Context()); err != nil {
 		t.Fatal(err)
@@ -272,6 +327,9 @@ func TestOpenModeGoesOut(t *testing.T) {
 	}
 	if e.reaches(t, p, open, out.linkLocal) {
 		t.Error("an open sandbox reached a link-local address")
+	}
+	if got, want := nameservers(e.mustExec(t, open.ID, "cat", "/etc/resolv.conf")), wantNameservers(t, fl); !slices.Equal(got, want) {
+		t.Errorf("an open sandbox's nameservers = %v, want %v", got, want)
 	}
 	for name, h := range map[string]provider.Handle{"none": none, "proxy": proxied} {
 		if e.reaches(t, p, h, out.addr) {

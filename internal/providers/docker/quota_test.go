@@ -11,9 +11,12 @@ import (
 )
 
 // TestDiskQuota: writing past a workspace's quota fails inside the sandbox
-// with ENOSPC, and the host's disk holds no more than the quota for it.
-func TestDiskQuota(t *testing.T) {
-	e := newEnv(t)
+// with ENOSPC, and the host's disk holds no more than the quota for it; on
+// runc and under gVisor, whose writes reach the disk through its gofer.
+func TestDiskQuota(t *testing.T) { eachFlavour(t, false, testDiskQuota) }
+
+func testDiskQuota(t *testing.T, fl flavour) {
+	e := newFlavourEnv(t, fl)
 	spec := e.spec()
 	spec.Resources.DiskMB = 32
 	h := e.started(t, spec)

@@ -87,7 +87,7 @@ var _ provider.Snapshotter = (*Provider)(nil)
 // already), so the sandbox is left as it was. A container that is gone, or
 // is not paddock's, is not found.
 func (p *Provider) Snapshot(ctx context.Context, h provider.Handle, labels map[string]string) (_ string, retErr error) {
-	if _, err := decodeHandle(h); err != nil {
+	if _, err := p.decodeHandle(h); err != nil {
 		return "", err
 	}
 	for k, v := range labels {

@@ -58,9 +58,13 @@ func helloDeb(t *testing.T) string {
 // DAC_OVERRIDE and FOWNER added; the change survives a pause and a
 // snapshot restored into a new sandbox (archive), and is gone in a sandbox
 // made from the image again (reset). A read-only root refuses the install.
-func TestWritableRoot(t *testing.T) {
+// Under gVisor too: there the change must reach the container's own layer
+// (runsc --overlay2=none), or the snapshot would not hold it.
+func TestWritableRoot(t *testing.T) { eachFlavour(t, false, testWritableRoot) }
+
+func testWritableRoot(t *testing.T, fl flavour) {
 	testenv.RequireDocker(t, testenv.DefaultImage)
-	e := newEnv(t)
+	e := newFlavourEnv(t, fl)
 	e.allowUnboundedRoot(t) // this engine's storage (extfs) cannot bound it
 	ctx := t.Context()
 	deb := helloDeb(t)
@@ -131,6 +135,7 @@ func TestWritableRoot(t *testing.T) {
 func (e *env) allowUnboundedRoot(t *testing.T) {
 	t.Helper()
 	p, err := docker.New(docker.Config{
+		Name: e.flavour.name, Runtime: e.flavour.runtime,
 		Instance: e.instance, ShimPath: e.shim, RunDir: e.runDir, DiskDir: e.diskDir,
 		StartTimeout: 30 * time.Second, WritableRootUnbounded: true,
 	}, slog.New(slog.NewTextHandler(t.Output(), nil)))

@@ -200,3 +200,22 @@ func (q *queries) ExtendSandboxExpiry(ctx context.Context, id string, expires ti
 	n, err := r.RowsAffected()
 	return n == 1, err
 }
+
+// CountSandboxes counts the rows that are not killed, by provider and state.
+func (q *queries) CountSandboxes(ctx context.Context) ([]store.SandboxCount, error) {
+	rows, err := q.r.QueryContext(ctx, `SELECT provider, state, COUNT(*) FROM sandboxes
+		WHERE state != 'killed' GROUP BY provider, state ORDER BY provider, state`)
+	if err != nil {
+		return nil, classify("count sandboxes", resSandbox, err)
+	}
+	defer rows.Close()
+	var out []store.SandboxCount
+	for rows.Next() {
+		var c store.SandboxCount
+		if err := rows.Scan(&c.Provider, &c.State, &c.Count); err != nil {
+			return nil, classify("count sandboxes", resSandbox, err)
+		}
+		out = append(out, c)
+	}
+	return out, classify("count sandboxes", resSandbox, rows.Err())
+}

@@ -4,3 +4,7 @@
 -- race to the other.
 
 ALTER TABLE sandboxes ADD COLUMN billing_version INTEGER NOT NULL DEFAULT 1;
+
+-- Metrics count live rows by provider and state on every scrape; killed
+-- rows, which are kept forever, stay out of the index.
+CREATE INDEX sandboxes_live ON sandboxes (provider, state) WHERE state != 'killed';

@@ -1,0 +1,350 @@
+package provider
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+)
+
+// Codes of the errors that say a provider's backend (a Docker engine) is
+// not reachable, as opposed to a caller's mistake or one sandbox's trouble.
+// Only these trip a breaker.
+const (
+	CodeProviderUnavailable = "provider_unavailable"
+	CodeProviderTimeout     = "provider_timeout"
+	// CodeCircuitOpen is the answer while a provider's breaker is open.
+	CodeCircuitOpen = "provider_circuit_open"
+)
+
+// BreakerState is where a breaker is.
+type BreakerState int
+
+const (
+	BreakerClosed   BreakerState = iota // calls go through
+	BreakerOpen                         // calls fail fast
+	BreakerHalfOpen                     // one probe is let through
+)
+
+func (s BreakerState) String() string {
+	return [...]string{"closed", "open", "half-open"}[s]
+}
+
+// BreakerConfig tunes a Breaker.
+type BreakerConfig struct {
+	// Failures is how many backend failures in a row open it; 0 means 3.
+	Failures int
+	// Cooldown is how long it stays open before it probes; 0 means 2 s.
+	// Each failed probe doubles it, up to MaxCooldown (0: 30 s).
+	Cooldown    time.Duration
+	MaxCooldown time.Duration
+	// OnState, when set, is told every state the breaker enters.
+	OnState func(name string, s BreakerState)
+	// OnError, when set, is told every backend failure (op: "create",
+	// "start", …).
+	OnError func(name, op string)
+}
+
+// Breaker is a circuit breaker around a provider. When the provider's
+// backend fails Failures calls in a row (errors with the codes above, not
+// a caller's mistakes), the breaker opens: every call fails at once with
+// 503 provider_circuit_open instead of waiting on a dead engine. While
+// open it probes the backend itself (Ping when the provider has it, else
+// the next call after the cooldown) and closes again on the first success,
+// so it recovers with or without traffic.
+//
+// It forwards the optional interfaces (Lister, WorkspaceRemover,
+// Snapshotter, Sizer, and the docker provider's SetupNetworks and Ping)
+// through the same breaker; one the provider lacks answers ErrNotImplemented
+// (or, for Sizer, an unknown capacity), which callers already expect of
+// providers whose Capabilities say so.
+type Breaker struct {
+	p   Provider
+	cfg BreakerConfig
+
+	mu       sync.Mutex
+	state    BreakerState
+	fails    int
+	cooldown time.Duration
+	openedAt time.Time
+	probing  bool
+	lastErr  error
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// NewBreaker wraps p.
+func NewBreaker(p Provider, cfg BreakerConfig) *Breaker {
+	if cfg.Failures <= 0 {
+		cfg.Failures = 3
+	}
+	if cfg.Cooldown <= 0 {
+		cfg.Cooldown = 2 * time.Second
+	}
+	if cfg.MaxCooldown <= 0 {
+		cfg.MaxCooldown = 30 * time.Second
+	}
+	b := &Breaker{p: p, cfg: cfg, cooldown: cfg.Cooldown, stop: make(chan struct{})}
+	b.report(BreakerClosed)
+	return b
+}
+
+// Unwrap returns the provider the breaker guards.
+func (b *Breaker) Unwrap() Provider { return b.p }
+
+// Close stops the breaker's probing.
+func (b *Breaker) Close() { b.stopOnce.Do(func() { close(b.stop) }) }
+
+// State returns the breaker's state and, when it is not closed, the
+// failure that opened it.
+func (b *Breaker) State() (BreakerState, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state, b.lastErr
+}
+
+func (b *Breaker) report(s BreakerState) {
+	if b.cfg.OnState != nil {
+		b.cfg.OnState(b.p.Name(), s)
+	}
+}
+
+// backendDown reports whether err says the backend is unreachable.
+func backendDown(err error) bool {
+	pe, ok := errdefs.Public(err)
+	return ok && (pe.Code == CodeProviderUnavailable || pe.Code == CodeProviderTimeout)
+}
+
+// admit lets a call through or refuses it while the breaker is open.
+func (b *Breaker) admit() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case BreakerClosed:
+		return nil
+	case BreakerOpen:
+		if _, canPing := b.p.(pinger); !canPing && time.Since(b.openedAt) >= b.cooldown && !b.probing {
+			b.probing = true // this call is the probe
+			b.state = BreakerHalfOpen
+			b.report(BreakerHalfOpen)
+			return nil
+		}
+	}
+	return errdefs.Unavailable(CodeCircuitOpen,
+		"provider %s is not reachable and is failing fast; it is retried by itself and recovers when its backend answers", b.p.Name()).WithCause(b.lastErr)
+}
+
+// done records a call's outcome.
+func (b *Breaker) done(op string, err error) {
+	down := backendDown(err)
+	if down && b.cfg.OnError != nil {
+		b.cfg.OnError(b.p.Name(), op)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !down {
+		if err == nil || b.state == BreakerHalfOpen {
+			b.closeLocked()
+		}
+		return
+	}
+	b.lastErr = err
+	b.fails++
+	switch {
+	case b.state == BreakerHalfOpen:
+		b.openLocked(min(2*b.cooldown, b.cfg.MaxCooldown))
+	case b.state == BreakerClosed && b.fails >= b.cfg.Failures:
+		b.openLocked(b.cfg.Cooldown)
+	}
+}
+
+func (b *Breaker) closeLocked() {
+	b.fails = 0
+	b.probing = false
+	b.cooldown = b.cfg.Cooldown
+	if b.state != BreakerClosed {
+		b.state = BreakerClosed
+		b.lastErr = nil
+		b.report(BreakerClosed)
+	}
+}
+
+func (b *Breaker) openLocked(cooldown time.Duration) {
+	b.state = BreakerOpen
+	b.cooldown = cooldown
+	b.openedAt = time.Now()
+	b.probing = false
+	b.report(BreakerOpen)
+	if pg, ok := b.p.(pinger); ok {
+		go b.probe(pg)
+	}
+}
+
+// probe pings the backend after each cooldown until it answers, then
+// closes the breaker. One runs per opening.
+func (b *Breaker) probe(pg pinger) {
+	for {
+		b.mu.Lock()
+		wait := b.cooldown
+		b.mu.Unlock()
+		select {
+		case <-b.stop:
+			return
+		case <-time.After(wait):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := pg.Ping(ctx)
+		cancel()
+		b.mu.Lock()
+		if b.state == BreakerClosed {
+			b.mu.Unlock()
+			return
+		}
+		if err == nil {
+			b.closeLocked()
+			b.mu.Unlock()
+			return
+		}
+		b.lastErr = err
+		b.cooldown = min(2*b.cooldown, b.cfg.MaxCooldown)
+		b.mu.Unlock()
+	}
+}
+
+// call runs fn through the breaker.
+func call[T any](b *Breaker, op string, fn func() (T, error)) (T, error) {
+	if err := b.admit(); err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := fn()
+	b.done(op, err)
+	return v, err
+}
+
+func call0(b *Breaker, op string, fn func() error) error {
+	_, err := call(b, op, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
+}
+
+// pinger is implemented by providers that can check their backend.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// networker is the docker provider's egress network setup.
+type networker interface {
+	SetupNetworks(ctx context.Context) (netip.AddrPort, error)
+}
+
+var (
+	_ Provider         = (*Breaker)(nil)
+	_ Lister           = (*Breaker)(nil)
+	_ WorkspaceRemover = (*Breaker)(nil)
+	_ Snapshotter      = (*Breaker)(nil)
+	_ Sizer            = (*Breaker)(nil)
+)
+
+func (b *Breaker) Name() string               { return b.p.Name() }
+func (b *Breaker) Capabilities() Capabilities { return b.p.Capabilities() }
+
+func (b *Breaker) Create(ctx context.Context, spec Spec) (Handle, error) {
+	return call(b, "create", func() (Handle, error) { return b.p.Create(ctx, spec) })
+}
+
+func (b *Breaker) Start(ctx context.Context, h Handle) error {
+	return call0(b, "start", func() error { return b.p.Start(ctx, h) })
+}
+
+func (b *Breaker) Pause(ctx context.Context, h Handle) error {
+	return call0(b, "pause", func() error { return b.p.Pause(ctx, h) })
+}
+
+func (b *Breaker) Resume(ctx context.Context, h Handle) error {
+	return call0(b, "resume", func() error { return b.p.Resume(ctx, h) })
+}
+
+func (b *Breaker) Destroy(ctx context.Context, h Handle) error {
+	return call0(b, "destroy", func() error { return b.p.Destroy(ctx, h) })
+}
+
+func (b *Breaker) Inspect(ctx context.Context, h Handle) (Status, error) {
+	return call(b, "inspect", func() (Status, error) { return b.p.Inspect(ctx, h) })
+}
+
+func (b *Breaker) DialAgent(ctx context.Context, h Handle) (net.Conn, error) {
+	return call(b, "dial_agent", func() (net.Conn, error) { return b.p.DialAgent(ctx, h) })
+}
+
+// Ping checks the backend through the breaker: while it is open, it
+// answers at once with the failure that opened it.
+func (b *Breaker) Ping(ctx context.Context) error {
+	pg, ok := b.p.(pinger)
+	if !ok {
+		return nil
+	}
+	if st, err := b.State(); st == BreakerOpen {
+		return errdefs.Unavailable(CodeCircuitOpen, "provider %s is not reachable (its breaker is open)", b.p.Name()).WithCause(err)
+	}
+	return call0(b, "ping", func() error { return pg.Ping(ctx) })
+}
+
+func (b *Breaker) List(ctx context.Context, instance string) ([]Listed, error) {
+	l, ok := b.p.(Lister)
+	if !ok {
+		return nil, errdefs.NotImplemented("list_not_supported", "provider %s cannot list its compute", b.p.Name())
+	}
+	return call(b, "list", func() ([]Listed, error) { return l.List(ctx, instance) })
+}
+
+func (b *Breaker) RemoveWorkspace(ctx context.Context, name string) error {
+	w, ok := b.p.(WorkspaceRemover)
+	if !ok {
+		return errdefs.NotImplemented("workspace_not_supported", "provider %s keeps no workspaces", b.p.Name())
+	}
+	return call0(b, "remove_workspace", func() error { return w.RemoveWorkspace(ctx, name) })
+}
+
+func (b *Breaker) Snapshot(ctx context.Context, h Handle, labels map[string]string) (string, error) {
+	s, ok := b.p.(Snapshotter)
+	if !ok {
+		return "", errdefs.NotImplemented("snapshot_not_supported", "provider %s cannot snapshot compute", b.p.Name())
+	}
+	return call(b, "snapshot", func() (string, error) { return s.Snapshot(ctx, h, labels) })
+}
+
+func (b *Breaker) RemoveSnapshot(ctx context.Context, ref string) error {
+	s, ok := b.p.(Snapshotter)
+	if !ok {
+		return nil // it never made one
+	}
+	return call0(b, "remove_snapshot", func() error { return s.RemoveSnapshot(ctx, ref) })
+}
+
+func (b *Breaker) IsSnapshot(ref string) bool {
+	s, ok := b.p.(Snapshotter)
+	return ok && s.IsSnapshot(ref)
+}
+
+// Capacity is the host's, or zero (unknown) for a provider that cannot
+// tell.
+func (b *Breaker) Capacity(ctx context.Context) (Resources, error) {
+	s, ok := b.p.(Sizer)
+	if !ok {
+		return Resources{}, nil
+	}
+	return call(b, "capacity", func() (Resources, error) { return s.Capacity(ctx) })
+}
+
+// SetupNetworks sets up the provider's egress networks; a provider without
+// any returns no address.
+func (b *Breaker) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
+	n, ok := b.p.(networker)
+	if !ok {
+		return netip.AddrPort{}, nil
+	}
+	return call(b, "setup_networks", func() (netip.AddrPort, error) { return n.SetupNetworks(ctx) })
+}

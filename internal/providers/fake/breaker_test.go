@@ -1,0 +1,99 @@
+package fake_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/provider/providertest"
+	"github.com/paddockhq/paddock/internal/providers/fake"
+)
+
+// TestConformanceThroughBreaker: a breaker in front of a provider changes
+// nothing a caller sees while the backend is healthy.
+func TestConformanceThroughBreaker(t *testing.T) {
+	providertest.Run(t, providertest.Harness{
+		New: func(t *testing.T) provider.Provider {
+			b := provider.NewBreaker(fake.New(fake.Config{}), provider.BreakerConfig{})
+			t.Cleanup(b.Close)
+			return b
+		},
+		Spec: spec,
+		WorkspaceExists: func(t *testing.T, p provider.Provider, name string) bool {
+			return workspaceExists(t, p.(*provider.Breaker).Unwrap(), name)
+		},
+	})
+}
+
+// TestBreaker: backend failures in a row open it (calls then fail fast with
+// provider_circuit_open, the provider is not called), a caller's mistakes
+// do not, and a probe after the cooldown closes it again.
+func TestBreaker(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New(fake.Config{})
+	var mu sync.Mutex
+	var states []provider.BreakerState
+	b := provider.NewBreaker(f, provider.BreakerConfig{
+		Failures: 2, Cooldown: 50 * time.Millisecond,
+		OnState: func(_ string, s provider.BreakerState) { mu.Lock(); states = append(states, s); mu.Unlock() },
+	})
+	t.Cleanup(b.Close)
+	down := errdefs.Unavailable(provider.CodeProviderUnavailable, "the engine is not reachable")
+
+	// Caller mistakes never open it.
+	for range 5 {
+		if _, err := b.Inspect(ctx, provider.Handle{Provider: "fake", ID: "nope"}); !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Fatalf("Inspect of an unknown handle = %v", err)
+		}
+	}
+	if st, _ := b.State(); st != provider.BreakerClosed {
+		t.Fatalf("state after caller mistakes = %v, want closed", st)
+	}
+
+	s := spec(t)
+	f.FailNext(fake.OpCreate, down)
+	f.FailNext(fake.OpCreate, down)
+	for range 2 {
+		if _, err := b.Create(ctx, s); !errors.Is(err, down) {
+			t.Fatalf("Create = %v, want the backend failure", err)
+		}
+	}
+	if st, _ := b.State(); st != provider.BreakerOpen {
+		t.Fatalf("state after 2 backend failures = %v, want open", st)
+	}
+	calls := f.Calls(fake.OpCreate)
+	_, err := b.Create(ctx, s)
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != provider.CodeCircuitOpen || !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("Create while open = %v, want 503 %s", err, provider.CodeCircuitOpen)
+	}
+	if f.Calls(fake.OpCreate) != calls {
+		t.Fatal("the breaker let a call through while open")
+	}
+
+	// The fake has no Ping: the first call after the cooldown is the
+	// probe, and its success closes the breaker.
+	time.Sleep(60 * time.Millisecond)
+	h, err := b.Create(ctx, s)
+	if err != nil {
+		t.Fatalf("the probe Create = %v", err)
+	}
+	t.Cleanup(func() { _ = f.Destroy(ctx, h) })
+	if st, _ := b.State(); st != provider.BreakerClosed {
+		t.Fatalf("state after a good probe = %v, want closed", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []provider.BreakerState{provider.BreakerClosed, provider.BreakerOpen, provider.BreakerHalfOpen, provider.BreakerClosed}
+	if len(states) != len(want) {
+		t.Fatalf("states = %v, want %v", states, want)
+	}
+	for i := range want {
+		if states[i] != want[i] {
+			t.Fatalf("states = %v, want %v", states, want)
+		}
+	}
+}
