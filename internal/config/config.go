@@ -79,7 +79,11 @@ type Config struct {
 	MaxKeepalive time.Duration `yaml:"max_keepalive"` // PADDOCK_MAX_KEEPALIVE
 	ArchiveAfter time.Duration `yaml:"archive_after"` // PADDOCK_ARCHIVE_AFTER
 	WarmPool     int           `yaml:"warm_pool"`     // PADDOCK_WARM_POOL
-	WarmPools    []WarmPool    `yaml:"warm_pools"`
+	// WarmPoolRunning keeps the default template's warm sandboxes running
+	// with their agent link open (a claim is a transaction and nothing
+	// else) instead of paused (which holds no CPU and less memory).
+	WarmPoolRunning bool       `yaml:"warm_pool_running"` // PADDOCK_WARM_POOL_RUNNING
+	WarmPools       []WarmPool `yaml:"warm_pools"`
 
 	// Egress: the proxy and open network modes (docker provider).
 	Egress Egress `yaml:"egress"`
@@ -169,6 +173,7 @@ type WarmPool struct {
 	PidsLimit int64  `yaml:"pids_limit"`
 	Network   string `yaml:"network"`
 	Size      int    `yaml:"size"`
+	Running   bool   `yaml:"running"` // kept running, agent link open
 }
 
 // Default is the configuration with nothing set.
@@ -292,6 +297,13 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("PADDOCK_PROVIDERS: %w", err)
 		}
 		c.Providers = ps
+	}
+	if v, ok := lookup("PADDOCK_WARM_POOL_RUNNING"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_WARM_POOL_RUNNING: %w", err)
+		}
+		c.WarmPoolRunning = b
 	}
 	if v, ok := lookup("PADDOCK_WARM_POOL"); ok && v != "" {
 		n, err := strconv.Atoi(v)

@@ -23,7 +23,10 @@ import (
 func BenchmarkLifecycle(b *testing.B) {
 	testenv.RequireDocker(b, testenv.TestImage)
 	ctx := context.Background()
-	e := newLifeEnv(b, servertest.Options{WarmPools: []runtime.WarmPool{{Size: 1}}})
+	e := newLifeEnv(b, servertest.Options{WarmPools: []runtime.WarmPool{
+		{Size: 1},                              // paused: the default template
+		{MemoryMB: 768, Size: 1, Running: true}, // running, agent link open
+	}})
 	echo := pc.ExecRequest{Argv: []string{"echo", "hello"}}
 	firstExec := func(rid string) error {
 		res, err := e.sdk.Exec(ctx, "acme", "dev", rid, echo)
@@ -37,12 +40,12 @@ func BenchmarkLifecycle(b *testing.B) {
 	// from it; cold runtimes ask for other resources than the pool's
 	// template, so they never can.
 	n := 0
-	createStartExec := func(warm bool) func() (time.Duration, error) {
+	createStartExec := func(warm bool, template *pc.RuntimeConfig) func() (time.Duration, error) {
 		return func() (time.Duration, error) {
 			ready := map[string]bool{}
 			cfg := &pc.RuntimeConfig{MemoryMB: 512}
 			if warm {
-				cfg = nil
+				cfg = template
 				if _, err := e.env.Runtimes.FillWarmPools(ctx); err != nil {
 					return 0, err
 				}
@@ -81,12 +84,17 @@ func BenchmarkLifecycle(b *testing.B) {
 		baseline = testenv.BenchLatency(b, func() error { return testenv.DockerRun(testenv.TestImage, "true") })
 	})
 	b.Run("cold-create-start-exec", func(b *testing.B) {
-		if m := testenv.BenchTimed(b, createStartExec(false)); baseline > 0 {
+		if m := testenv.BenchTimed(b, createStartExec(false, nil)); baseline > 0 {
 			b.ReportMetric(m/baseline, "x-docker-run")
 		}
 	})
 	b.Run("warm-create-start-exec", func(b *testing.B) {
-		if m := testenv.BenchTimed(b, createStartExec(true)); baseline > 0 {
+		if m := testenv.BenchTimed(b, createStartExec(true, nil)); baseline > 0 {
+			b.ReportMetric(m/baseline, "x-docker-run")
+		}
+	})
+	b.Run("warm-running-create-start-exec", func(b *testing.B) {
+		if m := testenv.BenchTimed(b, createStartExec(true, &pc.RuntimeConfig{MemoryMB: 768})); baseline > 0 {
 			b.ReportMetric(m/baseline, "x-docker-run")
 		}
 	})

@@ -51,6 +51,9 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 	// Settings a test may override in extraEnv: the last of a name wins.
 	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance,
 		"PADDOCK_LOG_LEVEL=warn", "PADDOCK_EGRESS_DISABLED=true")
+	if name, runtime := testenv.TestProvider(t); runtime != "" {
+		cmd.Env = append(cmd.Env, "PADDOCK_PROVIDERS="+name+"=docker:"+runtime, "PADDOCK_PROVIDER="+name)
+	}
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -85,7 +88,34 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 	case <-time.After(60 * time.Second):
 		t.Fatalf("paddock serve did not listen within 60s\n%s", s.logs)
 	}
+	s.waitReconciled(t)
 	return s
+}
+
+// waitReconciled waits until the server's start-up reconciliation is done
+// (its readiness check passes). Until then it serves, but answers 503
+// reconciling for the runtimes it has not reached; tests that are not
+// about that wait, as a careful client would.
+func (s *server) waitReconciled(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var ready pc.Readiness
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&ready)
+			resp.Body.Close()
+		}
+		for _, c := range ready.Checks {
+			if c.Name == "reconciliation" && c.OK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("start-up reconciliation did not finish within 60s (%v, %+v)\n%s", err, ready, s.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // stop sends SIGTERM and waits for a clean exit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -12,9 +13,9 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// settleBatch is about how many rows one transaction of a tick settles
-// (and how many the scan reads at a time).
-const settleBatch = 500
+// batchRows is about how many rows one transaction of a tick settles, and
+// how many the scan reads at a time.
+const batchRows = 500
 
 // TickResult is what one settler tick did.
 type TickResult struct {
@@ -23,30 +24,16 @@ type TickResult struct {
 	ChargedMicros   int64 // credits they took
 	ShortfallMicros int64 // credits they could not take
 	Stale           int   // rows another writer settled first (retried next tick)
-	FailedOrgs      int   // orgs with a settlement that failed (logged; retried next tick)
+	FailedOrgs      int   // orgs whose settlements failed (logged by id; retried next tick)
 	PausedCredits   int   // runtimes paused for insufficient credits
 	PausedSeats     int   // runtimes paused for a workspace over its member limit
 }
 
-// orgDue is settlements of one org.
-type orgDue struct {
-	org string
-	due []store.Settlement
-}
-
 // Tick charges every running sandbox up to now, then pauses the running
 // runtimes of each org whose balance ran out and of each workspace over
-// its member limit.
-//
-// It scans the running rows first, then settles them org by org, in
-// order of org id, in transactions of about settleBatch rows holding
-// whole orgs: every journal index but the entry id's begins with the org,
-// so a transaction that settles a few orgs entirely writes a few runs of
-// adjacent index pages, where one that took a slice of every org (as
-// scanning by sandbox id would give) rewrote pages all over each index
-// every time. Each deduction is guarded by the row's watermark, so a
+// its member limit. Each deduction is guarded by the row's watermark, so a
 // sandbox that an action settled meanwhile is skipped, never charged
-// twice. An org whose settlements fail is logged and counted and its rows
+// twice. An org whose settlements fail is logged and counted, and its rows
 // wait for the next tick; the other orgs are charged.
 func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 	var res TickResult
@@ -60,15 +47,13 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 		overWS[s.WorkspaceID] = true
 	}
 	var (
-		exhausted = map[string]bool{}               // orgs whose credits ran out
-		failed    = map[string]bool{}               // orgs with a failed settlement
-		running   = map[string][]string{}           // org → its running runtimes
-		seatless  []string                          // running runtimes in workspaces over their limit
-		due       = map[string][]store.Settlement{} // org → its settlements
+		running  = map[string][]string{}           // org → its running runtimes
+		seatless []string                          // running runtimes in workspaces over their limit
+		due      = map[string][]store.Settlement{} // org → what its rows owe
 	)
 	after := ""
 	for {
-		rows, err := l.store.ListRunningSandboxes(ctx, after, settleBatch)
+		rows, err := l.store.ListRunningSandboxes(ctx, after, batchRows)
 		if err != nil {
 			return res, err
 		}
@@ -89,53 +74,20 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 			}
 		}
 	}
-
-	orgs := make([]string, 0, len(due))
-	for org := range due {
-		orgs = append(orgs, org)
+	settled, err := l.settleAll(ctx, due)
+	if err != nil {
+		return res, err
 	}
-	slices.Sort(orgs)
-	var batch []orgDue
-	size := 0
-	for i, org := range orgs {
-		for ss := due[org]; len(ss) > 0; {
-			n := min(len(ss), settleBatch-size)
-			batch = append(batch, orgDue{org, ss[:n]})
-			ss, size = ss[n:], size+n
-			if size < settleBatch && i < len(orgs)-1 {
-				continue
-			}
-			page, err := l.settlePage(ctx, batch)
-			if err != nil {
-				return res, err
-			}
-			res.Settled += page.Settled
-			res.ChargedMicros += page.ChargedMicros
-			res.ShortfallMicros += page.ShortfallMicros
-			res.Stale += page.Stale
-			for org := range page.ran {
-				exhausted[org] = true
-			}
-			for _, od := range batch {
-				if err := page.failed[od.org]; err != nil && !failed[od.org] {
-					failed[od.org] = true
-					l.logger.ErrorContext(ctx, "settling an org's running sandboxes failed; retrying next tick", "org", od.org, "err", err)
-				}
-			}
-			batch, size = batch[:0], 0
-		}
+	res.Settled, res.ChargedMicros, res.ShortfallMicros = settled.Settled, settled.ChargedMicros, settled.ShortfallMicros
+	res.Stale, res.FailedOrgs = settled.Stale, len(settled.failed)
+	for _, org := range slices.Sorted(maps.Keys(settled.failed)) {
+		l.logger.ErrorContext(ctx, "settling an org's running sandboxes failed; retrying next tick", "org", org, "err", settled.failed[org])
 	}
-	res.FailedOrgs = len(failed)
 
 	// Pausing settles each sandbox's final seconds through the runtime
 	// service, under each runtime's lock.
-	orgs = orgs[:0]
-	for org := range exhausted {
-		orgs = append(orgs, org)
-	}
-	slices.Sort(orgs)
 	done := map[string]bool{}
-	for _, org := range orgs {
+	for _, org := range slices.Sorted(maps.Keys(settled.ran)) {
 		l.logger.InfoContext(ctx, "org out of credits; pausing its compute", "org", org, "runtimes", len(running[org]))
 		for _, id := range running[org] {
 			if !done[id] && l.pause(ctx, id, store.PauseInsufficientCredits) {
@@ -153,98 +105,137 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 	return res, nil
 }
 
-// settlePage settles a batch of orgs' rows in one transaction. If
+// orgDue is settlements of one org.
+type orgDue struct {
+	org string
+	due []store.Settlement
+}
+
+// settleAll makes the settlements in due and returns what they did.
+//
+// It settles org by org, in order of org id, in transactions of about
+// batchRows rows holding whole orgs (an org with more rows spans several).
+// Every journal index but the entry id's begins with the org, so a
+// transaction that settles a few orgs entirely writes a few runs of
+// adjacent index pages; one that took a slice of every org, as batches in
+// the scan's order (by sandbox id) did, rewrote pages all over each index
+// every time, and that was most of a tick's cost.
+func (l *Ledger) settleAll(ctx context.Context, due map[string][]store.Settlement) (batchResult, error) {
+	all := newBatchResult()
+	orgs := slices.Sorted(maps.Keys(due))
+	var batch []orgDue
+	size := 0
+	for i, org := range orgs {
+		for ss := due[org]; len(ss) > 0; {
+			n := min(len(ss), batchRows-size)
+			batch = append(batch, orgDue{org, ss[:n]})
+			ss, size = ss[n:], size+n
+			if size < batchRows && i < len(orgs)-1 {
+				continue // room for the next org
+			}
+			b, err := l.settleBatch(ctx, batch)
+			if err != nil {
+				return all, err
+			}
+			all.add(b)
+			batch, size = batch[:0], 0
+		}
+	}
+	return all, nil
+}
+
+// settleBatch settles a batch of orgs' rows in one transaction. If
 // anything fails, that transaction rolls back and the batch is settled
 // again one org per transaction, so a failing org undoes only its own
 // settlements: the others are charged and it is recorded in failed, to be
 // retried next tick. Only a cancelled ctx ends it with an error.
-func (l *Ledger) settlePage(ctx context.Context, batch []orgDue) (pageResult, error) {
-	var page pageResult
+func (l *Ledger) settleBatch(ctx context.Context, batch []orgDue) (batchResult, error) {
+	var b batchResult
 	err := l.store.InTx(ctx, func(q store.Queries) error {
-		page = newPageResult()
+		b = newBatchResult()
 		for _, od := range batch {
-			if err := page.settle(ctx, q, od.org, od.due); err != nil {
+			if err := b.settle(ctx, q, od.org, od.due); err != nil {
 				return fmt.Errorf("org %s: %w", od.org, err)
 			}
 		}
 		return nil
 	})
 	if err == nil || ctx.Err() != nil {
-		return page, err
+		return b, err
 	}
-	page = newPageResult()
+	b = newBatchResult()
 	for _, od := range batch {
-		var one pageResult
+		var one batchResult
 		err := l.store.InTx(ctx, func(q store.Queries) error {
-			one = newPageResult()
+			one = newBatchResult()
 			return one.settle(ctx, q, od.org, od.due)
 		})
 		switch {
 		case ctx.Err() != nil:
-			return page, err
+			return b, err
 		case err != nil:
-			page.failed[od.org] = err
+			b.failed[od.org] = err
 		default:
-			page.add(one)
+			b.add(one)
 		}
 	}
-	return page, nil
+	return b, nil
 }
 
-// pageResult is what settling one page did.
-type pageResult struct {
+// batchResult is what settling a batch, or all of a tick's, did.
+type batchResult struct {
 	TickResult
 	ran    map[string]bool  // orgs whose credits ran out
 	failed map[string]error // org → the first failure of its settlements
 }
 
-func newPageResult() pageResult {
-	return pageResult{ran: map[string]bool{}, failed: map[string]error{}}
+func newBatchResult() batchResult {
+	return batchResult{ran: map[string]bool{}, failed: map[string]error{}}
 }
 
-// settle applies one org's settlements of the page. A settlement the store
+// settle applies one org's settlements of the batch. A settlement the store
 // refused changed nothing: a stale one is counted, any other failure is
 // recorded against the org, and the rest of its settlements stand. An
 // error means the transaction must roll back.
-func (p *pageResult) settle(ctx context.Context, q store.Queries, org string, due []store.Settlement) error {
+func (b *batchResult) settle(ctx context.Context, q store.Queries, org string, due []store.Settlement) error {
 	es, errs, err := q.SettleMany(ctx, org, due)
 	if err != nil {
 		return err
 	}
 	for i, err := range errs {
 		if pe, ok := errdefs.Public(err); ok && pe.Code == "settlement_stale" {
-			p.Stale++
+			b.Stale++
 			continue
 		}
 		if err != nil {
-			if p.failed[org] == nil {
-				p.failed[org] = fmt.Errorf("sandbox %s: %w", due[i].SandboxID, err)
+			if b.failed[org] == nil {
+				b.failed[org] = fmt.Errorf("sandbox %s: %w", due[i].SandboxID, err)
 			}
 			continue
 		}
 		e := es[i]
-		p.Settled++
-		p.ChargedMicros -= e.AmountMicros
-		p.ShortfallMicros += e.ShortfallMicros
+		b.Settled++
+		b.ChargedMicros -= e.AmountMicros
+		b.ShortfallMicros += e.ShortfallMicros
 		if e.ShortfallMicros > 0 || e.BalanceAfterMicros == 0 {
-			p.ran[org] = true
+			b.ran[org] = true
 		}
 	}
 	return nil
 }
 
-// add adds what another transaction of the page did.
-func (p *pageResult) add(o pageResult) {
-	p.Settled += o.Settled
-	p.ChargedMicros += o.ChargedMicros
-	p.ShortfallMicros += o.ShortfallMicros
-	p.Stale += o.Stale
+// add adds what another transaction did.
+func (b *batchResult) add(o batchResult) {
+	b.Settled += o.Settled
+	b.ChargedMicros += o.ChargedMicros
+	b.ShortfallMicros += o.ShortfallMicros
+	b.Stale += o.Stale
 	for org := range o.ran {
-		p.ran[org] = true
+		b.ran[org] = true
 	}
 	for org, err := range o.failed {
-		if p.failed[org] == nil {
-			p.failed[org] = err
+		if b.failed[org] == nil {
+			b.failed[org] = err
 		}
 	}
 }

@@ -140,3 +140,62 @@ func TestWritableRootNeedsPauseOrSnapshot(t *testing.T) {
 		t.Fatalf("create = %d %s, want 422 rootfs_not_supported", res.Status, res.Body)
 	}
 }
+
+// TestServeWhileReconciling: runtimes held for start-up reconciliation
+// answer 503 reconciling, others are served, and each is released as
+// reconciliation reaches it.
+func TestServeWhileReconciling(t *testing.T) {
+	f := newFixtureOn(t, fake.Config{})
+	held := f.started(t, "held", 600)
+	free := f.started(t, "free", 600)
+	f.env.Runtimes.HoldForReconcile([]string{held.ID})
+	if !f.env.Runtimes.Reconciling() {
+		t.Fatal("Reconciling() = false with a runtime held")
+	}
+	res := f.env.Do(t, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+held.ID+"/pause", nil)
+	if res.Status != http.StatusServiceUnavailable || res.Code() != "reconciling" {
+		t.Fatalf("pause of a held runtime = %d %s, want 503 reconciling", res.Status, res.Body)
+	}
+	f.env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+free.ID+"/pause", nil)
+
+	if _, err := f.m.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.env.Runtimes.Reconciling() {
+		t.Fatal("Reconciling() = true after reconciliation")
+	}
+	f.env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+held.ID+"/pause", nil)
+}
+
+// TestReconcileIsConcurrent: reconciliation works on several runtimes at
+// once, bounded: with every provider call gated, more than one runtime is
+// in flight, and no more than the bound.
+func TestReconcileIsConcurrent(t *testing.T) {
+	clk := testenv.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	p := fake.New(fake.Config{Now: clk.Now})
+	env := servertest.New(t, servertest.Options{Now: clk.Now, Provider: p})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	f := &fixture{env: env, clk: clk}
+	const n, bound = 6, 3
+	for i := range n {
+		f.started(t, "p"+string(rune('a'+i)), 600)
+	}
+	gate := make(chan struct{})
+	p.SetGate(fake.OpInspect, gate)
+	m := lifecycle.New(lifecycle.Config{Store: env.Store, Runtimes: env.Runtimes, Now: clk.Now, Concurrency: bound})
+	done := make(chan error, 1)
+	go func() { _, err := m.Reconcile(context.Background()); done <- err }()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Calls(fake.OpInspect) < bound && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // room for a call past the bound, if the bound leaked
+	if got := p.Calls(fake.OpInspect); got != bound {
+		t.Fatalf("%d runtimes in flight, want exactly the bound %d", got, bound)
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -214,6 +214,21 @@ func (b *Breaker) probe(pg pinger) {
 	}
 }
 
+// Available answers nil while calls go through, and the fail-fast error
+// while the breaker is open, without counting as a call: an action checks
+// it before it records anything, so a dead engine leaves no trace.
+func (b *Breaker) Available() error {
+	b.mu.Lock()
+	open := b.state == BreakerOpen
+	cause := b.lastErr
+	b.mu.Unlock()
+	if open {
+		return errdefs.Unavailable(CodeCircuitOpen,
+			"provider %s is not reachable and is failing fast; it is retried by itself and recovers when its backend answers", b.p.Name()).WithCause(cause)
+	}
+	return nil
+}
+
 // call runs fn through the breaker.
 func call[T any](b *Breaker, op string, fn func() (T, error)) (T, error) {
 	if err := b.admit(); err != nil {

@@ -42,6 +42,9 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if err != nil {
 		return rt, err
 	}
+	if err := available(p); err != nil {
+		return rt, err // nothing is recorded against a provider known to be down
+	}
 	image := rt.Config.Image
 	if rt.Status == store.RuntimeArchived && rt.Snapshot != "" {
 		image = rt.Snapshot // restore what was archived
@@ -117,7 +120,12 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if warm != nil {
 		s.warm.kick() // refill behind this claim
 		h = provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
-		if p.Capabilities().Pause {
+		if s.warmRunning(template) {
+			// Running, its link open: the claim was all there was to do.
+			if err := s.agents.adopt(ctx, warm.ID, rt.ID, sb); err != nil {
+				return s.failStart(ctx, p, rt, sb, &h, err)
+			}
+		} else if p.Capabilities().Pause {
 			if err := p.Resume(ctx, h); err != nil {
 				return s.failStart(ctx, p, rt, sb, &h, err)
 			}
@@ -594,4 +602,13 @@ func (s *Service) observe(action string, t0 time.Time, err *error) {
 		return
 	}
 	s.metrics.Transition(action, time.Since(t0), *err)
+}
+
+// available reports a provider known to be down (its circuit breaker is
+// open), so an action fails before it records anything.
+func available(p provider.Provider) error {
+	if a, ok := p.(interface{ Available() error }); ok {
+		return a.Available()
+	}
+	return nil
 }

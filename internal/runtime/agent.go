@@ -131,6 +131,9 @@ type agentEntry struct {
 	sandboxID  string
 	providerID string
 	client     *agentconn.Client
+	// sb is the ledger row whose environment new connections send: a
+	// warm sandbox's stand-in until a runtime claims it.
+	sb atomic.Pointer[store.Sandbox]
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
@@ -159,6 +162,7 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 	}
 	h := handleOf(sb)
 	e := &agentEntry{sandboxID: sb.ID, providerID: sb.ProviderSandboxID, conns: map[*trackedConn]struct{}{}}
+	e.sb.Store(&sb)
 	env, m := p.env, p.metrics
 	var dials atomic.Int64
 	e.client = agentconn.New(func(ctx context.Context) (net.Conn, error) {
@@ -166,7 +170,7 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 			m.AgentReconnect() // the client dials again only when its link broke
 		}
 		if env != nil {
-			if err := configureAgent(ctx, prov, h, sb, env); err != nil {
+			if err := configureAgent(ctx, prov, h, *e.sb.Load(), env); err != nil {
 				return nil, err
 			}
 		}
@@ -209,6 +213,47 @@ func configureAgent(ctx context.Context, prov provider.Provider, h provider.Hand
 		}
 	}()
 	return once.SetEnv(ctx, env)
+}
+
+// warmLink is the pool key of a warm sandbox's agent link until a runtime
+// claims it.
+func warmLink(warmID string) string { return "warm/" + warmID }
+
+// prewarm opens the link to a running warm sandbox's agent (its first
+// connection answers a health check) ahead of any claim.
+func (p *agentPool) prewarm(ctx context.Context, warmID string, h provider.Handle, prov provider.Provider) error {
+	c, err := p.get(warmLink(warmID), store.Sandbox{ID: warmID, ProviderSandboxID: h.ID, ProviderState: h.State}, prov)
+	if err != nil {
+		return err
+	}
+	return c.Health(ctx)
+}
+
+// adopt gives runtimeID the open link of the warm sandbox it claimed, now
+// its sandbox sb, and sends the runtime's environment over it (a link's
+// later connections configure themselves, as any runtime's do). Without a
+// prewarmed link it does nothing: the first call dials as usual.
+func (p *agentPool) adopt(ctx context.Context, warmID, runtimeID string, sb store.Sandbox) error {
+	p.mu.Lock()
+	e, ok := p.entries[warmLink(warmID)]
+	if ok {
+		delete(p.entries, warmLink(warmID))
+		if old, had := p.entries[runtimeID]; had {
+			defer old.close()
+		}
+		e.sb.Store(&sb)
+		p.entries[runtimeID] = e
+	}
+	env := p.env
+	p.mu.Unlock()
+	if !ok || env == nil {
+		return nil
+	}
+	vars, err := env(ctx, sb)
+	if err != nil || len(vars) == 0 {
+		return err
+	}
+	return e.client.SetEnv(ctx, vars)
 }
 
 func (p *agentPool) forget(runtimeID, sandboxID string) {

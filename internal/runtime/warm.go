@@ -25,6 +25,13 @@ import (
 // volume does not exist yet, so the warm sandbox's empty volume becomes its
 // workspace. Any other start is a cold start, and so is every start while
 // the pool is empty. Claims trigger a refill in the background.
+//
+// A pool may instead keep its sandboxes running (WarmPool.Running), with
+// the link to each agent already open: a claim is then the database
+// transaction and nothing else — no unpause, no dial — and the first
+// command goes over the open link. Running warm sandboxes hold their
+// memory (they are not billed: nobody owns them yet); paused ones are the
+// choice for memory-tight hosts.
 
 // LabelWarm marks compute made for the warm pool.
 const LabelWarm = "dev.paddock.warm"
@@ -41,6 +48,9 @@ type WarmPool struct {
 	DiskMB    int64
 	Network   string
 	Size      int
+	// Running keeps the pool's sandboxes running with their agent link
+	// open instead of paused.
+	Running bool
 }
 
 // warmPools is the Service's view of its pools.
@@ -73,7 +83,7 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 			w.err = err
 			return w
 		}
-		w.pools = append(w.pools, resolvedPool{provider: p, config: c, key: templateKey(p.Name(), c), size: wp.Size})
+		w.pools = append(w.pools, resolvedPool{provider: p, config: c, key: templateKey(p.Name(), c), size: wp.Size, running: wp.Running})
 	}
 	return w
 }
@@ -106,6 +116,7 @@ type resolvedPool struct {
 	config   store.RuntimeConfig
 	key      string
 	size     int
+	running  bool // kept running with the agent link open, not paused
 }
 
 // resolvedPools returns the configured pools, or why they cannot be used.
@@ -120,6 +131,18 @@ func (s *Service) ValidateWarmPools() error {
 
 // WarmKicks delivers a value when a claim wants the pool refilled.
 func (s *Service) WarmKicks() <-chan struct{} { return s.warm.kicks }
+
+// warmRunning reports whether the pool of template keeps its sandboxes
+// running.
+func (s *Service) warmRunning(template string) bool {
+	pools, _ := s.resolvedPools()
+	for _, rp := range pools {
+		if rp.key == template {
+			return rp.running || !rp.provider.Capabilities().Pause
+		}
+	}
+	return false
+}
 
 // warmTemplate returns rt's template key and whether a pool serves it.
 func (s *Service) warmTemplate(providerName string, rt store.Runtime) (string, bool) {
@@ -252,7 +275,12 @@ func (s *Service) provisionWarm(ctx context.Context, rp resolvedPool) error {
 	if err == nil {
 		err = p.Start(ctx, h)
 	}
-	if err == nil && p.Capabilities().Pause {
+	switch {
+	case err != nil:
+	case rp.running && p.Capabilities().Agent:
+		// The link is opened now, so the claim does not have to.
+		err = s.agents.prewarm(ctx, id, h, p)
+	case !rp.running && p.Capabilities().Pause:
 		err = p.Pause(ctx, h)
 	}
 	if err == nil {
@@ -274,6 +302,7 @@ func (s *Service) discardWarm(ctx context.Context, w store.WarmSandbox) error {
 	if err != nil {
 		return err
 	}
+	s.agents.forget(warmLink(w.ID), "")
 	var errs []error
 	if w.ProviderSandboxID != "" {
 		h := provider.Handle{Provider: w.Provider, ID: w.ProviderSandboxID, State: w.ProviderState}
@@ -342,7 +371,8 @@ func (s *Service) ReconcileWarm(ctx context.Context) (int, error) {
 }
 
 // warmAlive reports whether a ready warm sandbox's compute still exists
-// and can be claimed (paused, or running on a provider that cannot pause).
+// and can be claimed: running for a pool that keeps them running (or on a
+// provider that cannot pause), else paused.
 func (s *Service) warmAlive(ctx context.Context, w store.WarmSandbox) bool {
 	p, err := s.providers.Get(w.Provider)
 	if err != nil {
@@ -354,9 +384,9 @@ func (s *Service) warmAlive(ctx context.Context, w store.WarmSandbox) bool {
 	}
 	switch st.State {
 	case provider.StatePaused:
-		return true
+		return !s.warmRunning(w.Template)
 	case provider.StateRunning:
-		return !p.Capabilities().Pause
+		return s.warmRunning(w.Template)
 	}
 	return false
 }

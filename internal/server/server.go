@@ -335,12 +335,12 @@ func archiveAfter(d time.Duration) time.Duration {
 func warmPools(cfg config.Config) []runtime.WarmPool {
 	var out []runtime.WarmPool
 	if cfg.WarmPool > 0 {
-		out = append(out, runtime.WarmPool{Size: cfg.WarmPool})
+		out = append(out, runtime.WarmPool{Size: cfg.WarmPool, Running: cfg.WarmPoolRunning})
 	}
 	for _, wp := range cfg.WarmPools {
 		out = append(out, runtime.WarmPool{
 			Image: wp.Image, CPUMillis: wp.CPUMillis, MemoryMB: wp.MemoryMB,
-			PidsLimit: wp.PidsLimit, Network: wp.Network, Size: wp.Size,
+			PidsLimit: wp.PidsLimit, Network: wp.Network, Size: wp.Size, Running: wp.Running,
 		})
 	}
 	return out

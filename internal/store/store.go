@@ -438,14 +438,14 @@ type CreditQueries interface {
 	// s.From is ErrConflict (code settlement_stale) and changes nothing,
 	// so a settlement can never be applied twice.
 	Settle(ctx context.Context, s Settlement) (JournalEntry, error)
-	// SettleMany applies settlements of orgID's rows in order, each exactly
-	// as Settle would after the ones before it, reading and writing the
-	// org's account once. entries[i] is the i-th settlement's entry, or
-	// errs[i] the error Settle would have returned for it (then it changed
-	// nothing and the rest still apply); a settlement of another org is
-	// ErrInvalidArgument there. Any other failure is err, and then nothing
-	// at all was applied: inside InTx the caller's transaction stays
-	// usable, so one org's failure need not undo another's settlements.
+	// SettleMany applies settlements of orgID's rows in order, each
+	// exactly as Settle would after the ones before it, in far fewer
+	// statements (the settler's path). entries[i] is the i-th settlement's
+	// entry; or errs[i] is the error Settle would have returned for it,
+	// and then it changed nothing and the rest still apply. A settlement
+	// of another org is ErrInvalidArgument there. Any other failure is
+	// err: called alone nothing was applied; inside InTx the caller must
+	// roll back, as after any failed write.
 	SettleMany(ctx context.Context, orgID string, ss []Settlement) (entries []JournalEntry, errs []error, err error)
 	// GetJournalEntryByKey returns orgID's entry with the idempotency key.
 	GetJournalEntryByKey(ctx context.Context, orgID, key string) (JournalEntry, error)

@@ -66,14 +66,38 @@ func ShortTempDir(t testing.TB) string {
 	return d
 }
 
+// ProviderEnv selects the provider the end-to-end tests run on:
+// PADDOCK_TEST_PROVIDER=gvisor runs them under gVisor (the docker provider
+// with runtime runsc, named "gvisor"); unset or "docker", under runc.
+const ProviderEnv = "PADDOCK_TEST_PROVIDER"
+
+// TestProvider returns the name and OCI runtime of the provider the
+// end-to-end tests run on (see ProviderEnv).
+func TestProvider(t testing.TB) (name, runtime string) {
+	switch v := os.Getenv(ProviderEnv); v {
+	case "", "docker":
+		return "docker", ""
+	case "gvisor":
+		RequireRuntime(t, GVisorRuntime)
+		return "gvisor", GVisorRuntime
+	default:
+		t.Fatalf("%s=%q: want docker or gvisor", ProviderEnv, v)
+		return "", ""
+	}
+}
+
 // DockerProvider returns a Docker provider that labels everything with
 // instance, runs the freshly built shim, never pulls, and whose containers,
-// volumes and snapshot images are swept when t ends, even on failure.
+// volumes and snapshot images are swept when t ends, even on failure. It
+// runs under the runtime TestProvider selects.
 func DockerProvider(t testing.TB, instance string) *docker.Provider {
 	t.Helper()
 	RequireDocker(t, TestImage)
+	name, runtime := TestProvider(t)
 	disks := DiskDir(t)
 	p, err := docker.New(docker.Config{
+		Name:         name,
+		Runtime:      runtime,
 		Instance:     instance,
 		ShimPath:     Binary(t, "paddock-shim"),
 		RunDir:       ShortTempDir(t),

@@ -137,7 +137,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		pids = DefaultPidsLimit
 	}
 	if p.gvisor() {
-		pids = gvisorPidsLimit(pids)
+		pids = GVisorPidsLimit(pids)
 	}
 	mem := r.MemoryMB
 	if mem == 0 {

@@ -19,7 +19,7 @@ import (
 //   - runsc pauses inside the sandbox and leaves the cgroup freezer thawed:
 //     the engine's paused flag is all there is (freezer.go).
 //   - The pids cgroup counts the sandbox's own threads too; see
-//     gvisorPidsLimit.
+//     GVisorPidsLimit.
 //   - Docker's embedded DNS server is out of reach; open sandboxes get the
 //     host's resolvers instead (dns.go).
 
@@ -43,7 +43,7 @@ var gvisorFlags = []struct{ flag, why string }{
 // gvisor reports whether sandboxes run under gVisor's runsc.
 func (p *Provider) gvisor() bool { return strings.HasPrefix(p.cfg.Runtime, "runsc") }
 
-// gvisorPidsLimit is the pids cgroup limit of a gVisor sandbox whose spec
+// GVisorPidsLimit is the pids cgroup limit of a gVisor sandbox whose spec
 // allows pids processes and threads. The cgroup counts the host tasks of
 // the whole sandbox: the sentry's and gofer's threads (about 30 with an
 // idle agent) and, for each guest process, a systrap stub process and its
@@ -53,7 +53,7 @@ func (p *Provider) gvisor() bool { return strings.HasPrefix(p.cfg.Runtime, "runs
 // make a thread and the whole sandbox exits. So the limit is raised enough
 // that a sandbox within its spec's limit never gets there, while a fork
 // bomb still stops, with the sandbox, at a bound of the spec's size.
-func gvisorPidsLimit(pids int64) int64 { return 4*pids + 64 }
+func GVisorPidsLimit(pids int64) int64 { return 4*pids + 64 }
 
 // checkRuntime makes sure, once, that the engine knows Config.Runtime: a
 // sandbox of a runtime the engine lacks fails its Create with an error that

@@ -106,7 +106,7 @@ func processesNaming(t *testing.T, id string) []string {
 
 // TestGVisorPidsLimit: the pids cgroup of a gVisor sandbox counts its
 // kernel's threads and a stub per process too, so the provider raises it
-// (see gvisorPidsLimit). A sandbox keeps running with as many processes as
+// (see GVisorPidsLimit). A sandbox keeps running with as many processes as
 // its spec allows, busy or idle, started by its agent; far past the limit,
 // the sandbox stops (gVisor cannot fail a fork for the cgroup's sake) and
 // the host does not notice.

@@ -33,7 +33,7 @@ func testHardening(t *testing.T, fl flavour) {
 	e := newFlavourEnv(t, fl)
 	underGVisor := fl.runtime != ""
 	// Under gVisor the pids cgroup counts the sandbox kernel's threads too,
-	// so the provider raises it (4×64+64; see gvisorPidsLimit).
+	// so the provider raises it (4×64+64; see GVisorPidsLimit).
 	wantPids := int64(64)
 	if underGVisor {
 		wantPids = 320

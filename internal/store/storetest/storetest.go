@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"CreditAccounts", testCreditAccounts},
 		{"Settlements", testSettlements},
+		{"SettleMany", testSettleMany},
 		{"Journal", testJournal},
 		{"RunningSandboxes", testRunningSandboxes},
 		{"CreditRaces", testCreditRaces},

@@ -1,0 +1,126 @@
+package testenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// Dockerd is a Docker engine a test starts for itself, with its own
+// socket, data root, exec root and containerd, and no bridge or firewall
+// rules: tests that stop, break or restart an engine use one of these,
+// never the shared engine.
+type Dockerd struct {
+	Host string // unix://… for DOCKER_HOST or a provider's Host
+	dir  string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+}
+
+// StartDockerd starts a dedicated engine under a fresh directory and stops
+// it when t ends. It needs root and the dockerd binary; in CI a missing one
+// fails the test.
+func StartDockerd(t testing.TB) *Dockerd {
+	t.Helper()
+	if _, err := exec.LookPath("dockerd"); err != nil || os.Geteuid() != 0 {
+		unavailable(t, "a dedicated Docker engine needs root and dockerd (%v)", err)
+	}
+	d := &Dockerd{dir: ShortTempDir(t), logs: &bytes.Buffer{}}
+	d.Host = "unix://" + filepath.Join(d.dir, "docker.sock")
+	if err := os.WriteFile(filepath.Join(d.dir, "daemon.json"), runtimesConfig(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.Start(t)
+	t.Cleanup(func() {
+		d.Stop(t)
+		UnmountUnder(d.dir) // what the engine left mounted under its roots
+	})
+	return d
+}
+
+// Start starts the engine (again) and waits until it answers.
+func (d *Dockerd) Start(t testing.TB) {
+	t.Helper()
+	d.cmd = exec.Command("dockerd",
+		"--host", d.Host,
+		"--data-root", filepath.Join(d.dir, "data"),
+		"--exec-root", filepath.Join(d.dir, "exec"),
+		"--pidfile", filepath.Join(d.dir, "dockerd.pid"),
+		"--config-file", filepath.Join(d.dir, "daemon.json"),
+		"--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+	)
+	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start dockerd: %v", err)
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost(d.Host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := cli.Ping(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dedicated dockerd did not answer within 60s: %v\n%s", err, d.logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop stops the engine (SIGTERM, then SIGKILL after 30 s) and waits for
+// it and its containerd to exit. Stopping a stopped engine does nothing.
+func (d *Dockerd) Stop(t testing.TB) {
+	t.Helper()
+	if d.cmd == nil || d.cmd.Process == nil {
+		return
+	}
+	cmd := d.cmd
+	d.cmd = nil
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // its own process group only
+		<-done
+	}
+}
+
+// runtimesConfig is a daemon.json holding only the shared engine's OCI
+// runtimes (runsc, as scripts/setup-host.sh registers it), so the
+// dedicated engine runs what the shared one does and nothing else of its
+// configuration.
+func runtimesConfig(t testing.TB) []byte {
+	t.Helper()
+	var shared struct {
+		Runtimes json.RawMessage `json:"runtimes"`
+	}
+	b, err := os.ReadFile("/etc/docker/daemon.json")
+	if err == nil {
+		err = json.Unmarshal(b, &shared)
+	}
+	if err != nil || len(shared.Runtimes) == 0 {
+		return []byte("{}\n")
+	}
+	out, err := json.Marshal(map[string]json.RawMessage{"runtimes": shared.Runtimes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
