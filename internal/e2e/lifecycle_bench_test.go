@@ -24,7 +24,7 @@ func BenchmarkLifecycle(b *testing.B) {
 	testenv.RequireDocker(b, testenv.TestImage)
 	ctx := context.Background()
 	e := newLifeEnv(b, servertest.Options{WarmPools: []runtime.WarmPool{
-		{Size: 1},                              // paused: the default template
+		{Size: 1},                               // paused: the default template
 		{MemoryMB: 768, Size: 1, Running: true}, // running, agent link open
 	}})
 	echo := pc.ExecRequest{Argv: []string{"echo", "hello"}}
