@@ -11,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/ledger"
+	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -36,6 +37,9 @@ type Config struct {
 	// Reconciling, when set, reports whether start-up reconciliation is
 	// still running (a readiness check).
 	Reconciling func() bool
+	// Logs holds what the server logged about each sandbox, for
+	// GET …/sandboxes/{id}/logs; nil: only the ledger's record.
+	Logs *logs.Book
 }
 
 // API serves HTTP.
@@ -52,6 +56,7 @@ type API struct {
 	secrets     *secrets.Service
 	metrics     *metrics.Metrics
 	reconciling func() bool
+	logs        *logs.Book
 }
 
 // Route is one entry of the route table.
@@ -96,6 +101,7 @@ func New(cfg Config) *API {
 		secrets:     cfg.Secrets,
 		metrics:     cfg.Metrics,
 		reconciling: cfg.Reconciling,
+		logs:        cfg.Logs,
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
@@ -126,6 +132,7 @@ func (a *API) Routes() []Route {
 		{"GET", "/metrics", false, a.serveMetrics},
 		{"GET", "/api/openapi.json", false, a.openapi},
 		{"GET", "/api/capabilities", true, a.capabilities},
+		{"GET", "/api/provisions", true, a.listProvisions},
 
 		{"POST", "/api/v1/orgs", true, a.createOrg},
 		{"GET", "/api/v1/orgs", true, a.listOrgs},
@@ -194,6 +201,7 @@ func (a *API) Routes() []Route {
 		{"GET", "/api/v1/org/{org}/sandboxes", true, a.listSandboxes},
 		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.getSandbox},
 		{"DELETE", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.killSandbox},
+		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}/logs", true, a.sandboxLogs},
 	}
 }
 

@@ -117,3 +117,30 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// listProvisions lists the provisions in flight and the recent ones.
+func (a *API) listProvisions(w http.ResponseWriter, r *http.Request) error {
+	now := time.Now()
+	ps := a.runtimes.Provisions()
+	out := client.List[client.Provision]{Items: make([]client.Provision, len(ps))}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for i, p := range ps {
+		c := client.Provision{
+			ID: p.ID, RuntimeID: p.RuntimeID, SandboxID: p.SandboxID, OrgID: p.OrgID, Provider: p.Provider,
+			Kind: p.Kind, Warm: p.Warm, State: p.State, StartedAt: p.StartedAt.UTC(), Error: p.Error,
+			Steps: make([]client.ProvisionStep, len(p.Steps)),
+		}
+		end := now
+		if !p.EndedAt.IsZero() {
+			e := p.EndedAt.UTC()
+			c.EndedAt, end = &e, p.EndedAt
+		}
+		c.DurationMs = ms(end.Sub(p.StartedAt))
+		for j, st := range p.Steps {
+			c.Steps[j] = client.ProvisionStep{Name: st.Name, StartedAt: st.StartedAt.UTC(), DurationMs: ms(st.Duration), Error: st.Error}
+		}
+		out.Items[i] = c
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

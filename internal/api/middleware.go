@@ -12,6 +12,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -57,7 +58,7 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func (a *API) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := newRequestID()
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx := logs.With(context.WithValue(r.Context(), requestIDKey{}, id), logs.KeyRequest, id)
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}

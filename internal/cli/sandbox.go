@@ -3,7 +3,11 @@ package cli
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +66,7 @@ func (a *app) sandboxCmd() *cobra.Command {
 	var sc scope
 	cmd := groupCmd("sandbox", "Inspect an org's sandbox ledger and kill sandboxes", "sb")
 	scopeFlags(cmd, &sc, false)
-	cmd.AddCommand(a.sandboxListCmd(&sc), a.sandboxGetCmd(&sc), a.sandboxKillCmd(&sc))
+	cmd.AddCommand(a.sandboxListCmd(&sc), a.sandboxGetCmd(&sc), a.sandboxKillCmd(&sc), a.sandboxLogsCmd(&sc))
 	return cmd
 }
 
@@ -118,4 +122,45 @@ func (a *app) sandboxActionCmd(sc *scope, verb, short string, act func(ctx conte
 			return a.printSandbox(sb)
 		},
 	}
+}
+
+// sandboxLogsCmd is `sandbox logs SANDBOX`: the sandbox's lifecycle, one
+// line per step, then what its agent wrote.
+func (a *app) sandboxLogsCmd(sc *scope) *cobra.Command {
+	var tail int
+	cmd := &cobra.Command{
+		Use:   "logs SANDBOX",
+		Short: "Show a sandbox's lifecycle and its agent's log, by id or provider sandbox id",
+		Args:  exactArgs("SANDBOX"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.orgSession(sc)
+			if err != nil {
+				return err
+			}
+			l, err := s.c.SandboxLogs(cmd.Context(), s.org, args[0], tail)
+			if err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return a.printJSON(l)
+			}
+			w := a.env.Stdout
+			fmt.Fprintf(w, "# lifecycle of sandbox %s\n", l.SandboxID)
+			for _, e := range l.Lifecycle {
+				fmt.Fprintf(w, "%s %-5s %s", e.Time.Format(time.RFC3339Nano), e.Level, e.Message)
+				for _, k := range slices.Sorted(maps.Keys(e.Attrs)) {
+					fmt.Fprintf(w, " %s=%s", k, e.Attrs[k])
+				}
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w, "# agent")
+			if l.AgentError != "" {
+				fmt.Fprintf(w, "(no agent log: %s)\n", l.AgentError)
+			}
+			fmt.Fprint(w, l.Agent)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&tail, "tail", 0, "the agent log's last lines (default 200)")
+	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/server"
 )
 
@@ -79,6 +80,7 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			set("shim-path", &cfg.ShimPath, flags.ShimPath)
 			set("default-image", &cfg.DefaultImage, flags.DefaultImage)
 			set("log-level", &cfg.LogLevel, flags.LogLevel)
+			set("log-format", &cfg.LogFormat, flags.LogFormat)
 			set("run-dir", &cfg.RunDir, flags.RunDir)
 			if fl.Changed("idle-timeout") {
 				cfg.IdleTimeout = flags.IdleTimeout
@@ -109,6 +111,9 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			if fl.Changed("warm-pool") {
 				cfg.WarmPool = flags.WarmPool
 			}
+			if fl.Changed("warm-pool-running") {
+				cfg.WarmPoolRunning = flags.WarmPoolRunning
+			}
 			for name, p := range map[string]struct{ dst, src *time.Duration }{
 				"credit-first-slice": {&cfg.CreditFirstSlice, &flags.CreditFirstSlice},
 				"settle-interval":    {&cfg.SettleInterval, &flags.SettleInterval},
@@ -125,7 +130,7 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 
 			var level slog.Level
 			_ = level.UnmarshalText([]byte(cfg.LogLevel))
-			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			logger := logs.New(cmd.ErrOrStderr(), cfg.LogFormat, level, logs.NewBook())
 
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
@@ -141,6 +146,7 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.StringVar(&flags.ShimPath, "shim-path", "", "path to the static paddock-shim binary (default: next to paddock, then PATH)")
 	f.StringVar(&flags.DefaultImage, "default-image", def.DefaultImage, "image for runtimes that name none")
 	f.StringVar(&flags.LogLevel, "log-level", def.LogLevel, "debug, info, warn or error")
+	f.StringVar(&flags.LogFormat, "log-format", def.LogFormat, "json (one object per line, with request, runtime and sandbox ids) or text")
 	f.StringVar(&flags.RunDir, "run-dir", "", "directory for agent sockets (default <data-dir>/run when short enough)")
 	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
 	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
@@ -157,6 +163,7 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.DurationVar(&flags.MaxKeepalive, "max-keepalive", def.MaxKeepalive, "the longest one keepalive may extend a sandbox's window")
 	f.DurationVar(&flags.ArchiveAfter, "archive-after", def.ArchiveAfter, "archive runtimes paused this long (0: never)")
 	f.IntVar(&flags.WarmPool, "warm-pool", def.WarmPool, "warm sandboxes to keep ready for runtimes of the default image and resources")
+	f.BoolVar(&flags.WarmPoolRunning, "warm-pool-running", def.WarmPoolRunning, "keep the warm sandboxes running with their agent link open (a start is a transaction) instead of paused")
 	return cmd
 }
 

@@ -41,6 +41,7 @@ type Config struct {
 	RunDir       string        `yaml:"run_dir"`       // PADDOCK_RUN_DIR: agent socket dirs
 	BootstrapKey string        `yaml:"bootstrap_key"` // PADDOCK_BOOTSTRAP_KEY: first admin key
 	LogLevel     string        `yaml:"log_level"`     // PADDOCK_LOG_LEVEL: debug | info | warn | error
+	LogFormat    string        `yaml:"log_format"`    // PADDOCK_LOG_FORMAT: json | text
 	IdleTimeout  time.Duration `yaml:"idle_timeout"`  // PADDOCK_IDLE_TIMEOUT
 	PullImages   bool          `yaml:"pull_images"`   // PADDOCK_PULL_IMAGES: pull missing images
 	// WritableRootUnbounded allows runtimes a writable root on a Docker
@@ -184,6 +185,7 @@ func Default() Config {
 		Provider:     "docker",
 		DefaultImage: "paddock/debian:bookworm",
 		LogLevel:     "info",
+		LogFormat:    "json",
 		IdleTimeout:  15 * time.Minute,
 		PullImages:   true,
 
@@ -240,6 +242,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_RUN_DIR":       &c.RunDir,
 		"PADDOCK_BOOTSTRAP_KEY": &c.BootstrapKey,
 		"PADDOCK_LOG_LEVEL":     &c.LogLevel,
+		"PADDOCK_LOG_FORMAT":    &c.LogFormat,
 		"PADDOCK_INSTANCE_ID":   &c.InstanceID,
 
 		"PADDOCK_CREDIT_PROVIDER_RATES": &c.CreditProviderRates,
@@ -411,6 +414,9 @@ func (c *Config) Validate() error {
 	c.DataDir = abs
 	if err := c.validateProviders(); err != nil {
 		return err
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		return fmt.Errorf("log format %q is not one of json, text", c.LogFormat)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

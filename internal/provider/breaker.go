@@ -344,6 +344,15 @@ func (b *Breaker) IsSnapshot(ref string) bool {
 	return ok && s.IsSnapshot(ref)
 }
 
+// AgentLog returns the agent's own log, when the provider keeps one.
+func (b *Breaker) AgentLog(ctx context.Context, h Handle, tail int) (string, error) {
+	l, ok := b.p.(AgentLogger)
+	if !ok {
+		return "", errdefs.NotImplemented("agent_log_not_supported", "provider %s keeps no agent log", b.p.Name())
+	}
+	return call(b, "agent_log", func() (string, error) { return l.AgentLog(ctx, h, tail) })
+}
+
 // Capacity is the host's, or zero (unknown) for a provider that cannot
 // tell.
 func (b *Breaker) Capacity(ctx context.Context) (Resources, error) {

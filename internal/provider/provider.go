@@ -99,6 +99,14 @@ type Snapshotter interface {
 	IsSnapshot(ref string) bool
 }
 
+// AgentLogger is implemented by providers that keep what the in-sandbox
+// agent itself wrote (its own log, not the output of the processes it
+// runs, which go to the agent): the last tail lines of it, for `paddock
+// sandbox logs`.
+type AgentLogger interface {
+	AgentLog(ctx context.Context, h Handle, tail int) (string, error)
+}
+
 // Sizer is implemented by providers that know the largest sandbox their
 // host can run (cores and memory), so a runtime asking for more is refused
 // when it is configured instead of failing at every start.

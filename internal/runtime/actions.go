@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -45,6 +46,12 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if err := available(p); err != nil {
 		return rt, err // nothing is recorded against a provider known to be down
 	}
+	kind := "start"
+	if rt.Status == store.RuntimeArchived {
+		kind = "restore"
+	}
+	tr := s.provisions.begin(Provision{RuntimeID: rt.ID, OrgID: rt.OrgID, Provider: p.Name(), Kind: kind}, time.Now)
+	defer func() { tr.end(retErr) }()
 	image := rt.Config.Image
 	if rt.Status == store.RuntimeArchived && rt.Snapshot != "" {
 		image = rt.Snapshot // restore what was archived
@@ -54,7 +61,10 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	}
 	// Secrets are resolved before anything exists: an unknown one starts
 	// nothing.
-	secretIDs, err = s.resolveSecrets(ctx, rt, rt.Config.Network.Mode, secretIDs)
+	err = tr.step("resolve_secrets", func() (err error) {
+		secretIDs, err = s.resolveSecrets(ctx, rt, rt.Config.Network.Mode, secretIDs)
+		return err
+	})
 	if err != nil {
 		return rt, err
 	}
@@ -80,38 +90,42 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		UpdatedAt:   now,
 	}
 	var warm *store.WarmSandbox
-	err = s.store.InTx(ctx, func(q store.Queries) error {
-		if warmable {
-			w, err := s.claimWarm(ctx, q, rt, template)
-			if err != nil {
+	err = tr.step("reserve", func() error {
+		return s.store.InTx(ctx, func(q store.Queries) error {
+			if warmable {
+				w, err := s.claimWarm(ctx, q, rt, template)
+				if err != nil {
+					return err
+				}
+				if w != nil {
+					warm = w
+					sb.ID = w.ID // the compute's labels already name this row
+					sb.ProviderSandboxID = w.ProviderSandboxID
+					sb.ProviderState = w.ProviderState
+					rt.WorkspaceVolume = w.WorkspaceVolume
+				}
+			}
+			// The hold comes first: an org that cannot pay gets nothing.
+			if s.billing != nil {
+				if err := s.billing.Reserve(ctx, q, sb, now); err != nil {
+					return err
+				}
+			}
+			if err := q.CreateSandbox(ctx, sb); err != nil {
 				return err
 			}
-			if w != nil {
-				warm = w
-				sb.ID = w.ID // the compute's labels already name this row
-				sb.ProviderSandboxID = w.ProviderSandboxID
-				sb.ProviderState = w.ProviderState
-				rt.WorkspaceVolume = w.WorkspaceVolume
-			}
-		}
-		// The hold comes first: an org that cannot pay gets nothing.
-		if s.billing != nil {
-			if err := s.billing.Reserve(ctx, q, sb, now); err != nil {
-				return err
-			}
-		}
-		if err := q.CreateSandbox(ctx, sb); err != nil {
-			return err
-		}
-		rt.Status = store.RuntimeStarting
-		rt.StatusReason = ""
-		rt.CurrentSandboxID = sb.ID
-		rt.UpdatedAt = now
-		return saveRuntime(ctx, q, &rt)
+			rt.Status = store.RuntimeStarting
+			rt.StatusReason = ""
+			rt.CurrentSandboxID = sb.ID
+			rt.UpdatedAt = now
+			return saveRuntime(ctx, q, &rt)
+		})
 	})
 	if err != nil {
 		return rt, err
 	}
+	tr.set(func(p *Provision) { p.SandboxID, p.Warm = sb.ID, warm != nil })
+	ctx = logs.With(ctx, logs.KeySandbox, sb.ID)
 	if sb, err = s.store.GetSandbox(ctx, sb.ID); err != nil {
 		return rt, err
 	}
@@ -122,22 +136,27 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		h = provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
 		if s.warmRunning(template) {
 			// Running, its link open: the claim was all there was to do.
-			if err := s.agents.adopt(ctx, warm.ID, rt.ID, sb); err != nil {
+			if err := tr.step("adopt_link", func() error { return s.agents.adopt(ctx, warm.ID, rt.ID, sb) }); err != nil {
 				return s.failStart(ctx, p, rt, sb, &h, err)
 			}
 		} else if p.Capabilities().Pause {
-			if err := p.Resume(ctx, h); err != nil {
+			if err := tr.step("resume", func() error { return p.Resume(ctx, h) }); err != nil {
 				return s.failStart(ctx, p, rt, sb, &h, err)
 			}
 		}
 	} else {
-		if h, err = p.Create(ctx, s.spec(rt, sb.ID, image)); err != nil {
+		err := tr.step("create", func() (err error) { h, err = p.Create(ctx, s.spec(rt, sb.ID, image)); return err })
+		if err != nil {
 			return s.failStart(ctx, p, rt, sb, nil, err)
 		}
-		if sb, err = s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now()); err != nil {
+		err = tr.step("record", func() (err error) {
+			sb, err = s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now())
+			return err
+		})
+		if err != nil {
 			return s.failStart(ctx, p, rt, sb, &h, err)
 		}
-		if err := p.Start(ctx, h); err != nil {
+		if err := tr.step("start", func() error { return p.Start(ctx, h) }); err != nil {
 			return s.failStart(ctx, p, rt, sb, &h, err)
 		}
 	}
@@ -147,16 +166,18 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	expires := capExpiry(rt, sb, now.Add(idleTimeout(rt)))
 	rt.Status = store.RuntimeRunning
 	rt.UpdatedAt = now
-	err = s.store.InTx(ctx, func(q store.Queries) error {
-		if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
-			return err
-		}
-		if s.billing != nil {
-			if err := s.billing.Capture(ctx, q, sb.ID, now); err != nil {
+	err = tr.step("mark_running", func() error {
+		return s.store.InTx(ctx, func(q store.Queries) error {
+			if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
 				return err
 			}
-		}
-		return saveRuntime(ctx, q, &rt)
+			if s.billing != nil {
+				if err := s.billing.Capture(ctx, q, sb.ID, now); err != nil {
+					return err
+				}
+			}
+			return saveRuntime(ctx, q, &rt)
+		})
 	})
 	if err != nil {
 		return s.failStart(ctx, p, rt, sb, &h, err)
@@ -377,6 +398,7 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	if err != nil {
 		return rt, err
 	}
+	ctx = logs.With(ctx, logs.KeySandbox, sb.ID)
 	p, err := s.providers.Get(sb.Provider)
 	if err != nil {
 		return rt, err
@@ -408,8 +430,12 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	})
 	if err != nil {
 		s.settleAfterFailure(ctx, before)
+		return rt, err
 	}
-	return rt, err
+	if sb.State != before.State {
+		s.logger.InfoContext(ctx, "sandbox "+string(sb.State), "action", action, "from", string(before.State))
+	}
+	return rt, nil
 }
 
 // vanished records that a runtime's compute no longer exists.

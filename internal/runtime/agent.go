@@ -325,3 +325,21 @@ func (c *trackedConn) Close() error {
 	})
 	return c.Conn.Close()
 }
+
+// AgentLog returns the last tail lines the agent of sb wrote itself, as
+// its provider keeps them. A sandbox whose compute is gone has none
+// (ErrNotFound).
+func (s *Service) AgentLog(ctx context.Context, sb store.Sandbox, tail int) (string, error) {
+	if sb.ProviderSandboxID == "" {
+		return "", errdefs.NotFound("sandbox_not_provisioned", "sandbox %s never had compute", sb.ID)
+	}
+	p, err := s.providers.Get(sb.Provider)
+	if err != nil {
+		return "", err
+	}
+	l, ok := p.(provider.AgentLogger)
+	if !ok {
+		return "", errdefs.NotImplemented("agent_log_not_supported", "provider %s keeps no agent log", p.Name())
+	}
+	return l.AgentLog(ctx, handleOf(sb), tail)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -62,6 +63,7 @@ func (k *keyedMutex) release(key string, l *keyLock) {
 // freshly read after the lock was taken.
 func onRuntime[T any](ctx context.Context, s *Service, id string, fn func(ctx context.Context, rt store.Runtime) (T, error)) (T, error) {
 	var zero T
+	ctx = logs.With(ctx, logs.KeyRuntime, id)
 	if err := s.pending.check(ctx, id); err != nil {
 		return zero, err
 	}

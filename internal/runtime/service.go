@@ -148,21 +148,22 @@ type Config struct {
 
 // Service runs the runtime actions.
 type Service struct {
-	store     store.Store
-	providers *provider.Registry
-	instance  string
-	defaults  Defaults
-	now       func() time.Time
-	logger    *slog.Logger
-	locks     *keyedMutex
-	billing   Billing
-	agents    *agentPool // see agent.go
-	activity  *activity  // see activity.go
-	warm      *warmPools // see warm.go
-	secrets   SecretResolver
-	trustedCA []byte
-	metrics   *metrics.Metrics
-	pending   pendingSet // runtimes start-up reconciliation has not reached
+	store      store.Store
+	providers  *provider.Registry
+	instance   string
+	defaults   Defaults
+	now        func() time.Time
+	logger     *slog.Logger
+	locks      *keyedMutex
+	billing    Billing
+	agents     *agentPool // see agent.go
+	activity   *activity  // see activity.go
+	warm       *warmPools // see warm.go
+	secrets    SecretResolver
+	trustedCA  []byte
+	metrics    *metrics.Metrics
+	pending    pendingSet   // runtimes start-up reconciliation has not reached
+	provisions provisionLog // see provisions.go
 }
 
 // New returns a Service.

@@ -96,6 +96,30 @@ func TestSeveralProvidersMetricsAndReadiness(t *testing.T) {
 		t.Fatalf("pausing on the provider that cannot = %s on %s, want archived on frozen", paused.Status, paused.Config.Provider)
 	}
 
+	var provs client.List[client.Provision]
+	mustJSON(t, mustCall(t, url, key, "GET", "/api/provisions", "", 200), &provs)
+	seen := map[string]client.Provision{}
+	for _, p := range provs.Items {
+		seen[p.RuntimeID] = p
+	}
+	for _, id := range []string{frozen.RuntimeID, main.RuntimeID} {
+		p, ok := seen[id]
+		if !ok || p.State != "succeeded" || p.Kind != "start" || p.EndedAt == nil || p.SandboxID == "" {
+			t.Fatalf("provision of %s = %+v (found %v); want a succeeded start", id, p, ok)
+		}
+		var names []string
+		for _, st := range p.Steps {
+			names = append(names, st.Name)
+		}
+		got := strings.Join(names, ",")
+		if got != "resolve_secrets,reserve,create,record,start,mark_running" && got != "resolve_secrets,reserve,resume,mark_running" {
+			t.Fatalf("provision steps of %s = %s", id, got)
+		}
+	}
+	if status, _ := call(t, url, "", "GET", "/api/provisions", ""); status != 401 {
+		t.Fatalf("provisions without a key = %d, want 401", status)
+	}
+
 	var ready client.Readiness
 	mustJSON(t, mustCall(t, url, "", "GET", "/readyz", "", 200), &ready)
 	names := map[string]bool{}

@@ -26,6 +26,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/lifecycle"
+	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -169,6 +170,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Metrics:   m,
 
 		Reconciling: runtimes.Reconciling,
+		Logs:        logs.BookOf(logger),
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 func (f SandboxFilter) query() url.Values {
@@ -23,6 +24,17 @@ func (c *Client) ListSandboxes(ctx context.Context, org string, f SandboxFilter)
 // id.
 func (c *Client) GetSandbox(ctx context.Context, org, sandbox string) (Sandbox, error) {
 	return call[Sandbox](ctx, c, http.MethodGet, orgRoute(org, "sandboxes", sandbox), nil, nil)
+}
+
+// SandboxLogs returns a sandbox's lifecycle and the last tail lines its
+// agent wrote (tail 0: the server's default), given by our id or the
+// provider's sandbox id.
+func (c *Client) SandboxLogs(ctx context.Context, org, sandbox string, tail int) (SandboxLogs, error) {
+	q := url.Values{}
+	if tail > 0 {
+		q.Set("tail", strconv.Itoa(tail))
+	}
+	return call[SandboxLogs](ctx, c, http.MethodGet, orgRoute(org, "sandboxes", sandbox, "logs"), q, nil)
 }
 
 // KillSandbox kills a sandbox of org, given by our id or the provider's

@@ -261,6 +261,53 @@ type Health struct {
 	Version string `json:"version"`
 }
 
+// SandboxLogs is what GET …/sandboxes/{id}/logs answers: the sandbox's
+// lifecycle (from its ledger row, and what the server logged about it
+// since it last started) and what its agent wrote itself.
+type SandboxLogs struct {
+	SandboxID         string     `json:"sandbox_id"`
+	ProviderSandboxID string     `json:"provider_sandbox_id,omitempty"`
+	Lifecycle         []LogEntry `json:"lifecycle"`
+	Agent             string     `json:"agent"`
+	// AgentError says why there is no agent log (the compute is gone, the
+	// provider keeps none).
+	AgentError string `json:"agent_error,omitempty"`
+}
+
+// LogEntry is one lifecycle record.
+type LogEntry struct {
+	Time    time.Time         `json:"time"`
+	Level   string            `json:"level"`
+	Message string            `json:"message"`
+	Attrs   map[string]string `json:"attrs,omitempty"`
+}
+
+// Provision is one provisioning operation (GET /api/provisions): a start,
+// or a restore from an archive, with its steps.
+type Provision struct {
+	ID         string          `json:"id"`
+	RuntimeID  string          `json:"runtime_id"`
+	SandboxID  string          `json:"sandbox_id,omitempty"`
+	OrgID      string          `json:"org_id"`
+	Provider   string          `json:"provider"`
+	Kind       string          `json:"kind"`  // start | restore
+	Warm       bool            `json:"warm"`  // claimed from the warm pool
+	State      string          `json:"state"` // running | succeeded | failed
+	StartedAt  time.Time       `json:"started_at"`
+	EndedAt    *time.Time      `json:"ended_at,omitempty"`
+	DurationMs float64         `json:"duration_ms"` // so far, while running
+	Error      string          `json:"error,omitempty"`
+	Steps      []ProvisionStep `json:"steps"`
+}
+
+// ProvisionStep is one step of a provision.
+type ProvisionStep struct {
+	Name       string    `json:"name"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMs float64   `json:"duration_ms"`
+	Error      string    `json:"error,omitempty"`
+}
+
 // Readiness is what GET /readyz answers: every check, and when one failed,
 // code not_ready and a message naming it.
 type Readiness struct {

@@ -135,6 +135,7 @@ var (
 	_ provider.WorkspaceRemover = (*Provider)(nil)
 	_ provider.Snapshotter      = (*Provider)(nil)
 	_ provider.Sizer            = (*Provider)(nil)
+	_ provider.AgentLogger      = (*Provider)(nil)
 )
 
 // New returns a Provider. It does not contact the engine (see Ping); it

@@ -1,15 +1,18 @@
 package docker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -251,4 +254,30 @@ func describeExit(code int64, msg, logs string) error {
 		s += "; last log lines:\n" + logs
 	}
 	return errors.New(s)
+}
+
+// AgentLog returns the last tail lines the agent (the container's init)
+// wrote: the engine keeps them, bounded (see the log options in
+// containerConfig).
+func (p *Provider) AgentLog(ctx context.Context, h provider.Handle, tail int) (string, error) {
+	if _, err := p.decodeHandle(h); err != nil {
+		return "", err
+	}
+	if _, err := p.lookup(ctx, h.ID); err != nil {
+		return "", err
+	}
+	if tail <= 0 {
+		tail = 200
+	}
+	rc, err := p.cli.ContainerLogs(ctx, h.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true, Tail: fmt.Sprint(tail)})
+	if err != nil {
+		return "", engineErr("read the log of", err)
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	// Containers run without a TTY, so the stream is multiplexed.
+	if _, err := stdcopy.StdCopy(&buf, &buf, io.LimitReader(rc, 1<<20)); err != nil {
+		return "", engineErr("read the log of", err)
+	}
+	return buf.String(), nil
 }

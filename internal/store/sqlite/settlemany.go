@@ -64,7 +64,6 @@ func (q *queries) SettleMany(ctx context.Context, orgID string, ss []store.Settl
 	}
 	var applied []int
 	err := q.atomic(ctx, func(q *queries) error {
-		applied = applied[:0]
 		rows, err := q.billingRows(ctx, pick(ss, valid, func(s store.Settlement) string { return s.SandboxID }))
 		if err != nil {
 			return err
