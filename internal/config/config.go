@@ -85,6 +85,9 @@ type Config struct {
 	// else) instead of paused (which holds no CPU and less memory).
 	WarmPoolRunning bool       `yaml:"warm_pool_running"` // PADDOCK_WARM_POOL_RUNNING
 	WarmPools       []WarmPool `yaml:"warm_pools"`
+	// ReconcileConcurrency is how many runtimes a reconciliation handles
+	// at once; 0 means 8.
+	ReconcileConcurrency int `yaml:"reconcile_concurrency"` // PADDOCK_RECONCILE_CONCURRENCY
 
 	// Egress: the proxy and open network modes (docker provider).
 	Egress Egress `yaml:"egress"`
@@ -300,6 +303,13 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			return fmt.Errorf("PADDOCK_PROVIDERS: %w", err)
 		}
 		c.Providers = ps
+	}
+	if v, ok := lookup("PADDOCK_RECONCILE_CONCURRENCY"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("PADDOCK_RECONCILE_CONCURRENCY: want a number of runtimes, not %q", v)
+		}
+		c.ReconcileConcurrency = n
 	}
 	if v, ok := lookup("PADDOCK_WARM_POOL_RUNNING"); ok && v != "" {
 		b, err := strconv.ParseBool(v)

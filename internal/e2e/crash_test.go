@@ -19,7 +19,7 @@ import (
 )
 
 // kill sends SIGKILL: the server gets no chance to clean up.
-func (s *server) kill(t *testing.T) {
+func (s *server) kill(t testing.TB) {
 	t.Helper()
 	_ = s.cmd.Process.Kill()
 	<-s.done

@@ -263,7 +263,7 @@ func TestSecretsEndToEnd(t *testing.T) {
 	if containsAny(s.logs.Bytes(), values) {
 		t.Fatal("the server's log holds a secret value")
 	}
-	if !bytes.Contains(s.logs.Bytes(), []byte("level=DEBUG")) {
+	if !bytes.Contains(s.logs.Bytes(), []byte(`"level":"DEBUG"`)) {
 		t.Fatal("the server did not log at debug level; the check above saw nothing")
 	}
 	for _, f := range []string{"paddock.db", "paddock.db-wal"} {

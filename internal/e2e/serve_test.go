@@ -25,6 +25,9 @@ type server struct {
 	url  string
 	done chan error
 	logs *bytes.Buffer
+	// listening is when it printed its address: it serves from then on,
+	// before start-up reconciliation is done.
+	listening time.Time
 }
 
 // serve starts the built binary on dataDir and waits until it prints where
@@ -83,6 +86,7 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 	}()
 	select {
 	case s.url = <-urls:
+		s.listening = time.Now()
 	case err := <-s.done:
 		t.Fatalf("paddock serve exited before listening: %v\n%s", err, s.logs)
 	case <-time.After(60 * time.Second):

@@ -180,7 +180,10 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	// served. The reconciliation runs in the background, several runtimes
 	// at once; then expiry and periodic reconciliation, owned here and
 	// stopped before the store closes.
-	life := lifecycle.New(lifecycle.Config{Store: st, Runtimes: runtimes, Logger: logger.With("component", "lifecycle")})
+	life := lifecycle.New(lifecycle.Config{
+		Store: st, Runtimes: runtimes, Logger: logger.With("component", "lifecycle"),
+		Concurrency: cfg.ReconcileConcurrency,
+	})
 	if err := life.Hold(ctx); err != nil {
 		return fmt.Errorf("list runtimes to reconcile: %w", err)
 	}
