@@ -35,7 +35,7 @@ func (a *API) agentOf(r *http.Request) (*agentconn.Client, store.Runtime, error)
 	if err != nil {
 		return nil, rt, err
 	}
-	return a.runtimes.Agent(r.Context(), rt.ID)
+	return a.runtimes.AgentOf(r.Context(), rt)
 }
 
 // checkPath accepts an absolute path inside the sandbox; field names it in

@@ -126,9 +126,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	}
 	tr.set(func(p *Provision) { p.SandboxID, p.Warm = sb.ID, warm != nil })
 	ctx = logs.With(ctx, logs.KeySandbox, sb.ID)
-	if sb, err = s.store.GetSandbox(ctx, sb.ID); err != nil {
-		return rt, err
-	}
+	sb.Version, sb.BillingVersion = 1, 1 // as CreateSandbox stored it
 
 	var h provider.Handle
 	if warm != nil {

@@ -41,13 +41,19 @@ const (
 //
 // The runtime returned is the one the check was made on.
 func (s *Service) Agent(ctx context.Context, runtimeID string) (*agentconn.Client, store.Runtime, error) {
-	if err := s.pending.check(ctx, runtimeID); err != nil {
-		return nil, store.Runtime{ID: runtimeID}, err
-	}
 	rt, err := s.store.GetRuntime(ctx, runtimeID)
 	if err != nil {
 		return nil, rt, err
 	}
+	return s.AgentOf(ctx, rt)
+}
+
+// AgentOf is Agent for a runtime the caller has just read.
+func (s *Service) AgentOf(ctx context.Context, rt store.Runtime) (*agentconn.Client, store.Runtime, error) {
+	if err := s.pending.check(ctx, rt.ID); err != nil {
+		return nil, rt, err
+	}
+	var err error
 	if rt.Status == store.RuntimePaused || rt.Status == store.RuntimeArchived {
 		if rt, err = s.wake(ctx, rt.ID); err != nil {
 			return nil, rt, err

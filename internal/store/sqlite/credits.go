@@ -38,11 +38,12 @@ const (
 // atomic runs fn in one transaction: the caller's when q is already inside
 // InTx, else a new IMMEDIATE one on the write connection.
 func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr error) {
-	db, ok := q.w.(*sql.DB)
+	db, ok := q.w.(dbExec)
 	if !ok {
 		return fn(q)
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	tx, done, err := db.begin(ctx)
+	defer done() // after the rollback below: the connection is free again
 	if err != nil {
 		return wrap("begin transaction", err)
 	}
@@ -68,7 +69,7 @@ func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr
 // Outside a transaction, or if preparing fails, it returns nil and the
 // caller runs the query unprepared (which reports any error).
 func (q *queries) prepared(ctx context.Context, query string) *sql.Stmt {
-	tx, ok := q.w.(*sql.Tx)
+	tx, ok := q.w.(txExec)
 	if !ok {
 		return nil
 	}

@@ -126,7 +126,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retE
 	}
 
 	return &Store{
-		queries: &queries{r: read, w: write},
+		queries: &queries{r: dbExec{read, newStmtCache(read)}, w: dbExec{write, newStmtCache(write)}},
 		logger:  logger,
 		read:    read,
 		write:   write,
@@ -152,7 +152,8 @@ func checkPath(path string) error {
 // returns an error (or panics) the transaction rolls back and fn's error is
 // returned unchanged.
 func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) (retErr error) {
-	tx, err := s.write.BeginTx(ctx, nil)
+	tx, done, err := s.queries.w.(dbExec).begin(ctx)
+	defer done() // after the rollback below: the connection is free again
 	if err != nil {
 		return wrap("begin transaction", err)
 	}
@@ -176,7 +177,7 @@ func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) (retEr
 
 // Close closes the store's connections.
 func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
+	return errors.Join(s.queries.r.(dbExec).cache.close(), s.queries.w.(dbExec).cache.close(), s.read.Close(), s.write.Close())
 }
 
 // execer is what queries run on: a *sql.DB or a *sql.Tx.
