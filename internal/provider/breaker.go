@@ -70,7 +70,8 @@ type Breaker struct {
 	fails    int
 	cooldown time.Duration
 	openedAt time.Time
-	probing  bool
+	probing  bool // a call is the half-open probe
+	pinging  bool // the probe goroutine runs
 	lastErr  error
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -112,10 +113,14 @@ func (b *Breaker) report(s BreakerState) {
 	}
 }
 
-// backendDown reports whether err says the backend is unreachable.
-func backendDown(err error) bool {
+// backendDown reports whether err, from operation op, says the backend is
+// unreachable: it could not be reached at all, or it did not answer a
+// health check (a ping is trivial, so its timeout means a hung engine). A
+// timeout of any other call may be the caller's deadline on slow but
+// honest work (a large pull or snapshot), so it does not count.
+func backendDown(op string, err error) bool {
 	pe, ok := errdefs.Public(err)
-	return ok && (pe.Code == CodeProviderUnavailable || pe.Code == CodeProviderTimeout)
+	return ok && (pe.Code == CodeProviderUnavailable || pe.Code == CodeProviderTimeout && op == "ping")
 }
 
 // admit lets a call through or refuses it while the breaker is open.
@@ -139,16 +144,16 @@ func (b *Breaker) admit() error {
 
 // done records a call's outcome.
 func (b *Breaker) done(op string, err error) {
-	down := backendDown(err)
+	down := backendDown(op, err)
 	if down && b.cfg.OnError != nil {
 		b.cfg.OnError(b.p.Name(), op)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !down {
-		if err == nil || b.state == BreakerHalfOpen {
-			b.closeLocked()
-		}
+		// The backend answered (with a result, or a refusal of its own):
+		// the failures are no longer in a row.
+		b.closeLocked()
 		return
 	}
 	b.lastErr = err
@@ -178,7 +183,8 @@ func (b *Breaker) openLocked(cooldown time.Duration) {
 	b.openedAt = time.Now()
 	b.probing = false
 	b.report(BreakerOpen)
-	if pg, ok := b.p.(pinger); ok {
+	if pg, ok := b.p.(pinger); ok && !b.pinging {
+		b.pinging = true
 		go b.probe(pg)
 	}
 }
@@ -186,6 +192,11 @@ func (b *Breaker) openLocked(cooldown time.Duration) {
 // probe pings the backend after each cooldown until it answers, then
 // closes the breaker. One runs per opening.
 func (b *Breaker) probe(pg pinger) {
+	defer func() {
+		b.mu.Lock()
+		b.pinging = false
+		b.mu.Unlock()
+	}()
 	for {
 		b.mu.Lock()
 		wait := b.cooldown
@@ -203,8 +214,8 @@ func (b *Breaker) probe(pg pinger) {
 			b.mu.Unlock()
 			return
 		}
-		if err == nil {
-			b.closeLocked()
+		if !backendDown("ping", err) {
+			b.closeLocked() // it answered, even if with a complaint of its own
 			b.mu.Unlock()
 			return
 		}
@@ -217,16 +228,23 @@ func (b *Breaker) probe(pg pinger) {
 // Available answers nil while calls go through, and the fail-fast error
 // while the breaker is open, without counting as a call: an action checks
 // it before it records anything, so a dead engine leaves no trace.
+//
+// A provider without Ping is probed by its next call after the cooldown:
+// then an action may go ahead and be that call. While a probe is in
+// flight (half-open), actions are refused like the rest.
 func (b *Breaker) Available() error {
 	b.mu.Lock()
-	open := b.state == BreakerOpen
-	cause := b.lastErr
-	b.mu.Unlock()
-	if open {
-		return errdefs.Unavailable(CodeCircuitOpen,
-			"provider %s is not reachable and is failing fast; it is retried by itself and recovers when its backend answers", b.p.Name()).WithCause(cause)
+	defer b.mu.Unlock()
+	switch b.state {
+	case BreakerClosed:
+		return nil
+	case BreakerOpen:
+		if _, canPing := b.p.(pinger); !canPing && time.Since(b.openedAt) >= b.cooldown && !b.probing {
+			return nil // its first call will be the probe
+		}
 	}
-	return nil
+	return errdefs.Unavailable(CodeCircuitOpen,
+		"provider %s is not reachable and is failing fast; it is retried by itself and recovers when its backend answers", b.p.Name()).WithCause(b.lastErr)
 }
 
 // call runs fn through the breaker.

@@ -147,8 +147,11 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		if err != nil {
 			return s.failStart(ctx, p, rt, sb, nil, err)
 		}
-		err = tr.step("record", func() (err error) {
-			sb, err = s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now())
+		err = tr.step("record", func() error {
+			recorded, err := s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now())
+			if err == nil {
+				sb = recorded // on failure sb stays the row failStart must undo
+			}
 			return err
 		})
 		if err != nil {
@@ -228,6 +231,7 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 		msg = pe.Message
 	}
 	s.logger.WarnContext(ctx, "runtime start failed", "runtime", rt.ID, "sandbox", sb.ID, "err", cause)
+	s.forgetAgent(rt.ID, sb.ID) // a claimed warm sandbox's link, if it was adopted
 	if h != nil {
 		if err := p.Destroy(ctx, *h); err != nil {
 			s.logger.ErrorContext(ctx, "destroying a failed sandbox", "sandbox", sb.ID, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,7 +84,14 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 			w.err = err
 			return w
 		}
-		w.pools = append(w.pools, resolvedPool{provider: p, config: c, key: templateKey(p.Name(), c), size: wp.Size, running: wp.Running})
+		key := templateKey(p.Name(), c)
+		if slices.ContainsFunc(w.pools, func(rp resolvedPool) bool { return rp.key == key }) {
+			// One template, one pool: a claim must know whether its
+			// sandbox is running or paused.
+			w.err = fmt.Errorf("two warm pools for the same template (image %q); give it one pool, running or not", c.Image)
+			return w
+		}
+		w.pools = append(w.pools, resolvedPool{provider: p, config: c, key: key, size: wp.Size, running: wp.Running})
 	}
 	return w
 }

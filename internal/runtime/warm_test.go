@@ -49,4 +49,8 @@ func TestWarmPoolConfig(t *testing.T) {
 			t.Errorf("%s: ValidateWarmPools = %v, want an invalid-argument or not-found error", name, err)
 		}
 	}
+	// One template, one pool: a claim must know whether it is running.
+	if err := svc(WarmPool{Size: 1}, WarmPool{Size: 1, Running: true}).ValidateWarmPools(); err == nil {
+		t.Error("two pools of one template (one running) were accepted")
+	}
 }

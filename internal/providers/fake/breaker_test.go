@@ -97,3 +97,66 @@ func TestBreaker(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerCountsOnlyTheBackend: a timeout of ordinary work (a caller's
+// deadline on a slow pull) does not count, a ping's does, and an answer
+// from the backend breaks a run of failures.
+func TestBreakerCountsOnlyTheBackend(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New(fake.Config{})
+	b := provider.NewBreaker(f, provider.BreakerConfig{Failures: 2, Cooldown: time.Hour})
+	t.Cleanup(b.Close)
+	slow := errdefs.Unavailable(provider.CodeProviderTimeout, "the engine did not answer in time")
+	down := errdefs.Unavailable(provider.CodeProviderUnavailable, "the engine is not reachable")
+	s := spec(t)
+	for range 3 {
+		f.FailNext(fake.OpCreate, slow)
+		_, _ = b.Create(ctx, s)
+	}
+	if st, _ := b.State(); st != provider.BreakerClosed {
+		t.Fatalf("state after slow creates = %v, want closed", st)
+	}
+	// down, an answer, down: not two in a row.
+	f.FailNext(fake.OpCreate, down)
+	_, _ = b.Create(ctx, s)
+	_, _ = b.Inspect(ctx, provider.Handle{Provider: "fake", ID: "nope"}) // the backend answers: not found
+	f.FailNext(fake.OpCreate, down)
+	_, _ = b.Create(ctx, s)
+	if st, _ := b.State(); st != provider.BreakerClosed {
+		t.Fatalf("state after failures that were not in a row = %v, want closed", st)
+	}
+	f.FailNext(fake.OpCreate, down)
+	_, _ = b.Create(ctx, s)
+	if st, _ := b.State(); st != provider.BreakerOpen {
+		t.Fatalf("state after two failures in a row = %v, want open", st)
+	}
+	if err := b.Available(); err == nil {
+		t.Fatal("Available while open and cooling down = nil, want the fail-fast error")
+	}
+}
+
+// TestBreakerAvailableForTheProbe: a provider without Ping is probed by
+// its first call after the cooldown, so an action may go ahead then.
+func TestBreakerAvailableForTheProbe(t *testing.T) {
+	ctx := context.Background()
+	f := fake.New(fake.Config{})
+	b := provider.NewBreaker(f, provider.BreakerConfig{Failures: 1, Cooldown: 20 * time.Millisecond})
+	t.Cleanup(b.Close)
+	f.FailNext(fake.OpCreate, errdefs.Unavailable(provider.CodeProviderUnavailable, "down"))
+	_, _ = b.Create(ctx, spec(t))
+	if b.Available() == nil {
+		t.Fatal("Available right after opening = nil")
+	}
+	time.Sleep(30 * time.Millisecond)
+	if err := b.Available(); err != nil {
+		t.Fatalf("Available after the cooldown = %v, want nil (the action is the probe)", err)
+	}
+	h, err := b.Create(ctx, spec(t))
+	if err != nil {
+		t.Fatalf("the probe Create = %v", err)
+	}
+	t.Cleanup(func() { _ = f.Destroy(ctx, h) })
+	if st, _ := b.State(); st != provider.BreakerClosed {
+		t.Fatalf("state after a good probe = %v, want closed", st)
+	}
+}
