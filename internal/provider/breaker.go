@@ -123,21 +123,31 @@ func backendDown(op string, err error) bool {
 	return ok && (pe.Code == CodeProviderUnavailable || pe.Code == CodeProviderTimeout && op == "ping")
 }
 
+// probeDueLocked reports whether the next call should be the probe of an
+// open breaker: its provider has no Ping and the cooldown is over.
+func (b *Breaker) probeDueLocked() bool {
+	_, canPing := b.p.(pinger)
+	return b.state == BreakerOpen && !canPing && time.Since(b.openedAt) >= b.cooldown && !b.probing
+}
+
 // admit lets a call through or refuses it while the breaker is open.
 func (b *Breaker) admit() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch b.state {
-	case BreakerClosed:
+	switch {
+	case b.state == BreakerClosed:
 		return nil
-	case BreakerOpen:
-		if _, canPing := b.p.(pinger); !canPing && time.Since(b.openedAt) >= b.cooldown && !b.probing {
-			b.probing = true // this call is the probe
-			b.state = BreakerHalfOpen
-			b.report(BreakerHalfOpen)
-			return nil
-		}
+	case b.probeDueLocked():
+		b.probing = true // this call is the probe
+		b.state = BreakerHalfOpen
+		b.report(BreakerHalfOpen)
+		return nil
 	}
+	return b.failFastLocked()
+}
+
+// failFastLocked is the answer while the breaker is open.
+func (b *Breaker) failFastLocked() error {
 	return errdefs.Unavailable(CodeCircuitOpen,
 		"provider %s is not reachable and is failing fast; it is retried by itself and recovers when its backend answers", b.p.Name()).WithCause(b.lastErr)
 }
@@ -235,16 +245,10 @@ func (b *Breaker) probe(pg pinger) {
 func (b *Breaker) Available() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch b.state {
-	case BreakerClosed:
-		return nil
-	case BreakerOpen:
-		if _, canPing := b.p.(pinger); !canPing && time.Since(b.openedAt) >= b.cooldown && !b.probing {
-			return nil // its first call will be the probe
-		}
+	if b.state == BreakerClosed || b.probeDueLocked() {
+		return nil // when the probe is due, the action's first call is it
 	}
-	return errdefs.Unavailable(CodeCircuitOpen,
-		"provider %s is not reachable and is failing fast; it is retried by itself and recovers when its backend answers", b.p.Name()).WithCause(b.lastErr)
+	return b.failFastLocked()
 }
 
 // call runs fn through the breaker.
@@ -319,8 +323,8 @@ func (b *Breaker) Ping(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if st, err := b.State(); st == BreakerOpen {
-		return errdefs.Unavailable(CodeCircuitOpen, "provider %s is not reachable (its breaker is open)", b.p.Name()).WithCause(err)
+	if err := b.Available(); err != nil {
+		return err // open: the prober pings, not every readiness check
 	}
 	return call0(b, "ping", func() error { return pg.Ping(ctx) })
 }
