@@ -272,8 +272,11 @@ type pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// networker is the docker provider's egress network setup.
-type networker interface {
+// Networker is implemented by providers whose sandboxes join egress
+// networks of their own (docker): SetupNetworks creates them and their
+// firewall rules and returns where the egress proxy listens; a provider
+// without any returns no address.
+type Networker interface {
 	SetupNetworks(ctx context.Context) (netip.AddrPort, error)
 }
 
@@ -388,7 +391,7 @@ func (b *Breaker) Capacity(ctx context.Context) (Resources, error) {
 // SetupNetworks sets up the provider's egress networks; a provider without
 // any returns no address.
 func (b *Breaker) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
-	n, ok := b.p.(networker)
+	n, ok := b.p.(Networker)
 	if !ok {
 		return netip.AddrPort{}, nil
 	}

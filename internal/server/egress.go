@@ -26,11 +26,6 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// networker is a provider that runs the egress networks (docker).
-type networker interface {
-	SetupNetworks(ctx context.Context) (netip.AddrPort, error)
-}
-
 // egressGate is the egress proxy of a server and what sandboxes need to
 // use it.
 type egressGate struct {
@@ -68,7 +63,7 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 		if err != nil {
 			continue
 		}
-		nw, ok := p.(networker)
+		nw, ok := p.(provider.Networker)
 		if !ok {
 			continue
 		}

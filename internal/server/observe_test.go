@@ -120,6 +120,18 @@ func TestSeveralProvidersMetricsAndReadiness(t *testing.T) {
 		t.Fatalf("provisions without a key = %d, want 401", status)
 	}
 
+	// A sandbox's logs: the fake keeps no agent log, and says so; a bad
+	// tail is a 400 with its code.
+	var logsOf client.SandboxLogs
+	sbPath := "/api/v1/org/acme/sandboxes/" + seen[main.RuntimeID].SandboxID + "/logs"
+	mustJSON(t, mustCall(t, url, key, "GET", sbPath+"?tail=5", "", 200), &logsOf)
+	if len(logsOf.Lifecycle) == 0 || logsOf.Lifecycle[0].Message != "sandbox created" || !strings.Contains(logsOf.AgentError, "agent_log_not_supported") {
+		t.Fatalf("sandbox logs = %+v", logsOf)
+	}
+	if status, b := call(t, url, key, "GET", sbPath+"?tail=0", ""); status != 400 || !strings.Contains(string(b), "invalid_tail") {
+		t.Fatalf("tail=0 = %d %s, want 400 invalid_tail", status, b)
+	}
+
 	var ready client.Readiness
 	mustJSON(t, mustCall(t, url, "", "GET", "/readyz", "", 200), &ready)
 	names := map[string]bool{}

@@ -136,6 +136,7 @@ var (
 	_ provider.Snapshotter      = (*Provider)(nil)
 	_ provider.Sizer            = (*Provider)(nil)
 	_ provider.AgentLogger      = (*Provider)(nil)
+	_ provider.Networker        = (*Provider)(nil)
 )
 
 // New returns a Provider. It does not contact the engine (see Ping); it

@@ -302,21 +302,8 @@ func (q *queries) PostCredit(ctx context.Context, p store.CreditPosting) (store.
 // Settle charges or refunds one sandbox's compute and moves its watermark,
 // the balance and the journal together.
 func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.JournalEntry, error) {
-	if err := required(resJournal, "org id", s.OrgID, "sandbox id", s.SandboxID); err != nil {
+	if err := checkSettlement(s); err != nil {
 		return store.JournalEntry{}, err
-	}
-	if err := checkKey(s.IdempotencyKey, s.Note); err != nil {
-		return store.JournalEntry{}, err
-	}
-	switch {
-	case s.UpTo.IsZero():
-		return store.JournalEntry{}, errdefs.InvalidArgument("invalid_settlement", "a settlement needs the time it settles up to")
-	case s.ReleaseHeldMicros < 0 || s.ReleaseHeldMicros > maxBalanceMicros:
-		return store.JournalEntry{}, errdefs.InvalidArgument("invalid_settlement", "the held amount to release must be between 0 and %s credits", credits(maxBalanceMicros))
-	case s.AmountMicros > maxBalanceMicros || s.AmountMicros < -maxBalanceMicros:
-		return store.JournalEntry{}, errdefs.InvalidArgument("invalid_amount", "a settlement must be at most %s credits", credits(maxBalanceMicros))
-	case s.AmountMicros == 0 && s.ReleaseHeldMicros == 0:
-		return store.JournalEntry{}, errdefs.InvalidArgument("invalid_amount", "a settlement must charge, refund or release something")
 	}
 	at := orNow(s.At)
 	var e store.JournalEntry
@@ -328,53 +315,27 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 		if err != nil {
 			return err
 		}
-		if !sb.LastSettledAt.Equal(s.From.Truncate(time.Microsecond)) {
-			return errdefs.Conflict("settlement_stale",
-				"sandbox %s was settled up to %s, not %s; read it again", sb.ID, sb.LastSettledAt, s.From)
+		if err := checkWatermark(sb, s); err != nil {
+			return err
 		}
 		a, err := q.openAccount(ctx, s.OrgID, at)
 		if err != nil {
 			return err
 		}
-		relief := min(s.ReleaseHeldMicros, a.HeldMicros)
-		var moved, shortfall int64 // moved: change to the balance and, negated, to the row's bill
-		kind := store.EntryDeduction
-		if s.AmountMicros >= 0 {
-			// A deduction takes what is available plus the hold it
-			// captures: credits held for other compute stay held.
-			take := min(s.AmountMicros, a.AvailableMicros()+relief)
-			moved, shortfall = -take, s.AmountMicros-take
-		} else {
-			kind = store.EntryRefund
-			moved = min(-s.AmountMicros, sb.BilledMicros, maxBalanceMicros-a.BalanceMicros)
-		}
-		balance, held := a.BalanceMicros+moved, a.HeldMicros-relief
-		start, end := s.From, s.UpTo
-		if s.Since.After(start) && !s.Since.After(end) {
-			start = s.Since
-		}
-		if end.Before(start) {
-			start, end = end, start
-		}
-		e = store.JournalEntry{
-			ID: s.ID, OrgID: s.OrgID, Kind: kind, AmountMicros: moved, HeldMicros: -relief,
-			BalanceAfterMicros: balance, HeldAfterMicros: held, ShortfallMicros: shortfall,
-			SandboxID: sb.ID, RuntimeID: sb.RuntimeID, ProjectID: sb.ProjectID, WorkspaceID: sb.WorkspaceID,
-			PeriodStart: start, PeriodEnd: end, IdempotencyKey: s.IdempotencyKey, Note: s.Note, CreatedAt: at,
-		}
+		e = settlementEntry(a, sb, s, at)
 		if err := q.appendEntry(ctx, &e); err != nil {
 			return err
 		}
 		r, err := q.exec(ctx, `UPDATE sandboxes SET billed_micros = billed_micros + ?, last_settled_at = ?,
 			billing_version = billing_version + 1 WHERE id = ? AND billing_version = ?`,
-			-moved, micros(s.UpTo), sb.ID, sb.BillingVersion)
+			-e.AmountMicros, micros(s.UpTo), sb.ID, sb.BillingVersion)
 		if err != nil {
 			return classify("settle sandbox", resSandbox, err)
 		}
 		if err := oneRow(r, "sandbox "+sb.ID); err != nil {
 			return err
 		}
-		return q.writeAccount(ctx, a, balance, held, at)
+		return q.writeAccount(ctx, a, e.BalanceAfterMicros, e.HeldAfterMicros, at)
 	})
 	if err != nil {
 		return store.JournalEntry{}, err
