@@ -3,8 +3,10 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,12 @@ func TestBreakerWithAStoppedEngine(t *testing.T) {
 			t.Fatalf("the breaker did not open with the engine stopped; last check: ok=%v %s", ok, why)
 		}
 	}
+	// The failures that opened it were counted, and its state exported.
+	metrics := scrape(t, s.url)
+	if !regexp.MustCompile(`paddock_provider_errors_total\{op="ping",provider="`+providerName+`"\} [1-9]`).MatchString(metrics) ||
+		!strings.Contains(metrics, `paddock_provider_breaker_state{provider="`+providerName+`"} 1`) {
+		t.Fatalf("/metrics after the engine stopped lacks the ping errors or the open breaker:\n%s", metrics)
+	}
 	_, err = c.StartRuntime(ctx, "acme", "dev", p.RuntimeID, pc.StartRuntimeRequest{})
 	if pe := (*pc.Error)(nil); !errors.As(err, &pe) || pe.StatusCode != http.StatusServiceUnavailable || pe.Code != provider.CodeCircuitOpen {
 		t.Fatalf("start with the engine stopped = %v, want 503 %s", err, provider.CodeCircuitOpen)
@@ -108,6 +116,21 @@ func TestBreakerWithAStoppedEngine(t *testing.T) {
 	if _, err := c.ResetRuntime(ctx, "acme", "dev", p.RuntimeID, pc.ResetRequest{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// scrape returns the server's /metrics.
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // readiness returns whether /readyz's check named name passed, and its
