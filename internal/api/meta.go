@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	apispec "github.com/paddockhq/paddock/api"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/harness"
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/version"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -114,8 +118,67 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 			WritableRoot: c.WritableRoot,
 		}
 	}
+	out.Harnesses, out.SidecarCapabilities = a.harnessesAndSidecars(r.Context())
+	out.DefaultHarness = harness.Default
+	if a.sessions != nil {
+		out.DefaultHarness = a.sessions.DefaultHarness()
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// harnessesAndSidecars tells which harness CLIs the sandbox images carry
+// (their labels, read from the default provider) and which sidecar
+// capabilities have their image.
+func (a *API) harnessesAndSidecars(ctx context.Context) ([]client.HarnessInfo, []client.SidecarCapability) {
+	images := a.images
+	if len(images) == 0 && a.runtimes != nil {
+		images = []string{a.runtimes.Defaults().Image}
+	}
+	for _, sc := range sidecar.Known() {
+		if !slices.Contains(images, sc.Image) {
+			images = append(images, sc.Image)
+		}
+	}
+	// image → harness names it carries; absent: the image is not there.
+	carried := map[string][]string{}
+	if p, err := a.providers.Get(a.providers.Default()); err == nil {
+		if in, ok := p.(provider.ImageInspector); ok {
+			for _, img := range images {
+				labels, err := in.ImageLabels(ctx, img)
+				if err != nil {
+					continue
+				}
+				carried[img] = []string{}
+				for _, entry := range strings.Split(labels[provider.LabelHarnesses], ",") {
+					if name, _, _ := strings.Cut(strings.TrimSpace(entry), "="); name != "" {
+						carried[img] = append(carried[img], name)
+					}
+				}
+			}
+		}
+	}
+	hs := []client.HarnessInfo{}
+	for _, h := range harness.All() {
+		info := client.HarnessInfo{Name: h.Name, Binary: h.Binary, Secrets: slices.Clone(h.Secrets),
+			WrittenAgainst: h.WrittenAgainst, Images: []string{}}
+		if info.Secrets == nil {
+			info.Secrets = []string{}
+		}
+		for _, img := range images {
+			if slices.Contains(carried[img], h.Name) {
+				info.Images = append(info.Images, img)
+				info.Installed = info.Installed || img == images[0]
+			}
+		}
+		hs = append(hs, info)
+	}
+	scs := []client.SidecarCapability{}
+	for _, sc := range sidecar.Known() {
+		_, present := carried[sc.Image]
+		scs = append(scs, client.SidecarCapability{Name: sc.Name, Description: sc.Description, Image: sc.Image, Available: present})
+	}
+	return hs, scs
 }
 
 // listProvisions lists the provisions in flight and the recent ones.

@@ -27,7 +27,11 @@ func (a *API) createProject(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Description) > maxDescription {
 		return errdefs.InvalidArgument("invalid_description", "description is longer than %d bytes", maxDescription)
 	}
-	p, rt, err := a.runtimes.CreateProject(ctx, ws, req.Name, req.Description, configIn(req.Runtime))
+	cfg, err := configIn(req.Runtime)
+	if err != nil {
+		return err
+	}
+	p, rt, err := a.runtimes.CreateProject(ctx, ws, req.Name, req.Description, cfg)
 	if err != nil {
 		return err
 	}

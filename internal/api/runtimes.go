@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -86,6 +87,13 @@ func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
 		Image: req.Image, CPUMillis: req.CPUMillis, MemoryMB: req.MemoryMB, PidsLimit: req.PidsLimit,
 		IdleTimeoutSeconds: req.IdleTimeoutSeconds, MaxLifetimeSeconds: req.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets, RootFS: req.RootFS,
+	}
+	if req.CapabilitiesJSON != nil {
+		sidecars, err := sidecar.Parse(*req.CapabilitiesJSON)
+		if err != nil {
+			return err
+		}
+		patch.Sidecars = &sidecars
 	}
 	if n := req.Network; n != nil {
 		if n.Mode != "" {

@@ -187,6 +187,8 @@ config file written by 'paddock login'. Default org and workspace come from
 		a.cpCmd(),
 		a.shellCmd(),
 		a.capabilitiesCmd(),
+		a.capabilityCmd(), a.catalogCmd(), a.inventoryCmd(),
+		a.promptCmd(), a.taskCmd(), a.sessionCmd(),
 		a.versionCmd(),
 		a.completionCmd(),
 	)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func (a *app) capabilitiesCmd() *cobra.Command {
 				l.Items = append(l.Items, row{name, p})
 			}
 			slices.SortFunc(l.Items, func(x, y row) int { return strings.Compare(x.name, y.name) })
-			return printList(a, l, []column[row]{
+			err = printList(a, l, []column[row]{
 				{"PROVIDER", func(r row) string {
 					if r.name == caps.DefaultProvider {
 						return r.name + " (default)"
@@ -49,6 +50,33 @@ func (a *app) capabilitiesCmd() *cobra.Command {
 				{"SNAPSHOT", func(r row) string { return strconv.FormatBool(r.Snapshot) }},
 				{"WRITABLE_ROOT", func(r row) string { return strconv.FormatBool(r.WritableRoot) }},
 				{"NETWORKS", func(r row) string { return strings.Join(r.Networks, ",") }},
+			})
+			if err != nil || len(caps.Harnesses) == 0 {
+				return err
+			}
+			fmt.Fprintln(a.env.Stdout)
+			err = printList(a, client.List[client.HarnessInfo]{Items: caps.Harnesses}, []column[client.HarnessInfo]{
+				{"HARNESS", func(h client.HarnessInfo) string {
+					if h.Name == caps.DefaultHarness {
+						return h.Name + " (default)"
+					}
+					return h.Name
+				}},
+				{"CLI", func(h client.HarnessInfo) string { return h.Binary }},
+				{"SECRET", func(h client.HarnessInfo) string { return strings.Join(h.Secrets, " or ") }},
+				{"PARSER_FOR", func(h client.HarnessInfo) string { return h.WrittenAgainst }},
+				{"IN_DEFAULT_IMAGE", func(h client.HarnessInfo) string { return strconv.FormatBool(h.Installed) }},
+				{"IMAGES", func(h client.HarnessInfo) string { return strings.Join(h.Images, ",") }},
+			})
+			if err != nil || len(caps.SidecarCapabilities) == 0 {
+				return err
+			}
+			fmt.Fprintln(a.env.Stdout)
+			return printList(a, client.List[client.SidecarCapability]{Items: caps.SidecarCapabilities}, []column[client.SidecarCapability]{
+				{"SIDECAR", func(s client.SidecarCapability) string { return s.Name }},
+				{"IMAGE", func(s client.SidecarCapability) string { return s.Image }},
+				{"AVAILABLE", func(s client.SidecarCapability) string { return strconv.FormatBool(s.Available) }},
+				{"DESCRIPTION", func(s client.SidecarCapability) string { return s.Description }},
 			})
 		},
 	}

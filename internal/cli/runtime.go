@@ -40,6 +40,7 @@ func (a *app) printRuntime(r client.Runtime) error {
 		{"NETWORK", networkOf(r.Config.Network)},
 		{"SECRETS", strings.Join(r.Config.Secrets, ", ")},
 		{"ROOTFS", r.Config.RootFS},
+		{"CAPABILITIES", r.Config.CapabilitiesJSON},
 		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},
 		{"MAX_LIFETIME", secs(r.Config.MaxLifetimeSeconds)},
 		{"ARCHIVE_AFTER", secs(r.Config.ArchiveAfterSeconds)},

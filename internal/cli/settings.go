@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // set` share. create adds the ones fixed at creation (provider, disk).
 type runtimeSettings struct {
 	image, provider, network, cpu, memory, disk, rootfs string
-	allow, deny, secrets                                []string
+	allow, deny, secrets, capabilities                  []string
 	pids                                                int64
 	idle, maxLifetime, archiveAfter                     time.Duration
 }
@@ -29,6 +30,7 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	f.StringSliceVar(&s.deny, "deny", nil, "egress rule to deny; deny wins over allow (repeatable)")
 	f.StringSliceVar(&s.secrets, "secret", nil, "secret to bind, by name or id: injected into every sandbox the runtime starts (repeatable)")
 	f.StringVar(&s.rootfs, "rootfs", "", "root filesystem: readonly (the default) or writable, where apt-get install works (changes survive pause and archive, not reset)")
+	f.StringSliceVar(&s.capabilities, "capabilities", nil, "sidecar capabilities, such as computer_use,all_harness (see 'paddock capabilities -o json'; '' for none)")
 	f.StringVar(&s.cpu, "cpu", "", "CPUs: 0.5, 2 or 500m")
 	f.StringVar(&s.memory, "memory", "", "memory: 512 (MB), 512M or 2G")
 	f.Int64Var(&s.pids, "pids-limit", 0, "maximum number of processes")
@@ -103,6 +105,13 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 	if changed("rootfs") {
 		p.RootFS = &s.rootfs
 	}
+	if changed("capabilities") {
+		b, err := json.Marshal(rulesOf(s.capabilities))
+		if err != nil {
+			return p, err
+		}
+		p.CapabilitiesJSON = new(string(b))
+	}
 	return p, nil
 }
 
@@ -152,6 +161,9 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 	}
 	if p.RootFS != nil {
 		c.RootFS = *p.RootFS
+	}
+	if p.CapabilitiesJSON != nil {
+		c.CapabilitiesJSON = *p.CapabilitiesJSON
 	}
 	if s.disk != "" {
 		if c.DiskMB, err = parseSize("--disk", s.disk); err != nil {

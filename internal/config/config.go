@@ -34,16 +34,19 @@ type Config struct {
 	Providers []ProviderConfig `yaml:"providers"` // PADDOCK_PROVIDERS: name=kind[:runtime],…
 	// Store names the store: "sqlite:<path>" (or a bare path); "" means
 	// <data-dir>/paddock.db.
-	Store        string        `yaml:"store"`         // PADDOCK_STORE
-	ShimPath     string        `yaml:"shim_path"`     // PADDOCK_SHIM_PATH
-	DefaultImage string        `yaml:"default_image"` // PADDOCK_DEFAULT_IMAGE
-	DockerHost   string        `yaml:"docker_host"`   // PADDOCK_DOCKER_HOST (else DOCKER_HOST)
-	RunDir       string        `yaml:"run_dir"`       // PADDOCK_RUN_DIR: agent socket dirs
-	BootstrapKey string        `yaml:"bootstrap_key"` // PADDOCK_BOOTSTRAP_KEY: first admin key
-	LogLevel     string        `yaml:"log_level"`     // PADDOCK_LOG_LEVEL: debug | info | warn | error
-	LogFormat    string        `yaml:"log_format"`    // PADDOCK_LOG_FORMAT: json | text
-	IdleTimeout  time.Duration `yaml:"idle_timeout"`  // PADDOCK_IDLE_TIMEOUT
-	PullImages   bool          `yaml:"pull_images"`   // PADDOCK_PULL_IMAGES: pull missing images
+	Store        string `yaml:"store"`         // PADDOCK_STORE
+	ShimPath     string `yaml:"shim_path"`     // PADDOCK_SHIM_PATH
+	DefaultImage string `yaml:"default_image"` // PADDOCK_DEFAULT_IMAGE
+	// DefaultHarness is the agent harness prompts and tasks run when they
+	// name none ("" is claude-code).
+	DefaultHarness string        `yaml:"default_harness"` // PADDOCK_DEFAULT_HARNESS
+	DockerHost     string        `yaml:"docker_host"`     // PADDOCK_DOCKER_HOST (else DOCKER_HOST)
+	RunDir         string        `yaml:"run_dir"`         // PADDOCK_RUN_DIR: agent socket dirs
+	BootstrapKey   string        `yaml:"bootstrap_key"`   // PADDOCK_BOOTSTRAP_KEY: first admin key
+	LogLevel       string        `yaml:"log_level"`       // PADDOCK_LOG_LEVEL: debug | info | warn | error
+	LogFormat      string        `yaml:"log_format"`      // PADDOCK_LOG_FORMAT: json | text
+	IdleTimeout    time.Duration `yaml:"idle_timeout"`    // PADDOCK_IDLE_TIMEOUT
+	PullImages     bool          `yaml:"pull_images"`     // PADDOCK_PULL_IMAGES: pull missing images
 	// WritableRootUnbounded allows runtimes a writable root on a Docker
 	// engine that cannot bound its size (only overlay2 over xfs with
 	// project quotas can): such a root's writes are outside any quota.
@@ -235,18 +238,19 @@ func (c *Config) LoadFile(path string, required bool) error {
 // LoadEnv applies PADDOCK_* variables over c, read through lookup.
 func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	str := map[string]*string{
-		"PADDOCK_LISTEN":        &c.Listen,
-		"PADDOCK_DATA_DIR":      &c.DataDir,
-		"PADDOCK_PROVIDER":      &c.Provider,
-		"PADDOCK_STORE":         &c.Store,
-		"PADDOCK_SHIM_PATH":     &c.ShimPath,
-		"PADDOCK_DEFAULT_IMAGE": &c.DefaultImage,
-		"PADDOCK_DOCKER_HOST":   &c.DockerHost,
-		"PADDOCK_RUN_DIR":       &c.RunDir,
-		"PADDOCK_BOOTSTRAP_KEY": &c.BootstrapKey,
-		"PADDOCK_LOG_LEVEL":     &c.LogLevel,
-		"PADDOCK_LOG_FORMAT":    &c.LogFormat,
-		"PADDOCK_INSTANCE_ID":   &c.InstanceID,
+		"PADDOCK_LISTEN":          &c.Listen,
+		"PADDOCK_DATA_DIR":        &c.DataDir,
+		"PADDOCK_PROVIDER":        &c.Provider,
+		"PADDOCK_STORE":           &c.Store,
+		"PADDOCK_SHIM_PATH":       &c.ShimPath,
+		"PADDOCK_DEFAULT_IMAGE":   &c.DefaultImage,
+		"PADDOCK_DEFAULT_HARNESS": &c.DefaultHarness,
+		"PADDOCK_DOCKER_HOST":     &c.DockerHost,
+		"PADDOCK_RUN_DIR":         &c.RunDir,
+		"PADDOCK_BOOTSTRAP_KEY":   &c.BootstrapKey,
+		"PADDOCK_LOG_LEVEL":       &c.LogLevel,
+		"PADDOCK_LOG_FORMAT":      &c.LogFormat,
+		"PADDOCK_INSTANCE_ID":     &c.InstanceID,
 
 		"PADDOCK_CREDIT_PROVIDER_RATES": &c.CreditProviderRates,
 	}

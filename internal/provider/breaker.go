@@ -286,6 +286,7 @@ var (
 	_ WorkspaceRemover = (*Breaker)(nil)
 	_ Snapshotter      = (*Breaker)(nil)
 	_ Sizer            = (*Breaker)(nil)
+	_ ImageInspector   = (*Breaker)(nil)
 )
 
 func (b *Breaker) Name() string               { return b.p.Name() }
@@ -386,6 +387,16 @@ func (b *Breaker) Capacity(ctx context.Context) (Resources, error) {
 		return Resources{}, nil
 	}
 	return call(b, "capacity", func() (Resources, error) { return s.Capacity(ctx) })
+}
+
+// ImageLabels are an image's labels; a provider that cannot read them
+// answers not implemented.
+func (b *Breaker) ImageLabels(ctx context.Context, image string) (map[string]string, error) {
+	in, ok := b.p.(ImageInspector)
+	if !ok {
+		return nil, errdefs.NotImplemented("image_labels_not_supported", "provider %s cannot read image labels", b.p.Name())
+	}
+	return call(b, "image_labels", func() (map[string]string, error) { return in.ImageLabels(ctx, image) })
 }
 
 // SetupNetworks sets up the provider's egress networks; a provider without

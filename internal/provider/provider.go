@@ -114,6 +114,17 @@ type Sizer interface {
 	Capacity(ctx context.Context) (Resources, error)
 }
 
+// ImageInspector is implemented by providers that can read an image's
+// labels, which tell what the image carries (the harness CLIs installed
+// in it, under LabelHarnesses). A missing image is ErrNotFound.
+type ImageInspector interface {
+	ImageLabels(ctx context.Context, image string) (map[string]string, error)
+}
+
+// LabelHarnesses lists the agent harness CLIs an image carries, as
+// "name=version,…" (scripts/build-images.sh writes it).
+const LabelHarnesses = "dev.paddock.harnesses"
+
 // Labels every provider puts on the compute it creates (as container labels,
 // VM metadata, pod labels…) so compute can be traced to its ledger row.
 const (

@@ -185,6 +185,8 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	}
 	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID,
 		"warm", warm != nil, "restored", image != rt.Config.Image)
+	sb.State = store.SandboxRunning
+	s.running(ctx, rt, sb, true)
 	return rt, nil
 }
 
@@ -436,6 +438,9 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	}
 	if sb.State != before.State {
 		s.logger.InfoContext(ctx, "sandbox "+string(sb.State), "action", action, "from", string(before.State))
+		if sb.State == store.SandboxRunning {
+			s.running(ctx, rt, sb, false)
+		}
 	}
 	return rt, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -24,6 +25,8 @@ type Patch struct {
 	ArchiveAfterSeconds *int64
 	Secrets             *[]string
 	RootFS              *string
+	// Sidecars replaces the sidecar capabilities (already parsed).
+	Sidecars *[]string
 }
 
 // Change says when a configuration change takes effect: Live settings
@@ -74,6 +77,12 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		set(&next.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
 		set(&next.Secrets, patch.Secrets)
 		set(&next.RootFS, patch.RootFS)
+		if patch.Sidecars != nil {
+			if patch.Image == nil && sidecar.IsImage(next.Image) {
+				next.Image = "" // chosen by the sidecars: chosen again
+			}
+			next.Sidecars = *patch.Sidecars
+		}
 		// The image is checked against today's allow-list even when
 		// unchanged by this patch: the resolved config must be valid as a
 		// whole.
@@ -134,6 +143,7 @@ func changedSettings(a, b store.RuntimeConfig) []string {
 	add("max_lifetime_seconds", a.MaxLifetimeSeconds, b.MaxLifetimeSeconds)
 	add("archive_after_seconds", a.ArchiveAfterSeconds, b.ArchiveAfterSeconds)
 	add("secrets", normalRules(a.Secrets), normalRules(b.Secrets))
+	add("capabilities_json", sidecar.JSON(a.Sidecars), sidecar.JSON(b.Sidecars))
 	add("rootfs", a.RootFSMode(), b.RootFSMode())
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -25,10 +26,23 @@ const (
 // allow-list, or a snapshot named as an image.
 const CodeImageNotAllowed = "image_not_allowed"
 
+// CodeSidecarImageConflict refuses an image other than the one the
+// runtime's sidecar capabilities choose.
+const CodeSidecarImageConflict = "sidecar_image_conflict"
+
 // resolveConfig fills defaults and validates req.
 func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) {
 	d := s.defaults
 	c := req
+	if want := sidecar.Image(c.Sidecars); want != "" {
+		// The sidecar capabilities choose the image: one named too must
+		// be theirs.
+		if c.Image != "" && c.Image != d.Image && c.Image != want {
+			return c, errdefs.InvalidArgument(CodeSidecarImageConflict,
+				"capabilities_json %s runs on the image %s, not %s; leave image out", sidecar.JSON(c.Sidecars), want, c.Image)
+		}
+		c.Image = want
+	}
 	if c.Image == "" {
 		c.Image = d.Image
 	}

@@ -22,8 +22,10 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/lifecycle"
 	"github.com/paddockhq/paddock/internal/logs"
@@ -31,6 +33,8 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 	_ "github.com/paddockhq/paddock/internal/store/sqlite" // the "sqlite" store
 )
@@ -140,6 +144,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 				return nil, err
 			}
 			maps.Copy(env, gate.env(sb))
+			maps.Copy(env, sidecar.Env(ctx, st, sb))
 			return env, nil
 		},
 		Secrets:   secretSvc,
@@ -158,6 +163,18 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	credits := ledger.New(ledger.Config{
 		Store: st, Meter: meter, Runtimes: runtimes, NewOrgMicros: newOrg, Logger: logger.With("component", "ledger"),
 	})
+	// What agents bring into their runtimes (capability bindings, applied
+	// to every sandbox as it begins to run) and run there (harnesses);
+	// stopped before the runtime service and the store.
+	if _, ok := harness.Lookup(cfg.DefaultHarness); cfg.DefaultHarness != "" && !ok {
+		return fmt.Errorf("default harness %q is not one of paddock's harnesses (GET /api/capabilities lists them)", cfg.DefaultHarness)
+	}
+	bindings := binding.New(binding.Config{Store: st, Runtimes: runtimes, Logger: logger.With("component", "capabilities")})
+	defer bindings.Close()
+	sessions := session.New(session.Config{
+		Store: st, Runtimes: runtimes, Bindings: bindings, Secrets: secretSvc,
+		Logger: logger.With("component", "sessions"), DefaultHarness: cfg.DefaultHarness,
+	})
 	var ready atomic.Bool
 	handler := api.New(api.Config{
 		Store:     st,
@@ -171,6 +188,8 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 
 		Reconciling: runtimes.Reconciling,
 		Logs:        logs.BookOf(logger),
+		Bindings:    bindings,
+		Sessions:    sessions,
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a

@@ -140,6 +140,10 @@ type Queries interface {
 
 	// Secrets: see SecretQueries.
 	SecretQueries
+
+	// Capability inventories and bindings, and sessions: see capability.go.
+	CapabilityQueries
+	SessionQueries
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
@@ -234,6 +238,10 @@ type RuntimeConfig struct {
 	// RootFS is "readonly" (the default) or "writable": a writable root
 	// lets apt-get install, with the few capabilities that needs.
 	RootFS string `json:"rootfs,omitempty"`
+	// Sidecars are the sidecar capabilities the runtime asked for
+	// (capabilities_json), sorted; they choose its image and reach the
+	// sandbox as SIDECAR_CAPABILITIES.
+	Sidecars []string `json:"sidecars,omitempty"`
 }
 
 // Root filesystem modes of a runtime.

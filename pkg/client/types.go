@@ -95,6 +95,10 @@ type RuntimeConfig struct {
 	// can install into a writable root. Its changes survive pause and
 	// archive and are gone after a reset.
 	RootFS string `json:"rootfs,omitempty"`
+	// CapabilitiesJSON is a JSON-encoded string array of sidecar
+	// capabilities (GET /api/capabilities lists them), such as
+	// ["computer_use"]; the sandbox sees it as SIDECAR_CAPABILITIES.
+	CapabilitiesJSON string `json:"capabilities_json,omitempty"`
 }
 
 // Network modes.
@@ -242,6 +246,12 @@ type Capabilities struct {
 	Version         string                        `json:"version"`
 	DefaultProvider string                        `json:"default_provider"`
 	Providers       map[string]ProviderCapability `json:"providers"`
+	// Harnesses are the agent CLIs prompt and task can run.
+	Harnesses      []HarnessInfo `json:"harnesses"`
+	DefaultHarness string        `json:"default_harness"`
+	// SidecarCapabilities are the values runtimes may list in
+	// capabilities_json.
+	SidecarCapabilities []SidecarCapability `json:"sidecar_capabilities"`
 }
 
 // ProviderCapability is one provider's capability matrix.
@@ -344,6 +354,9 @@ type RuntimePatch struct {
 	ArchiveAfterSeconds *int64        `json:"archive_after_seconds,omitempty"`
 	Secrets             *[]string     `json:"secrets,omitempty"`
 	RootFS              *string       `json:"rootfs,omitempty"`
+	// CapabilitiesJSON replaces the sidecar capabilities (applies at the
+	// next start).
+	CapabilitiesJSON *string `json:"capabilities_json,omitempty"`
 }
 
 // NetworkPatch changes a runtime's egress policy: the mode when given, and

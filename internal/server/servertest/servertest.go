@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,11 +21,14 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
@@ -66,6 +70,8 @@ type Env struct {
 	Runtimes *runtime.Service
 	Ledger   *ledger.Ledger
 	Secrets  *secrets.Service
+	Bindings *binding.Service
+	Sessions *session.Service
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -120,7 +126,12 @@ func New(t testing.TB, opts Options) *Env {
 		Store:   st,
 		Secrets: env.Secrets,
 		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
-			return env.Secrets.Env(ctx, sb)
+			e, err := env.Secrets.Env(ctx, sb)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(e, sidecar.Env(ctx, st, sb))
+			return e, nil
 		},
 		Providers: reg,
 		Instance:  env.Instance,
@@ -137,7 +148,10 @@ func New(t testing.TB, opts Options) *Env {
 	env.Ledger = ledger.New(ledger.Config{
 		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
 	})
-	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger, Secrets: env.Secrets})
+	env.Bindings = binding.New(binding.Config{Store: st, Runtimes: env.Runtimes, Logger: logger, Now: now})
+	env.Sessions = session.New(session.Config{Store: st, Runtimes: env.Runtimes, Bindings: env.Bindings, Secrets: env.Secrets, Logger: logger, Now: now})
+	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
+		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions})
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	var served http.Handler = newSpecCheck(t).wrap(h)
 	if opts.NoSpecCheck {
@@ -148,6 +162,7 @@ func New(t testing.TB, opts Options) *Env {
 	// Runs before the server closes: ends streams to sandbox agents,
 	// which the server would otherwise wait for.
 	t.Cleanup(func() { _ = env.Runtimes.Close() })
+	t.Cleanup(env.Bindings.Close) // runs first: applies use the agents
 	env.URL = env.Server.URL
 
 	key, _, err := auth.Keys{Store: st, Now: now}.Create(ctx, "test admin", auth.RoleAdmin, "", "")
@@ -223,6 +238,31 @@ func (e *Env) DoKey(t testing.TB, key, method, path string, body any) Response {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return Response{Status: resp.StatusCode, Body: b}
+}
+
+// MustRaw sends body as contentType with the admin key and fails the
+// test unless it answers want.
+func (e *Env) MustRaw(t testing.TB, want int, method, path, contentType string, body []byte) Response {
+	t.Helper()
+	req, err := http.NewRequest(method, e.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.Key)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
 	}
 	return Response{Status: resp.StatusCode, Body: b}
 }

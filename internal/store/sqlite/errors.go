@@ -27,6 +27,9 @@ const (
 	resAPIKey    resource = "api_key"
 	resWarm      resource = "warm_sandbox"
 	resSecret    resource = "secret"
+	resCapVer    resource = "capability"
+	resBinding   resource = "binding"
+	resSession   resource = "session"
 )
 
 // notFound is the error for a missing record.

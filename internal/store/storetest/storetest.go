@@ -60,6 +60,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WarmClaimRace", testWarmClaimRace},
 		{"Egress", testEgress},
 		{"Secrets", testSecrets},
+		{"CapabilityVersions", testCapabilityVersions},
+		{"Bindings", testBindings},
+		{"Sessions", testSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

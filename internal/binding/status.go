@@ -1,0 +1,176 @@
+package binding
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/capability"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// status is what a binding records of its last apply, and the binding
+// revision it applied.
+type status struct {
+	client.BindingStatus
+	Rev int64 `json:"rev"`
+}
+
+// statusOf decodes b's status; a binding never applied is pending.
+func statusOf(b store.CapabilityBinding) status {
+	var st status
+	if len(b.Status) == 0 || json.Unmarshal(b.Status, &st) != nil || st.State == "" {
+		return status{BindingStatus: client.BindingStatus{State: client.BindingPending,
+			Setup: []client.StepResult{}, Checks: []client.StepResult{}, Workers: []client.WorkerStatus{}}}
+	}
+	return st
+}
+
+// StatusOf is a binding's status as the API shows it for a runtime whose
+// current sandbox is sandboxID: one applied to another sandbox (or to an
+// older revision of the binding) is pending again, and keeps what
+// happened there.
+func StatusOf(b store.CapabilityBinding, sandboxID string) client.BindingStatus {
+	full := statusOf(b)
+	st := full.BindingStatus
+	if b.Enabled && (st.SandboxID != sandboxID || full.Rev != b.Rev) {
+		st.State = client.BindingPending
+	}
+	if st.SandboxID != sandboxID {
+		// Its workers went with that sandbox.
+		st.Workers = slices.Clone(st.Workers)
+		for i, w := range st.Workers {
+			if w.State == client.WorkerRunning {
+				st.Workers[i].State = client.WorkerStopped
+			}
+		}
+	}
+	if st.Setup == nil {
+		st.Setup = []client.StepResult{}
+	}
+	if st.Checks == nil {
+		st.Checks = []client.StepResult{}
+	}
+	if st.Workers == nil {
+		st.Workers = []client.WorkerStatus{}
+	}
+	return st
+}
+
+func (s *Service) setStatus(ctx context.Context, b store.CapabilityBinding, st status) {
+	data, err := json.Marshal(st)
+	if err == nil {
+		err = s.store.SetBindingStatus(ctx, b.ID, data, s.now())
+	}
+	if err != nil {
+		s.logger.Warn("recording a binding's status", "binding", b.ID, "err", err)
+	}
+}
+
+// refreshWorkers brings the workers' states of bs up to date from the
+// agent, when the runtime runs the sandbox they were started in: a worker
+// that ended is shown exited, with its exit code and the end of its
+// output. A runtime not running is not woken for it.
+func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []store.CapabilityBinding) []store.CapabilityBinding {
+	if rt.Status != store.RuntimeRunning || rt.CurrentSandboxID == "" {
+		return bs
+	}
+	var c *agentconn.Client
+	var procs map[string]agentconn.ProcessInfo
+	for i, b := range bs {
+		st := statusOf(b)
+		if st.SandboxID != rt.CurrentSandboxID {
+			continue
+		}
+		changed := false
+		for j, w := range st.Workers {
+			if w.State != client.WorkerRunning || w.ProcessID == "" {
+				continue
+			}
+			if procs == nil {
+				var err error
+				if c, _, err = s.runtimes.AgentOf(ctx, rt); err != nil {
+					return bs
+				}
+				list, err := c.Processes(ctx)
+				if err != nil {
+					return bs
+				}
+				procs = map[string]agentconn.ProcessInfo{}
+				for _, p := range list {
+					procs[p.ID] = p
+				}
+			}
+			p, ok := procs[w.ProcessID]
+			if ok && p.Running {
+				continue
+			}
+			w.State = client.WorkerExited
+			if ok && p.Exit != nil {
+				code := p.Exit.Code
+				w.ExitCode = &code
+			}
+			w.Output = workerOutput(ctx, c, w.ProcessID)
+			st.Workers[j] = w
+			changed = true
+		}
+		if changed {
+			s.setStatus(ctx, b, st)
+			data, _ := json.Marshal(st)
+			bs[i].Status = data
+		}
+	}
+	return bs
+}
+
+// workerOutput is the end of an exited worker's output, as the agent kept
+// it.
+func workerOutput(ctx context.Context, c *agentconn.Client, id string) string {
+	es, err := c.Replay(ctx, id, agentconn.Offsets{})
+	if err != nil {
+		return ""
+	}
+	var out bytes.Buffer
+	_, _ = es.Wait(&out, &out) // what arrived is what there is
+	return tail(out.Bytes())
+}
+
+// contentsOf summarizes what a bundle ships.
+func contentsOf(b *capability.Bundle) client.CapabilityContents {
+	c := client.CapabilityContents{Agents: []string{}, Skills: []string{}, Tools: []string{}, MCPServers: []string{},
+		Workers: []string{}, Setup: []string{}, Checks: []string{}, Flags: []client.CapabilityFlag{}}
+	for _, a := range b.Agents {
+		c.Agents = append(c.Agents, a.Name)
+	}
+	for _, s := range b.Skills {
+		c.Skills = append(c.Skills, s.Name)
+	}
+	for _, t := range b.Tools {
+		c.Tools = append(c.Tools, t.Name)
+	}
+	for _, m := range b.MCPServers {
+		c.MCPServers = append(c.MCPServers, m.Name)
+	}
+	for _, w := range b.Workers {
+		c.Workers = append(c.Workers, w.Name)
+	}
+	for _, s := range b.Setup {
+		c.Setup = append(c.Setup, s.Name)
+	}
+	for _, s := range b.Checks {
+		c.Checks = append(c.Checks, s.Name)
+	}
+	for _, f := range b.Flags {
+		c.Flags = append(c.Flags, client.CapabilityFlag{Name: f.Name, Description: f.Description, Default: f.Default})
+	}
+	return c
+}
+
+// Contents is contentsOf for the API.
+func Contents(b *capability.Bundle) client.CapabilityContents { return contentsOf(b) }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -1,0 +1,166 @@
+// Package harness is the registry of the agent CLIs paddock runs inside a
+// sandbox for prompt and task operations: how each one is invoked
+// non-interactively, which secret it needs, and how its streamed output is
+// parsed into the common session event schema (client.SessionEvent).
+//
+// Vocabulary:
+//
+//   - A Harness is one agent CLI (Claude Code, Codex, OpenCode, Gemini CLI,
+//     Kimi Code) as paddock drives it.
+//   - An Invocation is one turn: a prompt, optionally continuing the CLI's
+//     own conversation (ResumeID, the harness session id of an earlier turn).
+//   - Command turns an Invocation into an argv and the environment it needs.
+//     The caller runs it in Invocation.Workdir with stdin empty (several CLIs
+//     read a piped stdin as extra prompt text, and Codex waits for it), and
+//     lays the runtime's own environment and secrets over the returned env,
+//     which holds only defaults and paddock's wiring.
+//   - A Parser reads the CLI's stdout line by line and emits common events;
+//     Finish adds the error and done events once the process has exited.
+//
+// Each CLI's format facts come from its upstream sources or documentation;
+// the file for each harness says where, and marks what could not be
+// confirmed. The stand-in executables in ./standin mimic the same facts so
+// that tests can drive Command's argv end to end without a model.
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// Default is the harness used when neither the request nor the session names
+// one.
+const Default = "claude-code"
+
+// Harness is one agent CLI paddock can run in a sandbox.
+type Harness struct {
+	Name   string // claude-code, codex, opencode, gemini, kimi
+	Binary string // claude, codex, opencode, gemini, kimi
+	// Secrets are the environment variables holding model credentials; any
+	// one of them is enough.
+	Secrets []string
+	// WrittenAgainst is the CLI version the invocation and parser follow.
+	WrittenAgainst string
+	// Package is the npm package the CLI is distributed as.
+	Package     string
+	Description string
+
+	command   func(inv Invocation) (argv []string, env map[string]string)
+	newParser func(h *Harness) Parser
+}
+
+// Invocation is one turn of a harness.
+type Invocation struct {
+	Prompt string
+	// ResumeID continues the CLI's own conversation: the HarnessSessionID a
+	// Parser reported for an earlier turn. Empty starts a new one.
+	ResumeID string
+	// Model is passed to the CLI as it names models; empty: its default.
+	Model string
+	// Workdir is the directory the CLI runs in (/workspace). The caller
+	// starts the process there; CLIs that take a directory flag get it too
+	// (Kimi Code has none: its session belongs to the process's directory).
+	Workdir string
+	// CapRoot is where the runtime's capabilities are materialized
+	// (/workspace/.paddock/capabilities). It holds mcp.json,
+	// codex/config.toml, opencode.json and gemini/settings.json when the
+	// runtime has MCP servers; HasMCP says whether they are there.
+	CapRoot string
+	HasMCP  bool
+	// MCPServers are the resolved MCP servers. Codex takes them as -c
+	// overrides (see codex.go); Claude Code, OpenCode and Gemini CLI read
+	// the files under CapRoot. Kimi Code reads only ~/.kimi-code/mcp.json
+	// (see kimi.go), so Command cannot point it at CapRoot.
+	MCPServers []client.ResolvedMCPServer
+}
+
+// Parser turns one harness's stdout into common session events. Seq, Turn
+// and Time are left for the caller to fill in. A usage event counts every
+// prompt token in InputTokens, cached or not, and the cached part again in
+// CacheReadTokens, whichever way the CLI splits them.
+type Parser interface {
+	// Feed takes one stdout line (without its newline). Lines that are not
+	// the CLI's JSON are kept as possible error text, never an error here.
+	Feed(line []byte) []client.SessionEvent
+	// Finish takes the exit code and the tail of stderr. It emits an error
+	// event if the process failed and no error was reported yet, then the
+	// done event with the harness session id and the last assistant text.
+	Finish(exitCode int, stderrTail string) []client.SessionEvent
+	// HarnessSessionID is the CLI's conversation id, once it is known.
+	HarnessSessionID() string
+}
+
+// Error codes the parsers put in client.TurnError.Code when the CLI gives
+// none of its own, or when an error is recognized as one of these kinds.
+const (
+	// CodeUnauthenticated: the CLI had no usable model credentials.
+	CodeUnauthenticated = "harness_unauthenticated"
+	// CodeSessionNotFound: the conversation to resume does not exist.
+	CodeSessionNotFound = "harness_session_not_found"
+	// CodeFailed: any other failure.
+	CodeFailed = "harness_failed"
+)
+
+var all = []*Harness{claudeCode, codex, openCode, gemini, kimi}
+
+// All returns every harness, in a stable order (the default first).
+func All() []*Harness { return slices.Clone(all) }
+
+// Lookup finds a harness by name.
+func Lookup(name string) (*Harness, bool) {
+	for _, h := range all {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return nil, false
+}
+
+// Command returns the argv and environment of one non-interactive turn:
+// streaming JSON on stdout, tools approved without asking (the sandbox is
+// the boundary), MCP servers wired in as the CLI documents, and the CLI's
+// own resume flag when inv.ResumeID is set.
+func (h *Harness) Command(inv Invocation) (argv []string, env map[string]string) {
+	return h.command(inv)
+}
+
+// NewParser returns a parser for one turn of h.
+func (h *Harness) NewParser() Parser { return h.newParser(h) }
+
+// HasSecret reports whether env has a non-empty value for one of h.Secrets.
+func (h *Harness) HasSecret(env map[string]string) bool {
+	for _, name := range h.Secrets {
+		if env[name] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// MissingSecretError is the error a prompt fails with when the runtime has
+// none of h.Secrets. Its message is safe to show.
+func (h *Harness) MissingSecretError() error {
+	return errdefs.FailedPrecondition("harness_secret_missing",
+		"harness %s needs model credentials: set one of %s as a secret of the runtime",
+		h.Name, strings.Join(h.Secrets, ", "))
+}
+
+// Info is the harness as GET /api/capabilities lists it. The caller fills in
+// Installed and Images, which depend on the installation.
+func (h *Harness) Info() client.HarnessInfo {
+	return client.HarnessInfo{
+		Name:           h.Name,
+		Binary:         h.Binary,
+		Secrets:        slices.Clone(h.Secrets),
+		WrittenAgainst: h.WrittenAgainst,
+	}
+}
+
+// secretHint names the variables h takes credentials from, for error text.
+func (h *Harness) secretHint() string {
+	return fmt.Sprintf("%s needs one of %s", h.Binary, strings.Join(h.Secrets, ", "))
+}

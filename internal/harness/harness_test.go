@@ -1,0 +1,123 @@
+package harness
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+func TestRegistry(t *testing.T) {
+	var names []string
+	for _, h := range All() {
+		names = append(names, h.Name)
+		if h.Binary == "" || len(h.Secrets) == 0 || h.WrittenAgainst == "" || h.Package == "" || h.Description == "" {
+			t.Errorf("%s: incomplete: %+v", h.Name, h)
+		}
+		if got, ok := Lookup(h.Name); !ok || got != h {
+			t.Errorf("Lookup(%q) = %v, %v", h.Name, got, ok)
+		}
+	}
+	if want := []string{"claude-code", "codex", "opencode", "gemini", "kimi"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("All() = %v, want %v", names, want)
+	}
+	if names[0] != Default {
+		t.Errorf("the default %q is not first", Default)
+	}
+	if _, ok := Lookup("cursor"); ok {
+		t.Error("Lookup found an unknown harness")
+	}
+	All()[0] = nil // All returns a copy
+	if All()[0] == nil {
+		t.Error("All() exposes the registry")
+	}
+}
+
+func TestCommand(t *testing.T) {
+	capRoot := "/workspace/.paddock/capabilities"
+	servers := []client.ResolvedMCPServer{
+		{Name: "files", Type: "stdio", Command: "files-mcp", Args: []string{"--root", `C:\x "y"`}, Env: map[string]string{"B": "2", "A": "1"}},
+		{Name: "search.web", Type: "http", URL: "http://127.0.0.1:9/mcp"},
+	}
+	full := Invocation{Prompt: "-fix it", ResumeID: "abc", Model: "m1", Workdir: "/workspace", CapRoot: capRoot, HasMCP: true, MCPServers: servers}
+	bare := Invocation{Prompt: "hi", Workdir: "/workspace", CapRoot: capRoot}
+	tests := []struct {
+		harness string
+		inv     Invocation
+		argv    []string
+		env     map[string]string
+	}{
+		{"claude-code", full,
+			[]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
+				"--model", "m1", "--mcp-config", capRoot + "/mcp.json", "--resume", "abc", "--", "-fix it"},
+			map[string]string{"IS_SANDBOX": "1"}},
+		{"claude-code", bare,
+			[]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--", "hi"},
+			map[string]string{"IS_SANDBOX": "1"}},
+		{"codex", full,
+			[]string{"codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+				"--cd", "/workspace", "--model", "m1",
+				"-c", `mcp_servers={ "files" = { command = "files-mcp", args = ["--root", "C:\\x \"y\""], env = { "A" = "1", "B" = "2" } }, "search.web" = { url = "http://127.0.0.1:9/mcp" } }`,
+				"resume", "abc", "--", "-fix it"},
+			map[string]string{}},
+		{"codex", bare,
+			[]string{"codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd", "/workspace", "--", "hi"},
+			map[string]string{}},
+		{"opencode", full,
+			[]string{"opencode", "run", "--format", "json", "--auto", "--dir", "/workspace", "--model", "m1", "--session", "abc", "--", "-fix it"},
+			map[string]string{"OPENCODE_CONFIG": capRoot + "/opencode.json"}},
+		{"opencode", bare,
+			[]string{"opencode", "run", "--format", "json", "--auto", "--dir", "/workspace", "--", "hi"},
+			map[string]string{}},
+		{"gemini", full,
+			[]string{"gemini", "--output-format", "stream-json", "--approval-mode", "yolo", "--model", "m1", "--resume", "abc", "--prompt=-fix it"},
+			map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_SYSTEM_SETTINGS_PATH": capRoot + "/gemini/settings.json"}},
+		{"gemini", bare,
+			[]string{"gemini", "--output-format", "stream-json", "--approval-mode", "yolo", "--prompt=hi"},
+			map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}},
+		// Kimi Code has no work-dir or MCP flag and approves tools itself in
+		// prompt mode (see kimi.go).
+		{"kimi", full,
+			[]string{"kimi", "--output-format", "stream-json", "--session", "abc", "--prompt=-fix it"},
+			map[string]string{"KIMI_MODEL_NAME": "m1", "KIMI_BASE_URL": kimiDefaultBaseURL, "KIMI_CODE_NO_AUTO_UPDATE": "1", "KIMI_DISABLE_TELEMETRY": "1"}},
+		{"kimi", bare,
+			[]string{"kimi", "--output-format", "stream-json", "--prompt=hi"},
+			map[string]string{"KIMI_MODEL_NAME": kimiDefaultModel, "KIMI_BASE_URL": kimiDefaultBaseURL, "KIMI_CODE_NO_AUTO_UPDATE": "1", "KIMI_DISABLE_TELEMETRY": "1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.harness+"/"+tt.inv.Prompt, func(t *testing.T) {
+			h, _ := Lookup(tt.harness)
+			argv, env := h.Command(tt.inv)
+			if !reflect.DeepEqual(argv, tt.argv) {
+				t.Errorf("argv\n got %q\nwant %q", argv, tt.argv)
+			}
+			if !reflect.DeepEqual(env, tt.env) {
+				t.Errorf("env %v, want %v", env, tt.env)
+			}
+			if argv[0] != h.Binary {
+				t.Errorf("argv[0] %q, want the binary %q", argv[0], h.Binary)
+			}
+		})
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	h, _ := Lookup("claude-code")
+	if h.HasSecret(map[string]string{"ANTHROPIC_API_KEY": ""}) {
+		t.Error("an empty value counts as a secret")
+	}
+	if !h.HasSecret(map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "t"}) {
+		t.Error("the second secret does not count")
+	}
+	err := h.MissingSecretError()
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN") {
+		t.Errorf("MissingSecretError() = %v", err)
+	}
+	info := h.Info()
+	if info.Name != h.Name || info.Binary != "claude" || info.WrittenAgainst != h.WrittenAgainst || !reflect.DeepEqual(info.Secrets, h.Secrets) {
+		t.Errorf("Info() = %+v", info)
+	}
+}

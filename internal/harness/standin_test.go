@@ -1,0 +1,373 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// standinDir holds the stand-in binary and a symlink per CLI name, built
+// once by TestMain.
+var standinDir string
+
+func TestMain(m *testing.M) {
+	if err := buildStandin(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the stand-in:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(standinDir)
+	os.Exit(code)
+}
+
+func buildStandin() error {
+	dir, err := os.MkdirTemp("", "paddock-standin-")
+	if err != nil {
+		return err
+	}
+	standinDir = dir
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(dir, "standin")
+	cmd := exec.Command(goBin, "build", "-o", bin, "./standin")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	for _, h := range All() {
+		if err := os.Symlink(bin, filepath.Join(dir, h.Binary)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sandbox is one harness's test world: a HOME, a workspace with files and
+// an MCP configuration in every CLI's format.
+type sandbox struct {
+	h       *Harness
+	home    string
+	work    string
+	capRoot string
+	servers []client.ResolvedMCPServer
+}
+
+func newSandbox(t *testing.T, h *Harness) *sandbox {
+	t.Helper()
+	root := t.TempDir()
+	s := &sandbox{h: h, home: filepath.Join(root, "home"), work: filepath.Join(root, "workspace")}
+	s.capRoot = filepath.Join(s.work, ".paddock", "capabilities")
+	for _, d := range []string{s.home, s.capRoot} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"alpha.txt", "beta-notes.md"} {
+		if err := os.WriteFile(filepath.Join(s.work, f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.servers = []client.ResolvedMCPServer{
+		{Name: "files", Capability: "fs", Type: "stdio", Command: "files-mcp", Args: []string{"--root", "/workspace"}, Env: map[string]string{"LOG": "1"}},
+		{Name: "search.web", Capability: "web", Type: "http", URL: "http://127.0.0.1:9/mcp"},
+	}
+	mcpJSON := `{"mcpServers":{"files":{"command":"files-mcp","args":["--root","/workspace"]},"search.web":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}`
+	for path, content := range map[string]string{
+		filepath.Join(s.capRoot, "mcp.json"):             mcpJSON,
+		filepath.Join(s.capRoot, "gemini/settings.json"): `{"mcpServers":{"files":{"command":"files-mcp"},"search.web":{"httpUrl":"http://127.0.0.1:9/mcp"}}}`,
+		filepath.Join(s.capRoot, "opencode.json"):        `{"$schema":"https://opencode.ai/config.json","mcp":{"files":{"type":"local","command":["files-mcp"]},"search.web":{"type":"remote","url":"http://127.0.0.1:9/mcp"}}}`,
+		filepath.Join(s.capRoot, "codex/config.toml"):    "[mcp_servers.files]\ncommand = \"files-mcp\"\n",
+		// Kimi Code reads MCP servers only from ~/.kimi-code/mcp.json (see
+		// kimi.go): the file has to be there, beside the other CLIs' files.
+		filepath.Join(s.home, ".kimi-code", "mcp.json"): mcpJSON,
+	} {
+		p := path
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func (s *sandbox) invocation(prompt, resume string) Invocation {
+	return Invocation{Prompt: prompt, ResumeID: resume, Workdir: s.work, CapRoot: s.capRoot, HasMCP: true, MCPServers: s.servers}
+}
+
+// turnRun is what one run of a CLI gave.
+type turnRun struct {
+	stdout, stderr string
+	exitCode       int
+	events         []client.SessionEvent
+}
+
+// run executes h.Command(inv) in the workspace with a clean environment:
+// PATH, HOME, the command's env, and the harness's first secret unless
+// noSecret.
+func (s *sandbox) run(t *testing.T, inv Invocation, noSecret bool, extraArgs ...string) turnRun {
+	t.Helper()
+	argv, env := s.h.Command(inv)
+	if len(extraArgs) > 0 {
+		// Extra flags go right after the binary, or after codex's and
+		// opencode's subcommand.
+		at := 1
+		if s.h.Name == "codex" || s.h.Name == "opencode" {
+			at = 2
+		}
+		argv = slices.Concat(argv[:at], extraArgs, argv[at:])
+	}
+	cmd := exec.Command(filepath.Join(standinDir, argv[0]), argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = s.work
+	cmd.Env = []string{"PATH=" + standinDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + s.home}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if !noSecret {
+		cmd.Env = append(cmd.Env, s.h.Secrets[0]+"=test-credential")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := turnRun{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		exitErr, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("running %v: %v", argv, err)
+		}
+		r.exitCode = exitErr.ExitCode()
+	}
+	p := s.h.NewParser()
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		r.events = append(r.events, p.Feed(sc.Bytes())...)
+	}
+	r.events = append(r.events, p.Finish(r.exitCode, r.stderr)...)
+	return r
+}
+
+func (r turnRun) types() []string {
+	var out []string
+	for _, e := range r.events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func (r turnRun) done(t *testing.T) *client.TurnDone {
+	t.Helper()
+	last := r.events[len(r.events)-1]
+	if last.Type != client.SessionEventDone {
+		t.Fatalf("last event is %s, want done; stdout:\n%s\nstderr:\n%s", last.Type, r.stdout, r.stderr)
+	}
+	return last.Done
+}
+
+func (r turnRun) firstOf(typ string) *client.SessionEvent {
+	for i := range r.events {
+		if r.events[i].Type == typ {
+			return &r.events[i]
+		}
+	}
+	return nil
+}
+
+func (r turnRun) messages() []string {
+	var out []string
+	for _, e := range r.events {
+		if e.Type == client.SessionEventMessage {
+			out = append(out, e.Text)
+		}
+	}
+	return out
+}
+
+func (r turnRun) describe() string {
+	return fmt.Sprintf("exit %d\nevents %v\nstdout:\n%s\nstderr:\n%s", r.exitCode, r.types(), r.stdout, r.stderr)
+}
+
+// TestStandins drives every harness's Command, unchanged, through the
+// stand-in CLI and its Parser.
+func TestStandins(t *testing.T) {
+	for _, h := range All() {
+		t.Run(h.Name, func(t *testing.T) {
+			s := newSandbox(t, h)
+			const prompt = "list the files, please"
+
+			first := s.run(t, s.invocation(prompt, ""), false)
+			t.Run("turn", func(t *testing.T) {
+				want := []string{"message", "tool_call", "tool_result", "message", "usage", "done"}
+				if h.Name == "kimi" { // kimi's stream-json has no usage line
+					want = []string{"message", "tool_call", "tool_result", "message", "done"}
+				}
+				if got := first.types(); !slices.Equal(got, want) {
+					t.Fatalf("event types %v, want %v\n%s", got, want, first.describe())
+				}
+				if msgs := first.messages(); !strings.Contains(msgs[0], prompt) {
+					t.Errorf("first message %q does not quote the prompt", msgs[0])
+				}
+				if res := first.firstOf(client.SessionEventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
+					t.Errorf("tool result %+v does not list alpha.txt", res)
+				}
+				if call := first.firstOf(client.SessionEventToolCall).Tool; call.ID != first.firstOf(client.SessionEventToolResult).Result.ID {
+					t.Errorf("tool call id %q and result id differ", call.ID)
+				}
+				d := first.done(t)
+				if d.ExitCode != 0 || d.HarnessSessionID == "" {
+					t.Errorf("done %+v, want exit 0 and a harness session id", d)
+				}
+				if msgs := first.messages(); d.Result != msgs[len(msgs)-1] || !strings.Contains(d.Result, "turn 1") {
+					t.Errorf("done result %q, want the last message, turn 1", d.Result)
+				}
+			})
+			t.Run("mcp servers", func(t *testing.T) {
+				if h.Name == "claude-code" {
+					if !strings.Contains(first.stdout, `"mcp_servers":[{"name":"files","status":"failed"},{"name":"search.web","status":"pending"}]`) {
+						t.Errorf("init event does not list the MCP servers:\n%s", first.stdout)
+					}
+					return
+				}
+				want := "mcp servers: files,search.web"
+				if msgs := first.messages(); !strings.Contains(msgs[0], want) {
+					t.Errorf("first message %q, want %q", msgs[0], want)
+				}
+			})
+			t.Run("resume", func(t *testing.T) {
+				id := first.done(t).HarnessSessionID
+				second := s.run(t, s.invocation("and now the second one", id), false)
+				d := second.done(t)
+				if d.ExitCode != 0 || d.HarnessSessionID != id {
+					t.Fatalf("done %+v, want exit 0 in session %s\n%s", d, id, second.describe())
+				}
+				for _, want := range []string{"previous prompt: " + prompt, "turn 2"} {
+					if !strings.Contains(d.Result, want) {
+						t.Errorf("resumed result %q lacks %q", d.Result, want)
+					}
+				}
+			})
+			t.Run("missing secret", func(t *testing.T) {
+				r := s.run(t, s.invocation("hello", ""), true)
+				e := r.firstOf(client.SessionEventError)
+				if e == nil {
+					t.Fatalf("no error event\n%s", r.describe())
+				}
+				if e.Error.Code != CodeUnauthenticated || !strings.Contains(e.Error.Message, h.Secrets[0]) {
+					t.Errorf("error %+v, want %s naming %s", e.Error, CodeUnauthenticated, h.Secrets[0])
+				}
+				if d := r.done(t); d.ExitCode == 0 {
+					t.Errorf("done %+v, want a non-zero exit code", d)
+				}
+			})
+			t.Run("unknown resume id", func(t *testing.T) {
+				unknown := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
+				switch h.Name {
+				case "opencode":
+					unknown = "ses_0000000000000000000000000a"
+				case "kimi":
+					unknown = "session_" + unknown
+				}
+				r := s.run(t, s.invocation("hello again", unknown), false)
+				e := r.firstOf(client.SessionEventError)
+				if e == nil || e.Error.Code != CodeSessionNotFound {
+					t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
+				}
+				if d := r.done(t); d.ExitCode == 0 {
+					t.Errorf("done %+v, want a non-zero exit code", d)
+				}
+			})
+			t.Run("fail mid-turn", func(t *testing.T) {
+				r := s.run(t, s.invocation("please [fail] now", ""), false)
+				types := strings.Join(r.types(), ",")
+				if !strings.Contains(types, "tool_result") || !strings.Contains(types, "error") {
+					t.Errorf("events %s, want a tool result then an error\n%s", types, r.describe())
+				}
+				if strings.Index(types, "tool_result") > strings.Index(types, "error") {
+					t.Errorf("events %s: the error comes before the tool result", types)
+				}
+				if d := r.done(t); d.ExitCode != 1 {
+					t.Errorf("done %+v, want exit code 1", d)
+				}
+			})
+			t.Run("unknown flag", func(t *testing.T) {
+				r := s.run(t, s.invocation("hello", ""), false, "--no-such-flag")
+				wantExit := map[string]int{"claude-code": 1, "codex": 2, "gemini": 1, "opencode": 1, "kimi": 1}[h.Name]
+				if r.exitCode != wantExit || !strings.Contains(r.stderr, "no-such-flag") {
+					t.Errorf("exit %d (want %d), stderr %q", r.exitCode, wantExit, r.stderr)
+				}
+			})
+			t.Run("version", func(t *testing.T) {
+				cmd := exec.Command(filepath.Join(standinDir, h.Binary), "--version")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(out), h.WrittenAgainst+" (paddock stand-in)") {
+					t.Errorf("--version printed %q, want %s (paddock stand-in)", out, h.WrittenAgainst)
+				}
+			})
+		})
+	}
+}
+
+// TestKimiStandin checks what only Kimi Code does: sessions kept per
+// working directory under ~/.kimi-code, and project-level MCP files skipped
+// in a folder that was never trusted.
+func TestKimiStandin(t *testing.T) {
+	h, _ := Lookup("kimi")
+	s := newSandbox(t, h)
+	if err := os.WriteFile(filepath.Join(s.work, ".mcp.json"), []byte(`{"mcpServers":{"project-only":{"command":"x"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := s.run(t, s.invocation("hello", ""), false)
+	id := first.done(t).HarnessSessionID
+
+	t.Run("session layout", func(t *testing.T) {
+		sum := sha256.Sum256([]byte(s.work))
+		dir := filepath.Join(s.home, ".kimi-code", "sessions",
+			"wd_workspace_"+hex.EncodeToString(sum[:])[:12], id)
+		if !strings.HasPrefix(id, "session_") {
+			t.Errorf("session id %q, want session_<uuid>", id)
+		}
+		for _, f := range []string{"state.json", "agents/main/wire.jsonl"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("session file: %v", err)
+			}
+		}
+	})
+	t.Run("untrusted project mcp", func(t *testing.T) {
+		if msgs := first.messages(); !strings.HasSuffix(msgs[0], "\nmcp servers: files,search.web") {
+			t.Errorf("first message %q loads more than the user-level servers", msgs[0])
+		}
+		if !strings.Contains(first.stderr, "skipped 1 project-level MCP server: project-only (stdio: x)") {
+			t.Errorf("no trust warning on stderr:\n%s", first.stderr)
+		}
+	})
+	t.Run("resume in another directory", func(t *testing.T) {
+		other := *s
+		other.work = t.TempDir()
+		r := other.run(t, other.invocation("again", id), false)
+		e := r.firstOf(client.SessionEventError)
+		if e == nil || e.Error.Code != CodeFailed || !strings.Contains(e.Error.Message, "created under a different directory") {
+			t.Fatalf("want a %s error about the directory\n%s", CodeFailed, r.describe())
+		}
+		if d := r.done(t); d.ExitCode != 1 {
+			t.Errorf("done %+v, want exit code 1", d)
+		}
+	})
+}

@@ -1,0 +1,492 @@
+// Package session runs agent harnesses (Claude Code, Codex, OpenCode,
+// Gemini, Kimi) inside a runtime's sandbox for prompts and tasks, and keeps
+// the conversations: a session belongs to the runtime, never to a
+// sandbox, and its transcript is the harness's stream parsed into one
+// event schema. The next prompt of a session resumes the harness's own
+// conversation, whose state the harness keeps in the workspace (HOME), so
+// it survives pause, resume, archive and a new sandbox after a reset.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/capability"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/harness"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// Public error codes.
+const (
+	CodeUnknownHarness  = "unknown_harness"
+	CodeSecretMissing   = "harness_secret_missing"
+	CodeSessionNotFound = "session_not_found"
+	CodeSessionBusy     = "session_busy"
+	CodeHarnessMismatch = "session_harness_mismatch"
+	CodeInvalidPrompt   = "invalid_prompt"
+	CodeNotInstalled    = "harness_not_installed"
+)
+
+// Bounds of a turn.
+const (
+	DefaultTimeout = 30 * time.Minute
+	MaxTimeout     = 6 * time.Hour
+	MaxPromptBytes = 256 << 10
+	workdir        = "/workspace"
+	stderrTail     = 8 << 10
+	maxLine        = 8 << 20 // one event line of a harness's stream
+)
+
+// SecretEnvs names the environment variables a sandbox of the runtime
+// gets its secrets as (see Config.Secrets).
+type SecretEnvs interface {
+	// Resolve resolves secret references (ids or names) of a workspace.
+	Resolve(ctx context.Context, orgID, workspaceID string, refs []string) ([]store.Secret, error)
+}
+
+// Config configures a Service.
+type Config struct {
+	Store    store.Store
+	Runtimes *runtime.Service
+	Bindings *binding.Service // nil: no capabilities to wait for
+	Secrets  SecretEnvs       // nil: no secrets, so no harness has its own
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// DefaultHarness is used when neither a request nor its session
+	// names one; "" is harness.Default.
+	DefaultHarness string
+}
+
+// Service runs prompts and tasks.
+type Service struct {
+	store    store.Store
+	runtimes *runtime.Service
+	bindings *binding.Service
+	secrets  SecretEnvs
+	logger   *slog.Logger
+	now      func() time.Time
+	def      string
+
+	mu   sync.Mutex
+	busy map[string]bool // sessions with a turn running
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	def := cfg.DefaultHarness
+	if def == "" {
+		def = harness.Default
+	}
+	return &Service{
+		store: cfg.Store, runtimes: cfg.Runtimes, bindings: cfg.Bindings, secrets: cfg.Secrets, logger: logger,
+		now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, def: def, busy: map[string]bool{},
+	}
+}
+
+// DefaultHarness is the harness used when none is named.
+func (s *Service) DefaultHarness() string { return s.def }
+
+// Turn is one prompt or task: what to run and where.
+type Turn struct {
+	Kind    string // client.SessionPrompt or client.SessionTask
+	Request client.PromptRequest
+	// Started, when set, is told the turn's session before its first
+	// event (a streamed answer names it in a header).
+	Started func(store.Session)
+}
+
+// Outcome is what a turn left.
+type Outcome struct {
+	Session store.Session
+	Result  string
+	Error   string
+	Usage   *client.TurnUsage
+	Events  []client.SessionEvent
+}
+
+// Run runs one turn of a harness in the runtime's sandbox (woken if
+// paused or archived), streaming each event to emit as it is parsed, and
+// records it in the session's transcript. Errors before the harness runs
+// (an unknown harness or session, a missing model credential, a runtime
+// that cannot run it) are returned and nothing is recorded; once it runs,
+// a failure is a turn that ends with error and done events.
+func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(client.SessionEvent) error) (Outcome, error) {
+	req := t.Request
+	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptBytes || !utf8.ValidString(req.Prompt) {
+		return Outcome{}, errdefs.InvalidArgument(CodeInvalidPrompt, "prompt must be non-empty UTF-8 text of at most %d bytes", MaxPromptBytes)
+	}
+	timeout := DefaultTimeout
+	if req.TimeoutSeconds != 0 {
+		timeout = time.Duration(req.TimeoutSeconds) * time.Second
+		if req.TimeoutSeconds < 0 || timeout > MaxTimeout {
+			return Outcome{}, errdefs.InvalidArgument("invalid_timeout", "timeout_seconds must be between 1 and %d", int64(MaxTimeout.Seconds()))
+		}
+	}
+	var sess store.Session
+	if req.SessionID != "" {
+		var err error
+		sess, err = s.store.GetSession(ctx, req.SessionID)
+		if err != nil || sess.RuntimeID != rt.ID {
+			return Outcome{}, errdefs.NotFound(CodeSessionNotFound, "session %s not found on runtime %s", req.SessionID, rt.ID)
+		}
+		if req.Harness != "" && req.Harness != sess.Harness {
+			return Outcome{}, errdefs.InvalidArgument(CodeHarnessMismatch, "session %s runs %s, not %s; start a new session for another harness", sess.ID, sess.Harness, req.Harness)
+		}
+	}
+	name := req.Harness
+	if name == "" {
+		name = sess.Harness
+	}
+	if name == "" {
+		name = s.def
+	}
+	h, ok := harness.Lookup(name)
+	if !ok {
+		return Outcome{}, errdefs.InvalidArgument(CodeUnknownHarness, "unknown harness %q; GET /api/capabilities lists them (%s)", name, strings.Join(harnessNames(), ", "))
+	}
+	// Before anything wakes or runs: the model credential.
+	if err := s.checkSecret(ctx, rt, h); err != nil {
+		return Outcome{}, err
+	}
+	if sess.ID != "" {
+		if !s.claim(sess.ID) {
+			return Outcome{}, errdefs.Conflict(CodeSessionBusy, "session %s is running a turn; wait for it to end", sess.ID)
+		}
+		defer s.release(sess.ID)
+	}
+	c, rt, err := s.runtimes.AgentOf(ctx, rt)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := installed(ctx, c, h); err != nil {
+		return Outcome{}, err
+	}
+	var servers []client.ResolvedMCPServer
+	if s.bindings != nil {
+		if err := s.bindings.Wait(ctx, rt.ID); err != nil {
+			return Outcome{}, err
+		}
+		if servers, err = s.bindings.MCPServers(ctx, rt); err != nil {
+			return Outcome{}, err
+		}
+	}
+	now := s.now()
+	if sess.ID == "" {
+		sess = store.Session{
+			ID: uuid.NewString(), OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID, RuntimeID: rt.ID, Kind: t.Kind,
+			Harness: h.Name, Status: client.SessionRunning, Title: title(req.Prompt), CreatedAt: now, UpdatedAt: now,
+		}
+		if err := s.store.CreateSession(ctx, sess); err != nil {
+			return Outcome{}, err
+		}
+		s.claim(sess.ID)
+		defer s.release(sess.ID)
+	}
+	if t.Started != nil {
+		t.Started(sess)
+	}
+	return s.turn(ctx, c, h, sess, req, servers, timeout, emit)
+}
+
+// turn runs the harness and keeps what it says.
+func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harness, sess store.Session, req client.PromptRequest,
+	servers []client.ResolvedMCPServer, timeout time.Duration, emit func(client.SessionEvent) error) (Outcome, error) {
+	rec := &recorder{s: s, sess: &sess, turn: sess.Turns + 1, emit: emit}
+	sess.Status, sess.Turns = client.SessionRunning, sess.Turns+1
+
+	inv := harness.Invocation{
+		Prompt: req.Prompt, ResumeID: sess.HarnessSessionID, Model: req.Model,
+		Workdir: workdir, CapRoot: capability.Root, HasMCP: hasFile(ctx, c, capability.Root+"/mcp.json"),
+		MCPServers: servers,
+	}
+	argv, env := h.Command(inv)
+	rec.add(ctx, client.SessionEvent{Type: client.SessionEventMessage, Role: "user", Text: req.Prompt})
+	parser := h.NewParser()
+	exitCode := -1
+	var stderr tailBuffer
+	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: workdir, Timeout: timeout})
+	if err != nil {
+		stderr.Write([]byte(publicText(err)))
+	} else {
+		exitCode = s.pump(ctx, es, parser, rec, &stderr)
+	}
+	for _, e := range parser.Finish(exitCode, stderr.String()) {
+		rec.add(ctx, e)
+	}
+	if id := parser.HarnessSessionID(); id != "" {
+		sess.HarnessSessionID = id
+	}
+	out := Outcome{Events: rec.events}
+	sess.Status = client.SessionCompleted
+	for _, e := range rec.events {
+		switch e.Type {
+		case client.SessionEventError:
+			out.Error = e.Error.Message
+		case client.SessionEventUsage:
+			out.Usage = e.Usage
+		case client.SessionEventMessage:
+			if e.Role == "assistant" {
+				out.Result = e.Text
+			}
+		case client.SessionEventDone:
+			if e.Done.Result != "" {
+				out.Result = e.Done.Result
+			}
+			if e.Done.ExitCode != 0 {
+				sess.Status = client.SessionFailed
+			}
+		}
+	}
+	if out.Error != "" {
+		sess.Status = client.SessionFailed
+	}
+	sess.UpdatedAt = s.now()
+	// The turn's record outlives a client that went away.
+	if err := s.store.UpdateSession(context.WithoutCancel(ctx), sess); err != nil {
+		return out, err
+	}
+	out.Session = sess
+	return out, nil
+}
+
+// pump reads the harness's output until it exits: stdout line by line
+// through the parser, stderr kept for the end. It returns the exit code,
+// or -1 when the link broke first.
+func (s *Service) pump(ctx context.Context, es *agentconn.ExecStream, parser harness.Parser, rec *recorder, stderr *tailBuffer) int {
+	defer es.Close()
+	var line []byte
+	for {
+		ev, err := es.Recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				stderr.Write([]byte("\n" + publicText(err)))
+			}
+			return -1
+		}
+		if ev.Exit != nil {
+			if len(line) > 0 {
+				for _, e := range parser.Feed(line) {
+					rec.add(ctx, e)
+				}
+			}
+			if ev.Exit.TimedOut {
+				stderr.Write([]byte("\nthe turn timed out"))
+			}
+			return ev.Exit.Code
+		}
+		if ev.Stream == agentconn.Stderr {
+			stderr.Write(ev.Data)
+			continue
+		}
+		data := ev.Data
+		for len(data) > 0 {
+			i := slices.Index(data, '\n')
+			if i < 0 {
+				if len(line)+len(data) <= maxLine {
+					line = append(line, data...)
+				}
+				break
+			}
+			if len(line)+i <= maxLine {
+				line = append(line, data[:i]...)
+			}
+			for _, e := range parser.Feed(line) {
+				rec.add(ctx, e)
+			}
+			line, data = line[:0], data[i+1:]
+		}
+	}
+}
+
+// recorder numbers a turn's events, keeps them in the transcript and
+// streams them.
+type recorder struct {
+	s      *Service
+	sess   *store.Session
+	turn   int
+	emit   func(client.SessionEvent) error
+	events []client.SessionEvent
+	gone   bool // the client stopped reading; the transcript goes on
+}
+
+func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
+	r.sess.Events++
+	e.Seq, e.Turn, e.Time = r.sess.Events, r.turn, r.s.now()
+	r.events = append(r.events, e)
+	body, err := json.Marshal(e)
+	if err == nil {
+		err = r.s.store.AppendSessionEvents(context.WithoutCancel(ctx), []store.SessionEvent{{
+			SessionID: r.sess.ID, Seq: e.Seq, Turn: e.Turn, Type: e.Type, At: e.Time, Body: body,
+		}})
+	}
+	if err != nil {
+		r.s.logger.Warn("recording a session event", "session", r.sess.ID, "err", err)
+	}
+	if r.emit != nil && !r.gone {
+		r.gone = r.emit(e) != nil
+	}
+}
+
+// checkSecret refuses a turn whose harness has no model credential in the
+// sandbox it would run in: the secrets the current sandbox was started
+// with, or, without one, those the runtime binds (what a start injects).
+func (s *Service) checkSecret(ctx context.Context, rt store.Runtime, h *harness.Harness) error {
+	if len(h.Secrets) == 0 {
+		return nil
+	}
+	envs, err := s.secretEnvs(ctx, rt)
+	if err != nil {
+		return err
+	}
+	for _, want := range h.Secrets {
+		if slices.Contains(envs, want) {
+			return nil
+		}
+	}
+	return errdefs.FailedPrecondition(CodeSecretMissing,
+		"harness %s needs a model credential in %s, and runtime %s has no secret injected as %s: create one (paddock secret create NAME --env %s) and bind it (paddock runtime set %s --secret NAME), or start the runtime with it",
+		h.Name, strings.Join(h.Secrets, " or "), rt.ID, h.Secrets[0], h.Secrets[0], rt.ID)
+}
+
+// secretEnvs names the variables the runtime's sandbox gets secrets as.
+func (s *Service) secretEnvs(ctx context.Context, rt store.Runtime) ([]string, error) {
+	var out []string
+	if rt.CurrentSandboxID != "" {
+		sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+		if err == nil && sb.State != store.SandboxKilled {
+			for _, id := range sb.SecretIDs {
+				if sec, err := s.store.GetSecret(ctx, id); err == nil {
+					out = append(out, sec.Env)
+				}
+			}
+			return out, nil
+		}
+	}
+	if s.secrets == nil || len(rt.Config.Secrets) == 0 {
+		return nil, nil
+	}
+	found, err := s.secrets.Resolve(ctx, rt.OrgID, rt.WorkspaceID, rt.Config.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	for _, sec := range found {
+		out = append(out, sec.Env)
+	}
+	return out, nil
+}
+
+func (s *Service) claim(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy[id] {
+		return false
+	}
+	s.busy[id] = true
+	return true
+}
+
+func (s *Service) release(id string) {
+	s.mu.Lock()
+	delete(s.busy, id)
+	s.mu.Unlock()
+}
+
+// Transcript returns a session's events in order.
+func (s *Service) Transcript(ctx context.Context, sess store.Session) ([]client.SessionEvent, error) {
+	rows, err := s.store.ListSessionEvents(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]client.SessionEvent, 0, len(rows))
+	for _, r := range rows {
+		var e client.SessionEvent
+		if err := json.Unmarshal(r.Body, &e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func harnessNames() []string {
+	var out []string
+	for _, h := range harness.All() {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// installed refuses a harness whose CLI the sandbox's image lacks.
+func installed(ctx context.Context, c *agentconn.Client, h *harness.Harness) error {
+	res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", `command -v "$0"`, h.Binary}, Timeout: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	if res.Exit.Code != 0 {
+		return errdefs.FailedPrecondition(CodeNotInstalled,
+			"the %s CLI (%s) is not installed in this runtime's image; give the runtime capabilities_json [\"all_harness\"] or an image that has it", h.Name, h.Binary)
+	}
+	return nil
+}
+
+func hasFile(ctx context.Context, c *agentconn.Client, path string) bool {
+	_, err := c.Stat(ctx, path)
+	return err == nil
+}
+
+// title is the start of a session's first prompt.
+func title(prompt string) string {
+	t := strings.Join(strings.Fields(prompt), " ")
+	if len(t) <= 80 {
+		return t
+	}
+	cut := 80
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + "…"
+}
+
+// publicText is what a client may see of err.
+func publicText(err error) string {
+	if e, ok := errdefs.Public(err); ok {
+		return e.Message
+	}
+	return "the sandbox's agent failed"
+}
+
+// tailBuffer keeps the last stderrTail bytes written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > stderrTail {
+		t.b = t.b[len(t.b)-stderrTail:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.ToValidUTF8(string(t.b), "\uFFFD") }

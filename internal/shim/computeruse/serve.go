@@ -1,0 +1,156 @@
+package computeruse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Defaults of serve, as the computer-use image expects them.
+const (
+	DefaultDisplay = ":99"
+	DefaultWidth   = 1280
+	DefaultHeight  = 800
+	DefaultListen  = "127.0.0.1:8931"
+	DefaultProfile = "/tmp/paddock-chromium"
+)
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	Logger  *slog.Logger
+	Version string // the shim's, given in initialize
+	// Display is the X display (":99"). When it already answers, Serve
+	// starts neither Xvfb nor a browser and only serves.
+	Display       string
+	Width, Height int
+	// Listen is the HTTP transport's address; with Stdio the server
+	// serves Stdin and Stdout instead.
+	Listen        string
+	Stdio         bool
+	Stdin         io.Reader
+	Stdout        io.Writer
+	URL           string // the browser's first page; about:blank if empty
+	Xvfb, Browser string // commands; Xvfb and chromium if empty
+	Profile       string // the browser's profile directory
+}
+
+// BrowserArgs are Chromium's arguments on the profile dir, for a window
+// filling a w×h screen: no sandbox of its own (the sandbox is the
+// container, whose capabilities it cannot use), shared memory in /tmp, no
+// GPU, and none of its own traffic.
+func BrowserArgs(profile string, w, h int) []string {
+	return []string{
+		"--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+		"--no-first-run", "--no-default-browser-check",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--password-store=basic",
+		"--user-data-dir=" + profile,
+		"--window-position=0,0", fmt.Sprintf("--window-size=%d,%d", w, h), "--start-maximized",
+	}
+}
+
+// Serve runs the computer-use sidecar until ctx ends, the display's Xvfb
+// exits (an error), or, with Stdio, its input ends.
+func Serve(ctx context.Context, o ServeOptions) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	n, err := DisplayNumber(o.Display)
+	if err != nil {
+		return err
+	}
+	if o.Width <= 0 || o.Height <= 0 {
+		return fmt.Errorf("screen size %dx%d", o.Width, o.Height)
+	}
+	xvfb, browser, profile := o.Xvfb, o.Browser, o.Profile
+	if xvfb == "" {
+		xvfb = "Xvfb"
+	}
+	if browser == "" {
+		browser = "chromium"
+	}
+	if profile == "" {
+		profile = DefaultProfile
+	}
+	url := o.URL
+	if url == "" {
+		url = "about:blank"
+	}
+	bargs := append([]string{browser}, BrowserArgs(profile, o.Width, o.Height)...)
+
+	// Listen before starting anything, so a second serve fails at once.
+	var ln net.Listener
+	if !o.Stdio {
+		if ln, err = net.Listen("tcp", o.Listen); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
+
+	var sess *session
+	var xvfbDone <-chan struct{} // nil, never ready, when serve started no Xvfb
+	if DisplayAnswers(ctx, n) {
+		log.Info("computer-use: the display answers already; starting neither Xvfb nor a browser", "display", o.Display)
+	} else {
+		sess, err = startSession(ctx, log, sessionOptions{
+			Display: n, Width: o.Width, Height: o.Height, Xvfb: xvfb,
+			Browser: append(bargs, url), Profile: profile, ReadyTimeout: 15 * time.Second,
+		})
+		if err != nil {
+			return err
+		}
+		defer sess.stop()
+		xvfbDone = sess.Done()
+	}
+
+	driver := &XDriver{
+		Display:    o.Display,
+		Runner:     ExecRunner{Env: []string{"DISPLAY=" + o.Display}},
+		Browser:    bargs,
+		ProfileDir: profile,
+	}
+	srv := NewServer(driver, log, o.Version)
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	var hs *http.Server
+	if o.Stdio {
+		log.Info("computer-use: serving MCP on stdin and stdout", "display", o.Display)
+		go func() { served <- srv.ServeStdio(sctx, o.Stdin, o.Stdout) }()
+	} else {
+		hs = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+		log.Info("computer-use: serving MCP", "url", "http://"+ln.Addr().String()+Path, "display", o.Display)
+		go func() { served <- hs.Serve(ln) }()
+	}
+
+	var serveErr error
+	servedDone := false
+	select {
+	case <-ctx.Done():
+	case <-xvfbDone:
+		err = fmt.Errorf("Xvfb exited: %w", sess.XvfbExit())
+	case serveErr = <-served:
+		servedDone = true
+	}
+	log.Info("computer-use: stopping")
+	cancel()
+	if hs != nil {
+		shctx, shcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = hs.Shutdown(shctx)
+		shcancel()
+	}
+	if !servedDone {
+		serveErr = <-served
+	}
+	if err == nil && serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && !errors.Is(serveErr, context.Canceled) {
+		err = serveErr
+	}
+	return err
+}
