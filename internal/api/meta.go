@@ -160,8 +160,8 @@ func (a *API) harnessesAndSidecars(ctx context.Context) ([]client.HarnessInfo, [
 	}
 	hs := []client.HarnessInfo{}
 	for _, h := range harness.All() {
-		info := client.HarnessInfo{Name: h.Name, Binary: h.Binary, Secrets: slices.Clone(h.Secrets),
-			WrittenAgainst: h.WrittenAgainst, Images: []string{}}
+		info := h.Info()
+		info.Images = []string{}
 		if info.Secrets == nil {
 			info.Secrets = []string{}
 		}

@@ -48,6 +48,8 @@ func TestPromptRefusals(t *testing.T) {
 		{"an unknown session", "prompt", client.PromptRequest{Prompt: "hi", SessionID: uuid.NewString()}, 404, "session_not_found", ""},
 		{"a prompt over 256 KiB", "prompt", client.PromptRequest{Prompt: strings.Repeat("a", 256<<10+1)}, 400, "invalid_prompt", ""},
 		{"a negative timeout", "prompt", client.PromptRequest{Prompt: "hi", TimeoutSeconds: -1}, 400, "invalid_timeout", ""},
+		{"a timeout that overflows", "prompt", client.PromptRequest{Prompt: "hi", TimeoutSeconds: 18446744074}, 400, "invalid_timeout", ""},
+		{"a timeout past the maximum", "task", client.PromptRequest{Prompt: "hi", TimeoutSeconds: 9223372037}, 400, "invalid_timeout", ""},
 		{"an unknown field", "prompt", map[string]any{"prompt": "hi", "agent": "x"}, 400, "unknown_field", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,7 +68,17 @@ func (a *API) getRuntime(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return a.writeRuntime(r.Context(), w, rt)
+	out, err := a.runtimeView(r.Context(), rt)
+	if err != nil {
+		return err
+	}
+	if a.bindings != nil {
+		if out.CapabilityProblems, err = a.bindings.Problems(r.Context(), rt); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // configureRuntime changes a runtime's settings (PATCH) and says which

@@ -10,6 +10,7 @@ import (
 	"io"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,8 +27,8 @@ import (
 const (
 	applyTimeout = 30 * time.Minute // one whole apply, setup scripts included
 	outputTail   = 4 << 10          // what a step's status keeps of its output
-	// managedFile lists the files a materialization wrote outside
-	// capability.Root, so the next one removes those no longer wanted.
+	// managedFile holds what a materialization wrote (managedState), so
+	// the next one removes what is no longer wanted.
 	managedFile = capability.Root + "/.managed.json"
 	home        = "/workspace"
 )
@@ -40,14 +41,12 @@ type applyRun struct {
 	force bool
 }
 
-// sandboxRunning is the runtime service's OnRunning hook: a new sandbox
-// gets the whole set; a resumed one whatever changed while it was paused.
-func (s *Service) sandboxRunning(_ context.Context, rt store.Runtime, _ store.Sandbox, fresh bool) {
-	if fresh || len(rt.Config.Sidecars) > 0 {
-		s.schedule(rt.ID, fresh)
-		return
-	}
-	s.schedule(rt.ID, false)
+// sandboxRunning is the runtime service's OnRunning hook. A new sandbox
+// gets the whole set; a resumed one is brought in line with what changed
+// while it was paused (a binding disabled or uninstalled then), which
+// costs one small upload when nothing did.
+func (s *Service) sandboxRunning(_ context.Context, rt store.Runtime, _ store.Sandbox, _ bool) {
+	s.schedule(rt.ID, true)
 }
 
 // schedule applies the runtime's set to its sandbox in the background.
@@ -131,14 +130,8 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		s.logger.Warn("starting sidecar services", "runtime", rt.ID, "err", err)
 	}
 
-	// Disabled bindings stop their workers here.
-	for _, b := range bs {
-		if !b.Enabled {
-			s.stopWorkers(ctx, rt, b)
-		}
-	}
 	bundles := map[string]*capability.Bundle{}
-	var failed []string
+	var usable []store.CapabilityBinding
 	for _, b := range bs {
 		if !b.Enabled {
 			continue
@@ -146,22 +139,32 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		bundle, err := s.bundleOf(ctx, rt.OrgID, b.Source, b.Name, b.Version)
 		if err != nil {
 			s.setStatus(ctx, b, status{BindingStatus: client.BindingStatus{State: client.BindingFailed, Error: publicError(err), SandboxID: sbID}, Rev: b.Rev})
-			failed = append(failed, b.ID)
 			continue
 		}
 		bundles[b.ID] = bundle
-	}
-	var usable []store.CapabilityBinding
-	for _, b := range bs {
-		if b.Enabled && !slices.Contains(failed, b.ID) {
-			usable = append(usable, b)
-		}
+		usable = append(usable, b)
 	}
 	resolved, err := s.resolve(ctx, rt.OrgID, usable, bundles)
 	if err != nil {
 		return err
 	}
 	resolved.MCPServers = withSidecars(resolved.MCPServers, rt)
+
+	// Workers of bindings gone, disabled, or at another revision stop;
+	// those a binding at its revision started keep running.
+	current := map[string]int64{}
+	for _, b := range usable {
+		if st := statusOf(b); st.SandboxID == sbID && st.Rev == b.Rev && st.State == client.BindingApplied {
+			current[b.ID] = b.Rev
+		}
+	}
+	s.reapWorkers(ctx, c, rt.ID, func(w workerTag) bool { rev, ok := current[w.bindingID]; return ok && rev == w.rev })
+	for _, b := range bs {
+		if st := statusOf(b); !b.Enabled && st.SandboxID == sbID && stopped(&st) {
+			s.setStatus(ctx, b, st)
+		}
+	}
+
 	if err := materialize(ctx, c, capability.Materialize(resolved)); err != nil {
 		for _, b := range usable {
 			s.setStatus(ctx, b, status{BindingStatus: client.BindingStatus{State: client.BindingFailed, Error: "materializing: " + publicError(err), SandboxID: sbID}, Rev: b.Rev})
@@ -170,12 +173,8 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 	}
 
 	for _, b := range usable {
-		old := statusOf(b)
-		if old.SandboxID == sbID && old.Rev == b.Rev && old.State == client.BindingApplied {
+		if _, ok := current[b.ID]; ok {
 			continue // applied to this sandbox as it is
-		}
-		if old.SandboxID == sbID {
-			s.stopWorkers(ctx, rt, b) // its old configuration's
 		}
 		st := status{BindingStatus: client.BindingStatus{State: client.BindingApplied, SandboxID: sbID,
 			Setup: []client.StepResult{}, Checks: []client.StepResult{}, Workers: []client.WorkerStatus{}}, Rev: b.Rev}
@@ -199,7 +198,7 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		if st.State == client.BindingApplied {
 			for _, w := range resolved.Workers {
 				if w.BindingID == b.ID {
-					st.Workers = append(st.Workers, startWorker(ctx, c, w, s.now()))
+					st.Workers = append(st.Workers, startWorker(ctx, c, workerTag{bindingID: b.ID, rev: b.Rev, name: w.Name}, w, s.now()))
 				}
 			}
 		}
@@ -208,6 +207,19 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		s.setStatus(ctx, b, st)
 	}
 	return nil
+}
+
+// stopped marks st's running workers stopped, and reports whether there
+// were any.
+func stopped(st *status) bool {
+	found := false
+	for i, w := range st.Workers {
+		if w.State == client.WorkerRunning {
+			st.Workers[i].State = client.WorkerStopped
+			found = true
+		}
+	}
+	return found
 }
 
 // withSidecars adds the MCP servers of the runtime's sidecar capabilities
@@ -223,13 +235,22 @@ func withSidecars(servers []capability.ResolvedMCPServer, rt store.Runtime) []ca
 }
 
 // MCPServers are the MCP servers a harness in the runtime's sandbox is
-// given: its enabled bindings' and its sidecars'.
+// given: its enabled bindings' (those whose bundles load) and its
+// sidecars'.
 func (s *Service) MCPServers(ctx context.Context, rt store.Runtime) ([]client.ResolvedMCPServer, error) {
 	bs, err := s.store.ListBindings(ctx, rt.ID)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.resolve(ctx, rt.OrgID, bs, nil)
+	bundles := map[string]*capability.Bundle{}
+	var usable []store.CapabilityBinding
+	for _, b := range bs {
+		if bundle, err := s.bundleOf(ctx, rt.OrgID, b.Source, b.Name, b.Version); err == nil && b.Enabled {
+			bundles[b.ID] = bundle
+			usable = append(usable, b)
+		}
+	}
+	res, err := s.resolve(ctx, rt.OrgID, usable, bundles)
 	if err != nil {
 		return nil, err
 	}
@@ -254,33 +275,79 @@ func allApplied(bs []store.CapabilityBinding, sandboxID string) bool {
 	return true
 }
 
-// materialize writes a plan into the sandbox: capability.Root is
-// replaced whole, files written elsewhere before and no longer planned are
-// removed, and the list of those written elsewhere is kept for next time.
+// managedState is what a materialization leaves in the sandbox for the
+// next one: the files it wrote, and the capabilities whose directories it
+// made.
+type managedState struct {
+	Outside      []string `json:"outside"`      // files outside capability.Root
+	Files        []string `json:"files"`        // files under it
+	Capabilities []string `json:"capabilities"` // directories under it
+}
+
+// maxManaged bounds each list of a managedState read back.
+const maxManaged = 20000
+
+// outsideManaged reports whether p is a file a materialization may have
+// written outside capability.Root: only those are removed on the word of
+// the state file, which the sandbox can change.
+func outsideManaged(p string) bool {
+	return strings.HasPrefix(p, capability.AgentsDir+"/") || strings.HasPrefix(p, capability.SkillsDir+"/") || p == capability.KimiMCPConfig
+}
+
+// materialize writes a plan into the sandbox. Files a bundle no longer
+// ships are removed, and the directories of capabilities no longer bound;
+// what setup scripts made in a capability's directory stays. The files
+// written outside capability.Root are listed in the state file, so the
+// next materialization removes those no longer wanted and nothing else.
 func materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan) error {
-	for _, p := range previousManaged(ctx, c) {
-		if !slices.Contains(plan.Managed, p) && strings.HasPrefix(p, home+"/") {
-			if err := c.RemoveAll(ctx, p); err != nil && !errdefs.IsNotFound(err) {
-				return err
-			}
+	next := managedState{Outside: plan.Managed, Files: []string{}, Capabilities: []string{}}
+	planned := map[string]bool{}
+	for _, f := range plan.Files {
+		planned[f.Path] = true
+		if !strings.HasPrefix(f.Path, capability.Root+"/") {
+			continue
+		}
+		next.Files = append(next.Files, f.Path)
+		name, _, ok := strings.Cut(strings.TrimPrefix(f.Path, capability.Root+"/"), "/")
+		if ok && capability.ValidName(name) && !slices.Contains(next.Capabilities, name) {
+			next.Capabilities = append(next.Capabilities, name)
 		}
 	}
-	if err := c.RemoveAll(ctx, capability.Root); err != nil && !errdefs.IsNotFound(err) {
-		return err
+	prev := previousManaged(ctx, c)
+	var stale []string
+	for _, p := range prev.Outside {
+		if p = path.Clean(p); outsideManaged(p) && !planned[p] {
+			stale = append(stale, p)
+		}
 	}
-	managed, err := json.Marshal(plan.Managed)
+	for _, name := range prev.Capabilities {
+		if capability.ValidName(name) && !slices.Contains(next.Capabilities, name) {
+			stale = append(stale, capability.Dir(name))
+		}
+	}
+	for _, p := range prev.Files {
+		if p = path.Clean(p); strings.HasPrefix(p, capability.Root+"/") && !planned[p] {
+			stale = append(stale, p)
+		}
+	}
+	for _, p := range stale {
+		if err := c.RemoveAll(ctx, p); err != nil && !errdefs.IsNotFound(err) {
+			return err
+		}
+	}
+	state, err := json.Marshal(next)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	dirs := map[string]bool{}
 	add := func(name string, mode int64, data []byte) error {
 		rel := strings.TrimPrefix(path.Clean(name), home+"/")
-		for d := path.Dir(rel); d != "." && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
+		if err := tw.WriteHeader(&tar.Header{Name: rel, Mode: mode, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
 		}
-		return tw.WriteHeader(&tar.Header{Name: rel, Mode: mode, Size: int64(len(data)), Typeflag: tar.TypeReg})
+		_, err := tw.Write(data)
+		return err
 	}
 	for _, f := range plan.Files {
 		if !strings.HasPrefix(f.Path, home+"/") {
@@ -289,14 +356,8 @@ func materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan)
 		if err := add(f.Path, int64(f.Mode.Perm()), f.Data); err != nil {
 			return err
 		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return err
-		}
 	}
-	if err := add(managedFile, 0o644, managed); err != nil {
-		return err
-	}
-	if _, err := tw.Write(managed); err != nil {
+	if err := add(managedFile, 0o644, state); err != nil {
 		return err
 	}
 	if err := tw.Close(); err != nil {
@@ -306,27 +367,35 @@ func materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan)
 	return err
 }
 
-// previousManaged reads the list the last materialization left.
-func previousManaged(ctx context.Context, c *agentconn.Client) []string {
+// previousManaged reads the state the last materialization left (bounded;
+// empty when it is missing or unreadable).
+func previousManaged(ctx context.Context, c *agentconn.Client) managedState {
+	var st managedState
 	r, err := c.ReadFile(ctx, managedFile)
 	if err != nil {
-		return nil
+		return st
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
-	if err != nil {
-		return nil
+	data, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	if err != nil || json.Unmarshal(data, &st) != nil {
+		return managedState{}
 	}
-	var out []string
-	_ = json.Unmarshal(data, &out)
-	return out
+	st.Outside = st.Outside[:min(len(st.Outside), maxManaged)]
+	st.Files = st.Files[:min(len(st.Files), maxManaged)]
+	st.Capabilities = st.Capabilities[:min(len(st.Capabilities), maxManaged)]
+	return st
+}
+
+// withPath runs a shell command with the capabilities' tools on PATH.
+func withPath(run string) string {
+	return "export PATH=\"" + capability.BinDir + ":$PATH\"\n" + run
 }
 
 // runStep runs a setup script or check to its end.
 func runStep(ctx context.Context, c *agentconn.Client, name, run, dir string, env map[string]string, timeout time.Duration) client.StepResult {
 	t0 := time.Now()
 	res := client.StepResult{Name: name, RanAt: t0.UTC().Truncate(time.Microsecond)}
-	out, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", run}, Cwd: dir, Env: env, Timeout: timeout})
+	out, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", withPath(run)}, Cwd: dir, Env: env, Timeout: timeout})
 	res.DurationMS = time.Since(t0).Milliseconds()
 	if err != nil {
 		res.ExitCode = -1
@@ -342,10 +411,41 @@ func runStep(ctx context.Context, c *agentconn.Client, name, run, dir string, en
 	return res
 }
 
+// workerTag names a worker process: the binding and revision that started
+// it, and the worker's name. It is the process's $0 (sh -c's first
+// argument), so the agent's process list says whose each worker is.
+type workerTag struct {
+	bindingID string
+	rev       int64
+	name      string
+}
+
+const workerTagPrefix = "paddock-worker:"
+
+func (w workerTag) String() string {
+	return fmt.Sprintf("%s%s:%d:%s", workerTagPrefix, w.bindingID, w.rev, w.name)
+}
+
+func parseWorkerTag(s string) (workerTag, bool) {
+	rest, ok := strings.CutPrefix(s, workerTagPrefix)
+	if !ok {
+		return workerTag{}, false
+	}
+	parts := strings.SplitN(rest, ":", 3)
+	if len(parts) != 3 {
+		return workerTag{}, false
+	}
+	rev, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return workerTag{}, false
+	}
+	return workerTag{bindingID: parts[0], rev: rev, name: parts[2]}, true
+}
+
 // startWorker starts a worker as a background process of the agent.
-func startWorker(ctx context.Context, c *agentconn.Client, w capability.ResolvedWorker, now time.Time) client.WorkerStatus {
+func startWorker(ctx context.Context, c *agentconn.Client, tag workerTag, w capability.ResolvedWorker, now time.Time) client.WorkerStatus {
 	ws := client.WorkerStatus{Name: w.Name, State: client.WorkerExited}
-	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", w.Run}, Cwd: w.Dir, Env: w.Env, Background: true})
+	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", withPath(w.Run), tag.String()}, Cwd: w.Dir, Env: w.Env, Background: true})
 	if err != nil {
 		code := -1
 		ws.ExitCode = &code
@@ -357,34 +457,27 @@ func startWorker(ctx context.Context, c *agentconn.Client, w capability.Resolved
 	return ws
 }
 
-// stopWorkers stops the workers a binding started in the runtime's
-// current sandbox.
-func (s *Service) stopWorkers(ctx context.Context, rt store.Runtime, b store.CapabilityBinding) {
-	st := statusOf(b)
-	if st.SandboxID == "" || st.SandboxID != rt.CurrentSandboxID || rt.Status != store.RuntimeRunning {
-		return
-	}
-	var running bool
-	for _, w := range st.Workers {
-		running = running || w.State == client.WorkerRunning
-	}
-	if !running {
-		return
-	}
-	c, _, err := s.runtimes.AgentOf(ctx, rt)
+// reapWorkers stops (SIGTERM) the running worker processes keep refuses,
+// found by their tags in the agent's process list — whatever happened to
+// their bindings since they started.
+func (s *Service) reapWorkers(ctx context.Context, c *agentconn.Client, runtimeID string, keep func(workerTag) bool) {
+	procs, err := c.Processes(ctx)
 	if err != nil {
+		s.logger.Warn("listing workers", "runtime", runtimeID, "err", err)
 		return
 	}
-	for i, w := range st.Workers {
-		if w.State != client.WorkerRunning || w.ProcessID == "" {
+	for _, p := range procs {
+		if !p.Running || len(p.Argv) < 4 || p.Argv[0] != "/bin/sh" {
 			continue
 		}
-		if err := c.Signal(ctx, w.ProcessID, syscall.SIGTERM, false); err != nil && !errdefs.IsNotFound(err) {
-			s.logger.Warn("stopping a worker", "runtime", rt.ID, "worker", w.Name, "err", err)
+		tag, ok := parseWorkerTag(p.Argv[3])
+		if !ok || keep(tag) {
+			continue
 		}
-		st.Workers[i].State = client.WorkerStopped
+		if err := c.Signal(ctx, p.ID, syscall.SIGTERM, false); err != nil && !errdefs.IsNotFound(err) {
+			s.logger.Warn("stopping a worker", "runtime", runtimeID, "worker", tag.name, "err", err)
+		}
 	}
-	s.setStatus(ctx, b, st)
 }
 
 // startSidecars starts the sidecar services of names that are not running

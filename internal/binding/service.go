@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,7 +66,8 @@ type Service struct {
 	logger   *slog.Logger
 	now      func() time.Time
 
-	bundles sync.Map // digest → *capability.Bundle, parsed inventory bundles
+	bundles sync.Map     // digest → *capability.Bundle, parsed inventory bundles
+	cached  atomic.Int64 // entries stored in bundles since it was last cleared
 
 	mu       sync.Mutex
 	runs     map[string]*applyRun // runtime id → its apply in flight
@@ -145,9 +147,21 @@ func (s *Service) Push(ctx context.Context, orgID string, r io.Reader) (_ store.
 	if err != nil {
 		return store.CapabilityVersion{}, false, err
 	}
-	s.bundles.Store(b.Digest, b)
+	s.cache(b.Digest, b)
 	v.Bundle = nil
 	return v, created, nil
+}
+
+// maxCached bounds the parsed inventory bundles kept in memory.
+const maxCached = 64
+
+// cache keeps a parsed bundle by digest; when full, it starts over.
+func (s *Service) cache(digest string, b *capability.Bundle) {
+	if s.cached.Add(1) > maxCached {
+		s.bundles.Clear()
+		s.cached.Store(1)
+	}
+	s.bundles.Store(digest, b)
 }
 
 // invalidBundle gives a bundle's validation problems their public face:
@@ -169,9 +183,11 @@ func (s *Service) Inventory(ctx context.Context, orgID, name string) ([]store.Ca
 // pins it.
 func (s *Service) DeleteVersion(ctx context.Context, orgID, name, version string) error {
 	return s.store.InTx(ctx, func(q store.Queries) error {
-		if _, err := q.GetCapabilityVersion(ctx, orgID, name, version); err != nil {
+		v, err := q.GetCapabilityVersion(ctx, orgID, name, version)
+		if err != nil {
 			return notFoundCapability(err, name, version)
 		}
+		s.bundles.Delete(v.Digest)
 		n, err := q.CountInventoryBindings(ctx, orgID, name, version)
 		if err != nil {
 			return err
@@ -211,9 +227,9 @@ func (s *Service) bundleOf(ctx context.Context, orgID, source, name, version str
 	}
 	b, err := capability.ReadTar(bytes.NewReader(v.Bundle), MaxBundleBytes)
 	if err != nil {
-		return nil, err
+		return nil, errdefs.FailedPrecondition("capability_unreadable", "%s %s in the inventory no longer passes validation; push a fixed version", name, version).WithCause(err)
 	}
-	s.bundles.Store(v.Digest, b)
+	s.cache(v.Digest, b)
 	return b, nil
 }
 
@@ -364,7 +380,7 @@ func (s *Service) Uninstall(ctx context.Context, rt store.Runtime, bindingID str
 	if err != nil || b.RuntimeID != rt.ID {
 		return errdefs.NotFound(CodeBindingNotFound, "binding %s not found on runtime %s", bindingID, rt.ID)
 	}
-	s.stopWorkers(ctx, rt, b)
+	// Its workers stop and its files leave when the set is applied again.
 	if err := s.store.DeleteBinding(ctx, b.ID); err != nil {
 		return err
 	}
@@ -399,7 +415,9 @@ func (s *Service) resolve(ctx context.Context, orgID string, bs []store.Capabili
 		if bundle == nil {
 			var err error
 			if bundle, err = s.bundleOf(ctx, orgID, b.Source, b.Name, b.Version); err != nil {
-				return capability.Resolved{}, err
+				// Its status says so (apply); the others still resolve.
+				s.logger.Warn("a bound capability cannot be loaded", "binding", b.ID, "capability", b.Name, "version", b.Version, "err", err)
+				continue
 			}
 		}
 		flags, err := bundle.FlagValues(b.Flags)

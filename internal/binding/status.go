@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
@@ -76,8 +78,8 @@ func (s *Service) setStatus(ctx context.Context, b store.CapabilityBinding, st s
 // that ended is shown exited, with its exit code and the end of its
 // output. A runtime not running is not woken for it.
 func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []store.CapabilityBinding) []store.CapabilityBinding {
-	if rt.Status != store.RuntimeRunning || rt.CurrentSandboxID == "" {
-		return bs
+	if rt.Status != store.RuntimeRunning || rt.CurrentSandboxID == "" || s.applying(rt.ID) {
+		return bs // an apply in flight writes the statuses itself
 	}
 	var c *agentconn.Client
 	var procs map[string]agentconn.ProcessInfo
@@ -127,6 +129,13 @@ func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []sto
 	return bs
 }
 
+// applying reports whether an apply to the runtime's sandbox is in flight.
+func (s *Service) applying(runtimeID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[runtimeID] != nil
+}
+
 // workerOutput is the end of an exited worker's output, as the agent kept
 // it.
 func workerOutput(ctx context.Context, c *agentconn.Client, id string) string {
@@ -174,3 +183,41 @@ func contentsOf(b *capability.Bundle) client.CapabilityContents {
 func Contents(b *capability.Bundle) client.CapabilityContents { return contentsOf(b) }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// Problems says what went wrong applying the runtime's enabled bindings to
+// its current sandbox: a failed apply, failed setup scripts and checks,
+// workers that exited. Worker states are brought up to date first.
+func (s *Service) Problems(ctx context.Context, rt store.Runtime) ([]string, error) {
+	if rt.CurrentSandboxID == "" {
+		return nil, nil
+	}
+	bs, err := s.Bindings(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, b := range bs {
+		st := statusOf(b)
+		if !b.Enabled || st.SandboxID != rt.CurrentSandboxID || st.Rev != b.Rev {
+			continue
+		}
+		if st.State == client.BindingFailed && st.Error != "" {
+			out = append(out, fmt.Sprintf("%s: %s", b.Name, st.Error))
+		}
+		for _, c := range st.Checks {
+			if !c.OK {
+				out = append(out, fmt.Sprintf("%s: check %s failed (exit %d)", b.Name, c.Name, c.ExitCode))
+			}
+		}
+		for _, w := range st.Workers {
+			if w.State == client.WorkerExited {
+				code := "?"
+				if w.ExitCode != nil {
+					code = strconv.Itoa(*w.ExitCode)
+				}
+				out = append(out, fmt.Sprintf("%s: worker %s exited (exit %s)", b.Name, w.Name, code))
+			}
+		}
+	}
+	return out, nil
+}

@@ -157,7 +157,7 @@
 //	  <capability>/...                         every file of each bundle
 //	  bin/<tool>                               every resolved tool (0755): put it on PATH
 //	  mcp.json                                 Claude Code --mcp-config
-//	  codex/config.toml                        Codex, with CODEX_HOME=Root/codex
+//	  codex/config.toml                        Codex config.toml (for reference: the harness passes -c mcp_servers=…)
 //	  opencode.json                            OpenCode, with OPENCODE_CONFIG
 //	  gemini/settings.json                     Gemini CLI settings (mcpServers)
 //	  resolved.json                            the resolved set, for an agent to read

@@ -17,7 +17,9 @@ const (
 	// the same format): Kimi Code 2.1 reads servers from no other file, so
 	// it is written there, a Managed path.
 	KimiMCPConfig = Home + "/.kimi-code/mcp.json"
-	// CodexHome is a CODEX_HOME whose config.toml holds the MCP servers.
+	// CodexHome holds a Codex config.toml with the MCP servers, for
+	// reference: the Codex harness passes them as -c mcp_servers=… so that
+	// CODEX_HOME (its login and sessions) stays the user's.
 	CodexHome   = Root + "/codex"
 	CodexConfig = CodexHome + "/config.toml"
 	// OpenCodeConfig is for OpenCode's OPENCODE_CONFIG.

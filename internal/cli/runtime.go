@@ -41,6 +41,7 @@ func (a *app) printRuntime(r client.Runtime) error {
 		{"SECRETS", strings.Join(r.Config.Secrets, ", ")},
 		{"ROOTFS", r.Config.RootFS},
 		{"CAPABILITIES", r.Config.CapabilitiesJSON},
+		{"CAPABILITY_PROBLEMS", strings.Join(r.CapabilityProblems, "; ")},
 		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},
 		{"MAX_LIFETIME", secs(r.Config.MaxLifetimeSeconds)},
 		{"ARCHIVE_AFTER", secs(r.Config.ArchiveAfterSeconds)},

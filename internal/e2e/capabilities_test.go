@@ -77,8 +77,34 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 		t.Fatalf("resolved: %+v", resolved)
 	}
 
-	// Disabled: its workers stop and its files leave; enabled again: back.
+	// The runtime says what went wrong.
+	var got pc.Runtime
+	env.Must(t, 200, "GET", s.rtPath, nil).Decode(t, &got)
+	problems := strings.Join(got.CapabilityProblems, "\n")
+	if !strings.Contains(problems, "e2e-workers: check fails failed (exit 7)") || !strings.Contains(problems, "e2e-workers: worker crasher exited (exit 3)") ||
+		strings.Contains(problems, "passes") {
+		t.Fatalf("capability problems: %q", got.CapabilityProblems)
+	}
+
+	// Another binding changes: what e2e-workers' setup made in its
+	// directory stays, and its worker keeps running.
+	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+repo.ID, pc.UpdateBindingRequest{Enabled: ptr(false)})
+	waitFor(t, "the disabled agent to leave the sandbox", func() bool {
+		res, err := s.sdk.Exec(bounded(t), "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-e", "/workspace/.claude/agents/code-reviewer.md"}})
+		return err == nil && res.Exit != nil && res.Exit.Code != 0
+	})
+	if got := s.run(t, "cat", "/workspace/.paddock/capabilities/e2e-workers/built"); got != "built\n" {
+		t.Fatalf("setup's output after another binding changed: %q", got)
+	}
+	s.run(t, "test", "!", "-e", "/workspace/.paddock/capabilities/repo-tools")
+	beat := s.run(t, "cat", "/workspace/heartbeat")
+	waitFor(t, "the heartbeat worker to keep beating", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
+	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+repo.ID, pc.UpdateBindingRequest{Enabled: ptr(true)})
+
+	// Disabled while paused: at the resume its worker stops.
+	env.Must(t, 200, "POST", s.rtPath+"/pause", nil)
 	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+workers.ID, pc.UpdateBindingRequest{Enabled: ptr(false)})
+	env.Must(t, 200, "POST", s.rtPath+"/resume", nil)
 	waitFor(t, "the heartbeat worker to stop", func() bool {
 		before := s.run(t, "cat", "/workspace/heartbeat")
 		time.Sleep(2500 * time.Millisecond)
@@ -270,6 +296,18 @@ func TestPromptsAndSessions(t *testing.T) {
 			t.Fatalf("event %d has seq %d", i, e.Seq)
 		}
 	}
+	// Paused, then archived (the compute released): the next prompt wakes
+	// the runtime, restoring it, and the conversation goes on.
+	env.Must(t, 200, "POST", rtPath+"/pause", nil)
+	archived, err := env.Runtimes.ArchiveIfDue(bounded(t), p.RuntimeID, time.Now().Add(48*time.Hour))
+	if err != nil || !archived {
+		t.Fatalf("archive: %v %v", archived, err)
+	}
+	var third pc.PromptResult
+	env.Must(t, 200, "POST", rtPath+"/prompt", pc.PromptRequest{Prompt: "still there?", SessionID: sess.ID}).Decode(t, &third)
+	if !strings.Contains(third.Result, "previous prompt: and now?") || third.Session.Turns != 3 {
+		t.Fatalf("the turn after an archive: %+v", third)
+	}
 	// A failing turn fails the session's turn, with an error event.
 	var failed pc.PromptResult
 	env.Must(t, 200, "POST", rtPath+"/prompt", pc.PromptRequest{Prompt: "please [fail]", SessionID: sess.ID}).Decode(t, &failed)
@@ -323,23 +361,41 @@ func promptStream(t *testing.T, env *servertest.Env, rtPath string, req pc.Promp
 	return out
 }
 
-// bundleOf tars and gzips a capability directory.
+// bundleOf tars and gzips a capability directory, modes kept.
 func bundleOf(t *testing.T, dir string) []byte {
 	t.Helper()
-	files := map[string]string{}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: int64(info.Mode().Perm()), Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
 		return err
 	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = zw.Close()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tarGz(t, files)
+	return buf.Bytes()
 }
 
 func tarGz(t *testing.T, files map[string]string) []byte {

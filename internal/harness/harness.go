@@ -28,7 +28,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -130,24 +129,6 @@ func (h *Harness) Command(inv Invocation) (argv []string, env map[string]string)
 
 // NewParser returns a parser for one turn of h.
 func (h *Harness) NewParser() Parser { return h.newParser(h) }
-
-// HasSecret reports whether env has a non-empty value for one of h.Secrets.
-func (h *Harness) HasSecret(env map[string]string) bool {
-	for _, name := range h.Secrets {
-		if env[name] != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// MissingSecretError is the error a prompt fails with when the runtime has
-// none of h.Secrets. Its message is safe to show.
-func (h *Harness) MissingSecretError() error {
-	return errdefs.FailedPrecondition("harness_secret_missing",
-		"harness %s needs model credentials: set one of %s as a secret of the runtime",
-		h.Name, strings.Join(h.Secrets, ", "))
-}
 
 // Info is the harness as GET /api/capabilities lists it. The caller fills in
 // Installed and Images, which depend on the installation.

@@ -11,9 +11,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -140,10 +142,10 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 	}
 	timeout := DefaultTimeout
 	if req.TimeoutSeconds != 0 {
-		timeout = time.Duration(req.TimeoutSeconds) * time.Second
-		if req.TimeoutSeconds < 0 || timeout > MaxTimeout {
-			return Outcome{}, errdefs.InvalidArgument("invalid_timeout", "timeout_seconds must be between 1 and %d", int64(MaxTimeout.Seconds()))
+		if req.TimeoutSeconds < 0 || req.TimeoutSeconds > int64(MaxTimeout/time.Second) {
+			return Outcome{}, errdefs.InvalidArgument("invalid_timeout", "timeout_seconds must be between 1 and %d", int64(MaxTimeout/time.Second))
 		}
+		timeout = time.Duration(req.TimeoutSeconds) * time.Second
 	}
 	var sess store.Session
 	if req.SessionID != "" {
@@ -176,7 +178,18 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 			return Outcome{}, errdefs.Conflict(CodeSessionBusy, "session %s is running a turn; wait for it to end", sess.ID)
 		}
 		defer s.release(sess.ID)
+		// Read again now that it is ours: a turn that ended meanwhile
+		// moved its counts.
+		var err error
+		if sess, err = s.store.GetSession(ctx, sess.ID); err != nil {
+			return Outcome{}, err
+		}
 	}
+	// The turn belongs to the server once it begins: a client that goes
+	// away stops reading, not the agent (its timeout still bounds it, and
+	// a server shutting down closes its agent link).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+time.Minute)
+	defer cancel()
 	c, rt, err := s.runtimes.AgentOf(ctx, rt)
 	if err != nil {
 		return Outcome{}, err
@@ -223,6 +236,8 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 		MCPServers: servers,
 	}
 	argv, env := h.Command(inv)
+	// The capabilities' tools are on the harness's PATH.
+	argv = append([]string{"/bin/sh", "-c", `export PATH="$0:$PATH"; exec "$@"`, capability.BinDir}, argv...)
 	rec.add(ctx, client.SessionEvent{Type: client.SessionEventMessage, Role: "user", Text: req.Prompt})
 	parser := h.NewParser()
 	exitCode := -1
@@ -239,28 +254,9 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	if id := parser.HarnessSessionID(); id != "" {
 		sess.HarnessSessionID = id
 	}
-	out := Outcome{Events: rec.events}
+	out := Outcome{Events: rec.events, Result: rec.result, Error: rec.errMsg, Usage: rec.usage}
 	sess.Status = client.SessionCompleted
-	for _, e := range rec.events {
-		switch e.Type {
-		case client.SessionEventError:
-			out.Error = e.Error.Message
-		case client.SessionEventUsage:
-			out.Usage = e.Usage
-		case client.SessionEventMessage:
-			if e.Role == "assistant" {
-				out.Result = e.Text
-			}
-		case client.SessionEventDone:
-			if e.Done.Result != "" {
-				out.Result = e.Done.Result
-			}
-			if e.Done.ExitCode != 0 {
-				sess.Status = client.SessionFailed
-			}
-		}
-	}
-	if out.Error != "" {
+	if rec.failed || out.Error != "" {
 		sess.Status = client.SessionFailed
 	}
 	sess.UpdatedAt = s.now()
@@ -324,18 +320,55 @@ func (s *Service) pump(ctx context.Context, es *agentconn.ExecStream, parser har
 // recorder numbers a turn's events, keeps them in the transcript and
 // streams them.
 type recorder struct {
-	s      *Service
-	sess   *store.Session
-	turn   int
-	emit   func(client.SessionEvent) error
+	s    *Service
+	sess *store.Session
+	turn int
+	emit func(client.SessionEvent) error
+	// events are the turn's, kept for an answer that is not streamed.
 	events []client.SessionEvent
 	gone   bool // the client stopped reading; the transcript goes on
+	n      int  // events of this turn
+	// What the turn came to.
+	result, errMsg string
+	usage          *client.TurnUsage
+	failed         bool
 }
 
+// Bounds of what one turn records: a harness's output is the sandbox's
+// to choose.
+const (
+	maxTurnEvents = 10000
+	maxEventText  = 64 << 10
+)
+
 func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
+	if r.n++; r.n > maxTurnEvents && e.Type != client.SessionEventDone && e.Type != client.SessionEventError {
+		if r.n == maxTurnEvents+1 {
+			e = client.SessionEvent{Type: client.SessionEventError, Error: &client.TurnError{Code: "transcript_truncated",
+				Message: fmt.Sprintf("the turn produced more than %d events; the rest are not kept", maxTurnEvents)}}
+		} else {
+			return
+		}
+	}
+	bound(&e)
+	switch {
+	case e.Type == client.SessionEventError && e.Error != nil:
+		r.errMsg = e.Error.Message
+	case e.Type == client.SessionEventUsage && e.Usage != nil:
+		r.usage = e.Usage
+	case e.Type == client.SessionEventMessage && e.Role == "assistant":
+		r.result = e.Text
+	case e.Type == client.SessionEventDone && e.Done != nil:
+		if e.Done.Result != "" {
+			r.result = e.Done.Result
+		}
+		r.failed = r.failed || e.Done.ExitCode != 0
+	}
 	r.sess.Events++
 	e.Seq, e.Turn, e.Time = r.sess.Events, r.turn, r.s.now()
-	r.events = append(r.events, e)
+	if r.emit == nil {
+		r.events = append(r.events, e)
+	}
 	body, err := json.Marshal(e)
 	if err == nil {
 		err = r.s.store.AppendSessionEvents(context.WithoutCancel(ctx), []store.SessionEvent{{
@@ -348,6 +381,35 @@ func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
 	if r.emit != nil && !r.gone {
 		r.gone = r.emit(e) != nil
 	}
+}
+
+// bound cuts an event's text, tool input and tool output to maxEventText.
+func bound(e *client.SessionEvent) {
+	e.Text = cut(e.Text)
+	if e.Result != nil {
+		e.Result.Output = cut(e.Result.Output)
+	}
+	if e.Tool != nil && len(e.Tool.Input) > maxEventText {
+		in, _ := json.Marshal(cut(string(e.Tool.Input)))
+		e.Tool.Input = in
+	}
+	if e.Error != nil {
+		e.Error.Message = cut(e.Error.Message)
+	}
+	if e.Done != nil {
+		e.Done.Result = cut(e.Done.Result)
+	}
+}
+
+func cut(s string) string {
+	if len(s) <= maxEventText {
+		return s
+	}
+	n := maxEventText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "\n[… cut: the text was " + strconv.Itoa(len(s)) + " bytes]"
 }
 
 // checkSecret refuses a turn whose harness has no model credential in the

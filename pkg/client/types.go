@@ -157,8 +157,12 @@ type Runtime struct {
 	// PauseReason and ExpiresAt come from the current sandbox.
 	PauseReason string     `json:"pause_reason,omitempty"`
 	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
+	// CapabilityProblems are what went wrong applying its capabilities to
+	// its current sandbox: failed setup scripts and checks, workers that
+	// exited (GET …/runtimes/{id} only; …/capabilities has the detail).
+	CapabilityProblems []string  `json:"capability_problems,omitempty"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
 }
 
 // StartRuntimeRequest is the optional body of start.
