@@ -308,6 +308,9 @@ func (s *Service) Install(ctx context.Context, rt store.Runtime, req client.Inst
 		if slices.ContainsFunc(existing, func(e store.CapabilityBinding) bool { return e.Name == nb.Name }) {
 			return errdefs.Conflict(CodeAlreadyInstalled, "%s is already installed on runtime %s; PATCH its binding to change the version", nb.Name, rt.ID)
 		}
+		if err := pinnable(ctx, q, rt.OrgID, nb); err != nil {
+			return err
+		}
 		if nb.Enabled {
 			if err := s.checkConflicts(ctx, rt.OrgID, append(existing, nb), map[string]*capability.Bundle{nb.ID: b}); err != nil {
 				return err
@@ -342,6 +345,9 @@ func (s *Service) Update(ctx context.Context, rt store.Runtime, bindingID string
 		}
 		bundle, err := s.bundleOf(ctx, rt.OrgID, b.Source, b.Name, b.Version)
 		if err != nil {
+			return err
+		}
+		if err := pinnable(ctx, q, rt.OrgID, b); err != nil {
 			return err
 		}
 		if req.Enabled != nil {
@@ -386,6 +392,17 @@ func (s *Service) Uninstall(ctx context.Context, rt store.Runtime, bindingID str
 	}
 	s.schedule(rt.ID, true)
 	return nil
+}
+
+// pinnable checks, in the transaction that writes b, that the inventory
+// version it pins is still there: a version deleted meanwhile is not
+// bound.
+func pinnable(ctx context.Context, q store.Queries, orgID string, b store.CapabilityBinding) error {
+	if b.Source != client.SourceInventory {
+		return nil
+	}
+	_, err := q.GetCapabilityVersion(ctx, orgID, b.Name, b.Version)
+	return notFoundCapability(err, b.Name, b.Version)
 }
 
 // checkConflicts refuses a set of bindings in which two enabled ones ship
