@@ -138,6 +138,9 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		}
 		bundle, err := s.bundleOf(ctx, rt.OrgID, b.Source, b.Name, b.Version)
 		if err != nil {
+			if !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrFailedPrecondition) {
+				return err // the store's trouble, not the binding's: try again later
+			}
 			s.setStatus(ctx, b, status{BindingStatus: client.BindingStatus{State: client.BindingFailed, Error: publicError(err), SandboxID: sbID}, Rev: b.Rev})
 			continue
 		}
@@ -158,14 +161,22 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 			current[b.ID] = b.Rev
 		}
 	}
-	s.reapWorkers(ctx, c, rt.ID, func(w workerTag) bool { rev, ok := current[w.bindingID]; return ok && rev == w.rev })
+	if err := s.reapWorkers(ctx, c, func(w workerTag) bool { rev, ok := current[w.bindingID]; return ok && rev == w.rev }); err != nil {
+		return err
+	}
 	for _, b := range bs {
 		if st := statusOf(b); !b.Enabled && st.SandboxID == sbID && stopped(&st) {
 			s.setStatus(ctx, b, st)
 		}
 	}
 
-	if err := materialize(ctx, c, capability.Materialize(resolved)); err != nil {
+	var kept []string // capabilities applied to this sandbox as they are: their files stay as setup left them
+	for _, b := range usable {
+		if _, ok := current[b.ID]; ok {
+			kept = append(kept, b.Name)
+		}
+	}
+	if err := s.materialize(ctx, c, capability.Materialize(resolved), kept); err != nil {
 		for _, b := range usable {
 			s.setStatus(ctx, b, status{BindingStatus: client.BindingStatus{State: client.BindingFailed, Error: "materializing: " + publicError(err), SandboxID: sbID}, Rev: b.Rev})
 		}
@@ -275,16 +286,13 @@ func allApplied(bs []store.CapabilityBinding, sandboxID string) bool {
 	return true
 }
 
-// managedState is what a materialization leaves in the sandbox for the
-// next one: the files it wrote, and the capabilities whose directories it
-// made.
+// managedFile's contents: the files a materialization wrote outside
+// capability.Root (everything under it is paddock's anyway).
 type managedState struct {
-	Outside      []string `json:"outside"`      // files outside capability.Root
-	Files        []string `json:"files"`        // files under it
-	Capabilities []string `json:"capabilities"` // directories under it
+	Outside []string `json:"outside"`
 }
 
-// maxManaged bounds each list of a managedState read back.
+// maxManaged bounds the entries of a managedState read back.
 const maxManaged = 20000
 
 // outsideManaged reports whether p is a file a materialization may have
@@ -294,48 +302,53 @@ func outsideManaged(p string) bool {
 	return strings.HasPrefix(p, capability.AgentsDir+"/") || strings.HasPrefix(p, capability.SkillsDir+"/") || p == capability.KimiMCPConfig
 }
 
-// materialize writes a plan into the sandbox. Files a bundle no longer
-// ships are removed, and the directories of capabilities no longer bound;
-// what setup scripts made in a capability's directory stays. The files
-// written outside capability.Root are listed in the state file, so the
-// next materialization removes those no longer wanted and nothing else.
-func materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan) error {
-	next := managedState{Outside: plan.Managed, Files: []string{}, Capabilities: []string{}}
+// paddockDirs are the directories under capability.Root that are no
+// capability's: materialize writes them whole each time.
+var paddockDirs = []string{"bin", "codex", "gemini"}
+
+// materialize writes a plan into the sandbox. The directories of the
+// capabilities in kept (applied to this sandbox as they are) are left as
+// setup made them; every other capability's directory is written afresh
+// (its setup runs again), those of capabilities no longer bound are
+// removed, and paddock's own files and directories are rewritten whole.
+// Outside capability.Root, the files the last materialization wrote and
+// this one does not are removed, and nothing else.
+func (s *Service) materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan, kept []string) error {
+	prev, err := previousManaged(ctx, c)
+	if err != nil {
+		return err
+	}
 	planned := map[string]bool{}
+	wanted := map[string]bool{} // capability directories under Root
 	for _, f := range plan.Files {
 		planned[f.Path] = true
-		if !strings.HasPrefix(f.Path, capability.Root+"/") {
-			continue
-		}
-		next.Files = append(next.Files, f.Path)
-		name, _, ok := strings.Cut(strings.TrimPrefix(f.Path, capability.Root+"/"), "/")
-		if ok && capability.ValidName(name) && !slices.Contains(next.Capabilities, name) {
-			next.Capabilities = append(next.Capabilities, name)
+		if name, _, ok := strings.Cut(strings.TrimPrefix(f.Path, capability.Root+"/"), "/"); ok && strings.HasPrefix(f.Path, capability.Root+"/") {
+			wanted[name] = true
 		}
 	}
-	prev := previousManaged(ctx, c)
 	var stale []string
 	for _, p := range prev.Outside {
 		if p = path.Clean(p); outsideManaged(p) && !planned[p] {
 			stale = append(stale, p)
 		}
 	}
-	for _, name := range prev.Capabilities {
-		if capability.ValidName(name) && !slices.Contains(next.Capabilities, name) {
-			stale = append(stale, capability.Dir(name))
-		}
+	entries, _, err := c.List(ctx, capability.Root, agentconn.ListOptions{MaxEntries: maxManaged})
+	if err != nil && !errdefs.IsNotFound(err) {
+		return err
 	}
-	for _, p := range prev.Files {
-		if p = path.Clean(p); strings.HasPrefix(p, capability.Root+"/") && !planned[p] {
-			stale = append(stale, p)
+	for _, e := range entries {
+		switch {
+		case e.Name == path.Base(managedFile):
+		case slices.Contains(paddockDirs, e.Name), !wanted[e.Name], !slices.Contains(kept, e.Name):
+			stale = append(stale, path.Join(capability.Root, e.Name))
 		}
 	}
 	for _, p := range stale {
 		if err := c.RemoveAll(ctx, p); err != nil && !errdefs.IsNotFound(err) {
-			return err
+			s.logger.Warn("removing what a capability no longer ships", "path", p, "err", err)
 		}
 	}
-	state, err := json.Marshal(next)
+	state, err := json.Marshal(managedState{Outside: plan.Managed})
 	if err != nil {
 		return err
 	}
@@ -353,6 +366,10 @@ func materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan)
 		if !strings.HasPrefix(f.Path, home+"/") {
 			return fmt.Errorf("materialize: %s is outside %s", f.Path, home)
 		}
+		if name, _, ok := strings.Cut(strings.TrimPrefix(f.Path, capability.Root+"/"), "/"); ok &&
+			strings.HasPrefix(f.Path, capability.Root+"/") && slices.Contains(kept, name) {
+			continue // as it is, and as its setup left it
+		}
 		if err := add(f.Path, int64(f.Mode.Perm()), f.Data); err != nil {
 			return err
 		}
@@ -367,28 +384,38 @@ func materialize(ctx context.Context, c *agentconn.Client, plan capability.Plan)
 	return err
 }
 
-// previousManaged reads the state the last materialization left (bounded;
-// empty when it is missing or unreadable).
-func previousManaged(ctx context.Context, c *agentconn.Client) managedState {
+// previousManaged reads what the last materialization wrote outside
+// capability.Root: nothing when there was none; an error when it cannot
+// tell (then nothing is changed, and the next apply tries again). A state
+// the sandbox made unreadable is its loss: it is taken as empty.
+func previousManaged(ctx context.Context, c *agentconn.Client) (managedState, error) {
 	var st managedState
 	r, err := c.ReadFile(ctx, managedFile)
+	if errdefs.IsNotFound(err) {
+		return st, nil
+	}
 	if err != nil {
-		return st
+		return st, err
 	}
 	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, 4<<20))
-	if err != nil || json.Unmarshal(data, &st) != nil {
-		return managedState{}
+	if err != nil {
+		return st, err
+	}
+	if json.Unmarshal(data, &st) != nil {
+		// The first layout was a bare list of those files.
+		if json.Unmarshal(data, &st.Outside) != nil {
+			return managedState{}, nil
+		}
 	}
 	st.Outside = st.Outside[:min(len(st.Outside), maxManaged)]
-	st.Files = st.Files[:min(len(st.Files), maxManaged)]
-	st.Capabilities = st.Capabilities[:min(len(st.Capabilities), maxManaged)]
-	return st
+	return st, nil
 }
 
-// withPath runs a shell command with the capabilities' tools on PATH.
+// withPath runs a shell command with the capabilities' tools on PATH,
+// after the image's own commands (a tool cannot shadow one).
 func withPath(run string) string {
-	return "export PATH=\"" + capability.BinDir + ":$PATH\"\n" + run
+	return "export PATH=\"$PATH:" + capability.BinDir + "\"\n" + run
 }
 
 // runStep runs a setup script or check to its end.
@@ -457,28 +484,58 @@ func startWorker(ctx context.Context, c *agentconn.Client, tag workerTag, w capa
 	return ws
 }
 
-// reapWorkers stops (SIGTERM) the running worker processes keep refuses,
-// found by their tags in the agent's process list — whatever happened to
-// their bindings since they started.
-func (s *Service) reapWorkers(ctx context.Context, c *agentconn.Client, runtimeID string, keep func(workerTag) bool) {
+// reapWorkers stops the running worker processes keep refuses, found by
+// their tags in the agent's process list — whatever happened to their
+// bindings since they started: SIGTERM, then SIGKILL for any still running
+// after reapGrace, so a replacement never runs beside the worker it
+// replaces.
+func (s *Service) reapWorkers(ctx context.Context, c *agentconn.Client, keep func(workerTag) bool) error {
 	procs, err := c.Processes(ctx)
 	if err != nil {
-		s.logger.Warn("listing workers", "runtime", runtimeID, "err", err)
-		return
+		return err
 	}
+	var reaped []string
 	for _, p := range procs {
 		if !p.Running || len(p.Argv) < 4 || p.Argv[0] != "/bin/sh" {
 			continue
 		}
-		tag, ok := parseWorkerTag(p.Argv[3])
-		if !ok || keep(tag) {
-			continue
-		}
-		if err := c.Signal(ctx, p.ID, syscall.SIGTERM, false); err != nil && !errdefs.IsNotFound(err) {
-			s.logger.Warn("stopping a worker", "runtime", runtimeID, "worker", tag.name, "err", err)
+		if tag, ok := parseWorkerTag(p.Argv[3]); ok && !keep(tag) {
+			if err := c.Signal(ctx, p.ID, syscall.SIGTERM, false); err != nil && !errdefs.IsNotFound(err) {
+				return err
+			}
+			reaped = append(reaped, p.ID)
 		}
 	}
+	for deadline := time.Now().Add(reapGrace); len(reaped) > 0; {
+		procs, err := c.Processes(ctx)
+		if err != nil {
+			return err
+		}
+		reaped = slices.DeleteFunc(reaped, func(id string) bool {
+			return !slices.ContainsFunc(procs, func(p agentconn.ProcessInfo) bool { return p.ID == id && p.Running })
+		})
+		if len(reaped) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, id := range reaped {
+				if err := c.Signal(ctx, id, syscall.SIGKILL, false); err != nil && !errdefs.IsNotFound(err) {
+					return err
+				}
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
 }
+
+// reapGrace is how long a stopped worker has to exit before it is killed.
+const reapGrace = 5 * time.Second
 
 // startSidecars starts the sidecar services of names that are not running
 // yet: computer_use's display, browser and MCP server are one supervised

@@ -21,7 +21,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,8 +65,9 @@ type Service struct {
 	logger   *slog.Logger
 	now      func() time.Time
 
-	bundles sync.Map     // digest → *capability.Bundle, parsed inventory bundles
-	cached  atomic.Int64 // entries stored in bundles since it was last cleared
+	cacheMu     sync.Mutex
+	bundles     map[string]*capability.Bundle // digest → parsed inventory bundle
+	cachedBytes int                           // what bundles' files weigh
 
 	mu       sync.Mutex
 	runs     map[string]*applyRun // runtime id → its apply in flight
@@ -152,16 +152,45 @@ func (s *Service) Push(ctx context.Context, orgID string, r io.Reader) (_ store.
 	return v, created, nil
 }
 
-// maxCached bounds the parsed inventory bundles kept in memory.
-const maxCached = 64
+// maxCachedBytes bounds what the parsed inventory bundles kept in memory
+// weigh.
+const maxCachedBytes = 128 << 20
 
 // cache keeps a parsed bundle by digest; when full, it starts over.
 func (s *Service) cache(digest string, b *capability.Bundle) {
-	if s.cached.Add(1) > maxCached {
-		s.bundles.Clear()
-		s.cached.Store(1)
+	n := 0
+	for _, f := range b.Files {
+		n += len(f.Data)
 	}
-	s.bundles.Store(digest, b)
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.bundles == nil || s.cachedBytes+n > maxCachedBytes {
+		s.bundles, s.cachedBytes = map[string]*capability.Bundle{}, 0
+	}
+	if _, ok := s.bundles[digest]; !ok {
+		s.bundles[digest] = b
+		s.cachedBytes += n
+	}
+}
+
+// cached is the parsed bundle of digest, if it is kept.
+func (s *Service) cached(digest string) (*capability.Bundle, bool) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	b, ok := s.bundles[digest]
+	return b, ok
+}
+
+// uncache forgets the parsed bundle of digest.
+func (s *Service) uncache(digest string) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if b, ok := s.bundles[digest]; ok {
+		for _, f := range b.Files {
+			s.cachedBytes -= len(f.Data)
+		}
+		delete(s.bundles, digest)
+	}
 }
 
 // invalidBundle gives a bundle's validation problems their public face:
@@ -187,7 +216,7 @@ func (s *Service) DeleteVersion(ctx context.Context, orgID, name, version string
 		if err != nil {
 			return notFoundCapability(err, name, version)
 		}
-		s.bundles.Delete(v.Digest)
+		s.uncache(v.Digest)
 		n, err := q.CountInventoryBindings(ctx, orgID, name, version)
 		if err != nil {
 			return err
@@ -218,12 +247,22 @@ func (s *Service) bundleOf(ctx context.Context, orgID, source, name, version str
 		}
 		return b, nil
 	}
+	// The listing carries digests, not bundles: a kept one is not read
+	// again.
+	versions, err := s.store.ListCapabilityVersions(ctx, orgID, name)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(versions, func(v store.CapabilityVersion) bool { return v.Version == version })
+	if i < 0 {
+		return nil, notFoundCapability(errdefs.ErrNotFound, name, version)
+	}
+	if b, ok := s.cached(versions[i].Digest); ok {
+		return b, nil
+	}
 	v, err := s.store.GetCapabilityVersion(ctx, orgID, name, version)
 	if err != nil {
 		return nil, notFoundCapability(err, name, version)
-	}
-	if b, ok := s.bundles.Load(v.Digest); ok {
-		return b.(*capability.Bundle), nil
 	}
 	b, err := capability.ReadTar(bytes.NewReader(v.Bundle), MaxBundleBytes)
 	if err != nil {
@@ -401,8 +440,14 @@ func pinnable(ctx context.Context, q store.Queries, orgID string, b store.Capabi
 	if b.Source != client.SourceInventory {
 		return nil
 	}
-	_, err := q.GetCapabilityVersion(ctx, orgID, b.Name, b.Version)
-	return notFoundCapability(err, b.Name, b.Version)
+	versions, err := q.ListCapabilityVersions(ctx, orgID, b.Name) // without the bundles
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(versions, func(v store.CapabilityVersion) bool { return v.Version == b.Version }) {
+		return notFoundCapability(errdefs.ErrNotFound, b.Name, b.Version)
+	}
+	return nil
 }
 
 // checkConflicts refuses a set of bindings in which two enabled ones ship

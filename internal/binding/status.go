@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
@@ -81,6 +82,8 @@ func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []sto
 	if rt.Status != store.RuntimeRunning || rt.CurrentSandboxID == "" || s.applying(rt.ID) {
 		return bs // an apply in flight writes the statuses itself
 	}
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
 	var c *agentconn.Client
 	var procs map[string]agentconn.ProcessInfo
 	for i, b := range bs {
@@ -121,13 +124,22 @@ func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []sto
 			changed = true
 		}
 		if changed {
-			s.setStatus(ctx, b, st)
-			data, _ := json.Marshal(st)
-			bs[i].Status = data
+			data, err := json.Marshal(st)
+			if err != nil {
+				continue
+			}
+			// Only over the status read: an apply may have written a
+			// newer one meanwhile.
+			if ok, err := s.store.ReplaceBindingStatus(ctx, b.ID, b.Status, data); err == nil && ok {
+				bs[i].Status = data
+			}
 		}
 	}
 	return bs
 }
+
+// refreshTimeout bounds reading workers' states from the agent.
+const refreshTimeout = 5 * time.Second
 
 // applying reports whether an apply to the runtime's sandbox is in flight.
 func (s *Service) applying(runtimeID string) bool {
@@ -185,13 +197,16 @@ func Contents(b *capability.Bundle) client.CapabilityContents { return contentsO
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // Problems says what went wrong applying the runtime's enabled bindings to
-// its current sandbox: a failed apply, failed setup scripts and checks,
-// workers that exited. Worker states are brought up to date first.
+// its current sandbox, as they recorded it: a failed apply, failed setup
+// scripts and checks, workers seen exited (listing the bindings reads
+// their workers' states from the agent).
 func (s *Service) Problems(ctx context.Context, rt store.Runtime) ([]string, error) {
 	if rt.CurrentSandboxID == "" {
 		return nil, nil
 	}
-	bs, err := s.Bindings(ctx, rt)
+	// What the bindings recorded: a runtime's status is read without
+	// reaching into its sandbox.
+	bs, err := s.store.ListBindings(ctx, rt.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -100,6 +100,18 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 	beat := s.run(t, "cat", "/workspace/heartbeat")
 	waitFor(t, "the heartbeat worker to keep beating", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
 	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+repo.ID, pc.UpdateBindingRequest{Enabled: ptr(true)})
+	checkMaterialized(t, s)
+
+	// Paused and resumed: the set is applied again, and what setup made
+	// stays, its worker with it.
+	env.Must(t, 200, "POST", s.rtPath+"/pause", nil)
+	env.Must(t, 200, "POST", s.rtPath+"/resume", nil)
+	env.Bindings.Wait(bounded(t), s.rid)
+	if got := s.run(t, "cat", "/workspace/.paddock/capabilities/e2e-workers/built"); got != "built\n" {
+		t.Fatalf("setup's output after a resume: %q", got)
+	}
+	beat = s.run(t, "cat", "/workspace/heartbeat")
+	waitFor(t, "the heartbeat worker to beat after the resume", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
 
 	// Disabled while paused: at the resume its worker stops.
 	env.Must(t, 200, "POST", s.rtPath+"/pause", nil)

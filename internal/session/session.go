@@ -185,11 +185,6 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 			return Outcome{}, err
 		}
 	}
-	// The turn belongs to the server once it begins: a client that goes
-	// away stops reading, not the agent (its timeout still bounds it, and
-	// a server shutting down closes its agent link).
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+time.Minute)
-	defer cancel()
 	c, rt, err := s.runtimes.AgentOf(ctx, rt)
 	if err != nil {
 		return Outcome{}, err
@@ -205,6 +200,15 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 		if servers, err = s.bindings.MCPServers(ctx, rt); err != nil {
 			return Outcome{}, err
 		}
+	}
+	// The turn belongs to the server once it begins: a client that goes
+	// away stops reading, not the agent (its timeout still bounds it, and
+	// a server shutting down closes its agent link). The runtime stays
+	// active while it runs.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+time.Minute)
+	defer cancel()
+	if c, rt, err = s.runtimes.AgentOf(ctx, rt); err != nil {
+		return Outcome{}, err
 	}
 	now := s.now()
 	if sess.ID == "" {
@@ -236,8 +240,9 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 		MCPServers: servers,
 	}
 	argv, env := h.Command(inv)
-	// The capabilities' tools are on the harness's PATH.
-	argv = append([]string{"/bin/sh", "-c", `export PATH="$0:$PATH"; exec "$@"`, capability.BinDir}, argv...)
+	// The capabilities' tools are on the harness's PATH, after the
+	// image's own commands.
+	argv = append([]string{"/bin/sh", "-c", `export PATH="$PATH:$0"; exec "$@"`, capability.BinDir}, argv...)
 	rec.add(ctx, client.SessionEvent{Type: client.SessionEventMessage, Role: "user", Text: req.Prompt})
 	parser := h.NewParser()
 	exitCode := -1
@@ -248,6 +253,7 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	} else {
 		exitCode = s.pump(ctx, es, parser, rec, &stderr)
 	}
+	rec.finishing = true
 	for _, e := range parser.Finish(exitCode, stderr.String()) {
 		rec.add(ctx, e)
 	}
@@ -328,6 +334,10 @@ type recorder struct {
 	events []client.SessionEvent
 	gone   bool // the client stopped reading; the transcript goes on
 	n      int  // events of this turn
+	bytes  int  // and their texts' sizes
+	// truncated: past the bounds, only what ends the turn is kept;
+	// finishing: the parser's last events (error, done) are being added.
+	truncated, finishing bool
 	// What the turn came to.
 	result, errMsg string
 	usage          *client.TurnUsage
@@ -338,21 +348,42 @@ type recorder struct {
 // to choose.
 const (
 	maxTurnEvents = 10000
+	maxTurnBytes  = 16 << 20
 	maxEventText  = 64 << 10
 )
 
+// codeTruncated marks the event that says a turn's transcript was cut.
+const codeTruncated = "transcript_truncated"
+
+// size is what an event's texts weigh.
+func size(e client.SessionEvent) int {
+	n := len(e.Text)
+	if e.Tool != nil {
+		n += len(e.Tool.Input)
+	}
+	if e.Result != nil {
+		n += len(e.Result.Output)
+	}
+	return n
+}
+
 func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
-	if r.n++; r.n > maxTurnEvents && e.Type != client.SessionEventDone && e.Type != client.SessionEventError {
-		if r.n == maxTurnEvents+1 {
-			e = client.SessionEvent{Type: client.SessionEventError, Error: &client.TurnError{Code: "transcript_truncated",
-				Message: fmt.Sprintf("the turn produced more than %d events; the rest are not kept", maxTurnEvents)}}
-		} else {
-			return
+	bound(&e)
+	if !r.finishing {
+		r.n++
+		r.bytes += size(e)
+		if r.n > maxTurnEvents || r.bytes > maxTurnBytes {
+			if r.truncated {
+				return
+			}
+			r.truncated = true
+			// A note, not a failure: the turn goes on, unrecorded.
+			e = client.SessionEvent{Type: client.SessionEventError, Error: &client.TurnError{Code: codeTruncated,
+				Message: fmt.Sprintf("the turn's output passed %d events or %d MiB; the rest of it is not kept", maxTurnEvents, maxTurnBytes>>20)}}
 		}
 	}
-	bound(&e)
 	switch {
-	case e.Type == client.SessionEventError && e.Error != nil:
+	case e.Type == client.SessionEventError && e.Error != nil && e.Error.Code != codeTruncated:
 		r.errMsg = e.Error.Message
 	case e.Type == client.SessionEventUsage && e.Usage != nil:
 		r.usage = e.Usage

@@ -64,6 +64,10 @@ type CapabilityQueries interface {
 	// SetBindingStatus records what applying the binding did; it is an
 	// observation, so it needs no revision.
 	SetBindingStatus(ctx context.Context, id string, status []byte, at time.Time) error
+	// ReplaceBindingStatus writes status only if the stored one is still
+	// from, and reports whether it did (a reader's refresh must not undo
+	// a newer apply).
+	ReplaceBindingStatus(ctx context.Context, id string, from, to []byte) (bool, error)
 	DeleteBinding(ctx context.Context, id string) error
 	// CountInventoryBindings counts the bindings in the org that pin an
 	// inventory version.

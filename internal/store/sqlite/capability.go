@@ -183,6 +183,16 @@ func (q *queries) SetBindingStatus(ctx context.Context, id string, status []byte
 	return nil
 }
 
+// ReplaceBindingStatus writes to if the stored status is still from.
+func (q *queries) ReplaceBindingStatus(ctx context.Context, id string, from, to []byte) (bool, error) {
+	r, err := q.w.ExecContext(ctx, "UPDATE capability_bindings SET status = ? WHERE id = ? AND status = ?", string(to), id, string(from))
+	if err != nil {
+		return false, classify("replace binding status", resBinding, err)
+	}
+	n, err := r.RowsAffected()
+	return n == 1, classify("replace binding status", resBinding, err)
+}
+
 // DeleteBinding deletes the binding with id.
 func (q *queries) DeleteBinding(ctx context.Context, id string) error {
 	return q.deleteByID(ctx, "capability_bindings", resBinding, id)

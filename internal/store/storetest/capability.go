@@ -98,6 +98,15 @@ func testBindings(t *testing.T, s store.Store) {
 	if string(got.Status) != `{"state":"applied"}` || got.Rev != 2 {
 		t.Fatalf("status: %+v", got)
 	}
+	if ok, err := s.ReplaceBindingStatus(f.ctx, a.ID, []byte(`{"state":"pending"}`), []byte(`{"state":"x"}`)); err != nil || ok {
+		t.Fatalf("replace from a status that is not the stored one: %v %v", ok, err)
+	}
+	if ok, err := s.ReplaceBindingStatus(f.ctx, a.ID, []byte(`{"state":"applied"}`), []byte(`{"state":"failed"}`)); err != nil || !ok {
+		t.Fatalf("replace from the stored status: %v %v", ok, err)
+	}
+	if got, _ := s.GetBinding(f.ctx, a.ID); string(got.Status) != `{"state":"failed"}` {
+		t.Fatalf("replaced status: %s", got.Status)
+	}
 	must(t, s.DeleteBinding(f.ctx, b.ID))
 	if _, err := s.GetBinding(f.ctx, b.ID); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("deleted binding: %v", err)
