@@ -124,6 +124,17 @@ func (a *API) workspacePage(r *http.Request) (store.Workspace, store.Page, error
 	return ws, page, err
 }
 
+// runtimePage resolves {runtime_id} in {org}/{workspace}, then reads the
+// page the query asks for.
+func (a *API) runtimePage(r *http.Request) (store.Runtime, store.Page, error) {
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return rt, store.Page{}, err
+	}
+	page, err := pageFrom(r)
+	return rt, page, err
+}
+
 // listError gives a store's cursor complaint its public code.
 func listError(err error) error {
 	if _, ok := errdefs.Public(err); !ok && errors.Is(err, errdefs.ErrInvalidArgument) {

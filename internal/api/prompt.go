@@ -86,11 +86,7 @@ func sessionOut(s store.Session) client.Session {
 
 // listSessions lists the runtime's sessions, newest first.
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
-	rt, err := a.runtimeOf(r)
-	if err != nil {
-		return err
-	}
-	page, err := pageFrom(r)
+	rt, page, err := a.runtimePage(r)
 	if err != nil {
 		return err
 	}

@@ -133,11 +133,7 @@ func nonNil(s []string) []string {
 // listEgress lists the egress proxy's decisions about a runtime's
 // traffic, newest first.
 func (a *API) listEgress(w http.ResponseWriter, r *http.Request) error {
-	rt, err := a.runtimeOf(r)
-	if err != nil {
-		return err
-	}
-	page, err := pageFrom(r)
+	rt, page, err := a.runtimePage(r)
 	if err != nil {
 		return err
 	}

@@ -571,11 +571,8 @@ func tail(b []byte) string {
 
 // publicError is what a client may see of err.
 func publicError(err error) string {
-	if e, ok := errdefs.Public(err); ok {
-		return e.Message
-	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "timed out"
 	}
-	return "internal error"
+	return errdefs.PublicMessage(err, "internal error")
 }

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -121,7 +122,7 @@ func (s *Service) Push(ctx context.Context, orgID string, r io.Reader) (_ store.
 		return store.CapabilityVersion{}, false, invalidBundle(err)
 	}
 	canonical := b.Tar()
-	contents, err := json.Marshal(contentsOf(b))
+	contents, err := json.Marshal(Contents(b))
 	if err != nil {
 		return store.CapabilityVersion{}, false, err
 	}
@@ -197,7 +198,7 @@ func (s *Service) uncache(digest string) {
 // every problem, each with its path.
 func invalidBundle(err error) error {
 	var ve *capability.ValidationError
-	if errorsAs(err, &ve) {
+	if errors.As(err, &ve) {
 		return errdefs.InvalidArgument(CodeInvalidCapability, "%s", ve.Error()).WithCause(err)
 	}
 	return errdefs.InvalidArgument(CodeInvalidCapability, "invalid capability bundle").WithCause(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -160,30 +159,17 @@ func workerOutput(ctx context.Context, c *agentconn.Client, id string) string {
 	return tail(out.Bytes())
 }
 
-// contentsOf summarizes what a bundle ships.
-func contentsOf(b *capability.Bundle) client.CapabilityContents {
-	c := client.CapabilityContents{Agents: []string{}, Skills: []string{}, Tools: []string{}, MCPServers: []string{},
-		Workers: []string{}, Setup: []string{}, Checks: []string{}, Flags: []client.CapabilityFlag{}}
-	for _, a := range b.Agents {
-		c.Agents = append(c.Agents, a.Name)
-	}
-	for _, s := range b.Skills {
-		c.Skills = append(c.Skills, s.Name)
-	}
-	for _, t := range b.Tools {
-		c.Tools = append(c.Tools, t.Name)
-	}
-	for _, m := range b.MCPServers {
-		c.MCPServers = append(c.MCPServers, m.Name)
-	}
-	for _, w := range b.Workers {
-		c.Workers = append(c.Workers, w.Name)
-	}
-	for _, s := range b.Setup {
-		c.Setup = append(c.Setup, s.Name)
-	}
-	for _, s := range b.Checks {
-		c.Checks = append(c.Checks, s.Name)
+// Contents summarizes what a bundle ships.
+func Contents(b *capability.Bundle) client.CapabilityContents {
+	c := client.CapabilityContents{
+		Agents:     names(b.Agents, func(a capability.Agent) string { return a.Name }),
+		Skills:     names(b.Skills, func(s capability.Skill) string { return s.Name }),
+		Tools:      names(b.Tools, func(t capability.Tool) string { return t.Name }),
+		MCPServers: names(b.MCPServers, func(m capability.MCPServer) string { return m.Name }),
+		Workers:    names(b.Workers, func(w capability.Worker) string { return w.Name }),
+		Setup:      names(b.Setup, func(s capability.Script) string { return s.Name }),
+		Checks:     names(b.Checks, func(s capability.Script) string { return s.Name }),
+		Flags:      []client.CapabilityFlag{},
 	}
 	for _, f := range b.Flags {
 		c.Flags = append(c.Flags, client.CapabilityFlag{Name: f.Name, Description: f.Description, Default: f.Default})
@@ -191,10 +177,14 @@ func contentsOf(b *capability.Bundle) client.CapabilityContents {
 	return c
 }
 
-// Contents is contentsOf for the API.
-func Contents(b *capability.Bundle) client.CapabilityContents { return contentsOf(b) }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
+// names are the names of items, never nil.
+func names[T any](items []T, name func(T) string) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, name(it))
+	}
+	return out
+}
 
 // Problems says what went wrong applying the runtime's enabled bindings to
 // its current sandbox, as they recorded it: a failed apply, failed setup

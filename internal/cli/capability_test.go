@@ -82,14 +82,14 @@ func TestCapabilityCommands(t *testing.T) {
 		},
 		{
 			name: "list with statuses", args: []string{"capability", "ls", "agent"},
-			check: func(t *testing.T, out string) {
+			check: func(t *testing.T, _ string) {
 				f.mu.Lock()
 				f.bindings[0].Status = &client.BindingStatus{State: client.BindingApplied,
 					Checks:  []client.StepResult{{Name: "git", OK: false, ExitCode: 1}, {Name: "config", OK: true}},
 					Workers: []client.WorkerStatus{{Name: "indexer", State: client.WorkerExited, ExitCode: &exit3}, {Name: "web", State: client.WorkerRunning}}}
 				f.bindings[1].Status = &client.BindingStatus{State: client.BindingApplied}
 				f.mu.Unlock()
-				out = clitest.MustRun(t, env, "capability", "ls", "agent")
+				out := clitest.MustRun(t, env, "capability", "ls", "agent")
 				want := "NAME     VERSION  SOURCE   ENABLED  STATUS\n" +
 					"git      1.1.0    catalog  true     check failed: git; worker exited: indexer (exit 3)\n" +
 					"browser  1.0.0    catalog  false    applied\n"

@@ -121,6 +121,15 @@ func Public(err error) (*Error, bool) {
 	return nil, false
 }
 
+// PublicMessage is the message err may show a client: the public message
+// of the *Error in its chain, or fallback when it has none.
+func PublicMessage(err error, fallback string) string {
+	if e, ok := Public(err); ok {
+		return e.Message
+	}
+	return fallback
+}
+
 // IsNotFound reports whether err is of kind ErrNotFound.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 

@@ -564,12 +564,7 @@ func title(prompt string) string {
 }
 
 // publicText is what a client may see of err.
-func publicText(err error) string {
-	if e, ok := errdefs.Public(err); ok {
-		return e.Message
-	}
-	return "the sandbox's agent failed"
-}
+func publicText(err error) string { return errdefs.PublicMessage(err, "the sandbox's agent failed") }
 
 // tailBuffer keeps the last stderrTail bytes written to it.
 type tailBuffer struct{ b []byte }

@@ -29,15 +29,21 @@ func (c *Client) Exec(ctx context.Context, org, ws, runtimeID string, req ExecRe
 // process exits kills a foreground process; a background one keeps running
 // and can be attached to again (Attach).
 func (c *Client) ExecStream(ctx context.Context, org, ws, runtimeID string, req ExecRequest) (*ExecStream, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("paddock: encode the exec request: %w", err)
-	}
-	resp, err := c.open(ctx, http.MethodPost, runtimeRoute(org, ws, runtimeID, "exec"), nil, bytes.NewReader(b), "application/json", ndjson)
+	resp, err := c.postNDJSON(ctx, runtimeRoute(org, ws, runtimeID, "exec"), "exec request", req)
 	if err != nil {
 		return nil, err
 	}
 	return newExecStream(resp, true)
+}
+
+// postNDJSON posts body (what names it in errors) as JSON and opens the
+// NDJSON stream that answers it.
+func (c *Client) postNDJSON(ctx context.Context, r route, what string, body any) (*http.Response, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("paddock: encode the %s: %w", what, err)
+	}
+	return c.open(ctx, http.MethodPost, r, nil, bytes.NewReader(b), "application/json", ndjson)
 }
 
 // AttachOptions say where an Attach starts and whether it follows.

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,11 +51,7 @@ func (c *Client) GetSession(ctx context.Context, org, ws, runtimeID, sessionID s
 }
 
 func (c *Client) sessionStream(ctx context.Context, r route, req PromptRequest) (*SessionEventStream, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("paddock: encode the prompt: %w", err)
-	}
-	resp, err := c.open(ctx, http.MethodPost, r, nil, bytes.NewReader(b), "application/json", ndjson)
+	resp, err := c.postNDJSON(ctx, r, "prompt", req)
 	if err != nil {
 		return nil, err
 	}

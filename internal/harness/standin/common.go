@@ -108,11 +108,6 @@ func (e *emitter) emit(v any) {
 	_ = e.w.Flush()
 }
 
-func (e *emitter) line(s string) {
-	_, _ = e.w.WriteString(s + "\n")
-	_ = e.w.Flush()
-}
-
 // rawJSON marshals v without HTML escaping, for payloads that carry JSON
 // as a string (tool arguments).
 func rawJSON(v any) string {
