@@ -3,8 +3,10 @@ package docker
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,23 +24,91 @@ import (
 // The cgroup freezer is what runc pauses with, so it is the truth.
 //
 // gVisor does not pause with the freezer: runsc pause stops the sandbox's
-// tasks inside its kernel and leaves the cgroup THAWED, so under runsc the
-// freezer says nothing and the engine's flag is all there is.
+// tasks inside its kernel and leaves the cgroup THAWED. There the truth is
+// what runsc itself says (`runsc state`, the OCI runtime's own command,
+// which takes the container's lock), the same answer containerd's shim
+// gets. The engine's flag is no better under gVisor than under runc
+// (TestGVisorPauseResume saw it say paused after a resume).
 
 // Frozen reports whether the container whose init is pid is paused, as the
 // kernel's freezer says; ok is false when it cannot be told. Tests use it
 // to check the truth rather than the engine's flag. It does not see a
-// gVisor sandbox's pause.
+// gVisor sandbox's pause; RunscPaused does.
 func Frozen(pid int) (isFrozen, ok bool) { return frozen(pid) }
 
-// frozen is Frozen for this provider's containers: ok is false under
-// gVisor, whose pause the freezer does not show.
+// RunscPaused reports whether the gVisor sandbox whose init is pid is
+// paused, as runsc says; ok is false when it cannot be told.
+func RunscPaused(pid int) (paused, ok bool) { return runscPaused(pid) }
+
+// frozen is whether this provider's container whose init is pid is
+// paused: from runsc under gVisor, else from the freezer.
 func (p *Provider) frozen(pid int) (isFrozen, ok bool) {
 	if p.gvisor() {
-		return false, false
+		return runscPaused(pid)
 	}
 	return frozen(pid)
 }
+
+// runscSandboxName is the argv[0] runsc gives a sandbox's process, which
+// is the container's init as the engine sees it.
+const runscSandboxName = "runsc-sandbox"
+
+// runscPaused asks runsc whether the sandbox whose process is pid is
+// paused. That process names everything needed: its executable is the
+// runsc binary, its argv carries the --root runsc keeps state under (the
+// engine's, which differs between engines) and ends with the container's
+// id. ok is false when pid is not a runsc sandbox or runsc cannot answer.
+func runscPaused(pid int) (paused, ok bool) {
+	if pid <= 0 {
+		return false, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false, false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	if len(args) < 3 || args[0] != runscSandboxName {
+		return false, false
+	}
+	var root string
+	for i, a := range args {
+		if v, found := strings.CutPrefix(a, "--root="); found {
+			root = v
+			break
+		}
+		if a == "--root" && i+1 < len(args) {
+			root = args[i+1]
+			break
+		}
+	}
+	id := args[len(args)-1]
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil || root == "" || id == "" || strings.HasPrefix(id, "-") || strings.HasSuffix(exe, " (deleted)") {
+		return false, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runscStateTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, exe, "--root", root, "state", id).Output()
+	if err != nil {
+		return false, false
+	}
+	var st struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return false, false
+	}
+	switch st.Status {
+	case "paused":
+		return true, true
+	case "running":
+		return false, true
+	}
+	return false, false
+}
+
+// runscStateTimeout bounds one `runsc state`; it answers in about 10 ms.
+const runscStateTimeout = 2 * time.Second
 
 // frozen reports whether the processes of the container whose init is pid
 // are frozen, from the cgroup freezer (v1 freezer.state, v2 cgroup.events).
@@ -90,7 +160,7 @@ func frozen(pid int) (isFrozen, ok bool) {
 }
 
 // engineAgrees waits, bounded, until the engine's paused flag matches the
-// kernel's freezer for container id: the engine refuses to pause what its
+// truth (the freezer, or runsc) for container id: the engine refuses to pause what its
 // flag says is paused, and to unpause what it says is running, so a call
 // made while a late event has flipped the flag would fail for nothing. It
 // returns the container as last inspected.

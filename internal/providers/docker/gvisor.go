@@ -17,7 +17,7 @@ import (
 //     by the agent, so its peer credentials say nothing; the agent proves
 //     itself by its key alone (identity.go).
 //   - runsc pauses inside the sandbox and leaves the cgroup freezer thawed:
-//     the engine's paused flag is all there is (freezer.go).
+//     whether it is paused is asked of runsc itself (freezer.go).
 //   - The pids cgroup counts the sandbox's own threads too; see
 //     GVisorPidsLimit.
 //   - Docker's embedded DNS server is out of reach; open sandboxes get the

@@ -3,8 +3,10 @@ package docker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,19 +24,32 @@ import (
 // and the tests run on each flavour cover the rest.
 
 // TestGVisorPauseResume: runsc pauses inside the sandbox, where the
-// freezer does not see it, so whether a sandbox is paused comes from the
-// engine alone. Inspect must follow Pause and Resume straight after each,
-// round after round, and the agent answer afterwards.
+// freezer does not see it, and the engine's flag is flipped back by late
+// events as under runc, so whether a sandbox is paused comes from runsc.
+// Inspect must follow Pause and Resume straight after each, round after
+// round, see a pause made behind the engine's back, and the agent answer
+// afterwards.
 func TestGVisorPauseResume(t *testing.T) {
 	e := newFlavourEnv(t, gvisor)
 	h := e.started(t, e.spec())
 	ctx := t.Context()
-	for round := range 10 {
+	c, err := e.cli.ContainerInspect(ctx, h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.State.Pid
+	if p, ok := docker.RunscPaused(pid); !ok || p {
+		t.Fatalf("a running sandbox: paused=%v known=%v", p, ok)
+	}
+	for round := range 20 {
 		if err := e.p.Pause(ctx, h); err != nil {
 			t.Fatalf("round %d: Pause: %v", round, err)
 		}
 		if st, err := e.p.Inspect(ctx, h); err != nil || st.State != provider.StatePaused {
 			t.Fatalf("round %d: after Pause: %+v, %v", round, st, err)
+		}
+		if p, _ := docker.RunscPaused(pid); !p {
+			t.Fatalf("round %d: runsc says running after Pause", round)
 		}
 		if err := e.p.Resume(ctx, h); err != nil {
 			t.Fatalf("round %d: Resume: %v", round, err)
@@ -43,6 +58,44 @@ func TestGVisorPauseResume(t *testing.T) {
 			t.Fatalf("round %d: after Resume: %+v, %v", round, st, err)
 		}
 	}
+
+	// Pause the sandbox with runsc itself, as a late event leaves the
+	// engine's flag wrong: Inspect reports what runsc says.
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := runscRoot(t, pid)
+	runsc := func(verb string) error {
+		out, err := exec.Command(exe, "--root", root, verb, h.ID).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("runsc %s: %v: %s", verb, err, out)
+		}
+		return nil
+	}
+	if err := runsc("pause"); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			_ = runsc("resume")
+		}
+	})
+	if c, err := e.cli.ContainerInspect(ctx, h.ID); err != nil || c.State.Paused {
+		t.Fatalf("the engine noticed: %+v, %v", c.State, err)
+	}
+	if st, err := e.p.Inspect(ctx, h); err != nil || st.State != provider.StatePaused {
+		t.Fatalf("Inspect of a sandbox runsc paused: %+v, %v", st, err)
+	}
+	if err := runsc("resume"); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	if st, err := e.p.Inspect(ctx, h); err != nil || st.State != provider.StateRunning {
+		t.Fatalf("Inspect after runsc resumed it: %+v, %v", st, err)
+	}
+
 	conn, err := e.p.DialAgent(ctx, h)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +103,22 @@ func TestGVisorPauseResume(t *testing.T) {
 	if err := providertest.CheckAgent(ctx, conn); err != nil {
 		t.Fatalf("the agent after pausing: %v", err)
 	}
+}
+
+// runscRoot is the --root in the argv of the runsc sandbox process pid.
+func runscRoot(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(a, "--root="); ok {
+			return v
+		}
+	}
+	t.Fatalf("no --root in %q", b)
+	return ""
 }
 
 // TestGVisorDestroyPaused: a paused gVisor sandbox does not die of SIGKILL

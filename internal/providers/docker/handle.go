@@ -149,8 +149,9 @@ func (p *Provider) ownedSocketDir(dir string) bool {
 }
 
 // statusOf maps a container's state to a provider.Status. Whether a
-// running container is paused comes from the kernel's freezer when it can
-// be read (see freezer.go), else from the engine's flag.
+// running container is paused comes from the kernel's freezer (runsc
+// under gVisor) when it can be read (see freezer.go), else from the
+// engine's flag.
 func (p *Provider) statusOf(s *container.State) provider.Status {
 	if s == nil {
 		return provider.Status{State: provider.StateStopped}
