@@ -50,6 +50,12 @@ type Config struct {
 	// Images are the sandbox images /api/capabilities describes (the
 	// default one first); nil: the runtime service's default image.
 	Images []string
+	// SignIn issues and verifies wallet sign-in sessions; nil answers the
+	// sign-in routes 501 and refuses session tokens.
+	SignIn *auth.SignIn
+	// Limits are the rate limits, session caps and body limits; zero
+	// fields take DefaultLimits.
+	Limits Limits
 }
 
 // API serves HTTP.
@@ -70,15 +76,40 @@ type API struct {
 	bindings    *binding.Service
 	sessions    *session.Service
 	images      []string
+	signin      *auth.SignIn
+	limits      Limits
+	perKey      *buckets
+	perClient   *buckets
+	execCaps    *caps
+	termCaps    *caps
 }
 
 // Route is one entry of the route table.
 type Route struct {
 	Method  string
 	Pattern string
-	Auth    bool
+	// Need is what the route asks of its caller (authz.go).
+	Need Need
+	// Narrow lets a key narrowed to one workspace use this org-wide
+	// route; the handler keeps it to its workspace.
+	Narrow bool
+	// Body is the class of the route's body limit.
+	Body    body
 	handler handlerFunc
 }
+
+func route(method, pattern string, need Need, h handlerFunc) Route {
+	return Route{Method: method, Pattern: pattern, Need: need, handler: h}
+}
+
+// narrow marks an org-wide route a narrowed key may use.
+func (rt Route) narrow() Route { rt.Narrow = true; return rt }
+
+// upload gives the route the upload body limit.
+func (rt Route) upload() Route { rt.Body = uploadBody; return rt }
+
+// bundle gives the route the capability bundle body limit.
+func (rt Route) bundle() Route { rt.Body = bundleBody; return rt }
 
 // handlerFunc is the one shape of a handler here: it returns its error
 // rather than writing it, and handle answers it.
@@ -118,7 +149,13 @@ func New(cfg Config) *API {
 		bindings:    cfg.Bindings,
 		sessions:    cfg.Sessions,
 		images:      cfg.Images,
+		signin:      cfg.SignIn,
+		limits:      cfg.Limits.withDefaults(),
 	}
+	a.perKey = newBuckets(a.limits.PerKey, now)
+	a.perClient = newBuckets(a.limits.PerClient, now)
+	a.execCaps = newCaps("exec_streams", a.limits.ExecPerRuntime, a.limits.ExecPerUser)
+	a.termCaps = newCaps("terminals", a.limits.TerminalsPerRuntime, a.limits.TerminalsPerUser)
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}
@@ -126,11 +163,7 @@ func New(cfg Config) *API {
 		a.ready = func() bool { return true }
 	}
 	for _, rt := range a.Routes() {
-		h := http.Handler(a.handle(rt.handler))
-		if rt.Auth {
-			h = a.requireKey(h)
-		}
-		a.mux.Handle(rt.Method+" "+rt.Pattern, h)
+		a.mux.Handle(rt.Method+" "+rt.Pattern, a.guard(rt, a.handle(rt.handler)))
 	}
 	return a
 }
@@ -140,99 +173,128 @@ const (
 	rtPrefix = wsPrefix + "/runtimes/{runtime_id}"
 )
 
-// Routes is the route table.
+// Routes is the route table. Each route says what it needs of its caller
+// (authz.go): public routes need nothing, "any" routes any credential,
+// installation routes the installation admin, and every route in an org
+// at least a role there.
 func (a *API) Routes() []Route {
 	return []Route{
-		{"GET", "/health", false, a.health},
-		{"GET", "/readyz", false, a.readyz},
-		{"GET", "/metrics", false, a.serveMetrics},
-		{"GET", "/api/openapi.json", false, a.openapi},
-		{"GET", "/api/capabilities", true, a.capabilities},
-		{"GET", "/api/provisions", true, a.listProvisions},
+		route("GET", "/health", public, a.health),
+		route("GET", "/readyz", public, a.readyz),
+		route("GET", "/metrics", public, a.serveMetrics),
+		route("GET", "/api/openapi.json", public, a.openapi),
+		route("GET", "/api/capabilities", anyone, a.capabilities),
+		route("GET", "/api/provisions", anyone, a.listProvisions),
 
-		{"POST", "/api/v1/orgs", true, a.createOrg},
-		{"GET", "/api/v1/orgs", true, a.listOrgs},
-		{"GET", "/api/v1/org/{org}", true, a.getOrg},
+		// Who the caller is, and wallet sign-in.
+		route("POST", "/api/auth/challenge", public, a.authChallenge),
+		route("POST", "/api/auth/session", public, a.createSession),
+		route("DELETE", "/api/auth/session", anyone, a.deleteSession),
+		route("GET", "/api/v1/me", anyone, a.me),
 
-		{"POST", "/api/v1/org/{org}/ws", true, a.createWorkspace},
-		{"GET", "/api/v1/org/{org}/ws", true, a.listWorkspaces},
-		{"GET", wsPrefix, true, a.getWorkspace},
+		// The installation admin's: users and installation-wide keys.
+		route("POST", "/api/v1/users", installation, a.createUser),
+		route("GET", "/api/v1/users", installation, a.listUsers),
+		route("GET", "/api/v1/users/{user}", installation, a.getUser),
+		route("PATCH", "/api/v1/users/{user}", installation, a.updateUser),
+		route("DELETE", "/api/v1/users/{user}", installation, a.deleteUser),
+		route("GET", "/api/v1/keys", installation, a.listInstallationKeys),
+		route("POST", "/api/v1/keys", installation, a.createInstallationKey),
+		route("DELETE", "/api/v1/keys/{key_id}", installation, a.revokeInstallationKey),
 
-		{"POST", wsPrefix + "/projects", true, a.createProject},
-		{"GET", wsPrefix + "/projects", true, a.listProjects},
-		{"GET", wsPrefix + "/projects/{project}", true, a.getProject},
-		{"DELETE", wsPrefix + "/projects/{project}", true, a.deleteProject},
+		route("POST", "/api/v1/orgs", installation, a.createOrg),
+		route("GET", "/api/v1/orgs", anyone, a.listOrgs),
+		route("GET", "/api/v1/org/{org}", viewer, a.getOrg).narrow(),
 
-		{"GET", wsPrefix + "/runtimes", true, a.listRuntimes},
-		{"GET", rtPrefix, true, a.getRuntime},
-		{"PATCH", rtPrefix, true, a.configureRuntime},
-		{"GET", rtPrefix + "/egress", true, a.listEgress},
-		{"POST", rtPrefix + "/start", true, a.startRuntime},
-		{"POST", rtPrefix + "/pause", true, a.pauseRuntime},
-		{"POST", rtPrefix + "/resume", true, a.resumeRuntime},
-		{"POST", rtPrefix + "/reset", true, a.resetRuntime},
-		{"POST", rtPrefix + "/keepalive", true, a.keepaliveRuntime},
+		route("GET", "/api/v1/org/{org}/members", viewer, a.listOrgMembers),
+		route("POST", "/api/v1/org/{org}/members", admin, a.addOrgMember),
+		route("PATCH", "/api/v1/org/{org}/members/{member}", admin, a.setOrgMemberRole),
+		route("DELETE", "/api/v1/org/{org}/members/{member}", admin, a.removeOrgMember),
+		route("GET", "/api/v1/org/{org}/keys", viewer, a.listKeys),
+		route("POST", "/api/v1/org/{org}/keys", member, a.createKey),
+		route("DELETE", "/api/v1/org/{org}/keys/{key_id}", member, a.revokeKey),
 
-		// Inside the runtime's sandbox, through its agent.
-		{"POST", rtPrefix + "/exec", true, a.exec},
-		{"GET", rtPrefix + "/processes", true, a.listProcesses},
-		{"GET", rtPrefix + "/processes/{process_id}", true, a.getProcess},
-		{"GET", rtPrefix + "/processes/{process_id}/attach", true, a.attachProcess},
-		{"POST", rtPrefix + "/processes/kill-all", true, a.killAllProcesses},
-		{"POST", rtPrefix + "/processes/{process_id}/signal", true, a.signalProcess},
-		{"POST", rtPrefix + "/processes/{process_id}/stdin", true, a.writeStdin},
-		{"GET", rtPrefix + "/files", true, a.readFile},
-		{"PUT", rtPrefix + "/files", true, a.writeFile},
-		{"DELETE", rtPrefix + "/files", true, a.deleteFile},
-		{"GET", rtPrefix + "/files/stat", true, a.statFile},
-		{"GET", rtPrefix + "/files/list", true, a.listFiles},
-		{"POST", rtPrefix + "/files/mkdir", true, a.mkdir},
-		{"POST", rtPrefix + "/files/rename", true, a.rename},
-		{"GET", rtPrefix + "/files/tar", true, a.downloadTar},
-		{"POST", rtPrefix + "/files/tar", true, a.uploadTar},
-		{"GET", rtPrefix + "/terminal", true, a.terminal},
+		route("POST", "/api/v1/org/{org}/ws", admin, a.createWorkspace),
+		route("GET", "/api/v1/org/{org}/ws", viewer, a.listWorkspaces).narrow(),
+		route("GET", wsPrefix, viewer, a.getWorkspace),
+
+		route("POST", wsPrefix+"/projects", admin, a.createProject),
+		route("GET", wsPrefix+"/projects", viewer, a.listProjects),
+		route("GET", wsPrefix+"/projects/{project}", viewer, a.getProject),
+		route("DELETE", wsPrefix+"/projects/{project}", admin, a.deleteProject),
+
+		route("GET", wsPrefix+"/runtimes", viewer, a.listRuntimes),
+		route("GET", rtPrefix, viewer, a.getRuntime),
+		route("PATCH", rtPrefix, admin, a.configureRuntime),
+		route("GET", rtPrefix+"/egress", viewer, a.listEgress),
+		route("POST", rtPrefix+"/start", member, a.startRuntime),
+		route("POST", rtPrefix+"/pause", member, a.pauseRuntime),
+		route("POST", rtPrefix+"/resume", member, a.resumeRuntime),
+		route("POST", rtPrefix+"/reset", member, a.resetRuntime),
+		route("POST", rtPrefix+"/keepalive", member, a.keepaliveRuntime),
+
+		// Inside the runtime's sandbox, through its agent: operating it.
+		route("POST", rtPrefix+"/exec", member, a.exec),
+		route("GET", rtPrefix+"/processes", member, a.listProcesses),
+		route("GET", rtPrefix+"/processes/{process_id}", member, a.getProcess),
+		route("GET", rtPrefix+"/processes/{process_id}/attach", member, a.attachProcess),
+		route("POST", rtPrefix+"/processes/kill-all", member, a.killAllProcesses),
+		route("POST", rtPrefix+"/processes/{process_id}/signal", member, a.signalProcess),
+		route("POST", rtPrefix+"/processes/{process_id}/stdin", member, a.writeStdin).upload(),
+		route("GET", rtPrefix+"/files", member, a.readFile),
+		route("PUT", rtPrefix+"/files", member, a.writeFile).upload(),
+		route("DELETE", rtPrefix+"/files", member, a.deleteFile),
+		route("GET", rtPrefix+"/files/stat", member, a.statFile),
+		route("GET", rtPrefix+"/files/list", member, a.listFiles),
+		route("POST", rtPrefix+"/files/mkdir", member, a.mkdir),
+		route("POST", rtPrefix+"/files/rename", member, a.rename),
+		route("GET", rtPrefix+"/files/tar", member, a.downloadTar),
+		route("POST", rtPrefix+"/files/tar", member, a.uploadTar).upload(),
+		route("GET", rtPrefix+"/terminal", member, a.terminal),
 
 		// What an agent brings into its runtime, and runs there.
-		{"GET", "/api/v1/catalog", true, a.listCatalog},
-		{"GET", "/api/v1/org/{org}/capabilities", true, a.listInventory},
-		{"POST", "/api/v1/org/{org}/capabilities", true, a.pushCapability},
-		{"DELETE", "/api/v1/org/{org}/capabilities/{name}/{version}", true, a.deleteCapabilityVersion},
-		{"GET", rtPrefix + "/capabilities", true, a.listBindings},
-		{"POST", rtPrefix + "/capabilities", true, a.installCapability},
-		{"GET", rtPrefix + "/capabilities/resolved", true, a.resolvedCapabilities},
-		{"PATCH", rtPrefix + "/capabilities/{binding_id}", true, a.updateBinding},
-		{"DELETE", rtPrefix + "/capabilities/{binding_id}", true, a.uninstallCapability},
-		{"POST", rtPrefix + "/prompt", true, a.prompt},
-		{"POST", rtPrefix + "/task", true, a.task},
-		{"GET", rtPrefix + "/sessions", true, a.listSessions},
-		{"GET", rtPrefix + "/sessions/{session_id}", true, a.getSession},
+		route("GET", "/api/v1/catalog", anyone, a.listCatalog),
+		route("GET", "/api/v1/org/{org}/capabilities", viewer, a.listInventory),
+		route("POST", "/api/v1/org/{org}/capabilities", admin, a.pushCapability).bundle(),
+		route("DELETE", "/api/v1/org/{org}/capabilities/{name}/{version}", admin, a.deleteCapabilityVersion),
+		route("GET", rtPrefix+"/capabilities", viewer, a.listBindings),
+		route("POST", rtPrefix+"/capabilities", admin, a.installCapability),
+		route("GET", rtPrefix+"/capabilities/resolved", viewer, a.resolvedCapabilities),
+		route("PATCH", rtPrefix+"/capabilities/{binding_id}", admin, a.updateBinding),
+		route("DELETE", rtPrefix+"/capabilities/{binding_id}", admin, a.uninstallCapability),
+		route("POST", rtPrefix+"/prompt", member, a.prompt),
+		route("POST", rtPrefix+"/task", member, a.task),
+		route("GET", rtPrefix+"/sessions", viewer, a.listSessions),
+		route("GET", rtPrefix+"/sessions/{session_id}", viewer, a.getSession),
 
-		{"GET", "/api/v1/org/{org}/credits", true, a.getCredits},
-		{"POST", "/api/v1/org/{org}/credits/grants", true, a.grantCredits},
-		{"POST", "/api/v1/org/{org}/credits/balance", true, a.setCreditBalance},
-		{"GET", "/api/v1/org/{org}/credits/journal", true, a.listCreditJournal},
-		{"GET", "/api/v1/org/{org}/usage", true, a.getUsage},
-		{"GET", wsPrefix + "/members", true, a.listMembers},
-		{"POST", wsPrefix + "/members", true, a.addMember},
-		{"DELETE", wsPrefix + "/members/{member}", true, a.removeMember},
-		{"GET", wsPrefix + "/member-limit", true, a.getMemberLimit},
-		{"PUT", wsPrefix + "/member-limit", true, a.setMemberLimit},
+		// Money: the installation admin grants; owners set member limits.
+		route("GET", "/api/v1/org/{org}/credits", admin, a.getCredits),
+		route("POST", "/api/v1/org/{org}/credits/grants", installation, a.grantCredits),
+		route("POST", "/api/v1/org/{org}/credits/balance", installation, a.setCreditBalance),
+		route("GET", "/api/v1/org/{org}/credits/journal", admin, a.listCreditJournal),
+		route("GET", "/api/v1/org/{org}/usage", admin, a.getUsage),
+		route("GET", wsPrefix+"/members", viewer, a.listMembers),
+		route("POST", wsPrefix+"/members", admin, a.addMember),
+		route("DELETE", wsPrefix+"/members/{member}", admin, a.removeMember),
+		route("GET", wsPrefix+"/member-limit", viewer, a.getMemberLimit),
+		route("PUT", wsPrefix+"/member-limit", owner, a.setMemberLimit),
 
-		{"POST", "/api/v1/org/{org}/secrets", true, a.createSecret},
-		{"GET", "/api/v1/org/{org}/secrets", true, a.listSecrets},
-		{"GET", "/api/v1/org/{org}/secrets/{secret}", true, a.getSecret},
-		{"PUT", "/api/v1/org/{org}/secrets/{secret}", true, a.replaceSecret},
-		{"DELETE", "/api/v1/org/{org}/secrets/{secret}", true, a.deleteSecret},
-		{"POST", wsPrefix + "/secrets", true, a.createSecret},
-		{"GET", wsPrefix + "/secrets", true, a.listSecrets},
-		{"GET", wsPrefix + "/secrets/{secret}", true, a.getSecret},
-		{"PUT", wsPrefix + "/secrets/{secret}", true, a.replaceSecret},
-		{"DELETE", wsPrefix + "/secrets/{secret}", true, a.deleteSecret},
+		route("POST", "/api/v1/org/{org}/secrets", admin, a.createSecret),
+		route("GET", "/api/v1/org/{org}/secrets", viewer, a.listSecrets),
+		route("GET", "/api/v1/org/{org}/secrets/{secret}", viewer, a.getSecret),
+		route("PUT", "/api/v1/org/{org}/secrets/{secret}", admin, a.replaceSecret),
+		route("DELETE", "/api/v1/org/{org}/secrets/{secret}", admin, a.deleteSecret),
+		route("POST", wsPrefix+"/secrets", admin, a.createSecret),
+		route("GET", wsPrefix+"/secrets", viewer, a.listSecrets),
+		route("GET", wsPrefix+"/secrets/{secret}", viewer, a.getSecret),
+		route("PUT", wsPrefix+"/secrets/{secret}", admin, a.replaceSecret),
+		route("DELETE", wsPrefix+"/secrets/{secret}", admin, a.deleteSecret),
 
-		{"GET", "/api/v1/org/{org}/sandboxes", true, a.listSandboxes},
-		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.getSandbox},
-		{"DELETE", "/api/v1/org/{org}/sandboxes/{sandbox}", true, a.killSandbox},
-		{"GET", "/api/v1/org/{org}/sandboxes/{sandbox}/logs", true, a.sandboxLogs},
+		// The ledger: each workspace's rows are its own.
+		route("GET", "/api/v1/org/{org}/sandboxes", viewer, a.listSandboxes).narrow(),
+		route("GET", "/api/v1/org/{org}/sandboxes/{sandbox}", viewer, a.getSandbox).narrow(),
+		route("DELETE", "/api/v1/org/{org}/sandboxes/{sandbox}", member, a.killSandbox).narrow(),
+		route("GET", "/api/v1/org/{org}/sandboxes/{sandbox}/logs", viewer, a.sandboxLogs).narrow(),
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -101,12 +100,11 @@ func (a *API) pushCapability(w http.ResponseWriter, r *http.Request) error {
 		return &errdefs.Error{Kind: errdefs.ErrInvalidArgument, Code: "unsupported_media_type",
 			Message: "the request body must be a capability bundle as application/gzip (tar.gz) or application/x-tar"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, binding.MaxBundleBytes))
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) {
-			return &errdefs.Error{Kind: errdefs.ErrResourceExhausted, Code: "body_too_large",
-				Message: fmt.Sprintf("a capability bundle is at most %d bytes", binding.MaxBundleBytes)}
+			return bodyTooLarge(maxErr)
 		}
 		return err
 	}

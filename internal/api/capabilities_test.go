@@ -15,6 +15,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -317,7 +318,7 @@ func TestCapabilityInventory(t *testing.T) {
 	// A key of the other org does not see acme at all.
 	var otherOrg client.Org
 	env.Must(t, 200, "GET", "/api/v1/org/other", nil).Decode(t, &otherOrg)
-	otherKey, _, err := auth.Keys{Store: env.Store, Now: time.Now}.Create(context.Background(), "other admin", auth.RoleAdmin, otherOrg.ID, "")
+	otherKey, _, err := auth.Keys{Store: env.Store, Now: time.Now}.Create(context.Background(), store.APIKey{Name: "other admin", Role: string(auth.RoleAdmin), OrgID: otherOrg.ID}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

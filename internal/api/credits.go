@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paddockhq/paddock/internal/auth"
+
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/store"
@@ -91,9 +93,6 @@ func (a *API) getCredits(w http.ResponseWriter, r *http.Request) error {
 
 // movement validates what an admin asked to move.
 func (a *API) movement(r *http.Request, o store.Org, amount float64, key, note string) (ledger.Movement, error) {
-	if !identity(r).IsInstallationAdmin() {
-		return ledger.Movement{}, errdefs.PermissionDenied("admin_only", "only an installation admin key can grant credits or set a balance")
-	}
 	micros, err := ledger.MicrosOf(amount)
 	if err != nil {
 		return ledger.Movement{}, err
@@ -106,7 +105,7 @@ func (a *API) movement(r *http.Request, o store.Org, amount float64, key, note s
 	case len(note) > maxNoteLen || !utf8.ValidString(note):
 		return ledger.Movement{}, errdefs.InvalidArgument("invalid_note", "note must be at most %d bytes of text", maxNoteLen)
 	}
-	return ledger.Movement{OrgID: o.ID, AmountMicros: micros, IdempotencyKey: key, Note: note, Actor: identity(r).KeyID}, nil
+	return ledger.Movement{OrgID: o.ID, AmountMicros: micros, IdempotencyKey: key, Note: note, Actor: actor(identity(r))}, nil
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
@@ -234,4 +233,13 @@ func validKind(k store.EntryKind) bool {
 		}
 	}
 	return false
+}
+
+// actor names who moved credits in the journal: the key's id, or the
+// session.
+func actor(id auth.Identity) string {
+	if id.KeyID != "" {
+		return id.KeyID
+	}
+	return id.Credential()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -184,7 +185,7 @@ func TestCreditsNeedAnAdmin(t *testing.T) {
 	env, _, _, _ := billedEnv(t)
 	var o client.Org
 	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &o)
-	orgKey, _, err := auth.Keys{Store: env.Store, Now: time.Now}.Create(context.Background(), "acme admin", auth.RoleAdmin, o.ID, "")
+	orgKey, _, err := auth.Keys{Store: env.Store, Now: time.Now}.Create(context.Background(), store.APIKey{Name: "acme admin", Role: string(auth.RoleOwner), OrgID: o.ID}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +193,16 @@ func TestCreditsNeedAnAdmin(t *testing.T) {
 		{"/api/v1/org/acme/credits/grants", `{"amount": 5, "idempotency_key": "k"}`},
 		{"/api/v1/org/acme/credits/balance", `{"balance": 5, "idempotency_key": "k"}`},
 	} {
-		wantError(t, env.DoKey(t, orgKey, "POST", tc.path, tc.body), 403, "admin_only")
+		wantError(t, env.DoKey(t, orgKey, "POST", tc.path, tc.body), 403, "installation_admin_only")
 	}
-	wantError(t, env.DoKey(t, orgKey, "PUT", "/api/v1/org/acme/ws/dev/member-limit", `{"member_limit": 1}`), 403, "admin_only")
+	// Member limits are the org's billing setting: its owners', not its
+	// admins'.
+	env.MustKey(t, orgKey, 200, "PUT", "/api/v1/org/acme/ws/dev/member-limit", `{"member_limit": 1}`)
+	adminKey, _, err := auth.Keys{Store: env.Store, Now: time.Now}.Create(context.Background(), store.APIKey{Name: "acme admin", Role: string(auth.RoleAdmin), OrgID: o.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, env.DoKey(t, adminKey, "PUT", "/api/v1/org/acme/ws/dev/member-limit", `{"member_limit": 1}`), 403, "role_too_low")
 	// The org's own key reads its credits.
 	env2 := env.DoKey(t, orgKey, "GET", "/api/v1/org/acme/credits", nil)
 	if env2.Status != 200 {
@@ -233,7 +241,7 @@ func TestCreditsBadInput(t *testing.T) {
 		{"usage: from in the future", "GET", "/api/v1/org/acme/usage?from=2099-01-01T00:00:00Z", nil, 400, "invalid_time_range"},
 		{"member: bad name", "POST", "/api/v1/org/acme/ws/dev/members", `{"member": "-rf"}`, 400, "invalid_member"},
 		{"member: empty", "POST", "/api/v1/org/acme/ws/dev/members", `{"member": ""}`, 400, "invalid_member"},
-		{"member: unknown workspace", "POST", "/api/v1/org/acme/ws/nope/members", `{"member": "a"}`, 404, "workspace_not_found"},
+		{"member: unknown workspace", "POST", "/api/v1/org/acme/ws/nope/members", `{"member": "a@b.io"}`, 404, "workspace_not_found"},
 		{"member: remove unknown", "DELETE", "/api/v1/org/acme/ws/dev/members/nobody", nil, 404, "member_not_found"},
 		{"member: remove bad name", "DELETE", "/api/v1/org/acme/ws/dev/members/%20x", nil, 400, "invalid_member"},
 		{"limit: negative", "PUT", "/api/v1/org/acme/ws/dev/member-limit", `{"member_limit": -1}`, 400, "invalid_member_limit"},
@@ -271,7 +279,7 @@ func TestMembersAndLimit(t *testing.T) {
 
 	// A second member is over the limit: compute pauses, starts refuse.
 	clock.Advance(time.Second)
-	env.Must(t, 201, "POST", ws+"/members", client.AddMemberRequest{Member: "bob"})
+	env.Must(t, 201, "POST", ws+"/members", client.AddMemberRequest{Member: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"})
 	rt = runtimeOf(t, env.Must(t, 200, "GET", rtPath, nil))
 	if rt.Status != client.RuntimePaused || rt.PauseReason != client.PauseMemberLimitExceeded {
 		t.Fatalf("runtime over the limit = %+v", rt)
@@ -283,12 +291,12 @@ func TestMembersAndLimit(t *testing.T) {
 	wantError(t, env.Do(t, "POST", rtPath+"/resume", nil), 402, "member_limit_exceeded")
 	var list client.List[client.WorkspaceMember]
 	env.Must(t, 200, "GET", ws+"/members", nil).Decode(t, &list)
-	if len(list.Items) != 2 || list.Items[0].Member != "alice@example.com" || list.Items[1].Member != "bob" {
+	if len(list.Items) != 2 || list.Items[0].Member != "alice@example.com" || list.Items[1].Member != "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266" {
 		t.Fatalf("members = %+v", list.Items)
 	}
 
 	// Back under: resume works again.
-	if r := env.Do(t, "DELETE", ws+"/members/bob", nil); r.Status != 204 {
+	if r := env.Do(t, "DELETE", ws+"/members/0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", nil); r.Status != 204 {
 		t.Fatalf("remove: %d %s", r.Status, r.Body)
 	}
 	rt = runtimeOf(t, env.Must(t, 200, "POST", rtPath+"/resume", nil))

@@ -17,12 +17,9 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// maxBodyBytes bounds every JSON request body.
-const maxBodyBytes = 1 << 20
-
 // decodeJSON decodes the request body strictly into v: one JSON object, no
 // unknown fields, no key twice, no null for a required field, no trailing
-// data, at most maxBodyBytes. An empty body is allowed when optional is
+// data, within the route's body limit (guard). An empty body is allowed when optional is
 // true and leaves v untouched.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -31,7 +28,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, optional bool) er
 			return &errdefs.Error{Kind: errdefs.ErrInvalidArgument, Code: "unsupported_media_type", Message: "the request body must be application/json"}
 		}
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		return jsonError(err)
 	}
@@ -67,7 +64,7 @@ func jsonError(err error) error {
 	)
 	switch {
 	case errors.As(err, &maxErr):
-		return &errdefs.Error{Kind: errdefs.ErrResourceExhausted, Code: "body_too_large", Message: fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes)}
+		return bodyTooLarge(maxErr)
 	case errors.As(err, &syntaxErr):
 		return errdefs.InvalidArgument("malformed_json", "the body is not valid JSON (at byte %d)", syntaxErr.Offset)
 	case errors.As(err, &typeErr):
@@ -163,4 +160,9 @@ func tryListOf[T, V any](ctx context.Context, items []T, next string, view func(
 		out.Items = append(out.Items, v)
 	}
 	return out, nil
+}
+
+// bodyTooLarge is the 413 of a body past its route's limit.
+func bodyTooLarge(e *http.MaxBytesError) error {
+	return &errdefs.Error{Kind: errdefs.ErrResourceExhausted, Code: "body_too_large", Message: fmt.Sprintf("the request body is larger than %d bytes", e.Limit)}
 }

@@ -93,6 +93,11 @@ func writeError(ctx context.Context, w http.ResponseWriter, logger *slog.Logger,
 // — to no one when the client has gone, and to a draining client
 // otherwise, which may retry.
 func (a *API) fail(ctx context.Context, w http.ResponseWriter, err error) {
+	var maxErr *http.MaxBytesError
+	if _, public := errdefs.Public(err); !public && errors.As(err, &maxErr) {
+		// A body streamed on (a file, stdin) past the route's limit.
+		err = bodyTooLarge(maxErr)
+	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		a.logger.DebugContext(ctx, "request ended before its answer", "err", err)
 		err = errdefs.Unavailable("request_cancelled", "the request ended before it was answered; retry").WithCause(err)

@@ -131,6 +131,14 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if !req.Background {
+		// A foreground exec holds its stream until the process ends.
+		release, err := a.execCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	c, _, err := a.agentOf(r)
 	if err != nil {
 		return err

@@ -2,28 +2,21 @@ package api
 
 import (
 	"net/http"
-	"regexp"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/auth"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// memberRE is the shape of a member handle: an email address or a name.
-var memberRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,253}$`)
-
 // maxMemberLimit bounds a workspace's member limit.
 const maxMemberLimit = 1_000_000
 
-func validMember(m string) error {
-	if !memberRE.MatchString(m) {
-		return errdefs.InvalidArgument("invalid_member", "member %q must be an email address or a name: 1 to 254 letters, digits and . _ @ + -, starting with a letter or digit", m)
-	}
-	return nil
-}
-
 func memberOut(m store.WorkspaceMember) client.WorkspaceMember {
-	return client.WorkspaceMember{ID: m.ID, WorkspaceID: m.WorkspaceID, Member: m.Member, CreatedAt: m.CreatedAt}
+	return client.WorkspaceMember{ID: m.ID, WorkspaceID: m.WorkspaceID, UserID: m.UserID, Member: m.User.Handle(), CreatedAt: m.CreatedAt}
 }
 
 func seatsOut(s store.WorkspaceSeats) client.MemberLimit {
@@ -58,13 +51,21 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	if err := validMember(req.Member); err != nil {
-		return err
-	}
-	m, err := l.AddMember(ctx, ws, req.Member)
+	u, err := a.userByHandle(ctx, req.Member, true)
 	if err != nil {
 		return err
 	}
+	// A workspace's members are the org's: one who is not joins it as a
+	// member.
+	om := store.OrgMember{ID: uuid.NewString(), OrgID: ws.OrgID, UserID: u.ID, Role: string(auth.RoleMember), CreatedAt: a.now()}
+	if err := a.store.AddOrgMember(ctx, om); err != nil && !errdefs.IsConflict(err) {
+		return err
+	}
+	m, err := l.AddMember(ctx, ws, u.ID)
+	if err != nil {
+		return err
+	}
+	m.User = u
 	writeJSON(w, http.StatusCreated, memberOut(m))
 	return nil
 }
@@ -76,10 +77,14 @@ func (a *API) removeMember(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	member := r.PathValue("member")
-	if err := validMember(member); err != nil {
+	u, err := a.memberOrNamed(ctx, ws.OrgID, member)
+	if errdefs.IsNotFound(err) {
+		err = errdefs.NotFound("member_not_found", "%q is not a member of workspace %q", member, ws.Name)
+	}
+	if err != nil {
 		return err
 	}
-	if err := l.RemoveMember(ctx, ws, member); err != nil {
+	if err := l.RemoveMember(ctx, ws, u.ID); err != nil {
 		if errdefs.IsNotFound(err) {
 			err = errdefs.NotFound("member_not_found", "%q is not a member of workspace %q", member, ws.Name)
 		}
@@ -113,14 +118,8 @@ func (a *API) setMemberLimit(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	switch {
-	case !identity(r).IsInstallationAdmin():
-		err = errdefs.PermissionDenied("admin_only", "only an installation admin key can set a member limit")
-	case req.MemberLimit < 0 || req.MemberLimit > maxMemberLimit:
-		err = errdefs.InvalidArgument("invalid_member_limit", "member_limit must be between 0 (no limit) and %d", maxMemberLimit)
-	}
-	if err != nil {
-		return err
+	if req.MemberLimit < 0 || req.MemberLimit > maxMemberLimit {
+		return errdefs.InvalidArgument("invalid_member_limit", "member_limit must be between 0 (no limit) and %d", maxMemberLimit)
 	}
 	seats, err := l.SetMemberLimit(ctx, ws, req.MemberLimit)
 	if err != nil {

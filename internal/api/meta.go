@@ -9,9 +9,11 @@ import (
 	"time"
 
 	apispec "github.com/paddockhq/paddock/api"
+	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/version"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -184,7 +186,10 @@ func (a *API) harnessesAndSidecars(ctx context.Context) ([]client.HarnessInfo, [
 // listProvisions lists the provisions in flight and the recent ones.
 func (a *API) listProvisions(w http.ResponseWriter, r *http.Request) error {
 	now := time.Now()
-	ps := a.runtimes.Provisions()
+	ps, err := a.visibleProvisions(r, a.runtimes.Provisions())
+	if err != nil {
+		return err
+	}
 	out := client.List[client.Provision]{Items: make([]client.Provision, len(ps))}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for i, p := range ps {
@@ -206,4 +211,53 @@ func (a *API) listProvisions(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// visibleProvisions keeps the provisions the caller may see: all for the
+// installation admin; else those of runtimes in workspaces it sees (warm
+// sandboxes, which belong to no org, are the installation's).
+func (a *API) visibleProvisions(r *http.Request, ps []runtime.Provision) ([]runtime.Provision, error) {
+	ctx := r.Context()
+	id := identity(r)
+	if id.Installation {
+		return ps, nil
+	}
+	orgs := map[string]*auth.Access{}
+	var out []runtime.Provision
+	for _, p := range ps {
+		if p.OrgID == "" || p.RuntimeID == "" {
+			continue
+		}
+		acc, seen := orgs[p.OrgID]
+		if !seen {
+			o, err := a.store.GetOrg(ctx, p.OrgID)
+			if err != nil && !errdefs.IsNotFound(err) {
+				return nil, err
+			}
+			if err == nil {
+				got, ok, err := auth.OrgAccess(ctx, a.store, id, o)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					acc = &got
+				}
+			}
+			orgs[p.OrgID] = acc
+		}
+		if acc == nil {
+			continue
+		}
+		rt, err := a.store.GetRuntime(ctx, p.RuntimeID)
+		if errdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if acc.SeesWorkspace(rt.WorkspaceID) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

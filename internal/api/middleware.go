@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -89,29 +87,6 @@ func bearerToken(h string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(token), true
-}
-
-// requireKey verifies the bearer key and puts the identity on the context.
-func (a *API) requireKey(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		key, ok := bearerToken(r.Header.Get("Authorization"))
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
-			writeError(ctx, w, a.logger, errdefs.Unauthenticated("missing_api_key", "send an API key as 'Authorization: Bearer pdk_…'"))
-			return
-		}
-		id, err := a.keys.Verify(ctx, strings.TrimSpace(key))
-		if err != nil {
-			if ctx.Err() == nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
-			}
-			// A client gone while its key was looked up is no server error.
-			a.fail(ctx, w, err)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(auth.WithIdentity(ctx, id)))
-	})
 }
 
 // unmatched answers requests no route matched with the one error body

@@ -54,3 +54,47 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Fatalf("routes not in openapi.yaml: %v\ndocumented but not routed: %v", missing, extra)
 	}
 }
+
+// TestOpenAPIRoles holds each operation's x-paddock-role to what its
+// route needs, and keeps every operation that changes something above
+// viewer: a new mutating route cannot be left open to viewers.
+func TestOpenAPIRoles(t *testing.T) {
+	raw, err := apispec.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			if method == "parameters" {
+				continue
+			}
+			var o struct {
+				Role string `json:"x-paddock-role"`
+			}
+			if err := json.Unmarshal(op, &o); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			documented[strings.ToUpper(method)+" "+path] = o.Role
+		}
+	}
+	needs := map[api.Need]bool{"public": true, "any": true, "installation": true, "viewer": true, "member": true, "admin": true, "owner": true}
+	for _, r := range api.New(api.Config{}).Routes() {
+		op := r.Method + " " + r.Pattern
+		if !needs[r.Need] {
+			t.Errorf("%s needs %q, which is no role", op, r.Need)
+		}
+		if role, ok := documented[op]; ok && role != string(r.Need) {
+			t.Errorf("%s: x-paddock-role is %q, the route needs %q", op, role, r.Need)
+		}
+		if r.Method != "GET" && r.Need == "viewer" {
+			t.Errorf("%s changes something, yet a viewer may call it", op)
+		}
+	}
+}

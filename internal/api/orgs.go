@@ -12,9 +12,6 @@ import (
 
 func (a *API) createOrg(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	if !identity(r).IsInstallationAdmin() {
-		return errdefs.PermissionDenied("admin_only", "only an installation admin key can create orgs")
-	}
 	var req client.CreateOrgRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
@@ -52,13 +49,30 @@ func (a *API) listOrgs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if id := identity(r); id.OrgID != "" {
+	switch id := identity(r); {
+	case id.OrgID != "":
 		// An org-scoped key sees its own org only.
 		o, err := a.store.GetOrg(ctx, id.OrgID)
 		if err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, listOf([]store.Org{o}, "", orgOut))
+		return nil
+	case !id.Installation:
+		// A session sees the orgs its user is a member of.
+		ms, err := a.store.ListUserOrgs(ctx, id.UserID)
+		if err != nil {
+			return err
+		}
+		orgs := make([]store.Org, 0, len(ms))
+		for _, m := range ms {
+			o, err := a.store.GetOrg(ctx, m.OrgID)
+			if err != nil {
+				return err
+			}
+			orgs = append(orgs, o)
+		}
+		writeJSON(w, http.StatusOK, listOf(orgs, "", orgOut))
 		return nil
 	}
 	orgs, next, err := a.store.ListOrgs(ctx, page)

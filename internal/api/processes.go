@@ -139,6 +139,11 @@ func (a *API) attachProcess(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	release, err := a.execCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
+	if err != nil {
+		return err
+	}
+	defer release()
 	id, c, err := a.processAgent(r)
 	if err != nil {
 		return err

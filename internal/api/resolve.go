@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 
@@ -37,37 +38,34 @@ func identity(r *http.Request) auth.Identity {
 	return id
 }
 
-// org resolves {org}. An org the caller may not see is not found.
+// org is the request's {org}, as guard resolved it for the caller.
 func (a *API) org(r *http.Request) (store.Org, error) {
-	name := r.PathValue("org")
-	if !slugRE.MatchString(name) {
-		return store.Org{}, errdefs.InvalidArgument("invalid_org", "%q is not an org name", name)
+	sc, ok := scopeOf(r)
+	if !ok || sc.access.Org.ID == "" {
+		return store.Org{}, errNoScope(r)
 	}
-	o, err := a.store.GetOrgByName(r.Context(), name)
-	if err == nil && !identity(r).CanSeeOrg(o.ID) {
-		err = errdefs.ErrNotFound
-	}
-	if errdefs.IsNotFound(err) {
-		return o, errdefs.NotFound("org_not_found", "org %q not found", name)
-	}
-	return o, err
+	return sc.access.Org, nil
 }
 
-// workspace resolves {org}/{workspace}.
+// workspace is the request's {org}/{workspace}, as guard resolved them.
 func (a *API) workspace(r *http.Request) (store.Org, store.Workspace, error) {
-	o, err := a.org(r)
-	if err != nil {
-		return o, store.Workspace{}, err
+	sc, ok := scopeOf(r)
+	if !ok || sc.ws.ID == "" {
+		return store.Org{}, store.Workspace{}, errNoScope(r)
 	}
-	name := r.PathValue("workspace")
-	if !slugRE.MatchString(name) {
-		return o, store.Workspace{}, errdefs.InvalidArgument("invalid_workspace", "%q is not a workspace name", name)
-	}
-	ws, err := a.store.GetWorkspaceByName(r.Context(), o.ID, name)
-	if errdefs.IsNotFound(err) {
-		return o, ws, errdefs.NotFound("workspace_not_found", "workspace %q not found in org %q", name, o.Name)
-	}
-	return o, ws, err
+	return sc.access.Org, sc.ws, nil
+}
+
+// access is what the caller may do in the request's org.
+func access(r *http.Request) auth.Access {
+	sc, _ := scopeOf(r)
+	return sc.access
+}
+
+// errNoScope is a route whose handler needs a scope guard did not give it:
+// a mistake in the route table, never the caller's.
+func errNoScope(r *http.Request) error {
+	return fmt.Errorf("%s %s: no org or workspace resolved for this route", r.Method, r.Pattern)
 }
 
 // projectOf resolves {project}, a UUID or a name, inside
@@ -136,7 +134,7 @@ func (a *API) sandboxOf(r *http.Request) (store.Sandbox, error) {
 	default:
 		return sb, errdefs.InvalidArgument("invalid_sandbox_id", "%q is neither a sandbox id nor a provider sandbox id", key)
 	}
-	if err == nil && sb.OrgID != o.ID {
+	if err == nil && (sb.OrgID != o.ID || !access(r).SeesWorkspace(sb.WorkspaceID)) {
 		err = errdefs.ErrNotFound
 	}
 	if errdefs.IsNotFound(err) {

@@ -27,6 +27,8 @@ func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) error {
 		State:     store.SandboxState(q.Get("state")),
 		Provider:  q.Get("provider"),
 		RuntimeID: q.Get("runtime_id"),
+		// A caller kept to some workspaces sees their rows only.
+		Workspaces: access(r).Workspaces,
 	}
 	switch f.Kind {
 	case "", store.KindRuntime, store.KindTask, store.KindWorld:

@@ -93,6 +93,11 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	release, err := a.termCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
+	if err != nil {
+		return err
+	}
+	defer release()
 	c, _, err := a.agentOf(r)
 	if err != nil {
 		return err

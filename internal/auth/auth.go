@@ -1,10 +1,22 @@
-// Package auth issues and verifies API keys and carries the caller's
-// identity on the request context.
+// Package auth says who a caller is and what it may do.
 //
-// A key is "pdk_" followed by 48 hex characters (24 random bytes); the prefix
-// makes keys recognizable in logs and by secret scanners. Only the SHA-256 of
-// a key is stored. Identity is what a verified key says about its holder; the
-// role and org scope slot in here as they grow.
+// A caller presents either an API key or a session token from a wallet
+// sign-in, as `Authorization: Bearer …`:
+//
+//   - An API key is "pdk_" followed by 48 hex characters (24 random bytes);
+//     the prefix makes keys recognizable in logs and by secret scanners.
+//     Only its SHA-256 is stored. A key belongs to a user and is scoped to
+//     one org, optionally narrowed to one workspace, with a role no higher
+//     than the user's own; or it is installation-wide (no org, no user):
+//     the installation admin's, the bootstrap identity.
+//   - A session token is a PASETO v4.local token the server sealed for a
+//     user who proved a wallet address (wallet.go); it acts with the user's
+//     own memberships.
+//
+// Access (access.go) is decided per request from the identity and the
+// store's memberships as they are now, so a lowered role, a removed
+// member, a revoked key or an expired one takes effect on the next
+// request.
 package auth
 
 import (
@@ -27,28 +39,44 @@ const KeyPrefix = "pdk_"
 
 const keyHexLen = 48
 
-// Roles.
-const (
-	RoleAdmin = "admin" // everything in the installation
-)
-
 // Identity is the verified caller.
 type Identity struct {
-	KeyID string
-	Role  string
-	OrgID string // "" = installation-wide
+	// KeyID is the key presented; SessionID the session, for a session
+	// token. Exactly one is set.
+	KeyID     string
+	SessionID string
+	// UserID is the holder: "" for an installation-wide key and for org
+	// keys made before there were users.
+	UserID string
+	// Installation marks the installation admin: every org, every role,
+	// and creating orgs and granting credits besides.
+	Installation bool
+	// OrgID is a key's org ("" for the installation admin and for
+	// sessions, which reach every org the user is a member of).
+	OrgID string
+	// WorkspaceID is the one workspace a key is narrowed to ("" for all).
+	WorkspaceID string
+	// Role is a key's ceiling; a session's is the user's role in each
+	// org.
+	Role Role
 }
 
-// CanSeeOrg reports whether the caller may see orgID at all. A resource the
-// caller may not see answers 404, never 403.
-func (id Identity) CanSeeOrg(orgID string) bool {
-	return id.OrgID == "" || id.OrgID == orgID
+// Credential names the credential for logs, audit and the keys it makes:
+// "key:<id>" or "session:<id>".
+func (id Identity) Credential() string {
+	if id.SessionID != "" {
+		return "session:" + id.SessionID
+	}
+	return "key:" + id.KeyID
 }
 
-// IsInstallationAdmin reports whether the caller administers the whole
-// installation (creates orgs, grants credits).
-func (id Identity) IsInstallationAdmin() bool {
-	return id.Role == RoleAdmin && id.OrgID == ""
+// Principal is who per-user limits count against: the user, or the key
+// for keys without one.
+func (id Identity) Principal() string {
+	if id.UserID != "" {
+		return "user:" + id.UserID
+	}
+	return id.Credential()
 }
 
 type ctxKey struct{}
@@ -92,47 +120,98 @@ type Keys struct {
 	Now   func() time.Time
 }
 
-// Create stores a new key and returns its plaintext, shown once. If
-// plaintext is non-empty it is used instead of a random key (bootstrap from
-// configuration); it must be well formed.
-func (k Keys) Create(ctx context.Context, name, role, orgID, plaintext string) (string, store.APIKey, error) {
+// Create stores a new key made from spec (name, role, org, user,
+// workspace, expiry, creator) and returns its plaintext, shown once. If
+// plaintext is non-empty it is used instead of a random key (bootstrap
+// from configuration); it must be well formed. Create checks nothing about
+// who may make such a key; callers do.
+func (k Keys) Create(ctx context.Context, spec store.APIKey, plaintext string) (string, store.APIKey, error) {
 	if plaintext == "" {
 		plaintext = NewKey()
 	} else if !WellFormed(plaintext) {
 		return "", store.APIKey{}, errdefs.InvalidArgument("invalid_api_key", "an API key is %q followed by %d hex characters", KeyPrefix, keyHexLen)
 	}
-	rec := store.APIKey{
-		ID:        uuid.NewString(),
-		Name:      name,
-		Hash:      Hash(plaintext),
-		Prefix:    plaintext[:len(KeyPrefix)+6],
-		Role:      role,
-		OrgID:     orgID,
-		CreatedAt: k.Now().UTC(),
-	}
+	rec := spec
+	rec.ID = uuid.NewString()
+	rec.Hash = Hash(plaintext)
+	rec.Prefix = plaintext[:len(KeyPrefix)+6]
+	rec.CreatedAt = k.Now().UTC().Truncate(time.Microsecond)
+	rec.RevokedAt = time.Time{}
 	if err := k.Store.CreateAPIKey(ctx, rec); err != nil {
 		return "", rec, err
 	}
 	return plaintext, rec, nil
 }
 
-// Verify returns the identity a presented key carries.
+// CreateInstallation stores a new installation-wide key: the installation
+// admin's.
+func (k Keys) CreateInstallation(ctx context.Context, name, plaintext string) (string, store.APIKey, error) {
+	return k.Create(ctx, store.APIKey{Name: name, Role: string(RoleAdmin)}, plaintext)
+}
+
+// errBadKey and errBadSession are every refusal of a presented key or
+// token: the caller learns nothing about which keys exist. Why is logged,
+// with the client's address.
+var (
+	errBadKey     = errdefs.Unauthenticated("invalid_api_key", "the API key is malformed, unknown, expired or revoked")
+	errBadSession = errdefs.Unauthenticated("invalid_session", "the session token is malformed, unknown, expired or revoked")
+)
+
+// Refusal is why a credential was refused, for the log: never the
+// credential itself.
+type Refusal struct {
+	Reason string // malformed, unknown, expired, revoked, not_a_member
+	KeyID  string // the key's id when it was found
+}
+
+func (r *Refusal) Error() string { return "credentials refused: " + r.Reason }
+
+// refuse returns the public error for a key wrapping why.
+func refuse(reason, keyID string) error {
+	return errBadKey.WithCause(&Refusal{Reason: reason, KeyID: keyID})
+}
+
+// Verify returns the identity a presented key carries: refused when it is
+// malformed, unknown, expired or revoked, or when its holder is no longer
+// a member of its org.
 func (k Keys) Verify(ctx context.Context, presented string) (Identity, error) {
-	unauth := errdefs.Unauthenticated("invalid_api_key", "the API key is missing, malformed or unknown")
 	if !WellFormed(presented) {
-		return Identity{}, unauth
+		return Identity{}, refuse("malformed", "")
 	}
 	h := Hash(presented)
 	rec, err := k.Store.GetAPIKeyByHash(ctx, h)
 	if err != nil {
 		if errdefs.IsNotFound(err) {
-			return Identity{}, unauth
+			return Identity{}, refuse("unknown", "")
 		}
 		return Identity{}, err
 	}
 	// The lookup was by hash; compare again in constant time for form.
 	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(h)) != 1 {
-		return Identity{}, unauth
+		return Identity{}, refuse("unknown", "")
 	}
-	return Identity{KeyID: rec.ID, Role: rec.Role, OrgID: rec.OrgID}, nil
+	now := k.Now()
+	switch {
+	case !rec.RevokedAt.IsZero():
+		return Identity{}, refuse("revoked", rec.ID)
+	case !rec.ExpiresAt.IsZero() && !now.Before(rec.ExpiresAt):
+		return Identity{}, refuse("expired", rec.ID)
+	}
+	id := Identity{KeyID: rec.ID, UserID: rec.UserID, OrgID: rec.OrgID, WorkspaceID: rec.WorkspaceID, Role: Role(rec.Role)}
+	if rec.OrgID == "" {
+		id.Installation = true
+		return id, nil
+	}
+	if rec.UserID != "" {
+		m, err := k.Store.GetOrgMember(ctx, rec.OrgID, rec.UserID)
+		if errdefs.IsNotFound(err) {
+			return Identity{}, refuse("not_a_member", rec.ID)
+		}
+		if err != nil {
+			return Identity{}, err
+		}
+		// A key never carries more than its holder has now.
+		id.Role = MinRole(id.Role, Role(m.Role))
+	}
+	return id, nil
 }

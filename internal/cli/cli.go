@@ -151,10 +151,12 @@ func (a *app) rootCmd() *cobra.Command {
 		Short: "paddock runs durable runtimes for AI agents on ephemeral sandboxes",
 		Long: `paddock is a control plane for AI-agent runtimes and sandboxes.
 
-Commands other than serve talk to a paddock server. Its URL and API key come
-from --url and --api-key, else PADDOCK_URL and PADDOCK_API_KEY, else the
-config file written by 'paddock login'. Default org and workspace come from
---org and --ws, else PADDOCK_ORG and PADDOCK_WS, else the config file.`,
+Commands other than serve talk to a paddock server. Its URL and credential
+come from --url and --api-key, else PADDOCK_URL and PADDOCK_API_KEY, else the
+config file written by 'paddock login'. The credential is an API key
+(pdk_...) or the session token of a wallet sign-in ('paddock login
+--wallet-key-file'). Default org and workspace come from --org and --ws,
+else PADDOCK_ORG and PADDOCK_WS, else the config file.`,
 		Version:           version.Version,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -166,15 +168,18 @@ config file written by 'paddock login'. Default org and workspace come from
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.url, "url", "", "paddock server URL (env PADDOCK_URL; default "+defaultURL+")")
-	pf.StringVar(&a.apiKey, "api-key", "", "API key (env PADDOCK_API_KEY)")
+	pf.StringVar(&a.apiKey, "api-key", "", "API key or session token (env PADDOCK_API_KEY)")
 	pf.StringVarP(&a.output, "output", "o", outputTable, "output format: table or json")
 	pf.StringVar(&a.configPath, "config", "", "config file (env PADDOCK_CONFIG; default $XDG_CONFIG_HOME/paddock/config.json)")
 
 	root.AddCommand(
 		newServeCmd(),
 		newAdminCmd(),
-		a.loginCmd(),
+		a.loginCmd(), a.logoutCmd(), a.whoamiCmd(),
+		a.userCmd(),
 		a.orgCmd(),
+		a.memberCmd(),
+		a.keyCmd(),
 		a.workspaceCmd(),
 		a.projectCmd(),
 		a.runtimeCmd(),

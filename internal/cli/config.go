@@ -15,13 +15,21 @@ import (
 // defaultURL is where `paddock serve` listens by default.
 const defaultURL = "http://127.0.0.1:8080"
 
-// fileConfig is the CLI's config file, written by `paddock login`.
+// fileConfig is the CLI's config file, written by `paddock login`. It
+// holds one credential: an API key, or the session token of a wallet
+// sign-in (`paddock login --wallet-key-file`); a login saves one and drops
+// the other.
 type fileConfig struct {
-	URL       string `json:"url,omitempty"`
-	APIKey    string `json:"api_key,omitempty"`
-	Org       string `json:"org,omitempty"`
-	Workspace string `json:"workspace,omitempty"`
+	URL          string `json:"url,omitempty"`
+	APIKey       string `json:"api_key,omitempty"`
+	SessionToken string `json:"session_token,omitempty"`
+	Org          string `json:"org,omitempty"`
+	Workspace    string `json:"workspace,omitempty"`
 }
+
+// credential is the config's credential: its API key, else its session
+// token.
+func (c *fileConfig) credential() string { return first(c.APIKey, c.SessionToken) }
 
 func (a *app) getenv(key string) string {
 	v, _ := a.env.LookupEnv(key)
@@ -137,15 +145,17 @@ func (a *app) serverURL() string {
 	return first(a.url, a.getenv("PADDOCK_URL"), fromFile, defaultURL)
 }
 
-// client returns an SDK client for the resolved URL and API key.
+// client returns an SDK client for the resolved URL and credential:
+// --api-key, PADDOCK_API_KEY, then the config file's API key or session
+// token. Either flag or variable may also hold a session token.
 func (a *app) client() (*client.Client, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, err
 	}
-	key := first(a.apiKey, a.getenv("PADDOCK_API_KEY"), cfg.APIKey)
+	key := first(a.apiKey, a.getenv("PADDOCK_API_KEY"), cfg.credential())
 	if key == "" {
-		return nil, usagef("no API key: run 'paddock login', set PADDOCK_API_KEY or pass --api-key")
+		return nil, usagef("no API key or session: run 'paddock login', set PADDOCK_API_KEY or pass --api-key")
 	}
 	return a.newClient(a.serverURL(), key)
 }

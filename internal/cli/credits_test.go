@@ -94,7 +94,7 @@ func TestCreditsCommands(t *testing.T) {
 	clitest.MustRun(t, env, "workspace", "set-limit", "1")
 	clitest.MustRun(t, env, "workspace", "members", "add", "alice@example.com")
 	clock.Advance(time.Second)
-	clitest.MustRun(t, env, "workspace", "members", "add", "bob")
+	clitest.MustRun(t, env, "workspace", "members", "add", "bob@example.com")
 	if d := detail(clitest.MustRun(t, env, "workspace", "limit")); d["MEMBER_LIMIT"] != "1" || d["MEMBERS"] != "2" || d["OVER_LIMIT"] != "true" {
 		t.Fatalf("limit = %v", d)
 	}
@@ -105,10 +105,10 @@ func TestCreditsCommands(t *testing.T) {
 	if code != cli.ExitError || !strings.HasSuffix(errOut, "(member_limit_exceeded)\n") {
 		t.Fatalf("start over the limit: exit %d, stderr %q", code, errOut)
 	}
-	if r := table(clitest.MustRun(t, env, "workspace", "members", "ls")); len(r) != 3 || r[1][0] != "alice@example.com" || r[2][0] != "bob" {
+	if r := table(clitest.MustRun(t, env, "workspace", "members", "ls")); len(r) != 3 || r[1][0] != "alice@example.com" || r[2][0] != "bob@example.com" {
 		t.Fatalf("members:\n%v", r)
 	}
-	if out := clitest.MustRun(t, env, "workspace", "members", "rm", "bob"); out != "removed member bob\n" {
+	if out := clitest.MustRun(t, env, "workspace", "members", "rm", "bob@example.com"); out != "removed member bob@example.com\n" {
 		t.Fatalf("rm: %q", out)
 	}
 	clitest.MustRun(t, env, "runtime", "resume", "a")

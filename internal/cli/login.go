@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,21 +12,35 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
+// sessionPrefix starts every session token (PASETO v4.local); an API key
+// starts with pdk_.
+const sessionPrefix = "v4.local."
+
 func (a *app) loginCmd() *cobra.Command {
 	var (
 		fromStdin bool
+		keyFile   string
 		sc        scope
 	)
 	cmd := &cobra.Command{
-		Use:   "login --url URL --api-key KEY",
-		Short: "Check an API key against a server and save both to the config file",
-		Long: `Check an API key against a paddock server and save the URL and the key
-to the config file (mode 0600), so that later commands need neither.
+		Use:   "login (--api-key KEY | --api-key-stdin | --wallet-key-file FILE) [--url URL]",
+		Short: "Sign in with an API key or a wallet and save the credential to the config file",
+		Long: `Check an API key against a paddock server, or sign in with a wallet, and
+save the URL and the credential to the config file (mode 0600), so that
+later commands need neither.
 
---org and --ws also save a default org and workspace. Without --org, a key
-that sees exactly one org makes it the default.`,
+--wallet-key-file signs in as the user who owns a wallet address: FILE holds
+the wallet's secp256k1 private key in hex (0x optional) and must be readable
+by its owner only. The server's challenge is signed (EIP-191 personal_sign)
+and the session token it answers is saved in place of an API key; it lasts
+until it expires or 'paddock logout' ends it. The key never leaves this
+machine.
+
+--org and --ws also save a default org and workspace. Without --org, a
+credential that sees exactly one org makes it the default.`,
 		Example: `  paddock login --url http://127.0.0.1:8080 --api-key pdk_...
-  echo "$KEY" | paddock login --url https://paddock.example.com --api-key-stdin --org acme --ws dev`,
+  echo "$KEY" | paddock login --url https://paddock.example.com --api-key-stdin --org acme --ws dev
+  paddock login --url https://paddock.example.com --wallet-key-file ~/.paddock/wallet.key`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			old, err := a.readConfig(true)
@@ -33,19 +48,32 @@ that sees exactly one org makes it the default.`,
 				return err
 			}
 			a.cfg = old
-			key := first(a.apiKey, a.getenv("PADDOCK_API_KEY"))
-			if fromStdin {
-				if key != "" && a.apiKey != "" {
-					return usagef("pass --api-key or --api-key-stdin, not both")
+			url := a.serverURL()
+			var key string
+			var signedIn *client.AuthSession
+			if keyFile != "" {
+				if a.apiKey != "" || fromStdin {
+					return usagef("pass --wallet-key-file or an API key, not both")
 				}
-				if key, err = readKey(a.env.Stdin); err != nil {
+				s, err := a.walletSignIn(cmd.Context(), url, keyFile)
+				if err != nil {
 					return err
+				}
+				key, signedIn = s.Token, &s
+			} else {
+				key = first(a.apiKey, a.getenv("PADDOCK_API_KEY"))
+				if fromStdin {
+					if key != "" && a.apiKey != "" {
+						return usagef("pass --api-key or --api-key-stdin, not both")
+					}
+					if key, err = readKey(a.env.Stdin); err != nil {
+						return err
+					}
 				}
 			}
 			if key == "" {
-				return usagef("no API key: pass --api-key, --api-key-stdin or set PADDOCK_API_KEY")
+				return usagef("no API key: pass --api-key, --api-key-stdin or --wallet-key-file, or set PADDOCK_API_KEY")
 			}
-			url := a.serverURL()
 			c, err := a.newClient(url, key)
 			if err != nil {
 				return err
@@ -59,7 +87,10 @@ that sees exactly one org makes it the default.`,
 				// Defaults of another server mean nothing here.
 				cfg.Org, cfg.Workspace = "", ""
 			}
-			cfg.URL, cfg.APIKey = c.BaseURL(), key
+			cfg.URL, cfg.APIKey, cfg.SessionToken = c.BaseURL(), key, ""
+			if signedIn != nil || strings.HasPrefix(key, sessionPrefix) {
+				cfg.APIKey, cfg.SessionToken = "", key
+			}
 			if sc.org != "" {
 				if _, err := c.GetOrg(cmd.Context(), sc.org); err != nil {
 					return err
@@ -82,11 +113,20 @@ that sees exactly one org makes it the default.`,
 				return err
 			}
 			if a.output == outputJSON {
-				return a.printJSON(map[string]string{
-					"url": cfg.URL, "config": path, "org": cfg.Org, "workspace": cfg.Workspace,
-				})
+				out := map[string]string{"url": cfg.URL, "config": path, "org": cfg.Org, "workspace": cfg.Workspace}
+				if signedIn != nil {
+					out["user"], out["user_id"], out["expires_at"] = userHandle(signedIn.User), signedIn.User.ID, ts(signedIn.ExpiresAt)
+				}
+				return a.printJSON(out)
 			}
-			fmt.Fprintf(a.env.Stdout, "Logged in to %s; saved to %s\n", cfg.URL, path)
+			if signedIn != nil {
+				fmt.Fprintf(a.env.Stdout, "Signed in to %s as %s; session saved to %s\n", cfg.URL, userHandle(signedIn.User), path)
+				if !signedIn.ExpiresAt.IsZero() {
+					fmt.Fprintf(a.env.Stdout, "Session expires: %s\n", ts(signedIn.ExpiresAt))
+				}
+			} else {
+				fmt.Fprintf(a.env.Stdout, "Logged in to %s; saved to %s\n", cfg.URL, path)
+			}
 			if cfg.Org != "" {
 				fmt.Fprintf(a.env.Stdout, "Default org: %s\n", cfg.Org)
 			}
@@ -98,6 +138,7 @@ that sees exactly one org makes it the default.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&fromStdin, "api-key-stdin", false, "read the API key from standard input")
+	f.StringVar(&keyFile, "wallet-key-file", "", "sign in with the wallet whose hex private key this file holds (mode 0600)")
 	f.StringVar(&sc.org, "org", "", "save a default org")
 	f.StringVar(&sc.ws, "ws", "", "save a default workspace")
 	return cmd
@@ -110,4 +151,68 @@ func readKey(r io.Reader) (string, error) {
 		return "", fmt.Errorf("read the API key from standard input: %w", err)
 	}
 	return strings.TrimSpace(line), nil
+}
+
+// logoutCmd is `paddock logout`: it forgets the config file's credential,
+// and ends a session first.
+func (a *app) logoutCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "logout",
+		Short: "End the saved wallet session and remove the credential from the config file",
+		Long: `Remove the credential saved by 'paddock login' from the config file; the URL
+and the default org and workspace stay.
+
+A session token (from --wallet-key-file) is ended on the server first, so it
+is refused from then on; if the server cannot be told, nothing is removed
+and logout may be run again. An API key is only forgotten here: it still
+works until revoked ('paddock key revoke').`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.readConfig(true)
+			if err != nil {
+				return err
+			}
+			a.cfg = cfg
+			path, _ := a.configFile()
+			var removed []string
+			if cfg.SessionToken != "" {
+				// The token goes only to the server that issued it,
+				// whatever --url says.
+				c, err := a.newClient(first(cfg.URL, defaultURL), cfg.SessionToken)
+				if err != nil {
+					return err
+				}
+				// A session that expired or was ended already is as good
+				// as ended.
+				if err := c.SignOut(cmd.Context()); err != nil && !errors.Is(err, client.ErrUnauthenticated) {
+					return err
+				}
+				removed = append(removed, "session_token")
+			}
+			if cfg.APIKey != "" {
+				removed = append(removed, "api_key")
+			}
+			if len(removed) > 0 {
+				next := *cfg
+				next.APIKey, next.SessionToken = "", ""
+				if path, err = a.writeConfig(&next); err != nil {
+					return err
+				}
+			}
+			if a.output == outputJSON {
+				return a.printJSON(map[string]any{"config": path, "removed": append([]string{}, removed...)})
+			}
+			if len(removed) == 0 {
+				_, err := fmt.Fprintln(a.env.Stdout, "Not logged in: no credential saved")
+				return err
+			}
+			if cfg.SessionToken != "" {
+				fmt.Fprintf(a.env.Stdout, "Signed out of %s; removed the session token from %s\n", cfg.URL, path)
+			}
+			if cfg.APIKey != "" {
+				fmt.Fprintf(a.env.Stdout, "Removed the API key from %s; it works until revoked\n", path)
+			}
+			return nil
+		},
+	}
 }

@@ -12,7 +12,25 @@ import (
 
 var memberColumns = []column[client.WorkspaceMember]{
 	{"MEMBER", func(m client.WorkspaceMember) string { return m.Member }},
+	{"USER_ID", func(m client.WorkspaceMember) string { return m.UserID }},
 	{"ADDED", func(m client.WorkspaceMember) string { return ts(m.CreatedAt) }},
+}
+
+var orgMemberColumns = []column[client.OrgMember]{
+	{"MEMBER", func(m client.OrgMember) string { return m.Member }},
+	{"ROLE", func(m client.OrgMember) string { return m.Role }},
+	{"USER_ID", func(m client.OrgMember) string { return m.UserID }},
+	{"ADDED", func(m client.OrgMember) string { return ts(m.CreatedAt) }},
+}
+
+func (a *app) printOrgMember(m client.OrgMember) error {
+	return a.printObject(m, []field{
+		{"MEMBER", m.Member},
+		{"ROLE", m.Role},
+		{"USER_ID", m.UserID},
+		{"ORG_ID", m.OrgID},
+		{"ADDED", ts(m.CreatedAt)},
+	})
 }
 
 func (a *app) printMemberLimit(l client.MemberLimit) error {
@@ -41,10 +59,14 @@ func (a *app) workspaceMembersCmd(sc *scope) *cobra.Command {
 		})
 	add := &cobra.Command{
 		Use:   "add MEMBER",
-		Short: "Add a member (an email address or a name)",
-		Long: `Add a member to a workspace. Over the workspace's member limit, its running
-compute is paused (pause reason member_limit_exceeded) and starts are
-refused until it is back under.`,
+		Short: "Add a member (an email address, a wallet address or a user id)",
+		Long: `Add a member to a workspace: a user named by an email address, a wallet
+address or a user id. A user not yet in the org joins it as a member; an
+email or wallet address no user has yet makes one.
+
+Over the workspace's member limit, its running compute is paused (pause
+reason member_limit_exceeded) and starts are refused until it is back
+under.`,
 		Args: exactArgs("MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.workspaceSession(sc)
@@ -55,13 +77,13 @@ refused until it is back under.`,
 			if err != nil {
 				return err
 			}
-			return a.printObject(m, []field{{"MEMBER", m.Member}, {"WORKSPACE_ID", m.WorkspaceID}, {"ADDED", ts(m.CreatedAt)}})
+			return a.printObject(m, []field{{"MEMBER", m.Member}, {"USER_ID", m.UserID}, {"WORKSPACE_ID", m.WorkspaceID}, {"ADDED", ts(m.CreatedAt)}})
 		},
 	}
 	rm := &cobra.Command{
 		Use:     "rm MEMBER",
 		Aliases: []string{"remove"},
-		Short:   "Remove a member; paused compute stays paused until resumed",
+		Short:   "Remove a member (an email address, a wallet address or a user id); paused compute stays paused until resumed",
 		Args:    exactArgs("MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.workspaceSession(sc)
@@ -124,4 +146,90 @@ func (a *app) workspaceLimitCmds(sc *scope) []*cobra.Command {
 	wsFlag(get, sc)
 	wsFlag(set, sc)
 	return []*cobra.Command{get, set}
+}
+
+// memberCmd is `paddock member`: the members of an org and their roles.
+func (a *app) memberCmd() *cobra.Command {
+	var sc scope
+	cmd := groupCmd("member", "List, add and remove the members of an org, and set their roles", "members")
+	cmd.Long = `List, add and remove the members of an org and set their roles. A MEMBER is
+a user named by an email address, a wallet address or a user id. Roles,
+lowest first: a viewer reads; a member operates runtimes; an admin manages
+projects, capabilities, members, keys and secrets; an owner also manages
+billing settings and owners. Changing members needs an admin, and owners
+are granted and taken by owners only.
+
+A workspace's own members are 'paddock workspace members'.`
+	scopeFlags(cmd, &sc, false)
+	ls := listCmd(a, "List an org's members and their roles", orgMemberColumns,
+		func(ctx context.Context, page client.ListOptions) (client.List[client.OrgMember], error) {
+			s, err := a.orgSession(&sc)
+			if err != nil {
+				return client.List[client.OrgMember]{}, err
+			}
+			return s.c.ListOrgMembers(ctx, s.org, page)
+		})
+	var role string
+	add := &cobra.Command{
+		Use:   "add MEMBER [--role ROLE]",
+		Short: "Add a member to the org with a role (default member)",
+		Long: `Add a user to the org with --role (viewer, member, admin or owner; default
+member). MEMBER is an email address, a wallet address or a user id; an email
+or wallet address no user has yet makes one, who can then sign in.`,
+		Example: `  paddock member add ann@example.com --role admin
+  paddock member add 0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf`,
+		Args: exactArgs("MEMBER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.orgSession(&sc)
+			if err != nil {
+				return err
+			}
+			m, err := s.c.AddOrgMember(cmd.Context(), s.org, client.AddOrgMemberRequest{Member: args[0], Role: role})
+			if err != nil {
+				return err
+			}
+			return a.printOrgMember(m)
+		},
+	}
+	add.Flags().StringVar(&role, "role", client.RoleMember, "viewer, member, admin or owner")
+	setRole := &cobra.Command{
+		Use:   "set-role MEMBER ROLE",
+		Short: "Change a member's role (viewer, member, admin or owner)",
+		Long: `Change a member's role. It takes effect on the member's next request,
+keys included: a key never acts above its holder's role.`,
+		Args: exactArgs("MEMBER", "ROLE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.orgSession(&sc)
+			if err != nil {
+				return err
+			}
+			m, err := s.c.SetOrgMemberRole(cmd.Context(), s.org, args[0], client.SetRoleRequest{Role: args[1]})
+			if err != nil {
+				return err
+			}
+			return a.printOrgMember(m)
+		},
+	}
+	rm := &cobra.Command{
+		Use:     "rm MEMBER",
+		Aliases: []string{"remove"},
+		Short:   "Remove a member from the org; their keys stop working",
+		Args:    exactArgs("MEMBER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.orgSession(&sc)
+			if err != nil {
+				return err
+			}
+			if err := s.c.RemoveOrgMember(cmd.Context(), s.org, args[0]); err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return a.printJSON(map[string]string{"removed": args[0]})
+			}
+			_, err = fmt.Fprintf(a.env.Stdout, "removed member %s\n", args[0])
+			return err
+		},
+	}
+	cmd.AddCommand(ls, add, setRole, rm)
+	return cmd
 }

@@ -48,7 +48,7 @@ func (a *app) orgCreateCmd() *cobra.Command {
 }
 
 func (a *app) orgListCmd() *cobra.Command {
-	return listCmd(a, "List the orgs the API key may see", orgColumns,
+	return listCmd(a, "List the orgs the caller may see", orgColumns,
 		func(ctx context.Context, page client.ListOptions) (client.List[client.Org], error) {
 			c, err := a.client()
 			if err != nil {

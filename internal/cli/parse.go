@@ -113,3 +113,26 @@ func (a *app) commandLine(cmd *cobra.Command, raw []string) (runtime string, arg
 	}
 	return pos[0], pos[1:], false, nil
 }
+
+var daysRE = regexp.MustCompile(`^([0-9]+)d(.*)$`)
+
+// parseDays is time.ParseDuration with a number of days allowed in front:
+// 30d, 1d12h, 720h.
+func parseDays(s string) (time.Duration, bool) {
+	var days time.Duration
+	if m := daysRE.FindStringSubmatch(s); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n > 100000 {
+			return 0, false
+		}
+		days, s = time.Duration(n)*24*time.Hour, m[2]
+		if s == "" {
+			return days, true
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, false
+	}
+	return days + d, true
+}

@@ -94,10 +94,41 @@ type Config struct {
 
 	// Egress: the proxy and open network modes (docker provider).
 	Egress Egress `yaml:"egress"`
+
+	// Wallet sign-in: how long a challenge may be answered, and how long
+	// a session lasts (0: 5m and 24h). SessionKey, when set, seals session
+	// tokens (base64 of 32 bytes); otherwise <data-dir>/session.key, made
+	// on first start. Like SecretsKey it is read from the environment only.
+	ChallengeTTL time.Duration `yaml:"challenge_ttl"` // PADDOCK_CHALLENGE_TTL
+	SessionTTL   time.Duration `yaml:"session_ttl"`   // PADDOCK_SESSION_TTL
+	SessionKey   string        `yaml:"-"`             // PADDOCK_SESSION_KEY
+
+	// Limits: rate limits, caps on concurrent sessions, body sizes.
+	Limits Limits `yaml:"limits"`
 	// SecretsKey, when set, is the key secrets are sealed with (base64 of
 	// 32 bytes); otherwise <data-dir>/secrets.key, made on first start. It
 	// is read from the environment only, never from a file or a flag.
 	SecretsKey string `yaml:"-"` // PADDOCK_SECRETS_KEY
+}
+
+// Limits protect the server from any one caller; zero fields take the
+// defaults, and a negative rate or cap turns it off.
+type Limits struct {
+	// Token buckets, in requests a second and a burst: one per credential
+	// and one per client address. Over either: 429 with Retry-After.
+	RatePerKey     float64 `yaml:"rate_per_key"`     // PADDOCK_RATE_PER_KEY (100)
+	BurstPerKey    int     `yaml:"burst_per_key"`    // PADDOCK_BURST_PER_KEY (500)
+	RatePerClient  float64 `yaml:"rate_per_client"`  // PADDOCK_RATE_PER_CLIENT (200)
+	BurstPerClient int     `yaml:"burst_per_client"` // PADDOCK_BURST_PER_CLIENT (1000)
+	// Concurrent exec streams and terminals, per runtime and per user.
+	ExecStreamsPerRuntime int `yaml:"exec_streams_per_runtime"` // PADDOCK_EXEC_STREAMS_PER_RUNTIME (32)
+	ExecStreamsPerUser    int `yaml:"exec_streams_per_user"`    // PADDOCK_EXEC_STREAMS_PER_USER (64)
+	TerminalsPerRuntime   int `yaml:"terminals_per_runtime"`    // PADDOCK_TERMINALS_PER_RUNTIME (8)
+	TerminalsPerUser      int `yaml:"terminals_per_user"`       // PADDOCK_TERMINALS_PER_USER (16)
+	// Request bodies: JSON, file uploads, capability bundles.
+	JSONBodyBytes   int64 `yaml:"json_body_bytes"`   // PADDOCK_JSON_BODY_BYTES (1 MiB)
+	UploadBodyBytes int64 `yaml:"upload_body_bytes"` // PADDOCK_UPLOAD_BODY_BYTES (1 GiB)
+	BundleBodyBytes int64 `yaml:"bundle_body_bytes"` // PADDOCK_BUNDLE_BODY_BYTES (16 MiB)
 }
 
 // Egress configures the egress proxy and the networks of the proxy and open
@@ -357,6 +388,62 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := lookup("PADDOCK_SECRETS_KEY"); ok && v != "" {
 		c.SecretsKey = v
+	}
+	if v, ok := lookup("PADDOCK_SESSION_KEY"); ok && v != "" {
+		c.SessionKey = v
+	}
+	for k, p := range map[string]*time.Duration{
+		"PADDOCK_CHALLENGE_TTL": &c.ChallengeTTL,
+		"PADDOCK_SESSION_TTL":   &c.SessionTTL,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*p = d
+		}
+	}
+	for k, p := range map[string]*float64{
+		"PADDOCK_RATE_PER_KEY":    &c.Limits.RatePerKey,
+		"PADDOCK_RATE_PER_CLIENT": &c.Limits.RatePerClient,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*p = f
+		}
+	}
+	for k, p := range map[string]*int{
+		"PADDOCK_BURST_PER_KEY":            &c.Limits.BurstPerKey,
+		"PADDOCK_BURST_PER_CLIENT":         &c.Limits.BurstPerClient,
+		"PADDOCK_EXEC_STREAMS_PER_RUNTIME": &c.Limits.ExecStreamsPerRuntime,
+		"PADDOCK_EXEC_STREAMS_PER_USER":    &c.Limits.ExecStreamsPerUser,
+		"PADDOCK_TERMINALS_PER_RUNTIME":    &c.Limits.TerminalsPerRuntime,
+		"PADDOCK_TERMINALS_PER_USER":       &c.Limits.TerminalsPerUser,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*p = n
+		}
+	}
+	for k, p := range map[string]*int64{
+		"PADDOCK_JSON_BODY_BYTES":   &c.Limits.JSONBodyBytes,
+		"PADDOCK_UPLOAD_BODY_BYTES": &c.Limits.UploadBodyBytes,
+		"PADDOCK_BUNDLE_BODY_BYTES": &c.Limits.BundleBodyBytes,
+	} {
+		if v, ok := lookup(k); ok && v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*p = n
+		}
 	}
 	if v, ok := lookup("PADDOCK_EGRESS_DISABLED"); ok && v != "" {
 		b, err := strconv.ParseBool(v)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -231,13 +232,13 @@ func TestMemberLimitPausesAndRefusesCompute(t *testing.T) {
 	h.must(err)
 	_, err = h.l.SetMemberLimit(h.ctx, h.ws, 1)
 	h.must(err)
-	_, err = h.l.AddMember(h.ctx, h.ws, "alice@example.com")
+	_, err = h.l.AddMember(h.ctx, h.ws, h.user("alice@example.com"))
 	h.must(err)
 	equal(t, "status at the limit", h.get(a.ID).Status, store.RuntimeRunning)
 
 	// The second member is one too many: compute pauses at once.
 	h.clock.Advance(10 * time.Second)
-	_, err = h.l.AddMember(h.ctx, h.ws, "bob@example.com")
+	_, err = h.l.AddMember(h.ctx, h.ws, h.user("bob@example.com"))
 	h.must(err)
 	rt := h.get(a.ID)
 	if rt.Status != store.RuntimePaused || h.sandbox(rt.CurrentSandboxID).PauseReason != store.PauseMemberLimitExceeded {
@@ -249,7 +250,7 @@ func TestMemberLimitPausesAndRefusesCompute(t *testing.T) {
 	wantCode(t, err, errdefs.ErrPaymentRequired, ledger.CodeMemberLimitExceeded)
 
 	// Back under the limit, starts and resumes work again.
-	h.must(h.l.RemoveMember(h.ctx, h.ws, "bob@example.com"))
+	h.must(h.l.RemoveMember(h.ctx, h.ws, h.user("bob@example.com")))
 	_, err = h.rts.Start(h.ctx, b.ID, nil)
 	h.must(err)
 	_, err = h.rts.Resume(h.ctx, a.ID)
@@ -258,7 +259,7 @@ func TestMemberLimitPausesAndRefusesCompute(t *testing.T) {
 	// The settler enforces limits too (a limit lowered behind the
 	// ledger's back).
 	h.must(h.st.SetWorkspaceMemberLimit(h.ctx, h.ws.ID, 0))
-	_, err = h.l.AddMember(h.ctx, h.ws, "carol@example.com")
+	_, err = h.l.AddMember(h.ctx, h.ws, h.user("carol@example.com"))
 	h.must(err)
 	h.must(h.st.SetWorkspaceMemberLimit(h.ctx, h.ws.ID, 1))
 	res := h.tick()
@@ -389,3 +390,15 @@ func TestReserveReleasesAnInterruptedHold(t *testing.T) {
 }
 
 var _ runtime.Billing = (*ledger.Meter)(nil)
+
+// user returns the id of the user with email, made on first use.
+func (h *harness) user(email string) string {
+	h.t.Helper()
+	u, err := h.st.GetUserByEmail(h.ctx, email)
+	if errdefs.IsNotFound(err) {
+		u = store.User{ID: uuid.NewString(), Email: email, CreatedAt: h.clock.Now()}
+		err = h.st.CreateUser(h.ctx, u)
+	}
+	h.must(err)
+	return u.ID
+}

@@ -204,10 +204,10 @@ func (l *Ledger) Usage(ctx context.Context, q store.UsageQuery) ([]store.UsageRo
 	return l.store.SumUsage(ctx, q)
 }
 
-// AddMember adds a member to a workspace. Going over the member limit
+// AddMember adds a user to a workspace. Going over the member limit
 // pauses the workspace's running compute.
-func (l *Ledger) AddMember(ctx context.Context, ws store.Workspace, member string) (store.WorkspaceMember, error) {
-	m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, Member: member, CreatedAt: l.now()}
+func (l *Ledger) AddMember(ctx context.Context, ws store.Workspace, userID string) (store.WorkspaceMember, error) {
+	m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: userID, CreatedAt: l.now()}
 	if err := l.store.AddWorkspaceMember(ctx, m); err != nil {
 		return store.WorkspaceMember{}, err
 	}
@@ -215,9 +215,10 @@ func (l *Ledger) AddMember(ctx context.Context, ws store.Workspace, member strin
 	return m, nil
 }
 
-// RemoveMember removes a member. Paused compute stays paused.
-func (l *Ledger) RemoveMember(ctx context.Context, ws store.Workspace, member string) error {
-	return l.store.RemoveWorkspaceMember(ctx, ws.ID, member)
+// RemoveMember removes a user from a workspace. Paused compute stays
+// paused.
+func (l *Ledger) RemoveMember(ctx context.Context, ws store.Workspace, userID string) error {
+	return l.store.RemoveWorkspaceMember(ctx, ws.ID, userID)
 }
 
 // Members lists a workspace's members.

@@ -142,7 +142,9 @@ func TestTickIsolatesAFailingOrg(t *testing.T) {
 
 	// The failing org's workspace is over its member limit.
 	for _, m := range []string{"ann@example.com", "bob@example.com"} {
-		must(st.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: failing.ID, WorkspaceID: failing.ws.ID, Member: m, CreatedAt: t0}))
+		u := store.User{ID: uuid.NewString(), Email: m, CreatedAt: t0}
+		must(st.CreateUser(ctx, u))
+		must(st.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: failing.ID, WorkspaceID: failing.ws.ID, UserID: u.ID, CreatedAt: t0}))
 	}
 	must(st.SetWorkspaceMemberLimit(ctx, failing.ws.ID, 1))
 

@@ -246,3 +246,24 @@ func (k *Keyring) open(s store.Secret) ([]byte, error) {
 func boundTo(s store.Secret) []byte {
 	return []byte("paddock secret v1\x00" + s.ID + "\x00" + s.OrgID + "\x00" + s.WorkspaceID)
 }
+
+// LoadKeyFile reads the 32-byte key in path (base64), creating it (mode
+// 0600, random) when there is none. Other installation keys than the
+// secrets key use it (the session token key).
+func LoadKeyFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := writeKeyFile(path, NewKey()); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := ParseKey(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return raw, nil
+}

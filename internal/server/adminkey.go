@@ -27,7 +27,7 @@ func CreateAdminKey(ctx context.Context, dataDir, name string, out io.Writer) er
 	}
 	defer st.Close()
 	keys := auth.Keys{Store: st, Now: time.Now}
-	plain, _, err := keys.Create(ctx, name, auth.RoleAdmin, "", "")
+	plain, _, err := keys.CreateInstallation(ctx, name, "")
 	if err != nil {
 		return fmt.Errorf("create an admin key: %w", err)
 	}

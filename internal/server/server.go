@@ -106,6 +106,10 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		return err
 	}
 	secretSvc := secrets.New(st, keys, logger.With("component", "secrets"))
+	sessionKey, err := auth.LoadSessionKey(cfg.DataDir, cfg.SessionKey)
+	if err != nil {
+		return err
+	}
 	gate, err := startEgress(ctx, cfg, st, providers, secretSvc.Brokers, logger)
 	if fe := (*fatalError)(nil); errors.As(err, &fe) {
 		return err
@@ -190,6 +194,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Logs:        logs.BookOf(logger),
 		Bindings:    bindings,
 		Sessions:    sessions,
+		SignIn: &auth.SignIn{
+			Store: st, Key: sessionKey, Now: time.Now,
+			ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
+		},
+		Limits: limitsOf(cfg.Limits),
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a
@@ -316,7 +325,7 @@ func bootstrapKey(ctx context.Context, st store.Store, configured string, out io
 		return nil
 	}
 	keys := auth.Keys{Store: st, Now: time.Now}
-	plain, _, err := keys.Create(ctx, "bootstrap admin", auth.RoleAdmin, "", configured)
+	plain, _, err := keys.CreateInstallation(ctx, "bootstrap admin", configured)
 	if err != nil {
 		return fmt.Errorf("create the admin key: %w", err)
 	}
@@ -397,4 +406,19 @@ func registerGauges(m *metrics.Metrics, st store.Store) {
 				return out, err
 			}),
 	)
+}
+
+// limitsOf is the API's limits from the configuration's.
+func limitsOf(l config.Limits) api.Limits {
+	return api.Limits{
+		PerKey:              api.Rate{PerSecond: l.RatePerKey, Burst: l.BurstPerKey},
+		PerClient:           api.Rate{PerSecond: l.RatePerClient, Burst: l.BurstPerClient},
+		ExecPerRuntime:      l.ExecStreamsPerRuntime,
+		ExecPerUser:         l.ExecStreamsPerUser,
+		TerminalsPerRuntime: l.TerminalsPerRuntime,
+		TerminalsPerUser:    l.TerminalsPerUser,
+		JSONBodyBytes:       l.JSONBodyBytes,
+		UploadBodyBytes:     l.UploadBodyBytes,
+		BundleBodyBytes:     l.BundleBodyBytes,
+	}
 }

@@ -132,6 +132,9 @@ type Queries interface {
 	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
 	CountAPIKeys(ctx context.Context) (int, error)
 
+	// Users, memberships, keys and wallet sign-ins: see identity.go.
+	IdentityQueries
+
 	// Credits and seats: see the section at the end of this file.
 	CreditQueries
 
@@ -378,22 +381,34 @@ type SandboxCount struct {
 
 // SandboxFilter narrows ListSandboxes. Empty fields match everything.
 type SandboxFilter struct {
-	OrgID     string // required
-	Kind      SandboxKind
-	State     SandboxState
-	Provider  string
-	RuntimeID string
+	OrgID string // required
+	// Workspaces, when not nil, keeps only rows of these workspaces (an
+	// empty, non-nil slice matches none).
+	Workspaces []string
+	Kind       SandboxKind
+	State      SandboxState
+	Provider   string
+	RuntimeID  string
 }
 
 // APIKey is a credential. The plaintext is shown once at creation.
 type APIKey struct {
-	ID        string
-	Name      string
-	Hash      string // hex SHA-256 of the plaintext key
-	Prefix    string // first characters of the plaintext, for display
-	Role      string // "admin" for now; scoped roles come later
-	OrgID     string // "" for an installation-wide key
+	ID     string
+	Name   string
+	Hash   string // hex SHA-256 of the plaintext key
+	Prefix string // first characters of the plaintext, for display
+	// Role is owner, admin, member or viewer; an installation-wide key's
+	// is admin.
+	Role        string
+	OrgID       string // "" for an installation-wide key
+	UserID      string // the holder; "" for installation-wide keys
+	WorkspaceID string // the one workspace it is narrowed to; "" for all
+	// CreatedBy names the credential that made it ("key:<id>",
+	// "session:<id>"; "" when the server made it).
+	CreatedBy string
 	CreatedAt time.Time
+	ExpiresAt time.Time // zero: never
+	RevokedAt time.Time // zero: not revoked
 }
 
 // ---------------------------------------------------------------------------
@@ -468,12 +483,12 @@ type CreditQueries interface {
 	// times ten). It is the settler's scan.
 	ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]Sandbox, error)
 
-	// AddWorkspaceMember adds a member; a member already in the workspace
+	// AddWorkspaceMember adds a user to a workspace; a member already in the workspace
 	// is ErrConflict (member_exists).
 	AddWorkspaceMember(ctx context.Context, m WorkspaceMember) error
 	// RemoveWorkspaceMember removes a member; an unknown one is
 	// ErrNotFound.
-	RemoveWorkspaceMember(ctx context.Context, workspaceID, member string) error
+	RemoveWorkspaceMember(ctx context.Context, workspaceID, userID string) error
 	// ListWorkspaceMembers lists members in the order they were added.
 	ListWorkspaceMembers(ctx context.Context, workspaceID string, page Page) ([]WorkspaceMember, string, error)
 	// GetWorkspaceSeats returns a workspace's member limit and count.
@@ -614,14 +629,15 @@ type UsageRow struct {
 // NetMicros is what the group cost.
 func (r UsageRow) NetMicros() int64 { return r.ChargedMicros - r.RefundedMicros }
 
-// WorkspaceMember is a member of a workspace: a user's stable handle
-// (an email address or a name).
+// WorkspaceMember is a user's membership of a workspace. Listings fill
+// User.
 type WorkspaceMember struct {
 	ID          string
 	OrgID       string
 	WorkspaceID string
-	Member      string
+	UserID      string
 	CreatedAt   time.Time
+	User        User
 }
 
 // WorkspaceSeats is a workspace's member limit and count.

@@ -6,6 +6,9 @@
 //	p, err := c.CreateProject(ctx, "acme", "research", client.CreateProjectRequest{Name: "agent"})
 //	rt, err := c.StartRuntime(ctx, "acme", "research", p.RuntimeID, client.StartRuntimeRequest{})
 //
+// The credential is an API key ("pdk_…") or the token of a wallet sign-in
+// ("v4.local.…", see SignIn); both are sent as a bearer token.
+//
 // Every error the server answers is an *Error carrying the HTTP status and
 // the API's stable machine code. Match its kind with errors.Is against the
 // sentinels in errors.go (errors.Is(err, client.ErrNotFound)) and its code
@@ -35,13 +38,13 @@ const DefaultUserAgent = "paddock-go-client"
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// Client talks to one paddock server with one API key. It is safe for
+// Client talks to one paddock server with one credential. It is safe for
 // concurrent use.
 type Client struct {
-	base      string // scheme://host[/prefix], no trailing slash
-	apiKey    string
-	http      *http.Client
-	userAgent string
+	base       string // scheme://host[/prefix], no trailing slash
+	credential string // an API key or a session token; "" for none
+	http       *http.Client
+	userAgent  string
 }
 
 // Option configures a Client.
@@ -68,9 +71,12 @@ func WithUserAgent(ua string) Option {
 
 // New returns a client of the server at baseURL (for example
 // "http://127.0.0.1:8080", or "https://example.com/paddock" behind a
-// proxy) that authenticates with apiKey. apiKey may be empty for routes
-// that need none (Health). A malformed baseURL is ErrInvalidArgument.
-func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
+// proxy) that authenticates with credential: an API key ("pdk_…") or a
+// session token from SignIn ("v4.local.…"), sent alike as
+// `Authorization: Bearer …`. credential may be empty for routes that need
+// none (Health, AuthChallenge, CreateSession, SignIn). A malformed baseURL
+// is ErrInvalidArgument.
+func New(baseURL, credential string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil {
 		return nil, fmt.Errorf("%w: server URL %q: %v", ErrInvalidArgument, baseURL, err)
@@ -84,11 +90,11 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%w: server URL %q must not carry credentials, a query or a fragment", ErrInvalidArgument, baseURL)
 	}
-	if strings.ContainsAny(apiKey, "\r\n") {
-		return nil, fmt.Errorf("%w: the API key must be a single line", ErrInvalidArgument)
+	if strings.ContainsAny(credential, "\r\n") {
+		return nil, fmt.Errorf("%w: the API key or token must be a single line", ErrInvalidArgument)
 	}
 	base := u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/")
-	c := &Client{base: base, apiKey: apiKey, http: http.DefaultClient, userAgent: DefaultUserAgent}
+	c := &Client{base: base, credential: credential, http: http.DefaultClient, userAgent: DefaultUserAgent}
 	for _, o := range opts {
 		o(c)
 	}
@@ -274,11 +280,11 @@ func (c *Client) endpoint(p string, q url.Values) string {
 }
 
 // identify sets the headers that say who calls: the User-Agent and, with
-// an API key, Authorization.
+// a credential, Authorization.
 func (c *Client) identify(h http.Header) {
 	h.Set("User-Agent", c.userAgent)
-	if c.apiKey != "" {
-		h.Set("Authorization", "Bearer "+c.apiKey)
+	if c.credential != "" {
+		h.Set("Authorization", "Bearer "+c.credential)
 	}
 }
 

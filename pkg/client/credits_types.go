@@ -124,16 +124,19 @@ type UsageItem struct {
 	Entries   int64   `json:"entries"`
 }
 
-// WorkspaceMember is a member of a workspace, by a stable handle (an email
-// address or a name).
+// WorkspaceMember is a user's membership of a workspace. Member is the
+// user's handle: the email, else the wallet address, else the name.
 type WorkspaceMember struct {
 	ID          string    `json:"id"`
 	WorkspaceID string    `json:"workspace_id"`
+	UserID      string    `json:"user_id"`
 	Member      string    `json:"member"`
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-// AddMemberRequest adds a member to a workspace.
+// AddMemberRequest adds a user to a workspace. Member names the user: an
+// email address, a wallet address or a user id. A user not yet in the org
+// joins it as a member; an email or wallet no user has yet makes one.
 type AddMemberRequest struct {
 	Member string `json:"member"`
 }

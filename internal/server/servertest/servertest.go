@@ -60,6 +60,8 @@ type Options struct {
 	// every request and answer to the OpenAPI document: for benchmarks,
 	// whose timings must not include that check.
 	NoSpecCheck bool
+	// Limits are the API's limits; zero fields take api.DefaultLimits.
+	Limits api.Limits
 }
 
 // Env is a running API.
@@ -75,7 +77,10 @@ type Env struct {
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
-	Server   *httptest.Server
+	// SignIn is the API's wallet sign-in (its session key is the data
+	// directory's).
+	SignIn *auth.SignIn
+	Server *httptest.Server
 }
 
 // New starts an Env and stops it when the test ends.
@@ -150,8 +155,13 @@ func New(t testing.TB, opts Options) *Env {
 	})
 	env.Bindings = binding.New(binding.Config{Store: st, Runtimes: env.Runtimes, Logger: logger, Now: now})
 	env.Sessions = session.New(session.Config{Store: st, Runtimes: env.Runtimes, Bindings: env.Bindings, Secrets: env.Secrets, Logger: logger, Now: now})
+	sessionKey, err := auth.LoadSessionKey(dataDir, "")
+	if err != nil {
+		t.Fatalf("session key: %v", err)
+	}
+	env.SignIn = &auth.SignIn{Store: st, Key: sessionKey, Now: now}
 	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
-		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions})
+		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits})
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	var served http.Handler = newSpecCheck(t).wrap(h)
 	if opts.NoSpecCheck {
@@ -165,7 +175,7 @@ func New(t testing.TB, opts Options) *Env {
 	t.Cleanup(env.Bindings.Close) // runs first: applies use the agents
 	env.URL = env.Server.URL
 
-	key, _, err := auth.Keys{Store: st, Now: now}.Create(ctx, "test admin", auth.RoleAdmin, "", "")
+	key, _, err := auth.Keys{Store: st, Now: now}.CreateInstallation(ctx, "test admin", "")
 	if err != nil {
 		t.Fatalf("create key: %v", err)
 	}
@@ -271,6 +281,17 @@ func (e *Env) MustRaw(t testing.TB, want int, method, path, contentType string, 
 func (e *Env) Must(t testing.TB, want int, method, path string, body any) Response {
 	t.Helper()
 	r := e.Do(t, method, path, body)
+	if r.Status != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// MustKey sends a request with key ("" for none) and fails the test
+// unless the status is want.
+func (e *Env) MustKey(t testing.TB, key string, want int, method, path string, body any) Response {
+	t.Helper()
+	r := e.DoKey(t, key, method, path, body)
 	if r.Status != want {
 		t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, want, r.Body)
 	}

@@ -18,18 +18,22 @@ import (
 type resource string
 
 const (
-	resMeta      resource = "meta"
-	resOrg       resource = "org"
-	resWorkspace resource = "workspace"
-	resProject   resource = "project"
-	resRuntime   resource = "runtime"
-	resSandbox   resource = "sandbox"
-	resAPIKey    resource = "api_key"
-	resWarm      resource = "warm_sandbox"
-	resSecret    resource = "secret"
-	resCapVer    resource = "capability"
-	resBinding   resource = "binding"
-	resSession   resource = "session"
+	resMeta        resource = "meta"
+	resOrg         resource = "org"
+	resWorkspace   resource = "workspace"
+	resProject     resource = "project"
+	resRuntime     resource = "runtime"
+	resSandbox     resource = "sandbox"
+	resAPIKey      resource = "api_key"
+	resWarm        resource = "warm_sandbox"
+	resSecret      resource = "secret"
+	resCapVer      resource = "capability"
+	resBinding     resource = "binding"
+	resSession     resource = "session"
+	resUser        resource = "user"
+	resOrgMember   resource = "org_member"
+	resChallenge   resource = "auth_challenge"
+	resAuthSession resource = "auth_session"
 )
 
 // notFound is the error for a missing record.

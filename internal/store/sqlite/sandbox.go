@@ -140,6 +140,16 @@ func (q *queries) ListSandboxes(ctx context.Context, f store.SandboxFilter, page
 			l.args = append(l.args, c.value)
 		}
 	}
+	if f.Workspaces != nil {
+		if len(f.Workspaces) == 0 { // none of the org's workspaces: no rows
+			_, _, _, err := parsePage(page)
+			return nil, "", err
+		}
+		l.where = append(l.where, "workspace_id IN ("+placeholders(len(f.Workspaces))+")")
+		for _, w := range f.Workspaces {
+			l.args = append(l.args, w)
+		}
+	}
 	return l.run(ctx, q.r, page)
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -10,36 +11,47 @@ import (
 
 // Seats: workspace members and member limits.
 
-const memberColumns = "id, org_id, workspace_id, member, created_at"
+const memberColumns = "id, org_id, workspace_id, user_id, created_at"
+
+// membersWithUsers is workspace_members with each member's user, under
+// names the listing helper can use unqualified.
+const membersWithUsers = `SELECT ` + memberColumns + `, user_email, user_wallet, user_name, user_created_at FROM (
+	SELECT m.id, m.org_id, m.workspace_id, m.user_id, m.created_at,
+		u.email AS user_email, u.wallet AS user_wallet, u.name AS user_name, u.created_at AS user_created_at
+	FROM workspace_members m JOIN users u ON u.id = m.user_id)`
 
 func scanMember(sc rowScanner) (store.WorkspaceMember, error) {
 	var m store.WorkspaceMember
-	var created int64
-	if err := sc.Scan(&m.ID, &m.OrgID, &m.WorkspaceID, &m.Member, &created); err != nil {
+	var created, userCreated int64
+	var email, wallet sql.NullString
+	if err := sc.Scan(&m.ID, &m.OrgID, &m.WorkspaceID, &m.UserID, &created,
+		&email, &wallet, &m.User.Name, &userCreated); err != nil {
 		return store.WorkspaceMember{}, err
 	}
 	m.CreatedAt = time.UnixMicro(created).UTC()
+	m.User.ID, m.User.Email, m.User.Wallet = m.UserID, email.String, wallet.String
+	m.User.CreatedAt = time.UnixMicro(userCreated).UTC()
 	return m, nil
 }
 
-// AddWorkspaceMember inserts m; a member is unique within its workspace.
+// AddWorkspaceMember inserts m; a user is a member of a workspace once.
 func (q *queries) AddWorkspaceMember(ctx context.Context, m store.WorkspaceMember) error {
-	err := required(resMember, "id", m.ID, "org id", m.OrgID, "workspace id", m.WorkspaceID, "member", m.Member)
+	err := required(resMember, "id", m.ID, "org id", m.OrgID, "workspace id", m.WorkspaceID, "user id", m.UserID)
 	if err != nil {
 		return err
 	}
 	_, err = q.w.ExecContext(ctx, "INSERT INTO workspace_members ("+memberColumns+") VALUES (?, ?, ?, ?, ?)",
-		m.ID, m.OrgID, m.WorkspaceID, m.Member, micros(orNow(m.CreatedAt)))
+		m.ID, m.OrgID, m.WorkspaceID, m.UserID, micros(orNow(m.CreatedAt)))
 	err = classify("add workspace member", resMember, err)
 	if errdefs.IsConflict(err) {
-		return errdefs.Conflict("member_exists", "%q is already a member of this workspace", m.Member).WithCause(err)
+		return errdefs.Conflict("member_exists", "the user is already a member of this workspace").WithCause(err)
 	}
 	return err
 }
 
-// RemoveWorkspaceMember deletes a member of workspaceID.
-func (q *queries) RemoveWorkspaceMember(ctx context.Context, workspaceID, member string) error {
-	r, err := q.w.ExecContext(ctx, "DELETE FROM workspace_members WHERE workspace_id = ? AND member = ?", workspaceID, member)
+// RemoveWorkspaceMember deletes userID's membership of workspaceID.
+func (q *queries) RemoveWorkspaceMember(ctx context.Context, workspaceID, userID string) error {
+	r, err := q.w.ExecContext(ctx, "DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?", workspaceID, userID)
 	if err != nil {
 		return classify("remove workspace member", resMember, err)
 	}
@@ -53,13 +65,13 @@ func (q *queries) RemoveWorkspaceMember(ctx context.Context, workspaceID, member
 	return nil
 }
 
-// ListWorkspaceMembers lists the members of workspaceID in the order they
-// were added.
+// ListWorkspaceMembers lists the members of workspaceID, with their users,
+// in the order they were added.
 func (q *queries) ListWorkspaceMembers(ctx context.Context, workspaceID string, page store.Page) ([]store.WorkspaceMember, string, error) {
 	return listing[store.WorkspaceMember]{
 		op:    "list workspace members",
 		res:   resMember,
-		from:  "SELECT " + memberColumns + " FROM workspace_members",
+		from:  membersWithUsers,
 		where: []string{"workspace_id = ?"},
 		args:  []any{workspaceID},
 		scan:  scanMember,

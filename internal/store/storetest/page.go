@@ -29,6 +29,8 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 	o := f.org()
 	wsOfProjects, wsOfRuntimes := f.workspace(o), f.workspace(o)
 	orgOfWorkspaces := f.org()
+	orgOfMembers := f.org()
+	wsOfMembers := f.workspace(orgOfMembers)
 	ids := func(n int, id func(i int) string) []string {
 		out := make([]string, n)
 		for i := range out {
@@ -83,6 +85,42 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListRuntimes(ctx, wsOfRuntimes.ID, p)
+				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+			},
+		},
+		{
+			name: "users",
+			create: func(at time.Time) string {
+				x := store.User{ID: uuid.NewString(), Name: "user-" + uuid.NewString(), CreatedAt: at}
+				must(t, s.CreateUser(ctx, x))
+				return x.ID
+			},
+			list: func(p store.Page) ([]string, string, error) {
+				got, next, err := s.ListUsers(ctx, p)
+				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+			},
+		},
+		{
+			name: "org members",
+			create: func(at time.Time) string {
+				x := store.OrgMember{ID: uuid.NewString(), OrgID: orgOfMembers.ID, UserID: f.user(nil).ID, Role: "member", CreatedAt: at}
+				must(t, s.AddOrgMember(ctx, x))
+				return x.ID
+			},
+			list: func(p store.Page) ([]string, string, error) {
+				got, next, err := s.ListOrgMembers(ctx, orgOfMembers.ID, p)
+				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+			},
+		},
+		{
+			name: "workspace members",
+			create: func(at time.Time) string {
+				x := store.WorkspaceMember{ID: uuid.NewString(), OrgID: orgOfMembers.ID, WorkspaceID: wsOfMembers.ID, UserID: f.user(nil).ID, CreatedAt: at}
+				must(t, s.AddWorkspaceMember(ctx, x))
+				return x.ID
+			},
+			list: func(p store.Page) ([]string, string, error) {
+				got, next, err := s.ListWorkspaceMembers(ctx, wsOfMembers.ID, p)
 				return ids(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
@@ -189,6 +227,14 @@ func testCursors(t *testing.T, s store.Store) {
 			_, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID}, p)
 			return err
 		}},
+		{"sandboxes of no workspaces", func(p store.Page) error {
+			_, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, Workspaces: []string{}}, p)
+			return err
+		}},
+		{"users", func(p store.Page) error { _, _, err := s.ListUsers(ctx, p); return err }},
+		{"org members", func(p store.Page) error { _, _, err := s.ListOrgMembers(ctx, o.ID, p); return err }},
+		{"workspace members", func(p store.Page) error { _, _, err := s.ListWorkspaceMembers(ctx, w.ID, p); return err }},
+		{"api keys", func(p store.Page) error { _, _, err := s.ListAPIKeys(ctx, store.APIKeyFilter{}, p); return err }},
 	}
 	for _, l := range lists {
 		for _, b := range bad {

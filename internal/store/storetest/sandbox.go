@@ -312,28 +312,30 @@ func testSandboxListing(t *testing.T, s store.Store) {
 	ctx := f.ctx
 	o, other := f.org(), f.org()
 	rt1, rt2 := uuid.NewString(), uuid.NewString()
+	ws1, ws2 := uuid.NewString(), uuid.NewString()
 
-	// Rows of o, oldest first, with a mix of kinds, states, providers and
-	// runtimes. Rows 3 and 4 share a creation time.
+	// Rows of o, oldest first, with a mix of kinds, states, providers,
+	// runtimes and workspaces. Rows 3 and 4 share a creation time.
 	type row struct {
-		kind     store.SandboxKind
-		state    store.SandboxState
-		provider string
-		runtime  string
+		kind      store.SandboxKind
+		state     store.SandboxState
+		provider  string
+		runtime   string
+		workspace string
 	}
 	rows := []row{
-		{store.KindRuntime, store.SandboxKilled, "docker", rt1},
-		{store.KindRuntime, store.SandboxRunning, "docker", rt1},
-		{store.KindTask, store.SandboxRunning, "fake", ""},
-		{store.KindWorld, store.SandboxPaused, "docker", ""},
-		{store.KindRuntime, store.SandboxRunning, "fake", rt2},
-		{store.KindTask, store.SandboxKilled, "docker", ""},
+		{store.KindRuntime, store.SandboxKilled, "docker", rt1, ws1},
+		{store.KindRuntime, store.SandboxRunning, "docker", rt1, ws1},
+		{store.KindTask, store.SandboxRunning, "fake", "", ""},
+		{store.KindWorld, store.SandboxPaused, "docker", "", ws2},
+		{store.KindRuntime, store.SandboxRunning, "fake", rt2, ws2},
+		{store.KindTask, store.SandboxKilled, "docker", "", ws1},
 	}
 	var all []store.Sandbox
 	var tie time.Time
 	for i, r := range rows {
 		sb := f.sandbox(o, func(x *store.Sandbox) {
-			x.Kind, x.State, x.Provider, x.RuntimeID = r.kind, r.state, r.provider, r.runtime
+			x.Kind, x.State, x.Provider, x.RuntimeID, x.WorkspaceID = r.kind, r.state, r.provider, r.runtime, r.workspace
 			if i == 3 {
 				tie = x.CreatedAt
 			}
@@ -343,7 +345,7 @@ func testSandboxListing(t *testing.T, s store.Store) {
 		})
 		all = append(all, sb)
 		f.sandbox(other, func(x *store.Sandbox) { // noise in another org
-			x.Kind, x.State, x.Provider, x.RuntimeID = r.kind, r.state, r.provider, r.runtime
+			x.Kind, x.State, x.Provider, x.RuntimeID, x.WorkspaceID = r.kind, r.state, r.provider, r.runtime, r.workspace
 		})
 	}
 	// Newest first: created_at descending, then id descending.
@@ -383,6 +385,14 @@ func testSandboxListing(t *testing.T, s store.Store) {
 			[]string{all[5].ID}},
 		{"no match", store.SandboxFilter{OrgID: o.ID, Kind: store.KindWorld, State: store.SandboxRunning}, nil},
 		{"unknown org", store.SandboxFilter{OrgID: uuid.NewString()}, nil},
+		{"one workspace", store.SandboxFilter{OrgID: o.ID, Workspaces: []string{ws1}},
+			pick(func(x store.Sandbox) bool { return x.WorkspaceID == ws1 })},
+		{"two workspaces", store.SandboxFilter{OrgID: o.ID, Workspaces: []string{ws2, ws1}},
+			pick(func(x store.Sandbox) bool { return x.WorkspaceID != "" })},
+		{"workspace and state", store.SandboxFilter{OrgID: o.ID, Workspaces: []string{ws2}, State: store.SandboxRunning},
+			[]string{all[4].ID}},
+		{"unknown workspace", store.SandboxFilter{OrgID: o.ID, Workspaces: []string{uuid.NewString()}}, nil},
+		{"no workspaces", store.SandboxFilter{OrgID: o.ID, Workspaces: []string{}}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,6 +416,10 @@ func testSandboxListing(t *testing.T, s store.Store) {
 			return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, State: store.SandboxRunning}, p)
 		}, 1)
 		equal(t, "paged filtered ids", ids(got, sid), pick(func(x store.Sandbox) bool { return x.State == store.SandboxRunning }))
+		got = collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
+			return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, Workspaces: []string{ws1}}, p)
+		}, 1)
+		equal(t, "paged ids of a workspace", ids(got, sid), pick(func(x store.Sandbox) bool { return x.WorkspaceID == ws1 }))
 		first, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID}, store.Page{Limit: 2})
 		must(t, err)
 		equal(t, "first page rows", normSandbox(first[0]), normSandbox(newest[0]))

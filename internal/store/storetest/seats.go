@@ -15,10 +15,11 @@ func testSeats(t *testing.T, s store.Store) {
 	o := f.org()
 	w, other := f.workspace(o), f.workspace(o)
 
-	member := func(ws store.Workspace, name string) store.WorkspaceMember {
+	member := func(ws store.Workspace, u store.User) store.WorkspaceMember {
 		t.Helper()
-		m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, Member: name, CreatedAt: f.next()}
+		m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: u.ID, CreatedAt: f.next()}
 		must(t, s.AddWorkspaceMember(ctx, m))
+		m.User = normUser(u)
 		return m
 	}
 	seats := func(ws store.Workspace) store.WorkspaceSeats {
@@ -29,9 +30,11 @@ func testSeats(t *testing.T, s store.Store) {
 	}
 
 	equal(t, "seats of a new workspace", seats(w), store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID})
-	alice := member(w, "alice@example.com")
-	bob := member(w, "bob")
-	member(other, "alice@example.com") // a member of two workspaces
+	aliceUser := f.user(func(u *store.User) { u.Email = "alice@example.com" })
+	bobUser := f.user(func(u *store.User) { u.Email, u.Name = "", "bob" })
+	alice := member(w, aliceUser)
+	bob := member(w, bobUser)
+	member(other, aliceUser) // a member of two workspaces
 
 	t.Run("list", func(t *testing.T) {
 		got, next, err := s.ListWorkspaceMembers(ctx, w.ID, store.Page{Limit: 1})
@@ -41,12 +44,12 @@ func testSeats(t *testing.T, s store.Store) {
 		equal(t, "first page", got, []store.WorkspaceMember{want})
 		got, next, err = s.ListWorkspaceMembers(ctx, w.ID, store.Page{Cursor: next})
 		must(t, err)
-		equal(t, "second page", ids(got, func(m store.WorkspaceMember) string { return m.Member }), []string{bob.Member})
+		equal(t, "second page", ids(got, func(m store.WorkspaceMember) string { return m.User.Handle() }), []string{"bob"})
 		equal(t, "next", next, "")
 	})
 
 	t.Run("duplicate", func(t *testing.T) {
-		err := s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID, Member: "bob"})
+		err := s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID, UserID: bob.UserID})
 		wantCode(t, err, errdefs.ErrConflict, "member_exists")
 	})
 
@@ -63,7 +66,7 @@ func testSeats(t *testing.T, s store.Store) {
 				t.Fatalf("a workspace at its limit is listed as over it")
 			}
 		}
-		carol := member(w, "carol")
+		carol := member(w, f.user(nil))
 		if got := seats(w); !got.OverLimit() || got.Members != 3 {
 			t.Fatalf("over the limit: %+v", got)
 		}
@@ -79,20 +82,22 @@ func testSeats(t *testing.T, s store.Store) {
 		if !found {
 			t.Fatalf("workspace over its limit not listed: %+v", over)
 		}
-		must(t, s.RemoveWorkspaceMember(ctx, w.ID, carol.Member))
+		must(t, s.RemoveWorkspaceMember(ctx, w.ID, carol.UserID))
 		equal(t, "back at the limit", seats(w).OverLimit(), false)
 		must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 0))
 		equal(t, "no limit", seats(w).OverLimit(), false)
 	})
 
 	t.Run("errors", func(t *testing.T) {
-		wantKind(t, s.RemoveWorkspaceMember(ctx, w.ID, "nobody"), errdefs.ErrNotFound)
-		wantKind(t, s.RemoveWorkspaceMember(ctx, uuid.NewString(), "bob"), errdefs.ErrNotFound)
+		wantKind(t, s.RemoveWorkspaceMember(ctx, w.ID, uuid.NewString()), errdefs.ErrNotFound)
+		wantKind(t, s.RemoveWorkspaceMember(ctx, uuid.NewString(), bob.UserID), errdefs.ErrNotFound)
 		wantKind(t, s.SetWorkspaceMemberLimit(ctx, w.ID, -1), errdefs.ErrInvalidArgument)
 		wantKind(t, s.SetWorkspaceMemberLimit(ctx, uuid.NewString(), 1), errdefs.ErrNotFound)
 		_, err := s.GetWorkspaceSeats(ctx, uuid.NewString())
 		wantKind(t, err, errdefs.ErrNotFound)
-		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: uuid.NewString(), Member: "x"})
+		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: uuid.NewString(), UserID: bob.UserID})
+		wantKind(t, err, errdefs.ErrFailedPrecondition)
+		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: other.ID, UserID: uuid.NewString()})
 		wantKind(t, err, errdefs.ErrFailedPrecondition)
 		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID})
 		wantKind(t, err, errdefs.ErrInvalidArgument)

@@ -63,6 +63,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CapabilityVersions", testCapabilityVersions},
 		{"Bindings", testBindings},
 		{"Sessions", testSessions},
+		{"Users", testUsers},
+		{"OrgMembers", testOrgMembers},
+		{"ScopedAPIKeys", testScopedAPIKeys},
+		{"AuthChallenges", testAuthChallenges},
+		{"AuthSessions", testAuthSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +240,7 @@ func normSandbox(s store.Sandbox) store.Sandbox {
 }
 
 func normAPIKey(k store.APIKey) store.APIKey {
-	k.CreatedAt = ts(k.CreatedAt)
+	k.CreatedAt, k.ExpiresAt, k.RevokedAt = ts(k.CreatedAt), ts(k.ExpiresAt), ts(k.RevokedAt)
 	return k
 }
 

@@ -1,0 +1,389 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/cli"
+	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// Two wallets of well-known keys: 1 and 2.
+const (
+	wallet1    = "0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf"
+	wallet1Key = "0x0000000000000000000000000000000000000000000000000000000000000001"
+	wallet2    = "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF"
+	wallet2Key = "0000000000000000000000000000000000000000000000000000000000000002"
+)
+
+// mustFail runs the CLI, wants exit code want and stderr holding each of
+// wants, and returns stderr.
+func mustFail(t *testing.T, env map[string]string, want int, wants []string, args ...string) string {
+	t.Helper()
+	out, errOut, code := clitest.Run(t, env, args...)
+	if code != want {
+		t.Fatalf("paddock %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	for _, w := range wants {
+		if !strings.Contains(errOut, w) {
+			t.Fatalf("paddock %s: stderr %q, want it to contain %q", strings.Join(args, " "), errOut, w)
+		}
+	}
+	return errOut
+}
+
+func TestKeyCommands(t *testing.T) {
+	f, url := startIdentityAPI(t)
+	env := clitest.Env(url, goodKey)
+	env["PADDOCK_ORG"] = "acme"
+	env["PADDOCK_WS"] = "not-a-key-scope" // the default workspace narrows no key
+	clitest.MustRun(t, env, "member", "add", "ann@example.com", "--role", "admin")
+	const create = "POST /api/v1/org/{org}/keys"
+
+	// The key is printed once, with the note that it will not be again.
+	out := clitest.MustRun(t, env, "key", "create", "--name", "ci", "--member", "ann@example.com", "--role", "member", "--ws", "dev", "--expires", "30d")
+	head, note, _ := strings.Cut(out, "\n\n")
+	d := detail(head)
+	if !strings.HasPrefix(d["KEY"], "pdk_") || strings.Count(out, d["KEY"]) != 1 || note != "Store the key now: it will not be shown again.\n" {
+		t.Fatalf("key create:\n%s", out)
+	}
+	if d["NAME"] != "ci" || d["ROLE"] != "member" || d["WORKSPACE_ID"] != fakeID(2) || d["EXPIRES"] != "2026-04-03T05:06:07Z" || d["REVOKED"] != "-" {
+		t.Fatalf("key create: %v", d)
+	}
+	jsonEq(t, f.body(create), `{"name":"ci","member":"ann@example.com","role":"member","workspace":"dev","expires_in":"720h0m0s"}`)
+	ci := d["ID"]
+
+	tests := []struct {
+		expires string
+		body    string
+	}{
+		{"720h", `{"expires_in":"720h0m0s"}`},
+		{"1d12h", `{"expires_in":"36h0m0s"}`},
+		{"90m", `{"expires_in":"1h30m0s"}`},
+		{"2026-12-31T00:00:00Z", `{"expires_at":"2026-12-31T00:00:00Z"}`},
+		{"2026-12-31T01:00:00+01:00", `{"expires_at":"2026-12-31T01:00:00+01:00"}`},
+	}
+	for _, tt := range tests {
+		t.Run("expires "+tt.expires, func(t *testing.T) {
+			out, errOut, code := clitest.Run(t, env, "key", "create", "--expires", tt.expires, "-o", "json")
+			if code != 0 || errOut != "Store the key now: it will not be shown again.\n" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if k := decode[client.CreatedKey](t, out); !strings.HasPrefix(k.Key, "pdk_") || k.ExpiresAt == nil {
+				t.Fatalf("created %+v", k)
+			}
+			jsonEq(t, f.body(create), tt.body)
+		})
+	}
+	for _, bad := range []string{"soon", "0d", "-5h", "30 days", "1d-25h", "2026-13-01T00:00:00Z", "2026-12-31"} {
+		t.Run("refuses "+bad, func(t *testing.T) {
+			before := f.body(create)
+			mustFail(t, env, cli.ExitUsage, []string{`--expires "` + bad + `"`}, "key", "create", "--expires", bad)
+			if f.body(create) != before {
+				t.Fatal("a bad --expires reached the server")
+			}
+		})
+	}
+
+	rows := table(clitest.MustRun(t, env, "key", "ls"))
+	if got := strings.Join(rows[0], " "); got != "ID NAME PREFIX ROLE USER_ID WORKSPACE_ID EXPIRES REVOKED CREATED" {
+		t.Fatalf("header %q", got)
+	}
+	if len(rows) != 1+1+len(tests) || rows[1][0] != ci || rows[1][4] != fakeID(3) || rows[1][7] != "-" {
+		t.Fatalf("key ls:\n%v", rows)
+	}
+	if out := clitest.MustRun(t, env, "key", "revoke", ci); out != "revoked key "+ci+"\n" {
+		t.Fatalf("revoke: %q", out)
+	}
+	if rows := table(clitest.MustRun(t, env, "key", "ls", "--limit", "1")); rows[1][7] != fakeNow {
+		t.Fatalf("revoked key:\n%v", rows)
+	}
+	mustFail(t, env, cli.ExitError, []string{"(key_not_found)"}, "key", "revoke", "nope")
+
+	t.Run("installation keys", func(t *testing.T) {
+		k := clitest.JSON[client.CreatedKey](t, env, "key", "create", "--installation", "--name", "ops")
+		jsonEq(t, f.body("POST /api/v1/keys"), `{"name":"ops"}`)
+		if k.OrgID != "" || k.Role != client.RoleAdmin || k.Key == "" {
+			t.Fatalf("installation key %+v", k)
+		}
+		l := clitest.JSON[client.List[client.APIKey]](t, env, "key", "ls", "--installation")
+		if len(l.Items) != 1 || l.Items[0].ID != k.ID {
+			t.Fatalf("installation keys %+v", l.Items)
+		}
+		// Any key of the installation, an org's included.
+		org := clitest.JSON[client.List[client.APIKey]](t, env, "key", "ls")
+		out := clitest.MustRun(t, env, "key", "--installation", "revoke", org.Items[1].ID, "-o", "json")
+		if got := decode[map[string]string](t, out); got["revoked"] != org.Items[1].ID {
+			t.Fatalf("revoke: %s", out)
+		}
+		mustFail(t, env, cli.ExitUsage, []string{"--role does not apply to an installation key"}, "key", "create", "--installation", "--role", "admin")
+		mustFail(t, env, cli.ExitUsage, []string{"--org and --installation"}, "key", "ls", "--installation", "--org", "acme")
+	})
+	t.Run("no org", func(t *testing.T) {
+		mustFail(t, clitest.Env(url, goodKey), cli.ExitUsage, []string{"no org"}, "key", "ls")
+	})
+}
+
+func TestUserCommands(t *testing.T) {
+	f, url := startIdentityAPI(t)
+	env := clitest.Env(url, goodKey)
+
+	d := detail(clitest.MustRun(t, env, "user", "create", "--email", "ann@example.com", "--name", "Ann"))
+	if d["EMAIL"] != "ann@example.com" || d["NAME"] != "Ann" || d["WALLET"] != "-" {
+		t.Fatalf("user create: %v", d)
+	}
+	jsonEq(t, f.body("POST /api/v1/users"), `{"email":"ann@example.com","name":"Ann"}`)
+	bob := clitest.JSON[client.User](t, env, "user", "create", "--wallet", wallet1)
+	jsonEq(t, f.body("POST /api/v1/users"), `{"wallet":"`+wallet1+`"}`)
+	mustFail(t, env, cli.ExitUsage, []string{"a user needs --email or --wallet"}, "user", "create", "--name", "nobody")
+
+	rows := table(clitest.MustRun(t, env, "user", "ls"))
+	if strings.Join(rows[0], " ") != "ID EMAIL WALLET NAME CREATED" || len(rows) != 3 || rows[2][2] != strings.ToLower(wallet1) {
+		t.Fatalf("user ls:\n%v", rows)
+	}
+	if got := clitest.JSON[client.User](t, env, "user", "get", wallet1); got.ID != bob.ID {
+		t.Fatalf("user get by wallet: %+v", got)
+	}
+
+	d = detail(clitest.MustRun(t, env, "user", "set", "ann@example.com", "--name", "", "--wallet", wallet2))
+	jsonEq(t, f.body("PATCH /api/v1/users/{user}"), `{"wallet":"`+wallet2+`","name":""}`)
+	if d["NAME"] != "-" || d["WALLET"] != wallet2 {
+		t.Fatalf("user set: %v", d)
+	}
+	mustFail(t, env, cli.ExitUsage, []string{"nothing to change"}, "user", "set", "ann@example.com")
+	mustFail(t, env, cli.ExitError, []string{"(invalid_user)"}, "user", "set", bob.ID, "--wallet", "")
+
+	if out := clitest.MustRun(t, env, "user", "rm", "ann@example.com"); out != "deleted user ann@example.com\n" {
+		t.Fatalf("user rm: %q", out)
+	}
+	mustFail(t, env, cli.ExitError, []string{"(user_not_found)"}, "user", "get", "ann@example.com")
+}
+
+func TestMemberCommands(t *testing.T) {
+	f, url := startIdentityAPI(t)
+	env := clitest.Env(url, goodKey)
+	env["PADDOCK_ORG"] = "acme"
+
+	d := detail(clitest.MustRun(t, env, "member", "add", "ann@example.com"))
+	jsonEq(t, f.body("POST /api/v1/org/{org}/members"), `{"member":"ann@example.com","role":"member"}`)
+	if d["MEMBER"] != "ann@example.com" || d["ROLE"] != "member" || d["USER_ID"] == "-" {
+		t.Fatalf("member add: %v", d)
+	}
+	m := clitest.JSON[client.OrgMember](t, env, "member", "add", wallet1, "--role", "admin")
+	if m.Member != strings.ToLower(wallet1) || m.Role != client.RoleAdmin {
+		t.Fatalf("member add: %+v", m)
+	}
+	rows := table(clitest.MustRun(t, env, "member", "ls"))
+	if strings.Join(rows[0], " ") != "MEMBER ROLE USER_ID ADDED" || len(rows) != 3 || rows[2][1] != "admin" || rows[2][2] != m.UserID {
+		t.Fatalf("member ls:\n%v", rows)
+	}
+	d = detail(clitest.MustRun(t, env, "member", "set-role", wallet1, "viewer"))
+	jsonEq(t, f.body("PATCH /api/v1/org/{org}/members/{member}"), `{"role":"viewer"}`)
+	if d["ROLE"] != "viewer" {
+		t.Fatalf("set-role: %v", d)
+	}
+	mustFail(t, env, cli.ExitUsage, []string{"expected MEMBER ROLE"}, "member", "set-role", wallet1)
+	if out := clitest.MustRun(t, env, "member", "rm", "ann@example.com"); out != "removed member ann@example.com\n" {
+		t.Fatalf("member rm: %q", out)
+	}
+	if l := clitest.JSON[client.List[client.OrgMember]](t, env, "members", "ls"); len(l.Items) != 1 || l.Items[0].UserID != m.UserID {
+		t.Fatalf("members after rm: %+v", l.Items)
+	}
+	mustFail(t, env, cli.ExitError, []string{"(member_not_found)"}, "member", "rm", "ann@example.com")
+	mustFail(t, clitest.Env(url, goodKey), cli.ExitUsage, []string{"no org"}, "member", "ls")
+
+	t.Run("workspace members show the user", func(t *testing.T) {
+		env["PADDOCK_WS"] = "dev"
+		d := detail(clitest.MustRun(t, env, "workspace", "members", "add", wallet1))
+		if d["MEMBER"] != strings.ToLower(wallet1) || d["USER_ID"] != m.UserID || d["WORKSPACE_ID"] != fakeID(2) {
+			t.Fatalf("workspace members add: %v", d)
+		}
+		rows := table(clitest.MustRun(t, env, "workspace", "members", "ls"))
+		if strings.Join(rows[0], " ") != "MEMBER USER_ID ADDED" || len(rows) != 2 || rows[1][1] != m.UserID {
+			t.Fatalf("workspace members ls:\n%v", rows)
+		}
+		if out := clitest.MustRun(t, env, "workspace", "members", "rm", m.UserID); out != "removed member "+m.UserID+"\n" {
+			t.Fatalf("workspace members rm: %q", out)
+		}
+	})
+}
+
+// writeWalletKey writes a wallet key file of mode perm.
+func writeWalletKey(t *testing.T, key string, perm os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "wallet.key")
+	if err := os.WriteFile(path, []byte(key+"\n"), perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, perm); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return path
+}
+
+// savedConfig reads the config file as its raw fields.
+func savedConfig(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestWalletLogin signs in with a wallet key file against a fake that
+// checks the signature over the message it issued, uses the session, and
+// logs out.
+func TestWalletLogin(t *testing.T) {
+	f, url := startIdentityAPI(t)
+	admin := clitest.Env(url, goodKey)
+	admin["PADDOCK_ORG"] = "acme"
+	clitest.MustRun(t, admin, "member", "add", wallet1, "--role", "admin")
+
+	home := t.TempDir()
+	path := filepath.Join(home, ".config", "paddock", "config.json")
+	env := map[string]string{"HOME": home}
+	keyFile := writeWalletKey(t, wallet1Key, 0o600)
+
+	out := clitest.MustRun(t, env, "login", "--url", url, "--wallet-key-file", keyFile)
+	lower := strings.ToLower(wallet1)
+	want := "Signed in to " + url + " as " + lower + "; session saved to " + path + "\nSession expires: 2026-03-05T05:06:07Z\nDefault org: acme\n"
+	if out != want {
+		t.Fatalf("login:\n%s\nwant:\n%s", out, want)
+	}
+	jsonEq(t, f.body("POST /api/auth/challenge"), `{"address":"`+wallet1+`"}`)
+	cfg := savedConfig(t, path)
+	token := cfg["session_token"]
+	if !strings.HasPrefix(token, "v4.local.") || cfg["api_key"] != "" || cfg["url"] != url || cfg["org"] != "acme" {
+		t.Fatalf("config %v", cfg)
+	}
+	if strings.Contains(out, token) || strings.Contains(out, strings.TrimPrefix(wallet1Key, "0x")) {
+		t.Fatalf("login printed a secret:\n%s", out)
+	}
+
+	// Later commands act as the user, with the session token.
+	d := detail(strings.SplitN(clitest.MustRun(t, env, "whoami"), "\n\n", 2)[0])
+	if !strings.HasPrefix(d["CREDENTIAL"], "session:") || d["USER"] != lower || d["INSTALLATION_ADMIN"] != "false" {
+		t.Fatalf("whoami as the session: %v", d)
+	}
+	me := clitest.JSON[client.Me](t, env, "whoami")
+	if me.User == nil || me.User.Wallet != lower || len(me.Memberships) != 1 || me.Memberships[0].Role != client.RoleAdmin {
+		t.Fatalf("me %+v", me)
+	}
+	clitest.MustRun(t, env, "key", "create", "--name", "laptop")
+
+	// logout ends the session on the server, then forgets it.
+	out = clitest.MustRun(t, env, "logout")
+	if out != "Signed out of "+url+"; removed the session token from "+path+"\n" {
+		t.Fatalf("logout: %q", out)
+	}
+	if signedOut := f.ended(); len(signedOut) != 1 || signedOut[0] != token {
+		t.Fatalf("signed out %q, want the session's token", signedOut)
+	}
+	if cfg := savedConfig(t, path); cfg["session_token"] != "" || cfg["url"] != url || cfg["org"] != "acme" {
+		t.Fatalf("config after logout %v", cfg)
+	}
+	if out := clitest.MustRun(t, env, "logout"); out != "Not logged in: no credential saved\n" {
+		t.Fatalf("logout again: %q", out)
+	}
+	mustFail(t, env, cli.ExitUsage, []string{"no API key"}, "whoami")
+
+	t.Run("a session ended elsewhere is still logged out of", func(t *testing.T) {
+		clitest.MustRun(t, env, "login", "--wallet-key-file", keyFile)
+		f.mu.Lock()
+		clear(f.sessions)
+		f.mu.Unlock()
+		clitest.MustRun(t, env, "logout")
+		if cfg := savedConfig(t, path); cfg["session_token"] != "" {
+			t.Fatalf("config %v", cfg)
+		}
+	})
+	t.Run("an API key is only forgotten", func(t *testing.T) {
+		clitest.MustRun(t, env, "login", "--api-key", goodKey)
+		n := len(f.ended())
+		out := clitest.MustRun(t, env, "logout", "-o", "json")
+		if got := decode[map[string]any](t, out); got["config"] != path || len(got["removed"].([]any)) != 1 || len(f.ended()) != n {
+			t.Fatalf("logout: %s", out)
+		}
+	})
+	t.Run("a key without 0x of a wallet added later", func(t *testing.T) {
+		clitest.MustRun(t, admin, "user", "create", "--wallet", wallet2)
+		out := clitest.MustRun(t, env, "login", "--wallet-key-file", writeWalletKey(t, wallet2Key, 0o400), "-o", "json")
+		if got := decode[map[string]string](t, out); got["user"] != strings.ToLower(wallet2) || got["org"] != "acme" {
+			t.Fatalf("login: %s", out)
+		}
+	})
+
+	refusals := []struct {
+		name   string
+		file   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"a key file others may read", writeWalletKey(t, wallet1Key, 0o644), nil, cli.ExitError, "is open to others (mode 0644): it must be readable by its owner only"},
+		{"a key file its group may read", writeWalletKey(t, wallet1Key, 0o640), nil, cli.ExitError, "chmod 600"},
+		{"not a key", writeWalletKey(t, "hunter2", 0o600), nil, cli.ExitError, "does not hold a hex secp256k1 private key"},
+		{"a zero key", writeWalletKey(t, strings.Repeat("0", 64), 0o600), nil, cli.ExitError, "does not hold a valid secp256k1 private key"},
+		{"a missing file", filepath.Join(home, "nope"), nil, cli.ExitError, "wallet key file: open"},
+		{"a wallet no user has", writeWalletKey(t, "0x"+strings.Repeat("0", 63)+"3", 0o600), nil, cli.ExitError, "(unknown_wallet)"},
+		{"with an API key too", keyFile, []string{"--api-key", goodKey}, cli.ExitUsage, "pass --wallet-key-file or an API key, not both"},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := os.ReadFile(path)
+			args := append([]string{"login", "--url", url, "--wallet-key-file", tt.file}, tt.args...)
+			errOut := mustFail(t, env, tt.code, []string{tt.stderr}, args...)
+			if strings.Contains(errOut, "hunter2") || strings.Contains(errOut, strings.TrimPrefix(wallet1Key, "0x")) {
+				t.Fatalf("stderr shows the key: %q", errOut)
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Fatalf("the config changed:\n%s", after)
+			}
+		})
+	}
+}
+
+func TestWhoamiWithAKey(t *testing.T) {
+	_, url := startIdentityAPI(t)
+	out := clitest.MustRun(t, clitest.Env(url, goodKey), "whoami")
+	head, memberships, _ := strings.Cut(out, "\n\n")
+	d := detail(head)
+	want := map[string]string{
+		"CREDENTIAL": "key:" + goodKeyID, "USER": "-", "USER_ID": "-", "INSTALLATION_ADMIN": "true",
+		"KEY_NAME": "admin", "KEY_SCOPE": "installation", "KEY_ROLE": "admin", "KEY_EXPIRES": "-",
+	}
+	for k, v := range want {
+		if d[k] != v {
+			t.Fatalf("whoami %s = %q, want %q\n%s", k, d[k], v, out)
+		}
+	}
+	if memberships != "ORG  ROLE  ORG_ID\n" {
+		t.Fatalf("memberships %q", memberships)
+	}
+}
+
+// TestIdentityHelp: the help says what a credential may be.
+func TestIdentityHelp(t *testing.T) {
+	for args, want := range map[string]string{
+		"--help":            "session token of a wallet sign-in",
+		"login --help":      "--wallet-key-file",
+		"logout --help":     "ended on the server first",
+		"key create --help": "will not be shown again",
+		"member --help":     "paddock member [command]",
+		"user --help":       "installation admin key",
+	} {
+		out, _, code := clitest.Run(t, nil, strings.Fields(args)...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("paddock %s: exit %d, want %q in\n%s", args, code, want, out)
+		}
+	}
+}

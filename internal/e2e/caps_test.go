@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// TestSessionCaps: concurrent exec streams and terminals are capped per
+// runtime and per user. One over a cap answers 429 with a code naming the
+// cap; a stream that ends gives its place back.
+func TestSessionCaps(t *testing.T) {
+	instance := testenv.Instance(t)
+	env := servertest.New(t, servertest.Options{
+		Provider: testenv.DockerProvider(t, instance),
+		Instance: instance,
+		Image:    testenv.TestImage,
+		Limits:   api.Limits{ExecPerRuntime: 2, ExecPerUser: 3, TerminalsPerRuntime: 1, TerminalsPerUser: 5},
+	})
+	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	var rids []string
+	for _, name := range []string{"p1", "p2"} {
+		var p pc.Project
+		env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{
+			Name: name, Runtime: &pc.RuntimeConfig{CPUMillis: 500, MemoryMB: 128, PidsLimit: 64},
+		}).Decode(t, &p)
+		env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/start", nil)
+		rids = append(rids, p.RuntimeID)
+	}
+	sdk, err := pc.New(env.URL, env.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	sleep := pc.ExecRequest{Argv: []string{"sleep", "300"}}
+	open := func(rid string) (*pc.ExecStream, error) {
+		return sdk.ExecStream(ctx, "acme", "dev", rid, sleep)
+	}
+	wantCap := func(err error, code string) {
+		t.Helper()
+		var ae *pc.Error
+		if !errors.As(err, &ae) || ae.StatusCode != 429 || ae.Code != code {
+			t.Fatalf("err = %v, want 429 %s", err, code)
+		}
+	}
+
+	// Two streams fill the first runtime's place.
+	var streams []*pc.ExecStream
+	for range 2 {
+		s, err := open(rids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, s)
+	}
+	_, err = open(rids[0])
+	wantCap(err, "too_many_exec_streams_per_runtime")
+	// A background exec holds no stream, so it is not counted.
+	if _, err := sdk.Exec(ctx, "acme", "dev", rids[0], pc.ExecRequest{Argv: []string{"true"}, Background: true}); err != nil {
+		t.Fatalf("a background exec at the cap: %v", err)
+	}
+	// The other runtime has room, up to the user's three.
+	s, err := open(rids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams = append(streams, s)
+	_, err = open(rids[1])
+	wantCap(err, "too_many_exec_streams_per_user")
+
+	// A stream that ends gives its place back.
+	streams[0].Close()
+	// The server sees the end when the stream's request ends.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := open(rids[0])
+		if err == nil {
+			streams = append(streams, s)
+			break
+		}
+		wantCap(err, "too_many_exec_streams_per_user")
+		if time.Now().After(deadline) {
+			t.Fatal("the ended stream's place was not given back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, s := range streams[1:] {
+		s.Close()
+	}
+
+	// One terminal per runtime.
+	tm, err := sdk.Terminal(ctx, "acme", "dev", rids[0], pc.TerminalOptions{Argv: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tm.Close()
+	_, err = sdk.Terminal(ctx, "acme", "dev", rids[0], pc.TerminalOptions{Argv: []string{"sleep", "300"}})
+	wantCap(err, "too_many_terminals_per_runtime")
+	tm2, err := sdk.Terminal(ctx, "acme", "dev", rids[1], pc.TerminalOptions{Argv: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatalf("a terminal on another runtime: %v", err)
+	}
+	tm2.Close()
+}

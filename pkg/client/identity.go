@@ -1,0 +1,150 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// Identity: wallet sign-in, the caller, users, org members and API keys.
+//
+// A wallet signs in in two steps, neither of which needs a credential:
+// AuthChallenge returns a message, the wallet signs it (EIP-191
+// personal_sign), and CreateSession trades the signature for a session
+// token. SignIn does both around a signing function, so the SDK needs no
+// cryptography of its own. The token is a bearer credential like an API
+// key: pass it to New.
+
+// AuthChallenge asks for a single-use sign-in challenge for the wallet
+// address: the message to sign and the nonce that names it.
+func (c *Client) AuthChallenge(ctx context.Context, address string) (AuthChallenge, error) {
+	return call[AuthChallenge](ctx, c, http.MethodPost, routeOf("/api/auth/challenge"), nil, AuthChallengeRequest{Address: address})
+}
+
+// CreateSession answers a challenge with its signature and opens a
+// session. Refusals are unauthenticated, with codes "invalid_challenge"
+// (unknown or used nonce), "challenge_expired", "wrong_signer" and
+// "unknown_wallet" (no user has the address).
+func (c *Client) CreateSession(ctx context.Context, req AuthSessionRequest) (AuthSession, error) {
+	return call[AuthSession](ctx, c, http.MethodPost, routeOf("/api/auth/session"), nil, req)
+}
+
+// SignIn signs in with the wallet address: it asks for a challenge, has
+// sign sign its message (personal_sign, returning the 0x-prefixed 65-byte
+// hex signature) and opens a session. A client of the session is
+// New(baseURL, session.Token).
+func (c *Client) SignIn(ctx context.Context, address string, sign func(message string) (signature string, err error)) (AuthSession, error) {
+	ch, err := c.AuthChallenge(ctx, address)
+	if err != nil {
+		return AuthSession{}, err
+	}
+	sig, err := sign(ch.Message)
+	if err != nil {
+		return AuthSession{}, fmt.Errorf("paddock: sign the challenge: %w", err)
+	}
+	return c.CreateSession(ctx, AuthSessionRequest{Nonce: ch.Nonce, Signature: sig})
+}
+
+// SignOut ends the session whose token the client was made with. The
+// token is refused from then on.
+func (c *Client) SignOut(ctx context.Context) error {
+	return c.callDiscard(ctx, http.MethodDelete, routeOf("/api/auth/session"), nil, nil)
+}
+
+// Me returns who the caller is: its credential, its user, its key's scope
+// and its memberships.
+func (c *Client) Me(ctx context.Context) (Me, error) {
+	return call[Me](ctx, c, http.MethodGet, routeOf("/api/v1/me"), nil, nil)
+}
+
+// CreateUser creates a user; it needs an installation admin key.
+func (c *Client) CreateUser(ctx context.Context, req CreateUserRequest) (User, error) {
+	return call[User](ctx, c, http.MethodPost, routeOf("/api/v1/users"), nil, req)
+}
+
+// ListUsers lists one page of the installation's users; it needs an
+// installation admin key.
+func (c *Client) ListUsers(ctx context.Context, opts ListOptions) (List[User], error) {
+	return call[List[User]](ctx, c, http.MethodGet, routeOf("/api/v1/users"), opts.query(), nil)
+}
+
+// GetUser returns a user by id, email or wallet address; it needs an
+// installation admin key.
+func (c *Client) GetUser(ctx context.Context, user string) (User, error) {
+	return call[User](ctx, c, http.MethodGet, routeOf("/api/v1/users", user), nil, nil)
+}
+
+// UpdateUser changes the fields of a user (by id, email or wallet address)
+// that req sets; it needs an installation admin key.
+func (c *Client) UpdateUser(ctx context.Context, user string, req UpdateUserRequest) (User, error) {
+	return call[User](ctx, c, http.MethodPatch, routeOf("/api/v1/users", user), nil, req)
+}
+
+// DeleteUser deletes a user (by id, email or wallet address); it needs an
+// installation admin key.
+func (c *Client) DeleteUser(ctx context.Context, user string) error {
+	return c.callDiscard(ctx, http.MethodDelete, routeOf("/api/v1/users", user), nil, nil)
+}
+
+// createInstallationKeyRequest is the body of POST /api/v1/keys.
+type createInstallationKeyRequest struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ListInstallationKeys lists one page of the installation-wide keys (of
+// no org: the installation admin's); it needs an installation admin key.
+func (c *Client) ListInstallationKeys(ctx context.Context, opts ListOptions) (List[APIKey], error) {
+	return call[List[APIKey]](ctx, c, http.MethodGet, routeOf("/api/v1/keys"), opts.query(), nil)
+}
+
+// CreateInstallationKey makes an installation admin key named name; it
+// needs an installation admin key. The plaintext is in the answer only.
+func (c *Client) CreateInstallationKey(ctx context.Context, name string) (CreatedKey, error) {
+	return call[CreatedKey](ctx, c, http.MethodPost, routeOf("/api/v1/keys"), nil, createInstallationKeyRequest{Name: name})
+}
+
+// RevokeInstallationKey revokes any key of the installation by its id; it
+// needs an installation admin key.
+func (c *Client) RevokeInstallationKey(ctx context.Context, keyID string) error {
+	return c.callDiscard(ctx, http.MethodDelete, routeOf("/api/v1/keys", keyID), nil, nil)
+}
+
+// ListOrgMembers lists one page of org's members and their roles.
+func (c *Client) ListOrgMembers(ctx context.Context, org string, opts ListOptions) (List[OrgMember], error) {
+	return call[List[OrgMember]](ctx, c, http.MethodGet, orgRoute(org, "members"), opts.query(), nil)
+}
+
+// AddOrgMember adds a user to org with a role; it needs an admin (an
+// owner to grant owner).
+func (c *Client) AddOrgMember(ctx context.Context, org string, req AddOrgMemberRequest) (OrgMember, error) {
+	return call[OrgMember](ctx, c, http.MethodPost, orgRoute(org, "members"), nil, req)
+}
+
+// SetOrgMemberRole changes the role of org's member (a user id, email or
+// wallet address); it needs an admin (an owner to grant or take owner).
+func (c *Client) SetOrgMemberRole(ctx context.Context, org, member string, req SetRoleRequest) (OrgMember, error) {
+	return call[OrgMember](ctx, c, http.MethodPatch, orgRoute(org, "members", member), nil, req)
+}
+
+// RemoveOrgMember removes a member (a user id, email or wallet address)
+// from org.
+func (c *Client) RemoveOrgMember(ctx context.Context, org, member string) error {
+	return c.callDiscard(ctx, http.MethodDelete, orgRoute(org, "members", member), nil, nil)
+}
+
+// ListKeys lists one page of org's keys: the caller's own, or all of them
+// for an admin.
+func (c *Client) ListKeys(ctx context.Context, org string, opts ListOptions) (List[APIKey], error) {
+	return call[List[APIKey]](ctx, c, http.MethodGet, orgRoute(org, "keys"), opts.query(), nil)
+}
+
+// CreateKey makes a key in org. The plaintext is in the answer only.
+func (c *Client) CreateKey(ctx context.Context, org string, req CreateKeyRequest) (CreatedKey, error) {
+	return call[CreatedKey](ctx, c, http.MethodPost, orgRoute(org, "keys"), nil, req)
+}
+
+// RevokeKey revokes org's key keyID: the caller's own, or any for an
+// admin.
+func (c *Client) RevokeKey(ctx context.Context, org, keyID string) error {
+	return c.callDiscard(ctx, http.MethodDelete, orgRoute(org, "keys", keyID), nil, nil)
+}
