@@ -82,6 +82,7 @@ type API struct {
 	perClient   *buckets
 	execCaps    *caps
 	termCaps    *caps
+	live        live
 }
 
 // Route is one entry of the route table.

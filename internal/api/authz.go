@@ -87,7 +87,13 @@ func (a *API) guard(rt Route, next http.Handler) http.Handler {
 		if err != nil {
 			return err
 		}
-		if ok, retry := a.perKey.take(id.Credential()); !ok {
+		// Sessions share their user's bucket: signing in again does not
+		// buy more requests.
+		bucket := id.Credential()
+		if id.SessionID != "" {
+			bucket = id.Principal()
+		}
+		if ok, retry := a.perKey.take(bucket); !ok {
 			return errRateLimited(w, "credential", retry)
 		}
 		ctx := auth.WithIdentity(r.Context(), id)

@@ -131,24 +131,29 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	ctx := r.Context()
 	if !req.Background {
-		// A foreground exec holds its stream until the process ends.
+		// A foreground exec holds its stream until the process ends, or
+		// until its caller's credential is revoked.
 		release, err := a.execCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
 		if err != nil {
 			return err
 		}
 		defer release()
+		var end func()
+		ctx, end = a.live.open(ctx, identity(r), access(r).Org.ID)
+		defer end()
 	}
 	c, _, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}
-	es, err := c.Exec(r.Context(), req)
+	es, err := c.Exec(ctx, req)
 	if err != nil {
 		return err
 	}
 	if streamed {
-		a.stream(r.Context(), w, es)
+		a.stream(ctx, w, es)
 		return nil
 	}
 	return collect(w, es, req.Background, body.MaxOutputBytes)

@@ -56,8 +56,14 @@ func identityEnv(t *testing.T, limits api.Limits) (*servertest.Env, *testenv.Clo
 // keyFor makes a key for member in org acme with the admin key.
 func keyFor(t *testing.T, env *servertest.Env, req client.CreateKeyRequest) client.CreatedKey {
 	t.Helper()
+	return keyFor2(t, env, "acme", req)
+}
+
+// keyFor2 makes a key for member in org with the admin key.
+func keyFor2(t *testing.T, env *servertest.Env, org string, req client.CreateKeyRequest) client.CreatedKey {
+	t.Helper()
 	var k client.CreatedKey
-	env.Must(t, 201, "POST", "/api/v1/org/acme/keys", req).Decode(t, &k)
+	env.Must(t, 201, "POST", "/api/v1/org/"+org+"/keys", req).Decode(t, &k)
 	if !auth.WellFormed(k.Key) || !strings.HasPrefix(k.Key, k.Prefix) {
 		t.Fatalf("created key %+v", k)
 	}
@@ -140,6 +146,16 @@ func TestWalletSignIn(t *testing.T) {
 	// An API key is not a session.
 	wantError(t, env.Do(t, "DELETE", "/api/auth/session", nil), 400, "not_a_session")
 
+	// A new wallet ends the sessions the old one opened.
+	c7 := challenge(addr)
+	var s3 client.AuthSession
+	signIn(c7, sign(c7.Message)).Decode(t, &s3)
+	env.MustKey(t, s3.Token, 200, "GET", "/api/v1/me", nil)
+	newAddr, _ := mustWallet(t, "0000000000000000000000000000000000000000000000000000000000000003")
+	env.Must(t, 200, "PATCH", "/api/v1/users/"+addr, client.UpdateUserRequest{Wallet: &newAddr})
+	wantError(t, env.DoKey(t, s3.Token, "GET", "/api/v1/me", nil), 401, "invalid_session")
+	env.Must(t, 200, "PATCH", "/api/v1/users/"+newAddr, client.UpdateUserRequest{Wallet: &addr})
+
 	// A session expires.
 	c6 := challenge(addr)
 	var s2 client.AuthSession
@@ -191,6 +207,26 @@ func TestKeysScopesAndRoles(t *testing.T) {
 	// Roles: only an owner grants owner; an org keeps its last owner.
 	env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "ann@example.com", Role: "admin"})
 	ann := keyFor(t, env, client.CreateKeyRequest{Member: "ann@example.com"})
+	// A key ann makes for bob lives no longer than ann's membership.
+	var annForBob client.CreatedKey
+	env.MustKey(t, ann.Key, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &annForBob)
+	env.MustKey(t, annForBob.Key, 200, "GET", "/api/v1/org/acme", nil)
+	// A narrowed key makes no keys; below admin, naming anyone else is
+	// refused alike, existing or not.
+	wantError(t, env.DoKey(t, bob.Key, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{}), 403, "key_narrowed_to_workspace")
+	bobOrg := keyFor(t, env, client.CreateKeyRequest{Member: "bob@example.com"})
+	for _, who := range []string{"ann@example.com", "nobody@example.com", "0x0000000000000000000000000000000000000001", "olga"} {
+		wantError(t, env.DoKey(t, bobOrg.Key, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: who}), 403, "role_too_low")
+	}
+	env.MustKey(t, bobOrg.Key, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: "bob@example.com", Name: "own"})
+	// An org adds people by address, not by another org's user ids.
+	var others client.List[client.OrgMember]
+	env.Must(t, 200, "GET", "/api/v1/org/acme/members", nil).Decode(t, &others)
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "zed@example.com", Role: "admin"})
+	zed := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "zed@example.com"})
+	wantError(t, env.DoKey(t, zed.Key, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: others.Items[0].UserID}), 400, "invalid_member")
+	wantError(t, env.DoKey(t, zed.Key, "DELETE", "/api/v1/org/other/members/"+others.Items[0].UserID, nil), 404, "member_not_found")
+	wantError(t, env.DoKey(t, zed.Key, "DELETE", "/api/v1/org/other/members/nobody@example.com", nil), 404, "member_not_found")
 	wantError(t, env.DoKey(t, ann.Key, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "eve@example.com", Role: "owner"}), 403, "owner_only")
 	wantError(t, env.DoKey(t, ann.Key, "PUT", "/api/v1/org/acme/ws/dev/member-limit", client.SetMemberLimitRequest{MemberLimit: 5}), 403, "role_too_low")
 	env.MustKey(t, owner.Key, 200, "PUT", "/api/v1/org/acme/ws/dev/member-limit", client.SetMemberLimitRequest{MemberLimit: 5})
@@ -199,12 +235,12 @@ func TestKeysScopesAndRoles(t *testing.T) {
 	// Keys are listed without their secret; a member sees its own.
 	var ks client.List[client.APIKey]
 	env.MustKey(t, owner.Key, 200, "GET", "/api/v1/org/acme/keys", nil).Decode(t, &ks)
-	if len(ks.Items) != 3 {
-		t.Fatalf("the owner lists %d keys, want 3", len(ks.Items))
+	if len(ks.Items) != 6 {
+		t.Fatalf("the owner lists %d keys, want 6", len(ks.Items))
 	}
 	env.MustKey(t, ann.Key, 200, "GET", "/api/v1/org/acme/keys", nil) // an admin too
 	r := env.MustKey(t, owner.Key, 200, "GET", "/api/v1/org/acme/keys", nil)
-	for _, k := range []string{owner.Key, bob.Key, ann.Key} {
+	for _, k := range []string{owner.Key, bob.Key, ann.Key, annForBob.Key, bobOrg.Key} {
 		if bytes.Contains(r.Body, []byte(k)) {
 			t.Fatal("a listing shows a key")
 		}
@@ -225,8 +261,12 @@ func TestKeysScopesAndRoles(t *testing.T) {
 	env.MustKey(t, owner.Key, 204, "DELETE", "/api/v1/org/acme/keys/"+bob2.ID, nil)
 	wantError(t, env.DoKey(t, bob2.Key, "GET", "/api/v1/org/acme", nil), 401, "invalid_api_key")
 
-	// Removing a member ends their keys.
+	// Removing a member ends their keys, and those they made for others.
 	env.MustKey(t, owner.Key, 204, "DELETE", "/api/v1/org/acme/members/ann@example.com", nil)
+	wantError(t, env.DoKey(t, ann.Key, "GET", "/api/v1/org/acme", nil), 401, "invalid_api_key")
+	wantError(t, env.DoKey(t, annForBob.Key, "GET", "/api/v1/org/acme", nil), 401, "invalid_api_key")
+	// Back in the org, their old keys stay dead.
+	env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "ann@example.com", Role: "admin"})
 	wantError(t, env.DoKey(t, ann.Key, "GET", "/api/v1/org/acme", nil), 401, "invalid_api_key")
 
 	// The installation admin's own keys.

@@ -71,11 +71,16 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id, acc := identity(r), access(r)
-	// The holder: the caller, or the member named (an admin's call).
+	// The holder: the caller, or the member named (an admin's call). Below
+	// admin every other name is refused alike, so it tells nothing about
+	// who exists.
 	holderID := id.UserID
 	if req.Member != "" {
-		u, err := a.userByHandle(ctx, req.Member, false)
-		if err != nil {
+		u, err := a.memberOrNamed(ctx, o.ID, req.Member)
+		switch {
+		case !acc.Role.AtLeast(auth.RoleAdmin) && (err != nil || u.ID != id.UserID):
+			return errdefs.PermissionDenied("role_too_low", "making a key for another member needs the admin role")
+		case err != nil:
 			return err
 		}
 		holderID = u.ID
@@ -83,12 +88,9 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	if holderID == "" {
 		return errdefs.InvalidArgument("member_required", "name the member the key is for: this credential has no user of its own")
 	}
-	if holderID != id.UserID && !acc.Role.AtLeast(auth.RoleAdmin) {
-		return errdefs.PermissionDenied("role_too_low", "making a key for another member needs the admin role")
-	}
 	m, err := a.store.GetOrgMember(ctx, o.ID, holderID)
 	if errdefs.IsNotFound(err) {
-		return errdefs.NotFound("member_not_found", "%q is not a member of org %q", req.Member, o.Name)
+		return errMemberNotFound(req.Member, o.Name)
 	}
 	if err != nil {
 		return err
@@ -105,6 +107,9 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 		role = asked
 	}
 	spec := store.APIKey{Name: req.Name, Role: string(role), OrgID: o.ID, UserID: holderID, CreatedBy: id.Credential(), ExpiresAt: expires}
+	if id.UserID != "" && id.UserID != holderID {
+		spec.MakerUserID = id.UserID
+	}
 	if req.Workspace != "" {
 		if !slugRE.MatchString(req.Workspace) {
 			return errdefs.InvalidArgument("invalid_workspace", "%q is not a workspace name", req.Workspace)
@@ -191,6 +196,7 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.store.RevokeAPIKey(ctx, k.ID, a.now()); err != nil {
 		return err
 	}
+	a.live.endCredential("key:" + k.ID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -238,6 +244,7 @@ func (a *API) revokeInstallationKey(w http.ResponseWriter, r *http.Request) erro
 		}
 		return err
 	}
+	a.live.endCredential("key:" + kid)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -251,7 +258,7 @@ func (a *API) authChallenge(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	c, err := a.signin.Challenge(r.Context(), req.Address, r.Host)
+	c, err := a.signin.Challenge(r.Context(), req.Address)
 	if err != nil {
 		return err
 	}
@@ -270,11 +277,12 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Nonce == "" || len(req.Nonce) > 64 {
+		a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", "invalid_nonce", "method", r.Method, "path", r.URL.Path)
 		return errdefs.InvalidArgument("invalid_nonce", "nonce is the one a challenge gave")
 	}
 	token, sess, u, err := a.signin.Session(r.Context(), req.Nonce, req.Signature)
 	if err != nil {
-		if pe, ok := errdefs.Public(err); ok && errdefs.KindOf(err) == errdefs.ErrUnauthenticated {
+		if pe, ok := errdefs.Public(err); ok {
 			a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", pe.Code, "method", r.Method, "path", r.URL.Path)
 		}
 		return err
@@ -292,6 +300,7 @@ func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	if err := a.signin.Revoke(r.Context(), id.SessionID); err != nil {
 		return err
 	}
+	a.live.endCredential(id.Credential())
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -57,12 +57,8 @@ var DefaultLimits = Limits{
 // withDefaults fills zero fields from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.PerKey == (Rate{}) {
-		l.PerKey = d.PerKey
-	}
-	if l.PerClient == (Rate{}) {
-		l.PerClient = d.PerClient
-	}
+	l.PerKey = l.PerKey.withDefaults(d.PerKey)
+	l.PerClient = l.PerClient.withDefaults(d.PerClient)
 	for _, f := range []struct {
 		v *int
 		d int
@@ -85,6 +81,18 @@ func (l Limits) withDefaults() Limits {
 		}
 	}
 	return l
+}
+
+// withDefaults fills a zero rate or burst from d, each on its own; a
+// negative rate is off.
+func (r Rate) withDefaults(d Rate) Rate {
+	if r.PerSecond == 0 {
+		r.PerSecond = d.PerSecond
+	}
+	if r.Burst <= 0 {
+		r.Burst = d.Burst
+	}
+	return r
 }
 
 // buckets are token buckets by key. Buckets idle long enough to be full
@@ -135,7 +143,7 @@ func (b *buckets) take(key string) (ok bool, retry time.Duration) {
 
 // sweep drops buckets that have refilled, at most once a minute.
 func (b *buckets) sweep(now time.Time) {
-	if now.Sub(b.swept) < time.Minute {
+	if now.Sub(b.swept) < time.Minute || b.rate.PerSecond <= 0 {
 		return
 	}
 	b.swept = now

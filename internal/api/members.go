@@ -51,14 +51,31 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	u, err := a.userByHandle(ctx, req.Member, true)
+	id := identity(r)
+	var u store.User
+	if isUUID(req.Member) {
+		u, err = a.memberOrNamed(ctx, ws.OrgID, req.Member)
+	} else {
+		u, err = a.userByHandle(ctx, req.Member, true)
+	}
 	if err != nil {
 		return err
 	}
 	// A workspace's members are the org's: one who is not joins it as a
-	// member.
-	om := store.OrgMember{ID: uuid.NewString(), OrgID: ws.OrgID, UserID: u.ID, Role: string(auth.RoleMember), CreatedAt: a.now()}
-	if err := a.store.AddOrgMember(ctx, om); err != nil && !errdefs.IsConflict(err) {
+	// member, added by address (a user id names someone of the whole
+	// installation) and not through a key narrowed to this workspace.
+	_, err = a.store.GetOrgMember(ctx, ws.OrgID, u.ID)
+	switch {
+	case errdefs.IsNotFound(err) && isUUID(req.Member) && !id.Installation:
+		return errMemberNotFound(req.Member, access(r).Org.Name)
+	case errdefs.IsNotFound(err) && id.WorkspaceID != "":
+		return errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")
+	case errdefs.IsNotFound(err):
+		om := store.OrgMember{ID: uuid.NewString(), OrgID: ws.OrgID, UserID: u.ID, Role: string(auth.RoleMember), CreatedAt: a.now()}
+		if err := a.store.AddOrgMember(ctx, om); err != nil && !errdefs.IsConflict(err) {
+			return err
+		}
+	case err != nil:
 		return err
 	}
 	m, err := l.AddMember(ctx, ws, u.ID)

@@ -2,9 +2,9 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"regexp"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -45,7 +45,7 @@ func (a *API) orgMemberOf(r *http.Request) (store.OrgMember, error) {
 	}
 	m, err := a.store.GetOrgMember(ctx, o.ID, u.ID)
 	if errdefs.IsNotFound(err) {
-		return m, errdefs.NotFound("member_not_found", "%q is not a member of org %q", handle, o.Name)
+		return m, errMemberNotFound(handle, o.Name)
 	}
 	m.User = u
 	return m, err
@@ -55,16 +55,24 @@ func (a *API) orgMemberOf(r *http.Request) (store.OrgMember, error) {
 // (users migrated from them keep it as their name).
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,253}$`)
 
-// memberOrNamed finds the user a handle names (userByHandle), or else
-// the one member of the org with that name.
+// memberOrNamed finds the user a handle names (a user id, an email or a
+// wallet address), or else the one member of the org with that name. A
+// handle that names nobody is member_not_found, whether or not such a user
+// exists elsewhere.
 func (a *API) memberOrNamed(ctx context.Context, orgID, handle string) (store.User, error) {
-	if isUUID(handle) || strings.Contains(handle, "@") || strings.HasPrefix(strings.ToLower(handle), "0x") {
-		return a.userByHandle(ctx, handle, false)
+	u, err := a.userByHandle(ctx, handle, false)
+	if err == nil || !(errdefs.IsNotFound(err) || errors.Is(err, errdefs.ErrInvalidArgument)) {
+		return u, err
 	}
 	if !nameRE.MatchString(handle) {
 		return store.User{}, errdefs.InvalidArgument("invalid_member", "%q is not a user id, an email address, a wallet address or a member's name", handle)
 	}
 	return a.memberByName(ctx, orgID, handle)
+}
+
+// errMemberNotFound is every answer about someone who is not a member.
+func errMemberNotFound(handle, org string) error {
+	return errdefs.NotFound("member_not_found", "%q is not a member of org %q", handle, org)
 }
 
 // memberByName finds the one member of an org whose name is name: users
@@ -88,7 +96,7 @@ func (a *API) memberByName(ctx context.Context, orgID, name string) (store.User,
 		page.Cursor = next
 	}
 	if len(found) != 1 {
-		return store.User{}, errdefs.NotFound("member_not_found", "no member %q", name)
+		return store.User{}, errdefs.NotFound("member_not_found", "%q is not a member", name)
 	}
 	return found[0], nil
 }
@@ -126,6 +134,11 @@ func (a *API) addOrgMember(w http.ResponseWriter, r *http.Request) error {
 	if err := mayManage(access(r), "", role); err != nil {
 		return err
 	}
+	if isUUID(req.Member) && !identity(r).Installation {
+		// A user id names a user of the whole installation: an org adds
+		// people by an address it knows.
+		return errdefs.InvalidArgument("invalid_member", "add a member by email or wallet address")
+	}
 	u, err := a.userByHandle(ctx, req.Member, true)
 	if err != nil {
 		return err
@@ -155,13 +168,15 @@ func (a *API) setOrgMemberRole(w http.ResponseWriter, r *http.Request) error {
 	if err := mayManage(access(r), auth.Role(m.Role), role); err != nil {
 		return err
 	}
-	if m.Role == string(auth.RoleOwner) && role != auth.RoleOwner {
-		if err := a.keepAnOwner(ctx, m.OrgID); err != nil {
-			return err
-		}
-	}
-	if err := a.store.SetOrgMemberRole(ctx, m.OrgID, m.UserID, string(role)); err != nil {
+	err = a.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner) && role != auth.RoleOwner, func(q store.Queries) error {
+		return q.SetOrgMemberRole(ctx, m.OrgID, m.UserID, string(role))
+	})
+	if err != nil {
 		return err
+	}
+	if !role.AtLeast(auth.RoleMember) {
+		// A viewer operates nothing: its open streams end.
+		a.live.endMember(m.OrgID, m.UserID)
 	}
 	m.Role = string(role)
 	writeJSON(w, http.StatusOK, orgMemberOut(m))
@@ -177,26 +192,31 @@ func (a *API) removeOrgMember(w http.ResponseWriter, r *http.Request) error {
 	if err := mayManage(access(r), auth.Role(m.Role), ""); err != nil {
 		return err
 	}
-	if m.Role == string(auth.RoleOwner) {
-		if err := a.keepAnOwner(ctx, m.OrgID); err != nil {
-			return err
-		}
-	}
-	if err := a.store.RemoveOrgMember(ctx, m.OrgID, m.UserID, a.now()); err != nil {
+	err = a.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner), func(q store.Queries) error {
+		return q.RemoveOrgMember(ctx, m.OrgID, m.UserID, a.now())
+	})
+	if err != nil {
 		return err
 	}
+	a.live.endMember(m.OrgID, m.UserID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// keepAnOwner refuses to take away an org's last owner.
-func (a *API) keepAnOwner(ctx context.Context, orgID string) error {
-	n, err := a.store.CountOrgOwners(ctx, orgID)
-	if err != nil {
-		return err
-	}
-	if n <= 1 {
-		return errdefs.Conflict("last_owner", "this is the org's last owner; make another owner first")
-	}
-	return nil
+// keepingAnOwner runs change, which takes away an owner when losesOwner,
+// in one transaction that first refuses to take away the org's last one:
+// two owners demoting each other at once leave one.
+func (a *API) keepingAnOwner(ctx context.Context, orgID string, losesOwner bool, change func(q store.Queries) error) error {
+	return a.store.InTx(ctx, func(q store.Queries) error {
+		if losesOwner {
+			n, err := q.CountOrgOwners(ctx, orgID)
+			if err != nil {
+				return err
+			}
+			if n <= 1 {
+				return errdefs.Conflict("last_owner", "this is the org's last owner; make another owner first")
+			}
+		}
+		return change(q)
+	})
 }

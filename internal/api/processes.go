@@ -144,6 +144,8 @@ func (a *API) attachProcess(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
+	ctx, end := a.live.open(r.Context(), identity(r), access(r).Org.ID)
+	defer end()
 	id, c, err := a.processAgent(r)
 	if err != nil {
 		return err
@@ -152,11 +154,11 @@ func (a *API) attachProcess(w http.ResponseWriter, r *http.Request) error {
 	if !follow {
 		attach = c.Replay
 	}
-	es, err := attach(r.Context(), id, from)
+	es, err := attach(ctx, id, from)
 	if err != nil {
 		return err
 	}
-	a.stream(r.Context(), w, es)
+	a.stream(ctx, w, es)
 	return nil
 }
 

@@ -102,7 +102,7 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := a.live.open(r.Context(), identity(r), access(r).Org.ID)
 	defer cancel()
 	term, err := c.Terminal(ctx, req)
 	if err != nil {

@@ -185,8 +185,16 @@ func (a *API) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if u.Email == "" && u.Wallet == "" && u.Name == "" {
 		return errdefs.InvalidArgument("missing_identity", "a user keeps an email, a wallet address or a name")
 	}
+	before, err := a.store.GetUser(ctx, u.ID)
+	if err != nil {
+		return err
+	}
 	if err := a.store.UpdateUser(ctx, u); err != nil {
 		return err
+	}
+	if before.Wallet != u.Wallet {
+		// The store ended the sessions the old wallet opened.
+		a.live.endSessions(u.ID)
 	}
 	writeJSON(w, http.StatusOK, userOut(u))
 	return nil
@@ -201,6 +209,7 @@ func (a *API) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := a.store.DeleteUser(ctx, u.ID); err != nil {
 		return err
 	}
+	a.live.endMember("", u.ID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -160,7 +160,9 @@ var (
 // Refusal is why a credential was refused, for the log: never the
 // credential itself.
 type Refusal struct {
-	Reason string // malformed, unknown, expired, revoked, not_a_member
+	// Reason is malformed, unknown, expired, revoked or not_a_member (the
+	// holder, or the admin who made the key, left the org).
+	Reason string
 	KeyID  string // the key's id when it was found
 }
 
@@ -202,15 +204,23 @@ func (k Keys) Verify(ctx context.Context, presented string) (Identity, error) {
 		id.Installation = true
 		return id, nil
 	}
-	if rec.UserID != "" {
-		m, err := k.Store.GetOrgMember(ctx, rec.OrgID, rec.UserID)
+	// A key never carries more than its holder has now, nor more than
+	// the admin who made it for the holder; it dies with either's
+	// membership, and does not come back with a later one.
+	for _, u := range []string{rec.UserID, rec.MakerUserID} {
+		if u == "" {
+			continue
+		}
+		m, err := k.Store.GetOrgMember(ctx, rec.OrgID, u)
+		if err == nil && m.CreatedAt.After(rec.CreatedAt) {
+			err = errdefs.ErrNotFound
+		}
 		if errdefs.IsNotFound(err) {
 			return Identity{}, refuse("not_a_member", rec.ID)
 		}
 		if err != nil {
 			return Identity{}, err
 		}
-		// A key never carries more than its holder has now.
 		id.Role = MinRole(id.Role, Role(m.Role))
 	}
 	return id, nil

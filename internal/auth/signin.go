@@ -51,7 +51,10 @@ type SignIn struct {
 	Store store.Queries
 	Key   paseto.Key
 	Now   func() time.Time
-	// Domain names this server in the message ("host:port").
+	// Domain names this server in the message ("host:port"), as its
+	// users reach it: a wallet shows it, and a client checks it before
+	// signing. It is configured, never taken from a request, so a site
+	// that relays a challenge cannot pass for this server.
 	Domain       string
 	ChallengeTTL time.Duration
 	SessionTTL   time.Duration
@@ -75,13 +78,14 @@ func (s SignIn) sessionTTL() time.Duration {
 
 // Challenge issues a nonce for address. It does not say whether a user
 // owns the address.
-func (s SignIn) Challenge(ctx context.Context, address, domain string) (store.AuthChallenge, error) {
+func (s SignIn) Challenge(ctx context.Context, address string) (store.AuthChallenge, error) {
 	addr, err := wallet.ParseAddress(address)
 	if err != nil {
 		return store.AuthChallenge{}, errdefs.InvalidArgument("invalid_wallet_address", "%v", err)
 	}
+	domain := s.Domain
 	if domain == "" {
-		domain = s.Domain
+		return store.AuthChallenge{}, errdefs.NotImplemented("sign_in_not_configured", "this server has no sign-in domain")
 	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)

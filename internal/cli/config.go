@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/paddockhq/paddock/internal/version"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -153,11 +154,21 @@ func (a *app) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := first(a.apiKey, a.getenv("PADDOCK_API_KEY"), cfg.credential())
+	url := a.serverURL()
+	saved := cfg.credential()
+	if saved != "" && cfg.URL != "" && strings.TrimRight(url, "/") != strings.TrimRight(cfg.URL, "/") {
+		// The saved credential is for the server it was saved with; it is
+		// never sent anywhere else.
+		saved = ""
+	}
+	key := first(a.apiKey, a.getenv("PADDOCK_API_KEY"), saved)
 	if key == "" {
+		if cfg.credential() != "" {
+			return nil, usagef("the saved credential is for %s, not %s: run 'paddock login --url %s', set PADDOCK_API_KEY or pass --api-key", cfg.URL, url, url)
+		}
 		return nil, usagef("no API key or session: run 'paddock login', set PADDOCK_API_KEY or pass --api-key")
 	}
-	return a.newClient(a.serverURL(), key)
+	return a.newClient(url, key)
 }
 
 func (a *app) newClient(url, key string) (*client.Client, error) {

@@ -36,6 +36,9 @@ type identityAPI struct {
 	sessions   map[string]string
 	// signedOut lists the tokens DELETE /api/auth/session ended.
 	signedOut []string
+	// domain, when set, is the server the challenges name instead of
+	// this one (a relay of another server's challenge).
+	domain string
 }
 
 const goodKeyID = "00000000-0000-4000-8000-00000000beef"
@@ -127,9 +130,13 @@ func (i *identityAPI) routes(mux *http.ServeMux) {
 		}
 		nonce := "nonce-" + i.id()
 		exp := now().Add(5 * time.Minute)
+		domain := r.Host
+		if i.domain != "" {
+			domain = i.domain
+		}
 		c := client.AuthChallenge{Nonce: nonce, Address: addr.Lower(), ExpiresAt: exp,
 			Message: fmt.Sprintf("%s wants you to sign in to paddock with your Ethereum account:\n%s\n\nNonce: %s\nIssued At: %s\nExpiration Time: %s",
-				r.Host, addr, nonce, fakeNow, exp.Format(time.RFC3339))}
+				domain, addr, nonce, fakeNow, exp.Format(time.RFC3339))}
 		i.challenges[nonce] = c
 		reply(w, 201, c)
 	})

@@ -2,8 +2,11 @@ package cli_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -385,5 +388,60 @@ func TestIdentityHelp(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("paddock %s: exit %d, want %q in\n%s", args, code, want, out)
 		}
+	}
+}
+
+// TestWalletLoginRefusesAnotherServersChallenge: a server that relays a
+// challenge another server issued (to sign in there as this wallet) gets
+// no signature.
+func TestWalletLoginRefusesAnotherServersChallenge(t *testing.T) {
+	f, url := startIdentityAPI(t)
+	f.domain = "paddock.example.com"
+	env := map[string]string{"HOME": t.TempDir()}
+	keyFile := writeWalletKey(t, wallet1Key, 0o600)
+	_, stderr, code := clitest.Run(t, env, "login", "--url", url, "--wallet-key-file", keyFile)
+	if code == 0 || !strings.Contains(stderr, "refusing to sign") {
+		t.Fatalf("login for a relayed challenge: exit %d, %s", code, stderr)
+	}
+	if f.body("POST /api/auth/session") != "" {
+		t.Fatal("a signature was sent")
+	}
+}
+
+// TestWalletLoginAgainEndsTheOldSession: a login that replaces a saved
+// session ends it on the server instead of leaving it to expire.
+func TestWalletLoginAgainEndsTheOldSession(t *testing.T) {
+	f, url := startIdentityAPI(t)
+	admin := clitest.Env(url, goodKey)
+	admin["PADDOCK_ORG"] = "acme"
+	clitest.MustRun(t, admin, "member", "add", wallet1, "--role", "admin")
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	keyFile := writeWalletKey(t, wallet1Key, 0o600)
+	clitest.MustRun(t, env, "login", "--url", url, "--wallet-key-file", keyFile)
+	first := savedConfig(t, filepath.Join(home, ".config", "paddock", "config.json"))["session_token"]
+	clitest.MustRun(t, env, "login", "--url", url, "--wallet-key-file", keyFile)
+	if !slices.Contains(f.ended(), first) {
+		t.Fatalf("the first session was not ended: signed out %v", f.ended())
+	}
+}
+
+// TestSavedCredentialStaysWithItsServer: a saved key or session is sent
+// only to the server it was saved for, whatever --url says.
+func TestSavedCredentialStaysWithItsServer(t *testing.T) {
+	_, url := startIdentityAPI(t)
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	clitest.MustRun(t, env, "login", "--url", url, "--api-key", goodKey)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			t.Errorf("the saved credential went to another server: %s %s", r.Method, r.URL)
+		}
+		w.WriteHeader(401)
+	}))
+	defer other.Close()
+	_, stderr, code := clitest.Run(t, env, "--url", other.URL, "whoami")
+	if code == 0 || !strings.Contains(stderr, "the saved credential is for "+url) {
+		t.Fatalf("whoami at another URL: exit %d, %s", code, stderr)
 	}
 }

@@ -112,6 +112,13 @@ credential that sees exactly one org makes it the default.`,
 			if err != nil {
 				return err
 			}
+			if old.SessionToken != "" && old.SessionToken != cfg.SessionToken && strings.TrimRight(old.URL, "/") == cfg.URL {
+				// The session this login replaces would live on unused
+				// until it expired: end it (at best; it may have ended).
+				if prev, err := a.newClient(old.URL, old.SessionToken); err == nil {
+					_ = prev.SignOut(cmd.Context())
+				}
+			}
 			if a.output == outputJSON {
 				out := map[string]string{"url": cfg.URL, "config": path, "org": cfg.Org, "workspace": cfg.Workspace}
 				if signedIn != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -36,10 +37,33 @@ func (a *app) walletSignIn(ctx context.Context, url, file string) (client.AuthSe
 		return client.AuthSession{}, err
 	}
 	addr := wallet.AddressOf(priv.PubKey())
+	host := ""
+	if u, err := neturl.Parse(c.BaseURL()); err == nil {
+		host = u.Host
+	}
 	return c.SignIn(ctx, addr.String(), func(message string) (string, error) {
+		if err := checkSignInMessage(message, host, addr); err != nil {
+			return "", err
+		}
 		sig := wallet.Sign(priv, []byte(message))
 		return "0x" + hex.EncodeToString(sig[:]), nil
 	})
+}
+
+// checkSignInMessage refuses to sign a message that is not a sign-in to
+// the server at host for addr: a server that relays another's challenge
+// (to sign in there as this wallet) names the other server.
+func checkSignInMessage(message, host string, addr wallet.Address) error {
+	lines := strings.Split(message, "\n")
+	want := host + " wants you to sign in to paddock with your Ethereum account:"
+	if len(lines) < 4 || lines[0] != want || lines[1] != addr.String() || !strings.HasPrefix(lines[3], "Nonce: ") {
+		first := ""
+		if len(lines) > 0 {
+			first = lines[0]
+		}
+		return fmt.Errorf("refusing to sign: the message is not a sign-in to %s for %s (it begins %q); if the server signs in under another name, use that URL", host, addr, first)
+	}
+	return nil
 }
 
 // readWalletKey reads a hex private key (0x optional, surrounding space

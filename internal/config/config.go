@@ -99,9 +99,13 @@ type Config struct {
 	// a session lasts (0: 5m and 24h). SessionKey, when set, seals session
 	// tokens (base64 of 32 bytes); otherwise <data-dir>/session.key, made
 	// on first start. Like SecretsKey it is read from the environment only.
-	ChallengeTTL time.Duration `yaml:"challenge_ttl"` // PADDOCK_CHALLENGE_TTL
-	SessionTTL   time.Duration `yaml:"session_ttl"`   // PADDOCK_SESSION_TTL
-	SessionKey   string        `yaml:"-"`             // PADDOCK_SESSION_KEY
+	// SignInDomain names the server in the message a wallet signs, as
+	// users reach it (host:port); "" means the listen address, with
+	// "localhost" for an unspecified host.
+	SignInDomain string        `yaml:"sign_in_domain"` // PADDOCK_SIGN_IN_DOMAIN
+	ChallengeTTL time.Duration `yaml:"challenge_ttl"`  // PADDOCK_CHALLENGE_TTL
+	SessionTTL   time.Duration `yaml:"session_ttl"`    // PADDOCK_SESSION_TTL
+	SessionKey   string        `yaml:"-"`              // PADDOCK_SESSION_KEY
 
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
@@ -282,6 +286,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_LOG_LEVEL":       &c.LogLevel,
 		"PADDOCK_LOG_FORMAT":      &c.LogFormat,
 		"PADDOCK_INSTANCE_ID":     &c.InstanceID,
+		"PADDOCK_SIGN_IN_DOMAIN":  &c.SignInDomain,
 
 		"PADDOCK_CREDIT_PROVIDER_RATES": &c.CreditProviderRates,
 	}

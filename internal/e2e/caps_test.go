@@ -84,7 +84,10 @@ func TestSessionCaps(t *testing.T) {
 			streams = append(streams, s)
 			break
 		}
-		wantCap(err, "too_many_exec_streams_per_user")
+		var ae *pc.Error
+		if !errors.As(err, &ae) || ae.StatusCode != 429 {
+			t.Fatalf("waiting for a place: %v", err)
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the ended stream's place was not given back")
 		}
@@ -107,4 +110,61 @@ func TestSessionCaps(t *testing.T) {
 		t.Fatalf("a terminal on another runtime: %v", err)
 	}
 	tm2.Close()
+}
+
+// TestRevocationEndsStreams: revoking a key ends the exec streams and
+// terminals open with it at once, not at its next request.
+func TestRevocationEndsStreams(t *testing.T) {
+	env, _, p, rtPath := dockerEnv(t)
+	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	env.Must(t, 201, "POST", "/api/v1/org/acme/members", pc.AddOrgMemberRequest{Member: "bob@example.com", Role: "member"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", pc.AddMemberRequest{Member: "bob@example.com"})
+	var key pc.CreatedKey
+	env.Must(t, 201, "POST", "/api/v1/org/acme/keys", pc.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &key)
+	bob, err := pc.New(env.URL, key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	es, err := bob.ExecStream(ctx, "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	tm, err := bob.Terminal(ctx, "acme", "dev", p.RuntimeID, pc.TerminalOptions{Argv: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tm.Close()
+
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/keys/"+key.ID, nil)
+	ended := make(chan string, 2)
+	go func() {
+		for {
+			// The process sleeps on: only the stream's end stops this.
+			if ev, err := es.Recv(); err != nil || ev.Event == pc.EventExit {
+				ended <- "exec"
+				return
+			}
+		}
+	}()
+	go func() {
+		b := make([]byte, 256)
+		for {
+			if _, err := tm.Read(b); err != nil {
+				ended <- "terminal"
+				return
+			}
+		}
+	}()
+	for range 2 {
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a stream of a revoked key is still open")
+		}
+	}
+	if _, err := bob.Exec(ctx, "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"true"}}); err == nil {
+		t.Fatal("the revoked key still execs")
+	}
 }

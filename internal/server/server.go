@@ -195,7 +195,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Bindings:    bindings,
 		Sessions:    sessions,
 		SignIn: &auth.SignIn{
-			Store: st, Key: sessionKey, Now: time.Now,
+			Store: st, Key: sessionKey, Now: time.Now, Domain: signInDomain(cfg.SignInDomain, ln.Addr()),
 			ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
 		},
 		Limits: limitsOf(cfg.Limits),
@@ -421,4 +421,20 @@ func limitsOf(l config.Limits) api.Limits {
 		UploadBodyBytes:     l.UploadBodyBytes,
 		BundleBodyBytes:     l.BundleBodyBytes,
 	}
+}
+
+// signInDomain is the name wallets sign in to: the configured one, else
+// the address the server listens on ("localhost" for an unspecified host).
+func signInDomain(configured string, addr net.Addr) string {
+	if configured != "" {
+		return configured
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -97,7 +97,7 @@ type IdentityQueries interface {
 	// ListUsers lists every user, oldest first.
 	ListUsers(ctx context.Context, page Page) ([]User, string, error)
 	// UpdateUser writes u's email, wallet and name (conflicts as in
-	// CreateUser).
+	// CreateUser). A changed wallet ends the user's sessions.
 	UpdateUser(ctx context.Context, u User) error
 	// DeleteUser deletes a user with its memberships, keys and sessions.
 	DeleteUser(ctx context.Context, id string) error
@@ -112,8 +112,8 @@ type IdentityQueries interface {
 	ListUserOrgs(ctx context.Context, userID string) ([]OrgMember, error)
 	SetOrgMemberRole(ctx context.Context, orgID, userID, role string) error
 	// RemoveOrgMember removes the membership, the user's workspace
-	// memberships in the org, and revokes the user's keys in the org at
-	// at, in one transaction.
+	// memberships in the org, and revokes at at the user's keys in the org
+	// and those the user made there for others, in one transaction.
 	RemoveOrgMember(ctx context.Context, orgID, userID string, at time.Time) error
 	// CountOrgOwners counts the owners of an org.
 	CountOrgOwners(ctx context.Context, orgID string) (int, error)

@@ -406,9 +406,12 @@ type APIKey struct {
 	// CreatedBy names the credential that made it ("key:<id>",
 	// "session:<id>"; "" when the server made it).
 	CreatedBy string
-	CreatedAt time.Time
-	ExpiresAt time.Time // zero: never
-	RevokedAt time.Time // zero: not revoked
+	// MakerUserID is the user who made the key for its holder (an admin);
+	// "" when the holder made it, or the installation admin did.
+	MakerUserID string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time // zero: never
+	RevokedAt   time.Time // zero: not revoked
 }
 
 // ---------------------------------------------------------------------------

@@ -168,6 +168,7 @@ func New(t testing.TB, opts Options) *Env {
 		served = h
 	}
 	env.Server = httptest.NewServer(served)
+	env.SignIn.Domain = strings.TrimPrefix(env.Server.URL, "http://")
 	t.Cleanup(env.Server.Close)
 	// Runs before the server closes: ends streams to sandbox agents,
 	// which the server would otherwise wait for.

@@ -9,18 +9,18 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-const apiKeyColumns = "id, name, hash, prefix, role, org_id, user_id, workspace_id, created_by, created_at, expires_at, revoked_at"
+const apiKeyColumns = "id, name, hash, prefix, role, org_id, user_id, workspace_id, created_by, maker_user_id, created_at, expires_at, revoked_at"
 
 func scanAPIKey(sc rowScanner) (store.APIKey, error) {
 	var k store.APIKey
-	var org, user, workspace sql.NullString
+	var org, user, workspace, maker sql.NullString
 	var created int64
 	var expires, revoked sql.NullInt64
 	if err := sc.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &k.Role, &org, &user, &workspace, &k.CreatedBy,
-		&created, &expires, &revoked); err != nil {
+		&maker, &created, &expires, &revoked); err != nil {
 		return store.APIKey{}, err
 	}
-	k.OrgID, k.UserID, k.WorkspaceID = org.String, user.String, workspace.String
+	k.OrgID, k.UserID, k.WorkspaceID, k.MakerUserID = org.String, user.String, workspace.String, maker.String
 	k.CreatedAt = time.UnixMicro(created).UTC()
 	k.ExpiresAt, k.RevokedAt = fromMicros(expires), fromMicros(revoked)
 	return k, nil
@@ -35,9 +35,9 @@ func (q *queries) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	if k.WorkspaceID != "" && k.OrgID == "" {
 		return errdefs.InvalidArgument("invalid_api_key", "a key narrowed to a workspace needs the workspace's org")
 	}
-	_, err := q.w.ExecContext(ctx, "INSERT INTO api_keys ("+apiKeyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err := q.w.ExecContext(ctx, "INSERT INTO api_keys ("+apiKeyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		k.ID, k.Name, k.Hash, k.Prefix, k.Role, nullString(k.OrgID), nullString(k.UserID), nullString(k.WorkspaceID),
-		k.CreatedBy, micros(orNow(k.CreatedAt)), optMicros(k.ExpiresAt), optMicros(k.RevokedAt))
+		k.CreatedBy, nullString(k.MakerUserID), micros(orNow(k.CreatedAt)), optMicros(k.ExpiresAt), optMicros(k.RevokedAt))
 	return classify("create api key", resAPIKey, err)
 }
 

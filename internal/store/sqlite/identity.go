@@ -109,15 +109,25 @@ func (q *queries) UpdateUser(ctx context.Context, u store.User) error {
 	if err != nil {
 		return err
 	}
-	r, err := q.w.ExecContext(ctx, "UPDATE users SET email = ?, wallet = ?, name = ? WHERE id = ?",
-		nullString(u.Email), nullString(u.Wallet), u.Name, u.ID)
-	if err != nil {
-		return q.userConflict(ctx, u, classify("update user", resUser, err))
-	}
-	if n, err := r.RowsAffected(); err != nil || n == 0 {
-		return classify("update user", resUser, orNoRows(err))
-	}
-	return nil
+	return q.atomic(ctx, func(q *queries) error {
+		// A session proved the wallet it was opened with: a new wallet
+		// (or none) ends them.
+		_, err := q.w.ExecContext(ctx, `UPDATE auth_sessions SET revoked_at = ?
+			WHERE user_id = ? AND revoked_at IS NULL
+			AND (SELECT wallet FROM users WHERE id = ?) IS NOT ?`, micros(time.Now()), u.ID, u.ID, nullString(u.Wallet))
+		if err != nil {
+			return classify("end the sessions of a user", resAuthSession, err)
+		}
+		r, err := q.w.ExecContext(ctx, "UPDATE users SET email = ?, wallet = ?, name = ? WHERE id = ?",
+			nullString(u.Email), nullString(u.Wallet), u.Name, u.ID)
+		if err != nil {
+			return q.userConflict(ctx, u, classify("update user", resUser, err))
+		}
+		if n, err := r.RowsAffected(); err != nil || n == 0 {
+			return classify("update user", resUser, orNoRows(err))
+		}
+		return nil
+	})
 }
 
 // DeleteUser deletes the user with id; its memberships, keys and sessions
@@ -238,8 +248,8 @@ func (q *queries) RemoveOrgMember(ctx context.Context, orgID, userID string, at 
 		if err != nil {
 			return classify("remove workspace memberships of an org member", resMember, err)
 		}
-		_, err = q.w.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE org_id = ? AND user_id = ? AND revoked_at IS NULL",
-			micros(at), orgID, userID)
+		_, err = q.w.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE org_id = ? AND (user_id = ? OR maker_user_id = ?) AND revoked_at IS NULL",
+			micros(at), orgID, userID, userID)
 		return classify("revoke the keys of an org member", resAPIKey, err)
 	})
 }

@@ -47,7 +47,8 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 			('m4', 'o1', 'w1', 'bob', %d),
 			('m5', 'o1', 'w2', 'bob', %d),
 			('m6', 'o2', 'w3', 'bob', %d),
-			('m7', 'o1', 'w2', 'carol', %d)`, at(2), at(3), at(1), at(4), at(5), at(6), at(7)),
+			('m7', 'o1', 'w2', 'carol', %d),
+			('m8', 'o2', 'w3', 'dave@', %d)`, at(2), at(3), at(1), at(4), at(5), at(6), at(7), at(8)),
 		fmt.Sprintf(`INSERT INTO api_keys (id, name, hash, prefix, role, org_id, created_at) VALUES
 			('k-admin', 'bootstrap', 'hash-admin', 'pdk_adm', 'admin', NULL, %d),
 			('k-acme', 'ci', 'hash-acme', 'pdk_acm', 'admin', 'o1', %d)`, at(0), at(1)),
@@ -89,6 +90,8 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 		{Name: "bob", CreatedAt: time.UnixMicro(at(4)).UTC()},
 		{Name: "bob", CreatedAt: time.UnixMicro(at(6)).UTC()},
 		{Name: "carol", CreatedAt: time.UnixMicro(at(7)).UTC()},
+		// Not an address the API would take: a name, within its org.
+		{Name: "dave@", CreatedAt: time.UnixMicro(at(8)).UTC()},
 	}
 	if len(users) != len(wantUsers) {
 		t.Fatalf("users = %+v, want %d", users, len(wantUsers))
@@ -103,7 +106,7 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 			t.Errorf("user %d = %+v, want %+v", i, u, want)
 		}
 	}
-	alice, bob1, bob2, carol := users[0], users[1], users[2], users[3]
+	alice, bob1, bob2, carol, dave := users[0], users[1], users[2], users[3], users[4]
 
 	// Org memberships, role member, in the order each user first appeared
 	// in the org.
@@ -121,7 +124,7 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 		times []int
 	}{
 		{"o1", []store.User{alice, bob1, carol}, []int{2, 4, 7}},
-		{"o2", []store.User{alice, bob2}, []int{1, 6}},
+		{"o2", []store.User{alice, bob2, dave}, []int{1, 6, 8}},
 	} {
 		got := orgMembers(tc.org)
 		if len(got) != len(tc.users) {
@@ -148,7 +151,7 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 	}{
 		{"w1", []string{"m1", "m4"}, []store.User{alice, bob1}, 2},
 		{"w2", []string{"m5", "m7"}, []store.User{bob1, carol}, 2},
-		{"w3", []string{"m3", "m6"}, []store.User{alice, bob2}, 2},
+		{"w3", []string{"m3", "m6", "m8"}, []store.User{alice, bob2, dave}, 3},
 	} {
 		got, _, err := s.ListWorkspaceMembers(ctx, tc.workspace, store.Page{})
 		if err != nil {

@@ -39,13 +39,23 @@ CREATE INDEX org_members_user ON org_members (user_id);
 
 -- The old rows with the user each label becomes: scope is '' for an email
 -- address and the org for a name; label is the address lowercased or the
--- name as it was.
+-- name as it was. A label is an email address when the API would take it
+-- as one now: one '@' after a local part of 1 to 64 characters, and a
+-- domain of letters, digits, dashes and dots without empty labels. Any
+-- other label (alice@, a@b@c) stays a name within its org.
 CREATE TEMP TABLE migrate_labels AS
 SELECT id, org_id, workspace_id, created_at,
-       CASE WHEN instr(member, '@') > 0 THEN '' ELSE org_id END AS scope,
-       CASE WHEN instr(member, '@') > 0 THEN lower(member) ELSE member END AS label,
+       CASE WHEN is_email THEN '' ELSE org_id END AS scope,
+       CASE WHEN is_email THEN lower(member) ELSE member END AS label,
        NULL AS user_id
-FROM workspace_members;
+FROM (
+    SELECT *, (instr(member, '@') BETWEEN 2 AND 65
+               AND domain <> ''
+               AND instr(domain, '@') = 0
+               AND domain NOT GLOB '*[^A-Za-z0-9.-]*'
+               AND domain NOT GLOB '.*' AND domain NOT GLOB '*.' AND domain NOT GLOB '*..*') AS is_email
+    FROM (SELECT *, substr(member, instr(member, '@') + 1) AS domain FROM workspace_members)
+);
 
 CREATE TEMP TABLE migrate_users (
     scope      TEXT NOT NULL,
@@ -119,6 +129,9 @@ DROP TABLE migrate_users;
 ALTER TABLE api_keys ADD COLUMN user_id TEXT REFERENCES users (id) ON DELETE CASCADE;
 ALTER TABLE api_keys ADD COLUMN workspace_id TEXT REFERENCES workspaces (id);
 ALTER TABLE api_keys ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
+-- The user who made a key for another (an admin): the key never carries
+-- more than its maker has now, and dies with the maker's membership.
+ALTER TABLE api_keys ADD COLUMN maker_user_id TEXT REFERENCES users (id) ON DELETE CASCADE;
 ALTER TABLE api_keys ADD COLUMN expires_at INTEGER;
 ALTER TABLE api_keys ADD COLUMN revoked_at INTEGER;
 CREATE INDEX api_keys_org_created ON api_keys (org_id, created_at, id);
