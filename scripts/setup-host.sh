@@ -18,6 +18,11 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # Merging the runsc runtime into dockerd's daemon.json.
 command -v jq >/dev/null 2>&1 || need+=(jq)
+# Preview URLs and the SSH gateway are tested with real clients: curl, the
+# OpenSSH client (ssh, scp, sftp) and a headless Chromium.
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive

@@ -1,7 +1,7 @@
 // The paddock agent protocol: how the control plane drives the in-sandbox
 // agent (paddock-shim).
 //
-// The shim serves four Connect services over HTTP/2 cleartext on whatever
+// The shim serves five Connect services over HTTP/2 cleartext on whatever
 // byte stream the provider offers (a bind-mounted unix socket for Docker).
 // One connection multiplexes every call.
 //
@@ -10,6 +10,8 @@
 //                    background processes and re-attachment with replay
 //   FileService      stat, list, read, write, mkdir, remove, rename, tar
 //   TerminalService  interactive PTY sessions with resize
+//   PortService      TCP connections to the sandbox's loopback ports
+//                    (preview URLs, SSH forwarding) and what listens
 //
 // Errors. Every failure is a Connect error with a standard code
 // (not_found, invalid_argument, already_exists, permission_denied,

@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -56,6 +57,11 @@ type Config struct {
 	// Limits are the rate limits, session caps and body limits; zero
 	// fields take DefaultLimits.
 	Limits Limits
+	// Preview configures preview URLs (preview.go).
+	Preview Preview
+	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
+	// off.
+	SSH *sshgw.Info
 }
 
 // API serves HTTP.
@@ -83,6 +89,10 @@ type API struct {
 	execCaps    *caps
 	termCaps    *caps
 	live        live
+	preview     Preview
+	ssh         *sshgw.Info
+	// portTransports are the preview proxy's (preview.go).
+	portTransports portTransports
 }
 
 // Route is one entry of the route table.
@@ -152,6 +162,11 @@ func New(cfg Config) *API {
 		images:      cfg.Images,
 		signin:      cfg.SignIn,
 		limits:      cfg.Limits.withDefaults(),
+		preview:     cfg.Preview,
+		ssh:         cfg.SSH,
+	}
+	if a.preview.Scheme == "" {
+		a.preview.Scheme = "http"
 	}
 	a.perKey = newBuckets(a.limits.PerKey, now)
 	a.perClient = newBuckets(a.limits.PerClient, now)
@@ -192,6 +207,10 @@ func (a *API) Routes() []Route {
 		route("POST", "/api/auth/session", public, a.createSession),
 		route("DELETE", "/api/auth/session", anyone, a.deleteSession),
 		route("GET", "/api/v1/me", anyone, a.me),
+		route("GET", "/api/v1/me/ssh-keys", anyone, a.listSSHKeys),
+		route("POST", "/api/v1/me/ssh-keys", anyone, a.addSSHKey),
+		route("DELETE", "/api/v1/me/ssh-keys/{key_id}", anyone, a.deleteSSHKey),
+		route("GET", "/api/v1/ssh", anyone, a.sshInfo),
 
 		// The installation admin's: users and installation-wide keys.
 		route("POST", "/api/v1/users", installation, a.createUser),
@@ -252,6 +271,12 @@ func (a *API) Routes() []Route {
 		route("GET", rtPrefix+"/files/tar", member, a.downloadTar),
 		route("POST", rtPrefix+"/files/tar", member, a.uploadTar).upload(),
 		route("GET", rtPrefix+"/terminal", member, a.terminal),
+		// Ports inside the sandbox; the proxy to them (preview.go) is not a
+		// route: it answers any method under …/ports/{port}/ and on
+		// preview hosts.
+		route("GET", rtPrefix+"/previews", member, a.listPorts),
+		route("PATCH", rtPrefix+"/previews/{port}", admin, a.setPort),
+		route("POST", rtPrefix+"/previews/{port}/token", member, a.createPreviewToken),
 
 		// What an agent brings into its runtime, and runs there.
 		route("GET", "/api/v1/catalog", anyone, a.listCatalog),
@@ -302,6 +327,9 @@ func (a *API) Routes() []Route {
 // ServeHTTP routes a request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.withRequest(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.servePreview(w, r) {
+			return
+		}
 		if _, pattern := a.mux.Handler(r); pattern == "" {
 			a.mux.ServeHTTP(&unmatched{ResponseWriter: w, r: r, a: a}, r)
 			return

@@ -19,6 +19,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// DefaultSSHListen is where the SSH gateway listens unless ssh_listen
+// says otherwise.
+const DefaultSSHListen = "127.0.0.1:2222"
+
 var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Config is what `paddock serve` runs with.
@@ -109,6 +113,19 @@ type Config struct {
 
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
+
+	// SSH gateway: SSHListen is its address; "" means DefaultSSHListen,
+	// where a busy port only logs an error, and "off" turns it off.
+	// SSHAddress is host:port as users reach it, when not the listen
+	// address.
+	SSHListen  string `yaml:"ssh_listen"`  // PADDOCK_SSH_LISTEN
+	SSHAddress string `yaml:"ssh_address"` // PADDOCK_SSH_ADDRESS
+
+	// PreviewDomain is the domain of preview URLs: port P of a runtime is
+	// P-<runtime short id>.<PreviewDomain>. "" means localhost, which
+	// browsers resolve to loopback by themselves; elsewhere point a
+	// wildcard DNS record at the server.
+	PreviewDomain string `yaml:"preview_domain"` // PADDOCK_PREVIEW_DOMAIN
 	// SecretsKey, when set, is the key secrets are sealed with (base64 of
 	// 32 bytes); otherwise <data-dir>/secrets.key, made on first start. It
 	// is read from the environment only, never from a file or a flag.
@@ -287,6 +304,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_LOG_FORMAT":      &c.LogFormat,
 		"PADDOCK_INSTANCE_ID":     &c.InstanceID,
 		"PADDOCK_SIGN_IN_DOMAIN":  &c.SignInDomain,
+		"PADDOCK_SSH_LISTEN":      &c.SSHListen,
+		"PADDOCK_SSH_ADDRESS":     &c.SSHAddress,
+		"PADDOCK_PREVIEW_DOMAIN":  &c.PreviewDomain,
 
 		"PADDOCK_CREDIT_PROVIDER_RATES": &c.CreditProviderRates,
 	}

@@ -66,6 +66,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
+	sshd, err := listenSSH(cfg, logger) // the SSH gateway's (ssh.go)
+	if err != nil {
+		return err
+	}
+	defer sshd.close()
 
 	// Step 1: the store.
 	dsn := cfg.Store
@@ -198,7 +203,9 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			Store: st, Key: sessionKey, Now: time.Now, Domain: signInDomain(cfg.SignInDomain, ln.Addr()),
 			ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
 		},
-		Limits: limitsOf(cfg.Limits),
+		Limits:  limitsOf(cfg.Limits),
+		Preview: api.Preview{Domain: cfg.PreviewDomain, Port: portOf(ln.Addr())},
+		SSH:     sshd.Info(),
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a
@@ -254,7 +261,13 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err := bootstrapKey(ctx, st, cfg.BootstrapKey, out); err != nil {
 		return err
 	}
+	// HTTP/1.1, and HTTP/2 without TLS for clients that know to use it
+	// (prior knowledge): preview URLs carry both to sandbox servers.
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
 	srv := &http.Server{
+		Protocols:         &protos,
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -263,6 +276,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	sshd.start(st, runtimes, logger, out)
 	ready.Store(true)
 	fmt.Fprintf(out, "paddock listening on http://%s (data dir %s, provider %s)\n", ln.Addr(), cfg.DataDir, providers.Default())
 	logger.Info("serving", "addr", ln.Addr().String())
@@ -284,10 +298,12 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	// grace period, and in any case once the rest is drained, the agent
 	// connections are closed, which ends them.
 	closeAgents := time.AfterFunc(AgentStreamGrace, func() { _ = runtimes.Close() })
+	sshStopped := sshd.shutdown(AgentStreamGrace) // SSH sessions get the same grace
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Warn("shutdown did not drain every request", "err", err)
 		_ = srv.Close()
 	}
+	sshStopped()
 	closeAgents.Stop()
 	_ = runtimes.Close()
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -437,4 +453,13 @@ func signInDomain(configured string, addr net.Addr) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// portOf is the port of a listener's address.
+func portOf(addr net.Addr) string {
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return ""
+	}
+	return port
 }

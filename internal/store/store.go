@@ -73,6 +73,10 @@ type Queries interface {
 	CreateRuntime(ctx context.Context, r Runtime) error
 	GetRuntime(ctx context.Context, id string) (Runtime, error)
 	GetRuntimeByProject(ctx context.Context, projectID string) (Runtime, error)
+	// FindRuntimesByIDPrefix returns at most limit runtimes whose id
+	// starts with prefix (a short id, as preview hosts and SSH users name
+	// a runtime).
+	FindRuntimesByIDPrefix(ctx context.Context, prefix string, limit int) ([]Runtime, error)
 	ListRuntimes(ctx context.Context, workspaceID string, page Page) ([]Runtime, string, error)
 	// ListRuntimesByStatus lists runtimes in any of statuses across all
 	// orgs (for the reconciler), oldest first.
@@ -147,6 +151,7 @@ type Queries interface {
 	// Capability inventories and bindings, and sessions: see capability.go.
 	CapabilityQueries
 	SessionQueries
+	SSHQueries // SSH keys, and the runtime an SSH user names: see ssh.go.
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
@@ -245,6 +250,9 @@ type RuntimeConfig struct {
 	// (capabilities_json), sorted; they choose its image and reach the
 	// sandbox as SIDECAR_CAPABILITIES.
 	Sidecars []string `json:"sidecars,omitempty"`
+	// PublicPorts are the sandbox ports whose preview URLs need no key
+	// or token, sorted.
+	PublicPorts []int `json:"public_ports,omitempty"`
 }
 
 // Root filesystem modes of a runtime.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -62,6 +63,9 @@ type Options struct {
 	NoSpecCheck bool
 	// Limits are the API's limits; zero fields take api.DefaultLimits.
 	Limits api.Limits
+	// Preview configures preview URLs; its Port defaults to the test
+	// server's.
+	Preview api.Preview
 }
 
 // Env is a running API.
@@ -80,6 +84,8 @@ type Env struct {
 	// SignIn is the API's wallet sign-in (its session key is the data
 	// directory's).
 	SignIn *auth.SignIn
+	// API is the API the server serves.
+	API    *api.API
 	Server *httptest.Server
 }
 
@@ -160,14 +166,26 @@ func New(t testing.TB, opts Options) *Env {
 		t.Fatalf("session key: %v", err)
 	}
 	env.SignIn = &auth.SignIn{Store: st, Key: sessionKey, Now: now}
+	env.Server = httptest.NewUnstartedServer(nil)
+	preview := opts.Preview
+	if _, port, err := net.SplitHostPort(env.Server.Listener.Addr().String()); err == nil && preview.Port == "" {
+		preview.Port = port
+	}
 	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
-		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits})
+		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits,
+		Preview: preview})
+	env.API = h
 	// Every request and answer is held to api/openapi.yaml (spec.go).
-	var served http.Handler = newSpecCheck(t).wrap(h)
+	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)
 	if opts.NoSpecCheck {
 		served = h
 	}
-	env.Server = httptest.NewServer(served)
+	env.Server.Config.Handler = served
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	env.Server.Config.Protocols = &protos
+	env.Server.Start()
 	env.SignIn.Domain = strings.TrimPrefix(env.Server.URL, "http://")
 	t.Cleanup(env.Server.Close)
 	// Runs before the server closes: ends streams to sandbox agents,

@@ -72,11 +72,11 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 	}
 	var version int
 	var name string
-	if err := s.read.QueryRowContext(ctx, "SELECT version, name FROM schema_migrations ORDER BY version DESC LIMIT 1").Scan(&version, &name); err != nil {
+	if err := s.read.QueryRowContext(ctx, "SELECT version, name FROM schema_migrations WHERE version = 8").Scan(&version, &name); err != nil {
 		t.Fatal(err)
 	}
 	if version != 8 || name != "0008_identity.sql" {
-		t.Fatalf("newest migration = %d %s, want 8 0008_identity.sql", version, name)
+		t.Fatalf("migration 8 = %d %s, want 0008_identity.sql", version, name)
 	}
 
 	// Users: one alice across orgs, a bob per org, one carol; each as old

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -56,6 +58,29 @@ func (q *queries) CreateRuntime(ctx context.Context, r store.Runtime) error {
 func (q *queries) GetRuntime(ctx context.Context, id string) (store.Runtime, error) {
 	r, err := scanRuntime(q.r.QueryRowContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE id = ?", id))
 	return r, classify("get runtime", resRuntime, err)
+}
+
+// FindRuntimesByIDPrefix returns at most limit runtimes whose id starts
+// with prefix, which must be at least 8 characters of hex and dashes.
+func (q *queries) FindRuntimesByIDPrefix(ctx context.Context, prefix string, limit int) ([]store.Runtime, error) {
+	if len(prefix) < 8 || strings.Trim(prefix, "0123456789abcdef-") != "" {
+		return nil, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id prefix", prefix)
+	}
+	rows, err := q.r.QueryContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+		prefix, prefix+"\xff", max(limit, 1))
+	if err != nil {
+		return nil, classify("find runtimes", resRuntime, err)
+	}
+	defer rows.Close()
+	var out []store.Runtime
+	for rows.Next() {
+		r, err := scanRuntime(rows)
+		if err != nil {
+			return nil, classify("find runtimes", resRuntime, err)
+		}
+		out = append(out, r)
+	}
+	return out, classify("find runtimes", resRuntime, rows.Err())
 }
 
 // GetRuntimeByProject returns the runtime of projectID.

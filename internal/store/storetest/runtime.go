@@ -32,6 +32,25 @@ func testRuntimes(t *testing.T, s store.Store) {
 		equal(t, "GetRuntimeByProject", got, normRuntime(r))
 	})
 
+	t.Run("find by id prefix", func(t *testing.T) {
+		for _, prefix := range []string{r.ID[:8], r.ID[:13], r.ID} {
+			got, err := s.FindRuntimesByIDPrefix(ctx, prefix, 2)
+			must(t, err)
+			if len(got) != 1 || got[0].ID != r.ID {
+				t.Fatalf("FindRuntimesByIDPrefix(%q) = %+v", prefix, got)
+			}
+		}
+		got, err := s.FindRuntimesByIDPrefix(ctx, "ffffffff-ffff", 2)
+		must(t, err)
+		if len(got) != 0 && got[0].ID != r.ID {
+			t.Fatalf("an unknown prefix found %+v", got)
+		}
+		for _, bad := range []string{"", "abc", "ABCDEF12", "'; drop--"} {
+			_, err := s.FindRuntimesByIDPrefix(ctx, bad, 2)
+			wantKind(t, err, errdefs.ErrInvalidArgument)
+		}
+	})
+
 	t.Run("not found", func(t *testing.T) {
 		_, err := s.GetRuntime(ctx, uuid.NewString())
 		wantKind(t, err, errdefs.ErrNotFound)

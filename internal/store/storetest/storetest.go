@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ScopedAPIKeys", testScopedAPIKeys},
 		{"AuthChallenges", testAuthChallenges},
 		{"AuthSessions", testAuthSessions},
+		{"SSHKeys", testSSHKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,638 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/pkg/client"
+)
+
+// Ports and preview URLs: a server listening on port P inside a runtime's
+// sandbox is reachable through the control plane at
+//
+//   - P-<runtime short id>.<preview domain> (the preview URL: its own
+//     origin, so an app's absolute links work), and
+//   - /api/v1/org/{org}/ws/{ws}/runtimes/{id}/ports/{P}/… (the path URL).
+//
+// Bytes reach the port through the agent (a port-forward stream), so the
+// sandbox needs no network. A request to a paused or archived runtime
+// wakes it and waits, bounded, for the port to answer; each request, and
+// a WebSocket for as long as it is open, is activity.
+//
+// A port is private unless the runtime marks it public: a request then
+// needs an API key or session of a member of the runtime's workspace, or
+// a preview token for that runtime and port (header, ?token=, or the
+// cookie a ?token= visit sets).
+
+// Preview configures preview URLs.
+type Preview struct {
+	// Domain is the preview domain: a port's host is
+	// P-<short id>.<Domain>. "" means "localhost", which browsers resolve
+	// to loopback without any DNS.
+	Domain string
+	// Scheme and Port are how users reach this server ("http", and the
+	// listen port), for the URLs the API hands out.
+	Scheme string
+	Port   string
+	// Wait bounds how long a request to a runtime being woken waits for
+	// its port to answer (0: 30 s).
+	Wait time.Duration
+}
+
+const (
+	previewCookie = "paddock_preview"
+	// previewCookiePartitioned is the same token in a cookie for
+	// third-party contexts (previewCookies).
+	previewCookiePartitioned = "paddock_preview_p"
+	previewHeader            = "X-Paddock-Preview-Token"
+	defaultPreviewTT         = time.Hour
+	// shortIDLen is how many hex digits of a runtime's id name it in a
+	// preview host.
+	shortIDLen = 12
+)
+
+// previewHostRE is the first label of a preview host: P-<short id>.
+var previewHostRE = regexp.MustCompile(`^([0-9]{1,5})-([0-9a-f]{12})$`)
+
+// portsPathRE is a path URL: the runtime's path, ports, P, then the rest.
+var portsPathRE = regexp.MustCompile(`^/api/v1/org/([^/]+)/ws/([^/]+)/runtimes/([^/]+)/ports/([0-9]{1,5})(/.*)?$`)
+
+func (a *API) previewDomain() string {
+	if a.preview.Domain == "" {
+		return "localhost"
+	}
+	return strings.ToLower(a.preview.Domain)
+}
+
+// ShortID is how a preview host names a runtime: the first 12 hex digits
+// of its id.
+func ShortID(runtimeID string) string {
+	return strings.ReplaceAll(runtimeID, "-", "")[:shortIDLen]
+}
+
+// previewHost parses a request's Host as a preview host.
+func (a *API) previewHost(host string) (port int, short string, ok bool) {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	first, rest, found := strings.Cut(strings.ToLower(host), ".")
+	if !found || rest != a.previewDomain() {
+		return 0, "", false
+	}
+	m := previewHostRE.FindStringSubmatch(first)
+	if m == nil {
+		return 0, "", false
+	}
+	port, err := strconv.Atoi(m[1])
+	if err != nil || port < 1 || port > 65535 {
+		return 0, "", false
+	}
+	return port, m[2], true
+}
+
+// previewURL is the preview URL of port on rt.
+func (a *API) previewURL(rt store.Runtime, port int) string {
+	u := fmt.Sprintf("%s://%d-%s.%s", a.preview.Scheme, port, ShortID(rt.ID), a.previewDomain())
+	if a.preview.Port != "" {
+		u += ":" + a.preview.Port
+	}
+	return u + "/"
+}
+
+// IsPreview reports whether r goes to a sandbox's port (a preview host or
+// a path URL) rather than to the API.
+func (a *API) IsPreview(r *http.Request) bool {
+	_, _, host := a.previewHost(r.Host)
+	return host || portsPathRE.MatchString(r.URL.Path)
+}
+
+// servePreview answers a request to a preview host or a path URL; ok is
+// false when r is neither.
+func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
+	if port, short, ok := a.previewHost(r.Host); ok {
+		a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByShortID(r.Context(), short) }, "")
+		return true
+	}
+	m := portsPathRE.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		return false
+	}
+	port, _ := strconv.Atoi(m[4])
+	prefix := strings.TrimSuffix(r.URL.Path, m[5])
+	a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByPath(r, m[1], m[2], m[3]) }, prefix)
+	return true
+}
+
+// runtimeByShortID finds the runtime a preview host names.
+func (a *API) runtimeByShortID(ctx context.Context, short string) (store.Runtime, error) {
+	prefix := short[:8] + "-" + short[8:]
+	rts, err := a.store.FindRuntimesByIDPrefix(ctx, prefix, 2)
+	if err != nil {
+		return store.Runtime{}, err
+	}
+	if len(rts) != 1 {
+		return store.Runtime{}, errdefs.NotFound("runtime_not_found", "no runtime %s", short)
+	}
+	return rts[0], nil
+}
+
+// runtimeByPath finds the runtime a path URL names, in its org and
+// workspace (not yet checking who may see it).
+func (a *API) runtimeByPath(r *http.Request, org, ws, id string) (store.Runtime, error) {
+	notFound := errdefs.NotFound("runtime_not_found", "runtime %s not found", id)
+	if !isUUID(id) || !slugRE.MatchString(org) || !slugRE.MatchString(ws) {
+		return store.Runtime{}, notFound
+	}
+	rt, err := a.store.GetRuntime(r.Context(), id)
+	if errdefs.IsNotFound(err) {
+		return rt, notFound
+	}
+	if err != nil {
+		return rt, err
+	}
+	o, err := a.store.GetOrgByName(r.Context(), org)
+	if err == nil && o.ID != rt.OrgID {
+		err = errdefs.ErrNotFound
+	}
+	var w store.Workspace
+	if err == nil {
+		w, err = a.store.GetWorkspaceByName(r.Context(), o.ID, ws)
+	}
+	if err == nil && w.ID != rt.WorkspaceID {
+		err = errdefs.ErrNotFound
+	}
+	if errdefs.IsNotFound(err) {
+		return rt, notFound
+	}
+	return rt, err
+}
+
+// proxyPort checks who may reach port of the runtime find names, wakes it,
+// waits for the port and proxies the request to it. prefix is the path
+// URL's part before the app's own path ("" on a preview host).
+func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find func() (store.Runtime, error), prefix string) {
+	ctx := r.Context()
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, a.limits.UploadBodyBytes)
+	}
+	if ok, retry := a.perClient.take(clientAddr(r)); !ok {
+		a.previewError(w, r, errRateLimited(w, "address", retry))
+		return
+	}
+	if port < 1 || port > 65535 {
+		a.previewError(w, r, errdefs.InvalidArgument("invalid_port", "port %d is not 1 to 65535", port))
+		return
+	}
+	rt, err := find()
+	if err != nil {
+		a.previewError(w, r, err)
+		return
+	}
+	tokenInQuery, err := a.previewAccess(w, r, rt, port, prefix)
+	if err != nil {
+		a.previewError(w, r, err)
+		return
+	}
+	if tokenInQuery && redirectStrippingToken(w, r) {
+		return
+	}
+	wasRunning := rt.Status == store.RuntimeRunning
+	wake, cancel := context.WithTimeout(ctx, a.previewWait()+time.Minute)
+	defer cancel()
+	// The agent is held, and the runtime counts as active, for as long as
+	// the request (a WebSocket included) lasts.
+	agent, _, err := a.runtimes.AgentOf(ctx, rt)
+	if err != nil {
+		if wake.Err() != nil {
+			err = errdefs.Unavailable("wake_timed_out", "the runtime did not wake in time")
+		}
+		a.previewError(w, r, wakeFailed(err))
+		return
+	}
+	if !wasRunning {
+		// Just woken: its server may need a moment to answer again.
+		if err := a.awaitPort(ctx, agent, port); err != nil {
+			a.previewError(w, r, err)
+			return
+		}
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			if prefix != "" {
+				pr.Out.URL.Path = strings.TrimPrefix(pr.In.URL.Path, prefix)
+				pr.Out.URL.RawPath = ""
+				if pr.Out.URL.Path == "" {
+					pr.Out.URL.Path = "/"
+				}
+			}
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+			// paddock's own credentials stop here.
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Del(previewHeader)
+			removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
+			if tokenInQuery {
+				q := pr.Out.URL.Query()
+				q.Del("token")
+				pr.Out.URL.RawQuery = q.Encode()
+			}
+		},
+		Transport: a.portTransports.get(agent, port),
+		// Server-sent events and other streams reach the client as they
+		// are written.
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return
+			}
+			if pe, ok := errdefs.Public(err); ok && pe.Code == "port_not_listening" {
+				a.previewError(w, r, errNotListening(port, err))
+				return
+			}
+			a.previewError(w, r, errdefs.Unavailable("port_failed", "port %d did not answer: %v", port, err))
+		},
+	}
+	rp.ServeHTTP(w, r)
+}
+
+func (a *API) previewWait() time.Duration {
+	if a.preview.Wait > 0 {
+		return a.preview.Wait
+	}
+	return 30 * time.Second
+}
+
+// awaitPort waits, bounded, until something listens on port of a
+// runtime just woken.
+func (a *API) awaitPort(ctx context.Context, agent *agentconn.Client, port int) error {
+	deadline := time.Now().Add(a.previewWait())
+	for {
+		c, err := agent.DialPort(ctx, port)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		pe, public := errdefs.Public(err)
+		if !public || pe.Code != "port_not_listening" {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errNotListening(port, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func errNotListening(port int, cause error) error {
+	return errdefs.Unavailable("port_not_listening", "nothing is listening on port %d in the sandbox", port).WithCause(cause)
+}
+
+// wakeFailed says a runtime could not be woken, keeping the reason's
+// code when it has one.
+func wakeFailed(err error) error {
+	if _, ok := errdefs.Public(err); ok {
+		return err
+	}
+	return errdefs.Unavailable("wake_failed", "the runtime could not be woken").WithCause(err)
+}
+
+// previewAccess decides whether r may reach port of rt: a public port, a
+// preview token (header, ?token=, cookie), or the credentials of a member
+// who sees rt's workspace. A caller who may not see rt gets not found. It
+// reports whether ?token= held the preview token (then it is paddock's,
+// and stripped before the app sees the request).
+func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (tokenInQuery bool, err error) {
+	if slices.Contains(rt.Config.PublicPorts, port) {
+		return false, nil
+	}
+	var tokenErr error
+	if a.signin != nil {
+		for i, tok := range []string{r.Header.Get(previewHeader), r.URL.Query().Get("token"), cookieValue(r, previewCookie), cookieValue(r, previewCookiePartitioned)} {
+			if tok == "" {
+				continue
+			}
+			if _, err := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now()); err != nil {
+				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "%v", err)
+				continue
+			}
+			if i == 1 {
+				// A first visit: the cookie keeps a tab or an iframe going.
+				for _, c := range previewCookies(r, tok, prefix+"/") {
+					http.SetCookie(w, c)
+				}
+			}
+			return i == 1, nil
+		}
+	}
+	if r.Header.Get("Authorization") == "" {
+		if tokenErr != nil {
+			a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", "bad_preview_token", "method", r.Method, "path", r.URL.Path)
+			return false, tokenErr
+		}
+		return false, errdefs.Unauthenticated("preview_needs_credentials", "port %d is private: send an API key, or open the link with a preview token (?token=)", port)
+	}
+	id, err := a.authenticate(w, r)
+	if err != nil {
+		return false, err
+	}
+	if ok, retry := a.perKey.take(id.Credential()); !ok {
+		return false, errRateLimited(w, "credential", retry)
+	}
+	o, err := a.store.GetOrg(r.Context(), rt.OrgID)
+	if err != nil {
+		return false, err
+	}
+	acc, ok, err := auth.OrgAccess(r.Context(), a.store, id, o)
+	if err != nil {
+		return false, err
+	}
+	if !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
+		return false, errdefs.NotFound("runtime_not_found", "runtime %s not found", rt.ID)
+	}
+	if !acc.Role.AtLeast(auth.RoleMember) {
+		return false, errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
+	}
+	return false, nil
+}
+
+// previewCookies are the cookies a ?token= visit sets: a SameSite=Lax one
+// for a tab, and, where the browser allows a secure cookie (HTTPS, or a
+// *.localhost host, which browsers treat as secure), a SameSite=None,
+// Partitioned (CHIPS) one: an iframe embedding the preview in another
+// site's page is a third-party context, where browsers now send only
+// partitioned cookies. On plain HTTP on a real domain cross-site iframes
+// get no cookie; a deployment that wants them serves HTTPS.
+func previewCookies(r *http.Request, tok, path string) []*http.Cookie {
+	cs := []*http.Cookie{{Name: previewCookie, Value: tok, Path: path, HttpOnly: true, SameSite: http.SameSiteLaxMode}}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if r.TLS != nil || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		cs = append(cs, &http.Cookie{Name: previewCookiePartitioned, Value: tok, Path: path, HttpOnly: true,
+			Secure: true, SameSite: http.SameSiteNoneMode, Partitioned: true})
+	}
+	return cs
+}
+
+func cookieValue(r *http.Request, name string) string {
+	if c, err := r.Cookie(name); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// redirectStrippingToken sends a browser's GET that carried ?token= (now
+// in a cookie) to the same URL without it, so the token stays out of
+// history and Referer headers.
+func redirectStrippingToken(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	if r.Method != http.MethodGet || !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		return false
+	}
+	q.Del("token")
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+	return true
+}
+
+// removeCookie drops cookies from a request's Cookie headers.
+func removeCookie(r *http.Request, names ...string) {
+	cs := r.Cookies()
+	r.Header.Del("Cookie")
+	for _, c := range cs {
+		if !slices.Contains(names, c.Name) {
+			r.AddCookie(c)
+		}
+	}
+}
+
+// previewError answers a preview request that did not reach its port: a
+// small HTML page that says why for a browser, the one JSON error body
+// for anything else.
+func (a *API) previewError(w http.ResponseWriter, r *http.Request, err error) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		a.fail(r.Context(), w, err)
+		return
+	}
+	status := statusOf(err)
+	code, msg := genericCodes[status], http.StatusText(status)
+	if pe, ok := errdefs.Public(err); ok {
+		code, msg = pe.Code, pe.Message
+	} else if status == http.StatusInternalServerError {
+		code, msg = "internal", "internal error; the server logged the details"
+		a.logger.ErrorContext(r.Context(), "preview failed", "err", err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>paddock: %[1]s</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 4em auto">
+<h1>%[2]d %[3]s</h1><p>%[4]s</p><p><code>%[1]s</code> · request %[5]s</p></body></html>
+`, html.EscapeString(code), status, html.EscapeString(http.StatusText(status)), html.EscapeString(msg), html.EscapeString(requestIDFrom(r.Context())))
+}
+
+// portsOf lists rt's ports: those listening in its sandbox (when it has a
+// running one) and those marked public.
+func (a *API) portsOf(ctx context.Context, rt store.Runtime, prefix string) ([]client.Port, error) {
+	byPort := map[int]*client.Port{}
+	if rt.Status == store.RuntimeRunning {
+		agent, _, err := a.runtimes.AgentOf(ctx, rt)
+		if err != nil {
+			return nil, err
+		}
+		ls, err := agent.ListPorts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range ls {
+			if p, seen := byPort[l.Port]; seen {
+				p.Address += ", " + l.Address
+				continue
+			}
+			byPort[l.Port] = &client.Port{Port: l.Port, Listening: true, Address: l.Address, PID: l.PID, Command: l.Command}
+		}
+	}
+	for _, p := range rt.Config.PublicPorts {
+		if byPort[p] == nil {
+			byPort[p] = &client.Port{Port: p}
+		}
+		byPort[p].Public = true
+	}
+	out := make([]client.Port, 0, len(byPort))
+	for _, p := range byPort {
+		p.URL = a.previewURL(rt, p.Port)
+		p.PathURL = prefix + "/ports/" + strconv.Itoa(p.Port) + "/"
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(x, y client.Port) int { return x.Port - y.Port })
+	return out, nil
+}
+
+// portParam reads {port}.
+func portParam(r *http.Request) (int, error) {
+	p, err := strconv.Atoi(r.PathValue("port"))
+	if err != nil || p < 1 || p > 65535 {
+		return 0, errdefs.InvalidArgument("invalid_port", "%q is not a port (1 to 65535)", r.PathValue("port"))
+	}
+	return p, nil
+}
+
+// rtPathOf is the path URL prefix of rt (its runtime path).
+func rtPathOf(r *http.Request, rt store.Runtime) string {
+	return "/api/v1/org/" + r.PathValue("org") + "/ws/" + r.PathValue("workspace") + "/runtimes/" + rt.ID
+}
+
+func (a *API) listPorts(w http.ResponseWriter, r *http.Request) error {
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	ports, err := a.portsOf(r.Context(), rt, rtPathOf(r, rt))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, client.List[client.Port]{Items: ports})
+	return nil
+}
+
+// setPort marks a port public or private.
+func (a *API) setPort(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	port, err := portParam(r)
+	if err != nil {
+		return err
+	}
+	var req client.SetPortRequest
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		return err
+	}
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		ports := slices.DeleteFunc(slices.Clone(rt.Config.PublicPorts), func(p int) bool { return p == port })
+		if req.Public {
+			ports = append(ports, port)
+			slices.Sort(ports)
+		}
+		rt.Config.PublicPorts = ports
+		if len(ports) == 0 {
+			rt.Config.PublicPorts = nil
+		}
+		rt, err = a.store.UpdateRuntime(ctx, rt)
+		if err == nil || !errdefs.IsConflict(err) || attempt == 5 {
+			break
+		}
+		if rt, err = a.store.GetRuntime(ctx, rt.ID); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return err
+	}
+	out := client.Port{Port: port, Public: req.Public, URL: a.previewURL(rt, port), PathURL: rtPathOf(r, rt) + "/ports/" + strconv.Itoa(port) + "/"}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// createPreviewToken signs a preview token for one port.
+func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
+	if a.signin == nil {
+		return errdefs.NotImplemented("preview_tokens_not_configured", "this server issues no preview tokens")
+	}
+	port, err := portParam(r)
+	if err != nil {
+		return err
+	}
+	var req client.PreviewTokenRequest
+	if err := decodeJSON(w, r, &req, true); err != nil {
+		return err
+	}
+	ttl := defaultPreviewTT
+	if req.TTL != "" {
+		d, err := time.ParseDuration(req.TTL)
+		if err != nil || d <= 0 || d > auth.MaxPreviewTTL {
+			return errdefs.InvalidArgument("invalid_ttl", "ttl %q must be a positive duration of at most %s", req.TTL, auth.MaxPreviewTTL)
+		}
+		ttl = d
+	}
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	exp := a.now().Add(ttl)
+	tok := auth.SealPreview(a.signin.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: identity(r).Credential()})
+	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previewURL(rt, port) + "?token=" + tok, ExpiresAt: exp})
+	return nil
+}
+
+// portTransports keeps one HTTP transport per agent and port, so that
+// requests to a port reuse kept-alive connections (each one a forward
+// stream over the agent link) instead of opening one each.
+type portTransports struct {
+	mu sync.Mutex
+	m  map[portKey]*http.Transport
+}
+
+type portKey struct {
+	agent *agentconn.Client
+	port  int
+}
+
+// maxPortTransports bounds the transports kept; past it the oldest are
+// dropped (a sandbox gone leaves its agent's behind).
+const maxPortTransports = 256
+
+func (p *portTransports) get(agent *agentconn.Client, port int) *http.Transport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := portKey{agent, port}
+	if t := p.m[k]; t != nil {
+		return t
+	}
+	if p.m == nil {
+		p.m = map[portKey]*http.Transport{}
+	}
+	if len(p.m) >= maxPortTransports {
+		for k, t := range p.m {
+			t.CloseIdleConnections()
+			delete(p.m, k)
+			if len(p.m) < maxPortTransports/2 {
+				break
+			}
+		}
+	}
+	t := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return agent.DialPort(ctx, port)
+		},
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	p.m[k] = t
+	return t
+}
