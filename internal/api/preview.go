@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -198,28 +199,50 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		return
 	}
 	rt, err := find()
+	if errdefs.IsNotFound(err) && !hasPreviewCredentials(r, prefix) {
+		// Without credentials a runtime that does not exist looks like a
+		// private one: nobody learns which exist.
+		err = errNeedsCredentials(port)
+	}
 	if err != nil {
 		a.previewError(w, r, err)
 		return
 	}
-	tokenInQuery, err := a.previewAccess(w, r, rt, port, prefix)
+	grant, err := a.previewAccess(w, r, rt, port, prefix)
 	if err != nil {
 		a.previewError(w, r, err)
 		return
 	}
-	if tokenInQuery && redirectStrippingToken(w, r) {
+	if grant.tokenInQuery && grant.cookieSet && redirectStrippingToken(w, r) {
 		return
+	}
+	if grant.cred != "" {
+		// Revoking the credential (or the token's maker) ends the stream
+		// at once: a WebSocket, server-sent events.
+		var end func()
+		ctx, end = a.live.open(ctx, grant.id, rt.OrgID)
+		defer end()
+		r = r.WithContext(ctx)
 	}
 	wasRunning := rt.Status == store.RuntimeRunning
-	wake, cancel := context.WithTimeout(ctx, a.previewWait()+time.Minute)
-	defer cancel()
+	if !wasRunning {
+		// Waking is bounded; the port then gets its own bounded wait.
+		wake, cancel := context.WithTimeout(ctx, a.previewWait()+time.Minute)
+		_, _, err := a.runtimes.AgentOf(wake, rt)
+		timedOut := wake.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err != nil {
+			if timedOut {
+				err = errdefs.Unavailable("wake_failed", "the runtime did not wake within %s", a.previewWait()+time.Minute).WithCause(err)
+			}
+			a.previewError(w, r, wakeFailed(err))
+			return
+		}
+	}
 	// The agent is held, and the runtime counts as active, for as long as
 	// the request (a WebSocket included) lasts.
 	agent, _, err := a.runtimes.AgentOf(ctx, rt)
 	if err != nil {
-		if wake.Err() != nil {
-			err = errdefs.Unavailable("wake_timed_out", "the runtime did not wake in time")
-		}
 		a.previewError(w, r, wakeFailed(err))
 		return
 	}
@@ -235,10 +258,13 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 			pr.Out.URL.Scheme = "http"
 			pr.Out.URL.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 			if prefix != "" {
-				pr.Out.URL.Path = strings.TrimPrefix(pr.In.URL.Path, prefix)
-				pr.Out.URL.RawPath = ""
-				if pr.Out.URL.Path == "" {
-					pr.Out.URL.Path = "/"
+				// The app's path as the client escaped it (%2F stays).
+				rest := strings.TrimPrefix(pr.In.URL.EscapedPath(), prefix)
+				if rest == "" {
+					rest = "/"
+				}
+				if u, err := url.Parse(rest); err == nil {
+					pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
 				}
 			}
 			pr.Out.Host = pr.In.Host
@@ -247,16 +273,28 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del(previewHeader)
 			removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
-			if tokenInQuery {
-				q := pr.Out.URL.Query()
+			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
 				q.Del("token")
 				pr.Out.URL.RawQuery = q.Encode()
 			}
 		},
-		Transport: a.portTransports.get(agent, port),
+		// HTTP/1.1 to the app, which every server speaks; gRPC, which
+		// needs HTTP/2, goes as HTTP/2 without TLS.
+		Transport: a.portTransports.get(agent, port, r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")),
 		// Server-sent events and other streams reach the client as they
 		// are written.
 		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			// The app sets no cookie of paddock's.
+			dropSetCookies(resp.Header, previewCookie, previewCookiePartitioned)
+			if prefix != "" {
+				// A path URL shares the API's origin: its pages run in a
+				// unique origin of their own, so they cannot use the API
+				// with the browser's credentials for it.
+				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
+			}
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return
@@ -269,6 +307,31 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		},
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// dropSetCookies removes the Set-Cookie lines for names from h.
+func dropSetCookies(h http.Header, names ...string) {
+	lines := h.Values("Set-Cookie")
+	h.Del("Set-Cookie")
+	for _, l := range lines {
+		name, _, _ := strings.Cut(strings.TrimSpace(l), "=")
+		if !slices.Contains(names, name) {
+			h.Add("Set-Cookie", l)
+		}
+	}
+}
+
+func errNeedsCredentials(port int) error {
+	return errdefs.Unauthenticated("preview_needs_credentials", "port %d is private: send an API key, or open the link with a preview token (?token=)", port)
+}
+
+// hasPreviewCredentials reports whether r carries anything that could
+// authorize it.
+func hasPreviewCredentials(r *http.Request, prefix string) bool {
+	if r.Header.Get("Authorization") != "" || r.Header.Get(previewHeader) != "" || strings.HasPrefix(r.URL.Query().Get("token"), auth.SessionPrefix) {
+		return true
+	}
+	return prefix == "" && (len(r.CookiesNamed(previewCookie)) > 0 || len(r.CookiesNamed(previewCookiePartitioned)) > 0)
 }
 
 func (a *API) previewWait() time.Duration {
@@ -316,90 +379,129 @@ func wakeFailed(err error) error {
 	return errdefs.Unavailable("wake_failed", "the runtime could not be woken").WithCause(err)
 }
 
+// previewGrant is how a request was let through to a port.
+type previewGrant struct {
+	// cred is the credential it acts for (the caller's, or the maker of
+	// its preview token), "" for a public port; id is its identity.
+	cred string
+	id   auth.Identity
+	// tokenInQuery: ?token= held the preview token; cookieSet: a cookie
+	// now carries it.
+	tokenInQuery, cookieSet bool
+}
+
 // previewAccess decides whether r may reach port of rt: a public port, a
-// preview token (header, ?token=, cookie), or the credentials of a member
-// who sees rt's workspace. A caller who may not see rt gets not found. It
-// reports whether ?token= held the preview token (then it is paddock's,
-// and stripped before the app sees the request).
-func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (tokenInQuery bool, err error) {
+// preview token (header, ?token=, or, on a preview host, its cookie), or
+// the credentials of a member who sees rt's workspace. A preview token
+// lives no longer than its maker's access: a revoked key, an ended
+// session or a removed member takes the token with it. A caller who may
+// not see rt gets not found.
+func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (previewGrant, error) {
 	if slices.Contains(rt.Config.PublicPorts, port) {
-		return false, nil
+		return previewGrant{}, nil
 	}
 	var tokenErr error
 	if a.signin != nil {
-		for i, tok := range []string{r.Header.Get(previewHeader), r.URL.Query().Get("token"), cookieValue(r, previewCookie), cookieValue(r, previewCookiePartitioned)} {
+		candidates := []string{r.Header.Get(previewHeader), r.URL.Query().Get("token")}
+		if prefix == "" {
+			// Cookies only on preview hosts: a path URL shares the API's
+			// origin with every other runtime's.
+			for _, c := range append(r.CookiesNamed(previewCookie), r.CookiesNamed(previewCookiePartitioned)...) {
+				candidates = append(candidates, c.Value)
+			}
+		}
+		for i, tok := range candidates {
 			if tok == "" {
 				continue
 			}
-			if _, err := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now()); err != nil {
+			claims, err := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now())
+			if err != nil {
 				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "%v", err)
 				continue
 			}
-			if i == 1 {
+			maker, err := a.memberOf(r.Context(), claims.Credential, rt)
+			if err != nil {
+				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(err)
+				continue
+			}
+			g := previewGrant{cred: claims.Credential, id: maker, tokenInQuery: i == 1}
+			if i == 1 && prefix == "" {
 				// A first visit: the cookie keeps a tab or an iframe going.
-				for _, c := range previewCookies(r, tok, prefix+"/") {
+				cs := a.previewCookies(r, tok)
+				for _, c := range cs {
 					http.SetCookie(w, c)
 				}
+				g.cookieSet = len(cs) > 0
 			}
-			return i == 1, nil
+			return g, nil
 		}
 	}
 	if r.Header.Get("Authorization") == "" {
 		if tokenErr != nil {
 			a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", "bad_preview_token", "method", r.Method, "path", r.URL.Path)
-			return false, tokenErr
+			return previewGrant{}, tokenErr
 		}
-		return false, errdefs.Unauthenticated("preview_needs_credentials", "port %d is private: send an API key, or open the link with a preview token (?token=)", port)
+		return previewGrant{}, errNeedsCredentials(port)
 	}
 	id, err := a.authenticate(w, r)
 	if err != nil {
-		return false, err
+		return previewGrant{}, err
 	}
 	if ok, retry := a.perKey.take(id.Credential()); !ok {
-		return false, errRateLimited(w, "credential", retry)
+		return previewGrant{}, errRateLimited(w, "credential", retry)
 	}
-	o, err := a.store.GetOrg(r.Context(), rt.OrgID)
-	if err != nil {
-		return false, err
+	if _, err := a.memberOf(r.Context(), id.Credential(), rt); err != nil {
+		return previewGrant{}, err
 	}
-	acc, ok, err := auth.OrgAccess(r.Context(), a.store, id, o)
-	if err != nil {
-		return false, err
-	}
-	if !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
-		return false, errdefs.NotFound("runtime_not_found", "runtime %s not found", rt.ID)
-	}
-	if !acc.Role.AtLeast(auth.RoleMember) {
-		return false, errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
-	}
-	return false, nil
+	return previewGrant{cred: id.Credential(), id: id}, nil
 }
 
-// previewCookies are the cookies a ?token= visit sets: a SameSite=Lax one
-// for a tab, and, where the browser allows a secure cookie (HTTPS, or a
-// *.localhost host, which browsers treat as secure), a SameSite=None,
-// Partitioned (CHIPS) one: an iframe embedding the preview in another
-// site's page is a third-party context, where browsers now send only
-// partitioned cookies. On plain HTTP on a real domain cross-site iframes
-// get no cookie; a deployment that wants them serves HTTPS.
-func previewCookies(r *http.Request, tok, path string) []*http.Cookie {
-	cs := []*http.Cookie{{Name: previewCookie, Value: tok, Path: path, HttpOnly: true, SameSite: http.SameSiteLaxMode}}
+// memberOf checks that the credential cred may operate rt now: valid, in
+// sight of rt's workspace, with at least the member role.
+func (a *API) memberOf(ctx context.Context, cred string, rt store.Runtime) (auth.Identity, error) {
+	id, err := auth.Reverify(ctx, a.store, a.now, cred)
+	if err != nil {
+		return id, err
+	}
+	o, err := a.store.GetOrg(ctx, rt.OrgID)
+	if err != nil {
+		return id, err
+	}
+	acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
+	if err != nil {
+		return id, err
+	}
+	if !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
+		return id, errdefs.NotFound("runtime_not_found", "runtime %s not found", rt.ID)
+	}
+	if !acc.Role.AtLeast(auth.RoleMember) {
+		return id, errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
+	}
+	return id, nil
+}
+
+// previewCookies are the cookies a ?token= visit to a preview host sets.
+// A SameSite=Lax one serves tabs and same-site pages. An iframe in
+// another site's page is a third-party context, where browsers send only
+// partitioned cookies: for that navigation alone (Sec-Fetch-Dest: iframe,
+// Sec-Fetch-Site: cross-site), and where a secure cookie can be kept
+// (HTTPS, or a *.localhost host, which browsers treat as secure), a
+// SameSite=None, Partitioned (CHIPS) cookie is set too. Both are Secure
+// over HTTPS. On plain HTTP on a real domain a cross-site iframe gets no
+// cookie; a deployment that wants them serves HTTPS.
+func (a *API) previewCookies(r *http.Request, tok string) []*http.Cookie {
+	secure := r.TLS != nil || a.preview.Scheme == "https"
+	cs := []*http.Cookie{{Name: previewCookie, Value: tok, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}}
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if r.TLS != nil || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		cs = append(cs, &http.Cookie{Name: previewCookiePartitioned, Value: tok, Path: path, HttpOnly: true,
+	thirdParty := r.Header.Get("Sec-Fetch-Dest") == "iframe" && r.Header.Get("Sec-Fetch-Site") == "cross-site"
+	if thirdParty && (secure || strings.HasSuffix(strings.ToLower(host), ".localhost")) {
+		cs = append(cs, &http.Cookie{Name: previewCookiePartitioned, Value: tok, Path: "/", HttpOnly: true,
 			Secure: true, SameSite: http.SameSiteNoneMode, Partitioned: true})
 	}
 	return cs
-}
-
-func cookieValue(r *http.Request, name string) string {
-	if c, err := r.Cookie(name); err == nil {
-		return c.Value
-	}
-	return ""
 }
 
 // redirectStrippingToken sends a browser's GET that carried ?token= (now
@@ -533,6 +635,7 @@ func (a *API) setPort(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	id := rt.ID
 	for attempt := 0; ; attempt++ {
 		ports := slices.DeleteFunc(slices.Clone(rt.Config.PublicPorts), func(p int) bool { return p == port })
 		if req.Public {
@@ -547,7 +650,8 @@ func (a *API) setPort(w http.ResponseWriter, r *http.Request) error {
 		if err == nil || !errdefs.IsConflict(err) || attempt == 5 {
 			break
 		}
-		if rt, err = a.store.GetRuntime(ctx, rt.ID); err != nil {
+		// Changed meanwhile (a conflict returns no record): read it again.
+		if rt, err = a.store.GetRuntime(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -601,16 +705,19 @@ type portTransports struct {
 type portKey struct {
 	agent *agentconn.Client
 	port  int
+	h2    bool
 }
 
 // maxPortTransports bounds the transports kept; past it the oldest are
 // dropped (a sandbox gone leaves its agent's behind).
 const maxPortTransports = 256
 
-func (p *portTransports) get(agent *agentconn.Client, port int) *http.Transport {
+// get returns the transport for port through agent: HTTP/1.1, or with h2
+// HTTP/2 without TLS (prior knowledge), which gRPC servers need.
+func (p *portTransports) get(agent *agentconn.Client, port int, h2 bool) *http.Transport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := portKey{agent, port}
+	k := portKey{agent, port, h2}
 	if t := p.m[k]; t != nil {
 		return t
 	}
@@ -632,6 +739,11 @@ func (p *portTransports) get(agent *agentconn.Client, port int) *http.Transport 
 		},
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
+	}
+	if h2 {
+		var protos http.Protocols
+		protos.SetUnencryptedHTTP2(true)
+		t.Protocols = &protos
 	}
 	p.m[k] = t
 	return t

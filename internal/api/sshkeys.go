@@ -87,7 +87,7 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 		if !id.Role.AtLeast(auth.RoleMember) {
 			return errdefs.PermissionDenied("role_too_low", "SSH needs the member role, and this key is a %s's", id.Role)
 		}
-		k.OrgID, k.WorkspaceID, k.Role = id.OrgID, id.WorkspaceID, string(id.Role)
+		k.OrgID, k.WorkspaceID, k.Role, k.APIKeyID = id.OrgID, id.WorkspaceID, string(id.Role), id.KeyID
 	}
 	if err := a.store.CreateSSHKey(r.Context(), k); err != nil {
 		return err

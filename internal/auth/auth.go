@@ -192,6 +192,12 @@ func (k Keys) Verify(ctx context.Context, presented string) (Identity, error) {
 	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(h)) != 1 {
 		return Identity{}, refuse("unknown", "")
 	}
+	return k.check(ctx, rec)
+}
+
+// check returns the identity a stored key carries now: refused when it is
+// revoked or expired, or its holder or maker left its org.
+func (k Keys) check(ctx context.Context, rec store.APIKey) (Identity, error) {
 	now := k.Now()
 	switch {
 	case !rec.RevokedAt.IsZero():
@@ -224,4 +230,37 @@ func (k Keys) Verify(ctx context.Context, presented string) (Identity, error) {
 		id.Role = MinRole(id.Role, Role(m.Role))
 	}
 	return id, nil
+}
+
+// Reverify returns the identity a credential named by Identity.Credential
+// ("key:<id>", "session:<id>") carries now, refused exactly as presenting
+// it again would be: what a credential made (a preview token, an SSH key)
+// lives no longer than the credential itself.
+func Reverify(ctx context.Context, q store.Queries, now func() time.Time, cred string) (Identity, error) {
+	kind, id, _ := strings.Cut(cred, ":")
+	switch kind {
+	case "key":
+		rec, err := q.GetAPIKey(ctx, id)
+		if errdefs.IsNotFound(err) {
+			return Identity{}, refuse("unknown", id)
+		}
+		if err != nil {
+			return Identity{}, err
+		}
+		return Keys{Store: q, Now: now}.check(ctx, rec)
+	case "session":
+		sess, err := q.GetAuthSession(ctx, id)
+		switch {
+		case errdefs.IsNotFound(err):
+			return Identity{}, refuseSession("unknown")
+		case err != nil:
+			return Identity{}, err
+		case !sess.RevokedAt.IsZero():
+			return Identity{}, refuseSession("revoked")
+		case !now().Before(sess.ExpiresAt):
+			return Identity{}, refuseSession("expired")
+		}
+		return Identity{SessionID: sess.ID, UserID: sess.UserID}, nil
+	}
+	return Identity{}, refuse("malformed", "")
 }

@@ -126,6 +126,12 @@ type Config struct {
 	// browsers resolve to loopback by themselves; elsewhere point a
 	// wildcard DNS record at the server.
 	PreviewDomain string `yaml:"preview_domain"` // PADDOCK_PREVIEW_DOMAIN
+	// PreviewScheme and PreviewPort are how users reach preview URLs when
+	// a proxy in front terminates TLS or listens elsewhere: "https" and
+	// "443" say so ("" means http and the listen port; "none" omits the
+	// port).
+	PreviewScheme string `yaml:"preview_scheme"` // PADDOCK_PREVIEW_SCHEME
+	PreviewPort   string `yaml:"preview_port"`   // PADDOCK_PREVIEW_PORT
 	// SecretsKey, when set, is the key secrets are sealed with (base64 of
 	// 32 bytes); otherwise <data-dir>/secrets.key, made on first start. It
 	// is read from the environment only, never from a file or a flag.
@@ -307,6 +313,8 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_SSH_LISTEN":      &c.SSHListen,
 		"PADDOCK_SSH_ADDRESS":     &c.SSHAddress,
 		"PADDOCK_PREVIEW_DOMAIN":  &c.PreviewDomain,
+		"PADDOCK_PREVIEW_SCHEME":  &c.PreviewScheme,
+		"PADDOCK_PREVIEW_PORT":    &c.PreviewPort,
 
 		"PADDOCK_CREDIT_PROVIDER_RATES": &c.CreditProviderRates,
 	}
@@ -540,6 +548,11 @@ func (c *Config) Validate() error {
 	c.DataDir = abs
 	if err := c.validateProviders(); err != nil {
 		return err
+	}
+	switch c.PreviewScheme {
+	case "", "http", "https":
+	default:
+		return fmt.Errorf("preview scheme %q is not http or https", c.PreviewScheme)
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return fmt.Errorf("log format %q is not one of json, text", c.LogFormat)

@@ -263,6 +263,46 @@ func TestPreviewURLs(t *testing.T) {
 		t.Fatalf("upload: %s", out)
 	}
 
+	// Without credentials, a runtime that does not exist looks private.
+	if code := curl(t, "-o", "/dev/null", "-w", "%{http_code}", "http://8080-000000000000.localhost:"+portOfURL(s.env.URL)+"/"); code != "401" {
+		t.Fatalf("an unknown runtime without credentials: %s", code)
+	}
+	// The app sets no cookie of paddock's.
+	if hdr := curl(t, "-D", "-", "-o", "/dev/null", "-H", auth, u+"/setcookie"); strings.Contains(hdr, "paddock_preview") || !strings.Contains(hdr, "app=1") {
+		t.Fatalf("the app's cookies: %s", hdr)
+	}
+	// A path URL runs its pages sandboxed, away from the API's origin, and
+	// sets no cookie there.
+	if hdr := curl(t, "-D", "-", "-o", "/dev/null", "-H", "Accept: text/html", s.env.URL+s.path+"/?token="+tok.Token); !strings.Contains(hdr, "Content-Security-Policy: sandbox") || strings.Contains(hdr, "Set-Cookie") {
+		t.Fatalf("a path URL's answer: %s", hdr)
+	}
+
+	// A token, and the streams it opened, live no longer than its maker's
+	// key.
+	s.env.Must(t, 201, "POST", "/api/v1/org/acme/members", pc.AddOrgMemberRequest{Member: "bob@example.com", Role: "member"})
+	s.env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", pc.AddMemberRequest{Member: "bob@example.com"})
+	var bob pc.CreatedKey
+	s.env.Must(t, 201, "POST", "/api/v1/org/acme/keys", pc.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &bob)
+	var bobTok pc.PreviewToken
+	s.env.MustKey(t, bob.Key, 201, "POST", s.rtPath+"/previews/8080/token", nil).Decode(t, &bobTok)
+	ws, _, err := websocket.Dial(ctx, "ws://"+s.host+"/ws", &websocket.DialOptions{
+		HTTPHeader: http.Header{"X-Paddock-Preview-Token": {bobTok.Token}},
+		HTTPClient: loopbackClient(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	s.env.Must(t, 204, "DELETE", "/api/v1/org/acme/keys/"+bob.ID, nil)
+	readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, _, err := ws.Read(readCtx); err == nil || readCtx.Err() != nil {
+		t.Fatalf("the WebSocket of a revoked key's token is still open: %v", err)
+	}
+	if code := curl(t, "-o", "/dev/null", "-w", "%{http_code}", "-H", "X-Paddock-Preview-Token: "+bobTok.Token, u+"/"); code != "401" {
+		t.Fatalf("a revoked key's token: %s", code)
+	}
+
 	// A public port needs nothing; the CLI manages it.
 	cli := clitest.Env(s.env.URL, s.env.Key)
 	cli["PADDOCK_ORG"], cli["PADDOCK_WS"] = "acme", "dev"

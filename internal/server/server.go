@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
 		},
 		Limits:  limitsOf(cfg.Limits),
-		Preview: api.Preview{Domain: cfg.PreviewDomain, Port: portOf(ln.Addr())},
+		Preview: previewOf(cfg, ln.Addr()),
 		SSH:     sshd.Info(),
 	})
 
@@ -283,6 +283,8 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 
 	select {
 	case err := <-serveErr:
+		// The store closes next: the SSH gateway stops first.
+		sshd.shutdown(0)()
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -462,4 +464,17 @@ func portOf(addr net.Addr) string {
 		return ""
 	}
 	return port
+}
+
+// previewOf is the API's preview configuration: the URLs it hands out use
+// the configured scheme and port, else http and the listen port.
+func previewOf(cfg config.Config, addr net.Addr) api.Preview {
+	p := api.Preview{Domain: cfg.PreviewDomain, Scheme: cfg.PreviewScheme, Port: cfg.PreviewPort}
+	switch p.Port {
+	case "":
+		p.Port = portOf(addr)
+	case "none":
+		p.Port = ""
+	}
+	return p
 }

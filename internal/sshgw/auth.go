@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/crypto/ssh"
@@ -86,6 +87,9 @@ const (
 	refusedBadUserName  refusal = "malformed_user_name"
 	refusedKeyMismatch  refusal = "key_mismatch"
 	refusedLookupFailed refusal = "lookup_failed"
+	// refusedRegisteringKey: the API key that registered the SSH key no
+	// longer works.
+	refusedRegisteringKey refusal = "registering_key_invalid"
 )
 
 // authorize decides whether the key with fingerprint and public key pub
@@ -114,6 +118,16 @@ func (g *Gateway) authorize(ctx context.Context, user, fingerprint, pub string) 
 	if k.OrgID != "" {
 		if k.OrgID != rt.OrgID {
 			return grant{}, refusedOutOfScope, nil
+		}
+		if k.APIKeyID != "" {
+			// It lives no longer than the API key that registered it:
+			// revoked, expired, or its holder or maker gone.
+			if _, err := auth.Reverify(ctx, g.store, time.Now, "key:"+k.APIKeyID); err != nil {
+				if _, public := errdefs.Public(err); public {
+					return grant{}, refusedRegisteringKey, nil
+				}
+				return grant{}, refusedLookupFailed, err
+			}
 		}
 		m, err := g.store.GetOrgMember(ctx, org.ID, k.UserID)
 		if errdefs.IsNotFound(err) {

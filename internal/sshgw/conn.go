@@ -28,6 +28,10 @@ type conn struct {
 	sessions int
 	forwards int
 	channels sync.WaitGroup
+	// addr is the client's address without its port; pending is true
+	// until the handshake ends (guarded by the gateway's mu).
+	addr    string
+	pending bool
 }
 
 func (c *conn) serve() {
@@ -41,6 +45,7 @@ func (c *conn) serve() {
 	hc := &quickAck{Conn: c.nc}
 	sc, chans, reqs, err := ssh.NewServerConn(hc, c.g.ssh)
 	hc.done.Store(true)
+	c.g.handshaken(c)
 	if err != nil {
 		// Scanners, refused keys (logged by publicKey), dropped links.
 		c.g.logger.Debug("ssh handshake failed", "client", c.client, "err", err)
@@ -135,7 +140,9 @@ func (c *conn) recheck(log *slog.Logger) {
 		var why refusal
 		if err == nil {
 			var gr grant
-			gr, why, err = c.g.authorize(c.ctx, c.sc.User(), k.Fingerprint, k.PublicKey)
+			// By the runtime's whole id: a runtime made since that shares
+			// the user name's prefix does not make it ambiguous.
+			gr, why, err = c.g.authorize(c.ctx, c.grant.runtimeID, k.Fingerprint, k.PublicKey)
 			if why == "" && err == nil && gr.runtimeID != c.grant.runtimeID {
 				why = refusedNoRuntime
 			}

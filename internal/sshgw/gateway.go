@@ -94,7 +94,10 @@ type Gateway struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
 	perUser   map[string]int
-	wg        sync.WaitGroup // connections
+	// pending counts the connections of each client address that have
+	// not authenticated yet (maxPendingPerAddr).
+	pending map[string]int
+	wg      sync.WaitGroup // connections
 }
 
 // ErrClosed is returned by Serve once the gateway is closed.
@@ -130,6 +133,7 @@ func New(cfg Config) *Gateway {
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 		perUser:   map[string]int{},
+		pending:   map[string]int{},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.ssh = &ssh.ServerConfig{
@@ -202,11 +206,50 @@ func (g *Gateway) track(nc net.Conn) (*conn, bool) {
 		g.logger.Warn("ssh connection refused: too many connections", "client", nc.RemoteAddr().String(), "max", g.cfg.MaxConns)
 		return nil, false
 	}
+	addr := hostOf(nc.RemoteAddr())
+	if g.pending[addr] >= maxPendingPerAddr {
+		// One address holding many handshakes open would keep everyone
+		// else out for the handshake timeout.
+		g.logger.Warn("ssh connection refused: too many unauthenticated connections from the address", "client", nc.RemoteAddr().String(), "max", maxPendingPerAddr)
+		return nil, false
+	}
+	g.pending[addr]++
 	ctx, cancel := context.WithCancel(g.ctx)
-	c := &conn{g: g, nc: nc, ctx: ctx, cancel: cancel, client: nc.RemoteAddr().String()}
+	c := &conn{g: g, nc: nc, ctx: ctx, cancel: cancel, client: nc.RemoteAddr().String(), addr: addr, pending: true}
 	g.conns[c] = struct{}{}
 	g.wg.Add(1)
 	return c, true
+}
+
+// maxPendingPerAddr bounds the connections one client address may have
+// in the handshake at once.
+const maxPendingPerAddr = 16
+
+// hostOf is the host of a network address.
+func hostOf(a net.Addr) string {
+	h, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return h
+}
+
+// handshaken marks c as past its handshake: its address's count of
+// pending connections drops.
+func (g *Gateway) handshaken(c *conn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.settle(c)
+}
+
+func (g *Gateway) settle(c *conn) {
+	if !c.pending {
+		return
+	}
+	c.pending = false
+	if g.pending[c.addr]--; g.pending[c.addr] <= 0 {
+		delete(g.pending, c.addr)
+	}
 }
 
 // admit counts an authenticated connection against its user's limit.
@@ -224,6 +267,7 @@ func (g *Gateway) admit(userID string) bool {
 func (g *Gateway) untrack(c *conn, userID string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.settle(c)
 	delete(g.conns, c)
 	if userID != "" {
 		if g.perUser[userID]--; g.perUser[userID] <= 0 {

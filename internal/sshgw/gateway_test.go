@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/shim"
@@ -476,5 +477,81 @@ func TestClose(t *testing.T) {
 	}
 	if _, err := g.dial(g.user, g.signer); err == nil {
 		t.Fatal("a closed gateway took a connection")
+	}
+}
+
+// TestKeyRegisteredWithAnAPIKey: an SSH key an API key registered lives no
+// longer than that API key.
+func TestKeyRegisteredWithAnAPIKey(t *testing.T) {
+	g := startGateway(t)
+	ctx := t.Context()
+	st := g.env.Store
+	u := store.User{ID: uuid.NewString(), Email: "ci@example.com"}
+	must(t, st.CreateUser(ctx, u))
+	must(t, st.AddOrgMember(ctx, store.OrgMember{ID: uuid.NewString(), OrgID: g.rt.OrgID, UserID: u.ID, Role: "member", CreatedAt: time.Now().Add(-time.Hour)}))
+	must(t, st.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: g.rt.OrgID, WorkspaceID: g.rt.WorkspaceID, UserID: u.ID}))
+	_, apiKey, err := auth.Keys{Store: st, Now: time.Now}.Create(ctx, store.APIKey{Name: "ci", Role: "member", OrgID: g.rt.OrgID, UserID: u.ID}, "")
+	must(t, err)
+	priv, pub, err := pc.GenerateSSHKey("")
+	must(t, err)
+	signer, err := ssh.ParsePrivateKey(priv)
+	must(t, err)
+	norm, fp, _, err := sshgw.ParsePublicKey(pub)
+	must(t, err)
+	must(t, st.CreateSSHKey(ctx, store.SSHKey{ID: uuid.NewString(), UserID: u.ID, Fingerprint: fp, PublicKey: norm,
+		OrgID: g.rt.OrgID, Role: "member", APIKeyID: apiKey.ID}))
+	c, err := g.dial(g.user, signer)
+	if err != nil {
+		t.Fatalf("while its API key is good: %v", err)
+	}
+	c.Close()
+	_, err = st.RevokeAPIKey(ctx, apiKey.ID, time.Now())
+	must(t, err)
+	if c, err := g.dial(g.user, signer); err == nil {
+		c.Close()
+		t.Fatal("an SSH key outlived the API key that registered it")
+	}
+}
+
+// TestPendingConnsPerAddress: one address cannot hold more than a few
+// handshakes open at once; the others still get in.
+func TestPendingConnsPerAddress(t *testing.T) {
+	g := startGateway(t)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range 16 {
+		c, err := net.Dial("tcp", g.addr)
+		must(t, err)
+		held = append(held, c)
+	}
+	// The gateway has read none of them yet: wait until it has seen them.
+	time.Sleep(200 * time.Millisecond)
+	extra, err := net.Dial("tcp", g.addr)
+	must(t, err)
+	defer extra.Close()
+	_ = extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadAll(extra); err != nil {
+		t.Fatalf("the 17th pending connection was not closed at once: %v", err)
+	}
+	// Once they are gone, the address gets in again.
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := g.dial(g.user, g.signer)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the address is still refused: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

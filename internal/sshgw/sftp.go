@@ -395,15 +395,34 @@ func (sp *spool) load() error {
 		return fsError(err)
 	}
 	defer rd.Close()
-	n, err := io.Copy(sp.f, io.LimitReader(rd, sp.fs.maxFile+1))
-	if err != nil {
-		return fsError(err)
-	}
-	if n > sp.fs.maxFile {
-		return sp.fs.tooLarge()
-	}
-	if err := sp.fs.reserve(n); err != nil {
-		return err
+	// Space is reserved chunk by chunk as the file arrives, so opening
+	// many large files at once cannot write past the spool's bound.
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		k, rerr := rd.Read(buf)
+		if k > 0 {
+			if n+int64(k) > sp.fs.maxFile {
+				sp.fs.reserve(-n)
+				return sp.fs.tooLarge()
+			}
+			if err := sp.fs.reserve(int64(k)); err != nil {
+				sp.fs.reserve(-n)
+				return err
+			}
+			n += int64(k)
+			if _, err := sp.f.Write(buf[:k]); err != nil {
+				sp.fs.reserve(-n)
+				return fsError(err)
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			sp.fs.reserve(-n)
+			return fsError(rerr)
+		}
 	}
 	sp.size, sp.reserved = n, n
 	return nil

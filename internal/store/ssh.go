@@ -37,7 +37,11 @@ type SSHKey struct {
 	OrgID       string
 	WorkspaceID string
 	Role        string
-	CreatedAt   time.Time
+	// APIKeyID is the API key that registered it, which it lives no
+	// longer than; "" when a sign-in session did (it then lives as long
+	// as its user).
+	APIKeyID  string
+	CreatedAt time.Time
 }
 
 // SSHQueries keep SSH keys. (The runtime an SSH user name means is found

@@ -13,16 +13,16 @@ import (
 
 const resSSHKey resource = "ssh_key"
 
-const sshKeyColumns = "id, user_id, name, fingerprint, public_key, org_id, workspace_id, role, created_at"
+const sshKeyColumns = "id, user_id, name, fingerprint, public_key, org_id, workspace_id, role, api_key_id, created_at"
 
 func scanSSHKey(sc rowScanner) (store.SSHKey, error) {
 	var k store.SSHKey
-	var org, workspace, role sql.NullString
+	var org, workspace, role, apiKey sql.NullString
 	var created int64
-	if err := sc.Scan(&k.ID, &k.UserID, &k.Name, &k.Fingerprint, &k.PublicKey, &org, &workspace, &role, &created); err != nil {
+	if err := sc.Scan(&k.ID, &k.UserID, &k.Name, &k.Fingerprint, &k.PublicKey, &org, &workspace, &role, &apiKey, &created); err != nil {
 		return store.SSHKey{}, err
 	}
-	k.OrgID, k.WorkspaceID, k.Role = org.String, workspace.String, role.String
+	k.OrgID, k.WorkspaceID, k.Role, k.APIKeyID = org.String, workspace.String, role.String, apiKey.String
 	k.CreatedAt = time.UnixMicro(created).UTC()
 	return k, nil
 }
@@ -36,9 +36,9 @@ func (q *queries) CreateSSHKey(ctx context.Context, k store.SSHKey) error {
 	if (k.WorkspaceID != "" && k.OrgID == "") || (k.OrgID == "") != (k.Role == "") {
 		return errdefs.InvalidArgument("invalid_ssh_key", "an SSH key's scope is an org and a role, and optionally a workspace of that org")
 	}
-	_, err = q.w.ExecContext(ctx, "INSERT INTO ssh_keys ("+sshKeyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err = q.w.ExecContext(ctx, "INSERT INTO ssh_keys ("+sshKeyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		k.ID, k.UserID, k.Name, k.Fingerprint, k.PublicKey,
-		nullString(k.OrgID), nullString(k.WorkspaceID), nullString(k.Role), micros(orNow(k.CreatedAt)))
+		nullString(k.OrgID), nullString(k.WorkspaceID), nullString(k.Role), nullString(k.APIKeyID), micros(orNow(k.CreatedAt)))
 	err = classify("create ssh key", resSSHKey, err)
 	if errdefs.IsConflict(err) {
 		return errdefs.Conflict("ssh_key_exists", "this public key is already registered").WithCause(err)

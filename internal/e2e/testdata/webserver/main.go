@@ -91,6 +91,12 @@ func main() {
 			n -= k
 		}
 	})
+	mux.HandleFunc("GET /setcookie", func(w http.ResponseWriter, r *http.Request) {
+		// An app trying to set paddock's cookie, and its own.
+		http.SetCookie(w, &http.Cookie{Name: "paddock_preview", Value: "planted", Path: "/"})
+		http.SetCookie(w, &http.Cookie{Name: "app", Value: "1", Path: "/"})
+		fmt.Fprintln(w, "set")
+	})
 	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, r *http.Request) {
 		// What reached the app: paddock's own credentials must not.
 		fmt.Fprintf(w, "auth=%q cookie=%q token=%q host=%q\n", r.Header.Get("Authorization"), r.Header.Get("Cookie"), r.URL.Query().Get("token"), r.Host)

@@ -14,6 +14,9 @@ CREATE TABLE ssh_keys (
     org_id       TEXT REFERENCES orgs (id) ON DELETE CASCADE,
     workspace_id TEXT REFERENCES workspaces (id) ON DELETE CASCADE,
     role         TEXT CHECK (role IN ('owner', 'admin', 'member', 'viewer')),
+    -- The API key that registered it: the SSH key lives no longer than it
+    -- (revoked, expired, its holder or maker gone from the org).
+    api_key_id   TEXT REFERENCES api_keys (id) ON DELETE CASCADE,
     created_at   INTEGER NOT NULL,
     CHECK (workspace_id IS NULL OR org_id IS NOT NULL),
     CHECK ((org_id IS NULL) = (role IS NULL))
