@@ -80,18 +80,7 @@ func startPreviewSandbox(t testing.TB, idle int) *previewSandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	bin, err := os.Open(webserver(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bin.Close()
-	if _, err := sdk.WriteFile(ctx, "acme", "dev", p.RuntimeID, "/workspace/webserver", bin, pc.WriteFileOptions{Mode: 0o755}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sdk.Exec(ctx, "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"/workspace/webserver"}, Background: true}); err != nil {
-		t.Fatal(err)
-	}
+	installWebserver(t, sdk, p.RuntimeID)
 	s := &previewSandbox{env: env, sdk: sdk, rid: p.RuntimeID, rtPath: rtPath,
 		host: "8080-" + api.ShortID(p.RuntimeID) + ".localhost:" + portOfURL(env.URL),
 		path: rtPath + "/ports/8080"}
@@ -112,6 +101,24 @@ func startPreviewSandbox(t testing.TB, idle int) *previewSandbox {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return s
+}
+
+// installWebserver copies the test web server into a running runtime and
+// starts it on port 8080.
+func installWebserver(t testing.TB, sdk *pc.Client, rid string) {
+	t.Helper()
+	ctx := t.Context()
+	bin, err := os.Open(webserver(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	if _, err := sdk.WriteFile(ctx, "acme", "dev", rid, "/workspace/webserver", bin, pc.WriteFileOptions{Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sdk.Exec(ctx, "acme", "dev", rid, pc.ExecRequest{Argv: []string{"/workspace/webserver"}, Background: true}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func portOfURL(u string) string { return u[strings.LastIndex(u, ":")+1:] }
@@ -406,5 +413,56 @@ func TestPreviewInABrowser(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "got: app loaded: sandbox app") {
 		t.Fatalf("the page did not hear from the app in its iframe:\n%s", out)
+	}
+}
+
+// TestPreviewWebSocketKeepsAwake: an open WebSocket through a preview is
+// activity for as long as it is open: the runtime does not expire under
+// it, and does once it closes.
+func TestPreviewWebSocketKeepsAwake(t *testing.T) {
+	e := newLifeEnv(t, servertest.Options{})
+	rid := e.project(t, "p1", pc.RuntimeConfig{IdleTimeoutSeconds: 60})
+	e.env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+rid+"/start", nil)
+	installWebserver(t, e.sdk, rid)
+	host := "8080-" + api.ShortID(rid) + ".localhost:" + portOfURL(e.env.URL)
+	ctx := t.Context()
+	var c *websocket.Conn
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		c, _, err = websocket.Dial(ctx, "ws://"+host+"/ws", &websocket.DialOptions{
+			HTTPHeader: http.Header{"Authorization": {"Bearer " + e.env.Key}},
+			HTTPClient: loopbackClient(),
+		})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.clock.Advance(2 * time.Hour)
+	e.tick(t)
+	e.wantStatus(t, rid, pc.RuntimeRunning)
+	if err := c.Write(ctx, websocket.MessageText, []byte("still here")); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := c.Read(ctx); err != nil || string(b) != "echo: still here" {
+		t.Fatalf("echo %q, %v", b, err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	// Once the server has seen it close, the runtime idles out.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		e.clock.Advance(2 * time.Hour)
+		e.tick(t)
+		if e.runtime(t, rid).Status == pc.RuntimePaused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the runtime did not idle out after its WebSocket closed")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
