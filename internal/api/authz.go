@@ -87,14 +87,8 @@ func (a *API) guard(rt Route, next http.Handler) http.Handler {
 		if err != nil {
 			return err
 		}
-		// Sessions share their user's bucket: signing in again does not
-		// buy more requests.
-		bucket := id.Credential()
-		if id.SessionID != "" {
-			bucket = id.Principal()
-		}
-		if ok, retry := a.perKey.take(bucket); !ok {
-			return errRateLimited(w, "credential", retry)
+		if err := a.takeCredential(w, id); err != nil {
+			return err
 		}
 		ctx := auth.WithIdentity(r.Context(), id)
 		r = r.WithContext(ctx)
@@ -219,3 +213,16 @@ func (a *API) authorize(r *http.Request, rt Route, id auth.Identity) (scope, err
 }
 
 var errInstallationOnly = errdefs.PermissionDenied("installation_admin_only", "only the installation admin may do this")
+
+// takeCredential spends a token of the credential's bucket. Sessions share
+// their user's bucket: signing in again does not buy more requests.
+func (a *API) takeCredential(w http.ResponseWriter, id auth.Identity) error {
+	bucket := id.Credential()
+	if id.SessionID != "" {
+		bucket = id.Principal()
+	}
+	if ok, retry := a.perKey.take(bucket); !ok {
+		return errRateLimited(w, "credential", retry)
+	}
+	return nil
+}

@@ -114,11 +114,15 @@ func (a *API) previewURL(rt store.Runtime, port int) string {
 	return u + "/"
 }
 
+// isPortsPath is a cheap first test for a path URL, so that API requests
+// skip the expression.
+func isPortsPath(p string) bool { return strings.Contains(p, "/ports/") }
+
 // IsPreview reports whether r goes to a sandbox's port (a preview host or
 // a path URL) rather than to the API.
 func (a *API) IsPreview(r *http.Request) bool {
 	_, _, host := a.previewHost(r.Host)
-	return host || portsPathRE.MatchString(r.URL.Path)
+	return host || isPortsPath(r.URL.Path) && portsPathRE.MatchString(r.URL.Path)
 }
 
 // servePreview answers a request to a preview host or a path URL; ok is
@@ -127,6 +131,9 @@ func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
 	if port, short, ok := a.previewHost(r.Host); ok {
 		a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByShortID(r.Context(), short) }, "")
 		return true
+	}
+	if !isPortsPath(r.URL.Path) {
+		return false
 	}
 	m := portsPathRE.FindStringSubmatch(r.URL.Path)
 	if m == nil {
@@ -419,7 +426,10 @@ func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Run
 				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "%v", err)
 				continue
 			}
-			maker, err := a.memberOf(r.Context(), claims.Credential, rt)
+			maker, err := auth.Reverify(r.Context(), a.store, a.now, claims.Credential)
+			if err == nil {
+				err = a.memberOf(r.Context(), maker, rt)
+			}
 			if err != nil {
 				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(err)
 				continue
@@ -447,37 +457,33 @@ func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Run
 	if err != nil {
 		return previewGrant{}, err
 	}
-	if ok, retry := a.perKey.take(id.Credential()); !ok {
-		return previewGrant{}, errRateLimited(w, "credential", retry)
+	if err := a.takeCredential(w, id); err != nil {
+		return previewGrant{}, err
 	}
-	if _, err := a.memberOf(r.Context(), id.Credential(), rt); err != nil {
+	if err := a.memberOf(r.Context(), id, rt); err != nil {
 		return previewGrant{}, err
 	}
 	return previewGrant{cred: id.Credential(), id: id}, nil
 }
 
-// memberOf checks that the credential cred may operate rt now: valid, in
-// sight of rt's workspace, with at least the member role.
-func (a *API) memberOf(ctx context.Context, cred string, rt store.Runtime) (auth.Identity, error) {
-	id, err := auth.Reverify(ctx, a.store, a.now, cred)
-	if err != nil {
-		return id, err
-	}
+// memberOf checks that id may operate rt: in sight of rt's workspace,
+// with at least the member role.
+func (a *API) memberOf(ctx context.Context, id auth.Identity, rt store.Runtime) error {
 	o, err := a.store.GetOrg(ctx, rt.OrgID)
 	if err != nil {
-		return id, err
+		return err
 	}
 	acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
 	if err != nil {
-		return id, err
+		return err
 	}
 	if !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
-		return id, errdefs.NotFound("runtime_not_found", "runtime %s not found", rt.ID)
+		return errdefs.NotFound("runtime_not_found", "runtime %s not found", rt.ID)
 	}
 	if !acc.Role.AtLeast(auth.RoleMember) {
-		return id, errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
+		return errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
 	}
-	return id, nil
+	return nil
 }
 
 // previewCookies are the cookies a ?token= visit to a preview host sets.
