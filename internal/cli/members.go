@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -94,11 +93,7 @@ under.`,
 			if err := s.c.RemoveMember(cmd.Context(), s.org, s.ws, args[0]); err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"removed": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "removed member %s\n", args[0])
-			return err
+			return a.done("removed", "removed member %s", args[0])
 		},
 	}
 	cmd.AddCommand(ls, add, rm)
@@ -238,11 +233,7 @@ keys included: a key never acts above its holder's role.`,
 			if err := s.c.RemoveOrgMember(cmd.Context(), s.org, args[0]); err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"removed": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "removed member %s\n", args[0])
-			return err
+			return a.done("removed", "removed member %s", args[0])
 		},
 	}
 	cmd.AddCommand(ls, add, setRole, rm, a.memberInvitationsCmd(&sc), a.memberRevokeCmd(&sc))

@@ -257,6 +257,13 @@ func TestIdentityBadSegmentsSendNothing(t *testing.T) {
 		"empty member":     func() error { return c.RemoveOrgMember(ctx, "acme", "") },
 		"empty org's keys": func() error { _, err := c.ListKeys(ctx, "", client.ListOptions{}); return err },
 		"dot install key":  func() error { return c.RevokeInstallationKey(ctx, ".") },
+		"empty invitation": func() error { _, err := c.AcceptInvitation(ctx, ""); return err },
+		"dotdot decline":   func() error { _, err := c.DeclineInvitation(ctx, ".."); return err },
+		"empty revoke":     func() error { return c.RevokeInvitation(ctx, "acme", "") },
+		"empty org invite": func() error {
+			_, err := c.AddOrgMember(ctx, "", client.AddOrgMemberRequest{Member: "a@b.io"})
+			return err
+		},
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
