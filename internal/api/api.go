@@ -62,6 +62,8 @@ type Config struct {
 	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
 	// off.
 	SSH *sshgw.Info
+	// Members says how org admins add members (invitations.go).
+	Members Members
 }
 
 // API serves HTTP.
@@ -91,6 +93,7 @@ type API struct {
 	live        live
 	preview     Preview
 	ssh         *sshgw.Info
+	members     Members
 	// portTransports are the preview proxy's (preview.go).
 	portTransports portTransports
 }
@@ -164,6 +167,10 @@ func New(cfg Config) *API {
 		limits:      cfg.Limits.withDefaults(),
 		preview:     cfg.Preview,
 		ssh:         cfg.SSH,
+		members:     cfg.Members,
+	}
+	if a.members.InvitationTTL <= 0 {
+		a.members.InvitationTTL = DefaultInvitationTTL
 	}
 	if a.preview.Scheme == "" {
 		a.preview.Scheme = "http"
@@ -211,6 +218,9 @@ func (a *API) Routes() []Route {
 		route("POST", "/api/v1/me/ssh-keys", anyone, a.addSSHKey),
 		route("DELETE", "/api/v1/me/ssh-keys/{key_id}", anyone, a.deleteSSHKey),
 		route("GET", "/api/v1/ssh", anyone, a.sshInfo),
+		route("GET", "/api/v1/invitations", anyone, a.listInvitations),
+		route("POST", "/api/v1/invitations/{invitation}/accept", anyone, a.acceptInvitation),
+		route("POST", "/api/v1/invitations/{invitation}/decline", anyone, a.declineInvitation),
 
 		// The installation admin's: users and installation-wide keys.
 		route("POST", "/api/v1/users", installation, a.createUser),
@@ -230,6 +240,8 @@ func (a *API) Routes() []Route {
 		route("POST", "/api/v1/org/{org}/members", admin, a.addOrgMember),
 		route("PATCH", "/api/v1/org/{org}/members/{member}", admin, a.setOrgMemberRole),
 		route("DELETE", "/api/v1/org/{org}/members/{member}", admin, a.removeOrgMember),
+		route("GET", "/api/v1/org/{org}/invitations", admin, a.listOrgInvitations),
+		route("DELETE", "/api/v1/org/{org}/invitations/{invitation}", admin, a.revokeInvitation),
 		route("GET", "/api/v1/org/{org}/keys", viewer, a.listKeys),
 		route("POST", "/api/v1/org/{org}/keys", member, a.createKey),
 		route("DELETE", "/api/v1/org/{org}/keys/{key_id}", member, a.revokeKey),

@@ -56,18 +56,25 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	if isUUID(req.Member) {
 		u, err = a.memberOrNamed(ctx, ws.OrgID, req.Member)
 	} else {
-		u, err = a.userByHandle(ctx, req.Member, true)
+		// Only the installation admin makes users.
+		u, err = a.userByHandle(ctx, req.Member, id.Installation)
+	}
+	if errdefs.IsNotFound(err) {
+		return errNotInOrg(req.Member, access(r).Org.Name)
 	}
 	if err != nil {
 		return err
 	}
-	// A workspace's members are the org's: one who is not joins it as a
-	// member, added by address (a user id names someone of the whole
-	// installation) and not through a key narrowed to this workspace.
+	// A workspace's members are the org's. Someone who is not one joins
+	// the org as a member only where no consent is asked: the installation
+	// admin's add, or an installation that allows direct adds; and then by
+	// address (a user id names someone of the whole installation), not
+	// through a key narrowed to this workspace. Anyone else is not found
+	// alike, whether or not a user has the address.
 	_, err = a.store.GetOrgMember(ctx, ws.OrgID, u.ID)
 	switch {
-	case errdefs.IsNotFound(err) && isUUID(req.Member) && !id.Installation:
-		return errMemberNotFound(req.Member, access(r).Org.Name)
+	case errdefs.IsNotFound(err) && !id.Installation && (isUUID(req.Member) || !a.members.DirectAdd):
+		return errNotInOrg(req.Member, access(r).Org.Name)
 	case errdefs.IsNotFound(err) && id.WorkspaceID != "":
 		return errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")
 	case errdefs.IsNotFound(err):
@@ -85,6 +92,12 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	m.User = u
 	writeJSON(w, http.StatusCreated, memberOut(m))
 	return nil
+}
+
+// errNotInOrg answers a workspace add of someone who is not a member of
+// the org.
+func errNotInOrg(handle, org string) error {
+	return errdefs.NotFound("member_not_found", "%q is not a member of org %q: invite them to the org first", handle, org)
 }
 
 func (a *API) removeMember(w http.ResponseWriter, r *http.Request) error {

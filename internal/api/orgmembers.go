@@ -6,17 +6,16 @@ import (
 	"net/http"
 	"regexp"
 
-	"github.com/google/uuid"
-
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// Org members and their roles. An admin adds, changes and removes members
-// up to admin; only an owner grants owner or touches an owner; an org
-// keeps at least one owner once it has one.
+// Org members and their roles. An admin invites (invitations.go), changes
+// and removes members up to admin; only an owner grants owner or touches
+// an owner; an org keeps at least one owner once it has one. An admin who
+// leaves or is no longer one takes their pending invitations along.
 
 func orgMemberOut(m store.OrgMember) client.OrgMember {
 	return client.OrgMember{ID: m.ID, OrgID: m.OrgID, UserID: m.UserID, Member: m.User.Handle(), Role: m.Role, User: userOut(m.User), CreatedAt: m.CreatedAt}
@@ -114,6 +113,9 @@ func (a *API) listOrgMembers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// addOrgMember: POST …/org/{org}/members. An org admin invites (see
+// invitations.go); the installation admin adds directly, and makes a user
+// of an address no user has yet.
 func (a *API) addOrgMember(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	o, err := a.org(r)
@@ -134,21 +136,19 @@ func (a *API) addOrgMember(w http.ResponseWriter, r *http.Request) error {
 	if err := mayManage(access(r), "", role); err != nil {
 		return err
 	}
-	if isUUID(req.Member) && !identity(r).Installation {
-		// A user id names a user of the whole installation: an org adds
-		// people by an address it knows.
-		return errdefs.InvalidArgument("invalid_member", "add a member by email or wallet address")
+	if !identity(r).Installation {
+		// A user id names a user of the whole installation: an org
+		// invites people by an address it knows.
+		if isUUID(req.Member) {
+			return errdefs.InvalidArgument("invalid_member", "add a member by email or wallet address")
+		}
+		return a.invite(w, r, o, req.Member, role)
 	}
 	u, err := a.userByHandle(ctx, req.Member, true)
 	if err != nil {
 		return err
 	}
-	m := store.OrgMember{ID: uuid.NewString(), OrgID: o.ID, UserID: u.ID, Role: string(role), CreatedAt: a.now(), User: u}
-	if err := a.store.AddOrgMember(ctx, m); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, orgMemberOut(m))
-	return nil
+	return a.addDirectly(w, r, o, u, role)
 }
 
 func (a *API) setOrgMemberRole(w http.ResponseWriter, r *http.Request) error {
@@ -169,7 +169,15 @@ func (a *API) setOrgMemberRole(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	err = a.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner) && role != auth.RoleOwner, func(q store.Queries) error {
-		return q.SetOrgMemberRole(ctx, m.OrgID, m.UserID, string(role))
+		if err := q.SetOrgMemberRole(ctx, m.OrgID, m.UserID, string(role)); err != nil {
+			return err
+		}
+		if role.AtLeast(auth.RoleAdmin) {
+			return nil
+		}
+		// No longer an admin: what they offered is void.
+		_, err := q.RevokeInvitationsBy(ctx, m.OrgID, m.UserID, a.now())
+		return err
 	})
 	if err != nil {
 		return err
@@ -193,7 +201,11 @@ func (a *API) removeOrgMember(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	err = a.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner), func(q store.Queries) error {
-		return q.RemoveOrgMember(ctx, m.OrgID, m.UserID, a.now())
+		if err := q.RemoveOrgMember(ctx, m.OrgID, m.UserID, a.now()); err != nil {
+			return err
+		}
+		_, err := q.RevokeInvitationsBy(ctx, m.OrgID, m.UserID, a.now())
+		return err
 	})
 	if err != nil {
 		return err

@@ -290,6 +290,13 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 	if w.viewer.Role != "viewer" || w.narrowed.WorkspaceID != w.wb.ID || w.other.OrgID != w.orgB.ID {
 		t.Fatalf("keys: viewer %+v, narrowed %+v, org B's %+v", w.viewer.APIKey, w.narrowed.APIKey, w.other.APIKey)
 	}
+	// A pending invitation to org A, by one of its admins, for someone
+	// none of the walk's callers is.
+	env.Must(t, 201, "POST", "/api/v1/org/walk-a/members", client.AddOrgMemberRequest{Member: "a-admin@example.com", Role: "admin"})
+	var aAdmin client.CreatedKey
+	env.Must(t, 201, "POST", "/api/v1/org/walk-a/keys", client.CreateKeyRequest{Member: "a-admin@example.com", Role: "admin"}).Decode(t, &aAdmin)
+	var inv client.Invitation
+	env.MustKey(t, aAdmin.Key, 202, "POST", "/api/v1/org/walk-a/members", client.AddOrgMemberRequest{Member: "invitee@example.com"}).Decode(t, &inv)
 
 	// Everything the paths name is org A's, in wa.
 	w.params = map[string]string{
@@ -308,6 +315,7 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 		"user":       viewer.UserID,
 		"name":       "repo-tools",
 		"version":    "1.0.0",
+		"invitation": inv.ID,
 	}
 	return w
 }
@@ -353,7 +361,17 @@ func walkSeen(w walkWorld) map[string]func(t *testing.T, b []byte) {
 		decode(t, b, &l)
 		return l.Items
 	}
+	noInvitations := func(t *testing.T, b []byte) {
+		var l client.List[client.Invitation]
+		decode(t, b, &l)
+		if len(l.Items) != 0 {
+			t.Errorf("sees invitations for someone else: %+v", l.Items)
+		}
+	}
 	return map[string]func(t *testing.T, b []byte){
+		"other_org_admin/listInvitations": noInvitations,
+		"narrowed_key/listInvitations":    noInvitations,
+		"viewer/listInvitations":          noInvitations,
 		"other_org_admin/listOrgs": func(t *testing.T, b []byte) {
 			if got := orgs(t, b); !slices.Equal(got, []string{"walk-b"}) {
 				t.Errorf("org B's admin lists orgs %v, want [walk-b]", got)
@@ -510,6 +528,13 @@ func TestRouteWalk(t *testing.T) {
 			t.Errorf("the walk did not call %s (%s %s)", op.id, op.method, op.path)
 		}
 	}
+	// Nobody the walk called as could accept, decline or revoke org A's
+	// invitation.
+	var pending client.List[client.Invitation]
+	env.Must(t, 200, "GET", "/api/v1/org/walk-a/invitations", nil).Decode(t, &pending)
+	if len(pending.Items) != 1 || pending.Items[0].ID != w.params["invitation"] || pending.Items[0].State != client.InvitationPending {
+		t.Errorf("org A's invitation after the walk: %+v", pending.Items)
+	}
 	for k := range seen {
 		if _, id, _ := strings.Cut(k, "/"); !called[id] {
 			t.Errorf("the walk checks what %s sees, but never called it", k)
@@ -532,7 +557,7 @@ func TestRouteWalkRateLimited(t *testing.T) {
 		"org": "walk-a", "workspace": "wa", "project": "p1", "runtime_id": uuid.NewString(),
 		"sandbox": uuid.NewString(), "secret": "walk-token", "process_id": "p-1", "binding_id": uuid.NewString(),
 		"session_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
-		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0",
+		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
 	}
 	// The one request the address may make.
 	env.Must(t, 200, "GET", "/api/v1/orgs", nil)

@@ -14,9 +14,8 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// Users: people and machines. The installation admin manages them
-// directly; org admins make them by adding an email or a wallet address
-// no user has yet as a member.
+// Users: people and machines, made and managed by the installation admin
+// only. Org admins invite addresses (invitations.go) and never make users.
 
 // emailRE is the shape of an email address: enough to refuse typos, not
 // a full RFC 5322 parser.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -60,9 +59,10 @@ func (a *app) workspaceMembersCmd(sc *scope) *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add MEMBER",
 		Short: "Add a member (an email address, a wallet address or a user id)",
-		Long: `Add a member to a workspace: a user named by an email address, a wallet
-address or a user id. A user not yet in the org joins it as a member; an
-email or wallet address no user has yet makes one.
+		Long: `Add a member of the org to a workspace: a user named by an email address,
+a wallet address or a user id. Someone not yet in the org is invited to it
+first ('paddock member add'); only where the installation allows direct
+adds does an existing user join the org as a member on the way.
 
 Over the workspace's member limit, its running compute is paused (pause
 reason member_limit_exceeded) and starts are refused until it is back
@@ -93,11 +93,7 @@ under.`,
 			if err := s.c.RemoveMember(cmd.Context(), s.org, s.ws, args[0]); err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"removed": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "removed member %s\n", args[0])
-			return err
+			return a.done("removed", "removed member %s", args[0])
 		},
 	}
 	cmd.AddCommand(ls, add, rm)
@@ -151,15 +147,17 @@ func (a *app) workspaceLimitCmds(sc *scope) []*cobra.Command {
 // memberCmd is `paddock member`: the members of an org and their roles.
 func (a *app) memberCmd() *cobra.Command {
 	var sc scope
-	cmd := groupCmd("member", "List, add and remove the members of an org, and set their roles", "members")
-	cmd.Long = `List, add and remove the members of an org and set their roles. A MEMBER is
-a user named by an email address, a wallet address or a user id. Roles,
+	cmd := groupCmd("member", "List, invite and remove the members of an org, and set their roles", "members")
+	cmd.Long = `List, invite and remove the members of an org and set their roles. A MEMBER
+is a user named by an email address, a wallet address or a user id. Roles,
 lowest first: a viewer reads; a member operates runtimes; an admin manages
 projects, capabilities, members, keys and secrets; an owner also manages
 billing settings and owners. Changing members needs an admin, and owners
 are granted and taken by owners only.
 
-A workspace's own members are 'paddock workspace members'.`
+Someone joins an org by accepting an invitation ('paddock member add',
+then 'paddock invitation accept'). A workspace's own members are 'paddock
+workspace members'.`
 	scopeFlags(cmd, &sc, false)
 	ls := listCmd(a, "List an org's members and their roles", orgMemberColumns,
 		func(ctx context.Context, page client.ListOptions) (client.List[client.OrgMember], error) {
@@ -171,24 +169,36 @@ A workspace's own members are 'paddock workspace members'.`
 		})
 	var role string
 	add := &cobra.Command{
-		Use:   "add MEMBER [--role ROLE]",
-		Short: "Add a member to the org with a role (default member)",
-		Long: `Add a user to the org with --role (viewer, member, admin or owner; default
-member). MEMBER is an email address, a wallet address or a user id; an email
-or wallet address no user has yet makes one, who can then sign in.`,
+		Use:     "add MEMBER [--role ROLE]",
+		Aliases: []string{"invite"},
+		Short:   "Invite someone to the org with a role (default member)",
+		Long: `Invite whoever holds an email or wallet address (MEMBER) to the org with
+--role (viewer, member, admin or owner; default member). They see it with
+'paddock invitation ls' and accept or decline it; accepted, they get the
+role, at most yours by then. An invitation expires after 7 days unless the
+installation says otherwise, and no user is made for it: an address no user
+has waits until the installation admin makes one. 'paddock member
+invitations' lists the pending ones, 'paddock member revoke' takes one back.
+
+Where the installation allows direct adds (members.direct_add), a user who
+has the address is added at once. The installation admin always adds
+directly, by user id too, and makes a user of an address no user has yet.`,
 		Example: `  paddock member add ann@example.com --role admin
-  paddock member add 0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf`,
+  paddock member invite 0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf`,
 		Args: exactArgs("MEMBER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.orgSession(&sc)
 			if err != nil {
 				return err
 			}
-			m, err := s.c.AddOrgMember(cmd.Context(), s.org, client.AddOrgMemberRequest{Member: args[0], Role: role})
+			added, err := s.c.AddOrgMember(cmd.Context(), s.org, client.AddOrgMemberRequest{Member: args[0], Role: role})
 			if err != nil {
 				return err
 			}
-			return a.printOrgMember(m)
+			if added.Invitation != nil {
+				return a.printInvitation(*added.Invitation)
+			}
+			return a.printOrgMember(*added.Member)
 		},
 	}
 	add.Flags().StringVar(&role, "role", client.RoleMember, "viewer, member, admin or owner")
@@ -223,13 +233,9 @@ keys included: a key never acts above its holder's role.`,
 			if err := s.c.RemoveOrgMember(cmd.Context(), s.org, args[0]); err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"removed": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "removed member %s\n", args[0])
-			return err
+			return a.done("removed", "removed member %s", args[0])
 		},
 	}
-	cmd.AddCommand(ls, add, setRole, rm)
+	cmd.AddCommand(ls, add, setRole, rm, a.memberInvitationsCmd(&sc), a.memberRevokeCmd(&sc))
 	return cmd
 }

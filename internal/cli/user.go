@@ -40,8 +40,9 @@ email address, a wallet address (which signs in with 'paddock login
 --wallet-key-file'), or both. Every verb needs an installation admin key. A
 USER is a user id, an email address or a wallet address.
 
-Org admins add users to their org with 'paddock member add', which also
-makes a user of an email or wallet address no user has yet.`
+Only the installation admin makes users. Org admins invite people to their
+org with 'paddock member add': an invitation to an address no user has waits
+until a user with it is made here.`
 	cmd.AddCommand(a.userCreateCmd(), a.userListCmd(), a.userGetCmd(), a.userSetCmd(), a.userRemoveCmd())
 	return cmd
 }

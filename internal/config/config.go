@@ -114,6 +114,9 @@ type Config struct {
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
 
+	// Members: how org admins add members.
+	Members Members `yaml:"members"`
+
 	// SSH gateway: SSHListen is its address; "" means DefaultSSHListen,
 	// where a busy port only logs an error, and "off" turns it off.
 	// SSHAddress is host:port as users reach it, when not the listen
@@ -156,6 +159,17 @@ type Limits struct {
 	JSONBodyBytes   int64 `yaml:"json_body_bytes"`   // PADDOCK_JSON_BODY_BYTES (1 MiB)
 	UploadBodyBytes int64 `yaml:"upload_body_bytes"` // PADDOCK_UPLOAD_BODY_BYTES (1 GiB)
 	BundleBodyBytes int64 `yaml:"bundle_body_bytes"` // PADDOCK_BUNDLE_BODY_BYTES (16 MiB)
+}
+
+// Members says how org admins add members. By default an org admin's add
+// is an invitation that the user holding the address accepts.
+type Members struct {
+	// DirectAdd lets org admins add existing users at once, without their
+	// consent, for installations of a single team. Only the installation
+	// admin ever makes users.
+	DirectAdd bool `yaml:"direct_add"` // PADDOCK_MEMBERS_DIRECT_ADD
+	// InvitationTTL is how long an invitation stays open; 0 means 7 days.
+	InvitationTTL time.Duration `yaml:"invitation_ttl"` // PADDOCK_MEMBERS_INVITATION_TTL
 }
 
 // Egress configures the egress proxy and the networks of the proxy and open
@@ -426,8 +440,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		c.SessionKey = v
 	}
 	for k, p := range map[string]*time.Duration{
-		"PADDOCK_CHALLENGE_TTL": &c.ChallengeTTL,
-		"PADDOCK_SESSION_TTL":   &c.SessionTTL,
+		"PADDOCK_CHALLENGE_TTL":          &c.ChallengeTTL,
+		"PADDOCK_SESSION_TTL":            &c.SessionTTL,
+		"PADDOCK_MEMBERS_INVITATION_TTL": &c.Members.InvitationTTL,
 	} {
 		if v, ok := lookup(k); ok && v != "" {
 			d, err := time.ParseDuration(v)
@@ -512,6 +527,13 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		}
 		c.WritableRootUnbounded = b
 	}
+	if v, ok := lookup("PADDOCK_MEMBERS_DIRECT_ADD"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("PADDOCK_MEMBERS_DIRECT_ADD: %w", err)
+		}
+		c.Members.DirectAdd = b
+	}
 	if v, ok := lookup("PADDOCK_PULL_IMAGES"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -584,6 +606,9 @@ func (c *Config) Validate() error {
 				}
 			}
 		}
+	}
+	if t := c.Members.InvitationTTL; t != 0 && (t < time.Minute || t > 365*24*time.Hour) {
+		return fmt.Errorf("members: invitation ttl %s is not between 1m and 8760h", t)
 	}
 	if c.IdleTimeout < 10*time.Second {
 		return fmt.Errorf("idle timeout %s is shorter than 10s", c.IdleTimeout)

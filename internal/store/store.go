@@ -139,6 +139,9 @@ type Queries interface {
 	// Users, memberships, keys and wallet sign-ins: see identity.go.
 	IdentityQueries
 
+	// Invitations to orgs: see invitation.go.
+	InvitationQueries
+
 	// Credits and seats: see the section at the end of this file.
 	CreditQueries
 

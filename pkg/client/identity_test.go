@@ -31,6 +31,11 @@ func TestIdentityRoutes(t *testing.T) {
 	}
 	member := `{"id":"m1","org_id":"o1","user_id":"u1","member":"ann@example.com","role":"admin","user":` + user + `,"created_at":"` + stamp + `"}`
 	wantMember := client.OrgMember{ID: "m1", OrgID: "o1", UserID: "u1", Member: "ann@example.com", Role: client.RoleAdmin, User: wantUser, CreatedAt: mustTime(stamp)}
+	invitation := `{"id":"i1","org_id":"o1","org":"acme","email":"bob@example.com","role":"member","invited_by":"u1","inviter":"ann@example.com","state":"pending","created_at":"` + stamp + `","expires_at":"` + stamp + `"}`
+	wantInvitation := client.Invitation{
+		ID: "i1", OrgID: "o1", Org: "acme", Email: "bob@example.com", Role: client.RoleMember, InvitedBy: "u1", Inviter: "ann@example.com",
+		State: client.InvitationPending, CreatedAt: mustTime(stamp), ExpiresAt: mustTime(stamp),
+	}
 	empty, name := "", "Ann B"
 	tests := []struct {
 		name   string
@@ -136,7 +141,44 @@ func TestIdentityRoutes(t *testing.T) {
 				return c.AddOrgMember(ctx, "acme", client.AddOrgMemberRequest{Member: "ann@example.com", Role: client.RoleAdmin})
 			},
 			method: "POST", uri: "/api/v1/org/acme/members", body: `{"member":"ann@example.com","role":"admin"}`,
+			want: client.AddedMember{Member: &wantMember},
+		},
+		{
+			name: "invite to an org", status: 202, answer: invitation,
+			call: func(c *client.Client) (any, error) {
+				return c.AddOrgMember(ctx, "acme", client.AddOrgMemberRequest{Member: "bob@example.com"})
+			},
+			method: "POST", uri: "/api/v1/org/acme/members", body: `{"member":"bob@example.com","role":""}`,
+			want: client.AddedMember{Invitation: &wantInvitation},
+		},
+		{
+			name: "list an org's invitations", status: 200, answer: `{"items":[` + invitation + `]}`,
+			call:   func(c *client.Client) (any, error) { return c.ListOrgInvitations(ctx, "acme", client.ListOptions{}) },
+			method: "GET", uri: "/api/v1/org/acme/invitations",
+			want: client.List[client.Invitation]{Items: []client.Invitation{wantInvitation}},
+		},
+		{
+			name: "revoke an invitation", status: 204,
+			call:   func(c *client.Client) (any, error) { return nil, c.RevokeInvitation(ctx, "acme", "i1") },
+			method: "DELETE", uri: "/api/v1/org/acme/invitations/i1",
+		},
+		{
+			name: "list my invitations", status: 200, answer: `{"items":[` + invitation + `]}`,
+			call:   func(c *client.Client) (any, error) { return c.ListInvitations(ctx, client.ListOptions{Limit: 5}) },
+			method: "GET", uri: "/api/v1/invitations?limit=5",
+			want: client.List[client.Invitation]{Items: []client.Invitation{wantInvitation}},
+		},
+		{
+			name: "accept an invitation", status: 200, answer: member,
+			call:   func(c *client.Client) (any, error) { return c.AcceptInvitation(ctx, "i1") },
+			method: "POST", uri: "/api/v1/invitations/i1/accept",
 			want: wantMember,
+		},
+		{
+			name: "decline an invitation", status: 200, answer: invitation,
+			call:   func(c *client.Client) (any, error) { return c.DeclineInvitation(ctx, "i1") },
+			method: "POST", uri: "/api/v1/invitations/i1/decline",
+			want: wantInvitation,
 		},
 		{
 			name: "set an org member's role", status: 200, answer: member,
@@ -215,6 +257,13 @@ func TestIdentityBadSegmentsSendNothing(t *testing.T) {
 		"empty member":     func() error { return c.RemoveOrgMember(ctx, "acme", "") },
 		"empty org's keys": func() error { _, err := c.ListKeys(ctx, "", client.ListOptions{}); return err },
 		"dot install key":  func() error { return c.RevokeInstallationKey(ctx, ".") },
+		"empty invitation": func() error { _, err := c.AcceptInvitation(ctx, ""); return err },
+		"dotdot decline":   func() error { _, err := c.DeclineInvitation(ctx, ".."); return err },
+		"empty revoke":     func() error { return c.RevokeInvitation(ctx, "acme", "") },
+		"empty org invite": func() error {
+			_, err := c.AddOrgMember(ctx, "", client.AddOrgMemberRequest{Member: "a@b.io"})
+			return err
+		},
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {

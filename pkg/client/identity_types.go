@@ -70,11 +70,62 @@ type OrgMember struct {
 }
 
 // AddOrgMemberRequest adds a user to an org with a role. Member is an
-// email address, a wallet address or a user id; an email or wallet no user
-// has yet makes one. Only an owner grants owner.
+// email address or a wallet address (a user id only for the installation
+// admin). An org admin's request invites whoever holds the address, unless
+// the installation allows direct adds; the installation admin adds
+// directly, and makes a user of an address no user has yet. Only an owner
+// grants owner.
 type AddOrgMemberRequest struct {
 	Member string `json:"member"`
 	Role   string `json:"role"`
+}
+
+// AddedMember is what adding a member did: made a membership (a direct
+// add, 201) or an invitation that the invitee accepts (202). Exactly one is
+// set.
+type AddedMember struct {
+	Member     *OrgMember
+	Invitation *Invitation
+}
+
+// Invitation states.
+const (
+	InvitationPending  = "pending"
+	InvitationAccepted = "accepted"
+	InvitationDeclined = "declined"
+	InvitationRevoked  = "revoked"
+	InvitationExpired  = "expired"
+)
+
+// Invitation is an offer of an org membership to whoever holds an email or
+// a wallet address. The role the invitee gets is at most the inviter's
+// when they accept; an inviter who left the org or is no longer an admin
+// there leaves it void.
+type Invitation struct {
+	ID     string `json:"id"`
+	OrgID  string `json:"org_id"`
+	Org    string `json:"org"`
+	Email  string `json:"email,omitempty"`
+	Wallet string `json:"wallet,omitempty"`
+	Role   string `json:"role"`
+	// InvitedBy is the inviter's user id, Inviter their email or wallet
+	// address.
+	InvitedBy string `json:"invited_by"`
+	Inviter   string `json:"inviter"`
+	// State is pending, accepted, declined, revoked or expired.
+	State     string     `json:"state"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+}
+
+// Invitee is who an invitation is for: its email, else its wallet
+// address.
+func (i Invitation) Invitee() string {
+	if i.Email != "" {
+		return i.Email
+	}
+	return i.Wallet
 }
 
 // SetRoleRequest changes a member's role.

@@ -66,6 +66,8 @@ type Options struct {
 	// Preview configures preview URLs; its Port defaults to the test
 	// server's.
 	Preview api.Preview
+	// Members says how org admins add members.
+	Members api.Members
 }
 
 // Env is a running API.
@@ -173,7 +175,7 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
 		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits,
-		Preview: preview})
+		Preview: preview, Members: opts.Members})
 	env.API = h
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AuthChallenges", testAuthChallenges},
 		{"AuthSessions", testAuthSessions},
 		{"SSHKeys", testSSHKeys},
+		{"Invitations", testInvitations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,222 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+func normInvitation(i store.Invitation) store.Invitation {
+	i.CreatedAt, i.ExpiresAt, i.DecidedAt = ts(i.CreatedAt), ts(i.ExpiresAt), ts(i.DecidedAt)
+	return i
+}
+
+// invitation builds (without storing) a pending invitation of o to email
+// by inviter, expiring a day after it is made.
+func (f *fixture) invitation(o store.Org, inviter store.User, email string) store.Invitation {
+	at := f.next()
+	return store.Invitation{
+		ID: uuid.NewString(), OrgID: o.ID, Email: email, Role: "member", InviterID: inviter.ID,
+		State: store.InvitationPending, CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour),
+	}
+}
+
+func invitationIDs(is []store.Invitation) []string {
+	var ids []string
+	for _, i := range is {
+		ids = append(ids, i.ID)
+	}
+	return ids
+}
+
+func testInvitations(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	o, other := f.org(), f.org()
+	admin := f.user(nil)
+	f.orgMember(o, admin, "admin")
+
+	ann := f.invitation(o, admin, "Ann@Example.com")
+	bobWallet := f.invitation(o, admin, "")
+	bobWallet.Wallet = "0x00000000000000000000000000000000000000AB"
+	annElsewhere := f.invitation(other, admin, "ann@example.com")
+
+	bad := func(edit func(*store.Invitation)) store.Invitation {
+		i := f.invitation(o, admin, "x@example.com")
+		edit(&i)
+		return i
+	}
+	creates := []struct {
+		name     string
+		inv      store.Invitation
+		wantErr  error
+		wantCode string
+	}{
+		{"email", ann, nil, ""},
+		{"wallet", bobWallet, nil, ""},
+		{"same address, another org", annElsewhere, nil, ""},
+		{"same address, pending", f.invitation(o, admin, "ANN@example.com"), errdefs.ErrConflict, "already_invited"},
+		{"same id", ann, errdefs.ErrConflict, "invitation_exists"},
+		{"no address", bad(func(i *store.Invitation) { i.Email = "" }), errdefs.ErrInvalidArgument, "invalid_invitation"},
+		{"two addresses", bad(func(i *store.Invitation) { i.Wallet = "0x01" }), errdefs.ErrInvalidArgument, "invalid_invitation"},
+		{"no inviter", bad(func(i *store.Invitation) { i.InviterID = "" }), errdefs.ErrInvalidArgument, "invalid_invitation"},
+		{"unknown inviter", bad(func(i *store.Invitation) { i.InviterID = uuid.NewString() }), errdefs.ErrFailedPrecondition, "invitation_reference_missing"},
+		{"unknown role", bad(func(i *store.Invitation) { i.Role = "root" }), errdefs.ErrInvalidArgument, "invalid_invitation"},
+		{"expired when made", bad(func(i *store.Invitation) { i.ExpiresAt = i.CreatedAt }), errdefs.ErrInvalidArgument, "invalid_invitation"},
+	}
+	for _, tc := range creates {
+		t.Run("create "+tc.name, func(t *testing.T) {
+			err := s.CreateInvitation(ctx, tc.inv)
+			if tc.wantErr != nil {
+				wantCode(t, err, tc.wantErr, tc.wantCode)
+				return
+			}
+			must(t, err)
+			got, err := s.GetInvitation(ctx, tc.inv.ID)
+			must(t, err)
+			want := normInvitation(tc.inv)
+			want.Email, want.Wallet = strings.ToLower(want.Email), strings.ToLower(want.Wallet)
+			if got != want {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+
+	t.Run("get unknown", func(t *testing.T) {
+		_, err := s.GetInvitation(ctx, uuid.NewString())
+		wantKind(t, err, errdefs.ErrNotFound)
+	})
+
+	t.Run("list", func(t *testing.T) {
+		list := func(f store.InvitationFilter) []string {
+			t.Helper()
+			is, _, err := s.ListInvitations(ctx, f, store.Page{})
+			must(t, err)
+			return invitationIDs(is)
+		}
+		for _, tc := range []struct {
+			name   string
+			filter store.InvitationFilter
+			want   []string
+		}{
+			{"org, newest first", store.InvitationFilter{OrgID: o.ID}, []string{bobWallet.ID, ann.ID}},
+			{"an address, any org", store.InvitationFilter{Email: "ANN@example.com"}, []string{annElsewhere.ID, ann.ID}},
+			{"either address", store.InvitationFilter{Email: "ann@example.com", Wallet: bobWallet.Wallet}, []string{annElsewhere.ID, bobWallet.ID, ann.ID}},
+			{"pending before expiry", store.InvitationFilter{OrgID: o.ID, PendingAt: ann.ExpiresAt.Add(-time.Second)}, []string{bobWallet.ID, ann.ID}},
+			{"pending at ann's expiry", store.InvitationFilter{OrgID: o.ID, PendingAt: ann.ExpiresAt}, []string{bobWallet.ID}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if got := list(tc.filter); !slices.Equal(got, tc.want) {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("state at", func(t *testing.T) {
+		if got := ann.StateAt(ann.ExpiresAt.Add(-time.Microsecond)); got != store.InvitationPending {
+			t.Errorf("before expiry: %s", got)
+		}
+		if got := ann.StateAt(ann.ExpiresAt); got != store.InvitationExpired {
+			t.Errorf("at expiry: %s", got)
+		}
+	})
+
+	t.Run("decide", func(t *testing.T) {
+		at := f.next()
+		must(t, s.DecideInvitation(ctx, annElsewhere.ID, store.InvitationDeclined, at))
+		got, err := s.GetInvitation(ctx, annElsewhere.ID)
+		must(t, err)
+		if got.State != store.InvitationDeclined || !got.DecidedAt.Equal(ts(at)) {
+			t.Fatalf("decided: %+v", got)
+		}
+		wantCode(t, s.DecideInvitation(ctx, annElsewhere.ID, store.InvitationAccepted, at), errdefs.ErrConflict, "invitation_decided")
+		wantKind(t, s.DecideInvitation(ctx, uuid.NewString(), store.InvitationAccepted, at), errdefs.ErrNotFound)
+		wantCode(t, s.DecideInvitation(ctx, ann.ID, store.InvitationPending, at), errdefs.ErrInvalidArgument, "invalid_invitation")
+		// Declined, it no longer stands in the way of a new one.
+		again := f.invitation(other, admin, "ann@example.com")
+		must(t, s.CreateInvitation(ctx, again))
+	})
+
+	t.Run("one of concurrent decisions", func(t *testing.T) {
+		inv := f.invitation(o, admin, "race@example.com")
+		must(t, s.CreateInvitation(ctx, inv))
+		states := []string{store.InvitationAccepted, store.InvitationDeclined, store.InvitationRevoked, store.InvitationAccepted}
+		errs := make([]error, len(states))
+		var wg sync.WaitGroup
+		for n, state := range states {
+			wg.Go(func() { errs[n] = s.DecideInvitation(context.WithoutCancel(ctx), inv.ID, state, time.Time{}) })
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errdefs.IsConflict(err):
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d decisions won, want 1: %v", won, errs)
+		}
+	})
+
+	t.Run("an expired pending invitation is replaced", func(t *testing.T) {
+		old := f.invitation(o, admin, "late@example.com")
+		must(t, s.CreateInvitation(ctx, old))
+		renewed := f.invitation(o, admin, "late@example.com")
+		renewed.CreatedAt = old.ExpiresAt
+		renewed.ExpiresAt = old.ExpiresAt.Add(time.Hour)
+		must(t, s.CreateInvitation(ctx, renewed))
+		got, err := s.GetInvitation(ctx, old.ID)
+		must(t, err)
+		if got.State != store.InvitationExpired || !got.DecidedAt.Equal(ts(old.ExpiresAt)) {
+			t.Fatalf("the old one: %+v", got)
+		}
+	})
+
+	t.Run("revoke by inviter", func(t *testing.T) {
+		o2 := f.org()
+		carl, dora := f.user(nil), f.user(nil)
+		mine := []store.Invitation{f.invitation(o2, carl, "p@example.com"), f.invitation(o2, carl, "q@example.com")}
+		hers := f.invitation(o2, dora, "r@example.com")
+		carlsElsewhere := f.invitation(other, carl, "s@example.com")
+		for _, i := range append(mine, hers, carlsElsewhere) {
+			must(t, s.CreateInvitation(ctx, i))
+		}
+		must(t, s.DecideInvitation(ctx, mine[1].ID, store.InvitationAccepted, time.Time{}))
+		n, err := s.RevokeInvitationsBy(ctx, o2.ID, carl.ID, f.next())
+		must(t, err)
+		if n != 1 {
+			t.Fatalf("revoked %d, want 1 (the pending one)", n)
+		}
+		for id, want := range map[string]string{
+			mine[0].ID: store.InvitationRevoked, mine[1].ID: store.InvitationAccepted,
+			hers.ID: store.InvitationPending, carlsElsewhere.ID: store.InvitationPending,
+		} {
+			got, err := s.GetInvitation(ctx, id)
+			must(t, err)
+			if got.State != want {
+				t.Errorf("%s: %s, want %s", id, got.State, want)
+			}
+		}
+	})
+
+	t.Run("deleting the inviter deletes them", func(t *testing.T) {
+		eve := f.user(nil)
+		inv := f.invitation(o, eve, "t@example.com")
+		must(t, s.CreateInvitation(ctx, inv))
+		must(t, s.DeleteUser(ctx, eve.ID))
+		_, err := s.GetInvitation(ctx, inv.ID)
+		wantKind(t, err, errdefs.ErrNotFound)
+	})
+}
