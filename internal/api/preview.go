@@ -275,7 +275,13 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 			// paddock's own credentials stop here.
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del(previewHeader)
-			removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
+			if prefix != "" {
+				// A path URL takes no cookies: those of the API's
+				// origin are nobody's in particular.
+				pr.Out.Header.Del("Cookie")
+			} else {
+				removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
+			}
 			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
 				q.Del("token")
 				pr.Out.URL.RawQuery = q.Encode()
@@ -288,14 +294,17 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		// are written.
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
+			if prefix != "" {
+				// A path URL shares the API's origin: it sets no cookie
+				// there, and its pages run in a unique origin of their
+				// own, so they cannot use the API with the browser's
+				// credentials for it.
+				resp.Header.Del("Set-Cookie")
+				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
+				return nil
+			}
 			// The app sets no cookie of paddock's.
 			dropSetCookies(resp.Header, previewCookie, previewCookiePartitioned)
-			if prefix != "" {
-				// A path URL shares the API's origin: its pages run in a
-				// unique origin of their own, so they cannot use the API
-				// with the browser's credentials for it.
-				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
-			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -312,16 +321,38 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 	rp.ServeHTTP(w, r)
 }
 
-// dropSetCookies removes the Set-Cookie lines for names from h.
+// dropSetCookies removes the Set-Cookie lines that would set a cookie
+// named one of names, read as browsers read them (setCookieName) and
+// compared regardless of case (browsers tell case apart; paddock's names
+// are kept from the app in every spelling).
 func dropSetCookies(h http.Header, names ...string) {
 	lines := h.Values("Set-Cookie")
 	h.Del("Set-Cookie")
 	for _, l := range lines {
-		name, _, _ := strings.Cut(strings.TrimSpace(l), "=")
-		if !slices.Contains(names, name) {
+		name := setCookieName(l)
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) }) {
 			h.Add("Set-Cookie", l)
 		}
 	}
+}
+
+// setCookieName is the name a browser gives the cookie of a Set-Cookie
+// line (RFC 6265, section 5.2; RFC 6265bis): the line ends at a control
+// character (CR, LF, NUL); the pair before the first ';' splits at its
+// first '='; the name is trimmed of spaces and tabs. A pair without '='
+// is a nameless cookie that the browser sends back as its value alone,
+// which a server reads as a cookie of that name: its value stands for
+// the name here.
+func setCookieName(line string) string {
+	if i := strings.IndexAny(line, "\r\n\x00"); i >= 0 {
+		line = line[:i]
+	}
+	pair, _, _ := strings.Cut(line, ";")
+	name, _, found := strings.Cut(pair, "=")
+	if !found {
+		return strings.Trim(pair, " \t")
+	}
+	return strings.Trim(name, " \t")
 }
 
 func errNeedsCredentials(port int) error {
