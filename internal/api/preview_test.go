@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -138,5 +139,43 @@ func TestPreviewUnknownAndForeignAlike(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPreviewRateLimits: previews draw from the same buckets as the API:
+// a credential's own, or the client address's for a request without a
+// credential; one key's burst leaves another key from the same address
+// alone.
+func TestPreviewRateLimits(t *testing.T) {
+	env := servertest.New(t, servertest.Options{Limits: api.Limits{PerKey: api.Rate{PerSecond: 1.0 / 3600, Burst: 2}, PerClient: api.Rate{PerSecond: 1.0 / 3600, Burst: 2}}})
+	other, _, err := auth.Keys{Store: env.Store, Now: time.Now}.CreateInstallation(t.Context(), "other", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "3000-" + api.ShortID(uuid.NewString()) + ".localhost:" + env.URL[strings.LastIndex(env.URL, ":")+1:]
+	status := func(header ...string) int { return previewCall(t, env, host, "/", header).status }
+	for range 2 {
+		if s := status("Authorization", "Bearer "+env.Key); s != 404 {
+			t.Fatalf("a key: %d", s)
+		}
+	}
+	if s := status("Authorization", "Bearer "+env.Key); s != 429 {
+		t.Fatalf("a key past its burst: %d", s)
+	}
+	for range 2 {
+		if s := status("Authorization", "Bearer "+other); s != 404 {
+			t.Fatalf("another key from the same address: %d", s)
+		}
+	}
+	for range 2 {
+		if s := status(); s != 401 {
+			t.Fatalf("no credential: %d", s)
+		}
+	}
+	if s := status(); s != 429 {
+		t.Fatalf("no credential past the address's burst: %d", s)
+	}
+	if s := status("X-Paddock-Preview-Token", auth.SessionPrefix+"forged"); s != 429 {
+		t.Fatalf("a refused token past the address's burst: %d", s)
 	}
 }

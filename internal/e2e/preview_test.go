@@ -193,6 +193,36 @@ func TestPreviewURLs(t *testing.T) {
 	if code := curl(t, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+eve.Key, u+"/"); code != "404" {
 		t.Fatalf("another org's key: %s", code)
 	}
+	// Its running runtime answers her byte for byte as one that does not
+	// exist.
+	answer := func(host string) string {
+		req, err := http.NewRequestWithContext(t.Context(), "GET", s.env.URL+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+eve.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := resp.Header.Get("X-Request-Id")
+		resp.Header.Del("X-Request-Id")
+		resp.Header.Del("Date")
+		var hdr bytes.Buffer
+		if err := resp.Header.Write(&hdr); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d\n%s\n%s", resp.StatusCode, hdr.String(), strings.ReplaceAll(string(body), id, "REQUEST-ID"))
+	}
+	if foreign, unknown := answer(s.host), answer("8080-0123456789ab.localhost:"+portOfURL(s.env.URL)); foreign != unknown || strings.Contains(foreign, s.rid) {
+		t.Fatalf("another org's running runtime answers\n%s\nwhere one that does not exist answers\n%s", foreign, unknown)
+	}
 
 	// A preview token: as a header, and as ?token= in a browser, which
 	// sets a cookie and drops the token from the URL.
