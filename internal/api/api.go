@@ -7,10 +7,12 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
@@ -57,6 +59,9 @@ type Config struct {
 	// Limits are the rate limits, session caps and body limits; zero
 	// fields take DefaultLimits.
 	Limits Limits
+	// TrustedProxies are the proxies whose forwarded headers name the
+	// client (clientaddr.Resolver); none: the peer is the client.
+	TrustedProxies []netip.Prefix
 	// Preview configures preview URLs (preview.go).
 	Preview Preview
 	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
@@ -88,6 +93,7 @@ type API struct {
 	limits      Limits
 	perKey      *buckets
 	perClient   *buckets
+	clients     clientaddr.Resolver
 	execCaps    *caps
 	termCaps    *caps
 	live        live
@@ -165,6 +171,7 @@ func New(cfg Config) *API {
 		images:      cfg.Images,
 		signin:      cfg.SignIn,
 		limits:      cfg.Limits.withDefaults(),
+		clients:     clientaddr.New(cfg.TrustedProxies),
 		preview:     cfg.Preview,
 		ssh:         cfg.SSH,
 		members:     cfg.Members,

@@ -53,12 +53,13 @@ func scopeOf(r *http.Request) (scope, bool) {
 // order, so that no handler runs for a caller it should not:
 //
 //  1. the request body is bounded (413 past the route's limit);
-//  2. the client address's token bucket (429 with Retry-After);
-//  3. the credential, an API key or a session token (401);
-//  4. the credential's token bucket (429);
-//  5. the org and workspace in the path: one the caller may not see is
+//  2. the credential, an API key or a session token (401), on all but
+//     public routes;
+//  3. a token bucket (429 with Retry-After): the credential's, or, for a
+//     public route or a refused credential, the client address's;
+//  4. the org and workspace in the path: one the caller may not see is
 //     not found (404), exactly as one that does not exist;
-//  6. the role the route needs in that org (403), and a key narrowed to a
+//  5. the role the route needs in that org (403), and a key narrowed to a
 //     workspace kept to its workspace's routes (403).
 func (a *API) guard(rt Route, next http.Handler) http.Handler {
 	limit := a.limits.JSONBodyBytes
@@ -77,14 +78,17 @@ func (a *API) guard(rt Route, next http.Handler) http.Handler {
 			// Probes and scrapes are not rate limited.
 			return serve(next, w, r)
 		}
-		if ok, retry := a.perClient.take(clientAddr(r)); !ok {
-			return errRateLimited(w, "address", retry)
-		}
 		if rt.Need == public {
+			if err := a.takeAddress(w, r); err != nil {
+				return err
+			}
 			return serve(next, w, r)
 		}
 		id, err := a.authenticate(w, r)
 		if err != nil {
+			if lerr := a.takeAddress(w, r); lerr != nil {
+				return lerr
+			}
 			return err
 		}
 		if err := a.takeCredential(w, id); err != nil {
@@ -111,7 +115,7 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identit
 	ctx := r.Context()
 	cred, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok || cred == "" {
-		a.logger.InfoContext(ctx, "authentication failed", "client", clientAddr(r), "reason", "no_credentials", "method", r.Method, "path", r.URL.Path)
+		a.logger.InfoContext(ctx, "authentication failed", "client", a.clientAddr(r), "reason", "no_credentials", "method", r.Method, "path", r.URL.Path)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
 		return auth.Identity{}, errdefs.Unauthenticated("missing_api_key", "send an API key or a session token as 'Authorization: Bearer …'")
 	}
@@ -134,7 +138,7 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identit
 		}
 		var why *auth.Refusal
 		if errors.As(err, &why) {
-			a.logger.InfoContext(ctx, "authentication failed", "client", clientAddr(r), "reason", why.Reason, "key_id", why.KeyID, "method", r.Method, "path", r.URL.Path)
+			a.logger.InfoContext(ctx, "authentication failed", "client", a.clientAddr(r), "reason", why.Reason, "key_id", why.KeyID, "method", r.Method, "path", r.URL.Path)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
 		}
 		return id, err
@@ -213,16 +217,3 @@ func (a *API) authorize(r *http.Request, rt Route, id auth.Identity) (scope, err
 }
 
 var errInstallationOnly = errdefs.PermissionDenied("installation_admin_only", "only the installation admin may do this")
-
-// takeCredential spends a token of the credential's bucket. Sessions share
-// their user's bucket: signing in again does not buy more requests.
-func (a *API) takeCredential(w http.ResponseWriter, id auth.Identity) error {
-	bucket := id.Credential()
-	if id.SessionID != "" {
-		bucket = id.Principal()
-	}
-	if ok, retry := a.perKey.take(bucket); !ok {
-		return errRateLimited(w, "credential", retry)
-	}
-	return nil
-}

@@ -278,10 +278,14 @@ func TestKeysScopesAndRoles(t *testing.T) {
 }
 
 // TestRateLimits: per credential and per client address, token buckets
-// answer 429 with Retry-After past their burst, and refill with time.
+// answer 429 with Retry-After past their burst, and refill with time. An
+// authenticated call draws only from its credential's bucket, so one
+// key's burst leaves another key from the same address alone (everyone
+// behind one reverse proxy); the address's bucket is for calls without a
+// credential or with a refused one.
 func TestRateLimits(t *testing.T) {
 	clock := testenv.NewClock(time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC))
-	env := servertest.New(t, servertest.Options{Now: clock.Now, Limits: api.Limits{PerKey: api.Rate{PerSecond: 1, Burst: 3}, PerClient: api.Rate{PerSecond: -1}}})
+	env := servertest.New(t, servertest.Options{Now: clock.Now, Limits: api.Limits{PerKey: api.Rate{PerSecond: 1, Burst: 3}, PerClient: api.Rate{PerSecond: 1, Burst: 4}}})
 	for i := range 3 {
 		if r := env.Do(t, "GET", "/api/v1/orgs", nil); r.Status != 200 {
 			t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
@@ -291,29 +295,48 @@ func TestRateLimits(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" {
 		t.Fatalf("over the limit: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	wantError(t, env.Do(t, "GET", "/api/v1/orgs", nil), 429, "rate_limited")
-	// Another credential has a bucket of its own.
+	for range 5 {
+		wantError(t, env.Do(t, "GET", "/api/v1/orgs", nil), 429, "rate_limited")
+	}
+	// Another credential from the same address has a bucket of its own,
+	// all of it: the first key's burst spent none of the address's.
 	other, _, err := auth.Keys{Store: env.Store, Now: clock.Now}.CreateInstallation(t.Context(), "other", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.MustKey(t, other, 200, "GET", "/api/v1/orgs", nil)
-	// A second later there is a token again.
+	for range 3 {
+		env.MustKey(t, other, 200, "GET", "/api/v1/orgs", nil)
+	}
+	wantError(t, env.DoKey(t, other, "GET", "/api/v1/orgs", nil), 429, "rate_limited")
+	// Calls without a credential, and with a refused one, draw from the
+	// address's bucket, which is still full.
+	for range 2 {
+		env.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)
+		env.MustKey(t, auth.NewKey(), 401, "GET", "/api/v1/orgs", nil)
+	}
+	wantError(t, env.DoKey(t, "", "GET", "/api/v1/orgs", nil), 429, "rate_limited")
+	wantError(t, env.DoKey(t, auth.NewKey(), "GET", "/api/v1/orgs", nil), 429, "rate_limited")
+	wantError(t, env.DoKey(t, "", "POST", "/api/auth/challenge", map[string]string{"address": "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"}), 429, "rate_limited")
+	// A second later there is a token again in each.
 	clock.Advance(time.Second)
 	env.Must(t, 200, "GET", "/api/v1/orgs", nil)
 	wantError(t, env.Do(t, "GET", "/api/v1/orgs", nil), 429, "rate_limited")
+	env.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)
+	wantError(t, env.DoKey(t, "", "GET", "/api/v1/orgs", nil), 429, "rate_limited")
 
-	// Per client address, before credentials are even looked at.
+	// An unauthenticated flood is refused by address; a key from that
+	// address is still served, and probes are not limited.
 	env2 := servertest.New(t, servertest.Options{Now: clock.Now, Limits: api.Limits{PerKey: api.Rate{PerSecond: -1}, PerClient: api.Rate{PerSecond: 1, Burst: 2}}})
 	for range 2 {
 		env2.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)
 	}
-	wantError(t, env2.DoKey(t, "", "GET", "/api/v1/orgs", nil), 429, "rate_limited")
-	wantError(t, env2.Do(t, "GET", "/api/v1/orgs", nil), 429, "rate_limited")
-	// Probes are not limited.
+	for range 20 {
+		wantError(t, env2.DoKey(t, "", "GET", "/api/v1/orgs", nil), 429, "rate_limited")
+	}
+	env2.Must(t, 200, "GET", "/api/v1/orgs", nil)
 	env2.MustKey(t, "", 200, "GET", "/health", nil)
 	clock.Advance(time.Second)
-	env2.Must(t, 200, "GET", "/api/v1/orgs", nil)
+	env2.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)
 }
 
 func rawResponse(t *testing.T, env *servertest.Env, key, method, path string) *http.Response {

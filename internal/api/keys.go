@@ -277,13 +277,13 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Nonce == "" || len(req.Nonce) > 64 {
-		a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", "invalid_nonce", "method", r.Method, "path", r.URL.Path)
+		a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", "invalid_nonce", "method", r.Method, "path", r.URL.Path)
 		return errdefs.InvalidArgument("invalid_nonce", "nonce is the one a challenge gave")
 	}
 	token, sess, u, err := a.signin.Session(r.Context(), req.Nonce, req.Signature)
 	if err != nil {
 		if pe, ok := errdefs.Public(err); ok {
-			a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", pe.Code, "method", r.Method, "path", r.URL.Path)
+			a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", pe.Code, "method", r.Method, "path", r.URL.Path)
 		}
 		return err
 	}

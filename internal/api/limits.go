@@ -2,7 +2,6 @@ package api
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/errdefs"
 )
@@ -18,8 +18,10 @@ import (
 // defaults below; a negative rate or cap turns that limit off.
 type Limits struct {
 	// PerKey and PerClient are token buckets: one per credential (an API
-	// key or a session) and one per client address. A request over
-	// either answers 429 with Retry-After.
+	// key or a session), which authenticated calls draw from, and one per
+	// client address, which only calls without a credential or with a
+	// refused one draw from. A request over its bucket answers 429 with
+	// Retry-After.
 	PerKey    Rate
 	PerClient Rate
 	// Concurrent exec streams (foreground execs and attaches) and
@@ -162,15 +164,35 @@ func errRateLimited(w http.ResponseWriter, which string, retry time.Duration) er
 	return errdefs.ResourceExhausted("rate_limited", "too many requests from this %s; retry after %s", which, retry.Round(time.Millisecond))
 }
 
-// clientAddr is the address a request came from (no port). Forwarded
-// headers are not believed: whoever runs a proxy in front sees its
-// address here.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// clientAddr is the address r came from (no port): the peer, or behind
+// a trusted proxy the client it forwarded (clientaddr.Resolver).
+func (a *API) clientAddr(r *http.Request) string {
+	return a.clients.Of(r)
+}
+
+// takeAddress spends a token of the client address's bucket. Only calls
+// without a credential, or whose credential was refused, draw from it:
+// an authenticated call draws from its credential's bucket alone
+// (takeCredential), so callers behind one proxy do not throttle each
+// other, and guessing keys from one address is still bounded.
+func (a *API) takeAddress(w http.ResponseWriter, r *http.Request) error {
+	if ok, retry := a.perClient.take(a.clientAddr(r)); !ok {
+		return errRateLimited(w, "address", retry)
 	}
-	return host
+	return nil
+}
+
+// takeCredential spends a token of the credential's bucket. Sessions share
+// their user's bucket: signing in again does not buy more requests.
+func (a *API) takeCredential(w http.ResponseWriter, id auth.Identity) error {
+	bucket := id.Credential()
+	if id.SessionID != "" {
+		bucket = id.Principal()
+	}
+	if ok, retry := a.perKey.take(bucket); !ok {
+		return errRateLimited(w, "credential", retry)
+	}
+	return nil
 }
 
 // caps counts concurrent sessions of a kind (exec streams, terminals) per

@@ -73,7 +73,7 @@ func (a *API) withRequest(next http.Handler) http.Handler {
 			}
 			dur := time.Since(start)
 			a.metrics.Request(r.Pattern, r.Method, rec.status, dur)
-			a.logger.DebugContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "dur", dur, "request_id", id)
+			a.logger.DebugContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "dur", dur, "request_id", id, "client", a.clientAddr(r))
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -153,7 +153,7 @@ func (a *API) runtimeByShortID(ctx context.Context, short string) (store.Runtime
 		return store.Runtime{}, err
 	}
 	if len(rts) != 1 {
-		return store.Runtime{}, errdefs.NotFound("runtime_not_found", "no runtime %s", short)
+		return store.Runtime{}, errPreviewNotFound
 	}
 	return rts[0], nil
 }
@@ -161,13 +161,12 @@ func (a *API) runtimeByShortID(ctx context.Context, short string) (store.Runtime
 // runtimeByPath finds the runtime a path URL names, in its org and
 // workspace (not yet checking who may see it).
 func (a *API) runtimeByPath(r *http.Request, org, ws, id string) (store.Runtime, error) {
-	notFound := errdefs.NotFound("runtime_not_found", "runtime %s not found", id)
 	if !isUUID(id) || !slugRE.MatchString(org) || !slugRE.MatchString(ws) {
-		return store.Runtime{}, notFound
+		return store.Runtime{}, errPreviewNotFound
 	}
 	rt, err := a.store.GetRuntime(r.Context(), id)
 	if errdefs.IsNotFound(err) {
-		return rt, notFound
+		return rt, errPreviewNotFound
 	}
 	if err != nil {
 		return rt, err
@@ -184,7 +183,7 @@ func (a *API) runtimeByPath(r *http.Request, org, ws, id string) (store.Runtime,
 		err = errdefs.ErrNotFound
 	}
 	if errdefs.IsNotFound(err) {
-		return rt, notFound
+		return rt, errPreviewNotFound
 	}
 	return rt, err
 }
@@ -197,19 +196,16 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, a.limits.UploadBodyBytes)
 	}
-	if ok, retry := a.perClient.take(clientAddr(r)); !ok {
-		a.previewError(w, r, errRateLimited(w, "address", retry))
-		return
-	}
 	if port < 1 || port > 65535 {
 		a.previewError(w, r, errdefs.InvalidArgument("invalid_port", "port %d is not 1 to 65535", port))
 		return
 	}
 	rt, err := find()
-	if errdefs.IsNotFound(err) && !hasPreviewCredentials(r, prefix) {
-		// Without credentials a runtime that does not exist looks like a
-		// private one: nobody learns which exist.
-		err = errNeedsCredentials(port)
+	if errdefs.IsNotFound(err) {
+		// A runtime that does not exist goes through the same checks as
+		// one the caller may not see, with no id and no public port, and
+		// ends in the same answer: nobody learns which runtimes exist.
+		rt, err = store.Runtime{}, nil
 	}
 	if err != nil {
 		a.previewError(w, r, err)
@@ -279,7 +275,13 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 			// paddock's own credentials stop here.
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del(previewHeader)
-			removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
+			if prefix != "" {
+				// A path URL takes no cookies: those of the API's
+				// origin are nobody's in particular.
+				pr.Out.Header.Del("Cookie")
+			} else {
+				removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
+			}
 			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
 				q.Del("token")
 				pr.Out.URL.RawQuery = q.Encode()
@@ -292,14 +294,17 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		// are written.
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
+			if prefix != "" {
+				// A path URL shares the API's origin: it sets no cookie
+				// there, and its pages run in a unique origin of their
+				// own, so they cannot use the API with the browser's
+				// credentials for it.
+				resp.Header.Del("Set-Cookie")
+				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
+				return nil
+			}
 			// The app sets no cookie of paddock's.
 			dropSetCookies(resp.Header, previewCookie, previewCookiePartitioned)
-			if prefix != "" {
-				// A path URL shares the API's origin: its pages run in a
-				// unique origin of their own, so they cannot use the API
-				// with the browser's credentials for it.
-				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
-			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -316,30 +321,47 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 	rp.ServeHTTP(w, r)
 }
 
-// dropSetCookies removes the Set-Cookie lines for names from h.
+// dropSetCookies removes the Set-Cookie lines that would set a cookie
+// named one of names, read as browsers read them (setCookieName) and
+// compared regardless of case (browsers tell case apart; paddock's names
+// are kept from the app in every spelling).
 func dropSetCookies(h http.Header, names ...string) {
 	lines := h.Values("Set-Cookie")
 	h.Del("Set-Cookie")
 	for _, l := range lines {
-		name, _, _ := strings.Cut(strings.TrimSpace(l), "=")
-		if !slices.Contains(names, name) {
+		name := setCookieName(l)
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) }) {
 			h.Add("Set-Cookie", l)
 		}
 	}
+}
+
+// setCookieName is the name a browser gives the cookie of a Set-Cookie
+// line (RFC 6265, section 5.2; RFC 6265bis): the line ends at a control
+// character (CR, LF, NUL); the pair before the first ';' splits at its
+// first '='; the name is trimmed of spaces and tabs. A pair without '='
+// is a nameless cookie that the browser sends back as its value alone,
+// which a server reads as a cookie of that name: its value stands for
+// the name here.
+func setCookieName(line string) string {
+	if i := strings.IndexAny(line, "\r\n\x00"); i >= 0 {
+		line = line[:i]
+	}
+	pair, _, _ := strings.Cut(line, ";")
+	name, _, found := strings.Cut(pair, "=")
+	if !found {
+		return strings.Trim(pair, " \t")
+	}
+	return strings.Trim(name, " \t")
 }
 
 func errNeedsCredentials(port int) error {
 	return errdefs.Unauthenticated("preview_needs_credentials", "port %d is private: send an API key, or open the link with a preview token (?token=)", port)
 }
 
-// hasPreviewCredentials reports whether r carries anything that could
-// authorize it.
-func hasPreviewCredentials(r *http.Request, prefix string) bool {
-	if r.Header.Get("Authorization") != "" || r.Header.Get(previewHeader) != "" || strings.HasPrefix(r.URL.Query().Get("token"), auth.SessionPrefix) {
-		return true
-	}
-	return prefix == "" && (len(r.CookiesNamed(previewCookie)) > 0 || len(r.CookiesNamed(previewCookiePartitioned)) > 0)
-}
+// errPreviewNotFound answers a preview of a runtime that does not exist
+// and of one the caller may not see alike, naming neither.
+var errPreviewNotFound = errdefs.NotFound("runtime_not_found", "no runtime you may see has this address")
 
 func (a *API) previewWait() time.Duration {
 	if a.preview.Wait > 0 {
@@ -399,62 +421,34 @@ type previewGrant struct {
 
 // previewAccess decides whether r may reach port of rt: a public port, a
 // preview token (header, ?token=, or, on a preview host, its cookie), or
-// the credentials of a member who sees rt's workspace. A preview token
-// lives no longer than its maker's access: a revoked key, an ended
-// session or a removed member takes the token with it. A caller who may
-// not see rt gets not found.
+// the credentials of a member who sees rt's workspace. rt is zero for a
+// runtime that does not exist, and every check then fails exactly as for
+// one the caller may not see. The request spends a token of the
+// credential it acts for, or of the client address when it has none or
+// its credential is refused (takeAddress).
 func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (previewGrant, error) {
-	if slices.Contains(rt.Config.PublicPorts, port) {
-		return previewGrant{}, nil
+	if rt.ID != "" && slices.Contains(rt.Config.PublicPorts, port) {
+		return previewGrant{}, a.takeAddress(w, r)
 	}
-	var tokenErr error
-	if a.signin != nil {
-		candidates := []string{r.Header.Get(previewHeader), r.URL.Query().Get("token")}
-		if prefix == "" {
-			// Cookies only on preview hosts: a path URL shares the API's
-			// origin with every other runtime's.
-			for _, c := range append(r.CookiesNamed(previewCookie), r.CookiesNamed(previewCookiePartitioned)...) {
-				candidates = append(candidates, c.Value)
-			}
-		}
-		for i, tok := range candidates {
-			if tok == "" {
-				continue
-			}
-			claims, err := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now())
-			if err != nil {
-				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "%v", err)
-				continue
-			}
-			maker, err := auth.Reverify(r.Context(), a.store, a.now, claims.Credential)
-			if err == nil {
-				err = a.memberOf(r.Context(), maker, rt)
-			}
-			if err != nil {
-				tokenErr = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(err)
-				continue
-			}
-			g := previewGrant{cred: claims.Credential, id: maker, tokenInQuery: i == 1}
-			if i == 1 && prefix == "" {
-				// A first visit: the cookie keeps a tab or an iframe going.
-				cs := a.previewCookies(r, tok)
-				for _, c := range cs {
-					http.SetCookie(w, c)
-				}
-				g.cookieSet = len(cs) > 0
-			}
-			return g, nil
-		}
+	g, ok, tokenErr := a.previewToken(w, r, rt, port, prefix)
+	if ok {
+		return g, a.takeCredential(w, g.id)
 	}
-	if r.Header.Get("Authorization") == "" {
-		if tokenErr != nil {
-			a.logger.InfoContext(r.Context(), "authentication failed", "client", clientAddr(r), "reason", "bad_preview_token", "method", r.Method, "path", r.URL.Path)
-			return previewGrant{}, tokenErr
-		}
-		return previewGrant{}, errNeedsCredentials(port)
+	var err error
+	var id auth.Identity
+	switch {
+	case r.Header.Get("Authorization") != "":
+		id, err = a.authenticate(w, r)
+	case tokenErr != nil:
+		a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", "bad_preview_token", "method", r.Method, "path", r.URL.Path)
+		err = tokenErr
+	default:
+		err = errNeedsCredentials(port)
 	}
-	id, err := a.authenticate(w, r)
 	if err != nil {
+		if lerr := a.takeAddress(w, r); lerr != nil {
+			return previewGrant{}, lerr
+		}
 		return previewGrant{}, err
 	}
 	if err := a.takeCredential(w, id); err != nil {
@@ -466,9 +460,61 @@ func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Run
 	return previewGrant{cred: id.Credential(), id: id}, nil
 }
 
+// previewToken looks for a preview token of rt and port in r. A token
+// lives no longer than its maker's access: a revoked key, an ended
+// session or a removed member takes the token with it. ok says one let r
+// through; otherwise err says why the last one presented did not.
+func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (g previewGrant, ok bool, err error) {
+	if a.signin == nil {
+		return previewGrant{}, false, nil
+	}
+	candidates := []string{r.Header.Get(previewHeader), r.URL.Query().Get("token")}
+	if prefix == "" {
+		// Cookies only on preview hosts: a path URL shares the API's
+		// origin with every other runtime's.
+		for _, c := range append(r.CookiesNamed(previewCookie), r.CookiesNamed(previewCookiePartitioned)...) {
+			candidates = append(candidates, c.Value)
+		}
+	}
+	for i, tok := range candidates {
+		if tok == "" {
+			continue
+		}
+		// No token names a runtime that does not exist (rt.ID "").
+		claims, cerr := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now())
+		if cerr != nil {
+			err = errdefs.Unauthenticated("invalid_preview_token", "%v", cerr)
+			continue
+		}
+		maker, cerr := auth.Reverify(r.Context(), a.store, a.now, claims.Credential)
+		if cerr == nil {
+			cerr = a.memberOf(r.Context(), maker, rt)
+		}
+		if cerr != nil {
+			err = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(cerr)
+			continue
+		}
+		g := previewGrant{cred: claims.Credential, id: maker, tokenInQuery: i == 1}
+		if i == 1 && prefix == "" {
+			// A first visit: the cookie keeps a tab or an iframe going.
+			cs := a.previewCookies(r, tok)
+			for _, c := range cs {
+				http.SetCookie(w, c)
+			}
+			g.cookieSet = len(cs) > 0
+		}
+		return g, true, nil
+	}
+	return previewGrant{}, false, err
+}
+
 // memberOf checks that id may operate rt: in sight of rt's workspace,
-// with at least the member role.
+// with at least the member role. A runtime that does not exist (rt zero)
+// and one out of sight are alike not found.
 func (a *API) memberOf(ctx context.Context, id auth.Identity, rt store.Runtime) error {
+	if rt.ID == "" {
+		return errPreviewNotFound
+	}
 	o, err := a.store.GetOrg(ctx, rt.OrgID)
 	if err != nil {
 		return err
@@ -478,7 +524,7 @@ func (a *API) memberOf(ctx context.Context, id auth.Identity, rt store.Runtime) 
 		return err
 	}
 	if !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
-		return errdefs.NotFound("runtime_not_found", "runtime %s not found", rt.ID)
+		return errPreviewNotFound
 	}
 	if !acc.Role.AtLeast(auth.RoleMember) {
 		return errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")

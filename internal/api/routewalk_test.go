@@ -16,6 +16,7 @@ import (
 
 	apispec "github.com/paddockhq/paddock/api"
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -548,8 +549,11 @@ func TestRouteWalk(t *testing.T) {
 }
 
 // TestRouteWalkRateLimited walks every operation from a client address
-// that has spent its requests: all but the meta routes answer 429
-// rate_limited with Retry-After, before anything else is checked.
+// that has spent its requests, with no credential and with a refused one:
+// all but the meta routes answer 429 rate_limited with Retry-After. The
+// address's bucket is for calls without a credential: with a valid key
+// the same address still gets answers, and only an operation that needs
+// no credential is refused.
 func TestRouteWalkRateLimited(t *testing.T) {
 	env := servertest.New(t, servertest.Options{Limits: api.Limits{PerClient: api.Rate{PerSecond: 0.001, Burst: 1}}})
 	ops := walkOps(t)
@@ -559,20 +563,26 @@ func TestRouteWalkRateLimited(t *testing.T) {
 		"session_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
 		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
 	}
-	// The one request the address may make.
-	env.Must(t, 200, "GET", "/api/v1/orgs", nil)
+	// The one request the address may make without a credential.
+	env.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)
+	refused := auth.KeyPrefix + strings.Repeat("0", 48)
 	for _, op := range ops {
 		t.Run(op.id, func(t *testing.T) {
-			a := walkCall(t, env, op, params, env.Key)
-			if op.meta() {
-				if a.status == http.StatusTooManyRequests {
-					t.Errorf("a meta route answered 429: %s", a.body)
+			for _, key := range []string{"", refused} {
+				a := walkCall(t, env, op, params, key)
+				if op.meta() {
+					if a.status == http.StatusTooManyRequests {
+						t.Errorf("a meta route answered 429: %s", a.body)
+					}
+					continue
 				}
-				return
+				a.is(t, 429, "rate_limited")
+				if s, err := strconv.Atoi(a.header.Get("Retry-After")); err != nil || s < 1 {
+					t.Errorf("Retry-After is %q, want whole seconds", a.header.Get("Retry-After"))
+				}
 			}
-			a.is(t, 429, "rate_limited")
-			if s, err := strconv.Atoi(a.header.Get("Retry-After")); err != nil || s < 1 {
-				t.Errorf("Retry-After is %q, want whole seconds", a.header.Get("Retry-After"))
+			if a := walkCall(t, env, op, params, env.Key); (a.status == http.StatusTooManyRequests) != (op.role == "public" && !op.meta()) {
+				t.Errorf("with a valid key from the spent address: %d %s", a.status, a.body)
 			}
 		})
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/paddockhq/paddock/internal/clientaddr"
 )
 
 // DefaultSSHListen is where the SSH gateway listens unless ssh_listen
@@ -113,6 +115,12 @@ type Config struct {
 
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
+	// TrustedProxies are the reverse proxies in front of the server, as
+	// CIDRs or addresses: only from them are X-Forwarded-For, Forwarded
+	// and X-Real-IP believed to name the client, for the per-address
+	// rate limit and the logs. None (the default): the connection's peer
+	// is the client.
+	TrustedProxies []string `yaml:"trusted_proxies"` // PADDOCK_TRUSTED_PROXIES: comma-separated
 
 	// Members: how org admins add members.
 	Members Members `yaml:"members"`
@@ -410,6 +418,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	if v, ok := lookup("PADDOCK_ALLOWED_IMAGES"); ok && v != "" {
 		c.AllowedImages = SplitList(v)
 	}
+	if v, ok := lookup("PADDOCK_TRUSTED_PROXIES"); ok && v != "" {
+		c.TrustedProxies = SplitList(v)
+	}
 	for k, p := range map[string]*string{
 		"PADDOCK_EGRESS_PROXY_NETWORK":    &c.Egress.ProxyNetwork,
 		"PADDOCK_EGRESS_OPEN_NETWORK":     &c.Egress.OpenNetwork,
@@ -575,6 +586,9 @@ func (c *Config) Validate() error {
 	case "", "http", "https":
 	default:
 		return fmt.Errorf("preview scheme %q is not http or https", c.PreviewScheme)
+	}
+	if _, err := clientaddr.ParseTrusted(c.TrustedProxies); err != nil {
+		return err
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return fmt.Errorf("log format %q is not one of json, text", c.LogFormat)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -192,6 +193,36 @@ func TestPreviewURLs(t *testing.T) {
 	if code := curl(t, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+eve.Key, u+"/"); code != "404" {
 		t.Fatalf("another org's key: %s", code)
 	}
+	// Its running runtime answers her byte for byte as one that does not
+	// exist.
+	answer := func(host string) string {
+		req, err := http.NewRequestWithContext(t.Context(), "GET", s.env.URL+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+eve.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := resp.Header.Get("X-Request-Id")
+		resp.Header.Del("X-Request-Id")
+		resp.Header.Del("Date")
+		var hdr bytes.Buffer
+		if err := resp.Header.Write(&hdr); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d\n%s\n%s", resp.StatusCode, hdr.String(), strings.ReplaceAll(string(body), id, "REQUEST-ID"))
+	}
+	if foreign, unknown := answer(s.host), answer("8080-0123456789ab.localhost:"+portOfURL(s.env.URL)); foreign != unknown || strings.Contains(foreign, s.rid) {
+		t.Fatalf("another org's running runtime answers\n%s\nwhere one that does not exist answers\n%s", foreign, unknown)
+	}
 
 	// A preview token: as a header, and as ?token= in a browser, which
 	// sets a cookie and drops the token from the URL.
@@ -327,6 +358,57 @@ func TestPreviewURLs(t *testing.T) {
 	link := strings.TrimSpace(clitest.MustRun(t, cli, "port", "url", "p1", "8080", "--ttl", "5m"))
 	if out := curl(t, link); !strings.Contains(out, "hello from the sandbox") {
 		t.Fatalf("port url %s: %s", link, out)
+	}
+}
+
+// TestPreviewCookies: an app cannot set or shadow paddock's cookies in
+// any spelling a browser reads as theirs (RFC 6265: the name trimmed of
+// spaces and tabs; a nameless cookie), nor in another case, while its own
+// cookies pass; a path URL, on the API's origin, neither sets the app's
+// cookies nor hands the app the browser's. curl's cookie jar, which reads
+// Set-Cookie as browsers do, stands for the browser.
+func TestPreviewCookies(t *testing.T) {
+	s := startPreviewSandbox(t, 0)
+	auth := "Authorization: Bearer " + s.env.Key
+	u := "http://" + s.host
+	var tok pc.PreviewToken
+	s.env.Must(t, 201, "POST", s.rtPath+"/previews/8080/token", pc.PreviewTokenRequest{TTL: "10m"}).Decode(t, &tok)
+	jar := filepath.Join(t.TempDir(), "cookies")
+	curl(t, "-L", "-c", jar, "-b", jar, "-H", "Accept: text/html", "-o", "/dev/null", tok.URL)
+
+	hdr := curl(t, "-D", "-", "-o", "/dev/null", "-c", jar, "-b", jar, u+"/setcookies")
+	var set []string
+	for _, l := range strings.Split(hdr, "\n") {
+		if name, v, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && strings.EqualFold(name, "Set-Cookie") {
+			set = append(set, strings.TrimSpace(v))
+		}
+	}
+	if slices.ContainsFunc(set, func(v string) bool { return strings.Contains(strings.ToLower(v), "paddock_preview") }) ||
+		!slices.Contains(set, "app=1; Path=/") || !slices.Contains(set, "app_two =2; Path=/") {
+		t.Fatalf("the app's Set-Cookie lines that reached the client: %q", set)
+	}
+	// The jar still holds paddock's cookie as the visit set it, and the
+	// app's own; the cookie still opens the preview, and the app sees
+	// only its own cookies.
+	kept, err := os.ReadFile(jar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(kept), "planted") || !strings.Contains(string(kept), "paddock_preview\t"+tok.Token) {
+		t.Fatalf("the cookie jar:\n%s", kept)
+	}
+	out := curl(t, "-b", jar, u+"/whoami")
+	if !strings.Contains(out, "app=1") || !strings.Contains(out, "app_two=2") || strings.Contains(out, "paddock") {
+		t.Fatalf("what reached the app: %s", out)
+	}
+
+	// A path URL: no Set-Cookie, and no Cookie to the app.
+	pathURL := s.env.URL + s.path
+	if hdr := curl(t, "-D", "-", "-o", "/dev/null", "-H", auth, pathURL+"/setcookies"); strings.Contains(strings.ToLower(hdr), "set-cookie") {
+		t.Fatalf("a path URL passed the app's cookies on the API's origin:\n%s", hdr)
+	}
+	if out := curl(t, "-H", auth, "-b", "app=1; paddock_preview="+tok.Token+"; other=2", pathURL+"/whoami"); !strings.Contains(out, `cookie=""`) {
+		t.Fatalf("a path URL passed the browser's cookies to the app: %s", out)
 	}
 }
 

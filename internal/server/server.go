@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/harness"
@@ -184,6 +185,10 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Store: st, Runtimes: runtimes, Bindings: bindings, Secrets: secretSvc,
 		Logger: logger.With("component", "sessions"), DefaultHarness: cfg.DefaultHarness,
 	})
+	trusted, err := clientaddr.ParseTrusted(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	var ready atomic.Bool
 	handler := api.New(api.Config{
 		Store:     st,
@@ -203,10 +208,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			Store: st, Key: sessionKey, Now: time.Now, Domain: signInDomain(cfg.SignInDomain, ln.Addr()),
 			ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
 		},
-		Limits:  limitsOf(cfg.Limits),
-		Preview: previewOf(cfg, ln.Addr()),
-		SSH:     sshd.Info(),
-		Members: api.Members{DirectAdd: cfg.Members.DirectAdd, InvitationTTL: cfg.Members.InvitationTTL},
+		Limits:         limitsOf(cfg.Limits),
+		TrustedProxies: trusted,
+		Preview:        previewOf(cfg, ln.Addr()),
+		SSH:            sshd.Info(),
+		Members:        api.Members{DirectAdd: cfg.Members.DirectAdd, InvitationTTL: cfg.Members.InvitationTTL},
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -206,7 +207,7 @@ func (g *Gateway) track(nc net.Conn) (*conn, bool) {
 		g.logger.Warn("ssh connection refused: too many connections", "client", nc.RemoteAddr().String(), "max", g.cfg.MaxConns)
 		return nil, false
 	}
-	addr := hostOf(nc.RemoteAddr())
+	addr := clientaddr.Peer(nc.RemoteAddr().String())
 	if g.pending[addr] >= maxPendingPerAddr {
 		// One address holding many handshakes open would keep everyone
 		// else out for the handshake timeout.
@@ -224,15 +225,6 @@ func (g *Gateway) track(nc net.Conn) (*conn, bool) {
 // maxPendingPerAddr bounds the connections one client address may have
 // in the handshake at once.
 const maxPendingPerAddr = 16
-
-// hostOf is the host of a network address.
-func hostOf(a net.Addr) string {
-	h, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return h
-}
 
 // handshaken marks c as past its handshake: its address's count of
 // pending connections drops.

@@ -97,6 +97,23 @@ func main() {
 		http.SetCookie(w, &http.Cookie{Name: "app", Value: "1", Path: "/"})
 		fmt.Fprintln(w, "set")
 	})
+	mux.HandleFunc("GET /setcookies", func(w http.ResponseWriter, r *http.Request) {
+		// Spellings of paddock's cookies that browsers read as them (the
+		// name trimmed of spaces and tabs, a nameless cookie sent back as
+		// its value), one in another case, and the app's own.
+		for _, l := range []string{
+			"paddock_preview =planted-space; Path=/",
+			"paddock_preview\t=planted-tab; Path=/",
+			"paddock_preview_p  =planted-partitioned; Path=/",
+			"PADDOCK_PREVIEW=planted-case; Path=/",
+			"paddock_preview; Path=/",
+			"app=1; Path=/",
+			"app_two =2; Path=/",
+		} {
+			w.Header().Add("Set-Cookie", l)
+		}
+		fmt.Fprintln(w, "set")
+	})
 	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, r *http.Request) {
 		// What reached the app: paddock's own credentials must not.
 		fmt.Fprintf(w, "auth=%q cookie=%q token=%q host=%q\n", r.Header.Get("Authorization"), r.Header.Get("Cookie"), r.URL.Query().Get("token"), r.Host)
