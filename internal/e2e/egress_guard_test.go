@@ -20,9 +20,8 @@ import (
 
 	"github.com/google/uuid"
 
-	pc "github.com/paddockhq/paddock/pkg/client"
-
 	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
 // TestEgressGuard: no tenant rule opens the host. A proxy sandbox whose
@@ -248,7 +247,7 @@ func makeStandIn(t *testing.T) standIn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // ip netns exec ran the listener in its own process
+		_ = cmd.Process.Kill() // ip netns exec execs the listener: this is its pid
 		_ = cmd.Wait()
 	})
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "listening\n" {
