@@ -196,6 +196,11 @@ type Egress struct {
 	// for air-gapped installs (a local package mirror) and tests. The
 	// addresses are trusted, even private or loopback ones.
 	Hosts map[string][]string `yaml:"hosts"` // PADDOCK_EGRESS_HOSTS: name=addr,name=addr
+	// AllowInternal are the internal addresses and ranges (private,
+	// loopback, link-local, the host's own, …) that proxy sandboxes may
+	// reach: the egress guard closes them otherwise, and a runtime's
+	// allow rule may name them only once they are listed here.
+	AllowInternal []string `yaml:"allow_internal"` // PADDOCK_EGRESS_ALLOW_INTERNAL: 10.20.0.0/16,192.168.1.5
 	// BrokerPorts are the ports on which tunnels to hosts of brokered
 	// secrets are intercepted; default 443.
 	BrokerPorts []int `yaml:"broker_ports"` // PADDOCK_EGRESS_BROKER_PORTS: 443,8443
@@ -204,6 +209,24 @@ type Egress struct {
 	UpstreamCAFile string `yaml:"upstream_ca_file"` // PADDOCK_EGRESS_UPSTREAM_CA_FILE
 	// Retention is how long egress decisions are kept.
 	Retention time.Duration `yaml:"retention"` // PADDOCK_EGRESS_RETENTION
+}
+
+// AllowInternalPrefixes reads AllowInternal: each entry a CIDR or one
+// address.
+func (e Egress) AllowInternalPrefixes() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range e.AllowInternal {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return nil, fmt.Errorf("egress: allow_internal %q is not a CIDR or an IP address", s)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // ProviderConfig is one named provider.
@@ -521,6 +544,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 			c.Egress.Hosts[name] = append(c.Egress.Hosts[name], addr)
 		}
 	}
+	if v, ok := lookup("PADDOCK_EGRESS_ALLOW_INTERNAL"); ok && v != "" {
+		c.Egress.AllowInternal = SplitList(v)
+	}
 	if v, ok := lookup("PADDOCK_EGRESS_BROKER_PORTS"); ok && v != "" {
 		c.Egress.BrokerPorts = nil
 		for _, p := range SplitList(v) {
@@ -600,6 +626,9 @@ func (c *Config) Validate() error {
 	}
 	if c.InstanceID != "" && !instanceRE.MatchString(c.InstanceID) {
 		return fmt.Errorf("instance id %q must be 1 to 128 letters, digits, '.', '_' or '-'", c.InstanceID)
+	}
+	if _, err := c.Egress.AllowInternalPrefixes(); err != nil {
+		return err
 	}
 	if e := c.Egress; !e.Disabled {
 		if e.ProxyNetwork == "" || e.OpenNetwork == "" || e.ProxyNetwork == e.OpenNetwork {

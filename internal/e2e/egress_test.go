@@ -162,6 +162,9 @@ func mustPort(s string) int {
 type egressServer struct {
 	*server
 	instance, dataDir string
+	// proxyNet and openNet name its networks; proxyPort is the proxy's.
+	proxyNet, openNet string
+	proxyPort         int
 }
 
 // serveWithEgress starts the built server with the proxy and open modes on
@@ -178,13 +181,15 @@ func serveWithEgress(t testing.TB, key string, extraEnv ...string) (*egressServe
 	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
 	suffix := uuid.NewString()[:8]
 	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
+	es := &egressServer{instance: instance, dataDir: data, proxyNet: "pdk-e2e-p-" + suffix, openNet: "pdk-e2e-o-" + suffix, proxyPort: freePort(t)}
 	env := append([]string{
 		"PADDOCK_EGRESS_DISABLED=false",
-		"PADDOCK_EGRESS_PROXY_NETWORK=pdk-e2e-p-" + suffix,
-		"PADDOCK_EGRESS_OPEN_NETWORK=pdk-e2e-o-" + suffix,
-		"PADDOCK_EGRESS_PROXY_PORT=" + strconv.Itoa(freePort(t)),
+		"PADDOCK_EGRESS_PROXY_NETWORK=" + es.proxyNet,
+		"PADDOCK_EGRESS_OPEN_NETWORK=" + es.openNet,
+		"PADDOCK_EGRESS_PROXY_PORT=" + strconv.Itoa(es.proxyPort),
 	}, extraEnv...)
 	s := serveIn(t, bin, shim, data, runDir, instance, key, env...)
+	es.server = s
 	c := sdkFor(t, s, key)
 	if _, err := c.CreateOrg(t.Context(), pc.CreateOrgRequest{Name: "acme"}); err != nil {
 		t.Fatal(err)
@@ -192,7 +197,7 @@ func serveWithEgress(t testing.TB, key string, extraEnv ...string) (*egressServe
 	if _, err := c.CreateWorkspace(t.Context(), "acme", pc.CreateWorkspaceRequest{Name: "dev"}); err != nil {
 		t.Fatal(err)
 	}
-	return &egressServer{server: s, instance: instance, dataDir: data}, c
+	return es, c
 }
 
 // freePort returns a loopback port nothing listens on now.

@@ -70,7 +70,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 		return
 	}
 	dialer := &tls.Dialer{
-		NetDialer: &net.Dialer{Timeout: p.cfg.DialTimeout},
+		NetDialer: p.dialer(t),
 		Config:    &tls.Config{ServerName: t.host, RootCAs: p.cfg.UpstreamRoots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12},
 	}
 	raw, err := dialer.DialContext(ctx, "tcp", t.addr.String())

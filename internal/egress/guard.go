@@ -1,50 +1,287 @@
 package egress
 
-import "net/netip"
+import (
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
-// guard refuses addresses a sandbox must not reach through the proxy
-// unless a rule names them: the host's own, loopback, link-local (cloud
-// metadata among them), private and other special ranges.
-type guard struct {
-	host []netip.Prefix
+	"github.com/paddockhq/paddock/internal/errdefs"
+)
+
+// CodeInternalAddress is the public code of an allow rule that names an
+// internal address: only the installation may open one.
+const CodeInternalAddress = "internal_address_not_allowed"
+
+// Guard keeps sandboxes away from internal addresses: the host's own,
+// loopback, link-local (cloud metadata among them), private and other
+// special ranges, and the installation's Docker networks. It is not a
+// rule: the proxy applies it after the rules, to the address it dials,
+// whatever the rules allow. Only the installation's configuration opens an
+// internal address (egress.allow_internal, and the names of egress.hosts);
+// a tenant's allow rule that names one is refused (CheckPolicy).
+type Guard struct {
+	open      []netip.Prefix
+	networks  atomic.Pointer[[]netip.Prefix]
+	hostAddrs func() []netip.Prefix
 }
 
-var special = []struct {
+// GuardConfig configures a Guard.
+type GuardConfig struct {
+	// AllowInternal are the internal addresses and ranges the
+	// installation opens to every sandbox (egress.allow_internal).
+	AllowInternal []netip.Prefix
+	// HostAddrs returns the host's own addresses; nil reads the host's
+	// interfaces, again every few seconds.
+	HostAddrs func() []netip.Prefix
+}
+
+// NewGuard returns a Guard.
+func NewGuard(cfg GuardConfig) *Guard {
+	g := &Guard{hostAddrs: cfg.HostAddrs}
+	for _, p := range cfg.AllowInternal {
+		g.open = append(g.open, unmapPrefix(p.Masked()))
+	}
+	if g.hostAddrs == nil {
+		g.hostAddrs = (&interfaceAddrs{ttl: 5 * time.Second}).get
+	}
+	return g
+}
+
+// AddNetworks closes the subnets of the installation's networks (the proxy
+// and open networks), known once they are set up.
+func (g *Guard) AddNetworks(subnets ...netip.Prefix) {
+	for {
+		old := g.networks.Load()
+		var next []netip.Prefix
+		if old != nil {
+			next = append(next, *old...)
+		}
+		for _, p := range subnets {
+			next = append(next, unmapPrefix(p.Masked()))
+		}
+		if g.networks.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// internalRanges are closed to sandboxes. The first that contains an
+// address names why.
+var internalRanges = []struct {
 	prefix netip.Prefix
 	why    string
 }{
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
 	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local (cloud metadata lives there)"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local (cloud metadata lives there)"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("fc00::/7"), "private (unique local)"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "shared (carrier-grade NAT)"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "reserved (benchmarking)"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("::/96"), "reserved (IPv4-compatible)"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64, which can reach anything"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64, which can reach anything"},
 }
 
-// refuse says why a must not be reached, or "".
-func (g *guard) refuse(a netip.Addr) string {
-	a = a.Unmap()
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return "link-local (cloud metadata lives there)"
-	case a.IsPrivate():
-		return "private"
-	case a.IsUnspecified():
-		return "unspecified"
-	case a.IsMulticast() || a.IsInterfaceLocalMulticast():
-		return "multicast"
-	}
-	for _, s := range special {
-		if s.prefix.Contains(a) {
-			return s.why
+// Closed says why a sandbox must not reach a, or "" when it may: a is
+// internal and the installation did not open it.
+func (g *Guard) Closed(a netip.Addr) string {
+	a = a.Unmap().WithZone("")
+	for _, p := range g.open {
+		if p.Contains(a) {
+			return ""
 		}
 	}
-	for _, p := range g.host {
-		if p.Contains(a) {
+	return g.internal(netip.PrefixFrom(a, a.BitLen()))
+}
+
+// internal says why p (an address or a range) holds internal addresses,
+// or "".
+func (g *Guard) internal(p netip.Prefix) string {
+	for _, r := range internalRanges {
+		if r.prefix.Overlaps(p) {
+			return r.why
+		}
+	}
+	for _, h := range g.hostAddrs() {
+		if h.Overlaps(p) {
 			return "the host's own"
 		}
 	}
+	if nets := g.networks.Load(); nets != nil {
+		for _, n := range *nets {
+			if n.Overlaps(p) {
+				return "one of the installation's networks"
+			}
+		}
+	}
 	return ""
+}
+
+// CheckPolicy refuses allow rules that name internal addresses: a tenant
+// cannot open what the guard closes. An address or CIDR rule is refused
+// when it overlaps an internal range the installation did not open (but
+// 0.0.0.0/0 and ::/0, which name every address, are kept: the guard still
+// closes the internal ones); a domain rule when it names localhost. Deny
+// rules may name anything.
+func (g *Guard) CheckPolicy(p Policy) error {
+	for _, r := range p.Allow {
+		if why := g.closedRule(r); why != "" {
+			return errdefs.InvalidArgument(CodeInternalAddress,
+				"allow rule %q names an internal address (%s); only the installation's egress.allow_internal or egress.hosts can open one", r.raw, why)
+		}
+	}
+	return nil
+}
+
+// closedRule says why allow rule r would open an internal address, or "".
+func (g *Guard) closedRule(r Rule) string {
+	if r.domain != "" {
+		if isLocalhost(strings.TrimPrefix(r.domain, "*.")) {
+			return "localhost"
+		}
+		return ""
+	}
+	if r.prefix.Bits() == 0 {
+		return ""
+	}
+	for _, o := range g.open {
+		if o.Bits() <= r.prefix.Bits() && o.Contains(r.prefix.Addr()) {
+			return ""
+		}
+	}
+	return g.internal(r.prefix)
+}
+
+// isLocalhost reports whether a domain (lower case) names the local host.
+func isLocalhost(d string) bool {
+	switch d {
+	case "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback":
+		return true
+	}
+	return strings.HasSuffix(d, ".localhost")
+}
+
+// unmapPrefix turns an IPv4-mapped IPv6 range into its IPv4 range.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	return p
+}
+
+// ParseIPv4 reads an IPv4 address in any of the forms inet_aton(3) and
+// URL parsers accept: dotted decimal, and each part in decimal, hex (0x7f)
+// or octal (0177), with one to four parts, the last filling the rest
+// (127.1, 2130706433).
+func ParseIPv4(s string) (netip.Addr, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 || s == "" {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, part := range parts {
+		n, ok := parseIPv4Part(part)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if i < len(parts)-1 {
+			if n > 255 {
+				return netip.Addr{}, false
+			}
+			v |= n << (8 * (3 - i))
+			continue
+		}
+		if n >= 1<<(8*(4-i)) {
+			return netip.Addr{}, false
+		}
+		v |= n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// parseIPv4Part reads one part: decimal, 0x hex or 0 octal.
+func parseIPv4Part(s string) (uint64, bool) {
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, s = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	if s == "" || len(s) > 32 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range strings.ToLower(s) {
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		default:
+			return 0, false
+		}
+		if d >= base {
+			return 0, false
+		}
+		n = n*base + d
+		if n > 1<<32 {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// parseAddr reads an address literal in any encoding: IPv6 (mapped IPv4
+// included) and every IPv4 form ParseIPv4 reads.
+func parseAddr(s string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return a, true
+	}
+	return ParseIPv4(s)
+}
+
+// interfaceAddrs reads the host's addresses, again once they are older
+// than ttl: interfaces come and go (Docker makes a bridge per network).
+type interfaceAddrs struct {
+	ttl time.Duration
+
+	mu   sync.Mutex
+	at   time.Time
+	last []netip.Prefix
+}
+
+func (c *interfaceAddrs) get() []netip.Prefix {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != nil && time.Since(c.at) < c.ttl {
+		return c.last
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil && c.last != nil {
+		return c.last // keep what was read
+	}
+	out := []netip.Prefix{}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, netip.PrefixFrom(p.Addr().Unmap().WithZone(""), p.Addr().Unmap().BitLen()))
+		}
+	}
+	c.last, c.at = out, time.Now()
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -55,9 +56,9 @@ type Resolver interface {
 
 // Config wires a Proxy.
 type Config struct {
-	// Authenticate maps the proxy credentials a sandbox sends to who it
-	// is; an error answers 407.
-	Authenticate func(ctx context.Context, user, pass string) (Identity, error)
+	// Authenticate maps the proxy credentials a sandbox sends, from the
+	// address it connects from, to who it is; an error answers 407.
+	Authenticate func(ctx context.Context, user, pass string, from netip.Addr) (Identity, error)
 	// Policy returns the rules for id, read at every request so that a
 	// changed policy applies at once.
 	Policy func(ctx context.Context, id Identity) (Policy, error)
@@ -68,13 +69,14 @@ type Config struct {
 	// goroutine when the request ends, so it should not block for long.
 	Record func(Decision)
 	// Hosts maps names to addresses before any lookup. The operator
-	// configures it, so its addresses are trusted: they may be private or
-	// loopback. Deny rules still apply.
+	// configures it, so its addresses are opened for those names: they
+	// may be private or loopback. Deny rules still apply.
 	Hosts map[string][]netip.Addr
 	// Resolver resolves other names; nil means the system's.
 	Resolver Resolver
-	// HostAddrs are the host's own addresses, refused like loopback.
-	HostAddrs []netip.Prefix
+	// Guard closes internal addresses whatever the rules say; nil: a
+	// Guard that opens none.
+	Guard *Guard
 	// CA signs the certificates the proxy shows for brokered hosts; nil
 	// disables brokering.
 	CA *CA
@@ -94,7 +96,6 @@ type Config struct {
 // CONNECT) that only forwards what a runtime's rules allow.
 type Proxy struct {
 	cfg      Config
-	guard    guard
 	srv      *http.Server
 	upstream *http.Transport
 	leaves   *leafCache
@@ -127,7 +128,10 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Record == nil {
 		cfg.Record = func(Decision) {}
 	}
-	p := &Proxy{cfg: cfg, guard: guard{host: cfg.HostAddrs}, tunnel: map[net.Conn]struct{}{}}
+	if cfg.Guard == nil {
+		cfg.Guard = NewGuard(GuardConfig{})
+	}
+	p := &Proxy{cfg: cfg, tunnel: map[net.Conn]struct{}{}}
 	if cfg.CA != nil {
 		p.leaves = newLeafCache(cfg.CA)
 	}
@@ -214,7 +218,11 @@ func (p *Proxy) authenticate(r *http.Request) (Identity, bool) {
 	if !ok {
 		return Identity{}, false
 	}
-	id, err := p.cfg.Authenticate(r.Context(), user, pass)
+	from, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return Identity{}, false
+	}
+	id, err := p.cfg.Authenticate(r.Context(), user, pass, from.Addr().Unmap())
 	if err != nil {
 		return Identity{}, false
 	}
@@ -234,6 +242,9 @@ type target struct {
 	host string
 	port int
 	addr netip.AddrPort
+	// opened: the installation's host map named the address, so the
+	// guard lets it through.
+	opened bool
 }
 
 // check resolves host and applies id's policy; it returns the address to
@@ -248,9 +259,13 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 		p.cfg.Logger.Warn("egress policy lookup failed", "runtime", id.RuntimeID, "err", err)
 		return target{}, http.StatusServiceUnavailable, "the policy could not be read; try again"
 	}
-	_, lit := netip.ParseAddr(host)
+	if a, ok := parseAddr(host); ok {
+		// Every encoding of an address (2130706433, 0x7f.1, 127.1) is
+		// that address, for the rules and the guard alike.
+		host = a.String()
+	}
 	var byName *Verdict
-	if lit != nil {
+	if !isAddr(host) {
 		allowed, v, done := pol.decideName(host, port)
 		if done {
 			return target{}, http.StatusForbidden, v.Reason
@@ -259,7 +274,7 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 			byName = &v
 		}
 	}
-	addrs, trusted, err := p.resolve(ctx, host)
+	addrs, opened, err := p.resolve(ctx, host)
 	if err != nil {
 		if byName == nil {
 			// Nothing allows the name: say so rather than whether it
@@ -270,17 +285,23 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 	}
 	var last Verdict
 	for _, a := range addrs {
-		v := pol.decideAddr(a, port, byName, trusted, &p.guard)
+		a = a.Unmap()
+		v := pol.decide(a, port, byName, opened, p.cfg.Guard)
 		if v.Allowed {
-			return target{host: host, port: port, addr: netip.AddrPortFrom(a.Unmap(), uint16(port))}, 0, v.Reason
+			return target{host: host, port: port, addr: netip.AddrPortFrom(a, uint16(port)), opened: opened}, 0, v.Reason
 		}
 		last = v
 	}
 	return target{}, http.StatusForbidden, last.Reason
 }
 
-// resolve returns host's addresses: the operator's host map first
-// (trusted), then a lookup.
+func isAddr(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// resolve returns host's addresses: the operator's host map first (its
+// addresses are opened), then a lookup.
 func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, bool, error) {
 	if a, ok := p.cfg.Hosts[host]; ok && len(a) > 0 {
 		return a, true, nil
@@ -297,6 +318,28 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, bool, e
 	return addrs, false, err
 }
 
+// errGuarded is a dial the guard stopped.
+var errGuarded = errors.New("egress: the guard refuses this address")
+
+// dialer dials t's address and nothing else the guard closes: it checks
+// the address of the socket itself, as it connects, so no lookup between
+// the check and the dial can change what is reached.
+func (p *Proxy) dialer(t target) *net.Dialer {
+	return &net.Dialer{
+		Timeout: p.cfg.DialTimeout,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || ap != t.addr {
+				return errGuarded
+			}
+			if !t.opened && p.cfg.Guard.Closed(ap.Addr()) != "" {
+				return errGuarded
+			}
+			return nil
+		},
+	}
+}
+
 // pinnedKey carries the checked address to dialPinned.
 type pinnedKey struct{}
 
@@ -305,8 +348,7 @@ func (p *Proxy) dialPinned(ctx context.Context, network, _ string) (net.Conn, er
 	if !ok {
 		return nil, errors.New("egress: no checked address for this request")
 	}
-	d := net.Dialer{Timeout: p.cfg.DialTimeout}
-	return d.DialContext(ctx, network, t.addr.String())
+	return p.dialer(t).DialContext(ctx, network, t.addr.String())
 }
 
 // hostPort splits an authority, defaulting the port.
@@ -425,8 +467,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d *Decision) {
 	brokers := p.brokersFor(r.Context(), d.Identity, t)
 	var up net.Conn
 	if len(brokers) == 0 {
-		dialer := net.Dialer{Timeout: p.cfg.DialTimeout}
-		c, err := dialer.DialContext(r.Context(), "tcp", t.addr.String())
+		c, err := p.dialer(t).DialContext(r.Context(), "tcp", t.addr.String())
 		if err != nil {
 			d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
 			w.Header().Set(headerRefused, "upstream-failed")

@@ -51,7 +51,7 @@ const (
 	noSecretsUser = "sandbox-2"
 )
 
-func newRig(t testing.TB, allow, deny []string, brokerPort int) *rig {
+func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Config)) *rig {
 	t.Helper()
 	r := &rig{t: t, logs: &bytes.Buffer{}}
 	r.setPolicy(allow, deny)
@@ -63,8 +63,8 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int) *rig {
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, r.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	loop := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	p, err := New(Config{
-		Authenticate: func(_ context.Context, user, pass string) (Identity, error) {
+	cfg := Config{
+		Authenticate: func(_ context.Context, user, pass string, _ netip.Addr) (Identity, error) {
 			if user == noSecretsUser && pass == testPass {
 				return Identity{OrgID: "org", WorkspaceID: "ws", RuntimeID: "rt-2", SandboxID: user}, nil
 			}
@@ -93,7 +93,11 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int) *rig {
 		CA:          ca,
 		BrokerPorts: []int{brokerPort},
 		Logger:      logger,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,10 @@ func (r Rule) String() string { return r.raw }
 //	192.0.2.7          one address (a /32 or /128) on any port
 //	192.0.2.7:22       one address on one port
 //	[2001:db8::1]:22   the same in IPv6
+//
+// An address may be written in any encoding (2130706433, 0x7f.1, 127.1,
+// ::ffff:127.0.0.1): it is read as the address it names. Whether a rule
+// may name an address is the Guard's to say (CheckPolicy).
 func ParseRule(s string) (Rule, error) {
 	bad := func(why string) (Rule, error) {
 		return Rule{}, errdefs.InvalidArgument(CodeInvalidRule,
@@ -60,10 +64,10 @@ func ParseRule(s string) (Rule, error) {
 		return bad("empty or too long")
 	}
 	if p, err := netip.ParsePrefix(raw); err == nil {
-		return Rule{raw: raw, prefix: p.Masked()}, nil
+		return Rule{raw: raw, prefix: unmapPrefix(p.Masked())}, nil
 	}
-	if a, err := netip.ParseAddr(raw); err == nil {
-		return Rule{raw: raw, prefix: netip.PrefixFrom(a, a.BitLen())}, nil
+	if a, ok := parseAddr(raw); ok {
+		return Rule{raw: raw, prefix: addrPrefix(a)}, nil
 	}
 	host, port := raw, 0
 	if h, p, err := net.SplitHostPort(raw); err == nil {
@@ -75,14 +79,20 @@ func ParseRule(s string) (Rule, error) {
 	} else if strings.Count(raw, ":") > 0 {
 		return bad("malformed host:port")
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		return Rule{raw: raw, prefix: netip.PrefixFrom(a, a.BitLen()), port: port}, nil
+	if a, ok := parseAddr(host); ok {
+		return Rule{raw: raw, prefix: addrPrefix(a), port: port}, nil
 	}
 	d := strings.TrimSuffix(strings.ToLower(host), ".")
 	if d != "*" && !validPattern(d) {
 		return bad("not a domain name")
 	}
 	return Rule{raw: raw, domain: d, port: port}, nil
+}
+
+// addrPrefix is the one-address range of a (IPv4 for a mapped address).
+func addrPrefix(a netip.Addr) netip.Prefix {
+	a = a.Unmap().WithZone("")
+	return netip.PrefixFrom(a, a.BitLen())
 }
 
 // validPattern reports whether d is a domain name, or "*." and one.
@@ -184,37 +194,37 @@ func (p Policy) decideName(host string, port int) (allowedByName bool, v Verdict
 	return false, Verdict{}, false
 }
 
-// decideAddr applies the rules and the address guard to one resolved
-// address. byName is the verdict of a name rule that allowed the host;
-// trusted addresses come from the operator's host map.
-func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict, trusted bool, g *guard) Verdict {
+// decideAddr applies the rules to one resolved address. byName is the
+// verdict of a name rule that allowed the host. The guard applies after
+// it, whatever it says (see Proxy.check).
+func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict) Verdict {
 	for _, r := range p.Deny {
 		if r.matchesAddr(a, port) {
 			return Verdict{Reason: "denied by rule " + r.raw}
 		}
 	}
-	var byAddr *Rule
-	for i, r := range p.Allow {
+	for _, r := range p.Allow {
 		if r.matchesAddr(a, port) {
-			byAddr = &p.Allow[i]
-			break
+			return Verdict{Allowed: true, Reason: "allowed by rule " + r.raw}
 		}
 	}
-	if byAddr == nil && byName == nil {
-		return Verdict{Reason: "no allow rule matches"}
+	if byName != nil {
+		return *byName
 	}
-	// An address rule names the address explicitly, so it opens even a
-	// private one; a name rule does not, unless the operator mapped the
-	// name.
-	if byAddr == nil && !trusted {
-		if why := g.refuse(a); why != "" {
+	return Verdict{Reason: "no allow rule matches"}
+}
+
+// decide applies the rules, then the guard, to one resolved address: the
+// guard is not a rule, and closes internal addresses whatever the rules
+// allowed, unless the installation's host map named the address (opened).
+func (p Policy) decide(a netip.Addr, port int, byName *Verdict, opened bool, g *Guard) Verdict {
+	v := p.decideAddr(a, port, byName)
+	if v.Allowed && !opened {
+		if why := g.Closed(a); why != "" {
 			return Verdict{Reason: fmt.Sprintf("address %s is %s", a, why)}
 		}
 	}
-	if byAddr != nil {
-		return Verdict{Allowed: true, Reason: "allowed by rule " + byAddr.raw}
-	}
-	return *byName
+	return v
 }
 
 // DomainPattern checks a domain or wildcard domain (api.example.com,

@@ -46,14 +46,17 @@ func TestParseRule(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	pol, err := ParsePolicy(
-		[]string{"pypi.org", "*.pythonhosted.org", "git.test:2222", "203.0.113.0/24", "10.1.2.3/32"},
+		[]string{"pypi.org", "*.pythonhosted.org", "git.test:2222", "203.0.113.0/24", "10.1.2.3/32", "10.0.0.0/8", "127.0.0.0/8"},
 		[]string{"evil.pythonhosted.org", "203.0.113.66"},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	public := netip.MustParseAddr("198.51.100.10")
-	g := &guard{host: []netip.Prefix{netip.MustParsePrefix("198.51.100.200/32")}}
+	g := NewGuard(GuardConfig{
+		AllowInternal: []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")},
+		HostAddrs:     func() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("198.51.100.200/32")} },
+	})
 	for _, tc := range []struct {
 		name string
 		host string
@@ -76,8 +79,11 @@ func TestDecide(t *testing.T) {
 		{"allowed name resolving to metadata", "pypi.org", 80, "169.254.169.254", false},
 		{"allowed name resolving to private", "pypi.org", 443, "10.0.0.8", false},
 		{"allowed name resolving to the host", "pypi.org", 443, "198.51.100.200", false},
-		{"private address named by a CIDR rule", "10.1.2.3", 8080, "10.1.2.3", true},
-		{"allowed name resolving to a CIDR-allowed private address", "pypi.org", 443, "10.1.2.3", true},
+		{"private address the installation opened", "10.1.2.3", 8080, "10.1.2.3", true},
+		{"allowed name resolving to an opened private address", "pypi.org", 443, "10.1.2.3", true},
+		{"private address a stored rule names, not opened", "10.9.9.9", 8080, "10.9.9.9", false},
+		{"loopback a stored rule names", "127.0.0.1", 8080, "127.0.0.1", false},
+		{"mapped loopback a stored rule names", "::ffff:127.0.0.1", 8080, "::ffff:127.0.0.1", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := netip.MustParseAddr(tc.addr)
@@ -94,7 +100,7 @@ func TestDecide(t *testing.T) {
 					byName = &v
 				}
 			}
-			v := pol.decideAddr(a, tc.port, byName, false, g)
+			v := pol.decide(a, tc.port, byName, false, g)
 			if v.Allowed != tc.want {
 				t.Fatalf("%s:%d at %s: allowed=%v (%s), want %v", tc.host, tc.port, a, v.Allowed, v.Reason, tc.want)
 			}

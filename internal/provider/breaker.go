@@ -280,6 +280,15 @@ type Networker interface {
 	SetupNetworks(ctx context.Context) (netip.AddrPort, error)
 }
 
+// NetworkAddresser is implemented by Networkers that say what their
+// egress networks hold: NetworkSubnets, which the egress guard closes, and
+// SandboxAddrs, the addresses a sandbox sends from on them, to which its
+// proxy credentials are bound.
+type NetworkAddresser interface {
+	NetworkSubnets(ctx context.Context) ([]netip.Prefix, error)
+	SandboxAddrs(ctx context.Context, h Handle) ([]netip.Addr, error)
+}
+
 var (
 	_ Provider         = (*Breaker)(nil)
 	_ Lister           = (*Breaker)(nil)
@@ -287,6 +296,7 @@ var (
 	_ Snapshotter      = (*Breaker)(nil)
 	_ Sizer            = (*Breaker)(nil)
 	_ ImageInspector   = (*Breaker)(nil)
+	_ NetworkAddresser = (*Breaker)(nil)
 )
 
 func (b *Breaker) Name() string               { return b.p.Name() }
@@ -407,4 +417,24 @@ func (b *Breaker) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
 		return netip.AddrPort{}, nil
 	}
 	return call(b, "setup_networks", func() (netip.AddrPort, error) { return n.SetupNetworks(ctx) })
+}
+
+// NetworkSubnets returns the subnets of the provider's egress networks;
+// a provider without any returns none.
+func (b *Breaker) NetworkSubnets(ctx context.Context) ([]netip.Prefix, error) {
+	n, ok := b.p.(NetworkAddresser)
+	if !ok {
+		return nil, nil
+	}
+	return call(b, "network_subnets", func() ([]netip.Prefix, error) { return n.NetworkSubnets(ctx) })
+}
+
+// SandboxAddrs returns the addresses sandbox h has on the provider's
+// egress networks.
+func (b *Breaker) SandboxAddrs(ctx context.Context, h Handle) ([]netip.Addr, error) {
+	n, ok := b.p.(NetworkAddresser)
+	if !ok {
+		return nil, errdefs.NotImplemented("network_addresses_not_supported", "provider %s has no egress networks", b.p.Name())
+	}
+	return call(b, "sandbox_addrs", func() ([]netip.Addr, error) { return n.SandboxAddrs(ctx, h) })
 }

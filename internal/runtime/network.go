@@ -7,13 +7,19 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// checkNetwork validates an egress policy: its mode, and every rule.
-func checkNetwork(n store.NetworkConfig) error {
+// checkNetwork validates an egress policy: its mode, every rule, and that
+// no allow rule names an internal address the installation did not open
+// (a stored rule that does, from before the guard, answers the same at the
+// runtime's next configuration change; the proxy refuses it meanwhile).
+func (s *Service) checkNetwork(n store.NetworkConfig) error {
 	switch provider.NetworkPolicy(n.Mode) {
 	case provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen:
 	default:
 		return errdefs.InvalidArgument("invalid_network", "network mode must be one of none, proxy, open")
 	}
-	_, err := egress.ParsePolicy(n.Allow, n.Deny)
-	return err
+	pol, err := egress.ParsePolicy(n.Allow, n.Deny)
+	if err != nil {
+		return err
+	}
+	return s.guard.CheckPolicy(pol)
 }

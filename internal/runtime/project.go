@@ -96,7 +96,7 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	case c.ArchiveAfterSeconds != 0 && (c.ArchiveAfterSeconds < 60 || c.ArchiveAfterSeconds > maxArchiveAfterSeconds):
 		return c, errdefs.InvalidArgument("invalid_archive_after", "archive_after_seconds must be 0 (the installation default) or between 60 and %d", maxArchiveAfterSeconds)
 	}
-	if err := checkNetwork(c.Network); err != nil {
+	if err := s.checkNetwork(c.Network); err != nil {
 		return c, err
 	}
 	if !validImageRef(c.Image) {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -141,6 +142,9 @@ type Config struct {
 	// TrustedCA, when set, is a CA certificate (PEM) that sandboxes in
 	// proxy mode trust: the egress proxy's, for brokered secrets.
 	TrustedCA []byte
+	// Guard says which addresses a runtime's allow rules may not name;
+	// nil: a guard that opens none.
+	Guard *egress.Guard
 	// Metrics records transitions, warm claims and agent reconnects; nil
 	// records nothing.
 	Metrics *metrics.Metrics
@@ -161,6 +165,7 @@ type Service struct {
 	warm       *warmPools // see warm.go
 	secrets    SecretResolver
 	trustedCA  []byte
+	guard      *egress.Guard
 	metrics    *metrics.Metrics
 	pending    pendingSet   // runtimes start-up reconciliation has not reached
 	provisions provisionLog // see provisions.go
@@ -208,6 +213,10 @@ func New(cfg Config) *Service {
 	s.agents.env = cfg.AgentEnv
 	s.secrets = cfg.Secrets
 	s.trustedCA = cfg.TrustedCA
+	s.guard = cfg.Guard
+	if s.guard == nil {
+		s.guard = egress.NewGuard(egress.GuardConfig{})
+	}
 	s.metrics = cfg.Metrics
 	s.agents.metrics = cfg.Metrics
 	s.warm = s.newWarmPools(cfg.WarmPools)

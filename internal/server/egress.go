@@ -29,12 +29,15 @@ import (
 // egressGate is the egress proxy of a server and what sandboxes need to
 // use it.
 type egressGate struct {
-	st    store.Store
-	addr  netip.AddrPort // where the proxy listens: the proxy network's gateway
-	key   []byte         // signs each sandbox's proxy credentials
-	proxy *egress.Proxy
-	rec   *recorder
-	ca    *egress.CA
+	st store.Store
+	// providers say which address each sandbox sends from (bound).
+	providers *provider.Registry
+	bound     *boundAddrs
+	addr      netip.AddrPort // where the proxy listens: the proxy network's gateway
+	key       []byte         // signs each sandbox's proxy credentials
+	proxy     *egress.Proxy
+	rec       *recorder
+	ca        *egress.CA
 }
 
 // trustedCA is the CA proxy sandboxes trust, for brokered secrets.
@@ -48,10 +51,22 @@ func (g *egressGate) trustedCA() []byte {
 // metaEgressKey is the store key of the proxy credential key.
 const metaEgressKey = "egress_credential_key"
 
+// newGuard is the installation's egress guard: it closes internal
+// addresses but those egress.allow_internal opens. The proxy applies it,
+// and the runtimes' rules are checked against it.
+func newGuard(cfg config.Config) (*egress.Guard, error) {
+	open, err := cfg.Egress.AllowInternalPrefixes()
+	if err != nil {
+		return nil, err
+	}
+	return egress.NewGuard(egress.GuardConfig{AllowInternal: open}), nil
+}
+
 // startEgress sets up the egress networks and starts the proxy on the
-// proxy network's gateway. It returns nil, and the proxy and open modes are
-// not offered, when egress is disabled or the provider has no networks.
-func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, brokers func(ctx context.Context, orgID string, secretIDs []string, host string) ([]egress.Brokered, error), logger *slog.Logger) (*egressGate, error) {
+// proxy network's gateway; the guard closes the networks' subnets. It
+// returns nil, and the proxy and open modes are not offered, when egress is
+// disabled or the provider has no networks.
+func startEgress(ctx context.Context, cfg config.Config, st store.Store, providers *provider.Registry, guard *egress.Guard, brokers func(ctx context.Context, orgID string, secretIDs []string, host string) ([]egress.Brokered, error), logger *slog.Logger) (*egressGate, error) {
 	if cfg.Egress.Disabled {
 		return nil, nil
 	}
@@ -73,6 +88,13 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 		}
 		if !addr.IsValid() {
 			addr = a
+		}
+		if na, ok := p.(provider.NetworkAddresser); ok {
+			subnets, err := na.NetworkSubnets(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("egress networks of provider %s: %w", name, err)
+			}
+			guard.AddNetworks(subnets...)
 		}
 	}
 	if !addr.IsValid() {
@@ -96,7 +118,7 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	if err != nil {
 		return nil, err
 	}
-	g := &egressGate{st: st, addr: addr, key: key, ca: ca}
+	g := &egressGate{st: st, providers: providers, bound: newBoundAddrs(), addr: addr, key: key, ca: ca}
 	g.rec = newRecorder(st, cfg.Egress.Retention, logger)
 	proxy, err := egress.New(egress.Config{
 		Authenticate: g.authenticate,
@@ -106,7 +128,7 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 		},
 		Record:        g.rec.record,
 		Hosts:         hosts,
-		HostAddrs:     hostAddrs(),
+		Guard:         guard,
 		CA:            ca,
 		UpstreamRoots: roots,
 		BrokerPorts:   cfg.Egress.BrokerPorts,
@@ -170,12 +192,19 @@ func (g *egressGate) credential(sandboxID string) string {
 
 var errBadCredential = errors.New("bad proxy credentials")
 
-func (g *egressGate) authenticate(ctx context.Context, user, pass string) (egress.Identity, error) {
+// authenticate checks a sandbox's proxy credentials, and that they come
+// from that sandbox's own address: credentials copied out of one sandbox
+// are no use from another.
+func (g *egressGate) authenticate(ctx context.Context, user, pass string, from netip.Addr) (egress.Identity, error) {
 	if subtle.ConstantTimeCompare([]byte(pass), []byte(g.credential(user))) != 1 {
 		return egress.Identity{}, errBadCredential
 	}
 	sb, err := g.st.GetSandbox(ctx, user)
 	if err != nil || sb.State == store.SandboxKilled || sb.Network != egress.ModeProxy {
+		g.bound.forget(user)
+		return egress.Identity{}, errBadCredential
+	}
+	if !g.bound.holds(ctx, sb, from, g.sandboxAddrs) {
 		return egress.Identity{}, errBadCredential
 	}
 	return egress.Identity{OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, RuntimeID: sb.RuntimeID, SandboxID: sb.ID, SecretIDs: sb.SecretIDs}, nil
@@ -221,21 +250,6 @@ func upstreamRoots(file string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("egress upstream CA file %s holds no PEM certificate", file)
 	}
 	return pool, nil
-}
-
-// hostAddrs are the host's own addresses, which the proxy refuses.
-func hostAddrs() []netip.Prefix {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, netip.PrefixFrom(p.Addr(), p.Addr().BitLen()))
-		}
-	}
-	return out
 }
 
 // recorder writes the proxy's decisions to the store in batches, off the

@@ -116,7 +116,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err != nil {
 		return err
 	}
-	gate, err := startEgress(ctx, cfg, st, providers, secretSvc.Brokers, logger)
+	guard, err := newGuard(cfg)
+	if err != nil {
+		return err
+	}
+	gate, err := startEgress(ctx, cfg, st, providers, guard, secretSvc.Brokers, logger)
 	if fe := (*fatalError)(nil); errors.As(err, &fe) {
 		return err
 	}
@@ -159,6 +163,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		},
 		Secrets:   secretSvc,
 		TrustedCA: gate.trustedCA(),
+		Guard:     guard,
 		Metrics:   m,
 	})
 	registerGauges(m, st)
