@@ -216,14 +216,12 @@ func (a *API) decide(ctx context.Context, inv store.Invitation, state string) er
 
 // invitee is the caller's user, whom invitations to its email or wallet
 // address are for. A key narrowed to a workspace speaks for its user in
-// that workspace only, so it sees none (ok false).
+// that workspace only, and one someone else made for its user in its org
+// only, so they see none (ok false).
 func (a *API) invitee(r *http.Request) (u store.User, ok bool, err error) {
-	id := identity(r)
-	if id.UserID == "" {
-		return u, false, errdefs.InvalidArgument("no_user", "invitations are a user's, and this credential has none: use a member's key or sign in")
-	}
-	if id.WorkspaceID != "" {
-		return u, false, nil
+	id, own, err := ownUser(r, "invitations")
+	if err != nil || !own || id.WorkspaceID != "" {
+		return u, false, err
 	}
 	u, err = a.store.GetUser(r.Context(), id.UserID)
 	return u, err == nil && (u.Email != "" || u.Wallet != ""), err

@@ -389,3 +389,29 @@ func TestDirectAdd(t *testing.T) {
 	wantError(t, env.DoKey(t, w.admin.Key, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: "none@example.com"}), 404, "member_not_found")
 	wantError(t, env.Do(t, "GET", "/api/v1/users/none@example.com", nil), 404, "user_not_found")
 }
+
+// TestInvitationNotByAKeyMadeForTheInvitee: a key an admin of another org
+// made for the invitee speaks for them in that org only: it neither sees
+// nor decides their invitations (404, as for a missing one), nor does a
+// key made with it; the invitee's own key does.
+func TestInvitationNotByAKeyMadeForTheInvitee(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	inv := w.invite(t, w.admin.Key, "bob@example.com", "admin")
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "oz@example.com", Role: "admin"})
+	oz := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "oz@example.com"})
+	var forBob, made client.CreatedKey
+	env.MustKey(t, oz.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &forBob)
+	env.MustKey(t, forBob.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Name: "mine now"}).Decode(t, &made)
+	for _, key := range []string{forBob.Key, made.Key} {
+		if got := w.mine(t, key); len(got) != 0 {
+			t.Fatalf("a key made for bob by another sees his invitations: %+v", got)
+		}
+		wantError(t, accept(w, t, key, inv.ID), 404, "invitation_not_found")
+		wantError(t, env.DoKey(t, key, "POST", "/api/v1/invitations/"+inv.ID+"/decline", nil), 404, "invitation_not_found")
+	}
+	if r := w.roleIn(t, "bob@example.com"); r != "" {
+		t.Fatalf("bob joined acme as %s through a key another made", r)
+	}
+	env.MustKey(t, w.bob.Key, 200, "POST", "/api/v1/invitations/"+inv.ID+"/accept", nil)
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,19 +29,23 @@ func sshKeyOut(k store.SSHKey) client.SSHKey {
 	}
 }
 
-// sshUser is the caller's user, which SSH keys belong to: the
-// installation admin's keys have none (400 no_user).
-func sshUser(r *http.Request) (auth.Identity, error) {
-	id := identity(r)
+// ownUser is the caller's user, for what is a user's own across orgs
+// (invitations, SSH keys; what names them): 400 no_user for a credential
+// without one, as the installation admin's. A key with no org has none
+// either: an SSH key registered with it would have no scope, as a
+// session's. own is false for a key someone else made for its holder, or
+// one made with such a key: it speaks for the user in its org only.
+func ownUser(r *http.Request, what string) (id auth.Identity, own bool, err error) {
+	id = identity(r)
 	if id.UserID == "" || (id.SessionID == "" && id.OrgID == "") {
-		return id, errdefs.InvalidArgument("no_user", "SSH keys belong to a user, and this credential has none: use a member's key or sign in")
+		return id, false, errdefs.InvalidArgument("no_user", "%s belong to a user, and this credential has none: use a member's key or sign in", what)
 	}
-	return id, nil
+	return id, id.MakerUserID == "", nil
 }
 
 // listSSHKeys: GET /api/v1/me/ssh-keys.
 func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
-	id, err := sshUser(r)
+	id, own, err := ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
@@ -52,13 +57,18 @@ func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return listError(err)
 	}
+	if !own {
+		// A key made for its user by someone else sees what it
+		// registered, not the user's other keys.
+		ks = slices.DeleteFunc(ks, func(k store.SSHKey) bool { return k.APIKeyID != id.KeyID })
+	}
 	writeJSON(w, http.StatusOK, listOf(ks, next, sshKeyOut))
 	return nil
 }
 
 // addSSHKey: POST /api/v1/me/ssh-keys.
 func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, err := sshUser(r)
+	id, _, err := ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
@@ -99,13 +109,24 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 // deleteSSHKey: DELETE /api/v1/me/ssh-keys/{key_id}. Connections the key
 // opened end at the gateway's next check (sshgw.Config.Recheck).
 func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, err := sshUser(r)
+	id, own, err := ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
 	keyID := r.PathValue("key_id")
+	errNotFound := errdefs.NotFound("ssh_key_not_found", "ssh key not found")
 	if !isUUID(keyID) {
-		return errdefs.NotFound("ssh_key_not_found", "ssh key not found")
+		return errNotFound
+	}
+	if !own {
+		// As in the listing: only what this key registered.
+		k, err := a.store.GetSSHKey(r.Context(), keyID)
+		if errdefs.IsNotFound(err) || (err == nil && k.APIKeyID != id.KeyID) {
+			return errNotFound
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := a.store.DeleteSSHKey(r.Context(), id.UserID, keyID); err != nil {
 		return err
