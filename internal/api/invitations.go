@@ -172,7 +172,8 @@ func (a *API) listOrgInvitations(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// revokeInvitation: DELETE …/org/{org}/invitations/{invitation}.
+// revokeInvitation: DELETE …/org/{org}/invitations/{invitation}. One to the
+// owner role is an owner's to revoke.
 func (a *API) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	o, err := a.org(r)
@@ -185,6 +186,10 @@ func (a *API) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
 		return errInvitationNotFound(id)
 	}
 	if err != nil {
+		return err
+	}
+	// Only an owner touches an owner, offered ones too.
+	if err := mayManage(access(r), auth.Role(inv.Role), ""); err != nil {
 		return err
 	}
 	if err := a.decide(ctx, inv, store.InvitationRevoked); err != nil {

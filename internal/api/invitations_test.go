@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -414,4 +416,50 @@ func TestInvitationNotByAKeyMadeForTheInvitee(t *testing.T) {
 		t.Fatalf("bob joined acme as %s through a key another made", r)
 	}
 	env.MustKey(t, w.bob.Key, 200, "POST", "/api/v1/invitations/"+inv.ID+"/accept", nil)
+}
+
+// TestRevokeInvitation: an admin revokes the org's own invitations only:
+// another org's is 404 invitation_not_found, as a missing one; one to the
+// owner role is an owner's to revoke (403 owner_only for an admin).
+func TestRevokeInvitation(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "oz@example.com", Role: "admin"})
+	oz := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "oz@example.com"})
+	var theirs client.Invitation
+	env.MustKey(t, oz.Key, 202, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "carl@example.com"}).Decode(t, &theirs)
+	wantError(t, env.DoKey(t, w.admin.Key, "DELETE", "/api/v1/org/acme/invitations/"+theirs.ID, nil), 404, "invitation_not_found")
+	wantError(t, env.DoKey(t, w.admin.Key, "DELETE", "/api/v1/org/acme/invitations/not-an-id", nil), 404, "invitation_not_found")
+	var l client.List[client.Invitation]
+	env.MustKey(t, oz.Key, 200, "GET", "/api/v1/org/other/invitations", nil).Decode(t, &l)
+	if len(l.Items) != 1 || l.Items[0].ID != theirs.ID || l.Items[0].State != client.InvitationPending {
+		t.Fatalf("other's invitations after acme's admin tried to revoke one: %+v", l.Items)
+	}
+
+	owner := w.invite(t, w.owner.Key, "bob@example.com", "owner")
+	wantError(t, env.DoKey(t, w.admin.Key, "DELETE", "/api/v1/org/acme/invitations/"+owner.ID, nil), 403, "owner_only")
+	if got := w.pending(t); len(got) != 1 || got[0].ID != owner.ID {
+		t.Fatalf("pending after an admin tried to revoke an owner's invitation: %+v", got)
+	}
+	env.MustKey(t, w.owner.Key, 204, "DELETE", "/api/v1/org/acme/invitations/"+owner.ID, nil)
+	member := w.invite(t, w.owner.Key, "bob@example.com", "member")
+	env.MustKey(t, w.admin.Key, 204, "DELETE", "/api/v1/org/acme/invitations/"+member.ID, nil)
+}
+
+// TestInviterHasNoUser: a key with no user (an org key made before there
+// were users) cannot invite: an invitation needs a user who invites.
+func TestInviterHasNoUser(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	var acme client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &acme)
+	keys := auth.Keys{Store: env.Store, Now: w.clock.Now}
+	plain, _, err := keys.Create(t.Context(), store.APIKey{Name: "old", Role: "admin", OrgID: acme.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, env.DoKey(t, plain, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "zed@example.com"}), 403, "inviter_has_no_user")
+	if got := w.pending(t); len(got) != 0 {
+		t.Fatalf("pending: %+v", got)
+	}
 }
