@@ -27,18 +27,6 @@ import (
 // installation says otherwise.
 const DefaultInvitationTTL = 7 * 24 * time.Hour
 
-// Members configures how org admins add members.
-type Members struct {
-	// DirectAdd lets an org admin add an existing user directly, without
-	// their consent, as a single-team installation may want. An address
-	// no user has is still an invitation: only the installation admin
-	// makes users.
-	DirectAdd bool
-	// InvitationTTL is how long an invitation stays open; 0 means
-	// DefaultInvitationTTL.
-	InvitationTTL time.Duration
-}
-
 var (
 	errInvitationVoid = errdefs.Conflict("invitation_void",
 		"whoever invited you is no longer an admin of the org, so the invitation no longer holds; ask for a new one")

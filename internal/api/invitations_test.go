@@ -8,6 +8,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -372,7 +373,7 @@ func TestInvitationRoleCapAndVoid(t *testing.T) {
 // existing user at once (201); an address no user has is still an
 // invitation, and still makes no user.
 func TestDirectAdd(t *testing.T) {
-	w := newInvitees(t, servertest.Options{Members: api.Members{DirectAdd: true}})
+	w := newInvitees(t, servertest.Options{Members: config.Members{DirectAdd: true}})
 	env := w.env
 	var m client.OrgMember
 	env.MustKey(t, w.admin.Key, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "bob@example.com", Role: "member"}).Decode(t, &m)

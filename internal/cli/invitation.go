@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -116,13 +115,4 @@ longer an admin of the org no longer holds.`
 	}
 	cmd.AddCommand(ls, accept, decline)
 	return cmd
-}
-
-// done reports a verb done to id: {"<verb>": id} as JSON, else a line.
-func (a *app) done(verb, format, id string) error {
-	if a.output == outputJSON {
-		return a.printJSON(map[string]string{verb: id})
-	}
-	_, err := fmt.Fprintf(a.env.Stdout, format+"\n", id)
-	return err
 }
