@@ -27,6 +27,10 @@ import (
 // installation says otherwise.
 const DefaultInvitationTTL = 7 * 24 * time.Hour
 
+// MaxPendingInvitations bounds an org's pending invitations: past it an
+// admin revokes some, or waits for them to expire, before inviting more.
+const MaxPendingInvitations = 1000
+
 var (
 	errInvitationVoid = errdefs.Conflict("invitation_void",
 		"whoever invited you is no longer an admin of the org, so the invitation no longer holds; ask for a new one")
@@ -120,7 +124,18 @@ func (a *API) invite(w http.ResponseWriter, r *http.Request, o store.Org, handle
 		ID: uuid.NewString(), OrgID: o.ID, Email: email, Wallet: wallet, Role: string(role),
 		InviterID: id.UserID, State: store.InvitationPending, CreatedAt: now, ExpiresAt: now.Add(a.members.InvitationTTL),
 	}
-	if err := a.store.CreateInvitation(ctx, inv); err != nil {
+	err = a.store.InTx(ctx, func(q store.Queries) error {
+		n, err := q.CountPendingInvitations(ctx, o.ID, now)
+		if err != nil {
+			return err
+		}
+		if n >= MaxPendingInvitations {
+			return errdefs.ResourceExhausted("too_many_invitations",
+				"org %q has %d pending invitations, its most: revoke some, or wait for them to expire", o.Name, n)
+		}
+		return q.CreateInvitation(ctx, inv)
+	})
+	if err != nil {
 		return err
 	}
 	inviter, err := a.store.GetUser(ctx, id.UserID)

@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
@@ -463,4 +466,41 @@ func TestInviterHasNoUser(t *testing.T) {
 	if got := w.pending(t); len(got) != 0 {
 		t.Fatalf("pending: %+v", got)
 	}
+}
+
+// TestTooManyInvitations: an org has at most MaxPendingInvitations
+// pending; past it an invitation is 429 too_many_invitations, until one is
+// revoked or expires.
+func TestTooManyInvitations(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	var acme client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &acme)
+	now := w.clock.Now()
+	err := env.Store.InTx(t.Context(), func(q store.Queries) error {
+		for n := range api.MaxPendingInvitations - 1 {
+			inv := store.Invitation{
+				ID: uuid.NewString(), OrgID: acme.ID, Email: fmt.Sprintf("p%d@example.com", n), Role: "member",
+				InviterID: w.admin.UserID, State: store.InvitationPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+			}
+			if err := q.CreateInvitation(t.Context(), inv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := w.invite(t, w.admin.Key, "last@example.com", "member")
+	wantError(t, env.DoKey(t, w.owner.Key, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "more@example.com"}), 429, "too_many_invitations")
+	// Another org is not bound by acme's.
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "oz@example.com", Role: "admin"})
+	oz := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "oz@example.com"})
+	env.MustKey(t, oz.Key, 202, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "more@example.com"})
+
+	env.MustKey(t, w.admin.Key, 204, "DELETE", "/api/v1/org/acme/invitations/"+last.ID, nil)
+	w.invite(t, w.admin.Key, "more@example.com", "member")
+	w.clock.Advance(time.Hour) // the first ones expire
+	w.invite(t, w.admin.Key, "later@example.com", "member")
 }

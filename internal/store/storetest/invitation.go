@@ -139,6 +139,24 @@ func (w *invitationWorld) testList(t *testing.T) {
 			}
 		})
 	}
+	t.Run("count pending", func(t *testing.T) {
+		for _, tc := range []struct {
+			org  store.Org
+			at   time.Time
+			want int
+		}{
+			{w.o, ann.ExpiresAt.Add(-time.Second), 2},
+			{w.o, ann.ExpiresAt, 1},
+			{w.other, ann.ExpiresAt.Add(-time.Second), 1},
+			{w.f.org(), ann.CreatedAt, 0},
+		} {
+			n, err := w.s.CountPendingInvitations(w.f.ctx, tc.org.ID, tc.at)
+			must(t, err)
+			if n != tc.want {
+				t.Errorf("pending in %s at %s: %d, want %d", tc.org.Name, tc.at, n, tc.want)
+			}
+		}
+	})
 	t.Run("state at", func(t *testing.T) {
 		if got := ann.StateAt(ann.ExpiresAt.Add(-time.Microsecond)); got != store.InvitationPending {
 			t.Errorf("before expiry: %s", got)
