@@ -227,7 +227,7 @@ func (a *API) decide(ctx context.Context, inv store.Invitation, state string) er
 // that workspace only, and one someone else made for its user in its org
 // only, so they see none (ok false).
 func (a *API) invitee(r *http.Request) (u store.User, ok bool, err error) {
-	id, own, err := ownUser(r, "invitations")
+	id, own, err := a.ownUser(r, "invitations")
 	if err != nil || !own || id.WorkspaceID != "" {
 		return u, false, err
 	}

@@ -419,7 +419,32 @@ func TestInvitationNotByAKeyMadeForTheInvitee(t *testing.T) {
 	if r := w.roleIn(t, "bob@example.com"); r != "" {
 		t.Fatalf("bob joined acme as %s through a key another made", r)
 	}
-	env.MustKey(t, w.bob.Key, 200, "POST", "/api/v1/invitations/"+inv.ID+"/accept", nil)
+
+	// The same for a key made by an org key with no user (made before
+	// there were users), and for one made with that.
+	var other client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/other", nil).Decode(t, &other)
+	old, _, err := auth.Keys{Store: env.Store, Now: w.clock.Now}.Create(t.Context(), store.APIKey{Name: "old", Role: "admin", OrgID: other.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var byOld, madeWith client.CreatedKey
+	env.MustKey(t, old, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &byOld)
+	env.MustKey(t, byOld.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Name: "mine now"}).Decode(t, &madeWith)
+	for _, key := range []string{byOld.Key, madeWith.Key} {
+		if got := w.mine(t, key); len(got) != 0 {
+			t.Fatalf("a key an org key made for bob sees his invitations: %+v", got)
+		}
+		wantError(t, accept(w, t, key, inv.ID), 404, "invitation_not_found")
+	}
+
+	// Bob's own, made with the key the installation admin made him: his.
+	var own client.CreatedKey
+	env.MustKey(t, w.bob.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Name: "laptop"}).Decode(t, &own)
+	if got := w.mine(t, own.Key); len(got) != 1 || got[0].ID != inv.ID {
+		t.Fatalf("bob's own key: %+v", got)
+	}
+	env.MustKey(t, own.Key, 200, "POST", "/api/v1/invitations/"+inv.ID+"/accept", nil)
 }
 
 // TestRevokeInvitation: an admin revokes the org's own invitations only:

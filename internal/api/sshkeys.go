@@ -29,23 +29,9 @@ func sshKeyOut(k store.SSHKey) client.SSHKey {
 	}
 }
 
-// ownUser is the caller's user, for what is a user's own across orgs
-// (invitations, SSH keys; what names them): 400 no_user for a credential
-// without one, as the installation admin's. A key with no org has none
-// either: an SSH key registered with it would have no scope, as a
-// session's. own is false for a key someone else made for its holder, or
-// one made with such a key: it speaks for the user in its org only.
-func ownUser(r *http.Request, what string) (id auth.Identity, own bool, err error) {
-	id = identity(r)
-	if id.UserID == "" || (id.SessionID == "" && id.OrgID == "") {
-		return id, false, errdefs.InvalidArgument("no_user", "%s belong to a user, and this credential has none: use a member's key or sign in", what)
-	}
-	return id, id.MakerUserID == "", nil
-}
-
 // listSSHKeys: GET /api/v1/me/ssh-keys.
 func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
-	id, own, err := ownUser(r, "SSH keys")
+	id, own, err := a.ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
@@ -68,7 +54,7 @@ func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
 
 // addSSHKey: POST /api/v1/me/ssh-keys.
 func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, _, err := ownUser(r, "SSH keys")
+	id, _, err := a.ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
@@ -109,7 +95,7 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 // deleteSSHKey: DELETE /api/v1/me/ssh-keys/{key_id}. Connections the key
 // opened end at the gateway's next check (sshgw.Config.Recheck).
 func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, own, err := ownUser(r, "SSH keys")
+	id, own, err := a.ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
