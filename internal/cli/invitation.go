@@ -72,7 +72,9 @@ func (a *app) invitationCmd() *cobra.Command {
 	cmd.Long = `List, accept and decline the invitations to orgs sent to your email or
 wallet address. Accepting makes you a member of the org with the invited
 role (at most the inviter's by then); an invitation whose inviter is no
-longer an admin of the org no longer holds.`
+longer an admin of the org no longer holds. Use your own credential: a
+sign-in, or a key you or the installation admin made; a key an org admin
+made for you, or one narrowed to a workspace, sees no invitations.`
 	ls := listCmd(a, "List your pending invitations", invitationColumns,
 		func(ctx context.Context, page client.ListOptions) (client.List[client.Invitation], error) {
 			c, err := a.client()
