@@ -154,13 +154,11 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 		role = asked
 	}
 	spec := store.APIKey{Name: req.Name, Role: string(role), OrgID: o.ID, UserID: holderID, CreatedBy: id.Credential(), ExpiresAt: expires}
-	switch {
-	case id.UserID != "" && id.UserID != holderID:
+	// Made with a key someone else made for the holder, it is as much
+	// theirs as that key.
+	spec.MakerUserID = id.MakerUserID
+	if id.UserID != "" && id.UserID != holderID {
 		spec.MakerUserID = id.UserID
-	case id.UserID == holderID:
-		// Made with a key someone else made for the holder: as much
-		// theirs as that key.
-		spec.MakerUserID = id.MakerUserID
 	}
 	if req.Workspace != "" {
 		if !slugRE.MatchString(req.Workspace) {
