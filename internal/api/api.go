@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
@@ -67,8 +68,9 @@ type Config struct {
 	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
 	// off.
 	SSH *sshgw.Info
-	// Members says how org admins add members (invitations.go).
-	Members Members
+	// Members says how org admins add members (invitations.go); its
+	// InvitationTTL 0 means DefaultInvitationTTL.
+	Members config.Members
 }
 
 // API serves HTTP.
@@ -99,7 +101,7 @@ type API struct {
 	live        live
 	preview     Preview
 	ssh         *sshgw.Info
-	members     Members
+	members     config.Members
 	// portTransports are the preview proxy's (preview.go).
 	portTransports portTransports
 }

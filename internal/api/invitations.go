@@ -27,17 +27,9 @@ import (
 // installation says otherwise.
 const DefaultInvitationTTL = 7 * 24 * time.Hour
 
-// Members configures how org admins add members.
-type Members struct {
-	// DirectAdd lets an org admin add an existing user directly, without
-	// their consent, as a single-team installation may want. An address
-	// no user has is still an invitation: only the installation admin
-	// makes users.
-	DirectAdd bool
-	// InvitationTTL is how long an invitation stays open; 0 means
-	// DefaultInvitationTTL.
-	InvitationTTL time.Duration
-}
+// MaxPendingInvitations bounds an org's pending invitations: past it an
+// admin revokes some, or waits for them to expire, before inviting more.
+const MaxPendingInvitations = 1000
 
 var (
 	errInvitationVoid = errdefs.Conflict("invitation_void",
@@ -132,7 +124,18 @@ func (a *API) invite(w http.ResponseWriter, r *http.Request, o store.Org, handle
 		ID: uuid.NewString(), OrgID: o.ID, Email: email, Wallet: wallet, Role: string(role),
 		InviterID: id.UserID, State: store.InvitationPending, CreatedAt: now, ExpiresAt: now.Add(a.members.InvitationTTL),
 	}
-	if err := a.store.CreateInvitation(ctx, inv); err != nil {
+	err = a.store.InTx(ctx, func(q store.Queries) error {
+		n, err := q.CountPendingInvitations(ctx, o.ID, now)
+		if err != nil {
+			return err
+		}
+		if n >= MaxPendingInvitations {
+			return errdefs.ResourceExhausted("too_many_invitations",
+				"org %q has %d pending invitations, its most: revoke some, or wait for them to expire", o.Name, n)
+		}
+		return q.CreateInvitation(ctx, inv)
+	})
+	if err != nil {
 		return err
 	}
 	inviter, err := a.store.GetUser(ctx, id.UserID)
@@ -172,7 +175,8 @@ func (a *API) listOrgInvitations(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// revokeInvitation: DELETE …/org/{org}/invitations/{invitation}.
+// revokeInvitation: DELETE …/org/{org}/invitations/{invitation}. One to the
+// owner role is an owner's to revoke.
 func (a *API) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	o, err := a.org(r)
@@ -185,6 +189,10 @@ func (a *API) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
 		return errInvitationNotFound(id)
 	}
 	if err != nil {
+		return err
+	}
+	// Only an owner touches an owner, offered ones too.
+	if err := mayManage(access(r), auth.Role(inv.Role), ""); err != nil {
 		return err
 	}
 	if err := a.decide(ctx, inv, store.InvitationRevoked); err != nil {
@@ -216,14 +224,12 @@ func (a *API) decide(ctx context.Context, inv store.Invitation, state string) er
 
 // invitee is the caller's user, whom invitations to its email or wallet
 // address are for. A key narrowed to a workspace speaks for its user in
-// that workspace only, so it sees none (ok false).
+// that workspace only, and one someone else made for its user in its org
+// only, so they see none (ok false).
 func (a *API) invitee(r *http.Request) (u store.User, ok bool, err error) {
-	id := identity(r)
-	if id.UserID == "" {
-		return u, false, errdefs.InvalidArgument("no_user", "invitations are a user's, and this credential has none: use a member's key or sign in")
-	}
-	if id.WorkspaceID != "" {
-		return u, false, nil
+	id, own, err := a.ownUser(r, "invitations")
+	if err != nil || !own || id.WorkspaceID != "" {
+		return u, false, err
 	}
 	u, err = a.store.GetUser(r.Context(), id.UserID)
 	return u, err == nil && (u.Email != "" || u.Wallet != ""), err

@@ -2,12 +2,18 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -370,7 +376,7 @@ func TestInvitationRoleCapAndVoid(t *testing.T) {
 // existing user at once (201); an address no user has is still an
 // invitation, and still makes no user.
 func TestDirectAdd(t *testing.T) {
-	w := newInvitees(t, servertest.Options{Members: api.Members{DirectAdd: true}})
+	w := newInvitees(t, servertest.Options{Members: config.Members{DirectAdd: true}})
 	env := w.env
 	var m client.OrgMember
 	env.MustKey(t, w.admin.Key, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "bob@example.com", Role: "member"}).Decode(t, &m)
@@ -388,4 +394,138 @@ func TestDirectAdd(t *testing.T) {
 	}
 	wantError(t, env.DoKey(t, w.admin.Key, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: "none@example.com"}), 404, "member_not_found")
 	wantError(t, env.Do(t, "GET", "/api/v1/users/none@example.com", nil), 404, "user_not_found")
+}
+
+// TestInvitationNotByAKeyMadeForTheInvitee: a key an admin of another org
+// made for the invitee speaks for them in that org only: it neither sees
+// nor decides their invitations (404, as for a missing one), nor does a
+// key made with it; the invitee's own key does.
+func TestInvitationNotByAKeyMadeForTheInvitee(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	inv := w.invite(t, w.admin.Key, "bob@example.com", "admin")
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "oz@example.com", Role: "admin"})
+	oz := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "oz@example.com"})
+	var forBob, made client.CreatedKey
+	env.MustKey(t, oz.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &forBob)
+	env.MustKey(t, forBob.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Name: "mine now"}).Decode(t, &made)
+	for _, key := range []string{forBob.Key, made.Key} {
+		if got := w.mine(t, key); len(got) != 0 {
+			t.Fatalf("a key made for bob by another sees his invitations: %+v", got)
+		}
+		wantError(t, accept(w, t, key, inv.ID), 404, "invitation_not_found")
+		wantError(t, env.DoKey(t, key, "POST", "/api/v1/invitations/"+inv.ID+"/decline", nil), 404, "invitation_not_found")
+	}
+	if r := w.roleIn(t, "bob@example.com"); r != "" {
+		t.Fatalf("bob joined acme as %s through a key another made", r)
+	}
+
+	// The same for a key made by an org key with no user (made before
+	// there were users), and for one made with that.
+	var other client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/other", nil).Decode(t, &other)
+	old, _, err := auth.Keys{Store: env.Store, Now: w.clock.Now}.Create(t.Context(), store.APIKey{Name: "old", Role: "admin", OrgID: other.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var byOld, madeWith client.CreatedKey
+	env.MustKey(t, old, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Member: "bob@example.com"}).Decode(t, &byOld)
+	env.MustKey(t, byOld.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Name: "mine now"}).Decode(t, &madeWith)
+	for _, key := range []string{byOld.Key, madeWith.Key} {
+		if got := w.mine(t, key); len(got) != 0 {
+			t.Fatalf("a key an org key made for bob sees his invitations: %+v", got)
+		}
+		wantError(t, accept(w, t, key, inv.ID), 404, "invitation_not_found")
+	}
+
+	// Bob's own, made with the key the installation admin made him: his.
+	var own client.CreatedKey
+	env.MustKey(t, w.bob.Key, 201, "POST", "/api/v1/org/other/keys", client.CreateKeyRequest{Name: "laptop"}).Decode(t, &own)
+	if got := w.mine(t, own.Key); len(got) != 1 || got[0].ID != inv.ID {
+		t.Fatalf("bob's own key: %+v", got)
+	}
+	env.MustKey(t, own.Key, 200, "POST", "/api/v1/invitations/"+inv.ID+"/accept", nil)
+}
+
+// TestRevokeInvitation: an admin revokes the org's own invitations only:
+// another org's is 404 invitation_not_found, as a missing one; one to the
+// owner role is an owner's to revoke (403 owner_only for an admin).
+func TestRevokeInvitation(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "oz@example.com", Role: "admin"})
+	oz := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "oz@example.com"})
+	var theirs client.Invitation
+	env.MustKey(t, oz.Key, 202, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "carl@example.com"}).Decode(t, &theirs)
+	wantError(t, env.DoKey(t, w.admin.Key, "DELETE", "/api/v1/org/acme/invitations/"+theirs.ID, nil), 404, "invitation_not_found")
+	wantError(t, env.DoKey(t, w.admin.Key, "DELETE", "/api/v1/org/acme/invitations/not-an-id", nil), 404, "invitation_not_found")
+	var l client.List[client.Invitation]
+	env.MustKey(t, oz.Key, 200, "GET", "/api/v1/org/other/invitations", nil).Decode(t, &l)
+	if len(l.Items) != 1 || l.Items[0].ID != theirs.ID || l.Items[0].State != client.InvitationPending {
+		t.Fatalf("other's invitations after acme's admin tried to revoke one: %+v", l.Items)
+	}
+
+	owner := w.invite(t, w.owner.Key, "bob@example.com", "owner")
+	wantError(t, env.DoKey(t, w.admin.Key, "DELETE", "/api/v1/org/acme/invitations/"+owner.ID, nil), 403, "owner_only")
+	if got := w.pending(t); len(got) != 1 || got[0].ID != owner.ID {
+		t.Fatalf("pending after an admin tried to revoke an owner's invitation: %+v", got)
+	}
+	env.MustKey(t, w.owner.Key, 204, "DELETE", "/api/v1/org/acme/invitations/"+owner.ID, nil)
+	member := w.invite(t, w.owner.Key, "bob@example.com", "member")
+	env.MustKey(t, w.admin.Key, 204, "DELETE", "/api/v1/org/acme/invitations/"+member.ID, nil)
+}
+
+// TestInviterHasNoUser: a key with no user (an org key made before there
+// were users) cannot invite: an invitation needs a user who invites.
+func TestInviterHasNoUser(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	var acme client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &acme)
+	keys := auth.Keys{Store: env.Store, Now: w.clock.Now}
+	plain, _, err := keys.Create(t.Context(), store.APIKey{Name: "old", Role: "admin", OrgID: acme.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, env.DoKey(t, plain, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "zed@example.com"}), 403, "inviter_has_no_user")
+	if got := w.pending(t); len(got) != 0 {
+		t.Fatalf("pending: %+v", got)
+	}
+}
+
+// TestTooManyInvitations: an org has at most MaxPendingInvitations
+// pending; past it an invitation is 429 too_many_invitations, until one is
+// revoked or expires.
+func TestTooManyInvitations(t *testing.T) {
+	w := newInvitees(t, servertest.Options{})
+	env := w.env
+	var acme client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &acme)
+	now := w.clock.Now()
+	err := env.Store.InTx(t.Context(), func(q store.Queries) error {
+		for n := range api.MaxPendingInvitations - 1 {
+			inv := store.Invitation{
+				ID: uuid.NewString(), OrgID: acme.ID, Email: fmt.Sprintf("p%d@example.com", n), Role: "member",
+				InviterID: w.admin.UserID, State: store.InvitationPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+			}
+			if err := q.CreateInvitation(t.Context(), inv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := w.invite(t, w.admin.Key, "last@example.com", "member")
+	wantError(t, env.DoKey(t, w.owner.Key, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "more@example.com"}), 429, "too_many_invitations")
+	// Another org is not bound by acme's.
+	env.Must(t, 201, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "oz@example.com", Role: "admin"})
+	oz := keyFor2(t, env, "other", client.CreateKeyRequest{Member: "oz@example.com"})
+	env.MustKey(t, oz.Key, 202, "POST", "/api/v1/org/other/members", client.AddOrgMemberRequest{Member: "more@example.com"})
+
+	env.MustKey(t, w.admin.Key, 204, "DELETE", "/api/v1/org/acme/invitations/"+last.ID, nil)
+	w.invite(t, w.admin.Key, "more@example.com", "member")
+	w.clock.Advance(time.Hour) // the first ones expire
+	w.invite(t, w.admin.Key, "later@example.com", "member")
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
@@ -20,6 +21,52 @@ const (
 	// maxKeyLifetime bounds how far ahead a key may expire.
 	maxKeyLifetime = 10 * 365 * 24 * time.Hour
 )
+
+// maxKeyChain bounds how many keys back ownUser looks for who made a key.
+const maxKeyChain = 16
+
+// ownUser is the caller's user, for what is a user's own across orgs
+// (invitations, SSH keys): 400 no_user for a credential without one, as
+// the installation admin's. A key with no org has none either: an SSH key
+// registered with it would have no scope, as a session's. own is false for
+// a key that speaks for its user in its org only: one someone else made
+// for them (an admin, or an org key with no user, made before there were
+// users), or one made with such a key.
+func (a *API) ownUser(r *http.Request, what string) (id auth.Identity, own bool, err error) {
+	id = identity(r)
+	if id.UserID == "" || (id.SessionID == "" && id.OrgID == "") {
+		return id, false, errdefs.InvalidArgument("no_user", "%s belong to a user, and this credential has none: use a member's key or sign in", what)
+	}
+	if id.SessionID != "" {
+		return id, true, nil
+	}
+	if id.MakerUserID != "" {
+		return id, false, nil
+	}
+	// Back through what made the key: the user's own keys, up to a
+	// session (the user's: another's would have made them the maker),
+	// the installation admin or the server.
+	keyID := id.KeyID
+	for range maxKeyChain {
+		k, err := a.store.GetAPIKey(r.Context(), keyID)
+		switch {
+		case errdefs.IsNotFound(err):
+			return id, false, nil
+		case err != nil:
+			return id, false, err
+		case k.OrgID == "":
+			return id, true, nil
+		case k.MakerUserID != "" || k.UserID != id.UserID:
+			return id, false, nil
+		}
+		kind, made, _ := strings.Cut(k.CreatedBy, ":")
+		if kind != "key" {
+			return id, true, nil
+		}
+		keyID = made
+	}
+	return id, false, nil
+}
 
 func keyOut(k store.APIKey) client.APIKey {
 	return client.APIKey{
@@ -107,6 +154,9 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request) error {
 		role = asked
 	}
 	spec := store.APIKey{Name: req.Name, Role: string(role), OrgID: o.ID, UserID: holderID, CreatedBy: id.Credential(), ExpiresAt: expires}
+	// Made with a key someone else made for the holder, it is as much
+	// theirs as that key.
+	spec.MakerUserID = id.MakerUserID
 	if id.UserID != "" && id.UserID != holderID {
 		spec.MakerUserID = id.UserID
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/auth"
-
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -60,7 +59,7 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 		u, err = a.userByHandle(ctx, req.Member, id.Installation)
 	}
 	if errdefs.IsNotFound(err) {
-		return errNotInOrg(req.Member, access(r).Org.Name)
+		return errMemberNotFound(req.Member, access(r).Org.Name)
 	}
 	if err != nil {
 		return err
@@ -74,7 +73,7 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	_, err = a.store.GetOrgMember(ctx, ws.OrgID, u.ID)
 	switch {
 	case errdefs.IsNotFound(err) && !id.Installation && (isUUID(req.Member) || !a.members.DirectAdd):
-		return errNotInOrg(req.Member, access(r).Org.Name)
+		return errMemberNotFound(req.Member, access(r).Org.Name)
 	case errdefs.IsNotFound(err) && id.WorkspaceID != "":
 		return errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")
 	case errdefs.IsNotFound(err):
@@ -92,12 +91,6 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	m.User = u
 	writeJSON(w, http.StatusCreated, memberOut(m))
 	return nil
-}
-
-// errNotInOrg answers a workspace add of someone who is not a member of
-// the org.
-func errNotInOrg(handle, org string) error {
-	return errdefs.NotFound("member_not_found", "%q is not a member of org %q: invite them to the org first", handle, org)
 }
 
 func (a *API) removeMember(w http.ResponseWriter, r *http.Request) error {

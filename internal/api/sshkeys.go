@@ -3,6 +3,7 @@ package api
 import (
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,19 +29,9 @@ func sshKeyOut(k store.SSHKey) client.SSHKey {
 	}
 }
 
-// sshUser is the caller's user, which SSH keys belong to: the
-// installation admin's keys have none (400 no_user).
-func sshUser(r *http.Request) (auth.Identity, error) {
-	id := identity(r)
-	if id.UserID == "" || (id.SessionID == "" && id.OrgID == "") {
-		return id, errdefs.InvalidArgument("no_user", "SSH keys belong to a user, and this credential has none: use a member's key or sign in")
-	}
-	return id, nil
-}
-
 // listSSHKeys: GET /api/v1/me/ssh-keys.
 func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
-	id, err := sshUser(r)
+	id, own, err := a.ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
@@ -52,13 +43,18 @@ func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return listError(err)
 	}
+	if !own {
+		// A key made for its user by someone else sees what it
+		// registered, not the user's other keys.
+		ks = slices.DeleteFunc(ks, func(k store.SSHKey) bool { return k.APIKeyID != id.KeyID })
+	}
 	writeJSON(w, http.StatusOK, listOf(ks, next, sshKeyOut))
 	return nil
 }
 
 // addSSHKey: POST /api/v1/me/ssh-keys.
 func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, err := sshUser(r)
+	id, _, err := a.ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
@@ -99,13 +95,24 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 // deleteSSHKey: DELETE /api/v1/me/ssh-keys/{key_id}. Connections the key
 // opened end at the gateway's next check (sshgw.Config.Recheck).
 func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, err := sshUser(r)
+	id, own, err := a.ownUser(r, "SSH keys")
 	if err != nil {
 		return err
 	}
 	keyID := r.PathValue("key_id")
+	errNotFound := errdefs.NotFound("ssh_key_not_found", "ssh key not found")
 	if !isUUID(keyID) {
-		return errdefs.NotFound("ssh_key_not_found", "ssh key not found")
+		return errNotFound
+	}
+	if !own {
+		// As in the listing: only what this key registered.
+		k, err := a.store.GetSSHKey(r.Context(), keyID)
+		if errdefs.IsNotFound(err) || (err == nil && k.APIKeyID != id.KeyID) {
+			return errNotFound
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := a.store.DeleteSSHKey(r.Context(), id.UserID, keyID); err != nil {
 		return err

@@ -84,3 +84,44 @@ func TestSSHInfoOff(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 	wantError(t, env.Do(t, "GET", "/api/v1/ssh", nil), 501, "ssh_disabled")
 }
+
+// TestSSHKeysOfAKeyMadeForTheUser: a key an admin made for a member
+// speaks for them in its org only: it sees and removes the SSH keys it
+// registered, not the user's others.
+func TestSSHKeysOfAKeyMadeForTheUser(t *testing.T) {
+	env, _ := identityEnv(t, api.Limits{})
+	addr, sign := mustWallet(t, hardhatKey)
+	env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: addr, Role: "member"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "ann@example.com", Role: "admin"})
+	ann := keyFor(t, env, client.CreateKeyRequest{Member: "ann@example.com"})
+	var made client.CreatedKey
+	env.MustKey(t, ann.Key, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: addr}).Decode(t, &made)
+	var ch client.AuthChallenge
+	env.Must(t, 201, "POST", "/api/auth/challenge", client.AuthChallengeRequest{Address: addr}).Decode(t, &ch)
+	var sess client.AuthSession
+	env.MustKey(t, "", 201, "POST", "/api/auth/session", client.AuthSessionRequest{Nonce: ch.Nonce, Signature: sign(ch.Message)}).Decode(t, &sess)
+
+	const keys = "/api/v1/me/ssh-keys"
+	var own, scoped client.SSHKey
+	env.MustKey(t, sess.Token, 201, "POST", keys, client.AddSSHKeyRequest{PublicKey: sshKeyA}).Decode(t, &own)
+	var list client.List[client.SSHKey]
+	env.MustKey(t, made.Key, 200, "GET", keys, nil).Decode(t, &list)
+	if len(list.Items) != 0 {
+		t.Fatalf("a key made by an admin sees the user's SSH keys: %+v", list.Items)
+	}
+	wantError(t, env.DoKey(t, made.Key, "DELETE", keys+"/"+own.ID, nil), 404, "ssh_key_not_found")
+
+	env.MustKey(t, made.Key, 201, "POST", keys, client.AddSSHKeyRequest{PublicKey: sshKeyB}).Decode(t, &scoped)
+	if scoped.OrgID != made.OrgID || scoped.Role != "member" {
+		t.Fatalf("an SSH key added with a key an admin made: %+v", scoped)
+	}
+	env.MustKey(t, made.Key, 200, "GET", keys, nil).Decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].ID != scoped.ID {
+		t.Fatalf("the admin-made key's SSH keys: %+v", list.Items)
+	}
+	env.MustKey(t, made.Key, 204, "DELETE", keys+"/"+scoped.ID, nil)
+	env.MustKey(t, sess.Token, 200, "GET", keys, nil).Decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].ID != own.ID {
+		t.Fatalf("the user's SSH keys: %+v", list.Items)
+	}
+}

@@ -48,6 +48,11 @@ type Identity struct {
 	// UserID is the holder: "" for an installation-wide key and for org
 	// keys made before there were users.
 	UserID string
+	// MakerUserID is, for a key, the user who made it for its holder (an
+	// admin), or made the key it was made with: such a key speaks for its
+	// holder in its org only, not as the user. "" for a key the holder
+	// made, or the installation admin did, and for sessions.
+	MakerUserID string
 	// Installation marks the installation admin: every org, every role,
 	// and creating orgs and granting credits besides.
 	Installation bool
@@ -205,7 +210,7 @@ func (k Keys) check(ctx context.Context, rec store.APIKey) (Identity, error) {
 	case !rec.ExpiresAt.IsZero() && !now.Before(rec.ExpiresAt):
 		return Identity{}, refuse("expired", rec.ID)
 	}
-	id := Identity{KeyID: rec.ID, UserID: rec.UserID, OrgID: rec.OrgID, WorkspaceID: rec.WorkspaceID, Role: Role(rec.Role)}
+	id := Identity{KeyID: rec.ID, UserID: rec.UserID, MakerUserID: rec.MakerUserID, OrgID: rec.OrgID, WorkspaceID: rec.WorkspaceID, Role: Role(rec.Role)}
 	if rec.OrgID == "" {
 		id.Installation = true
 		return id, nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -73,7 +72,9 @@ func (a *app) invitationCmd() *cobra.Command {
 	cmd.Long = `List, accept and decline the invitations to orgs sent to your email or
 wallet address. Accepting makes you a member of the org with the invited
 role (at most the inviter's by then); an invitation whose inviter is no
-longer an admin of the org no longer holds.`
+longer an admin of the org no longer holds. Use your own credential: a
+sign-in, or a key you or the installation admin made; a key an org admin
+made for you, or one narrowed to a workspace, sees no invitations.`
 	ls := listCmd(a, "List your pending invitations", invitationColumns,
 		func(ctx context.Context, page client.ListOptions) (client.List[client.Invitation], error) {
 			c, err := a.client()
@@ -116,13 +117,4 @@ longer an admin of the org no longer holds.`
 	}
 	cmd.AddCommand(ls, accept, decline)
 	return cmd
-}
-
-// done reports a verb done to id: {"<verb>": id} as JSON, else a line.
-func (a *app) done(verb, format, id string) error {
-	if a.output == outputJSON {
-		return a.printJSON(map[string]string{verb: id})
-	}
-	_, err := fmt.Fprintf(a.env.Stdout, format+"\n", id)
-	return err
 }

@@ -193,11 +193,7 @@ func (a *app) keyRevokeCmd(sc *keyScope) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"revoked": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "revoked key %s\n", args[0])
-			return err
+			return a.done("revoked", "revoked key %s", args[0])
 		},
 	}
 }

@@ -25,6 +25,15 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// done reports a verb done to id: {"<verb>": id} as JSON, else a line.
+func (a *app) done(verb, format, id string) error {
+	if a.output == outputJSON {
+		return a.printJSON(map[string]string{verb: id})
+	}
+	_, err := fmt.Fprintf(a.env.Stdout, format+"\n", id)
+	return err
+}
+
 // column is one column of a listing.
 type column[T any] struct {
 	name  string

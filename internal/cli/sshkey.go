@@ -127,11 +127,7 @@ func (a *app) sshKeyRemoveCmd() *cobra.Command {
 			if err := c.DeleteSSHKey(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"removed": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "removed SSH key %s\n", args[0])
-			return err
+			return a.done("removed", "removed SSH key %s", args[0])
 		},
 	}
 }

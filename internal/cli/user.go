@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -163,11 +162,7 @@ func (a *app) userRemoveCmd() *cobra.Command {
 			if err := c.DeleteUser(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				return a.printJSON(map[string]string{"deleted": args[0]})
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "deleted user %s\n", args[0])
-			return err
+			return a.done("deleted", "deleted user %s", args[0])
 		},
 	}
 }

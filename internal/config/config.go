@@ -174,7 +174,10 @@ type Limits struct {
 type Members struct {
 	// DirectAdd lets org admins add existing users at once, without their
 	// consent, for installations of a single team. Only the installation
-	// admin ever makes users.
+	// admin ever makes users: an address no user has is still an
+	// invitation. So with it on, an add answers 201 for an existing user
+	// and 202 for an unknown address, and tells an org's admins which
+	// addresses have users.
 	DirectAdd bool `yaml:"direct_add"` // PADDOCK_MEMBERS_DIRECT_ADD
 	// InvitationTTL is how long an invitation stays open; 0 means 7 days.
 	InvitationTTL time.Duration `yaml:"invitation_ttl"` // PADDOCK_MEMBERS_INVITATION_TTL

@@ -217,7 +217,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		TrustedProxies: trusted,
 		Preview:        previewOf(cfg, ln.Addr()),
 		SSH:            sshd.Info(),
-		Members:        api.Members{DirectAdd: cfg.Members.DirectAdd, InvitationTTL: cfg.Members.InvitationTTL},
+		Members:        cfg.Members,
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a

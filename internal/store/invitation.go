@@ -79,6 +79,9 @@ type InvitationQueries interface {
 	GetInvitation(ctx context.Context, id string) (Invitation, error)
 	// ListInvitations lists invitations, newest first.
 	ListInvitations(ctx context.Context, f InvitationFilter, page Page) ([]Invitation, string, error)
+	// CountPendingInvitations counts orgID's invitations pending and not
+	// expired at at.
+	CountPendingInvitations(ctx context.Context, orgID string, at time.Time) (int, error)
 	// DecideInvitation moves a pending invitation to state (accepted,
 	// declined, revoked or expired) at at. One that is not pending is
 	// ErrConflict (code invitation_decided): of concurrent callers exactly

@@ -417,8 +417,9 @@ type APIKey struct {
 	// CreatedBy names the credential that made it ("key:<id>",
 	// "session:<id>"; "" when the server made it).
 	CreatedBy string
-	// MakerUserID is the user who made the key for its holder (an admin);
-	// "" when the holder made it, or the installation admin did.
+	// MakerUserID is the user who made the key for its holder (an admin),
+	// or made the key it was made with; "" when the holder made it, or
+	// the installation admin did.
 	MakerUserID string
 	CreatedAt   time.Time
 	ExpiresAt   time.Time // zero: never

@@ -134,9 +134,12 @@ type WorkspaceMember struct {
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-// AddMemberRequest adds a user to a workspace. Member names the user: an
-// email address, a wallet address or a user id. A user not yet in the org
-// joins it as a member; an email or wallet no user has yet makes one.
+// AddMemberRequest adds a member of the org to a workspace. Member names
+// the user: an email address, a wallet address or a user id. Anyone who is
+// not a member of the org is not found ("member_not_found"), unless the
+// installation allows direct adds (members.direct_add), where an existing
+// user named by address joins the org as a member. Only the installation
+// admin makes users: its add of an address no user has yet makes one.
 type AddMemberRequest struct {
 	Member string `json:"member"`
 }

@@ -154,7 +154,10 @@ func (c *Client) RevokeInvitation(ctx context.Context, org, invitationID string)
 }
 
 // ListInvitations lists one page of the caller's pending invitations (to
-// its user's email or wallet address), newest first.
+// its user's email or wallet address), newest first. Only the user's own
+// credential sees them: a sign-in session, or a key the user or the
+// installation admin made; a key narrowed to a workspace, or one an org
+// admin made for the user, sees none.
 func (c *Client) ListInvitations(ctx context.Context, opts ListOptions) (List[Invitation], error) {
 	return call[List[Invitation]](ctx, c, http.MethodGet, routeOf("/api/v1/invitations"), opts.query(), nil)
 }

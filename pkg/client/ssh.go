@@ -22,7 +22,8 @@ func (c *Client) SSHInfo(ctx context.Context) (SSHInfo, error) {
 	return call[SSHInfo](ctx, c, http.MethodGet, routeOf("/api/v1/ssh"), nil, nil)
 }
 
-// ListSSHKeys lists one page of the caller's SSH keys, oldest first.
+// ListSSHKeys lists one page of the caller's SSH keys, oldest first. A key
+// an org admin made for the user lists only the SSH keys it registered.
 func (c *Client) ListSSHKeys(ctx context.Context, opts ListOptions) (List[SSHKey], error) {
 	return call[List[SSHKey]](ctx, c, http.MethodGet, routeOf("/api/v1/me/ssh-keys"), opts.query(), nil)
 }

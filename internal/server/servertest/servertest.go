@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -67,7 +68,7 @@ type Options struct {
 	// server's.
 	Preview api.Preview
 	// Members says how org admins add members.
-	Members api.Members
+	Members config.Members
 }
 
 // Env is a running API.

@@ -106,6 +106,14 @@ func (q *queries) ListInvitations(ctx context.Context, f store.InvitationFilter,
 	}.run(ctx, q.r, page)
 }
 
+// CountPendingInvitations counts orgID's invitations pending at at.
+func (q *queries) CountPendingInvitations(ctx context.Context, orgID string, at time.Time) (int, error) {
+	var n int
+	err := q.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM invitations WHERE org_id = ? AND state = 'pending' AND expires_at > ?",
+		orgID, micros(at)).Scan(&n)
+	return n, classify("count invitations", resInvitation, err)
+}
+
 // DecideInvitation moves the pending invitation id to state at at.
 func (q *queries) DecideInvitation(ctx context.Context, id, state string, at time.Time) error {
 	switch state {
