@@ -66,6 +66,8 @@ type Options struct {
 	// Preview configures preview URLs; its Port defaults to the test
 	// server's.
 	Preview api.Preview
+	// Logger is the server's logger; nil logs errors to stderr.
+	Logger *slog.Logger
 }
 
 // Env is a running API.
@@ -95,7 +97,10 @@ func New(t testing.TB, opts Options) *Env {
 	ctx := context.Background()
 	// Server goroutines may log after the test returns, so logs go to
 	// stderr rather than t.Log.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
 	dataDir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dataDir, "paddock.db"), logger)
 	if err != nil {
