@@ -404,6 +404,8 @@ func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runt
 		return previewGrant{}, false, nil
 	}
 	candidates := presentedTokens(r, prefix)
+	// Why, for admit's log: first in the chain, so that it names the
+	// token, not a refusal of its maker's key.
 	refused := &auth.Refusal{Reason: "bad_preview_token"}
 	for i, tok := range candidates {
 		if tok == "" {
