@@ -7,7 +7,6 @@ package api
 import (
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
@@ -60,9 +59,10 @@ type Config struct {
 	// Limits are the rate limits, session caps and body limits; zero
 	// fields take DefaultLimits.
 	Limits Limits
-	// TrustedProxies are the proxies whose forwarded headers name the
-	// client (clientaddr.Resolver); none: the peer is the client.
-	TrustedProxies []netip.Prefix
+	// Clients finds the address a request came from: the peer, or behind
+	// a trusted proxy the client it forwarded (clientaddr.Resolver); the
+	// zero value trusts no proxy.
+	Clients clientaddr.Resolver
 	// Preview configures preview URLs (preview.go).
 	Preview Preview
 	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
@@ -173,7 +173,7 @@ func New(cfg Config) *API {
 		images:      cfg.Images,
 		signin:      cfg.SignIn,
 		limits:      cfg.Limits.withDefaults(),
-		clients:     clientaddr.New(cfg.TrustedProxies),
+		clients:     cfg.Clients,
 		preview:     cfg.Preview,
 		ssh:         cfg.SSH,
 		members:     cfg.Members,

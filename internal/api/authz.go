@@ -84,14 +84,8 @@ func (a *API) guard(rt Route, next http.Handler) http.Handler {
 			}
 			return serve(next, w, r)
 		}
-		id, err := a.authenticate(w, r)
+		id, err := a.admit(w, r, func() (auth.Identity, error) { return a.authenticate(w, r) })
 		if err != nil {
-			if lerr := a.takeAddress(w, r); lerr != nil {
-				return lerr
-			}
-			return err
-		}
-		if err := a.takeCredential(w, id); err != nil {
 			return err
 		}
 		ctx := auth.WithIdentity(r.Context(), id)
@@ -109,15 +103,42 @@ func serve(h http.Handler, w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// authenticate verifies the bearer credential. A refusal is logged with
-// the client's address and why, never with what was presented.
+// admit authenticates r with authn and spends the token the request
+// draws: its credential's bucket when authn accepts it, the client
+// address's when authn refuses it (takeAddress). A refusal is logged,
+// with the client's address and why, only once the address had a token
+// for it: a flood answered 429 writes no line. Every door that takes a
+// credential (the API's routes, previews) comes through here.
+func (a *API) admit(w http.ResponseWriter, r *http.Request, authn func() (auth.Identity, error)) (auth.Identity, error) {
+	id, err := authn()
+	if err == nil {
+		return id, a.takeCredential(w, id)
+	}
+	if r.Context().Err() != nil {
+		// A client gone while its key was looked up is no failed
+		// authentication.
+		return id, err
+	}
+	if lerr := a.takeAddress(w, r); lerr != nil {
+		return id, lerr
+	}
+	var why *auth.Refusal
+	if errors.As(err, &why) {
+		a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", why.Reason, "key_id", why.KeyID, "method", r.Method, "path", r.URL.Path)
+	}
+	return id, err
+}
+
+// authenticate verifies the bearer credential. A refusal carries an
+// auth.Refusal that says why, never what was presented, for admit's log.
+// A malformed key is refused before any lookup (auth.WellFormed).
 func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identity, error) {
 	ctx := r.Context()
 	cred, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok || cred == "" {
-		a.logger.InfoContext(ctx, "authentication failed", "client", a.clientAddr(r), "reason", "no_credentials", "method", r.Method, "path", r.URL.Path)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
-		return auth.Identity{}, errdefs.Unauthenticated("missing_api_key", "send an API key or a session token as 'Authorization: Bearer …'")
+		return auth.Identity{}, errdefs.Unauthenticated("missing_api_key", "send an API key or a session token as 'Authorization: Bearer …'").
+			WithCause(&auth.Refusal{Reason: "no_credentials"})
 	}
 	var id auth.Identity
 	var err error
@@ -130,20 +151,11 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identit
 	} else {
 		id, err = a.keys.Verify(ctx, cred)
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			// A client gone while its key was looked up is no server
-			// error, and no failed authentication.
-			return id, err
-		}
-		var why *auth.Refusal
-		if errors.As(err, &why) {
-			a.logger.InfoContext(ctx, "authentication failed", "client", a.clientAddr(r), "reason", why.Reason, "key_id", why.KeyID, "method", r.Method, "path", r.URL.Path)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
-		}
-		return id, err
+	var why *auth.Refusal
+	if err != nil && errors.As(err, &why) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
 	}
-	return id, nil
+	return id, err
 }
 
 // authorize resolves the route's org and workspace for id and checks the

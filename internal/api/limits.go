@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"net/http"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
@@ -170,13 +173,14 @@ func (a *API) clientAddr(r *http.Request) string {
 	return a.clients.Of(r)
 }
 
-// takeAddress spends a token of the client address's bucket. Only calls
-// without a credential, or whose credential was refused, draw from it:
-// an authenticated call draws from its credential's bucket alone
-// (takeCredential), so callers behind one proxy do not throttle each
-// other, and guessing keys from one address is still bounded.
+// takeAddress spends a token of the client address's bucket (an IPv6
+// client's /64's, clientaddr.Key). Only calls without a credential, or
+// whose credential was refused, draw from it: an authenticated call
+// draws from its credential's bucket alone (takeCredential), so callers
+// behind one proxy do not throttle each other, and guessing keys from
+// one address is still bounded.
 func (a *API) takeAddress(w http.ResponseWriter, r *http.Request) error {
-	if ok, retry := a.perClient.take(a.clientAddr(r)); !ok {
+	if ok, retry := a.perClient.take(clientaddr.Key(a.clientAddr(r))); !ok {
 		return errRateLimited(w, "address", retry)
 	}
 	return nil
@@ -191,6 +195,18 @@ func (a *API) takeCredential(w http.ResponseWriter, id auth.Identity) error {
 	}
 	if ok, retry := a.perKey.take(bucket); !ok {
 		return errRateLimited(w, "credential", retry)
+	}
+	return nil
+}
+
+// takeToken spends a token of a preview token's own bucket, keyed by a
+// hash of it: a shared link or a busy embed draws neither from its
+// maker's bucket, which stays the maker's own API calls', nor from the
+// address's.
+func (a *API) takeToken(w http.ResponseWriter, tok string) error {
+	sum := sha256.Sum256([]byte(tok))
+	if ok, retry := a.perKey.take("preview:" + hex.EncodeToString(sum[:])); !ok {
+		return errRateLimited(w, "preview token", retry)
 	}
 	return nil
 }

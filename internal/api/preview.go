@@ -2,18 +2,18 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/auth"
@@ -159,33 +159,33 @@ func (a *API) runtimeByShortID(ctx context.Context, short string) (store.Runtime
 }
 
 // runtimeByPath finds the runtime a path URL names, in its org and
-// workspace (not yet checking who may see it).
+// workspace (not yet checking who may see it). It asks the store the
+// same three questions whether or not the runtime exists, so that an
+// unknown runtime does not answer sooner than another org's.
 func (a *API) runtimeByPath(r *http.Request, org, ws, id string) (store.Runtime, error) {
 	if !isUUID(id) || !slugRE.MatchString(org) || !slugRE.MatchString(ws) {
 		return store.Runtime{}, errPreviewNotFound
 	}
-	rt, err := a.store.GetRuntime(r.Context(), id)
-	if errdefs.IsNotFound(err) {
-		return rt, errPreviewNotFound
-	}
-	if err != nil {
+	ctx := r.Context()
+	rt, err := a.store.GetRuntime(ctx, id)
+	if err != nil && !errdefs.IsNotFound(err) {
 		return rt, err
 	}
-	o, err := a.store.GetOrgByName(r.Context(), org)
-	if err == nil && o.ID != rt.OrgID {
-		err = errdefs.ErrNotFound
+	found := err == nil
+	o, err := a.store.GetOrgByName(ctx, org)
+	if err != nil && !errdefs.IsNotFound(err) {
+		return rt, err
 	}
-	var w store.Workspace
-	if err == nil {
-		w, err = a.store.GetWorkspaceByName(r.Context(), o.ID, ws)
+	// An org that does not exist is looked in all the same, by an id
+	// that matches nothing.
+	w, err := a.store.GetWorkspaceByName(ctx, o.ID, ws)
+	if err != nil && !errdefs.IsNotFound(err) {
+		return rt, err
 	}
-	if err == nil && w.ID != rt.WorkspaceID {
-		err = errdefs.ErrNotFound
+	if !found || o.ID == "" || o.ID != rt.OrgID || w.ID == "" || w.ID != rt.WorkspaceID {
+		return store.Runtime{}, errPreviewNotFound
 	}
-	if errdefs.IsNotFound(err) {
-		return rt, errPreviewNotFound
-	}
-	return rt, err
+	return rt, nil
 }
 
 // proxyPort checks who may reach port of the runtime find names, wakes it,
@@ -200,6 +200,15 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		a.previewError(w, r, errdefs.InvalidArgument("invalid_port", "port %d is not 1 to 65535", port))
 		return
 	}
+	anon := anonymous(r, prefix)
+	if anon {
+		// Nothing to verify: the address pays before the store is asked
+		// anything, so a flood answered 429 costs no query.
+		if err := a.takeAddress(w, r); err != nil {
+			a.previewError(w, r, err)
+			return
+		}
+	}
 	rt, err := find()
 	if errdefs.IsNotFound(err) {
 		// A runtime that does not exist goes through the same checks as
@@ -211,7 +220,7 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		a.previewError(w, r, err)
 		return
 	}
-	grant, err := a.previewAccess(w, r, rt, port, prefix)
+	grant, err := a.previewAccess(w, r, rt, port, prefix, anon)
 	if err != nil {
 		a.previewError(w, r, err)
 		return
@@ -256,103 +265,7 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 			return
 		}
 	}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme = "http"
-			pr.Out.URL.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-			if prefix != "" {
-				// The app's path as the client escaped it (%2F stays).
-				rest := strings.TrimPrefix(pr.In.URL.EscapedPath(), prefix)
-				if rest == "" {
-					rest = "/"
-				}
-				if u, err := url.Parse(rest); err == nil {
-					pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
-				}
-			}
-			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
-			// paddock's own credentials stop here.
-			pr.Out.Header.Del("Authorization")
-			pr.Out.Header.Del(previewHeader)
-			if prefix != "" {
-				// A path URL takes no cookies: those of the API's
-				// origin are nobody's in particular.
-				pr.Out.Header.Del("Cookie")
-			} else {
-				removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
-			}
-			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
-				q.Del("token")
-				pr.Out.URL.RawQuery = q.Encode()
-			}
-		},
-		// HTTP/1.1 to the app, which every server speaks; gRPC, which
-		// needs HTTP/2, goes as HTTP/2 without TLS.
-		Transport: a.portTransports.get(agent, port, r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")),
-		// Server-sent events and other streams reach the client as they
-		// are written.
-		FlushInterval: -1,
-		ModifyResponse: func(resp *http.Response) error {
-			if prefix != "" {
-				// A path URL shares the API's origin: it sets no cookie
-				// there, and its pages run in a unique origin of their
-				// own, so they cannot use the API with the browser's
-				// credentials for it.
-				resp.Header.Del("Set-Cookie")
-				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
-				return nil
-			}
-			// The app sets no cookie of paddock's.
-			dropSetCookies(resp.Header, previewCookie, previewCookiePartitioned)
-			return nil
-		},
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if r.Context().Err() != nil {
-				return
-			}
-			if pe, ok := errdefs.Public(err); ok && pe.Code == "port_not_listening" {
-				a.previewError(w, r, errNotListening(port, err))
-				return
-			}
-			a.previewError(w, r, errdefs.Unavailable("port_failed", "port %d did not answer: %v", port, err))
-		},
-	}
-	rp.ServeHTTP(w, r)
-}
-
-// dropSetCookies removes the Set-Cookie lines that would set a cookie
-// named one of names, read as browsers read them (setCookieName) and
-// compared regardless of case (browsers tell case apart; paddock's names
-// are kept from the app in every spelling).
-func dropSetCookies(h http.Header, names ...string) {
-	lines := h.Values("Set-Cookie")
-	h.Del("Set-Cookie")
-	for _, l := range lines {
-		name := setCookieName(l)
-		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, name) }) {
-			h.Add("Set-Cookie", l)
-		}
-	}
-}
-
-// setCookieName is the name a browser gives the cookie of a Set-Cookie
-// line (RFC 6265, section 5.2; RFC 6265bis): the line ends at a control
-// character (CR, LF, NUL); the pair before the first ';' splits at its
-// first '='; the name is trimmed of spaces and tabs. A pair without '='
-// is a nameless cookie that the browser sends back as its value alone,
-// which a server reads as a cookie of that name: its value stands for
-// the name here.
-func setCookieName(line string) string {
-	if i := strings.IndexAny(line, "\r\n\x00"); i >= 0 {
-		line = line[:i]
-	}
-	pair, _, _ := strings.Cut(line, ";")
-	name, _, found := strings.Cut(pair, "=")
-	if !found {
-		return strings.Trim(pair, " \t")
-	}
-	return strings.Trim(name, " \t")
+	a.portProxy(r, agent, port, prefix).ServeHTTP(w, r)
 }
 
 func errNeedsCredentials(port int) error {
@@ -414,44 +327,66 @@ type previewGrant struct {
 	// its preview token), "" for a public port; id is its identity.
 	cred string
 	id   auth.Identity
+	// token is the preview token that let it through, if one did.
+	token string
 	// tokenInQuery: ?token= held the preview token; cookieSet: a cookie
 	// now carries it.
 	tokenInQuery, cookieSet bool
+}
+
+// presentedTokens are where r may carry a preview token, in the order
+// previewToken tries them: the header, ?token= (index 1), and on a
+// preview host its cookies ("" where there is none).
+func presentedTokens(r *http.Request, prefix string) []string {
+	out := []string{r.Header.Get(previewHeader), r.URL.Query().Get("token")}
+	if prefix == "" {
+		// Cookies only on preview hosts: a path URL shares the API's
+		// origin with every other runtime's.
+		for _, c := range append(r.CookiesNamed(previewCookie), r.CookiesNamed(previewCookiePartitioned)...) {
+			out = append(out, c.Value)
+		}
+	}
+	return out
+}
+
+// anonymous reports whether r presents no credential at all: no
+// Authorization header and no preview token.
+func anonymous(r *http.Request, prefix string) bool {
+	return r.Header.Get("Authorization") == "" && !slices.ContainsFunc(presentedTokens(r, prefix), func(t string) bool { return t != "" })
 }
 
 // previewAccess decides whether r may reach port of rt: a public port, a
 // preview token (header, ?token=, or, on a preview host, its cookie), or
 // the credentials of a member who sees rt's workspace. rt is zero for a
 // runtime that does not exist, and every check then fails exactly as for
-// one the caller may not see. The request spends a token of the
-// credential it acts for, or of the client address when it has none or
-// its credential is refused (takeAddress).
-func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (previewGrant, error) {
-	if rt.ID != "" && slices.Contains(rt.Config.PublicPorts, port) {
+// one the caller may not see. The request spends a token of its preview
+// token's own bucket (takeToken), of the credential it acts for, or of
+// the client address when it has none or its credential is refused
+// (admit); an anonymous request has paid the address already.
+func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string, anon bool) (previewGrant, error) {
+	public := rt.ID != "" && slices.Contains(rt.Config.PublicPorts, port)
+	switch {
+	case anon && public:
+		return previewGrant{}, nil
+	case anon:
+		return previewGrant{}, errNeedsCredentials(port)
+	case public:
 		return previewGrant{}, a.takeAddress(w, r)
 	}
 	g, ok, tokenErr := a.previewToken(w, r, rt, port, prefix)
 	if ok {
-		return g, a.takeCredential(w, g.id)
+		return g, a.takeToken(w, g.token)
 	}
-	var err error
-	var id auth.Identity
-	switch {
-	case r.Header.Get("Authorization") != "":
-		id, err = a.authenticate(w, r)
-	case tokenErr != nil:
-		a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", "bad_preview_token", "method", r.Method, "path", r.URL.Path)
-		err = tokenErr
-	default:
-		err = errNeedsCredentials(port)
-	}
-	if err != nil {
-		if lerr := a.takeAddress(w, r); lerr != nil {
-			return previewGrant{}, lerr
+	id, err := a.admit(w, r, func() (auth.Identity, error) {
+		switch {
+		case r.Header.Get("Authorization") != "":
+			return a.authenticate(w, r)
+		case tokenErr != nil:
+			return auth.Identity{}, tokenErr
 		}
-		return previewGrant{}, err
-	}
-	if err := a.takeCredential(w, id); err != nil {
+		return auth.Identity{}, errNeedsCredentials(port)
+	})
+	if err != nil {
 		return previewGrant{}, err
 	}
 	if err := a.memberOf(r.Context(), id, rt); err != nil {
@@ -468,14 +403,10 @@ func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runt
 	if a.signin == nil {
 		return previewGrant{}, false, nil
 	}
-	candidates := []string{r.Header.Get(previewHeader), r.URL.Query().Get("token")}
-	if prefix == "" {
-		// Cookies only on preview hosts: a path URL shares the API's
-		// origin with every other runtime's.
-		for _, c := range append(r.CookiesNamed(previewCookie), r.CookiesNamed(previewCookiePartitioned)...) {
-			candidates = append(candidates, c.Value)
-		}
-	}
+	candidates := presentedTokens(r, prefix)
+	// Why, for admit's log: first in the chain, so that it names the
+	// token, not a refusal of its maker's key.
+	refused := &auth.Refusal{Reason: "bad_preview_token"}
 	for i, tok := range candidates {
 		if tok == "" {
 			continue
@@ -483,7 +414,7 @@ func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runt
 		// No token names a runtime that does not exist (rt.ID "").
 		claims, cerr := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now())
 		if cerr != nil {
-			err = errdefs.Unauthenticated("invalid_preview_token", "%v", cerr)
+			err = errdefs.Unauthenticated("invalid_preview_token", "%v", cerr).WithCause(refused)
 			continue
 		}
 		maker, cerr := auth.Reverify(r.Context(), a.store, a.now, claims.Credential)
@@ -491,10 +422,10 @@ func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runt
 			cerr = a.memberOf(r.Context(), maker, rt)
 		}
 		if cerr != nil {
-			err = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(cerr)
+			err = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(errors.Join(refused, cerr))
 			continue
 		}
-		g := previewGrant{cred: claims.Credential, id: maker, tokenInQuery: i == 1}
+		g := previewGrant{cred: claims.Credential, id: maker, token: tok, tokenInQuery: i == 1}
 		if i == 1 && prefix == "" {
 			// A first visit: the cookie keeps a tab or an iframe going.
 			cs := a.previewCookies(r, tok)
@@ -512,18 +443,23 @@ func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runt
 // with at least the member role. A runtime that does not exist (rt zero)
 // and one out of sight are alike not found.
 func (a *API) memberOf(ctx context.Context, id auth.Identity, rt store.Runtime) error {
-	if rt.ID == "" {
-		return errPreviewNotFound
-	}
+	// A runtime that does not exist is looked up as far as another
+	// org's (its org, the caller's access to it), so that it answers no
+	// sooner.
 	o, err := a.store.GetOrg(ctx, rt.OrgID)
-	if err != nil {
+	if err != nil && !errdefs.IsNotFound(err) {
+		return err
+	}
+	if rt.ID == "" {
+		o = store.Org{ID: uuid.Nil.String()}
+	} else if err != nil {
 		return err
 	}
 	acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
 	if err != nil {
 		return err
 	}
-	if !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
+	if rt.ID == "" || !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
 		return errPreviewNotFound
 	}
 	if !acc.Role.AtLeast(auth.RoleMember) {
@@ -569,17 +505,6 @@ func redirectStrippingToken(w http.ResponseWriter, r *http.Request) bool {
 	u.RawQuery = q.Encode()
 	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 	return true
-}
-
-// removeCookie drops cookies from a request's Cookie headers.
-func removeCookie(r *http.Request, names ...string) {
-	cs := r.Cookies()
-	r.Header.Del("Cookie")
-	for _, c := range cs {
-		if !slices.Contains(names, c.Name) {
-			r.AddCookie(c)
-		}
-	}
 }
 
 // previewError answers a preview request that did not reach its port: a
@@ -744,59 +669,4 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	tok := auth.SealPreview(a.signin.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: identity(r).Credential()})
 	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previewURL(rt, port) + "?token=" + tok, ExpiresAt: exp})
 	return nil
-}
-
-// portTransports keeps one HTTP transport per agent and port, so that
-// requests to a port reuse kept-alive connections (each one a forward
-// stream over the agent link) instead of opening one each.
-type portTransports struct {
-	mu sync.Mutex
-	m  map[portKey]*http.Transport
-}
-
-type portKey struct {
-	agent *agentconn.Client
-	port  int
-	h2    bool
-}
-
-// maxPortTransports bounds the transports kept; past it the oldest are
-// dropped (a sandbox gone leaves its agent's behind).
-const maxPortTransports = 256
-
-// get returns the transport for port through agent: HTTP/1.1, or with h2
-// HTTP/2 without TLS (prior knowledge), which gRPC servers need.
-func (p *portTransports) get(agent *agentconn.Client, port int, h2 bool) *http.Transport {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	k := portKey{agent, port, h2}
-	if t := p.m[k]; t != nil {
-		return t
-	}
-	if p.m == nil {
-		p.m = map[portKey]*http.Transport{}
-	}
-	if len(p.m) >= maxPortTransports {
-		for k, t := range p.m {
-			t.CloseIdleConnections()
-			delete(p.m, k)
-			if len(p.m) < maxPortTransports/2 {
-				break
-			}
-		}
-	}
-	t := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return agent.DialPort(ctx, port)
-		},
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	if h2 {
-		var protos http.Protocols
-		protos.SetUnencryptedHTTP2(true)
-		t.Protocols = &protos
-	}
-	p.m[k] = t
-	return t
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -177,5 +178,87 @@ func TestPreviewRateLimits(t *testing.T) {
 	}
 	if s := status("X-Paddock-Preview-Token", auth.SessionPrefix+"forged"); s != 429 {
 		t.Fatalf("a refused token past the address's burst: %d", s)
+	}
+}
+
+// TestPreviewTokenBucket: requests with a preview token draw from the
+// token's own bucket, not its maker's: a flood through a shared link is
+// answered 429 while the maker's own API calls are still served.
+func TestPreviewTokenBucket(t *testing.T) {
+	env := servertest.New(t, servertest.Options{Limits: api.Limits{PerKey: api.Rate{PerSecond: 1.0 / 3600, Burst: 4}}})
+	maker, _, err := auth.Keys{Store: env.Store, Now: time.Now}.CreateInstallation(t.Context(), "maker", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
+	var tok client.PreviewToken
+	env.MustKey(t, maker, 201, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/previews/3000/token", nil).Decode(t, &tok)
+
+	host := "3000-" + api.ShortID(p.RuntimeID) + ".localhost:" + env.URL[strings.LastIndex(env.URL, ":")+1:]
+	limited := false
+	for i := 0; i < 10 && !limited; i++ {
+		// The fake provider has no agent: what is not 429 fails later,
+		// past the limits.
+		limited = previewCall(t, env, host, "/", []string{"X-Paddock-Preview-Token", tok.Token}).status == 429
+	}
+	if !limited {
+		t.Fatal("a flood of one preview token was never limited")
+	}
+	env.MustKey(t, maker, 200, "GET", "/api/v1/orgs", nil)
+	env.MustKey(t, maker, 200, "GET", "/api/v1/orgs", nil)
+}
+
+// TestRefusalFloodLogsBounded: a refused credential is logged only when
+// its address still had a token: a flood of refused keys, tokens and
+// missing credentials, to the API and to previews, writes as many lines
+// as the address's burst, however long it lasts.
+func TestRefusalFloodLogsBounded(t *testing.T) {
+	var logs lockedBuffer
+	env := servertest.New(t, servertest.Options{
+		Limits: api.Limits{PerClient: api.Rate{PerSecond: 1.0 / 3600, Burst: 3}},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	host := "3000-" + api.ShortID(uuid.NewString()) + ".localhost:" + env.URL[strings.LastIndex(env.URL, ":")+1:]
+	unknown := auth.NewKey()
+	for range 10 {
+		env.DoKey(t, unknown, "GET", "/api/v1/orgs", nil)
+		req, err := http.NewRequestWithContext(t.Context(), "GET", env.URL+"/api/v1/orgs", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		previewCall(t, env, host, "/", []string{"Authorization", "Bearer " + unknown})
+		previewCall(t, env, host, "/", []string{"X-Paddock-Preview-Token", auth.SessionPrefix + "forged"})
+	}
+	if n := strings.Count(logs.String(), "authentication failed"); n != 3 {
+		t.Fatalf("40 refusals from an address with a burst of 3 logged %d lines:\n%s", n, logs.String())
+	}
+}
+
+// TestPreviewAnonymousPaysFirst: a preview request that presents no
+// credential at all spends its address's token before the store is
+// asked anything: with the store closed, which any query would answer
+// with an error, a flood past the burst is still answered 429.
+func TestPreviewAnonymousPaysFirst(t *testing.T) {
+	env := servertest.New(t, servertest.Options{Limits: api.Limits{PerClient: api.Rate{PerSecond: 1.0 / 3600, Burst: 1}}})
+	host := "3000-" + api.ShortID(uuid.NewString()) + ".localhost:" + env.URL[strings.LastIndex(env.URL, ":")+1:]
+	path := "/api/v1/org/acme/ws/dev/runtimes/" + uuid.NewString() + "/ports/3000/"
+	if s := previewCall(t, env, host, "/", nil).status; s != 401 {
+		t.Fatalf("no credential: %d", s)
+	}
+	if err := env.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{host, "/"}, {"", path}, {host, "/?x=1"}} {
+		if s := previewCall(t, env, c[0], c[1], []string{"Cookie", "app=1"}).status; s != 429 {
+			t.Fatalf("%s%s, no credential, past the burst: %d", c[0], c[1], s)
+		}
 	}
 }

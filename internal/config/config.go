@@ -116,11 +116,14 @@ type Config struct {
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
 	// TrustedProxies are the reverse proxies in front of the server, as
-	// CIDRs or addresses: only from them are X-Forwarded-For, Forwarded
-	// and X-Real-IP believed to name the client, for the per-address
-	// rate limit and the logs. None (the default): the connection's peer
-	// is the client.
+	// CIDRs or addresses: only from them is TrustedProxyHeader believed
+	// to name the client, for the per-address rate limit and the logs.
+	// None (the default): the connection's peer is the client.
 	TrustedProxies []string `yaml:"trusted_proxies"` // PADDOCK_TRUSTED_PROXIES: comma-separated
+	// TrustedProxyHeader is the one header those proxies write the
+	// client in: X-Forwarded-For (the default), Forwarded or X-Real-IP.
+	// The others are the client's own and are never read.
+	TrustedProxyHeader string `yaml:"trusted_proxy_header"` // PADDOCK_TRUSTED_PROXY_HEADER
 
 	// Members: how org admins add members.
 	Members Members `yaml:"members"`
@@ -448,6 +451,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		c.TrustedProxies = SplitList(v)
 	}
 	for k, p := range map[string]*string{
+		"PADDOCK_TRUSTED_PROXY_HEADER":    &c.TrustedProxyHeader,
 		"PADDOCK_EGRESS_PROXY_NETWORK":    &c.Egress.ProxyNetwork,
 		"PADDOCK_EGRESS_OPEN_NETWORK":     &c.Egress.OpenNetwork,
 		"PADDOCK_EGRESS_UPSTREAM_CA_FILE": &c.Egress.UpstreamCAFile,
@@ -617,6 +621,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("preview scheme %q is not http or https", c.PreviewScheme)
 	}
 	if _, err := clientaddr.ParseTrusted(c.TrustedProxies); err != nil {
+		return err
+	}
+	if _, err := clientaddr.ParseHeader(c.TrustedProxyHeader); err != nil {
 		return err
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {

@@ -194,6 +194,10 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err != nil {
 		return err
 	}
+	clients, err := clientaddr.New(trusted, cfg.TrustedProxyHeader)
+	if err != nil {
+		return err
+	}
 	var ready atomic.Bool
 	handler := api.New(api.Config{
 		Store:     st,
@@ -213,11 +217,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			Store: st, Key: sessionKey, Now: time.Now, Domain: signInDomain(cfg.SignInDomain, ln.Addr()),
 			ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
 		},
-		Limits:         limitsOf(cfg.Limits),
-		TrustedProxies: trusted,
-		Preview:        previewOf(cfg, ln.Addr()),
-		SSH:            sshd.Info(),
-		Members:        cfg.Members,
+		Limits:  limitsOf(cfg.Limits),
+		Clients: clients,
+		Preview: previewOf(cfg, ln.Addr()),
+		SSH:     sshd.Info(),
+		Members: cfg.Members,
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a

@@ -207,7 +207,8 @@ func (g *Gateway) track(nc net.Conn) (*conn, bool) {
 		g.logger.Warn("ssh connection refused: too many connections", "client", nc.RemoteAddr().String(), "max", g.cfg.MaxConns)
 		return nil, false
 	}
-	addr := clientaddr.Peer(nc.RemoteAddr().String())
+	// An IPv6 client counts by its /64, as in the API's rate limits.
+	addr := clientaddr.Key(clientaddr.Peer(nc.RemoteAddr().String()))
 	if g.pending[addr] >= maxPendingPerAddr {
 		// One address holding many handshakes open would keep everyone
 		// else out for the handshake timeout.

@@ -21,10 +21,9 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
-	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -53,7 +52,7 @@ const maxFile = 1 << 20
 
 func startGateway(t *testing.T, edit ...func(*sshgw.Config)) *gateway {
 	t.Helper()
-	dial := startAgent(t)
+	dial := shimtest.Serve(t)
 	prov := fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})
 	env := servertest.New(t, servertest.Options{Provider: prov})
 	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
@@ -141,38 +140,6 @@ func (g *gateway) sftp(t *testing.T) *sftp.Client {
 	must(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// startAgent serves paddock-shim's agent in this process on a unix socket
-// and returns a dialer for it.
-func startAgent(t *testing.T) func(context.Context) (net.Conn, error) {
-	t.Helper()
-	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := shim.StartReaper(log)
-	must(t, err)
-	srv, err := shim.NewServer(shim.Options{Logger: log, Reaper: r})
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("agent: %v", err)
-		}
-		srv.Close()
-		r.Stop()
-	})
-	return testenv.UnixDialer(sock)
 }
 
 func must(t *testing.T, err error) {

@@ -69,6 +69,8 @@ type Options struct {
 	Preview api.Preview
 	// Members says how org admins add members.
 	Members config.Members
+	// Logger is the server's logger; nil logs errors to stderr.
+	Logger *slog.Logger
 }
 
 // Env is a running API.
@@ -98,7 +100,10 @@ func New(t testing.TB, opts Options) *Env {
 	ctx := context.Background()
 	// Server goroutines may log after the test returns, so logs go to
 	// stderr rather than t.Log.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
 	dataDir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dataDir, "paddock.db"), logger)
 	if err != nil {

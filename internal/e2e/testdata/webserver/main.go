@@ -100,13 +100,16 @@ func main() {
 	mux.HandleFunc("GET /setcookies", func(w http.ResponseWriter, r *http.Request) {
 		// Spellings of paddock's cookies that browsers read as them (the
 		// name trimmed of spaces and tabs, a nameless cookie sent back as
-		// its value), one in another case, and the app's own.
+		// its value, which a server reads as name=value), one in another
+		// case, and the app's own.
 		for _, l := range []string{
 			"paddock_preview =planted-space; Path=/",
 			"paddock_preview\t=planted-tab; Path=/",
 			"paddock_preview_p  =planted-partitioned; Path=/",
 			"PADDOCK_PREVIEW=planted-case; Path=/",
 			"paddock_preview; Path=/",
+			"=paddock_preview=planted-nameless; Path=/",
+			" = paddock_preview_p=planted-nameless-partitioned; Path=/",
 			"app=1; Path=/",
 			"app_two =2; Path=/",
 		} {

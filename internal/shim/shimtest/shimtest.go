@@ -1,0 +1,50 @@
+// Package shimtest serves a real agent (paddock-shim's server) in the
+// test's own process, on the host, for tests of what stands in front of
+// a sandbox's agent without Docker: its ports are the host's loopback.
+package shimtest
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+// Serve runs an agent on a unix socket until the test ends and returns
+// a dialer of it. Tests that use it must not run in parallel: a process
+// has one reaper.
+func Serve(t testing.TB) func(context.Context) (net.Conn, error) {
+	t.Helper()
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r, err := shim.StartReaper(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := shim.NewServer(shim.Options{Logger: log, Reaper: r})
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("agent: %v", err)
+		}
+		srv.Close()
+		r.Stop()
+	})
+	return testenv.UnixDialer(sock)
+}
