@@ -24,8 +24,9 @@ import (
 //     too; a piped stdin is appended to the prompt, so it must be empty;
 //     a failed turn or a non-retried error exits 1; a resume id that parses
 //     as a UUID goes to thread/resume, whose failure ends the run with
-//     "Error: thread/resume: …" on stderr (that message's wording is not
-//     confirmed).
+//     "Error: thread/resume: thread/resume failed: no rollout found for
+//     thread id <id> (code -32600)" on stderr and exit 1 (captured from
+//     0.169.0: testdata/codex/captured-0.169.0-resume-unknown.*).
 //   - codex-rs/exec/src/exec_events.rs and event_processor_with_jsonl_output.rs:
 //     thread.started{thread_id}, turn.started, item.started/updated/completed
 //     {item:{id,type,…}} with types agent_message, reasoning,

@@ -317,8 +317,8 @@ func TestStandins(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(string(out), h.WrittenAgainst+" (paddock stand-in)") {
-					t.Errorf("--version printed %q, want %s (paddock stand-in)", out, h.WrittenAgainst)
+				if v := strings.TrimSpace(string(out)); !strings.Contains(v, h.WrittenAgainst) || !strings.HasSuffix(v, versionSuffixForTest) {
+					t.Errorf("--version printed %q, want %s and%s", out, h.WrittenAgainst, versionSuffixForTest)
 				}
 			})
 		})

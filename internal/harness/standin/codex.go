@@ -141,7 +141,7 @@ func codexMain(args []string) int {
 	if resume {
 		file, ok := store.find(resumeID)
 		if !ok {
-			return fatalf("Error: thread/resume: no rollout found for thread id %s", resumeID)
+			return fatalf("Error: thread/resume: thread/resume failed: no rollout found for thread id %s (code -32600)", resumeID)
 		}
 		threadID, store.file = resumeID, file
 		prev, turnN = store.history()

@@ -86,7 +86,8 @@ func openCodeMain(args []string) int {
 		return 1
 	}
 	uiError := func(msg string) int {
-		fmt.Fprintln(os.Stderr, "Error: "+msg)
+		// In colour even when stderr is not a terminal (1.18.33).
+		fmt.Fprintln(os.Stderr, "\x1b[91m\x1b[1mError: \x1b[0m"+msg)
 		return 1
 	}
 	if d := p.value("--dir"); d != "" {
