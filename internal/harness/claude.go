@@ -46,6 +46,7 @@ var claudeCode = &Harness{
 	Name:           "claude-code",
 	Binary:         "claude",
 	Secrets:        []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
+	ModelHosts:     map[string]string{"ANTHROPIC_API_KEY": "api.anthropic.com", "CLAUDE_CODE_OAUTH_TOKEN": "api.anthropic.com"},
 	WrittenAgainst: "2.1.332",
 	Package:        "@anthropic-ai/claude-code",
 	Description:    "Anthropic's Claude Code in print mode with stream-json output",

@@ -52,6 +52,7 @@ var codex = &Harness{
 	Name:           "codex",
 	Binary:         "codex",
 	Secrets:        []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+	ModelHosts:     map[string]string{"CODEX_API_KEY": "api.openai.com", "CODEX_ACCESS_TOKEN": "chatgpt.com"},
 	WrittenAgainst: "0.169.0",
 	Package:        "@openai/codex",
 	Description:    "OpenAI's Codex CLI (codex exec --json)",

@@ -53,6 +53,7 @@ var gemini = &Harness{
 	Name:           "gemini",
 	Binary:         "gemini",
 	Secrets:        []string{"GEMINI_API_KEY"},
+	ModelHosts:     map[string]string{"GEMINI_API_KEY": "generativelanguage.googleapis.com"},
 	WrittenAgainst: "0.56.0-nightly.20260806.g761f604c1",
 	Package:        "@google/gemini-cli",
 	Description:    "Google's Gemini CLI in headless mode with stream-json output",

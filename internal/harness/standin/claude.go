@@ -150,6 +150,12 @@ func claudeMain(args []string) int {
 		return 1
 	}
 
+	if err := reachModel(prompt, "api.anthropic.com"); err != nil {
+		text := "API Error: " + err.Error()
+		msg.assistantError("unknown", text)
+		msg.result(true, text, 0, 0)
+		return 1
+	}
 	_ = store.append(obj{"type", "user", "message", obj{"role", "user", "content", prompt},
 		"sessionId", sessionID, "cwd", dir, "uuid", uuid4(), "timestamp", nowISO(), "version", claudeVersion})
 

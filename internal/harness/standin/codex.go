@@ -168,6 +168,10 @@ func codexMain(args []string) int {
 		out.emit(obj{"type", "turn.failed", "error", obj{"message", msg}})
 		return 1
 	}
+	if err := reachModel(prompt, "api.openai.com"); err != nil {
+		out.emit(obj{"type", "turn.failed", "error", obj{"message", "stream disconnected before completion: " + err.Error()}})
+		return 1
+	}
 	_ = appendJSONL(store.file,
 		codexRollout("turn_context", obj{"cwd", dir, "approval_policy", "never", "sandbox_policy", obj{"type", "danger-full-access"}, "model", model}),
 		codexRollout("response_item", obj{"type", "message", "role", "user",

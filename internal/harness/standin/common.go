@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -375,4 +379,68 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// modelMarker in a prompt makes a stand-in call its model's host before it
+// answers, as the real CLI does on every turn (the stand-ins otherwise talk
+// to no network).
+const modelMarker = "[model]"
+
+// reachModel opens a tunnel to host:443 through the sandbox's egress proxy
+// (HTTPS_PROXY) and closes it at once: nothing is sent to the host. A
+// refused tunnel is retried with backoff for half an hour, as the real
+// CLIs keep retrying an unreachable API (Claude Code for minutes, OpenCode
+// silently). Without a proxy it fails at once: the stand-in never dials
+// out directly.
+func reachModel(prompt, host string) error {
+	if !strings.Contains(prompt, modelMarker) {
+		return nil
+	}
+	proxy := os.Getenv("HTTPS_PROXY")
+	if proxy == "" {
+		proxy = os.Getenv("https_proxy")
+	}
+	u, err := url.Parse(proxy)
+	if proxy == "" || err != nil || u.Host == "" {
+		return fmt.Errorf("Connection error: %s is not reachable (no HTTPS_PROXY)", host)
+	}
+	backoff, deadline := 500*time.Millisecond, time.Now().Add(30*time.Minute)
+	for {
+		err := connectVia(u, net.JoinHostPort(host, "443"))
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Connection error: %s: %v", host, err)
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 8*time.Second)
+	}
+}
+
+// connectVia asks the proxy at u for a tunnel to target.
+func connectVia(u *url.URL, target string) error {
+	c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	req := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	if u.User != nil {
+		pass, _ := u.User.Password()
+		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)) + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		return err
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("the proxy answered %s", res.Status)
+	}
+	return nil
 }

@@ -130,6 +130,9 @@ func geminiMain(args []string) int {
 	out.emit(obj{"type", "init", "timestamp", ts(), "session_id", sessionID, "model", model})
 	out.emit(obj{"type", "message", "timestamp", ts(), "role", "user", "content", prompt})
 	_ = store.record(obj{"id", uuid4(), "timestamp", ts(), "type", "user", "content", []obj{{"text", prompt}}})
+	if err := reachModel(prompt, "generativelanguage.googleapis.com"); err != nil {
+		return fatalf("%v", err)
+	}
 
 	// Assistant text arrives in delta chunks.
 	first := firstText(prompt) + "\n" + mcpLine(mcp)

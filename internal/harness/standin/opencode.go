@@ -136,6 +136,10 @@ func openCodeMain(args []string) int {
 			"message", "No API key for any provider: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or OPENCODE_API_KEY, or run `opencode auth login`"}}})
 		return 1
 	}
+	if err := reachModel(message, openCodeModelHost(provider)); err != nil {
+		ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
+		return 1
+	}
 	userMsg := openCodeID("msg")
 	_ = store.message(sessionID, userMsg, obj{"id", userMsg, "sessionID", sessionID, "role", "user", "text", message})
 
@@ -248,4 +252,17 @@ func (s openCodeStore) history(session string) (prev string, next int) {
 		}
 	}
 	return prev, n + 1
+}
+
+// openCodeModelHost is where the provider whose key is set takes requests.
+func openCodeModelHost(keyEnv string) string {
+	switch keyEnv {
+	case "OPENAI_API_KEY":
+		return "api.openai.com"
+	case "OPENROUTER_API_KEY":
+		return "openrouter.ai"
+	case "OPENCODE_API_KEY":
+		return "opencode.ai"
+	}
+	return "api.anthropic.com"
 }
