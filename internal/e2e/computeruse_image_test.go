@@ -155,7 +155,7 @@ func TestComputerUseImage(t *testing.T) {
 	serveID := serve.ID()
 	serve.Close() // a background process outlives its call
 	serveLog := func() string {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		s, err := c.Replay(ctx, serveID, agentconn.Offsets{})
 		if err != nil {
@@ -248,7 +248,7 @@ func TestComputerUseImage(t *testing.T) {
 	if err := c.Signal(ctx, serveID, syscall.SIGTERM, true); err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	att, err := c.Attach(wctx, serveID, agentconn.Offsets{})
 	if err != nil {
@@ -262,7 +262,7 @@ func TestComputerUseImage(t *testing.T) {
 	if exit.Code != 0 {
 		t.Fatalf("serve exited %+v after SIGTERM:\n%s", exit, out.String())
 	}
-	code, ps, _ := sandboxRun(t, c, 10*time.Second, "ps", "-eo", "stat=,comm=")
+	code, ps, _ := sandboxRun(t, c, time.Minute, "ps", "-eo", "stat=,comm=")
 	if code != 0 {
 		t.Fatalf("ps exited %d", code)
 	}

@@ -95,7 +95,8 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "claude-code",
 			harness: "claude-code",
-			bound:   time.Minute,
+			// It ends by itself: the bound is for a loaded machine.
+			bound: 3 * time.Minute,
 			check: func(code int, killed bool, stdout, _ string) string {
 				if killed || code == 0 || !strings.Contains(stdout, `"type":"system","subtype":"init"`) || !strings.Contains(stdout, `"authentication_failed"`) {
 					return "want the init event, then a failed result for want of authentication"
@@ -106,7 +107,9 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "codex",
 			harness: "codex",
-			bound:   30 * time.Second,
+			// Its first failure to reach the API comes seconds after it
+			// starts, and it then retries until killed.
+			bound: 90 * time.Second,
 			check: func(_ int, _ bool, stdout, _ string) string {
 				if !strings.Contains(stdout, `"type":"thread.started"`) || !strings.Contains(stdout, `"type":"turn.started"`) ||
 					!strings.Contains(stdout, "failed to lookup address") {
@@ -118,7 +121,8 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "gemini",
 			harness: "gemini",
-			bound:   time.Minute,
+			// It ends by itself: the bound is for a loaded machine.
+			bound: 3 * time.Minute,
 			check: func(code int, killed bool, stdout, stderr string) string {
 				if killed || code == 0 || !strings.Contains(stdout+stderr, "Auth method") {
 					return "want a refusal for want of an auth method"
@@ -142,7 +146,8 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "kimi",
 			harness: "kimi",
-			bound:   time.Minute,
+			// It ends by itself: the bound is for a loaded machine.
+			bound: 3 * time.Minute,
 			check: func(code int, killed bool, stdout, stderr string) string {
 				if killed || code == 0 || !strings.Contains(stdout, `"type":"system.version"`) || !strings.Contains(stdout+stderr, "no credential configured") {
 					return "want the version event, then a refusal for want of a credential"
@@ -217,7 +222,7 @@ func TestHarnessCLIStandIns(t *testing.T) {
 			t.Errorf("the test image's %s is %q, want standin", name, version)
 		}
 		cmd := harnessCLIs[name].command
-		code, out, errOut := sandboxRun(t, c, 30*time.Second, cmd, "--version")
+		code, out, errOut := sandboxRun(t, c, 2*time.Minute, cmd, "--version")
 		if code != 0 || !strings.Contains(out+errOut, "(paddock stand-in)") {
 			t.Errorf("%s --version: exit %d: %q, want (paddock stand-in)", cmd, code, out+errOut)
 		}
