@@ -41,6 +41,12 @@ import (
 //     API key for exec; CODEX_ACCESS_TOKEN a ChatGPT/Codex token. CODEX_HOME
 //     (default ~/.codex) holds config, auth and sessions. Without credentials
 //     the model request fails with 401 (the exact text is not confirmed).
+//   - OPENAI_API_KEY is not a credential of exec: 0.169.0 run against a
+//     loopback endpoint (-c openai_base_url=…) sends no Authorization with
+//     it and "Bearer <key>" with CODEX_API_KEY
+//     (testdata/codex/captured-0.169.0-openai-api-key.requests); `codex
+//     doctor` lists it among the auth variables present, but its endpoint
+//     check says "auth mode none". So it is Unread, not a Secret.
 //
 // MCP servers: CODEX_HOME=<CapRoot>/codex would load codex/config.toml, but
 // it would also move auth.json and the sessions the next turn resumes into
@@ -52,6 +58,7 @@ var codex = &Harness{
 	Name:           "codex",
 	Binary:         "codex",
 	Secrets:        []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+	Unread:         []string{"OPENAI_API_KEY"},
 	ModelHosts:     map[string]string{"CODEX_API_KEY": "api.openai.com", "CODEX_ACCESS_TOKEN": "chatgpt.com"},
 	WrittenAgainst: "0.169.0",
 	Package:        "@openai/codex",

@@ -42,6 +42,10 @@ type Harness struct {
 	// Secrets are the environment variables holding model credentials; any
 	// one of them is enough.
 	Secrets []string
+	// Unread are variables one would expect the CLI to take its model
+	// credential from that the pinned CLI does not read, checked by running
+	// it: a runtime that has only one of them is told so.
+	Unread []string
 	// ModelHosts maps each credential variable to the host the CLI calls
 	// its model at with that credential, by default (a base-URL variable
 	// sends it elsewhere). A turn in a proxy sandbox whose egress proxy

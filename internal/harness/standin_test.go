@@ -371,3 +371,43 @@ func TestKimiStandin(t *testing.T) {
 		}
 	})
 }
+
+// TestCodexOpenAIKey: the pinned codex exec sends no credential when only
+// OPENAI_API_KEY is set (testdata/codex/captured-0.169.0-openai-api-key.requests),
+// so it is not one of Codex's secrets, and the stand-in fails for want of
+// one as the real CLI's request does.
+func TestCodexOpenAIKey(t *testing.T) {
+	h, _ := Lookup("codex")
+	if slices.Contains(h.Secrets, "OPENAI_API_KEY") || !slices.Contains(h.Unread, "OPENAI_API_KEY") {
+		t.Fatalf("codex takes its credential from %v and does not read %v", h.Secrets, h.Unread)
+	}
+	captured, err := os.ReadFile(filepath.Join("testdata", "codex", "captured-0.169.0-openai-api-key.requests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, withOpenAI, _ := strings.Cut(string(captured), "## OPENAI_API_KEY\n")
+	withOpenAI, withCodex, _ := strings.Cut(withOpenAI, "## CODEX_API_KEY\n")
+	if !strings.Contains(withOpenAI, "auth= None") || strings.Contains(withOpenAI, "Bearer") || !strings.Contains(withCodex, "auth= Bearer sk-codex-var") {
+		t.Fatalf("the capture does not show exec ignoring OPENAI_API_KEY:\n%s", captured)
+	}
+
+	s := newSandbox(t, h)
+	argv, env := h.Command(s.invocation("hello", ""))
+	cmd := exec.Command(filepath.Join(standinDir, argv[0]), argv[1:]...)
+	cmd.Dir = s.work
+	cmd.Env = []string{"PATH=" + standinDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + s.home, "OPENAI_API_KEY=sk-test"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	exitErr, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatalf("codex with only OPENAI_API_KEY: %v, want a failure\n%s", err, stdout.String())
+	}
+	e := firstError(parseOutput(h, stdout.String(), stderr.String(), exitErr.ExitCode()))
+	if e == nil || e.Code != CodeUnauthenticated {
+		t.Fatalf("error %+v, want %s\n%s", e, CodeUnauthenticated, stdout.String())
+	}
+}

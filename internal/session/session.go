@@ -501,9 +501,16 @@ func (s *Service) checkSecret(ctx context.Context, rt store.Runtime, h *harness.
 			return nil
 		}
 	}
+	unread := ""
+	for _, e := range h.Unread {
+		if slices.Contains(envs, e) {
+			unread = fmt.Sprintf(" (it has %s, which %s %s does not read: inject the same key as %s)", e, h.Binary, h.WrittenAgainst, h.Secrets[0])
+			break
+		}
+	}
 	return errdefs.FailedPrecondition(CodeSecretMissing,
-		"harness %s needs a model credential in %s, and runtime %s has no secret injected as %s: create one (paddock secret create NAME --env %s) and bind it (paddock runtime set %s --secret NAME), or start the runtime with it",
-		h.Name, strings.Join(h.Secrets, " or "), rt.ID, h.Secrets[0], h.Secrets[0], rt.ID)
+		"harness %s needs a model credential in %s, and runtime %s has no secret injected as %s%s: create one (paddock secret create NAME --env %s) and bind it (paddock runtime set %s --secret NAME), or start the runtime with it",
+		h.Name, strings.Join(h.Secrets, " or "), rt.ID, h.Secrets[0], unread, h.Secrets[0], rt.ID)
 }
 
 // secretEnvs names the variables the runtime's sandbox gets secrets as.
