@@ -38,7 +38,7 @@ func captured(t *testing.T, h *Harness, name string) (string, string) {
 
 // capturedVersion is the version the real CLI was pinned at when captured.
 func (h *Harness) capturedVersion() string {
-	return map[string]string{"claude-code": "2.1.332", "codex": "0.169.0", "opencode": "1.18.33"}[h.Name]
+	return map[string]string{"claude-code": "2.1.332", "codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0", "kimi": "2.1.0"}[h.Name]
 }
 
 // parseOutput runs stdout and stderr of one run through h's parser.
@@ -72,6 +72,10 @@ func TestCapturedOutputs(t *testing.T) {
 		{"claude-code", "no-credentials", CodeUnauthenticated, "Not logged in · Please run /login (claude needs one of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN)"},
 		{"codex", "resume-unknown", CodeSessionNotFound, "Error: thread/resume: thread/resume failed: no rollout found for thread id " + capturedResumeID + " (code -32600)"},
 		{"opencode", "resume-unknown", CodeSessionNotFound, "Error: Session not found"},
+		{"gemini", "resume-unknown", CodeSessionNotFound, "Error resuming session: No previous sessions found for this project."},
+		{"gemini", "no-credentials", CodeUnauthenticated, "GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA"},
+		{"kimi", "resume-unknown", CodeSessionNotFound, `Session "session_` + capturedResumeID + `" not found.`},
+		{"kimi", "no-credentials", CodeUnauthenticated, "provider __kimi_env__ has no credential configured (kimi needs one of KIMI_MODEL_API_KEY)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.harness+"/"+tt.name, func(t *testing.T) {
@@ -93,20 +97,26 @@ func TestCapturedOutputs(t *testing.T) {
 // paths and compares: the same stderr line, and on stdout the same lines
 // with the same fields (ids and timings aside).
 func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
-	for _, name := range []string{"claude-code", "codex", "opencode"} {
+	for _, name := range []string{"claude-code", "codex", "opencode", "gemini", "kimi"} {
 		h, _ := Lookup(name)
 		t.Run(name, func(t *testing.T) {
 			s := newSandbox(t, h)
 			id := capturedResumeID
-			if name == "opencode" {
+			switch name {
+			case "opencode":
 				id = "ses_0000000000000000000000000a"
+			case "kimi":
+				id = "session_" + capturedResumeID
 			}
 			r := s.run(t, s.invocation("hello", id), false)
 			wantOut, wantErr := captured(t, h, "resume-unknown")
-			if r.exitCode != 1 {
+			if want := map[string]int{"gemini": 42}[name]; want != 0 && r.exitCode != want {
+				t.Errorf("exit %d, want %d as the real CLI", r.exitCode, want)
+			}
+			if r.exitCode != 1 && name != "gemini" {
 				t.Errorf("exit %d, want 1 as the real CLI", r.exitCode)
 			}
-			if got, want := lastLines(r.stderr, 1), lastLines(wantErr, 1); got != want {
+			if got, want := lastLines(asRoot(r.stderr, s.home), 1), lastLines(wantErr, 1); got != want {
 				t.Errorf("stderr ends %q, the real CLI's %q", got, want)
 			}
 			// The colour codes too, as the real CLI prints them.
@@ -116,8 +126,23 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 			sameLines(t, r.stdout, wantOut)
 		})
 	}
+	for _, name := range []string{"gemini", "kimi"} {
+		h, _ := Lookup(name)
+		t.Run(name+"/no credentials", func(t *testing.T) {
+			s := newSandbox(t, h)
+			r := s.run(t, s.invocation("hello", ""), true)
+			wantOut, wantErr := captured(t, h, "no-credentials")
+			if r.exitCode != map[string]int{"gemini": 41, "kimi": 1}[name] {
+				t.Errorf("exit %d, not the real CLI's", r.exitCode)
+			}
+			if got, want := lastLines(asRoot(r.stderr, s.home), 2), lastLines(wantErr, 2); got != want {
+				t.Errorf("stderr ends %q, the real CLI's %q", got, want)
+			}
+			sameLines(t, r.stdout, wantOut)
+		})
+	}
 	t.Run("versions", func(t *testing.T) {
-		for _, name := range []string{"claude-code", "codex", "opencode"} {
+		for _, name := range []string{"claude-code", "codex", "opencode", "gemini", "kimi"} {
 			h, _ := Lookup(name)
 			want, _ := os.ReadFile(filepath.Join("testdata", name, "captured-"+h.capturedVersion()+"-version.stdout"))
 			out, err := exec.Command(filepath.Join(standinDir, h.Binary), "--version").Output()
@@ -130,6 +155,9 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 		}
 	})
 }
+
+// asRoot writes the stand-in's HOME as the captures' (/root).
+func asRoot(s, home string) string { return strings.ReplaceAll(s, home, "/root") }
 
 // versionSuffixForTest is what the stand-ins add to the real version.
 const versionSuffixForTest = " (paddock stand-in)"
