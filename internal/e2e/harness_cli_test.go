@@ -156,6 +156,10 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 			},
 		},
 	} {
+		t.Run(tc.name+"/resume unknown", func(t *testing.T) {
+			t.Parallel()
+			resumeUnknown(t, c, tc.harness)
+		})
 		t.Run(tc.name+"/non-interactive", func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), tc.bound+time.Minute)
@@ -197,6 +201,51 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 				t.Errorf("%s failed (exit %d) and its output parsed into no error event: %+v", tc.harness, res.Exit.Code, events)
 			}
 		})
+	}
+}
+
+// resumeUnknown runs each real CLI's resume of a conversation that does not
+// exist, as the registry runs it, with a (fake) credential and no network:
+// the registry's parser makes it harness_session_not_found with the CLI's
+// text (Claude Code 2.1.332 says so in its result's errors[]).
+func resumeUnknown(t *testing.T, c *agentconn.Client, name string) {
+	t.Helper()
+	h, ok := harness.Lookup(name)
+	if !ok {
+		t.Fatalf("no harness %s", name)
+	}
+	id := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
+	switch name {
+	case "opencode":
+		id = "ses_0000000000000000000000000a"
+	case "kimi":
+		id = "session_" + id
+	}
+	argv, env := h.Command(harness.Invocation{Prompt: "hi", ResumeID: id, Workdir: "/workspace", CapRoot: capability.Root})
+	env = maps.Clone(env)
+	env[h.Secrets[0]] = "not-a-real-key"
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	res, err := c.Run(ctx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: "/workspace", Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatalf("%q: %v", argv, err)
+	}
+	p := h.NewParser()
+	var events []pc.SessionEvent
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		events = append(events, p.Feed([]byte(line))...)
+	}
+	events = append(events, p.Finish(res.Exit.Code, string(res.Stderr))...)
+	// OpenCode and Gemini CLI do not repeat the id.
+	named := name == "opencode" || name == "gemini"
+	i := slices.IndexFunc(events, func(e pc.SessionEvent) bool { return e.Type == pc.SessionEventError })
+	if i >= 0 {
+		t.Logf("%s: %s: %s", name, events[i].Error.Code, events[i].Error.Message)
+		named = named || strings.Contains(events[i].Error.Message, id)
+	}
+	if i < 0 || events[i].Error.Code != harness.CodeSessionNotFound || !named {
+		t.Errorf("%s: exit %d, events %+v, want %s naming %s\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), res.Exit.Code, events,
+			harness.CodeSessionNotFound, id, lastBytes(string(res.Stdout), 1500), lastBytes(string(res.Stderr), 1500))
 	}
 }
 
