@@ -69,6 +69,7 @@ func TestCapturedOutputs(t *testing.T) {
 		code, message string
 	}{
 		{"claude-code", "resume-unknown", CodeSessionNotFound, "No conversation found with session ID: " + capturedResumeID},
+		{"claude-code", "proxy-refused", "server_error", "API Error: Couldn't connect through your proxy (ERR_PROXY_TUNNEL) — the proxy refused the tunnel: check its credentials and that it allows this host"},
 		{"claude-code", "no-credentials", CodeUnauthenticated, "Not logged in · Please run /login (claude needs one of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN)"},
 		{"codex", "resume-unknown", CodeSessionNotFound, "Error: thread/resume: thread/resume failed: no rollout found for thread id " + capturedResumeID + " (code -32600)"},
 		{"opencode", "resume-unknown", CodeSessionNotFound, "Error: Session not found"},
@@ -123,7 +124,7 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 			if strings.Contains(wantErr, "\x1b[") && !strings.Contains(r.stderr, "\x1b[") {
 				t.Errorf("stderr %q lacks the real CLI's colour codes", r.stderr)
 			}
-			sameLines(t, r.stdout, wantOut)
+			sameLines(t, r.stdout, wantOut, "type", "subtype", "is_error", "errors", "session_id")
 		})
 	}
 	for _, name := range []string{"gemini", "kimi"} {
@@ -138,7 +139,7 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 			if got, want := lastLines(asRoot(r.stderr, s.home), 2), lastLines(wantErr, 2); got != want {
 				t.Errorf("stderr ends %q, the real CLI's %q", got, want)
 			}
-			sameLines(t, r.stdout, wantOut)
+			sameLines(t, r.stdout, wantOut, "type", "role", "version")
 		})
 	}
 	t.Run("versions", func(t *testing.T) {
@@ -162,9 +163,9 @@ func asRoot(s, home string) string { return strings.ReplaceAll(s, home, "/root")
 // versionSuffixForTest is what the stand-ins add to the real version.
 const versionSuffixForTest = " (paddock stand-in)"
 
-// sameLines compares JSON lines by their keys and by the values that do
-// not change from run to run (type, subtype, is_error, errors).
-func sameLines(t *testing.T, got, want string) {
+// sameLines compares JSON lines by their keys and by the values of fields,
+// which do not change from run to run.
+func sameLines(t *testing.T, got, want string, fields ...string) {
 	t.Helper()
 	g, w := jsonLines(t, got), jsonLines(t, want)
 	if len(g) != len(w) {
@@ -176,7 +177,7 @@ func sameLines(t *testing.T, got, want string) {
 				t.Errorf("line %d lacks %q", i, k)
 			}
 		}
-		for _, k := range []string{"type", "subtype", "is_error", "errors", "session_id"} {
+		for _, k := range fields {
 			gv, _ := json.Marshal(g[i][k])
 			wv, _ := json.Marshal(w[i][k])
 			if !bytes.Equal(gv, wv) {

@@ -40,6 +40,11 @@ import (
 //     init line and no "result" text, and exits 1 (captured from the real
 //     CLI: testdata/claude-code/captured-2.1.332-*.jsonl). errors[] is where
 //     a result that ends before any model call says why.
+//   - A refused tunnel through HTTPS_PROXY: ten system/api_retry lines with
+//     backoff (0.5 s doubling to about 35 s, 202 s in all), then the
+//     assistant error server_error "API Error: Couldn't connect through
+//     your proxy (ERR_PROXY_TUNNEL) …" and exit 1
+//     (testdata/claude-code/captured-2.1.332-proxy-refused.*).
 //   - Transcripts: ~/.claude/projects/<cwd with every non-alphanumeric
 //     character replaced by "-">/<session id>.jsonl.
 var claudeCode = &Harness{

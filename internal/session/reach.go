@@ -103,6 +103,27 @@ func unreachableError(runtimeID string, d store.EgressDecision) *client.TurnErro
 		d.Host, d.Port, why, runtimeID, d.Host)}
 }
 
+// logFlush bounds how long a turn that failed waits for the egress log to
+// hold what the proxy decided during it (the proxy's recorder writes in
+// batches every quarter second).
+const logFlush = 2 * time.Second
+
+// refusedByNow looks for a refusal of w's hosts once the harness has
+// failed, waiting up to logFlush for the proxy's last decisions.
+func (s *Service) refusedByNow(ctx context.Context, w modelWatch) *client.TurnError {
+	deadline := time.Now().Add(logFlush)
+	for {
+		if e := s.refusedModel(ctx, w); e != nil || time.Now().After(deadline) {
+			return e
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // watch starts watching w, if there is one, until ctx ends; on a refusal
 // it calls stop. The function it returns waits for the watch to end and
 // gives the refusal, if there was one.

@@ -290,6 +290,11 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	stopExec()
 	rec.finishing = true
 	turnErr := unreachable()
+	if turnErr == nil && watch != nil && exitCode != 0 {
+		// A CLI that gives up at once (OpenCode on a refused tunnel) may
+		// exit before the refusal is read.
+		turnErr = s.refusedByNow(ctx, *watch)
+	}
 	if turnErr != nil {
 		rec.add(ctx, client.SessionEvent{Type: client.SessionEventError, Error: turnErr})
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Claude Code 2.1.332 in print mode (see internal/harness/claude.go).
@@ -150,9 +152,19 @@ func claudeMain(args []string) int {
 		return 1
 	}
 
-	if err := reachModel(prompt, "api.anthropic.com"); err != nil {
+	// 2.1.332 announces each retry as a system line, ten at most.
+	reach := modelReach{host: "api.anthropic.com", retries: 10, onRetry: func(attempt int, delay time.Duration) {
+		out.emit(obj{"type", "system", "subtype", "api_retry", "attempt", attempt, "max_retries", 10,
+			"retry_delay_ms", delay.Milliseconds(), "error_status", nil, "error", "unknown",
+			"session_id", sessionID, "uuid", uuid4()})
+	}}
+	if err := reach.reach(prompt); err != nil {
 		text := "API Error: " + err.Error()
-		msg.assistantError("unknown", text)
+		var ps errProxyStatus
+		if errors.As(err, &ps) {
+			text = "API Error: Couldn't connect through your proxy (ERR_PROXY_TUNNEL) — the proxy refused the tunnel: check its credentials and that it allows this host"
+		}
+		msg.assistantError("server_error", text)
 		msg.result(true, text, 0, 0)
 		return 1
 	}

@@ -168,7 +168,7 @@ func codexMain(args []string) int {
 		out.emit(obj{"type", "turn.failed", "error", obj{"message", msg}})
 		return 1
 	}
-	if err := reachModel(prompt, "api.openai.com"); err != nil {
+	if err := (modelReach{host: "api.openai.com"}).reach(prompt); err != nil {
 		out.emit(obj{"type", "turn.failed", "error", obj{"message", "stream disconnected before completion: " + err.Error()}})
 		return 1
 	}

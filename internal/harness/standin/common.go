@@ -386,13 +386,32 @@ func (o obj) MarshalJSON() ([]byte, error) {
 // to no network).
 const modelMarker = "[model]"
 
-// reachModel opens a tunnel to host:443 through the sandbox's egress proxy
-// (HTTPS_PROXY) and closes it at once: nothing is sent to the host. A
-// refused tunnel is retried with backoff for half an hour, as the real
-// CLIs keep retrying an unreachable API (Claude Code for minutes, OpenCode
-// silently). Without a proxy it fails at once: the stand-in never dials
-// out directly.
-func reachModel(prompt, host string) error {
+// modelReach is how one CLI reaches its model's host: the host, and how it
+// retries a failure.
+type modelReach struct {
+	host string
+	// retries after the first try (0: for half an hour), each announced
+	// to onRetry (nil: silently) with the delay before it.
+	retries int
+	onRetry func(attempt int, delay time.Duration)
+	// giveUp says which proxy answers the CLI does not retry.
+	giveUp func(status int) bool
+}
+
+// errProxyStatus is the proxy's answer to a CONNECT other than 200.
+type errProxyStatus struct {
+	code   int
+	status string
+}
+
+func (e errProxyStatus) Error() string { return "the proxy answered " + e.status }
+
+// reach opens a tunnel to the host's port 443 through the sandbox's egress
+// proxy (HTTPS_PROXY), when the prompt asks for it, and closes it at once:
+// nothing is sent to the host. A failure is retried with backoff as
+// m says. Without a proxy it fails at once: the stand-in never dials out
+// directly.
+func (m modelReach) reach(prompt string) error {
 	if !strings.Contains(prompt, modelMarker) {
 		return nil
 	}
@@ -402,19 +421,25 @@ func reachModel(prompt, host string) error {
 	}
 	u, err := url.Parse(proxy)
 	if proxy == "" || err != nil || u.Host == "" {
-		return fmt.Errorf("Connection error: %s is not reachable (no HTTPS_PROXY)", host)
+		return fmt.Errorf("Connection error: %s is not reachable (no HTTPS_PROXY)", m.host)
 	}
-	backoff, deadline := 500*time.Millisecond, time.Now().Add(30*time.Minute)
-	for {
-		err := connectVia(u, net.JoinHostPort(host, "443"))
-		if err == nil {
+	delay, deadline := 500*time.Millisecond, time.Now().Add(30*time.Minute)
+	for attempt := 1; ; attempt++ {
+		err := connectVia(u, net.JoinHostPort(m.host, "443"))
+		var ps errProxyStatus
+		switch {
+		case err == nil:
 			return nil
+		case errors.As(err, &ps) && m.giveUp != nil && m.giveUp(ps.code):
+			return err
+		case m.retries > 0 && attempt > m.retries, time.Now().After(deadline):
+			return fmt.Errorf("Connection error: %s: %w", m.host, err)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("Connection error: %s: %v", host, err)
+		if m.onRetry != nil {
+			m.onRetry(attempt, delay)
 		}
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 8*time.Second)
+		time.Sleep(delay)
+		delay = min(2*delay, 32*time.Second)
 	}
 }
 
@@ -440,7 +465,7 @@ func connectVia(u *url.URL, target string) error {
 	}
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("the proxy answered %s", res.Status)
+		return errProxyStatus{res.StatusCode, res.Status}
 	}
 	return nil
 }

@@ -134,7 +134,7 @@ func geminiMain(args []string) int {
 	out.emit(obj{"type", "init", "timestamp", ts(), "session_id", sessionID, "model", model})
 	out.emit(obj{"type", "message", "timestamp", ts(), "role", "user", "content", prompt})
 	_ = store.record(obj{"id", uuid4(), "timestamp", ts(), "type", "user", "content", []obj{{"text", prompt}}})
-	if err := reachModel(prompt, "generativelanguage.googleapis.com"); err != nil {
+	if err := (modelReach{host: "generativelanguage.googleapis.com"}).reach(prompt); err != nil {
 		return fatalf("%v", err)
 	}
 

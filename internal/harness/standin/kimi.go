@@ -195,7 +195,7 @@ func kimiPrompt(p *parsed) int {
 		return fail("provider __kimi_env__ has no credential configured")
 	}
 
-	if err := reachModel(prompt, "api.kimi.com"); err != nil {
+	if err := (modelReach{host: "api.kimi.com"}).reach(prompt); err != nil {
 		return fail(err.Error())
 	}
 	store.record(dir, obj{"type", "turn.prompt", "agentId", "main",

@@ -24,8 +24,10 @@
 //     with the CLI's error event and exit code 1;
 //   - a prompt containing "[model]" first asks the sandbox's egress proxy
 //     (HTTPS_PROXY) for a tunnel to the CLI's model host, closes it at once
-//     if it opens, and retries a refusal for half an hour, as the real CLIs
-//     retry an unreachable API.
+//     if it opens, and fails as the real CLI does when it cannot: Claude
+//     Code announces ten retries with backoff (minutes) as api_retry lines,
+//     OpenCode gives up on a refused tunnel and retries anything else
+//     silently, the others retry for half an hour.
 //
 // Nothing else here talks to a network, and nothing is ever sent to a
 // model host. The facts each CLI file mimics are the

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -136,8 +138,17 @@ func openCodeMain(args []string) int {
 			"message", "No API key for any provider: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or OPENCODE_API_KEY, or run `opencode auth login`"}}})
 		return 1
 	}
-	if err := reachModel(message, openCodeModelHost(provider)); err != nil {
-		ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
+	// 1.18.33 gives up on a refused tunnel at once (APIError, not
+	// retryable) and retries anything else silently.
+	reach := modelReach{host: openCodeModelHost(provider), giveUp: func(status int) bool { return status == http.StatusForbidden }}
+	if err := reach.reach(message); err != nil {
+		var ps errProxyStatus
+		if errors.As(err, &ps) {
+			ev("error", obj{"error", obj{"name", "APIError", "data", obj{"message", http.StatusText(ps.code),
+				"statusCode", ps.code, "isRetryable", false}}})
+		} else {
+			ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
+		}
 		return 1
 	}
 	userMsg := openCodeID("msg")
