@@ -73,6 +73,16 @@ func TestPromptRefusals(t *testing.T) {
 	}
 	// Another harness's credential is still missing.
 	wantError(t, env.Do(t, "POST", rtPath+"/prompt", client.PromptRequest{Prompt: "hi", Harness: "gemini"}), 422, "harness_secret_missing")
+	// Codex's exec does not read OPENAI_API_KEY: the refusal says so.
+	env.Must(t, 201, "POST", "/api/v1/org/acme/secrets", client.CreateSecretRequest{Name: "openai", Value: "sk-test", Env: "OPENAI_API_KEY"})
+	env.Must(t, 200, "PATCH", rtPath, client.RuntimePatch{Secrets: &[]string{"anthropic", "openai"}})
+	r := env.Do(t, "POST", rtPath+"/prompt", client.PromptRequest{Prompt: "hi", Harness: "codex"})
+	wantError(t, r, 422, "harness_secret_missing")
+	var e client.Error
+	r.Decode(t, &e)
+	if !strings.Contains(e.Message, "it has OPENAI_API_KEY, which codex 0.169.0 does not read: inject the same key as CODEX_API_KEY") {
+		t.Errorf("codex with OPENAI_API_KEY only: %q", e.Message)
+	}
 	var rt client.Runtime
 	env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
 	if rt.Status != client.RuntimeIdle || env.Fake.Count() != 0 {

@@ -118,7 +118,7 @@ func TestCLISandboxCommands(t *testing.T) {
 			if r.code != 7 || r.out != "begun\nbye\n" {
 				t.Fatalf("attach: exit %d, %q", r.code, r.out)
 			}
-		case <-time.After(30 * time.Second):
+		case <-time.After(2 * time.Minute):
 			t.Fatal("attach did not end")
 		}
 		clitest.MustRun(t, env, "exec", "-d", "p1", "--", "sleep", "600")
@@ -257,7 +257,7 @@ func TestCLISandboxCommands(t *testing.T) {
 			if code != 5 {
 				t.Fatalf("exit %d, want 5", code)
 			}
-		case <-time.After(20 * time.Second):
+		case <-time.After(2 * time.Minute):
 			t.Fatalf("the shell did not end; the screen shows %q", screen.String())
 		}
 		after, err := term.GetState(int(tty.Fd()))
@@ -352,7 +352,7 @@ func (s *screen) end(t *testing.T) error {
 	t.Helper()
 	select {
 	case <-s.done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatalf("the session did not end; the screen shows %q", s.String())
 	}
 	return s.err

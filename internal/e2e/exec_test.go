@@ -103,7 +103,7 @@ func (s *sandbox) process(t testing.TB, id string) pc.Process {
 // waitFor polls cond until it holds or 20 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

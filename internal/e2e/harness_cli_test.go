@@ -95,7 +95,8 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "claude-code",
 			harness: "claude-code",
-			bound:   time.Minute,
+			// It ends by itself: the bound is for a loaded machine.
+			bound: 3 * time.Minute,
 			check: func(code int, killed bool, stdout, _ string) string {
 				if killed || code == 0 || !strings.Contains(stdout, `"type":"system","subtype":"init"`) || !strings.Contains(stdout, `"authentication_failed"`) {
 					return "want the init event, then a failed result for want of authentication"
@@ -106,7 +107,9 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "codex",
 			harness: "codex",
-			bound:   30 * time.Second,
+			// Its first failure to reach the API comes seconds after it
+			// starts, and it then retries until killed.
+			bound: 90 * time.Second,
 			check: func(_ int, _ bool, stdout, _ string) string {
 				if !strings.Contains(stdout, `"type":"thread.started"`) || !strings.Contains(stdout, `"type":"turn.started"`) ||
 					!strings.Contains(stdout, "failed to lookup address") {
@@ -118,7 +121,8 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "gemini",
 			harness: "gemini",
-			bound:   time.Minute,
+			// It ends by itself: the bound is for a loaded machine.
+			bound: 3 * time.Minute,
 			check: func(code int, killed bool, stdout, stderr string) string {
 				if killed || code == 0 || !strings.Contains(stdout+stderr, "Auth method") {
 					return "want a refusal for want of an auth method"
@@ -142,7 +146,8 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 		{
 			name:    "kimi",
 			harness: "kimi",
-			bound:   time.Minute,
+			// It ends by itself: the bound is for a loaded machine.
+			bound: 3 * time.Minute,
 			check: func(code int, killed bool, stdout, stderr string) string {
 				if killed || code == 0 || !strings.Contains(stdout, `"type":"system.version"`) || !strings.Contains(stdout+stderr, "no credential configured") {
 					return "want the version event, then a refusal for want of a credential"
@@ -151,6 +156,10 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 			},
 		},
 	} {
+		t.Run(tc.name+"/resume unknown", func(t *testing.T) {
+			t.Parallel()
+			resumeUnknown(t, c, tc.harness)
+		})
 		t.Run(tc.name+"/non-interactive", func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), tc.bound+time.Minute)
@@ -195,6 +204,51 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 	}
 }
 
+// resumeUnknown runs each real CLI's resume of a conversation that does not
+// exist, as the registry runs it, with a (fake) credential and no network:
+// the registry's parser makes it harness_session_not_found with the CLI's
+// text (Claude Code 2.1.332 says so in its result's errors[]).
+func resumeUnknown(t *testing.T, c *agentconn.Client, name string) {
+	t.Helper()
+	h, ok := harness.Lookup(name)
+	if !ok {
+		t.Fatalf("no harness %s", name)
+	}
+	id := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
+	switch name {
+	case "opencode":
+		id = "ses_0000000000000000000000000a"
+	case "kimi":
+		id = "session_" + id
+	}
+	argv, env := h.Command(harness.Invocation{Prompt: "hi", ResumeID: id, Workdir: "/workspace", CapRoot: capability.Root})
+	env = maps.Clone(env)
+	env[h.Secrets[0]] = "not-a-real-key"
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	res, err := c.Run(ctx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: "/workspace", Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatalf("%q: %v", argv, err)
+	}
+	p := h.NewParser()
+	var events []pc.SessionEvent
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		events = append(events, p.Feed([]byte(line))...)
+	}
+	events = append(events, p.Finish(res.Exit.Code, string(res.Stderr))...)
+	// OpenCode and Gemini CLI do not repeat the id.
+	named := name == "opencode" || name == "gemini"
+	i := slices.IndexFunc(events, func(e pc.SessionEvent) bool { return e.Type == pc.SessionEventError })
+	if i >= 0 {
+		t.Logf("%s: %s: %s", name, events[i].Error.Code, events[i].Error.Message)
+		named = named || strings.Contains(events[i].Error.Message, id)
+	}
+	if i < 0 || events[i].Error.Code != harness.CodeSessionNotFound || !named {
+		t.Errorf("%s: exit %d, events %+v, want %s naming %s\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), res.Exit.Code, events,
+			harness.CodeSessionNotFound, id, lastBytes(string(res.Stdout), 1500), lastBytes(string(res.Stderr), 1500))
+	}
+}
+
 func lastBytes(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) > n {
@@ -217,7 +271,7 @@ func TestHarnessCLIStandIns(t *testing.T) {
 			t.Errorf("the test image's %s is %q, want standin", name, version)
 		}
 		cmd := harnessCLIs[name].command
-		code, out, errOut := sandboxRun(t, c, 30*time.Second, cmd, "--version")
+		code, out, errOut := sandboxRun(t, c, 2*time.Minute, cmd, "--version")
 		if code != 0 || !strings.Contains(out+errOut, "(paddock stand-in)") {
 			t.Errorf("%s --version: exit %d: %q, want (paddock stand-in)", cmd, code, out+errOut)
 		}

@@ -191,7 +191,7 @@ func TestSecretsEndToEnd(t *testing.T) {
 
 	// Decisions are written in batches: wait for the brokered call's.
 	var log pc.List[pc.EgressDecision]
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		log, err = c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
 		if err != nil {
 			t.Fatal(err)

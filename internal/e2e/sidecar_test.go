@@ -103,7 +103,7 @@ func TestComputerUse(t *testing.T) {
 	// The services start in the background: wait for the MCP server and
 	// the browser to take a page.
 	page := `{"url":"data:text/html,<body style='margin:0;background:%23ff00ff'></body>"}`
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		out, code := run("/.paddock/bin/paddock-shim", "computer-use", "call", "open_url", page)
 		if code == 0 {

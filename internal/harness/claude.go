@@ -10,7 +10,8 @@ import (
 
 // Claude Code, followed at 2.1.240 (the newest CHANGELOG.md entry in
 // anthropics/claude-code when this was written; the CLI itself is not open
-// source). Sources:
+// source) and checked against the pinned 2.1.332 on the paths that need no
+// model (testdata/claude-code/captured-2.1.332-*). Sources:
 //
 //   - Flags: the CLI reference docs (`-p/--print`, `--output-format
 //     stream-json` which needs `--verbose` in print mode, `--resume <id>`,
@@ -33,15 +34,25 @@ import (
 //     print mode reports "Not logged in · Please run /login" this way
 //     (CHANGELOG 2.1.2xx mentions that text; the exact line shape is
 //     inferred from the SDK types).
-//   - Unknown --resume id: "No conversation found with session ID: <id>" on
-//     stderr, exit 1 (not confirmed from source; common in bug reports).
+//   - Unknown --resume id: 2.1.332 prints one result line on stdout,
+//     {"type":"result","subtype":"error_during_execution","is_error":true,
+//     "errors":["No conversation found with session ID: <id>"],…}, with no
+//     init line and no "result" text, and exits 1 (captured from the real
+//     CLI: testdata/claude-code/captured-2.1.332-*.jsonl). errors[] is where
+//     a result that ends before any model call says why.
+//   - A refused tunnel through HTTPS_PROXY: ten system/api_retry lines with
+//     backoff (0.5 s doubling to about 35 s, 202 s in all), then the
+//     assistant error server_error "API Error: Couldn't connect through
+//     your proxy (ERR_PROXY_TUNNEL) …" and exit 1
+//     (testdata/claude-code/captured-2.1.332-proxy-refused.*).
 //   - Transcripts: ~/.claude/projects/<cwd with every non-alphanumeric
 //     character replaced by "-">/<session id>.jsonl.
 var claudeCode = &Harness{
 	Name:           "claude-code",
 	Binary:         "claude",
 	Secrets:        []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
-	WrittenAgainst: "2.1.240",
+	ModelHosts:     map[string]string{"ANTHROPIC_API_KEY": "api.anthropic.com", "CLAUDE_CODE_OAUTH_TOKEN": "api.anthropic.com"},
+	WrittenAgainst: "2.1.332",
 	Package:        "@anthropic-ai/claude-code",
 	Description:    "Anthropic's Claude Code in print mode with stream-json output",
 	command:        claudeCommand,
@@ -80,6 +91,7 @@ type claudeLine struct {
 	Error        json.RawMessage `json:"error"`
 	IsError      bool            `json:"is_error"`
 	Result       string          `json:"result"`
+	Errors       []string        `json:"errors"`
 	TotalCostUSD float64         `json:"total_cost_usd"`
 	Usage        *struct {
 		InputTokens              int64 `json:"input_tokens"`
@@ -176,6 +188,9 @@ func (p *claudeParser) Feed(line []byte) []client.SessionEvent {
 		switch {
 		case l.IsError && !p.errored:
 			msg := l.Result
+			if msg == "" {
+				msg = strings.Join(l.Errors, "\n")
+			}
 			if msg == "" {
 				msg = "claude reported " + l.Subtype
 			}

@@ -24,8 +24,9 @@ import (
 //     too; a piped stdin is appended to the prompt, so it must be empty;
 //     a failed turn or a non-retried error exits 1; a resume id that parses
 //     as a UUID goes to thread/resume, whose failure ends the run with
-//     "Error: thread/resume: …" on stderr (that message's wording is not
-//     confirmed).
+//     "Error: thread/resume: thread/resume failed: no rollout found for
+//     thread id <id> (code -32600)" on stderr and exit 1 (captured from
+//     0.169.0: testdata/codex/captured-0.169.0-resume-unknown.*).
 //   - codex-rs/exec/src/exec_events.rs and event_processor_with_jsonl_output.rs:
 //     thread.started{thread_id}, turn.started, item.started/updated/completed
 //     {item:{id,type,…}} with types agent_message, reasoning,
@@ -40,6 +41,12 @@ import (
 //     API key for exec; CODEX_ACCESS_TOKEN a ChatGPT/Codex token. CODEX_HOME
 //     (default ~/.codex) holds config, auth and sessions. Without credentials
 //     the model request fails with 401 (the exact text is not confirmed).
+//   - OPENAI_API_KEY is not a credential of exec: 0.169.0 run against a
+//     loopback endpoint (-c openai_base_url=…) sends no Authorization with
+//     it and "Bearer <key>" with CODEX_API_KEY
+//     (testdata/codex/captured-0.169.0-openai-api-key.requests); `codex
+//     doctor` lists it among the auth variables present, but its endpoint
+//     check says "auth mode none". So it is Unread, not a Secret.
 //
 // MCP servers: CODEX_HOME=<CapRoot>/codex would load codex/config.toml, but
 // it would also move auth.json and the sessions the next turn resumes into
@@ -51,6 +58,8 @@ var codex = &Harness{
 	Name:           "codex",
 	Binary:         "codex",
 	Secrets:        []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+	Unread:         []string{"OPENAI_API_KEY"},
+	ModelHosts:     map[string]string{"CODEX_API_KEY": "api.openai.com", "CODEX_ACCESS_TOKEN": "chatgpt.com"},
 	WrittenAgainst: "0.169.0",
 	Package:        "@openai/codex",
 	Description:    "OpenAI's Codex CLI (codex exec --json)",

@@ -10,7 +10,9 @@ import (
 
 // Gemini CLI, followed from google-gemini/gemini-cli at the
 // 0.56.0-nightly.20260806 build (packages/cli/package.json at the source
-// read). Sources, all in that tree:
+// read), and checked against the pinned 0.61.0 on the paths that need no
+// model (testdata/gemini/captured-0.61.0-*: with --approval-mode yolo it
+// first says "YOLO mode is enabled…" on stderr). Sources, all in that tree:
 //
 //   - packages/cli/src/config/config.ts: -p/--prompt (headless), -m/--model,
 //     -o/--output-format text|json|stream-json, --approval-mode
@@ -53,7 +55,8 @@ var gemini = &Harness{
 	Name:           "gemini",
 	Binary:         "gemini",
 	Secrets:        []string{"GEMINI_API_KEY"},
-	WrittenAgainst: "0.56.0-nightly.20260806.g761f604c1",
+	ModelHosts:     map[string]string{"GEMINI_API_KEY": "generativelanguage.googleapis.com"},
+	WrittenAgainst: "0.61.0",
 	Package:        "@google/gemini-cli",
 	Description:    "Google's Gemini CLI in headless mode with stream-json output",
 	command:        geminiCommand,

@@ -42,6 +42,15 @@ type Harness struct {
 	// Secrets are the environment variables holding model credentials; any
 	// one of them is enough.
 	Secrets []string
+	// Unread are variables one would expect the CLI to take its model
+	// credential from that the pinned CLI does not read, checked by running
+	// it: a runtime that has only one of them is told so.
+	Unread []string
+	// ModelHosts maps each credential variable to the host the CLI calls
+	// its model at with that credential, by default (a base-URL variable
+	// sends it elsewhere). A turn in a proxy sandbox whose egress proxy
+	// refuses one of these hosts ends as model_unreachable.
+	ModelHosts map[string]string
 	// WrittenAgainst is the CLI version the invocation and parser follow.
 	WrittenAgainst string
 	// Package is the npm package the CLI is distributed as.
@@ -139,6 +148,19 @@ func (h *Harness) Info() client.HarnessInfo {
 		Secrets:        slices.Clone(h.Secrets),
 		WrittenAgainst: h.WrittenAgainst,
 	}
+}
+
+// ModelHostsFor returns the hosts h calls its model at given the
+// credential variables a sandbox holds, sorted and without repeats.
+func (h *Harness) ModelHostsFor(envs []string) []string {
+	var out []string
+	for _, e := range envs {
+		if host, ok := h.ModelHosts[e]; ok && !slices.Contains(out, host) {
+			out = append(out, host)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // secretHint names the variables h takes credentials from, for error text.

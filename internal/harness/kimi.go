@@ -91,6 +91,7 @@ var kimi = &Harness{
 	Name:           "kimi",
 	Binary:         "kimi",
 	Secrets:        []string{"KIMI_MODEL_API_KEY"},
+	ModelHosts:     map[string]string{"KIMI_MODEL_API_KEY": "api.kimi.com"},
 	WrittenAgainst: "2.1.0",
 	Package:        "@moonshot-ai/kimi-code",
 	Description:    "Moonshot AI's Kimi Code CLI in prompt mode with stream-json output",

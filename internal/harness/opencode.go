@@ -37,9 +37,11 @@ import (
 //   - Storage: under $XDG_DATA_HOME/opencode (~/.local/share/opencode);
 //     1.18 keeps sessions in opencode.db there (SQLite).
 var openCode = &Harness{
-	Name:           "opencode",
-	Binary:         "opencode",
-	Secrets:        []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
+	Name:    "opencode",
+	Binary:  "opencode",
+	Secrets: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
+	ModelHosts: map[string]string{"ANTHROPIC_API_KEY": "api.anthropic.com", "OPENAI_API_KEY": "api.openai.com",
+		"OPENROUTER_API_KEY": "openrouter.ai", "OPENCODE_API_KEY": "opencode.ai"},
 	WrittenAgainst: "1.18.33",
 	Package:        "opencode-ai",
 	Description:    "OpenCode's `opencode run` with JSON events",

@@ -143,10 +143,15 @@ func (t *turn) failureText(exitCode int, stderrTail string) string {
 	return strings.Join(parts, "\n")
 }
 
-// lastLines returns the last n non-empty lines of s.
+// ansiRE matches the terminal colour and style sequences some CLIs print
+// even when stderr is not a terminal (OpenCode's "Error: ").
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// lastLines returns the last n non-empty lines of s, without terminal
+// escape sequences.
 func lastLines(s string, n int) string {
 	var lines []string
-	for _, l := range strings.Split(s, "\n") {
+	for _, l := range strings.Split(ansiRE.ReplaceAllString(s, ""), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			lines = append(lines, l)
 		}

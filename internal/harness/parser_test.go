@@ -99,14 +99,6 @@ func TestParsers(t *testing.T) {
 			},
 		},
 		{
-			harness: "claude-code", name: "unknown resume id", exitCode: 1,
-			stderr: "No conversation found with session ID: 0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a\n",
-			want: []client.SessionEvent{
-				failed(CodeSessionNotFound, "No conversation found with session ID: 0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a"),
-				done(1, "", ""),
-			},
-		},
-		{
 			harness: "codex", name: "tool turn", fixture: "turn.jsonl",
 			want: []client.SessionEvent{
 				msg("I'll list the files in the workspace."),
@@ -136,9 +128,9 @@ func TestParsers(t *testing.T) {
 		},
 		{
 			harness: "codex", name: "unknown resume id", exitCode: 1,
-			stderr: "Error: thread/resume: no rollout found for thread id 0199a216-0000-7000-8000-000000000000\n",
+			stderr: "Error: thread/resume: thread/resume failed: no rollout found for thread id 0199a216-0000-7000-8000-000000000000 (code -32600)\n",
 			want: []client.SessionEvent{
-				failed(CodeSessionNotFound, "Error: thread/resume: no rollout found for thread id 0199a216-0000-7000-8000-000000000000"),
+				failed(CodeSessionNotFound, "Error: thread/resume: thread/resume failed: no rollout found for thread id 0199a216-0000-7000-8000-000000000000 (code -32600)"),
 				done(1, "", ""),
 			},
 		},

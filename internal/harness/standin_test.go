@@ -3,9 +3,13 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,8 +321,8 @@ func TestStandins(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(string(out), h.WrittenAgainst+" (paddock stand-in)") {
-					t.Errorf("--version printed %q, want %s (paddock stand-in)", out, h.WrittenAgainst)
+				if v := strings.TrimSpace(string(out)); !strings.Contains(v, h.WrittenAgainst) || !strings.HasSuffix(v, versionSuffixForTest) {
+					t.Errorf("--version printed %q, want %s and%s", out, h.WrittenAgainst, versionSuffixForTest)
 				}
 			})
 		})
@@ -370,4 +374,156 @@ func TestKimiStandin(t *testing.T) {
 			t.Errorf("done %+v, want exit code 1", d)
 		}
 	})
+}
+
+// TestCodexOpenAIKey: the pinned codex exec sends no credential when only
+// OPENAI_API_KEY is set (testdata/codex/captured-0.169.0-openai-api-key.requests),
+// so it is not one of Codex's secrets, and the stand-in fails for want of
+// one as the real CLI's request does.
+func TestCodexOpenAIKey(t *testing.T) {
+	h, _ := Lookup("codex")
+	if slices.Contains(h.Secrets, "OPENAI_API_KEY") || !slices.Contains(h.Unread, "OPENAI_API_KEY") {
+		t.Fatalf("codex takes its credential from %v and does not read %v", h.Secrets, h.Unread)
+	}
+	captured, err := os.ReadFile(filepath.Join("testdata", "codex", "captured-0.169.0-openai-api-key.requests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, withOpenAI, _ := strings.Cut(string(captured), "## OPENAI_API_KEY\n")
+	withOpenAI, withCodex, _ := strings.Cut(withOpenAI, "## CODEX_API_KEY\n")
+	if !strings.Contains(withOpenAI, "auth= None") || strings.Contains(withOpenAI, "Bearer") || !strings.Contains(withCodex, "auth= Bearer sk-codex-var") {
+		t.Fatalf("the capture does not show exec ignoring OPENAI_API_KEY:\n%s", captured)
+	}
+
+	s := newSandbox(t, h)
+	argv, env := h.Command(s.invocation("hello", ""))
+	cmd := exec.Command(filepath.Join(standinDir, argv[0]), argv[1:]...)
+	cmd.Dir = s.work
+	cmd.Env = []string{"PATH=" + standinDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + s.home, "OPENAI_API_KEY=sk-test"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	exitErr, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatalf("codex with only OPENAI_API_KEY: %v, want a failure\n%s", err, stdout.String())
+	}
+	e := firstError(parseOutput(h, stdout.String(), stderr.String(), exitErr.ExitCode()))
+	if e == nil || e.Code != CodeUnauthenticated {
+		t.Fatalf("error %+v, want %s\n%s", e, CodeUnauthenticated, stdout.String())
+	}
+}
+
+// refusingProxy is an HTTP proxy on loopback that refuses every CONNECT
+// with 403, as paddock's egress proxy refuses a host no rule allows, and
+// sends each request line and credential it got.
+func refusingProxy(t *testing.T) (string, <-chan string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 100)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.Method + " " + r.Host + " " + r.Header.Get("Proxy-Authorization"):
+		default:
+		}
+		http.Error(w, "paddock egress proxy: no allow rule matches", http.StatusForbidden)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://sandbox:secret@" + l.Addr().String(), got
+}
+
+// TestStandinsReachTheModel: with "[model]" in the prompt the stand-ins
+// ask the proxy for a tunnel to their model's host, with the sandbox's
+// proxy credentials, and fail as the real CLIs do when it is refused:
+// OpenCode at once, Claude Code announcing its retries.
+func TestStandinsReachTheModel(t *testing.T) {
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("sandbox:secret"))
+	t.Run("opencode", func(t *testing.T) {
+		h, _ := Lookup("opencode")
+		s := newSandbox(t, h)
+		proxy, got := refusingProxy(t)
+		r := s.runEnv(t, s.invocation("hello [model]", ""), "HTTPS_PROXY="+proxy)
+		if want := "CONNECT api.anthropic.com:443 " + auth; len(got) == 0 || <-got != want {
+			t.Errorf("the proxy did not see %q", want)
+		}
+		if e := r.firstOf(client.SessionEventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
+			t.Errorf("want a Forbidden error and exit 1\n%s", r.describe())
+		}
+	})
+	t.Run("claude-code", func(t *testing.T) {
+		h, _ := Lookup("claude-code")
+		s := newSandbox(t, h)
+		proxy, got := refusingProxy(t)
+		argv, env := h.Command(s.invocation("hello [model]", ""))
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(standinDir, argv[0]), argv[1:]...)
+		cmd.Dir = s.work
+		cmd.Env = []string{"HOME=" + s.home, "HTTPS_PROXY=" + proxy, "ANTHROPIC_API_KEY=test"}
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Wait()
+		// It retries, saying so, until it is stopped: two retries are
+		// enough to see.
+		sc := bufio.NewScanner(stdout)
+		retries, first := 0, ""
+		for retries < 2 && sc.Scan() {
+			if strings.Contains(sc.Text(), `"subtype":"api_retry"`) {
+				if retries == 0 {
+					first = sc.Text()
+				}
+				retries++
+			}
+		}
+		cancel()
+		if retries < 2 {
+			t.Fatalf("%d api_retry lines before the output ended", retries)
+		}
+		if want := "CONNECT api.anthropic.com:443 " + auth; <-got != want {
+			t.Errorf("the proxy did not see %q", want)
+		}
+		// The retry line is the real CLI's, field for field.
+		real, _ := captured(t, h, "proxy-refused")
+		i := strings.Index(real, `{"type":"system","subtype":"api_retry"`)
+		j := strings.IndexByte(real[i:], '\n')
+		sameLines(t, first, real[i:i+j], "type", "subtype", "attempt", "max_retries", "error_status", "error")
+	})
+}
+
+// runEnv runs like run, with extra environment variables.
+func (s *sandbox) runEnv(t *testing.T, inv Invocation, extra ...string) turnRun {
+	t.Helper()
+	argv, env := s.h.Command(inv)
+	cmd := exec.Command(filepath.Join(standinDir, argv[0]), argv[1:]...)
+	cmd.Dir = s.work
+	cmd.Env = append([]string{"PATH=" + standinDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + s.home,
+		s.h.Secrets[0] + "=test-credential"}, extra...)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := turnRun{stdout: stdout.String(), stderr: stderr.String()}
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		r.exitCode = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	r.events = parseOutput(s.h, r.stdout, r.stderr, r.exitCode)
+	return r
 }

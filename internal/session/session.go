@@ -72,6 +72,9 @@ type Config struct {
 	// DefaultHarness is used when neither a request nor its session
 	// names one; "" is harness.Default.
 	DefaultHarness string
+	// EgressPoll is how often a turn in a proxy sandbox reads the egress
+	// log for refusals of its model's host; 0 is one second.
+	EgressPoll time.Duration
 }
 
 // Service runs prompts and tasks.
@@ -83,6 +86,8 @@ type Service struct {
 	logger   *slog.Logger
 	now      func() time.Time
 	def      string
+	// egressPoll: see Config.EgressPoll.
+	egressPoll time.Duration
 
 	mu   sync.Mutex
 	busy map[string]bool // sessions with a turn running
@@ -102,9 +107,14 @@ func New(cfg Config) *Service {
 	if def == "" {
 		def = harness.Default
 	}
+	poll := cfg.EgressPoll
+	if poll <= 0 {
+		poll = defaultEgressPoll
+	}
 	return &Service{
 		store: cfg.Store, runtimes: cfg.Runtimes, bindings: cfg.Bindings, secrets: cfg.Secrets, logger: logger,
 		now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, def: def, busy: map[string]bool{},
+		egressPoll: poll,
 	}
 }
 
@@ -225,12 +235,31 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 	if t.Started != nil {
 		t.Started(sess)
 	}
-	return s.turn(ctx, c, h, sess, req, servers, timeout, emit)
+	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h), emit)
+}
+
+// modelWatch returns what the turn of h in rt's current sandbox watches in
+// the egress log: the model hosts of the credentials the sandbox holds, if
+// it runs in proxy mode (nil: nothing to watch).
+func (s *Service) modelWatch(ctx context.Context, rt store.Runtime, h *harness.Harness) *modelWatch {
+	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+	if err != nil {
+		return nil
+	}
+	envs, err := s.secretEnvs(ctx, rt)
+	if err != nil {
+		return nil
+	}
+	w, ok := modelWatchOf(sb, h.ModelHostsFor(envs), s.now())
+	if !ok {
+		return nil
+	}
+	return &w
 }
 
 // turn runs the harness and keeps what it says.
 func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harness, sess store.Session, req client.PromptRequest,
-	servers []client.ResolvedMCPServer, timeout time.Duration, emit func(client.SessionEvent) error) (Outcome, error) {
+	servers []client.ResolvedMCPServer, timeout time.Duration, watch *modelWatch, emit func(client.SessionEvent) error) (Outcome, error) {
 	rec := &recorder{s: s, sess: &sess, turn: sess.Turns + 1, emit: emit}
 	sess.Status, sess.Turns = client.SessionRunning, sess.Turns+1
 
@@ -247,14 +276,32 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	parser := h.NewParser()
 	exitCode := -1
 	var stderr tailBuffer
-	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: workdir, Timeout: timeout})
+	// The harness runs until it exits, or until the egress log shows its
+	// model cannot be reached: then the call ends and the agent kills it.
+	execCtx, stopExec := context.WithCancel(ctx)
+	defer stopExec()
+	unreachable := s.watch(execCtx, watch, stopExec)
+	es, err := c.Exec(execCtx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: workdir, Timeout: timeout})
 	if err != nil {
 		stderr.Write([]byte(publicText(err)))
 	} else {
 		exitCode = s.pump(ctx, es, parser, rec, &stderr)
 	}
+	stopExec()
 	rec.finishing = true
+	turnErr := unreachable()
+	if turnErr == nil && watch != nil && exitCode != 0 {
+		// A CLI that gives up at once (OpenCode on a refused tunnel) may
+		// exit before the refusal is read.
+		turnErr = s.refusedByNow(ctx, *watch)
+	}
+	if turnErr != nil {
+		rec.add(ctx, client.SessionEvent{Type: client.SessionEventError, Error: turnErr})
+	}
 	for _, e := range parser.Finish(exitCode, stderr.String()) {
+		if turnErr != nil && e.Type == client.SessionEventError {
+			continue // the killed harness's own account of it says less
+		}
 		rec.add(ctx, e)
 	}
 	if id := parser.HarnessSessionID(); id != "" {
@@ -459,9 +506,16 @@ func (s *Service) checkSecret(ctx context.Context, rt store.Runtime, h *harness.
 			return nil
 		}
 	}
+	unread := ""
+	for _, e := range h.Unread {
+		if slices.Contains(envs, e) {
+			unread = fmt.Sprintf(" (it has %s, which %s %s does not read: inject the same key as %s)", e, h.Binary, h.WrittenAgainst, h.Secrets[0])
+			break
+		}
+	}
 	return errdefs.FailedPrecondition(CodeSecretMissing,
-		"harness %s needs a model credential in %s, and runtime %s has no secret injected as %s: create one (paddock secret create NAME --env %s) and bind it (paddock runtime set %s --secret NAME), or start the runtime with it",
-		h.Name, strings.Join(h.Secrets, " or "), rt.ID, h.Secrets[0], h.Secrets[0], rt.ID)
+		"harness %s needs a model credential in %s, and runtime %s has no secret injected as %s%s: create one (paddock secret create NAME --env %s) and bind it (paddock runtime set %s --secret NAME), or start the runtime with it",
+		h.Name, strings.Join(h.Secrets, " or "), rt.ID, h.Secrets[0], unread, h.Secrets[0], rt.ID)
 }
 
 // secretEnvs names the variables the runtime's sandbox gets secrets as.

@@ -509,7 +509,7 @@ func TestPendingConnsPerAddress(t *testing.T) {
 		c.Close()
 	}
 	held = nil
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		c, err := g.dial(g.user, g.signer)
 		if err == nil {

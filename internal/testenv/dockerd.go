@@ -67,16 +67,16 @@ func (d *Dockerd) Start(t testing.TB) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := cli.Ping(ctx)
 		cancel()
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the dedicated dockerd did not answer within 60s: %v\n%s", err, d.logs)
+			t.Fatalf("the dedicated dockerd did not answer within 3 minutes: %v\n%s", err, d.logs)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

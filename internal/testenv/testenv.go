@@ -47,7 +47,8 @@ func unavailable(t testing.TB, format string, args ...any) {
 // answers and every image named is present.
 func RequireDocker(t testing.TB, images ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// A missing engine answers at once; a busy one may take long.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
 		unavailable(t, "docker engine not reachable: %v: %s", err, strings.TrimSpace(string(out)))
@@ -65,7 +66,7 @@ func RequireDocker(t testing.TB, images ...string) {
 func RequireRuntime(t testing.TB, name string) {
 	t.Helper()
 	RequireDocker(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{json .Runtimes}}").Output()
 	if err != nil {

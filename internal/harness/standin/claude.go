@@ -1,17 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
-// Claude Code 2.1.240 in print mode (see internal/harness/claude.go).
+// Claude Code 2.1.332 in print mode (see internal/harness/claude.go).
 
-const claudeVersion = "2.1.240"
+const claudeVersion = "2.1.332"
 
 var claudeFlags = flagSpec{
 	"--print": false, "--output-format": true, "--input-format": true, "--verbose": false,
@@ -65,7 +67,7 @@ func claudeMain(args []string) int {
 	}
 	switch {
 	case p.has("--version"):
-		fmt.Println(claudeVersion + versionSuffix)
+		fmt.Println(claudeVersion + " (Claude Code)" + versionSuffix)
 		return 0
 	case p.has("--help"):
 		fmt.Print(claudeHelp)
@@ -94,7 +96,16 @@ func claudeMain(args []string) int {
 	if id := p.value("--resume"); id != "" {
 		file, ok := store.find(id)
 		if !ok {
-			return fatalf("No conversation found with session ID: %s", id)
+			// 2.1.332: no init line, one result carrying errors[] on
+			// stdout, the same text on stderr, exit 1.
+			text := "No conversation found with session ID: " + id
+			newEmitter().emit(obj{"type", "result", "subtype", "error_during_execution", "duration_ms", 0,
+				"duration_api_ms", 0, "is_error", true, "num_turns", 0, "stop_reason", nil, "session_id", id,
+				"total_cost_usd", 0, "usage", obj{"input_tokens", 0, "cache_creation_input_tokens", 0,
+					"cache_read_input_tokens", 0, "output_tokens", 0, "service_tier", "standard"},
+				"modelUsage", obj{}, "permission_denials", []any{}, "uuid", uuid4(),
+				"errors", []string{text}, "result_index", 0})
+			return fatalf("%s", text)
 		}
 		sessionID = id
 		store.file = file
@@ -135,12 +146,28 @@ func claudeMain(args []string) int {
 	msg := claudeMessages{out: out, session: sessionID, model: model}
 
 	if secret == "" {
-		text := "Not logged in · Please run /login (no ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the environment)"
+		text := "Not logged in · Please run /login" // 2.1.332, exactly
 		msg.assistantError("authentication_failed", text)
 		msg.result(true, text, 0, 0)
 		return 1
 	}
 
+	// 2.1.332 announces each retry as a system line, ten at most.
+	reach := modelReach{host: "api.anthropic.com", retries: 10, onRetry: func(attempt int, delay time.Duration) {
+		out.emit(obj{"type", "system", "subtype", "api_retry", "attempt", attempt, "max_retries", 10,
+			"retry_delay_ms", delay.Milliseconds(), "error_status", nil, "error", "unknown",
+			"session_id", sessionID, "uuid", uuid4()})
+	}}
+	if err := reach.reach(prompt); err != nil {
+		text := "API Error: " + err.Error()
+		var ps errProxyStatus
+		if errors.As(err, &ps) {
+			text = "API Error: Couldn't connect through your proxy (ERR_PROXY_TUNNEL) — the proxy refused the tunnel: check its credentials and that it allows this host"
+		}
+		msg.assistantError("server_error", text)
+		msg.result(true, text, 0, 0)
+		return 1
+	}
 	_ = store.append(obj{"type", "user", "message", obj{"role", "user", "content", prompt},
 		"sessionId", sessionID, "cwd", dir, "uuid", uuid4(), "timestamp", nowISO(), "version", claudeVersion})
 

@@ -141,7 +141,7 @@ func codexMain(args []string) int {
 	if resume {
 		file, ok := store.find(resumeID)
 		if !ok {
-			return fatalf("Error: thread/resume: no rollout found for thread id %s", resumeID)
+			return fatalf("Error: thread/resume: thread/resume failed: no rollout found for thread id %s (code -32600)", resumeID)
 		}
 		threadID, store.file = resumeID, file
 		prev, turnN = store.history()
@@ -166,6 +166,10 @@ func codexMain(args []string) int {
 		msg := "unexpected status 401 Unauthorized: Missing bearer or basic authentication in header, url: https://api.openai.com/v1/responses (no CODEX_API_KEY or CODEX_ACCESS_TOKEN in the environment)"
 		out.emit(obj{"type", "error", "message", msg})
 		out.emit(obj{"type", "turn.failed", "error", obj{"message", msg}})
+		return 1
+	}
+	if err := (modelReach{host: "api.openai.com"}).reach(prompt); err != nil {
+		out.emit(obj{"type", "turn.failed", "error", obj{"message", "stream disconnected before completion: " + err.Error()}})
 		return 1
 	}
 	_ = appendJSONL(store.file,

@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -375,4 +379,93 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// modelMarker in a prompt makes a stand-in call its model's host before it
+// answers, as the real CLI does on every turn (the stand-ins otherwise talk
+// to no network).
+const modelMarker = "[model]"
+
+// modelReach is how one CLI reaches its model's host: the host, and how it
+// retries a failure.
+type modelReach struct {
+	host string
+	// retries after the first try (0: for half an hour), each announced
+	// to onRetry (nil: silently) with the delay before it.
+	retries int
+	onRetry func(attempt int, delay time.Duration)
+	// giveUp says which proxy answers the CLI does not retry.
+	giveUp func(status int) bool
+}
+
+// errProxyStatus is the proxy's answer to a CONNECT other than 200.
+type errProxyStatus struct {
+	code   int
+	status string
+}
+
+func (e errProxyStatus) Error() string { return "the proxy answered " + e.status }
+
+// reach opens a tunnel to the host's port 443 through the sandbox's egress
+// proxy (HTTPS_PROXY), when the prompt asks for it, and closes it at once:
+// nothing is sent to the host. A failure is retried with backoff as
+// m says. Without a proxy it fails at once: the stand-in never dials out
+// directly.
+func (m modelReach) reach(prompt string) error {
+	if !strings.Contains(prompt, modelMarker) {
+		return nil
+	}
+	proxy := os.Getenv("HTTPS_PROXY")
+	if proxy == "" {
+		proxy = os.Getenv("https_proxy")
+	}
+	u, err := url.Parse(proxy)
+	if proxy == "" || err != nil || u.Host == "" {
+		return fmt.Errorf("Connection error: %s is not reachable (no HTTPS_PROXY)", m.host)
+	}
+	delay, deadline := 500*time.Millisecond, time.Now().Add(30*time.Minute)
+	for attempt := 1; ; attempt++ {
+		err := connectVia(u, net.JoinHostPort(m.host, "443"))
+		var ps errProxyStatus
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &ps) && m.giveUp != nil && m.giveUp(ps.code):
+			return err
+		case m.retries > 0 && attempt > m.retries, time.Now().After(deadline):
+			return fmt.Errorf("Connection error: %s: %w", m.host, err)
+		}
+		if m.onRetry != nil {
+			m.onRetry(attempt, delay)
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 32*time.Second)
+	}
+}
+
+// connectVia asks the proxy at u for a tunnel to target.
+func connectVia(u *url.URL, target string) error {
+	c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	req := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	if u.User != nil {
+		pass, _ := u.User.Password()
+		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)) + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		return err
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return errProxyStatus{res.StatusCode, res.Status}
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 // Gemini CLI headless mode (see internal/harness/gemini.go).
 
-const geminiVersion = "0.56.0-nightly.20260806.g761f604c1"
+const geminiVersion = "0.61.0"
 
 var geminiFlags = flagSpec{
 	"--prompt": true, "--prompt-interactive": true, "--model": true, "--output-format": true,
@@ -108,6 +108,10 @@ func geminiMain(args []string) int {
 		sessionID, prev, turnN = store.history()
 	}
 
+	// 0.61.0 says so on stderr before it checks credentials.
+	if p.has("--yolo") || p.value("--approval-mode") == "yolo" {
+		fmt.Fprintln(os.Stderr, "YOLO mode is enabled. All tool calls will be automatically approved.")
+	}
 	// validateNonInteractiveAuth: stderr only, exit 41.
 	if os.Getenv("GEMINI_API_KEY") == "" && os.Getenv("GOOGLE_GENAI_USE_VERTEXAI") != "true" && os.Getenv("GOOGLE_GENAI_USE_GCA") != "true" {
 		fmt.Fprintf(os.Stderr, "Please set an Auth method in your %s or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA\n",
@@ -130,6 +134,9 @@ func geminiMain(args []string) int {
 	out.emit(obj{"type", "init", "timestamp", ts(), "session_id", sessionID, "model", model})
 	out.emit(obj{"type", "message", "timestamp", ts(), "role", "user", "content", prompt})
 	_ = store.record(obj{"id", uuid4(), "timestamp", ts(), "type", "user", "content", []obj{{"text", prompt}}})
+	if err := (modelReach{host: "generativelanguage.googleapis.com"}).reach(prompt); err != nil {
+		return fatalf("%v", err)
+	}
 
 	// Assistant text arrives in delta chunks.
 	first := firstText(prompt) + "\n" + mcpLine(mcp)

@@ -195,6 +195,9 @@ func kimiPrompt(p *parsed) int {
 		return fail("provider __kimi_env__ has no credential configured")
 	}
 
+	if err := (modelReach{host: "api.kimi.com"}).reach(prompt); err != nil {
+		return fail(err.Error())
+	}
 	store.record(dir, obj{"type", "turn.prompt", "agentId", "main",
 		"input", []obj{{"type", "text", "text", prompt}}, "origin", obj{"kind", "user"},
 		"turnId", turnN - 1, "time", time.Now().UnixMilli()})

@@ -21,9 +21,16 @@
 //     Claude's init event, and as "mcp servers: a,b" in the first assistant
 //     message for the others;
 //   - a prompt containing "[fail]" fails mid-turn (after the tool result)
-//     with the CLI's error event and exit code 1.
+//     with the CLI's error event and exit code 1;
+//   - a prompt containing "[model]" first asks the sandbox's egress proxy
+//     (HTTPS_PROXY) for a tunnel to the CLI's model host, closes it at once
+//     if it opens, and fails as the real CLI does when it cannot: Claude
+//     Code announces ten retries with backoff (minutes) as api_retry lines,
+//     OpenCode gives up on a refused tunnel and retries anything else
+//     silently, the others retry for half an hour.
 //
-// Nothing here talks to a network. The facts each CLI file mimics are the
+// Nothing else here talks to a network, and nothing is ever sent to a
+// model host. The facts each CLI file mimics are the
 // ones documented in internal/harness.
 package main
 

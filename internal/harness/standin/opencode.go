@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -86,7 +88,8 @@ func openCodeMain(args []string) int {
 		return 1
 	}
 	uiError := func(msg string) int {
-		fmt.Fprintln(os.Stderr, "Error: "+msg)
+		// In colour even when stderr is not a terminal (1.18.33).
+		fmt.Fprintln(os.Stderr, "\x1b[91m\x1b[1mError: \x1b[0m"+msg)
 		return 1
 	}
 	if d := p.value("--dir"); d != "" {
@@ -133,6 +136,19 @@ func openCodeMain(args []string) int {
 		ev("error", obj{"error", obj{"name", "ProviderAuthError", "data", obj{
 			"providerID", "anthropic",
 			"message", "No API key for any provider: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or OPENCODE_API_KEY, or run `opencode auth login`"}}})
+		return 1
+	}
+	// 1.18.33 gives up on a refused tunnel at once (APIError, not
+	// retryable) and retries anything else silently.
+	reach := modelReach{host: openCodeModelHost(provider), giveUp: func(status int) bool { return status == http.StatusForbidden }}
+	if err := reach.reach(message); err != nil {
+		var ps errProxyStatus
+		if errors.As(err, &ps) {
+			ev("error", obj{"error", obj{"name", "APIError", "data", obj{"message", http.StatusText(ps.code),
+				"statusCode", ps.code, "isRetryable", false}}})
+		} else {
+			ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
+		}
 		return 1
 	}
 	userMsg := openCodeID("msg")
@@ -247,4 +263,17 @@ func (s openCodeStore) history(session string) (prev string, next int) {
 		}
 	}
 	return prev, n + 1
+}
+
+// openCodeModelHost is where the provider whose key is set takes requests.
+func openCodeModelHost(keyEnv string) string {
+	switch keyEnv {
+	case "OPENAI_API_KEY":
+		return "api.openai.com"
+	case "OPENROUTER_API_KEY":
+		return "openrouter.ai"
+	case "OPENCODE_API_KEY":
+		return "opencode.ai"
+	}
+	return "api.anthropic.com"
 }

@@ -139,7 +139,7 @@ func TestGVisorDestroyPaused(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("destroying a paused sandbox took %s", d)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		left := processesNaming(t, h.ID)
 		if len(left) == 0 {

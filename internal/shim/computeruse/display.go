@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,6 +251,8 @@ func (s *session) superviseBrowser(delays []time.Duration) {
 			}
 			continue
 		}
+		// A browser that died left its endpoint's file behind.
+		_ = os.Remove(filepath.Join(s.profile, devToolsFile))
 		b, err := startChild(s.browser[0], s.browser[1:], s.env)
 		if err != nil {
 			s.log.Error("computer-use: starting the browser failed", "error", err)

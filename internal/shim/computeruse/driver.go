@@ -58,7 +58,7 @@ func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byt
 	// to the running one may have started helpers).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.Output()
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
@@ -73,16 +73,13 @@ func (r ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byt
 	return out, nil
 }
 
-// XDriver drives an X display with xdotool and xwd, and the browser by
-// handing URLs to the running Chromium.
+// XDriver drives an X display with xdotool and xwd, and the running
+// Chromium through its DevTools endpoint.
 type XDriver struct {
 	Display string
 	Runner  Runner
-	// Browser is the browser's command and the arguments that select its
-	// profile (a URL given with them goes to the running browser).
-	Browser []string
-	// ProfileDir is the browser's profile directory, whose SingletonLock
-	// tells whether it runs.
+	// ProfileDir is the browser's profile directory, whose
+	// DevToolsActivePort names its DevTools endpoint.
 	ProfileDir string
 }
 
@@ -193,22 +190,18 @@ func parseMouseLocation(out []byte) (int, int, error) {
 // ErrNoBrowser is returned by OpenURL when no browser runs on the profile.
 var ErrNoBrowser = errors.New("the browser is not running")
 
-// OpenURL implements Driver: the URL is handed to the running browser,
-// which opens it in a new tab, by starting the browser again on the same
-// profile. It never starts a browser of its own.
+// OpenURL implements Driver: the running browser opens the URL in a new
+// tab in front, asked through its DevTools endpoint. It never starts a
+// browser.
 func (d *XDriver) OpenURL(ctx context.Context, url string) error {
-	if !BrowserRunning(d.ProfileDir) {
-		return ErrNoBrowser
-	}
-	if len(d.Browser) == 0 {
-		return errors.New("no browser command")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, openURLTimeout)
 	defer cancel()
-	args := append(append([]string{}, d.Browser[1:]...), url)
-	_, err := d.run(ctx, d.Browser[0], args...)
-	return err
+	return openTab(ctx, d.ProfileDir, url)
 }
+
+// openURLTimeout bounds open_url: the browser answers at once when it is
+// not starved of CPU, and a loaded machine may be many times slower.
+const openURLTimeout = 2 * time.Minute
 
 // BrowserRunning reports whether a Chromium runs on the profile in dir:
 // its SingletonLock link names the host and pid of the browser holding the

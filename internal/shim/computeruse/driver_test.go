@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -95,14 +96,28 @@ func TestParseMouseLocation(t *testing.T) {
 	}
 }
 
-// TestOpenURL: a URL goes to the running browser on its profile, and
-// never starts one.
+// TestOpenURL: a URL goes to the running browser's DevTools endpoint, and
+// never starts a browser: without one, or with the file of one that died,
+// it is ErrNoBrowser.
 func TestOpenURL(t *testing.T) {
 	profile := t.TempDir()
 	r := &fakeRunner{}
-	d := &XDriver{Display: ":99", Runner: r, Browser: []string{"chromium", "--user-data-dir=" + profile}, ProfileDir: profile}
+	d := &XDriver{Display: ":99", Runner: r, ProfileDir: profile}
 	if err := d.OpenURL(t.Context(), "about:blank"); !errors.Is(err, ErrNoBrowser) || len(r.runs) != 0 {
 		t.Fatalf("without a browser: %v, ran %q", err, r.runs)
+	}
+	// The endpoint's file names a port nothing listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if err := os.WriteFile(filepath.Join(profile, devToolsFile), []byte(strconv.Itoa(port)+"\n/devtools/browser/x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.OpenURL(t.Context(), "about:blank"); !errors.Is(err, ErrNoBrowser) || len(r.runs) != 0 {
+		t.Fatalf("with a dead browser's endpoint file: %v, ran %q", err, r.runs)
 	}
 	// A lock naming a process that is not a browser (this test) is stale.
 	lock := filepath.Join(profile, "SingletonLock")
@@ -111,9 +126,6 @@ func TestOpenURL(t *testing.T) {
 	}
 	if BrowserRunning(profile) {
 		t.Fatal("a lock naming the test process reads as a running browser")
-	}
-	if err := d.OpenURL(t.Context(), "about:blank"); !errors.Is(err, ErrNoBrowser) {
-		t.Fatalf("with a stale lock: %v", err)
 	}
 }
 

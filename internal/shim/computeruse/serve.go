@@ -51,8 +51,15 @@ func BrowserArgs(profile string, w, h int) []string {
 		"--password-store=basic",
 		"--user-data-dir=" + profile,
 		"--window-position=0,0", fmt.Sprintf("--window-size=%d,%d", w, h), "--start-maximized",
+		// DevTools on a loopback port of its choosing, named in the
+		// profile's DevToolsActivePort: readiness and open_url use it.
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 	}
 }
+
+// browserReadyTimeout bounds the wait for a started browser: seconds on
+// an idle machine, and generous for a loaded one.
+const browserReadyTimeout = 3 * time.Minute
 
 // Serve runs the computer-use sidecar until ctx ends, the display's Xvfb
 // exits (an error), or, with Stdio, its input ends.
@@ -109,10 +116,17 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		xvfbDone = sess.Done()
 	}
 
+	if sess != nil {
+		// Ready means the browser answers, not only the display: the
+		// tools' first call finds it up. A browser that will not start
+		// leaves the tools that need it answering so.
+		if err := waitBrowser(ctx, profile, browserReadyTimeout); err != nil {
+			log.Warn("computer-use: serving without the browser", "error", err)
+		}
+	}
 	driver := &XDriver{
 		Display:    o.Display,
 		Runner:     ExecRunner{Env: []string{"DISPLAY=" + o.Display}},
-		Browser:    bargs,
 		ProfileDir: profile,
 	}
 	srv := NewServer(driver, log, o.Version)
