@@ -19,6 +19,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// The egress networks every installation used before their names were
+// derived from the instance id.
+const (
+	EarlierProxyNetwork = "paddock-egress"
+	EarlierOpenNetwork  = "paddock-open"
+)
+
 // DefaultSSHListen is where the SSH gateway listens unless ssh_listen
 // says otherwise.
 const DefaultSSHListen = "127.0.0.1:2222"
@@ -165,7 +172,11 @@ type Egress struct {
 	// no proxy.
 	Disabled bool `yaml:"disabled"` // PADDOCK_EGRESS_DISABLED
 	// ProxyNetwork and OpenNetwork name the Docker networks of the two
-	// modes; they are created on start.
+	// modes; they are created on start. "" (the default) names them after
+	// the instance id, paddock-egress-<hash> and paddock-open-<hash>, so
+	// each installation on a host has its own (one that has the networks
+	// of earlier releases, EarlierProxyNetwork and EarlierOpenNetwork,
+	// keeps them).
 	ProxyNetwork string `yaml:"proxy_network"` // PADDOCK_EGRESS_PROXY_NETWORK
 	OpenNetwork  string `yaml:"open_network"`  // PADDOCK_EGRESS_OPEN_NETWORK
 	// ProxyPort is the egress proxy's port on the proxy network's gateway.
@@ -267,10 +278,8 @@ func Default() Config {
 		ArchiveAfter: 24 * time.Hour,
 
 		Egress: Egress{
-			ProxyNetwork: "paddock-egress",
-			OpenNetwork:  "paddock-open",
-			ProxyPort:    3128,
-			Retention:    30 * 24 * time.Hour,
+			ProxyPort: 3128,
+			Retention: 30 * 24 * time.Hour,
 		},
 	}
 }
@@ -566,8 +575,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("instance id %q must be 1 to 128 letters, digits, '.', '_' or '-'", c.InstanceID)
 	}
 	if e := c.Egress; !e.Disabled {
-		if e.ProxyNetwork == "" || e.OpenNetwork == "" || e.ProxyNetwork == e.OpenNetwork {
-			return errors.New("egress: proxy_network and open_network must be set and differ")
+		if e.ProxyNetwork != "" && e.ProxyNetwork == e.OpenNetwork {
+			return errors.New("egress: proxy_network and open_network must differ")
 		}
 		if e.ProxyPort < 1 || e.ProxyPort > 65535 {
 			return fmt.Errorf("egress: proxy port %d is not between 1 and 65535", e.ProxyPort)
