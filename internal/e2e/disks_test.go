@@ -3,13 +3,16 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -50,7 +53,6 @@ func TestDeletionsReleaseWorkspaceDisks(t *testing.T) {
 		}).Decode(t, &p)
 		rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
 		env.Must(t, 200, "POST", rtPath+"/start", nil)
-		env.Must(t, 200, "POST", rtPath+"/exec", pc.ExecRequest{Argv: []string{"sh", "-c", "echo kept > /workspace/note"}})
 		if tc.pause {
 			env.Must(t, 200, "POST", rtPath+"/pause", nil)
 		}
@@ -60,12 +62,12 @@ func TestDeletionsReleaseWorkspaceDisks(t *testing.T) {
 		}
 		mnt := vs.Volumes[0].Options["device"]
 		img := mnt + ".img"
-		if len(loopsOf(t, img)) != 1 {
+		if len(testenv.LoopsOf(img)) != 1 {
 			t.Fatalf("%s: no loop device holds %s before the deletion; the check would prove nothing", tc.name, img)
 		}
 
 		tc.deletion(p, rtPath, vs.Volumes[0].Name)
-		if loops := loopsOf(t, img); len(loops) > 0 {
+		if loops := testenv.LoopsOf(img); len(loops) > 0 {
 			t.Errorf("%s: loop devices still hold the workspace image: %v", tc.name, loops)
 		}
 		for _, path := range []string{img, mnt} {
@@ -79,23 +81,53 @@ func TestDeletionsReleaseWorkspaceDisks(t *testing.T) {
 	}
 }
 
-// loopsOf lists the loop devices whose backing file is img (or was, before
-// it was deleted).
-func loopsOf(t *testing.T, img string) []string {
-	t.Helper()
-	files, err := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	if err != nil {
+// TestIdleRuntimesHoldNoLoopDevice: a workspace's disk is attached only
+// while a sandbox exists on it (running or paused): a reset that keeps the
+// workspace and an archive detach its loop device, and the next sandbox
+// gets the same files back on a fresh one. So a host's loop devices bound
+// its sandboxes, not its runtimes.
+func TestIdleRuntimesHoldNoLoopDevice(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	e := newLifeEnv(t, servertest.Options{})
+	cli := testenv.DockerClient(t)
+	rid := e.project(t, "p", pc.RuntimeConfig{DiskMB: 64, ArchiveAfterSeconds: 60})
+	e.env.Must(t, 200, "POST", rtPath(rid)+"/start", nil)
+	vs, err := cli.VolumeList(t.Context(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelWorkspace+"="+rid))})
+	if err != nil || len(vs.Volumes) != 1 {
+		t.Fatalf("the runtime's workspace volume: %v, %v", vs.Volumes, err)
+	}
+	mnt := vs.Volumes[0].Options["device"]
+	img := mnt + ".img"
+	// Written from the host, onto the mounted disk: what the sandbox
+	// finds again later.
+	if err := os.WriteFile(filepath.Join(mnt, "note"), []byte("kept\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue // detached meanwhile
-		}
-		if back := strings.TrimSpace(string(b)); back == img || back == img+" (deleted)" {
-			out = append(out, filepath.Base(filepath.Dir(filepath.Dir(f))))
+	loops := func(when string, want int) {
+		t.Helper()
+		if got := testenv.LoopsOf(img); len(got) != want {
+			t.Fatalf("%s: the workspace holds loop devices %v, want %d", when, got, want)
 		}
 	}
-	return out
+	loops("running", 1)
+
+	e.env.Must(t, 200, "POST", rtPath(rid)+"/reset", pc.ResetRequest{})
+	loops("idle after a reset", 0)
+	e.env.Must(t, 200, "POST", rtPath(rid)+"/start", nil)
+	if got := e.exec(t, rid, "cat", "/workspace/note"); got != "kept\n" {
+		t.Fatalf("the workspace after a reset: %q", got)
+	}
+	loops("started again", 1)
+
+	e.env.Must(t, 200, "POST", rtPath(rid)+"/pause", nil)
+	loops("paused", 1)
+	e.clock.Advance(2 * time.Minute)
+	if rep := e.tick(t); !slices.Contains(rep.Archived, rid) {
+		t.Fatalf("not archived past its threshold: %+v", rep)
+	}
+	loops("archived", 0)
+	if got := e.exec(t, rid, "cat", "/workspace/note"); got != "kept\n" {
+		t.Fatalf("the workspace after a restore: %q", got)
+	}
+	loops("restored", 1)
 }
