@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -130,4 +133,46 @@ func TestIdleRuntimesHoldNoLoopDevice(t *testing.T) {
 		t.Fatalf("the workspace after a restore: %q", got)
 	}
 	loops("restored", 1)
+}
+
+// BenchmarkIdleRuntimes makes b.N runtimes with a disk quota (the default,
+// 10 GiB) through the API, runs each once (start, then a reset that keeps
+// the workspace) so each has its disk, and reports what the host keeps for
+// them while idle: loop devices (none), host disk per runtime.
+//
+//	go test -run '^$' -bench IdleRuntimes -benchtime 200x ./internal/e2e
+func BenchmarkIdleRuntimes(b *testing.B) {
+	testenv.RequireDocker(b, testenv.TestImage)
+	fast := api.Rate{PerSecond: 1e6, Burst: 1e6} // three calls a runtime, as fast as they go
+	e := newLifeEnv(b, servertest.Options{Limits: api.Limits{PerKey: fast, PerClient: fast}})
+	cli := testenv.DockerClient(b)
+	rids := make([]string, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		rids[i] = e.project(b, fmt.Sprintf("idle%d", i), pc.RuntimeConfig{})
+		e.env.Must(b, 200, "POST", rtPath(rids[i])+"/start", nil)
+		e.env.Must(b, 200, "POST", rtPath(rids[i])+"/reset", pc.ResetRequest{})
+	}
+	b.StopTimer()
+	var loops int
+	var allocated int64
+	for _, rid := range rids {
+		vs, err := cli.VolumeList(b.Context(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelWorkspace+"="+rid))})
+		if err != nil || len(vs.Volumes) != 1 {
+			b.Fatalf("the workspace volume of %s: %v, %v", rid, vs.Volumes, err)
+		}
+		img := vs.Volumes[0].Options["device"] + ".img"
+		loops += len(testenv.LoopsOf(img))
+		var st syscall.Stat_t
+		if err := syscall.Stat(img, &st); err != nil {
+			b.Fatal(err)
+		}
+		allocated += st.Blocks * 512
+	}
+	if loops != 0 {
+		b.Fatalf("%d idle runtimes hold %d loop devices, want none", b.N, loops)
+	}
+	b.ReportMetric(float64(loops), "loop-devices")
+	b.ReportMetric(float64(allocated>>10)/float64(b.N), "KiB-disk/runtime")
+	b.Logf("%d idle runtimes with 10 GiB quotas: %d loop devices, %d MiB of host disk", b.N, loops, allocated>>20)
 }
