@@ -122,7 +122,8 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 
 	// SSH gateway: SSHListen is its address; "" means DefaultSSHListen,
-	// where a busy port only logs an error, and "off" turns it off.
+	// and "off" turns it off. A busy port fails the start (two
+	// installations on one host need two SSH ports).
 	// SSHAddress is host:port as users reach it, when not the listen
 	// address.
 	SSHListen  string `yaml:"ssh_listen"`  // PADDOCK_SSH_LISTEN
