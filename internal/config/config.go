@@ -21,6 +21,13 @@ import (
 	"github.com/paddockhq/paddock/internal/clientaddr"
 )
 
+// The egress networks every installation used before their names were
+// derived from the instance id.
+const (
+	EarlierProxyNetwork = "paddock-egress"
+	EarlierOpenNetwork  = "paddock-open"
+)
+
 // DefaultSSHListen is where the SSH gateway listens unless ssh_listen
 // says otherwise.
 const DefaultSSHListen = "127.0.0.1:2222"
@@ -129,7 +136,8 @@ type Config struct {
 	Members Members `yaml:"members"`
 
 	// SSH gateway: SSHListen is its address; "" means DefaultSSHListen,
-	// where a busy port only logs an error, and "off" turns it off.
+	// and "off" turns it off. A busy port fails the start (two
+	// installations on one host need two SSH ports).
 	// SSHAddress is host:port as users reach it, when not the listen
 	// address.
 	SSHListen  string `yaml:"ssh_listen"`  // PADDOCK_SSH_LISTEN
@@ -193,7 +201,11 @@ type Egress struct {
 	// no proxy.
 	Disabled bool `yaml:"disabled"` // PADDOCK_EGRESS_DISABLED
 	// ProxyNetwork and OpenNetwork name the Docker networks of the two
-	// modes; they are created on start.
+	// modes; they are created on start. "" (the default) names them after
+	// the instance id, paddock-egress-<hash> and paddock-open-<hash>, so
+	// each installation on a host has its own (one that has the networks
+	// of earlier releases, EarlierProxyNetwork and EarlierOpenNetwork,
+	// keeps them).
 	ProxyNetwork string `yaml:"proxy_network"` // PADDOCK_EGRESS_PROXY_NETWORK
 	OpenNetwork  string `yaml:"open_network"`  // PADDOCK_EGRESS_OPEN_NETWORK
 	// ProxyPort is the egress proxy's port on the proxy network's gateway.
@@ -318,10 +330,8 @@ func Default() Config {
 		ArchiveAfter: 24 * time.Hour,
 
 		Egress: Egress{
-			ProxyNetwork: "paddock-egress",
-			OpenNetwork:  "paddock-open",
-			ProxyPort:    3128,
-			Retention:    30 * 24 * time.Hour,
+			ProxyPort: 3128,
+			Retention: 30 * 24 * time.Hour,
 		},
 	}
 }
@@ -641,8 +651,8 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if e := c.Egress; !e.Disabled {
-		if e.ProxyNetwork == "" || e.OpenNetwork == "" || e.ProxyNetwork == e.OpenNetwork {
-			return errors.New("egress: proxy_network and open_network must be set and differ")
+		if e.ProxyNetwork != "" && e.ProxyNetwork == e.OpenNetwork {
+			return errors.New("egress: proxy_network and open_network must differ")
 		}
 		if e.ProxyPort < 1 || e.ProxyPort > 65535 {
 			return fmt.Errorf("egress: proxy port %d is not between 1 and 65535", e.ProxyPort)

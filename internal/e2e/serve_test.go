@@ -37,9 +37,8 @@ func serve(t *testing.T, bin, shim, dataDir, instance, key string) *server {
 	return serveIn(t, bin, shim, dataDir, filepath.Join(testenv.ShortTempDir(t), "r"), instance, key)
 }
 
-// serveIn is serve with the agents' run directory given, so a restarted
-// server finds its sandboxes' sockets where the first one put them.
-func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *server {
+// serveCommand is the command serveIn runs.
+func serveCommand(t testing.TB, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *exec.Cmd {
 	t.Helper()
 	// The server's workspace disks are mounted under its data directory.
 	t.Cleanup(func() { testenv.UnmountUnder(dataDir) })
@@ -52,12 +51,21 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 		"--pull-images=false",
 	)
 	// Settings a test may override in extraEnv: the last of a name wins.
+	// The SSH gateway on a port of its own: tests run servers side by side.
 	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance,
-		"PADDOCK_LOG_LEVEL=warn", "PADDOCK_EGRESS_DISABLED=true")
+		"PADDOCK_LOG_LEVEL=warn", "PADDOCK_EGRESS_DISABLED=true", "PADDOCK_SSH_LISTEN=127.0.0.1:0")
 	if name, runtime := testenv.TestProvider(t); runtime != "" {
 		cmd.Env = append(cmd.Env, "PADDOCK_PROVIDERS="+name+"=docker:"+runtime, "PADDOCK_PROVIDER="+name)
 	}
 	cmd.Env = append(cmd.Env, extraEnv...)
+	return cmd
+}
+
+// serveIn is serve with the agents' run directory given, so a restarted
+// server finds its sandboxes' sockets where the first one put them.
+func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *server {
+	t.Helper()
+	cmd := serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

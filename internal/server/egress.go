@@ -22,7 +22,9 @@ import (
 
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/egress"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -83,6 +85,9 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 			continue
 		}
 		a, err := nw.SetupNetworks(ctx)
+		if e, ok := errdefs.Public(err); ok && e.Code == docker.CodeNetworkForeign {
+			return nil, &fatalError{fmt.Errorf("egress networks of provider %s: %w", name, err)}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("egress networks of provider %s: %w (set egress.disabled to run without the proxy and open modes)", name, err)
 		}
@@ -140,7 +145,8 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	l, err := net.Listen("tcp4", addr.String())
 	if err != nil {
 		g.rec.close()
-		return nil, &fatalError{fmt.Errorf("egress proxy: listen on %s: %w (is another paddock using proxy port %d? set egress.proxy_port, or egress.disabled)", addr, err, addr.Port())}
+		hint := inUseHint(err, "egress.proxy_port / PADDOCK_EGRESS_PROXY_PORT, or egress.disabled")
+		return nil, &fatalError{fmt.Errorf("egress proxy port %s: %w%s", addr, err, hint)}
 	}
 	g.proxy = proxy
 	go func() {

@@ -21,15 +21,17 @@ import (
 )
 
 // registerProviders registers the configured providers, the default
-// first, and returns how to release them.
+// first, and returns how to release them; startFailed also undoes what
+// they set up on the host for a server that never served (a docker
+// provider's run directory mount).
 //
 // Each is registered behind a circuit breaker (provider.Breaker), whose
 // state and the backend failures it sees go to m.
-func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.Config, instance string, m *metrics.Metrics, logger *slog.Logger) (func(), error) {
-	var closers []func()
-	release := func() {
+func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.Config, instance string, m *metrics.Metrics, logger *slog.Logger) (func(startFailed bool), error) {
+	var closers []func(startFailed bool)
+	release := func(startFailed bool) {
 		for _, c := range slices.Backward(closers) {
-			c()
+			c(startFailed)
 		}
 	}
 	list := cfg.ProviderList()
@@ -51,7 +53,7 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 		})
 		m.AddProvider(p.Name())
 		reg.Register(b)
-		closers = append(closers, b.Close)
+		closers = append(closers, func(bool) { b.Close() })
 	}
 	for _, pc := range list {
 		switch pc.Kind {
@@ -61,7 +63,7 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 			if shim == "" {
 				var err error
 				if shim, err = findShim(cfg.ShimPath); err != nil {
-					release()
+					release(true)
 					return nil, err
 				}
 			}
@@ -78,18 +80,25 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 				RunDir:      runDir(cfg),
 				DiskDir:     filepath.Join(cfg.DataDir, "disks"),
 				PullMissing: cfg.PullImages,
-				Networks:    dockerNetworks(cfg),
+				Networks:    dockerNetworks(cfg, instance),
 
 				WritableRootUnbounded: cfg.WritableRootUnbounded,
 			}, logger.With("provider", pc.Name))
 			if err != nil {
-				release()
+				release(true)
 				return nil, fmt.Errorf("provider %s: %w", pc.Name, err)
 			}
-			closers = append(closers, func() { _ = p.Close() })
+			closers = append(closers, func(startFailed bool) {
+				if startFailed {
+					if err := p.ReleaseRunDir(); err != nil {
+						logger.Warn("releasing the run directory after a failed start", "err", err)
+					}
+				}
+				_ = p.Close()
+			})
 			guard(p)
 		default:
-			release()
+			release(true)
 			return nil, fmt.Errorf("provider %s: unknown kind %q", pc.Name, pc.Kind)
 		}
 	}
@@ -140,10 +149,26 @@ func runDir(cfg config.Config) string {
 }
 
 // dockerNetworks are the egress networks of the docker provider; nil when
-// egress is disabled.
-func dockerNetworks(cfg config.Config) *docker.Networks {
+// egress is disabled. Those the configuration leaves unnamed are named
+// after the instance id (paddock-egress-<hash>, paddock-open-<hash>), so
+// two installations on one host never share them; an installation that
+// has the networks of earlier releases (paddock-egress, paddock-open, with
+// its label) keeps them.
+func dockerNetworks(cfg config.Config, instance string) *docker.Networks {
 	if cfg.Egress.Disabled {
 		return nil
 	}
-	return &docker.Networks{Proxy: cfg.Egress.ProxyNetwork, Open: cfg.Egress.OpenNetwork, ProxyPort: cfg.Egress.ProxyPort}
+	n := &docker.Networks{Proxy: cfg.Egress.ProxyNetwork, Open: cfg.Egress.OpenNetwork, ProxyPort: cfg.Egress.ProxyPort}
+	if n.Proxy == "" && n.Open == "" {
+		n.Earlier = &docker.Networks{Proxy: config.EarlierProxyNetwork, Open: config.EarlierOpenNetwork}
+	}
+	sum := sha256.Sum256([]byte(instance))
+	suffix := "-" + hex.EncodeToString(sum[:])[:12]
+	if n.Proxy == "" {
+		n.Proxy = config.EarlierProxyNetwork + suffix
+	}
+	if n.Open == "" {
+		n.Open = config.EarlierOpenNetwork + suffix
+	}
+	return n
 }

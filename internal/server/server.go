@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,7 +65,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	// included.
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return fmt.Errorf("listen on %s: %w%s", cfg.Listen, err, inUseHint(err, "listen / PADDOCK_LISTEN"))
 	}
 	defer ln.Close()
 	sshd, err := listenSSH(cfg, logger) // the SSH gateway's (ssh.go)
@@ -103,7 +104,10 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err != nil {
 		return err
 	}
-	defer closeProviders()
+	// A start that fails from here on leaves nothing on the host that it
+	// set up (the egress networks and their rules stay, for the next start).
+	served := false
+	defer func() { closeProviders(!served) }()
 
 	// Step 3b: the egress networks and proxy, before any sandbox starts.
 	// Without them (not root, no iptables) only the none mode is offered.
@@ -291,6 +295,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
+	served = true
 	go func() { serveErr <- srv.Serve(ln) }()
 	sshd.start(st, runtimes, logger, out)
 	ready.Store(true)
@@ -328,6 +333,16 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		return err
 	}
 	return nil
+}
+
+// inUseHint is what a start that could not have an address tells the
+// user: the setting to change, when another process (another installation)
+// holds it.
+func inUseHint(err error, setting string) string {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return ""
+	}
+	return " (another installation?): set " + setting
 }
 
 func instanceID(ctx context.Context, st store.Store, configured string) (string, error) {

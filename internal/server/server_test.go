@@ -43,6 +43,7 @@ func testConfig(t *testing.T, dataDir, listen string) config.Config {
 	cfg.DataDir = dataDir
 	cfg.Listen = listen
 	cfg.LogLevel = "error"
+	cfg.SSHListen = "127.0.0.1:0" // tests run servers side by side
 	return cfg
 }
 

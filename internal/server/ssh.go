@@ -17,9 +17,8 @@ import (
 )
 
 // sshServer is the SSH gateway's part in the server's life: its listener
-// is bound at step 0 with the API's (an explicitly configured port that is
-// busy fails the start before anything is created; the default one only
-// logs), its host key loaded (made on first start), and it serves once the
+// is bound at step 0 with the API's (a busy port, the default one
+// included, fails the start before anything is created), its host key loaded (made on first start), and it serves once the
 // API does. A nil *sshServer is a gateway that is off; its methods do
 // nothing.
 type sshServer struct {
@@ -45,11 +44,7 @@ func listenSSH(cfg config.Config, logger *slog.Logger) (*sshServer, error) {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		if cfg.SSHListen == "" {
-			logger.Error("ssh gateway: cannot listen on its default address; serving without SSH (set ssh_listen, or \"off\")", "addr", addr, "err", err)
-			return nil, nil
-		}
-		return nil, fmt.Errorf("ssh listen: %w", err)
+		return nil, fmt.Errorf("ssh gateway: listen on %s: %w%s", addr, err, inUseHint(err, `ssh_listen / PADDOCK_SSH_LISTEN to another address, or "off"`))
 	}
 	public := cfg.SSHAddress
 	if public == "" {

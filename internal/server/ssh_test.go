@@ -84,9 +84,10 @@ func TestSSHGateway(t *testing.T) {
 	}
 }
 
-// TestSSHBusyPort: a busy ssh_listen that was asked for fails the start
-// before the admin key is made; the default one, busy, leaves the server
-// running without SSH; "off" turns the gateway off.
+// TestSSHBusyPort: a busy ssh_listen fails the start before the admin key
+// is made, the default one too (another installation on the host has it),
+// with a message that names the setting to change; "off" turns the
+// gateway off.
 func TestSSHBusyPort(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -98,7 +99,7 @@ func TestSSHBusyPort(t *testing.T) {
 	cfg.SSHListen = busy.Addr().String()
 	var out bytes.Buffer
 	err = server.Run(t.Context(), cfg, slog.New(slog.DiscardHandler), &out)
-	if err == nil || !strings.Contains(err.Error(), "ssh listen") || keyRE.MatchString(out.String()) {
+	if err == nil || !strings.Contains(err.Error(), "ssh gateway: listen on "+cfg.SSHListen) || keyRE.MatchString(out.String()) {
 		t.Fatalf("a start on a busy ssh_listen = %v\n%s", err, out.String())
 	}
 
@@ -109,14 +110,16 @@ func TestSSHBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.SSHListen = ""
-	_, printed, stop := serve(t, cfg)
-	if sshLineRE.MatchString(printed.String()) {
-		t.Fatalf("the gateway served on a busy default port:\n%s", printed)
+	out.Reset()
+	err = server.Run(t.Context(), cfg, slog.New(slog.DiscardHandler), &out)
+	want := "ssh gateway: listen on " + config.DefaultSSHListen + ": listen tcp " + config.DefaultSSHListen +
+		": bind: address already in use (another installation?): set ssh_listen / PADDOCK_SSH_LISTEN to another address, or \"off\""
+	if err == nil || err.Error() != want || keyRE.MatchString(out.String()) {
+		t.Fatalf("a start on the busy default SSH port = %v, want %q\n%s", err, want, out.String())
 	}
-	stop()
 
 	cfg.SSHListen = "off"
-	_, printed, _ = serve(t, cfg)
+	_, printed, _ := serve(t, cfg)
 	if sshLineRE.MatchString(printed.String()) {
 		t.Fatalf("the gateway served while off:\n%s", printed)
 	}

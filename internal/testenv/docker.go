@@ -8,7 +8,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -181,20 +180,8 @@ func sweepNetworks(ctx context.Context, cli *client.Client, key string, ours fun
 		if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
 			return err
 		}
-		bridge := n.Options["com.docker.network.bridge.name"]
-		if bridge == "" {
-			continue
-		}
-		for _, chain := range []string{"INPUT", "DOCKER-USER"} {
-			out, err := exec.Command("iptables", "-w", "-S", chain).Output()
-			if err != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(out), "\n") {
-				if strings.HasPrefix(line, "-A "+chain+" ") && strings.Contains(line, " -i "+bridge+" ") {
-					_ = exec.Command("iptables", append([]string{"-w", "-D"}, strings.Fields(line)[1:]...)...).Run()
-				}
-			}
+		if bridge := n.Options["com.docker.network.bridge.name"]; bridge != "" {
+			docker.RemoveFirewall(bridge)
 		}
 	}
 	return nil

@@ -76,3 +76,20 @@ func unescapeMountinfo(s string) string {
 	}
 	return b.String()
 }
+
+// LoopsOf lists the loop devices whose backing file is img (or was, before
+// it was deleted).
+func LoopsOf(img string) []string {
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // detached meanwhile
+		}
+		if back := strings.TrimSpace(string(b)); back == img || back == img+" (deleted)" {
+			out = append(out, filepath.Base(filepath.Dir(filepath.Dir(f))))
+		}
+	}
+	return out
+}

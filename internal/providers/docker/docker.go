@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -122,11 +123,13 @@ type Provider struct {
 	capMu    sync.Mutex
 	capacity *provider.Resources // the host's, once asked
 
-	netReady     atomic.Bool // SetupNetworks succeeded: proxy and open are offered
-	runtimeKnown atomic.Bool // the engine knows Config.Runtime (checkRuntime)
+	nets         atomic.Pointer[Networks] // set once SetupNetworks succeeded: proxy and open are offered, on these
+	runtimeKnown atomic.Bool              // the engine knows Config.Runtime (checkRuntime)
 	// rootQuota: the engine's storage can bound a container's writable
 	// layer (overlay2 over xfs); learnt with the host's capacity.
 	rootQuota atomic.Bool
+	// mountedRunDir: New mounted the run directory's tmpfs (ReleaseRunDir).
+	mountedRunDir bool
 }
 
 var (
@@ -141,7 +144,7 @@ var (
 
 // New returns a Provider. It does not contact the engine (see Ping); it
 // checks the configuration and creates RunDir if needed.
-func New(cfg Config, logger *slog.Logger) (*Provider, error) {
+func New(cfg Config, logger *slog.Logger) (_ *Provider, retErr error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -185,9 +188,16 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
 	}
 	cfg.RunDir = runDir
-	private, err := privateRunDir(runDir)
+	private, mounted, err := privateRunDir(runDir)
 	if err != nil {
 		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be mounted", runDir).WithCause(err)
+	}
+	if mounted {
+		defer func() {
+			if retErr != nil {
+				_ = unix.Unmount(runDir, unix.MNT_DETACH)
+			}
+		}()
 	}
 	if !private {
 		logger.Warn("the run directory is not a mount of its own, so sandboxes can see its host path; start with an empty run directory to fix it", "run_dir", runDir)
@@ -218,7 +228,7 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
 	}
-	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}}, nil
+	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}, mountedRunDir: mounted}, nil
 }
 
 // Close releases the engine client's connections.

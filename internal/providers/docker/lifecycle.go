@@ -12,6 +12,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/paddockhq/paddock/internal/agentauth"
@@ -202,6 +203,11 @@ func (p *Provider) Destroy(ctx context.Context, h provider.Handle) error {
 	}
 	p.forgetPID(h.ID)
 	p.removeSocketDir(ctx, socketDirOf(st, &c))
+	for _, m := range c.Mounts {
+		if m.Type == mount.TypeVolume && m.Destination == provider.WorkspacePath {
+			p.releaseDisk(ctx, m.Name)
+		}
+	}
 	p.logger.DebugContext(ctx, "sandbox destroyed", "container", h.ID)
 	return nil
 }

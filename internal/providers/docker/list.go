@@ -86,9 +86,12 @@ func trimSlash(s string) string {
 	return s
 }
 
-// RemoveWorkspace removes a workspace volume. A volume that does not exist
-// is not an error; one still mounted by a container (running or not) is a
-// conflict; one paddock does not manage is refused.
+// RemoveWorkspace removes a workspace volume and its disk (its loop
+// device goes with the last mount of its filesystem). A volume that does
+// not exist is not an error, and its disk, if one is left (the volume was
+// pruned, or an earlier removal stopped halfway), is removed; one still
+// mounted by a container (running or not) is a conflict; one paddock does
+// not manage is refused.
 func (p *Provider) RemoveWorkspace(ctx context.Context, name string) error {
 	if !validName(name, 255) || len(name) < 2 {
 		return errdefs.InvalidArgument(CodeInvalidSpec, "workspace volume name %q is not valid", name)
@@ -96,6 +99,7 @@ func (p *Provider) RemoveWorkspace(ctx context.Context, name string) error {
 	v, err := p.cli.VolumeInspect(ctx, name)
 	switch {
 	case cerrdefs.IsNotFound(err):
+		p.removeDisk(ctx, name)
 		return nil
 	case err != nil:
 		return engineErr("inspect the workspace of", err)

@@ -27,6 +27,14 @@ import (
 // those to the proxy: without it a sandbox reaches every service listening
 // on the host, through the gateway address or any other of the host's. In
 // open mode the metadata range (169.254.0.0/16) is dropped too.
+//
+// The networks belong to one installation: each carries its instance
+// label, and a network of that name carrying another installation's label
+// is refused, never joined. Each bridge's INPUT rules live in a chain of
+// their own (FirewallChain), reached from INPUT by one jump that names the
+// bridge: the proxy's ACCEPTs (one per proxy port, for servers of one
+// installation that listen on several) always sit above the chain's one
+// DROP, so no server's rules cut another's sandboxes off.
 type Networks struct {
 	// Proxy and Open name the two Docker networks; each is created if
 	// missing.
@@ -34,6 +42,12 @@ type Networks struct {
 	// ProxyPort is the port the egress proxy listens on at the proxy
 	// network's gateway.
 	ProxyPort int
+	// Earlier, when set, names the networks an earlier release made for
+	// every installation (paddock-egress and paddock-open): if the proxy
+	// network of that name exists and carries this installation's label,
+	// both are used instead of Proxy and Open, so an upgraded
+	// installation keeps its sandboxes on the networks they are on.
+	Earlier *Networks
 }
 
 // bridgeName is the Linux bridge of a paddock network: named after the
@@ -43,13 +57,21 @@ func bridgeName(netName string) string {
 	return "pdk" + hex.EncodeToString(sum[:])[:12] // 15 bytes: the kernel's limit
 }
 
+// FirewallChain is the iptables chain (table filter) that holds the INPUT
+// rules of a paddock bridge.
+func FirewallChain(bridge string) string { return "PADDOCK-" + bridge }
+
+// CodeNetworkForeign: a network of the configured name belongs to another
+// installation.
+const CodeNetworkForeign = "network_foreign"
+
 // SetupNetworks creates the egress networks and their firewall rules, and
 // returns the address the egress proxy must listen on. It is idempotent:
 // the server calls it at every start.
 func (p *Provider) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
-	n := p.cfg.Networks
-	if n == nil {
-		return netip.AddrPort{}, errdefs.FailedPrecondition(CodeNetworkNotSupported, "the docker provider has no egress networks configured")
+	n, err := p.networkNames(ctx)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
 	gw, err := p.ensureNetwork(ctx, n.Proxy, true)
 	if err != nil {
@@ -61,8 +83,27 @@ func (p *Provider) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
 	if err := installFirewall(bridgeName(n.Proxy), bridgeName(n.Open), gw, n.ProxyPort); err != nil {
 		return netip.AddrPort{}, err
 	}
-	p.netReady.Store(true)
+	p.nets.Store(&n)
 	return netip.AddrPortFrom(gw, uint16(n.ProxyPort)), nil
+}
+
+// networkNames are the configured networks, or the earlier release's if
+// this installation has them.
+func (p *Provider) networkNames(ctx context.Context) (Networks, error) {
+	n := p.cfg.Networks
+	if n == nil {
+		return Networks{}, errdefs.FailedPrecondition(CodeNetworkNotSupported, "the docker provider has no egress networks configured")
+	}
+	if e := n.Earlier; e != nil {
+		insp, err := p.cli.NetworkInspect(ctx, e.Proxy, network.InspectOptions{})
+		if err == nil && insp.Labels[provider.LabelInstance] == p.cfg.Instance {
+			return Networks{Proxy: e.Proxy, Open: e.Open, ProxyPort: n.ProxyPort}, nil
+		}
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			return Networks{}, engineErr("inspect network "+e.Proxy+" for", err)
+		}
+	}
+	return Networks{Proxy: n.Proxy, Open: n.Open, ProxyPort: n.ProxyPort}, nil
 }
 
 // ensureNetwork creates a paddock network unless it exists, and returns
@@ -87,6 +128,11 @@ func (p *Provider) ensureNetwork(ctx context.Context, name string, internal bool
 	if err != nil {
 		return netip.Addr{}, engineErr("inspect network "+name+" for", err)
 	}
+	if owner, ok := insp.Labels[provider.LabelInstance]; ok && owner != p.cfg.Instance {
+		return netip.Addr{}, errdefs.FailedPrecondition(CodeNetworkForeign,
+			"Docker network %q belongs to another paddock installation (instance %q, this one is %q): give this one networks of its own with egress.proxy_network and egress.open_network (PADDOCK_EGRESS_PROXY_NETWORK, PADDOCK_EGRESS_OPEN_NETWORK), or leave them unset for names derived from the instance id",
+			name, owner, p.cfg.Instance)
+	}
 	if insp.Internal != internal || insp.Options["com.docker.network.bridge.enable_icc"] != "false" ||
 		insp.Options["com.docker.network.bridge.name"] != bridgeName(name) {
 		return netip.Addr{}, errdefs.FailedPrecondition("network_misconfigured",
@@ -103,16 +149,19 @@ func (p *Provider) ensureNetwork(ctx context.Context, name string, internal bool
 // RemoveNetworks removes the egress networks and the firewall rules (tests
 // and uninstalls; a running server keeps them).
 func (p *Provider) RemoveNetworks(ctx context.Context) error {
-	n := p.cfg.Networks
-	if n == nil {
+	if p.cfg.Networks == nil {
 		return nil
+	}
+	n, err := p.networkNames(ctx)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, name := range []string{n.Proxy, n.Open} {
 		if err := p.cli.NetworkRemove(ctx, name); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, engineErr("remove network "+name+" for", err))
 		}
-		removeFirewall(bridgeName(name))
+		RemoveFirewall(bridgeName(name))
 	}
 	if len(errs) > 0 {
 		return errs[0]
@@ -140,26 +189,20 @@ func ensureRule(table, chain string, rule ...string) error {
 }
 
 // installFirewall drops what the bridges send to the host, but for the
-// proxy, and what the open bridge sends to the metadata range. The rules
-// sit at the top of INPUT and DOCKER-USER, ahead of anything that would
-// accept the traffic.
+// proxy, and what the open bridge sends to the metadata range. Each
+// bridge's INPUT rules sit in its own chain, jumped to from the top of
+// INPUT, ahead of anything that would accept the traffic; the metadata
+// rule sits at the top of DOCKER-USER.
 func installFirewall(proxyBridge, openBridge string, gw netip.Addr, port int) error {
 	fail := func(err error) error {
 		return errdefs.FailedPrecondition("firewall_unavailable",
 			"paddock cannot install the firewall rules that keep sandboxes away from the host's services (it needs root and iptables)").WithCause(err)
 	}
-	drop := []string{"-i", proxyBridge, "-j", "DROP"}
-	accept := []string{"-i", proxyBridge, "-d", gw.String(), "-p", "tcp", "--dport", strconv.Itoa(port), "-j", "ACCEPT"}
-	if !inOrder(proxyBridge, accept, drop) {
-		// Both at the top, the ACCEPT first; older copies below them are
-		// harmless and go with removeFirewall.
-		for _, r := range [][]string{drop, accept} {
-			if err := iptables(append([]string{"-I", "INPUT"}, r...)...); err != nil {
-				return fail(err)
-			}
-		}
+	accept := []string{"-d", gw.String(), "-p", "tcp", "--dport", strconv.Itoa(port), "-j", "ACCEPT"}
+	if err := bridgeChain(proxyBridge, accept); err != nil {
+		return fail(err)
 	}
-	if err := ensureRule("filter", "INPUT", "-i", openBridge, "-j", "DROP"); err != nil {
+	if err := bridgeChain(openBridge, nil); err != nil {
 		return fail(err)
 	}
 	// DOCKER-USER exists once Docker has started with iptables enabled.
@@ -169,51 +212,67 @@ func installFirewall(proxyBridge, openBridge string, gw netip.Addr, port int) er
 	return nil
 }
 
-// inOrder reports whether INPUT holds an ACCEPT from bridge before a DROP
-// from it, both present (-C).
-func inOrder(bridge string, accept, drop []string) bool {
-	for _, r := range [][]string{accept, drop} {
-		if iptables(append([]string{"-C", "INPUT"}, r...)...) != nil {
-			return false
+// bridgeChain makes bridge's chain end in a DROP, with accept (if any)
+// above it, and jumps to it from the top of INPUT. An ACCEPT is only ever
+// inserted at the chain's top and the DROP only appended, so the ACCEPTs
+// of every server that shares the bridge stay above the DROP. Rules an
+// earlier release put in INPUT itself for the bridge go.
+func bridgeChain(bridge string, accept []string) error {
+	chain := FirewallChain(bridge)
+	if iptables("-S", chain) != nil {
+		if err := iptables("-N", chain); err != nil && iptables("-S", chain) != nil {
+			return err
 		}
 	}
-	out, err := exec.Command("iptables", "-w", "-S", "INPUT").Output()
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.Contains(line, " -i "+bridge+" ") {
-			continue
+	if accept != nil && iptables(append([]string{"-C", chain}, accept...)...) != nil {
+		if err := iptables(append([]string{"-I", chain, "1"}, accept...)...); err != nil {
+			return err
 		}
-		// The first rule naming the bridge decides.
-		return strings.HasSuffix(line, "-j ACCEPT")
 	}
-	return false
+	if iptables("-C", chain, "-j", "DROP") != nil {
+		if err := iptables("-A", chain, "-j", "DROP"); err != nil {
+			return err
+		}
+	}
+	deleteRules("INPUT", bridge, func(line string) bool { return !strings.HasSuffix(line, " -j "+chain) })
+	return ensureRule("filter", "INPUT", "-i", bridge, "-j", chain)
 }
 
-// removeFirewall deletes every rule that names bridge.
-func removeFirewall(bridge string) {
-	for _, chain := range []string{"INPUT", "DOCKER-USER"} {
-		out, err := exec.Command("iptables", "-w", "-S", chain).Output()
-		if err != nil {
+// deleteRules deletes the rules of chain that name bridge and that match
+// accepts.
+func deleteRules(chain, bridge string, match func(line string) bool) {
+	out, err := exec.Command("iptables", "-w", "-S", chain).Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "-A "+chain+" ") || !strings.Contains(line, " -i "+bridge+" ") || !match(line) {
 			continue
 		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if !strings.HasPrefix(line, "-A "+chain+" ") || !strings.Contains(line, " -i "+bridge+" ") {
-				continue
-			}
-			_ = iptables(append([]string{"-D"}, strings.Fields(line)[1:]...)...)
-		}
+		_ = iptables(append([]string{"-D"}, strings.Fields(line)[1:]...)...)
+	}
+}
+
+// RemoveFirewall deletes every rule that names bridge, and its chain.
+func RemoveFirewall(bridge string) {
+	all := func(string) bool { return true }
+	deleteRules("INPUT", bridge, all)
+	deleteRules("DOCKER-USER", bridge, all)
+	chain := FirewallChain(bridge)
+	if iptables("-F", chain) == nil {
+		_ = iptables("-X", chain)
 	}
 }
 
 // networkMode is the Docker network a sandbox in policy n joins.
 func (p *Provider) networkMode(n provider.NetworkPolicy) string {
-	switch n {
-	case provider.NetworkProxy:
-		return p.cfg.Networks.Proxy
-	case provider.NetworkOpen:
-		return p.cfg.Networks.Open
+	nets := p.nets.Load()
+	switch {
+	case nets == nil:
+	case n == provider.NetworkProxy:
+		return nets.Proxy
+	case n == provider.NetworkOpen:
+		return nets.Open
 	}
 	return "none"
 }
@@ -225,7 +284,7 @@ func (p *Provider) networkMode(n provider.NetworkPolicy) string {
 // apply to them as to runc's. What gVisor bypasses is the container's own
 // namespace's rules, and with them Docker's embedded DNS (see resolvConf).
 func (p *Provider) offeredNetworks() []provider.NetworkPolicy {
-	if p.cfg.Networks == nil || !p.netReady.Load() {
+	if p.nets.Load() == nil {
 		return []provider.NetworkPolicy{provider.NetworkNone}
 	}
 	return []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen}

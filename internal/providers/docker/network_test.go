@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
 )
@@ -28,14 +29,7 @@ func (e *env) networkProvider(t *testing.T, proxyPort int) (*docker.Provider, *d
 	t.Helper()
 	suffix := uuid.NewString()[:8]
 	nets := &docker.Networks{Proxy: "pdk-test-p-" + suffix, Open: "pdk-test-o-" + suffix, ProxyPort: proxyPort}
-	p, err := docker.New(docker.Config{
-		Name: e.flavour.name, Runtime: e.flavour.runtime,
-		Instance: e.instance, ShimPath: e.shim, RunDir: e.runDir, DiskDir: e.diskDir,
-		StartTimeout: 30 * time.Second, Networks: nets,
-	}, slog.New(slog.NewTextHandler(t.Output(), nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.providerOn(t, e.instance, nets)
 	t.Cleanup(func() {
 		sweep(e.instance) // containers first: a network in use cannot go
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -43,9 +37,113 @@ func (e *env) networkProvider(t *testing.T, proxyPort int) (*docker.Provider, *d
 		if err := p.RemoveNetworks(ctx); err != nil {
 			t.Errorf("RemoveNetworks: %v", err)
 		}
-		p.Close()
 	})
 	return p, nets
+}
+
+// providerOn returns a provider of e, labelled instance, whose egress
+// networks are nets.
+func (e *env) providerOn(t *testing.T, instance string, nets *docker.Networks) *docker.Provider {
+	t.Helper()
+	p, err := docker.New(docker.Config{
+		Name: e.flavour.name, Runtime: e.flavour.runtime,
+		Instance: instance, ShimPath: e.shim, RunDir: e.runDir, DiskDir: e.diskDir,
+		StartTimeout: 30 * time.Second, Networks: nets,
+	}, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// TestFirewallKeepsEveryProxyPort: a second server of the installation on
+// the same proxy network, with another proxy port, adds its ACCEPT without
+// putting a DROP above the first one's: sandboxes reach both proxies, and
+// still nothing else on the host.
+func TestFirewallKeepsEveryProxyPort(t *testing.T) {
+	e := newEnv(t)
+	first, nets := e.networkProvider(t, freePort(t))
+	firstAddr, err := first.SetupNetworks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostServer(t, firstAddr.String(), "first")
+	h := e.sandboxIn(t, first, provider.NetworkProxy)
+	if !e.reaches(t, first, h, firstAddr.String()) {
+		t.Fatal("a proxy sandbox cannot reach its proxy")
+	}
+
+	second := e.providerOn(t, e.instance, &docker.Networks{Proxy: nets.Proxy, Open: nets.Open, ProxyPort: freePort(t)})
+	secondAddr, err := second.SetupNetworks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostServer(t, secondAddr.String(), "second")
+	onBridge := hostServer(t, firstAddr.Addr().String()+":0", "bridge-address")
+	if !e.reaches(t, first, h, firstAddr.String()) {
+		t.Error("the second server's rules cut the first server's sandboxes off from their proxy")
+	}
+	if !e.reaches(t, first, h, secondAddr.String()) {
+		t.Error("a proxy sandbox cannot reach the second server's proxy")
+	}
+	if e.reaches(t, first, h, onBridge) {
+		t.Error("a proxy sandbox reached the host beside the proxies")
+	}
+	// Set up again, in either order, the rules stay as they are.
+	for _, p := range []*docker.Provider{first, second} {
+		if _, err := p.SetupNetworks(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !e.reaches(t, first, h, firstAddr.String()) || !e.reaches(t, first, h, secondAddr.String()) {
+		t.Error("setting the networks up again cut a proxy off")
+	}
+}
+
+// TestNetworksOfAnotherInstallation: a network carrying another
+// installation's label is refused, with a message that names the settings
+// to change; the networks of earlier releases are taken over only by the
+// installation whose label they carry.
+func TestNetworksOfAnotherInstallation(t *testing.T) {
+	e := newEnv(t)
+	mine, nets := e.networkProvider(t, freePort(t))
+	addr, err := mine.SetupNetworks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.instance + "-other"
+	theirs := e.providerOn(t, other, &docker.Networks{Proxy: nets.Proxy, Open: nets.Open, ProxyPort: nets.ProxyPort})
+	_, err = theirs.SetupNetworks(t.Context())
+	if e, ok := errdefs.Public(err); !ok || e.Code != docker.CodeNetworkForeign ||
+		!strings.Contains(e.Message, "PADDOCK_EGRESS_PROXY_NETWORK") || !strings.Contains(e.Message, other) {
+		t.Fatalf("SetupNetworks on another installation's network = %v, want %s naming the settings", err, docker.CodeNetworkForeign)
+	}
+	if got := theirs.Capabilities().Networks; !slices.Equal(got, []provider.NetworkPolicy{provider.NetworkNone}) {
+		t.Fatalf("networks offered after the refusal = %v, want none only", got)
+	}
+
+	// The same names as an earlier release's: this installation takes
+	// them over, the other makes its own.
+	suffix := uuid.NewString()[:8]
+	earlier := &docker.Networks{Proxy: nets.Proxy, Open: nets.Open}
+	again := e.providerOn(t, e.instance, &docker.Networks{Proxy: "pdk-test-p-" + suffix, Open: "pdk-test-o-" + suffix, ProxyPort: nets.ProxyPort, Earlier: earlier})
+	if got, err := again.SetupNetworks(t.Context()); err != nil || got != addr {
+		t.Fatalf("SetupNetworks with the earlier networks its own = %v, %v; want %v", got, err, addr)
+	}
+	theirs = e.providerOn(t, other, &docker.Networks{Proxy: "pdk-test-p-" + suffix + "x", Open: "pdk-test-o-" + suffix + "x", ProxyPort: nets.ProxyPort, Earlier: earlier})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = theirs.RemoveNetworks(ctx)
+	})
+	got, err := theirs.SetupNetworks(t.Context())
+	if err != nil || got.Addr() == addr.Addr() {
+		t.Fatalf("SetupNetworks of another installation with earlier networks not its own = %v, %v; want networks of its own", got, err)
+	}
+	if _, err := e.cli.NetworkInspect(t.Context(), "pdk-test-p-"+suffix+"x", network.InspectOptions{}); err != nil {
+		t.Fatalf("the other installation's own proxy network: %v", err)
+	}
 }
 
 // hostServer answers "ok-NAME" to every connection on addr.
@@ -174,10 +272,10 @@ func testKeepTheHostAway(t *testing.T, fl flavour) {
 		t.Errorf("no rule keeps open sandboxes from the metadata range: %v", err)
 	}
 
-	// The control: without the INPUT drop the host is reachable, so the
-	// probes above do see a hole when there is one.
+	// The control: without the drop the host is reachable, so the probes
+	// above do see a hole when there is one.
 	for _, bridge := range []string{proxyBridge, openBridge} {
-		for exec.Command("iptables", "-w", "-D", "INPUT", "-i", bridge, "-j", "DROP").Run() == nil {
+		for exec.Command("iptables", "-w", "-D", docker.FirewallChain(bridge), "-j", "DROP").Run() == nil {
 		}
 	}
 	if !e.reaches(t, p, proxied, onBridge) {

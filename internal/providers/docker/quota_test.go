@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/providers/docker"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestDiskQuota: writing past a workspace's quota fails inside the sandbox
@@ -66,21 +67,29 @@ func testDiskQuota(t *testing.T, fl flavour) {
 	}
 }
 
-// TestDiskQuotaSurvivesRemount: after the host loses its mounts (a
-// reboot), the next sandbox on the workspace gets the same filesystem back,
-// files and quota.
+// TestDiskQuotaSurvivesRemount: a workspace's disk holds a loop device
+// only while a sandbox has it: destroying the sandbox unmounts it and
+// detaches the loop device, and the next sandbox on the workspace gets the
+// same filesystem back, files and quota (as after a reboot, when the host
+// has lost its mounts).
 func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	e := newEnv(t)
 	spec := e.spec()
 	spec.Resources.DiskMB = 32
 	h := e.started(t, spec)
 	e.mustExec(t, h.ID, "sh", "-c", "echo kept > /workspace/note")
+	img, mnt := filepath.Join(e.diskDir, spec.Workspace+".img"), filepath.Join(e.diskDir, spec.Workspace)
+	if n := len(testenv.LoopsOf(img)); n != 1 {
+		t.Fatalf("a running sandbox's workspace is on %d loop devices, want 1", n)
+	}
 	if err := e.p.Destroy(t.Context(), h); err != nil {
 		t.Fatal(err)
 	}
-	mnt := filepath.Join(e.diskDir, spec.Workspace)
-	if err := syscall.Unmount(mnt, 0); err != nil {
-		t.Fatal(err)
+	if loops := testenv.LoopsOf(img); len(loops) > 0 {
+		t.Fatalf("the workspace of a destroyed sandbox still holds loop devices %v", loops)
+	}
+	if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), " "+mnt+" ") {
+		t.Fatal("the workspace of a destroyed sandbox is still mounted")
 	}
 	spec2 := e.spec()
 	spec2.Workspace, spec2.Resources.DiskMB = spec.Workspace, 32
@@ -90,6 +99,23 @@ func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	}
 	if out, code := e.execIn(t, h2.ID, "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=64 2>&1"); code == 0 {
 		t.Fatalf("the quota is gone after a remount: %s", out)
+	}
+}
+
+// TestDiskImageStartsSmall: a workspace of the default quota (10 GiB)
+// costs the host little disk until it is written to: its image is sparse,
+// and making its filesystem writes no more than the metadata.
+func TestDiskImageStartsSmall(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	spec.Resources.DiskMB = 0 // the default
+	e.started(t, spec)
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(e.diskDir, spec.Workspace+".img"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size != docker.DefaultDiskMB<<20 || st.Blocks*512 > 16<<20 {
+		t.Fatalf("a new default workspace's image: size %d, %d bytes allocated; want %d, at most 16 MiB", st.Size, st.Blocks*512, docker.DefaultDiskMB<<20)
 	}
 }
 

@@ -25,23 +25,47 @@ const runDirSize = "64m"
 // privateRunDir mounts a tmpfs at runDir unless it is a mount already. A
 // run directory that holds anything (sockets of running sandboxes, left by
 // a server from before run directories were mounts) is left as it is, and
-// private is false.
-func privateRunDir(runDir string) (private bool, err error) {
-	mounted, err := isMountPoint(runDir)
-	if err != nil || mounted {
-		return mounted, err
+// private is false. mounted says this call made the mount.
+func privateRunDir(runDir string) (private, mounted bool, err error) {
+	private, err = isMountPoint(runDir)
+	if err != nil || private {
+		return private, false, err
 	}
 	entries, err := os.ReadDir(runDir)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if len(entries) > 0 {
-		return false, nil
+		return false, false, nil
 	}
 	if err := unix.Mount("paddock-run", runDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size="+runDirSize); err != nil {
-		return false, fmt.Errorf("mount a tmpfs at %s: %w", runDir, err)
+		return false, false, fmt.Errorf("mount a tmpfs at %s: %w", runDir, err)
 	}
-	return true, nil
+	return true, true, nil
+}
+
+// ReleaseRunDir undoes what New did to the run directory when the server
+// that made the provider fails to start: it unmounts the tmpfs that New
+// mounted, unless a sandbox has a directory in it by now. A run directory
+// that was a mount already (a restart, with sandboxes running) is kept.
+func (p *Provider) ReleaseRunDir() error {
+	if !p.mountedRunDir {
+		return nil
+	}
+	entries, err := os.ReadDir(p.cfg.RunDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			return nil // a sandbox's socket directory
+		}
+	}
+	if err := unix.Unmount(p.cfg.RunDir, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmount the run directory %s: %w", p.cfg.RunDir, err)
+	}
+	p.mountedRunDir = false
+	return nil
 }
 
 // copyShim puts a copy of the shim at runDir/paddock-shim-<hash of its
