@@ -282,7 +282,7 @@ func (s *Service) DeleteProject(ctx context.Context, p store.Project) error {
 		if rt, err = s.store.GetRuntime(ctx, rt.ID); err != nil {
 			return err
 		}
-		if rt, err = s.release(ctx, rt, "project_deleted", store.RuntimeIdle); err != nil {
+		if rt, err = s.release(ctx, rt, KillProjectDeleted, store.RuntimeIdle); err != nil {
 			return err
 		}
 		if rt, err = s.dropSnapshot(ctx, rt); err != nil {
