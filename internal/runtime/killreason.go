@@ -13,4 +13,3 @@ const (
 	KillInterrupted     = "interrupted"      // the server stopped in the middle of a start
 	KillExited          = "exited"           // the compute stopped by itself
 )
-
