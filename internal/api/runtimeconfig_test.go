@@ -297,6 +297,8 @@ func TestConfigureRuntime(t *testing.T) {
 	}{
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"not a rule!"}}}, "invalid_network_rule"},
 		{client.RuntimePatch{Network: &client.NetworkPatch{Mode: "wide"}}, "invalid_network"},
+		// The mode is none now: a rule given would apply to nothing.
+		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"pypi.org"}}}, "network_rules_need_proxy"},
 		{client.RuntimePatch{MemoryMB: new(int64)}, "invalid_resources"},
 	} {
 		if r := env.Must(t, 400, "PATCH", rtPath, tc.body); r.Code() != tc.code {
