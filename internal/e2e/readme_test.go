@@ -105,12 +105,11 @@ var readmePorts = regexp.MustCompile(`\b(8080|8081)\b`)
 // binaries in ./bin, data in ./data, the default image) with the settings
 // the README's server blocks name, in bash, with PATH holding the
 // binaries and $ADMIN_KEY the key the first start printed. It runs in a
-// directory and HOME of its own, with its own instance id and ports.
+// directory and HOME of its own, with its own instance id and ports. The
+// README names its providers itself, so PADDOCK_TEST_PROVIDER changes
+// nothing here.
 func TestReadme(t *testing.T) {
 	testenv.RequireDocker(t, testenv.DefaultImage, "paddock/all-harness:bookworm")
-	if name, _ := testenv.TestProvider(t); name != "docker" {
-		t.Skip("the README names its providers itself; it runs once, in the docker pass")
-	}
 	blocks := readmeBlocks(t, filepath.Join(testenv.RepoRoot(t), "README.md"))
 	env, flags := serverSettings(blocks)
 
