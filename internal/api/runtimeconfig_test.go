@@ -306,6 +306,8 @@ func TestConfigureRuntime(t *testing.T) {
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"[::ffff:127.0.0.1]:80"}}}, "internal_address_not_allowed"},
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"0x7f.1:8080"}}}, "internal_address_not_allowed"},
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"172.17.0.1:8080"}}}, "internal_address_not_allowed"},
+		// The mode is none now: a rule given would apply to nothing.
+		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"pypi.org"}}}, "network_rules_need_proxy"},
 		{client.RuntimePatch{MemoryMB: new(int64)}, "invalid_resources"},
 	} {
 		if r := env.Must(t, 400, "PATCH", rtPath, tc.body); r.Code() != tc.code {

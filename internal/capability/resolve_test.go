@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/shim"
 )
 
 // alpha and beta ship agents, skills, tools, MCP servers and workers with
@@ -280,5 +282,13 @@ func TestFlagValues(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("the error does not name the flag: %v", err)
+	}
+}
+
+// TestBinDirIsTheAgentsToolsDir: the agent puts BinDir on every process's
+// PATH under its own name for it (it imports nothing of the control plane).
+func TestBinDirIsTheAgentsToolsDir(t *testing.T) {
+	if BinDir != shim.ToolsDir {
+		t.Fatalf("capability.BinDir %q, the agent's shim.ToolsDir %q", BinDir, shim.ToolsDir)
 	}
 }

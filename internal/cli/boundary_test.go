@@ -24,6 +24,7 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/paddockhq/paddock/internal/cli/clitest": true,
 		"github.com/paddockhq/paddock/internal/auth/wallet": true,
 		"github.com/spf13/cobra":                            true,
+		"github.com/spf13/pflag":                            true,
 		"golang.org/x/term":                                 true,
 	}
 	for _, dir := range []string{".", "clitest"} {

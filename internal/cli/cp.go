@@ -152,6 +152,9 @@ func (a *app) download(ctx context.Context, t target, src, dst string) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	if err := checkLocalDir(dst, to); err != nil {
+		return err
+	}
 	if fi.IsDir() {
 		rc, err := t.c.DownloadTar(ctx, t.org, t.ws, t.rid, src)
 		if err != nil {
@@ -168,17 +171,38 @@ func (a *app) download(ctx context.Context, t target, src, dst string) error {
 	return writeLocalFile(to, r, fs.FileMode(fi.Mode&0o777))
 }
 
+// checkLocalDir refuses a local destination whose directory does not
+// exist, naming the directory the user gave.
+func checkLocalDir(dst, to string) error {
+	dir := filepath.Dir(to)
+	if strings.HasSuffix(dst, "/") || strings.HasSuffix(dst, string(filepath.Separator)) {
+		dir = dst
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("local directory %s does not exist", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
 // writeLocalFile writes r to name through a temporary file beside it, so
-// that a failed copy leaves nothing half-written.
+// that a failed copy leaves nothing half-written. Its errors name name,
+// never the temporary file.
 func writeLocalFile(name string, r io.Reader, mode fs.FileMode) (retErr error) {
 	f, err := os.CreateTemp(filepath.Dir(name), ".paddock-cp-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot write %s: %w", name, pathless(err))
 	}
 	defer func() {
 		if retErr != nil {
 			_ = f.Close()
 			_ = os.Remove(f.Name())
+			retErr = fmt.Errorf("cannot write %s: %w", name, pathless(retErr))
 		}
 	}()
 	if _, err := io.Copy(f, r); err != nil {
@@ -355,4 +379,18 @@ func replaceable(p string) error {
 		return fmt.Errorf("%s is a directory", p)
 	}
 	return os.Remove(p)
+}
+
+// pathless is err without the path of an *fs.PathError or *os.LinkError,
+// which would name a temporary file.
+func pathless(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }

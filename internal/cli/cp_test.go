@@ -127,3 +127,24 @@ func TestTarRoundTrip(t *testing.T) {
 		t.Fatalf("link %q %v", l, err)
 	}
 }
+
+// TestCopyToAMissingLocalDirectory: a download into a directory that does
+// not exist names that directory, and no error names the temporary file a
+// download goes through.
+func TestCopyToAMissingLocalDirectory(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nodir")
+	for _, dst := range []string{filepath.Join(missing, "f.txt"), missing + "/"} {
+		err := checkLocalDir(dst, dst)
+		if err == nil || !strings.Contains(err.Error(), "local directory "+missing) || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("checkLocalDir(%q): %v", dst, err)
+		}
+	}
+	if err := checkLocalDir(filepath.Join(dir, "f.txt"), filepath.Join(dir, "f.txt")); err != nil {
+		t.Errorf("an existing directory: %v", err)
+	}
+	err := writeLocalFile(filepath.Join(missing, "f.txt"), strings.NewReader("x"), 0o644)
+	if err == nil || strings.Contains(err.Error(), ".paddock-cp") || !strings.Contains(err.Error(), filepath.Join(missing, "f.txt")) {
+		t.Errorf("writeLocalFile into a missing directory: %v", err)
+	}
+}

@@ -176,24 +176,71 @@ func (a *app) keyListCmd(sc *keyScope) *cobra.Command {
 
 func (a *app) keyRevokeCmd(sc *keyScope) *cobra.Command {
 	return &cobra.Command{
-		Use:     "revoke KEY_ID",
+		Use:     "revoke KEY",
 		Aliases: []string{"rm"},
 		Short:   "Revoke an API key: yours, or any of the org's for an admin; it is refused from then on",
-		Args:    exactArgs("KEY_ID"),
+		Long: `Revoke an API key, named by its id or by its prefix (pdk_ and six characters,
+as 'paddock key ls' shows). The key is refused from then on.`,
+		Example: `  paddock key revoke pdk_3a9f1c
+  paddock key revoke 0b8e2c1a-5d4f-4e8a-9c7b-2f1e0d3c4b5a`,
+		Args: exactArgs("KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.keySession(sc)
 			if err != nil {
 				return err
 			}
+			id, err := a.keyID(cmd.Context(), s, sc.installation, args[0])
+			if err != nil {
+				return err
+			}
 			if sc.installation {
-				err = s.c.RevokeInstallationKey(cmd.Context(), args[0])
+				err = s.c.RevokeInstallationKey(cmd.Context(), id)
 			} else {
-				err = s.c.RevokeKey(cmd.Context(), s.org, args[0])
+				err = s.c.RevokeKey(cmd.Context(), s.org, id)
 			}
 			if err != nil {
 				return err
 			}
-			return a.done("revoked", "revoked key %s", args[0])
+			return a.done("revoked", "revoked key %s", id)
 		},
 	}
+}
+
+// keyID resolves a KEY argument: a key id as is, a key's prefix (pdk_...,
+// as key ls shows) to the id of the one key of the org (or installation)
+// that has it.
+func (a *app) keyID(ctx context.Context, s session, installation bool, arg string) (string, error) {
+	if !strings.HasPrefix(arg, keyPrefix) {
+		return arg, nil
+	}
+	var ids []string
+	page := client.ListOptions{Limit: 100}
+	for {
+		var l client.List[client.APIKey]
+		var err error
+		if installation {
+			l, err = s.c.ListInstallationKeys(ctx, page)
+		} else {
+			l, err = s.c.ListKeys(ctx, s.org, page)
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, k := range l.Items {
+			if k.Prefix == arg && k.RevokedAt == nil {
+				ids = append(ids, k.ID)
+			}
+		}
+		if l.NextCursor == "" {
+			break
+		}
+		page.Cursor = l.NextCursor
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("no key with prefix %s that is not revoked (see paddock key ls)", arg)
+	case 1:
+		return ids[0], nil
+	}
+	return "", fmt.Errorf("%d keys have the prefix %s; revoke one by its id (see paddock key ls)", len(ids), arg)
 }

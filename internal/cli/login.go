@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,9 @@ import (
 // sessionPrefix starts every session token (PASETO v4.local); an API key
 // starts with pdk_.
 const sessionPrefix = "v4.local."
+
+// keyPrefix starts every API key, and the prefix key ls shows.
+const keyPrefix = "pdk_"
 
 func (a *app) loginCmd() *cobra.Command {
 	var (
@@ -91,6 +95,14 @@ credential that sees exactly one org makes it the default.`,
 			if signedIn != nil || strings.HasPrefix(key, sessionPrefix) {
 				cfg.APIKey, cfg.SessionToken = "", key
 			}
+			var dropped []string
+			if sc.org == "" {
+				// Defaults the new credential cannot see would fail the next
+				// command for an org or workspace the user never named here.
+				if dropped, err = keepVisibleDefaults(cmd.Context(), c, &cfg); err != nil {
+					return err
+				}
+			}
 			if sc.org != "" {
 				if _, err := c.GetOrg(cmd.Context(), sc.org); err != nil {
 					return err
@@ -134,6 +146,9 @@ credential that sees exactly one org makes it the default.`,
 			} else {
 				fmt.Fprintf(a.env.Stdout, "Logged in to %s; saved to %s\n", cfg.URL, path)
 			}
+			for _, d := range dropped {
+				fmt.Fprintf(a.env.Stdout, "Dropped the default %s: this credential cannot see it\n", d)
+			}
 			if cfg.Org != "" {
 				fmt.Fprintf(a.env.Stdout, "Default org: %s\n", cfg.Org)
 			}
@@ -149,6 +164,35 @@ credential that sees exactly one org makes it the default.`,
 	f.StringVar(&sc.org, "org", "", "save a default org")
 	f.StringVar(&sc.ws, "ws", "", "save a default workspace")
 	return cmd
+}
+
+// keepVisibleDefaults clears cfg's default org and workspace where the
+// credential of c cannot see them (404 or 403), and says which it dropped.
+func keepVisibleDefaults(ctx context.Context, c *client.Client, cfg *fileConfig) ([]string, error) {
+	hidden := func(err error) bool {
+		return errors.Is(err, client.ErrNotFound) || errors.Is(err, client.ErrPermissionDenied)
+	}
+	var dropped []string
+	if cfg.Org != "" {
+		if _, err := c.GetOrg(ctx, cfg.Org); hidden(err) {
+			dropped = append(dropped, "org "+cfg.Org)
+			if cfg.Workspace != "" {
+				dropped = append(dropped, "workspace "+cfg.Workspace)
+			}
+			cfg.Org, cfg.Workspace = "", ""
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Org != "" && cfg.Workspace != "" {
+		if _, err := c.GetWorkspace(ctx, cfg.Org, cfg.Workspace); hidden(err) {
+			dropped = append(dropped, "workspace "+cfg.Workspace)
+			cfg.Workspace = ""
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return dropped, nil
 }
 
 // readKey reads an API key: the first line of r, trimmed.

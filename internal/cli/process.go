@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -174,6 +175,27 @@ when the sandbox has reached its process limit. ` + runtimeArg,
 	return cmd
 }
 
+// bashWithoutPackage goes before cobra's bash script, which calls three
+// functions of the bash-completion package: where that package is not
+// loaded, it defines them, minimally.
+const bashWithoutPackage = `# Without the bash-completion package: the functions of it this script uses.
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+_get_comp_words_by_ref() {
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+}
+fi
+if ! declare -F _filedir >/dev/null 2>&1; then
+_filedir() {
+    local IFS=$'\n'
+    if [[ ${1-} == -d ]]; then COMPREPLY+=($(compgen -d -- "$cur")); else COMPREPLY+=($(compgen -f -- "$cur")); fi
+}
+fi
+
+`
+
 // completionCmd is `paddock completion bash|zsh|fish`.
 func (a *app) completionCmd() *cobra.Command {
 	return &cobra.Command{
@@ -183,7 +205,11 @@ func (a *app) completionCmd() *cobra.Command {
 or install it where the shell looks for completions:
 
   source <(paddock completion bash)                                  # bash, now
-  paddock completion bash > /etc/bash_completion.d/paddock           # bash, always
+  paddock completion bash > ~/.local/share/bash-completion/completions/paddock   # bash, always (or: add the line above to ~/.bashrc)
+
+Runtime and project names, --org and --ws, and the values of flags such as
+--network complete from the server. The bash script needs no
+bash-completion package.
   paddock completion zsh > "${fpath[1]}/_paddock"                     # zsh
   paddock completion fish > ~/.config/fish/completions/paddock.fish  # fish`,
 		ValidArgs: []string{"bash", "zsh", "fish"},
@@ -192,6 +218,9 @@ or install it where the shell looks for completions:
 			root, w := cmd.Root(), a.env.Stdout
 			switch args[0] {
 			case "bash":
+				if _, err := io.WriteString(w, bashWithoutPackage); err != nil {
+					return err
+				}
 				return root.GenBashCompletionV2(w, true)
 			case "zsh":
 				return root.GenZshCompletion(w)

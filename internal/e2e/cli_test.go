@@ -45,6 +45,7 @@ func TestCLISandboxCommands(t *testing.T) {
 			{name: "-n keeps stdin back", stdin: "piped\n", args: []string{"exec", "-n", "p1", "--", "sh", "-c", "cat; echo end"}, wantOut: "end\n"},
 			{name: "killed by a signal", args: []string{"exec", "p1", "--", "sh", "-c", "kill -TERM $$"}, wantCode: 128 + 15},
 			{name: "timeout", args: []string{"exec", "--timeout", "100ms", "p1", "--", "sleep", "30"}, wantErrSub: "timed out", wantCode: 128 + 9},
+			{name: "the capabilities' tools on PATH, after the image's", args: []string{"exec", "p1", "--", "sh", "-c", "echo ${PATH##*:}"}, wantOut: "/workspace/.paddock/capabilities/bin\n"},
 			{name: "a missing command", args: []string{"exec", "p1", "--", "no-such-command"}, wantErrSub: "(command_not_found)", wantCode: 127},
 			{name: "no command", args: []string{"exec", "p1"}, wantErrSub: "expected a COMMAND", wantCode: cli.ExitUsage},
 			{name: "two runtimes before --", args: []string{"exec", "p1", "p2", "--", "true"}, wantErrSub: "expected one RUNTIME", wantCode: cli.ExitUsage},
@@ -184,10 +185,14 @@ func TestCLISandboxCommands(t *testing.T) {
 			{"both local", []string{"cp", local, local}, "RUNTIME:PATH", cli.ExitUsage},
 			{"missing remote file", []string{"cp", "p1:/nope", local}, "(file_not_found)", cli.ExitError},
 			{"read-only root", []string{"cp", filepath.Join(src, "a.txt"), "p1:/etc/a.txt"}, "(read_only_filesystem)", cli.ExitError},
+			{"a missing local directory", []string{"cp", "p1:/workspace/b.txt", filepath.Join(local, "nodir", "b.txt")},
+				"error: local directory " + filepath.Join(local, "nodir") + " does not exist\n", cli.ExitError},
+			{"a missing local directory, with a slash", []string{"cp", "p1:/workspace/b.txt", filepath.Join(local, "nodir") + "/"},
+				"error: local directory " + filepath.Join(local, "nodir") + "/ does not exist\n", cli.ExitError},
 		}
 		for _, tt := range errCases {
 			t.Run(tt.name, func(t *testing.T) {
-				if _, errOut, code := clitest.Run(t, env, tt.args...); code != tt.code || !strings.Contains(errOut, tt.wantSub) {
+				if _, errOut, code := clitest.Run(t, env, tt.args...); code != tt.code || !strings.Contains(errOut, tt.wantSub) || strings.Contains(errOut, ".paddock-cp") {
 					t.Fatalf("exit %d, stderr %q", code, errOut)
 				}
 			})
@@ -282,7 +287,9 @@ func TestCLISandboxCommands(t *testing.T) {
 		s.env.Must(t, 200, "POST", s.rtPath+"/reset", nil)
 		defer s.env.Must(t, 200, "POST", s.rtPath+"/start", nil)
 		for _, args := range [][]string{{"exec", "p1", "true"}, {"cp", "p1:/tmp", t.TempDir()}, {"shell", "p1"}} {
-			if _, errOut, code := clitest.Run(t, env, args...); code != cli.ExitError || !strings.Contains(errOut, "(runtime_not_running)") {
+			// The runtime is named as the user named it, not by its id.
+			if _, errOut, code := clitest.Run(t, env, args...); code != cli.ExitError || !strings.Contains(errOut, "(runtime_not_running)") ||
+				!strings.Contains(errOut, "runtime p1 ") || strings.Contains(errOut, s.rid) {
 				t.Fatalf("%v: exit %d %q", args, code, errOut)
 			}
 		}

@@ -27,8 +27,12 @@ func BenchmarkNetworkStart(b *testing.B) {
 				n++
 				name := fmt.Sprintf("%s-%d", mode, n)
 				t0 := time.Now()
+				network := &pc.NetworkPolicy{Mode: mode}
+				if mode == pc.NetworkProxy {
+					network.Allow = []string{"pypi.org"} // rules apply only in proxy mode
+				}
 				p, err := c.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: name, Runtime: &pc.RuntimeConfig{
-					Image: testenv.DefaultImage, MemoryMB: 256, Network: &pc.NetworkPolicy{Mode: mode, Allow: []string{"pypi.org"}},
+					Image: testenv.DefaultImage, MemoryMB: 256, Network: network,
 				}})
 				if err != nil {
 					return 0, err

@@ -12,15 +12,6 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// Kill reasons recorded on ledger rows.
-const (
-	KillDeleted         = "deleted"
-	KillReset           = "reset"
-	KillProvisionFailed = "provision_failed"
-	KillProjectDeleted  = "project_deleted"
-	KillVanished        = "vanished"
-)
-
 // Start provisions a sandbox for an idle or archived runtime: a ledger row
 // of kind runtime is written in state starting, the provider creates and
 // starts the compute (or a warm sandbox is claimed), and the row and

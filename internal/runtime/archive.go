@@ -9,9 +9,6 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// KillArchived is the kill reason of a sandbox whose runtime was archived.
-const KillArchived = "archived"
-
 // archiveAfter is how long rt may stay paused before it is archived;
 // negative means never.
 func (s *Service) archiveAfter(rt store.Runtime) time.Duration {

@@ -90,6 +90,9 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		if err != nil {
 			return rt, err
 		}
+		if err := checkRulesApply(resolved.Network.Mode, deref(patch.Allow), deref(patch.Deny)); err != nil {
+			return rt, err
+		}
 		if err := s.checkOffered(ctx, resolved); err != nil {
 			return rt, err
 		}
@@ -116,6 +119,15 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		return updated, nil
 	})
 	return rt, change, err
+}
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func set[T any](dst *T, v *T) {

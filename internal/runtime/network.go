@@ -23,3 +23,18 @@ func (s *Service) checkNetwork(n store.NetworkConfig) error {
 	}
 	return s.guard.CheckPolicy(pol)
 }
+
+// checkRulesApply refuses allow or deny rules given for a runtime whose
+// network is none, where nothing would apply them. Rules kept from before
+// a switch to none are not given: they apply again in proxy mode.
+func checkRulesApply(mode string, allow, deny []string) error {
+	if mode == string(provider.NetworkNone) && len(allow)+len(deny) > 0 {
+		return errdefs.InvalidArgument(CodeRulesNeedProxy,
+			"network rules (allow %v, deny %v) apply only in proxy mode, and this runtime's network is none: set mode proxy, or drop the rules", allow, deny)
+	}
+	return nil
+}
+
+// CodeRulesNeedProxy refuses allow or deny rules on a runtime with no
+// network, where nothing would apply them.
+const CodeRulesNeedProxy = "network_rules_need_proxy"

@@ -49,7 +49,7 @@ func TestRulesNamingInternalAddresses(t *testing.T) {
 	}
 	_, _, err = s.CreateProject(ctx, ws, "bad", "", ConfigRequest{Network: store.NetworkConfig{Allow: []string{"127.0.0.0/8"}}})
 	refused("create", err)
-	_, rt, err := s.CreateProject(ctx, ws, "p", "", ConfigRequest{Network: store.NetworkConfig{Allow: []string{"pypi.org", "10.20.1.0/24"}}})
+	_, rt, err := s.CreateProject(ctx, ws, "p", "", ConfigRequest{Network: store.NetworkConfig{Mode: "proxy", Allow: []string{"pypi.org", "10.20.1.0/24"}}})
 	if err != nil {
 		t.Fatalf("a range the installation opened: %v", err)
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -82,7 +83,7 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	case len(c.Image) > 255:
 		return c, errdefs.InvalidArgument("invalid_image", "image reference is longer than 255 characters")
 	case c.CPUMillis < 100 || c.CPUMillis > d.MaxCPUMillis:
-		return c, errdefs.InvalidArgument("invalid_resources", "cpu_millis must be between 100 and %d", d.MaxCPUMillis)
+		return c, errdefs.InvalidArgument("invalid_resources", "%s cores is out of range: cpu must be between 0.1 and %s cores (cpu_millis 100 to %d)", cores(c.CPUMillis), cores(d.MaxCPUMillis), d.MaxCPUMillis)
 	case c.MemoryMB < 32 || c.MemoryMB > d.MaxMemoryMB:
 		return c, errdefs.InvalidArgument("invalid_resources", "memory_mb must be between 32 and %d", d.MaxMemoryMB)
 	case c.PidsLimit < 16 || c.PidsLimit > 65536:
@@ -170,10 +171,10 @@ func (s *Service) checkOffered(ctx context.Context, c store.RuntimeConfig) error
 		return err
 	}
 	if host.CPUMillis > 0 && c.CPUMillis > host.CPUMillis {
-		return errdefs.FailedPrecondition(CodeExceedsHost, "cpu_millis %d is more than the host has (%d)", c.CPUMillis, host.CPUMillis)
+		return errdefs.FailedPrecondition(CodeExceedsHost, "%s cores is more than the host has (%s; cpu_millis %d > %d)", cores(c.CPUMillis), cores(host.CPUMillis), c.CPUMillis, host.CPUMillis)
 	}
 	if host.MemoryMB > 0 && c.MemoryMB > host.MemoryMB {
-		return errdefs.FailedPrecondition(CodeExceedsHost, "memory_mb %d is more than the host has (%d)", c.MemoryMB, host.MemoryMB)
+		return errdefs.FailedPrecondition(CodeExceedsHost, "%d MiB of memory is more than the host has (%d MiB)", c.MemoryMB, host.MemoryMB)
 	}
 	return nil
 }
@@ -218,6 +219,9 @@ func validImageRef(s string) bool {
 func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, description string, req ConfigRequest) (store.Project, store.Runtime, error) {
 	cfg, err := s.resolveConfig(req)
 	if err != nil {
+		return store.Project{}, store.Runtime{}, err
+	}
+	if err := checkRulesApply(cfg.Network.Mode, cfg.Network.Allow, cfg.Network.Deny); err != nil {
 		return store.Project{}, store.Runtime{}, err
 	}
 	if err := s.checkOffered(ctx, cfg); err != nil {
@@ -282,7 +286,7 @@ func (s *Service) DeleteProject(ctx context.Context, p store.Project) error {
 		if rt, err = s.store.GetRuntime(ctx, rt.ID); err != nil {
 			return err
 		}
-		if rt, err = s.release(ctx, rt, "project_deleted", store.RuntimeIdle); err != nil {
+		if rt, err = s.release(ctx, rt, KillProjectDeleted, store.RuntimeIdle); err != nil {
 			return err
 		}
 		if rt, err = s.dropSnapshot(ctx, rt); err != nil {
@@ -311,4 +315,9 @@ func (s *Service) removeWorkspace(ctx context.Context, rt store.Runtime) error {
 		return providerFailure("remove the workspace of", err)
 	}
 	return nil
+}
+
+// cores writes CPU millis as cores, the unit users give (--cpu 0.5).
+func cores(millis int64) string {
+	return strconv.FormatFloat(float64(millis)/1000, 'f', -1, 64)
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// More kill reasons, recorded by the reconciler.
-const (
-	KillInterrupted = "interrupted" // the server stopped in the middle of a start
-	KillExited      = "exited"      // the compute stopped by itself
-)
-
 // Reconciliation is what Reconcile did to one runtime.
 type Reconciliation string
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -285,8 +286,15 @@ func ptyDims(rows, cols uint32) (ptySize, error) {
 	return ptySize{rows: uint16(rows), cols: uint16(cols)}, nil
 }
 
+// ToolsDir is where a runtime's capabilities put their tools (the control
+// plane's capability.BinDir). Every process the agent starts finds them on
+// its PATH, after the image's own directories, unless the caller cleared
+// the environment or gave a PATH of its own.
+const ToolsDir = "/workspace/.paddock/capabilities/bin"
+
 // buildEnv merges, each over the one before: the shim's environment
-// (unless clear), the injected environment, extra, and the request's.
+// (unless clear), the injected environment, extra, and the request's; then
+// it adds ToolsDir to a PATH the request did not give.
 func buildEnv(req map[string]string, clear bool, injected, extra map[string]string) ([]string, error) {
 	env := map[string]string{}
 	if !clear {
@@ -303,6 +311,9 @@ func buildEnv(req map[string]string, clear bool, injected, extra map[string]stri
 			return nil, errInvalid("invalid_env", "environment variable %q is malformed", k)
 		}
 		env[k] = v
+	}
+	if _, given := req["PATH"]; !given && env["PATH"] != "" && !slices.Contains(filepath.SplitList(env["PATH"]), ToolsDir) {
+		env["PATH"] += string(filepath.ListSeparator) + ToolsDir
 	}
 	out := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {

@@ -1,0 +1,15 @@
+package runtime
+
+// Kill reasons recorded on ledger rows. Every reason the code writes is one
+// of these constants, and api/openapi.yaml (Sandbox.kill_reason) and
+// docs/ARCHITECTURE.md list them all: TestKillReasonsDocumented holds both.
+const (
+	KillDeleted         = "deleted"          // the row's compute was killed (sandbox kill, runtime delete)
+	KillReset           = "reset"            // the runtime was reset to idle
+	KillProvisionFailed = "provision_failed" // its start failed
+	KillProjectDeleted  = "project_deleted"  // its project was deleted
+	KillVanished        = "vanished"         // the compute disappeared under the ledger
+	KillArchived        = "archived"         // the runtime was archived: files saved, compute released
+	KillInterrupted     = "interrupted"      // the server stopped in the middle of a start
+	KillExited          = "exited"           // the compute stopped by itself
+)
