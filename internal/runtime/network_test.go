@@ -28,7 +28,7 @@ func TestRulesNamingInternalAddresses(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	reg := provider.NewRegistry()
-	reg.Register(fake.New(fake.Config{}))
+	reg.Register(fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}}))
 	guard := egress.NewGuard(egress.GuardConfig{AllowInternal: []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")}})
 	s := New(Config{Store: st, Providers: reg, Instance: "i", Defaults: Defaults{Image: "paddock/base:1"}, Guard: guard})
 	t.Cleanup(func() { s.Close() })
