@@ -62,7 +62,6 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 	r.ca = ca
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, r.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	loop := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	cfg := Config{
 		Authenticate: func(_ context.Context, user, pass string, _ netip.Addr) (Identity, error) {
 			if user == noSecretsUser && pass == testPass {
@@ -89,7 +88,7 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 			r.decisions = append(r.decisions, d)
 			r.mu.Unlock()
 		},
-		Hosts:       map[string][]netip.Addr{"registry.test": loop, "api.model.test": loop, "echo.test": loop, "plain.test": loop},
+		Hosts:       map[string][]netip.AddrPort{},
 		CA:          ca,
 		BrokerPorts: []int{brokerPort},
 		Logger:      logger,
@@ -109,6 +108,14 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 	t.Cleanup(func() { p.Close() })
 	r.proxy, r.addr = p, l.Addr().String()
 	return r
+}
+
+// mapHost maps names to the host's loopback in the proxy's host map, open
+// on port only; call it before the first request.
+func (r *rig) mapHost(port string, names ...string) {
+	for _, name := range names {
+		r.proxy.cfg.Hosts[name] = []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(mustAtoi(port)))}
+	}
 }
 
 type lockedWriter struct {
@@ -177,6 +184,7 @@ func TestForwardHTTP(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	r.mapHost(port, "registry.test", "plain.test")
 	c := r.client(testUser, testPass, nil)
 
 	res, err := c.Post("http://registry.test:"+port+"/simple/", "text/plain", strings.NewReader(strings.Repeat("x", 1000)))
@@ -237,6 +245,7 @@ func TestConnectTunnel(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	r.mapHost(port, "registry.test")
 	roots := x509.NewCertPool()
 	roots.AddCert(up.Certificate())
 	c := r.client(testUser, testPass, roots)
@@ -280,6 +289,7 @@ func TestPlainTCPByHostPort(t *testing.T) {
 	}()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	r := newRig(t, []string{"echo.test:" + port}, nil, 443)
+	r.mapHost(port, "echo.test")
 
 	tunnel := func(target string) (net.Conn, string) {
 		c, err := net.Dial("tcp", r.addr)
@@ -328,6 +338,7 @@ func TestDenyAppliesLive(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	r.mapHost(port, "registry.test")
 	c := r.client(testUser, testPass, nil)
 	get := func() int {
 		res, err := c.Get("http://registry.test:" + port + "/")
@@ -366,7 +377,7 @@ func TestBrokeredSecret(t *testing.T) {
 	r.proxy.cfg.UpstreamRoots = upRoots
 	// The httptest certificate is for example.com: broker that name, mapped
 	// to loopback.
-	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.mapHost(port, "example.com")
 	r.setPolicy([]string{"example.com:" + port}, nil)
 	ph := Placeholder("5ec7e7")
 	r.brokers = []Brokered{{SecretID: "5ec7e7", Name: "MODEL_KEY", Placeholder: ph, Value: value, Hosts: []string{"example.com"}}}
@@ -444,7 +455,7 @@ func TestBrokeredValueNotEchoed(t *testing.T) {
 	upRoots := x509.NewCertPool()
 	upRoots.AddCert(up.Certificate())
 	r.proxy.cfg.UpstreamRoots = upRoots
-	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.mapHost(port, "example.com")
 	ph := Placeholder("ec40")
 	r.brokers = []Brokered{{SecretID: "ec40", Name: "KEY", Placeholder: ph, Value: value, Hosts: []string{"example.com"}}}
 	roots := x509.NewCertPool()
@@ -491,7 +502,7 @@ func TestNoBrokeringWithoutSecrets(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"example.com:" + port}, nil, mustAtoi(port))
-	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.mapHost(port, "example.com")
 	r.brokers = []Brokered{{SecretID: "s", Placeholder: Placeholder("s"), Value: "sk-never", Hosts: []string{"example.com"}}}
 	roots := x509.NewCertPool()
 	roots.AddCert(up.Certificate()) // the upstream's own certificate: not intercepted
