@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -519,5 +520,64 @@ func TestNoBrokeringWithoutSecrets(t *testing.T) {
 	r.mu.Unlock()
 	if string(body) != Placeholder("s") || calls != 0 {
 		t.Fatalf("upstream saw %q after %d broker lookups; want the placeholder untouched and none", body, calls)
+	}
+}
+
+// TestBrokeredTunnelRefusesAnotherHost: inside a tunnel to a brokered
+// host, a request whose Host names another host is refused with the
+// proxy's 403 before any secret is put into it (no domain fronting).
+func TestBrokeredTunnelRefusesAnotherHost(t *testing.T) {
+	var calls atomic.Int32
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		io.WriteString(w, r.Host)
+	}))
+	up.StartTLS()
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"example.com:" + port}, nil, mustAtoi(port))
+	upRoots := x509.NewCertPool()
+	upRoots.AddCert(up.Certificate())
+	r.proxy.cfg.UpstreamRoots = upRoots
+	r.mapHost(port, "example.com")
+	ph := Placeholder("f40")
+	r.brokers = []Brokered{{SecretID: "f40", Name: "KEY", Placeholder: ph, Value: "sk-fronted", Hosts: []string{"example.com"}}}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(r.ca.CertPEM())
+	c := r.client(testUser, testPass, roots)
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"EXAMPLE.com.:" + port, http.StatusOK}, // the tunnel's host, written otherwise
+		{"other.test:" + port, http.StatusForbidden},
+		{"other.test", http.StatusForbidden},
+		{"example.com:1", http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest("GET", "https://example.com:"+port+"/", nil)
+		req.Host = tc.host
+		req.Header.Set("Authorization", "Bearer "+ph)
+		before := calls.Load()
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("Host %s: %v", tc.host, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status {
+			t.Errorf("Host %s: %d %q, want %d", tc.host, res.StatusCode, body, tc.status)
+		}
+		if tc.status == http.StatusForbidden && (res.Header.Get(headerRefused) != refusedValue || calls.Load() != before) {
+			t.Errorf("Host %s: refusal header %q, upstream called %d times; want the proxy's refusal and no upstream call", tc.host, res.Header.Get(headerRefused), calls.Load()-before)
+		}
+	}
+	c.CloseIdleConnections()
+	for n := 1; n <= 3; n++ { // a tunnel ends at its refusal: the first also carried the answered request
+		if d := r.last(n); d.Allowed || !strings.Contains(d.Reason, "inside a tunnel to example.com") {
+			t.Errorf("decision %d: %+v, want the refusal recorded", n, d)
+		}
+	}
+	if !strings.Contains(r.logs.String(), "another host in a brokered tunnel") {
+		t.Error("the refusal was not logged")
 	}
 }
