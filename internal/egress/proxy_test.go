@@ -323,12 +323,19 @@ func TestPlainTCPByHostPort(t *testing.T) {
 	}
 
 	// The same host on another port, and loopback by address: refused.
-	for _, target := range []string{"echo.test:1", "127.0.0.1:" + port, "169.254.169.254:80"} {
+	for _, target := range []string{"echo.test:1", "127.0.0.1:" + port} {
 		c, head := tunnel(target)
 		c.Close()
 		if !strings.HasPrefix(head, "HTTP/1.1 403") || !strings.Contains(head, headerRefused) {
 			t.Errorf("CONNECT %s answered %q, want 403", target, head)
 		}
+	}
+	// The metadata address, even where a rule allows it, is refused by
+	// the check, which dials nothing: no traffic goes to an address this
+	// test did not make.
+	r.setPolicy([]string{"0.0.0.0/0"}, nil)
+	if _, status, reason := r.proxy.check(t.Context(), Identity{RuntimeID: "rt-1"}, "169.254.169.254", 80); status != http.StatusForbidden || !strings.Contains(reason, "link-local") {
+		t.Errorf("the metadata address: %d %q, want 403 naming link-local", status, reason)
 	}
 }
 
