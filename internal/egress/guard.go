@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,9 +125,9 @@ func (g *Guard) Closed(a netip.Addr) string {
 
 // closed says why p (an address or a range) holds addresses a sandbox
 // must not reach, or "". The host's own come first: egress.allow_internal
-// never opens them. An address about to be opened is checked against the
-// host's interfaces as they are now, so a bridge made a moment ago is
-// closed already.
+// never opens them. An address about to be opened and not among the host's
+// interfaces as last read is checked against them as they are now, so a
+// bridge made a moment ago is closed already.
 func (g *Guard) closed(p netip.Prefix) string {
 	opened := false
 	for _, o := range g.open {
@@ -150,17 +151,19 @@ func (g *Guard) closed(p netip.Prefix) string {
 }
 
 // hosts says why p overlaps the host itself (loopback, its addresses, its
-// bridges' networks) or the installation's networks, or "".
+// bridges' networks) or the installation's networks, or "". With fresh, a
+// miss in the interfaces as last read reads them again.
 func (g *Guard) hosts(p netip.Prefix, fresh bool) string {
 	for _, r := range hostRanges {
 		if r.prefix.Overlaps(p) {
 			return r.why
 		}
 	}
-	for _, h := range g.hostAddrs(fresh) {
-		if h.Overlaps(p) {
-			return "the host's own (an address or a bridge's network)"
-		}
+	overlaps := func(addrs []netip.Prefix) bool {
+		return slices.ContainsFunc(addrs, func(h netip.Prefix) bool { return h.Overlaps(p) })
+	}
+	if overlaps(g.hostAddrs(false)) || fresh && overlaps(g.hostAddrs(true)) {
+		return "the host's own (an address or a bridge's network)"
 	}
 	if nets := g.networks.Load(); nets != nil {
 		for _, n := range *nets {
