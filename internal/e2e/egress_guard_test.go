@@ -32,7 +32,9 @@ import (
 // in a network namespace the test makes). An
 // admin's allow rule naming any of them answers 400
 // internal_address_not_allowed. The installation's egress.allow_internal
-// opens one address of the namespace and nothing else. An open sandbox
+// opens one address of the namespace and nothing else; its egress.hosts
+// opens the host's listener for one name on its port, and no host map
+// name reaches another port (paddock's API among them). An open sandbox
 // reaches beyond the host (the namespace's own address) but neither the
 // host nor the metadata stand-in, in any encoding, nor the proxy. Proxy
 // credentials work only from their own sandbox: 407 from another sandbox
