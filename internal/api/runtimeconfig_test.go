@@ -42,6 +42,8 @@ func TestRuntimeConfigRefusedAtCreate(t *testing.T) {
 		{"an allow rule on the metadata address", client.RuntimeConfig{Network: &client.NetworkPolicy{Allow: []string{"169.254.169.254"}}}, 400, "internal_address_not_allowed"},
 		{"an allow rule naming localhost", client.RuntimeConfig{Network: &client.NetworkPolicy{Allow: []string{"localhost:8080"}}}, 400, "internal_address_not_allowed"},
 		{"an allow rule on a private range", client.RuntimeConfig{Network: &client.NetworkPolicy{Allow: []string{"10.0.0.0/8"}}}, 400, "internal_address_not_allowed"},
+		{"an allow rule on loopback with a trailing dot", client.RuntimeConfig{Network: &client.NetworkPolicy{Allow: []string{"127.0.0.1."}}}, 400, "internal_address_not_allowed"},
+		{"an allow rule on the metadata address with a trailing dot", client.RuntimeConfig{Network: &client.NetworkPolicy{Allow: []string{"169.254.169.254."}}}, 400, "internal_address_not_allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := env.Do(t, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p", Runtime: &tc.cfg})
@@ -306,6 +308,8 @@ func TestConfigureRuntime(t *testing.T) {
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"[::ffff:127.0.0.1]:80"}}}, "internal_address_not_allowed"},
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"0x7f.1:8080"}}}, "internal_address_not_allowed"},
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"172.17.0.1:8080"}}}, "internal_address_not_allowed"},
+		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"2130706433."}}}, "internal_address_not_allowed"},
+		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"0x7f000001.:8080"}}}, "internal_address_not_allowed"},
 		// The mode is none now: a rule given would apply to nothing.
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"pypi.org"}}}, "network_rules_need_proxy"},
 		{client.RuntimePatch{MemoryMB: new(int64)}, "invalid_resources"},

@@ -211,13 +211,16 @@ type Egress struct {
 	// ProxyPort is the egress proxy's port on the proxy network's gateway.
 	ProxyPort int `yaml:"proxy_port"` // PADDOCK_EGRESS_PROXY_PORT
 	// Hosts maps names to addresses for the proxy, before any lookup:
-	// for air-gapped installs (a local package mirror) and tests. The
-	// addresses are trusted, even private or loopback ones.
-	Hosts map[string][]string `yaml:"hosts"` // PADDOCK_EGRESS_HOSTS: name=addr,name=addr
+	// for air-gapped installs (a local package mirror) and tests. Each
+	// address is addr or addr:port ([v6]:port); the proxy opens it, even
+	// private or loopback, for that name on that port only, or on 80 and
+	// 443 when no port is given. Repeat an entry for more ports.
+	Hosts map[string][]string `yaml:"hosts"` // PADDOCK_EGRESS_HOSTS: name=addr:port,name=addr
 	// AllowInternal are the internal addresses and ranges (private,
-	// loopback, link-local, the host's own, …) that proxy sandboxes may
-	// reach: the egress guard closes them otherwise, and a runtime's
-	// allow rule may name them only once they are listed here.
+	// link-local, …) that proxy sandboxes may reach: the egress guard
+	// closes them otherwise, and a runtime's allow rule may name them only
+	// once they are listed here. It never opens loopback, the host's own
+	// addresses, its bridges' networks or the installation's networks.
 	AllowInternal []string `yaml:"allow_internal"` // PADDOCK_EGRESS_ALLOW_INTERNAL: 10.20.0.0/16,192.168.1.5
 	// BrokerPorts are the ports on which tunnels to hosts of brokered
 	// secrets are intercepted; default 443.
@@ -227,6 +230,26 @@ type Egress struct {
 	UpstreamCAFile string `yaml:"upstream_ca_file"` // PADDOCK_EGRESS_UPSTREAM_CA_FILE
 	// Retention is how long egress decisions are kept.
 	Retention time.Duration `yaml:"retention"` // PADDOCK_EGRESS_RETENTION
+}
+
+// HostAddrs reads Hosts: each name's addresses, with the port each one is
+// opened on (0: 80 and 443).
+func (e Egress) HostAddrs() (map[string][]netip.AddrPort, error) {
+	out := map[string][]netip.AddrPort{}
+	for name, addrs := range e.Hosts {
+		for _, s := range addrs {
+			if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+				out[name] = append(out[name], netip.AddrPortFrom(a, 0))
+				continue
+			}
+			ap, err := netip.ParseAddrPort(s)
+			if err != nil || ap.Port() == 0 || ap.Addr().Zone() != "" {
+				return nil, fmt.Errorf("egress: host %s: %q is not an IP address or address:port", name, s)
+			}
+			out[name] = append(out[name], ap)
+		}
+	}
+	return out, nil
 }
 
 // AllowInternalPrefixes reads AllowInternal: each entry a CIDR or one
@@ -243,6 +266,11 @@ func (e Egress) AllowInternalPrefixes() ([]netip.Prefix, error) {
 			return nil, fmt.Errorf("egress: allow_internal %q is not a CIDR or an IP address", s)
 		}
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	for i, p := range out {
+		if a := p.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() && p.Bits() == p.Addr().BitLen() {
+			return nil, fmt.Errorf("egress: allow_internal %q names the host itself, which it never opens; name a service there in egress.hosts (name=%s:port)", e.AllowInternal[i], a)
+		}
 	}
 	return out, nil
 }
@@ -556,7 +584,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		for _, kv := range SplitList(v) {
 			name, addr, ok := strings.Cut(kv, "=")
 			if !ok || name == "" || addr == "" {
-				return fmt.Errorf("PADDOCK_EGRESS_HOSTS: %q is not name=address", kv)
+				return fmt.Errorf("PADDOCK_EGRESS_HOSTS: %q is not name=address or name=address:port", kv)
 			}
 			c.Egress.Hosts[name] = append(c.Egress.Hosts[name], addr)
 		}
@@ -662,12 +690,8 @@ func (c *Config) Validate() error {
 				return fmt.Errorf("egress: broker port %d is not between 1 and 65535", p)
 			}
 		}
-		for name, addrs := range e.Hosts {
-			for _, a := range addrs {
-				if _, err := netip.ParseAddr(a); err != nil {
-					return fmt.Errorf("egress: host %s: %q is not an IP address", name, a)
-				}
-			}
+		if _, err := e.HostAddrs(); err != nil {
+			return err
 		}
 	}
 	if t := c.Members.InvitationTTL; t != 0 && (t < time.Minute || t > 365*24*time.Hour) {

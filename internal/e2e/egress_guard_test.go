@@ -32,7 +32,9 @@ import (
 // in a network namespace the test makes). An
 // admin's allow rule naming any of them answers 400
 // internal_address_not_allowed. The installation's egress.allow_internal
-// opens one address of the namespace and nothing else. An open sandbox
+// opens one address of the namespace and nothing else; its egress.hosts
+// opens the host's listener for one name on its port, and no host map
+// name reaches another port (paddock's API among them). An open sandbox
 // reaches beyond the host (the namespace's own address) but neither the
 // host nor the metadata stand-in, in any encoding, nor the proxy. Proxy
 // credentials work only from their own sandbox: 407 from another sandbox
@@ -41,7 +43,10 @@ func TestEgressGuard(t *testing.T) {
 	ns := makeStandIn(t)
 	bridge := listenEverywhere(t, "a listener on the host")
 	const key = "pdk_00000000000000000000000000000000000000000000e9e5"
-	s, c := serveWithEgress(t, key, "PADDOCK_EGRESS_ALLOW_INTERNAL="+ns.opened.Addr().String())
+	// The host map opens the host's listener for mirror.test on its port,
+	// and loopback for web.test on 80 and 443: nothing else of the host.
+	s, c := serveWithEgress(t, key, "PADDOCK_EGRESS_ALLOW_INTERNAL="+ns.opened.Addr().String(),
+		"PADDOCK_EGRESS_HOSTS=mirror.test="+bridge.String()+",web.test=127.0.0.1")
 	ctx := t.Context()
 	api := netip.MustParseAddrPort(strings.TrimPrefix(s.url, "http://"))
 	gateways := []netip.Addr{gatewayOf(t, s.proxyNet), gatewayOf(t, s.openNet)}
@@ -111,6 +116,24 @@ func TestEgressGuard(t *testing.T) {
 		for _, r := range proxyProbe(t, c, guarded, "", reqs) {
 			if r.Status != http.StatusForbidden || r.Egress != "denied" {
 				t.Errorf("%s %s: %d %q %q, want the proxy's 403", r.Method, r.Authority, r.Status, r.Egress, r.Body)
+			}
+		}
+		// A host map entry opens its address for its name on its port;
+		// the rules that match the name on other ports, paddock's API
+		// among them, meet the guard.
+		mirror := []proxyReq{{"GET", "mirror.test:" + bridgePort}, {"CONNECT", "mirror.test:" + bridgePort}}
+		for _, r := range proxyProbe(t, c, guarded, "", mirror) {
+			if r.Status != http.StatusOK || !strings.Contains(r.Body, "a listener on the host") {
+				t.Errorf("%s %s (the host map's): %d %q, want the host's listener", r.Method, r.Authority, r.Status, r.Body)
+			}
+		}
+		var mapped []proxyReq
+		for _, authority := range []string{"mirror.test:" + apiPort, "web.test:" + apiPort, "web.test:" + bridgePort} {
+			mapped = append(mapped, proxyReq{"GET", authority}, proxyReq{"CONNECT", authority})
+		}
+		for _, r := range proxyProbe(t, c, guarded, "", mapped) {
+			if r.Status != http.StatusForbidden || r.Egress != "denied" {
+				t.Errorf("%s %s (a host map name on another port): %d %q %q, want the proxy's 403", r.Method, r.Authority, r.Status, r.Egress, r.Body)
 			}
 		}
 		// The installation opened one address: it answers, in every

@@ -49,9 +49,14 @@ func TestProxyModeEndToEnd(t *testing.T) {
 	go registry.Serve(l)
 	t.Cleanup(func() { registry.Close() })
 	regPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	// A link-local listener the test makes stands in for cloud metadata:
+	// were the guard to fail, nothing beyond this host would be reached.
+	meta := makeStandIn(t)
 
 	const key = "pdk_00000000000000000000000000000000000000000000e9e5"
-	_, c := serveWithEgress(t, key, "PADDOCK_EGRESS_HOSTS=registry.test=127.0.0.1")
+	// The host map opens the registry's address for its name on its port
+	// only.
+	_, c := serveWithEgress(t, key, "PADDOCK_EGRESS_HOSTS=registry.test=127.0.0.1:"+regPort)
 	ctx := t.Context()
 	allowed := "registry.test:" + regPort
 	p, err := c.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "agent", Runtime: &pc.RuntimeConfig{
@@ -100,9 +105,9 @@ func TestProxyModeEndToEnd(t *testing.T) {
 			t.Errorf("%s: %q, want the proxy's 403", url, got)
 		}
 	}
-	refused("http://registry.test:1/")           // the allowed host, another port
-	refused("http://169.254.169.254/latest/")    // metadata
-	refused("http://127.0.0.1:" + regPort + "/") // the host's loopback by address
+	refused("http://registry.test:1/")                   // the allowed host, another port
+	refused("http://" + meta.meta.String() + "/latest/") // link-local, as cloud metadata
+	refused("http://127.0.0.1:" + regPort + "/")         // the host's loopback by address
 
 	// A deny, while the sandbox runs, applies at once.
 	up, err := c.ConfigureRuntime(ctx, "acme", "dev", p.RuntimeID, pc.RuntimePatch{

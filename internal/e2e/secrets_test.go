@@ -104,7 +104,7 @@ func TestSecretsEndToEnd(t *testing.T) {
 	const key = "pdk_00000000000000000000000000000000000000000000e9e6"
 	s, c := serveWithEgress(t, key,
 		"PADDOCK_LOG_LEVEL=debug",
-		"PADDOCK_EGRESS_HOSTS=api.model.test=127.0.0.1",
+		"PADDOCK_EGRESS_HOSTS=api.model.test=127.0.0.1:"+strconv.Itoa(port),
 		"PADDOCK_EGRESS_BROKER_PORTS="+strconv.Itoa(port),
 		"PADDOCK_EGRESS_UPSTREAM_CA_FILE="+caFile,
 	)

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -42,7 +41,7 @@ func newBenchRig(b *testing.B) *benchRig {
 	roots := x509.NewCertPool()
 	roots.AddCert(br.up.Certificate())
 	br.proxy.cfg.UpstreamRoots = roots
-	br.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	br.mapHost(br.port, "example.com")
 	return br
 }
 

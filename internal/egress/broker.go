@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 )
@@ -87,6 +88,14 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 		if err != nil {
 			break
 		}
+		if !sameHost(req.Host, t) {
+			// A secret goes to the host the tunnel was checked for,
+			// never under another Host (domain fronting).
+			d.Allowed, d.Reason = false, "a request for host "+strconv.Quote(req.Host)+" inside a tunnel to "+t.host
+			p.cfg.Logger.Warn("egress: refused a request for another host in a brokered tunnel", "runtime", d.RuntimeID, "tunnel", t.host, "host", req.Host)
+			refuseInTunnel(tc, d.Reason)
+			break
+		}
 		for k, vs := range req.Header {
 			for i, v := range vs {
 				req.Header[k][i] = replacer.Replace(v)
@@ -112,6 +121,25 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 		}
 	}
 	d.BytesUp, d.BytesDown = up.read.Load(), up.written.Load()
+}
+
+// sameHost reports whether a request's Host names the tunnel's host and
+// port (the port may be left out).
+func sameHost(authority string, t target) bool {
+	host, port, ok := hostPort(authority, t.port)
+	return ok && port == t.port && strings.TrimSuffix(strings.ToLower(host), ".") == t.host
+}
+
+// refuseInTunnel answers a request inside an intercepted tunnel with the
+// proxy's 403, and closes the connection after it.
+func refuseInTunnel(w io.Writer, reason string) {
+	body := "paddock egress proxy: " + reason + "\n"
+	res := &http.Response{
+		StatusCode: http.StatusForbidden, ProtoMajor: 1, ProtoMinor: 1, Close: true,
+		Header:        http.Header{headerRefused: {refusedValue}, "Content-Type": {"text/plain; charset=utf-8"}},
+		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
+	}
+	_ = res.Write(w)
 }
 
 // scrubResponse puts the placeholders back where an upstream echoes a

@@ -3,6 +3,9 @@ package egress
 import (
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,11 +24,14 @@ const CodeInternalAddress = "internal_address_not_allowed"
 // rule: the proxy applies it after the rules, to the address it dials,
 // whatever the rules allow. Only the installation's configuration opens an
 // internal address (egress.allow_internal, and the names of egress.hosts);
-// a tenant's allow rule that names one is refused (CheckPolicy).
+// a tenant's allow rule that names one is refused (CheckPolicy). Loopback,
+// the host's own addresses, its bridges' networks and the installation's
+// networks stay closed whatever egress.allow_internal says: only an
+// egress.hosts entry opens one of them, for its name and its ports.
 type Guard struct {
 	open      []netip.Prefix
 	networks  atomic.Pointer[[]netip.Prefix]
-	hostAddrs func() []netip.Prefix
+	hostAddrs func(fresh bool) []netip.Prefix
 }
 
 // GuardConfig configures a Guard.
@@ -33,9 +39,11 @@ type GuardConfig struct {
 	// AllowInternal are the internal addresses and ranges the
 	// installation opens to every sandbox (egress.allow_internal).
 	AllowInternal []netip.Prefix
-	// HostAddrs returns the host's own addresses; nil reads the host's
-	// interfaces, again every few seconds.
-	HostAddrs func() []netip.Prefix
+	// HostAddrs returns the host's own addresses and the networks of its
+	// bridges (Docker's among them); fresh asks for them as they are now
+	// rather than as last read. nil reads the host's interfaces, again
+	// every few seconds and whenever an address is about to be opened.
+	HostAddrs func(fresh bool) []netip.Prefix
 }
 
 // NewGuard returns a Guard.
@@ -68,16 +76,23 @@ func (g *Guard) AddNetworks(subnets ...netip.Prefix) {
 	}
 }
 
-// internalRanges are closed to sandboxes. The first that contains an
-// address names why.
-var internalRanges = []struct {
+type closedRange struct {
 	prefix netip.Prefix
 	why    string
-}{
+}
+
+// hostRanges reach the host itself: egress.allow_internal never opens
+// them (0.0.0.0 and :: dial the host's loopback).
+var hostRanges = []closedRange{
 	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
 	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
+}
+
+// internalRanges are closed to sandboxes unless the installation opens
+// them. The first that contains an address names why.
+var internalRanges = []closedRange{
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local (cloud metadata lives there)"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local (cloud metadata lives there)"},
 	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
@@ -94,32 +109,61 @@ var internalRanges = []struct {
 	{netip.MustParsePrefix("::/96"), "reserved (IPv4-compatible)"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64, which can reach anything"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64, which can reach anything"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated, which can reach anything"},
+	{netip.MustParsePrefix("2002::/16"), "6to4, which embeds an IPv4 address"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo, which embeds an IPv4 address"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
+	{netip.MustParsePrefix("100::/64"), "reserved (discard)"},
 }
 
 // Closed says why a sandbox must not reach a, or "" when it may: a is
 // internal and the installation did not open it.
 func (g *Guard) Closed(a netip.Addr) string {
 	a = a.Unmap().WithZone("")
-	for _, p := range g.open {
-		if p.Contains(a) {
-			return ""
-		}
-	}
-	return g.internal(netip.PrefixFrom(a, a.BitLen()))
+	return g.closed(netip.PrefixFrom(a, a.BitLen()))
 }
 
-// internal says why p (an address or a range) holds internal addresses,
-// or "".
-func (g *Guard) internal(p netip.Prefix) string {
+// closed says why p (an address or a range) holds addresses a sandbox
+// must not reach, or "". The host's own come first: egress.allow_internal
+// never opens them. An address about to be opened and not among the host's
+// interfaces as last read is checked against them as they are now, so a
+// bridge made a moment ago is closed already.
+func (g *Guard) closed(p netip.Prefix) string {
+	opened := false
+	for _, o := range g.open {
+		if o.Bits() <= p.Bits() && o.Contains(p.Addr()) {
+			opened = true
+			break
+		}
+	}
+	if why := g.hosts(p, opened); why != "" {
+		return why
+	}
+	if opened {
+		return ""
+	}
 	for _, r := range internalRanges {
 		if r.prefix.Overlaps(p) {
 			return r.why
 		}
 	}
-	for _, h := range g.hostAddrs() {
-		if h.Overlaps(p) {
-			return "the host's own"
+	return ""
+}
+
+// hosts says why p overlaps the host itself (loopback, its addresses, its
+// bridges' networks) or the installation's networks, or "". With fresh, a
+// miss in the interfaces as last read reads them again.
+func (g *Guard) hosts(p netip.Prefix, fresh bool) string {
+	for _, r := range hostRanges {
+		if r.prefix.Overlaps(p) {
+			return r.why
 		}
+	}
+	overlaps := func(addrs []netip.Prefix) bool {
+		return slices.ContainsFunc(addrs, func(h netip.Prefix) bool { return h.Overlaps(p) })
+	}
+	if overlaps(g.hostAddrs(false)) || fresh && overlaps(g.hostAddrs(true)) {
+		return "the host's own (an address or a bridge's network)"
 	}
 	if nets := g.networks.Load(); nets != nil {
 		for _, n := range *nets {
@@ -158,12 +202,7 @@ func (g *Guard) closedRule(r Rule) string {
 	if r.prefix.Bits() == 0 {
 		return ""
 	}
-	for _, o := range g.open {
-		if o.Bits() <= r.prefix.Bits() && o.Contains(r.prefix.Addr()) {
-			return ""
-		}
-	}
-	return g.internal(r.prefix)
+	return g.closed(r.prefix)
 }
 
 // isLocalhost reports whether a domain (lower case) names the local host.
@@ -256,8 +295,10 @@ func parseAddr(s string) (netip.Addr, bool) {
 	return ParseIPv4(s)
 }
 
-// interfaceAddrs reads the host's addresses, again once they are older
-// than ttl: interfaces come and go (Docker makes a bridge per network).
+// interfaceAddrs reads the host's addresses, and the on-link networks of
+// its bridges (Docker makes one per network, and its containers' addresses
+// are in it), again once they are older than ttl or when asked for fresh
+// ones: interfaces come and go.
 type interfaceAddrs struct {
 	ttl time.Duration
 
@@ -266,22 +307,52 @@ type interfaceAddrs struct {
 	last []netip.Prefix
 }
 
-func (c *interfaceAddrs) get() []netip.Prefix {
+func (c *interfaceAddrs) get(fresh bool) []netip.Prefix {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.last != nil && time.Since(c.at) < c.ttl {
+	if c.last != nil && !fresh && time.Since(c.at) < c.ttl {
 		return c.last
 	}
-	addrs, err := net.InterfaceAddrs()
+	out, err := readInterfaces()
 	if err != nil && c.last != nil {
 		return c.last // keep what was read
 	}
-	out := []netip.Prefix{}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, netip.PrefixFrom(p.Addr().Unmap().WithZone(""), p.Addr().Unmap().BitLen()))
-		}
-	}
 	c.last, c.at = out, time.Now()
 	return out
+}
+
+// readInterfaces lists every address of the host's interfaces, and the
+// whole network of each address on a bridge.
+func readInterfaces() ([]netip.Prefix, error) {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	out := []netip.Prefix{}
+	for _, ifc := range ifaces {
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		bridge := isBridge(ifc.Name)
+		for _, a := range addrs {
+			p, err := netip.ParsePrefix(a.String())
+			if err != nil {
+				continue
+			}
+			addr := p.Addr().Unmap().WithZone("")
+			out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+			if bridge && !addr.IsLinkLocalUnicast() {
+				out = append(out, unmapPrefix(p.Masked()))
+			}
+		}
+	}
+	return out, nil
+}
+
+// isBridge reports whether the named interface is a bridge (Linux shows
+// /sys/class/net/NAME/bridge for those).
+func isBridge(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name, "bridge"))
+	return err == nil
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,9 +70,10 @@ type Config struct {
 	// goroutine when the request ends, so it should not block for long.
 	Record func(Decision)
 	// Hosts maps names to addresses before any lookup. The operator
-	// configures it, so its addresses are opened for those names: they
-	// may be private or loopback. Deny rules still apply.
-	Hosts map[string][]netip.Addr
+	// configures it, so each address is opened for its name on its port
+	// (port 0: on 80 and 443), even private or loopback; the guard
+	// closes its other ports as any address's. Deny rules still apply.
+	Hosts map[string][]netip.AddrPort
 	// Resolver resolves other names; nil means the system's.
 	Resolver Resolver
 	// Guard closes internal addresses whatever the rules say; nil: a
@@ -242,8 +244,8 @@ type target struct {
 	host string
 	port int
 	addr netip.AddrPort
-	// opened: the installation's host map named the address, so the
-	// guard lets it through.
+	// opened: the installation's host map named the address on this
+	// port, so the guard lets it through.
 	opened bool
 }
 
@@ -274,7 +276,7 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 			byName = &v
 		}
 	}
-	addrs, opened, err := p.resolve(ctx, host)
+	addrs, mapped, err := p.resolve(ctx, host)
 	if err != nil {
 		if byName == nil {
 			// Nothing allows the name: say so rather than whether it
@@ -286,6 +288,7 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 	var last Verdict
 	for _, a := range addrs {
 		a = a.Unmap()
+		opened := opens(mapped, a, port)
 		v := pol.decide(a, port, byName, opened, p.cfg.Guard)
 		if v.Allowed {
 			return target{host: host, port: port, addr: netip.AddrPortFrom(a, uint16(port)), opened: opened}, 0, v.Reason
@@ -300,22 +303,38 @@ func isAddr(host string) bool {
 	return err == nil
 }
 
-// resolve returns host's addresses: the operator's host map first (its
-// addresses are opened), then a lookup.
-func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, bool, error) {
-	if a, ok := p.cfg.Hosts[host]; ok && len(a) > 0 {
-		return a, true, nil
+// resolve returns host's addresses: the operator's host map first (with
+// the ports it opens them on, mapped), then a lookup.
+func (p *Proxy) resolve(ctx context.Context, host string) (addrs []netip.Addr, mapped []netip.AddrPort, err error) {
+	if m := p.cfg.Hosts[host]; len(m) > 0 {
+		for _, ap := range m {
+			if !slices.Contains(addrs, ap.Addr()) {
+				addrs = append(addrs, ap.Addr())
+			}
+		}
+		return addrs, m, nil
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{a}, false, nil
+		return []netip.Addr{a}, nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
 	defer cancel()
-	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	addrs, err = p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
 	if err == nil && len(addrs) == 0 {
 		err = fmt.Errorf("no addresses for %s", host)
 	}
-	return addrs, false, err
+	return addrs, nil, err
+}
+
+// opens reports whether the host map entries mapped open address a on
+// port: an entry's own port, or 80 and 443 for an entry without one.
+func opens(mapped []netip.AddrPort, a netip.Addr, port int) bool {
+	for _, ap := range mapped {
+		if ap.Addr().Unmap() == a && (int(ap.Port()) == port || ap.Port() == 0 && webPort(port)) {
+			return true
+		}
+	}
+	return false
 }
 
 // errGuarded is a dial the guard stopped.

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -62,7 +63,6 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 	r.ca = ca
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, r.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	loop := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	cfg := Config{
 		Authenticate: func(_ context.Context, user, pass string, _ netip.Addr) (Identity, error) {
 			if user == noSecretsUser && pass == testPass {
@@ -89,7 +89,7 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 			r.decisions = append(r.decisions, d)
 			r.mu.Unlock()
 		},
-		Hosts:       map[string][]netip.Addr{"registry.test": loop, "api.model.test": loop, "echo.test": loop, "plain.test": loop},
+		Hosts:       map[string][]netip.AddrPort{},
 		CA:          ca,
 		BrokerPorts: []int{brokerPort},
 		Logger:      logger,
@@ -109,6 +109,14 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 	t.Cleanup(func() { p.Close() })
 	r.proxy, r.addr = p, l.Addr().String()
 	return r
+}
+
+// mapHost maps names to the host's loopback in the proxy's host map, open
+// on port only; call it before the first request.
+func (r *rig) mapHost(port string, names ...string) {
+	for _, name := range names {
+		r.proxy.cfg.Hosts[name] = []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(mustAtoi(port)))}
+	}
 }
 
 type lockedWriter struct {
@@ -177,6 +185,7 @@ func TestForwardHTTP(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	r.mapHost(port, "registry.test", "plain.test")
 	c := r.client(testUser, testPass, nil)
 
 	res, err := c.Post("http://registry.test:"+port+"/simple/", "text/plain", strings.NewReader(strings.Repeat("x", 1000)))
@@ -237,6 +246,7 @@ func TestConnectTunnel(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	r.mapHost(port, "registry.test")
 	roots := x509.NewCertPool()
 	roots.AddCert(up.Certificate())
 	c := r.client(testUser, testPass, roots)
@@ -280,6 +290,7 @@ func TestPlainTCPByHostPort(t *testing.T) {
 	}()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	r := newRig(t, []string{"echo.test:" + port}, nil, 443)
+	r.mapHost(port, "echo.test")
 
 	tunnel := func(target string) (net.Conn, string) {
 		c, err := net.Dial("tcp", r.addr)
@@ -312,12 +323,19 @@ func TestPlainTCPByHostPort(t *testing.T) {
 	}
 
 	// The same host on another port, and loopback by address: refused.
-	for _, target := range []string{"echo.test:1", "127.0.0.1:" + port, "169.254.169.254:80"} {
+	for _, target := range []string{"echo.test:1", "127.0.0.1:" + port} {
 		c, head := tunnel(target)
 		c.Close()
 		if !strings.HasPrefix(head, "HTTP/1.1 403") || !strings.Contains(head, headerRefused) {
 			t.Errorf("CONNECT %s answered %q, want 403", target, head)
 		}
+	}
+	// The metadata address, even where a rule allows it, is refused by
+	// the check, which dials nothing: no traffic goes to an address this
+	// test did not make.
+	r.setPolicy([]string{"0.0.0.0/0"}, nil)
+	if _, status, reason := r.proxy.check(t.Context(), Identity{RuntimeID: "rt-1"}, "169.254.169.254", 80); status != http.StatusForbidden || !strings.Contains(reason, "link-local") {
+		t.Errorf("the metadata address: %d %q, want 403 naming link-local", status, reason)
 	}
 }
 
@@ -328,6 +346,7 @@ func TestDenyAppliesLive(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"registry.test:" + port}, nil, 443)
+	r.mapHost(port, "registry.test")
 	c := r.client(testUser, testPass, nil)
 	get := func() int {
 		res, err := c.Get("http://registry.test:" + port + "/")
@@ -366,7 +385,7 @@ func TestBrokeredSecret(t *testing.T) {
 	r.proxy.cfg.UpstreamRoots = upRoots
 	// The httptest certificate is for example.com: broker that name, mapped
 	// to loopback.
-	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.mapHost(port, "example.com")
 	r.setPolicy([]string{"example.com:" + port}, nil)
 	ph := Placeholder("5ec7e7")
 	r.brokers = []Brokered{{SecretID: "5ec7e7", Name: "MODEL_KEY", Placeholder: ph, Value: value, Hosts: []string{"example.com"}}}
@@ -444,7 +463,7 @@ func TestBrokeredValueNotEchoed(t *testing.T) {
 	upRoots := x509.NewCertPool()
 	upRoots.AddCert(up.Certificate())
 	r.proxy.cfg.UpstreamRoots = upRoots
-	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.mapHost(port, "example.com")
 	ph := Placeholder("ec40")
 	r.brokers = []Brokered{{SecretID: "ec40", Name: "KEY", Placeholder: ph, Value: value, Hosts: []string{"example.com"}}}
 	roots := x509.NewCertPool()
@@ -491,7 +510,7 @@ func TestNoBrokeringWithoutSecrets(t *testing.T) {
 	defer up.Close()
 	port := portOf(t, up.URL)
 	r := newRig(t, []string{"example.com:" + port}, nil, mustAtoi(port))
-	r.proxy.cfg.Hosts["example.com"] = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	r.mapHost(port, "example.com")
 	r.brokers = []Brokered{{SecretID: "s", Placeholder: Placeholder("s"), Value: "sk-never", Hosts: []string{"example.com"}}}
 	roots := x509.NewCertPool()
 	roots.AddCert(up.Certificate()) // the upstream's own certificate: not intercepted
@@ -508,5 +527,64 @@ func TestNoBrokeringWithoutSecrets(t *testing.T) {
 	r.mu.Unlock()
 	if string(body) != Placeholder("s") || calls != 0 {
 		t.Fatalf("upstream saw %q after %d broker lookups; want the placeholder untouched and none", body, calls)
+	}
+}
+
+// TestBrokeredTunnelRefusesAnotherHost: inside a tunnel to a brokered
+// host, a request whose Host names another host is refused with the
+// proxy's 403 before any secret is put into it (no domain fronting).
+func TestBrokeredTunnelRefusesAnotherHost(t *testing.T) {
+	var calls atomic.Int32
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		io.WriteString(w, r.Host)
+	}))
+	up.StartTLS()
+	defer up.Close()
+	port := portOf(t, up.URL)
+	r := newRig(t, []string{"example.com:" + port}, nil, mustAtoi(port))
+	upRoots := x509.NewCertPool()
+	upRoots.AddCert(up.Certificate())
+	r.proxy.cfg.UpstreamRoots = upRoots
+	r.mapHost(port, "example.com")
+	ph := Placeholder("f40")
+	r.brokers = []Brokered{{SecretID: "f40", Name: "KEY", Placeholder: ph, Value: "sk-fronted", Hosts: []string{"example.com"}}}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(r.ca.CertPEM())
+	c := r.client(testUser, testPass, roots)
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"EXAMPLE.com.:" + port, http.StatusOK}, // the tunnel's host, written otherwise
+		{"other.test:" + port, http.StatusForbidden},
+		{"other.test", http.StatusForbidden},
+		{"example.com:1", http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest("GET", "https://example.com:"+port+"/", nil)
+		req.Host = tc.host
+		req.Header.Set("Authorization", "Bearer "+ph)
+		before := calls.Load()
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("Host %s: %v", tc.host, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status {
+			t.Errorf("Host %s: %d %q, want %d", tc.host, res.StatusCode, body, tc.status)
+		}
+		if tc.status == http.StatusForbidden && (res.Header.Get(headerRefused) != refusedValue || calls.Load() != before) {
+			t.Errorf("Host %s: refusal header %q, upstream called %d times; want the proxy's refusal and no upstream call", tc.host, res.Header.Get(headerRefused), calls.Load()-before)
+		}
+	}
+	c.CloseIdleConnections()
+	for n := 1; n <= 3; n++ { // a tunnel ends at its refusal: the first also carried the answered request
+		if d := r.last(n); d.Allowed || !strings.Contains(d.Reason, "inside a tunnel to example.com") {
+			t.Errorf("decision %d: %+v, want the refusal recorded", n, d)
+		}
+	}
+	if !strings.Contains(r.logs.String(), "another host in a brokered tunnel") {
+		t.Error("the refusal was not logged")
 	}
 }

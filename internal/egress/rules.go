@@ -66,7 +66,9 @@ func ParseRule(s string) (Rule, error) {
 	if p, err := netip.ParsePrefix(raw); err == nil {
 		return Rule{raw: raw, prefix: unmapPrefix(p.Masked())}, nil
 	}
-	if a, ok := parseAddr(raw); ok {
+	// A trailing dot ends a fully qualified name, and an address read
+	// through a resolver (127.0.0.1., 2130706433.) is that address.
+	if a, ok := parseAddr(strings.TrimSuffix(raw, ".")); ok {
 		return Rule{raw: raw, prefix: addrPrefix(a)}, nil
 	}
 	host, port := raw, 0
@@ -79,7 +81,7 @@ func ParseRule(s string) (Rule, error) {
 	} else if strings.Count(raw, ":") > 0 {
 		return bad("malformed host:port")
 	}
-	if a, ok := parseAddr(host); ok {
+	if a, ok := parseAddr(strings.TrimSuffix(host, ".")); ok {
 		return Rule{raw: raw, prefix: addrPrefix(a), port: port}, nil
 	}
 	d := strings.TrimSuffix(strings.ToLower(host), ".")
@@ -232,7 +234,7 @@ func (p Policy) decide(a netip.Addr, port int, byName *Verdict, opened bool, g *
 // in lower case.
 func DomainPattern(s string) (string, bool) {
 	d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
-	if _, err := netip.ParseAddr(d); err == nil {
+	if _, ok := parseAddr(d); ok {
 		return "", false
 	}
 	return d, validPattern(d)

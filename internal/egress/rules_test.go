@@ -55,7 +55,7 @@ func TestDecide(t *testing.T) {
 	public := netip.MustParseAddr("198.51.100.10")
 	g := NewGuard(GuardConfig{
 		AllowInternal: []netip.Prefix{netip.MustParsePrefix("10.1.2.0/24")},
-		HostAddrs:     func() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("198.51.100.200/32")} },
+		HostAddrs:     func(bool) []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("198.51.100.200/32")} },
 	})
 	for _, tc := range []struct {
 		name string

@@ -109,11 +109,9 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	if err != nil {
 		return nil, err
 	}
-	hosts := map[string][]netip.Addr{}
-	for name, addrs := range cfg.Egress.Hosts {
-		for _, a := range addrs {
-			hosts[name] = append(hosts[name], netip.MustParseAddr(a)) // checked by config.Validate
-		}
+	hosts, err := cfg.Egress.HostAddrs()
+	if err != nil {
+		return nil, err
 	}
 	ca, err := egress.LoadOrCreateCA(filepath.Join(cfg.DataDir, "egress"))
 	if err != nil {
