@@ -11,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
@@ -62,6 +63,9 @@ type Config struct {
 	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
 	// off.
 	SSH *sshgw.Info
+	// Builds are the images the server builds in the background, for
+	// GET /api/images; nil: it builds none.
+	Builds *imagebuild.Builder
 }
 
 // API serves HTTP.
@@ -91,6 +95,7 @@ type API struct {
 	live        live
 	preview     Preview
 	ssh         *sshgw.Info
+	builds      *imagebuild.Builder
 	// portTransports are the preview proxy's (preview.go).
 	portTransports portTransports
 }
@@ -164,6 +169,7 @@ func New(cfg Config) *API {
 		limits:      cfg.Limits.withDefaults(),
 		preview:     cfg.Preview,
 		ssh:         cfg.SSH,
+		builds:      cfg.Builds,
 	}
 	if a.preview.Scheme == "" {
 		a.preview.Scheme = "http"
@@ -200,6 +206,7 @@ func (a *API) Routes() []Route {
 		route("GET", "/metrics", public, a.serveMetrics),
 		route("GET", "/api/openapi.json", public, a.openapi),
 		route("GET", "/api/capabilities", anyone, a.capabilities),
+		route("GET", "/api/images", anyone, a.listImages),
 		route("GET", "/api/provisions", anyone, a.listProvisions),
 
 		// Who the caller is, and wallet sign-in.

@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
+	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -66,6 +67,9 @@ type Options struct {
 	// Preview configures preview URLs; its Port defaults to the test
 	// server's.
 	Preview api.Preview
+	// Builds are images built in the background (the test runs them);
+	// nil: none.
+	Builds *imagebuild.Builder
 }
 
 // Env is a running API.
@@ -155,6 +159,7 @@ func New(t testing.TB, opts Options) *Env {
 		Now:       now,
 		Logger:    logger,
 		Billing:   meter,
+		Images:    runtimeImages(opts.Builds),
 	})
 	env.Ledger = ledger.New(ledger.Config{
 		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
@@ -173,7 +178,7 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
 		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits,
-		Preview: preview})
+		Preview: preview, Builds: opts.Builds})
 	env.API = h
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)
@@ -338,4 +343,13 @@ func (e *Env) Concurrently(t testing.TB, n int, path string) map[int]int {
 	}
 	wg.Wait()
 	return counts
+}
+
+// runtimeImages is b as the runtime service takes it (no interface holding
+// a nil builder).
+func runtimeImages(b *imagebuild.Builder) runtime.ImageBuilds {
+	if b == nil {
+		return nil
+	}
+	return b
 }
