@@ -3,8 +3,23 @@
 # missing from Debian's packages, installs gVisor's runsc and registers it
 # with the Docker engine, and starts the engine if it is not running.
 # Idempotent; fast when everything is already there.
+#
+#   scripts/setup-host.sh [--no-runsc]
+#
+# --no-runsc leaves gVisor out (only the gvisor provider needs it): up.sh
+# serves sooner, running this script again beside the default image's
+# build for it.
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"
+with_runsc=1
+case "${1:-}" in
+--no-runsc) with_runsc=0 ;;
+"") ;;
+*)
+	echo "usage: $0 [--no-runsc]" >&2
+	exit 2
+	;;
+esac
 
 need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
@@ -51,7 +66,7 @@ fi
 # does nothing.
 RUNSC_VERSION=v0.0.0-20260905035102-160fafc42237
 RUNSC=/usr/local/bin/runsc
-if ! go version -m "$RUNSC" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+gvisor.dev/gvisor[[:space:]]+$RUNSC_VERSION[[:space:]]"; then
+if [ "$with_runsc" = 1 ] && ! go version -m "$RUNSC" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+gvisor.dev/gvisor[[:space:]]+$RUNSC_VERSION[[:space:]]"; then
 	echo "setup-host: building runsc $RUNSC_VERSION (about a minute)"
 	gobin=$(mktemp -d)
 	trap 'rm -rf "$gobin"' EXIT
@@ -77,7 +92,7 @@ merged=$(jq --argjson rt "$want_runtime" '.runtimes.runsc = $rt' <<<"$current") 
 	echo "setup-host: $DAEMON_JSON is not valid JSON; fix it and run again" >&2
 	exit 1
 }
-if [ "$merged" != "$(jq . <<<"$current")" ]; then
+if [ "$with_runsc" = 1 ] && [ "$merged" != "$(jq . <<<"$current")" ]; then
 	echo "setup-host: registering runsc in $DAEMON_JSON"
 	printf '%s\n' "$merged" >"$DAEMON_JSON.new"
 	mv -f "$DAEMON_JSON.new" "$DAEMON_JSON"
@@ -103,7 +118,7 @@ fi
 registered() {
 	[ "$(docker info --format '{{json .Runtimes.runsc}}' 2>/dev/null | jq -c '{path, runtimeArgs}')" = "$want_runtime" ]
 }
-if ! registered; then
+if [ "$with_runsc" = 1 ] && ! registered; then
 	pid=$(cat /var/run/docker.pid 2>/dev/null || true)
 	if [ -z "$pid" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != dockerd ]; then
 		echo "setup-host: cannot find the running dockerd (/var/run/docker.pid) to reload its runtimes" >&2
