@@ -4,19 +4,20 @@
 # with the Docker engine, and starts the engine if it is not running.
 # Idempotent; fast when everything is already there.
 #
-#   scripts/setup-host.sh [--no-runsc]
+#   scripts/setup-host.sh [--serve-only]
 #
-# --no-runsc leaves gVisor out (only the gvisor provider needs it): up.sh
+# --serve-only sets up only what serving needs, leaving out gVisor's runsc
+# (only the gvisor provider needs it) and the clients tests use: up.sh
 # serves sooner, running this script again beside the default image's
-# build for it.
+# build for the rest.
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"
 with_runsc=1
 case "${1:-}" in
---no-runsc) with_runsc=0 ;;
+--serve-only) with_runsc=0 ;;
 "") ;;
 *)
-	echo "usage: $0 [--no-runsc]" >&2
+	echo "usage: $0 [--serve-only]" >&2
 	exit 2
 	;;
 esac
@@ -33,11 +34,15 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # Merging the runsc runtime into dockerd's daemon.json.
 command -v jq >/dev/null 2>&1 || need+=(jq)
-# Preview URLs and the SSH gateway are tested with real clients: curl, the
-# OpenSSH client (ssh, scp, sftp) and a headless Chromium.
+# curl fetches the images' Node.js from the npm registry
+# (build-images.sh). Preview URLs and the SSH gateway are tested with real
+# clients: curl, the OpenSSH client (ssh, scp, sftp) and a headless
+# Chromium.
 command -v curl >/dev/null 2>&1 || need+=(curl)
-command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ "$with_runsc" = 1 ]; then
+	command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
+	command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive

@@ -5,7 +5,8 @@
 #      packages);
 #   2. builds what serving needs, side by side: the default sandbox image
 #      (scripts/build-images.sh default) and paddock and paddock-shim in
-#      ./bin, and gVisor's runsc for the optional gvisor provider;
+#      ./bin, and the rest of the host's setup (gVisor's runsc for the
+#      optional gvisor provider, the clients tests use);
 #   3. runs the server in the foreground. It builds the optional images
 #      (computer-use, all-harness) in the background once it listens:
 #      `paddock image ls` (or GET /api/images) shows how far each is, and a
@@ -15,13 +16,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-./scripts/setup-host.sh --no-runsc
+./scripts/setup-host.sh --serve-only
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 ./scripts/build.sh >"$logs/binaries" 2>&1 &
 binaries=$!
-./scripts/setup-host.sh >"$logs/runsc" 2>&1 &
-runsc=$!
+./scripts/setup-host.sh >"$logs/setup" 2>&1 &
+setup=$!
 ./scripts/build-images.sh default
 # finish NAME PID: waits for a job above and shows what it said.
 finish() {
@@ -33,7 +34,7 @@ finish() {
 	cat "$logs/$1"
 }
 finish binaries "$binaries"
-finish runsc "$runsc"
+finish setup "$setup"
 rm -rf "$logs"
 
 exec ./bin/paddock serve --listen "${PADDOCK_LISTEN:-127.0.0.1:8080}" --data-dir "${PADDOCK_DATA_DIR:-./data}" \

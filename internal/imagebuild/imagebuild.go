@@ -231,7 +231,7 @@ func (b *Builder) build(ctx context.Context, target string) {
 	}
 	b.mu.Unlock()
 	logger := b.logger.With("target", target, "image", ref)
-	logger.Info("building image")
+	logger.Info("running the image builder")
 	cmd := exec.CommandContext(ctx, b.cfg.Script, target)
 	// The script and what it starts (debootstrap, apt, docker) form a
 	// group: a server that stops ends them all, and the script's trap
