@@ -54,11 +54,11 @@ TEST_IMAGE=paddock/test-busybox:latest
 TEST_IMAGE_VERSION=2
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
-DEFAULT_IMAGE_VERSION=6
+DEFAULT_IMAGE_VERSION=7
 COMPUTER_USE_IMAGE=paddock/computer-use:bookworm
 COMPUTER_USE_IMAGE_VERSION=1
 ALL_HARNESS_IMAGE=paddock/all-harness:bookworm
-ALL_HARNESS_IMAGE_VERSION=3
+ALL_HARNESS_IMAGE_VERSION=4
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # The default image's toolchain: what agent CLIs and their tool calls expect.
