@@ -244,7 +244,9 @@ apt_install() {
 
 # Scratch directories are removed on exit. Anything still mounted under them
 # (debootstrap mounts proc and sys in its target) is unmounted first, and the
-# removal never crosses into another file system.
+# removal never crosses into another file system. A root file system takes
+# a while to delete on a busy disk: that goes on in the background, so the
+# image is usable (and up.sh serves) without waiting for it.
 scratch=()
 build_containers=()
 cleanup() {
@@ -257,7 +259,7 @@ cleanup() {
 		awk -v p="$d/" 'index($2, p) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
 			umount -l "$m" || true
 		done
-		rm -rf --one-file-system "$d"
+		rm -rf --one-file-system "$d" </dev/null >/dev/null 2>&1 &
 	done
 }
 trap cleanup EXIT
