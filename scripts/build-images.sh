@@ -32,7 +32,8 @@
 #                 reads).
 #
 # While building, a line "build-images: IMAGE step N/M: WHAT" starts each
-# step of an image's build, and "build-images: built IMAGE ..." ends it.
+# step of an image's build, and "build-images: built IMAGE ..." ends it;
+# "build-images: IMAGE is current" says it needs none.
 #
 # A target builds what it derives from first (all-harness needs
 # computer-use, which needs default). An image that is current (its
@@ -223,10 +224,12 @@ need_build() {
 		lock_build
 		image_current "$@" || return 0
 	fi
-	# An image built on the way to another is skipped quietly.
+	# An image built on the way to another is skipped with fewer words.
 	if [[ "$requested" == *" $target "* ]]; then
 		requested=${requested/ $target / }
 		log "$1 is current; skipping (use --force to rebuild)"
+	else
+		log "$1 is current"
 	fi
 	return 1
 }

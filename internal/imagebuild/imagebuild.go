@@ -8,8 +8,9 @@
 // "TARGET IMAGE" a line. `SCRIPT TARGET` builds TARGET's image (and what
 // it derives from), writing to stderr a line
 // "build-images: IMAGE step N/M: WHAT" as each step of an image's build
-// begins and "build-images: built IMAGE …" when that image is done; it
-// exits 0 when TARGET's image is there.
+// begins, "build-images: built IMAGE …" when that image is done and
+// "build-images: IMAGE is current" for one that needs no build; it exits 0
+// when TARGET's image is there.
 package imagebuild
 
 import (
@@ -218,8 +219,9 @@ func (b *Builder) update(ref string, f func(*Image)) {
 }
 
 var (
-	stepLine  = regexp.MustCompile(`^build-images: (\S+) step (\d+)/(\d+): (.*)$`)
-	builtLine = regexp.MustCompile(`^build-images: built (\S+)`)
+	stepLine    = regexp.MustCompile(`^build-images: (\S+) step (\d+)/(\d+): (.*)$`)
+	builtLine   = regexp.MustCompile(`^build-images: built (\S+)`)
+	currentLine = regexp.MustCompile(`^build-images: (\S+) is current`)
 )
 
 // build runs the script for target and follows what it says.
@@ -277,6 +279,9 @@ func (b *Builder) follow(line string, now time.Time) {
 			im.State, im.Present, im.EndedAt = Ready, true, now
 			im.Step, im.Message = im.Steps, ""
 		})
+	} else if m := currentLine.FindStringSubmatch(line); m != nil {
+		// Built since, perhaps after a build of it failed.
+		b.update(m[1], func(im *Image) { im.State, im.Present, im.Message = Ready, true, "" })
 	}
 }
 
