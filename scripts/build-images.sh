@@ -8,7 +8,7 @@
 #   test          paddock/test-busybox:latest   busybox-static with every
 #                 applet, plus the harness stand-in (internal/harness/standin)
 #                 as /usr/local/bin/{claude,codex,opencode,gemini,kimi}
-#   default       paddock/debian:bookworm       debootstrap minbase + the agent
+#   default       paddock/debian:bookworm       mmdebstrap minbase + the agent
 #                 toolchain (TOOLCHAIN below) + Node.js and npm in /usr/local
 #                 (NODE_VERSION below, from the npm registry)
 #   computer-use  paddock/computer-use:bookworm the default image's root
@@ -174,12 +174,12 @@ image_label() { docker image inspect -f "{{index .Config.Labels \"$2\"}}" "$1" 2
 image_size() { docker image inspect -f '{{.Size}}' "$1" | awk '{ printf "%.0f MB", $1 / 1e6 }'; }
 
 # lock_build takes the machine-wide build lock (one build at a time), once.
-# Building needs root: chroot, debootstrap and apt-get.
+# Building needs root: chroot, mmdebstrap and apt-get.
 locked=0
 lock_build() {
 	[ "$locked" = 1 ] && return 0
 	if [ "$(id -u)" != 0 ]; then
-		log "building images must run as root (chroot, debootstrap and apt-get need it)"
+		log "building images must run as root (chroot, mmdebstrap and apt-get need it)"
 		exit 1
 	fi
 	exec 9>/var/lock/paddock-build-images.lock
@@ -246,7 +246,7 @@ apt_install() {
 }
 
 # Scratch directories are removed on exit. Anything still mounted under them
-# (debootstrap mounts proc and sys in its target) is unmounted first, and the
+# (mmdebstrap mounts proc and sys in its target) is unmounted first, and the
 # removal never crosses into another file system. A root file system takes
 # a while to delete on a busy disk: that goes on in the background, so the
 # image is usable (and up.sh serves) without waiting for it.
@@ -491,26 +491,28 @@ install_node() {
 
 build_default() {
 	need_build default "$DEFAULT_IMAGE" "dev.paddock.image-version=$DEFAULT_IMAGE_VERSION" || return 0
-	command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
-	local start mirror r t old
+	command -v mmdebstrap >/dev/null 2>&1 || apt_install mmdebstrap
+	local start mirror r t old include
 	old=$(image_id "$DEFAULT_IMAGE")
 	start=$(date +%s.%N)
 	mirror=$(debian_mirror)
 	new_scratch
 	r="$SCRATCH/rootfs"
-	step "$DEFAULT_IMAGE" 1 4 "debootstrap $SUITE from $mirror"
-	debootstrap --variant=minbase --include=bash,coreutils \
-		"$SUITE" "$r" "$mirror" >"$SCRATCH/debootstrap.log" 2>&1 || {
-		log "debootstrap failed; the end of its log:"
-		tail -n 30 "$SCRATCH/debootstrap.log" >&2
+	# minbase and the toolchain in one pass: mmdebstrap resolves them with
+	# apt and downloads in parallel, about three times faster than
+	# debootstrap and then apt-get in the new root.
+	include=$(IFS=,; echo "bash,coreutils,${TOOLCHAIN[*]}")
+	step "$DEFAULT_IMAGE" 1 3 "mmdebstrap $SUITE from $mirror, with the toolchain"
+	mmdebstrap --mode=root --variant=minbase --aptopt='APT::Install-Recommends "false"' \
+		--include="$include" "$SUITE" "$r" "$mirror" >"$SCRATCH/mmdebstrap.log" 2>&1 || {
+		log "mmdebstrap failed; the end of its log:"
+		tail -n 30 "$SCRATCH/mmdebstrap.log" >&2
 		return 1
 	}
 	t=$(elapsed "$start")
-	# The toolchain, with apt inside the new root: no service may start.
+	# No service may start in the new root.
 	chroot_prepare "$r"
-	step "$DEFAULT_IMAGE" 2 4 "installing the toolchain"
-	apt_in "$r" "$SCRATCH/apt.log" "${TOOLCHAIN[@]}"
-	step "$DEFAULT_IMAGE" 3 4 "installing Node.js $NODE_VERSION and npm $NPM_VERSION"
+	step "$DEFAULT_IMAGE" 2 3 "installing Node.js $NODE_VERSION and npm $NPM_VERSION"
 	install_node "$r"
 	# PEP 668: the root is read-only in a sandbox, so pip cannot break the
 	# system's packages; without the marker, pip install falls back to
@@ -521,7 +523,7 @@ build_default() {
 	echo 'APT::Sandbox::User "root";' >"$r/etc/apt/apt.conf.d/99paddock-sandbox"
 	chroot_finish "$r"
 	mkdir -p "$r/workspace"
-	step "$DEFAULT_IMAGE" 4 4 "importing"
+	step "$DEFAULT_IMAGE" 3 3 "importing"
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=debian-bookworm' \
@@ -530,7 +532,7 @@ build_default() {
 			-c 'LABEL dev.paddock.harnesses=""' \
 			- "$DEFAULT_IMAGE" >/dev/null
 	drop_replaced "$old" "$DEFAULT_IMAGE"
-	log "built $DEFAULT_IMAGE in $(elapsed "$start")s (debootstrap ${t}s, $(image_size "$DEFAULT_IMAGE"))"
+	log "built $DEFAULT_IMAGE in $(elapsed "$start")s (mmdebstrap ${t}s, $(image_size "$DEFAULT_IMAGE"))"
 }
 
 build_computer_use() {

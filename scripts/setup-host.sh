@@ -25,7 +25,7 @@ esac
 need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 [ -x /bin/busybox ] || need+=(busybox-static)
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 # Workspace disk quotas: an ext4 image per workspace, loop-mounted.
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v mount >/dev/null 2>&1 || need+=(mount)
