@@ -286,7 +286,9 @@ func (b *Builder) follow(line string, now time.Time) {
 }
 
 // finish records how the build for ref ended: on success ref is there; on
-// failure every image whose build was under way, and ref, failed.
+// failure every image whose build was under way, and ref, failed (an image
+// may be there all the same: an older one, or one whose build failed after
+// it was imported).
 func (b *Builder) finish(ref string, err error, last string) {
 	now := time.Now()
 	var present bool
@@ -296,13 +298,14 @@ func (b *Builder) finish(ref string, err error, last string) {
 			err = fmt.Errorf("the script succeeded, but %s is not on the engine", ref)
 		}
 	}
+	var ended []string
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for i := range b.images {
 		im := &b.images[i]
 		if im.Ref != ref && im.State != Building {
 			continue
 		}
+		ended = append(ended, im.Ref)
 		im.EndedAt = now
 		if err == nil {
 			im.State, im.Present, im.Message = Ready, true, ""
@@ -314,9 +317,15 @@ func (b *Builder) finish(ref string, err error, last string) {
 			im.Message = last + " (" + err.Error() + ")"
 		}
 	}
-	if err != nil {
-		b.logger.Error("image build failed", "image", ref, "err", err, "last", last)
-	} else {
+	b.mu.Unlock()
+	if err == nil {
 		b.logger.Info("image ready", "image", ref)
+		return
+	}
+	b.logger.Error("image build failed", "image", ref, "err", err, "last", last)
+	for _, r := range ended {
+		if p, perr := b.cfg.Present(context.Background(), r); perr == nil {
+			b.update(r, func(im *Image) { im.Present = p })
+		}
 	}
 }
