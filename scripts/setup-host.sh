@@ -3,13 +3,29 @@
 # missing from Debian's packages, installs gVisor's runsc and registers it
 # with the Docker engine, and starts the engine if it is not running.
 # Idempotent; fast when everything is already there.
+#
+#   scripts/setup-host.sh [--serve-only]
+#
+# --serve-only sets up only what serving needs, leaving out gVisor's runsc
+# (only the gvisor provider needs it) and the clients tests use: up.sh
+# serves sooner, running this script again beside the default image's
+# build for the rest.
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"
+with_runsc=1
+case "${1:-}" in
+--serve-only) with_runsc=0 ;;
+"") ;;
+*)
+	echo "usage: $0 [--serve-only]" >&2
+	exit 2
+	;;
+esac
 
 need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 [ -x /bin/busybox ] || need+=(busybox-static)
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 # Workspace disk quotas: an ext4 image per workspace, loop-mounted.
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v mount >/dev/null 2>&1 || need+=(mount)
@@ -18,11 +34,15 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # Merging the runsc runtime into dockerd's daemon.json.
 command -v jq >/dev/null 2>&1 || need+=(jq)
-# Preview URLs and the SSH gateway are tested with real clients: curl, the
-# OpenSSH client (ssh, scp, sftp) and a headless Chromium.
+# curl fetches the images' Node.js from the npm registry
+# (build-images.sh). Preview URLs and the SSH gateway are tested with real
+# clients: curl, the OpenSSH client (ssh, scp, sftp) and a headless
+# Chromium.
 command -v curl >/dev/null 2>&1 || need+=(curl)
-command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ "$with_runsc" = 1 ]; then
+	command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
+	command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
@@ -51,7 +71,7 @@ fi
 # does nothing.
 RUNSC_VERSION=v0.0.0-20260905035102-160fafc42237
 RUNSC=/usr/local/bin/runsc
-if ! go version -m "$RUNSC" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+gvisor.dev/gvisor[[:space:]]+$RUNSC_VERSION[[:space:]]"; then
+if [ "$with_runsc" = 1 ] && ! go version -m "$RUNSC" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+gvisor.dev/gvisor[[:space:]]+$RUNSC_VERSION[[:space:]]"; then
 	echo "setup-host: building runsc $RUNSC_VERSION (about a minute)"
 	gobin=$(mktemp -d)
 	trap 'rm -rf "$gobin"' EXIT
@@ -77,7 +97,7 @@ merged=$(jq --argjson rt "$want_runtime" '.runtimes.runsc = $rt' <<<"$current") 
 	echo "setup-host: $DAEMON_JSON is not valid JSON; fix it and run again" >&2
 	exit 1
 }
-if [ "$merged" != "$(jq . <<<"$current")" ]; then
+if [ "$with_runsc" = 1 ] && [ "$merged" != "$(jq . <<<"$current")" ]; then
 	echo "setup-host: registering runsc in $DAEMON_JSON"
 	printf '%s\n' "$merged" >"$DAEMON_JSON.new"
 	mv -f "$DAEMON_JSON.new" "$DAEMON_JSON"
@@ -103,7 +123,7 @@ fi
 registered() {
 	[ "$(docker info --format '{{json .Runtimes.runsc}}' 2>/dev/null | jq -c '{path, runtimeArgs}')" = "$want_runtime" ]
 }
-if ! registered; then
+if [ "$with_runsc" = 1 ] && ! registered; then
 	pid=$(cat /var/run/docker.pid 2>/dev/null || true)
 	if [ -z "$pid" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != dockerd ]; then
 		echo "setup-host: cannot find the running dockerd (/var/run/docker.pid) to reload its runtimes" >&2

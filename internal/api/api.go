@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
@@ -71,6 +72,9 @@ type Config struct {
 	// Members says how org admins add members (invitations.go); its
 	// InvitationTTL 0 means DefaultInvitationTTL.
 	Members config.Members
+	// Builds are the images the server builds in the background, for
+	// GET /api/images; nil: it builds none.
+	Builds *imagebuild.Builder
 }
 
 // API serves HTTP.
@@ -102,6 +106,7 @@ type API struct {
 	preview     Preview
 	ssh         *sshgw.Info
 	members     config.Members
+	builds      *imagebuild.Builder
 	// portTransports are the preview proxy's (preview.go).
 	portTransports portTransports
 }
@@ -177,6 +182,7 @@ func New(cfg Config) *API {
 		preview:     cfg.Preview,
 		ssh:         cfg.SSH,
 		members:     cfg.Members,
+		builds:      cfg.Builds,
 	}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL
@@ -216,6 +222,7 @@ func (a *API) Routes() []Route {
 		route("GET", "/metrics", public, a.serveMetrics),
 		route("GET", "/api/openapi.json", public, a.openapi),
 		route("GET", "/api/capabilities", anyone, a.capabilities),
+		route("GET", "/api/images", anyone, a.listImages),
 		route("GET", "/api/provisions", anyone, a.listProvisions),
 
 		// Who the caller is, and wallet sign-in.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -72,6 +74,9 @@ func writeError(ctx context.Context, w http.ResponseWriter, logger *slog.Logger,
 	body := client.Error{RequestID: requestIDFrom(ctx)}
 	if pe, ok := errdefs.Public(err); ok {
 		body.Code, body.Message = pe.Code, pe.Message
+		if pe.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds()))))
+		}
 		if pe.Cause != nil {
 			logger.InfoContext(ctx, "request failed", "code", pe.Code, "status", status, "err", err)
 		}

@@ -121,6 +121,7 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	out.Harnesses, out.SidecarCapabilities = a.harnessesAndSidecars(r.Context())
+	out.Images = a.imageStatuses(r.Context())
 	out.DefaultHarness = harness.Default
 	if a.sessions != nil {
 		out.DefaultHarness = a.sessions.DefaultHarness()

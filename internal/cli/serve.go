@@ -23,6 +23,7 @@ func newServeCmd() *cobra.Command {
 		file          string
 		flags         config.Config
 		allowedImages string
+		imageBuilds   string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -79,6 +80,10 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 			set("provider", &cfg.Provider, flags.Provider)
 			set("shim-path", &cfg.ShimPath, flags.ShimPath)
 			set("default-image", &cfg.DefaultImage, flags.DefaultImage)
+			set("image-builder", &cfg.ImageBuilder, flags.ImageBuilder)
+			if fl.Changed("image-builds") {
+				cfg.ImageBuilds = config.SplitList(imageBuilds)
+			}
 			set("log-level", &cfg.LogLevel, flags.LogLevel)
 			set("log-format", &cfg.LogFormat, flags.LogFormat)
 			set("run-dir", &cfg.RunDir, flags.RunDir)
@@ -150,6 +155,8 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 	f.StringVar(&flags.RunDir, "run-dir", "", "directory for agent sockets (default <data-dir>/run when short enough)")
 	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
 	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
+	f.StringVar(&flags.ImageBuilder, "image-builder", "", "script that builds sandbox images (scripts/build-images.sh): the server builds --image-builds with it in the background once it serves")
+	f.StringVar(&imageBuilds, "image-builds", strings.Join(def.ImageBuilds, ","), "the image builder's targets to build in the background, in order, comma-separated")
 	f.StringVar(&allowedImages, "allowed-images", strings.Join(def.AllowedImages, ","), "images runtimes may use: exact references or prefixes ending in '*', comma-separated (the default image is always allowed)")
 	f.BoolVar(&flags.WritableRootUnbounded, "writable-root-unbounded", false, "allow writable roots (rootfs: writable) on an engine that cannot bound their size: their writes are outside any quota")
 	f.Int64Var(&flags.DiskMB, "disk-mb", def.DiskMB, "a workspace's disk quota in MiB when its runtime names none")

@@ -60,6 +60,12 @@ type Config struct {
 	LogFormat      string        `yaml:"log_format"`      // PADDOCK_LOG_FORMAT: json | text
 	IdleTimeout    time.Duration `yaml:"idle_timeout"`    // PADDOCK_IDLE_TIMEOUT
 	PullImages     bool          `yaml:"pull_images"`     // PADDOCK_PULL_IMAGES: pull missing images
+	// ImageBuilder is a script (scripts/build-images.sh) with which the
+	// server builds ImageBuilds in the background once it serves, one
+	// after another, saying how far each is in GET /api/images; "" builds
+	// nothing.
+	ImageBuilder string   `yaml:"image_builder"` // PADDOCK_IMAGE_BUILDER
+	ImageBuilds  []string `yaml:"image_builds"`  // PADDOCK_IMAGE_BUILDS: the builder's targets, comma-separated
 	// WritableRootUnbounded allows runtimes a writable root on a Docker
 	// engine that cannot bound its size (only overlay2 over xfs with
 	// project quotas can): such a root's writes are outside any quota.
@@ -345,6 +351,7 @@ func Default() Config {
 		PullImages:   true,
 
 		AllowedImages: []string{"paddock/*"},
+		ImageBuilds:   []string{"computer-use", "all-harness"},
 		DiskMB:        10240,
 		MaxDiskMB:     102400,
 
@@ -392,6 +399,7 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 		"PADDOCK_SHIM_PATH":       &c.ShimPath,
 		"PADDOCK_DEFAULT_IMAGE":   &c.DefaultImage,
 		"PADDOCK_DEFAULT_HARNESS": &c.DefaultHarness,
+		"PADDOCK_IMAGE_BUILDER":   &c.ImageBuilder,
 		"PADDOCK_DOCKER_HOST":     &c.DockerHost,
 		"PADDOCK_RUN_DIR":         &c.RunDir,
 		"PADDOCK_BOOTSTRAP_KEY":   &c.BootstrapKey,
@@ -487,6 +495,9 @@ func (c *Config) LoadEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := lookup("PADDOCK_TRUSTED_PROXIES"); ok && v != "" {
 		c.TrustedProxies = SplitList(v)
+	}
+	if v, ok := lookup("PADDOCK_IMAGE_BUILDS"); ok && v != "" {
+		c.ImageBuilds = SplitList(v)
 	}
 	for k, p := range map[string]*string{
 		"PADDOCK_TRUSTED_PROXY_HEADER":    &c.TrustedProxyHeader,

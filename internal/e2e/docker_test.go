@@ -6,6 +6,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"github.com/paddockhq/paddock/internal/provider"
@@ -237,13 +238,23 @@ func TestDockerConcurrentStartsProvisionOneContainer(t *testing.T) {
 	}
 }
 
+// TestDockerStartFailureLeavesNoContainer: an image that went from the host
+// after its runtime was configured (create refuses a missing one) fails
+// the start with image_not_found and leaves nothing behind.
 func TestDockerStartFailureLeavesNoContainer(t *testing.T) {
 	env, cli, _, _ := dockerEnv(t)
+	gone := "paddock/e2e-gone-" + strings.ToLower(testenv.Instance(t)) + ":latest"
+	if err := cli.ImageTag(t.Context(), testenv.TestImage, gone); err != nil {
+		t.Fatal(err)
+	}
 	var p pc.Project
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{
 		Name:    "missing-image",
-		Runtime: &pc.RuntimeConfig{Image: "paddock/does-not-exist:never"},
+		Runtime: &pc.RuntimeConfig{Image: gone},
 	}).Decode(t, &p)
+	if _, err := cli.ImageRemove(t.Context(), gone, image.RemoveOptions{}); err != nil { // the tag only
+		t.Fatal(err)
+	}
 	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
 	r := env.Do(t, "POST", rtPath+"/start", nil)
 	if r.Status != 422 || r.Code() != "image_not_found" {

@@ -11,6 +11,7 @@ package errdefs
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // The kinds. Wrap them with %w or build an *Error with one of the
@@ -35,6 +36,9 @@ type Error struct {
 	Code    string // stable, snake_case, e.g. "runtime_has_no_sandbox"
 	Message string // human-readable, safe to return to the caller
 	Cause   error  // internal detail; never sent to a client
+	// RetryAfter, when set, tells the client when to try again (HTTP's
+	// Retry-After).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -55,6 +59,13 @@ func (e *Error) Unwrap() error { return e.Cause }
 func (e *Error) WithCause(cause error) *Error {
 	c := *e
 	c.Cause = cause
+	return &c
+}
+
+// WithRetryAfter returns a copy of e telling the client to retry after d.
+func (e *Error) WithRetryAfter(d time.Duration) *Error {
+	c := *e
+	c.RetryAfter = d
 	return &c
 }
 

@@ -297,6 +297,7 @@ var (
 	_ Sizer            = (*Breaker)(nil)
 	_ ImageInspector   = (*Breaker)(nil)
 	_ NetworkAddresser = (*Breaker)(nil)
+	_ ImageChecker     = (*Breaker)(nil)
 )
 
 func (b *Breaker) Name() string               { return b.p.Name() }
@@ -407,6 +408,16 @@ func (b *Breaker) ImageLabels(ctx context.Context, image string) (map[string]str
 		return nil, errdefs.NotImplemented("image_labels_not_supported", "provider %s cannot read image labels", b.p.Name())
 	}
 	return call(b, "image_labels", func() (map[string]string, error) { return in.ImageLabels(ctx, image) })
+}
+
+// CheckImage tells whether the provider can run an image; a provider that
+// cannot tell answers not implemented.
+func (b *Breaker) CheckImage(ctx context.Context, image string) error {
+	c, ok := b.p.(ImageChecker)
+	if !ok {
+		return errdefs.NotImplemented("check_image_not_supported", "provider %s cannot check images", b.p.Name())
+	}
+	return call0(b, "check_image", func() error { return c.CheckImage(ctx, image) })
 }
 
 // SetupNetworks sets up the provider's egress networks; a provider without

@@ -121,6 +121,14 @@ type ImageInspector interface {
 	ImageLabels(ctx context.Context, image string) (map[string]string, error)
 }
 
+// ImageChecker is implemented by providers that can tell, before any
+// sandbox starts, whether they can run an image: it is there, or (for a
+// provider that pulls what it lacks) its registry has it. An image they
+// cannot run is ErrNotFound.
+type ImageChecker interface {
+	CheckImage(ctx context.Context, image string) error
+}
+
 // LabelHarnesses lists the agent harness CLIs an image carries, as
 // "name=version,…" (scripts/build-images.sh writes it).
 const LabelHarnesses = "dev.paddock.harnesses"

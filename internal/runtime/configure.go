@@ -96,6 +96,11 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		if err := s.checkOffered(ctx, resolved); err != nil {
 			return rt, err
 		}
+		if resolved.Image != rt.Config.Image {
+			if err := s.checkImagePresent(ctx, resolved); err != nil {
+				return rt, err
+			}
+		}
 		if err := s.checkSecretRefs(ctx, rt, resolved); err != nil {
 			return rt, err
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,10 @@ const (
 // CodeImageNotAllowed refuses an image outside the installation's
 // allow-list, or a snapshot named as an image.
 const CodeImageNotAllowed = "image_not_allowed"
+
+// CodeImageNotFound refuses an image the provider does not have and
+// nothing is building.
+const CodeImageNotFound = "image_not_found"
 
 // CodeSidecarImageConflict refuses an image other than the one the
 // runtime's sidecar capabilities choose.
@@ -122,6 +127,32 @@ func (s *Service) checkImage(providerName, image string) error {
 		return errdefs.InvalidArgument(CodeImageNotAllowed, "image %q is not on this installation's allow-list (ask its operator, or see --allowed-images)", image)
 	}
 	return nil
+}
+
+// checkImagePresent refuses an image the provider cannot run (it is not
+// there and, for a provider that pulls, its registry has it not) and that
+// is not being built, when a runtime is configured with it, rather than
+// at every start. A provider that cannot tell is taken at its word.
+func (s *Service) checkImagePresent(ctx context.Context, c store.RuntimeConfig) error {
+	if s.images != nil && s.images.Expected(c.Image) {
+		return nil
+	}
+	p, err := s.providers.Get(c.Provider)
+	if err != nil {
+		return err
+	}
+	ch, ok := p.(provider.ImageChecker)
+	if !ok {
+		return nil
+	}
+	err = ch.CheckImage(ctx, c.Image)
+	switch {
+	case errdefs.IsNotFound(err):
+		return errdefs.InvalidArgument(CodeImageNotFound, "image %q is not on this host and is not being built (GET /api/images lists the images there and those being built)", c.Image).WithCause(err)
+	case errors.Is(err, errdefs.ErrNotImplemented):
+		return nil
+	}
+	return err
 }
 
 // Codes for a config the provider cannot offer.
@@ -225,6 +256,9 @@ func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, d
 		return store.Project{}, store.Runtime{}, err
 	}
 	if err := s.checkOffered(ctx, cfg); err != nil {
+		return store.Project{}, store.Runtime{}, err
+	}
+	if err := s.checkImagePresent(ctx, cfg); err != nil {
 		return store.Project{}, store.Runtime{}, err
 	}
 	if err := s.checkSecretRefs(ctx, store.Runtime{OrgID: ws.OrgID, WorkspaceID: ws.ID}, cfg); err != nil {

@@ -148,6 +148,19 @@ type Config struct {
 	// Metrics records transitions, warm claims and agent reconnects; nil
 	// records nothing.
 	Metrics *metrics.Metrics
+	// Images tells which images are still being built; nil: none are.
+	Images ImageBuilds
+}
+
+// ImageBuilds tells which sandbox images are still being built
+// (imagebuild.Builder).
+type ImageBuilds interface {
+	// Expected reports whether ref is not there yet but is being, or
+	// will be, built.
+	Expected(ref string) bool
+	// Check answers nil when a sandbox may start on ref now, else why
+	// not (image_building, image_build_failed).
+	Check(ctx context.Context, ref string) error
 }
 
 // Service runs the runtime actions.
@@ -167,6 +180,7 @@ type Service struct {
 	trustedCA  []byte
 	guard      *egress.Guard
 	metrics    *metrics.Metrics
+	images     ImageBuilds
 	pending    pendingSet   // runtimes start-up reconciliation has not reached
 	provisions provisionLog // see provisions.go
 	onRunning  func(ctx context.Context, rt store.Runtime, sb store.Sandbox, fresh bool)
@@ -218,6 +232,7 @@ func New(cfg Config) *Service {
 		s.guard = egress.NewGuard(egress.GuardConfig{})
 	}
 	s.metrics = cfg.Metrics
+	s.images = cfg.Images
 	s.agents.metrics = cfg.Metrics
 	s.warm = s.newWarmPools(cfg.WarmPools)
 	return s

@@ -133,6 +133,14 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	}
 	defer gate.close()
 
+	// Step 3c: the images the server builds in the background once it
+	// serves (none unless an image builder is configured).
+	builds, err := newImageBuilds(ctx, cfg, providers, logger)
+	if err != nil {
+		return err
+	}
+	defer builds.close()
+
 	// Step 4: domain services and the API. The meter prices compute and
 	// moves credits inside the runtime service's transactions.
 	pricing, err := pricingOf(cfg)
@@ -169,6 +177,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		TrustedCA: gate.trustedCA(),
 		Guard:     guard,
 		Metrics:   m,
+		Images:    builds.runtimeImages(),
 	})
 	registerGauges(m, st)
 	defer func() { _ = runtimes.Close() }()
@@ -226,6 +235,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 		Preview: previewOf(cfg, ln.Addr()),
 		SSH:     sshd.Info(),
 		Members: cfg.Members,
+		Builds:  builds.builder,
 	})
 
 	// Step 5: lifecycle automation. Every live runtime is held for a
@@ -298,6 +308,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	served = true
 	go func() { serveErr <- srv.Serve(ln) }()
 	sshd.start(st, runtimes, logger, out)
+	builds.start(ctx)
 	ready.Store(true)
 	fmt.Fprintf(out, "paddock listening on http://%s (data dir %s, provider %s)\n", ln.Addr(), cfg.DataDir, providers.Default())
 	logger.Info("serving", "addr", ln.Addr().String())

@@ -15,3 +15,9 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	return call[Capabilities](ctx, c, http.MethodGet, routeOf("/api/capabilities"), nil, nil)
 }
+
+// Images lists the sandbox images and how far the builds of those still
+// being built are.
+func (c *Client) Images(ctx context.Context) (List[ImageStatus], error) {
+	return call[List[ImageStatus]](ctx, c, http.MethodGet, routeOf("/api/images"), nil, nil)
+}

@@ -256,6 +256,31 @@ type Capabilities struct {
 	// SidecarCapabilities are the values runtimes may list in
 	// capabilities_json.
 	SidecarCapabilities []SidecarCapability `json:"sidecar_capabilities"`
+	// Images are the sandbox images this installation knows and whether
+	// runtimes can use them yet (as GET /api/images).
+	Images []ImageStatus `json:"images"`
+}
+
+// ImageStatus is one sandbox image: whether it is there, and how far its
+// build is when the server builds it in the background.
+type ImageStatus struct {
+	Image string `json:"image"`
+	// Target is the image builder's name for it ("" when the builder does
+	// not make it).
+	Target string `json:"target,omitempty"`
+	// State is ready, building, pending (waits for the builds before it),
+	// failed or missing (not there, and not being built).
+	State string `json:"state"`
+	// Present: runtimes can start on it now (an older copy may serve
+	// while a newer one builds).
+	Present bool `json:"present"`
+	// Step of Steps is the build step under way, or last reached.
+	Step  int `json:"step,omitempty"`
+	Steps int `json:"steps,omitempty"`
+	// Progress says how far the build is, or why it failed.
+	Progress  string     `json:"progress,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 }
 
 // ProviderCapability is one provider's capability matrix.

@@ -3,6 +3,8 @@ package docker
 import (
 	"context"
 	"maps"
+	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 
@@ -10,7 +12,35 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 )
 
-var _ provider.ImageInspector = (*Provider)(nil)
+var (
+	_ provider.ImageInspector = (*Provider)(nil)
+	_ provider.ImageChecker   = (*Provider)(nil)
+)
+
+// CheckImage tells whether a sandbox could start on image: it is on the
+// engine or, when the provider pulls missing images, its registry has it
+// (asked, not pulled). Anything else is not found (image_not_found).
+func (p *Provider) CheckImage(ctx context.Context, image string) error {
+	_, err := p.cli.ImageInspect(ctx, image)
+	if err == nil {
+		return nil
+	}
+	if !cerrdefs.IsNotFound(err) {
+		return engineErr("inspect the image", err)
+	}
+	if !p.cfg.PullMissing || strings.HasPrefix(image, ArchiveRepository+":") {
+		return errdefs.NotFound(CodeImageNotFound, "image %q is not on this engine", image).WithCause(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, registryCheckTimeout)
+	defer cancel()
+	if _, err := p.cli.DistributionInspect(ctx, image, ""); err != nil {
+		return errdefs.NotFound(CodeImageNotFound, "image %q is not on this engine, and its registry did not offer it", image).WithCause(err)
+	}
+	return nil
+}
+
+// registryCheckTimeout bounds asking a registry whether it has an image.
+const registryCheckTimeout = 20 * time.Second
 
 // ImageLabels are the labels of a local image (never pulled).
 func (p *Provider) ImageLabels(ctx context.Context, image string) (map[string]string, error) {

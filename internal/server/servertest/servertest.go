@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -71,6 +72,9 @@ type Options struct {
 	Members config.Members
 	// Logger is the server's logger; nil logs errors to stderr.
 	Logger *slog.Logger
+	// Builds are images built in the background (the test runs them);
+	// nil: none.
+	Builds *imagebuild.Builder
 }
 
 // Env is a running API.
@@ -163,6 +167,7 @@ func New(t testing.TB, opts Options) *Env {
 		Now:       now,
 		Logger:    logger,
 		Billing:   meter,
+		Images:    runtimeImages(opts.Builds),
 	})
 	env.Ledger = ledger.New(ledger.Config{
 		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
@@ -181,7 +186,7 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
 		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits,
-		Preview: preview, Members: opts.Members})
+		Preview: preview, Members: opts.Members, Builds: opts.Builds})
 	env.API = h
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)
@@ -346,4 +351,13 @@ func (e *Env) Concurrently(t testing.TB, n int, path string) map[int]int {
 	}
 	wg.Wait()
 	return counts
+}
+
+// runtimeImages is b as the runtime service takes it (no interface holding
+// a nil builder).
+func runtimeImages(b *imagebuild.Builder) runtime.ImageBuilds {
+	if b == nil {
+		return nil
+	}
+	return b
 }
