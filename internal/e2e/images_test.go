@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -88,7 +89,9 @@ func TestImageBuildInBackground(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.New(t, servertest.Options{Provider: p, Instance: instance, Image: testenv.TestImage, Builds: b})
+	// A warm pool on an image being built waits for it (never pulled).
+	pool := runtime.WarmPool{Image: tiny, CPUMillis: 500, MemoryMB: 128, PidsLimit: 64, Size: 1}
+	s := servertest.New(t, servertest.Options{Provider: p, Instance: instance, Image: testenv.TestImage, Builds: b, WarmPools: []runtime.WarmPool{pool}})
 	s.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
 	s.Must(t, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
 	const projects = "/api/v1/org/acme/ws/dev/projects"
@@ -139,6 +142,9 @@ func TestImageBuildInBackground(t *testing.T) {
 	if rt.Status != pc.RuntimeIdle {
 		t.Fatalf("runtime after a refused start: %+v", rt)
 	}
+	if made, err := s.Runtimes.FillWarmPools(t.Context()); made != 0 || err != nil {
+		t.Fatalf("filling a pool on an image being built: made %d, %v; want it skipped", made, err)
+	}
 
 	// Let the build finish: the image is ready and the runtime starts.
 	if err := os.WriteFile(filepath.Join(dir, "go"), []byte("go\n"), 0); err != nil {
@@ -147,6 +153,9 @@ func TestImageBuildInBackground(t *testing.T) {
 	st = waitImage(t, s, tiny, func(st pc.ImageStatus) bool { return st.State == "ready" })
 	if !st.Present || st.EndedAt == nil {
 		t.Fatalf("built: %+v", st)
+	}
+	if made, err := s.Runtimes.FillWarmPools(t.Context()); made != 1 || err != nil {
+		t.Fatalf("filling a pool once its image is built: made %d, %v", made, err)
 	}
 	s.Must(t, 200, "POST", rtPath(onTiny)+"/start", nil).Decode(t, &rt)
 	if rt.Status != pc.RuntimeRunning {

@@ -51,6 +51,9 @@ const (
 const (
 	CodeImageBuilding    = "image_building"
 	CodeImageBuildFailed = "image_build_failed"
+	// CodeImageNotFound: the builder's image is not there, and this
+	// server does not build it.
+	CodeImageNotFound = "image_not_found"
 )
 
 // RetryAfter is what a caller refused image_building is told to wait.
@@ -162,7 +165,8 @@ func (b *Builder) Expected(ref string) bool {
 // Check tells whether a sandbox may start on ref now: nil when the image
 // is there or is not the builder's; image_building (unavailable, with
 // progress and a retry delay) while it is being or waits to be built;
-// image_build_failed when its build failed.
+// image_build_failed when its build failed; image_not_found when this
+// server does not build it (it is never pulled).
 func (b *Builder) Check(ctx context.Context, ref string) error {
 	im, ok := b.Lookup(ref)
 	if !ok || im.Present {
@@ -177,6 +181,10 @@ func (b *Builder) Check(ctx context.Context, ref string) error {
 	case Pending, Building:
 		return errdefs.Unavailable(CodeImageBuilding, "image %s is %s (%s); try again shortly, or follow it in GET /api/images", ref, im.State, Progress(im)).
 			WithRetryAfter(RetryAfter)
+	case Missing:
+		// Ours to build, not to pull from a registry (another's
+		// namespace there).
+		return errdefs.FailedPrecondition(CodeImageNotFound, "image %s is not on this host, and this server does not build it (scripts/build-images.sh %s does)", ref, im.Target)
 	case Failed:
 		return errdefs.FailedPrecondition(CodeImageBuildFailed, "image %s failed to build, %s (the server's log says why; the server builds it again when it restarts)", ref, Progress(im))
 	}

@@ -96,6 +96,11 @@ func TestCheck(t *testing.T) {
 	if !b.Expected("img/derived") || b.Check(t.Context(), "img/unknown") != nil {
 		t.Fatal("expected or unknown images misjudged")
 	}
+	// One of the builder's, which this server does not build: not found,
+	// never left to a pull (a registry's namespace is not ours).
+	if err := b.Check(t.Context(), "img/other"); !errors.As(err, &pe) || pe.Code != CodeImageNotFound {
+		t.Fatalf("missing, not built here: %v", err)
+	}
 	b.build(t.Context(), "base")
 	if im, _ := b.Lookup("img/base"); im.State != Failed {
 		t.Fatalf("base: %+v", im)
