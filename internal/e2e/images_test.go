@@ -17,7 +17,6 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/paddockhq/paddock/internal/cli/clitest"
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -78,13 +77,7 @@ func TestImageBuildInBackground(t *testing.T) {
 	p := testenv.DockerProvider(t, instance)
 	b, err := imagebuild.New(t.Context(), imagebuild.Config{
 		Script: script, Targets: []string{"tiny", "broken"},
-		Present: func(ctx context.Context, ref string) (bool, error) {
-			_, err := p.ImageLabels(ctx, ref)
-			if errdefs.IsNotFound(err) {
-				return false, nil
-			}
-			return err == nil, err
-		},
+		Present: func(ctx context.Context, ref string) (bool, error) { return provider.ImagePresent(ctx, p, ref) },
 	})
 	if err != nil {
 		t.Fatal(err)

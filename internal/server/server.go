@@ -164,10 +164,11 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			maps.Copy(env, sidecar.Env(ctx, st, sb))
 			return env, nil
 		},
-		Secrets:   secretSvc,
-		TrustedCA: gate.trustedCA(),
-		Metrics:   m,
-		Images:    builds.runtimeImages(),
+		Secrets:        secretSvc,
+		TrustedCA:      gate.trustedCA(),
+		Metrics:        m,
+		Images:         runtime.ImageBuildsOf(builds.builder),
+		ImageProviders: builds.providers,
 	})
 	registerGauges(m, st)
 	defer func() { _ = runtimes.Close() }()
