@@ -321,3 +321,27 @@ func TestBuildImagesIntegrity(t *testing.T) {
 		t.Fatalf("the tampered tarball was kept: %v", entries)
 	}
 }
+
+// TestSetupHostOneRun: a run of setup-host.sh --no-wait (what up.sh
+// leaves running in the background) while another run holds the machine's
+// setup lock leaves the setup to that run and exits at once.
+func TestSetupHostOneRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("setup-host.sh runs as root")
+	}
+	f, err := os.OpenFile("/var/lock/paddock-setup-host.lock", os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Waits for a real run under way, if any, as a run would.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(testenv.RepoRoot(t), "scripts", "setup-host.sh"), "--no-wait").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "another run is under way") {
+		t.Fatalf("setup-host.sh --no-wait beside another run: %v\n%s", err, out)
+	}
+}
