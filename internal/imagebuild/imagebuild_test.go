@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -222,5 +223,36 @@ func TestCancelEndsBuild(t *testing.T) {
 	}
 	if im, _ := b.Lookup("img/slow"); im.State != Failed || Progress(im) != "failed at step 2 of 2: waiting" {
 		t.Fatalf("stopped build: %+v", im)
+	}
+}
+
+// TestBuildImagesList: the builder reads the real scripts/build-images.sh
+// --list, and the optional images a server builds by default are targets
+// of it.
+func TestBuildImagesList(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "build-images.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(t.Context(), Config{
+		Script: script, Targets: []string{"computer-use", "all-harness"},
+		Present: func(context.Context, string) (bool, error) { return false, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"test": "paddock/test-busybox:latest", "default": "paddock/debian:bookworm",
+		"computer-use": "paddock/computer-use:bookworm", "all-harness": "paddock/all-harness:bookworm",
+	}
+	got := map[string]string{}
+	for _, im := range b.Images() {
+		got[im.Target] = im.Ref
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("targets of build-images.sh --list: %v, want %v", got, want)
+	}
+	if !b.Expected("paddock/all-harness:bookworm") || b.Expected("paddock/debian:bookworm") {
+		t.Fatalf("images: %+v", b.Images())
 	}
 }
