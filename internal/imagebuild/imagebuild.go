@@ -14,7 +14,7 @@
 package imagebuild
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -51,6 +51,9 @@ const (
 const (
 	CodeImageBuilding    = "image_building"
 	CodeImageBuildFailed = "image_build_failed"
+	// CodeImageNotFound: the builder's image is not there, and this
+	// server does not build it.
+	CodeImageNotFound = "image_not_found"
 )
 
 // RetryAfter is what a caller refused image_building is told to wait.
@@ -66,7 +69,9 @@ type Image struct {
 	Present bool
 	// Step of Steps is the build step under way (or last reached).
 	Step, Steps int
-	// Message says what the step does, or why the build failed.
+	// Message names the step under way, or the step at which the build
+	// failed; never the script's own output (that goes to the server's
+	// log only: it may name hosts and credentials).
 	Message   string
 	StartedAt time.Time
 	EndedAt   time.Time
@@ -107,11 +112,16 @@ func New(ctx context.Context, cfg Config) (*Builder, error) {
 		if !ok {
 			continue
 		}
+		ref = strings.TrimSpace(ref)
+		// An engine that cannot answer now (restarting) does not stop the
+		// server: the image counts as absent until a build or a start
+		// finds it.
 		present, err := cfg.Present(ctx, ref)
 		if err != nil {
-			return nil, fmt.Errorf("image builder: inspect %s: %w", ref, err)
+			b.logger.Warn("image builder: cannot inspect an image; taken as absent for now", "image", ref, "err", err)
+			present = false
 		}
-		im := Image{Target: target, Ref: strings.TrimSpace(ref), Present: present, State: Ready}
+		im := Image{Target: target, Ref: ref, Present: present, State: Ready}
 		if !present {
 			im.State = Missing
 			if slices.Contains(cfg.Targets, target) {
@@ -155,7 +165,8 @@ func (b *Builder) Expected(ref string) bool {
 // Check tells whether a sandbox may start on ref now: nil when the image
 // is there or is not the builder's; image_building (unavailable, with
 // progress and a retry delay) while it is being or waits to be built;
-// image_build_failed when its build failed.
+// image_build_failed when its build failed; image_not_found when this
+// server does not build it (it is never pulled).
 func (b *Builder) Check(ctx context.Context, ref string) error {
 	im, ok := b.Lookup(ref)
 	if !ok || im.Present {
@@ -170,8 +181,12 @@ func (b *Builder) Check(ctx context.Context, ref string) error {
 	case Pending, Building:
 		return errdefs.Unavailable(CodeImageBuilding, "image %s is %s (%s); try again shortly, or follow it in GET /api/images", ref, im.State, Progress(im)).
 			WithRetryAfter(RetryAfter)
+	case Missing:
+		// Ours to build, not to pull from a registry (another's
+		// namespace there).
+		return errdefs.FailedPrecondition(CodeImageNotFound, "image %s is not on this host, and this server does not build it (scripts/build-images.sh %s does)", ref, im.Target)
 	case Failed:
-		return errdefs.FailedPrecondition(CodeImageBuildFailed, "image %s failed to build: %s (see the server's log; the server builds it again when it restarts)", ref, im.Message)
+		return errdefs.FailedPrecondition(CodeImageBuildFailed, "image %s failed to build, %s (the server's log says why; the server builds it again when it restarts)", ref, Progress(im))
 	}
 	return nil
 }
@@ -185,6 +200,8 @@ func Progress(im Image) string {
 		return fmt.Sprintf("step %d of %d: %s", im.Step, im.Steps, im.Message)
 	case im.Steps > 0 && im.State == Failed:
 		return fmt.Sprintf("failed at step %d of %d: %s", im.Step, im.Steps, im.Message)
+	case im.State == Failed:
+		return "failed before its first step"
 	}
 	return im.Message
 }
@@ -235,32 +252,72 @@ func (b *Builder) build(ctx context.Context, target string) {
 	logger := b.logger.With("target", target, "image", ref)
 	logger.Info("running the image builder")
 	cmd := exec.CommandContext(ctx, b.cfg.Script, target)
-	// The script and what it starts (debootstrap, apt, docker) form a
+	// The script and what it starts (mmdebstrap, apt, docker) form a
 	// group: a server that stops ends them all, and the script's trap
-	// cleans up its scratch directories.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// cleans up its scratch directories and containers. A server that
+	// dies ends the script too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
-	stderr, err := cmd.StderrPipe()
-	if err == nil {
-		err = cmd.Start()
-	}
-	if err != nil {
-		b.finish(ref, fmt.Errorf("start %s: %w", b.cfg.Script, err), "")
-		return
-	}
-	var last string
-	sc := bufio.NewScanner(stderr)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	// Wait owns the copy of stderr, so WaitDelay bounds it even when
+	// something the script started (outside its group) keeps the pipe
+	// open.
+	cmd.WaitDelay = waitDelay
+	lines := &lineWriter{line: func(line string) {
 		logger.Info("image build", "line", line)
-		if strings.TrimSpace(line) != "" {
-			last = strings.TrimPrefix(line, "build-images: ")
-		}
 		b.follow(line, time.Now())
+	}}
+	cmd.Stderr = lines
+	err := cmd.Run()
+	lines.flush()
+	b.finish(ref, err)
+}
+
+// waitDelay bounds how long a build's script may take to end once asked
+// to, and how long its stderr may stay open after it ended.
+const waitDelay = 30 * time.Second
+
+// maxLine bounds a line of the script's kept for following; the rest of a
+// longer line is dropped (never blocking the script).
+const maxLine = 64 << 10
+
+// lineWriter hands each line written to it to line, without the newline.
+type lineWriter struct {
+	line    func(string)
+	buf     []byte
+	skipped bool // the line under way is past maxLine
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := maxLine - len(w.buf); len(chunk) > room {
+			chunk, w.skipped = chunk[:room], true
+		}
+		w.buf = append(w.buf, chunk...)
+		if i < 0 {
+			break
+		}
+		w.flush()
+		p = p[i+1:]
 	}
-	b.finish(ref, cmd.Wait(), last)
+	return n, nil
+}
+
+// flush hands on the line under way, if any.
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 || w.skipped {
+		line := string(w.buf)
+		if w.skipped {
+			line += " [line cut]"
+		}
+		w.line(line)
+	}
+	w.buf, w.skipped = w.buf[:0], false
 }
 
 // follow takes in one line of the script's.
@@ -287,9 +344,9 @@ func (b *Builder) follow(line string, now time.Time) {
 
 // finish records how the build for ref ended: on success ref is there; on
 // failure every image whose build was under way, and ref, failed (an image
-// may be there all the same: an older one, or one whose build failed after
-// it was imported).
-func (b *Builder) finish(ref string, err error, last string) {
+// may be there all the same: an older one). The error goes to the log
+// only; the images keep the step they failed at.
+func (b *Builder) finish(ref string, err error) {
 	now := time.Now()
 	var present bool
 	if err == nil {
@@ -312,17 +369,14 @@ func (b *Builder) finish(ref string, err error, last string) {
 			im.Step = im.Steps
 			continue
 		}
-		im.State, im.Message = Failed, err.Error()
-		if last != "" {
-			im.Message = last + " (" + err.Error() + ")"
-		}
+		im.State = Failed
 	}
 	b.mu.Unlock()
 	if err == nil {
 		b.logger.Info("image ready", "image", ref)
 		return
 	}
-	b.logger.Error("image build failed", "image", ref, "err", err, "last", last)
+	b.logger.Error("image build failed", "image", ref, "err", err)
 	for _, r := range ended {
 		if p, perr := b.cfg.Present(context.Background(), r); perr == nil {
 			b.update(r, func(im *Image) { im.Present = p })

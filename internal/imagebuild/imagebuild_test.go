@@ -3,10 +3,14 @@ package imagebuild
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 )
@@ -21,6 +25,7 @@ case "$1" in
 --list) printf 'base img/base\nderived img/derived\nbroken img/broken\nother img/other\n' ;;
 broken)
 	echo "build-images: img/broken step 1/1: fetching" >&2
+	echo "build-images: fetching https://user:s3cret@mirror.invalid/ failed" >&2
 	exit 1 ;;
 base)
 	echo "build-images: img/base step 1/2: importing" >&2
@@ -63,7 +68,7 @@ func TestFailedThenCurrent(t *testing.T) {
 	b := newBuilder(t, "base")
 	b.Run(t.Context())
 	im, _ := b.Lookup("img/base")
-	if im.State != Failed || !im.Present || Progress(im) != "failed at step 2 of 2: img/base does not run its tools (exit status 1)" {
+	if im.State != Failed || !im.Present || Progress(im) != "failed at step 2 of 2: checking" {
 		t.Fatalf("base after its failed build: %+v (%s)", im, Progress(im))
 	}
 	if other, _ := b.Lookup("img/other"); other.State != Missing || b.Expected("img/other") {
@@ -92,6 +97,11 @@ func TestCheck(t *testing.T) {
 	if !b.Expected("img/derived") || b.Check(t.Context(), "img/unknown") != nil {
 		t.Fatal("expected or unknown images misjudged")
 	}
+	// One of the builder's, which this server does not build: not found,
+	// never left to a pull (a registry's namespace is not ours).
+	if err := b.Check(t.Context(), "img/other"); !errors.As(err, &pe) || pe.Code != CodeImageNotFound {
+		t.Fatalf("missing, not built here: %v", err)
+	}
 	b.build(t.Context(), "base")
 	if im, _ := b.Lookup("img/base"); im.State != Failed {
 		t.Fatalf("base: %+v", im)
@@ -102,7 +112,147 @@ func TestCheck(t *testing.T) {
 	}
 	b.build(t.Context(), "broken")
 	err = b.Check(t.Context(), "img/broken")
-	if !errors.As(err, &pe) || pe.Code != CodeImageBuildFailed || !strings.Contains(pe.Message, "step 1/1: fetching") || b.Expected("img/broken") {
+	if !errors.As(err, &pe) || pe.Code != CodeImageBuildFailed || !strings.Contains(pe.Message, "failed at step 1 of 1: fetching") || b.Expected("img/broken") {
 		t.Fatalf("failed, not present: %v", err)
+	}
+	// What the script printed is for the log, not for callers.
+	if im, _ := b.Lookup("img/broken"); strings.Contains(pe.Message, "s3cret") || strings.Contains(Progress(im), "s3cret") {
+		t.Fatalf("a failed build's message shows the script's output: %q", pe.Message)
+	}
+}
+
+// TestEngineDownAtStart: an engine that cannot say whether an image is
+// there (restarting) does not stop New; the image counts as absent, to be
+// built, until a build or a start finds it.
+func TestEngineDownAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "build.sh")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(t.Context(), Config{
+		Script: path, Targets: []string{"derived"},
+		Present: func(context.Context, string) (bool, error) {
+			return false, errors.New("Cannot connect to the Docker daemon")
+		},
+	})
+	if err != nil {
+		t.Fatalf("New with the engine down: %v", err)
+	}
+	if im, _ := b.Lookup("img/derived"); im.State != Pending || im.Present {
+		t.Fatalf("derived: %+v", im)
+	}
+	if im, _ := b.Lookup("img/other"); im.State != Missing {
+		t.Fatalf("other: %+v", im)
+	}
+}
+
+// stuckScript starts a build step, prints a 2 MiB line, leaves behind a
+// process outside its group that holds its stderr open (as `docker run`'s
+// container does), and then waits to be stopped. It writes its own pid
+// (its group's) and the straggler's.
+const stuckScript = `#!/bin/bash
+cd "$(dirname "$0")"
+[ "$1" = --list ] && { echo slow img/slow; exit 0; }
+echo $$ >group.pid
+echo "build-images: img/slow step 1/2: fetching" >&2
+head -c 2097152 /dev/zero | tr '\0' x >&2
+echo >&2
+echo "build-images: img/slow step 2/2: waiting" >&2
+setsid sleep 600 &
+echo $! >straggler.pid
+sleep 600
+`
+
+// TestCancelEndsBuild: a server that stops ends the build under way
+// within a bound, its whole process group gone, although a straggler
+// holds the script's stderr open; a line past the bound neither stops the
+// following nor blocks the script.
+func TestCancelEndsBuild(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "build.sh")
+	if err := os.WriteFile(path, []byte(stuckScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(t.Context(), Config{
+		Script: path, Targets: []string{"slow"},
+		Present: func(context.Context, string) (bool, error) { return false, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := func(name string) int {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		return n
+	}
+	t.Cleanup(func() {
+		if p := pid("straggler.pid"); p > 0 {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Run(ctx)
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if im, _ := b.Lookup("img/slow"); im.Step == 2 && pid("straggler.pid") > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			im, _ := b.Lookup("img/slow")
+			t.Fatalf("the build never reached its second step: %+v", im)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	group := pid("group.pid")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if err := syscall.Kill(-group, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("the build's process group %d is still there: %v", group, err)
+	}
+	if im, _ := b.Lookup("img/slow"); im.State != Failed || Progress(im) != "failed at step 2 of 2: waiting" {
+		t.Fatalf("stopped build: %+v", im)
+	}
+}
+
+// TestBuildImagesList: the builder reads the real scripts/build-images.sh
+// --list, and the optional images a server builds by default are targets
+// of it.
+func TestBuildImagesList(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "build-images.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(t.Context(), Config{
+		Script: script, Targets: []string{"computer-use", "all-harness"},
+		Present: func(context.Context, string) (bool, error) { return false, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"test": "paddock/test-busybox:latest", "default": "paddock/debian:bookworm",
+		"computer-use": "paddock/computer-use:bookworm", "all-harness": "paddock/all-harness:bookworm",
+	}
+	got := map[string]string{}
+	for _, im := range b.Images() {
+		got[im.Target] = im.Ref
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("targets of build-images.sh --list: %v, want %v", got, want)
+	}
+	if !b.Expected("paddock/all-harness:bookworm") || b.Expected("paddock/debian:bookworm") {
+		t.Fatalf("images: %+v", b.Images())
 	}
 }

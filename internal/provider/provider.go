@@ -23,8 +23,11 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"net"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
 // Provider turns a Spec into running compute.
@@ -119,6 +122,16 @@ type Sizer interface {
 // in it, under LabelHarnesses). A missing image is ErrNotFound.
 type ImageInspector interface {
 	ImageLabels(ctx context.Context, image string) (map[string]string, error)
+}
+
+// ImagePresent reports whether image is on in's engine (false, nil when it
+// is not; an error when the engine cannot tell).
+func ImagePresent(ctx context.Context, in ImageInspector, image string) (bool, error) {
+	_, err := in.ImageLabels(ctx, image)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ImageChecker is implemented by providers that can tell, before any

@@ -37,10 +37,10 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if err := available(p); err != nil {
 		return rt, err // nothing is recorded against a provider known to be down
 	}
-	if s.images != nil && (rt.Status != store.RuntimeArchived || rt.Snapshot == "") {
+	if images := s.imagesFor(rt.Config.Provider); images != nil && (rt.Status != store.RuntimeArchived || rt.Snapshot == "") {
 		// An image still being built: the caller is told so, and when
 		// to try again, before anything is recorded.
-		if err := s.images.Check(ctx, rt.Config.Image); err != nil {
+		if err := images.Check(ctx, rt.Config.Image); err != nil {
 			return rt, err
 		}
 	}

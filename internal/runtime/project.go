@@ -134,7 +134,7 @@ func (s *Service) checkImage(providerName, image string) error {
 // is not being built, when a runtime is configured with it, rather than
 // at every start. A provider that cannot tell is taken at its word.
 func (s *Service) checkImagePresent(ctx context.Context, c store.RuntimeConfig) error {
-	if s.images != nil && s.images.Expected(c.Image) {
+	if images := s.imagesFor(c.Provider); images != nil && images.Expected(c.Image) {
 		return nil
 	}
 	p, err := s.providers.Get(c.Provider)

@@ -22,12 +22,14 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
@@ -150,6 +152,9 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Images tells which images are still being built; nil: none are.
 	Images ImageBuilds
+	// ImageProviders are the providers on the engine Images builds for;
+	// it says nothing of images on any other.
+	ImageProviders []string
 }
 
 // ImageBuilds tells which sandbox images are still being built
@@ -161,6 +166,15 @@ type ImageBuilds interface {
 	// Check answers nil when a sandbox may start on ref now, else why
 	// not (image_building, image_build_failed).
 	Check(ctx context.Context, ref string) error
+}
+
+// ImageBuildsOf is b as Config.Images takes it: nil for no builder, not an
+// interface holding a nil one.
+func ImageBuildsOf(b *imagebuild.Builder) ImageBuilds {
+	if b == nil {
+		return nil
+	}
+	return b
 }
 
 // Service runs the runtime actions.
@@ -181,6 +195,7 @@ type Service struct {
 	guard      *egress.Guard
 	metrics    *metrics.Metrics
 	images     ImageBuilds
+	imagesOn   []string
 	pending    pendingSet   // runtimes start-up reconciliation has not reached
 	provisions provisionLog // see provisions.go
 	onRunning  func(ctx context.Context, rt store.Runtime, sb store.Sandbox, fresh bool)
@@ -232,10 +247,23 @@ func New(cfg Config) *Service {
 		s.guard = egress.NewGuard(egress.GuardConfig{})
 	}
 	s.metrics = cfg.Metrics
-	s.images = cfg.Images
+	s.images, s.imagesOn = cfg.Images, cfg.ImageProviders
 	s.agents.metrics = cfg.Metrics
 	s.warm = s.newWarmPools(cfg.WarmPools)
 	return s
+}
+
+// imagesFor is what the image builder says of images on provider (""
+// being the default), or nil when it builds for another engine or there is
+// none.
+func (s *Service) imagesFor(provider string) ImageBuilds {
+	if provider == "" {
+		provider = s.providers.Default()
+	}
+	if s.images == nil || !slices.Contains(s.imagesOn, provider) {
+		return nil
+	}
+	return s.images
 }
 
 // Defaults returns the effective defaults.

@@ -209,6 +209,14 @@ func (s *Service) FillWarmPools(ctx context.Context) (int, error) {
 	}
 	made := 0
 	for _, rp := range pools {
+		if images := s.imagesFor(rp.provider.Name()); have[rp.key] < rp.size && images != nil {
+			// An image the server builds is used once built, never
+			// pulled; until then the pool waits (the next round retries).
+			if err := images.Check(ctx, rp.config.Image); err != nil {
+				s.logger.DebugContext(ctx, "warm pool waits for its image", "template", rp.key, "image", rp.config.Image, "err", err)
+				continue
+			}
+		}
 		for have[rp.key] < rp.size {
 			if err := ctx.Err(); err != nil {
 				return made, err

@@ -4,20 +4,21 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/paddockhq/paddock/internal/config"
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/provider"
-	"github.com/paddockhq/paddock/internal/runtime"
 )
 
 // imageBuilds is the background image builder, when the configuration
 // names one.
 type imageBuilds struct {
 	builder *imagebuild.Builder // nil: none
-	stop    context.CancelFunc
-	done    chan struct{}
+	// providers are those whose engine the builder builds for.
+	providers []string
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // newImageBuilds asks the configured builder which images it makes and
@@ -35,13 +36,7 @@ func newImageBuilds(ctx context.Context, cfg config.Config, providers *provider.
 	if !ok {
 		return nil, fmt.Errorf("image builder: provider %s cannot inspect images", p.Name())
 	}
-	present := func(ctx context.Context, ref string) (bool, error) {
-		_, err := in.ImageLabels(ctx, ref)
-		if errdefs.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	}
+	present := func(ctx context.Context, ref string) (bool, error) { return provider.ImagePresent(ctx, in, ref) }
 	b, err := imagebuild.New(ctx, imagebuild.Config{
 		Script: cfg.ImageBuilder, Targets: cfg.ImageBuilds, Present: present,
 		Logger: logger.With("component", "images"),
@@ -50,16 +45,31 @@ func newImageBuilds(ctx context.Context, cfg config.Config, providers *provider.
 		return nil, err
 	}
 	ib.builder = b
+	ib.providers = sameEngine(cfg, providers.Default())
 	return ib, nil
 }
 
-// runtimeImages is what the runtime service asks about images being built
-// (no interface holding a nil builder).
-func (ib *imageBuilds) runtimeImages() runtime.ImageBuilds {
-	if ib.builder == nil {
-		return nil
+// sameEngine are the docker providers on the engine of the provider named
+// def: the images built there serve them all, and no other.
+func sameEngine(cfg config.Config, def string) []string {
+	host := func(pc config.ProviderConfig) string {
+		if pc.DockerHost != "" {
+			return pc.DockerHost
+		}
+		return cfg.DockerHost
 	}
-	return ib.builder
+	list := cfg.ProviderList()
+	i := slices.IndexFunc(list, func(pc config.ProviderConfig) bool { return pc.Name == def })
+	if i < 0 || list[i].Kind != "docker" {
+		return []string{def}
+	}
+	var out []string
+	for _, pc := range list {
+		if pc.Kind == "docker" && host(pc) == host(list[i]) {
+			out = append(out, pc.Name)
+		}
+	}
+	return out
 }
 
 // start builds in the background, until the builds are done or the server

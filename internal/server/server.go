@@ -173,11 +173,12 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 			maps.Copy(env, sidecar.Env(ctx, st, sb))
 			return env, nil
 		},
-		Secrets:   secretSvc,
-		TrustedCA: gate.trustedCA(),
-		Guard:     guard,
-		Metrics:   m,
-		Images:    builds.runtimeImages(),
+		Secrets:        secretSvc,
+		TrustedCA:      gate.trustedCA(),
+		Guard:          guard,
+		Metrics:        m,
+		Images:         runtime.ImageBuildsOf(builds.builder),
+		ImageProviders: builds.providers,
 	})
 	registerGauges(m, st)
 	defer func() { _ = runtimes.Close() }()

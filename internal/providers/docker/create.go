@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -285,9 +284,7 @@ func (p *Provider) ensureImage(ctx context.Context, ref string) error {
 	if !cerrdefs.IsNotFound(err) {
 		return engineErr("inspect the image of", err)
 	}
-	// A snapshot exists only here: pulling its name could fetch a
-	// stranger's image from a registry.
-	if !p.cfg.PullMissing || strings.HasPrefix(ref, ArchiveRepository+":") {
+	if !p.pullable(ref) {
 		return imageNotFound(ref, err)
 	}
 	p.logger.InfoContext(ctx, "pulling image", "image", ref)

@@ -3,6 +3,8 @@ package docker_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -495,5 +498,38 @@ func TestDefaultImage(t *testing.T) {
 		curl --version >/dev/null && test -s /etc/ssl/certs/ca-certificates.crt && echo tools ok`)
 	if out != "py ok\ntools ok\n" {
 		t.Fatalf("default image check printed %q", out)
+	}
+}
+
+// TestCheckImageRegistry: with pulls on, an image missing here whose
+// registry cannot be reached answers 503 image_registry_unavailable (try
+// again), not image_not_found; with pulls off it is not found without
+// asking. The registry is a closed port on loopback.
+func TestCheckImageRegistry(t *testing.T) {
+	e := newEnv(t)
+	p, err := docker.New(docker.Config{
+		Name: e.flavour.name, Runtime: e.flavour.runtime, Instance: e.instance,
+		ShimPath: e.shim, RunDir: e.runDir, DiskDir: e.diskDir,
+		StartTimeout: 30 * time.Second, PullMissing: true,
+	}, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	ref := closed + "/paddock-test/absent:latest"
+	err = p.CheckImage(t.Context(), ref)
+	pe, ok := errdefs.Public(err)
+	if !ok || !errors.Is(err, errdefs.ErrUnavailable) || pe.Code != docker.CodeImageRegistryUnavailable || pe.RetryAfter <= 0 {
+		t.Fatalf("CheckImage(%s), registry down = %v, want unavailable %s", ref, err, docker.CodeImageRegistryUnavailable)
+	}
+	err = e.p.CheckImage(t.Context(), ref)
+	if pe, ok := errdefs.Public(err); !ok || !errdefs.IsNotFound(err) || pe.Code != docker.CodeImageNotFound {
+		t.Fatalf("CheckImage(%s), no pulls = %v, want not found", ref, err)
 	}
 }

@@ -19,7 +19,10 @@ var (
 
 // CheckImage tells whether a sandbox could start on image: it is on the
 // engine or, when the provider pulls missing images, its registry has it
-// (asked, not pulled). Anything else is not found (image_not_found).
+// (asked, not pulled). An image the registry says it lacks, or will not
+// show, is not found (image_not_found); a registry that cannot be asked
+// (unreachable, slow, throttling) is unavailable
+// (image_registry_unavailable).
 func (p *Provider) CheckImage(ctx context.Context, image string) error {
 	_, err := p.cli.ImageInspect(ctx, image)
 	if err == nil {
@@ -28,19 +31,46 @@ func (p *Provider) CheckImage(ctx context.Context, image string) error {
 	if !cerrdefs.IsNotFound(err) {
 		return engineErr("inspect the image", err)
 	}
-	if !p.cfg.PullMissing || strings.HasPrefix(image, ArchiveRepository+":") {
+	if !p.pullable(image) {
 		return errdefs.NotFound(CodeImageNotFound, "image %q is not on this engine", image).WithCause(err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, registryCheckTimeout)
 	defer cancel()
-	if _, err := p.cli.DistributionInspect(ctx, image, ""); err != nil {
-		return errdefs.NotFound(CodeImageNotFound, "image %q is not on this engine, and its registry did not offer it", image).WithCause(err)
+	_, err = p.cli.DistributionInspect(ctx, image, "")
+	switch {
+	case err == nil:
+		return nil
+	case registryLacks(err):
+		return errdefs.NotFound(CodeImageNotFound, "image %q is not on this engine, and its registry does not offer it", image).WithCause(err)
 	}
-	return nil
+	return errdefs.Unavailable(CodeImageRegistryUnavailable, "image %q is not on this engine, and its registry could not be asked whether it has it; try again later", image).
+		WithCause(err).WithRetryAfter(registryCheckTimeout)
 }
 
+// CodeImageRegistryUnavailable: an image is not on the engine and its
+// registry could not be asked for it.
+const CodeImageRegistryUnavailable = "image_registry_unavailable"
+
 // registryCheckTimeout bounds asking a registry whether it has an image.
-const registryCheckTimeout = 20 * time.Second
+const registryCheckTimeout = 5 * time.Second
+
+// registryLacks reports whether a registry's answer says it has no such
+// image for us: unknown manifest or repository, or not ours to see.
+func registryLacks(err error) bool {
+	if cerrdefs.IsNotFound(err) || cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "manifest unknown") || strings.Contains(msg, "name unknown") ||
+		strings.Contains(msg, "repository does not exist") || strings.Contains(msg, "access to the resource is denied")
+}
+
+// pullable reports whether a missing image may be pulled: the provider
+// pulls missing images, and ref is not a snapshot (one exists only here:
+// pulling its name could fetch a stranger's image from a registry).
+func (p *Provider) pullable(ref string) bool {
+	return p.cfg.PullMissing && !strings.HasPrefix(ref, ArchiveRepository+":")
+}
 
 // ImageLabels are the labels of a local image (never pulled).
 func (p *Provider) ImageLabels(ctx context.Context, image string) (map[string]string, error) {

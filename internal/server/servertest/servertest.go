@@ -75,6 +75,8 @@ type Options struct {
 	// Builds are images built in the background (the test runs them);
 	// nil: none.
 	Builds *imagebuild.Builder
+	// BuildsFor are the providers Builds builds for; nil: Provider.
+	BuildsFor []string
 }
 
 // Env is a running API.
@@ -145,6 +147,10 @@ func New(t testing.TB, opts Options) *Env {
 		t.Fatalf("secrets keyring: %v", err)
 	}
 	env.Secrets = secrets.New(st, keys, logger)
+	buildsFor := opts.BuildsFor
+	if buildsFor == nil {
+		buildsFor = []string{env.Provider.Name()}
+	}
 	env.Runtimes = runtime.New(runtime.Config{
 		Store:   st,
 		Secrets: env.Secrets,
@@ -163,11 +169,12 @@ func New(t testing.TB, opts Options) *Env {
 			AllowedImages: allowed,
 			ArchiveAfter:  opts.ArchiveAfter,
 		},
-		WarmPools: opts.WarmPools,
-		Now:       now,
-		Logger:    logger,
-		Billing:   meter,
-		Images:    runtimeImages(opts.Builds),
+		WarmPools:      opts.WarmPools,
+		Now:            now,
+		Logger:         logger,
+		Billing:        meter,
+		Images:         runtime.ImageBuildsOf(opts.Builds),
+		ImageProviders: buildsFor,
 	})
 	env.Ledger = ledger.New(ledger.Config{
 		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
@@ -351,13 +358,4 @@ func (e *Env) Concurrently(t testing.TB, n int, path string) map[int]int {
 	}
 	wg.Wait()
 	return counts
-}
-
-// runtimeImages is b as the runtime service takes it (no interface holding
-// a nil builder).
-func runtimeImages(b *imagebuild.Builder) runtime.ImageBuilds {
-	if b == nil {
-		return nil
-	}
-	return b
 }
