@@ -238,7 +238,7 @@ func TestRootFS(t *testing.T) {
 // runtime's own, an empty one clears it; bad input is 400 and changes
 // nothing.
 func TestConfigureRuntime(t *testing.T) {
-	prov := fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})
+	prov := fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen}})
 	env := servertest.New(t, servertest.Options{Provider: prov})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
@@ -299,6 +299,8 @@ func TestConfigureRuntime(t *testing.T) {
 		{client.RuntimePatch{Network: &client.NetworkPatch{Mode: "wide"}}, "invalid_network"},
 		// The mode is none now: a rule given would apply to nothing.
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"pypi.org"}}}, "network_rules_need_proxy"},
+		// Open mode has no rules either: given with it, they are refused.
+		{client.RuntimePatch{Network: &client.NetworkPatch{Mode: "open", Deny: &[]string{"evil.example"}}}, "network_rules_need_proxy"},
 		{client.RuntimePatch{MemoryMB: new(int64)}, "invalid_resources"},
 	} {
 		if r := env.Must(t, 400, "PATCH", rtPath, tc.body); r.Code() != tc.code {

@@ -69,12 +69,13 @@ func TestKeyRevokeByPrefix(t *testing.T) {
 	mustFail(t, env, cli.ExitError, []string{"no key with prefix " + prefix + " that is not revoked"}, "key", "revoke", prefix)
 }
 
-// TestCLIErrorsInTheUsersTerms: rules on a runtime with no network are
-// refused (not kept unused), --cpu is answered in cores, and a runtime the
+// TestCLIErrorsInTheUsersTerms: rules on a runtime whose network is none
+// or open are refused (not kept unused), --cpu is answered in cores, and a runtime the
 // user named by its project is named so in errors.
 func TestCLIErrorsInTheUsersTerms(t *testing.T) {
 	_, env := cliOnServer(t, servertest.Options{})
 	mustFail(t, env, cli.ExitError, []string{"apply only in proxy mode", "(network_rules_need_proxy)"}, "project", "create", "quiet", "--allow", "pypi.org")
+	mustFail(t, env, cli.ExitError, []string{"network is open", "(network_rules_need_proxy)"}, "project", "create", "wide", "--network", "open", "--allow", "pypi.org")
 	p := clitest.JSON[client.Project](t, env, "project", "create", "quiet")
 	mustFail(t, env, cli.ExitError, []string{"(network_rules_need_proxy)"}, "runtime", "set", "quiet", "--allow", "pypi.org")
 	if rt := clitest.JSON[client.Runtime](t, env, "runtime", "get", "quiet"); len(rt.Config.Network.Allow) != 0 {
