@@ -13,7 +13,8 @@ import (
 
 // TestLoginDropsDefaultsTheCredentialCannotSee: logging in with a key of
 // another org drops the old default org (and workspace) instead of keeping
-// one the next command would fail on, and takes the new key's only org.
+// one the next command would fail on, and takes the new key's only org;
+// naming another org drops the old org's workspace.
 func TestLoginDropsDefaultsTheCredentialCannotSee(t *testing.T) {
 	srv, env := cliOnServer(t, servertest.Options{})
 	clitest.MustRun(t, env, "org", "create", "other")
@@ -41,6 +42,11 @@ func TestLoginDropsDefaultsTheCredentialCannotSee(t *testing.T) {
 	out = clitest.MustRun(t, base, "login", "--api-key", srv.Key)
 	if strings.Contains(out, "Dropped") || !strings.Contains(out, "Default workspace: dev") {
 		t.Fatalf("login again with the admin key:\n%s", out)
+	}
+	// Another org named: the old org's workspace is not kept with it.
+	out = clitest.MustRun(t, base, "login", "--api-key", srv.Key, "--org", "other")
+	if got := savedConfig(t, path); got["org"] != "other" || got["workspace"] != "" || strings.Contains(out, "Default workspace") {
+		t.Fatalf("login naming org other kept acme's workspace: %v\n%s", got, out)
 	}
 }
 
