@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +99,36 @@ func TestCLIErrorsInTheUsersTerms(t *testing.T) {
 	errOut = mustFail(t, env, cli.ExitError, []string{"runtime quiet is already running", "(runtime_already_running)"}, "runtime", "start", "quiet")
 	if strings.Contains(errOut, p.RuntimeID) {
 		t.Fatalf("the error names the runtime's id, not the project the user typed: %q", errOut)
+	}
+}
+
+// writeCounter counts the writes made to it.
+type writeCounter struct {
+	writes int
+	bytes.Buffer
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestTablesAreWrittenAtOnce: a table reaches stdout in one write, so a
+// reader that stops at its first match (grep -q) does not kill paddock
+// with SIGPIPE halfway through it.
+func TestTablesAreWrittenAtOnce(t *testing.T) {
+	_, env := cliOnServer(t, servertest.Options{})
+	for _, name := range []string{"a", "b", "c"} {
+		clitest.MustRun(t, env, "project", "create", name)
+	}
+	for _, args := range [][]string{{"project", "ls"}, {"runtime", "get", "b"}} {
+		var out writeCounter
+		code := cli.Run(t.Context(), cli.Env{
+			Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard,
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		}, args)
+		if code != cli.ExitOK || out.writes != 1 || !strings.Contains(out.String(), "b") {
+			t.Fatalf("paddock %v: exit %d, %d writes:\n%s", args, code, out.writes, out.String())
+		}
 	}
 }
