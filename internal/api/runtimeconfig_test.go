@@ -265,6 +265,11 @@ func TestConfigureRuntime(t *testing.T) {
 		t.Fatalf("memory, idle: %+v", up)
 	}
 	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	// Errors name the runtime by its project, as every listing does, not
+	// by the id the path holds.
+	if r := env.Must(t, 409, "POST", rtPath+"/start", nil); !strings.Contains(string(r.Body), `"runtime p is already running"`) {
+		t.Fatalf("a second start: %s", r.Body)
+	}
 
 	// Only the allow list: the deny list and the mode stay.
 	up = patch(200, client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"*.pypi.org", "files.pythonhosted.org"}}})
