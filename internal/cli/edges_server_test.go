@@ -75,6 +75,16 @@ func TestKeyRevokeByPrefix(t *testing.T) {
 		t.Fatalf("the revoked key: exit %d, stderr %q", code, errOut)
 	}
 	mustFail(t, env, cli.ExitError, []string{"no key with prefix " + prefix + " that is not revoked"}, "key", "revoke", prefix)
+
+	// A whole key is taken by its prefix, and never printed back.
+	k2 := clitest.JSON[client.CreatedKey](t, env, "key", "create", "--member", "bob@example.com", "--name", "ci2")
+	if out := clitest.MustRun(t, env, "key", "revoke", k2.Key); out != "revoked key "+k2.ID+"\n" {
+		t.Fatalf("revoke by the whole key: %q", out)
+	}
+	errOut := mustFail(t, env, cli.ExitError, []string{"no key with prefix " + k2.Key[:10] + " that"}, "key", "revoke", k2.Key)
+	if strings.Contains(errOut, k2.Key[10:]) {
+		t.Fatalf("the error prints the whole key: %q", errOut)
+	}
 }
 
 // TestCLIErrorsInTheUsersTerms: rules on a runtime whose network is none

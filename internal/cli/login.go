@@ -20,6 +20,10 @@ const sessionPrefix = "v4.local."
 // keyPrefix starts every API key, and the prefix key ls shows.
 const keyPrefix = "pdk_"
 
+// shownKeyLen is the length of the prefix key ls shows (keyPrefix and six
+// characters): as much of a key as may be printed.
+const shownKeyLen = len(keyPrefix) + 6
+
 func (a *app) loginCmd() *cobra.Command {
 	var (
 		fromStdin bool
