@@ -55,6 +55,10 @@ if [ "$with_runsc" = 1 ]; then
 	command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
+# The README's local package index (python3 -m http.server) and its pty
+# (script, in util-linux).
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v script >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive

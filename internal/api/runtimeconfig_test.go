@@ -245,7 +245,7 @@ func TestRootFS(t *testing.T) {
 // runtime's own, an empty one clears it; bad input is 400 and changes
 // nothing.
 func TestConfigureRuntime(t *testing.T) {
-	prov := fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})
+	prov := fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen}})
 	env := servertest.New(t, servertest.Options{Provider: prov})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
@@ -272,6 +272,11 @@ func TestConfigureRuntime(t *testing.T) {
 		t.Fatalf("memory, idle: %+v", up)
 	}
 	env.Must(t, 200, "POST", rtPath+"/start", nil)
+	// Errors name the runtime by its project, as every listing does, not
+	// by the id the path holds.
+	if r := env.Must(t, 409, "POST", rtPath+"/start", nil); !strings.Contains(string(r.Body), `"runtime p is already running"`) {
+		t.Fatalf("a second start: %s", r.Body)
+	}
 
 	// Only the allow list: the deny list and the mode stay.
 	up = patch(200, client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"*.pypi.org", "files.pythonhosted.org"}}})
@@ -312,6 +317,8 @@ func TestConfigureRuntime(t *testing.T) {
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"0x7f000001.:8080"}}}, "internal_address_not_allowed"},
 		// The mode is none now: a rule given would apply to nothing.
 		{client.RuntimePatch{Network: &client.NetworkPatch{Allow: &[]string{"pypi.org"}}}, "network_rules_need_proxy"},
+		// Open mode has no rules either: given with it, they are refused.
+		{client.RuntimePatch{Network: &client.NetworkPatch{Mode: "open", Deny: &[]string{"evil.example"}}}, "network_rules_need_proxy"},
 		{client.RuntimePatch{MemoryMB: new(int64)}, "invalid_resources"},
 	} {
 		if r := env.Must(t, 400, "PATCH", rtPath, tc.body); r.Code() != tc.code {

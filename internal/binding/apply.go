@@ -412,17 +412,11 @@ func previousManaged(ctx context.Context, c *agentconn.Client) (managedState, er
 	return st, nil
 }
 
-// withPath runs a shell command with the capabilities' tools on PATH,
-// after the image's own commands (a tool cannot shadow one).
-func withPath(run string) string {
-	return "export PATH=\"$PATH:" + capability.BinDir + "\"\n" + run
-}
-
 // runStep runs a setup script or check to its end.
 func runStep(ctx context.Context, c *agentconn.Client, name, run, dir string, env map[string]string, timeout time.Duration) client.StepResult {
 	t0 := time.Now()
 	res := client.StepResult{Name: name, RanAt: t0.UTC().Truncate(time.Microsecond)}
-	out, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", withPath(run)}, Cwd: dir, Env: env, Timeout: timeout})
+	out, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", run}, Cwd: dir, Env: env, Timeout: timeout})
 	res.DurationMS = time.Since(t0).Milliseconds()
 	if err != nil {
 		res.ExitCode = -1
@@ -472,7 +466,7 @@ func parseWorkerTag(s string) (workerTag, bool) {
 // startWorker starts a worker as a background process of the agent.
 func startWorker(ctx context.Context, c *agentconn.Client, tag workerTag, w capability.ResolvedWorker, now time.Time) client.WorkerStatus {
 	ws := client.WorkerStatus{Name: w.Name, State: client.WorkerExited}
-	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", withPath(w.Run), tag.String()}, Cwd: w.Dir, Env: w.Env, Background: true})
+	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", w.Run, tag.String()}, Cwd: w.Dir, Env: w.Env, Background: true})
 	if err != nil {
 		code := -1
 		ws.ExitCode = &code

@@ -97,19 +97,6 @@ type app struct {
 	ran bool
 
 	cfg *fileConfig // loaded on first use
-
-	// typed maps the ids of runtimes the user named by their project to
-	// that name, so errors about them say what the user typed.
-	typed map[string]string
-}
-
-// inUserTerms names the runtimes in an API error's message as the user
-// named them.
-func (a *app) inUserTerms(msg string) string {
-	for id, name := range a.typed {
-		msg = strings.ReplaceAll(msg, id, name)
-	}
-	return msg
 }
 
 // usageError is an error in how the command was called.
@@ -140,7 +127,7 @@ func (a *app) report(cmd *cobra.Command, err error) int {
 	var urlErr *url.Error
 	switch {
 	case errors.As(err, &apiErr):
-		fmt.Fprintf(w, "error: %s (%s)\n", a.inUserTerms(apiErr.Message), apiErr.Code)
+		fmt.Fprintf(w, "error: %s (%s)\n", apiErr.Message, apiErr.Code)
 		if errors.Is(apiErr, client.ErrInternal) && apiErr.RequestID != "" {
 			fmt.Fprintf(w, "request id: %s\n", apiErr.RequestID)
 		}

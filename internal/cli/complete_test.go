@@ -82,18 +82,27 @@ func TestBashCompletionWithoutThePackage(t *testing.T) {
 source "$DIR/paddock.bash"
 declare -F _init_completion >/dev/null && { echo "the bash-completion package is loaded"; exit 2; }
 complete -p paddock >/dev/null || exit 3
-COMP_WORDS=(paddock runtime start "")
-COMP_CWORD=3
-COMP_LINE="paddock runtime start "
+COMP_LINE=$LINE
 COMP_POINT=${#COMP_LINE}
+# Split as bash splits a line (COMP_WORDBREAKS): at spaces, and at = and :.
+read -ra COMP_WORDS <<<"$(sed 's/[=:]/ & /g' <<<"$COMP_LINE")"
+[[ $COMP_LINE == *[[:space:]=:] ]] && COMP_WORDS+=("")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 __start_paddock 2>/dev/null  # compopt: not in a real completion here
 printf '%s\n' "${COMPREPLY[@]}"
 `
-	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", tab)
-	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=" + dir, "DIR=" + dir,
-		"PADDOCK_URL=" + srv.URL, "PADDOCK_API_KEY=" + srv.Key, "PADDOCK_ORG=acme", "PADDOCK_WS=dev"}
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "agent-1" {
-		t.Fatalf("bash completion without the package: %v\n%s", err, out)
+	for _, tt := range []struct{ line, want string }{
+		{"paddock runtime start ", "agent-1"},
+		// Split at = by bash, joined again: the flag's values.
+		{"paddock runtime set agent-1 --network=", "none\nproxy\nopen"},
+		{"paddock runtime set agent-1 --network=pr", "proxy"},
+	} {
+		cmd := exec.Command("bash", "--norc", "--noprofile", "-c", tab)
+		cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=" + dir, "DIR=" + dir, "LINE=" + tt.line,
+			"PADDOCK_URL=" + srv.URL, "PADDOCK_API_KEY=" + srv.Key, "PADDOCK_ORG=acme", "PADDOCK_WS=dev"}
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != tt.want {
+			t.Errorf("bash completion without the package of %q: %v\n%s", tt.line, err, out)
+		}
 	}
 }

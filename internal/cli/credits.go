@@ -8,7 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -278,10 +277,10 @@ journal's deductions and refunds, grouped by --by.`,
 			if err := printList(a, client.List[client.UsageItem]{Items: u.Items}, usageColumns); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 1, ' ', 0)
+			tw := a.table(1)
 			fmt.Fprintf(tw, "\nTOTAL:\t%s net (%s charged, %s refunded, %s unpaid)\n",
 				amount(u.Total.Net), amount(u.Total.Charged), amount(u.Total.Refunded), amount(u.Total.Shortfall))
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	scopeFlags(cmd, &sc, false)

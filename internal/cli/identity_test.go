@@ -106,6 +106,15 @@ func TestKeyCommands(t *testing.T) {
 		t.Fatalf("revoked key:\n%v", rows)
 	}
 	mustFail(t, env, cli.ExitError, []string{"(key_not_found)"}, "key", "revoke", "nope")
+	// The fake's keys all start pdk_000000: a prefix, or a whole key,
+	// two keys share is refused, naming no more than the prefix.
+	whole := clitest.JSON[client.CreatedKey](t, env, "key", "create", "--name", "twin").Key
+	for _, arg := range []string{"pdk_000000", whole} {
+		errOut := mustFail(t, env, cli.ExitError, []string{"keys have the prefix pdk_000000; revoke one by its id"}, "key", "revoke", arg)
+		if strings.Contains(errOut, whole) {
+			t.Fatalf("the error prints the whole key: %q", errOut)
+		}
+	}
 
 	t.Run("installation keys", func(t *testing.T) {
 		k := clitest.JSON[client.CreatedKey](t, env, "key", "create", "--installation", "--name", "ops")

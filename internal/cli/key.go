@@ -180,7 +180,8 @@ func (a *app) keyRevokeCmd(sc *keyScope) *cobra.Command {
 		Aliases: []string{"rm"},
 		Short:   "Revoke an API key: yours, or any of the org's for an admin; it is refused from then on",
 		Long: `Revoke an API key, named by its id or by its prefix (pdk_ and six characters,
-as 'paddock key ls' shows). The key is refused from then on.`,
+as 'paddock key ls' shows), or given whole (only its prefix is used, and
+printed). The key is refused from then on.`,
 		Example: `  paddock key revoke pdk_3a9f1c
   paddock key revoke 0b8e2c1a-5d4f-4e8a-9c7b-2f1e0d3c4b5a`,
 		Args: exactArgs("KEY"),
@@ -207,12 +208,15 @@ as 'paddock key ls' shows). The key is refused from then on.`,
 }
 
 // keyID resolves a KEY argument: a key id as is, a key's prefix (pdk_...,
-// as key ls shows) to the id of the one key of the org (or installation)
-// that has it.
+// as key ls shows) or the whole key to the id of the one key of the org
+// (or installation) that has that prefix.
 func (a *app) keyID(ctx context.Context, s session, installation bool, arg string) (string, error) {
 	if !strings.HasPrefix(arg, keyPrefix) {
 		return arg, nil
 	}
+	// A whole key is taken by its prefix; no more of it than the prefix
+	// is ever printed.
+	shown := arg[:min(len(arg), shownKeyLen)]
 	var ids []string
 	page := client.ListOptions{Limit: 100}
 	for {
@@ -227,7 +231,7 @@ func (a *app) keyID(ctx context.Context, s session, installation bool, arg strin
 			return "", err
 		}
 		for _, k := range l.Items {
-			if k.Prefix == arg && k.RevokedAt == nil {
+			if k.Prefix != "" && strings.HasPrefix(arg, k.Prefix) && k.RevokedAt == nil {
 				ids = append(ids, k.ID)
 			}
 		}
@@ -238,9 +242,9 @@ func (a *app) keyID(ctx context.Context, s session, installation bool, arg strin
 	}
 	switch len(ids) {
 	case 0:
-		return "", fmt.Errorf("no key with prefix %s that is not revoked (see paddock key ls)", arg)
+		return "", fmt.Errorf("no key with prefix %s that is not revoked (see paddock key ls)", shown)
 	case 1:
 		return ids[0], nil
 	}
-	return "", fmt.Errorf("%d keys have the prefix %s; revoke one by its id (see paddock key ls)", len(ids), arg)
+	return "", fmt.Errorf("%d keys have the prefix %s; revoke one by its id (see paddock key ls)", len(ids), shown)
 }

@@ -20,6 +20,10 @@ const sessionPrefix = "v4.local."
 // keyPrefix starts every API key, and the prefix key ls shows.
 const keyPrefix = "pdk_"
 
+// shownKeyLen is the length of the prefix key ls shows (keyPrefix and six
+// characters): as much of a key as may be printed.
+const shownKeyLen = len(keyPrefix) + 6
+
 func (a *app) loginCmd() *cobra.Command {
 	var (
 		fromStdin bool
@@ -95,30 +99,9 @@ credential that sees exactly one org makes it the default.`,
 			if signedIn != nil || strings.HasPrefix(key, sessionPrefix) {
 				cfg.APIKey, cfg.SessionToken = "", key
 			}
-			var dropped []string
-			if sc.org == "" {
-				// Defaults the new credential cannot see would fail the next
-				// command for an org or workspace the user never named here.
-				if dropped, err = keepVisibleDefaults(cmd.Context(), c, &cfg); err != nil {
-					return err
-				}
-			}
-			if sc.org != "" {
-				if _, err := c.GetOrg(cmd.Context(), sc.org); err != nil {
-					return err
-				}
-				cfg.Org = sc.org
-			} else if cfg.Org == "" && len(orgs.Items) == 1 && orgs.NextCursor == "" {
-				cfg.Org = orgs.Items[0].Name
-			}
-			if sc.ws != "" {
-				if cfg.Org == "" {
-					return usagef("--ws needs an org: pass --org too")
-				}
-				if _, err := c.GetWorkspace(cmd.Context(), cfg.Org, sc.ws); err != nil {
-					return err
-				}
-				cfg.Workspace = sc.ws
+			dropped, err := chooseDefaults(cmd.Context(), c, &cfg, sc, orgs)
+			if err != nil {
+				return err
 			}
 			path, err := a.writeConfig(&cfg)
 			if err != nil {
@@ -131,31 +114,7 @@ credential that sees exactly one org makes it the default.`,
 					_ = prev.SignOut(cmd.Context())
 				}
 			}
-			if a.output == outputJSON {
-				out := map[string]string{"url": cfg.URL, "config": path, "org": cfg.Org, "workspace": cfg.Workspace}
-				if signedIn != nil {
-					out["user"], out["user_id"], out["expires_at"] = userHandle(signedIn.User), signedIn.User.ID, ts(signedIn.ExpiresAt)
-				}
-				return a.printJSON(out)
-			}
-			if signedIn != nil {
-				fmt.Fprintf(a.env.Stdout, "Signed in to %s as %s; session saved to %s\n", cfg.URL, userHandle(signedIn.User), path)
-				if !signedIn.ExpiresAt.IsZero() {
-					fmt.Fprintf(a.env.Stdout, "Session expires: %s\n", ts(signedIn.ExpiresAt))
-				}
-			} else {
-				fmt.Fprintf(a.env.Stdout, "Logged in to %s; saved to %s\n", cfg.URL, path)
-			}
-			for _, d := range dropped {
-				fmt.Fprintf(a.env.Stdout, "Dropped the default %s: this credential cannot see it\n", d)
-			}
-			if cfg.Org != "" {
-				fmt.Fprintf(a.env.Stdout, "Default org: %s\n", cfg.Org)
-			}
-			if cfg.Workspace != "" {
-				fmt.Fprintf(a.env.Stdout, "Default workspace: %s\n", cfg.Workspace)
-			}
-			return nil
+			return a.printLogin(cfg, path, signedIn, dropped)
 		},
 	}
 	f := cmd.Flags()
@@ -164,6 +123,75 @@ credential that sees exactly one org makes it the default.`,
 	f.StringVar(&sc.org, "org", "", "save a default org")
 	f.StringVar(&sc.ws, "ws", "", "save a default workspace")
 	return cmd
+}
+
+// chooseDefaults sets cfg's default org and workspace after a login with
+// c: those named by --org and --ws (a workspace belongs to its org, so a
+// new org drops the old workspace), else the old ones the credential can
+// still see, else the credential's only org. It says which old defaults it
+// dropped.
+func chooseDefaults(ctx context.Context, c *client.Client, cfg *fileConfig, sc scope, orgs client.List[client.Org]) ([]string, error) {
+	var dropped []string
+	var err error
+	switch {
+	case sc.org != "":
+		if _, err := c.GetOrg(ctx, sc.org); err != nil {
+			return nil, err
+		}
+		if sc.org != cfg.Org {
+			cfg.Workspace = ""
+		}
+		cfg.Org = sc.org
+	default:
+		// Defaults the new credential cannot see would fail the next
+		// command for an org or workspace the user never named here.
+		if dropped, err = keepVisibleDefaults(ctx, c, cfg); err != nil {
+			return nil, err
+		}
+		if cfg.Org == "" && len(orgs.Items) == 1 && orgs.NextCursor == "" {
+			cfg.Org = orgs.Items[0].Name
+		}
+	}
+	if sc.ws != "" {
+		if cfg.Org == "" {
+			return nil, usagef("--ws needs an org: pass --org too")
+		}
+		if _, err := c.GetWorkspace(ctx, cfg.Org, sc.ws); err != nil {
+			return nil, err
+		}
+		cfg.Workspace = sc.ws
+	}
+	return dropped, nil
+}
+
+// printLogin says where a login saved its credential and which defaults it
+// keeps.
+func (a *app) printLogin(cfg fileConfig, path string, signedIn *client.AuthSession, dropped []string) error {
+	if a.output == outputJSON {
+		out := map[string]string{"url": cfg.URL, "config": path, "org": cfg.Org, "workspace": cfg.Workspace}
+		if signedIn != nil {
+			out["user"], out["user_id"], out["expires_at"] = userHandle(signedIn.User), signedIn.User.ID, ts(signedIn.ExpiresAt)
+		}
+		return a.printJSON(out)
+	}
+	if signedIn != nil {
+		fmt.Fprintf(a.env.Stdout, "Signed in to %s as %s; session saved to %s\n", cfg.URL, userHandle(signedIn.User), path)
+		if !signedIn.ExpiresAt.IsZero() {
+			fmt.Fprintf(a.env.Stdout, "Session expires: %s\n", ts(signedIn.ExpiresAt))
+		}
+	} else {
+		fmt.Fprintf(a.env.Stdout, "Logged in to %s; saved to %s\n", cfg.URL, path)
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(a.env.Stdout, "Dropped the default %s: this credential cannot see it\n", d)
+	}
+	if cfg.Org != "" {
+		fmt.Fprintf(a.env.Stdout, "Default org: %s\n", cfg.Org)
+	}
+	if cfg.Workspace != "" {
+		fmt.Fprintf(a.env.Stdout, "Default workspace: %s\n", cfg.Workspace)
+	}
+	return nil
 }
 
 // keepVisibleDefaults clears cfg's default org and workspace where the

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -49,7 +51,7 @@ func printList[T any](a *app, page client.List[T], cols []column[T]) error {
 		}
 		return a.printJSON(page)
 	}
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+	tw := a.table(2)
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.name
@@ -62,7 +64,7 @@ func printList[T any](a *app, page client.List[T], cols []column[T]) error {
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tw.flush(); err != nil {
 		return err
 	}
 	if page.NextCursor != "" {
@@ -82,11 +84,37 @@ func (a *app) printObject(v any, fields []field) error {
 	if a.output == outputJSON {
 		return a.printJSON(v)
 	}
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 1, ' ', 0)
+	tw := a.table(1)
 	for _, f := range fields {
 		fmt.Fprintf(tw, "%s:\t%s\n", f.name, cell(f.value))
 	}
-	return tw.Flush()
+	return tw.flush()
+}
+
+// tableWriter aligns a table's columns in memory; flush writes the whole
+// table to stdout at once. A table written cell by cell would meet a
+// reader that stopped early (grep -q) halfway, and paddock would die of
+// SIGPIPE with status 141 after the reader had what it wanted.
+type tableWriter struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+// table starts a table on stdout whose columns are padding spaces apart.
+func (a *app) table(padding int) *tableWriter {
+	t := &tableWriter{out: a.env.Stdout}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 4, padding, ' ', 0)
+	return t
+}
+
+// flush aligns the table and writes it in one write.
+func (t *tableWriter) flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	_, err := t.out.Write(t.buf.Bytes())
+	return err
 }
 
 // cell makes a value safe for one table cell: never empty, never holding

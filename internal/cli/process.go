@@ -181,10 +181,20 @@ when the sandbox has reached its process limit. ` + runtimeArg,
 const bashWithoutPackage = `# Without the bash-completion package: the functions of it this script uses.
 if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
 _get_comp_words_by_ref() {
-    cur=${COMP_WORDS[COMP_CWORD]}
-    prev=${COMP_WORDS[COMP_CWORD-1]}
-    words=("${COMP_WORDS[@]}")
-    cword=$COMP_CWORD
+    # As the package's with -n =: does: the words bash split at = or :
+    # with no space between are one again (--network=<Tab>), read from
+    # COMP_LINE up to the cursor.
+    local line=${COMP_LINE:0:COMP_POINT} rest i w
+    words=()
+    for ((i = 0; i <= COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        rest=${line#"${line%%[![:space:]]*}"}
+        if ((i == 0)) || [[ ${#rest} -ne ${#line} ]]; then words+=("$w"); else words[-1]+=$w; fi
+        line=${rest#"$w"}
+    done
+    cword=$((${#words[@]} - 1))
+    cur=${words[cword]}
+    prev=${words[cword-1]}
 }
 fi
 if ! declare -F _filedir >/dev/null 2>&1; then
@@ -205,7 +215,7 @@ func (a *app) completionCmd() *cobra.Command {
 or install it where the shell looks for completions:
 
   source <(paddock completion bash)                                  # bash, now
-  paddock completion bash > ~/.local/share/bash-completion/completions/paddock   # bash, always (or: add the line above to ~/.bashrc)
+  echo 'source <(paddock completion bash)' >> ~/.bashrc                # bash, always
 
 Runtime and project names, --org and --ws, and the values of flags such as
 --network complete from the server. The bash script needs no

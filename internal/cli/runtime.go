@@ -88,10 +88,6 @@ func (a *app) runtimeID(ctx context.Context, c *client.Client, org, ws, arg stri
 	if err != nil {
 		return "", err
 	}
-	if a.typed == nil {
-		a.typed = map[string]string{}
-	}
-	a.typed[p.RuntimeID] = arg
 	return p.RuntimeID, nil
 }
 

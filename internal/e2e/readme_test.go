@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,15 +21,17 @@ import (
 )
 
 // readmeMarker is the comment before a README block that the test does not
-// run: `skip (reason)`, or `server`, a block that starts the server, whose
-// settings the test's own server takes.
-var readmeMarker = regexp.MustCompile(`^<!-- readme-test: (skip|server)(?: \((.+)\))? -->$`)
+// run as it is: `skip (reason)`, a block it does not run; `server`, a block
+// that starts the server, whose settings the test's own server takes;
+// `pty (what it types)`, a block that ends in an interactive command, run
+// in a terminal (script, of util-linux) that types exit.
+var readmeMarker = regexp.MustCompile(`^<!-- readme-test: (skip|server|pty)(?: \((.+)\))? -->$`)
 
 // readmeBlock is one ```sh block of README.md.
 type readmeBlock struct {
 	line  int // of its first command, 1-based
 	lines []string
-	mark  string // "", "skip" or "server"
+	mark  string // "", "skip", "server" or "pty"
 }
 
 // readmeBlocks reads README.md's ```sh blocks, with their markers. A skip
@@ -57,7 +57,7 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 		case strings.HasPrefix(line, "<!-- readme-test:"):
 			m := readmeMarker.FindStringSubmatch(line)
 			if m == nil || (m[1] == "skip" && strings.TrimSpace(m[2]) == "") {
-				t.Fatalf("README.md:%d: %q: want <!-- readme-test: skip (why) --> or <!-- readme-test: server -->", i+1, line)
+				t.Fatalf("README.md:%d: %q: want <!-- readme-test: skip (why) -->, <!-- readme-test: server --> or <!-- readme-test: pty (what it types) -->", i+1, line)
 			}
 			mark = m[1]
 		case strings.TrimSpace(line) != "" && mark != "":
@@ -140,10 +140,16 @@ func TestReadme(t *testing.T) {
 	script.WriteString("set -eE -o pipefail\ntrap 'echo \"readme-test: line $LINENO exited $?\" >&2' ERR\n")
 	n := 3
 	for _, b := range blocks {
-		if b.mark != "" {
+		if b.mark != "" && b.mark != "pty" {
 			continue
 		}
-		for i, line := range b.lines {
+		lines := b.lines
+		if b.mark == "pty" {
+			// One terminal for the block, whose last command reads it.
+			block := "set -e\n" + strings.Join(lines, "\n")
+			lines = []string{"script -qec '" + strings.ReplaceAll(block, "'", `'\''`) + "' /dev/null <<< exit"}
+		}
+		for i, line := range lines {
 			line = readmePorts.ReplaceAllStringFunc(line, func(p string) string {
 				if p == "8080" {
 					return apiPort
@@ -155,7 +161,7 @@ func TestReadme(t *testing.T) {
 			n++
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), readmeTimeout(t))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir = work
@@ -188,14 +194,13 @@ func TestReadme(t *testing.T) {
 }
 
 // readmeEnv is the environment of a user's shell: HOME, PATH with the
-// binaries, $ADMIN_KEY as the README says to keep it, and stand-ins for
-// the tokens the README reads from the user's environment. Nothing of the
+// binaries and $ADMIN_KEY as the README says to keep it; no tokens (the
+// README makes stand-ins for those a user has not set). Nothing of the
 // test process's own PADDOCK_* settings reaches it.
 func readmeEnv(home, binDir, adminKey string) []string {
 	env := []string{
 		"HOME=" + home, "PATH=" + binDir + ":" + os.Getenv("PATH"), "LANG=C.UTF-8",
 		"ADMIN_KEY=" + adminKey,
-		"GITHUB_TOKEN=ghp_readmetest0123456789", "OPENAI_API_KEY=sk-readmetest", "ANTHROPIC_API_KEY=sk-ant-readmetest",
 	}
 	if v, ok := os.LookupEnv("DOCKER_HOST"); ok {
 		env = append(env, "DOCKER_HOST="+v)
@@ -211,64 +216,34 @@ func startReadmeServer(t *testing.T, work string, args, env []string) string {
 	cmd := exec.Command(filepath.Join(work, "bin", "paddock"), append([]string{"serve"}, args...)...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), append([]string{"PADDOCK_LOG_LEVEL=warn"}, env...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, done: make(chan error, 1), logs: new(bytes.Buffer)}
-	cmd.Stderr = s.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var key string
+	// A warm pool fills before the server listens.
+	s := launch(t, cmd, 5*time.Minute, func(line string) bool {
+		_, k, ok := strings.Cut(line, "admin API key (shown once, store it now): ")
+		key = strings.TrimSpace(k)
+		return ok
+	})
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			s.stop(t)
 		}
 	})
-	lines := make(chan string, 16)
-	go func(lines chan<- string) {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		_, _ = io.Copy(io.Discard, stdout)
-		s.done <- cmd.Wait()
-	}(lines)
-	var key string
-	deadline := time.After(5 * time.Minute) // a warm pool fills first
-	for key == "" || s.url == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				lines = nil // its end: s.done says why
-				continue
-			}
-			if rest, ok := strings.CutPrefix(line, "paddock listening on "); ok {
-				s.url = strings.Fields(rest)[0]
-			}
-			if _, k, ok := strings.Cut(line, "admin API key (shown once, store it now): "); ok {
-				key = strings.TrimSpace(k)
-			}
-		case err := <-s.done:
-			t.Fatalf("paddock serve exited before it listened and printed its key: %v\n%s", err, s.logs)
-		case <-deadline:
-			t.Fatalf("paddock serve did not listen and print its key within 5 minutes\n%s", s.logs)
-		}
-	}
-	if lines != nil {
-		go func(lines <-chan string) {
-			for range lines { // what the server prints later
-			}
-		}(lines)
-	}
-	s.waitReconciled(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server log:\n%s", tail(s.logs.String(), 4000))
 		}
 	})
 	return key
+}
+
+// readmeTimeout bounds the README's blocks: 25 minutes, or less where go
+// test's own deadline comes sooner, leaving a minute for the cleanups.
+func readmeTimeout(t *testing.T) time.Duration {
+	d := 25 * time.Minute
+	if end, ok := t.Deadline(); ok && time.Until(end)-time.Minute < d {
+		d = time.Until(end) - time.Minute
+	}
+	return d
 }
 
 // copyFile copies src to dst with mode.

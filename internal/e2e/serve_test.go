@@ -65,7 +65,15 @@ func serveCommand(t testing.TB, bin, shim, dataDir, runDir, instance, key string
 // server finds its sandboxes' sockets where the first one put them.
 func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) *server {
 	t.Helper()
-	cmd := serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...)
+	return launch(t, serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...), 60*time.Second, nil)
+}
+
+// launch starts cmd, a paddock serve, and waits up to within until it
+// listens, until need (when given) has been true of a line it printed, and
+// until its start-up reconciliation is done. It is killed when the test
+// ends, if it still runs.
+func launch(t testing.TB, cmd *exec.Cmd, within time.Duration, need func(line string) bool) *server {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -81,24 +89,40 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 			<-s.done
 		}
 	})
-	urls := make(chan string, 1)
-	go func() {
+	lines := make(chan string, 16)
+	go func(lines chan<- string) {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "paddock listening on "); ok {
-				urls <- strings.Fields(rest)[0]
-			}
+			lines <- sc.Text()
 		}
+		close(lines)
 		_, _ = io.Copy(io.Discard, stdout)
 		s.done <- cmd.Wait()
-	}()
-	select {
-	case s.url = <-urls:
-		s.listening = time.Now()
-	case err := <-s.done:
-		t.Fatalf("paddock serve exited before listening: %v\n%s", err, s.logs)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("paddock serve did not listen within 60s\n%s", s.logs)
+	}(lines)
+	needed := need == nil
+	deadline := time.After(within)
+	for s.url == "" || !needed {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil // its end: s.done says why
+				continue
+			}
+			if rest, ok := strings.CutPrefix(line, "paddock listening on "); ok {
+				s.url, s.listening = strings.Fields(rest)[0], time.Now()
+			}
+			needed = needed || need(line)
+		case err := <-s.done:
+			t.Fatalf("paddock serve exited before it was ready: %v\n%s", err, s.logs)
+		case <-deadline:
+			t.Fatalf("paddock serve was not ready within %v\n%s", within, s.logs)
+		}
+	}
+	if lines != nil {
+		go func(lines <-chan string) {
+			for range lines { // what the server prints later
+			}
+		}(lines)
 	}
 	s.waitReconciled(t)
 	return s

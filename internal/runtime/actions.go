@@ -28,7 +28,7 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []string) (_ store.Runtime, retErr error) {
 	defer s.observe("start", time.Now(), &retErr)
 	if rt.Status != store.RuntimeIdle && rt.Status != store.RuntimeArchived {
-		return rt, statusConflict("start", rt)
+		return rt, statusConflict("start", s.name(ctx, rt), rt)
 	}
 	p, err := s.providers.Get(rt.Config.Provider)
 	if err != nil {
@@ -394,7 +394,7 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 		ok = rt.Status == store.RuntimeRunning || rt.Status == store.RuntimePaused
 	}
 	if !ok || rt.CurrentSandboxID == "" {
-		return rt, statusConflict(action, rt)
+		return rt, statusConflict(action, s.name(ctx, rt), rt)
 	}
 	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
 	if err != nil {
@@ -463,7 +463,7 @@ func (s *Service) Reset(ctx context.Context, runtimeID string, wipeWorkspace boo
 		switch rt.Status {
 		case store.RuntimeRunning, store.RuntimePaused, store.RuntimeError, store.RuntimeArchived:
 		default:
-			return rt, statusConflict("reset", rt)
+			return rt, statusConflict("reset", s.name(ctx, rt), rt)
 		}
 		var err error
 		if rt, err = s.release(ctx, rt, KillReset, store.RuntimeIdle); err != nil {

@@ -59,8 +59,8 @@ func (s *Service) AgentOf(ctx context.Context, rt store.Runtime) (*agentconn.Cli
 			return nil, rt, err
 		}
 	}
-	if err := agentStatus(rt); err != nil {
-		return nil, rt, err
+	if rt.Status != store.RuntimeRunning || rt.CurrentSandboxID == "" {
+		return nil, rt, agentStatus(s.name(ctx, rt), rt)
 	}
 	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
 	if errdefs.IsNotFound(err) || (err == nil && sb.State != store.SandboxRunning) {
@@ -86,22 +86,22 @@ func (s *Service) AgentOf(ctx context.Context, rt store.Runtime) (*agentconn.Cli
 }
 
 // agentStatus explains why a runtime in rt's status has no agent to talk
-// to, or returns nil when it is running.
-func agentStatus(rt store.Runtime) error {
+// to, naming it name, or returns nil when it is running.
+func agentStatus(name string, rt store.Runtime) error {
 	switch rt.Status {
 	case store.RuntimeRunning:
 		if rt.CurrentSandboxID == "" {
-			return errdefs.Conflict(CodeBusy, "runtime %s is changing state; try again", rt.ID)
+			return errdefs.Conflict(CodeBusy, "runtime %s is changing state; try again", name)
 		}
 		return nil
 	case store.RuntimePaused:
-		return errdefs.Conflict(CodePaused, "runtime %s is paused; resume it first", rt.ID)
+		return errdefs.Conflict(CodePaused, "runtime %s is paused; resume it first", name)
 	case store.RuntimeStarting:
-		return errdefs.Conflict(CodeBusy, "runtime %s is starting; try again when it is running", rt.ID)
+		return errdefs.Conflict(CodeBusy, "runtime %s is starting; try again when it is running", name)
 	case store.RuntimeError:
-		return errdefs.Conflict(CodeNotRunning, "runtime %s is in error (%s); reset it, then start it first", rt.ID, rt.StatusReason)
+		return errdefs.Conflict(CodeNotRunning, "runtime %s is in error (%s); reset it, then start it first", name, rt.StatusReason)
 	}
-	return errdefs.Conflict(CodeNotRunning, "runtime %s is %s, not running; start it first", rt.ID, rt.Status)
+	return errdefs.Conflict(CodeNotRunning, "runtime %s is %s, not running; start it first", name, rt.Status)
 }
 
 // Close closes every cached agent connection, ending the calls still in

@@ -20,44 +20,55 @@ const (
 	CodeProvision      = "provision_failed"
 )
 
-func errNoSandbox(rt store.Runtime) error {
-	return errdefs.Conflict(CodeNoSandbox, "runtime %s has no sandbox (status %s); start it first", rt.ID, rt.Status)
+func errNoSandbox(name string, rt store.Runtime) error {
+	return errdefs.Conflict(CodeNoSandbox, "runtime %s has no sandbox (status %s); start it first", name, rt.Status)
 }
 
-// statusConflict explains why action does not fit the runtime's status.
-func statusConflict(action string, rt store.Runtime) error {
+// statusConflict explains why action does not fit the runtime's status,
+// naming the runtime name (see Service.name).
+func statusConflict(action, name string, rt store.Runtime) error {
 	switch rt.Status {
 	case store.RuntimeIdle, store.RuntimeArchived:
 		if action == "start" {
 			break
 		}
-		return errNoSandbox(rt)
+		return errNoSandbox(name, rt)
 	case store.RuntimeStarting:
-		return errdefs.Conflict(CodeBusy, "runtime %s is starting; try again when it is running", rt.ID)
+		return errdefs.Conflict(CodeBusy, "runtime %s is starting; try again when it is running", name)
 	case store.RuntimeRunning:
 		switch action {
 		case "start":
-			return errdefs.Conflict(CodeAlreadyRunning, "runtime %s is already running", rt.ID)
+			return errdefs.Conflict(CodeAlreadyRunning, "runtime %s is already running", name)
 		case "resume":
-			return errdefs.Conflict(CodeNotPaused, "runtime %s is running, not paused", rt.ID)
+			return errdefs.Conflict(CodeNotPaused, "runtime %s is running, not paused", name)
 		}
 	case store.RuntimePaused:
 		switch action {
 		case "start":
-			return errdefs.Conflict(CodeAlreadyRunning, "runtime %s already has a sandbox (paused); resume it instead", rt.ID)
+			return errdefs.Conflict(CodeAlreadyRunning, "runtime %s already has a sandbox (paused); resume it instead", name)
 		case "pause":
-			return errdefs.Conflict(CodeAlreadyPaused, "runtime %s is already paused", rt.ID)
+			return errdefs.Conflict(CodeAlreadyPaused, "runtime %s is already paused", name)
 		}
 	case store.RuntimeError:
 		if rt.CurrentSandboxID == "" {
 			if action == "start" {
-				return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", rt.ID, rt.StatusReason)
+				return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", name, rt.StatusReason)
 			}
-			return errNoSandbox(rt)
+			return errNoSandbox(name, rt)
 		}
-		return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", rt.ID, rt.StatusReason)
+		return errdefs.Conflict(CodeInError, "runtime %s is in error (%s); reset it first", name, rt.StatusReason)
 	}
-	return errdefs.Conflict(CodeBusy, "cannot %s runtime %s in status %s", action, rt.ID, rt.Status)
+	return errdefs.Conflict(CodeBusy, "cannot %s runtime %s in status %s", action, name, rt.Status)
+}
+
+// name is how errors name rt: by its project's name, which the user
+// typed or sees in every listing; by its id where the project cannot be
+// read.
+func (s *Service) name(ctx context.Context, rt store.Runtime) string {
+	if p, err := s.store.GetProject(ctx, rt.ProjectID); err == nil && p.Name != "" {
+		return p.Name
+	}
+	return rt.ID
 }
 
 // saveRuntime writes *rt inside a transaction and replaces it with the

@@ -1,8 +1,9 @@
 package runtime
 
 // Kill reasons recorded on ledger rows. Every reason the code writes is one
-// of these constants, and api/openapi.yaml (Sandbox.kill_reason) and
-// docs/ARCHITECTURE.md list them all: TestKillReasonsDocumented holds both.
+// of these constants, KillReasons lists them, and api/openapi.yaml
+// (Sandbox.kill_reason) and docs/ARCHITECTURE.md list them all:
+// TestKillReasonsDocumented holds the three together.
 const (
 	KillDeleted         = "deleted"          // the row's compute was killed (sandbox kill, runtime delete)
 	KillReset           = "reset"            // the runtime was reset to idle
@@ -13,3 +14,9 @@ const (
 	KillInterrupted     = "interrupted"      // the server stopped in the middle of a start
 	KillExited          = "exited"           // the compute stopped by itself
 )
+
+// KillReasons is every kill reason a ledger row can carry.
+var KillReasons = []string{
+	KillDeleted, KillReset, KillProvisionFailed, KillProjectDeleted,
+	KillVanished, KillArchived, KillInterrupted, KillExited,
+}

@@ -76,8 +76,12 @@ func codeKillReasons(t *testing.T) []string {
 // enum and docs/ARCHITECTURE.md's list of kill reasons to the reasons the
 // code writes.
 func TestKillReasonsDocumented(t *testing.T) {
-	code := codeKillReasons(t)
-	slices.Sort(code)
+	consts := codeKillReasons(t)
+	slices.Sort(consts)
+	code := slices.Sorted(slices.Values(KillReasons))
+	if !slices.Equal(consts, code) {
+		t.Errorf("KillReasons is %v; the Kill constants are %v", code, consts)
+	}
 
 	raw, err := os.ReadFile("../../api/openapi.yaml")
 	if err != nil {

@@ -25,16 +25,17 @@ func (s *Service) checkNetwork(n store.NetworkConfig) error {
 }
 
 // checkRulesApply refuses allow or deny rules given for a runtime whose
-// network is none, where nothing would apply them. Rules kept from before
-// a switch to none are not given: they apply again in proxy mode.
+// network is not proxy (none or open), where nothing would apply them.
+// Rules kept from before a switch away from proxy are not given: they
+// apply again in proxy mode.
 func checkRulesApply(mode string, allow, deny []string) error {
-	if mode == string(provider.NetworkNone) && len(allow)+len(deny) > 0 {
+	if mode != string(provider.NetworkProxy) && len(allow)+len(deny) > 0 {
 		return errdefs.InvalidArgument(CodeRulesNeedProxy,
-			"network rules (allow %v, deny %v) apply only in proxy mode, and this runtime's network is none: set mode proxy, or drop the rules", allow, deny)
+			"network rules (allow %v, deny %v) apply only in proxy mode, and this runtime's network is %s: set mode proxy, or drop the rules", allow, deny, mode)
 	}
 	return nil
 }
 
-// CodeRulesNeedProxy refuses allow or deny rules on a runtime with no
-// network, where nothing would apply them.
+// CodeRulesNeedProxy refuses allow or deny rules on a runtime whose
+// network is not proxy, where nothing would apply them.
 const CodeRulesNeedProxy = "network_rules_need_proxy"

@@ -268,10 +268,9 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 		Workdir: workdir, CapRoot: capability.Root, HasMCP: hasFile(ctx, c, capability.Root+"/mcp.json"),
 		MCPServers: servers,
 	}
+	// The agent puts the capabilities' tools on the harness's PATH, after
+	// the image's own commands, as for every process.
 	argv, env := h.Command(inv)
-	// The capabilities' tools are on the harness's PATH, after the
-	// image's own commands.
-	argv = append([]string{"/bin/sh", "-c", `export PATH="$PATH:$0"; exec "$@"`, capability.BinDir}, argv...)
 	rec.add(ctx, client.SessionEvent{Type: client.SessionEventMessage, Role: "user", Text: req.Prompt})
 	parser := h.NewParser()
 	exitCode := -1
