@@ -29,13 +29,22 @@ func DiskDir(t testing.TB) string {
 // UnmountUnder detaches every mount at or below dir, deepest first: the
 // workspace disks and run directory a test's provider left mounted.
 func UnmountUnder(dir string) {
+	points := MountsUnder(dir)
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, mp := range points {
+		_ = unix.Unmount(mp, unix.MNT_DETACH)
+	}
+}
+
+// MountsUnder lists the mount points at or below dir (/proc/self/mountinfo).
+func MountsUnder(dir string) []string {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return
+		return nil
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return
+		return nil
 	}
 	defer f.Close()
 	var points []string
@@ -51,10 +60,7 @@ func UnmountUnder(dir string) {
 			points = append(points, mp)
 		}
 	}
-	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
-	for _, mp := range points {
-		_ = unix.Unmount(mp, unix.MNT_DETACH)
-	}
+	return points
 }
 
 func unescapeMountinfo(s string) string {

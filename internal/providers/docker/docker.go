@@ -123,6 +123,8 @@ type Provider struct {
 	capMu    sync.Mutex
 	capacity *provider.Resources // the host's, once asked
 
+	disks diskLocks // per workspace volume: mounting and releasing its disk
+
 	nets         atomic.Pointer[Networks] // set once SetupNetworks succeeded: proxy and open are offered, on these
 	runtimeKnown atomic.Bool              // the engine knows Config.Runtime (checkRuntime)
 	// rootQuota: the engine's storage can bound a container's writable
@@ -130,6 +132,9 @@ type Provider struct {
 	rootQuota atomic.Bool
 	// mountedRunDir: New mounted the run directory's tmpfs (ReleaseRunDir).
 	mountedRunDir bool
+	// afterDiskMount, set by tests only, runs in Create between mounting
+	// the workspace's disk and making the container.
+	afterDiskMount func()
 }
 
 var (
