@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,7 +145,7 @@ func TestTwoInstallations(t *testing.T) {
 			t.Errorf("a start on another installation's network said:\n%s\nwant %q in it", out, w)
 		}
 	}
-	if m := mountsUnder(t, runDir); len(m) > 0 {
+	if m := testenv.MountsUnder(runDir); len(m) > 0 {
 		t.Errorf("a failed start left mounts under its run directory: %v", m)
 	}
 	a.reachesItsHost(t, ra, "a", "after the failed start")
@@ -191,7 +189,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 					t.Errorf("the failed start said:\n%s\nwant %q in it", out, w)
 				}
 			}
-			if m := mountsUnder(t, runDir); len(m) > 0 {
+			if m := testenv.MountsUnder(runDir); len(m) > 0 {
 				t.Errorf("a failed start left mounts under its run directory: %v", m)
 			}
 		})
@@ -224,25 +222,6 @@ func serveFails(t *testing.T, bin, shim, dataDir, runDir, instance, key string, 
 		t.Fatalf("paddock serve listened before it failed:\n%s", stdout.String())
 	}
 	return stderr.String()
-}
-
-// mountsUnder lists this mount namespace's mounts at or below dir.
-func mountsUnder(t *testing.T, dir string) []string {
-	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
-			out = append(out, sc.Text())
-		}
-	}
-	return out
 }
 
 // dockerNetworks lists the names of the networks labelled instance: the

@@ -86,6 +86,16 @@ func unescapeMountinfo(s string) string {
 // LoopsOf lists the loop devices whose backing file is img (or was, before
 // it was deleted).
 func LoopsOf(img string) []string {
+	return loops(func(back string) bool { return back == img || back == img+" (deleted)" })
+}
+
+// LoopsUnder lists the loop devices whose backing file is below dir.
+func LoopsUnder(dir string) []string {
+	return loops(func(back string) bool { return strings.HasPrefix(back, dir+"/") })
+}
+
+// loops lists the loop devices whose backing file matches.
+func loops(match func(backingFile string) bool) []string {
 	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
 	var out []string
 	for _, f := range files {
@@ -93,7 +103,7 @@ func LoopsOf(img string) []string {
 		if err != nil {
 			continue // detached meanwhile
 		}
-		if back := strings.TrimSpace(string(b)); back == img || back == img+" (deleted)" {
+		if match(strings.TrimSpace(string(b))) {
 			out = append(out, filepath.Base(filepath.Dir(filepath.Dir(f))))
 		}
 	}
