@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -175,15 +178,19 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 		name string
 		env  []string
 		want []string
+		// afterRunDir: the start fails once the run directory is set up
+		// (a tmpfs, the shim copied into it).
+		afterRunDir bool
 	}{
 		{"a busy SSH port", []string{"PADDOCK_SSH_LISTEN=" + busy.Addr().String()},
-			[]string{"ssh gateway: listen on " + busy.Addr().String(), "address already in use (another installation?): set ssh_listen / PADDOCK_SSH_LISTEN"}},
+			[]string{"ssh gateway: listen on " + busy.Addr().String(), "address already in use (another installation?): set ssh_listen / PADDOCK_SSH_LISTEN"}, false},
 		{"a busy proxy port", []string{"PADDOCK_EGRESS_DISABLED=false", "PADDOCK_EGRESS_PROXY_PORT=" + busyPort},
-			[]string{"egress proxy port ", ":" + busyPort + ": listen tcp4", "address already in use (another installation?): set egress.proxy_port / PADDOCK_EGRESS_PROXY_PORT"}},
+			[]string{"egress proxy port ", ":" + busyPort + ": listen tcp4", "address already in use (another installation?): set egress.proxy_port / PADDOCK_EGRESS_PROXY_PORT"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runDir := filepath.Join(testenv.ShortTempDir(t), "r")
-			out := serveFails(t, bin, shim, t.TempDir(), runDir, testenv.Instance(t), installationKey, tc.env...)
+			instance := testenv.Instance(t)
+			out := serveFails(t, bin, shim, t.TempDir(), runDir, instance, installationKey, tc.env...)
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("the failed start said:\n%s\nwant %q in it", out, w)
@@ -191,6 +198,24 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 			}
 			if m := testenv.MountsUnder(runDir); len(m) > 0 {
 				t.Errorf("a failed start left mounts under its run directory: %v", m)
+			}
+			if !tc.afterRunDir {
+				return
+			}
+			// The server made the run directory and copied the shim into
+			// its tmpfs: the directory is there, and empty, the copy gone
+			// with the tmpfs (without one it would still be there).
+			if entries, err := os.ReadDir(runDir); err != nil || len(entries) > 0 {
+				t.Errorf("the run directory after the failed start: %v, %v; want it there and empty", entries, err)
+			}
+			// The other program on the proxy port is not let in.
+			bridge := bridgeOfNetwork(t, dockerNetworks(t, instance)[0])
+			rules, err := exec.Command("iptables", "-w", "-S", docker.FirewallChain(bridge)).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(rules), "--dport "+busyPort+" ") {
+				t.Errorf("a start that could not bind the proxy port let the sandboxes reach it:\n%s", rules)
 			}
 		})
 	}
@@ -222,6 +247,16 @@ func serveFails(t *testing.T, bin, shim, dataDir, runDir, instance, key string, 
 		t.Fatalf("paddock serve listened before it failed:\n%s", stdout.String())
 	}
 	return stderr.String()
+}
+
+// bridgeOfNetwork is the Linux bridge of Docker network name.
+func bridgeOfNetwork(t *testing.T, name string) string {
+	t.Helper()
+	insp, err := testenv.DockerClient(t).NetworkInspect(t.Context(), name, network.InspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return insp.Options["com.docker.network.bridge.name"]
 }
 
 // dockerNetworks lists the names of the networks labelled instance: the
