@@ -308,11 +308,19 @@ func jumpFirst(bridge, chain string) error {
 	if err != nil {
 		return err
 	}
+	// The lower copies go by number (a delete by rule would take the top
+	// one), each read again just before: another program may be changing
+	// INPUT meanwhile.
 	for i := len(rules) - 1; i > 0; i-- { // rule 1 is the one just inserted
-		if rules[i] == jump {
-			if err := iptables("-D", "INPUT", strconv.Itoa(i+1)); err != nil {
-				return err
-			}
+		if rules[i] != jump {
+			continue
+		}
+		n := strconv.Itoa(i + 1)
+		if out, err := exec.Command("iptables", "-w", "-S", "INPUT", n).Output(); err != nil || strings.TrimSpace(string(out)) != jump {
+			continue // moved meanwhile: the next setup sees it again
+		}
+		if err := iptables("-D", "INPUT", n); err != nil {
+			return err
 		}
 	}
 	return nil
