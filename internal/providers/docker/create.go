@@ -75,11 +75,6 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	if err != nil {
 		return provider.Handle{}, err
 	}
-	if !created {
-		// The disk of an existing volume is mounted now: unmounted again
-		// unless another sandbox holds it.
-		undo = append(undo, func(ctx context.Context) { p.releaseDisk(ctx, spec.Workspace) })
-	}
 	if created {
 		undo = append(undo, func(ctx context.Context) {
 			if err := p.cli.VolumeRemove(ctx, spec.Workspace, false); err != nil && !cerrdefs.IsNotFound(err) {
@@ -88,6 +83,10 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 			}
 			p.removeDisk(ctx, spec.Workspace)
 		})
+	} else {
+		// The disk of an existing volume is mounted now: unmounted again
+		// unless another sandbox holds it.
+		undo = append(undo, func(ctx context.Context) { p.releaseDisk(ctx, spec.Workspace) })
 	}
 
 	key, err := agentauth.NewKey()
