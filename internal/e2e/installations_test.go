@@ -221,11 +221,47 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestFirewallFailureFailsTheStart: a server whose firewall rules cannot
+// all be added, though iptables runs, does not start: it must not serve
+// proxy or open sandboxes on a bridge that may be open to the host. (The
+// server runs in a network namespace of the test's, whose iptables has no
+// DOCKER-USER chain.)
+func TestFirewallFailureFailsTheStart(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, testenv.Instance(t)) })
+	ns := "pdkt-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set lo up: %v\n%s", err, out)
+	}
+	bin, shim := testenv.Binary(t, "paddock"), testenv.Binary(t, "paddock-shim")
+	cmd := serveCommand(t, bin, shim, t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r"), testenv.Instance(t), installationKey,
+		"PADDOCK_EGRESS_DISABLED=false")
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Path, cmd.Args = ip, append([]string{"ip", "netns", "exec", ns}, cmd.Args...)
+	out := runFails(t, cmd)
+	if !strings.Contains(out, docker.CodeFirewallFailed) || !strings.Contains(out, "DOCKER-USER") {
+		t.Errorf("the failed start said:\n%s\nwant %s and the rule that failed in it", out, docker.CodeFirewallFailed)
+	}
+}
+
 // serveFails starts the built server as serveIn would and waits for it to
 // exit without listening; it returns what it wrote to stderr.
 func serveFails(t *testing.T, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) string {
 	t.Helper()
-	cmd := serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...)
+	return runFails(t, serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...))
+}
+
+// runFails runs a server command and waits for it to exit without
+// listening; it returns what it wrote to stderr.
+func runFails(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
