@@ -78,7 +78,7 @@ func TestDeletionsReleaseWorkspaceDisks(t *testing.T) {
 				t.Errorf("%s: %s after the deletion: %v", tc.name, path, err)
 			}
 		}
-		if m := mountsUnder(t, mnt); len(m) > 0 {
+		if m := testenv.MountsUnder(mnt); len(m) > 0 {
 			t.Errorf("%s: the workspace is still mounted: %v", tc.name, m)
 		}
 	}

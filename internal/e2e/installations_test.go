@@ -1,12 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -147,7 +148,7 @@ func TestTwoInstallations(t *testing.T) {
 			t.Errorf("a start on another installation's network said:\n%s\nwant %q in it", out, w)
 		}
 	}
-	if m := mountsUnder(t, runDir); len(m) > 0 {
+	if m := testenv.MountsUnder(runDir); len(m) > 0 {
 		t.Errorf("a failed start left mounts under its run directory: %v", m)
 	}
 	a.reachesItsHost(t, ra, "a", "after the failed start")
@@ -177,24 +178,76 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 		name string
 		env  []string
 		want []string
+		// afterRunDir: the start fails once the run directory is set up
+		// (a tmpfs, the shim copied into it).
+		afterRunDir bool
 	}{
 		{"a busy SSH port", []string{"PADDOCK_SSH_LISTEN=" + busy.Addr().String()},
-			[]string{"ssh gateway: listen on " + busy.Addr().String(), "address already in use (another installation?): set ssh_listen / PADDOCK_SSH_LISTEN"}},
+			[]string{"ssh gateway: listen on " + busy.Addr().String(), "address already in use (another installation?): set ssh_listen / PADDOCK_SSH_LISTEN"}, false},
 		{"a busy proxy port", []string{"PADDOCK_EGRESS_DISABLED=false", "PADDOCK_EGRESS_PROXY_PORT=" + busyPort},
-			[]string{"egress proxy port ", ":" + busyPort + ": listen tcp4", "address already in use (another installation?): set egress.proxy_port / PADDOCK_EGRESS_PROXY_PORT"}},
+			[]string{"egress proxy port ", ":" + busyPort + ": listen tcp4", "address already in use (another installation?): set egress.proxy_port / PADDOCK_EGRESS_PROXY_PORT"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runDir := filepath.Join(testenv.ShortTempDir(t), "r")
-			out := serveFails(t, bin, shim, t.TempDir(), runDir, testenv.Instance(t), installationKey, tc.env...)
+			instance := testenv.Instance(t)
+			out := serveFails(t, bin, shim, t.TempDir(), runDir, instance, installationKey, tc.env...)
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("the failed start said:\n%s\nwant %q in it", out, w)
 				}
 			}
-			if m := mountsUnder(t, runDir); len(m) > 0 {
+			if m := testenv.MountsUnder(runDir); len(m) > 0 {
 				t.Errorf("a failed start left mounts under its run directory: %v", m)
 			}
+			if !tc.afterRunDir {
+				return
+			}
+			// The server made the run directory and copied the shim into
+			// its tmpfs: the directory is there, and empty, the copy gone
+			// with the tmpfs (without one it would still be there).
+			if entries, err := os.ReadDir(runDir); err != nil || len(entries) > 0 {
+				t.Errorf("the run directory after the failed start: %v, %v; want it there and empty", entries, err)
+			}
+			// The other program on the proxy port is not let in.
+			bridge := bridgeOfNetwork(t, dockerNetworks(t, instance)[0])
+			rules, err := exec.Command("iptables", "-w", "-S", docker.FirewallChain(bridge)).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(rules), "--dport "+busyPort+" ") {
+				t.Errorf("a start that could not bind the proxy port let the sandboxes reach it:\n%s", rules)
+			}
 		})
+	}
+}
+
+// TestFirewallFailureFailsTheStart: a server whose firewall rules cannot
+// all be added, though iptables runs, does not start: it must not serve
+// proxy or open sandboxes on a bridge that may be open to the host. (The
+// server runs in a network namespace of the test's, whose iptables has no
+// DOCKER-USER chain.)
+func TestFirewallFailureFailsTheStart(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, testenv.Instance(t)) })
+	ns := "pdkt-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set lo up: %v\n%s", err, out)
+	}
+	bin, shim := testenv.Binary(t, "paddock"), testenv.Binary(t, "paddock-shim")
+	cmd := serveCommand(t, bin, shim, t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r"), testenv.Instance(t), installationKey,
+		"PADDOCK_EGRESS_DISABLED=false")
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Path, cmd.Args = ip, append([]string{"ip", "netns", "exec", ns}, cmd.Args...)
+	out := runFails(t, cmd)
+	if !strings.Contains(out, docker.CodeFirewallFailed) || !strings.Contains(out, "DOCKER-USER") {
+		t.Errorf("the failed start said:\n%s\nwant %s and the rule that failed in it", out, docker.CodeFirewallFailed)
 	}
 }
 
@@ -202,7 +255,13 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 // exit without listening; it returns what it wrote to stderr.
 func serveFails(t *testing.T, bin, shim, dataDir, runDir, instance, key string, extraEnv ...string) string {
 	t.Helper()
-	cmd := serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...)
+	return runFails(t, serveCommand(t, bin, shim, dataDir, runDir, instance, key, extraEnv...))
+}
+
+// runFails runs a server command and waits for it to exit without
+// listening; it returns what it wrote to stderr.
+func runFails(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -226,23 +285,14 @@ func serveFails(t *testing.T, bin, shim, dataDir, runDir, instance, key string, 
 	return stderr.String()
 }
 
-// mountsUnder lists this mount namespace's mounts at or below dir.
-func mountsUnder(t *testing.T, dir string) []string {
+// bridgeOfNetwork is the Linux bridge of Docker network name.
+func bridgeOfNetwork(t *testing.T, name string) string {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	insp, err := testenv.DockerClient(t).NetworkInspect(t.Context(), name, network.InspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
-			out = append(out, sc.Text())
-		}
-	}
-	return out
+	return insp.Options["com.docker.network.bridge.name"]
 }
 
 // dockerNetworks lists the names of the networks labelled instance: the

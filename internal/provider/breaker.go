@@ -275,9 +275,11 @@ type pinger interface {
 // Networker is implemented by providers whose sandboxes join egress
 // networks of their own (docker): SetupNetworks creates them and their
 // firewall rules and returns where the egress proxy listens; a provider
-// without any returns no address.
+// without any returns no address. AllowProxy lets the sandboxes reach the
+// proxy once it listens there, until revoke.
 type Networker interface {
 	SetupNetworks(ctx context.Context) (netip.AddrPort, error)
+	AllowProxy(ctx context.Context) (revoke func(), err error)
 }
 
 // NetworkAddresser is implemented by Networkers that say what their
@@ -448,4 +450,14 @@ func (b *Breaker) SandboxAddrs(ctx context.Context, h Handle) ([]netip.Addr, err
 		return nil, errdefs.NotImplemented("network_addresses_not_supported", "provider %s has no egress networks", b.p.Name())
 	}
 	return call(b, "sandbox_addrs", func() ([]netip.Addr, error) { return n.SandboxAddrs(ctx, h) })
+}
+
+// AllowProxy lets the provider's sandboxes reach the egress proxy; a
+// provider without networks has nothing to allow.
+func (b *Breaker) AllowProxy(ctx context.Context) (func(), error) {
+	n, ok := b.p.(Networker)
+	if !ok {
+		return func() {}, nil
+	}
+	return call(b, "allow_proxy", func() (func(), error) { return n.AllowProxy(ctx) })
 }

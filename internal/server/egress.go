@@ -40,6 +40,9 @@ type egressGate struct {
 	proxy     *egress.Proxy
 	rec       *recorder
 	ca        *egress.CA
+	// revoke takes back the firewall ACCEPTs that let the sandboxes reach
+	// the proxy.
+	revoke []func()
 }
 
 // trustedCA is the CA proxy sandboxes trust, for brokered secrets.
@@ -75,6 +78,7 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 	// Every provider with networks sets them up (docker providers on one
 	// engine share them); the proxy listens on their gateway.
 	var addr netip.AddrPort
+	var networkers []provider.Networker
 	for _, name := range providers.Names() {
 		p, err := providers.Get(name)
 		if err != nil {
@@ -85,7 +89,7 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 			continue
 		}
 		a, err := nw.SetupNetworks(ctx)
-		if e, ok := errdefs.Public(err); ok && e.Code == docker.CodeNetworkForeign {
+		if e, ok := errdefs.Public(err); ok && (e.Code == docker.CodeNetworkForeign || e.Code == docker.CodeFirewallFailed) {
 			return nil, &fatalError{fmt.Errorf("egress networks of provider %s: %w", name, err)}
 		}
 		if err != nil {
@@ -101,6 +105,7 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 			}
 			guard.AddNetworks(subnets...)
 		}
+		networkers = append(networkers, nw)
 	}
 	if !addr.IsValid() {
 		return nil, nil
@@ -147,6 +152,17 @@ func startEgress(ctx context.Context, cfg config.Config, st store.Store, provide
 		return nil, &fatalError{fmt.Errorf("egress proxy port %s: %w%s", addr, err, hint)}
 	}
 	g.proxy = proxy
+	// The firewall lets the sandboxes through only now that the proxy
+	// holds the port: never to a program that holds it instead.
+	for _, nw := range networkers {
+		revoke, err := nw.AllowProxy(ctx)
+		if err != nil {
+			_ = l.Close()
+			g.close()
+			return nil, &fatalError{fmt.Errorf("egress proxy firewall: %w", err)}
+		}
+		g.revoke = append(g.revoke, revoke)
+	}
 	go func() {
 		if err := proxy.Serve(l); err != nil {
 			logger.Error("egress proxy stopped", "err", err)
@@ -161,7 +177,12 @@ func (g *egressGate) close() {
 	if g == nil {
 		return
 	}
-	_ = g.proxy.Close()
+	for _, revoke := range g.revoke {
+		revoke()
+	}
+	if g.proxy != nil {
+		_ = g.proxy.Close()
+	}
 	g.rec.close()
 }
 

@@ -29,13 +29,22 @@ func DiskDir(t testing.TB) string {
 // UnmountUnder detaches every mount at or below dir, deepest first: the
 // workspace disks and run directory a test's provider left mounted.
 func UnmountUnder(dir string) {
+	points := MountsUnder(dir)
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, mp := range points {
+		_ = unix.Unmount(mp, unix.MNT_DETACH)
+	}
+}
+
+// MountsUnder lists the mount points at or below dir (/proc/self/mountinfo).
+func MountsUnder(dir string) []string {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return
+		return nil
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return
+		return nil
 	}
 	defer f.Close()
 	var points []string
@@ -51,10 +60,7 @@ func UnmountUnder(dir string) {
 			points = append(points, mp)
 		}
 	}
-	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
-	for _, mp := range points {
-		_ = unix.Unmount(mp, unix.MNT_DETACH)
-	}
+	return points
 }
 
 func unescapeMountinfo(s string) string {
@@ -80,6 +86,16 @@ func unescapeMountinfo(s string) string {
 // LoopsOf lists the loop devices whose backing file is img (or was, before
 // it was deleted).
 func LoopsOf(img string) []string {
+	return loops(func(back string) bool { return back == img || back == img+" (deleted)" })
+}
+
+// LoopsUnder lists the loop devices whose backing file is below dir.
+func LoopsUnder(dir string) []string {
+	return loops(func(back string) bool { return strings.HasPrefix(back, dir+"/") })
+}
+
+// loops lists the loop devices whose backing file matches.
+func loops(match func(backingFile string) bool) []string {
 	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
 	var out []string
 	for _, f := range files {
@@ -87,7 +103,7 @@ func LoopsOf(img string) []string {
 		if err != nil {
 			continue // detached meanwhile
 		}
-		if back := strings.TrimSpace(string(b)); back == img || back == img+" (deleted)" {
+		if match(strings.TrimSpace(string(b))) {
 			out = append(out, filepath.Base(filepath.Dir(filepath.Dir(f))))
 		}
 	}

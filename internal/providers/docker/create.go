@@ -66,6 +66,10 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		}
 	}()
 
+	// From mounting the disk until the container holds it, no release may
+	// unmount it (see diskLocks).
+	unlockDisk := p.lockDisk(spec.Workspace)
+	defer unlockDisk()
 	created, err := p.ensureVolume(ctx, spec)
 	if err != nil {
 		return provider.Handle{}, err
@@ -78,6 +82,10 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 			}
 			p.removeDisk(ctx, spec.Workspace)
 		})
+	} else {
+		// The disk of an existing volume is mounted now: unmounted again
+		// unless another sandbox holds it.
+		undo = append(undo, func(ctx context.Context) { p.releaseDisk(ctx, spec.Workspace) })
 	}
 
 	key, err := agentauth.NewKey()
@@ -102,7 +110,11 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's configuration files cannot be written").WithCause(err)
 	}
 	name := containerName(spec.SandboxID)
+	if p.afterDiskMount != nil {
+		p.afterDiskMount()
+	}
 	resp, err := p.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, name)
+	unlockDisk()
 	if err != nil {
 		if cerrdefs.IsConflict(err) || cerrdefs.IsAlreadyExists(err) {
 			return provider.Handle{}, errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID).WithCause(err)
@@ -124,7 +136,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 		return provider.Handle{}, fmt.Errorf("create: %w", err)
 	}
 	p.logger.DebugContext(ctx, "sandbox created", "sandbox", spec.SandboxID, "container", resp.ID)
-	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir, Key: agentauth.EncodeKey(key), Trust: string(spec.TrustedCA)}
+	st := handleState{V: stateVersion, Container: resp.ID, Name: name, SocketDir: sockDir, Workspace: spec.Workspace, Key: agentauth.EncodeKey(key), Trust: string(spec.TrustedCA)}
 	return provider.Handle{Provider: p.Name(), ID: resp.ID, State: st.encode()}, nil
 }
 

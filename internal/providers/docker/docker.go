@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
-	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -123,6 +122,8 @@ type Provider struct {
 	capMu    sync.Mutex
 	capacity *provider.Resources // the host's, once asked
 
+	disks diskLocks // per workspace volume: mounting and releasing its disk
+
 	nets         atomic.Pointer[Networks] // set once SetupNetworks succeeded: proxy and open are offered, on these
 	runtimeKnown atomic.Bool              // the engine knows Config.Runtime (checkRuntime)
 	// rootQuota: the engine's storage can bound a container's writable
@@ -130,6 +131,9 @@ type Provider struct {
 	rootQuota atomic.Bool
 	// mountedRunDir: New mounted the run directory's tmpfs (ReleaseRunDir).
 	mountedRunDir bool
+	// afterDiskMount, set by tests only, runs in Create between mounting
+	// the workspace's disk and making the container.
+	afterDiskMount func()
 }
 
 var (
@@ -144,7 +148,7 @@ var (
 
 // New returns a Provider. It does not contact the engine (see Ping); it
 // checks the configuration and creates RunDir if needed.
-func New(cfg Config, logger *slog.Logger) (_ *Provider, retErr error) {
+func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -182,31 +186,7 @@ func New(cfg Config, logger *slog.Logger) (_ *Provider, retErr error) {
 			"the run directory %q is %d bytes long; agent socket paths must fit in %d bytes, so it may be at most %d bytes",
 			runDir, len(runDir), maxSocketLen, maxRunDirLen)
 	}
-	// The run directory is private to the server; each sandbox's own
-	// directory inside it is shared with that sandbox only.
-	if err := os.MkdirAll(runDir, 0o700); err != nil {
-		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
-	}
 	cfg.RunDir = runDir
-	private, mounted, err := privateRunDir(runDir)
-	if err != nil {
-		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be mounted", runDir).WithCause(err)
-	}
-	if mounted {
-		defer func() {
-			if retErr != nil {
-				_ = unix.Unmount(runDir, unix.MNT_DETACH)
-			}
-		}()
-	}
-	if !private {
-		logger.Warn("the run directory is not a mount of its own, so sandboxes can see its host path; start with an empty run directory to fix it", "run_dir", runDir)
-	}
-	// Sandboxes run a copy of the shim kept in the run directory, so its
-	// host path is not theirs to see either.
-	if cfg.shimSource, err = copyShim(shim, runDir); err != nil {
-		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the paddock-shim binary cannot be copied into the run directory").WithCause(err)
-	}
 
 	if cfg.DiskDir == "" {
 		return nil, errdefs.InvalidArgument("disk_dir_required", "the docker provider needs a directory for workspace disks")
@@ -227,6 +207,11 @@ func New(cfg Config, logger *slog.Logger) (_ *Provider, retErr error) {
 	cli, err := client.NewClientWithOpts(opts...)
 	if err != nil {
 		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
+	}
+	mounted, err := prepareRunDir(&cfg, logger)
+	if err != nil {
+		cli.Close()
+		return nil, err
 	}
 	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}, mountedRunDir: mounted}, nil
 }

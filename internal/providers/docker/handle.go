@@ -32,6 +32,9 @@ type handleState struct {
 	// Trust is the CA certificate (PEM) the sandbox trusts beside its
 	// image's roots (provider.Spec.TrustedCA); "" for none.
 	Trust string `json:"trust,omitempty"`
+	// Workspace is the sandbox's workspace volume, whose disk Destroy
+	// releases even when the container is already gone.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // key returns the agent key, nil when the handle has none.

@@ -178,7 +178,12 @@ func (p *Provider) Destroy(ctx context.Context, h provider.Handle) error {
 	c, err := p.lookup(ctx, h.ID)
 	switch {
 	case errdefs.IsNotFound(err):
+		// Gone already (removed outside paddock, or a Destroy that stopped
+		// between the removal and the release): its disk still goes.
 		p.removeSocketDir(ctx, socketDirOf(st, nil))
+		if st.Workspace != "" {
+			p.releaseDisk(ctx, st.Workspace)
+		}
 		return nil
 	case err != nil:
 		return err

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -48,6 +51,8 @@ type Networks struct {
 	// both are used instead of Proxy and Open, so an upgraded
 	// installation keeps its sandboxes on the networks they are on.
 	Earlier *Networks
+
+	gw netip.Addr // the proxy network's gateway, once set up
 }
 
 // bridgeName is the Linux bridge of a paddock network: named after the
@@ -66,8 +71,10 @@ func FirewallChain(bridge string) string { return "PADDOCK-" + bridge }
 const CodeNetworkForeign = "network_foreign"
 
 // SetupNetworks creates the egress networks and their firewall rules, and
-// returns the address the egress proxy must listen on. It is idempotent:
-// the server calls it at every start.
+// returns the address the egress proxy must listen on; the proxy's ACCEPT
+// comes with AllowProxy, once the proxy listens. It is idempotent: the
+// server calls it at every start, and it removes the ACCEPTs of proxies
+// that no longer listen.
 func (p *Provider) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
 	n, err := p.networkNames(ctx)
 	if err != nil {
@@ -80,9 +87,13 @@ func (p *Provider) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
 	if _, err := p.ensureNetwork(ctx, n.Open, false); err != nil {
 		return netip.AddrPort{}, err
 	}
-	if err := installFirewall(bridgeName(n.Proxy), bridgeName(n.Open), gw, n.ProxyPort); err != nil {
+	if err := installFirewall(bridgeName(n.Proxy), bridgeName(n.Open)); err != nil {
 		return netip.AddrPort{}, err
 	}
+	if err := pruneAccepts(FirewallChain(bridgeName(n.Proxy)), gw); err != nil {
+		return netip.AddrPort{}, errdefs.FailedPrecondition(CodeFirewallFailed, "paddock could not remove stale proxy ACCEPTs").WithCause(err)
+	}
+	n.gw = gw
 	p.nets.Store(&n)
 	return netip.AddrPortFrom(gw, uint16(n.ProxyPort)), nil
 }
@@ -180,6 +191,22 @@ func iptables(args ...string) error {
 	return nil
 }
 
+// rulesOf lists chain's rules as iptables -S prints them, without the
+// policy line.
+func rulesOf(chain string) ([]string, error) {
+	out, err := exec.Command("iptables", "-w", "-S", chain).Output()
+	if err != nil {
+		return nil, fmt.Errorf("iptables -S %s: %w", chain, err)
+	}
+	var rules []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "-A "+chain+" ") {
+			rules = append(rules, line)
+		}
+	}
+	return rules, nil
+}
+
 // ensureRule adds a rule at the top of chain unless it is there.
 func ensureRule(table, chain string, rule ...string) error {
 	if iptables(append([]string{"-t", table, "-C", chain}, rule...)...) == nil {
@@ -188,22 +215,31 @@ func ensureRule(table, chain string, rule ...string) error {
 	return iptables(append([]string{"-t", table, "-I", chain}, rule...)...)
 }
 
-// installFirewall drops what the bridges send to the host, but for the
-// proxy, and what the open bridge sends to the metadata range. Each
-// bridge's INPUT rules sit in its own chain, jumped to from the top of
-// INPUT, ahead of anything that would accept the traffic; the metadata
-// rule sits at the top of DOCKER-USER.
-func installFirewall(proxyBridge, openBridge string, gw netip.Addr, port int) error {
-	fail := func(err error) error {
+// CodeFirewallFailed: iptables runs, but a rule that keeps sandboxes away
+// from the host could not be put in place. The server does not start.
+const CodeFirewallFailed = "firewall_failed"
+
+// installFirewall drops what the bridges send to the host, and what the
+// open bridge sends to the metadata range. Each bridge's INPUT rules sit in
+// its own chain, jumped to from the top of INPUT, ahead of anything that
+// would accept the traffic; the metadata rule sits at the top of
+// DOCKER-USER. The proxy's ACCEPT is added by AllowProxy, once the proxy
+// listens. Without iptables (or root) it fails with firewall_unavailable,
+// and the proxy and open modes are not offered; when iptables runs but a
+// rule cannot be added it fails with firewall_failed.
+func installFirewall(proxyBridge, openBridge string) error {
+	if _, err := rulesOf("INPUT"); err != nil {
 		return errdefs.FailedPrecondition("firewall_unavailable",
 			"paddock cannot install the firewall rules that keep sandboxes away from the host's services (it needs root and iptables)").WithCause(err)
 	}
-	accept := []string{"-d", gw.String(), "-p", "tcp", "--dport", strconv.Itoa(port), "-j", "ACCEPT"}
-	if err := bridgeChain(proxyBridge, accept); err != nil {
-		return fail(err)
+	fail := func(err error) error {
+		return errdefs.FailedPrecondition(CodeFirewallFailed,
+			"paddock could not install the firewall rules that keep sandboxes away from the host's services").WithCause(err)
 	}
-	if err := bridgeChain(openBridge, nil); err != nil {
-		return fail(err)
+	for _, bridge := range []string{proxyBridge, openBridge} {
+		if err := bridgeChain(bridge); err != nil {
+			return fail(err)
+		}
 	}
 	// DOCKER-USER exists once Docker has started with iptables enabled.
 	if err := ensureRule("filter", "DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP"); err != nil {
@@ -212,20 +248,16 @@ func installFirewall(proxyBridge, openBridge string, gw netip.Addr, port int) er
 	return nil
 }
 
-// bridgeChain makes bridge's chain end in a DROP, with accept (if any)
-// above it, and jumps to it from the top of INPUT. An ACCEPT is only ever
-// inserted at the chain's top and the DROP only appended, so the ACCEPTs
-// of every server that shares the bridge stay above the DROP. Rules an
-// earlier release put in INPUT itself for the bridge go.
-func bridgeChain(bridge string, accept []string) error {
+// bridgeChain makes bridge's chain end in a DROP and jumps to it from the
+// top of INPUT; only then do the rules an earlier release put in INPUT
+// itself for the bridge go, so the bridge is never without a DROP. An
+// ACCEPT is only ever inserted at the chain's top and the DROP only
+// appended, so the ACCEPTs of every server that shares the bridge stay
+// above the DROP.
+func bridgeChain(bridge string) error {
 	chain := FirewallChain(bridge)
 	if iptables("-S", chain) != nil {
 		if err := iptables("-N", chain); err != nil && iptables("-S", chain) != nil {
-			return err
-		}
-	}
-	if accept != nil && iptables(append([]string{"-C", chain}, accept...)...) != nil {
-		if err := iptables(append([]string{"-I", chain, "1"}, accept...)...); err != nil {
 			return err
 		}
 	}
@@ -234,31 +266,165 @@ func bridgeChain(bridge string, accept []string) error {
 			return err
 		}
 	}
-	deleteRules("INPUT", bridge, func(line string) bool { return !strings.HasSuffix(line, " -j "+chain) })
-	return ensureRule("filter", "INPUT", "-i", bridge, "-j", chain)
+	if err := jumpFirst(bridge, chain); err != nil {
+		return err
+	}
+	return deleteRules("INPUT", func(rule string) bool {
+		return earlierRule.MatchString(rule) && strings.Contains(rule, " -i "+bridge+" ")
+	})
 }
 
-// deleteRules deletes the rules of chain that name bridge and that match
-// accepts.
-func deleteRules(chain, bridge string, match func(line string) bool) {
-	out, err := exec.Command("iptables", "-w", "-S", chain).Output()
+// earlierRule is a rule an earlier release put in INPUT for a bridge:
+// its DROP, or its ACCEPT of the proxy port on the gateway. Only these
+// exact shapes are removed; an operator's own rules naming the bridge
+// stay.
+var earlierRule = regexp.MustCompile(`^-A INPUT (-i pdk[0-9a-f]{12} -j DROP|-d [0-9.]+/32 -i pdk[0-9a-f]{12} -p tcp -m tcp --dport [0-9]+ -j ACCEPT)$`)
+
+// paddockJump is a jump from INPUT to a paddock bridge's chain.
+var paddockJump = regexp.MustCompile(`^-A INPUT -i (pdk[0-9a-f]{12}) -j PADDOCK-pdk[0-9a-f]{12}$`)
+
+// jumpFirst makes INPUT jump to chain for bridge above every rule but
+// other paddock jumps (those of the other bridges, which must be on top
+// too). A jump found lower, below a rule that could accept the traffic,
+// is inserted again at the top and the lower copies deleted.
+func jumpFirst(bridge, chain string) error {
+	jump := "-A INPUT -i " + bridge + " -j " + chain
+	rules, err := rulesOf("INPUT")
 	if err != nil {
-		return
+		return err
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(line, "-A "+chain+" ") || !strings.Contains(line, " -i "+bridge+" ") || !match(line) {
+	for _, r := range rules {
+		if r == jump {
+			return nil
+		}
+		if !paddockJump.MatchString(r) {
+			break
+		}
+	}
+	if err := iptables("-I", "INPUT", "1", "-i", bridge, "-j", chain); err != nil {
+		return err
+	}
+	rules, err = rulesOf("INPUT")
+	if err != nil {
+		return err
+	}
+	// The lower copies go by number (a delete by rule would take the top
+	// one), each read again just before: another program may be changing
+	// INPUT meanwhile.
+	for i := len(rules) - 1; i > 0; i-- { // rule 1 is the one just inserted
+		if rules[i] != jump {
 			continue
 		}
-		_ = iptables(append([]string{"-D"}, strings.Fields(line)[1:]...)...)
+		n := strconv.Itoa(i + 1)
+		if out, err := exec.Command("iptables", "-w", "-S", "INPUT", n).Output(); err != nil || strings.TrimSpace(string(out)) != jump {
+			continue // moved meanwhile: the next setup sees it again
+		}
+		if err := iptables("-D", "INPUT", n); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-// RemoveFirewall deletes every rule that names bridge, and its chain.
+// deleteRules deletes the rules of chain (as iptables -S prints them) that
+// match.
+func deleteRules(chain string, match func(rule string) bool) error {
+	rules, err := rulesOf(chain)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		if match(r) {
+			if err := iptables(append([]string{"-D"}, strings.Fields(r)[1:]...)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// proxyAccept is the rule that lets a proxy bridge reach the proxy port on
+// its gateway.
+func proxyAccept(gw netip.Addr, port int) []string {
+	return []string{"-d", gw.String() + "/32", "-p", "tcp", "-m", "tcp", "--dport", strconv.Itoa(port), "-j", "ACCEPT"}
+}
+
+// AllowProxy lets the proxy network's sandboxes reach the proxy port on
+// its gateway: the server calls it once the proxy listens there, and the
+// returned revoke when it stops or its start fails, so no ACCEPT outlives
+// the proxy it was for (another program on that port would otherwise be
+// reachable from the sandboxes). Without networks it does nothing.
+func (p *Provider) AllowProxy(ctx context.Context) (revoke func(), err error) {
+	n := p.nets.Load()
+	if n == nil {
+		return func() {}, nil
+	}
+	chain, accept := FirewallChain(bridgeName(n.Proxy)), proxyAccept(n.gw, n.ProxyPort)
+	if iptables(append([]string{"-C", chain}, accept...)...) != nil {
+		if err := iptables(append([]string{"-I", chain, "1"}, accept...)...); err != nil {
+			return nil, errdefs.FailedPrecondition(CodeFirewallFailed, "paddock could not let the proxy network reach the egress proxy").WithCause(err)
+		}
+	}
+	return func() {
+		for iptables(append([]string{"-D", chain}, accept...)...) == nil {
+		}
+	}, nil
+}
+
+// pruneAccepts deletes the proxy chain's ACCEPTs whose port nothing
+// listens on at the gateway: those of servers that crashed, or ran with
+// another proxy_port. Another server of the installation sharing the
+// network listens on its port, on the gateway address itself, and keeps
+// its ACCEPT; a program that listens on all addresses does not count.
+func pruneAccepts(chain string, gw netip.Addr) error {
+	listening, err := listenersOn(gw)
+	if err != nil {
+		return err
+	}
+	return deleteRules(chain, func(rule string) bool {
+		f := strings.Fields(rule)
+		if len(f) != 12 || f[11] != "ACCEPT" || f[8] != "--dport" || f[3] != gw.String()+"/32" {
+			return false
+		}
+		port, err := strconv.Atoi(f[9])
+		return err == nil && !listening[port]
+	})
+}
+
+// listenersOn reads the TCP ports that sockets of the host's network
+// namespace listen on at addr itself (/proc/net/tcp).
+func listenersOn(addr netip.Addr) (map[int]bool, error) {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return nil, err
+	}
+	ports := map[int]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "0A" { // 0A: LISTEN
+			continue
+		}
+		hostHex, portHex, ok := strings.Cut(f[1], ":")
+		raw, err1 := strconv.ParseUint(hostHex, 16, 32)
+		port, err2 := strconv.ParseUint(portHex, 16, 16)
+		if !ok || err1 != nil || err2 != nil {
+			continue
+		}
+		var ip [4]byte
+		binary.NativeEndian.PutUint32(ip[:], uint32(raw)) // the kernel prints the address in host order
+		if netip.AddrFrom4(ip) == addr {
+			ports[int(port)] = true
+		}
+	}
+	return ports, nil
+}
+
+// RemoveFirewall deletes the jumps to bridge's chain and its metadata
+// rule, and the chain.
 func RemoveFirewall(bridge string) {
-	all := func(string) bool { return true }
-	deleteRules("INPUT", bridge, all)
-	deleteRules("DOCKER-USER", bridge, all)
 	chain := FirewallChain(bridge)
+	_ = deleteRules("INPUT", func(rule string) bool { return rule == "-A INPUT -i "+bridge+" -j "+chain })
+	_ = deleteRules("DOCKER-USER", func(rule string) bool { return strings.Contains(rule, " -i "+bridge+" ") })
 	if iptables("-F", chain) == nil {
 		_ = iptables("-X", chain)
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,8 +70,9 @@ func TestFirewallKeepsEveryProxyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostServer(t, firstAddr.String(), "first")
+	allowProxy(t, first)
 	h := e.sandboxIn(t, first, provider.NetworkProxy)
-	if !e.reaches(t, first, h, firstAddr.String()) {
+	if !e.reachesSoon(t, h, firstAddr.String()) {
 		t.Fatal("a proxy sandbox cannot reach its proxy")
 	}
 
@@ -80,11 +82,12 @@ func TestFirewallKeepsEveryProxyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostServer(t, secondAddr.String(), "second")
+	allowProxy(t, second)
 	onBridge := hostServer(t, firstAddr.Addr().String()+":0", "bridge-address")
-	if !e.reaches(t, first, h, firstAddr.String()) {
+	if !e.reachesSoon(t, h, firstAddr.String()) {
 		t.Error("the second server's rules cut the first server's sandboxes off from their proxy")
 	}
-	if !e.reaches(t, first, h, secondAddr.String()) {
+	if !e.reachesSoon(t, h, secondAddr.String()) {
 		t.Error("a proxy sandbox cannot reach the second server's proxy")
 	}
 	if e.reaches(t, first, h, onBridge) {
@@ -96,8 +99,169 @@ func TestFirewallKeepsEveryProxyPort(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !e.reaches(t, first, h, firstAddr.String()) || !e.reaches(t, first, h, secondAddr.String()) {
+	if !e.reachesSoon(t, h, firstAddr.String()) || !e.reachesSoon(t, h, secondAddr.String()) {
 		t.Error("setting the networks up again cut a proxy off")
+	}
+}
+
+// TestProxyAcceptFollowsTheListener: a proxy port that another program
+// holds on all addresses never gets an ACCEPT: the ACCEPT comes only with
+// AllowProxy, which the server calls once its proxy listens. An ACCEPT
+// that a server left behind (it crashed, or ran with another proxy_port)
+// goes at the next setup, since nothing listens on its port at the
+// gateway; revoke takes a live one back.
+func TestProxyAcceptFollowsTheListener(t *testing.T) {
+	e := newEnv(t)
+	busy := freePort(t)
+	crashed, nets := e.networkProvider(t, busy)
+	gw, err := crashed.SetupNetworks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge, _ := bridgeOf(t, e, nets.Proxy)
+	chain := docker.FirewallChain(bridge)
+	if rules := acceptsIn(t, chain); len(rules) != 0 {
+		t.Fatalf("SetupNetworks added ACCEPTs before any proxy listens: %v", rules)
+	}
+	if _, err := crashed.AllowProxy(t.Context()); err != nil { // never revoked: the server crashed
+		t.Fatal(err)
+	}
+	hostServer(t, fmt.Sprintf("0.0.0.0:%d", busy), "other-program")
+
+	moved := e.providerOn(t, e.instance, &docker.Networks{Proxy: nets.Proxy, Open: nets.Open, ProxyPort: freePort(t)})
+	addr, err := moved.SetupNetworks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostServer(t, addr.String(), "proxy")
+	revoke, err := moved.AllowProxy(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.sandboxIn(t, moved, provider.NetworkProxy)
+	if !e.reachesSoon(t, h, addr.String()) {
+		t.Fatal("a proxy sandbox cannot reach its proxy")
+	}
+	if e.reaches(t, moved, h, netip.AddrPortFrom(gw.Addr(), uint16(busy)).String()) {
+		t.Error("a proxy sandbox reached another program on an earlier proxy port")
+	}
+	if rules := acceptsIn(t, chain); len(rules) != 1 || !strings.Contains(rules[0], fmt.Sprintf("--dport %d ", addr.Port())) {
+		t.Errorf("ACCEPTs in %s = %v, want the live proxy's only", chain, rules)
+	}
+	revoke()
+	if rules := acceptsIn(t, chain); len(rules) != 0 {
+		t.Errorf("ACCEPTs in %s after revoke = %v, want none", chain, rules)
+	}
+	if e.reaches(t, moved, h, addr.String()) {
+		t.Error("a proxy sandbox reached the proxy port after revoke")
+	}
+}
+
+// acceptsIn lists the ACCEPT rules of chain.
+func acceptsIn(t *testing.T, chain string) []string {
+	t.Helper()
+	out, err := exec.Command("iptables", "-w", "-S", chain).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasSuffix(line, " -j ACCEPT") {
+			rules = append(rules, line)
+		}
+	}
+	return rules
+}
+
+// inputRules lists the rules of INPUT.
+func inputRules(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("iptables", "-w", "-S", "INPUT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "-A INPUT ") {
+			rules = append(rules, line)
+		}
+	}
+	return rules
+}
+
+// ipt runs iptables, and its inverse (the same rule with -D) when the test
+// ends.
+func ipt(t *testing.T, op string, rule ...string) {
+	t.Helper()
+	if out, err := exec.Command("iptables", append([]string{"-w", op}, rule...)...).CombinedOutput(); err != nil {
+		t.Fatalf("iptables %s %v: %v\n%s", op, rule, err, out)
+	}
+	if op == "-I" && len(rule) > 1 && rule[1] == "1" {
+		rule = append([]string{rule[0]}, rule[2:]...)
+	}
+	t.Cleanup(func() {
+		for exec.Command("iptables", append([]string{"-w", "-D"}, rule...)...).Run() == nil {
+		}
+	})
+}
+
+// TestFirewallReplacesFlatRules: the flat INPUT rules of an earlier
+// release (ACCEPT of the proxy port, DROP) give way to the jump, which
+// sits above every rule but paddock's other jumps; an operator's own rule
+// naming the bridge stays. A rule put above the jump later is passed
+// again at the next setup.
+func TestFirewallReplacesFlatRules(t *testing.T) {
+	e := newEnv(t)
+	p, nets := e.networkProvider(t, freePort(t))
+	if _, err := p.SetupNetworks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	bridge, gw := bridgeOf(t, e, nets.Proxy)
+	jump := "-A INPUT -i " + bridge + " -j " + docker.FirewallChain(bridge)
+	docker.RemoveFirewall(bridge)
+	oldDrop := []string{"INPUT", "-i", bridge, "-j", "DROP"}
+	oldAccept := []string{"INPUT", "-d", gw + "/32", "-i", bridge, "-p", "tcp", "-m", "tcp", "--dport", strconv.Itoa(nets.ProxyPort), "-j", "ACCEPT"}
+	ipt(t, "-I", oldDrop...)
+	ipt(t, "-I", oldAccept...)
+	operators := []string{"INPUT", "1", "-i", bridge, "-p", "udp", "-m", "udp", "--dport", "9", "-j", "ACCEPT"}
+	ipt(t, "-I", operators...)
+
+	if _, err := p.SetupNetworks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkJumpOnTop := func(when string) {
+		t.Helper()
+		rules := inputRules(t)
+		for _, r := range rules {
+			if r == jump {
+				break
+			}
+			if !strings.Contains(r, " -j PADDOCK-pdk") {
+				t.Errorf("%s: INPUT holds %q above the jump %q: %v", when, r, jump, rules)
+				return
+			}
+		}
+		if !slices.Contains(rules, jump) {
+			t.Errorf("%s: no jump %q in INPUT: %v", when, jump, rules)
+		}
+		for _, r := range rules {
+			if r == "-A "+strings.Join(oldDrop, " ") || r == "-A "+strings.Join(oldAccept, " ") {
+				t.Errorf("%s: the earlier release's rule %q is still in INPUT", when, r)
+			}
+		}
+		if want := "-A INPUT -i " + bridge + " -p udp -m udp --dport 9 -j ACCEPT"; !slices.Contains(rules, want) {
+			t.Errorf("%s: the operator's rule %q went", when, want)
+		}
+	}
+	checkJumpOnTop("after the upgrade")
+
+	ipt(t, "-I", "INPUT", "1", "-i", bridge, "-p", "udp", "-m", "udp", "--dport", "7", "-j", "ACCEPT")
+	if _, err := p.SetupNetworks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkJumpOnTop("after a rule went above the jump")
+	if n := strings.Count(strings.Join(inputRules(t), "\n")+"\n", jump+"\n"); n != 1 {
+		t.Errorf("INPUT holds the jump %d times, want once", n)
 	}
 }
 
@@ -191,6 +355,31 @@ func (e *env) sandboxIn(t *testing.T, p *docker.Provider, mode provider.NetworkP
 	return h
 }
 
+// reachesSoon reports whether the sandbox gets an answer from addr within
+// a generous bound, trying again meanwhile: for what must be reachable.
+func (e *env) reachesSoon(t *testing.T, h provider.Handle, addr string) bool {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if e.reaches(t, nil, h, addr) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// allowProxy lets p's proxy sandboxes reach its proxy until the test ends.
+func allowProxy(t *testing.T, p *docker.Provider) {
+	t.Helper()
+	revoke, err := p.AllowProxy(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(revoke)
+}
+
 // reaches reports whether the sandbox gets an answer from addr.
 func (e *env) reaches(t *testing.T, p *docker.Provider, h provider.Handle, addr string) bool {
 	t.Helper()
@@ -245,6 +434,7 @@ func testKeepTheHostAway(t *testing.T, fl flavour) {
 	_, docker0 := bridgeOf(t, e, "bridge")
 
 	hostServer(t, proxyAddr.String(), "proxy")
+	allowProxy(t, p)
 	onBridge := hostServer(t, gw+":0", "bridge-address")
 	onAll := hostServer(t, "0.0.0.0:0", "all-addresses")
 	_, allPort, _ := net.SplitHostPort(onAll)
@@ -252,7 +442,7 @@ func testKeepTheHostAway(t *testing.T, fl flavour) {
 
 	none, proxied, open := e.sandboxIn(t, p, provider.NetworkNone), e.sandboxIn(t, p, provider.NetworkProxy), e.sandboxIn(t, p, provider.NetworkOpen)
 
-	if !e.reaches(t, p, proxied, proxyAddr.String()) {
+	if !e.reachesSoon(t, proxied, proxyAddr.String()) {
 		t.Fatal("a proxy sandbox cannot reach the egress proxy")
 	}
 	for _, sb := range []struct {
@@ -278,16 +468,16 @@ func testKeepTheHostAway(t *testing.T, fl flavour) {
 		for exec.Command("iptables", "-w", "-D", docker.FirewallChain(bridge), "-j", "DROP").Run() == nil {
 		}
 	}
-	if !e.reaches(t, p, proxied, onBridge) {
+	if !e.reachesSoon(t, proxied, onBridge) {
 		t.Error("control: without the INPUT drop a proxy sandbox still could not reach the host; the probe proves nothing")
 	}
-	if !e.reaches(t, p, open, net.JoinHostPort(openGW, allPort)) {
+	if !e.reachesSoon(t, open, net.JoinHostPort(openGW, allPort)) {
 		t.Error("control: without the INPUT drop an open sandbox still could not reach the host; the probe proves nothing")
 	}
 	if _, err := p.SetupNetworks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if e.reaches(t, p, proxied, onBridge) || !e.reaches(t, p, proxied, proxyAddr.String()) {
+	if e.reaches(t, p, proxied, onBridge) || !e.reachesSoon(t, proxied, proxyAddr.String()) {
 		t.Error("SetupNetworks did not restore the rules in order")
 	}
 }
@@ -420,7 +610,7 @@ func testOpenModeGoesOut(t *testing.T, fl flavour) {
 	}
 	out := makeOutside(t)
 	none, proxied, open := e.sandboxIn(t, p, provider.NetworkNone), e.sandboxIn(t, p, provider.NetworkProxy), e.sandboxIn(t, p, provider.NetworkOpen)
-	if !e.reaches(t, p, open, out.addr) {
+	if !e.reachesSoon(t, open, out.addr) {
 		t.Fatal("an open sandbox cannot reach beyond the host")
 	}
 	if e.reaches(t, p, open, out.linkLocal) {
@@ -437,7 +627,7 @@ func testOpenModeGoesOut(t *testing.T, fl flavour) {
 	openBridge, _ := bridgeOf(t, e, nets.Open)
 	for exec.Command("iptables", "-w", "-D", "DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP").Run() == nil {
 	}
-	if !e.reaches(t, p, open, out.linkLocal) {
+	if !e.reachesSoon(t, open, out.linkLocal) {
 		t.Error("control: without the metadata rule the link-local address still did not answer; the probe proves nothing")
 	}
 	if _, err := p.SetupNetworks(t.Context()); err != nil {

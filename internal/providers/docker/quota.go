@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -105,11 +106,55 @@ func (p *Provider) mountDisk(ctx context.Context, volume string) error {
 	return nil
 }
 
+// diskLocks serialise, per workspace volume, Create's span from mounting
+// the disk to making the container that holds it with releaseDisk's check
+// that no container holds it and unmount: without them a release between
+// the two finds no container and unmounts the disk under the new sandbox,
+// which then gets an empty /workspace without a quota.
+type diskLocks struct {
+	mu sync.Mutex
+	m  map[string]*diskLock
+}
+
+type diskLock struct {
+	mu    sync.Mutex
+	users int // holders and waiters
+}
+
+// lockDisk locks volume's disk; unlock may be called more than once.
+func (p *Provider) lockDisk(volume string) (unlock func()) {
+	d := &p.disks
+	d.mu.Lock()
+	if d.m == nil {
+		d.m = map[string]*diskLock{}
+	}
+	l := d.m[volume]
+	if l == nil {
+		l = &diskLock{}
+		d.m[volume] = l
+	}
+	l.users++
+	d.mu.Unlock()
+	l.mu.Lock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Unlock()
+			d.mu.Lock()
+			if l.users--; l.users == 0 {
+				delete(d.m, volume)
+			}
+			d.mu.Unlock()
+		})
+	}
+}
+
 // releaseDisk unmounts a workspace's filesystem, which detaches its loop
 // device, unless a container (of any state) still has the volume. It is
 // best effort: a disk left mounted costs a loop device until the next
 // release or removal.
 func (p *Provider) releaseDisk(ctx context.Context, volume string) {
+	defer p.lockDisk(volume)()
 	_, mnt := p.diskPaths(volume)
 	if mounted, err := isMountPoint(mnt); err != nil || !mounted {
 		return

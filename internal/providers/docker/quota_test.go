@@ -1,11 +1,15 @@
 package docker_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
 
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -88,7 +92,7 @@ func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	if loops := testenv.LoopsOf(img); len(loops) > 0 {
 		t.Fatalf("the workspace of a destroyed sandbox still holds loop devices %v", loops)
 	}
-	if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), " "+mnt+" ") {
+	if len(testenv.MountsUnder(mnt)) > 0 {
 		t.Fatal("the workspace of a destroyed sandbox is still mounted")
 	}
 	spec2 := e.spec()
@@ -99,6 +103,98 @@ func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	}
 	if out, code := e.execIn(t, h2.ID, "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=64 2>&1"); code == 0 {
 		t.Fatalf("the quota is gone after a remount: %s", out)
+	}
+}
+
+// TestDiskReleaseWaitsForCreate: a Destroy that releases a workspace's
+// disk while a Create on the same workspace has mounted it but not yet
+// made its container waits for the container, sees it, and leaves the
+// disk mounted: the new sandbox gets the workspace, not an empty
+// directory without a quota.
+func TestDiskReleaseWaitsForCreate(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	first := e.started(t, spec)
+	mnt := filepath.Join(e.diskDir, spec.Workspace)
+	if err := os.WriteFile(filepath.Join(mnt, "note"), []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	destroyed := make(chan error, 1)
+	docker.SetAfterDiskMount(e.p, func() {
+		go func() { destroyed <- e.p.Destroy(context.WithoutCancel(t.Context()), first) }()
+		// Until the Destroy waits for the disk (or, without the lock, has
+		// released it).
+		for docker.DiskUsers(e.p, spec.Workspace) < 2 {
+			select {
+			case err := <-destroyed:
+				destroyed <- err
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	spec2 := e.spec()
+	spec2.Workspace = spec.Workspace
+	h, err := e.p.Create(t.Context(), spec2)
+	docker.SetAfterDiskMount(e.p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-destroyed; err != nil {
+		t.Fatal(err)
+	}
+	if len(testenv.MountsUnder(mnt)) == 0 {
+		t.Fatal("a Destroy unmounted the workspace disk under a sandbox being created on it")
+	}
+	if err := e.p.Start(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.mustExec(t, h.ID, "cat", "/workspace/note"); got != "kept\n" {
+		t.Fatalf("the new sandbox's workspace: %q", got)
+	}
+}
+
+// TestDiskReleasedWhenContainerGone: Destroy of a sandbox whose container
+// is already gone (removed outside paddock, or by a Destroy that stopped
+// before releasing the disk) still unmounts its workspace disk.
+func TestDiskReleasedWhenContainerGone(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	h := e.started(t, spec)
+	img, mnt := filepath.Join(e.diskDir, spec.Workspace+".img"), filepath.Join(e.diskDir, spec.Workspace)
+	if err := e.cli.ContainerRemove(t.Context(), h.ID, container.RemoveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.Destroy(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	if len(testenv.MountsUnder(mnt)) > 0 || len(testenv.LoopsOf(img)) > 0 {
+		t.Fatal("the workspace disk of a sandbox whose container was gone is still mounted")
+	}
+}
+
+// TestFailedCreateReleasesDisk: a Create that fails after mounting an
+// existing workspace's disk (here: a container of that sandbox id exists)
+// unmounts it again.
+func TestFailedCreateReleasesDisk(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	e.started(t, spec)
+	other := e.spec()
+	if err := e.p.Destroy(t.Context(), e.started(t, other)); err != nil {
+		t.Fatal(err)
+	}
+	img, mnt := filepath.Join(e.diskDir, other.Workspace+".img"), filepath.Join(e.diskDir, other.Workspace)
+	if len(testenv.MountsUnder(mnt)) > 0 {
+		t.Fatal("the workspace disk of a destroyed sandbox is still mounted")
+	}
+	clash := e.spec()
+	clash.SandboxID, clash.Workspace = spec.SandboxID, other.Workspace
+	if _, err := e.p.Create(t.Context(), clash); err == nil || !strings.Contains(err.Error(), docker.CodeSandboxExists) {
+		t.Fatalf("Create with a taken sandbox id = %v, want %s", err, docker.CodeSandboxExists)
+	}
+	if len(testenv.MountsUnder(mnt)) > 0 || len(testenv.LoopsOf(img)) > 0 {
+		t.Fatal("a failed Create left the existing workspace's disk mounted")
 	}
 }
 

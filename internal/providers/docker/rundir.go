@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
 // What a sandbox can learn of the host from its mounts: the run directory
@@ -21,6 +24,33 @@ import (
 // runDirSize bounds the run directory's tmpfs: sockets, which take no
 // space, and one copy of the shim per version.
 const runDirSize = "64m"
+
+// prepareRunDir creates cfg.RunDir, makes it a mount of its own
+// (privateRunDir) and copies the shim into it (cfg.shimSource): the run
+// directory is private to the server, and each sandbox's own directory
+// inside it is shared with that sandbox only; sandboxes run the copy, so
+// the shim's host path is not theirs to see either. If a step fails, the
+// tmpfs it mounted goes again. mounted says it made the mount.
+func prepareRunDir(cfg *Config, logger *slog.Logger) (mounted bool, err error) {
+	runDir := cfg.RunDir
+	if err := os.MkdirAll(runDir, 0o700); err != nil {
+		return false, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
+	}
+	private, mounted, err := privateRunDir(runDir)
+	if err != nil {
+		return false, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be mounted", runDir).WithCause(err)
+	}
+	if !private {
+		logger.Warn("the run directory is not a mount of its own, so sandboxes can see its host path; start with an empty run directory to fix it", "run_dir", runDir)
+	}
+	if cfg.shimSource, err = copyShim(cfg.ShimPath, runDir); err != nil {
+		if mounted {
+			_ = unix.Unmount(runDir, unix.MNT_DETACH)
+		}
+		return false, errdefs.FailedPrecondition("run_dir_unusable", "the paddock-shim binary cannot be copied into the run directory").WithCause(err)
+	}
+	return mounted, nil
+}
 
 // privateRunDir mounts a tmpfs at runDir unless it is a mount already. A
 // run directory that holds anything (sockets of running sandboxes, left by

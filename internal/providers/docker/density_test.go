@@ -1,9 +1,8 @@
-package docker
+package docker_test
 
 import (
 	"bufio"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/providers/docker"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // BenchmarkWorkspaceDisks makes b.N workspace disks of the default quota
@@ -29,12 +31,12 @@ func BenchmarkWorkspaceDisks(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	p := &Provider{cfg: Config{DiskDir: dir}, logger: slog.New(slog.DiscardHandler)}
+	p := docker.DiskProvider(dir)
 	names := make([]string, b.N)
 	defer func() {
 		for _, n := range names {
 			if n != "" {
-				p.removeDisk(b.Context(), n)
+				docker.RemoveDisk(b.Context(), p, n)
 			}
 		}
 	}()
@@ -43,7 +45,7 @@ func BenchmarkWorkspaceDisks(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		names[i] = fmt.Sprintf("pdkdensity-%d", i)
-		if err := p.makeDisk(b.Context(), names[i], DefaultDiskMB); err != nil {
+		if err := docker.MakeDisk(b.Context(), p, names[i], docker.DefaultDiskMB); err != nil {
 			b.Fatalf("disk %d: %v", i, err)
 		}
 	}
@@ -52,14 +54,14 @@ func BenchmarkWorkspaceDisks(b *testing.B) {
 	after := meminfo(b)
 	var allocated int64
 	for _, n := range names {
-		img, _ := p.diskPaths(n)
+		img := filepath.Join(dir, n+".img")
 		var st syscall.Stat_t
 		if err := syscall.Stat(img, &st); err != nil {
 			b.Fatal(err)
 		}
 		allocated += st.Blocks * 512
 	}
-	loops := loopsUnder(b, dir)
+	loops := len(testenv.LoopsUnder(dir))
 	if loops != b.N {
 		b.Fatalf("%d disks mounted on %d loop devices", b.N, loops)
 	}
@@ -76,18 +78,18 @@ func BenchmarkWorkspaceDisks(b *testing.B) {
 	b.ReportMetric(perDisk(allocated>>10), "KiB-disk/disk")
 	b.ReportMetric(float64(loops), "loop-devices")
 	b.Logf("%d disks of %d MiB mounted in %v: kernel memory +%d MiB (slab %+d, stacks %+d, buffers %+d MiB), %d MiB of host disk, %d loop devices",
-		b.N, DefaultDiskMB, took.Round(time.Millisecond), kernel>>10, (after["Slab"]-before["Slab"])>>10,
+		b.N, docker.DefaultDiskMB, took.Round(time.Millisecond), kernel>>10, (after["Slab"]-before["Slab"])>>10,
 		(after["KernelStack"]-before["KernelStack"])>>10, (after["Buffers"]-before["Buffers"])>>10, allocated>>20, loops)
 
 	for i, n := range names {
-		p.removeDisk(b.Context(), n)
+		docker.RemoveDisk(b.Context(), p, n)
 		names[i] = ""
 	}
 	// Lazy unmounts: the loop devices go once the kernel lets go of them.
 	deadline := time.Now().Add(2 * time.Minute)
-	for loopsUnder(b, dir) > 0 {
+	for len(testenv.LoopsUnder(dir)) > 0 {
 		if time.Now().After(deadline) {
-			b.Fatalf("%d loop devices still attached after the disks were removed", loopsUnder(b, dir))
+			b.Fatalf("%d loop devices still attached after the disks were removed", len(testenv.LoopsUnder(dir)))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -110,19 +112,4 @@ func meminfo(b *testing.B) map[string]int64 {
 		}
 	}
 	return out
-}
-
-// loopsUnder counts the loop devices whose backing file is under dir.
-func loopsUnder(b *testing.B, dir string) int {
-	files, err := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	if err != nil {
-		b.Fatal(err)
-	}
-	n := 0
-	for _, f := range files {
-		if back, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(back), dir+"/") {
-			n++
-		}
-	}
-	return n
 }

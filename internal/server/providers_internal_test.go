@@ -1,0 +1,54 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/config"
+)
+
+// TestDockerNetworksKeepEarlierOnes: with neither network named, the
+// docker provider is told of the earlier releases' networks (which it
+// keeps when they carry the installation's label) beside names derived
+// from the instance id; naming either network turns that off, and the
+// unnamed one is still derived from the instance id.
+func TestDockerNetworksKeepEarlierOnes(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		proxy, open string
+		wantEarlier bool
+	}{
+		{name: "both unset", wantEarlier: true},
+		{name: "proxy named", proxy: "mine-p"},
+		{name: "open named", open: "mine-o"},
+		{name: "both named", proxy: "mine-p", open: "mine-o"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cfg config.Config
+			cfg.Egress.ProxyNetwork, cfg.Egress.OpenNetwork, cfg.Egress.ProxyPort = tc.proxy, tc.open, 3128
+			n := dockerNetworks(cfg, "inst-1")
+			if got := n.Earlier != nil; got != tc.wantEarlier {
+				t.Fatalf("Earlier = %+v, want set: %v", n.Earlier, tc.wantEarlier)
+			}
+			if tc.wantEarlier && (n.Earlier.Proxy != config.EarlierProxyNetwork || n.Earlier.Open != config.EarlierOpenNetwork) {
+				t.Errorf("Earlier = %s, %s; want %s, %s", n.Earlier.Proxy, n.Earlier.Open, config.EarlierProxyNetwork, config.EarlierOpenNetwork)
+			}
+			for _, c := range []struct{ got, named, earlier string }{{n.Proxy, tc.proxy, config.EarlierProxyNetwork}, {n.Open, tc.open, config.EarlierOpenNetwork}} {
+				switch {
+				case c.named != "" && c.got != c.named:
+					t.Errorf("network %q, want the named %q", c.got, c.named)
+				case c.named == "" && (!strings.HasPrefix(c.got, c.earlier+"-") || len(c.got) != len(c.earlier)+13):
+					t.Errorf("network %q, want %s-<12 hex digits of the instance id's hash>", c.got, c.earlier)
+				}
+			}
+			if other := dockerNetworks(cfg, "inst-2"); tc.proxy == "" && other.Proxy == n.Proxy {
+				t.Errorf("two instances share the derived proxy network %q", n.Proxy)
+			}
+		})
+	}
+	var off config.Config
+	off.Egress.Disabled = true
+	if n := dockerNetworks(off, "inst-1"); n != nil {
+		t.Errorf("networks with egress disabled = %+v, want none", n)
+	}
+}
