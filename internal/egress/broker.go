@@ -61,7 +61,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 	up := &countConn{Conn: client}
 	cert, err := p.leaves.get(t.host)
 	if err != nil {
-		d.Allowed, d.Reason = false, "cannot mint a certificate for "+t.host
+		d.Allowed, d.Reason, d.Refusal = false, "cannot mint a certificate for "+t.host, RefusalProxy
 		return
 	}
 	tc := tls.Server(up, &tls.Config{Certificates: []tls.Certificate{*cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
@@ -75,7 +75,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 	}
 	raw, err := dialer.DialContext(ctx, "tcp", t.addr.String())
 	if err != nil {
-		d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+		d.Allowed, d.Reason, d.Refusal = false, "upstream failed: "+errorClass(err), RefusalUpstream
 		return
 	}
 	d.Addr = t.addr.String()

@@ -165,6 +165,7 @@ func (r Rule) matchesAddr(a netip.Addr, port int) bool {
 type Verdict struct {
 	Allowed bool
 	Reason  string
+	Refusal Refusal // RefusalNone when allowed
 }
 
 // decideName applies the rules to a destination by name, before it is
@@ -173,7 +174,7 @@ type Verdict struct {
 func (p Policy) decideName(host string, port int) (allowedByName bool, v Verdict, done bool) {
 	for _, r := range p.Deny {
 		if r.matchesName(host, port) {
-			return false, Verdict{Reason: "denied by rule " + r.raw}, true
+			return false, Verdict{Reason: "denied by rule " + r.raw, Refusal: RefusalDenied}, true
 		}
 	}
 	for _, r := range p.Allow {
@@ -190,7 +191,7 @@ func (p Policy) decideName(host string, port int) (allowedByName bool, v Verdict
 func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict, trusted bool, g *guard) Verdict {
 	for _, r := range p.Deny {
 		if r.matchesAddr(a, port) {
-			return Verdict{Reason: "denied by rule " + r.raw}
+			return Verdict{Reason: "denied by rule " + r.raw, Refusal: RefusalDenied}
 		}
 	}
 	var byAddr *Rule
@@ -201,14 +202,14 @@ func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict, trusted bool
 		}
 	}
 	if byAddr == nil && byName == nil {
-		return Verdict{Reason: "no allow rule matches"}
+		return Verdict{Reason: "no allow rule matches", Refusal: RefusalNotAllowed}
 	}
 	// An address rule names the address explicitly, so it opens even a
 	// private one; a name rule does not, unless the operator mapped the
 	// name.
 	if byAddr == nil && !trusted {
 		if why := g.refuse(a); why != "" {
-			return Verdict{Reason: fmt.Sprintf("address %s is %s", a, why)}
+			return Verdict{Reason: fmt.Sprintf("address %s is %s", a, why), Refusal: RefusalInternal}
 		}
 	}
 	if byAddr != nil {
