@@ -48,10 +48,13 @@ import (
 //   - Transcripts: ~/.claude/projects/<cwd with every non-alphanumeric
 //     character replaced by "-">/<session id>.jsonl.
 var claudeCode = &Harness{
-	Name:           "claude-code",
-	Binary:         "claude",
-	Secrets:        []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
-	ModelHosts:     map[string]string{"ANTHROPIC_API_KEY": "api.anthropic.com", "CLAUDE_CODE_OAUTH_TOKEN": "api.anthropic.com"},
+	Name:    "claude-code",
+	Binary:  "claude",
+	Secrets: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
+	Endpoints: []Endpoint{
+		{Secret: "ANTHROPIC_API_KEY", Host: "api.anthropic.com", BaseURLs: []string{"ANTHROPIC_BASE_URL"}},
+		{Secret: "CLAUDE_CODE_OAUTH_TOKEN", Host: "api.anthropic.com", BaseURLs: []string{"ANTHROPIC_BASE_URL"}},
+	},
 	WrittenAgainst: "2.1.332",
 	Package:        "@anthropic-ai/claude-code",
 	Description:    "Anthropic's Claude Code in print mode with stream-json output",

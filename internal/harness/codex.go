@@ -55,11 +55,14 @@ import (
 // so server names with dots survive the dotted-path split). It replaces any
 // mcp_servers of ~/.codex/config.toml, which paddock does not write.
 var codex = &Harness{
-	Name:           "codex",
-	Binary:         "codex",
-	Secrets:        []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
-	Unread:         []string{"OPENAI_API_KEY"},
-	ModelHosts:     map[string]string{"CODEX_API_KEY": "api.openai.com", "CODEX_ACCESS_TOKEN": "chatgpt.com"},
+	Name:    "codex",
+	Binary:  "codex",
+	Secrets: []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+	Unread:  []string{"OPENAI_API_KEY"},
+	Endpoints: []Endpoint{
+		{Secret: "CODEX_API_KEY", Host: "api.openai.com", BaseURLs: []string{"OPENAI_BASE_URL"}},
+		{Secret: "CODEX_ACCESS_TOKEN", Host: "chatgpt.com", BaseURLs: []string{"OPENAI_BASE_URL"}},
+	},
 	WrittenAgainst: "0.169.0",
 	Package:        "@openai/codex",
 	Description:    "OpenAI's Codex CLI (codex exec --json)",

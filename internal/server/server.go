@@ -183,6 +183,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	sessions := session.New(session.Config{
 		Store: st, Runtimes: runtimes, Bindings: bindings, Secrets: secretSvc,
 		Logger: logger.With("component", "sessions"), DefaultHarness: cfg.DefaultHarness,
+		EgressRecorded: gate.recorded(),
 	})
 	var ready atomic.Bool
 	handler := api.New(api.Config{
