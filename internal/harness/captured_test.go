@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/harness/harnesstest"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -19,12 +20,12 @@ import (
 // made). The parsers must read them, and the stand-ins must print the same.
 
 // capturedResumeID is the unknown session id the captures resumed.
-const capturedResumeID = "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
+const capturedResumeID = harnesstest.ResumeID
 
 // captured reads one captured run: stdout, stderr.
 func captured(t *testing.T, h *Harness, name string) (string, string) {
 	t.Helper()
-	base := filepath.Join("testdata", h.Name, "captured-"+h.capturedVersion()+"-"+name)
+	base := filepath.Join("testdata", h.Name, "captured-"+h.WrittenAgainst+"-"+name)
 	stdout, err := os.ReadFile(base + ".stdout")
 	if err != nil {
 		t.Fatal(err)
@@ -34,11 +35,6 @@ func captured(t *testing.T, h *Harness, name string) (string, string) {
 		t.Fatal(err)
 	}
 	return string(stdout), string(stderr)
-}
-
-// capturedVersion is the version the real CLI was pinned at when captured.
-func (h *Harness) capturedVersion() string {
-	return map[string]string{"claude-code": "2.1.332", "codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0", "kimi": "2.1.0"}[h.Name]
 }
 
 // parseOutput runs stdout and stderr of one run through h's parser.
@@ -102,14 +98,7 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 		h, _ := Lookup(name)
 		t.Run(name, func(t *testing.T) {
 			s := newSandbox(t, h)
-			id := capturedResumeID
-			switch name {
-			case "opencode":
-				id = "ses_0000000000000000000000000a"
-			case "kimi":
-				id = "session_" + capturedResumeID
-			}
-			r := s.run(t, s.invocation("hello", id), false)
+			r := s.run(t, s.invocation("hello", harnesstest.UnknownResumeID(name)), false, nil)
 			wantOut, wantErr := captured(t, h, "resume-unknown")
 			if want := map[string]int{"gemini": 42}[name]; want != 0 && r.exitCode != want {
 				t.Errorf("exit %d, want %d as the real CLI", r.exitCode, want)
@@ -131,7 +120,7 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 		h, _ := Lookup(name)
 		t.Run(name+"/no credentials", func(t *testing.T) {
 			s := newSandbox(t, h)
-			r := s.run(t, s.invocation("hello", ""), true)
+			r := s.run(t, s.invocation("hello", ""), true, nil)
 			wantOut, wantErr := captured(t, h, "no-credentials")
 			if r.exitCode != map[string]int{"gemini": 41, "kimi": 1}[name] {
 				t.Errorf("exit %d, not the real CLI's", r.exitCode)
@@ -145,7 +134,7 @@ func TestStandinsPrintWhatTheCLIsPrint(t *testing.T) {
 	t.Run("versions", func(t *testing.T) {
 		for _, name := range []string{"claude-code", "codex", "opencode", "gemini", "kimi"} {
 			h, _ := Lookup(name)
-			want, _ := os.ReadFile(filepath.Join("testdata", name, "captured-"+h.capturedVersion()+"-version.stdout"))
+			want, _ := os.ReadFile(filepath.Join("testdata", name, "captured-"+h.WrittenAgainst+"-version.stdout"))
 			out, err := exec.Command(filepath.Join(standinDir, h.Binary), "--version").Output()
 			if err != nil {
 				t.Fatal(err)

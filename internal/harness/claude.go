@@ -38,7 +38,7 @@ import (
 //     {"type":"result","subtype":"error_during_execution","is_error":true,
 //     "errors":["No conversation found with session ID: <id>"],…}, with no
 //     init line and no "result" text, and exits 1 (captured from the real
-//     CLI: testdata/claude-code/captured-2.1.332-*.jsonl). errors[] is where
+//     CLI: testdata/claude-code/captured-2.1.332-*.stdout). errors[] is where
 //     a result that ends before any model call says why.
 //   - A refused tunnel through HTTPS_PROXY: ten system/api_retry lines with
 //     backoff (0.5 s doubling to about 35 s, 202 s in all), then the
