@@ -482,13 +482,16 @@ func TestStandinsReachTheModel(t *testing.T) {
 		// It retries, saying so, until it is stopped: two retries are
 		// enough to see.
 		sc := bufio.NewScanner(stdout)
-		retries, first := 0, ""
+		sc.Buffer(nil, 1<<20)
+		retries, first, before := 0, "", ""
 		for retries < 2 && sc.Scan() {
 			if strings.Contains(sc.Text(), `"subtype":"api_retry"`) {
 				if retries == 0 {
 					first = sc.Text()
 				}
 				retries++
+			} else if retries == 0 {
+				before += sc.Text() + "\n"
 			}
 		}
 		cancel()
@@ -498,9 +501,11 @@ func TestStandinsReachTheModel(t *testing.T) {
 		if want := "CONNECT api.anthropic.com:443 " + auth; <-got != want {
 			t.Errorf("the proxy did not see %q", want)
 		}
-		// The retry line is the real CLI's, field for field.
+		// What comes before the retries (the init line) and the retry line
+		// are the real CLI's, field for field.
 		real, _ := captured(t, h, "proxy-refused")
 		i := strings.Index(real, `{"type":"system","subtype":"api_retry"`)
+		sameFields(t, before, real[:i], "type", "subtype", "apiKeySource", "permissionMode")
 		j := strings.IndexByte(real[i:], '\n')
 		sameLines(t, first, real[i:i+j], "type", "subtype", "attempt", "max_retries", "error_status", "error")
 	})
