@@ -191,6 +191,16 @@ func sameFields(t *testing.T, got, want string, fields ...string) (g, w []map[st
 	return g, w
 }
 
+// field is the JSON of the value at a dotted path in v.
+func field(v any, path string) string {
+	for _, k := range strings.Split(path, ".") {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 func jsonLines(t *testing.T, s string) []map[string]any {
 	t.Helper()
 	var out []map[string]any

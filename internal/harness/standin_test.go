@@ -457,6 +457,15 @@ func TestStandinsReachTheModel(t *testing.T) {
 		if e := r.firstOf(client.SessionEventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
 			t.Errorf("want a Forbidden error and exit 1\n%s", r.describe())
 		}
+		// The error line is the real CLI's, field for field (the
+		// proxy's headers aside).
+		real, _ := captured(t, h, "proxy-refused")
+		g, w := sameFields(t, r.stdout, real, "type")
+		for _, k := range []string{"name", "data.message", "data.statusCode", "data.isRetryable", "data.responseBody", "data.metadata"} {
+			if gv, wv := field(g[0]["error"], k), field(w[0]["error"], k); gv != wv {
+				t.Errorf("error.%s: %s, the real CLI's %s", k, gv, wv)
+			}
+		}
 	})
 	t.Run("claude-code", func(t *testing.T) {
 		h, _ := Lookup("claude-code")
