@@ -42,9 +42,10 @@ import (
 //     (default ~/.codex) holds config, auth and sessions. Without credentials
 //     the model request fails with 401 (the exact text is not confirmed).
 //   - OPENAI_API_KEY is not a credential of exec: 0.169.0 run against a
-//     loopback endpoint (-c openai_base_url=…) sends no Authorization with
-//     it and "Bearer <key>" with CODEX_API_KEY
-//     (testdata/codex/captured-0.169.0-openai-api-key.requests); `codex
+//     loopback endpoint (-c openai_base_url=…), and against api.openai.com
+//     itself through a proxy that reads the tunnels, sends no Authorization
+//     with it and "Bearer <key>" with CODEX_API_KEY
+//     (testdata/codex/captured-0.169.0-openai-api-key*.requests); `codex
 //     doctor` lists it among the auth variables present, but its endpoint
 //     check says "auth mode none". So it is Unread, not a Secret.
 //

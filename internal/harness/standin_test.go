@@ -379,22 +379,25 @@ func TestKimiStandin(t *testing.T) {
 }
 
 // TestCodexOpenAIKey: the pinned codex exec sends no credential when only
-// OPENAI_API_KEY is set (testdata/codex/captured-0.169.0-openai-api-key.requests),
-// so it is not one of Codex's secrets, and the stand-in fails for want of
-// one as the real CLI's request does.
+// OPENAI_API_KEY is set, to a loopback endpoint or to api.openai.com itself
+// (testdata/codex/captured-0.169.0-openai-api-key*.requests), so it is not
+// one of Codex's secrets, and the stand-in fails for want of one as the
+// real CLI's request does.
 func TestCodexOpenAIKey(t *testing.T) {
 	h, _ := Lookup("codex")
 	if slices.Contains(h.Secrets, "OPENAI_API_KEY") || !slices.Contains(h.Unread, "OPENAI_API_KEY") {
 		t.Fatalf("codex takes its credential from %v and does not read %v", h.Secrets, h.Unread)
 	}
-	captured, err := os.ReadFile(filepath.Join("testdata", "codex", "captured-0.169.0-openai-api-key.requests"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, withOpenAI, _ := strings.Cut(string(captured), "## OPENAI_API_KEY\n")
-	withOpenAI, withCodex, _ := strings.Cut(withOpenAI, "## CODEX_API_KEY\n")
-	if !strings.Contains(withOpenAI, "auth= None") || strings.Contains(withOpenAI, "Bearer") || !strings.Contains(withCodex, "auth= Bearer sk-codex-var") {
-		t.Fatalf("the capture does not show exec ignoring OPENAI_API_KEY:\n%s", captured)
+	for _, name := range []string{"openai-api-key", "openai-api-key-default-endpoint"} {
+		captured, err := os.ReadFile(filepath.Join("testdata", "codex", "captured-0.169.0-"+name+".requests"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, withOpenAI, _ := strings.Cut(string(captured), "## OPENAI_API_KEY\n")
+		withOpenAI, withCodex, _ := strings.Cut(withOpenAI, "## CODEX_API_KEY\n")
+		if !strings.Contains(withOpenAI, "auth= None") || strings.Contains(withOpenAI, "Bearer") || !strings.Contains(withCodex, "auth= Bearer sk-codex-var") {
+			t.Fatalf("%s: the capture does not show exec ignoring OPENAI_API_KEY:\n%s", name, captured)
+		}
 	}
 
 	s := newSandbox(t, h)
@@ -407,7 +410,7 @@ func TestCodexOpenAIKey(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	exitErr, ok := err.(*exec.ExitError)
 	if !ok {
 		t.Fatalf("codex with only OPENAI_API_KEY: %v, want a failure\n%s", err, stdout.String())
