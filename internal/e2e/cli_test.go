@@ -395,7 +395,7 @@ func (s *screen) wait(want string, d time.Duration) bool {
 
 func (s *screen) expect(t *testing.T, want string) {
 	t.Helper()
-	if !s.wait(want, 20*time.Second) {
+	if !s.wait(want, 2*time.Minute) {
 		t.Fatalf("waiting for %q; the screen shows %q", want, s.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/harness"
+	"github.com/paddockhq/paddock/internal/harness/harnesstest"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -214,13 +215,7 @@ func resumeUnknown(t *testing.T, c *agentconn.Client, name string) {
 	if !ok {
 		t.Fatalf("no harness %s", name)
 	}
-	id := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
-	switch name {
-	case "opencode":
-		id = "ses_0000000000000000000000000a"
-	case "kimi":
-		id = "session_" + id
-	}
+	id := harnesstest.UnknownResumeID(name)
 	argv, env := h.Command(harness.Invocation{Prompt: "hi", ResumeID: id, Workdir: "/workspace", CapRoot: capability.Root})
 	env = maps.Clone(env)
 	env[h.Secrets[0]] = "not-a-real-key"

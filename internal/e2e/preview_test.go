@@ -85,8 +85,8 @@ func startPreviewSandbox(t testing.TB, idle int) *previewSandbox {
 	s := &previewSandbox{env: env, sdk: sdk, rid: p.RuntimeID, rtPath: rtPath,
 		host: "8080-" + api.ShortID(p.RuntimeID) + ".localhost:" + portOfURL(env.URL),
 		path: rtPath + "/ports/8080"}
-	// Until the server listens.
-	deadline := time.Now().Add(20 * time.Second)
+	// Until the server listens (a loaded machine starts it slowly).
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var ports pc.List[pc.Port]
 		env.Must(t, 200, "GET", rtPath+"/previews", nil).Decode(t, &ports)

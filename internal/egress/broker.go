@@ -62,7 +62,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 	up := &countConn{Conn: client}
 	cert, err := p.leaves.get(t.host)
 	if err != nil {
-		d.Allowed, d.Reason = false, "cannot mint a certificate for "+t.host
+		d.Allowed, d.Reason, d.Refusal = false, "cannot mint a certificate for "+t.host, RefusalProxy
 		return
 	}
 	tc := tls.Server(up, &tls.Config{Certificates: []tls.Certificate{*cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
@@ -76,7 +76,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 	}
 	raw, err := dialer.DialContext(ctx, "tcp", t.addr.String())
 	if err != nil {
-		d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+		d.Allowed, d.Reason, d.Refusal = false, "upstream failed: "+errorClass(err), RefusalUpstream
 		return
 	}
 	d.Addr = t.addr.String()
@@ -91,7 +91,7 @@ func (p *Proxy) intercept(ctx context.Context, client net.Conn, t target, broker
 		if !sameHost(req.Host, t) {
 			// A secret goes to the host the tunnel was checked for,
 			// never under another Host (domain fronting).
-			d.Allowed, d.Reason = false, "a request for host "+strconv.Quote(req.Host)+" inside a tunnel to "+t.host
+			d.Allowed, d.Reason, d.Refusal = false, "a request for host "+strconv.Quote(req.Host)+" inside a tunnel to "+t.host, RefusalMalformed
 			p.cfg.Logger.Warn("egress: refused a request for another host in a brokered tunnel", "runtime", d.RuntimeID, "tunnel", t.host, "host", req.Host)
 			refuseInTunnel(tc, d.Reason)
 			break

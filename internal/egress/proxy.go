@@ -40,7 +40,8 @@ type Decision struct {
 	At        time.Time
 	Allowed   bool
 	Reason    string
-	Method    string // CONNECT, or the method of a proxied HTTP request
+	Refusal   Refusal // why nothing went through; RefusalNone when allowed
+	Method    string  // CONNECT, or the method of a proxied HTTP request
 	Host      string
 	Port      int
 	Addr      string // the address dialed; "" when refused before dialing
@@ -232,11 +233,11 @@ func (p *Proxy) authenticate(r *http.Request) (Identity, bool) {
 }
 
 // refuse answers a refused request and records why.
-func refuse(w http.ResponseWriter, d *Decision, status int, reason string) {
+func refuse(w http.ResponseWriter, d *Decision, status int, v Verdict) {
 	d.Allowed = false
-	d.Reason = reason
+	d.Reason, d.Refusal = v.Reason, v.Refusal
 	w.Header().Set(headerRefused, refusedValue)
-	http.Error(w, "paddock egress proxy: "+reason, status)
+	http.Error(w, "paddock egress proxy: "+v.Reason, status)
 }
 
 // target is a checked destination: the address to dial.
@@ -250,16 +251,16 @@ type target struct {
 }
 
 // check resolves host and applies id's policy; it returns the address to
-// dial or an HTTP status and reason.
-func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (target, int, string) {
+// dial or an HTTP status and the verdict refusing it.
+func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (target, int, Verdict) {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "" || port < 1 || port > 65535 {
-		return target{}, http.StatusBadRequest, "malformed destination"
+		return target{}, http.StatusBadRequest, Verdict{Reason: "malformed destination", Refusal: RefusalMalformed}
 	}
 	pol, err := p.cfg.Policy(ctx, id)
 	if err != nil {
 		p.cfg.Logger.Warn("egress policy lookup failed", "runtime", id.RuntimeID, "err", err)
-		return target{}, http.StatusServiceUnavailable, "the policy could not be read; try again"
+		return target{}, http.StatusServiceUnavailable, Verdict{Reason: "the policy could not be read; try again", Refusal: RefusalUnavailable}
 	}
 	if a, ok := parseAddr(host); ok {
 		// Every encoding of an address (2130706433, 0x7f.1, 127.1) is
@@ -270,7 +271,7 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 	if !isAddr(host) {
 		allowed, v, done := pol.decideName(host, port)
 		if done {
-			return target{}, http.StatusForbidden, v.Reason
+			return target{}, http.StatusForbidden, v
 		}
 		if allowed {
 			byName = &v
@@ -281,9 +282,9 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 		if byName == nil {
 			// Nothing allows the name: say so rather than whether it
 			// exists.
-			return target{}, http.StatusForbidden, "no allow rule matches"
+			return target{}, http.StatusForbidden, Verdict{Reason: "no allow rule matches", Refusal: RefusalNotAllowed}
 		}
-		return target{}, http.StatusBadGateway, "cannot resolve " + host
+		return target{}, http.StatusBadGateway, Verdict{Reason: "cannot resolve " + host, Refusal: RefusalUnresolved}
 	}
 	var last Verdict
 	for _, a := range addrs {
@@ -291,11 +292,11 @@ func (p *Proxy) check(ctx context.Context, id Identity, host string, port int) (
 		opened := opens(mapped, a, port)
 		v := pol.decide(a, port, byName, opened, p.cfg.Guard)
 		if v.Allowed {
-			return target{host: host, port: port, addr: netip.AddrPortFrom(a, uint16(port)), opened: opened}, 0, v.Reason
+			return target{host: host, port: port, addr: netip.AddrPortFrom(a, uint16(port)), opened: opened}, 0, v
 		}
 		last = v
 	}
-	return target{}, http.StatusForbidden, last.Reason
+	return target{}, http.StatusForbidden, last
 }
 
 func isAddr(host string) bool {
@@ -411,22 +412,22 @@ func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, d *Decision, hostp
 	host, port, ok := hostPort(hostport, defaultPort)
 	d.Host, d.Port = host, port
 	if !ok || port == 0 {
-		refuse(w, d, http.StatusBadRequest, malformed)
+		refuse(w, d, http.StatusBadRequest, Verdict{Reason: malformed, Refusal: RefusalMalformed})
 		return target{}, false
 	}
-	t, status, reason := p.check(r.Context(), d.Identity, host, port)
+	t, status, v := p.check(r.Context(), d.Identity, host, port)
 	if status != 0 {
-		refuse(w, d, status, reason)
+		refuse(w, d, status, v)
 		return target{}, false
 	}
-	d.Allowed, d.Reason, d.Host = true, reason, t.host
+	d.Allowed, d.Reason, d.Host = true, v.Reason, t.host
 	return t, true
 }
 
 // forward proxies one absolute-URI HTTP request.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d *Decision) {
 	if r.URL.Scheme != "http" || r.URL.Host == "" {
-		refuse(w, d, http.StatusBadRequest, "only absolute http:// URLs and CONNECT are proxied")
+		refuse(w, d, http.StatusBadRequest, Verdict{Reason: "only absolute http:// URLs and CONNECT are proxied", Refusal: RefusalMalformed})
 		return
 	}
 	t, ok := p.admit(w, r, d, r.URL.Host, 80, "malformed destination")
@@ -445,7 +446,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d *Decision) {
 	res, err := p.upstream.RoundTrip(out)
 	d.BytesUp = body.n.Load()
 	if err != nil {
-		d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+		d.Allowed, d.Reason, d.Refusal = false, "upstream failed: "+errorClass(err), RefusalUpstream
 		w.Header().Set(headerRefused, "upstream-failed")
 		http.Error(w, "paddock egress proxy: "+d.Reason, http.StatusBadGateway)
 		return
@@ -470,8 +471,10 @@ func errorClass(err error) string {
 		return "canceled"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timed out"
-	case strings.Contains(err.Error(), "connection refused"):
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
+	case errors.Is(err, errGuarded):
+		return "the guard refused the address dialled"
 	}
 	return "connection failed"
 }
@@ -488,7 +491,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d *Decision) {
 	if len(brokers) == 0 {
 		c, err := p.dialer(t).DialContext(r.Context(), "tcp", t.addr.String())
 		if err != nil {
-			d.Allowed, d.Reason = false, "upstream failed: "+errorClass(err)
+			d.Allowed, d.Reason, d.Refusal = false, "upstream failed: "+errorClass(err), RefusalUpstream
 			w.Header().Set(headerRefused, "upstream-failed")
 			http.Error(w, "paddock egress proxy: "+d.Reason, http.StatusBadGateway)
 			return
@@ -498,7 +501,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d *Decision) {
 	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		refuse(w, d, http.StatusInternalServerError, "tunnels are not supported here")
+		refuse(w, d, http.StatusInternalServerError, Verdict{Reason: "tunnels are not supported here", Refusal: RefusalProxy})
 		return
 	}
 	w.WriteHeader(http.StatusOK)

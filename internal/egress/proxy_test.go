@@ -334,8 +334,8 @@ func TestPlainTCPByHostPort(t *testing.T) {
 	// the check, which dials nothing: no traffic goes to an address this
 	// test did not make.
 	r.setPolicy([]string{"0.0.0.0/0"}, nil)
-	if _, status, reason := r.proxy.check(t.Context(), Identity{RuntimeID: "rt-1"}, "169.254.169.254", 80); status != http.StatusForbidden || !strings.Contains(reason, "link-local") {
-		t.Errorf("the metadata address: %d %q, want 403 naming link-local", status, reason)
+	if _, status, v := r.proxy.check(t.Context(), Identity{RuntimeID: "rt-1"}, "169.254.169.254", 80); status != http.StatusForbidden || !strings.Contains(v.Reason, "link-local") || v.Refusal != RefusalInternal {
+		t.Errorf("the metadata address: %d %+v, want 403 naming link-local, refused as internal", status, v)
 	}
 }
 

@@ -177,6 +177,7 @@ func (r Rule) matchesAddr(a netip.Addr, port int) bool {
 type Verdict struct {
 	Allowed bool
 	Reason  string
+	Refusal Refusal // RefusalNone when allowed
 }
 
 // decideName applies the rules to a destination by name, before it is
@@ -185,7 +186,7 @@ type Verdict struct {
 func (p Policy) decideName(host string, port int) (allowedByName bool, v Verdict, done bool) {
 	for _, r := range p.Deny {
 		if r.matchesName(host, port) {
-			return false, Verdict{Reason: "denied by rule " + r.raw}, true
+			return false, Verdict{Reason: "denied by rule " + r.raw, Refusal: RefusalDenied}, true
 		}
 	}
 	for _, r := range p.Allow {
@@ -202,7 +203,7 @@ func (p Policy) decideName(host string, port int) (allowedByName bool, v Verdict
 func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict) Verdict {
 	for _, r := range p.Deny {
 		if r.matchesAddr(a, port) {
-			return Verdict{Reason: "denied by rule " + r.raw}
+			return Verdict{Reason: "denied by rule " + r.raw, Refusal: RefusalDenied}
 		}
 	}
 	for _, r := range p.Allow {
@@ -213,7 +214,7 @@ func (p Policy) decideAddr(a netip.Addr, port int, byName *Verdict) Verdict {
 	if byName != nil {
 		return *byName
 	}
-	return Verdict{Reason: "no allow rule matches"}
+	return Verdict{Reason: "no allow rule matches", Refusal: RefusalNotAllowed}
 }
 
 // decide applies the rules, then the guard, to one resolved address: the
@@ -223,7 +224,7 @@ func (p Policy) decide(a netip.Addr, port int, byName *Verdict, opened bool, g *
 	v := p.decideAddr(a, port, byName)
 	if v.Allowed && !opened {
 		if why := g.Closed(a); why != "" {
-			return Verdict{Reason: fmt.Sprintf("address %s is %s", a, why)}
+			return Verdict{Reason: fmt.Sprintf("address %s is %s", a, why), Refusal: RefusalInternal}
 		}
 	}
 	return v

@@ -38,7 +38,7 @@ import (
 //     {"type":"result","subtype":"error_during_execution","is_error":true,
 //     "errors":["No conversation found with session ID: <id>"],…}, with no
 //     init line and no "result" text, and exits 1 (captured from the real
-//     CLI: testdata/claude-code/captured-2.1.332-*.jsonl). errors[] is where
+//     CLI: testdata/claude-code/captured-2.1.332-*.stdout). errors[] is where
 //     a result that ends before any model call says why.
 //   - A refused tunnel through HTTPS_PROXY: ten system/api_retry lines with
 //     backoff (0.5 s doubling to about 35 s, 202 s in all), then the
@@ -48,10 +48,13 @@ import (
 //   - Transcripts: ~/.claude/projects/<cwd with every non-alphanumeric
 //     character replaced by "-">/<session id>.jsonl.
 var claudeCode = &Harness{
-	Name:           "claude-code",
-	Binary:         "claude",
-	Secrets:        []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
-	ModelHosts:     map[string]string{"ANTHROPIC_API_KEY": "api.anthropic.com", "CLAUDE_CODE_OAUTH_TOKEN": "api.anthropic.com"},
+	Name:    "claude-code",
+	Binary:  "claude",
+	Secrets: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"},
+	Endpoints: []Endpoint{
+		{Secret: "ANTHROPIC_API_KEY", Host: "api.anthropic.com", BaseURLs: []string{"ANTHROPIC_BASE_URL"}},
+		{Secret: "CLAUDE_CODE_OAUTH_TOKEN", Host: "api.anthropic.com", BaseURLs: []string{"ANTHROPIC_BASE_URL"}},
+	},
 	WrittenAgainst: "2.1.332",
 	Package:        "@anthropic-ai/claude-code",
 	Description:    "Anthropic's Claude Code in print mode with stream-json output",

@@ -42,9 +42,10 @@ import (
 //     (default ~/.codex) holds config, auth and sessions. Without credentials
 //     the model request fails with 401 (the exact text is not confirmed).
 //   - OPENAI_API_KEY is not a credential of exec: 0.169.0 run against a
-//     loopback endpoint (-c openai_base_url=…) sends no Authorization with
-//     it and "Bearer <key>" with CODEX_API_KEY
-//     (testdata/codex/captured-0.169.0-openai-api-key.requests); `codex
+//     loopback endpoint (-c openai_base_url=…), and against api.openai.com
+//     itself through a proxy that reads the tunnels, sends no Authorization
+//     with it and "Bearer <key>" with CODEX_API_KEY
+//     (testdata/codex/captured-0.169.0-openai-api-key*.requests); `codex
 //     doctor` lists it among the auth variables present, but its endpoint
 //     check says "auth mode none". So it is Unread, not a Secret.
 //
@@ -55,11 +56,14 @@ import (
 // so server names with dots survive the dotted-path split). It replaces any
 // mcp_servers of ~/.codex/config.toml, which paddock does not write.
 var codex = &Harness{
-	Name:           "codex",
-	Binary:         "codex",
-	Secrets:        []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
-	Unread:         []string{"OPENAI_API_KEY"},
-	ModelHosts:     map[string]string{"CODEX_API_KEY": "api.openai.com", "CODEX_ACCESS_TOKEN": "chatgpt.com"},
+	Name:    "codex",
+	Binary:  "codex",
+	Secrets: []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"},
+	Unread:  []string{"OPENAI_API_KEY"},
+	Endpoints: []Endpoint{
+		{Secret: "CODEX_API_KEY", Host: "api.openai.com", BaseURLs: []string{"OPENAI_BASE_URL"}},
+		{Secret: "CODEX_ACCESS_TOKEN", Host: "chatgpt.com", BaseURLs: []string{"OPENAI_BASE_URL"}},
+	},
 	WrittenAgainst: "0.169.0",
 	Package:        "@openai/codex",
 	Description:    "OpenAI's Codex CLI (codex exec --json)",

@@ -52,10 +52,12 @@ import (
 // (GOOGLE_GENAI_USE_VERTEXAI and GOOGLE_API_KEY or ADC), which "any one
 // suffices" cannot express.
 var gemini = &Harness{
-	Name:           "gemini",
-	Binary:         "gemini",
-	Secrets:        []string{"GEMINI_API_KEY"},
-	ModelHosts:     map[string]string{"GEMINI_API_KEY": "generativelanguage.googleapis.com"},
+	Name:    "gemini",
+	Binary:  "gemini",
+	Secrets: []string{"GEMINI_API_KEY"},
+	Endpoints: []Endpoint{
+		{Secret: "GEMINI_API_KEY", Host: "generativelanguage.googleapis.com", BaseURLs: []string{"GOOGLE_GEMINI_BASE_URL"}},
+	},
 	WrittenAgainst: "0.61.0",
 	Package:        "@google/gemini-cli",
 	Description:    "Google's Gemini CLI in headless mode with stream-json output",

@@ -46,11 +46,10 @@ type Harness struct {
 	// credential from that the pinned CLI does not read, checked by running
 	// it: a runtime that has only one of them is told so.
 	Unread []string
-	// ModelHosts maps each credential variable to the host the CLI calls
-	// its model at with that credential, by default (a base-URL variable
-	// sends it elsewhere). A turn in a proxy sandbox whose egress proxy
-	// refuses one of these hosts ends as model_unreachable.
-	ModelHosts map[string]string
+	// Endpoints are where the CLI calls its model, one per credential
+	// variable. A turn in a proxy sandbox whose egress proxy refuses the
+	// endpoint the turn uses ends as model_unreachable (see Endpoint).
+	Endpoints []Endpoint
 	// WrittenAgainst is the CLI version the invocation and parser follow.
 	WrittenAgainst string
 	// Package is the npm package the CLI is distributed as.
@@ -150,17 +149,55 @@ func (h *Harness) Info() client.HarnessInfo {
 	}
 }
 
-// ModelHostsFor returns the hosts h calls its model at given the
-// credential variables a sandbox holds, sorted and without repeats.
-func (h *Harness) ModelHostsFor(envs []string) []string {
-	var out []string
-	for _, e := range envs {
-		if host, ok := h.ModelHosts[e]; ok && !slices.Contains(out, host) {
-			out = append(out, host)
+// Endpoint is where a harness's CLI calls its model with one credential,
+// by default.
+type Endpoint struct {
+	Secret string // the credential variable
+	Host   string
+	Port   int // 0: 443
+	// Provider is the prefix of a model name that selects this endpoint
+	// (OpenCode's anthropic/claude-…); "" for a CLI of one provider.
+	Provider string
+	// BaseURLs are the variables that send the CLI elsewhere.
+	BaseURLs []string
+}
+
+// Endpoint returns where a turn of h with model calls its model, given the
+// variables the sandbox's secrets set: the endpoint of the credential the
+// CLI uses. It returns false when that cannot be told (no credential; a
+// base-URL variable sends the CLI elsewhere; several credentials and no
+// model that picks one), so that nothing is watched by mistake.
+func (h *Harness) Endpoint(model string, envs []string) (Endpoint, bool) {
+	var held []Endpoint
+	for _, e := range h.Endpoints {
+		if slices.Contains(envs, e.Secret) {
+			held = append(held, e)
 		}
 	}
-	slices.Sort(out)
-	return out
+	byProvider := slices.ContainsFunc(h.Endpoints, func(e Endpoint) bool { return e.Provider != "" })
+	if provider, _, ok := strings.Cut(model, "/"); ok && byProvider {
+		held = slices.DeleteFunc(held, func(e Endpoint) bool { return e.Provider != provider })
+	}
+	if len(held) == 0 {
+		return Endpoint{}, false
+	}
+	e := held[0]
+	for _, o := range held[1:] {
+		if o.Host != e.Host || o.Port != e.Port {
+			return Endpoint{}, false
+		}
+	}
+	for _, o := range held {
+		for _, v := range o.BaseURLs {
+			if slices.Contains(envs, v) {
+				return Endpoint{}, false
+			}
+		}
+	}
+	if e.Port == 0 {
+		e.Port = 443
+	}
+	return e, true
 }
 
 // secretHint names the variables h takes credentials from, for error text.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -106,5 +107,43 @@ func TestInfo(t *testing.T) {
 	info := h.Info()
 	if info.Name != h.Name || info.Binary != "claude" || info.WrittenAgainst != h.WrittenAgainst || !reflect.DeepEqual(info.Secrets, h.Secrets) {
 		t.Errorf("Info() = %+v", info)
+	}
+}
+
+// TestEndpoint: a turn watches the endpoint of the credential its CLI
+// uses, and nothing when that cannot be told or a base-URL variable sends
+// the CLI elsewhere.
+func TestEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		harness, model string
+		envs           []string
+		want           string // host:port; "" when nothing is watched
+	}{
+		{"claude-code", "", []string{"ANTHROPIC_API_KEY"}, "api.anthropic.com:443"},
+		{"claude-code", "", []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}, "api.anthropic.com:443"},
+		{"claude-code", "", []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, ""},
+		{"claude-code", "", []string{"OPENAI_API_KEY"}, ""},
+		// OpenCode using OpenAI is not ended by a refusal of Anthropic's host.
+		{"opencode", "", []string{"OPENAI_API_KEY"}, "api.openai.com:443"},
+		{"opencode", "openai/gpt-5", []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, "api.openai.com:443"},
+		{"opencode", "anthropic/claude-sonnet-4-5", []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, "api.anthropic.com:443"},
+		{"opencode", "openai/gpt-5", []string{"ANTHROPIC_API_KEY"}, ""},
+		{"opencode", "", []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, ""},
+		{"opencode", "openai/gpt-5", []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}, ""},
+		{"codex", "", []string{"CODEX_API_KEY"}, "api.openai.com:443"},
+		{"codex", "", []string{"CODEX_API_KEY", "CODEX_ACCESS_TOKEN"}, ""},
+		{"codex", "", []string{"CODEX_API_KEY", "OPENAI_BASE_URL"}, ""},
+		{"kimi", "", []string{"KIMI_MODEL_API_KEY", "KIMI_MODEL_BASE_URL"}, ""},
+		{"gemini", "", []string{"GEMINI_API_KEY"}, "generativelanguage.googleapis.com:443"},
+	} {
+		h, _ := Lookup(tc.harness)
+		e, ok := h.Endpoint(tc.model, tc.envs)
+		got := ""
+		if ok {
+			got = fmt.Sprintf("%s:%d", e.Host, e.Port)
+		}
+		if got != tc.want {
+			t.Errorf("%s %q %v: %q, want %q", tc.harness, tc.model, tc.envs, got, tc.want)
+		}
 	}
 }

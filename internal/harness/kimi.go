@@ -88,10 +88,12 @@ import (
 //     agents/main/wire.jsonl), indexed in $KIMI_CODE_HOME/session_index.jsonl
 //     (agent-core-v2 src/_base/utils/workdir-slug.ts, seen on disk).
 var kimi = &Harness{
-	Name:           "kimi",
-	Binary:         "kimi",
-	Secrets:        []string{"KIMI_MODEL_API_KEY"},
-	ModelHosts:     map[string]string{"KIMI_MODEL_API_KEY": "api.kimi.com"},
+	Name:    "kimi",
+	Binary:  "kimi",
+	Secrets: []string{"KIMI_MODEL_API_KEY"},
+	Endpoints: []Endpoint{
+		{Secret: "KIMI_MODEL_API_KEY", Host: "api.kimi.com", BaseURLs: []string{"KIMI_MODEL_BASE_URL", "KIMI_BASE_URL"}},
+	},
 	WrittenAgainst: "2.1.0",
 	Package:        "@moonshot-ai/kimi-code",
 	Description:    "Moonshot AI's Kimi Code CLI in prompt mode with stream-json output",

@@ -121,9 +121,10 @@ type turnRun struct {
 }
 
 // run executes h.Command(inv) in the workspace with a clean environment:
-// PATH, HOME, the command's env, and the harness's first secret unless
-// noSecret.
-func (s *sandbox) run(t *testing.T, inv Invocation, noSecret bool, extraArgs ...string) turnRun {
+// PATH, HOME, the command's env, the harness's first secret unless
+// noSecret, and extraEnv; extraArgs go right after the binary (or its
+// subcommand).
+func (s *sandbox) run(t *testing.T, inv Invocation, noSecret bool, extraEnv []string, extraArgs ...string) turnRun {
 	t.Helper()
 	argv, env := s.h.Command(inv)
 	if len(extraArgs) > 0 {
@@ -145,6 +146,7 @@ func (s *sandbox) run(t *testing.T, inv Invocation, noSecret bool, extraArgs ...
 	if !noSecret {
 		cmd.Env = append(cmd.Env, s.h.Secrets[0]+"=test-credential")
 	}
+	cmd.Env = append(cmd.Env, extraEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -214,7 +216,7 @@ func TestStandins(t *testing.T) {
 			s := newSandbox(t, h)
 			const prompt = "list the files, please"
 
-			first := s.run(t, s.invocation(prompt, ""), false)
+			first := s.run(t, s.invocation(prompt, ""), false, nil)
 			t.Run("turn", func(t *testing.T) {
 				want := []string{"message", "tool_call", "tool_result", "message", "usage", "done"}
 				if h.Name == "kimi" { // kimi's stream-json has no usage line
@@ -254,7 +256,7 @@ func TestStandins(t *testing.T) {
 			})
 			t.Run("resume", func(t *testing.T) {
 				id := first.done(t).HarnessSessionID
-				second := s.run(t, s.invocation("and now the second one", id), false)
+				second := s.run(t, s.invocation("and now the second one", id), false, nil)
 				d := second.done(t)
 				if d.ExitCode != 0 || d.HarnessSessionID != id {
 					t.Fatalf("done %+v, want exit 0 in session %s\n%s", d, id, second.describe())
@@ -266,7 +268,7 @@ func TestStandins(t *testing.T) {
 				}
 			})
 			t.Run("missing secret", func(t *testing.T) {
-				r := s.run(t, s.invocation("hello", ""), true)
+				r := s.run(t, s.invocation("hello", ""), true, nil)
 				e := r.firstOf(client.SessionEventError)
 				if e == nil {
 					t.Fatalf("no error event\n%s", r.describe())
@@ -286,7 +288,7 @@ func TestStandins(t *testing.T) {
 				case "kimi":
 					unknown = "session_" + unknown
 				}
-				r := s.run(t, s.invocation("hello again", unknown), false)
+				r := s.run(t, s.invocation("hello again", unknown), false, nil)
 				e := r.firstOf(client.SessionEventError)
 				if e == nil || e.Error.Code != CodeSessionNotFound {
 					t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
@@ -296,7 +298,7 @@ func TestStandins(t *testing.T) {
 				}
 			})
 			t.Run("fail mid-turn", func(t *testing.T) {
-				r := s.run(t, s.invocation("please [fail] now", ""), false)
+				r := s.run(t, s.invocation("please [fail] now", ""), false, nil)
 				types := strings.Join(r.types(), ",")
 				if !strings.Contains(types, "tool_result") || !strings.Contains(types, "error") {
 					t.Errorf("events %s, want a tool result then an error\n%s", types, r.describe())
@@ -309,7 +311,7 @@ func TestStandins(t *testing.T) {
 				}
 			})
 			t.Run("unknown flag", func(t *testing.T) {
-				r := s.run(t, s.invocation("hello", ""), false, "--no-such-flag")
+				r := s.run(t, s.invocation("hello", ""), false, nil, "--no-such-flag")
 				wantExit := map[string]int{"claude-code": 1, "codex": 2, "gemini": 1, "opencode": 1, "kimi": 1}[h.Name]
 				if r.exitCode != wantExit || !strings.Contains(r.stderr, "no-such-flag") {
 					t.Errorf("exit %d (want %d), stderr %q", r.exitCode, wantExit, r.stderr)
@@ -338,7 +340,7 @@ func TestKimiStandin(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.work, ".mcp.json"), []byte(`{"mcpServers":{"project-only":{"command":"x"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	first := s.run(t, s.invocation("hello", ""), false)
+	first := s.run(t, s.invocation("hello", ""), false, nil)
 	id := first.done(t).HarnessSessionID
 
 	t.Run("session layout", func(t *testing.T) {
@@ -365,7 +367,7 @@ func TestKimiStandin(t *testing.T) {
 	t.Run("resume in another directory", func(t *testing.T) {
 		other := *s
 		other.work = t.TempDir()
-		r := other.run(t, other.invocation("again", id), false)
+		r := other.run(t, other.invocation("again", id), false, nil)
 		e := r.firstOf(client.SessionEventError)
 		if e == nil || e.Error.Code != CodeFailed || !strings.Contains(e.Error.Message, "created under a different directory") {
 			t.Fatalf("want a %s error about the directory\n%s", CodeFailed, r.describe())
@@ -377,22 +379,25 @@ func TestKimiStandin(t *testing.T) {
 }
 
 // TestCodexOpenAIKey: the pinned codex exec sends no credential when only
-// OPENAI_API_KEY is set (testdata/codex/captured-0.169.0-openai-api-key.requests),
-// so it is not one of Codex's secrets, and the stand-in fails for want of
-// one as the real CLI's request does.
+// OPENAI_API_KEY is set, to a loopback endpoint or to api.openai.com itself
+// (testdata/codex/captured-0.169.0-openai-api-key*.requests), so it is not
+// one of Codex's secrets, and the stand-in fails for want of one as the
+// real CLI's request does.
 func TestCodexOpenAIKey(t *testing.T) {
 	h, _ := Lookup("codex")
 	if slices.Contains(h.Secrets, "OPENAI_API_KEY") || !slices.Contains(h.Unread, "OPENAI_API_KEY") {
 		t.Fatalf("codex takes its credential from %v and does not read %v", h.Secrets, h.Unread)
 	}
-	captured, err := os.ReadFile(filepath.Join("testdata", "codex", "captured-0.169.0-openai-api-key.requests"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, withOpenAI, _ := strings.Cut(string(captured), "## OPENAI_API_KEY\n")
-	withOpenAI, withCodex, _ := strings.Cut(withOpenAI, "## CODEX_API_KEY\n")
-	if !strings.Contains(withOpenAI, "auth= None") || strings.Contains(withOpenAI, "Bearer") || !strings.Contains(withCodex, "auth= Bearer sk-codex-var") {
-		t.Fatalf("the capture does not show exec ignoring OPENAI_API_KEY:\n%s", captured)
+	for _, name := range []string{"openai-api-key", "openai-api-key-default-endpoint"} {
+		captured, err := os.ReadFile(filepath.Join("testdata", "codex", "captured-0.169.0-"+name+".requests"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, withOpenAI, _ := strings.Cut(string(captured), "## OPENAI_API_KEY\n")
+		withOpenAI, withCodex, _ := strings.Cut(withOpenAI, "## CODEX_API_KEY\n")
+		if !strings.Contains(withOpenAI, "auth= None") || strings.Contains(withOpenAI, "Bearer") || !strings.Contains(withCodex, "auth= Bearer sk-codex-var") {
+			t.Fatalf("%s: the capture does not show exec ignoring OPENAI_API_KEY:\n%s", name, captured)
+		}
 	}
 
 	s := newSandbox(t, h)
@@ -405,7 +410,7 @@ func TestCodexOpenAIKey(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	exitErr, ok := err.(*exec.ExitError)
 	if !ok {
 		t.Fatalf("codex with only OPENAI_API_KEY: %v, want a failure\n%s", err, stdout.String())
@@ -448,12 +453,21 @@ func TestStandinsReachTheModel(t *testing.T) {
 		h, _ := Lookup("opencode")
 		s := newSandbox(t, h)
 		proxy, got := refusingProxy(t)
-		r := s.runEnv(t, s.invocation("hello [model]", ""), "HTTPS_PROXY="+proxy)
+		r := s.run(t, s.invocation("hello [model]", ""), false, []string{"HTTPS_PROXY=" + proxy})
 		if want := "CONNECT api.anthropic.com:443 " + auth; len(got) == 0 || <-got != want {
 			t.Errorf("the proxy did not see %q", want)
 		}
 		if e := r.firstOf(client.SessionEventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
 			t.Errorf("want a Forbidden error and exit 1\n%s", r.describe())
+		}
+		// The error line is the real CLI's, field for field (the
+		// proxy's headers aside).
+		real, _ := captured(t, h, "proxy-refused")
+		g, w := sameFields(t, r.stdout, real, "type")
+		for _, k := range []string{"name", "data.message", "data.statusCode", "data.isRetryable", "data.responseBody", "data.metadata"} {
+			if gv, wv := field(g[0]["error"], k), field(w[0]["error"], k); gv != wv {
+				t.Errorf("error.%s: %s, the real CLI's %s", k, gv, wv)
+			}
 		}
 	})
 	t.Run("claude-code", func(t *testing.T) {
@@ -480,13 +494,16 @@ func TestStandinsReachTheModel(t *testing.T) {
 		// It retries, saying so, until it is stopped: two retries are
 		// enough to see.
 		sc := bufio.NewScanner(stdout)
-		retries, first := 0, ""
+		sc.Buffer(nil, 1<<20)
+		retries, first, before := 0, "", ""
 		for retries < 2 && sc.Scan() {
 			if strings.Contains(sc.Text(), `"subtype":"api_retry"`) {
 				if retries == 0 {
 					first = sc.Text()
 				}
 				retries++
+			} else if retries == 0 {
+				before += sc.Text() + "\n"
 			}
 		}
 		cancel()
@@ -496,34 +513,12 @@ func TestStandinsReachTheModel(t *testing.T) {
 		if want := "CONNECT api.anthropic.com:443 " + auth; <-got != want {
 			t.Errorf("the proxy did not see %q", want)
 		}
-		// The retry line is the real CLI's, field for field.
+		// What comes before the retries (the init line) and the retry line
+		// are the real CLI's, field for field.
 		real, _ := captured(t, h, "proxy-refused")
 		i := strings.Index(real, `{"type":"system","subtype":"api_retry"`)
+		sameFields(t, before, real[:i], "type", "subtype", "apiKeySource", "permissionMode")
 		j := strings.IndexByte(real[i:], '\n')
 		sameLines(t, first, real[i:i+j], "type", "subtype", "attempt", "max_retries", "error_status", "error")
 	})
-}
-
-// runEnv runs like run, with extra environment variables.
-func (s *sandbox) runEnv(t *testing.T, inv Invocation, extra ...string) turnRun {
-	t.Helper()
-	argv, env := s.h.Command(inv)
-	cmd := exec.Command(filepath.Join(standinDir, argv[0]), argv[1:]...)
-	cmd.Dir = s.work
-	cmd.Env = append([]string{"PATH=" + standinDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + s.home,
-		s.h.Secrets[0] + "=test-credential"}, extra...)
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := turnRun{stdout: stdout.String(), stderr: stderr.String()}
-	if exitErr, ok := err.(*exec.ExitError); ok {
-		r.exitCode = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	r.events = parseOutput(s.h, r.stdout, r.stderr, r.exitCode)
-	return r
 }

@@ -278,16 +278,25 @@ func upstreamRoots(file string) (*x509.CertPool, error) {
 }
 
 // recorder writes the proxy's decisions to the store in batches, off the
-// requests' path, and prunes old ones.
+// requests' path, and prunes old ones. It says how far the log is written
+// (waitRecorded), for a turn that reads what the proxy decided during it.
 type recorder struct {
 	st        store.Store
 	retention time.Duration
 	logger    *slog.Logger
 	in        chan store.EgressDecision
-	done      chan struct{}
+	// flush asks the writer to write what is buffered now.
+	flush chan struct{}
+	done  chan struct{}
 
 	mu     sync.RWMutex
 	closed bool
+
+	// through: every decision recorded before it is written (or was
+	// dropped); written is closed and replaced when it moves.
+	progress sync.Mutex
+	through  time.Time
+	written  chan struct{}
 }
 
 // recorderBuffer is how many decisions may wait to be written; beyond it
@@ -295,7 +304,10 @@ type recorder struct {
 const recorderBuffer = 8192
 
 func newRecorder(st store.Store, retention time.Duration, logger *slog.Logger) *recorder {
-	r := &recorder{st: st, retention: retention, logger: logger, in: make(chan store.EgressDecision, recorderBuffer), done: make(chan struct{})}
+	r := &recorder{
+		st: st, retention: retention, logger: logger, in: make(chan store.EgressDecision, recorderBuffer),
+		flush: make(chan struct{}, 1), done: make(chan struct{}), written: make(chan struct{}),
+	}
 	go r.run()
 	return r
 }
@@ -303,8 +315,8 @@ func newRecorder(st store.Store, retention time.Duration, logger *slog.Logger) *
 func (r *recorder) record(d egress.Decision) {
 	row := store.EgressDecision{
 		ID: uuid.NewString(), OrgID: d.OrgID, WorkspaceID: d.WorkspaceID, RuntimeID: d.RuntimeID, SandboxID: d.SandboxID,
-		At: d.At, Allowed: d.Allowed, Reason: d.Reason, Method: d.Method, Host: d.Host, Port: d.Port, Addr: d.Addr,
-		BytesUp: d.BytesUp, BytesDown: d.BytesDown, Duration: d.Duration, Brokered: d.Brokered,
+		At: d.At, Allowed: d.Allowed, Reason: d.Reason, Refusal: string(d.Refusal), Method: d.Method, Host: d.Host, Port: d.Port,
+		Addr: d.Addr, BytesUp: d.BytesUp, BytesDown: d.BytesDown, Duration: d.Duration, Brokered: d.Brokered,
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -318,6 +330,30 @@ func (r *recorder) record(d egress.Decision) {
 	}
 }
 
+// waitRecorded returns once every decision recorded before t is in the
+// store (or was dropped), or when ctx ends or the recorder stops first.
+func (r *recorder) waitRecorded(ctx context.Context, t time.Time) error {
+	for {
+		r.progress.Lock()
+		through, written := r.through, r.written
+		r.progress.Unlock()
+		if !through.Before(t) {
+			return nil
+		}
+		select {
+		case r.flush <- struct{}{}:
+		default:
+		}
+		select {
+		case <-written:
+		case <-r.done:
+			return errors.New("the egress recorder has stopped")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 func (r *recorder) run() {
 	defer close(r.done)
 	flush := time.NewTicker(250 * time.Millisecond)
@@ -325,16 +361,35 @@ func (r *recorder) run() {
 	prune := time.NewTicker(time.Hour)
 	defer prune.Stop()
 	var batch []store.EgressDecision
+	// write takes everything buffered (all that was recorded before it
+	// began) and writes it with the batch.
 	write := func() {
-		if len(batch) == 0 {
-			return
+		mark := time.Now()
+		for drained := false; !drained; {
+			select {
+			case d, ok := <-r.in:
+				if !ok {
+					drained = true
+					break
+				}
+				batch = append(batch, d)
+			default:
+				drained = true
+			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := r.st.RecordEgress(ctx, batch); err != nil {
-			r.logger.Error("recording egress decisions", "n", len(batch), "err", err)
+		if len(batch) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if err := r.st.RecordEgress(ctx, batch); err != nil {
+				r.logger.Error("recording egress decisions", "n", len(batch), "err", err)
+			}
+			cancel()
+			batch = batch[:0]
 		}
-		cancel()
-		batch = batch[:0]
+		r.progress.Lock()
+		r.through = mark
+		close(r.written)
+		r.written = make(chan struct{})
+		r.progress.Unlock()
 	}
 	for {
 		select {
@@ -348,6 +403,8 @@ func (r *recorder) run() {
 				write()
 			}
 		case <-flush.C:
+			write()
+		case <-r.flush:
 			write()
 		case <-prune.C:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -368,6 +425,15 @@ func (r *recorder) close() {
 	}
 	r.mu.Unlock()
 	<-r.done
+}
+
+// recorded returns a function that waits until the egress log holds
+// every decision the proxy made before t; nil when there is no proxy.
+func (g *egressGate) recorded() func(ctx context.Context, t time.Time) error {
+	if g == nil {
+		return nil
+	}
+	return g.rec.waitRecorded
 }
 
 // fatalError is an egress failure the server must not start with: the

@@ -203,6 +203,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	sessions := session.New(session.Config{
 		Store: st, Runtimes: runtimes, Bindings: bindings, Secrets: secretSvc,
 		Logger: logger.With("component", "sessions"), DefaultHarness: cfg.DefaultHarness,
+		EgressRecorded: gate.recorded(),
 	})
 	trusted, err := clientaddr.ParseTrusted(cfg.TrustedProxies)
 	if err != nil {

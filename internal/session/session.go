@@ -75,6 +75,9 @@ type Config struct {
 	// EgressPoll is how often a turn in a proxy sandbox reads the egress
 	// log for refusals of its model's host; 0 is one second.
 	EgressPoll time.Duration
+	// EgressRecorded waits until the egress log holds every decision the
+	// proxy made before t; nil: no proxy, or nothing to wait for.
+	EgressRecorded func(ctx context.Context, t time.Time) error
 }
 
 // Service runs prompts and tasks.
@@ -86,8 +89,9 @@ type Service struct {
 	logger   *slog.Logger
 	now      func() time.Time
 	def      string
-	// egressPoll: see Config.EgressPoll.
-	egressPoll time.Duration
+	// egressPoll and egressRecorded: see Config.
+	egressPoll     time.Duration
+	egressRecorded func(ctx context.Context, t time.Time) error
 
 	mu   sync.Mutex
 	busy map[string]bool // sessions with a turn running
@@ -114,7 +118,7 @@ func New(cfg Config) *Service {
 	return &Service{
 		store: cfg.Store, runtimes: cfg.Runtimes, bindings: cfg.Bindings, secrets: cfg.Secrets, logger: logger,
 		now: func() time.Time { return now().UTC().Truncate(time.Microsecond) }, def: def, busy: map[string]bool{},
-		egressPoll: poll,
+		egressPoll: poll, egressRecorded: cfg.EgressRecorded,
 	}
 }
 
@@ -235,13 +239,13 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 	if t.Started != nil {
 		t.Started(sess)
 	}
-	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h), emit)
+	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h, req.Model), emit)
 }
 
-// modelWatch returns what the turn of h in rt's current sandbox watches in
-// the egress log: the model hosts of the credentials the sandbox holds, if
-// it runs in proxy mode (nil: nothing to watch).
-func (s *Service) modelWatch(ctx context.Context, rt store.Runtime, h *harness.Harness) *modelWatch {
+// modelWatch returns what the turn of h with model in rt's current sandbox
+// watches in the egress log: the endpoint of the credential the CLI uses,
+// if the sandbox runs in proxy mode (nil: nothing to watch).
+func (s *Service) modelWatch(ctx context.Context, rt store.Runtime, h *harness.Harness, model string) *modelWatch {
 	sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
 	if err != nil {
 		return nil
@@ -250,11 +254,12 @@ func (s *Service) modelWatch(ctx context.Context, rt store.Runtime, h *harness.H
 	if err != nil {
 		return nil
 	}
-	w, ok := modelWatchOf(sb, h.ModelHostsFor(envs), s.now())
+	e, ok := h.Endpoint(model, envs)
 	if !ok {
 		return nil
 	}
-	return &w
+	w, _ := modelWatchOf(rt, sb, e, s.now())
+	return w
 }
 
 // turn runs the harness and keeps what it says.
@@ -289,18 +294,15 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	stopExec()
 	rec.finishing = true
 	turnErr := unreachable()
+	// The watch stopped the harness: its own account of being killed says
+	// less than the refusal.
+	killed := turnErr != nil
 	if turnErr == nil && watch != nil && exitCode != 0 {
 		// A CLI that gives up at once (OpenCode on a refused tunnel) may
 		// exit before the refusal is read.
-		turnErr = s.refusedByNow(ctx, *watch)
+		turnErr = s.refusedAtEnd(ctx, watch)
 	}
-	if turnErr != nil {
-		rec.add(ctx, client.SessionEvent{Type: client.SessionEventError, Error: turnErr})
-	}
-	for _, e := range parser.Finish(exitCode, stderr.String()) {
-		if turnErr != nil && e.Type == client.SessionEventError {
-			continue // the killed harness's own account of it says less
-		}
+	for _, e := range closing(parser.Finish(exitCode, stderr.String()), turnErr, killed) {
 		rec.add(ctx, e)
 	}
 	if id := parser.HarnessSessionID(); id != "" {
@@ -318,6 +320,29 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	}
 	out.Session = sess
 	return out, nil
+}
+
+// closing returns the events that end a turn: the parser's, and the
+// refusal of the model endpoint, if there was one, as the turn's error
+// (the last one, before the done event). The CLI's own errors stay in the
+// transcript, unless the watch stopped it (killed): then its account of
+// being killed says less than the refusal.
+func closing(finish []client.SessionEvent, refusal *client.TurnError, killed bool) []client.SessionEvent {
+	var out []client.SessionEvent
+	for _, e := range finish {
+		if killed && e.Type == client.SessionEventError {
+			continue
+		}
+		if refusal != nil && e.Type == client.SessionEventDone {
+			out = append(out, client.SessionEvent{Type: client.SessionEventError, Error: refusal})
+			refusal = nil
+		}
+		out = append(out, e)
+	}
+	if refusal != nil {
+		out = append(out, client.SessionEvent{Type: client.SessionEventError, Error: refusal})
+	}
+	return out
 }
 
 // pump reads the harness's output until it exits: stdout line by line

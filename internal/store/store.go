@@ -728,14 +728,32 @@ type EgressDecision struct {
 	At          time.Time // when the request ended
 	Allowed     bool
 	Reason      string // why, for people: "allowed by rule pypi.org", "no allow rule matches"
-	Method      string // CONNECT, or the HTTP method of a proxied request
-	Host        string
-	Port        int
-	Addr        string // the address dialed; "" when refused before dialing
-	BytesUp     int64  // from the sandbox
-	BytesDown   int64  // to the sandbox
-	Duration    time.Duration
-	Brokered    bool // a brokered secret was added to it
+	// Refusal is the kind of a decision that let nothing through, for
+	// code (egress.Refusal: not_allowed, denied, unresolved, …); "" when
+	// allowed.
+	Refusal   string
+	Method    string // CONNECT, or the HTTP method of a proxied request
+	Host      string
+	Port      int
+	Addr      string // the address dialed; "" when refused before dialing
+	BytesUp   int64  // from the sandbox
+	BytesDown int64  // to the sandbox
+	Duration  time.Duration
+	Brokered  bool // a brokered secret was added to it
+}
+
+// EgressQuery selects one sandbox's decisions about some hosts on one
+// port, later in the log than a decision already read.
+type EgressQuery struct {
+	SandboxID string
+	Hosts     []string
+	Port      int
+	// AfterAt and AfterID: only decisions after this one (by At, then
+	// ID); a zero AfterAt selects from the start.
+	AfterAt time.Time
+	AfterID string
+	// Limit bounds the rows returned; 0 or more than MaxLimit is MaxLimit.
+	Limit int
 }
 
 // EgressQueries keep the egress proxy's decisions.
@@ -744,6 +762,8 @@ type EgressQueries interface {
 	RecordEgress(ctx context.Context, ds []EgressDecision) error
 	// ListEgress returns a runtime's decisions newest first.
 	ListEgress(ctx context.Context, runtimeID string, page Page) ([]EgressDecision, string, error)
+	// SandboxEgress returns the decisions q selects, oldest first.
+	SandboxEgress(ctx context.Context, q EgressQuery) ([]EgressDecision, error)
 	// PruneEgress deletes decisions older than before and returns how many.
 	PruneEgress(ctx context.Context, before time.Time) (int64, error)
 }

@@ -402,6 +402,8 @@ type modelReach struct {
 type errProxyStatus struct {
 	code   int
 	status string
+	header http.Header
+	body   string
 }
 
 func (e errProxyStatus) Error() string { return "the proxy answered " + e.status }
@@ -463,9 +465,10 @@ func connectVia(u *url.URL, target string) error {
 	if err != nil {
 		return err
 	}
-	res.Body.Close()
+	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return errProxyStatus{res.StatusCode, res.Status}
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
+		return errProxyStatus{res.StatusCode, res.Status, res.Header, string(body)}
 	}
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,13 +141,23 @@ func openCodeMain(args []string) int {
 		return 1
 	}
 	// 1.18.33 gives up on a refused tunnel at once (APIError, not
-	// retryable) and retries anything else silently.
+	// retryable, with the proxy's answer; captured through a proxy that
+	// refuses every CONNECT: testdata/opencode/captured-1.18.33-proxy-refused)
+	// and retries anything else silently.
 	reach := modelReach{host: openCodeModelHost(provider), giveUp: func(status int) bool { return status == http.StatusForbidden }}
 	if err := reach.reach(message); err != nil {
 		var ps errProxyStatus
 		if errors.As(err, &ps) {
-			ev("error", obj{"error", obj{"name", "APIError", "data", obj{"message", http.StatusText(ps.code),
-				"statusCode", ps.code, "isRetryable", false}}})
+			headers := obj{}
+			for _, k := range slices.Sorted(maps.Keys(ps.header)) {
+				headers = append(headers, strings.ToLower(k), ps.header.Get(k))
+			}
+			data := obj{"message", http.StatusText(ps.code) + ": " + strings.TrimSpace(ps.body),
+				"statusCode", ps.code, "isRetryable", false, "responseHeaders", headers, "responseBody", ps.body}
+			if provider == "ANTHROPIC_API_KEY" {
+				data = append(data, "metadata", obj{"url", "https://api.anthropic.com/v1/messages"})
+			}
+			ev("error", obj{"error", obj{"name", "APIError", "data", data}})
 		} else {
 			ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
 		}

@@ -108,7 +108,8 @@ func waitBrowser(ctx context.Context, profile string, timeout time.Duration) err
 // openTab opens rawURL in a new tab of the browser on profile and brings
 // the tab to the front.
 func openTab(ctx context.Context, profile, rawURL string) error {
-	// Chromium takes the whole query, unescaped, as the URL.
+	// Chromium takes the whole query as the URL, unescaping it: escaped,
+	// the URL's own ? and & stay part of it.
 	var target struct{ ID string }
 	if err := devToolsCall(ctx, profile, http.MethodPut, "/json/new?"+url.PathEscape(rawURL), &target); err != nil {
 		return err

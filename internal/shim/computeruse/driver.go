@@ -81,6 +81,9 @@ type XDriver struct {
 	// ProfileDir is the browser's profile directory, whose
 	// DevToolsActivePort names its DevTools endpoint.
 	ProfileDir string
+	// BrowserUp, when set, is closed once the browser started with the
+	// display answers, or will not: the browser's tools wait for it.
+	BrowserUp <-chan struct{}
 }
 
 var _ Driver = (*XDriver)(nil)
@@ -191,16 +194,24 @@ func parseMouseLocation(out []byte) (int, int, error) {
 var ErrNoBrowser = errors.New("the browser is not running")
 
 // OpenURL implements Driver: the running browser opens the URL in a new
-// tab in front, asked through its DevTools endpoint. It never starts a
-// browser.
+// tab in front, asked through its DevTools endpoint, once it is up. It
+// never starts a browser.
 func (d *XDriver) OpenURL(ctx context.Context, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, openURLTimeout)
 	defer cancel()
+	if d.BrowserUp != nil {
+		select {
+		case <-d.BrowserUp:
+		case <-ctx.Done():
+			return ErrNoBrowser
+		}
+	}
 	return openTab(ctx, d.ProfileDir, url)
 }
 
-// openURLTimeout bounds open_url: the browser answers at once when it is
-// not starved of CPU, and a loaded machine may be many times slower.
+// openURLTimeout bounds open_url, waiting for a browser still starting
+// included: the browser answers at once when it is not starved of CPU, and
+// a loaded machine may be many times slower.
 const openURLTimeout = 2 * time.Minute
 
 // BrowserRunning reports whether a Chromium runs on the profile in dir:

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,4 +223,54 @@ func TestClientEventStream(t *testing.T) {
 	if !slices.Equal(sessions, want) {
 		t.Fatalf("headers sent %q, want %q", sessions, want)
 	}
+}
+
+// TestOpenURLWaitsForTheBrowser: open_url right after start waits for the
+// browser serve started, and opens the URL once it answers; a browser that
+// does not come within the call's bound is "the browser is not running".
+func TestOpenURLWaitsForTheBrowser(t *testing.T) {
+	profile := t.TempDir()
+	up := make(chan struct{})
+	d := &XDriver{Display: ":99", Runner: &fakeRunner{}, ProfileDir: profile, BrowserUp: up}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // a call whose bound has passed
+	if err := d.OpenURL(ctx, "about:blank"); !errors.Is(err, ErrNoBrowser) {
+		t.Fatalf("the browser never came: %v, want %v", err, ErrNoBrowser)
+	}
+
+	// A DevTools endpoint that opens tabs, named in the profile only once
+	// the browser is up.
+	opened := make(chan string, 1)
+	devtools := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPut && r.URL.Path == "/json/new":
+			opened <- r.URL.RawQuery
+			io.WriteString(w, `{"id":"tab-1"}`)
+		case r.URL.Path == "/json/activate/tab-1":
+			io.WriteString(w, "Target activated")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer devtools.Close()
+	done := make(chan error, 1)
+	go func() { done <- d.OpenURL(t.Context(), "http://example.test/") }()
+	if err := os.WriteFile(filepath.Join(profile, devToolsFile), []byte(portOfURL(t, devtools.URL)+"\n/devtools/browser/x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	close(up)
+	if err := <-done; err != nil {
+		t.Fatalf("open_url once the browser is up: %v", err)
+	}
+	if got := <-opened; got != url.PathEscape("http://example.test/") {
+		t.Fatalf("the browser was asked for %q", got)
+	}
+}
+
+func portOfURL(t *testing.T, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Port()
 }

@@ -116,23 +116,32 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		xvfbDone = sess.Done()
 	}
 
-	if sess != nil {
-		// Ready means the browser answers, not only the display: the
-		// tools' first call finds it up. A browser that will not start
-		// leaves the tools that need it answering so.
-		if err := waitBrowser(ctx, profile, browserReadyTimeout); err != nil {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// MCP is served at once; the tools that need the browser wait for it
+	// (open_url right after start finds it up), the display's do not. A
+	// browser that will not start leaves them answering so.
+	browserUp := make(chan struct{})
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		defer close(browserUp)
+		if sess == nil {
+			return
+		}
+		if err := waitBrowser(sctx, profile, browserReadyTimeout); err != nil && sctx.Err() == nil {
 			log.Warn("computer-use: serving without the browser", "error", err)
 		}
-	}
+	}()
+	defer func() { cancel(); <-waited }()
 	driver := &XDriver{
 		Display:    o.Display,
 		Runner:     ExecRunner{Env: []string{"DISPLAY=" + o.Display}},
 		ProfileDir: profile,
+		BrowserUp:  browserUp,
 	}
 	srv := NewServer(driver, log, o.Version)
 
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	served := make(chan error, 1)
 	var hs *http.Server
 	if o.Stdio {

@@ -11,9 +11,9 @@ import (
 const resEgress resource = "egress decision"
 
 const egressColumns = "id, org_id, workspace_id, runtime_id, sandbox_id, created_at, allowed, reason, method, " +
-	"host, port, addr, bytes_up, bytes_down, duration_micros, brokered"
+	"host, port, addr, bytes_up, bytes_down, duration_micros, brokered, refusal"
 
-// egressBatch bounds the rows of one INSERT (16 columns each, well under
+// egressBatch bounds the rows of one INSERT (17 columns each, well under
 // SQLite's limit of bound parameters).
 const egressBatch = 500
 
@@ -21,7 +21,7 @@ func scanEgress(sc rowScanner) (store.EgressDecision, error) {
 	var d store.EgressDecision
 	var at, dur int64
 	err := sc.Scan(&d.ID, &d.OrgID, &d.WorkspaceID, &d.RuntimeID, &d.SandboxID, &at, &d.Allowed, &d.Reason,
-		&d.Method, &d.Host, &d.Port, &d.Addr, &d.BytesUp, &d.BytesDown, &dur, &d.Brokered)
+		&d.Method, &d.Host, &d.Port, &d.Addr, &d.BytesUp, &d.BytesDown, &dur, &d.Brokered, &d.Refusal)
 	d.At = time.UnixMicro(at).UTC()
 	d.Duration = time.Duration(dur) * time.Microsecond
 	return d, err
@@ -35,7 +35,7 @@ func (q *queries) RecordEgress(ctx context.Context, ds []store.EgressDecision) e
 		ds = ds[n:]
 		var sb strings.Builder
 		sb.WriteString("INSERT INTO egress_decisions (" + egressColumns + ") VALUES ")
-		args := make([]any, 0, 16*len(batch))
+		args := make([]any, 0, 17*len(batch))
 		for i, d := range batch {
 			if err := required(resEgress, "id", d.ID, "runtime id", d.RuntimeID); err != nil {
 				return err
@@ -43,9 +43,9 @@ func (q *queries) RecordEgress(ctx context.Context, ds []store.EgressDecision) e
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 			args = append(args, d.ID, d.OrgID, d.WorkspaceID, d.RuntimeID, d.SandboxID, micros(orNow(d.At)), d.Allowed,
-				d.Reason, d.Method, d.Host, d.Port, d.Addr, d.BytesUp, d.BytesDown, d.Duration.Microseconds(), d.Brokered)
+				d.Reason, d.Method, d.Host, d.Port, d.Addr, d.BytesUp, d.BytesDown, d.Duration.Microseconds(), d.Brokered, d.Refusal)
 		}
 		if _, err := q.w.ExecContext(ctx, sb.String(), args...); err != nil {
 			return classify("record egress", resEgress, err)
@@ -67,6 +67,46 @@ func (q *queries) ListEgress(ctx context.Context, runtimeID string, page store.P
 		key:    func(d store.EgressDecision) (time.Time, string) { return d.At, d.ID },
 	}
 	return l.run(ctx, q.r, page)
+}
+
+// SandboxEgress returns the decisions q selects, oldest first.
+func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]store.EgressDecision, error) {
+	if len(eq.Hosts) == 0 {
+		return nil, nil
+	}
+	limit := eq.Limit
+	if limit <= 0 || limit > store.MaxLimit {
+		limit = store.MaxLimit
+	}
+	query := "SELECT " + egressColumns + " FROM egress_decisions WHERE sandbox_id = ? AND port = ? AND host IN (?" +
+		strings.Repeat(", ?", len(eq.Hosts)-1) + ")"
+	args := []any{eq.SandboxID, eq.Port}
+	for _, h := range eq.Hosts {
+		args = append(args, h)
+	}
+	if !eq.AfterAt.IsZero() {
+		query += " AND (created_at, id) > (?, ?)"
+		args = append(args, micros(eq.AfterAt), eq.AfterID)
+	}
+	query += " ORDER BY created_at, id LIMIT ?"
+	args = append(args, limit)
+	rows, err := q.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, classify("read sandbox egress", resEgress, err)
+	}
+	defer rows.Close()
+	var out []store.EgressDecision
+	for rows.Next() {
+		d, err := scanEgress(rows)
+		if err != nil {
+			return nil, classify("read sandbox egress", resEgress, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify("read sandbox egress", resEgress, err)
+	}
+	return out, nil
 }
 
 // PruneEgress deletes decisions older than before.

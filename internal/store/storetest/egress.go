@@ -25,6 +25,9 @@ func testEgress(t *testing.T, s store.Store) {
 			Addr: "192.0.2.7:443", BytesUp: int64(100 + i), BytesDown: int64(1000 + i),
 			Duration: time.Duration(i+1) * 1500 * time.Microsecond, Brokered: i == 3,
 		}
+		if !d.Allowed {
+			d.Refusal = "not_allowed"
+		}
 		batch = append(batch, d)
 		d.At = d.At.UTC().Truncate(time.Microsecond)
 		want = append(want, d)
@@ -60,5 +63,49 @@ func testEgress(t *testing.T, s store.Store) {
 	left, _, err := s.ListEgress(f.ctx, rtA, store.Page{})
 	if err != nil || len(left) != 3 {
 		t.Fatalf("after prune: %d decisions, %v; want 3", len(left), err)
+	}
+}
+
+// testSandboxEgress checks that a sandbox's decisions about some hosts on
+// one port are read oldest first, after a decision already read, and
+// nothing of other sandboxes, hosts or ports.
+func testSandboxEgress(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	rt, sb := uuid.NewString(), uuid.NewString()
+	mk := func(sandbox, host string, port int) store.EgressDecision {
+		return store.EgressDecision{ID: uuid.NewString(), RuntimeID: rt, SandboxID: sandbox, At: f.next().UTC().Truncate(time.Microsecond),
+			Method: "CONNECT", Host: host, Port: port, Reason: "no allow rule matches", Refusal: "not_allowed"}
+	}
+	ds := []store.EgressDecision{
+		mk(sb, "api.anthropic.com", 443), mk(uuid.NewString(), "api.anthropic.com", 443),
+		mk(sb, "api.anthropic.com", 80), mk(sb, "pypi.org", 443), mk(sb, "api.openai.com", 443),
+	}
+	// Two decisions at the same instant are told apart by id.
+	same := mk(sb, "api.anthropic.com", 443)
+	twin := mk(sb, "api.anthropic.com", 443)
+	twin.At = same.At
+	ds = append(ds, same, twin)
+	if err := s.RecordEgress(f.ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	want := []store.EgressDecision{ds[0], ds[4], same, twin}
+	if same.ID > twin.ID {
+		want[2], want[3] = twin, same
+	}
+	q := store.EgressQuery{SandboxID: sb, Hosts: []string{"api.anthropic.com", "api.openai.com"}, Port: 443}
+	got, err := s.SandboxEgress(f.ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("SandboxEgress:\n got %+v\nwant %+v", got, want)
+	}
+	q.AfterAt, q.AfterID, q.Limit = want[1].At, want[1].ID, 1
+	if got, err = s.SandboxEgress(f.ctx, q); err != nil || !slices.Equal(got, want[2:3]) {
+		t.Fatalf("after %s, limit 1: %+v, %v; want %+v", want[1].ID, got, err, want[2:3])
+	}
+	q.AfterAt, q.AfterID, q.Limit = want[2].At, want[2].ID, 0
+	if got, err = s.SandboxEgress(f.ctx, q); err != nil || !slices.Equal(got, want[3:]) {
+		t.Fatalf("after the twin's first: %+v, %v; want %+v", got, err, want[3:])
 	}
 }

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WarmPool", testWarmPool},
 		{"WarmClaimRace", testWarmClaimRace},
 		{"Egress", testEgress},
+		{"SandboxEgress", testSandboxEgress},
 		{"Secrets", testSecrets},
 		{"CapabilityVersions", testCapabilityVersions},
 		{"Bindings", testBindings},
