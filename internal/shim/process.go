@@ -126,7 +126,7 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 	if spec.pty == nil {
 		p.out[stderrIdx] = newRing(m.bufSize)
 	}
-	pid, io, err := spawn(m.reaper, spec, path, p.onExit)
+	pid, io, err := spawn(m.log, m.reaper, spec, path, p.onExit)
 	if err != nil {
 		return nil, err
 	}

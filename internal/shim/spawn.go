@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -142,7 +144,7 @@ func setWinsize(master *os.File, size ptySize) error {
 // spawn starts the process described by spec through the reaper and
 // returns its pid and the parent's ends of its standard streams. onExit
 // receives its wait status.
-func spawn(r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStatus)) (int, *stdio, error) {
+func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStatus)) (int, *stdio, error) {
 	var (
 		io       stdio
 		child    []*os.File // the child's ends, closed in the parent after the fork
@@ -199,7 +201,13 @@ func spawn(r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStat
 	}
 	attr := &syscall.ProcAttr{Dir: spec.cwd, Env: spec.env, Files: files[:], Sys: sys}
 	pid, err := r.Start(func() (int, error) {
-		return syscall.ForkExec(path, spec.argv, attr)
+		pid, err := syscall.ForkExec(path, spec.argv, attr)
+		if err == nil {
+			if oerr := raiseOOMScore(pid); oerr != nil {
+				log.Warn("cannot raise a process's oom_score_adj: it may be killed after the agent", "pid", pid, "err", oerr)
+			}
+		}
+		return pid, err
 	}, onExit)
 	closeAll()
 	if err != nil {
@@ -207,6 +215,25 @@ func spawn(r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStat
 		return 0, nil, startError(spec, err)
 	}
 	return pid, &io, nil
+}
+
+// childOOMScoreAdj is the oom_score_adj of every process the agent starts
+// (their children inherit it), against the agent's own 0: when a sandbox
+// runs out of memory, the kernel kills what runs in it before the agent,
+// which then reports the death (SIGKILL) and keeps serving.
+const childOOMScoreAdj = 1000
+
+// raiseOOMScore makes pid the first thing the OOM killer picks. Raising
+// needs no privilege. It runs just after the exec; what the process
+// allocates in that instant already counts against it (the kernel picks by
+// size, too), so the window costs nothing. A failure (no /proc, or the
+// process already gone) is only logged: the process runs as before.
+func raiseOOMScore(pid int) error {
+	err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(childOOMScoreAdj)), 0)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return nil // it exited already
+	}
+	return err
 }
 
 // startError maps a failed fork/exec to a public error.

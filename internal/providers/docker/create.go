@@ -151,6 +151,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	if tmp == 0 {
 		tmp = DefaultTmpMB
 	}
+	tmp = min(tmp, max(mem/TmpMemoryDivisor, 1))
 
 	env := map[string]string{"HOME": provider.WorkspacePath}
 	maps.Copy(env, spec.Env)
