@@ -46,6 +46,7 @@ func TestCLISandboxCommands(t *testing.T) {
 			{name: "killed by a signal", args: []string{"exec", "p1", "--", "sh", "-c", "kill -TERM $$"}, wantCode: 128 + 15},
 			{name: "timeout", args: []string{"exec", "--timeout", "100ms", "p1", "--", "sleep", "30"}, wantErrSub: "timed out", wantCode: 128 + 9},
 			{name: "a missing command", args: []string{"exec", "p1", "--", "no-such-command"}, wantErrSub: "(command_not_found)", wantCode: 127},
+			{name: "arguments past the kernel's limit", args: []string{"exec", "p1", "--", "echo", strings.Repeat("x", 200<<10)}, wantErrSub: "(argument_list_too_long)", wantCode: 126},
 			{name: "no command", args: []string{"exec", "p1"}, wantErrSub: "expected a COMMAND", wantCode: cli.ExitUsage},
 			{name: "two runtimes before --", args: []string{"exec", "p1", "p2", "--", "true"}, wantErrSub: "expected one RUNTIME", wantCode: cli.ExitUsage},
 			{name: "stdin and detach", args: []string{"exec", "-i", "-d", "p1", "--", "cat"}, wantErrSub: "--stdin", wantCode: cli.ExitUsage},

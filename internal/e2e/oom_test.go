@@ -42,7 +42,7 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 
 	// The file stays: /tmp holds half the memory while a process asks
 	// for more than the whole.
-	if _, runtime := testenv.TestProvider(t); runtime == testenv.GVisorRuntime {
+	if runtimeUnderTest(t) == testenv.GVisorRuntime {
 		t.Log("gVisor: a process allocating past the memory limit ends the whole sandbox (the host kills its Sentry), so the allocation part does not apply")
 	} else {
 		hog, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{
