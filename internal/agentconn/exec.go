@@ -24,6 +24,9 @@ type ExecRequest struct {
 	ClearEnv bool
 	// Cwd is the working directory (absolute); empty means the agent's.
 	Cwd string
+	// User is the account to run as ("user" or "root"); empty means the
+	// agent's default.
+	User string
 	// Stdin, if set, is copied to the process's stdin, which is then closed.
 	Stdin io.Reader
 	// OpenStdin gives the process a stdin pipe written with ExecStream.Write
@@ -172,6 +175,7 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error)
 		Env:        req.Env,
 		ClearEnv:   req.ClearEnv,
 		Cwd:        req.Cwd,
+		User:       req.User,
 		Stdin:      req.Stdin != nil || req.OpenStdin,
 		TimeoutMs:  req.Timeout.Milliseconds(),
 		Background: req.Background,

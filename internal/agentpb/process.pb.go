@@ -168,7 +168,12 @@ type ProcessStart struct {
 	Background bool `protobuf:"varint,7,opt,name=background,proto3" json:"background,omitempty"`
 	// Run on a pseudo-terminal: stdin, stdout and stderr are the PTY; output
 	// arrives as stdout.
-	Pty           *Pty `protobuf:"bytes,8,opt,name=pty,proto3" json:"pty,omitempty"`
+	Pty *Pty `protobuf:"bytes,8,opt,name=pty,proto3" json:"pty,omitempty"`
+	// The user to run as: "user" (uid 1000) or "root" (uid 0, with no
+	// capabilities beyond the sandbox's own root); empty means the agent's
+	// default (its --user). An unknown user fails the call with the reason
+	// "invalid_user".
+	User          string `protobuf:"bytes,9,opt,name=user,proto3" json:"user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -257,6 +262,13 @@ func (x *ProcessStart) GetPty() *Pty {
 		return x.Pty
 	}
 	return nil
+}
+
+func (x *ProcessStart) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
 }
 
 type Pty struct {
@@ -1448,7 +1460,7 @@ var File_agent_v1_process_proto protoreflect.FileDescriptor
 
 const file_agent_v1_process_proto_rawDesc = "" +
 	"\n" +
-	"\x16agent/v1/process.proto\x12\x10paddock.agent.v1\"\xc2\x02\n" +
+	"\x16agent/v1/process.proto\x12\x10paddock.agent.v1\"\xd6\x02\n" +
 	"\fProcessStart\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x129\n" +
 	"\x03env\x18\x02 \x03(\v2'.paddock.agent.v1.ProcessStart.EnvEntryR\x03env\x12\x1b\n" +
@@ -1460,7 +1472,8 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\n" +
 	"background\x18\a \x01(\bR\n" +
 	"background\x12'\n" +
-	"\x03pty\x18\b \x01(\v2\x15.paddock.agent.v1.PtyR\x03pty\x1a6\n" +
+	"\x03pty\x18\b \x01(\v2\x15.paddock.agent.v1.PtyR\x03pty\x12\x12\n" +
+	"\x04user\x18\t \x01(\tR\x04user\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"A\n" +

@@ -249,7 +249,7 @@ func TestCLISandboxCommands(t *testing.T) {
 		io.WriteString(ptmx, "echo $((40+2))go; sleep 1000\r")
 		screen.expect(t, "42go")
 		io.WriteString(ptmx, "\x03")
-		screen.expect(t, "# ")
+		screen.expect(t, "$ ")
 		io.WriteString(ptmx, "echo status-$?\r")
 		screen.expect(t, "status-130")
 		io.WriteString(ptmx, "exit 5\r")

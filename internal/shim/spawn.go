@@ -23,6 +23,7 @@ type spawnSpec struct {
 	stdin      bool
 	pty        *ptySize
 	background bool
+	user       sandboxUser
 }
 
 type ptySize struct{ rows, cols uint16 }
@@ -202,8 +203,11 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 		io.stderr = errR
 		files = [3]uintptr{stdinR.Fd(), outW.Fd(), errW.Fd()}
 	}
+	if u := spec.user; !u.isAgent() {
+		sys.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}
+	}
 	attr := &syscall.ProcAttr{Dir: spec.cwd, Env: spec.env, Files: files[:], Sys: sys}
-	pid, err := r.Start(func() (int, error) {
+	start := func() (int, error) {
 		pid, err := syscall.ForkExec(path, spec.argv, attr)
 		if err == nil {
 			if oerr := raiseOOMScore(pid); oerr != nil {
@@ -211,7 +215,19 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 			}
 		}
 		return pid, err
-	}, onExit)
+	}
+	var pid int
+	var err error
+	if spec.user.uid == 0 {
+		// Root keeps root's capabilities in the sandbox, not the agent's
+		// own: it is forked on a thread without them.
+		err = onThread(dropAgentCaps, func() (e error) {
+			pid, e = r.Start(start, onExit)
+			return e
+		})
+	} else {
+		pid, err = r.Start(start, onExit)
+	}
 	closeAll()
 	if err != nil {
 		io.closeAll()
@@ -232,7 +248,9 @@ const childOOMScoreAdj = 1000
 // size, too), so the window costs nothing. A failure (no /proc, or the
 // process already gone) is only logged: the process runs as before.
 func raiseOOMScore(pid int) error {
-	err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(childOOMScoreAdj)), 0)
+	err := asProcessOwner(pid, func() error {
+		return os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(childOOMScoreAdj)), 0)
+	})
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 		return nil // it exited already
 	}

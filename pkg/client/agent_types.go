@@ -17,6 +17,9 @@ type ExecRequest struct {
 	// Cwd is the working directory, an absolute path; empty means the
 	// sandbox's home.
 	Cwd string `json:"cwd,omitempty"`
+	// User is the account to run as: "user" (uid 1000) or "root"; empty
+	// means the runtime's (its config's user).
+	User string `json:"user,omitempty"`
 	// Stdin is written to the process's standard input, which is then
 	// closed. For more than the body limit (1 MiB), set OpenStdin and
 	// stream it with WriteStdin.
