@@ -73,7 +73,9 @@ type ExitStatus struct {
 	Code     int    // exit status; -1 when a signal ended it
 	Signal   string // e.g. "SIGKILL"; empty if none
 	TimedOut bool   // killed because its timeout passed
-	ExitedAt time.Time
+	// OOMKilled: the kernel's OOM killer ended it (see the agent's Exited).
+	OOMKilled bool
+	ExitedAt  time.Time
 	// Bytes each stream produced in total.
 	StdoutBytes, StderrBytes int64
 }
@@ -396,6 +398,7 @@ func exitStatus(e *agentpb.Exited) *ExitStatus {
 		Code:        int(e.ExitCode),
 		Signal:      e.SignalName,
 		TimedOut:    e.TimedOut,
+		OOMKilled:   e.OomKilled,
 		ExitedAt:    time.Unix(0, e.ExitedAtUnixNano),
 		StdoutBytes: e.StdoutBytes,
 		StderrBytes: e.StderrBytes,

@@ -814,8 +814,12 @@ type Exited struct {
 	TimedOut         bool  `protobuf:"varint,4,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	ExitedAtUnixNano int64 `protobuf:"varint,5,opt,name=exited_at_unix_nano,json=exitedAtUnixNano,proto3" json:"exited_at_unix_nano,omitempty"`
 	// Total bytes each stream produced.
-	StdoutBytes   int64 `protobuf:"varint,6,opt,name=stdout_bytes,json=stdoutBytes,proto3" json:"stdout_bytes,omitempty"`
-	StderrBytes   int64 `protobuf:"varint,7,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
+	StdoutBytes int64 `protobuf:"varint,6,opt,name=stdout_bytes,json=stdoutBytes,proto3" json:"stdout_bytes,omitempty"`
+	StderrBytes int64 `protobuf:"varint,7,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
+	// SIGKILL ended the process, neither its timeout nor a client sent it,
+	// and the kernel's OOM killer killed in the sandbox while it ran: it ran
+	// out of memory (or was killed beside the process that did).
+	OomKilled     bool `protobuf:"varint,8,opt,name=oom_killed,json=oomKilled,proto3" json:"oom_killed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -897,6 +901,13 @@ func (x *Exited) GetStderrBytes() int64 {
 		return x.StderrBytes
 	}
 	return 0
+}
+
+func (x *Exited) GetOomKilled() bool {
+	if x != nil {
+		return x.OomKilled
+	}
+	return false
 }
 
 type AttachRequest struct {
@@ -1509,7 +1520,7 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"OutputLost\x126\n" +
 	"\x06stream\x18\x01 \x01(\x0e2\x1e.paddock.agent.v1.OutputStreamR\x06stream\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x14\n" +
-	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\"\xf0\x01\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\"\x8f\x02\n" +
 	"\x06Exited\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1f\n" +
@@ -1518,7 +1529,9 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12-\n" +
 	"\x13exited_at_unix_nano\x18\x05 \x01(\x03R\x10exitedAtUnixNano\x12!\n" +
 	"\fstdout_bytes\x18\x06 \x01(\x03R\vstdoutBytes\x12!\n" +
-	"\fstderr_bytes\x18\a \x01(\x03R\vstderrBytes\"\x86\x01\n" +
+	"\fstderr_bytes\x18\a \x01(\x03R\vstderrBytes\x12\x1d\n" +
+	"\n" +
+	"oom_killed\x18\b \x01(\bR\toomKilled\"\x86\x01\n" +
 	"\rAttachRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
 	"\rstdout_offset\x18\x02 \x01(\x03R\fstdoutOffset\x12#\n" +

@@ -286,6 +286,7 @@ func exitOut(st agentconn.ExitStatus) *client.ExitStatus {
 		Code:        st.Code,
 		Signal:      st.Signal,
 		TimedOut:    st.TimedOut,
+		OOMKilled:   st.OOMKilled,
 		StdoutBytes: st.StdoutBytes,
 		StderrBytes: st.StderrBytes,
 	}

@@ -44,6 +44,9 @@ func (a *app) exitWith(st client.ExitStatus) error {
 	if st.TimedOut {
 		fmt.Fprintln(a.env.Stderr, "paddock: the command timed out and was killed")
 	}
+	if st.OOMKilled {
+		fmt.Fprintln(a.env.Stderr, "paddock: the sandbox ran out of memory and the command was killed")
+	}
 	if code := statusCode(st); code != 0 {
 		return exitCode(code)
 	}

@@ -35,7 +35,7 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("filling /tmp: %v", err)
 	}
-	if fill.Exit == nil || fill.Exit.Code == 0 || !strings.Contains(string(fill.Stderr), "No space left on device") {
+	if fill.Exit == nil || fill.Exit.Code == 0 || fill.Exit.OOMKilled || !strings.Contains(string(fill.Stderr), "No space left on device") {
 		t.Fatalf("writing 200 MiB to /tmp in a 128 MiB sandbox: exit %+v, stderr %q", fill.Exit, fill.Stderr)
 	}
 	s.run(t, "true")
@@ -51,7 +51,7 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("allocating past the memory limit: %v", err)
 		}
-		if hog.Exit == nil || hog.Exit.Signal != "SIGKILL" {
+		if hog.Exit == nil || hog.Exit.Signal != "SIGKILL" || !hog.Exit.OOMKilled {
 			t.Fatalf("allocating 200 MiB in a 128 MiB sandbox: exit %+v, stderr %q", hog.Exit, hog.Stderr)
 		}
 	}
