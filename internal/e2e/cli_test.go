@@ -175,6 +175,7 @@ func TestCLISandboxCommands(t *testing.T) {
 			t.Fatalf("to stdout: %q", out)
 		}
 
+		roCode, _ := readOnlyRootRefusal(t)
 		errCases := []struct {
 			name    string
 			args    []string
@@ -184,7 +185,7 @@ func TestCLISandboxCommands(t *testing.T) {
 			{"relative remote path", []string{"cp", "p1:workspace", local}, "must be absolute", cli.ExitUsage},
 			{"both local", []string{"cp", local, local}, "RUNTIME:PATH", cli.ExitUsage},
 			{"missing remote file", []string{"cp", "p1:/nope", local}, "(file_not_found)", cli.ExitError},
-			{"read-only root", []string{"cp", filepath.Join(src, "a.txt"), "p1:/etc/a.txt"}, "(read_only_filesystem)", cli.ExitError},
+			{"read-only root", []string{"cp", filepath.Join(src, "a.txt"), "p1:/etc/a.txt"}, "(" + roCode + ")", cli.ExitError},
 		}
 		for _, tt := range errCases {
 			t.Run(tt.name, func(t *testing.T) {

@@ -90,3 +90,14 @@ func runtimeUnderTest(t testing.TB) string {
 	_, runtime := testenv.TestProvider(t)
 	return runtime
 }
+
+// readOnlyRootRefusal is the code and kind of the refusal of a write
+// through the API to the read-only root, which is not the user's either:
+// Linux checks the mount first (read_only_filesystem), gVisor's kernel the
+// permission (permission_denied).
+func readOnlyRootRefusal(t testing.TB) (string, error) {
+	if runtimeUnderTest(t) == testenv.GVisorRuntime {
+		return "permission_denied", pc.ErrPermissionDenied
+	}
+	return "read_only_filesystem", pc.ErrFailedPrecondition
+}

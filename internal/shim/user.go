@@ -74,8 +74,8 @@ func onThread(setup func() error, fn func() error) error {
 }
 
 // asUser runs fn with u's file-system identity (its uid and gid, no
-// supplementary groups), so that what fn creates is u's and what it may
-// touch is what u may. The agent needs no capability it lacks for this:
+// supplementary groups; real, effective and saved), so that what fn
+// creates is u's and what it may touch is what u may. The agent needs no capability it lacks for this:
 // only setresuid and setresgid on one thread, which its CAP_SETUID and
 // CAP_SETGID allow.
 func asUser(u sandboxUser, fn func() error) error {
@@ -86,10 +86,12 @@ func asUser(u sandboxUser, fn func() error) error {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 			return e
 		}
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, ^uintptr(0), uintptr(u.gid), ^uintptr(0)); e != 0 {
+		// All three ids: gVisor, unlike Linux, also compares the real
+		// ones when it decides who may look into a process.
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(u.gid), uintptr(u.gid), uintptr(u.gid)); e != 0 {
 			return e
 		}
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, ^uintptr(0), uintptr(u.uid), ^uintptr(0)); e != 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(u.uid), uintptr(u.uid), uintptr(u.uid)); e != 0 {
 			return e
 		}
 		return nil
