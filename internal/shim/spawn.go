@@ -302,11 +302,13 @@ var commandErrors = map[syscall.Errno]struct {
 	syscall.ENAMETOOLONG: {kindInvalid, "invalid_command", "command %[1]q: a path name is too long"},
 	syscall.E2BIG:        {kindInvalid, "argument_list_too_long", "the arguments and environment of %[1]q exceed the kernel's limit (128 KiB for one argument or variable, a quarter of the stack limit for all)"},
 	syscall.ETXTBSY:      {kindExists, "text_file_busy", "command %[1]q is open for writing by another process"},
-	syscall.EAGAIN:       {kindResourceExhausted, "process_limit", "the sandbox has reached its process limit, so it cannot start %[1]q: stop some (paddock ps, paddock kill), kill everything but the agent (paddock kill --all, or POST …/processes/kill-all), or reset the runtime"},
-	syscall.ENOMEM:       {kindResourceExhausted, "out_of_memory", "the sandbox has no memory left to start %[1]q: stop some processes or empty /tmp"},
+	syscall.EAGAIN:       {kindResourceExhausted, "process_limit", processLimitMsg},
+	syscall.ENOMEM:       {kindResourceExhausted, "process_limit", processLimitMsg}, // gVisor's answer at the pids limit
 	syscall.EMFILE:       {kindResourceExhausted, "too_many_open_files", "the agent has too many open files to start %[1]q"},
 	syscall.ENFILE:       {kindResourceExhausted, "too_many_open_files", "the system has too many open files to start %[1]q"},
 }
+
+const processLimitMsg = "the sandbox has reached its process limit, so it cannot start %[1]q: stop some (paddock ps, paddock kill), kill everything but the agent (paddock kill --all, or POST …/processes/kill-all), or reset the runtime"
 
 // commandError maps an error looking up or starting argv0 to a public
 // error; see commandErrors.

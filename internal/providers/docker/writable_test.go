@@ -81,7 +81,8 @@ func testWritableRoot(t *testing.T, fl flavour) {
 	spec.Image, spec.Resources.MemoryMB, spec.WritableRoot = testenv.DefaultImage, 256, true
 	h := e.started(t, spec)
 	// The agent has exactly the three and its own KILL, SETUID and SETGID (a
-	// root process it starts has the three alone: TestSandboxUser).
+	// root process it starts keeps the three and not the agent's own:
+	// internal/shim, dropAgentCaps).
 	if out := e.mustExec(t, h.ID, "awk", "/^CapEff/ { print $2 }", "/proc/1/status"); strings.TrimSpace(out) != "00000000000000eb" {
 		t.Fatalf("effective capabilities of the agent: %s, want CHOWN DAC_OVERRIDE FOWNER KILL SETGID SETUID (0xeb)", out)
 	}
