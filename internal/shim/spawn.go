@@ -203,10 +203,22 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 		io.stderr = errR
 		files = [3]uintptr{stdinR.Fd(), outW.Fd(), errW.Fd()}
 	}
-	if u := spec.user; !u.isAgent() {
-		sys.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}
-	}
 	attr := &syscall.ProcAttr{Dir: spec.cwd, Env: spec.env, Files: files[:], Sys: sys}
+	pid, err := forkExec(log, r, spec, path, attr, onExit)
+	closeAll()
+	if err != nil {
+		io.closeAll()
+		return 0, nil, startError(spec, err)
+	}
+	return pid, &io, nil
+}
+
+// forkExec starts the process as spec's user through the reaper and
+// raises its oom_score_adj.
+func forkExec(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, attr *syscall.ProcAttr, onExit func(syscall.WaitStatus)) (int, error) {
+	if u := spec.user; !u.isAgent() {
+		attr.Sys.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}
+	}
 	start := func() (int, error) {
 		pid, err := syscall.ForkExec(path, spec.argv, attr)
 		if err == nil {
@@ -216,24 +228,17 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 		}
 		return pid, err
 	}
+	if spec.user.uid != 0 {
+		return r.Start(start, onExit)
+	}
+	// Root keeps root's capabilities in the sandbox, not the agent's own:
+	// it is forked on a thread without them.
 	var pid int
-	var err error
-	if spec.user.uid == 0 {
-		// Root keeps root's capabilities in the sandbox, not the agent's
-		// own: it is forked on a thread without them.
-		err = onThread(dropAgentCaps, func() (e error) {
-			pid, e = r.Start(start, onExit)
-			return e
-		})
-	} else {
+	err := onThread(dropAgentCaps, func() (err error) {
 		pid, err = r.Start(start, onExit)
-	}
-	closeAll()
-	if err != nil {
-		io.closeAll()
-		return 0, nil, startError(spec, err)
-	}
-	return pid, &io, nil
+		return err
+	})
+	return pid, err
 }
 
 // childOOMScoreAdj is the oom_score_adj of every process the agent starts
