@@ -104,8 +104,13 @@ var agentOnlyCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_KILL}
 
 // dropAgentCaps removes agentOnlyCaps from the calling thread's effective,
 // permitted and inheritable sets; a process forked on that thread starts
-// without them, and no-new-privileges keeps its exec from regaining them.
+// without them, and no-new-privileges (set on the thread too, as the
+// sandbox sets it on the agent) keeps its exec as root from regaining
+// them.
 func dropAgentCaps() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
