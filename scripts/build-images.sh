@@ -52,10 +52,10 @@ set -euo pipefail
 TEST_IMAGE=paddock/test-busybox:latest
 # Bumped when what the test image holds changes. The stand-in's source is
 # followed on its own (dev.paddock.standin-hash).
-TEST_IMAGE_VERSION=2
+TEST_IMAGE_VERSION=3
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
-DEFAULT_IMAGE_VERSION=7
+DEFAULT_IMAGE_VERSION=8
 COMPUTER_USE_IMAGE=paddock/computer-use:bookworm
 COMPUTER_USE_IMAGE_VERSION=1
 ALL_HARNESS_IMAGE=paddock/all-harness:bookworm
@@ -357,6 +357,17 @@ standin_hash() {
 	)
 }
 
+# add_sandbox_user ROOT SHELL: the account sandbox processes run as by
+# default (uid and gid 1000, home /home/user, where the workspace is
+# mounted too), owning /workspace and its home. Derived images inherit it.
+add_sandbox_user() {
+	echo "user:x:1000:1000:user:/home/user:$2" >>"$1/etc/passwd"
+	echo 'user:x:1000:' >>"$1/etc/group"
+	if [ -f "$1/etc/shadow" ]; then echo 'user:*:20000:0:99999:7:::' >>"$1/etc/shadow"; fi
+	mkdir -p "$1/home/user" "$1/workspace"
+	chown 1000:1000 "$1/home/user" "$1/workspace"
+}
+
 build_test() {
 	if ! command -v go >/dev/null 2>&1; then
 		log "the test image's harness stand-in is built with Go, which is not on PATH (run scripts/setup-host.sh)"
@@ -377,6 +388,7 @@ build_test() {
 	chmod 1777 "$r/tmp"
 	echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
 	echo 'root:x:0:' >"$r/etc/group"
+	add_sandbox_user "$r" /bin/sh
 	# The harness stand-ins: one static binary under every CLI's name.
 	(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -o "$SCRATCH/paddock-harness-standin" ./internal/harness/standin)
 	install -m 0755 "$SCRATCH/paddock-harness-standin" "$r/usr/local/bin/${STANDIN_NAMES[0]}"
@@ -542,6 +554,7 @@ build_default() {
 	echo 'APT::Sandbox::User "root";' >"$r/etc/apt/apt.conf.d/99paddock-sandbox"
 	chroot_finish "$r"
 	mkdir -p "$r/workspace"
+	add_sandbox_user "$r" /bin/bash
 	step "$DEFAULT_IMAGE" 3 3 "importing"
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \

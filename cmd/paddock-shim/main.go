@@ -47,7 +47,7 @@ func run(args []string, stderr io.Writer) error {
 		return computeruse.Main(context.Background(), args[1:], os.Stdin, os.Stdout, stderr, version)
 	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--trust PATH] [--grace DURATION] [--log-level LEVEL]\n%s", computeruse.Usage)
+		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--trust PATH] [--grace DURATION] [--user NAME] [--log-level LEVEL]\n%s", computeruse.Usage)
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -56,6 +56,7 @@ func run(args []string, stderr io.Writer) error {
 	trust := fs.String("trust", "", "CA certificate (PEM) every process trusts beside the image's roots; a bundle of both is written beside the socket")
 	grace := fs.Duration("grace", 10*time.Second, "how long processes get to exit on SIGTERM before they are killed")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	user := fs.String("user", "", `the account processes run as and files are written as unless a call names another: "user" (uid 1000) or "root"; empty means the agent's own`)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -74,5 +75,6 @@ func run(args []string, stderr io.Writer) error {
 		TrustFile: *trust,
 		Version:   version,
 		Grace:     *grace,
+		User:      *user,
 	})
 }

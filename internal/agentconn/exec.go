@@ -24,6 +24,9 @@ type ExecRequest struct {
 	ClearEnv bool
 	// Cwd is the working directory (absolute); empty means the agent's.
 	Cwd string
+	// User is the account to run as ("user" or "root"); empty means the
+	// agent's default.
+	User string
 	// Stdin, if set, is copied to the process's stdin, which is then closed.
 	Stdin io.Reader
 	// OpenStdin gives the process a stdin pipe written with ExecStream.Write
@@ -70,7 +73,9 @@ type ExitStatus struct {
 	Code     int    // exit status; -1 when a signal ended it
 	Signal   string // e.g. "SIGKILL"; empty if none
 	TimedOut bool   // killed because its timeout passed
-	ExitedAt time.Time
+	// OOMKilled: the kernel's OOM killer ended it (see the agent's Exited).
+	OOMKilled bool
+	ExitedAt  time.Time
 	// Bytes each stream produced in total.
 	StdoutBytes, StderrBytes int64
 }
@@ -172,6 +177,7 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error)
 		Env:        req.Env,
 		ClearEnv:   req.ClearEnv,
 		Cwd:        req.Cwd,
+		User:       req.User,
 		Stdin:      req.Stdin != nil || req.OpenStdin,
 		TimeoutMs:  req.Timeout.Milliseconds(),
 		Background: req.Background,
@@ -392,6 +398,7 @@ func exitStatus(e *agentpb.Exited) *ExitStatus {
 		Code:        int(e.ExitCode),
 		Signal:      e.SignalName,
 		TimedOut:    e.TimedOut,
+		OOMKilled:   e.OomKilled,
 		ExitedAt:    time.Unix(0, e.ExitedAtUnixNano),
 		StdoutBytes: e.StdoutBytes,
 		StderrBytes: e.StderrBytes,

@@ -21,6 +21,7 @@ type TerminalRequest struct {
 	Cwd        string
 	Rows, Cols int    // 0 means 24x80
 	Term       string // TERM; empty means xterm-256color
+	User       string // as ExecRequest.User
 }
 
 // TerminalStream is an open terminal: Read its output, Write its input.
@@ -57,7 +58,7 @@ func (c *Client) Terminal(ctx context.Context, req TerminalRequest) (*TerminalSt
 	t.stopWatch = context.AfterFunc(sctx, t.closeRequest)
 	_ = stream.Send(&agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Start{Start: &agentpb.TerminalStart{
 		Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
-		Rows: uint32(req.Rows), Cols: uint32(req.Cols), Term: req.Term,
+		Rows: uint32(req.Rows), Cols: uint32(req.Cols), Term: req.Term, User: req.User,
 	}}})
 	msg, err := stream.Receive()
 	if err != nil {

@@ -168,7 +168,12 @@ type ProcessStart struct {
 	Background bool `protobuf:"varint,7,opt,name=background,proto3" json:"background,omitempty"`
 	// Run on a pseudo-terminal: stdin, stdout and stderr are the PTY; output
 	// arrives as stdout.
-	Pty           *Pty `protobuf:"bytes,8,opt,name=pty,proto3" json:"pty,omitempty"`
+	Pty *Pty `protobuf:"bytes,8,opt,name=pty,proto3" json:"pty,omitempty"`
+	// The user to run as: "user" (uid 1000) or "root" (uid 0, with no
+	// capabilities beyond the sandbox's own root); empty means the agent's
+	// default (its --user). An unknown user fails the call with the reason
+	// "invalid_user".
+	User          string `protobuf:"bytes,9,opt,name=user,proto3" json:"user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -257,6 +262,13 @@ func (x *ProcessStart) GetPty() *Pty {
 		return x.Pty
 	}
 	return nil
+}
+
+func (x *ProcessStart) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
 }
 
 type Pty struct {
@@ -802,8 +814,12 @@ type Exited struct {
 	TimedOut         bool  `protobuf:"varint,4,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	ExitedAtUnixNano int64 `protobuf:"varint,5,opt,name=exited_at_unix_nano,json=exitedAtUnixNano,proto3" json:"exited_at_unix_nano,omitempty"`
 	// Total bytes each stream produced.
-	StdoutBytes   int64 `protobuf:"varint,6,opt,name=stdout_bytes,json=stdoutBytes,proto3" json:"stdout_bytes,omitempty"`
-	StderrBytes   int64 `protobuf:"varint,7,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
+	StdoutBytes int64 `protobuf:"varint,6,opt,name=stdout_bytes,json=stdoutBytes,proto3" json:"stdout_bytes,omitempty"`
+	StderrBytes int64 `protobuf:"varint,7,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
+	// SIGKILL ended the process, neither its timeout nor a client sent it,
+	// and the kernel's OOM killer killed in the sandbox while it ran: it ran
+	// out of memory (or was killed beside the process that did).
+	OomKilled     bool `protobuf:"varint,8,opt,name=oom_killed,json=oomKilled,proto3" json:"oom_killed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -885,6 +901,13 @@ func (x *Exited) GetStderrBytes() int64 {
 		return x.StderrBytes
 	}
 	return 0
+}
+
+func (x *Exited) GetOomKilled() bool {
+	if x != nil {
+		return x.OomKilled
+	}
+	return false
 }
 
 type AttachRequest struct {
@@ -1448,7 +1471,7 @@ var File_agent_v1_process_proto protoreflect.FileDescriptor
 
 const file_agent_v1_process_proto_rawDesc = "" +
 	"\n" +
-	"\x16agent/v1/process.proto\x12\x10paddock.agent.v1\"\xc2\x02\n" +
+	"\x16agent/v1/process.proto\x12\x10paddock.agent.v1\"\xd6\x02\n" +
 	"\fProcessStart\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x129\n" +
 	"\x03env\x18\x02 \x03(\v2'.paddock.agent.v1.ProcessStart.EnvEntryR\x03env\x12\x1b\n" +
@@ -1460,7 +1483,8 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\n" +
 	"background\x18\a \x01(\bR\n" +
 	"background\x12'\n" +
-	"\x03pty\x18\b \x01(\v2\x15.paddock.agent.v1.PtyR\x03pty\x1a6\n" +
+	"\x03pty\x18\b \x01(\v2\x15.paddock.agent.v1.PtyR\x03pty\x12\x12\n" +
+	"\x04user\x18\t \x01(\tR\x04user\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"A\n" +
@@ -1496,7 +1520,7 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"OutputLost\x126\n" +
 	"\x06stream\x18\x01 \x01(\x0e2\x1e.paddock.agent.v1.OutputStreamR\x06stream\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x14\n" +
-	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\"\xf0\x01\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\"\x8f\x02\n" +
 	"\x06Exited\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1f\n" +
@@ -1505,7 +1529,9 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12-\n" +
 	"\x13exited_at_unix_nano\x18\x05 \x01(\x03R\x10exitedAtUnixNano\x12!\n" +
 	"\fstdout_bytes\x18\x06 \x01(\x03R\vstdoutBytes\x12!\n" +
-	"\fstderr_bytes\x18\a \x01(\x03R\vstderrBytes\"\x86\x01\n" +
+	"\fstderr_bytes\x18\a \x01(\x03R\vstderrBytes\x12\x1d\n" +
+	"\n" +
+	"oom_killed\x18\b \x01(\bR\toomKilled\"\x86\x01\n" +
 	"\rAttachRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
 	"\rstdout_offset\x18\x02 \x01(\x03R\fstdoutOffset\x12#\n" +

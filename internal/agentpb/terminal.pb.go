@@ -30,6 +30,7 @@ type TerminalStart struct {
 	Rows          uint32            `protobuf:"varint,4,opt,name=rows,proto3" json:"rows,omitempty"` // default 24
 	Cols          uint32            `protobuf:"varint,5,opt,name=cols,proto3" json:"cols,omitempty"` // default 80
 	Term          string            `protobuf:"bytes,6,opt,name=term,proto3" json:"term,omitempty"`  // TERM; default "xterm-256color"
+	User          string            `protobuf:"bytes,7,opt,name=user,proto3" json:"user,omitempty"`  // as ProcessStart.user
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,6 +103,13 @@ func (x *TerminalStart) GetCols() uint32 {
 func (x *TerminalStart) GetTerm() string {
 	if x != nil {
 		return x.Term
+	}
+	return ""
+}
+
+func (x *TerminalStart) GetUser() string {
+	if x != nil {
+		return x.User
 	}
 	return ""
 }
@@ -338,14 +346,15 @@ var File_agent_v1_terminal_proto protoreflect.FileDescriptor
 
 const file_agent_v1_terminal_proto_rawDesc = "" +
 	"\n" +
-	"\x17agent/v1/terminal.proto\x12\x10paddock.agent.v1\x1a\x16agent/v1/process.proto\"\xe5\x01\n" +
+	"\x17agent/v1/terminal.proto\x12\x10paddock.agent.v1\x1a\x16agent/v1/process.proto\"\xf9\x01\n" +
 	"\rTerminalStart\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12:\n" +
 	"\x03env\x18\x02 \x03(\v2(.paddock.agent.v1.TerminalStart.EnvEntryR\x03env\x12\x10\n" +
 	"\x03cwd\x18\x03 \x01(\tR\x03cwd\x12\x12\n" +
 	"\x04rows\x18\x04 \x01(\rR\x04rows\x12\x12\n" +
 	"\x04cols\x18\x05 \x01(\rR\x04cols\x12\x12\n" +
-	"\x04term\x18\x06 \x01(\tR\x04term\x1a6\n" +
+	"\x04term\x18\x06 \x01(\tR\x04term\x12\x12\n" +
+	"\x04user\x18\a \x01(\tR\x04user\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd1\x01\n" +

@@ -54,6 +54,15 @@ func checkPath(field, p string) error {
 	return nil
 }
 
+// checkUser accepts an account of the sandbox to run as; "" is the
+// runtime's.
+func checkUser(user string) error {
+	if user != "" && user != store.UserDefault && user != store.UserRoot {
+		return errdefs.InvalidArgument("invalid_user", "user %q does not exist in the sandbox: use %q or %q", user, store.UserDefault, store.UserRoot)
+	}
+	return nil
+}
+
 // execRequest checks req and turns it into the agent's request.
 func execRequest(req client.ExecRequest, streamed bool) (agentconn.ExecRequest, error) {
 	var out agentconn.ExecRequest
@@ -81,6 +90,9 @@ func execRequest(req client.ExecRequest, streamed bool) (agentconn.ExecRequest, 
 			return out, err
 		}
 	}
+	if err := checkUser(req.User); err != nil {
+		return out, err
+	}
 	if req.TimeoutMS < 0 || req.TimeoutMS > maxTimeoutMS {
 		return out, errdefs.InvalidArgument("invalid_timeout", "timeout_ms must be between 0 and %d", maxTimeoutMS)
 	}
@@ -98,6 +110,7 @@ func execRequest(req client.ExecRequest, streamed bool) (agentconn.ExecRequest, 
 		Env:        req.Env,
 		ClearEnv:   req.ClearEnv,
 		Cwd:        req.Cwd,
+		User:       req.User,
 		OpenStdin:  req.OpenStdin,
 		Timeout:    time.Duration(req.TimeoutMS) * time.Millisecond,
 		Background: req.Background,
@@ -273,6 +286,7 @@ func exitOut(st agentconn.ExitStatus) *client.ExitStatus {
 		Code:        st.Code,
 		Signal:      st.Signal,
 		TimedOut:    st.TimedOut,
+		OOMKilled:   st.OOMKilled,
 		StdoutBytes: st.StdoutBytes,
 		StderrBytes: st.StderrBytes,
 	}

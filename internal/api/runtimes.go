@@ -97,6 +97,7 @@ func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
 		Image: req.Image, CPUMillis: req.CPUMillis, MemoryMB: req.MemoryMB, PidsLimit: req.PidsLimit,
 		IdleTimeoutSeconds: req.IdleTimeoutSeconds, MaxLifetimeSeconds: req.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets, RootFS: req.RootFS,
+		User: req.User,
 	}
 	if req.CapabilitiesJSON != nil {
 		sidecars, err := sidecar.Parse(*req.CapabilitiesJSON)

@@ -55,6 +55,10 @@ func terminalRequest(r *http.Request) (agentconn.TerminalRequest, error) {
 		}
 		req.Cwd = cwd
 	}
+	req.User = q.Get("user")
+	if err := checkUser(req.User); err != nil {
+		return req, err
+	}
 	req.Argv = q["argv"]
 	if len(req.Argv) > maxArgs {
 		return req, errdefs.InvalidArgument("invalid_command", "argv has more than %d arguments", maxArgs)

@@ -39,6 +39,10 @@ const (
 var shellCodes = map[string]int{
 	"command_not_found":      ExitNotFound,
 	"command_not_executable": ExitNotExecutable,
+	"exec_format_error":      ExitNotExecutable,
+	"too_many_symlinks":      ExitNotExecutable,
+	"argument_list_too_long": ExitNotExecutable,
+	"text_file_busy":         ExitNotExecutable,
 }
 
 // Env is everything a run of the CLI reads from its process.

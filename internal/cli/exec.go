@@ -44,6 +44,9 @@ func (a *app) exitWith(st client.ExitStatus) error {
 	if st.TimedOut {
 		fmt.Fprintln(a.env.Stderr, "paddock: the command timed out and was killed")
 	}
+	if st.OOMKilled {
+		fmt.Fprintln(a.env.Stderr, "paddock: the sandbox ran out of memory and the command was killed")
+	}
 	if code := statusCode(st); code != 0 {
 		return exitCode(code)
 	}
@@ -58,6 +61,7 @@ func (a *app) execCmd() *cobra.Command {
 		detach  bool
 		env     []string
 		cwd     string
+		user    string
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
@@ -97,7 +101,7 @@ run 126, and an interrupted paddock 130, as in a shell. ` + runtimeArg,
 			if _, tty := ttyOf(a.env.Stdin); !tty && !noStdin && !detach && a.output != outputJSON {
 				forward = true
 			}
-			req := client.ExecRequest{Argv: argv, Cwd: cwd, Background: detach, OpenStdin: forward && !detach}
+			req := client.ExecRequest{Argv: argv, Cwd: cwd, User: user, Background: detach, OpenStdin: forward && !detach}
 			if len(env) > 0 {
 				req.Env = map[string]string{}
 				for _, kv := range env {
@@ -133,6 +137,7 @@ run 126, and an interrupted paddock 130, as in a shell. ` + runtimeArg,
 	f.BoolVarP(&detach, "detach", "d", false, "run the command in the background and print its process id")
 	f.StringArrayVarP(&env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	f.StringVarP(&cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")
+	f.StringVarP(&user, "user", "u", "", "run as this account: user (uid 1000) or root (default: the runtime's)")
 	f.DurationVar(&timeout, "timeout", 0, "kill the command after this long, e.g. 30s (default: never)")
 	return cmd
 }

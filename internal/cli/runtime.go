@@ -40,6 +40,7 @@ func (a *app) printRuntime(r client.Runtime) error {
 		{"NETWORK", networkOf(r.Config.Network)},
 		{"SECRETS", strings.Join(r.Config.Secrets, ", ")},
 		{"ROOTFS", r.Config.RootFS},
+		{"USER", r.Config.User},
 		{"CAPABILITIES", r.Config.CapabilitiesJSON},
 		{"CAPABILITY_PROBLEMS", strings.Join(r.CapabilityProblems, "; ")},
 		{"IDLE_TIMEOUT", secs(r.Config.IdleTimeoutSeconds)},

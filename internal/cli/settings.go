@@ -16,10 +16,10 @@ import (
 // runtimeSettings are the runtime settings `project create` and `runtime
 // set` share. create adds the ones fixed at creation (provider, disk).
 type runtimeSettings struct {
-	image, provider, network, cpu, memory, disk, rootfs string
-	allow, deny, secrets, capabilities                  []string
-	pids                                                int64
-	idle, maxLifetime, archiveAfter                     time.Duration
+	image, provider, network, cpu, memory, disk, rootfs, user string
+	allow, deny, secrets, capabilities                        []string
+	pids                                                      int64
+	idle, maxLifetime, archiveAfter                           time.Duration
 }
 
 func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
@@ -30,6 +30,7 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	f.StringSliceVar(&s.deny, "deny", nil, "egress rule to deny; deny wins over allow (repeatable)")
 	f.StringSliceVar(&s.secrets, "secret", nil, "secret to bind, by name or id: injected into every sandbox the runtime starts (repeatable)")
 	f.StringVar(&s.rootfs, "rootfs", "", "root filesystem: readonly (the default) or writable, where apt-get install works (changes survive pause and archive, not reset)")
+	f.StringVar(&s.user, "user", "", "the account processes run as unless an exec names another: user (uid 1000, the default) or root")
 	f.StringSliceVar(&s.capabilities, "capabilities", nil, "sidecar capabilities, such as computer_use,all_harness (see 'paddock capabilities -o json'; '' for none)")
 	f.StringVar(&s.cpu, "cpu", "", "CPUs: 0.5, 2 or 500m")
 	f.StringVar(&s.memory, "memory", "", "memory: 512 (MB), 512M or 2G")
@@ -105,6 +106,9 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 	if changed("rootfs") {
 		p.RootFS = &s.rootfs
 	}
+	if changed("user") {
+		p.User = &s.user
+	}
 	if changed("capabilities") {
 		b, err := json.Marshal(rulesOf(s.capabilities))
 		if err != nil {
@@ -161,6 +165,9 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 	}
 	if p.RootFS != nil {
 		c.RootFS = *p.RootFS
+	}
+	if p.User != nil {
+		c.User = *p.User
 	}
 	if p.CapabilitiesJSON != nil {
 		c.CapabilitiesJSON = *p.CapabilitiesJSON

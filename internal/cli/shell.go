@@ -20,8 +20,8 @@ const eot = "\x04"
 
 func (a *app) shellCmd() *cobra.Command {
 	var (
-		sc  scope
-		cwd string
+		sc        scope
+		cwd, user string
 	)
 	cmd := &cobra.Command{
 		Use:   "shell [flags] RUNTIME [flags] [-- COMMAND [ARG...]]",
@@ -47,11 +47,12 @@ input is typed into the session, then Ctrl-D. ` + runtimeArg,
 			if err != nil {
 				return err
 			}
-			return a.shell(ctx, t, client.TerminalOptions{Argv: argv, Cwd: cwd, Term: a.getenv("TERM")})
+			return a.shell(ctx, t, client.TerminalOptions{Argv: argv, Cwd: cwd, User: user, Term: a.getenv("TERM")})
 		},
 	}
 	scopeFlags(cmd, &sc, true)
 	cmd.Flags().StringVarP(&cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")
+	cmd.Flags().StringVarP(&user, "user", "u", "", "run as this account: user (uid 1000) or root (default: the runtime's)")
 	return cmd
 }
 

@@ -96,7 +96,11 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 	if got := s.run(t, "cat", "/workspace/.paddock/capabilities/e2e-workers/built"); got != "built\n" {
 		t.Fatalf("setup's output after another binding changed: %q", got)
 	}
-	s.run(t, "test", "!", "-e", "/workspace/.paddock/capabilities/repo-tools")
+	// Its directory goes in the same apply, after the agent file.
+	waitFor(t, "the disabled capability's directory to leave the sandbox", func() bool {
+		res, err := s.sdk.Exec(bounded(t), "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-e", "/workspace/.paddock/capabilities/repo-tools"}})
+		return err == nil && res.Exit != nil && res.Exit.Code != 0
+	})
 	beat := s.run(t, "cat", "/workspace/heartbeat")
 	waitFor(t, "the heartbeat worker to keep beating", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
 	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+repo.ID, pc.UpdateBindingRequest{Enabled: ptr(true)})

@@ -50,11 +50,12 @@ func containersOf(t *testing.T, cli *client.Client, runtimeID string) []containe
 }
 
 // execIn runs cmd in a container with the engine's exec (a check from
-// outside paddock) and returns its output and exit code.
+// outside paddock), as the sandbox's user, and returns its output and exit
+// code.
 func execIn(t *testing.T, cli *client.Client, id string, cmd ...string) (string, int) {
 	t.Helper()
 	ctx := t.Context()
-	ex, err := cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	ex, err := cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, User: "1000:1000", AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		t.Fatal(err)
 	}

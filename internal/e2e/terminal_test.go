@@ -39,7 +39,7 @@ func TestTerminal(t *testing.T) {
 	io.WriteString(tm, "echo $((40+2))go; sleep 1000\n")
 	screen.expect(t, "42go")
 	io.WriteString(tm, "\x03")
-	screen.expect(t, "# ") // the prompt is back
+	screen.expect(t, "$ ") // the prompt (the user's, not root's) is back
 	io.WriteString(tm, "echo status-$?\n")
 	screen.expect(t, "status-130")
 

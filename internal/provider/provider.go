@@ -181,12 +181,29 @@ type Spec struct {
 	// pause and snapshots, gone when the sandbox is destroyed) and what a
 	// package manager needs to install into it; otherwise it is read-only.
 	WritableRoot bool
-	Env          map[string]string
-	Labels       map[string]string // extra labels; the standard ones are added by the provider
+	// User is the account the sandbox's processes run as and its files
+	// are written as unless a call names another: UserDefault ("user",
+	// uid 1000, the default when empty) or UserRoot. A provider that runs
+	// the agent as someone else (ssh) runs everything as that identity.
+	User   string
+	Env    map[string]string
+	Labels map[string]string // extra labels; the standard ones are added by the provider
 }
 
 // WorkspacePath is where the workspace volume is mounted in every sandbox.
 const WorkspacePath = "/workspace"
+
+// The sandbox's accounts (Spec.User): the unprivileged default, and root.
+const (
+	UserDefault = "user"
+	UserRoot    = "root"
+	// UserHome is UserDefault's home, where container providers mount the
+	// workspace too.
+	UserHome = "/home/user"
+	// UserUID and UserGID are UserDefault's ids.
+	UserUID = 1000
+	UserGID = 1000
+)
 
 // Resources bound a sandbox.
 type Resources struct {

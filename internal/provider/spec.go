@@ -49,6 +49,8 @@ func Validate(spec *Spec, instance string, offered []NetworkPolicy) error {
 		return bad("memory_mb must be at least 6")
 	case r.MemoryMB > 1<<30 || r.DiskMB > 1<<30 || r.TmpMB > 1<<30 || r.CPUMillis > 1<<30:
 		return bad("resources are out of range")
+	case spec.User != "" && spec.User != UserDefault && spec.User != UserRoot:
+		return bad("user %q is not valid: use %q or %q", spec.User, UserDefault, UserRoot)
 	}
 	for k, v := range spec.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {

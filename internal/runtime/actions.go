@@ -215,6 +215,7 @@ func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec 
 		Network:      provider.NetworkPolicy(rt.Config.Network.Mode),
 		TrustedCA:    s.trustFor(rt.Config.Network.Mode),
 		WritableRoot: rt.Config.RootFS == store.RootFSWritable,
+		User:         rt.Config.UserName(),
 		Labels: map[string]string{
 			"dev.paddock.project":      rt.ProjectID,
 			"dev.paddock.workspace-id": rt.WorkspaceID,

@@ -25,6 +25,7 @@ type Patch struct {
 	ArchiveAfterSeconds *int64
 	Secrets             *[]string
 	RootFS              *string
+	User                *string
 	// Sidecars replaces the sidecar capabilities (already parsed).
 	Sidecars *[]string
 }
@@ -77,6 +78,7 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		set(&next.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
 		set(&next.Secrets, patch.Secrets)
 		set(&next.RootFS, patch.RootFS)
+		set(&next.User, patch.User)
 		if patch.Sidecars != nil {
 			if patch.Image == nil && sidecar.IsImage(next.Image) {
 				next.Image = "" // chosen by the sidecars: chosen again
@@ -162,6 +164,7 @@ func changedSettings(a, b store.RuntimeConfig) []string {
 	add("secrets", normalRules(a.Secrets), normalRules(b.Secrets))
 	add("capabilities_json", sidecar.JSON(a.Sidecars), sidecar.JSON(b.Sidecars))
 	add("rootfs", a.RootFSMode(), b.RootFSMode())
+	add("user", a.UserName(), b.UserName())
 	return out
 }
 

@@ -79,12 +79,17 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if c.RootFS == "" {
 		c.RootFS = store.RootFSReadOnly
 	}
+	if c.User == "" {
+		c.User = store.UserDefault
+	}
 	if c.IdleTimeoutSeconds == 0 {
 		c.IdleTimeoutSeconds = int64(d.IdleTimeout.Seconds())
 	}
 	switch {
 	case c.RootFS != store.RootFSReadOnly && c.RootFS != store.RootFSWritable:
 		return c, errdefs.InvalidArgument("invalid_rootfs", "rootfs must be %q or %q, not %q", store.RootFSReadOnly, store.RootFSWritable, c.RootFS)
+	case c.User != store.UserDefault && c.User != store.UserRoot:
+		return c, errdefs.InvalidArgument("invalid_user", "user must be %q or %q, not %q", store.UserDefault, store.UserRoot, c.User)
 	case len(c.Image) > 255:
 		return c, errdefs.InvalidArgument("invalid_image", "image reference is longer than 255 characters")
 	case c.CPUMillis < 100 || c.CPUMillis > d.MaxCPUMillis:

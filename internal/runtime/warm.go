@@ -106,7 +106,15 @@ func (w *warmPools) kick() {
 
 func templateKey(providerName string, c store.RuntimeConfig) string {
 	return fmt.Sprintf("%s|%s|cpu=%d|mem=%d|pids=%d|disk=%d|net=%s%s",
-		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode, rootFSKey(c))
+		providerName, c.Image, c.CPUMillis, c.MemoryMB, c.PidsLimit, c.DiskMB, c.Network.Mode, rootFSKey(c)) + userKey(c)
+}
+
+// userKey keeps the keys of the default user's templates as they were.
+func userKey(c store.RuntimeConfig) string {
+	if c.UserName() == store.UserDefault {
+		return ""
+	}
+	return "|user=" + c.UserName()
 }
 
 // rootFSKey keeps the keys of read-only templates as they were: warm
@@ -280,6 +288,7 @@ func (s *Service) provisionWarm(ctx context.Context, rp resolvedPool) error {
 		Workspace: w.WorkspaceVolume,
 		Network:   provider.NetworkPolicy(rp.config.Network.Mode),
 		TrustedCA: s.trustFor(rp.config.Network.Mode),
+		User:      rp.config.UserName(),
 		Labels:    map[string]string{LabelWarm: "true"},
 	})
 	if err != nil {

@@ -324,16 +324,21 @@ func socketOwners(proc string, byInode map[uint64][]*agentpb.ListeningPort) {
 	slices.Sort(pids)
 	for _, pid := range pids {
 		dir := filepath.Join(proc, strconv.Itoa(pid))
-		fds, err := os.ReadDir(filepath.Join(dir, "fd"))
-		if err != nil {
+		// Another user's process: only its owner may look.
+		var targets []string
+		if err := asProcessOwner(pid, func() error {
+			fds, err := os.ReadDir(filepath.Join(dir, "fd"))
+			for _, fd := range fds {
+				if target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name())); err == nil {
+					targets = append(targets, target)
+				}
+			}
+			return err
+		}); err != nil {
 			continue
 		}
 		var command string
-		for _, fd := range fds {
-			target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
-			if err != nil {
-				continue
-			}
+		for _, target := range targets {
 			num, ok := strings.CutPrefix(target, "socket:[")
 			if !ok {
 				continue

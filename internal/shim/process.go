@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -79,9 +80,14 @@ type process struct {
 	status   syscall.WaitStatus
 	exitedAt time.Time
 	timedOut bool
-	done     bool // exited and all output collected
-	released bool // its Exec call ended
-	timer    Timer
+	// oomAtStart is the sandbox's OOM kill count when it started (see
+	// oomKills); oomKilled is set at its exit.
+	oomAtStart int64
+	oomKilled  bool
+	signalled  bool // a client sent it SIGKILL
+	done       bool // exited and all output collected
+	released   bool // its Exec call ended
+	timer      Timer
 }
 
 // start starts a process. A foreground process's output is pinned to its
@@ -126,7 +132,8 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 	if spec.pty == nil {
 		p.out[stderrIdx] = newRing(m.bufSize)
 	}
-	pid, io, err := spawn(m.reaper, spec, path, p.onExit)
+	p.oomAtStart = oomKills()
+	pid, io, err := spawn(m.log, m.reaper, spec, path, p.onExit)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +272,9 @@ func (p *process) onExit(ws syscall.WaitStatus) {
 	p.mu.Lock()
 	p.exited = true
 	p.status = ws
+	if ws.Signaled() && ws.Signal() == syscall.SIGKILL && !p.timedOut && !p.signalled && p.oomAtStart >= 0 {
+		p.oomKilled = oomKills() > p.oomAtStart
+	}
 	p.exitedAt = p.m.clock.Now()
 	p.broadcastLocked()
 	p.mu.Unlock()
@@ -291,6 +301,7 @@ func (p *process) kill(sig syscall.Signal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.done {
+		p.signalled = p.signalled || sig == syscall.SIGKILL
 		_ = syscall.Kill(-p.pid, sig)
 	}
 }
@@ -306,6 +317,7 @@ func (p *process) signal(sig syscall.Signal, processOnly bool) error {
 	if processOnly {
 		target = p.pid
 	}
+	p.signalled = p.signalled || sig == syscall.SIGKILL
 	if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return &rpcError{kind: kindInternal, reason: "signal_failed", subject: p.id, msg: "cannot signal the process", cause: err}
 	}
@@ -498,10 +510,35 @@ func (p *process) info() *agentpb.ProcessInfo {
 func (p *process) exitedLocked() *agentpb.Exited {
 	e := exitedMessage(p.status)
 	e.TimedOut = p.timedOut
+	e.OomKilled = p.oomKilled
 	e.ExitedAtUnixNano = p.exitedAt.UnixNano()
 	e.StdoutBytes = p.out[stdoutIdx].end
 	if p.out[stderrIdx] != nil {
 		e.StderrBytes = p.out[stderrIdx].end
 	}
 	return e
+}
+
+// oomKillFiles hold the sandbox's OOM kill count: cgroup v2's
+// memory.events, then v1's memory.oom_control.
+var oomKillFiles = []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"}
+
+// oomKills is how many processes the kernel's OOM killer has killed in the
+// sandbox's memory cgroup, or -1 where the agent cannot tell (gVisor has no
+// such count: there the host's OOM killer ends the sandbox).
+func oomKills() int64 {
+	for _, f := range oomKillFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
 }

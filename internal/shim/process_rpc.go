@@ -243,12 +243,20 @@ func (s *Server) execSpec(m *agentpb.ProcessStart) (*spawnSpec, time.Duration, e
 	if m.TimeoutMs < 0 {
 		return nil, 0, errInvalid("invalid_timeout", "timeout must not be negative")
 	}
+	user, err := lookupUser(m.User, s.user)
+	if err != nil {
+		return nil, 0, err
+	}
 	spec := &spawnSpec{
 		argv:       slices.Clone(m.Argv),
 		stdin:      m.Stdin,
 		background: m.Background,
+		user:       user,
 	}
-	var extra map[string]string
+	extra := map[string]string{}
+	if user.name != "" {
+		extra["HOME"], extra["USER"], extra["LOGNAME"] = user.home, user.name, user.name
+	}
 	if m.Pty != nil {
 		size, err := ptyDims(m.Pty.Rows, m.Pty.Cols)
 		if err != nil {
@@ -260,7 +268,7 @@ func (s *Server) execSpec(m *agentpb.ProcessStart) (*spawnSpec, time.Duration, e
 		if term == "" {
 			term = "xterm-256color"
 		}
-		extra = map[string]string{"TERM": term}
+		extra["TERM"] = term
 	}
 	env, err := buildEnv(m.Env, m.ClearEnv, s.env.snapshot(), extra)
 	if err != nil {

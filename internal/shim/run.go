@@ -32,6 +32,8 @@ type RunOptions struct {
 	// egress proxy's, which brokered secrets need.
 	TrustFile string
 	Version   string
+	// User is Options.User.
+	User string
 	// Grace is how long processes get to exit after the termination signal
 	// is forwarded, before they are killed. 0 means 10 seconds.
 	Grace time.Duration
@@ -89,7 +91,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		return fmt.Errorf("chmod socket: %w", err)
 	}
 
-	srv, err := NewServer(Options{Logger: log, Reaper: reaper, Version: o.Version})
+	srv, err := NewServer(Options{Logger: log, Reaper: reaper, Version: o.Version, User: o.User})
 	if err != nil {
 		_ = l.Close()
 		return err

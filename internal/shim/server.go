@@ -3,10 +3,12 @@ package shim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -41,6 +43,10 @@ type Options struct {
 	MaxExited int
 	// Clock defaults to the system clock.
 	Clock Clock
+	// User is the account processes run as and files are written as
+	// unless a call names another: "user" or "root". "" means the agent's
+	// own identity.
+	User string
 }
 
 // Server serves the agent protocol (see api/agent/v1) over HTTP/2
@@ -52,6 +58,7 @@ type Server struct {
 	procs     *manager
 	env       injectedEnv
 	mux       *http.ServeMux
+	user      string // Options.User
 
 	quit     chan struct{} // closed by Close: ends every streaming call
 	quitOnce sync.Once
@@ -72,6 +79,10 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
 	}
+	fileUser, err := lookupUser(opts.User, "")
+	if err != nil {
+		return nil, fmt.Errorf("shim: %w", err)
+	}
 	s := &Server{
 		log:       opts.Logger,
 		version:   opts.Version,
@@ -79,6 +90,7 @@ func NewServer(opts Options) (*Server, error) {
 		procs:     newManager(opts.Logger, opts.Reaper, opts.Clock, opts.OutputBuffer, opts.MaxExited),
 		mux:       http.NewServeMux(),
 		quit:      make(chan struct{}),
+		user:      opts.User,
 	}
 	hopts := []connect.HandlerOption{
 		connect.WithInterceptors(errorInterceptor{log: opts.Logger}),
@@ -88,7 +100,10 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	s.mux.Handle(agentpbconnect.NewAgentServiceHandler(&agentService{s: s}, hopts...))
 	s.mux.Handle(agentpbconnect.NewProcessServiceHandler(&processService{s: s}, hopts...))
-	s.mux.Handle(agentpbconnect.NewFileServiceHandler(&fileService{s: s}, hopts...))
+	// Files are read and written as the default user: what it may not
+	// touch the API may not either, and what the API writes is its own.
+	s.mux.Handle(agentpbconnect.NewFileServiceHandler(&fileService{s: s},
+		append(slices.Clip(hopts), connect.WithInterceptors(userInterceptor{user: fileUser}))...))
 	s.mux.Handle(agentpbconnect.NewTerminalServiceHandler(&terminalService{s: s}, hopts...))
 	s.mux.Handle(agentpbconnect.NewPortServiceHandler(&portService{s: s}, hopts...))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -187,6 +202,29 @@ func (h *agentService) Health(ctx context.Context, req *connect.Request[agentpb.
 		Pid:               int32(os.Getpid()),
 		StartedAtUnixNano: h.s.startedAt.UnixNano(),
 	}), nil
+}
+
+// userInterceptor runs each call as user (see asUser).
+type userInterceptor struct{ user sandboxUser }
+
+func (i userInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (res connect.AnyResponse, err error) {
+		err = asUser(i.user, func() error {
+			res, err = next(ctx, req)
+			return err
+		})
+		return res, err
+	}
+}
+
+func (i userInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i userInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		return asUser(i.user, func() error { return next(ctx, conn) })
+	}
 }
 
 // errorInterceptor turns every handler error into a Connect error with an

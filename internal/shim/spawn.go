@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,6 +23,7 @@ type spawnSpec struct {
 	stdin      bool
 	pty        *ptySize
 	background bool
+	user       sandboxUser
 }
 
 type ptySize struct{ rows, cols uint16 }
@@ -84,7 +87,7 @@ func checkExecutable(p, argv0 string) error {
 			return &rpcError{kind: kindNotFound, reason: "command_not_found", subject: argv0,
 				msg: fmt.Sprintf("command %q not found", argv0), cause: fs.ErrNotExist}
 		}
-		return errPermission("command_not_executable", argv0, "command %q cannot be run", argv0)
+		return commandError(argv0, err)
 	}
 	if st.IsDir() || st.Mode()&0o111 == 0 {
 		return errPermission("command_not_executable", argv0, "command %q is not an executable file", argv0)
@@ -142,7 +145,10 @@ func setWinsize(master *os.File, size ptySize) error {
 // spawn starts the process described by spec through the reaper and
 // returns its pid and the parent's ends of its standard streams. onExit
 // receives its wait status.
-func spawn(r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStatus)) (int, *stdio, error) {
+func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStatus)) (int, *stdio, error) {
+	if err := checkArgStrings(spec); err != nil {
+		return 0, nil, err
+	}
 	var (
 		io       stdio
 		child    []*os.File // the child's ends, closed in the parent after the fork
@@ -198,9 +204,7 @@ func spawn(r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStat
 		files = [3]uintptr{stdinR.Fd(), outW.Fd(), errW.Fd()}
 	}
 	attr := &syscall.ProcAttr{Dir: spec.cwd, Env: spec.env, Files: files[:], Sys: sys}
-	pid, err := r.Start(func() (int, error) {
-		return syscall.ForkExec(path, spec.argv, attr)
-	}, onExit)
+	pid, err := forkExec(log, r, spec, path, attr, onExit)
 	closeAll()
 	if err != nil {
 		io.closeAll()
@@ -209,22 +213,116 @@ func spawn(r *Reaper, spec *spawnSpec, path string, onExit func(syscall.WaitStat
 	return pid, &io, nil
 }
 
+// forkExec starts the process as spec's user through the reaper and
+// raises its oom_score_adj.
+func forkExec(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, attr *syscall.ProcAttr, onExit func(syscall.WaitStatus)) (int, error) {
+	if u := spec.user; !u.isAgent() {
+		attr.Sys.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}
+	}
+	start := func() (int, error) {
+		pid, err := syscall.ForkExec(path, spec.argv, attr)
+		if err == nil {
+			if oerr := raiseOOMScore(pid); oerr != nil {
+				log.Warn("cannot raise a process's oom_score_adj: it may be killed after the agent", "pid", pid, "err", oerr)
+			}
+		}
+		return pid, err
+	}
+	if spec.user.uid != 0 {
+		return r.Start(start, onExit)
+	}
+	// Root keeps root's capabilities in the sandbox, not the agent's own:
+	// it is forked on a thread without them.
+	var pid int
+	err := onThread(dropAgentCaps, func() (err error) {
+		pid, err = r.Start(start, onExit)
+		return err
+	})
+	return pid, err
+}
+
+// childOOMScoreAdj is the oom_score_adj of every process the agent starts
+// (their children inherit it), against the agent's own 0: when a sandbox
+// runs out of memory, the kernel kills what runs in it before the agent,
+// which then reports the death (SIGKILL) and keeps serving.
+const childOOMScoreAdj = 1000
+
+// raiseOOMScore makes pid the first thing the OOM killer picks. Raising
+// needs no privilege. It runs just after the exec; what the process
+// allocates in that instant already counts against it (the kernel picks by
+// size, too), so the window costs nothing. A failure (no /proc, or the
+// process already gone) is only logged: the process runs as before.
+func raiseOOMScore(pid int) error {
+	err := asProcessOwner(pid, func() error {
+		return os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(childOOMScoreAdj)), 0)
+	})
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return nil // it exited already
+	}
+	return err
+}
+
+// maxArgStrLen is Linux's MAX_ARG_STRLEN: the longest argument or
+// environment entry execve takes, its NUL included.
+const maxArgStrLen = 32 * 4096
+
+// checkArgStrings refuses an argument or environment entry execve would
+// refuse, as E2BIG, before forking: gVisor's kernel refuses it too, but as
+// ENAMETOOLONG.
+func checkArgStrings(spec *spawnSpec) error {
+	for _, list := range [][]string{spec.argv, spec.env} {
+		for _, a := range list {
+			if len(a)+1 > maxArgStrLen {
+				return commandError(spec.argv[0], syscall.E2BIG)
+			}
+		}
+	}
+	return nil
+}
+
 // startError maps a failed fork/exec to a public error.
 func startError(spec *spawnSpec, err error) error {
-	argv0 := spec.argv[0]
-	switch {
-	case errors.Is(err, syscall.ENOENT):
-		return &rpcError{kind: kindNotFound, reason: "command_not_found", subject: argv0,
-			msg: fmt.Sprintf("command %q (or its interpreter) not found", argv0), cause: err}
-	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		return &rpcError{kind: kindPermission, reason: "command_not_executable", subject: argv0,
-			msg: fmt.Sprintf("command %q cannot be run", argv0), cause: err}
-	case errors.Is(err, syscall.ENOEXEC):
-		return &rpcError{kind: kindFailedPrecondition, reason: "exec_format_error", subject: argv0,
-			msg: fmt.Sprintf("command %q is not in an executable format", argv0), cause: err}
-	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.ENOMEM):
-		return &rpcError{kind: kindResourceExhausted, reason: "process_limit", subject: argv0,
-			msg: "the sandbox has reached its process limit, so it cannot start more processes: stop some (paddock ps, paddock kill), kill everything but the agent (paddock kill --all, or POST …/processes/kill-all), or reset the runtime", cause: err}
+	return commandError(spec.argv[0], err)
+}
+
+// commandErrors maps what looking up or executing a command can fail with
+// to a public error: what the caller sent (a command that is missing or
+// cannot be run, arguments past the kernel's limit) is a 4xx with a stable
+// reason; only what is left is internal. A process that cannot start gets
+// no id, so the exit codes a shell gives these (127, 126) are the
+// client's to choose.
+var commandErrors = map[syscall.Errno]struct {
+	kind   errKind
+	reason string
+	msg    string // %[1]q is the command
+}{
+	syscall.ENOENT:       {kindNotFound, "command_not_found", "command %[1]q (or its interpreter) not found"},
+	syscall.ENOTDIR:      {kindNotFound, "command_not_found", "command %[1]q not found: a component of its path is not a directory"},
+	syscall.EACCES:       {kindPermission, "command_not_executable", "command %[1]q cannot be run: permission denied"},
+	syscall.EPERM:        {kindPermission, "command_not_executable", "command %[1]q cannot be run: operation not permitted"},
+	syscall.EISDIR:       {kindPermission, "command_not_executable", "command %[1]q cannot be run: its interpreter is a directory"},
+	syscall.ENOEXEC:      {kindFailedPrecondition, "exec_format_error", "command %[1]q is not in an executable format"},
+	syscall.ELIBBAD:      {kindFailedPrecondition, "exec_format_error", "command %[1]q names a corrupt shared-library interpreter"},
+	syscall.ELOOP:        {kindFailedPrecondition, "too_many_symlinks", "command %[1]q: too many levels of symbolic links"},
+	syscall.ENAMETOOLONG: {kindInvalid, "invalid_command", "command %[1]q: a path name is too long"},
+	syscall.E2BIG:        {kindInvalid, "argument_list_too_long", "the arguments and environment of %[1]q exceed the kernel's limit (128 KiB for one argument or variable, a quarter of the stack limit for all)"},
+	syscall.ETXTBSY:      {kindExists, "text_file_busy", "command %[1]q is open for writing by another process"},
+	syscall.EAGAIN:       {kindResourceExhausted, "process_limit", processLimitMsg},
+	syscall.ENOMEM:       {kindResourceExhausted, "process_limit", processLimitMsg}, // gVisor's answer at the pids limit
+	syscall.EMFILE:       {kindResourceExhausted, "too_many_open_files", "the agent has too many open files to start %[1]q"},
+	syscall.ENFILE:       {kindResourceExhausted, "too_many_open_files", "the system has too many open files to start %[1]q"},
+}
+
+const processLimitMsg = "the sandbox has reached its process limit, so it cannot start %[1]q: stop some (paddock ps, paddock kill), kill everything but the agent (paddock kill --all, or POST …/processes/kill-all), or reset the runtime"
+
+// commandError maps an error looking up or starting argv0 to a public
+// error; see commandErrors.
+func commandError(argv0 string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		if m, ok := commandErrors[errno]; ok {
+			return &rpcError{kind: m.kind, reason: m.reason, subject: argv0, msg: fmt.Sprintf(m.msg, argv0), cause: err}
+		}
 	}
 	return &rpcError{kind: kindInternal, reason: "start_failed", subject: argv0,
 		msg: fmt.Sprintf("cannot start %q", argv0), cause: err}

@@ -115,7 +115,11 @@ func environOf(pid int) []byte {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
 	self := os.Getpid()
 	for i := 0; ; i++ {
-		env, _ := os.ReadFile(path)
+		var env []byte
+		_ = asProcessOwner(pid, func() (err error) {
+			env, err = os.ReadFile(path)
+			return err
+		})
 		if len(env) > 0 || i == emptyEnvRetries {
 			return env
 		}

@@ -48,13 +48,18 @@ func (h *terminalService) Open(ctx context.Context, stream *connect.BidiStream[a
 	}
 	argv := start.Argv
 	if len(argv) == 0 {
-		argv = []string{defaultShell(os.Getenv("SHELL"), "/etc/passwd", os.Getuid())}
+		user, err := lookupUser(start.User, h.s.user)
+		if err != nil {
+			return err
+		}
+		argv = []string{defaultShell(os.Getenv("SHELL"), "/etc/passwd", user.uid)}
 	}
 	spec, _, err := h.s.execSpec(&agentpb.ProcessStart{
 		Argv: argv,
 		Env:  start.Env,
 		Cwd:  start.Cwd,
 		Pty:  &agentpb.Pty{Rows: start.Rows, Cols: start.Cols, Term: start.Term},
+		User: start.User,
 	})
 	if err != nil {
 		return err

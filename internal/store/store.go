@@ -249,6 +249,9 @@ type RuntimeConfig struct {
 	// RootFS is "readonly" (the default) or "writable": a writable root
 	// lets apt-get install, with the few capabilities that needs.
 	RootFS string `json:"rootfs,omitempty"`
+	// User is the account the sandbox's processes run as unless a call
+	// names another: "user" (uid 1000; new runtimes' default) or "root".
+	User string `json:"user,omitempty"`
 	// Sidecars are the sidecar capabilities the runtime asked for
 	// (capabilities_json), sorted; they choose its image and reach the
 	// sandbox as SIDECAR_CAPABILITIES.
@@ -271,6 +274,22 @@ func (c RuntimeConfig) RootFSMode() string {
 		return RootFSReadOnly
 	}
 	return c.RootFS
+}
+
+// Accounts a runtime's processes run as.
+const (
+	UserDefault = "user"
+	UserRoot    = "root"
+)
+
+// UserName is the account c's processes run as; runtimes stored before
+// the setting existed have none and run as root, as they did, so that
+// their workspaces' files stay theirs.
+func (c RuntimeConfig) UserName() string {
+	if c.User == "" {
+		return UserRoot
+	}
+	return c.User
 }
 
 // NetworkConfig is a runtime's egress policy: Mode is none, proxy or open;

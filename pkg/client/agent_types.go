@@ -17,6 +17,9 @@ type ExecRequest struct {
 	// Cwd is the working directory, an absolute path; empty means the
 	// sandbox's home.
 	Cwd string `json:"cwd,omitempty"`
+	// User is the account to run as: "user" (uid 1000) or "root"; empty
+	// means the runtime's (its config's user).
+	User string `json:"user,omitempty"`
 	// Stdin is written to the process's standard input, which is then
 	// closed. For more than the body limit (1 MiB), set OpenStdin and
 	// stream it with WriteStdin.
@@ -43,8 +46,11 @@ type ExitStatus struct {
 	// Signal names the signal that ended it ("SIGKILL"), if any.
 	Signal string `json:"signal,omitempty"`
 	// TimedOut says it was killed because its timeout passed.
-	TimedOut bool      `json:"timed_out,omitempty"`
-	ExitedAt time.Time `json:"exited_at"`
+	TimedOut bool `json:"timed_out,omitempty"`
+	// OOMKilled says the sandbox ran out of memory and the kernel killed
+	// it (Signal is SIGKILL); the sandbox and its agent go on.
+	OOMKilled bool      `json:"oom_killed,omitempty"`
+	ExitedAt  time.Time `json:"exited_at"`
 	// StdoutBytes and StderrBytes count what each stream produced.
 	StdoutBytes int64 `json:"stdout_bytes"`
 	StderrBytes int64 `json:"stderr_bytes"`

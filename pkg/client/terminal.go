@@ -25,6 +25,9 @@ type TerminalOptions struct {
 	Rows, Cols int
 	// Term is TERM; empty means xterm-256color.
 	Term string
+	// User is the account to run as ("user" or "root"); empty means the
+	// runtime's.
+	User string
 }
 
 // maxTerminalMessage bounds one message from the server.
@@ -71,6 +74,9 @@ func (c *Client) Terminal(ctx context.Context, org, ws, runtimeID string, opts T
 	}
 	if opts.Cwd != "" {
 		q.Set("cwd", opts.Cwd)
+	}
+	if opts.User != "" {
+		q.Set("user", opts.User)
 	}
 	for _, a := range opts.Argv {
 		q.Add("argv", a)

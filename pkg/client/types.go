@@ -95,6 +95,10 @@ type RuntimeConfig struct {
 	// can install into a writable root. Its changes survive pause and
 	// archive and are gone after a reset.
 	RootFS string `json:"rootfs,omitempty"`
+	// User is the account the sandbox's processes run as (and files
+	// written through the API belong to) unless an exec names another:
+	// "user" (uid 1000, home /home/user; the default) or "root".
+	User string `json:"user,omitempty"`
 	// CapabilitiesJSON is a JSON-encoded string array of sidecar
 	// capabilities (GET /api/capabilities lists them), such as
 	// ["computer_use"]; the sandbox sees it as SIDECAR_CAPABILITIES.
@@ -383,6 +387,7 @@ type RuntimePatch struct {
 	ArchiveAfterSeconds *int64        `json:"archive_after_seconds,omitempty"`
 	Secrets             *[]string     `json:"secrets,omitempty"`
 	RootFS              *string       `json:"rootfs,omitempty"`
+	User                *string       `json:"user,omitempty"`
 	// CapabilitiesJSON replaces the sidecar capabilities (applies at the
 	// next start).
 	CapabilitiesJSON *string `json:"capabilities_json,omitempty"`

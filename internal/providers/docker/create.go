@@ -162,15 +162,17 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	if tmp == 0 {
 		tmp = DefaultTmpMB
 	}
+	tmp = min(tmp, max(mem/TmpMemoryDivisor, 1))
 
-	env := map[string]string{"HOME": provider.WorkspacePath}
+	user := sandboxUser(spec)
+	env := map[string]string{"HOME": userHomes[user]}
 	maps.Copy(env, spec.Env)
 	envList := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		envList = append(envList, k+"="+env[k])
 	}
 
-	entry := []string{shimTarget, "serve", "--socket", agentSocket, "--key-file", keyTarget}
+	entry := []string{shimTarget, "serve", "--socket", agentSocket, "--key-file", keyTarget, "--user", user}
 	if len(spec.TrustedCA) > 0 {
 		entry = append(entry, "--trust", trustTarget)
 	}
@@ -186,6 +188,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	hostCfg := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(p.networkMode(spec.Network)),
 		CapDrop:        []string{"ALL"},
+		CapAdd:         agentCaps,
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: !spec.WritableRoot,
 		IpcMode:        container.IPCModePrivate,
@@ -205,7 +208,13 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 			PidsLimit:  &pids,
 		},
 		Mounts: []mount.Mount{
-			{Type: mount.TypeVolume, Source: spec.Workspace, Target: provider.WorkspacePath},
+			// The engine copies nothing of the image's directory into the
+			// volume (it would give its owner to the volume's root, which
+			// ownWorkspace set).
+			{Type: mount.TypeVolume, Source: spec.Workspace, Target: provider.WorkspacePath, VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
+			// The user's home is the workspace too: it persists, and the
+			// image need not have it.
+			{Type: mount.TypeVolume, Source: spec.Workspace, Target: provider.UserHome, VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
 			{Type: mount.TypeBind, Source: p.cfg.shimSource, Target: shimTarget, ReadOnly: true},
 			{Type: mount.TypeBind, Source: sockDir, Target: runTarget},
 		},
@@ -216,7 +225,7 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		hostCfg.Mounts = append(hostCfg.Mounts, m)
 	}
 	if spec.WritableRoot {
-		hostCfg.CapAdd = writableRootCaps
+		hostCfg.CapAdd = append(slices.Clip(agentCaps), writableRootCaps...)
 		if p.rootQuota.Load() {
 			// The writable layer counts against the same quota as the
 			// workspace: writes past it fail with ENOSPC.
@@ -255,6 +264,40 @@ func (p *Provider) checkWritableRoot(ctx context.Context, spec provider.Spec) er
 // SETUID and SETGID. no-new-privileges still holds, so no setuid binary
 // gains anything.
 var writableRootCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER"}
+
+// agentCaps are the capabilities every sandbox keeps, for its agent only:
+// it starts processes as the sandbox's user or as root, and signals them
+// (KILL: the user's processes are not root's). A process started as the
+// user has no capabilities (the uid change clears them); one started as
+// root is forked without these three (internal/shim, dropAgentCaps), so it
+// has root's others: none, or writableRootCaps.
+var agentCaps = []string{"SETUID", "SETGID", "KILL"}
+
+// userHomes are the homes of the sandbox's accounts.
+var userHomes = map[string]string{provider.UserDefault: provider.UserHome, provider.UserRoot: "/root"}
+
+// sandboxUser is the account spec's processes run as.
+func sandboxUser(spec provider.Spec) string {
+	if spec.User == "" {
+		return provider.UserDefault
+	}
+	return spec.User
+}
+
+// ownWorkspace gives the root of a workspace's filesystem to the account
+// the sandbox runs as, so that it may write there; what is inside keeps its
+// owners.
+func (p *Provider) ownWorkspace(spec provider.Spec) error {
+	id := 0
+	if sandboxUser(spec) == provider.UserDefault {
+		id = provider.UserUID
+	}
+	_, mnt := p.diskPaths(spec.Workspace)
+	if err := os.Lchown(mnt, id, id); err != nil {
+		return diskErr("give the workspace to its user", err)
+	}
+	return nil
+}
 
 // labels returns the container's labels: spec.Labels, then the standard
 // ones, which a spec cannot override.
@@ -355,7 +398,10 @@ func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, 
 			p.logger.WarnContext(ctx, "workspace volume has no disk quota; reset with wipe_workspace to give it one", "volume", spec.Workspace)
 			return false, nil
 		}
-		return false, p.mountDisk(ctx, spec.Workspace)
+		if err := p.mountDisk(ctx, spec.Workspace); err != nil {
+			return false, err
+		}
+		return false, p.ownWorkspace(spec)
 	case !cerrdefs.IsNotFound(err):
 		return false, engineErr("inspect the workspace of", err)
 	}
@@ -365,6 +411,10 @@ func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, 
 	}
 	size := diskMB(spec.Resources.DiskMB)
 	if err := p.makeDisk(ctx, spec.Workspace, size); err != nil {
+		return false, err
+	}
+	if err := p.ownWorkspace(spec); err != nil {
+		p.removeDisk(context.WithoutCancel(ctx), spec.Workspace)
 		return false, err
 	}
 	_, mnt := p.diskPaths(spec.Workspace)

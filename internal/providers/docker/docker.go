@@ -67,6 +67,12 @@ const (
 	DefaultStartTimeout = 15 * time.Second
 )
 
+// TmpMemoryDivisor bounds /tmp (a tmpfs, counted against the memory limit)
+// to this fraction of the memory limit, whatever TmpMB asks: what /tmp
+// holds no OOM kill frees, so a /tmp as large as memory would leave the
+// agent nothing.
+const TmpMemoryDivisor = 2
+
 // Config configures a Provider.
 type Config struct {
 	// Name is the provider's registry name; "" means Name ("docker"). Two

@@ -199,8 +199,30 @@ func conformance(t *testing.T, f flavour) {
 // code.
 func (e *env) execIn(t *testing.T, id string, cmd ...string) (string, int) {
 	t.Helper()
+	return e.execAs(t, id, "", cmd...)
+}
+
+// execAsUser is execIn as the sandbox's user (uid 1000), as its processes
+// run by default.
+func (e *env) execAsUser(t *testing.T, id string, cmd ...string) (string, int) {
+	t.Helper()
+	return e.execAs(t, id, "1000:1000", cmd...)
+}
+
+// mustExecAsUser is mustExec as the sandbox's user.
+func (e *env) mustExecAsUser(t *testing.T, id string, cmd ...string) string {
+	t.Helper()
+	out, code := e.execAsUser(t, id, cmd...)
+	if code != 0 {
+		t.Fatalf("%v exited %d: %s", cmd, code, out)
+	}
+	return out
+}
+
+func (e *env) execAs(t *testing.T, id, user string, cmd ...string) (string, int) {
+	t.Helper()
 	ctx := t.Context()
-	ec, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	ec, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		t.Fatalf("exec create %v: %v", cmd, err)
 	}

@@ -57,7 +57,7 @@ func testHardening(t *testing.T, fl flavour) {
 		got  any
 	}{
 		{"name", c.Name == "/paddock-"+spec.SandboxID[:12], c.Name},
-		{"cap drop ALL", slices.Equal(hc.CapDrop, []string{"ALL"}) && len(hc.CapAdd) == 0, hc.CapDrop},
+		{"cap drop ALL, the agent's three back", slices.Equal(hc.CapDrop, []string{"ALL"}) && slices.Equal(hc.CapAdd, []string{"CAP_KILL", "CAP_SETGID", "CAP_SETUID"}), [][]string{hc.CapDrop, hc.CapAdd}},
 		{"no-new-privileges", slices.Contains(hc.SecurityOpt, "no-new-privileges"), hc.SecurityOpt},
 		{"not privileged", !hc.Privileged, hc.Privileged},
 		{"read-only root", hc.ReadonlyRootfs, hc.ReadonlyRootfs},
@@ -70,11 +70,11 @@ func testHardening(t *testing.T, fl flavour) {
 		{"cpus", hc.NanoCPUs == 500_000_000, hc.NanoCPUs},
 		{"no docker init", hc.Init != nil && !*hc.Init, hc.Init},
 		{"tmpfs /tmp", strings.Contains(hc.Tmpfs["/tmp"], "size=32m") && strings.Contains(hc.Tmpfs["/tmp"], "nosuid") && !strings.Contains(hc.Tmpfs["/tmp"], "noexec"), hc.Tmpfs},
-		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock", "--key-file", "/.paddock/run/agent.key"}), c.Config.Entrypoint},
+		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock", "--key-file", "/.paddock/run/agent.key", "--user", "user"}), c.Config.Entrypoint},
 		{"no cmd", len(c.Config.Cmd) == 0, c.Config.Cmd},
 		{"bounded log", hc.LogConfig.Type == "json-file" && hc.LogConfig.Config["max-size"] == "1m" && hc.LogConfig.Config["max-file"] == "2", hc.LogConfig},
 		{"working dir", c.Config.WorkingDir == "/workspace", c.Config.WorkingDir},
-		{"HOME", slices.Contains(c.Config.Env, "HOME=/workspace"), c.Config.Env},
+		{"HOME", slices.Contains(c.Config.Env, "HOME=/home/user"), c.Config.Env},
 		{"spec env", slices.Contains(c.Config.Env, "GREETING=hello"), c.Config.Env},
 		{"managed label not spoofable", c.Config.Labels[provider.LabelManaged] == "true", c.Config.Labels},
 		{"instance label", c.Config.Labels[provider.LabelInstance] == e.instance, c.Config.Labels},
@@ -103,7 +103,7 @@ func testHardening(t *testing.T, fl flavour) {
 	}
 
 	// From inside.
-	status := e.mustExec(t, h.ID, "cat", "/proc/self/status")
+	status := e.mustExecAsUser(t, h.ID, "cat", "/proc/self/status")
 	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "NoNewPrivs:\t1"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("/proc/self/status lacks %q:\n%s", want, status)
@@ -153,7 +153,7 @@ func testHardening(t *testing.T, fl flavour) {
 	}
 	// /tmp is writable and allows exec (agents build things there).
 	e.mustExec(t, h.ID, "sh", "-c", "cp /bin/busybox /tmp/true && /tmp/true")
-	if out := e.mustExec(t, h.ID, "sh", "-c", "echo data > /workspace/f && cat /workspace/f && pwd && echo $HOME"); out != "data\n/workspace\n/workspace\n" {
+	if out := e.mustExecAsUser(t, h.ID, "sh", "-c", "echo data > /workspace/f && cat /home/user/f && pwd && echo $HOME && stat -c %u:%g /workspace /home/user"); out != "data\n/workspace\n/home/user\n1000:1000\n1000:1000\n" {
 		t.Errorf("workspace check printed %q", out)
 	}
 	// Interfaces from /proc/net/dev: gVisor's /sys has no class/net.
@@ -205,7 +205,7 @@ func TestWorkspaceSurvivesDestroy(t *testing.T) {
 	e := newEnv(t)
 	spec := e.spec()
 	first := e.started(t, spec)
-	e.mustExec(t, first.ID, "sh", "-c", "echo kept > /workspace/notes.txt")
+	e.mustExecAsUser(t, first.ID, "sh", "-c", "echo kept > /workspace/notes.txt")
 	if err := e.p.Destroy(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func TestDefaultImage(t *testing.T) {
 	spec := e.spec()
 	spec.Image = testenv.DefaultImage
 	h := e.started(t, spec)
-	out := e.mustExec(t, h.ID, "bash", "-c", `set -e
+	out := e.mustExecAsUser(t, h.ID, "bash", "-c", `set -e
 		cd "$HOME" && git init -q repo && cd repo && echo hi > f && git add f
 		python3 -c 'import ssl, json; print("py ok")'
 		curl --version >/dev/null && test -s /etc/ssl/certs/ca-certificates.crt && echo tools ok`)

@@ -26,12 +26,12 @@ func testDiskQuota(t *testing.T, fl flavour) {
 	spec.Resources.DiskMB = 32
 	h := e.started(t, spec)
 
-	out, code := e.execIn(t, h.ID, "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=64 2>&1")
+	out, code := e.execAsUser(t, h.ID, "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=64 2>&1")
 	if code == 0 || !strings.Contains(out, "No space left on device") {
 		t.Fatalf("writing 64 MiB into a 32 MiB workspace: exit %d: %s", code, out)
 	}
 	// Many small files run out too, and never touch the host's disk.
-	out, code = e.execIn(t, h.ID, "sh", "-c", "i=0; while [ $i -lt 100000 ]; do echo x > /workspace/f$i || exit 7; i=$((i+1)); done")
+	out, code = e.execAsUser(t, h.ID, "sh", "-c", "i=0; while [ $i -lt 100000 ]; do echo x > /workspace/f$i || exit 7; i=$((i+1)); done")
 	if code != 7 {
 		t.Fatalf("filling the workspace with small files: exit %d: %s", code, out)
 	}
@@ -50,7 +50,7 @@ func testDiskQuota(t *testing.T, fl flavour) {
 	}
 	// Files written before the quota was reached are intact; freeing space
 	// makes room again.
-	e.mustExec(t, h.ID, "sh", "-c", "rm -f /workspace/big /workspace/f*; echo ok > /workspace/after")
+	e.mustExecAsUser(t, h.ID, "sh", "-c", "rm -f /workspace/big /workspace/f*; echo ok > /workspace/after")
 	if got := e.mustExec(t, h.ID, "cat", "/workspace/after"); got != "ok\n" {
 		t.Fatalf("after freeing space: %q", got)
 	}
@@ -81,7 +81,7 @@ func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	spec := e.spec()
 	spec.Resources.DiskMB = 32
 	h := e.started(t, spec)
-	e.mustExec(t, h.ID, "sh", "-c", "echo kept > /workspace/note")
+	e.mustExecAsUser(t, h.ID, "sh", "-c", "echo kept > /workspace/note")
 	img, mnt := filepath.Join(e.diskDir, spec.Workspace+".img"), filepath.Join(e.diskDir, spec.Workspace)
 	if n := len(testenv.LoopsOf(img)); n != 1 {
 		t.Fatalf("a running sandbox's workspace is on %d loop devices, want 1", n)
@@ -101,7 +101,7 @@ func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	if got := e.mustExec(t, h2.ID, "cat", "/workspace/note"); got != "kept\n" {
 		t.Fatalf("the workspace after a remount: %q", got)
 	}
-	if out, code := e.execIn(t, h2.ID, "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=64 2>&1"); code == 0 {
+	if out, code := e.execAsUser(t, h2.ID, "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=64 2>&1"); code == 0 {
 		t.Fatalf("the quota is gone after a remount: %s", out)
 	}
 }

@@ -1,0 +1,151 @@
+package shim
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// A sandbox's processes run as one of two accounts, named as E2B names
+// them: "user" (uid and gid 1000, home /home/user), the default, and
+// "root". The agent itself runs as root with only CAP_SETUID, CAP_SETGID
+// and CAP_KILL beyond what the sandbox grants root (none, or what a
+// writable root needs): enough to start a process as either and to signal
+// it. A process started as user has no capabilities; one started as root
+// has the sandbox's root's, never the agent's three (see dropAgentCaps).
+type sandboxUser struct {
+	name     string
+	uid, gid int
+	home     string
+}
+
+// Names of the sandbox's accounts.
+const (
+	UserDefault = "user"
+	UserRoot    = "root"
+)
+
+var sandboxUsers = map[string]sandboxUser{
+	UserDefault: {name: UserDefault, uid: 1000, gid: 1000, home: "/home/user"},
+	UserRoot:    {name: UserRoot, uid: 0, gid: 0, home: "/root"},
+}
+
+// lookupUser returns the account called name; "" means fallback, and an
+// empty fallback the agent's own identity (as when it runs outside a
+// sandbox, in tests).
+func lookupUser(name, fallback string) (sandboxUser, error) {
+	if name == "" {
+		name = fallback
+	}
+	if name == "" {
+		return sandboxUser{uid: os.Geteuid(), gid: os.Getegid()}, nil
+	}
+	u, ok := sandboxUsers[name]
+	if !ok {
+		return sandboxUser{}, errInvalid("invalid_user", "user %q does not exist in the sandbox: use %q or %q", name, UserDefault, UserRoot)
+	}
+	return u, nil
+}
+
+// isAgent reports whether u is the agent's own identity, so that acting as
+// u needs no switch.
+func (u sandboxUser) isAgent() bool { return u.uid == os.Geteuid() && u.gid == os.Getegid() }
+
+// onThread runs fn on an OS thread of its own, prepared by setup, and
+// throws the thread away afterwards: credentials and capabilities are per
+// thread in Linux, and a goroutine that ends locked to its thread takes
+// the thread with it, so nothing else ever runs with what setup changed.
+func onThread(setup func() error, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := setup(); err != nil {
+			errc <- err
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// asUser runs fn with u's file-system identity (its uid and gid, no
+// supplementary groups; real, effective and saved), so that what fn
+// creates is u's and what it may touch is what u may. The agent needs no capability it lacks for this:
+// only setresuid and setresgid on one thread, which its CAP_SETUID and
+// CAP_SETGID allow.
+func asUser(u sandboxUser, fn func() error) error {
+	if u.isAgent() {
+		return fn()
+	}
+	return onThread(func() error {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			return e
+		}
+		// All three ids: gVisor, unlike Linux, also compares the real
+		// ones when it decides who may look into a process.
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(u.gid), uintptr(u.gid), uintptr(u.gid)); e != 0 {
+			return e
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(u.uid), uintptr(u.uid), uintptr(u.uid)); e != 0 {
+			return e
+		}
+		return nil
+	}, fn)
+}
+
+// agentOnlyCaps are the capabilities the agent holds only to start
+// processes as another user and to signal them.
+var agentOnlyCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_KILL}
+
+// dropAgentCaps removes agentOnlyCaps from the calling thread's effective,
+// permitted and inheritable sets; a process forked on that thread starts
+// without them, and no-new-privileges (set on the thread too, as the
+// sandbox sets it on the agent) keeps its exec as root from regaining
+// them.
+func dropAgentCaps() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	for _, c := range agentOnlyCaps {
+		bit := uint32(1) << (c % 32)
+		d := &data[c/32]
+		d.Effective &^= bit
+		d.Permitted &^= bit
+		d.Inheritable &^= bit
+	}
+	return unix.Capset(&hdr, &data[0])
+}
+
+// asProcessOwner runs fn, which reads or writes a file under /proc/pid;
+// when the agent may not (another user's process: the kernel lets only
+// its owner, or a holder of CAP_SYS_PTRACE or CAP_DAC_OVERRIDE, which the
+// agent lacks), it runs fn again as the process's owner.
+func asProcessOwner(pid int, fn func() error) error {
+	err := fn()
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	st, serr := os.Stat("/proc/" + strconv.Itoa(pid))
+	if serr != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return err
+	}
+	owner := sandboxUser{uid: int(sys.Uid), gid: int(sys.Gid)}
+	if owner.isAgent() {
+		return err
+	}
+	return asUser(owner, fn)
+}
