@@ -70,7 +70,7 @@ func TestDeletionsReleaseWorkspaceDisks(t *testing.T) {
 		}
 
 		tc.deletion(p, rtPath, vs.Volumes[0].Name)
-		if loops := testenv.LoopsOf(img); len(loops) > 0 {
+		if loops := testenv.LoopsOfSettled(img, 0); len(loops) > 0 {
 			t.Errorf("%s: loop devices still hold the workspace image: %v", tc.name, loops)
 		}
 		for _, path := range []string{img, mnt} {
@@ -108,7 +108,7 @@ func TestIdleRuntimesHoldNoLoopDevice(t *testing.T) {
 	}
 	loops := func(when string, want int) {
 		t.Helper()
-		if got := testenv.LoopsOf(img); len(got) != want {
+		if got := testenv.LoopsOfSettled(img, want); len(got) != want {
 			t.Fatalf("%s: the workspace holds loop devices %v, want %d", when, got, want)
 		}
 	}

@@ -51,11 +51,12 @@ func newInstallation(t *testing.T, name string) *installation {
 	}
 	go svc.Serve(l)
 	t.Cleanup(func() { svc.Close() })
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	in := &installation{
 		bin: testenv.Binary(t, "paddock"), shim: testenv.Binary(t, "paddock-shim"),
 		instance: testenv.Instance(t) + "-" + name, data: t.TempDir(), runDir: filepath.Join(testenv.ShortTempDir(t), "r"),
-		env:     []string{"PADDOCK_EGRESS_DISABLED=false", "PADDOCK_EGRESS_HOSTS=svc.test=127.0.0.1"},
-		svcPort: strconv.Itoa(l.Addr().(*net.TCPAddr).Port),
+		env:     []string{"PADDOCK_EGRESS_DISABLED=false", "PADDOCK_EGRESS_HOSTS=svc.test=127.0.0.1:" + port},
+		svcPort: port,
 	}
 	in.start(t)
 	if _, err := in.c.CreateOrg(t.Context(), pc.CreateOrgRequest{Name: "acme"}); err != nil {

@@ -124,6 +124,20 @@ func TestReadme(t *testing.T) {
 	instance := testenv.Instance(t)
 	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
 	apiPort, indexPort := strconv.Itoa(freePort(t)), strconv.Itoa(freePort(t))
+	own := func(s string) string { // the README's ports, made the test's
+		return readmePorts.ReplaceAllStringFunc(s, func(p string) string {
+			if p == "8080" {
+				return apiPort
+			}
+			return indexPort
+		})
+	}
+	for i := range env { // registry.test=127.0.0.1:8081, say
+		env[i] = own(env[i])
+	}
+	for i := range flags {
+		flags[i] = own(flags[i])
+	}
 	suffix := uuid.NewString()[:8]
 	env = append(env,
 		"PADDOCK_INSTANCE_ID="+instance,
@@ -150,13 +164,7 @@ func TestReadme(t *testing.T) {
 			lines = []string{"script -qec '" + strings.ReplaceAll(block, "'", `'\''`) + "' /dev/null <<< exit"}
 		}
 		for i, line := range lines {
-			line = readmePorts.ReplaceAllStringFunc(line, func(p string) string {
-				if p == "8080" {
-					return apiPort
-				}
-				return indexPort
-			})
-			script.WriteString(line + "\n")
+			script.WriteString(own(line) + "\n")
 			lineOf[n] = b.line + i
 			n++
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,6 +88,20 @@ func unescapeMountinfo(s string) string {
 // it was deleted).
 func LoopsOf(img string) []string {
 	return loops(func(back string) bool { return back == img || back == img+" (deleted)" })
+}
+
+// LoopsOfSettled is LoopsOf once the count is want, or after a minute:
+// the kernel detaches an auto-clearing loop device once its last user
+// closes it, which may come a moment after the unmount returns.
+func LoopsOfSettled(img string, want int) []string {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := LoopsOf(img)
+		if len(got) == want || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // LoopsUnder lists the loop devices whose backing file is below dir.

@@ -89,7 +89,7 @@ func TestDiskQuotaSurvivesRemount(t *testing.T) {
 	if err := e.p.Destroy(t.Context(), h); err != nil {
 		t.Fatal(err)
 	}
-	if loops := testenv.LoopsOf(img); len(loops) > 0 {
+	if loops := testenv.LoopsOfSettled(img, 0); len(loops) > 0 {
 		t.Fatalf("the workspace of a destroyed sandbox still holds loop devices %v", loops)
 	}
 	if len(testenv.MountsUnder(mnt)) > 0 {
@@ -168,7 +168,7 @@ func TestDiskReleasedWhenContainerGone(t *testing.T) {
 	if err := e.p.Destroy(t.Context(), h); err != nil {
 		t.Fatal(err)
 	}
-	if len(testenv.MountsUnder(mnt)) > 0 || len(testenv.LoopsOf(img)) > 0 {
+	if len(testenv.MountsUnder(mnt)) > 0 || len(testenv.LoopsOfSettled(img, 0)) > 0 {
 		t.Fatal("the workspace disk of a sandbox whose container was gone is still mounted")
 	}
 }
@@ -193,7 +193,7 @@ func TestFailedCreateReleasesDisk(t *testing.T) {
 	if _, err := e.p.Create(t.Context(), clash); err == nil || !strings.Contains(err.Error(), docker.CodeSandboxExists) {
 		t.Fatalf("Create with a taken sandbox id = %v, want %s", err, docker.CodeSandboxExists)
 	}
-	if len(testenv.MountsUnder(mnt)) > 0 || len(testenv.LoopsOf(img)) > 0 {
+	if len(testenv.MountsUnder(mnt)) > 0 || len(testenv.LoopsOfSettled(img, 0)) > 0 {
 		t.Fatal("a failed Create left the existing workspace's disk mounted")
 	}
 }
