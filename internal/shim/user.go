@@ -73,11 +73,15 @@ func onThread(setup func() error, fn func() error) error {
 	return <-errc
 }
 
-// asUser runs fn with u's file-system identity (its uid and gid, no
-// supplementary groups; real, effective and saved), so that what fn
-// creates is u's and what it may touch is what u may. The agent needs no capability it lacks for this:
-// only setresuid and setresgid on one thread, which its CAP_SETUID and
-// CAP_SETGID allow.
+// asUser runs fn with u's file-system identity: its uid and gid as the
+// thread's file-system ids, no supplementary groups. What fn creates is
+// u's and what it may touch is what u may. The thread's real, effective
+// and saved ids stay the agent's: the kernel decides who may signal a
+// thread or change its limits (kill, tgkill, prlimit) by those, so were
+// they u's, u's processes could stop the agent through that thread for as
+// long as it lives. setfsuid and setfsgid on one thread need only the
+// agent's CAP_SETUID and CAP_SETGID; setgroups as a raw syscall changes
+// only the calling thread.
 func asUser(u sandboxUser, fn func() error) error {
 	if u.isAgent() {
 		return fn()
@@ -86,13 +90,14 @@ func asUser(u sandboxUser, fn func() error) error {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 			return e
 		}
-		// All three ids: gVisor, unlike Linux, also compares the real
-		// ones when it decides who may look into a process.
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(u.gid), uintptr(u.gid), uintptr(u.gid)); e != 0 {
-			return e
-		}
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(u.uid), uintptr(u.uid), uintptr(u.uid)); e != 0 {
-			return e
+		// setfsgid and setfsuid report no error, only the previous id:
+		// asking again with an invalid id (-1) reads the current one.
+		syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(u.gid), 0, 0)
+		syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(u.uid), 0, 0)
+		gid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
+		uid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
+		if int(uint32(gid)) != u.gid || int(uint32(uid)) != u.uid {
+			return syscall.EPERM
 		}
 		return nil
 	}, fn)
