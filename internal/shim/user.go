@@ -2,9 +2,11 @@ package shim
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 
@@ -60,10 +62,17 @@ func (u sandboxUser) isAgent() bool { return u.uid == os.Geteuid() && u.gid == o
 // throws the thread away afterwards: credentials and capabilities are per
 // thread in Linux, and a goroutine that ends locked to its thread takes
 // the thread with it, so nothing else ever runs with what setup changed.
+// A panic in fn is fn's error (an internal one), not the agent's end: no
+// handler of the runtime's catches it on this goroutine.
 func onThread(setup func() error, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		defer func() {
+			if p := recover(); p != nil {
+				errc <- fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
 		if err := setup(); err != nil {
 			errc <- err
 			return

@@ -124,3 +124,16 @@ func TestAsUserLeavesAgentUnreachable(t *testing.T) {
 		t.Fatalf("a file the call made is %d:%d, want %d:%d", sys.Uid, sys.Gid, u.uid, u.gid)
 	}
 }
+
+// TestOnThreadPanicIsAnError: a handler that panics on a thread of its
+// own (a file call as user) fails that call; the agent lives on.
+func TestOnThreadPanicIsAnError(t *testing.T) {
+	err := onThread(func() error { return nil }, func() error {
+		var m map[string]int
+		m["x"]++ // a nil map: panics
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "panic") {
+		t.Fatalf("onThread returned %v, want the panic as an error", err)
+	}
+}
