@@ -154,6 +154,12 @@ func pids() []int {
 // are killed.
 func (s *Server) killAll() int {
 	if os.Getpid() == 1 {
+		// What kill(-1) ends was killed, not out of memory (see onExit).
+		for _, p := range s.procs.list() {
+			p.mu.Lock()
+			p.signalled = true
+			p.mu.Unlock()
+		}
 		n := 0
 		for _, pid := range pids() {
 			if pid != 1 && !zombie(pid) {
