@@ -9,8 +9,9 @@ import (
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// TestAgentOutlivesMemoryExhaustion: filling /tmp (a tmpfs counted against
-// the memory limit) past the sandbox's memory fails the writer with ENOSPC,
+// TestAgentOutlivesMemoryExhaustion: filling /tmp and /dev/shm (tmpfs both,
+// counted against the memory limit, each bounded to a quarter of it) past
+// the sandbox's memory fails the writers with ENOSPC,
 // a process that allocates past it is killed and says so, and the agent
 // (PID 1, the same process throughout) keeps serving the next exec. The
 // processes the agent starts are the OOM killer's first choice, the agent
@@ -35,19 +36,24 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 		t.Errorf("the agent's oom_score_adj = %s, want 0", got)
 	}
 
-	fill, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{
-		Argv: []string{"dd", "if=/dev/zero", "of=/tmp/fill", "bs=1048576", "count=200"},
-	})
-	if err != nil {
-		t.Fatalf("filling /tmp: %v", err)
-	}
-	if fill.Exit == nil || fill.Exit.Code == 0 || fill.Exit.OOMKilled || !strings.Contains(string(fill.Stderr), "No space left on device") {
-		t.Fatalf("writing 200 MiB to /tmp in a 128 MiB sandbox: exit %+v, stderr %q", fill.Exit, fill.Stderr)
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		if got := strings.TrimSpace(s.run(t, "sh", "-c", "df -k "+dir+" | awk 'NR == 2 { print $2 }'")); got != "32768" {
+			t.Errorf("%s holds %s KiB, want 32768 (a quarter of 128 MiB)", dir, got)
+		}
+		fill, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{
+			Argv: []string{"dd", "if=/dev/zero", "of=" + dir + "/fill", "bs=1048576", "count=200"},
+		})
+		if err != nil {
+			t.Fatalf("filling %s: %v", dir, err)
+		}
+		if fill.Exit == nil || fill.Exit.Code == 0 || fill.Exit.OOMKilled || !strings.Contains(string(fill.Stderr), "No space left on device") {
+			t.Fatalf("writing 200 MiB to %s in a 128 MiB sandbox: exit %+v, stderr %q", dir, fill.Exit, fill.Stderr)
+		}
 	}
 	s.run(t, "true")
 
-	// The file stays: /tmp holds half the memory while a process asks
-	// for more than the whole.
+	// The files stay: /tmp and /dev/shm hold half the memory while a
+	// process asks for more than the whole.
 	if runtimeUnderTest(t) == testenv.GVisorRuntime {
 		t.Log("gVisor: a process allocating past the memory limit ends the whole sandbox (the host kills its Sentry), so the allocation part does not apply")
 	} else {
