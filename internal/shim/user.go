@@ -82,34 +82,55 @@ func onThread(setup func() error, fn func() error) error {
 	return <-errc
 }
 
-// asUser runs fn with u's file-system identity: its uid and gid as the
-// thread's file-system ids, no supplementary groups. What fn creates is
-// u's and what it may touch is what u may. The thread's real, effective
-// and saved ids stay the agent's: the kernel decides who may signal a
-// thread or change its limits (kill, tgkill, prlimit) by those, so were
-// they u's, u's processes could stop the agent through that thread for as
-// long as it lives. setfsuid and setfsgid on one thread need only the
-// agent's CAP_SETUID and CAP_SETGID; setgroups as a raw syscall changes
-// only the calling thread.
+// asUser runs fn with u's file-system identity: its uid and gid, no
+// supplementary groups. What fn creates is u's and what it may touch is
+// what u may. The thread's real and saved ids stay the agent's: the kernel
+// decides who may signal a thread or change its limits (kill, tgkill,
+// prlimit) by those, so were they u's, u's processes could stop the agent
+// through that thread for as long as it lives. It needs only the agent's
+// CAP_SETUID and CAP_SETGID on one thread (setgroups as a raw syscall
+// changes only the calling thread).
 func asUser(u sandboxUser, fn func() error) error {
 	if u.isAgent() {
 		return fn()
 	}
-	return onThread(func() error {
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
-			return e
-		}
-		// setfsgid and setfsuid report no error, only the previous id:
-		// asking again with an invalid id (-1) reads the current one.
-		syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(u.gid), 0, 0)
-		syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(u.uid), 0, 0)
-		gid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
-		uid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
-		if int(uint32(gid)) != u.gid || int(uint32(uid)) != u.uid {
-			return syscall.EPERM
-		}
-		return nil
-	}, fn)
+	return onThread(func() error { return setFileIDs(u) }, fn)
+}
+
+// setFileIDs gives the calling thread u's file-system ids: setfsuid and
+// setfsgid, which change nothing else; where the kernel lacks them
+// (gVisor), the effective ids, which also leaves the real and saved ones
+// alone.
+func setFileIDs(u sandboxUser) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(u.gid), 0, 0); e == syscall.ENOSYS {
+		return setEffectiveIDs(u)
+	}
+	syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(u.uid), 0, 0)
+	// Neither reports a refusal, only the previous id: asking again with
+	// an invalid id (-1) reads the current one.
+	gid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
+	uid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
+	if int(uint32(gid)) != u.gid || int(uint32(uid)) != u.uid {
+		return syscall.EPERM
+	}
+	return nil
+}
+
+// setEffectiveIDs makes u's uid and gid the calling thread's effective
+// ones (and so its file-system ones), the gid first, while the thread
+// still has CAP_SETGID.
+func setEffectiveIDs(u sandboxUser) error {
+	keep := ^uintptr(0) // -1: unchanged
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(u.gid), keep); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(u.uid), keep); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // agentOnlyCaps are the capabilities the agent holds only to start

@@ -75,12 +75,27 @@ func probeBinary(t *testing.T, dir string) string {
 // may do to a process of the agent's — change its limits (prlimit) or
 // signal it (tgkill) — fails with EPERM on every one of the agent's
 // threads, the call's own among them; and what the call creates is still
-// user's.
+// user's. Both ways of switching are checked: the file-system ids, and
+// the effective ones (where the kernel lacks the first, as gVisor does).
 func TestAsUserLeavesAgentUnreachable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to act as another user")
 	}
 	u := sandboxUsers[UserDefault]
+	t.Run("file-system ids", func(t *testing.T) {
+		testAgentUnreachable(t, u, func() error { return setFileIDs(u) })
+	})
+	t.Run("effective ids", func(t *testing.T) {
+		testAgentUnreachable(t, u, func() error {
+			if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+				return e
+			}
+			return setEffectiveIDs(u)
+		})
+	})
+}
+
+func testAgentUnreachable(t *testing.T, u sandboxUser, setup func() error) {
 	dir := t.TempDir()
 	// t.TempDir's own parent is private to root.
 	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
@@ -93,7 +108,7 @@ func TestAsUserLeavesAgentUnreachable(t *testing.T) {
 	inside, done := make(chan struct{}), make(chan struct{})
 	callErr := make(chan error, 1)
 	go func() {
-		callErr <- asUser(u, func() error {
+		callErr <- onThread(setup, func() error {
 			err := os.WriteFile(filepath.Join(dir, "made"), nil, 0o644)
 			close(inside)
 			<-done
