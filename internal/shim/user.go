@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -105,9 +106,10 @@ func setFileIDs(u sandboxUser) error {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 		return e
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(u.gid), 0, 0); e == syscall.ENOSYS {
+	if !haveFileIDs() {
 		return setEffectiveIDs(u)
 	}
+	syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(u.gid), 0, 0)
 	syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(u.uid), 0, 0)
 	// Neither reports a refusal, only the previous id: asking again with
 	// an invalid id (-1) reads the current one.
@@ -115,6 +117,28 @@ func setFileIDs(u sandboxUser) error {
 	uid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
 	if int(uint32(gid)) != u.gid || int(uint32(uid)) != u.uid {
 		return syscall.EPERM
+	}
+	return nil
+}
+
+// haveFileIDs reports whether the kernel has setfsuid and setfsgid
+// (gVisor's has not): asking for an invalid id (-1) changes nothing.
+var haveFileIDs = sync.OnceValue(func() bool {
+	_, _, e := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
+	return e != syscall.ENOSYS
+})
+
+// setAllIDs makes u's uid and gid the calling thread's real, effective and
+// saved ones.
+func setAllIDs(u sandboxUser) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(u.gid), uintptr(u.gid), uintptr(u.gid)); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(u.uid), uintptr(u.uid), uintptr(u.uid)); e != 0 {
+		return e
 	}
 	return nil
 }
@@ -182,5 +206,11 @@ func asProcessOwner(pid int, fn func() error) error {
 	if owner.isAgent() {
 		return err
 	}
-	return asUser(owner, fn)
+	if haveFileIDs() {
+		return asUser(owner, fn) // Linux checks these with the file-system ids
+	}
+	// gVisor compares the real ids too: the thread takes all three for
+	// the span of one read, in which the owner's processes could signal
+	// it (see asUser).
+	return onThread(func() error { return setAllIDs(owner) }, fn)
 }
