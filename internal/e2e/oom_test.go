@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -65,6 +66,26 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 		}
 		if hog.Exit == nil || hog.Exit.Signal != "SIGKILL" || !hog.Exit.OOMKilled {
 			t.Fatalf("allocating 200 MiB in a 128 MiB sandbox: exit %+v, stderr %q", hog.Exit, hog.Stderr)
+		}
+		// What kill-all ends was killed, not out of memory, though memory
+		// ran out while it lived.
+		if _, err := s.sdk.KillAllProcesses(ctx, "acme", "dev", s.rid); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			p, err := s.sdk.GetProcess(ctx, "acme", "dev", s.rid, bg.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Exit != nil {
+				if p.Exit.Signal != "SIGKILL" || p.Exit.OOMKilled {
+					t.Fatalf("a background process kill-all ended: exit %+v, want SIGKILL and not oom_killed", p.Exit)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("kill-all left a background process running")
+			}
 		}
 	}
 
