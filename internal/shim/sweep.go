@@ -116,7 +116,7 @@ func environOf(pid int) []byte {
 	self := os.Getpid()
 	for i := 0; ; i++ {
 		var env []byte
-		_ = asProcessOwner(pid, func() (err error) {
+		_ = asProcessOwner(pid, true, func() (err error) {
 			env, err = os.ReadFile(path)
 			return err
 		})

@@ -188,8 +188,12 @@ func dropAgentCaps() error {
 // asProcessOwner runs fn, which reads or writes a file under /proc/pid;
 // when the agent may not (another user's process: the kernel lets only
 // its owner, or a holder of CAP_SYS_PTRACE or CAP_DAC_OVERRIDE, which the
-// agent lacks), it runs fn again as the process's owner.
-func asProcessOwner(pid int, fn func() error) error {
+// agent lacks), it runs fn again as the process's owner (see asUser).
+// look says fn looks into the process (its fds, its environment), which
+// gVisor, unlike Linux, checks with the real ids too: there the thread
+// takes all three for the span of fn, in which the owner's processes could
+// signal it.
+func asProcessOwner(pid int, look bool, fn func() error) error {
 	err := fn()
 	if !errors.Is(err, fs.ErrPermission) {
 		return err
@@ -206,11 +210,8 @@ func asProcessOwner(pid int, fn func() error) error {
 	if owner.isAgent() {
 		return err
 	}
-	if haveFileIDs() {
-		return asUser(owner, fn) // Linux checks these with the file-system ids
+	if look && !haveFileIDs() {
+		return onThread(func() error { return setAllIDs(owner) }, fn)
 	}
-	// gVisor compares the real ids too: the thread takes all three for
-	// the span of one read, in which the owner's processes could signal
-	// it (see asUser).
-	return onThread(func() error { return setAllIDs(owner) }, fn)
+	return asUser(owner, fn)
 }
