@@ -51,3 +51,24 @@ func TestExecAsUser(t *testing.T) {
 	_, err = a.client.Run(ctx, agentconn.ExecRequest{User: "nobody", Argv: []string{"true"}})
 	wantCode(t, err, errdefs.ErrInvalidArgument, "invalid_user")
 }
+
+// TestExecCwdAsUser: a working directory the process's user may not enter
+// is refused as invalid_cwd before the fork, though the agent (root) could
+// enter it.
+func TestExecCwdAsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("starting processes as another user needs the agent to be root, as it is in a sandbox")
+	}
+	a := startAgent(t, shim.Options{User: "user"})
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.client.Run(ctx, agentconn.ExecRequest{Cwd: dir, Argv: []string{"true"}})
+	wantCode(t, err, errdefs.ErrInvalidArgument, "invalid_cwd")
+	res, err := a.client.Run(ctx, agentconn.ExecRequest{User: "root", Cwd: dir, Argv: []string{"true"}})
+	if err != nil || res.Exit.Code != 0 {
+		t.Fatalf("as root in %s: %v %+v", dir, err, res)
+	}
+}

@@ -4,13 +4,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// TestAgentOutlivesMemoryExhaustion: filling /tmp (a tmpfs counted against
-// the memory limit) past the sandbox's memory fails the writer with ENOSPC,
+// TestAgentOutlivesMemoryExhaustion: filling /tmp and /dev/shm (tmpfs both,
+// counted against the memory limit, each bounded to a quarter of it) past
+// the sandbox's memory fails the writers with ENOSPC,
 // a process that allocates past it is killed and says so, and the agent
 // (PID 1, the same process throughout) keeps serving the next exec. The
 // processes the agent starts are the OOM killer's first choice, the agent
@@ -35,19 +37,24 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 		t.Errorf("the agent's oom_score_adj = %s, want 0", got)
 	}
 
-	fill, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{
-		Argv: []string{"dd", "if=/dev/zero", "of=/tmp/fill", "bs=1048576", "count=200"},
-	})
-	if err != nil {
-		t.Fatalf("filling /tmp: %v", err)
-	}
-	if fill.Exit == nil || fill.Exit.Code == 0 || fill.Exit.OOMKilled || !strings.Contains(string(fill.Stderr), "No space left on device") {
-		t.Fatalf("writing 200 MiB to /tmp in a 128 MiB sandbox: exit %+v, stderr %q", fill.Exit, fill.Stderr)
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		if got := strings.TrimSpace(s.run(t, "sh", "-c", "df -k "+dir+" | awk 'NR == 2 { print $2 }'")); got != "32768" {
+			t.Errorf("%s holds %s KiB, want 32768 (a quarter of 128 MiB)", dir, got)
+		}
+		fill, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{
+			Argv: []string{"dd", "if=/dev/zero", "of=" + dir + "/fill", "bs=1048576", "count=200"},
+		})
+		if err != nil {
+			t.Fatalf("filling %s: %v", dir, err)
+		}
+		if fill.Exit == nil || fill.Exit.Code == 0 || fill.Exit.OOMKilled || !strings.Contains(string(fill.Stderr), "No space left on device") {
+			t.Fatalf("writing 200 MiB to %s in a 128 MiB sandbox: exit %+v, stderr %q", dir, fill.Exit, fill.Stderr)
+		}
 	}
 	s.run(t, "true")
 
-	// The file stays: /tmp holds half the memory while a process asks
-	// for more than the whole.
+	// The files stay: /tmp and /dev/shm hold half the memory while a
+	// process asks for more than the whole.
 	if runtimeUnderTest(t) == testenv.GVisorRuntime {
 		t.Log("gVisor: a process allocating past the memory limit ends the whole sandbox (the host kills its Sentry), so the allocation part does not apply")
 	} else {
@@ -59,6 +66,26 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 		}
 		if hog.Exit == nil || hog.Exit.Signal != "SIGKILL" || !hog.Exit.OOMKilled {
 			t.Fatalf("allocating 200 MiB in a 128 MiB sandbox: exit %+v, stderr %q", hog.Exit, hog.Stderr)
+		}
+		// What kill-all ends was killed, not out of memory, though memory
+		// ran out while it lived.
+		if _, err := s.sdk.KillAllProcesses(ctx, "acme", "dev", s.rid); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			p, err := s.sdk.GetProcess(ctx, "acme", "dev", s.rid, bg.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Exit != nil {
+				if p.Exit.Signal != "SIGKILL" || p.Exit.OOMKilled {
+					t.Fatalf("a background process kill-all ended: exit %+v, want SIGKILL and not oom_killed", p.Exit)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("kill-all left a background process running")
+			}
 		}
 	}
 

@@ -326,7 +326,7 @@ func socketOwners(proc string, byInode map[uint64][]*agentpb.ListeningPort) {
 		dir := filepath.Join(proc, strconv.Itoa(pid))
 		// Another user's process: only its owner may look.
 		var targets []string
-		if err := asProcessOwner(pid, func() error {
+		if err := asProcessOwner(pid, true, func() error {
 			fds, err := os.ReadDir(filepath.Join(dir, "fd"))
 			for _, fd := range fds {
 				if target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name())); err == nil {

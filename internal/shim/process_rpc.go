@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/agentpb"
 	"github.com/paddockhq/paddock/internal/agentpb/agentpbconnect"
@@ -275,7 +278,7 @@ func (s *Server) execSpec(m *agentpb.ProcessStart) (*spawnSpec, time.Duration, e
 		return nil, 0, err
 	}
 	spec.env = env
-	if spec.cwd, err = checkCwd(m.Cwd); err != nil {
+	if spec.cwd, err = checkCwd(m.Cwd, user); err != nil {
 		return nil, 0, err
 	}
 	return spec, time.Duration(m.TimeoutMs) * time.Millisecond, nil
@@ -330,8 +333,11 @@ func buildEnv(req map[string]string, clear bool, injected, extra map[string]stri
 	return out, nil
 }
 
-// checkCwd validates a working directory; "" means the shim's own.
-func checkCwd(cwd string) (string, error) {
+// checkCwd validates a working directory for a process of user's; ""
+// means the shim's own. It checks as user, who must be able to enter it:
+// the chdir comes after the switch to user, in the child, where its
+// failure would read as the command's.
+func checkCwd(cwd string, user sandboxUser) (string, error) {
 	if cwd == "" {
 		return "", nil
 	}
@@ -343,8 +349,26 @@ func checkCwd(cwd string) (string, error) {
 		}
 		return "", err
 	}
-	st, err := os.Stat(c)
-	if err != nil || !st.IsDir() {
+	err = asUser(user, func() error {
+		st, err := os.Stat(c)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return syscall.ENOTDIR
+		}
+		// faccessat2 with AT_EACCESS checks the thread's file-system ids,
+		// which asUser set; a kernel without it is left to the chdir.
+		if err := unix.Faccessat2(unix.AT_FDCWD, c, unix.X_OK, unix.AT_EACCESS); err != nil && !errors.Is(err, syscall.ENOSYS) {
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrPermission) {
+		return "", &rpcError{kind: kindInvalid, reason: "invalid_cwd", subject: c,
+			msg: "working directory " + c + " is not open to the process's user", cause: err}
+	}
+	if err != nil {
 		return "", &rpcError{kind: kindInvalid, reason: "invalid_cwd", subject: c,
 			msg: "working directory " + c + " does not exist or is not a directory", cause: err}
 	}

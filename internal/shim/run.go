@@ -43,12 +43,19 @@ type RunOptions struct {
 // serves on the unix socket, and on SIGTERM or SIGINT (or when ctx is done)
 // forwards the signal to every process, waits up to the grace period, kills
 // what is left, and returns. SIGHUP, SIGUSR1 and SIGUSR2 are forwarded
-// without stopping.
+// without stopping. Every other signal a process sends it is dropped: by
+// default SIGQUIT, SIGABRT, SIGSEGV and the like would end a Go program,
+// and with it the sandbox.
 func Run(ctx context.Context, o RunOptions) error {
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
 	}
 	log := o.Logger
+	// Nothing else in the sandbox may read this process's memory (its key,
+	// when it has one) or attach to it.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("protect the agent's memory: %w", err)
+	}
 	var key []byte
 	if o.KeyFile != "" {
 		k, err := agentauth.TakeKeyFile(o.KeyFile)
@@ -56,11 +63,6 @@ func Run(ctx context.Context, o RunOptions) error {
 			return fmt.Errorf("agent key: %w", err)
 		}
 		key = k
-		// The key is in this process's memory: nothing else in the sandbox
-		// (every process there runs as the same user) may read it.
-		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-			return fmt.Errorf("protect the agent's memory: %w", err)
-		}
 	}
 	if o.TrustFile != "" {
 		if err := installTrust(o.TrustFile, filepath.Dir(o.Socket)); err != nil {
@@ -101,6 +103,12 @@ func Run(ctx context.Context, o RunOptions) error {
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigc)
+	// Every other signal is caught, so that it does not take Go's default
+	// action, and dropped: nothing reads this channel, and a signal that
+	// finds it full is discarded.
+	dropped := make(chan os.Signal, 1)
+	signal.Notify(dropped)
+	defer signal.Stop(dropped)
 
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()

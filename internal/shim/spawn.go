@@ -253,7 +253,7 @@ const childOOMScoreAdj = 1000
 // size, too), so the window costs nothing. A failure (no /proc, or the
 // process already gone) is only logged: the process runs as before.
 func raiseOOMScore(pid int) error {
-	err := asProcessOwner(pid, func() error {
+	err := asProcessOwner(pid, false, func() error {
 		return os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(childOOMScoreAdj)), 0)
 	})
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {

@@ -116,7 +116,7 @@ func environOf(pid int) []byte {
 	self := os.Getpid()
 	for i := 0; ; i++ {
 		var env []byte
-		_ = asProcessOwner(pid, func() (err error) {
+		_ = asProcessOwner(pid, true, func() (err error) {
 			env, err = os.ReadFile(path)
 			return err
 		})
@@ -154,6 +154,12 @@ func pids() []int {
 // are killed.
 func (s *Server) killAll() int {
 	if os.Getpid() == 1 {
+		// What kill(-1) ends was killed, not out of memory (see onExit).
+		for _, p := range s.procs.list() {
+			p.mu.Lock()
+			p.signalled = true
+			p.mu.Unlock()
+		}
 		n := 0
 		for _, pid := range pids() {
 			if pid != 1 && !zombie(pid) {

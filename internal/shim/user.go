@@ -2,10 +2,13 @@ package shim
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -60,10 +63,17 @@ func (u sandboxUser) isAgent() bool { return u.uid == os.Geteuid() && u.gid == o
 // throws the thread away afterwards: credentials and capabilities are per
 // thread in Linux, and a goroutine that ends locked to its thread takes
 // the thread with it, so nothing else ever runs with what setup changed.
+// A panic in fn is fn's error (an internal one), not the agent's end: no
+// handler of the runtime's catches it on this goroutine.
 func onThread(setup func() error, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		defer func() {
+			if p := recover(); p != nil {
+				errc <- fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
 		if err := setup(); err != nil {
 			errc <- err
 			return
@@ -73,29 +83,78 @@ func onThread(setup func() error, fn func() error) error {
 	return <-errc
 }
 
-// asUser runs fn with u's file-system identity (its uid and gid, no
-// supplementary groups; real, effective and saved), so that what fn
-// creates is u's and what it may touch is what u may. The agent needs no capability it lacks for this:
-// only setresuid and setresgid on one thread, which its CAP_SETUID and
-// CAP_SETGID allow.
+// asUser runs fn with u's file-system identity: its uid and gid, no
+// supplementary groups. What fn creates is u's and what it may touch is
+// what u may. The thread's real and saved ids stay the agent's: the kernel
+// decides who may signal a thread or change its limits (kill, tgkill,
+// prlimit) by those, so were they u's, u's processes could stop the agent
+// through that thread for as long as it lives. It needs only the agent's
+// CAP_SETUID and CAP_SETGID on one thread (setgroups as a raw syscall
+// changes only the calling thread).
 func asUser(u sandboxUser, fn func() error) error {
 	if u.isAgent() {
 		return fn()
 	}
-	return onThread(func() error {
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
-			return e
-		}
-		// All three ids: gVisor, unlike Linux, also compares the real
-		// ones when it decides who may look into a process.
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(u.gid), uintptr(u.gid), uintptr(u.gid)); e != 0 {
-			return e
-		}
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(u.uid), uintptr(u.uid), uintptr(u.uid)); e != 0 {
-			return e
-		}
-		return nil
-	}, fn)
+	return onThread(func() error { return setFileIDs(u) }, fn)
+}
+
+// setFileIDs gives the calling thread u's file-system ids: setfsuid and
+// setfsgid, which change nothing else; where the kernel lacks them
+// (gVisor), the effective ids, which also leaves the real and saved ones
+// alone.
+func setFileIDs(u sandboxUser) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return e
+	}
+	if !haveFileIDs() {
+		return setEffectiveIDs(u)
+	}
+	syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(u.gid), 0, 0)
+	syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(u.uid), 0, 0)
+	// Neither reports a refusal, only the previous id: asking again with
+	// an invalid id (-1) reads the current one.
+	gid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
+	uid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
+	if int(uint32(gid)) != u.gid || int(uint32(uid)) != u.uid {
+		return syscall.EPERM
+	}
+	return nil
+}
+
+// haveFileIDs reports whether the kernel has setfsuid and setfsgid
+// (gVisor's has not): asking for an invalid id (-1) changes nothing.
+var haveFileIDs = sync.OnceValue(func() bool {
+	_, _, e := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
+	return e != syscall.ENOSYS
+})
+
+// setAllIDs makes u's uid and gid the calling thread's real, effective and
+// saved ones.
+func setAllIDs(u sandboxUser) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, uintptr(u.gid), uintptr(u.gid), uintptr(u.gid)); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, uintptr(u.uid), uintptr(u.uid), uintptr(u.uid)); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// setEffectiveIDs makes u's uid and gid the calling thread's effective
+// ones (and so its file-system ones), the gid first, while the thread
+// still has CAP_SETGID.
+func setEffectiveIDs(u sandboxUser) error {
+	keep := ^uintptr(0) // -1: unchanged
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(u.gid), keep); e != 0 {
+		return e
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(u.uid), keep); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // agentOnlyCaps are the capabilities the agent holds only to start
@@ -129,8 +188,12 @@ func dropAgentCaps() error {
 // asProcessOwner runs fn, which reads or writes a file under /proc/pid;
 // when the agent may not (another user's process: the kernel lets only
 // its owner, or a holder of CAP_SYS_PTRACE or CAP_DAC_OVERRIDE, which the
-// agent lacks), it runs fn again as the process's owner.
-func asProcessOwner(pid int, fn func() error) error {
+// agent lacks), it runs fn again as the process's owner (see asUser).
+// look says fn looks into the process (its fds, its environment), which
+// gVisor, unlike Linux, checks with the real ids too: there the thread
+// takes all three for the span of fn, in which the owner's processes could
+// signal it.
+func asProcessOwner(pid int, look bool, fn func() error) error {
 	err := fn()
 	if !errors.Is(err, fs.ErrPermission) {
 		return err
@@ -146,6 +209,9 @@ func asProcessOwner(pid int, fn func() error) error {
 	owner := sandboxUser{uid: int(sys.Uid), gid: int(sys.Gid)}
 	if owner.isAgent() {
 		return err
+	}
+	if look && !haveFileIDs() {
+		return onThread(func() error { return setAllIDs(owner) }, fn)
 	}
 	return asUser(owner, fn)
 }

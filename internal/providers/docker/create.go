@@ -162,7 +162,8 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 	if tmp == 0 {
 		tmp = DefaultTmpMB
 	}
-	tmp = min(tmp, max(mem/TmpMemoryDivisor, 1))
+	shm := max(mem/TmpMemoryDivisor, 1)
+	tmp = min(tmp, shm)
 
 	user := sandboxUser(spec)
 	env := map[string]string{"HOME": userHomes[user]}
@@ -197,6 +198,8 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		// Only the agent's own log reaches the engine (processes it starts
 		// write to pipes), and that log lives on the host's disk: bound it.
 		LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "1m", "max-file": "2"}},
+		// The engine's /dev/shm is 64 MiB whatever the memory limit.
+		ShmSize: shm << 20,
 		Tmpfs: map[string]string{
 			// exec is allowed: agents build and run things in /tmp.
 			"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,mode=1777,size=%dm", tmp),

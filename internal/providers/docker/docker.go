@@ -67,11 +67,11 @@ const (
 	DefaultStartTimeout = 15 * time.Second
 )
 
-// TmpMemoryDivisor bounds /tmp (a tmpfs, counted against the memory limit)
-// to this fraction of the memory limit, whatever TmpMB asks: what /tmp
-// holds no OOM kill frees, so a /tmp as large as memory would leave the
-// agent nothing.
-const TmpMemoryDivisor = 2
+// TmpMemoryDivisor bounds /tmp and /dev/shm (tmpfs both, counted against
+// the memory limit) each to this fraction of the memory limit, whatever
+// TmpMB asks: what they hold no OOM kill frees, so together they leave at
+// least half the memory to processes and the agent.
+const TmpMemoryDivisor = 4
 
 // Config configures a Provider.
 type Config struct {

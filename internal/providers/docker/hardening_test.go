@@ -69,7 +69,8 @@ func testHardening(t *testing.T, fl flavour) {
 		{"no swap beyond memory", hc.MemorySwap == hc.Memory, hc.MemorySwap},
 		{"cpus", hc.NanoCPUs == 500_000_000, hc.NanoCPUs},
 		{"no docker init", hc.Init != nil && !*hc.Init, hc.Init},
-		{"tmpfs /tmp", strings.Contains(hc.Tmpfs["/tmp"], "size=32m") && strings.Contains(hc.Tmpfs["/tmp"], "nosuid") && !strings.Contains(hc.Tmpfs["/tmp"], "noexec"), hc.Tmpfs},
+		{"/dev/shm", hc.ShmSize == 16<<20, hc.ShmSize},
+		{"tmpfs /tmp", strings.Contains(hc.Tmpfs["/tmp"], "size=16m") && strings.Contains(hc.Tmpfs["/tmp"], "nosuid") && !strings.Contains(hc.Tmpfs["/tmp"], "noexec"), hc.Tmpfs},
 		{"entrypoint", slices.Equal(c.Config.Entrypoint, []string{"/.paddock/bin/paddock-shim", "serve", "--socket", "/.paddock/run/agent.sock", "--key-file", "/.paddock/run/agent.key", "--user", "user"}), c.Config.Entrypoint},
 		{"no cmd", len(c.Config.Cmd) == 0, c.Config.Cmd},
 		{"bounded log", hc.LogConfig.Type == "json-file" && hc.LogConfig.Config["max-size"] == "1m" && hc.LogConfig.Config["max-file"] == "2", hc.LogConfig},
@@ -125,8 +126,8 @@ func testHardening(t *testing.T, fl flavour) {
 			// gVisor's tmpfs does not list nodev: it has no host devices
 			// to open, and the sandbox cannot make device nodes (no
 			// CAP_MKNOD) anyway.
-			if f[2] != "tmpfs" || !slices.Contains(opts, "nosuid") || !underGVisor && !slices.Contains(opts, "nodev") || slices.Contains(opts, "noexec") || !slices.Contains(opts, "size=32768k") {
-				t.Errorf("/tmp is %s %s, want tmpfs rw,nosuid,nodev,size=32768k with exec", f[2], f[3])
+			if f[2] != "tmpfs" || !slices.Contains(opts, "nosuid") || !underGVisor && !slices.Contains(opts, "nodev") || slices.Contains(opts, "noexec") || !slices.Contains(opts, "size=16384k") {
+				t.Errorf("/tmp is %s %s, want tmpfs rw,nosuid,nodev,size=16384k with exec", f[2], f[3])
 			}
 		}
 	}
