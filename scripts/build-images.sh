@@ -96,7 +96,7 @@ NODE_INTEGRITY_ARM64=sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Z
 NPM_VERSION=11.21.2
 NPM_INTEGRITY=sha512-7HPApk+AflMUavSseL1Pm6CnYqMIHk53x+KmuhqmTDqPkjPMgxIpTPcTqsE91EKNw4gFBJV9fnXiSdGm1DXq9A==
 # Fetched tarballs are kept here, checked again at every use.
-NPM_TARBALLS=/var/cache/paddock-build-images/npm
+NPM_TARBALLS=${PADDOCK_NPM_TARBALLS:-/var/cache/paddock-build-images/npm}
 # The all-harness image's harness CLIs: label name, then the exact npm spec.
 HARNESSES=(
 	claude-code @anthropic-ai/claude-code 2.1.332 claude
