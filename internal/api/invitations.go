@@ -51,6 +51,16 @@ func (a *API) invitationOut(inv store.Invitation, org, inviter string) client.In
 	}
 }
 
+// writeInvitations answers 200 with a page of invitations.
+func (a *API) writeInvitations(ctx context.Context, w http.ResponseWriter, is []store.Invitation, next string) error {
+	out, err := a.invitationsOut(ctx, is, next)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 // invitationsOut renders a page of invitations with their orgs' names and
 // their inviters' handles.
 func (a *API) invitationsOut(ctx context.Context, is []store.Invitation, next string) (client.List[client.Invitation], error) {
@@ -167,12 +177,7 @@ func (a *API) listOrgInvitations(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return listError(err)
 	}
-	out, err := a.invitationsOut(ctx, is, next)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return a.writeInvitations(ctx, w, is, next)
 }
 
 // revokeInvitation: DELETE …/org/{org}/invitations/{invitation}. One to the
@@ -270,12 +275,7 @@ func (a *API) listInvitations(w http.ResponseWriter, r *http.Request) error {
 			return listError(err)
 		}
 	}
-	out, err := a.invitationsOut(ctx, is, next)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return a.writeInvitations(ctx, w, is, next)
 }
 
 // acceptInvitation: POST /api/v1/invitations/{invitation}/accept. In one
