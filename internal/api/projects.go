@@ -45,7 +45,7 @@ func (a *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ps, next, err := a.store.ListProjects(ctx, ws.ID, page)
+	ps, next, err := a.tenancy.Projects(ctx, ws.ID, page)
 	if err != nil {
 		return listError(err)
 	}
@@ -59,11 +59,11 @@ func (a *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 
 // projectView renders p with the id of its runtime, if it has one.
 func (a *API) projectView(ctx context.Context, p store.Project) (client.Project, error) {
-	rt, err := a.store.GetRuntimeByProject(ctx, p.ID)
-	if err != nil && !errdefs.IsNotFound(err) {
+	runtimeID, err := a.runtimes.RuntimeIDOf(ctx, p.ID)
+	if err != nil {
 		return client.Project{}, err
 	}
-	return projectOut(p, rt.ID), nil
+	return projectOut(p, runtimeID), nil
 }
 
 func (a *API) getProject(w http.ResponseWriter, r *http.Request) error {
