@@ -6,6 +6,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -21,7 +22,7 @@ func (a *API) createProject(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	if err := validName("project", req.Name); err != nil {
+	if err := tenancy.ValidName("project", req.Name); err != nil {
 		return err
 	}
 	if len(req.Description) > maxDescription {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
@@ -14,15 +12,8 @@ import (
 // slugRE is the shape of org, workspace and project names.
 var slugRE = tenancy.NameRE
 
-func validName(kind, name string) error { return tenancy.ValidName(kind, name) }
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
+// isUUID says whether s has the shape of a record's id.
+func isUUID(s string) bool { return store.IsID(s) }
 
 func identity(r *http.Request) auth.Identity {
 	id, _ := auth.FromContext(r.Context())

@@ -4,8 +4,6 @@ import (
 	"context"
 	"regexp"
 
-	"github.com/google/uuid"
-
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -21,20 +19,11 @@ const (
 // providerIDRE is the shape of a provider's sandbox id.
 var providerIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
-// isUUID says whether s is a UUID in its 36-character form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
-
 // Runtime finds runtime id in a workspace: 400 invalid_runtime_id when
 // id is not a UUID, 404 runtime_not_found when there is no such runtime
 // in that workspace (one of another workspace is not found alike).
 func (s *Service) Runtime(ctx context.Context, workspaceID, id string) (store.Runtime, error) {
-	if !isUUID(id) {
+	if !store.IsID(id) {
 		return store.Runtime{}, errdefs.InvalidArgument(CodeInvalidRuntimeID, "%q is not a runtime id (a UUID)", id)
 	}
 	rt, err := s.store.GetRuntime(ctx, id)
@@ -96,7 +85,7 @@ func (s *Service) Sandbox(ctx context.Context, orgID, key string, sees func(work
 	var sb store.Sandbox
 	var err error
 	switch {
-	case isUUID(key):
+	case store.IsID(key):
 		sb, err = s.store.GetSandbox(ctx, key)
 		if errdefs.IsNotFound(err) {
 			sb, err = s.store.GetSandboxByProviderID(ctx, orgID, key)

@@ -3,20 +3,9 @@ package tenancy
 import (
 	"context"
 
-	"github.com/google/uuid"
-
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
-
-// isUUID says whether s is a UUID in its 36-character form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
 
 // Project finds a project of workspace ws by key, its id or its name: 400
 // invalid_project when key is neither, 404 project_not_found when ws has
@@ -25,7 +14,7 @@ func (s *Service) Project(ctx context.Context, ws store.Workspace, key string) (
 	var p store.Project
 	var err error
 	switch {
-	case isUUID(key):
+	case store.IsID(key):
 		p, err = s.store.GetProject(ctx, key)
 		if err == nil && p.WorkspaceID != ws.ID {
 			err = errdefs.ErrNotFound
