@@ -60,15 +60,3 @@ func (f *lookupFixture) project(t *testing.T, ws store.Workspace, name string) s
 	}
 	return rt
 }
-
-// awaitCond fails the test unless cond holds within ten seconds.
-func awaitCond(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}

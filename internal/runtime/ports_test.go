@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/store"
@@ -52,41 +53,48 @@ func TestSetPortPublicRacingStartAndPause(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
-			f := newLookupFixture(t)
-			rt := f.project(t, f.ws, "p")
-			if tc.before != nil {
-				if err := tc.before(ctx, f.svc, rt.ID); err != nil {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := t.Context()
+				f := newLookupFixture(t)
+				rt := f.project(t, f.ws, "p")
+				if tc.before != nil {
+					if err := tc.before(ctx, f.svc, rt.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+				gate := make(chan struct{})
+				f.prov.SetGate(tc.op, gate)
+				acted := make(chan error, 1)
+				go func() { acted <- tc.act(ctx, f.svc, rt.ID) }()
+				synctest.Wait()
+				if n := f.prov.Calls(tc.op); n != 1 {
+					t.Fatalf("the %s is not held in the provider (%d calls)", tc.name, n)
+				}
+				set := make(chan error, 1)
+				go func() {
+					_, err := f.svc.SetPortPublic(ctx, rt.ID, 8080, true)
+					set <- err
+				}()
+				// Under the lock it waits there; without, it would be done.
+				synctest.Wait()
+				if n := lockWaiters(f.svc, rt.ID); n != 2 && len(set) == 0 {
+					t.Fatalf("the port change neither waits for the lock nor is done (%d holders)", n)
+				}
+				close(gate)
+				if err := <-acted; err != nil {
+					t.Fatalf("%s racing a port change: %v", tc.name, err)
+				}
+				if err := <-set; err != nil {
+					t.Fatalf("port change racing a %s: %v", tc.name, err)
+				}
+				got, err := f.st.GetRuntime(ctx, rt.ID)
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			gate := make(chan struct{})
-			f.prov.SetGate(tc.op, gate)
-			acted := make(chan error, 1)
-			go func() { acted <- tc.act(ctx, f.svc, rt.ID) }()
-			awaitCond(t, "the "+tc.name+" reaches the provider", func() bool { return f.prov.Calls(tc.op) == 1 })
-
-			set := make(chan error, 1)
-			go func() {
-				_, err := f.svc.SetPortPublic(ctx, rt.ID, 8080, true)
-				set <- err
-			}()
-			// Under the lock it waits there; without, it would be done.
-			awaitCond(t, "the port change waits for the runtime's lock", func() bool { return lockWaiters(f.svc, rt.ID) == 2 || len(set) == 1 })
-			close(gate)
-			if err := <-acted; err != nil {
-				t.Fatalf("%s racing a port change: %v", tc.name, err)
-			}
-			if err := <-set; err != nil {
-				t.Fatalf("port change racing a %s: %v", tc.name, err)
-			}
-			got, err := f.st.GetRuntime(ctx, rt.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Status != tc.want || !slices.Equal(got.Config.PublicPorts, []int{8080}) {
-				t.Fatalf("runtime after both: status %s, public ports %v; want %s and [8080]", got.Status, got.Config.PublicPorts, tc.want)
-			}
+				if got.Status != tc.want || !slices.Equal(got.Config.PublicPorts, []int{8080}) {
+					t.Fatalf("runtime after both: status %s, public ports %v; want %s and [8080]", got.Status, got.Config.PublicPorts, tc.want)
+				}
+			})
 		})
 	}
 }
