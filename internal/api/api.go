@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // Config wires an API.
@@ -75,6 +76,8 @@ type Config struct {
 	// Builds are the images the server builds in the background, for
 	// GET /api/images; nil: it builds none.
 	Builds *imagebuild.Builder
+	// Tenancy keeps orgs, workspaces and projects; nil: one over Store.
+	Tenancy *tenancy.Service
 }
 
 // API serves HTTP.
@@ -107,6 +110,7 @@ type API struct {
 	ssh         *sshgw.Info
 	members     config.Members
 	builds      *imagebuild.Builder
+	tenancy     *tenancy.Service
 	// portTransports are the preview proxy's (preview.go).
 	portTransports portTransports
 }
@@ -183,6 +187,10 @@ func New(cfg Config) *API {
 		ssh:         cfg.SSH,
 		members:     cfg.Members,
 		builds:      cfg.Builds,
+		tenancy:     cfg.Tenancy,
+	}
+	if a.tenancy == nil {
+		a.tenancy = tenancy.New(tenancy.Config{Store: cfg.Store, Opener: orgOpener(cfg.Ledger), Now: now})
 	}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL

@@ -3,9 +3,6 @@ package api
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -70,18 +67,16 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	// address (a user id names someone of the whole installation), not
 	// through a key narrowed to this workspace. Anyone else is not found
 	// alike, whether or not a user has the address.
-	_, err = a.store.GetOrgMember(ctx, ws.OrgID, u.ID)
-	switch {
-	case errdefs.IsNotFound(err) && !id.Installation && (isUUID(req.Member) || !a.members.DirectAdd):
-		return errMemberNotFound(req.Member, access(r).Org.Name)
-	case errdefs.IsNotFound(err) && id.WorkspaceID != "":
-		return errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")
-	case errdefs.IsNotFound(err):
-		om := store.OrgMember{ID: uuid.NewString(), OrgID: ws.OrgID, UserID: u.ID, Role: string(auth.RoleMember), CreatedAt: a.now()}
-		if err := a.store.AddOrgMember(ctx, om); err != nil && !errdefs.IsConflict(err) {
-			return err
+	err = a.tenancy.JoinOrg(ctx, ws.OrgID, u.ID, func() error {
+		switch {
+		case !id.Installation && (isUUID(req.Member) || !a.members.DirectAdd):
+			return errMemberNotFound(req.Member, access(r).Org.Name)
+		case id.WorkspaceID != "":
+			return errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")
 		}
-	case err != nil:
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	m, err := l.AddMember(ctx, ws, u.ID)

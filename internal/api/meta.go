@@ -48,7 +48,7 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Checks = append(out.Checks, c)
 	}
-	check("store", a.store.Check(ctx))
+	check("store", a.tenancy.Check(ctx))
 	if a.reconciling != nil && a.reconciling() {
 		check("reconciliation", errors.New("start-up reconciliation is still running; runtimes it has not reached answer 503 reconciling"))
 	} else {
@@ -187,78 +187,58 @@ func (a *API) harnessesAndSidecars(ctx context.Context) ([]client.HarnessInfo, [
 // listProvisions lists the provisions in flight and the recent ones.
 func (a *API) listProvisions(w http.ResponseWriter, r *http.Request) error {
 	now := time.Now()
-	ps, err := a.visibleProvisions(r, a.runtimes.Provisions())
+	ps, err := a.visibleProvisions(r)
 	if err != nil {
 		return err
 	}
 	out := client.List[client.Provision]{Items: make([]client.Provision, len(ps))}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for i, p := range ps {
-		c := client.Provision{
-			ID: p.ID, RuntimeID: p.RuntimeID, SandboxID: p.SandboxID, OrgID: p.OrgID, Provider: p.Provider,
-			Kind: p.Kind, Warm: p.Warm, State: p.State, StartedAt: p.StartedAt.UTC(), Error: p.Error,
-			Steps: make([]client.ProvisionStep, len(p.Steps)),
-		}
-		end := now
-		if !p.EndedAt.IsZero() {
-			e := p.EndedAt.UTC()
-			c.EndedAt, end = &e, p.EndedAt
-		}
-		c.DurationMs = ms(end.Sub(p.StartedAt))
-		for j, st := range p.Steps {
-			c.Steps[j] = client.ProvisionStep{Name: st.Name, StartedAt: st.StartedAt.UTC(), DurationMs: ms(st.Duration), Error: st.Error}
-		}
-		out.Items[i] = c
+		out.Items[i] = provisionOut(p, now)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-// visibleProvisions keeps the provisions the caller may see: all for the
+// provisionOut renders p; one still in flight lasts until now.
+func provisionOut(p runtime.Provision, now time.Time) client.Provision {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	c := client.Provision{
+		ID: p.ID, RuntimeID: p.RuntimeID, SandboxID: p.SandboxID, OrgID: p.OrgID, Provider: p.Provider,
+		Kind: p.Kind, Warm: p.Warm, State: p.State, StartedAt: p.StartedAt.UTC(), Error: p.Error,
+		Steps: make([]client.ProvisionStep, len(p.Steps)),
+	}
+	end := now
+	if !p.EndedAt.IsZero() {
+		e := p.EndedAt.UTC()
+		c.EndedAt, end = &e, p.EndedAt
+	}
+	c.DurationMs = ms(end.Sub(p.StartedAt))
+	for j, st := range p.Steps {
+		c.Steps[j] = client.ProvisionStep{Name: st.Name, StartedAt: st.StartedAt.UTC(), DurationMs: ms(st.Duration), Error: st.Error}
+	}
+	return c
+}
+
+// visibleProvisions are the provisions the caller may see: all for the
 // installation admin; else those of runtimes in workspaces it sees (warm
 // sandboxes, which belong to no org, are the installation's).
-func (a *API) visibleProvisions(r *http.Request, ps []runtime.Provision) ([]runtime.Provision, error) {
-	ctx := r.Context()
+func (a *API) visibleProvisions(r *http.Request) ([]runtime.Provision, error) {
 	id := identity(r)
 	if id.Installation {
-		return ps, nil
+		return a.runtimes.Provisions(), nil
 	}
-	orgs := map[string]*auth.Access{}
-	var out []runtime.Provision
-	for _, p := range ps {
-		if p.OrgID == "" || p.RuntimeID == "" {
-			continue
-		}
-		acc, seen := orgs[p.OrgID]
-		if !seen {
-			o, err := a.store.GetOrg(ctx, p.OrgID)
-			if err != nil && !errdefs.IsNotFound(err) {
-				return nil, err
-			}
-			if err == nil {
-				got, ok, err := auth.OrgAccess(ctx, a.store, id, o)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					acc = &got
-				}
-			}
-			orgs[p.OrgID] = acc
-		}
-		if acc == nil {
-			continue
-		}
-		rt, err := a.store.GetRuntime(ctx, p.RuntimeID)
+	return a.runtimes.ProvisionsSeen(r.Context(), func(ctx context.Context, orgID string) (func(string) bool, error) {
+		o, err := a.tenancy.Org(ctx, orgID)
 		if errdefs.IsNotFound(err) {
-			continue
+			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		if acc.SeesWorkspace(rt.WorkspaceID) {
-			out = append(out, p)
+		acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
+		if err != nil || !ok {
+			return nil, err
 		}
-	}
-	return out, nil
+		return acc.SeesWorkspace, nil
+	})
 }

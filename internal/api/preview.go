@@ -612,27 +612,7 @@ func (a *API) setPort(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := rt.ID
-	for attempt := 0; ; attempt++ {
-		ports := slices.DeleteFunc(slices.Clone(rt.Config.PublicPorts), func(p int) bool { return p == port })
-		if req.Public {
-			ports = append(ports, port)
-			slices.Sort(ports)
-		}
-		rt.Config.PublicPorts = ports
-		if len(ports) == 0 {
-			rt.Config.PublicPorts = nil
-		}
-		rt, err = a.store.UpdateRuntime(ctx, rt)
-		if err == nil || !errdefs.IsConflict(err) || attempt == 5 {
-			break
-		}
-		// Changed meanwhile (a conflict returns no record): read it again.
-		if rt, err = a.store.GetRuntime(ctx, id); err != nil {
-			return err
-		}
-	}
-	if err != nil {
+	if rt, err = a.runtimes.SetPortPublic(ctx, rt.ID, port, req.Public); err != nil {
 		return err
 	}
 	out := client.Port{Port: port, Public: req.Public, URL: a.previewURL(rt, port), PathURL: rtPathOf(r, rt) + "/ports/" + strconv.Itoa(port) + "/"}

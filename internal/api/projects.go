@@ -6,6 +6,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -21,7 +22,7 @@ func (a *API) createProject(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	if err := validName("project", req.Name); err != nil {
+	if err := tenancy.ValidName("project", req.Name); err != nil {
 		return err
 	}
 	if len(req.Description) > maxDescription {
@@ -45,7 +46,7 @@ func (a *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ps, next, err := a.store.ListProjects(ctx, ws.ID, page)
+	ps, next, err := a.tenancy.Projects(ctx, ws.ID, page)
 	if err != nil {
 		return listError(err)
 	}
@@ -59,11 +60,11 @@ func (a *API) listProjects(w http.ResponseWriter, r *http.Request) error {
 
 // projectView renders p with the id of its runtime, if it has one.
 func (a *API) projectView(ctx context.Context, p store.Project) (client.Project, error) {
-	rt, err := a.store.GetRuntimeByProject(ctx, p.ID)
-	if err != nil && !errdefs.IsNotFound(err) {
+	runtimeID, err := a.runtimes.RuntimeIDOf(ctx, p.ID)
+	if err != nil {
 		return client.Project{}, err
 	}
-	return projectOut(p, rt.ID), nil
+	return projectOut(p, runtimeID), nil
 }
 
 func (a *API) getProject(w http.ResponseWriter, r *http.Request) error {

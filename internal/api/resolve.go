@@ -3,35 +3,17 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"regexp"
-
-	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // slugRE is the shape of org, workspace and project names.
-var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+var slugRE = tenancy.NameRE
 
-// providerIDRE is the shape of a provider's sandbox id.
-var providerIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
-
-func validName(kind, name string) error {
-	if !slugRE.MatchString(name) {
-		return errdefs.InvalidArgument("invalid_name", "%s name %q must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit", kind, name)
-	}
-	return nil
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
+// isUUID says whether s has the shape of a record's id.
+func isUUID(s string) bool { return store.IsID(s) }
 
 func identity(r *http.Request) auth.Identity {
 	id, _ := auth.FromContext(r.Context())
@@ -75,23 +57,7 @@ func (a *API) projectOf(r *http.Request) (store.Project, error) {
 	if err != nil {
 		return store.Project{}, err
 	}
-	key := r.PathValue("project")
-	var p store.Project
-	switch {
-	case isUUID(key):
-		p, err = a.store.GetProject(r.Context(), key)
-		if err == nil && p.WorkspaceID != ws.ID {
-			err = errdefs.ErrNotFound
-		}
-	case slugRE.MatchString(key):
-		p, err = a.store.GetProjectByName(r.Context(), ws.ID, key)
-	default:
-		return p, errdefs.InvalidArgument("invalid_project", "%q is neither a project id nor a project name", key)
-	}
-	if errdefs.IsNotFound(err) {
-		return p, errdefs.NotFound("project_not_found", "project %q not found", key)
-	}
-	return p, err
+	return a.tenancy.Project(r.Context(), ws, r.PathValue("project"))
 }
 
 // runtimeOf resolves {runtime_id} inside {org}/{workspace}.
@@ -100,45 +66,15 @@ func (a *API) runtimeOf(r *http.Request) (store.Runtime, error) {
 	if err != nil {
 		return store.Runtime{}, err
 	}
-	id := r.PathValue("runtime_id")
-	if !isUUID(id) {
-		return store.Runtime{}, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id (a UUID)", id)
-	}
-	rt, err := a.store.GetRuntime(r.Context(), id)
-	if err == nil && rt.WorkspaceID != ws.ID {
-		err = errdefs.ErrNotFound
-	}
-	if errdefs.IsNotFound(err) {
-		return rt, errdefs.NotFound("runtime_not_found", "runtime %s not found", id)
-	}
-	return rt, err
+	return a.runtimes.Runtime(r.Context(), ws.ID, r.PathValue("runtime_id"))
 }
 
 // sandboxOf resolves {sandbox}, our UUID or the provider's sandbox id, in
-// the org.
+// the org, among the rows of workspaces the caller sees.
 func (a *API) sandboxOf(r *http.Request) (store.Sandbox, error) {
 	o, err := a.org(r)
 	if err != nil {
 		return store.Sandbox{}, err
 	}
-	key := r.PathValue("sandbox")
-	var sb store.Sandbox
-	switch {
-	case isUUID(key):
-		sb, err = a.store.GetSandbox(r.Context(), key)
-		if errdefs.IsNotFound(err) {
-			sb, err = a.store.GetSandboxByProviderID(r.Context(), o.ID, key)
-		}
-	case providerIDRE.MatchString(key):
-		sb, err = a.store.GetSandboxByProviderID(r.Context(), o.ID, key)
-	default:
-		return sb, errdefs.InvalidArgument("invalid_sandbox_id", "%q is neither a sandbox id nor a provider sandbox id", key)
-	}
-	if err == nil && (sb.OrgID != o.ID || !access(r).SeesWorkspace(sb.WorkspaceID)) {
-		err = errdefs.ErrNotFound
-	}
-	if errdefs.IsNotFound(err) {
-		return sb, errdefs.NotFound("sandbox_not_found", "sandbox %q not found", key)
-	}
-	return sb, err
+	return a.runtimes.Sandbox(r.Context(), o.ID, r.PathValue("sandbox"), access(r).SeesWorkspace)
 }

@@ -27,22 +27,16 @@ func (a *API) writeRuntime(ctx context.Context, w http.ResponseWriter, rt store.
 
 func (a *API) runtimeView(ctx context.Context, rt store.Runtime) (client.Runtime, error) {
 	out, err := a.runtimeWithSandbox(ctx, rt)
-	out.ProjectName = a.names().project(ctx, rt.ProjectID)
+	out.ProjectName = a.tenancy.Names().Project(ctx, rt.ProjectID)
 	return out, err
 }
 
 func (a *API) runtimeWithSandbox(ctx context.Context, rt store.Runtime) (client.Runtime, error) {
-	if rt.CurrentSandboxID == "" {
-		return runtimeOut(rt, nil), nil
-	}
-	sb, err := a.store.GetSandbox(ctx, rt.CurrentSandboxID)
-	if errdefs.IsNotFound(err) {
-		return runtimeOut(rt, nil), nil
-	}
+	sb, err := a.runtimes.CurrentSandbox(ctx, rt)
 	if err != nil {
 		return client.Runtime{}, err
 	}
-	return runtimeOut(rt, &sb), nil
+	return runtimeOut(rt, sb), nil
 }
 
 func (a *API) listRuntimes(w http.ResponseWriter, r *http.Request) error {
@@ -51,7 +45,7 @@ func (a *API) listRuntimes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rts, next, err := a.store.ListRuntimes(ctx, ws.ID, page)
+	rts, next, err := a.runtimes.Runtimes(ctx, ws.ID, page)
 	if err != nil {
 		return listError(err)
 	}
@@ -138,7 +132,7 @@ func (a *API) listEgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ds, next, err := a.store.ListEgress(r.Context(), rt.ID, page)
+	ds, next, err := a.runtimes.Egress(r.Context(), rt.ID, page)
 	if err != nil {
 		return listError(err)
 	}

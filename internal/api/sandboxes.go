@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -46,19 +47,19 @@ func (a *API) listSandboxes(w http.ResponseWriter, r *http.Request) error {
 	if f.Provider != "" && !slugRE.MatchString(f.Provider) {
 		return errdefs.InvalidArgument("invalid_filter", "provider %q is not a provider name", f.Provider)
 	}
-	sbs, next, err := a.store.ListSandboxes(ctx, f, page)
+	sbs, next, err := a.runtimes.Sandboxes(ctx, f, page)
 	if err != nil {
 		return listError(err)
 	}
-	n := a.names()
+	n := a.tenancy.Names()
 	writeJSON(w, http.StatusOK, listOf(sbs, next, func(sb store.Sandbox) client.Sandbox { return a.namedSandbox(ctx, n, sb) }))
 	return nil
 }
 
 // namedSandbox is sandboxView with its project's name.
-func (a *API) namedSandbox(ctx context.Context, n *names, sb store.Sandbox) client.Sandbox {
+func (a *API) namedSandbox(ctx context.Context, n *tenancy.Names, sb store.Sandbox) client.Sandbox {
 	out := a.sandboxView(sb)
-	out.ProjectName = n.project(ctx, sb.ProjectID)
+	out.ProjectName = n.Project(ctx, sb.ProjectID)
 	return out
 }
 
@@ -67,7 +68,7 @@ func (a *API) getSandbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.namedSandbox(r.Context(), a.names(), sb))
+	writeJSON(w, http.StatusOK, a.namedSandbox(r.Context(), a.tenancy.Names(), sb))
 	return nil
 }
 
@@ -80,7 +81,7 @@ func (a *API) killSandbox(w http.ResponseWriter, r *http.Request) error {
 	if sb, err = a.runtimes.KillSandbox(ctx, sb.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a.namedSandbox(ctx, a.names(), sb))
+	writeJSON(w, http.StatusOK, a.namedSandbox(ctx, a.tenancy.Names(), sb))
 	return nil
 }
 

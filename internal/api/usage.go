@@ -51,10 +51,10 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) error {
 		Items: make([]client.UsageItem, 0, len(rows)),
 	}
 	var total store.UsageRow
-	n := a.names()
+	n := a.tenancy.Names()
 	for _, row := range rows {
 		item := usageOut(row)
-		item.Name = n.ofUsageKey(ctx, group, row.Key)
+		item.Name = n.UsageKey(ctx, group, row.Key)
 		out.Items = append(out.Items, item)
 		total.ChargedMicros += row.ChargedMicros
 		total.RefundedMicros += row.RefundedMicros
