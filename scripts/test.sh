@@ -8,11 +8,12 @@ export PATH="$PATH:/usr/local/go/bin"
 
 ./scripts/setup-host.sh
 ./scripts/build-images.sh all
-# The generators the generated-code check needs (protoc from Debian, the Go
-# plugins pinned in gen-proto.sh): only tests and code generation use them,
-# not running paddock.
+# The generators the generated-code checks need (protoc from Debian, the Go
+# plugins pinned in gen-proto.sh, oapi-codegen pinned in gen-openapi.sh):
+# only tests and code generation use them, not running paddock.
 export PATH="$PATH:$(go env GOPATH)/bin"
 ./scripts/gen-proto.sh --tools >/dev/null
+./scripts/gen-openapi.sh --tools >/dev/null
 
 # Docker tests must not skip here.
 export PADDOCK_REQUIRE_DOCKER=1

@@ -85,3 +85,25 @@ func (c *Client) GetMemberLimit(ctx context.Context, org, ws string) (MemberLimi
 func (c *Client) SetMemberLimit(ctx context.Context, org, ws string, req SetMemberLimitRequest) (MemberLimit, error) {
 	return call[MemberLimit](ctx, c, http.MethodPut, wsRoute(org, ws, "member-limit"), nil, req)
 }
+
+// JournalFilter narrows a journal listing. Empty fields match everything;
+// the time range is [From, To).
+type JournalFilter struct {
+	SandboxID string
+	RuntimeID string
+	ProjectID string
+	Kind      string
+	From      time.Time
+	To        time.Time
+	Cursor    string
+	Limit     int
+}
+
+// UsageQuery asks what compute cost in [From, To), grouped by GroupBy
+// (sandbox, runtime, project, workspace or org; default org). A zero To
+// means now.
+type UsageQuery struct {
+	GroupBy string
+	From    time.Time
+	To      time.Time
+}

@@ -88,11 +88,6 @@ func (c *Client) DeleteUser(ctx context.Context, user string) error {
 	return c.callDiscard(ctx, http.MethodDelete, routeOf("/api/v1/users", user), nil, nil)
 }
 
-// createInstallationKeyRequest is the body of POST /api/v1/keys.
-type createInstallationKeyRequest struct {
-	Name string `json:"name,omitempty"`
-}
-
 // ListInstallationKeys lists one page of the installation-wide keys (of
 // no org: the installation admin's); it needs an installation admin key.
 func (c *Client) ListInstallationKeys(ctx context.Context, opts ListOptions) (List[APIKey], error) {
@@ -102,7 +97,7 @@ func (c *Client) ListInstallationKeys(ctx context.Context, opts ListOptions) (Li
 // CreateInstallationKey makes an installation admin key named name; it
 // needs an installation admin key. The plaintext is in the answer only.
 func (c *Client) CreateInstallationKey(ctx context.Context, name string) (CreatedKey, error) {
-	return call[CreatedKey](ctx, c, http.MethodPost, routeOf("/api/v1/keys"), nil, createInstallationKeyRequest{Name: name})
+	return call[CreatedKey](ctx, c, http.MethodPost, routeOf("/api/v1/keys"), nil, CreateInstallationKeyRequest{Name: name})
 }
 
 // RevokeInstallationKey revokes any key of the installation by its id; it
@@ -201,4 +196,12 @@ func (c *Client) CreateKey(ctx context.Context, org string, req CreateKeyRequest
 // admin.
 func (c *Client) RevokeKey(ctx context.Context, org, keyID string) error {
 	return c.callDiscard(ctx, http.MethodDelete, orgRoute(org, "keys", keyID), nil, nil)
+}
+
+// AddedMember is what adding a member did: made a membership (a direct
+// add, 201) or an invitation that the invitee accepts (202). Exactly one is
+// set.
+type AddedMember struct {
+	Member     *OrgMember
+	Invitation *Invitation
 }

@@ -47,3 +47,11 @@ func (c *Client) AllSandboxes(ctx context.Context, org string, f SandboxFilter) 
 		return c.ListSandboxes(ctx, org, g)
 	})
 }
+
+// List is one page of a listing: the type every *List schema of the spec
+// names (OrgList is List[Org]). NextCursor is empty on the last page; pass
+// it as ?cursor= to get the next one.
+type List[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}

@@ -42,3 +42,13 @@ func (c *Client) SandboxLogs(ctx context.Context, org, sandbox string, tail int)
 func (c *Client) KillSandbox(ctx context.Context, org, sandbox string) (Sandbox, error) {
 	return call[Sandbox](ctx, c, http.MethodDelete, orgRoute(org, "sandboxes", sandbox), nil, nil)
 }
+
+// SandboxFilter narrows a ledger listing. Empty fields match everything.
+type SandboxFilter struct {
+	Kind      string
+	State     string
+	Provider  string
+	RuntimeID string
+	Cursor    string
+	Limit     int
+}
