@@ -12,7 +12,9 @@
 # Tool: oapi-codegen, types only, installed with `go install` from the Go
 # module proxy at the version pinned here. Its options are in
 # pkg/client/oapi-codegen.yaml; the spec's x-go-* extensions name the Go
-# types and fields where its defaults would differ.
+# types and fields where its defaults would differ, and its overlay,
+# pkg/client/oapi-codegen-overlay.yaml, adds for the generator alone what
+# only Go needs and the served document must not show.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

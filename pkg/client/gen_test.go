@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // TestWireTypesUpToDate fails when scripts/gen-openapi.sh would change the
@@ -80,6 +83,56 @@ func TestNoHandWrittenWireStructs(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestWireTypesHaveDocs holds that every generated type carries its
+// schema's description as its doc comment, never the generator's filler
+// "X defines model for X" that a schema without one gets.
+func TestWireTypesHaveDocs(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "wire.gen.go", nil, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := 0
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			ts := spec.(*ast.TypeSpec)
+			types++
+			doc := ts.Doc
+			if doc == nil {
+				doc = gd.Doc
+			}
+			if text := doc.Text(); text == "" || strings.Contains(text, " defines model for ") {
+				t.Errorf("%s: %s has no description: give its schema one in api/openapi.yaml and run scripts/gen-openapi.sh (doc: %q)", fset.Position(ts.Pos()), ts.Name.Name, text)
+			}
+		}
+	}
+	if types == 0 {
+		t.Fatal("wire.gen.go declares no types")
+	}
+}
+
+// TestErrorStatusCodeIsNotOnTheWire holds that Error's StatusCode, which
+// only the generator's overlay adds to the schema, stays out of the body:
+// an Error marshals to the served schema's properties and no more.
+func TestErrorStatusCodeIsNotOnTheWire(t *testing.T) {
+	b, err := json.Marshal(client.Error{StatusCode: 409, Code: "runtime_busy", Message: "busy", RequestID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"code": "runtime_busy", "message": "busy", "request_id": "r1"}
+	if !reflect.DeepEqual(body, want) {
+		t.Errorf("Error marshals to %s, want only code, message and request_id", b)
 	}
 }
 

@@ -32,7 +32,7 @@ type APIKey struct {
 	WorkspaceID string `json:"workspace_id,omitempty"`
 }
 
-// APIKeyList defines model for APIKeyList.
+// APIKeyList One page of API keys. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type APIKeyList = List[APIKey]
 
 // AddMemberRequest Adds a member of the org to the workspace; anyone else is 404 member_not_found, unless the installation allows direct adds (`members.direct_add`: an existing user named by address joins the org as a member). Only the installation admin makes users: its add of an email or a wallet no user has yet makes one.
@@ -41,7 +41,7 @@ type AddMemberRequest struct {
 	Member string `json:"member"`
 }
 
-// AddOrgMemberRequest defines model for AddOrgMemberRequest.
+// AddOrgMemberRequest Adds a user to an org with a role. member is an email address or a wallet address (a user id only for the installation admin). An org admin's request invites whoever holds the address, unless the installation allows direct adds; the installation admin adds directly, and makes a user of an address no user has yet. Only an owner grants owner.
 type AddOrgMemberRequest struct {
 	// Member an email address or a wallet address (a user id for the installation admin only)
 	Member string `json:"member"`
@@ -50,7 +50,7 @@ type AddOrgMemberRequest struct {
 	Role string `json:"role"`
 }
 
-// AddSSHKeyRequest defines model for AddSSHKeyRequest.
+// AddSSHKeyRequest Registers a public key for the caller's user.
 type AddSSHKeyRequest struct {
 	Name string `json:"name,omitempty"`
 
@@ -58,7 +58,7 @@ type AddSSHKeyRequest struct {
 	PublicKey string `json:"public_key"`
 }
 
-// AuthChallenge defines model for AuthChallenge.
+// AuthChallenge A single-use nonce and the message to sign with the wallet (EIP-191 personal_sign) before expires_at.
 type AuthChallenge struct {
 	Address   string    `json:"address"`
 	ExpiresAt time.Time `json:"expires_at"`
@@ -68,13 +68,13 @@ type AuthChallenge struct {
 	Nonce   string `json:"nonce"`
 }
 
-// AuthChallengeRequest defines model for AuthChallengeRequest.
+// AuthChallengeRequest Asks for a wallet sign-in challenge.
 type AuthChallengeRequest struct {
 	// Address the wallet's Ethereum address; mixed case must be its EIP-55 checksum
 	Address string `json:"address"`
 }
 
-// AuthSession defines model for AuthSession.
+// AuthSession A signed-in session: token (a PASETO v4.local token) is sent as `Authorization: Bearer …` until expires_at or until it is revoked.
 type AuthSession struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	SessionID string    `json:"session_id"`
@@ -86,7 +86,7 @@ type AuthSession struct {
 	User User `json:"user"`
 }
 
-// AuthSessionRequest defines model for AuthSessionRequest.
+// AuthSessionRequest Answers a challenge: its nonce and the signature of its message (0x-prefixed, 65 bytes hex).
 type AuthSessionRequest struct {
 	Nonce string `json:"nonce"`
 
@@ -111,7 +111,7 @@ type BindingStatus struct {
 	Workers   []WorkerStatus `json:"workers"`
 }
 
-// Capabilities defines model for Capabilities.
+// Capabilities What this installation offers.
 type Capabilities struct {
 	// DefaultHarness the harness a prompt runs when it names none
 	DefaultHarness  string `json:"default_harness"`
@@ -129,7 +129,7 @@ type Capabilities struct {
 	Version             string              `json:"version"`
 }
 
-// ProviderCapability defines model for Capabilities.providers.
+// ProviderCapability One provider's capability matrix.
 type ProviderCapability struct {
 	Agent     bool     `json:"agent"`
 	Isolation string   `json:"isolation"`
@@ -160,7 +160,7 @@ type CapabilityBinding struct {
 	Version   string         `json:"version"`
 }
 
-// CapabilityBindingList defines model for CapabilityBindingList.
+// CapabilityBindingList One page of capability bindings. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type CapabilityBindingList = List[CapabilityBinding]
 
 // CapabilityConflict A name two enabled bindings both ship. The binding installed first keeps it; the conflict is reported, never silently resolved.
@@ -213,15 +213,15 @@ type CapabilityVersion struct {
 	Version   string `json:"version"`
 }
 
-// CapabilityVersionList defines model for CapabilityVersionList.
+// CapabilityVersionList One page of capability versions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type CapabilityVersionList = List[CapabilityVersion]
 
-// CreateInstallationKeyRequest defines model for CreateInstallationKeyRequest.
+// CreateInstallationKeyRequest The body of POST /api/v1/keys.
 type CreateInstallationKeyRequest struct {
 	Name string `json:"name,omitempty"`
 }
 
-// CreateKeyRequest defines model for CreateKeyRequest.
+// CreateKeyRequest Makes a key in an org. member names its holder (an email, a wallet address or a user id; default: the caller); role is at most the holder's and the caller's (default: the holder's); workspace narrows it to one workspace; it expires at expires_at, or after expires_in (a duration such as "720h"), or never.
 type CreateKeyRequest struct {
 	// ExpiresAt in the future, within ten years
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
@@ -240,12 +240,12 @@ type CreateKeyRequest struct {
 	Workspace string `json:"workspace,omitempty"`
 }
 
-// CreateOrgRequest defines model for CreateOrgRequest.
+// CreateOrgRequest Creates an org. name is a slug: lowercase letters, digits and dashes, 1 to 63 characters, starting with a letter or digit.
 type CreateOrgRequest struct {
 	Name string `json:"name"`
 }
 
-// CreateProjectRequest defines model for CreateProjectRequest.
+// CreateProjectRequest Creates a project and its runtime. runtime is optional; unset fields take the installation's defaults.
 type CreateProjectRequest struct {
 	Description string `json:"description,omitempty"`
 	Name        string `json:"name"`
@@ -254,7 +254,7 @@ type CreateProjectRequest struct {
 	Runtime *RuntimeConfig `json:"runtime,omitempty"`
 }
 
-// CreateSecretRequest defines model for CreateSecretRequest.
+// CreateSecretRequest Makes a secret. env defaults to the name in upper case with - and . as _. A brokered secret needs hosts: the domains (api.example.com, *.example.com) the egress proxy may send it to.
 type CreateSecretRequest struct {
 	// Brokered never enters the sandbox: it sees the placeholder paddock-brokered-<id>, which the egress proxy replaces in request headers to hosts (HTTPS, proxy mode)
 	Brokered bool `json:"brokered,omitempty"`
@@ -279,7 +279,7 @@ type CreateUserRequest struct {
 	Wallet string `json:"wallet,omitempty"`
 }
 
-// CreateWorkspaceRequest defines model for CreateWorkspaceRequest.
+// CreateWorkspaceRequest Creates a workspace; name is a slug.
 type CreateWorkspaceRequest struct {
 	Name string `json:"name"`
 }
@@ -333,10 +333,10 @@ type CreditEntry struct {
 	WorkspaceID string  `json:"workspace_id,omitempty"`
 }
 
-// CreditEntryList defines model for CreditEntryList.
+// CreditEntryList One page of credit journal entries. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type CreditEntryList = List[CreditEntry]
 
-// EgressDecision defines model for EgressDecision.
+// EgressDecision One decision of the egress proxy about a runtime's traffic: a request or tunnel, allowed or refused, and what it moved.
 type EgressDecision struct {
 	// Addr the address the proxy connected to
 	Addr    string `json:"addr,omitempty"`
@@ -367,17 +367,17 @@ type EgressDecision struct {
 	SandboxID string `json:"sandbox_id"`
 }
 
-// EgressDecisionList defines model for EgressDecisionList.
+// EgressDecisionList One page of egress decisions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type EgressDecisionList = List[EgressDecision]
 
-// Error defines model for Error.
+// Error The one JSON error body of the API.
 type Error struct {
 	// Code stable machine-readable code, e.g. runtime_has_no_sandbox
 	Code      string `json:"code"`
 	Message   string `json:"message"`
 	RequestID string `json:"request_id,omitempty"`
 
-	// StatusCode never in a body: the Go SDK keeps the answer's HTTP status here
+	// StatusCode the answer's HTTP status, kept by the Go SDK; never in a body
 	StatusCode int `json:"-"`
 }
 
@@ -387,10 +387,14 @@ type ExecEvent struct {
 	Bytes int64 `json:"bytes,omitempty"`
 
 	// Data output: base64
-	Data  []byte      `json:"data,omitempty"`
-	Error *Error      `json:"error,omitempty"`
-	Event string      `json:"event"`
-	Exit  *ExitStatus `json:"exit,omitempty"`
+	Data []byte `json:"data,omitempty"`
+
+	// Error The one JSON error body of the API.
+	Error *Error `json:"error,omitempty"`
+	Event string `json:"event"`
+
+	// Exit How a process ended.
+	Exit *ExitStatus `json:"exit,omitempty"`
 
 	// ID started
 	ID string `json:"id,omitempty"`
@@ -405,7 +409,7 @@ type ExecEvent struct {
 	Stream string `json:"stream,omitempty"`
 }
 
-// ExecRequest defines model for ExecRequest.
+// ExecRequest Starts a process in a running runtime.
 type ExecRequest struct {
 	// Argv the command; argv[0] is looked up in the sandbox's PATH
 	Argv []string `json:"argv"`
@@ -438,8 +442,9 @@ type ExecRequest struct {
 	User string `json:"user,omitempty"`
 }
 
-// ExecResult defines model for ExecResult.
+// ExecResult The answer of a collected exec: the process's output and exit. A background process answers at once, with no exit.
 type ExecResult struct {
+	// Exit How a process ended.
 	Exit *ExitStatus `json:"exit,omitempty"`
 	ID   string      `json:"id"`
 	PID  int         `json:"pid"`
@@ -454,7 +459,7 @@ type ExecResult struct {
 	Truncated bool `json:"truncated"`
 }
 
-// ExitStatus defines model for ExitStatus.
+// ExitStatus How a process ended.
 type ExitStatus struct {
 	// Code -1 when a signal ended the process
 	Code     int       `json:"code"`
@@ -470,7 +475,7 @@ type ExitStatus struct {
 	TimedOut    bool   `json:"timed_out,omitempty"`
 }
 
-// FileInfo defines model for FileInfo.
+// FileInfo A file in a sandbox.
 type FileInfo struct {
 	GID uint32 `json:"gid"`
 
@@ -485,13 +490,13 @@ type FileInfo struct {
 	UID           uint32    `json:"uid"`
 }
 
-// FileList defines model for FileList.
+// FileList A directory listing. truncated says more entries existed than were returned.
 type FileList struct {
 	Items     []FileInfo `json:"items"`
 	Truncated bool       `json:"truncated"`
 }
 
-// GrantCreditsRequest defines model for GrantCreditsRequest.
+// GrantCreditsRequest Adds amount credits to an org. A request retried with the same idempotency_key grants once and answers the first entry.
 type GrantCreditsRequest struct {
 	Amount         float64 `json:"amount"`
 	IdempotencyKey string  `json:"idempotency_key"`
@@ -519,13 +524,13 @@ type HarnessInfo struct {
 	WrittenAgainst string `json:"written_against"`
 }
 
-// Health defines model for Health.
+// Health The body of GET /health.
 type Health struct {
 	Status  string `json:"status"`
 	Version string `json:"version"`
 }
 
-// ImageStatus defines model for ImageStatus.
+// ImageStatus One sandbox image: whether it is there, and how far its build is when the server builds it in the background.
 type ImageStatus struct {
 	EndedAt *time.Time `json:"ended_at,omitempty"`
 	Image   string     `json:"image"`
@@ -548,10 +553,10 @@ type ImageStatus struct {
 	Target string `json:"target,omitempty"`
 }
 
-// ImageStatusList defines model for ImageStatusList.
+// ImageStatusList One page of sandbox images. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type ImageStatusList = List[ImageStatus]
 
-// InstallCapabilityRequest defines model for InstallCapabilityRequest.
+// InstallCapabilityRequest Installs a capability on a runtime.
 type InstallCapabilityRequest struct {
 	// Config A binding's own configuration.
 	Config  *BindingConfig `json:"config,omitempty"`
@@ -589,21 +594,21 @@ type Invitation struct {
 	Wallet string `json:"wallet,omitempty"`
 }
 
-// InvitationList defines model for InvitationList.
+// InvitationList One page of invitations. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type InvitationList = List[Invitation]
 
-// KeepaliveRequest defines model for KeepaliveRequest.
+// KeepaliveRequest The optional body of keepalive. duration_seconds 0 means the runtime's idle timeout.
 type KeepaliveRequest struct {
 	// DurationSeconds 0 = the runtime's idle timeout
 	DurationSeconds int64 `json:"duration_seconds,omitempty"`
 }
 
-// KillAllResult defines model for KillAllResult.
+// KillAllResult What POST …/processes/kill-all answers.
 type KillAllResult struct {
 	Killed int `json:"killed"`
 }
 
-// Me defines model for Me.
+// Me Who the caller is: the credential, the user behind it (none for the installation admin's keys), what a key is scoped to, and the user's memberships.
 type Me struct {
 	// Credential key:<id> or session:<id>
 	Credential   string `json:"credential"`
@@ -619,7 +624,7 @@ type Me struct {
 	User *User `json:"user,omitempty"`
 }
 
-// MemberLimit defines model for MemberLimit.
+// MemberLimit A workspace's member limit (0 = none) and member count. Over its limit, its compute is paused and starts are refused.
 type MemberLimit struct {
 	// MemberLimit 0 = no limit
 	MemberLimit int    `json:"member_limit"`
@@ -638,7 +643,7 @@ type Membership struct {
 	Role Role `json:"role"`
 }
 
-// MkdirRequest defines model for MkdirRequest.
+// MkdirRequest Creates a directory.
 type MkdirRequest struct {
 	// Mode 0 = 0755
 	Mode uint32 `json:"mode,omitempty"`
@@ -668,14 +673,14 @@ type NetworkPolicy struct {
 	Mode string `json:"mode,omitempty"`
 }
 
-// Org defines model for Org.
+// Org The billing unit.
 type Org struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 }
 
-// OrgList defines model for OrgList.
+// OrgList One page of orgs. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type OrgList = List[Org]
 
 // OrgMember A user's membership of an org.
@@ -695,10 +700,10 @@ type OrgMember struct {
 	UserID string `json:"user_id"`
 }
 
-// OrgMemberList defines model for OrgMemberList.
+// OrgMemberList One page of org members. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type OrgMemberList = List[OrgMember]
 
-// Port defines model for Port.
+// Port A TCP port of a runtime's sandbox: listening now or marked public, and the URLs that reach it through the control plane.
 type Port struct {
 	Address   string `json:"address,omitempty"`
 	Command   string `json:"command,omitempty"`
@@ -714,27 +719,29 @@ type Port struct {
 	URL string `json:"url"`
 }
 
-// PortList defines model for PortList.
+// PortList One page of ports. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type PortList = List[Port]
 
-// PreviewToken defines model for PreviewToken.
+// PreviewToken A signed, expiring token for one port of one runtime. It is accepted as the X-Paddock-Preview-Token header, as ?token= (a first visit sets a cookie so that a tab or an iframe keeps working), or as that cookie. url carries it.
 type PreviewToken struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	Token     string    `json:"token"`
 	URL       string    `json:"url"`
 }
 
-// PreviewTokenRequest defines model for PreviewTokenRequest.
+// PreviewTokenRequest Asks for a preview token; ttl is a duration such as "1h" (default 1h, at most 24h).
 type PreviewTokenRequest struct {
 	// TTL a duration such as "1h"; at most 24h
 	TTL string `json:"ttl,omitempty"`
 }
 
-// Process defines model for Process.
+// Process A process the sandbox's agent started.
 type Process struct {
-	Argv        []string    `json:"argv"`
-	Background  bool        `json:"background"`
-	Cwd         string      `json:"cwd,omitempty"`
+	Argv       []string `json:"argv"`
+	Background bool     `json:"background"`
+	Cwd        string   `json:"cwd,omitempty"`
+
+	// Exit How a process ended.
 	Exit        *ExitStatus `json:"exit,omitempty"`
 	ID          string      `json:"id"`
 	PID         int         `json:"pid"`
@@ -747,10 +754,10 @@ type Process struct {
 	StdoutBytes int64 `json:"stdout_bytes"`
 }
 
-// ProcessList defines model for ProcessList.
+// ProcessList One page of processes. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type ProcessList = List[Process]
 
-// Project defines model for Project.
+// Project A unit of work; it has exactly one runtime, runtime_id.
 type Project struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Description string    `json:"description,omitempty"`
@@ -761,10 +768,10 @@ type Project struct {
 	WorkspaceID string    `json:"workspace_id"`
 }
 
-// ProjectList defines model for ProjectList.
+// ProjectList One page of projects. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type ProjectList = List[Project]
 
-// PromptRequest defines model for PromptRequest.
+// PromptRequest Runs one turn of an agent harness in the runtime's sandbox.
 type PromptRequest struct {
 	// Harness one of GET /api/capabilities' harnesses; default: the session's, or the installation's default_harness
 	Harness string `json:"harness,omitempty"`
@@ -800,7 +807,7 @@ type PromptResult struct {
 	Usage *TurnUsage `json:"usage,omitempty"`
 }
 
-// Provision defines model for Provision.
+// Provision One provisioning operation (GET /api/provisions): a start, or a restore from an archive, with its steps.
 type Provision struct {
 	DurationMs float64         `json:"duration_ms"`
 	EndedAt    *time.Time      `json:"ended_at,omitempty"`
@@ -817,7 +824,7 @@ type Provision struct {
 	Warm       bool            `json:"warm"`
 }
 
-// ProvisionStep defines model for Provision.steps.
+// ProvisionStep One step of a provision.
 type ProvisionStep struct {
 	DurationMs float64   `json:"duration_ms"`
 	Error      string    `json:"error,omitempty"`
@@ -825,10 +832,10 @@ type ProvisionStep struct {
 	StartedAt  time.Time `json:"started_at"`
 }
 
-// ProvisionList defines model for ProvisionList.
+// ProvisionList One page of provisions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type ProvisionList = List[Provision]
 
-// Readiness defines model for Readiness.
+// Readiness What GET /readyz answers: every check, and when one failed, code not_ready and a message naming it.
 type Readiness struct {
 	Checks []ReadyCheck `json:"checks"`
 
@@ -839,7 +846,7 @@ type Readiness struct {
 	Version string `json:"version,omitempty"`
 }
 
-// ReadyCheck defines model for Readiness.checks.
+// ReadyCheck One readiness check.
 type ReadyCheck struct {
 	Error string `json:"error,omitempty"`
 
@@ -848,7 +855,7 @@ type ReadyCheck struct {
 	OK   bool   `json:"ok"`
 }
 
-// RenameRequest defines model for RenameRequest.
+// RenameRequest Moves a file or directory inside the sandbox.
 type RenameRequest struct {
 	// From absolute path in the sandbox
 	From string `json:"from"`
@@ -860,7 +867,7 @@ type RenameRequest struct {
 	To string `json:"to"`
 }
 
-// ReplaceSecretRequest defines model for ReplaceSecretRequest.
+// ReplaceSecretRequest Changes a secret; fields left out stay as they are.
 type ReplaceSecretRequest struct {
 	Brokered *bool     `json:"brokered,omitempty"`
 	Env      string    `json:"env,omitempty"`
@@ -868,13 +875,13 @@ type ReplaceSecretRequest struct {
 	Value    *string   `json:"value,omitempty"`
 }
 
-// ResetRequest defines model for ResetRequest.
+// ResetRequest The optional body of reset.
 type ResetRequest struct {
 	// WipeWorkspace also delete the workspace volume
 	WipeWorkspace bool `json:"wipe_workspace,omitempty"`
 }
 
-// ResolvedBinding defines model for ResolvedBinding.
+// ResolvedBinding One enabled binding in a resolved set.
 type ResolvedBinding struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
@@ -911,7 +918,7 @@ type ResolvedItem struct {
 	Path string `json:"path,omitempty"`
 }
 
-// ResolvedMCPServer defines model for ResolvedMCPServer.
+// ResolvedMCPServer An MCP server definition in a resolved set.
 type ResolvedMCPServer struct {
 	Args       []string          `json:"args,omitempty"`
 	Capability string            `json:"capability"`
@@ -925,7 +932,7 @@ type ResolvedMCPServer struct {
 // Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
 type Role = string
 
-// Runtime defines model for Runtime.
+// Runtime The durable agent environment of a project.
 type Runtime struct {
 	// CapabilityProblems what went wrong applying the runtime's capabilities to its current sandbox (failed setup scripts and checks, exited workers); GET of one runtime only
 	CapabilityProblems []string `json:"capability_problems,omitempty"`
@@ -985,7 +992,7 @@ type RuntimeConfig struct {
 	User string `json:"user,omitempty"`
 }
 
-// RuntimeList defines model for RuntimeList.
+// RuntimeList One page of runtimes. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type RuntimeList = List[Runtime]
 
 // RuntimePatch Settings to change; those left out stay as they are. The provider and the disk quota are fixed at creation.
@@ -1010,24 +1017,26 @@ type RuntimePatch struct {
 	User *string `json:"user,omitempty"`
 }
 
-// RuntimeUpdate defines model for RuntimeUpdate.
+// RuntimeUpdate The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start).
 type RuntimeUpdate struct {
 	// Live settings that changed and apply now (to the current sandbox, or the runtime has none)
 	Live []string `json:"live"`
 
 	// NextStart settings that changed and apply when the runtime next starts
 	NextStart []string `json:"next_start"`
-	Runtime   Runtime  `json:"runtime"`
+
+	// Runtime The durable agent environment of a project.
+	Runtime Runtime `json:"runtime"`
 }
 
-// SSHInfo defines model for SSHInfo.
+// SSHInfo How to reach the SSH gateway and which host key it presents.
 type SSHInfo struct {
 	Address     string `json:"address"`
 	Fingerprint string `json:"fingerprint"`
 	HostKey     string `json:"host_key"`
 }
 
-// SSHKey defines model for SSHKey.
+// SSHKey A public key its user signs in to the SSH gateway with.
 type SSHKey struct {
 	CreatedAt time.Time `json:"created_at"`
 
@@ -1043,10 +1052,10 @@ type SSHKey struct {
 	WorkspaceID string `json:"workspace_id,omitempty"`
 }
 
-// SSHKeyList defines model for SSHKeyList.
+// SSHKeyList One page of SSH keys. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type SSHKeyList = List[SSHKey]
 
-// Sandbox defines model for Sandbox.
+// Sandbox One row of the org's compute ledger.
 type Sandbox struct {
 	BilledCredits         float64    `json:"billed_credits"`
 	CreatedAt             time.Time  `json:"created_at"`
@@ -1066,29 +1075,31 @@ type Sandbox struct {
 	ProjectID   string     `json:"project_id,omitempty"`
 
 	// ProjectName the project's name, while the project exists
-	ProjectName       string     `json:"project_name,omitempty"`
-	Provider          string     `json:"provider"`
-	ProviderSandboxID string     `json:"provider_sandbox_id,omitempty"`
-	Resources         Resources  `json:"resources"`
-	RunningCredits    float64    `json:"running_credits"`
-	RuntimeID         string     `json:"runtime_id,omitempty"`
-	SecretIDs         []string   `json:"secret_ids,omitempty"`
-	StartedAt         *time.Time `json:"started_at,omitempty"`
-	State             string     `json:"state"`
-	UpdatedAt         time.Time  `json:"updated_at"`
-	WorkspaceID       string     `json:"workspace_id,omitempty"`
+	ProjectName       string `json:"project_name,omitempty"`
+	Provider          string `json:"provider"`
+	ProviderSandboxID string `json:"provider_sandbox_id,omitempty"`
+
+	// Resources The resources of a sandbox.
+	Resources      Resources  `json:"resources"`
+	RunningCredits float64    `json:"running_credits"`
+	RuntimeID      string     `json:"runtime_id,omitempty"`
+	SecretIDs      []string   `json:"secret_ids,omitempty"`
+	StartedAt      *time.Time `json:"started_at,omitempty"`
+	State          string     `json:"state"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	WorkspaceID    string     `json:"workspace_id,omitempty"`
 }
 
-// Resources defines model for Sandbox.resources.
+// Resources The resources of a sandbox.
 type Resources struct {
 	CPUMillis int64 `json:"cpu_millis"`
 	MemoryMB  int64 `json:"memory_mb"`
 }
 
-// SandboxList defines model for SandboxList.
+// SandboxList One page of ledger rows. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type SandboxList = List[Sandbox]
 
-// SandboxLogs defines model for SandboxLogs.
+// SandboxLogs What GET …/sandboxes/{id}/logs answers: the sandbox's lifecycle (from its ledger row, and what the server logged about it since it last started) and what its agent wrote itself.
 type SandboxLogs struct {
 	Agent             string     `json:"agent"`
 	AgentError        string     `json:"agent_error,omitempty"`
@@ -1097,7 +1108,7 @@ type SandboxLogs struct {
 	SandboxID         string     `json:"sandbox_id"`
 }
 
-// LogEntry defines model for SandboxLogs.lifecycle.
+// LogEntry One lifecycle record.
 type LogEntry struct {
 	Attrs   map[string]string `json:"attrs,omitempty"`
 	Level   string            `json:"level"`
@@ -1105,7 +1116,7 @@ type LogEntry struct {
 	Time    time.Time         `json:"time"`
 }
 
-// Secret defines model for Secret.
+// Secret A secret's metadata: its value is write-only and never answered. workspace_id is empty for an org-wide secret.
 type Secret struct {
 	// Brokered the sandbox sees a placeholder; the egress proxy puts the value into requests to hosts
 	Brokered  bool      `json:"brokered"`
@@ -1124,7 +1135,7 @@ type Secret struct {
 	WorkspaceID string `json:"workspace_id,omitempty"`
 }
 
-// SecretList defines model for SecretList.
+// SecretList One page of secrets. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type SecretList = List[Secret]
 
 // Session An agent conversation on a runtime; it references the runtime, never a sandbox.
@@ -1145,8 +1156,13 @@ type Session struct {
 
 // SessionEvent One event of a session, in the one schema every harness's stream is parsed into. The payload field matching type is set: role and text for a message (role user is the prompt), tool, result, usage, error, done.
 type SessionEvent struct {
-	Done   *TurnDone   `json:"done,omitempty"`
-	Error  *TurnError  `json:"error,omitempty"`
+	// Done The end of a turn.
+	Done *TurnDone `json:"done,omitempty"`
+
+	// Error An error the harness or paddock reported.
+	Error *TurnError `json:"error,omitempty"`
+
+	// Result What a tool call returned.
 	Result *ToolResult `json:"result,omitempty"`
 	Role   string      `json:"role,omitempty"`
 
@@ -1154,6 +1170,8 @@ type SessionEvent struct {
 	Seq  int64     `json:"seq"`
 	Text string    `json:"text,omitempty"`
 	Time time.Time `json:"time"`
+
+	// Tool A tool the agent called.
 	Tool *ToolCall `json:"tool,omitempty"`
 
 	// Turn the turn it belongs to, from 1
@@ -1164,7 +1182,7 @@ type SessionEvent struct {
 	Usage *TurnUsage `json:"usage,omitempty"`
 }
 
-// SessionList defines model for SessionList.
+// SessionList One page of sessions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type SessionList = List[Session]
 
 // SessionTranscript A session with its events.
@@ -1175,24 +1193,24 @@ type SessionTranscript struct {
 	Events []SessionEvent `json:"events"`
 }
 
-// SetBalanceRequest defines model for SetBalanceRequest.
+// SetBalanceRequest Sets an org's balance (journaled as an adjustment).
 type SetBalanceRequest struct {
 	Balance        float64 `json:"balance"`
 	IdempotencyKey string  `json:"idempotency_key"`
 	Note           string  `json:"note,omitempty"`
 }
 
-// SetMemberLimitRequest defines model for SetMemberLimitRequest.
+// SetMemberLimitRequest Sets a workspace's member limit (0 = none).
 type SetMemberLimitRequest struct {
 	MemberLimit int `json:"member_limit"`
 }
 
-// SetPortRequest defines model for SetPortRequest.
+// SetPortRequest Marks a port public (no key or token needed) or private.
 type SetPortRequest struct {
 	Public bool `json:"public"`
 }
 
-// SetRoleRequest defines model for SetRoleRequest.
+// SetRoleRequest Changes a member's role.
 type SetRoleRequest struct {
 	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
 	Role Role `json:"role"`
@@ -1209,7 +1227,7 @@ type SidecarCapability struct {
 	Name string `json:"name"`
 }
 
-// SignalRequest defines model for SignalRequest.
+// SignalRequest Sends a signal to a process: HUP, INT, QUIT, KILL, USR1, USR2, TERM, CONT, STOP, TSTP or WINCH (with or without "SIG").
 type SignalRequest struct {
 	// ProcessOnly signal the process alone, not its group
 	ProcessOnly bool `json:"process_only,omitempty"`
@@ -1218,12 +1236,12 @@ type SignalRequest struct {
 	Signal string `json:"signal"`
 }
 
-// StartRuntimeRequest defines model for StartRuntimeRequest.
+// StartRuntimeRequest The optional body of start.
 type StartRuntimeRequest struct {
 	SecretIDs []string `json:"secret_ids,omitempty"`
 }
 
-// StdinResult defines model for StdinResult.
+// StdinResult The bytes a write to a process's stdin delivered.
 type StdinResult struct {
 	Bytes int64 `json:"bytes"`
 }
@@ -1240,16 +1258,20 @@ type StepResult struct {
 	RanAt  time.Time `json:"ran_at"`
 }
 
-// TarResult defines model for TarResult.
+// TarResult What a tar upload extracted.
 type TarResult struct {
 	Bytes   int64 `json:"bytes"`
 	Entries int64 `json:"entries"`
 }
 
-// TerminalMessage defines model for TerminalMessage.
+// TerminalMessage A control message of a terminal session.
 type TerminalMessage struct {
-	Cols   int         `json:"cols,omitempty"`
-	Error  *Error      `json:"error,omitempty"`
+	Cols int `json:"cols,omitempty"`
+
+	// Error The one JSON error body of the API.
+	Error *Error `json:"error,omitempty"`
+
+	// Exit How a process ended.
 	Exit   *ExitStatus `json:"exit,omitempty"`
 	ID     string      `json:"id,omitempty"`
 	PID    int         `json:"pid,omitempty"`
@@ -1258,7 +1280,7 @@ type TerminalMessage struct {
 	Type   string      `json:"type"`
 }
 
-// ToolCall defines model for ToolCall.
+// ToolCall A tool the agent called.
 type ToolCall struct {
 	ID string `json:"id"`
 
@@ -1267,7 +1289,7 @@ type ToolCall struct {
 	Name  string          `json:"name"`
 }
 
-// ToolResult defines model for ToolResult.
+// ToolResult What a tool call returned.
 type ToolResult struct {
 	// ID the id of its tool call
 	ID      string `json:"id"`
@@ -1275,7 +1297,7 @@ type ToolResult struct {
 	Output  string `json:"output"`
 }
 
-// TurnDone defines model for TurnDone.
+// TurnDone The end of a turn.
 type TurnDone struct {
 	// ExitCode the harness's exit code
 	ExitCode int `json:"exit_code"`
@@ -1285,7 +1307,7 @@ type TurnDone struct {
 	Result           string `json:"result,omitempty"`
 }
 
-// TurnError defines model for TurnError.
+// TurnError An error the harness or paddock reported.
 type TurnError struct {
 	// Code harness_failed, harness_unauthenticated, harness_session_not_found (the conversation to resume does not exist), model_unreachable (the egress proxy refused, or could not resolve, the harness's model host for this sandbox: the turn ends at once and the message names the host and the rule), transcript_truncated (a note: the rest of the turn is not kept), or the CLI's own code
 	Code    string `json:"code,omitempty"`
@@ -1317,17 +1339,19 @@ type UpdateUserRequest struct {
 	Wallet *string `json:"wallet,omitempty"`
 }
 
-// Usage defines model for Usage.
+// Usage What an org's compute cost over a time range, per group, from the journal's deductions and refunds.
 type Usage struct {
 	From    *time.Time  `json:"from,omitempty"`
 	GroupBy string      `json:"group_by"`
 	Items   []UsageItem `json:"items"`
 	OrgID   string      `json:"org_id"`
 	To      time.Time   `json:"to"`
-	Total   UsageItem   `json:"total"`
+
+	// Total The usage of one group. key is the sandbox, runtime, project, workspace or org id; name is what people call it (a runtime's project name, a project's, a workspace's or an org's; none for a sandbox). net is charged less refunded; shortfall is compute that ran but could not be paid for.
+	Total UsageItem `json:"total"`
 }
 
-// UsageItem defines model for UsageItem.
+// UsageItem The usage of one group. key is the sandbox, runtime, project, workspace or org id; name is what people call it (a runtime's project name, a project's, a workspace's or an org's; none for a sandbox). net is charged less refunded; shortfall is compute that ran but could not be paid for.
 type UsageItem struct {
 	Charged float64 `json:"charged"`
 	Entries int64   `json:"entries"`
@@ -1359,7 +1383,7 @@ type User struct {
 	Wallet string `json:"wallet,omitempty"`
 }
 
-// UserList defines model for UserList.
+// UserList One page of users. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type UserList = List[User]
 
 // WorkerStatus A worker's process: running, exited by itself (crashed or finished), or stopped by paddock.
@@ -1376,7 +1400,7 @@ type WorkerStatus struct {
 	State     string     `json:"state"`
 }
 
-// Workspace defines model for Workspace.
+// Workspace Groups projects inside an org.
 type Workspace struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        string    `json:"id"`
@@ -1384,7 +1408,7 @@ type Workspace struct {
 	OrgID     string    `json:"org_id"`
 }
 
-// WorkspaceList defines model for WorkspaceList.
+// WorkspaceList One page of workspaces. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type WorkspaceList = List[Workspace]
 
 // WorkspaceMember A user's membership of a workspace.
@@ -1398,5 +1422,5 @@ type WorkspaceMember struct {
 	WorkspaceID string `json:"workspace_id"`
 }
 
-// WorkspaceMemberList defines model for WorkspaceMemberList.
+// WorkspaceMemberList One page of workspace members. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type WorkspaceMemberList = List[WorkspaceMember]
