@@ -135,11 +135,11 @@ func (f settingFlag) Type() string {
 }
 
 // settingsHelp lists every setting by section: its variable, its key in
-// the config file and its flag, then its help.
+// the config file and its flag, then its help and default.
 func settingsHelp() string {
 	var b strings.Builder
 	b.WriteString("Settings (environment variable, config file key, flag):\n")
-	section := ""
+	section, def := "", config.Default()
 	for _, s := range config.Settings() {
 		if s.Section != section {
 			section = s.Section
@@ -150,7 +150,11 @@ func settingsHelp() string {
 			names = append(names, "--"+s.Flag)
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { return n == "" })
-		fmt.Fprintf(&b, "  %s\n      %s\n", strings.Join(names, ", "), s.Help)
+		help := s.Help
+		if d := s.Format(&def); d != "" {
+			help += " (default " + d + ")"
+		}
+		fmt.Fprintf(&b, "  %s\n      %s\n", strings.Join(names, ", "), help)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

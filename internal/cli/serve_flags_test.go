@@ -44,6 +44,11 @@ func TestServeHelpListsEverySetting(t *testing.T) {
 			t.Errorf("--%s: usage %q, want its help and variable", s.Flag, f.Usage)
 		}
 	}
+	for _, want := range []string{"PADDOCK_EGRESS_PROXY_PORT, egress.proxy_port\n", "(default 3128)", "PADDOCK_SECRETS_KEY\n"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
 	if !strings.Contains(help, "PADDOCK_SSH_LISTEN, ssh_listen") {
 		t.Errorf("serve --help lacks the SSH gateway's address:\n%s", help)
 	}
