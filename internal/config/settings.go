@@ -51,12 +51,12 @@ func appendSettings(out []Setting, t reflect.Type, section, prefix string, index
 		f := t.Field(i)
 		idx := append(append([]int(nil), index...), i)
 		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if key != "-" {
-			key = prefix + key
-		} else {
+		if key == "-" {
 			key = ""
+		} else {
+			key = prefix + key
 		}
-		if _, hasEnv := f.Tag.Lookup("env"); !hasEnv && f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
+		if _, hasEnv := f.Tag.Lookup("env"); !hasEnv && f.Type.Kind() == reflect.Struct {
 			out = appendSettings(out, f.Type, section, key+".", idx)
 			continue
 		}

@@ -26,7 +26,7 @@ func TestEveryFieldIsTagged(t *testing.T) {
 			f := typ.Field(i)
 			name := path + "." + f.Name
 			_, hasEnv := f.Tag.Lookup("env")
-			if !hasEnv && f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
+			if !hasEnv && f.Type.Kind() == reflect.Struct {
 				if f.Tag.Get("yaml") == "" {
 					t.Errorf("%s: a group of settings without a yaml key", name)
 				}
