@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,15 +17,10 @@ import (
 )
 
 // newServeCmd is `paddock serve`: flags beat PADDOCK_* environment
-// variables, which beat the config file, which beats the defaults.
+// variables, which beat the config file, which beats the defaults. Its
+// flags and the settings its help lists are generated from config.Settings.
 func newServeCmd() *cobra.Command {
-	def := config.Default()
-	var (
-		file          string
-		flags         config.Config
-		allowedImages string
-		imageBuilds   string
-	)
+	o := newServeOptions()
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the paddock server",
@@ -32,107 +28,23 @@ func newServeCmd() *cobra.Command {
 the local Docker engine as the sandbox provider. The first start prints an
 admin API key once.
 
-Settings come from flags, then PADDOCK_* environment variables (PADDOCK_LISTEN,
-PADDOCK_DATA_DIR, PADDOCK_PROVIDER, PADDOCK_SHIM_PATH, PADDOCK_DEFAULT_IMAGE,
-PADDOCK_DOCKER_HOST, PADDOCK_RUN_DIR, PADDOCK_BOOTSTRAP_KEY, PADDOCK_LOG_LEVEL,
-PADDOCK_IDLE_TIMEOUT, PADDOCK_PULL_IMAGES, PADDOCK_CREDIT_RATE_CPU,
-PADDOCK_CREDIT_RATE_MEMORY, PADDOCK_CREDIT_PROVIDER_RATES,
-PADDOCK_CREDIT_FIRST_SLICE, PADDOCK_SETTLE_INTERVAL, PADDOCK_NEW_ORG_CREDITS,
-PADDOCK_ALLOWED_IMAGES, PADDOCK_DISK_MB, PADDOCK_MAX_DISK_MB),
-then the YAML file given by --config (default <data-dir>/paddock.yaml when it
-exists).
+Settings come from flags, then PADDOCK_* environment variables, then the YAML
+file given by --config (default <data-dir>/paddock.yaml when it exists), then
+the defaults. Every setting is listed below and in docs/CONFIG.md.
 
 Compute costs credits: --credit-rate-cpu micro-credits per core-second plus
 --credit-rate-memory per GiB-second (zero rates make it free). A start
 prepays --credit-first-slice of compute and is refused (402) when the org
 cannot pay for it; running compute is charged every --settle-interval. A new
-org starts with --new-org-credits; 'paddock credits grant' adds more.`,
+org starts with --new-org-credits; 'paddock credits grant' adds more.
+
+` + settingsHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := config.Default()
-			// The data dir decides where the default config file is, so
-			// find it first from the flag or the environment.
-			dataDir := def.DataDir
-			if v, ok := os.LookupEnv("PADDOCK_DATA_DIR"); ok && v != "" {
-				dataDir = v
-			}
-			if cmd.Flags().Changed("data-dir") {
-				dataDir = flags.DataDir
-			}
-			if file != "" {
-				if err := cfg.LoadFile(file, true); err != nil {
-					return err
-				}
-			} else if err := cfg.LoadFile(dataDir+"/paddock.yaml", false); err != nil {
+			cfg, err := o.load(cmd)
+			if err != nil {
 				return err
 			}
-			if err := cfg.LoadEnv(os.LookupEnv); err != nil {
-				return err
-			}
-			fl := cmd.Flags()
-			set := func(name string, dst *string, v string) {
-				if fl.Changed(name) {
-					*dst = v
-				}
-			}
-			set("listen", &cfg.Listen, flags.Listen)
-			set("data-dir", &cfg.DataDir, flags.DataDir)
-			set("provider", &cfg.Provider, flags.Provider)
-			set("shim-path", &cfg.ShimPath, flags.ShimPath)
-			set("default-image", &cfg.DefaultImage, flags.DefaultImage)
-			set("image-builder", &cfg.ImageBuilder, flags.ImageBuilder)
-			if fl.Changed("image-builds") {
-				cfg.ImageBuilds = config.SplitList(imageBuilds)
-			}
-			set("log-level", &cfg.LogLevel, flags.LogLevel)
-			set("log-format", &cfg.LogFormat, flags.LogFormat)
-			set("run-dir", &cfg.RunDir, flags.RunDir)
-			if fl.Changed("idle-timeout") {
-				cfg.IdleTimeout = flags.IdleTimeout
-			}
-			if fl.Changed("pull-images") {
-				cfg.PullImages = flags.PullImages
-			}
-			if fl.Changed("writable-root-unbounded") {
-				cfg.WritableRootUnbounded = flags.WritableRootUnbounded
-			}
-			if fl.Changed("allowed-images") {
-				cfg.AllowedImages = config.SplitList(allowedImages)
-			}
-			set("credit-provider-rates", &cfg.CreditProviderRates, flags.CreditProviderRates)
-			for name, p := range map[string]struct{ dst, src *int64 }{
-				"credit-rate-cpu":    {&cfg.CreditRateCPU, &flags.CreditRateCPU},
-				"credit-rate-memory": {&cfg.CreditRateMemory, &flags.CreditRateMemory},
-				"disk-mb":            {&cfg.DiskMB, &flags.DiskMB},
-				"max-disk-mb":        {&cfg.MaxDiskMB, &flags.MaxDiskMB},
-			} {
-				if fl.Changed(name) {
-					*p.dst = *p.src
-				}
-			}
-			if fl.Changed("new-org-credits") {
-				cfg.NewOrgCredits = flags.NewOrgCredits
-			}
-			if fl.Changed("warm-pool") {
-				cfg.WarmPool = flags.WarmPool
-			}
-			if fl.Changed("warm-pool-running") {
-				cfg.WarmPoolRunning = flags.WarmPoolRunning
-			}
-			for name, p := range map[string]struct{ dst, src *time.Duration }{
-				"credit-first-slice": {&cfg.CreditFirstSlice, &flags.CreditFirstSlice},
-				"settle-interval":    {&cfg.SettleInterval, &flags.SettleInterval},
-				"max-keepalive":      {&cfg.MaxKeepalive, &flags.MaxKeepalive},
-				"archive-after":      {&cfg.ArchiveAfter, &flags.ArchiveAfter},
-			} {
-				if fl.Changed(name) {
-					*p.dst = *p.src
-				}
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-
 			var level slog.Level
 			_ = level.UnmarshalText([]byte(cfg.LogLevel))
 			logger := logs.New(cmd.ErrOrStderr(), cfg.LogFormat, level, logs.NewBook())
@@ -143,35 +55,108 @@ org starts with --new-org-credits; 'paddock credits grant' adds more.`,
 		},
 	}
 	cmd.SetUsageTemplate(serverUsage)
-	f := cmd.Flags()
-	f.StringVar(&file, "config", "", "YAML config file (default <data-dir>/paddock.yaml if present)")
-	f.StringVar(&flags.Listen, "listen", def.Listen, "address to listen on")
-	f.StringVar(&flags.DataDir, "data-dir", def.DataDir, "directory for the database and agent sockets")
-	f.StringVar(&flags.Provider, "provider", def.Provider, "sandbox provider: docker or fake")
-	f.StringVar(&flags.ShimPath, "shim-path", "", "path to the static paddock-shim binary (default: next to paddock, then PATH)")
-	f.StringVar(&flags.DefaultImage, "default-image", def.DefaultImage, "image for runtimes that name none")
-	f.StringVar(&flags.LogLevel, "log-level", def.LogLevel, "debug, info, warn or error")
-	f.StringVar(&flags.LogFormat, "log-format", def.LogFormat, "json (one object per line, with request, runtime and sandbox ids) or text")
-	f.StringVar(&flags.RunDir, "run-dir", "", "directory for agent sockets (default <data-dir>/run when short enough)")
-	f.DurationVar(&flags.IdleTimeout, "idle-timeout", def.IdleTimeout, "default idle timeout of a runtime")
-	f.BoolVar(&flags.PullImages, "pull-images", def.PullImages, "pull images that are not present locally")
-	f.StringVar(&flags.ImageBuilder, "image-builder", "", "script that builds sandbox images (scripts/build-images.sh): the server builds --image-builds with it in the background once it serves")
-	f.StringVar(&imageBuilds, "image-builds", strings.Join(def.ImageBuilds, ","), "the image builder's targets to build in the background, in order, comma-separated")
-	f.StringVar(&allowedImages, "allowed-images", strings.Join(def.AllowedImages, ","), "images runtimes may use: exact references or prefixes ending in '*', comma-separated (the default image is always allowed)")
-	f.BoolVar(&flags.WritableRootUnbounded, "writable-root-unbounded", false, "allow writable roots (rootfs: writable) on an engine that cannot bound their size: their writes are outside any quota")
-	f.Int64Var(&flags.DiskMB, "disk-mb", def.DiskMB, "a workspace's disk quota in MiB when its runtime names none")
-	f.Int64Var(&flags.MaxDiskMB, "max-disk-mb", def.MaxDiskMB, "the largest disk quota a runtime may ask for, in MiB")
-	f.Int64Var(&flags.CreditRateCPU, "credit-rate-cpu", def.CreditRateCPU, "micro-credits per core-second of compute")
-	f.Int64Var(&flags.CreditRateMemory, "credit-rate-memory", def.CreditRateMemory, "micro-credits per GiB-second of compute")
-	f.StringVar(&flags.CreditProviderRates, "credit-provider-rates", "", "per-provider rates, name=cpu:memory,… (override the two above)")
-	f.DurationVar(&flags.CreditFirstSlice, "credit-first-slice", def.CreditFirstSlice, "compute a start or resume prepays")
-	f.DurationVar(&flags.SettleInterval, "settle-interval", def.SettleInterval, "how often running compute is charged")
-	f.Float64Var(&flags.NewOrgCredits, "new-org-credits", def.NewOrgCredits, "credits a new org starts with")
-	f.DurationVar(&flags.MaxKeepalive, "max-keepalive", def.MaxKeepalive, "the longest one keepalive may extend a sandbox's window")
-	f.DurationVar(&flags.ArchiveAfter, "archive-after", def.ArchiveAfter, "archive runtimes paused this long (0: never)")
-	f.IntVar(&flags.WarmPool, "warm-pool", def.WarmPool, "warm sandboxes to keep ready for runtimes of the default image and resources")
-	f.BoolVar(&flags.WarmPoolRunning, "warm-pool-running", def.WarmPoolRunning, "keep the warm sandboxes running with their agent link open (a start is a transaction) instead of paused")
+	o.bind(cmd)
 	return cmd
+}
+
+// serveOptions are serve's flags: the config file, and a Config that the
+// flag of each setting that has one writes into.
+type serveOptions struct {
+	file  string
+	flags config.Config
+}
+
+func newServeOptions() *serveOptions { return &serveOptions{flags: config.Default()} }
+
+// bind adds --config and a flag for each setting that names one, bound to
+// its field in o.flags and shown with its default and its variable.
+func (o *serveOptions) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.file, "config", "", "YAML config file (default <data-dir>/paddock.yaml if present)")
+	for _, s := range config.Settings() {
+		if s.Flag == "" {
+			continue
+		}
+		fl := f.VarPF(settingFlag{s, &o.flags}, s.Flag, "", s.Help+" (env "+s.Env+")")
+		if s.Kind() == "bool" {
+			fl.NoOptDefVal = "true"
+		}
+	}
+}
+
+// load is the configuration serve runs with: the defaults, the file, the
+// environment, then the flags given, validated.
+func (o *serveOptions) load(cmd *cobra.Command) (config.Config, error) {
+	fl := cmd.Flags()
+	cfg := config.Default()
+	// The data dir decides where the default config file is, so find it
+	// first from the flag or the environment.
+	dataDir := cfg.DataDir
+	if v, ok := os.LookupEnv("PADDOCK_DATA_DIR"); ok && v != "" {
+		dataDir = v
+	}
+	if fl.Changed("data-dir") {
+		dataDir = o.flags.DataDir
+	}
+	if o.file != "" {
+		if err := cfg.LoadFile(o.file, true); err != nil {
+			return cfg, err
+		}
+	} else if err := cfg.LoadFile(dataDir+"/paddock.yaml", false); err != nil {
+		return cfg, err
+	}
+	if err := cfg.LoadEnv(os.LookupEnv); err != nil {
+		return cfg, err
+	}
+	for _, s := range config.Settings() {
+		if s.Flag != "" && fl.Changed(s.Flag) {
+			s.Copy(&cfg, &o.flags)
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+// settingFlag is the flag of a setting: it reads its text as the
+// setting's variable is read, into the setting's field of c.
+type settingFlag struct {
+	s config.Setting
+	c *config.Config
+}
+
+func (f settingFlag) String() string     { return f.s.Format(f.c) }
+func (f settingFlag) Set(v string) error { return f.s.Set(f.c, v) }
+
+// Type is the value's name in --help; a list is written as a string.
+func (f settingFlag) Type() string {
+	if k := f.s.Kind(); k != "list" {
+		return k
+	}
+	return "string"
+}
+
+// settingsHelp lists every setting by section: its variable, its key in
+// the config file and its flag, then its help and default.
+func settingsHelp() string {
+	var b strings.Builder
+	b.WriteString("Settings (environment variable, config file key, flag):\n")
+	section, def := "", config.Default()
+	for _, s := range config.Settings() {
+		if s.Section != section {
+			section = s.Section
+			fmt.Fprintf(&b, "\n%s\n", section)
+		}
+		names := []string{s.Env, s.Key}
+		if s.Flag != "" {
+			names = append(names, "--"+s.Flag)
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "" })
+		help := s.Help
+		if d := s.Format(&def); d != "" {
+			help += " (default " + d + ")"
+		}
+		fmt.Fprintf(&b, "  %s\n      %s\n", strings.Join(names, ", "), help)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // serverUsage is cobra's usage template without the client's global flags

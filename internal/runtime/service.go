@@ -27,6 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/imagebuild"
@@ -59,22 +60,26 @@ type Defaults struct {
 	ArchiveAfter time.Duration
 }
 
-// DefaultDefaults are used for any zero field of Defaults.
-var DefaultDefaults = Defaults{
-	Image:              "paddock/debian:bookworm",
-	CPUMillis:          1000,
-	MemoryMB:           1024,
-	PidsLimit:          256,
-	DiskMB:             10240,
-	MaxDiskMB:          102400,
-	IdleTimeout:        15 * time.Minute,
-	MaxKeepalive:       24 * time.Hour,
-	MaxCPUMillis:       16000,
-	MaxMemoryMB:        65536,
-	ProvisionTimeout:   2 * time.Minute,
-	WorkspaceVolPrefix: "paddock-ws-",
-	ArchiveAfter:       24 * time.Hour,
-}
+// DefaultDefaults are used for any zero field of Defaults. The ones a
+// server's config sets come from config.Default, their one source.
+var DefaultDefaults = func() Defaults {
+	c := config.Default()
+	return Defaults{
+		Image:              c.DefaultImage,
+		CPUMillis:          1000,
+		MemoryMB:           1024,
+		PidsLimit:          256,
+		DiskMB:             c.DiskMB,
+		MaxDiskMB:          c.MaxDiskMB,
+		IdleTimeout:        c.IdleTimeout,
+		MaxKeepalive:       c.MaxKeepalive,
+		MaxCPUMillis:       16000,
+		MaxMemoryMB:        65536,
+		ProvisionTimeout:   2 * time.Minute,
+		WorkspaceVolPrefix: "paddock-ws-",
+		ArchiveAfter:       c.ArchiveAfter,
+	}
+}()
 
 func (d Defaults) withFallbacks() Defaults {
 	f := DefaultDefaults

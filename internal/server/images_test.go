@@ -17,12 +17,12 @@ import (
 // its default provider's engine and speak for the docker providers there
 // (runc and gVisor), not for one on another engine nor a fake.
 func TestImageBuildsOnTheirEngine(t *testing.T) {
-	cfg := config.Config{DockerHost: "unix:///run/docker.sock", Providers: []config.ProviderConfig{
+	cfg := config.Config{ProvidersConfig: config.ProvidersConfig{DockerHost: "unix:///run/docker.sock", Providers: []config.ProviderConfig{
 		{Name: "docker", Kind: "docker"},
 		{Name: "gvisor", Kind: "docker", Runtime: "runsc"},
 		{Name: "remote", Kind: "docker", DockerHost: "tcp://build.invalid:2376"},
 		{Name: "fake", Kind: "fake"},
-	}}
+	}}}
 	if got := sameEngine(cfg, "docker"); !slices.Equal(got, []string{"docker", "gvisor"}) {
 		t.Fatalf("providers on the default engine: %v", got)
 	}

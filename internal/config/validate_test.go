@@ -1,0 +1,54 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestValidate: the defaults are valid, and each section refuses what it
+// always has, saying which setting is wrong.
+func TestValidate(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+	if !strings.HasPrefix(c.DataDir, "/") {
+		t.Fatalf("data dir %q was not made absolute", c.DataDir)
+	}
+	for want, set := range map[string]func(c *Config){
+		"listen address is empty":                    func(c *Config) { c.Listen = "" },
+		"data dir is empty":                          func(c *Config) { c.DataDir = "" },
+		`log format "xml"`:                           func(c *Config) { c.LogFormat = "xml" },
+		`log level "loud"`:                           func(c *Config) { c.LogLevel = "loud" },
+		`instance id "a b"`:                          func(c *Config) { c.InstanceID = "a b" },
+		`preview scheme "ftp"`:                       func(c *Config) { c.PreviewScheme = "ftp" },
+		"proxy_network and open_network must differ": func(c *Config) { c.Egress.ProxyNetwork, c.Egress.OpenNetwork = "n", "n" },
+		"proxy port 0":                               func(c *Config) { c.Egress.ProxyPort = 0 },
+		"broker port 70000":                          func(c *Config) { c.Egress.BrokerPorts = []int{70000} },
+		`host a: "mirror"`:                           func(c *Config) { c.Egress.Hosts = map[string][]string{"a": {"mirror"}} },
+		"idle timeout 1s is shorter than 10s":        func(c *Config) { c.IdleTimeout = time.Second },
+		"max keepalive 1s":                           func(c *Config) { c.MaxKeepalive = time.Second },
+		"is longer than the max keepalive":           func(c *Config) { c.IdleTimeout, c.MaxKeepalive = 2*time.Hour, time.Hour },
+		"disk quota":                                 func(c *Config) { c.MaxDiskMB = c.DiskMB - 1 },
+		`allowed image "*"`:                          func(c *Config) { c.AllowedImages = []string{"*"} },
+		"credit rates must not be negative":          func(c *Config) { c.CreditRateMemory = -1 },
+		"credit first slice 0s":                      func(c *Config) { c.CreditFirstSlice = 0 },
+		"new org credits -1":                         func(c *Config) { c.NewOrgCredits = -1 },
+		"settle interval 2h0m0s":                     func(c *Config) { c.SettleInterval = 2 * time.Hour },
+		"archive after 1s":                           func(c *Config) { c.ArchiveAfter = time.Second },
+		"warm pool size 65":                          func(c *Config) { c.WarmPool = 65 },
+		"warm_pools[0]: size -1":                     func(c *Config) { c.WarmPools = []WarmPool{{Size: -1}} },
+	} {
+		c := Default()
+		set(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+	c = Default()
+	c.Egress.Disabled, c.Egress.ProxyPort = true, 0
+	if err := c.Validate(); err != nil {
+		t.Errorf("a disabled egress's port is checked: %v", err)
+	}
+}
