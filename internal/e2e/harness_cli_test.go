@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	pc "github.com/paddockhq/paddock/pkg/client"
-
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/harness"
@@ -189,16 +187,16 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 			// The registry's parser reads what the real CLI printed: the
 			// turn ends with done, failed, and never a parse of nothing.
 			p := h.NewParser()
-			var events []pc.SessionEvent
+			var events []harness.Event
 			for _, line := range strings.Split(stdout, "\n") {
 				events = append(events, p.Feed([]byte(line))...)
 			}
 			events = append(events, p.Finish(res.Exit.Code, stderr)...)
 			last := events[len(events)-1]
-			if last.Type != pc.SessionEventDone || last.Done.ExitCode == 0 {
+			if last.Type != harness.EventDone || last.Done.ExitCode == 0 {
 				t.Errorf("%s's output parsed into %+v, want a failed turn ending with done", tc.harness, events)
 			}
-			if res.Exit.Code != 0 && !slices.ContainsFunc(events, func(e pc.SessionEvent) bool { return e.Type == pc.SessionEventError }) {
+			if res.Exit.Code != 0 && !slices.ContainsFunc(events, func(e harness.Event) bool { return e.Type == harness.EventError }) {
 				t.Errorf("%s failed (exit %d) and its output parsed into no error event: %+v", tc.harness, res.Exit.Code, events)
 			}
 		})
@@ -226,14 +224,14 @@ func resumeUnknown(t *testing.T, c *agentconn.Client, name string) {
 		t.Fatalf("%q: %v", argv, err)
 	}
 	p := h.NewParser()
-	var events []pc.SessionEvent
+	var events []harness.Event
 	for _, line := range strings.Split(string(res.Stdout), "\n") {
 		events = append(events, p.Feed([]byte(line))...)
 	}
 	events = append(events, p.Finish(res.Exit.Code, string(res.Stderr))...)
 	// OpenCode and Gemini CLI do not repeat the id.
 	named := name == "opencode" || name == "gemini"
-	i := slices.IndexFunc(events, func(e pc.SessionEvent) bool { return e.Type == pc.SessionEventError })
+	i := slices.IndexFunc(events, func(e harness.Event) bool { return e.Type == harness.EventError })
 	if i >= 0 {
 		t.Logf("%s: %s: %s", name, events[i].Error.Code, events[i].Error.Message)
 		named = named || strings.Contains(events[i].Error.Message, id)

@@ -8,47 +8,45 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Expected-event builders, to keep the table readable.
 
-func msg(text string) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventMessage, Role: "assistant", Text: text}
+func msg(text string) Event {
+	return Event{Type: EventMessage, Role: "assistant", Text: text}
 }
 
-func call(id, name, input string) client.SessionEvent {
+func call(id, name, input string) Event {
 	var raw json.RawMessage
 	if input != "" {
 		raw = json.RawMessage(input)
 	}
-	return client.SessionEvent{Type: client.SessionEventToolCall, Tool: &client.ToolCall{ID: id, Name: name, Input: raw}}
+	return Event{Type: EventToolCall, Tool: &ToolCall{ID: id, Name: name, Input: raw}}
 }
 
-func result(id, output string, isErr bool) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventToolResult, Result: &client.ToolResult{ID: id, Output: output, IsError: isErr}}
+func result(id, output string, isErr bool) Event {
+	return Event{Type: EventToolResult, Result: &ToolResult{ID: id, Output: output, IsError: isErr}}
 }
 
-func used(in, out, cached int64, cost float64) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventUsage,
-		Usage: &client.TurnUsage{InputTokens: in, OutputTokens: out, CacheReadTokens: cached, CostUSD: cost}}
+func used(in, out, cached int64, cost float64) Event {
+	return Event{Type: EventUsage,
+		Usage: &TurnUsage{InputTokens: in, OutputTokens: out, CacheReadTokens: cached, CostUSD: cost}}
 }
 
-func failed(code, message string) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventError, Error: &client.TurnError{Code: code, Message: message}}
+func failed(code, message string) Event {
+	return Event{Type: EventError, Error: &TurnError{Code: code, Message: message}}
 }
 
-func done(exit int, session, res string) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventDone,
-		Done: &client.TurnDone{ExitCode: exit, HarnessSessionID: session, Result: res}}
+func done(exit int, session, res string) Event {
+	return Event{Type: EventDone,
+		Done: &TurnDone{ExitCode: exit, HarnessSessionID: session, Result: res}}
 }
 
 // parse feeds a fixture (or nothing, for "") through h's parser.
-func parse(t *testing.T, h *Harness, fixture string, exitCode int, stderr string) []client.SessionEvent {
+func parse(t *testing.T, h *Harness, fixture string, exitCode int, stderr string) []Event {
 	t.Helper()
 	p := h.NewParser()
-	var events []client.SessionEvent
+	var events []Event
 	if fixture != "" {
 		data, err := os.ReadFile(filepath.Join("testdata", h.Name, fixture))
 		if err != nil {
@@ -77,11 +75,11 @@ func TestParsers(t *testing.T) {
 		fixture       string
 		exitCode      int
 		stderr        string
-		want          []client.SessionEvent
+		want          []Event
 	}{
 		{
 			harness: "claude-code", name: "tool turn", fixture: "turn.jsonl",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("I'll list the files in the workspace."),
 				call("toolu_01A9ZkWq3s5R7tY1uI2oP4aS", "Bash", `{"command":"ls -1","description":"List files in the workspace"}`),
 				result("toolu_01A9ZkWq3s5R7tY1uI2oP4aS", listing, false),
@@ -92,7 +90,7 @@ func TestParsers(t *testing.T) {
 		},
 		{
 			harness: "claude-code", name: "not logged in", fixture: "auth.jsonl", exitCode: 1,
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "Not logged in · Please run /login (claude needs one of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN)"),
 				used(0, 0, 0, 0),
 				done(1, "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d", ""),
@@ -100,7 +98,7 @@ func TestParsers(t *testing.T) {
 		},
 		{
 			harness: "codex", name: "tool turn", fixture: "turn.jsonl",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("I'll list the files in the workspace."),
 				call("item_2", "shell", `{"command":"bash -lc 'ls -1'"}`),
 				result("item_2", listing+"\n", false),
@@ -113,14 +111,14 @@ func TestParsers(t *testing.T) {
 		},
 		{
 			harness: "codex", name: "401", fixture: "auth.jsonl", exitCode: 1,
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "unexpected status 401 Unauthorized: Missing bearer or basic authentication in header, url: https://api.openai.com/v1/responses (codex needs one of CODEX_API_KEY, CODEX_ACCESS_TOKEN)"),
 				done(1, "0199a214-0a1b-7c2d-9e3f-4a5b6c7d8e9f", ""),
 			},
 		},
 		{
 			harness: "codex", name: "retried error is not a failure", fixture: "retry.jsonl",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("Done."),
 				used(100, 2, 0, 0),
 				done(0, "0199a215-1b2c-7d3e-8f4a-5b6c7d8e9f0a", "Done."),
@@ -129,14 +127,14 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "codex", name: "unknown resume id", exitCode: 1,
 			stderr: "Error: thread/resume: thread/resume failed: no rollout found for thread id 0199a216-0000-7000-8000-000000000000 (code -32600)\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeSessionNotFound, "Error: thread/resume: thread/resume failed: no rollout found for thread id 0199a216-0000-7000-8000-000000000000 (code -32600)"),
 				done(1, "", ""),
 			},
 		},
 		{
 			harness: "gemini", name: "tool turn", fixture: "turn.jsonl",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("I'll list the files in the workspace."),
 				call("run_shell_command-1754474401400-3f2a1b0c9d8e", "run_shell_command", `{"command":"ls -1","description":"List the files in the workspace."}`),
 				result("run_shell_command-1754474401400-3f2a1b0c9d8e", listing, false),
@@ -149,7 +147,7 @@ func TestParsers(t *testing.T) {
 		},
 		{
 			harness: "gemini", name: "api error", fixture: "apierror.jsonl", exitCode: 1,
-			want: []client.SessionEvent{
+			want: []Event{
 				used(0, 0, 0, 0),
 				failed(CodeUnauthenticated, "[API Error: API key not valid. Please pass a valid API key.] (gemini needs one of GEMINI_API_KEY)"),
 				done(1, "d6b2f803-4c5e-4f70-9bac-1d2e3f4a5b6c", ""),
@@ -158,14 +156,14 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "gemini", name: "no auth method", exitCode: 41,
 			stderr: "Please set an Auth method in your /root/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "Please set an Auth method in your /root/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA"),
 				done(41, "", ""),
 			},
 		},
 		{
 			harness: "opencode", name: "tool turn", fixture: "turn.jsonl",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("I'll list the files in the workspace."),
 				call("toolu_01A9ZkWq3s5R7tY1uI2oP4aS", "bash", `{"command":"ls -1","description":"Lists files in the workspace"}`),
 				result("toolu_01A9ZkWq3s5R7tY1uI2oP4aS", listing+"\n", false),
@@ -178,14 +176,14 @@ func TestParsers(t *testing.T) {
 		},
 		{
 			harness: "opencode", name: "provider auth", fixture: "auth.jsonl", exitCode: 1,
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "Missing API key (opencode needs one of ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, OPENCODE_API_KEY)"),
 				done(1, "ses_6a1f0d113ffeW9xY1zA3bC5dE7", ""),
 			},
 		},
 		{
 			harness: "opencode", name: "unknown session", exitCode: 1, stderr: "Error: Session not found\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeSessionNotFound, "Error: Session not found"),
 				done(1, "", ""),
 			},
@@ -194,7 +192,7 @@ func TestParsers(t *testing.T) {
 		// provider stand-in; see kimi.go). Errors are on stderr only.
 		{
 			harness: "kimi", name: "tool turn", fixture: "turn.jsonl",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("I'll list the files in the workspace."),
 				call("call_abc123", "Bash", `{"command":"ls -1"}`),
 				result("call_abc123", listing+"\n", false),
@@ -207,7 +205,7 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "kimi", name: "no api key", fixture: "auth.jsonl", exitCode: 1,
 			stderr: "error: failed to run prompt: provider __kimi_env__ has no credential configured\nSee log: /workspace/.kimi-code/logs/kimi-code.log\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "provider __kimi_env__ has no credential configured (kimi needs one of KIMI_MODEL_API_KEY)"),
 				done(1, "", ""),
 			},
@@ -215,7 +213,7 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "kimi", name: "no model", exitCode: 1,
 			stderr: "kimi version 2.1.0\nerror: failed to run prompt: No model configured. Run `kimi` and use /login to sign in, then retry; or set default_model in config.toml.\nSee log: /workspace/.kimi-code/logs/kimi-code.log\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "No model configured. Run `kimi` and use /login to sign in, then retry; or set default_model in config.toml. (kimi needs one of KIMI_MODEL_API_KEY)"),
 				done(1, "", ""),
 			},
@@ -223,7 +221,7 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "kimi", name: "api error mid-turn", fixture: "apierror.jsonl", exitCode: 1,
 			stderr: "a\nb\nerror: failed to run prompt: provider.api_error: 400 Invalid request: bad thing\nSee log: /workspace/.kimi-code/logs/kimi-code.log\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				msg("I will list the files."),
 				call("call_abc123", "Bash", `{"command":"ls -1"}`),
 				result("call_abc123", "a\nb\n", false),
@@ -234,7 +232,7 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "kimi", name: "401", fixture: "auth.jsonl", exitCode: 1,
 			stderr: "error: failed to run prompt: provider.auth_error: 401 Invalid Authentication\nSee log: /workspace/.kimi-code/logs/kimi-code.log\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeUnauthenticated, "provider.auth_error: 401 Invalid Authentication (kimi needs one of KIMI_MODEL_API_KEY)"),
 				done(1, "", ""),
 			},
@@ -242,7 +240,7 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "kimi", name: "unknown resume id", fixture: "auth.jsonl", exitCode: 1,
 			stderr: "error: failed to run prompt: Session \"session_00000000-0000-4000-8000-000000000000\" not found.\nSee log: /workspace/.kimi-code/logs/kimi-code.log\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeSessionNotFound, `Session "session_00000000-0000-4000-8000-000000000000" not found.`),
 				done(1, "", ""),
 			},
@@ -250,7 +248,7 @@ func TestParsers(t *testing.T) {
 		{
 			harness: "kimi", name: "usage error", exitCode: 1,
 			stderr: "error: unknown option '--print'\n(Did you mean --prompt?)\n",
-			want: []client.SessionEvent{
+			want: []Event{
 				failed(CodeFailed, "unknown option '--print'"),
 				done(1, "", ""),
 			},
@@ -270,7 +268,7 @@ func TestParsers(t *testing.T) {
 	}
 }
 
-func dump(events []client.SessionEvent) string {
+func dump(events []Event) string {
 	var b bytes.Buffer
 	for _, e := range events {
 		j, _ := json.Marshal(e)
@@ -302,7 +300,7 @@ func TestParsersNeverPanic(t *testing.T) {
 			}
 			events := p.Finish(3, "boom\n")
 			last := events[len(events)-1]
-			if last.Type != client.SessionEventDone || last.Done.ExitCode != 3 {
+			if last.Type != EventDone || last.Done.ExitCode != 3 {
 				t.Errorf("last event %+v, want done with exit code 3", last)
 			}
 		})

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paddockhq/paddock/pkg/client"
+	"github.com/paddockhq/paddock/internal/capability"
 )
 
 // standinDir holds the stand-in binary and a symlink per CLI name, built
@@ -66,7 +66,7 @@ type sandbox struct {
 	home    string
 	work    string
 	capRoot string
-	servers []client.ResolvedMCPServer
+	servers []capability.ResolvedMCPServer
 }
 
 func newSandbox(t *testing.T, h *Harness) *sandbox {
@@ -84,9 +84,9 @@ func newSandbox(t *testing.T, h *Harness) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	s.servers = []client.ResolvedMCPServer{
-		{Name: "files", Capability: "fs", Type: "stdio", Command: "files-mcp", Args: []string{"--root", "/workspace"}, Env: map[string]string{"LOG": "1"}},
-		{Name: "search.web", Capability: "web", Type: "http", URL: "http://127.0.0.1:9/mcp"},
+	s.servers = []capability.ResolvedMCPServer{
+		{MCPServer: capability.MCPServer{Name: "files", Type: "stdio", Command: "files-mcp", Args: []string{"--root", "/workspace"}, Env: map[string]string{"LOG": "1"}}, Capability: "fs"},
+		{MCPServer: capability.MCPServer{Name: "search.web", Type: "http", URL: "http://127.0.0.1:9/mcp"}, Capability: "web"},
 	}
 	mcpJSON := `{"mcpServers":{"files":{"command":"files-mcp","args":["--root","/workspace"]},"search.web":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}`
 	for path, content := range map[string]string{
@@ -117,7 +117,7 @@ func (s *sandbox) invocation(prompt, resume string) Invocation {
 type turnRun struct {
 	stdout, stderr string
 	exitCode       int
-	events         []client.SessionEvent
+	events         []Event
 }
 
 // run executes h.Command(inv) in the workspace with a clean environment:
@@ -176,16 +176,16 @@ func (r turnRun) types() []string {
 	return out
 }
 
-func (r turnRun) done(t *testing.T) *client.TurnDone {
+func (r turnRun) done(t *testing.T) *TurnDone {
 	t.Helper()
 	last := r.events[len(r.events)-1]
-	if last.Type != client.SessionEventDone {
+	if last.Type != EventDone {
 		t.Fatalf("last event is %s, want done; stdout:\n%s\nstderr:\n%s", last.Type, r.stdout, r.stderr)
 	}
 	return last.Done
 }
 
-func (r turnRun) firstOf(typ string) *client.SessionEvent {
+func (r turnRun) firstOf(typ string) *Event {
 	for i := range r.events {
 		if r.events[i].Type == typ {
 			return &r.events[i]
@@ -197,7 +197,7 @@ func (r turnRun) firstOf(typ string) *client.SessionEvent {
 func (r turnRun) messages() []string {
 	var out []string
 	for _, e := range r.events {
-		if e.Type == client.SessionEventMessage {
+		if e.Type == EventMessage {
 			out = append(out, e.Text)
 		}
 	}
@@ -228,10 +228,10 @@ func TestStandins(t *testing.T) {
 				if msgs := first.messages(); !strings.Contains(msgs[0], prompt) {
 					t.Errorf("first message %q does not quote the prompt", msgs[0])
 				}
-				if res := first.firstOf(client.SessionEventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
+				if res := first.firstOf(EventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
 					t.Errorf("tool result %+v does not list alpha.txt", res)
 				}
-				if call := first.firstOf(client.SessionEventToolCall).Tool; call.ID != first.firstOf(client.SessionEventToolResult).Result.ID {
+				if call := first.firstOf(EventToolCall).Tool; call.ID != first.firstOf(EventToolResult).Result.ID {
 					t.Errorf("tool call id %q and result id differ", call.ID)
 				}
 				d := first.done(t)
@@ -269,7 +269,7 @@ func TestStandins(t *testing.T) {
 			})
 			t.Run("missing secret", func(t *testing.T) {
 				r := s.run(t, s.invocation("hello", ""), true, nil)
-				e := r.firstOf(client.SessionEventError)
+				e := r.firstOf(EventError)
 				if e == nil {
 					t.Fatalf("no error event\n%s", r.describe())
 				}
@@ -289,7 +289,7 @@ func TestStandins(t *testing.T) {
 					unknown = "session_" + unknown
 				}
 				r := s.run(t, s.invocation("hello again", unknown), false, nil)
-				e := r.firstOf(client.SessionEventError)
+				e := r.firstOf(EventError)
 				if e == nil || e.Error.Code != CodeSessionNotFound {
 					t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
 				}
@@ -368,7 +368,7 @@ func TestKimiStandin(t *testing.T) {
 		other := *s
 		other.work = t.TempDir()
 		r := other.run(t, other.invocation("again", id), false, nil)
-		e := r.firstOf(client.SessionEventError)
+		e := r.firstOf(EventError)
 		if e == nil || e.Error.Code != CodeFailed || !strings.Contains(e.Error.Message, "created under a different directory") {
 			t.Fatalf("want a %s error about the directory\n%s", CodeFailed, r.describe())
 		}
@@ -457,7 +457,7 @@ func TestStandinsReachTheModel(t *testing.T) {
 		if want := "CONNECT api.anthropic.com:443 " + auth; len(got) == 0 || <-got != want {
 			t.Errorf("the proxy did not see %q", want)
 		}
-		if e := r.firstOf(client.SessionEventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
+		if e := r.firstOf(EventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
 			t.Errorf("want a Forbidden error and exit 1\n%s", r.describe())
 		}
 		// The error line is the real CLI's, field for field (the

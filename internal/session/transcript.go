@@ -1,0 +1,65 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/paddockhq/paddock/internal/harness"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Session kinds.
+const (
+	KindPrompt = "prompt"
+	KindTask   = "task"
+)
+
+// Session states.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// Request is what a turn asks for.
+type Request struct {
+	Prompt string
+	// Harness names the harness; empty: the session's, or the default.
+	Harness string
+	// SessionID continues a session (prompt only); empty starts one.
+	SessionID string
+	Model     string
+	// TimeoutSeconds bounds the turn; 0 is DefaultTimeout.
+	TimeoutSeconds int64
+}
+
+// eventVersion is the shape of the event a transcript row keeps (its
+// "v"): the JSON tags of harness.Event and the types it holds. A row
+// without "v" was written before the shape had a version, in the same
+// shape as version 1. A change to those tags takes a new version, and
+// decodeEvent goes on reading the older ones.
+const eventVersion = 1
+
+// storedEvent is an event as a transcript row keeps it.
+type storedEvent struct {
+	V int `json:"v"`
+	harness.Event
+}
+
+// encodeEvent is e as a transcript row keeps it, at eventVersion.
+func encodeEvent(e harness.Event) ([]byte, error) {
+	return json.Marshal(storedEvent{V: eventVersion, Event: e})
+}
+
+// decodeEvent reads an event a transcript row keeps, of any version this
+// server knows.
+func decodeEvent(r store.SessionEvent) (harness.Event, error) {
+	var se storedEvent
+	if err := json.Unmarshal(r.Body, &se); err != nil {
+		return harness.Event{}, fmt.Errorf("event %d of session %s: %w", r.Seq, r.SessionID, err)
+	}
+	if se.V > eventVersion {
+		return harness.Event{}, fmt.Errorf("event %d of session %s is of version %d, newer than this server's %d", r.Seq, r.SessionID, se.V, eventVersion)
+	}
+	return se.Event, nil
+}
