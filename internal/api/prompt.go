@@ -129,11 +129,15 @@ func sessionOut(s store.Session) client.Session {
 
 // listSessions lists the runtime's sessions, newest first.
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
+	svc, err := a.sessionService()
+	if err != nil {
+		return err
+	}
 	rt, page, err := a.runtimePage(r)
 	if err != nil {
 		return err
 	}
-	ss, next, err := a.store.ListSessions(r.Context(), rt.ID, page)
+	ss, next, err := svc.Sessions(r.Context(), rt, page)
 	if err != nil {
 		return listError(err)
 	}
@@ -151,15 +155,7 @@ func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("session_id")
-	s, err := a.store.GetSession(r.Context(), id)
-	if err != nil || s.RuntimeID != rt.ID {
-		if err == nil || errdefs.IsNotFound(err) {
-			return errdefs.NotFound(session.CodeSessionNotFound, "session %s not found on runtime %s", id, rt.ID)
-		}
-		return err
-	}
-	events, err := svc.Transcript(r.Context(), s)
+	s, events, err := svc.Session(r.Context(), rt, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -62,4 +64,22 @@ func decodeEvent(r store.SessionEvent) (harness.Event, error) {
 		return harness.Event{}, fmt.Errorf("event %d of session %s is of version %d, newer than this server's %d", r.Seq, r.SessionID, se.V, eventVersion)
 	}
 	return se.Event, nil
+}
+
+// Sessions lists one page of the runtime's sessions, newest first.
+func (s *Service) Sessions(ctx context.Context, rt store.Runtime, page store.Page) ([]store.Session, string, error) {
+	return s.store.ListSessions(ctx, rt.ID, page)
+}
+
+// Session returns a session of the runtime with its transcript.
+func (s *Service) Session(ctx context.Context, rt store.Runtime, id string) (store.Session, []harness.Event, error) {
+	sess, err := s.store.GetSession(ctx, id)
+	if err != nil || sess.RuntimeID != rt.ID {
+		if err == nil || errdefs.IsNotFound(err) {
+			return store.Session{}, nil, errdefs.NotFound(CodeSessionNotFound, "session %s not found on runtime %s", id, rt.ID)
+		}
+		return store.Session{}, nil, err
+	}
+	events, err := s.Transcript(ctx, sess)
+	return sess, events, err
 }
