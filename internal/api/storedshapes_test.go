@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/capability"
+	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -62,84 +63,91 @@ func TestRowsWrittenBeforeVersionsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
+	t.Run("binding status", func(t *testing.T) { oldStatusesLoad(t, env, st, rtPath) })
+	t.Run("inventory contents", func(t *testing.T) { oldContentsLoad(t, env, st) })
+	t.Run("transcript", func(t *testing.T) { oldTranscriptLoads(t, env, st, rtPath) })
+}
 
-	t.Run("binding status", func(t *testing.T) {
-		statuses := map[string]string{"memory": oldStatus, "repo-tools": oldFailedStatus}
-		for name, row := range statuses {
-			b, _ := capability.FromCatalog(name, "")
-			id := uuid.NewString()
-			if err := env.Store.CreateBinding(ctx, store.CapabilityBinding{ID: id, OrgID: st.OrgID, RuntimeID: rt.ID,
-				Source: client.SourceCatalog, Name: name, Version: b.Version, Enabled: true, CreatedAt: now, UpdatedAt: now}); err != nil {
-				t.Fatal(err)
-			}
-			if err := env.Store.SetBindingStatus(ctx, id, []byte(strings.ReplaceAll(row, "SANDBOX", rt.CurrentSandboxID)), now); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var list struct {
-			Items []struct {
-				Name   string          `json:"name"`
-				Status json.RawMessage `json:"status"`
-			} `json:"items"`
-		}
-		env.Must(t, 200, "GET", rtPath+"/capabilities", nil).Decode(t, &list)
-		want := map[string]string{
-			"memory": strings.TrimSuffix(oldStatus, `,"rev":1}`) + "}",
-			// As then: a status's lists are never null on the wire.
-			"repo-tools": `{"state":"failed","error":"capability x 1 not found","sandbox_id":"SANDBOX","setup":[],"checks":[],"workers":[]}`,
-		}
-		if len(list.Items) != len(want) {
-			t.Fatalf("bindings: %+v", list.Items)
-		}
-		for _, it := range list.Items {
-			if w := strings.ReplaceAll(want[it.Name], "SANDBOX", rt.CurrentSandboxID); string(it.Status) != w {
-				t.Errorf("%s's status\n got %s\nwant %s", it.Name, it.Status, w)
-			}
-		}
-	})
+// storedAt is when the rows of these tests were written.
+var storedAt = time.Now().UTC().Truncate(time.Microsecond)
 
-	t.Run("inventory contents", func(t *testing.T) {
-		if err := env.Store.CreateCapabilityVersion(ctx, store.CapabilityVersion{ID: uuid.NewString(), OrgID: st.OrgID,
-			Name: "kit", Version: "1.0.0", Description: "A kit.", Digest: "sha256:00", Contents: []byte(oldContents),
-			Bundle: []byte("tar"), SizeBytes: 3, CreatedAt: now}); err != nil {
+func oldStatusesLoad(t *testing.T, env *servertest.Env, rt store.Runtime, rtPath string) {
+	ctx := context.Background()
+	statuses := map[string]string{"memory": oldStatus, "repo-tools": oldFailedStatus}
+	for name, row := range statuses {
+		b, _ := capability.FromCatalog(name, "")
+		id := uuid.NewString()
+		if err := env.Store.CreateBinding(ctx, store.CapabilityBinding{ID: id, OrgID: rt.OrgID, RuntimeID: rt.ID,
+			Source: client.SourceCatalog, Name: name, Version: b.Version, Enabled: true, CreatedAt: storedAt, UpdatedAt: storedAt}); err != nil {
 			t.Fatal(err)
 		}
-		var list struct {
-			Items []struct {
-				Contents json.RawMessage `json:"contents"`
-			} `json:"items"`
+		if err := env.Store.SetBindingStatus(ctx, id, []byte(strings.ReplaceAll(row, "SANDBOX", rt.CurrentSandboxID)), storedAt); err != nil {
+			t.Fatal(err)
 		}
-		env.Must(t, 200, "GET", "/api/v1/org/acme/capabilities", nil).Decode(t, &list)
-		if len(list.Items) != 1 || string(list.Items[0].Contents) != oldContents {
-			t.Fatalf("inventory: %+v, want contents %s", list.Items, oldContents)
+	}
+	var list struct {
+		Items []struct {
+			Name   string          `json:"name"`
+			Status json.RawMessage `json:"status"`
+		} `json:"items"`
+	}
+	env.Must(t, 200, "GET", rtPath+"/capabilities", nil).Decode(t, &list)
+	want := map[string]string{
+		"memory": strings.TrimSuffix(oldStatus, `,"rev":1}`) + "}",
+		// As then: a status's lists are never null on the wire.
+		"repo-tools": `{"state":"failed","error":"capability x 1 not found","sandbox_id":"SANDBOX","setup":[],"checks":[],"workers":[]}`,
+	}
+	if len(list.Items) != len(want) {
+		t.Fatalf("bindings: %+v", list.Items)
+	}
+	for _, it := range list.Items {
+		if w := strings.ReplaceAll(want[it.Name], "SANDBOX", rt.CurrentSandboxID); string(it.Status) != w {
+			t.Errorf("%s's status\n got %s\nwant %s", it.Name, it.Status, w)
 		}
-	})
+	}
+}
 
-	t.Run("transcript", func(t *testing.T) {
-		sess := store.Session{ID: uuid.NewString(), OrgID: st.OrgID, WorkspaceID: st.WorkspaceID, RuntimeID: rt.ID,
-			Kind: "prompt", Harness: "claude-code", Status: "failed", Title: "list the files", Turns: 1,
-			Events: int64(len(oldEvents)), CreatedAt: now, UpdatedAt: now}
-		if err := env.Store.CreateSession(ctx, sess); err != nil {
+func oldContentsLoad(t *testing.T, env *servertest.Env, rt store.Runtime) {
+	if err := env.Store.CreateCapabilityVersion(context.Background(), store.CapabilityVersion{ID: uuid.NewString(), OrgID: rt.OrgID,
+		Name: "kit", Version: "1.0.0", Description: "A kit.", Digest: "sha256:00", Contents: []byte(oldContents),
+		Bundle: []byte("tar"), SizeBytes: 3, CreatedAt: storedAt}); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Items []struct {
+			Contents json.RawMessage `json:"contents"`
+		} `json:"items"`
+	}
+	env.Must(t, 200, "GET", "/api/v1/org/acme/capabilities", nil).Decode(t, &list)
+	if len(list.Items) != 1 || string(list.Items[0].Contents) != oldContents {
+		t.Fatalf("inventory: %+v, want contents %s", list.Items, oldContents)
+	}
+}
+
+func oldTranscriptLoads(t *testing.T, env *servertest.Env, rt store.Runtime, rtPath string) {
+	ctx := context.Background()
+	sess := store.Session{ID: uuid.NewString(), OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID, RuntimeID: rt.ID,
+		Kind: "prompt", Harness: "claude-code", Status: "failed", Title: "list the files", Turns: 1,
+		Events: int64(len(oldEvents)), CreatedAt: storedAt, UpdatedAt: storedAt}
+	if err := env.Store.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.SessionEvent
+	for i, body := range oldEvents {
+		var head struct{ Type string }
+		if err := json.Unmarshal([]byte(body), &head); err != nil {
 			t.Fatal(err)
 		}
-		var rows []store.SessionEvent
-		for i, body := range oldEvents {
-			var head struct{ Type string }
-			if err := json.Unmarshal([]byte(body), &head); err != nil {
-				t.Fatal(err)
-			}
-			rows = append(rows, store.SessionEvent{SessionID: sess.ID, Seq: int64(i + 1), Turn: 1, Type: head.Type, At: now, Body: []byte(body)})
-		}
-		if err := env.Store.AppendSessionEvents(ctx, rows); err != nil {
-			t.Fatal(err)
-		}
-		var tr struct {
-			Events json.RawMessage `json:"events"`
-		}
-		env.Must(t, 200, "GET", rtPath+"/sessions/"+sess.ID, nil).Decode(t, &tr)
-		if want := "[" + strings.Join(oldEvents, ",") + "]"; !bytes.Equal(tr.Events, []byte(want)) {
-			t.Fatalf("transcript\n got %s\nwant %s", tr.Events, want)
-		}
-	})
+		rows = append(rows, store.SessionEvent{SessionID: sess.ID, Seq: int64(i + 1), Turn: 1, Type: head.Type, At: storedAt, Body: []byte(body)})
+	}
+	if err := env.Store.AppendSessionEvents(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Events json.RawMessage `json:"events"`
+	}
+	env.Must(t, 200, "GET", rtPath+"/sessions/"+sess.ID, nil).Decode(t, &tr)
+	if want := "[" + strings.Join(oldEvents, ",") + "]"; !bytes.Equal(tr.Events, []byte(want)) {
+		t.Fatalf("transcript\n got %s\nwant %s", tr.Events, want)
+	}
 }

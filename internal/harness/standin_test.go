@@ -217,31 +217,7 @@ func TestStandins(t *testing.T) {
 			const prompt = "list the files, please"
 
 			first := s.run(t, s.invocation(prompt, ""), false, nil)
-			t.Run("turn", func(t *testing.T) {
-				want := []string{"message", "tool_call", "tool_result", "message", "usage", "done"}
-				if h.Name == "kimi" { // kimi's stream-json has no usage line
-					want = []string{"message", "tool_call", "tool_result", "message", "done"}
-				}
-				if got := first.types(); !slices.Equal(got, want) {
-					t.Fatalf("event types %v, want %v\n%s", got, want, first.describe())
-				}
-				if msgs := first.messages(); !strings.Contains(msgs[0], prompt) {
-					t.Errorf("first message %q does not quote the prompt", msgs[0])
-				}
-				if res := first.firstOf(EventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
-					t.Errorf("tool result %+v does not list alpha.txt", res)
-				}
-				if call := first.firstOf(EventToolCall).Tool; call.ID != first.firstOf(EventToolResult).Result.ID {
-					t.Errorf("tool call id %q and result id differ", call.ID)
-				}
-				d := first.done(t)
-				if d.ExitCode != 0 || d.HarnessSessionID == "" {
-					t.Errorf("done %+v, want exit 0 and a harness session id", d)
-				}
-				if msgs := first.messages(); d.Result != msgs[len(msgs)-1] || !strings.Contains(d.Result, "turn 1") {
-					t.Errorf("done result %q, want the last message, turn 1", d.Result)
-				}
-			})
+			checkStandinTurn(t, h, first, prompt)
 			t.Run("mcp servers", func(t *testing.T) {
 				if h.Name == "claude-code" {
 					if !strings.Contains(first.stdout, `"mcp_servers":[{"name":"files","status":"failed"},{"name":"search.web","status":"pending"}]`) {
@@ -267,68 +243,105 @@ func TestStandins(t *testing.T) {
 					}
 				}
 			})
-			t.Run("missing secret", func(t *testing.T) {
-				r := s.run(t, s.invocation("hello", ""), true, nil)
-				e := r.firstOf(EventError)
-				if e == nil {
-					t.Fatalf("no error event\n%s", r.describe())
-				}
-				if e.Error.Code != CodeUnauthenticated || !strings.Contains(e.Error.Message, h.Secrets[0]) {
-					t.Errorf("error %+v, want %s naming %s", e.Error, CodeUnauthenticated, h.Secrets[0])
-				}
-				if d := r.done(t); d.ExitCode == 0 {
-					t.Errorf("done %+v, want a non-zero exit code", d)
-				}
-			})
-			t.Run("unknown resume id", func(t *testing.T) {
-				unknown := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
-				switch h.Name {
-				case "opencode":
-					unknown = "ses_0000000000000000000000000a"
-				case "kimi":
-					unknown = "session_" + unknown
-				}
-				r := s.run(t, s.invocation("hello again", unknown), false, nil)
-				e := r.firstOf(EventError)
-				if e == nil || e.Error.Code != CodeSessionNotFound {
-					t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
-				}
-				if d := r.done(t); d.ExitCode == 0 {
-					t.Errorf("done %+v, want a non-zero exit code", d)
-				}
-			})
-			t.Run("fail mid-turn", func(t *testing.T) {
-				r := s.run(t, s.invocation("please [fail] now", ""), false, nil)
-				types := strings.Join(r.types(), ",")
-				if !strings.Contains(types, "tool_result") || !strings.Contains(types, "error") {
-					t.Errorf("events %s, want a tool result then an error\n%s", types, r.describe())
-				}
-				if strings.Index(types, "tool_result") > strings.Index(types, "error") {
-					t.Errorf("events %s: the error comes before the tool result", types)
-				}
-				if d := r.done(t); d.ExitCode != 1 {
-					t.Errorf("done %+v, want exit code 1", d)
-				}
-			})
-			t.Run("unknown flag", func(t *testing.T) {
-				r := s.run(t, s.invocation("hello", ""), false, nil, "--no-such-flag")
-				wantExit := map[string]int{"claude-code": 1, "codex": 2, "gemini": 1, "opencode": 1, "kimi": 1}[h.Name]
-				if r.exitCode != wantExit || !strings.Contains(r.stderr, "no-such-flag") {
-					t.Errorf("exit %d (want %d), stderr %q", r.exitCode, wantExit, r.stderr)
-				}
-			})
-			t.Run("version", func(t *testing.T) {
-				cmd := exec.Command(filepath.Join(standinDir, h.Binary), "--version")
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if v := strings.TrimSpace(string(out)); !strings.Contains(v, h.WrittenAgainst) || !strings.HasSuffix(v, versionSuffixForTest) {
-					t.Errorf("--version printed %q, want %s and%s", out, h.WrittenAgainst, versionSuffixForTest)
-				}
-			})
+			standinFailures(t, s, h)
 		})
 	}
+}
+
+// checkStandinTurn checks a first turn of h's stand-in: its events, in the
+// common schema, as the real CLI's would be parsed.
+func checkStandinTurn(t *testing.T, h *Harness, first turnRun, prompt string) {
+	t.Run("turn", func(t *testing.T) {
+		want := []string{"message", "tool_call", "tool_result", "message", "usage", "done"}
+		if h.Name == "kimi" { // kimi's stream-json has no usage line
+			want = []string{"message", "tool_call", "tool_result", "message", "done"}
+		}
+		if got := first.types(); !slices.Equal(got, want) {
+			t.Fatalf("event types %v, want %v\n%s", got, want, first.describe())
+		}
+		if msgs := first.messages(); !strings.Contains(msgs[0], prompt) {
+			t.Errorf("first message %q does not quote the prompt", msgs[0])
+		}
+		if res := first.firstOf(EventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
+			t.Errorf("tool result %+v does not list alpha.txt", res)
+		}
+		if call := first.firstOf(EventToolCall).Tool; call.ID != first.firstOf(EventToolResult).Result.ID {
+			t.Errorf("tool call id %q and result id differ", call.ID)
+		}
+		d := first.done(t)
+		if d.ExitCode != 0 || d.HarnessSessionID == "" {
+			t.Errorf("done %+v, want exit 0 and a harness session id", d)
+		}
+		if msgs := first.messages(); d.Result != msgs[len(msgs)-1] || !strings.Contains(d.Result, "turn 1") {
+			t.Errorf("done result %q, want the last message, turn 1", d.Result)
+		}
+	})
+}
+
+// standinFailures checks how h's stand-in fails as the real CLI does: a
+// missing secret, an unknown resume id, a failure mid-turn, an unknown
+// flag; and its version.
+func standinFailures(t *testing.T, s *sandbox, h *Harness) {
+	t.Run("missing secret", func(t *testing.T) {
+		r := s.run(t, s.invocation("hello", ""), true, nil)
+		e := r.firstOf(EventError)
+		if e == nil {
+			t.Fatalf("no error event\n%s", r.describe())
+		}
+		if e.Error.Code != CodeUnauthenticated || !strings.Contains(e.Error.Message, h.Secrets[0]) {
+			t.Errorf("error %+v, want %s naming %s", e.Error, CodeUnauthenticated, h.Secrets[0])
+		}
+		if d := r.done(t); d.ExitCode == 0 {
+			t.Errorf("done %+v, want a non-zero exit code", d)
+		}
+	})
+	t.Run("unknown resume id", func(t *testing.T) {
+		unknown := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
+		switch h.Name {
+		case "opencode":
+			unknown = "ses_0000000000000000000000000a"
+		case "kimi":
+			unknown = "session_" + unknown
+		}
+		r := s.run(t, s.invocation("hello again", unknown), false, nil)
+		e := r.firstOf(EventError)
+		if e == nil || e.Error.Code != CodeSessionNotFound {
+			t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
+		}
+		if d := r.done(t); d.ExitCode == 0 {
+			t.Errorf("done %+v, want a non-zero exit code", d)
+		}
+	})
+	t.Run("fail mid-turn", func(t *testing.T) {
+		r := s.run(t, s.invocation("please [fail] now", ""), false, nil)
+		types := strings.Join(r.types(), ",")
+		if !strings.Contains(types, "tool_result") || !strings.Contains(types, "error") {
+			t.Errorf("events %s, want a tool result then an error\n%s", types, r.describe())
+		}
+		if strings.Index(types, "tool_result") > strings.Index(types, "error") {
+			t.Errorf("events %s: the error comes before the tool result", types)
+		}
+		if d := r.done(t); d.ExitCode != 1 {
+			t.Errorf("done %+v, want exit code 1", d)
+		}
+	})
+	t.Run("unknown flag", func(t *testing.T) {
+		r := s.run(t, s.invocation("hello", ""), false, nil, "--no-such-flag")
+		wantExit := map[string]int{"claude-code": 1, "codex": 2, "gemini": 1, "opencode": 1, "kimi": 1}[h.Name]
+		if r.exitCode != wantExit || !strings.Contains(r.stderr, "no-such-flag") {
+			t.Errorf("exit %d (want %d), stderr %q", r.exitCode, wantExit, r.stderr)
+		}
+	})
+	t.Run("version", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(standinDir, h.Binary), "--version")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := strings.TrimSpace(string(out)); !strings.Contains(v, h.WrittenAgainst) || !strings.HasSuffix(v, versionSuffixForTest) {
+			t.Errorf("--version printed %q, want %s and%s", out, h.WrittenAgainst, versionSuffixForTest)
+		}
+	})
 }
 
 // TestKimiStandin checks what only Kimi Code does: sessions kept per
