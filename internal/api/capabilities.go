@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -57,18 +56,74 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) error {
 func catalogOut(b *capability.Bundle) client.CapabilityVersion {
 	return client.CapabilityVersion{
 		Source: client.SourceCatalog, Name: b.Name, Version: b.Version, Description: b.Description,
-		Digest: b.Digest, SizeBytes: int64(len(b.Tar())), Contents: binding.Contents(b),
+		Digest: b.Digest, SizeBytes: int64(len(b.Tar())), Contents: contentsOut(binding.ContentsOf(b)),
 	}
 }
 
 func inventoryOut(v store.CapabilityVersion) client.CapabilityVersion {
-	var contents client.CapabilityContents
-	_ = json.Unmarshal(v.Contents, &contents)
 	created := v.CreatedAt
 	return client.CapabilityVersion{
 		ID: v.ID, Source: client.SourceInventory, Name: v.Name, Version: v.Version, Description: v.Description,
-		Digest: v.Digest, SizeBytes: v.SizeBytes, Contents: contents, CreatedAt: &created,
+		Digest: v.Digest, SizeBytes: v.SizeBytes, Contents: contentsOut(binding.DecodeContents(v.Contents)), CreatedAt: &created,
 	}
+}
+
+// contentsOut shows what a bundle ships, field for field.
+func contentsOut(c binding.Contents) client.CapabilityContents {
+	return client.CapabilityContents{
+		Agents: c.Agents, Skills: c.Skills, Tools: c.Tools, MCPServers: c.MCPServers, Workers: c.Workers,
+		Setup: c.Setup, Checks: c.Checks,
+		Flags: convertAll(c.Flags, func(f binding.Flag) client.CapabilityFlag {
+			return client.CapabilityFlag{Name: f.Name, Description: f.Description, Default: f.Default}
+		}),
+	}
+}
+
+// statusOut shows a binding's status, field for field.
+func statusOut(st binding.Status) *client.BindingStatus {
+	return &client.BindingStatus{
+		State: st.State, Error: st.Error, SandboxID: st.SandboxID, AppliedAt: st.AppliedAt,
+		Setup: convertAll(st.Setup, stepOut), Checks: convertAll(st.Checks, stepOut),
+		Workers: convertAll(st.Workers, func(w binding.WorkerStatus) client.WorkerStatus {
+			return client.WorkerStatus{Name: w.Name, ProcessID: w.ProcessID, State: w.State, ExitCode: w.ExitCode, StartedAt: w.StartedAt, Output: w.Output}
+		}),
+	}
+}
+
+func stepOut(r binding.StepResult) client.StepResult {
+	return client.StepResult{Name: r.Name, OK: r.OK, ExitCode: r.ExitCode, Output: r.Output, DurationMS: r.DurationMS, RanAt: r.RanAt}
+}
+
+// convertAll converts each of in; nil stays nil, so that the wire shows
+// null or [] as the domain value has it.
+func convertAll[T, U any](in []T, f func(T) U) []U {
+	if in == nil {
+		return nil
+	}
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, f(v))
+	}
+	return out
+}
+
+// installIn is an install request as the binding service takes it.
+func installIn(req client.InstallCapabilityRequest) binding.InstallRequest {
+	in := binding.InstallRequest{Name: req.Name, Version: req.Version, Source: req.Source, Enabled: req.Enabled}
+	if req.Config != nil {
+		in.Flags = req.Config.Flags
+	}
+	return in
+}
+
+// updateIn is an update request as the binding service takes it: a config
+// given replaces the binding's.
+func updateIn(req client.UpdateBindingRequest) binding.UpdateRequest {
+	in := binding.UpdateRequest{Enabled: req.Enabled, Version: req.Version}
+	if req.Config != nil {
+		in.SetFlags, in.Flags = true, req.Config.Flags
+	}
+	return in
 }
 
 // listInventory lists the org's inventory.
@@ -142,7 +197,7 @@ func bindingOut(b store.CapabilityBinding, sandboxID string) client.CapabilityBi
 	}
 	return client.CapabilityBinding{
 		ID: b.ID, RuntimeID: b.RuntimeID, Source: b.Source, Name: b.Name, Version: b.Version, Enabled: b.Enabled,
-		Config: client.BindingConfig{Flags: flags}, Status: &st, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt,
+		Config: client.BindingConfig{Flags: flags}, Status: statusOut(st), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt,
 	}
 }
 
@@ -172,7 +227,7 @@ func (a *API) installCapability(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := svc.Install(r.Context(), rt, req)
+	b, err := svc.Install(r.Context(), rt, installIn(req))
 	if err != nil {
 		return err
 	}
@@ -190,7 +245,7 @@ func (a *API) updateBinding(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := svc.Update(r.Context(), rt, r.PathValue("binding_id"), req)
+	b, err := svc.Update(r.Context(), rt, r.PathValue("binding_id"), updateIn(req))
 	if err != nil {
 		return err
 	}
@@ -236,7 +291,7 @@ func resolvedOut(rt store.Runtime, res capability.Resolved, bs []store.Capabilit
 	for _, b := range bs {
 		if b.Enabled {
 			st := binding.StatusOf(b, rt.CurrentSandboxID)
-			out.Bindings = append(out.Bindings, client.ResolvedBinding{ID: b.ID, Name: b.Name, Version: b.Version, Status: &st})
+			out.Bindings = append(out.Bindings, client.ResolvedBinding{ID: b.ID, Name: b.Name, Version: b.Version, Status: statusOut(st)})
 		}
 	}
 	for _, m := range res.MCPServers {

@@ -163,7 +163,7 @@ func (a *API) harnessesAndSidecars(ctx context.Context) ([]client.HarnessInfo, [
 	}
 	hs := []client.HarnessInfo{}
 	for _, h := range harness.All() {
-		info := h.Info()
+		info := harnessInfo(h)
 		info.Images = []string{}
 		if info.Secrets == nil {
 			info.Secrets = []string{}

@@ -2,8 +2,10 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -19,12 +21,12 @@ func (a *API) sessionService() (*session.Service, error) {
 // prompt runs one turn of a harness in the runtime's sandbox, in a new
 // session or continuing one.
 func (a *API) prompt(w http.ResponseWriter, r *http.Request) error {
-	return a.runTurn(w, r, client.SessionPrompt)
+	return a.runTurn(w, r, session.KindPrompt)
 }
 
 // task runs a harness to completion in a new session of its own.
 func (a *API) task(w http.ResponseWriter, r *http.Request) error {
-	return a.runTurn(w, r, client.SessionTask)
+	return a.runTurn(w, r, session.KindTask)
 }
 
 // runTurn answers a turn: with Accept: application/x-ndjson its events
@@ -40,20 +42,20 @@ func (a *API) runTurn(w http.ResponseWriter, r *http.Request, kind string) error
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	if kind == client.SessionTask && req.SessionID != "" {
+	if kind == session.KindTask && req.SessionID != "" {
 		return errdefs.InvalidArgument("invalid_argument", "a task runs in a session of its own; use prompt to continue session %s", req.SessionID)
 	}
 	rt, err := a.runtimeOf(r)
 	if err != nil {
 		return err
 	}
-	var emit func(client.SessionEvent) error
+	var emit func(harness.Event) error
 	var ew *eventWriter
 	if wantsNDJSON(r) {
 		ew = newEventWriter(w)
-		emit = func(e client.SessionEvent) error { return ew.send(e) }
+		emit = func(e harness.Event) error { return ew.send(sessionEventOut(e)) }
 	}
-	turn := session.Turn{Kind: kind, Request: req, Started: func(s store.Session) {
+	turn := session.Turn{Kind: kind, Request: promptIn(req), Started: func(s store.Session) {
 		w.Header().Set(client.SessionIDHeader, s.ID)
 	}}
 	res, err := svc.Run(r.Context(), rt, turn, emit)
@@ -67,14 +69,55 @@ func (a *API) runTurn(w http.ResponseWriter, r *http.Request, kind string) error
 	if emit != nil {
 		return nil
 	}
-	events := res.Events
-	if events == nil {
-		events = []client.SessionEvent{}
-	}
 	writeJSON(w, http.StatusOK, client.PromptResult{
-		Session: sessionOut(res.Session), Result: res.Result, Error: res.Error, Usage: res.Usage, Events: events,
+		Session: sessionOut(res.Session), Result: res.Result, Error: res.Error, Usage: turnUsageOut(res.Usage), Events: sessionEventsOut(res.Events),
 	})
 	return nil
+}
+
+// promptIn is a turn's request as the session service takes it.
+func promptIn(req client.PromptRequest) session.Request {
+	return session.Request{Prompt: req.Prompt, Harness: req.Harness, SessionID: req.SessionID, Model: req.Model, TimeoutSeconds: req.TimeoutSeconds}
+}
+
+// sessionEventsOut shows a transcript's events, never nil.
+func sessionEventsOut(events []harness.Event) []client.SessionEvent {
+	out := make([]client.SessionEvent, 0, len(events))
+	for _, e := range events {
+		out = append(out, sessionEventOut(e))
+	}
+	return out
+}
+
+// sessionEventOut shows one event of a transcript, field for field.
+func sessionEventOut(e harness.Event) client.SessionEvent {
+	out := client.SessionEvent{Seq: e.Seq, Turn: e.Turn, Time: e.Time, Type: e.Type, Role: e.Role, Text: e.Text, Usage: turnUsageOut(e.Usage)}
+	if e.Tool != nil {
+		out.Tool = &client.ToolCall{ID: e.Tool.ID, Name: e.Tool.Name, Input: e.Tool.Input}
+	}
+	if e.Result != nil {
+		out.Result = &client.ToolResult{ID: e.Result.ID, Output: e.Result.Output, IsError: e.Result.IsError}
+	}
+	if e.Error != nil {
+		out.Error = &client.TurnError{Code: e.Error.Code, Message: e.Error.Message}
+	}
+	if e.Done != nil {
+		out.Done = &client.TurnDone{ExitCode: e.Done.ExitCode, HarnessSessionID: e.Done.HarnessSessionID, Result: e.Done.Result}
+	}
+	return out
+}
+
+func turnUsageOut(u *harness.TurnUsage) *client.TurnUsage {
+	if u == nil {
+		return nil
+	}
+	return &client.TurnUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CostUSD: u.CostUSD}
+}
+
+// harnessInfo is h as GET /api/capabilities lists it; the caller fills in
+// Installed and Images, which depend on the installation.
+func harnessInfo(h *harness.Harness) client.HarnessInfo {
+	return client.HarnessInfo{Name: h.Name, Binary: h.Binary, Secrets: slices.Clone(h.Secrets), WrittenAgainst: h.WrittenAgainst}
 }
 
 func sessionOut(s store.Session) client.Session {
@@ -86,11 +129,15 @@ func sessionOut(s store.Session) client.Session {
 
 // listSessions lists the runtime's sessions, newest first.
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
+	svc, err := a.sessionService()
+	if err != nil {
+		return err
+	}
 	rt, page, err := a.runtimePage(r)
 	if err != nil {
 		return err
 	}
-	ss, next, err := a.store.ListSessions(r.Context(), rt.ID, page)
+	ss, next, err := svc.Sessions(r.Context(), rt, page)
 	if err != nil {
 		return listError(err)
 	}
@@ -108,18 +155,10 @@ func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("session_id")
-	s, err := a.store.GetSession(r.Context(), id)
-	if err != nil || s.RuntimeID != rt.ID {
-		if err == nil || errdefs.IsNotFound(err) {
-			return errdefs.NotFound(session.CodeSessionNotFound, "session %s not found on runtime %s", id, rt.ID)
-		}
-		return err
-	}
-	events, err := svc.Transcript(r.Context(), s)
+	s, events, err := svc.Session(r.Context(), rt, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, client.SessionTranscript{Session: sessionOut(s), Events: events})
+	writeJSON(w, http.StatusOK, client.SessionTranscript{Session: sessionOut(s), Events: sessionEventsOut(events)})
 	return nil
 }

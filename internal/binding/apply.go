@@ -20,7 +20,6 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Bounds of applying a set to a sandbox.
@@ -130,22 +129,9 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		s.logger.Warn("starting sidecar services", "runtime", rt.ID, "err", err)
 	}
 
-	bundles := map[string]*capability.Bundle{}
-	var usable []store.CapabilityBinding
-	for _, b := range bs {
-		if !b.Enabled {
-			continue
-		}
-		bundle, err := s.bundleOf(ctx, rt.OrgID, b.Source, b.Name, b.Version)
-		if err != nil {
-			if !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrFailedPrecondition) {
-				return err // the store's trouble, not the binding's: try again later
-			}
-			s.setStatus(ctx, b, status{BindingStatus: client.BindingStatus{State: client.BindingFailed, Error: publicError(err), SandboxID: sbID}, Rev: b.Rev})
-			continue
-		}
-		bundles[b.ID] = bundle
-		usable = append(usable, b)
+	usable, bundles, err := s.loadEnabled(ctx, rt, bs)
+	if err != nil {
+		return err
 	}
 	resolved, err := s.resolve(ctx, rt.OrgID, usable, bundles)
 	if err != nil {
@@ -157,7 +143,7 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 	// those a binding at its revision started keep running.
 	current := map[string]int64{}
 	for _, b := range usable {
-		if st := statusOf(b); st.SandboxID == sbID && st.Rev == b.Rev && st.State == client.BindingApplied {
+		if st := statusOf(b); st.SandboxID == sbID && st.Rev == b.Rev && st.State == StateApplied {
 			current[b.ID] = b.Rev
 		}
 	}
@@ -178,7 +164,7 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 	}
 	if err := s.materialize(ctx, c, capability.Materialize(resolved), kept); err != nil {
 		for _, b := range usable {
-			s.setStatus(ctx, b, status{BindingStatus: client.BindingStatus{State: client.BindingFailed, Error: "materializing: " + publicError(err), SandboxID: sbID}, Rev: b.Rev})
+			s.setStatus(ctx, b, status{Status: Status{State: StateFailed, Error: "materializing: " + publicError(err), SandboxID: sbID}, Rev: b.Rev})
 		}
 		return err
 	}
@@ -187,37 +173,68 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 		if _, ok := current[b.ID]; ok {
 			continue // applied to this sandbox as it is
 		}
-		st := status{BindingStatus: client.BindingStatus{State: client.BindingApplied, SandboxID: sbID,
-			Setup: []client.StepResult{}, Checks: []client.StepResult{}, Workers: []client.WorkerStatus{}}, Rev: b.Rev}
-		for _, sc := range resolved.Setup {
-			if sc.BindingID != b.ID {
-				continue
-			}
-			res := runStep(ctx, c, sc.Name, sc.Run, sc.Dir, sc.Env, sc.Timeout)
-			st.Setup = append(st.Setup, res)
-			if !res.OK {
-				st.State = client.BindingFailed
-				st.Error = fmt.Sprintf("setup %s failed (exit %d)", sc.Name, res.ExitCode)
-				break
-			}
-		}
-		for _, ch := range resolved.Checks {
-			if ch.BindingID == b.ID {
-				st.Checks = append(st.Checks, runStep(ctx, c, ch.Name, ch.Run, ch.Dir, ch.Env, ch.Timeout))
-			}
-		}
-		if st.State == client.BindingApplied {
-			for _, w := range resolved.Workers {
-				if w.BindingID == b.ID {
-					st.Workers = append(st.Workers, startWorker(ctx, c, workerTag{bindingID: b.ID, rev: b.Rev, name: w.Name}, w, s.now()))
-				}
-			}
-		}
-		at := s.now()
-		st.AppliedAt = &at
-		s.setStatus(ctx, b, st)
+		s.setStatus(ctx, b, s.applyOne(ctx, c, b, sbID, resolved))
 	}
 	return nil
+}
+
+// loadEnabled loads the bundles of the enabled bindings of bs: those that
+// load are usable; one whose bundle is gone or unreadable records that
+// it failed. An error is the store's trouble, not a binding's.
+func (s *Service) loadEnabled(ctx context.Context, rt store.Runtime, bs []store.CapabilityBinding) ([]store.CapabilityBinding, map[string]*capability.Bundle, error) {
+	bundles := map[string]*capability.Bundle{}
+	var usable []store.CapabilityBinding
+	for _, b := range bs {
+		if !b.Enabled {
+			continue
+		}
+		bundle, err := s.bundleOf(ctx, rt.OrgID, b.Source, b.Name, b.Version)
+		if err != nil {
+			if !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrFailedPrecondition) {
+				return nil, nil, err // try again later
+			}
+			s.setStatus(ctx, b, status{Status: Status{State: StateFailed, Error: publicError(err), SandboxID: rt.CurrentSandboxID}, Rev: b.Rev})
+			continue
+		}
+		bundles[b.ID] = bundle
+		usable = append(usable, b)
+	}
+	return usable, bundles, nil
+}
+
+// applyOne runs b's setup scripts (to the first that fails), its checks
+// and, when setup succeeded, starts its workers, in the sandbox sbID whose
+// files were just materialized; it returns what b's status records.
+func (s *Service) applyOne(ctx context.Context, c *agentconn.Client, b store.CapabilityBinding, sbID string, resolved capability.Resolved) status {
+	st := status{Status: Status{State: StateApplied, SandboxID: sbID,
+		Setup: []StepResult{}, Checks: []StepResult{}, Workers: []WorkerStatus{}}, Rev: b.Rev}
+	for _, sc := range resolved.Setup {
+		if sc.BindingID != b.ID {
+			continue
+		}
+		res := runStep(ctx, c, sc.Name, sc.Run, sc.Dir, sc.Env, sc.Timeout)
+		st.Setup = append(st.Setup, res)
+		if !res.OK {
+			st.State = StateFailed
+			st.Error = fmt.Sprintf("setup %s failed (exit %d)", sc.Name, res.ExitCode)
+			break
+		}
+	}
+	for _, ch := range resolved.Checks {
+		if ch.BindingID == b.ID {
+			st.Checks = append(st.Checks, runStep(ctx, c, ch.Name, ch.Run, ch.Dir, ch.Env, ch.Timeout))
+		}
+	}
+	if st.State == StateApplied {
+		for _, w := range resolved.Workers {
+			if w.BindingID == b.ID {
+				st.Workers = append(st.Workers, startWorker(ctx, c, workerTag{bindingID: b.ID, rev: b.Rev, name: w.Name}, w, s.now()))
+			}
+		}
+	}
+	at := s.now()
+	st.AppliedAt = &at
+	return st
 }
 
 // stopped marks st's running workers stopped, and reports whether there
@@ -225,8 +242,8 @@ func (s *Service) apply(ctx context.Context, runtimeID string, force bool) error
 func stopped(st *status) bool {
 	found := false
 	for i, w := range st.Workers {
-		if w.State == client.WorkerRunning {
-			st.Workers[i].State = client.WorkerStopped
+		if w.State == WorkerRunning {
+			st.Workers[i].State = WorkerStopped
 			found = true
 		}
 	}
@@ -248,7 +265,7 @@ func withSidecars(servers []capability.ResolvedMCPServer, rt store.Runtime) []ca
 // MCPServers are the MCP servers a harness in the runtime's sandbox is
 // given: its enabled bindings' (those whose bundles load) and its
 // sidecars'.
-func (s *Service) MCPServers(ctx context.Context, rt store.Runtime) ([]client.ResolvedMCPServer, error) {
+func (s *Service) MCPServers(ctx context.Context, rt store.Runtime) ([]capability.ResolvedMCPServer, error) {
 	bs, err := s.store.ListBindings(ctx, rt.ID)
 	if err != nil {
 		return nil, err
@@ -265,13 +282,7 @@ func (s *Service) MCPServers(ctx context.Context, rt store.Runtime) ([]client.Re
 	if err != nil {
 		return nil, err
 	}
-	var out []client.ResolvedMCPServer
-	for _, m := range withSidecars(res.MCPServers, rt) {
-		out = append(out, client.ResolvedMCPServer{
-			Name: m.Name, Capability: m.Capability, Type: m.Type, Command: m.Command, Args: m.Args, Env: m.Env, URL: m.URL,
-		})
-	}
-	return out, nil
+	return withSidecars(res.MCPServers, rt), nil
 }
 
 // allApplied reports whether every enabled binding was applied to the
@@ -279,7 +290,7 @@ func (s *Service) MCPServers(ctx context.Context, rt store.Runtime) ([]client.Re
 func allApplied(bs []store.CapabilityBinding, sandboxID string) bool {
 	for _, b := range bs {
 		st := statusOf(b)
-		if b.Enabled && (st.SandboxID != sandboxID || st.Rev != b.Rev || st.State == client.BindingPending) {
+		if b.Enabled && (st.SandboxID != sandboxID || st.Rev != b.Rev || st.State == StatePending) {
 			return false
 		}
 	}
@@ -413,9 +424,9 @@ func previousManaged(ctx context.Context, c *agentconn.Client) (managedState, er
 }
 
 // runStep runs a setup script or check to its end.
-func runStep(ctx context.Context, c *agentconn.Client, name, run, dir string, env map[string]string, timeout time.Duration) client.StepResult {
+func runStep(ctx context.Context, c *agentconn.Client, name, run, dir string, env map[string]string, timeout time.Duration) StepResult {
 	t0 := time.Now()
-	res := client.StepResult{Name: name, RanAt: t0.UTC().Truncate(time.Microsecond)}
+	res := StepResult{Name: name, RanAt: t0.UTC().Truncate(time.Microsecond)}
 	out, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", run}, Cwd: dir, Env: env, Timeout: timeout})
 	res.DurationMS = time.Since(t0).Milliseconds()
 	if err != nil {
@@ -464,8 +475,8 @@ func parseWorkerTag(s string) (workerTag, bool) {
 }
 
 // startWorker starts a worker as a background process of the agent.
-func startWorker(ctx context.Context, c *agentconn.Client, tag workerTag, w capability.ResolvedWorker, now time.Time) client.WorkerStatus {
-	ws := client.WorkerStatus{Name: w.Name, State: client.WorkerExited}
+func startWorker(ctx context.Context, c *agentconn.Client, tag workerTag, w capability.ResolvedWorker, now time.Time) WorkerStatus {
+	ws := WorkerStatus{Name: w.Name, State: WorkerExited}
 	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"/bin/sh", "-c", w.Run, tag.String()}, Cwd: w.Dir, Env: w.Env, Background: true})
 	if err != nil {
 		code := -1
@@ -473,7 +484,7 @@ func startWorker(ctx context.Context, c *agentconn.Client, tag workerTag, w capa
 		ws.Output = "could not start: " + publicError(err)
 		return ws
 	}
-	ws.ProcessID, ws.State, ws.StartedAt = es.ID(), client.WorkerRunning, &now
+	ws.ProcessID, ws.State, ws.StartedAt = es.ID(), WorkerRunning, &now
 	_ = es.Close() // a background process keeps running
 	return ws
 }

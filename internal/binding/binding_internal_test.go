@@ -6,7 +6,6 @@ import (
 
 	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 func TestWorkerTags(t *testing.T) {
@@ -48,24 +47,24 @@ func TestOutsideManagedIsConfined(t *testing.T) {
 }
 
 func TestStatusFollowsTheSandbox(t *testing.T) {
-	st := status{BindingStatus: client.BindingStatus{State: client.BindingApplied, SandboxID: "sb-1",
-		Workers: []client.WorkerStatus{{Name: "w", State: client.WorkerRunning}}}, Rev: 2}
+	st := status{Status: Status{State: StateApplied, SandboxID: "sb-1",
+		Workers: []WorkerStatus{{Name: "w", State: WorkerRunning}}}, Rev: 2}
 	data, _ := json.Marshal(st)
 	b := store.CapabilityBinding{Enabled: true, Rev: 2, Status: data}
-	if got := StatusOf(b, "sb-1"); got.State != client.BindingApplied || got.Workers[0].State != client.WorkerRunning {
+	if got := StatusOf(b, "sb-1"); got.State != StateApplied || got.Workers[0].State != WorkerRunning {
 		t.Fatalf("same sandbox: %+v", got)
 	}
-	if got := StatusOf(b, "sb-2"); got.State != client.BindingPending || got.Workers[0].State != client.WorkerStopped {
+	if got := StatusOf(b, "sb-2"); got.State != StatePending || got.Workers[0].State != WorkerStopped {
 		t.Fatalf("another sandbox: %+v", got)
 	}
-	if statusOf(b).Workers[0].State != client.WorkerRunning {
+	if statusOf(b).Workers[0].State != WorkerRunning {
 		t.Fatal("StatusOf changed the stored status")
 	}
 	b.Rev = 3
-	if got := StatusOf(b, "sb-1"); got.State != client.BindingPending {
+	if got := StatusOf(b, "sb-1"); got.State != StatePending {
 		t.Fatalf("a newer revision: %+v", got)
 	}
-	if got := StatusOf(store.CapabilityBinding{Enabled: true}, "sb-1"); got.State != client.BindingPending || got.Setup == nil || got.Workers == nil {
+	if got := StatusOf(store.CapabilityBinding{Enabled: true}, "sb-1"); got.State != StatePending || got.Setup == nil || got.Workers == nil {
 		t.Fatalf("never applied: %+v", got)
 	}
 }

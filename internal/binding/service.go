@@ -16,7 +16,6 @@ package binding
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -30,7 +29,6 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Public error codes.
@@ -122,7 +120,7 @@ func (s *Service) Push(ctx context.Context, orgID string, r io.Reader) (_ store.
 		return store.CapabilityVersion{}, false, invalidBundle(err)
 	}
 	canonical := b.Tar()
-	contents, err := json.Marshal(Contents(b))
+	contents, err := encodeContents(ContentsOf(b))
 	if err != nil {
 		return store.CapabilityVersion{}, false, err
 	}
@@ -241,7 +239,7 @@ func notFoundCapability(err error, name, version string) error {
 
 // bundleOf loads the bundle a binding pins.
 func (s *Service) bundleOf(ctx context.Context, orgID, source, name, version string) (*capability.Bundle, error) {
-	if source == client.SourceCatalog {
+	if source == SourceCatalog {
 		b, ok := capability.FromCatalog(name, version)
 		if !ok {
 			return nil, notFoundCapability(errdefs.ErrNotFound, name, version)
@@ -276,10 +274,10 @@ func (s *Service) bundleOf(ctx context.Context, orgID, source, name, version str
 // find resolves what an install names: a source (or none: the inventory,
 // then the catalog) and a version (or none: the newest).
 func (s *Service) find(ctx context.Context, orgID, source, name, version string) (string, *capability.Bundle, error) {
-	if source != "" && source != client.SourceCatalog && source != client.SourceInventory {
-		return "", nil, errdefs.InvalidArgument(CodeInvalidSource, "source must be %q or %q", client.SourceCatalog, client.SourceInventory)
+	if source != "" && source != SourceCatalog && source != SourceInventory {
+		return "", nil, errdefs.InvalidArgument(CodeInvalidSource, "source must be %q or %q", SourceCatalog, SourceInventory)
 	}
-	if source != client.SourceCatalog {
+	if source != SourceCatalog {
 		versions, err := s.store.ListCapabilityVersions(ctx, orgID, name)
 		if err != nil {
 			return "", nil, err
@@ -294,19 +292,19 @@ func (s *Service) find(ctx context.Context, orgID, source, name, version string)
 		}
 		// Without a source, a version the inventory lacks may be the
 		// catalog's.
-		if slices.Contains(have, want) || source == client.SourceInventory {
+		if slices.Contains(have, want) || source == SourceInventory {
 			if want == "" {
 				return "", nil, notFoundCapability(errdefs.ErrNotFound, name, version)
 			}
-			b, err := s.bundleOf(ctx, orgID, client.SourceInventory, name, want)
-			return client.SourceInventory, b, err
+			b, err := s.bundleOf(ctx, orgID, SourceInventory, name, want)
+			return SourceInventory, b, err
 		}
 	}
 	b, ok := capability.FromCatalog(name, version)
 	if !ok {
 		return "", nil, notFoundCapability(errdefs.ErrNotFound, name, version)
 	}
-	return client.SourceCatalog, b, nil
+	return SourceCatalog, b, nil
 }
 
 // Bindings lists a runtime's bindings in install order, with their
@@ -320,7 +318,7 @@ func (s *Service) Bindings(ctx context.Context, rt store.Runtime) ([]store.Capab
 }
 
 // Install binds a capability to a runtime.
-func (s *Service) Install(ctx context.Context, rt store.Runtime, req client.InstallCapabilityRequest) (store.CapabilityBinding, error) {
+func (s *Service) Install(ctx context.Context, rt store.Runtime, req InstallRequest) (store.CapabilityBinding, error) {
 	if !capability.ValidName(req.Name) {
 		return store.CapabilityBinding{}, errdefs.InvalidArgument(CodeInvalidCapability, "capability name %q is not valid", req.Name)
 	}
@@ -328,10 +326,7 @@ func (s *Service) Install(ctx context.Context, rt store.Runtime, req client.Inst
 	if err != nil {
 		return store.CapabilityBinding{}, err
 	}
-	var flags map[string]bool
-	if req.Config != nil {
-		flags = req.Config.Flags
-	}
+	flags := req.Flags
 	if _, err := b.FlagValues(flags); err != nil {
 		return store.CapabilityBinding{}, errdefs.InvalidArgument(CodeUnknownFlag, "%s", err.Error())
 	}
@@ -368,7 +363,7 @@ func (s *Service) Install(ctx context.Context, rt store.Runtime, req client.Inst
 
 // Update changes a binding: enabled, config (flags), or the pinned
 // version.
-func (s *Service) Update(ctx context.Context, rt store.Runtime, bindingID string, req client.UpdateBindingRequest) (store.CapabilityBinding, error) {
+func (s *Service) Update(ctx context.Context, rt store.Runtime, bindingID string, req UpdateRequest) (store.CapabilityBinding, error) {
 	var out store.CapabilityBinding
 	err := s.store.InTx(ctx, func(q store.Queries) error {
 		existing, err := q.ListBindings(ctx, rt.ID)
@@ -393,8 +388,8 @@ func (s *Service) Update(ctx context.Context, rt store.Runtime, bindingID string
 		if req.Enabled != nil {
 			b.Enabled = *req.Enabled
 		}
-		if req.Config != nil {
-			b.Flags = req.Config.Flags
+		if req.SetFlags {
+			b.Flags = req.Flags
 		}
 		if _, err := bundle.FlagValues(b.Flags); err != nil {
 			return errdefs.InvalidArgument(CodeUnknownFlag, "%s", err.Error())
@@ -438,7 +433,7 @@ func (s *Service) Uninstall(ctx context.Context, rt store.Runtime, bindingID str
 // version it pins is still there: a version deleted meanwhile is not
 // bound.
 func pinnable(ctx context.Context, q store.Queries, orgID string, b store.CapabilityBinding) error {
-	if b.Source != client.SourceInventory {
+	if b.Source != SourceInventory {
 		return nil
 	}
 	versions, err := q.ListCapabilityVersions(ctx, orgID, b.Name) // without the bundles

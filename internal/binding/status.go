@@ -12,59 +12,74 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
+
+// statusVersion is the shape of the status a binding row keeps (its "v"):
+// the JSON tags of status, Status, StepResult and WorkerStatus. A row
+// without "v" was written before the shape had a version, in the same
+// shape as version 1. A change to those tags takes a new version, and
+// statusOf goes on reading the older ones.
+const statusVersion = 1
 
 // status is what a binding records of its last apply, and the binding
 // revision it applied.
 type status struct {
-	client.BindingStatus
+	V int `json:"v"`
+	Status
 	Rev int64 `json:"rev"`
 }
 
-// statusOf decodes b's status; a binding never applied is pending.
+// statusOf decodes b's status; a binding never applied is pending, and
+// so is one whose status this server cannot read (unreadable, or of a
+// newer version): its next apply writes it again.
 func statusOf(b store.CapabilityBinding) status {
 	var st status
-	if len(b.Status) == 0 || json.Unmarshal(b.Status, &st) != nil || st.State == "" {
-		return status{BindingStatus: client.BindingStatus{State: client.BindingPending,
-			Setup: []client.StepResult{}, Checks: []client.StepResult{}, Workers: []client.WorkerStatus{}}}
+	if len(b.Status) == 0 || json.Unmarshal(b.Status, &st) != nil || st.State == "" || st.V > statusVersion {
+		return status{Status: Status{State: StatePending,
+			Setup: []StepResult{}, Checks: []StepResult{}, Workers: []WorkerStatus{}}}
 	}
 	return st
+}
+
+// encodeStatus is st as a binding row keeps it, at statusVersion.
+func encodeStatus(st status) ([]byte, error) {
+	st.V = statusVersion
+	return json.Marshal(st)
 }
 
 // StatusOf is a binding's status as the API shows it for a runtime whose
 // current sandbox is sandboxID: one applied to another sandbox (or to an
 // older revision of the binding) is pending again, and keeps what
 // happened there.
-func StatusOf(b store.CapabilityBinding, sandboxID string) client.BindingStatus {
+func StatusOf(b store.CapabilityBinding, sandboxID string) Status {
 	full := statusOf(b)
-	st := full.BindingStatus
+	st := full.Status
 	if b.Enabled && (st.SandboxID != sandboxID || full.Rev != b.Rev) {
-		st.State = client.BindingPending
+		st.State = StatePending
 	}
 	if st.SandboxID != sandboxID {
 		// Its workers went with that sandbox.
 		st.Workers = slices.Clone(st.Workers)
 		for i, w := range st.Workers {
-			if w.State == client.WorkerRunning {
-				st.Workers[i].State = client.WorkerStopped
+			if w.State == WorkerRunning {
+				st.Workers[i].State = WorkerStopped
 			}
 		}
 	}
 	if st.Setup == nil {
-		st.Setup = []client.StepResult{}
+		st.Setup = []StepResult{}
 	}
 	if st.Checks == nil {
-		st.Checks = []client.StepResult{}
+		st.Checks = []StepResult{}
 	}
 	if st.Workers == nil {
-		st.Workers = []client.WorkerStatus{}
+		st.Workers = []WorkerStatus{}
 	}
 	return st
 }
 
 func (s *Service) setStatus(ctx context.Context, b store.CapabilityBinding, st status) {
-	data, err := json.Marshal(st)
+	data, err := encodeStatus(st)
 	if err == nil {
 		err = s.store.SetBindingStatus(ctx, b.ID, data, s.now())
 	}
@@ -92,7 +107,7 @@ func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []sto
 		}
 		changed := false
 		for j, w := range st.Workers {
-			if w.State != client.WorkerRunning || w.ProcessID == "" {
+			if w.State != WorkerRunning || w.ProcessID == "" {
 				continue
 			}
 			if procs == nil {
@@ -113,7 +128,7 @@ func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []sto
 			if ok && p.Running {
 				continue
 			}
-			w.State = client.WorkerExited
+			w.State = WorkerExited
 			if ok && p.Exit != nil {
 				code := p.Exit.Code
 				w.ExitCode = &code
@@ -123,7 +138,7 @@ func (s *Service) refreshWorkers(ctx context.Context, rt store.Runtime, bs []sto
 			changed = true
 		}
 		if changed {
-			data, err := json.Marshal(st)
+			data, err := encodeStatus(st)
 			if err != nil {
 				continue
 			}
@@ -159,9 +174,9 @@ func workerOutput(ctx context.Context, c *agentconn.Client, id string) string {
 	return tail(out.Bytes())
 }
 
-// Contents summarizes what a bundle ships.
-func Contents(b *capability.Bundle) client.CapabilityContents {
-	c := client.CapabilityContents{
+// ContentsOf summarizes what a bundle ships.
+func ContentsOf(b *capability.Bundle) Contents {
+	c := Contents{
 		Agents:     names(b.Agents, func(a capability.Agent) string { return a.Name }),
 		Skills:     names(b.Skills, func(s capability.Skill) string { return s.Name }),
 		Tools:      names(b.Tools, func(t capability.Tool) string { return t.Name }),
@@ -169,10 +184,10 @@ func Contents(b *capability.Bundle) client.CapabilityContents {
 		Workers:    names(b.Workers, func(w capability.Worker) string { return w.Name }),
 		Setup:      names(b.Setup, func(s capability.Script) string { return s.Name }),
 		Checks:     names(b.Checks, func(s capability.Script) string { return s.Name }),
-		Flags:      []client.CapabilityFlag{},
+		Flags:      []Flag{},
 	}
 	for _, f := range b.Flags {
-		c.Flags = append(c.Flags, client.CapabilityFlag{Name: f.Name, Description: f.Description, Default: f.Default})
+		c.Flags = append(c.Flags, Flag{Name: f.Name, Description: f.Description, Default: f.Default})
 	}
 	return c
 }
@@ -206,7 +221,7 @@ func (s *Service) Problems(ctx context.Context, rt store.Runtime) ([]string, err
 		if !b.Enabled || st.SandboxID != rt.CurrentSandboxID || st.Rev != b.Rev {
 			continue
 		}
-		if st.State == client.BindingFailed && st.Error != "" {
+		if st.State == StateFailed && st.Error != "" {
 			out = append(out, fmt.Sprintf("%s: %s", b.Name, st.Error))
 		}
 		for _, c := range st.Checks {
@@ -215,7 +230,7 @@ func (s *Service) Problems(ctx context.Context, rt store.Runtime) ([]string, err
 			}
 		}
 		for _, w := range st.Workers {
-			if w.State == client.WorkerExited {
+			if w.State == WorkerExited {
 				code := "?"
 				if w.ExitCode != nil {
 					code = strconv.Itoa(*w.ExitCode)

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	pc "github.com/paddockhq/paddock/pkg/client"
-
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/harness"
@@ -85,123 +83,137 @@ func TestHarnessCLIAllHarnessImage(t *testing.T) {
 	// Each non-interactive run, all at once; a run still going after its
 	// bound is killed (a CLI without credentials that has a free default
 	// model retries its connection for good).
-	for _, tc := range []struct {
-		name    string
-		harness string // its argv and environment are the registry's
-		bound   time.Duration
-		// check judges the run: its exit, whether the bound killed it, its
-		// output.
-		check func(code int, killed bool, stdout, stderr string) string
-	}{
-		{
-			name:    "claude-code",
-			harness: "claude-code",
-			// It ends by itself: the bound is for a loaded machine.
-			bound: 3 * time.Minute,
-			check: func(code int, killed bool, stdout, _ string) string {
-				if killed || code == 0 || !strings.Contains(stdout, `"type":"system","subtype":"init"`) || !strings.Contains(stdout, `"authentication_failed"`) {
-					return "want the init event, then a failed result for want of authentication"
-				}
-				return ""
-			},
-		},
-		{
-			name:    "codex",
-			harness: "codex",
-			// Its first failure to reach the API comes seconds after it
-			// starts, and it then retries until killed.
-			bound: 90 * time.Second,
-			check: func(_ int, _ bool, stdout, _ string) string {
-				if !strings.Contains(stdout, `"type":"thread.started"`) || !strings.Contains(stdout, `"type":"turn.started"`) ||
-					!strings.Contains(stdout, "failed to lookup address") {
-					return "want the thread and turn started, then failures to reach the API"
-				}
-				return ""
-			},
-		},
-		{
-			name:    "gemini",
-			harness: "gemini",
-			// It ends by itself: the bound is for a loaded machine.
-			bound: 3 * time.Minute,
-			check: func(code int, killed bool, stdout, stderr string) string {
-				if killed || code == 0 || !strings.Contains(stdout+stderr, "Auth method") {
-					return "want a refusal for want of an auth method"
-				}
-				return ""
-			},
-		},
-		{
-			name:    "opencode",
-			harness: "opencode",
-			bound:   30 * time.Second,
-			// Past its arguments it retries the model's API for good,
-			// silently without --print-logs: killed at the bound.
-			check: func(_ int, killed bool, stdout, stderr string) string {
-				if !killed && !strings.Contains(stdout+stderr, "Cannot connect to API") {
-					return "want it to keep trying the model's API until killed"
-				}
-				return ""
-			},
-		},
-		{
-			name:    "kimi",
-			harness: "kimi",
-			// It ends by itself: the bound is for a loaded machine.
-			bound: 3 * time.Minute,
-			check: func(code int, killed bool, stdout, stderr string) string {
-				if killed || code == 0 || !strings.Contains(stdout, `"type":"system.version"`) || !strings.Contains(stdout+stderr, "no credential configured") {
-					return "want the version event, then a refusal for want of a credential"
-				}
-				return ""
-			},
-		},
-	} {
+	for _, tc := range nonInteractiveRuns {
 		t.Run(tc.name+"/resume unknown", func(t *testing.T) {
 			t.Parallel()
 			resumeUnknown(t, c, tc.harness)
 		})
 		t.Run(tc.name+"/non-interactive", func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), tc.bound+time.Minute)
-			defer cancel()
-			h, ok := harness.Lookup(tc.harness)
-			if !ok {
-				t.Fatalf("no harness %s", tc.harness)
-			}
-			argv, env := h.Command(harness.Invocation{Prompt: "hi", Workdir: "/workspace", CapRoot: capability.Root})
-			start := time.Now()
-			res, err := c.Run(ctx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: "/workspace", Timeout: tc.bound})
-			if err != nil {
-				t.Fatalf("%q: %v", argv, err)
-			}
-			stdout, stderr := string(res.Stdout), string(res.Stderr)
-			t.Logf("%s: exit %d, killed at its bound: %v, after %s\nstdout (end):\n%s\nstderr (end):\n%s",
-				strings.Join(argv, " "), res.Exit.Code, res.Exit.TimedOut, time.Since(start).Round(100*time.Millisecond), lastBytes(stdout, 1500), lastBytes(stderr, 1500))
-			for _, usage := range []string{"Usage:", "unknown option", "unexpected argument", "Unknown argument", "error: unrecognized"} {
-				if strings.Contains(stdout+stderr, usage) {
-					t.Errorf("%s printed a usage error (%q)", argv[0], usage)
-				}
-			}
-			if msg := tc.check(res.Exit.Code, res.Exit.TimedOut, stdout, stderr); msg != "" {
-				t.Errorf("%s: %s", strings.Join(argv, " "), msg)
-			}
-			// The registry's parser reads what the real CLI printed: the
-			// turn ends with done, failed, and never a parse of nothing.
-			p := h.NewParser()
-			var events []pc.SessionEvent
-			for _, line := range strings.Split(stdout, "\n") {
-				events = append(events, p.Feed([]byte(line))...)
-			}
-			events = append(events, p.Finish(res.Exit.Code, stderr)...)
-			last := events[len(events)-1]
-			if last.Type != pc.SessionEventDone || last.Done.ExitCode == 0 {
-				t.Errorf("%s's output parsed into %+v, want a failed turn ending with done", tc.harness, events)
-			}
-			if res.Exit.Code != 0 && !slices.ContainsFunc(events, func(e pc.SessionEvent) bool { return e.Type == pc.SessionEventError }) {
-				t.Errorf("%s failed (exit %d) and its output parsed into no error event: %+v", tc.harness, res.Exit.Code, events)
-			}
+			runNonInteractive(t, c, tc)
 		})
+	}
+}
+
+// nonInteractiveRun is one harness CLI run as the registry runs it,
+// without credentials.
+type nonInteractiveRun struct {
+	name    string
+	harness string // its argv and environment are the registry's
+	bound   time.Duration
+	// check judges the run: its exit, whether the bound killed it, its
+	// output.
+	check func(code int, killed bool, stdout, stderr string) string
+}
+
+// nonInteractiveRuns are the real CLIs' non-interactive runs and how each
+// must end.
+var nonInteractiveRuns = []nonInteractiveRun{
+	{
+		name:    "claude-code",
+		harness: "claude-code",
+		// It ends by itself: the bound is for a loaded machine.
+		bound: 3 * time.Minute,
+		check: func(code int, killed bool, stdout, _ string) string {
+			if killed || code == 0 || !strings.Contains(stdout, `"type":"system","subtype":"init"`) || !strings.Contains(stdout, `"authentication_failed"`) {
+				return "want the init event, then a failed result for want of authentication"
+			}
+			return ""
+		},
+	},
+	{
+		name:    "codex",
+		harness: "codex",
+		// Its first failure to reach the API comes seconds after it
+		// starts, and it then retries until killed.
+		bound: 90 * time.Second,
+		check: func(_ int, _ bool, stdout, _ string) string {
+			if !strings.Contains(stdout, `"type":"thread.started"`) || !strings.Contains(stdout, `"type":"turn.started"`) ||
+				!strings.Contains(stdout, "failed to lookup address") {
+				return "want the thread and turn started, then failures to reach the API"
+			}
+			return ""
+		},
+	},
+	{
+		name:    "gemini",
+		harness: "gemini",
+		// It ends by itself: the bound is for a loaded machine.
+		bound: 3 * time.Minute,
+		check: func(code int, killed bool, stdout, stderr string) string {
+			if killed || code == 0 || !strings.Contains(stdout+stderr, "Auth method") {
+				return "want a refusal for want of an auth method"
+			}
+			return ""
+		},
+	},
+	{
+		name:    "opencode",
+		harness: "opencode",
+		bound:   30 * time.Second,
+		// Past its arguments it retries the model's API for good,
+		// silently without --print-logs: killed at the bound.
+		check: func(_ int, killed bool, stdout, stderr string) string {
+			if !killed && !strings.Contains(stdout+stderr, "Cannot connect to API") {
+				return "want it to keep trying the model's API until killed"
+			}
+			return ""
+		},
+	},
+	{
+		name:    "kimi",
+		harness: "kimi",
+		// It ends by itself: the bound is for a loaded machine.
+		bound: 3 * time.Minute,
+		check: func(code int, killed bool, stdout, stderr string) string {
+			if killed || code == 0 || !strings.Contains(stdout, `"type":"system.version"`) || !strings.Contains(stdout+stderr, "no credential configured") {
+				return "want the version event, then a refusal for want of a credential"
+			}
+			return ""
+		},
+	},
+}
+
+// runNonInteractive runs tc's CLI in the sandbox c is the agent of, and
+// its output through the registry's parser.
+func runNonInteractive(t *testing.T, c *agentconn.Client, tc nonInteractiveRun) {
+	ctx, cancel := context.WithTimeout(t.Context(), tc.bound+time.Minute)
+	defer cancel()
+	h, ok := harness.Lookup(tc.harness)
+	if !ok {
+		t.Fatalf("no harness %s", tc.harness)
+	}
+	argv, env := h.Command(harness.Invocation{Prompt: "hi", Workdir: "/workspace", CapRoot: capability.Root})
+	start := time.Now()
+	res, err := c.Run(ctx, agentconn.ExecRequest{Argv: argv, Env: env, Cwd: "/workspace", Timeout: tc.bound})
+	if err != nil {
+		t.Fatalf("%q: %v", argv, err)
+	}
+	stdout, stderr := string(res.Stdout), string(res.Stderr)
+	t.Logf("%s: exit %d, killed at its bound: %v, after %s\nstdout (end):\n%s\nstderr (end):\n%s",
+		strings.Join(argv, " "), res.Exit.Code, res.Exit.TimedOut, time.Since(start).Round(100*time.Millisecond), lastBytes(stdout, 1500), lastBytes(stderr, 1500))
+	for _, usage := range []string{"Usage:", "unknown option", "unexpected argument", "Unknown argument", "error: unrecognized"} {
+		if strings.Contains(stdout+stderr, usage) {
+			t.Errorf("%s printed a usage error (%q)", argv[0], usage)
+		}
+	}
+	if msg := tc.check(res.Exit.Code, res.Exit.TimedOut, stdout, stderr); msg != "" {
+		t.Errorf("%s: %s", strings.Join(argv, " "), msg)
+	}
+	// The registry's parser reads what the real CLI printed: the
+	// turn ends with done, failed, and never a parse of nothing.
+	p := h.NewParser()
+	var events []harness.Event
+	for _, line := range strings.Split(stdout, "\n") {
+		events = append(events, p.Feed([]byte(line))...)
+	}
+	events = append(events, p.Finish(res.Exit.Code, stderr)...)
+	last := events[len(events)-1]
+	if last.Type != harness.EventDone || last.Done.ExitCode == 0 {
+		t.Errorf("%s's output parsed into %+v, want a failed turn ending with done", tc.harness, events)
+	}
+	if res.Exit.Code != 0 && !slices.ContainsFunc(events, func(e harness.Event) bool { return e.Type == harness.EventError }) {
+		t.Errorf("%s failed (exit %d) and its output parsed into no error event: %+v", tc.harness, res.Exit.Code, events)
 	}
 }
 
@@ -226,14 +238,14 @@ func resumeUnknown(t *testing.T, c *agentconn.Client, name string) {
 		t.Fatalf("%q: %v", argv, err)
 	}
 	p := h.NewParser()
-	var events []pc.SessionEvent
+	var events []harness.Event
 	for _, line := range strings.Split(string(res.Stdout), "\n") {
 		events = append(events, p.Feed([]byte(line))...)
 	}
 	events = append(events, p.Finish(res.Exit.Code, string(res.Stderr))...)
 	// OpenCode and Gemini CLI do not repeat the id.
 	named := name == "opencode" || name == "gemini"
-	i := slices.IndexFunc(events, func(e pc.SessionEvent) bool { return e.Type == pc.SessionEventError })
+	i := slices.IndexFunc(events, func(e harness.Event) bool { return e.Type == harness.EventError })
 	if i >= 0 {
 		t.Logf("%s: %s: %s", name, events[i].Error.Code, events[i].Error.Message)
 		named = named || strings.Contains(events[i].Error.Message, id)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/harness/harnesstest"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // The captured-<version>-<case>.stdout and .stderr files in testdata are
@@ -38,9 +37,9 @@ func captured(t *testing.T, h *Harness, name string) (string, string) {
 }
 
 // parseOutput runs stdout and stderr of one run through h's parser.
-func parseOutput(h *Harness, stdout, stderr string, exitCode int) []client.SessionEvent {
+func parseOutput(h *Harness, stdout, stderr string, exitCode int) []Event {
 	p := h.NewParser()
-	var events []client.SessionEvent
+	var events []Event
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -49,9 +48,9 @@ func parseOutput(h *Harness, stdout, stderr string, exitCode int) []client.Sessi
 	return append(events, p.Finish(exitCode, stderr)...)
 }
 
-func firstError(events []client.SessionEvent) *client.TurnError {
+func firstError(events []Event) *TurnError {
 	for _, e := range events {
-		if e.Type == client.SessionEventError {
+		if e.Type == EventError {
 			return e.Error
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Claude Code, followed at 2.1.240 (the newest CHANGELOG.md entry in
@@ -136,7 +134,7 @@ func claudeText(raw json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-func (p *claudeParser) Feed(line []byte) []client.SessionEvent {
+func (p *claudeParser) Feed(line []byte) []Event {
 	var l claudeLine
 	if !p.decode(line, &l) {
 		return nil
@@ -144,7 +142,7 @@ func (p *claudeParser) Feed(line []byte) []client.SessionEvent {
 	if l.SessionID != "" {
 		p.sessionID = l.SessionID
 	}
-	var out []client.SessionEvent
+	var out []Event
 	switch l.Type {
 	case "assistant":
 		if l.Message == nil {
@@ -181,7 +179,7 @@ func (p *claudeParser) Feed(line []byte) []client.SessionEvent {
 		}
 	case "result":
 		if l.Usage != nil {
-			out = append(out, usage(client.TurnUsage{
+			out = append(out, usage(TurnUsage{
 				InputTokens:     l.Usage.InputTokens + l.Usage.CacheCreationInputTokens + l.Usage.CacheReadInputTokens,
 				OutputTokens:    l.Usage.OutputTokens,
 				CacheReadTokens: l.Usage.CacheReadInputTokens,
@@ -207,6 +205,6 @@ func (p *claudeParser) Feed(line []byte) []client.SessionEvent {
 	return out
 }
 
-func (p *claudeParser) Finish(exitCode int, stderrTail string) []client.SessionEvent {
+func (p *claudeParser) Finish(exitCode int, stderrTail string) []Event {
 	return p.finish(exitCode, stderrTail)
 }

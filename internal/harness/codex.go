@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/paddockhq/paddock/pkg/client"
+	"github.com/paddockhq/paddock/internal/capability"
 )
 
 // Codex CLI, followed from openai/codex main after --full-auto was removed
@@ -94,7 +94,7 @@ func codexCommand(inv Invocation) ([]string, map[string]string) {
 // codexMCPTable renders servers as a TOML inline table in the shape of
 // config.toml's [mcp_servers.<name>]: command, args, env for stdio; url for
 // streamable HTTP.
-func codexMCPTable(servers []client.ResolvedMCPServer) string {
+func codexMCPTable(servers []capability.ResolvedMCPServer) string {
 	var entries []string
 	for _, s := range servers {
 		var fields []string
@@ -249,7 +249,7 @@ func (it *codexItem) result() (output string, isError bool) {
 	return "", false
 }
 
-func (p *codexParser) Feed(line []byte) []client.SessionEvent {
+func (p *codexParser) Feed(line []byte) []Event {
 	var l codexLine
 	if !p.decode(line, &l) {
 		return nil
@@ -263,7 +263,7 @@ func (p *codexParser) Feed(line []byte) []client.SessionEvent {
 		}
 		if name, input, ok := l.Item.call(); ok && l.Item.Type != "file_change" {
 			p.started[l.Item.ID] = true
-			return []client.SessionEvent{toolCall(l.Item.ID, name, input)}
+			return []Event{toolCall(l.Item.ID, name, input)}
 		}
 	case "item.completed":
 		if l.Item == nil {
@@ -279,7 +279,7 @@ func (p *codexParser) Feed(line []byte) []client.SessionEvent {
 			// events.
 			return nil
 		}
-		var out []client.SessionEvent
+		var out []Event
 		if !p.started[l.Item.ID] {
 			out = append(out, toolCall(l.Item.ID, name, input))
 		}
@@ -289,7 +289,7 @@ func (p *codexParser) Feed(line []byte) []client.SessionEvent {
 	case "turn.completed":
 		p.pending = ""
 		if l.Usage != nil {
-			return []client.SessionEvent{usage(client.TurnUsage{
+			return []Event{usage(TurnUsage{
 				InputTokens:     l.Usage.InputTokens,
 				OutputTokens:    l.Usage.OutputTokens,
 				CacheReadTokens: l.Usage.CachedInputTokens,
@@ -311,8 +311,8 @@ func (p *codexParser) Feed(line []byte) []client.SessionEvent {
 	return nil
 }
 
-func (p *codexParser) Finish(exitCode int, stderrTail string) []client.SessionEvent {
-	var out []client.SessionEvent
+func (p *codexParser) Finish(exitCode int, stderrTail string) []Event {
+	var out []Event
 	if exitCode != 0 && !p.errored && p.pending != "" {
 		out = p.fail("", p.pending)
 	}

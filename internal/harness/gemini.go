@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Gemini CLI, followed from google-gemini/gemini-cli at the
@@ -111,13 +109,13 @@ type geminiLine struct {
 }
 
 // flush emits the assistant text gathered from deltas as one message.
-func (p *geminiParser) flush() []client.SessionEvent {
+func (p *geminiParser) flush() []Event {
 	text := p.text.String()
 	p.text.Reset()
 	return p.message(text)
 }
 
-func (p *geminiParser) Feed(line []byte) []client.SessionEvent {
+func (p *geminiParser) Feed(line []byte) []Event {
 	var l geminiLine
 	if !p.decode(line, &l) {
 		return nil
@@ -150,7 +148,7 @@ func (p *geminiParser) Feed(line []byte) []client.SessionEvent {
 		}
 	case "result":
 		if l.Stats != nil {
-			out = append(out, usage(client.TurnUsage{
+			out = append(out, usage(TurnUsage{
 				InputTokens:     l.Stats.InputTokens,
 				OutputTokens:    l.Stats.OutputTokens,
 				CacheReadTokens: l.Stats.Cached,
@@ -167,6 +165,6 @@ func (p *geminiParser) Feed(line []byte) []client.SessionEvent {
 	return out
 }
 
-func (p *geminiParser) Finish(exitCode int, stderrTail string) []client.SessionEvent {
+func (p *geminiParser) Finish(exitCode int, stderrTail string) []Event {
 	return append(p.flush(), p.finish(exitCode, stderrTail)...)
 }

@@ -1,7 +1,7 @@
 // Package harness is the registry of the agent CLIs paddock runs inside a
 // sandbox for prompt and task operations: how each one is invoked
 // non-interactively, which secret it needs, and how its streamed output is
-// parsed into the common session event schema (client.SessionEvent).
+// parsed into the common session event schema (Event).
 //
 // Vocabulary:
 //
@@ -28,7 +28,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/paddockhq/paddock/pkg/client"
+	"github.com/paddockhq/paddock/internal/capability"
 )
 
 // Default is the harness used when neither the request nor the session names
@@ -82,7 +82,7 @@ type Invocation struct {
 	// overrides (see codex.go); Claude Code, OpenCode and Gemini CLI read
 	// the files under CapRoot. Kimi Code reads only ~/.kimi-code/mcp.json
 	// (see kimi.go), so Command cannot point it at CapRoot.
-	MCPServers []client.ResolvedMCPServer
+	MCPServers []capability.ResolvedMCPServer
 }
 
 // Parser turns one harness's stdout into common session events. Seq, Turn
@@ -92,16 +92,16 @@ type Invocation struct {
 type Parser interface {
 	// Feed takes one stdout line (without its newline). Lines that are not
 	// the CLI's JSON are kept as possible error text, never an error here.
-	Feed(line []byte) []client.SessionEvent
+	Feed(line []byte) []Event
 	// Finish takes the exit code and the tail of stderr. It emits an error
 	// event if the process failed and no error was reported yet, then the
 	// done event with the harness session id and the last assistant text.
-	Finish(exitCode int, stderrTail string) []client.SessionEvent
+	Finish(exitCode int, stderrTail string) []Event
 	// HarnessSessionID is the CLI's conversation id, once it is known.
 	HarnessSessionID() string
 }
 
-// Error codes the parsers put in client.TurnError.Code when the CLI gives
+// Error codes the parsers put in TurnError.Code when the CLI gives
 // none of its own, or when an error is recognized as one of these kinds.
 const (
 	// CodeUnauthenticated: the CLI had no usable model credentials.
@@ -137,17 +137,6 @@ func (h *Harness) Command(inv Invocation) (argv []string, env map[string]string)
 
 // NewParser returns a parser for one turn of h.
 func (h *Harness) NewParser() Parser { return h.newParser(h) }
-
-// Info is the harness as GET /api/capabilities lists it. The caller fills in
-// Installed and Images, which depend on the installation.
-func (h *Harness) Info() client.HarnessInfo {
-	return client.HarnessInfo{
-		Name:           h.Name,
-		Binary:         h.Binary,
-		Secrets:        slices.Clone(h.Secrets),
-		WrittenAgainst: h.WrittenAgainst,
-	}
-}
 
 // Endpoint is where a harness's CLI calls its model with one credential,
 // by default.

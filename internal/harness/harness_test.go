@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/paddockhq/paddock/pkg/client"
+	"github.com/paddockhq/paddock/internal/capability"
 )
 
 func TestRegistry(t *testing.T) {
@@ -36,9 +36,9 @@ func TestRegistry(t *testing.T) {
 
 func TestCommand(t *testing.T) {
 	capRoot := "/workspace/.paddock/capabilities"
-	servers := []client.ResolvedMCPServer{
-		{Name: "files", Type: "stdio", Command: "files-mcp", Args: []string{"--root", `C:\x "y"`}, Env: map[string]string{"B": "2", "A": "1"}},
-		{Name: "search.web", Type: "http", URL: "http://127.0.0.1:9/mcp"},
+	servers := []capability.ResolvedMCPServer{
+		{MCPServer: capability.MCPServer{Name: "files", Type: "stdio", Command: "files-mcp", Args: []string{"--root", `C:\x "y"`}, Env: map[string]string{"B": "2", "A": "1"}}},
+		{MCPServer: capability.MCPServer{Name: "search.web", Type: "http", URL: "http://127.0.0.1:9/mcp"}},
 	}
 	full := Invocation{Prompt: "-fix it", ResumeID: "abc", Model: "m1", Workdir: "/workspace", CapRoot: capRoot, HasMCP: true, MCPServers: servers}
 	bare := Invocation{Prompt: "hi", Workdir: "/workspace", CapRoot: capRoot}
@@ -99,14 +99,6 @@ func TestCommand(t *testing.T) {
 				t.Errorf("argv[0] %q, want the binary %q", argv[0], h.Binary)
 			}
 		})
-	}
-}
-
-func TestInfo(t *testing.T) {
-	h, _ := Lookup("claude-code")
-	info := h.Info()
-	if info.Name != h.Name || info.Binary != "claude" || info.WrittenAgainst != h.WrittenAgainst || !reflect.DeepEqual(info.Secrets, h.Secrets) {
-		t.Errorf("Info() = %+v", info)
 	}
 }
 

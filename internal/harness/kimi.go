@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Kimi Code (@moonshot-ai/kimi-code on npm, the TypeScript successor of the
@@ -147,12 +145,12 @@ type kimiLine struct {
 	} `json:"tool_calls"`
 }
 
-func (p *kimiParser) Feed(line []byte) []client.SessionEvent {
+func (p *kimiParser) Feed(line []byte) []Event {
 	var l kimiLine
 	if !p.decode(line, &l) {
 		return nil
 	}
-	var out []client.SessionEvent
+	var out []Event
 	switch l.Role {
 	case "assistant":
 		text, _ := l.Content.(string)
@@ -184,7 +182,7 @@ var (
 	kimiCodeRE  = regexp.MustCompile(`^([a-z_]+(?:\.[a-z_]+)+): `)
 )
 
-func (p *kimiParser) Finish(exitCode int, stderrTail string) []client.SessionEvent {
+func (p *kimiParser) Finish(exitCode int, stderrTail string) []Event {
 	if exitCode != 0 && !p.errored {
 		// stderr also carries tool progress; the error line is the account.
 		if m := kimiErrorRE.FindAllStringSubmatch(stderrTail, -1); len(m) > 0 {

@@ -3,8 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"path/filepath"
-
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // OpenCode (the opencode-ai npm package, OpenCode V1), followed from
@@ -74,7 +72,7 @@ func openCodeCommand(inv Invocation) ([]string, map[string]string) {
 
 type openCodeParser struct {
 	turn
-	usage *client.TurnUsage // summed over the turn's steps
+	usage *TurnUsage // summed over the turn's steps
 }
 
 type openCodeLine struct {
@@ -109,7 +107,7 @@ type openCodeLine struct {
 	} `json:"error"`
 }
 
-func (p *openCodeParser) Feed(line []byte) []client.SessionEvent {
+func (p *openCodeParser) Feed(line []byte) []Event {
 	var l openCodeLine
 	if !p.decode(line, &l) {
 		return nil
@@ -131,7 +129,7 @@ func (p *openCodeParser) Feed(line []byte) []client.SessionEvent {
 		if isErr && s.Error != "" {
 			output = s.Error
 		}
-		return []client.SessionEvent{
+		return []Event{
 			toolCall(l.Part.CallID, l.Part.Tool, s.Input),
 			toolResult(l.Part.CallID, output, isErr),
 		}
@@ -140,7 +138,7 @@ func (p *openCodeParser) Feed(line []byte) []client.SessionEvent {
 			return nil
 		}
 		if p.usage == nil {
-			p.usage = &client.TurnUsage{}
+			p.usage = &TurnUsage{}
 		}
 		t := l.Part.Tokens
 		// OpenCode counts cache reads and writes apart from input.
@@ -162,8 +160,8 @@ func (p *openCodeParser) Feed(line []byte) []client.SessionEvent {
 	return nil
 }
 
-func (p *openCodeParser) Finish(exitCode int, stderrTail string) []client.SessionEvent {
-	var out []client.SessionEvent
+func (p *openCodeParser) Finish(exitCode int, stderrTail string) []Event {
+	var out []Event
 	if p.usage != nil {
 		out = append(out, usage(*p.usage))
 		p.usage = nil

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // turn is the state every parser shares: the session id, the last
@@ -54,36 +52,36 @@ func (t *turn) keepNoise(s string) {
 	}
 }
 
-func (t *turn) message(text string) []client.SessionEvent {
+func (t *turn) message(text string) []Event {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
 	t.lastText = text
-	return []client.SessionEvent{{Type: client.SessionEventMessage, Role: "assistant", Text: text}}
+	return []Event{{Type: EventMessage, Role: "assistant", Text: text}}
 }
 
-func toolCall(id, name string, input json.RawMessage) client.SessionEvent {
+func toolCall(id, name string, input json.RawMessage) Event {
 	if len(input) == 0 || !json.Valid(input) {
 		input = nil
 	}
-	return client.SessionEvent{Type: client.SessionEventToolCall,
-		Tool: &client.ToolCall{ID: id, Name: name, Input: input}}
+	return Event{Type: EventToolCall,
+		Tool: &ToolCall{ID: id, Name: name, Input: input}}
 }
 
-func toolResult(id, output string, isError bool) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventToolResult,
-		Result: &client.ToolResult{ID: id, Output: output, IsError: isError}}
+func toolResult(id, output string, isError bool) Event {
+	return Event{Type: EventToolResult,
+		Result: &ToolResult{ID: id, Output: output, IsError: isError}}
 }
 
-func usage(u client.TurnUsage) client.SessionEvent {
-	return client.SessionEvent{Type: client.SessionEventUsage, Usage: &u}
+func usage(u TurnUsage) Event {
+	return Event{Type: EventUsage, Usage: &u}
 }
 
 // fail returns an error event and marks the turn as failed. code is the
 // CLI's own error code, if it has one; an error recognized as missing
 // credentials or a missing session gets paddock's code instead, and a
 // credentials error also names the variables the harness reads.
-func (t *turn) fail(code, msg string) []client.SessionEvent {
+func (t *turn) fail(code, msg string) []Event {
 	t.errored = true
 	msg = strings.TrimSpace(msg)
 	if msg == "" {
@@ -106,8 +104,8 @@ func (t *turn) fail(code, msg string) []client.SessionEvent {
 	case code == "":
 		code = CodeFailed
 	}
-	return []client.SessionEvent{{Type: client.SessionEventError,
-		Error: &client.TurnError{Code: code, Message: msg}}}
+	return []Event{{Type: EventError,
+		Error: &TurnError{Code: code, Message: msg}}}
 }
 
 func (t *turn) namesSecret(msg string) bool {
@@ -121,13 +119,13 @@ func (t *turn) namesSecret(msg string) bool {
 
 // finish ends the turn: an error event if the process failed silently, then
 // done. stderrTail is what the process wrote last on stderr.
-func (t *turn) finish(exitCode int, stderrTail string) []client.SessionEvent {
-	var out []client.SessionEvent
+func (t *turn) finish(exitCode int, stderrTail string) []Event {
+	var out []Event
 	if exitCode != 0 && !t.errored {
 		out = append(out, t.fail("", t.failureText(exitCode, stderrTail))...)
 	}
-	return append(out, client.SessionEvent{Type: client.SessionEventDone,
-		Done: &client.TurnDone{ExitCode: exitCode, HarnessSessionID: t.sessionID, Result: t.lastText}})
+	return append(out, Event{Type: EventDone,
+		Done: &TurnDone{ExitCode: exitCode, HarnessSessionID: t.sessionID, Result: t.lastText}})
 }
 
 // failureText is the best account of a silent failure: the plain text the

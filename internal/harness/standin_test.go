@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paddockhq/paddock/pkg/client"
+	"github.com/paddockhq/paddock/internal/capability"
 )
 
 // standinDir holds the stand-in binary and a symlink per CLI name, built
@@ -66,7 +66,7 @@ type sandbox struct {
 	home    string
 	work    string
 	capRoot string
-	servers []client.ResolvedMCPServer
+	servers []capability.ResolvedMCPServer
 }
 
 func newSandbox(t *testing.T, h *Harness) *sandbox {
@@ -84,9 +84,9 @@ func newSandbox(t *testing.T, h *Harness) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	s.servers = []client.ResolvedMCPServer{
-		{Name: "files", Capability: "fs", Type: "stdio", Command: "files-mcp", Args: []string{"--root", "/workspace"}, Env: map[string]string{"LOG": "1"}},
-		{Name: "search.web", Capability: "web", Type: "http", URL: "http://127.0.0.1:9/mcp"},
+	s.servers = []capability.ResolvedMCPServer{
+		{MCPServer: capability.MCPServer{Name: "files", Type: "stdio", Command: "files-mcp", Args: []string{"--root", "/workspace"}, Env: map[string]string{"LOG": "1"}}, Capability: "fs"},
+		{MCPServer: capability.MCPServer{Name: "search.web", Type: "http", URL: "http://127.0.0.1:9/mcp"}, Capability: "web"},
 	}
 	mcpJSON := `{"mcpServers":{"files":{"command":"files-mcp","args":["--root","/workspace"]},"search.web":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}`
 	for path, content := range map[string]string{
@@ -117,7 +117,7 @@ func (s *sandbox) invocation(prompt, resume string) Invocation {
 type turnRun struct {
 	stdout, stderr string
 	exitCode       int
-	events         []client.SessionEvent
+	events         []Event
 }
 
 // run executes h.Command(inv) in the workspace with a clean environment:
@@ -176,16 +176,16 @@ func (r turnRun) types() []string {
 	return out
 }
 
-func (r turnRun) done(t *testing.T) *client.TurnDone {
+func (r turnRun) done(t *testing.T) *TurnDone {
 	t.Helper()
 	last := r.events[len(r.events)-1]
-	if last.Type != client.SessionEventDone {
+	if last.Type != EventDone {
 		t.Fatalf("last event is %s, want done; stdout:\n%s\nstderr:\n%s", last.Type, r.stdout, r.stderr)
 	}
 	return last.Done
 }
 
-func (r turnRun) firstOf(typ string) *client.SessionEvent {
+func (r turnRun) firstOf(typ string) *Event {
 	for i := range r.events {
 		if r.events[i].Type == typ {
 			return &r.events[i]
@@ -197,7 +197,7 @@ func (r turnRun) firstOf(typ string) *client.SessionEvent {
 func (r turnRun) messages() []string {
 	var out []string
 	for _, e := range r.events {
-		if e.Type == client.SessionEventMessage {
+		if e.Type == EventMessage {
 			out = append(out, e.Text)
 		}
 	}
@@ -217,31 +217,7 @@ func TestStandins(t *testing.T) {
 			const prompt = "list the files, please"
 
 			first := s.run(t, s.invocation(prompt, ""), false, nil)
-			t.Run("turn", func(t *testing.T) {
-				want := []string{"message", "tool_call", "tool_result", "message", "usage", "done"}
-				if h.Name == "kimi" { // kimi's stream-json has no usage line
-					want = []string{"message", "tool_call", "tool_result", "message", "done"}
-				}
-				if got := first.types(); !slices.Equal(got, want) {
-					t.Fatalf("event types %v, want %v\n%s", got, want, first.describe())
-				}
-				if msgs := first.messages(); !strings.Contains(msgs[0], prompt) {
-					t.Errorf("first message %q does not quote the prompt", msgs[0])
-				}
-				if res := first.firstOf(client.SessionEventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
-					t.Errorf("tool result %+v does not list alpha.txt", res)
-				}
-				if call := first.firstOf(client.SessionEventToolCall).Tool; call.ID != first.firstOf(client.SessionEventToolResult).Result.ID {
-					t.Errorf("tool call id %q and result id differ", call.ID)
-				}
-				d := first.done(t)
-				if d.ExitCode != 0 || d.HarnessSessionID == "" {
-					t.Errorf("done %+v, want exit 0 and a harness session id", d)
-				}
-				if msgs := first.messages(); d.Result != msgs[len(msgs)-1] || !strings.Contains(d.Result, "turn 1") {
-					t.Errorf("done result %q, want the last message, turn 1", d.Result)
-				}
-			})
+			checkStandinTurn(t, h, first, prompt)
 			t.Run("mcp servers", func(t *testing.T) {
 				if h.Name == "claude-code" {
 					if !strings.Contains(first.stdout, `"mcp_servers":[{"name":"files","status":"failed"},{"name":"search.web","status":"pending"}]`) {
@@ -267,68 +243,105 @@ func TestStandins(t *testing.T) {
 					}
 				}
 			})
-			t.Run("missing secret", func(t *testing.T) {
-				r := s.run(t, s.invocation("hello", ""), true, nil)
-				e := r.firstOf(client.SessionEventError)
-				if e == nil {
-					t.Fatalf("no error event\n%s", r.describe())
-				}
-				if e.Error.Code != CodeUnauthenticated || !strings.Contains(e.Error.Message, h.Secrets[0]) {
-					t.Errorf("error %+v, want %s naming %s", e.Error, CodeUnauthenticated, h.Secrets[0])
-				}
-				if d := r.done(t); d.ExitCode == 0 {
-					t.Errorf("done %+v, want a non-zero exit code", d)
-				}
-			})
-			t.Run("unknown resume id", func(t *testing.T) {
-				unknown := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
-				switch h.Name {
-				case "opencode":
-					unknown = "ses_0000000000000000000000000a"
-				case "kimi":
-					unknown = "session_" + unknown
-				}
-				r := s.run(t, s.invocation("hello again", unknown), false, nil)
-				e := r.firstOf(client.SessionEventError)
-				if e == nil || e.Error.Code != CodeSessionNotFound {
-					t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
-				}
-				if d := r.done(t); d.ExitCode == 0 {
-					t.Errorf("done %+v, want a non-zero exit code", d)
-				}
-			})
-			t.Run("fail mid-turn", func(t *testing.T) {
-				r := s.run(t, s.invocation("please [fail] now", ""), false, nil)
-				types := strings.Join(r.types(), ",")
-				if !strings.Contains(types, "tool_result") || !strings.Contains(types, "error") {
-					t.Errorf("events %s, want a tool result then an error\n%s", types, r.describe())
-				}
-				if strings.Index(types, "tool_result") > strings.Index(types, "error") {
-					t.Errorf("events %s: the error comes before the tool result", types)
-				}
-				if d := r.done(t); d.ExitCode != 1 {
-					t.Errorf("done %+v, want exit code 1", d)
-				}
-			})
-			t.Run("unknown flag", func(t *testing.T) {
-				r := s.run(t, s.invocation("hello", ""), false, nil, "--no-such-flag")
-				wantExit := map[string]int{"claude-code": 1, "codex": 2, "gemini": 1, "opencode": 1, "kimi": 1}[h.Name]
-				if r.exitCode != wantExit || !strings.Contains(r.stderr, "no-such-flag") {
-					t.Errorf("exit %d (want %d), stderr %q", r.exitCode, wantExit, r.stderr)
-				}
-			})
-			t.Run("version", func(t *testing.T) {
-				cmd := exec.Command(filepath.Join(standinDir, h.Binary), "--version")
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if v := strings.TrimSpace(string(out)); !strings.Contains(v, h.WrittenAgainst) || !strings.HasSuffix(v, versionSuffixForTest) {
-					t.Errorf("--version printed %q, want %s and%s", out, h.WrittenAgainst, versionSuffixForTest)
-				}
-			})
+			standinFailures(t, s, h)
 		})
 	}
+}
+
+// checkStandinTurn checks a first turn of h's stand-in: its events, in the
+// common schema, as the real CLI's would be parsed.
+func checkStandinTurn(t *testing.T, h *Harness, first turnRun, prompt string) {
+	t.Run("turn", func(t *testing.T) {
+		want := []string{"message", "tool_call", "tool_result", "message", "usage", "done"}
+		if h.Name == "kimi" { // kimi's stream-json has no usage line
+			want = []string{"message", "tool_call", "tool_result", "message", "done"}
+		}
+		if got := first.types(); !slices.Equal(got, want) {
+			t.Fatalf("event types %v, want %v\n%s", got, want, first.describe())
+		}
+		if msgs := first.messages(); !strings.Contains(msgs[0], prompt) {
+			t.Errorf("first message %q does not quote the prompt", msgs[0])
+		}
+		if res := first.firstOf(EventToolResult).Result; !strings.Contains(res.Output, "alpha.txt") || res.IsError {
+			t.Errorf("tool result %+v does not list alpha.txt", res)
+		}
+		if call := first.firstOf(EventToolCall).Tool; call.ID != first.firstOf(EventToolResult).Result.ID {
+			t.Errorf("tool call id %q and result id differ", call.ID)
+		}
+		d := first.done(t)
+		if d.ExitCode != 0 || d.HarnessSessionID == "" {
+			t.Errorf("done %+v, want exit 0 and a harness session id", d)
+		}
+		if msgs := first.messages(); d.Result != msgs[len(msgs)-1] || !strings.Contains(d.Result, "turn 1") {
+			t.Errorf("done result %q, want the last message, turn 1", d.Result)
+		}
+	})
+}
+
+// standinFailures checks how h's stand-in fails as the real CLI does: a
+// missing secret, an unknown resume id, a failure mid-turn, an unknown
+// flag; and its version.
+func standinFailures(t *testing.T, s *sandbox, h *Harness) {
+	t.Run("missing secret", func(t *testing.T) {
+		r := s.run(t, s.invocation("hello", ""), true, nil)
+		e := r.firstOf(EventError)
+		if e == nil {
+			t.Fatalf("no error event\n%s", r.describe())
+		}
+		if e.Error.Code != CodeUnauthenticated || !strings.Contains(e.Error.Message, h.Secrets[0]) {
+			t.Errorf("error %+v, want %s naming %s", e.Error, CodeUnauthenticated, h.Secrets[0])
+		}
+		if d := r.done(t); d.ExitCode == 0 {
+			t.Errorf("done %+v, want a non-zero exit code", d)
+		}
+	})
+	t.Run("unknown resume id", func(t *testing.T) {
+		unknown := "0d9e8f7a-6b5c-4d3e-8f1a-0b9c8d7e6f5a"
+		switch h.Name {
+		case "opencode":
+			unknown = "ses_0000000000000000000000000a"
+		case "kimi":
+			unknown = "session_" + unknown
+		}
+		r := s.run(t, s.invocation("hello again", unknown), false, nil)
+		e := r.firstOf(EventError)
+		if e == nil || e.Error.Code != CodeSessionNotFound {
+			t.Fatalf("want a %s error\n%s", CodeSessionNotFound, r.describe())
+		}
+		if d := r.done(t); d.ExitCode == 0 {
+			t.Errorf("done %+v, want a non-zero exit code", d)
+		}
+	})
+	t.Run("fail mid-turn", func(t *testing.T) {
+		r := s.run(t, s.invocation("please [fail] now", ""), false, nil)
+		types := strings.Join(r.types(), ",")
+		if !strings.Contains(types, "tool_result") || !strings.Contains(types, "error") {
+			t.Errorf("events %s, want a tool result then an error\n%s", types, r.describe())
+		}
+		if strings.Index(types, "tool_result") > strings.Index(types, "error") {
+			t.Errorf("events %s: the error comes before the tool result", types)
+		}
+		if d := r.done(t); d.ExitCode != 1 {
+			t.Errorf("done %+v, want exit code 1", d)
+		}
+	})
+	t.Run("unknown flag", func(t *testing.T) {
+		r := s.run(t, s.invocation("hello", ""), false, nil, "--no-such-flag")
+		wantExit := map[string]int{"claude-code": 1, "codex": 2, "gemini": 1, "opencode": 1, "kimi": 1}[h.Name]
+		if r.exitCode != wantExit || !strings.Contains(r.stderr, "no-such-flag") {
+			t.Errorf("exit %d (want %d), stderr %q", r.exitCode, wantExit, r.stderr)
+		}
+	})
+	t.Run("version", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(standinDir, h.Binary), "--version")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := strings.TrimSpace(string(out)); !strings.Contains(v, h.WrittenAgainst) || !strings.HasSuffix(v, versionSuffixForTest) {
+			t.Errorf("--version printed %q, want %s and%s", out, h.WrittenAgainst, versionSuffixForTest)
+		}
+	})
 }
 
 // TestKimiStandin checks what only Kimi Code does: sessions kept per
@@ -368,7 +381,7 @@ func TestKimiStandin(t *testing.T) {
 		other := *s
 		other.work = t.TempDir()
 		r := other.run(t, other.invocation("again", id), false, nil)
-		e := r.firstOf(client.SessionEventError)
+		e := r.firstOf(EventError)
 		if e == nil || e.Error.Code != CodeFailed || !strings.Contains(e.Error.Message, "created under a different directory") {
 			t.Fatalf("want a %s error about the directory\n%s", CodeFailed, r.describe())
 		}
@@ -457,7 +470,7 @@ func TestStandinsReachTheModel(t *testing.T) {
 		if want := "CONNECT api.anthropic.com:443 " + auth; len(got) == 0 || <-got != want {
 			t.Errorf("the proxy did not see %q", want)
 		}
-		if e := r.firstOf(client.SessionEventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
+		if e := r.firstOf(EventError); e == nil || !strings.Contains(e.Error.Message, "Forbidden") || r.exitCode != 1 {
 			t.Errorf("want a Forbidden error and exit 1\n%s", r.describe())
 		}
 		// The error line is the real CLI's, field for field (the

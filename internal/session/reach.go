@@ -12,7 +12,6 @@ import (
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // CodeModelUnreachable ends a turn whose harness cannot reach its model:
@@ -99,7 +98,7 @@ func (w *modelWatch) read(ctx context.Context, st store.Store) error {
 // refused the model endpoint. While the harness runs, one failure to
 // resolve may pass (the CLI retries, and the next lookup may answer); once
 // it has failed, the newest decision is its account.
-func (w *modelWatch) refused(harnessFailed bool) *client.TurnError {
+func (w *modelWatch) refused(harnessFailed bool) *harness.TurnError {
 	if w.refusal == nil || egress.Refusal(w.refusal.Refusal) == egress.RefusalUnresolved && w.unresolved < 2 && !harnessFailed {
 		return nil
 	}
@@ -109,7 +108,7 @@ func (w *modelWatch) refused(harnessFailed bool) *client.TurnError {
 // watchModel reads the egress log every poll until ctx ends, and calls
 // unreachable once the newest decision refuses the model endpoint. A store
 // that cannot be read turns the watch off, and says so in the log.
-func (s *Service) watchModel(ctx context.Context, w *modelWatch, unreachable func(*client.TurnError)) {
+func (s *Service) watchModel(ctx context.Context, w *modelWatch, unreachable func(*harness.TurnError)) {
 	t := time.NewTicker(s.egressPoll)
 	defer t.Stop()
 	for {
@@ -135,7 +134,7 @@ func (s *Service) watchModel(ctx context.Context, w *modelWatch, unreachable fun
 // refusedAtEnd reads, once the harness has failed, what the proxy decided
 // up to then: it waits for the egress recorder to have written it (within
 // recordBound), then reads the rest of the log.
-func (s *Service) refusedAtEnd(ctx context.Context, w *modelWatch) *client.TurnError {
+func (s *Service) refusedAtEnd(ctx context.Context, w *modelWatch) *harness.TurnError {
 	if s.egressRecorded != nil {
 		rctx, cancel := context.WithTimeout(ctx, recordBound)
 		err := s.egressRecorded(rctx, time.Now())
@@ -154,7 +153,7 @@ func (s *Service) refusedAtEnd(ctx context.Context, w *modelWatch) *client.TurnE
 
 // unreachableError says which host the proxy would not let the harness
 // reach, why, and what would change that.
-func (w *modelWatch) unreachableError(d store.EgressDecision) *client.TurnError {
+func (w *modelWatch) unreachableError(d store.EgressDecision) *harness.TurnError {
 	host := d.Host
 	rule := host
 	if d.Port != 443 && d.Port != 80 {
@@ -176,7 +175,7 @@ func (w *modelWatch) unreachableError(d store.EgressDecision) *client.TurnError 
 		allow := append(append([]string(nil), w.network.Allow...), rule)
 		fix = "add it to the runtime's allow rules, keeping the others: " + setCommand(w.runtimeID, "--allow", allow)
 	}
-	return &client.TurnError{Code: CodeModelUnreachable, Message: fmt.Sprintf(
+	return &harness.TurnError{Code: CodeModelUnreachable, Message: fmt.Sprintf(
 		"the harness's model endpoint %s:%d cannot be reached from this sandbox: the egress proxy %s. The turn was stopped rather than left to retry until its timeout; %s",
 		host, d.Port, why, fix)}
 }
@@ -228,20 +227,20 @@ func shellWord(s string) string {
 // watch starts watching w, if there is one, until ctx ends; on a refusal
 // it calls stop. The function it returns waits for the watch to end and
 // gives the refusal, if there was one.
-func (s *Service) watch(ctx context.Context, w *modelWatch, stop func()) func() *client.TurnError {
+func (s *Service) watch(ctx context.Context, w *modelWatch, stop func()) func() *harness.TurnError {
 	if w == nil {
-		return func() *client.TurnError { return nil }
+		return func() *harness.TurnError { return nil }
 	}
-	var found *client.TurnError
+	var found *harness.TurnError
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.watchModel(ctx, w, func(e *client.TurnError) {
+		s.watchModel(ctx, w, func(e *harness.TurnError) {
 			found = e
 			stop()
 		})
 	}()
-	return func() *client.TurnError {
+	return func() *harness.TurnError {
 		<-done
 		return found
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // reachRig is a real egress log and a runtime in proxy mode whose turns
@@ -305,18 +304,18 @@ func TestRefusedAtEnd(t *testing.T) {
 // CLI's own errors stay in the transcript; a harness the watch stopped has
 // its account of being killed dropped.
 func TestClosingKeepsTheCLIsErrors(t *testing.T) {
-	own := client.SessionEvent{Type: client.SessionEventError, Error: &client.TurnError{Code: harness.CodeSessionNotFound, Message: "No conversation found"}}
-	done := client.SessionEvent{Type: client.SessionEventDone, Done: &client.TurnDone{ExitCode: 1}}
-	refusal := &client.TurnError{Code: CodeModelUnreachable, Message: "refused"}
-	got := closing([]client.SessionEvent{own, done}, refusal, false)
-	if len(got) != 3 || got[0].Error != own.Error || got[1].Error != refusal || got[2].Type != client.SessionEventDone {
+	own := harness.Event{Type: harness.EventError, Error: &harness.TurnError{Code: harness.CodeSessionNotFound, Message: "No conversation found"}}
+	done := harness.Event{Type: harness.EventDone, Done: &harness.TurnDone{ExitCode: 1}}
+	refusal := &harness.TurnError{Code: CodeModelUnreachable, Message: "refused"}
+	got := closing([]harness.Event{own, done}, refusal, false)
+	if len(got) != 3 || got[0].Error != own.Error || got[1].Error != refusal || got[2].Type != harness.EventDone {
 		t.Fatalf("failed by itself: %+v", got)
 	}
-	got = closing([]client.SessionEvent{own, done}, refusal, true)
-	if len(got) != 2 || got[0].Error != refusal || got[1].Type != client.SessionEventDone {
+	got = closing([]harness.Event{own, done}, refusal, true)
+	if len(got) != 2 || got[0].Error != refusal || got[1].Type != harness.EventDone {
 		t.Fatalf("stopped by the watch: %+v", got)
 	}
-	got = closing([]client.SessionEvent{own, done}, nil, false)
+	got = closing([]harness.Event{own, done}, nil, false)
 	if len(got) != 2 || got[0].Error != own.Error {
 		t.Fatalf("no refusal: %+v", got)
 	}

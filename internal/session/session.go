@@ -30,7 +30,6 @@ import (
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // Public error codes.
@@ -127,8 +126,8 @@ func (s *Service) DefaultHarness() string { return s.def }
 
 // Turn is one prompt or task: what to run and where.
 type Turn struct {
-	Kind    string // client.SessionPrompt or client.SessionTask
-	Request client.PromptRequest
+	Kind    string // KindPrompt or KindTask
+	Request Request
 	// Started, when set, is told the turn's session before its first
 	// event (a streamed answer names it in a header).
 	Started func(store.Session)
@@ -139,8 +138,8 @@ type Outcome struct {
 	Session store.Session
 	Result  string
 	Error   string
-	Usage   *client.TurnUsage
-	Events  []client.SessionEvent
+	Usage   *harness.TurnUsage
+	Events  []harness.Event
 }
 
 // Run runs one turn of a harness in the runtime's sandbox (woken if
@@ -149,39 +148,15 @@ type Outcome struct {
 // (an unknown harness or session, a missing model credential, a runtime
 // that cannot run it) are returned and nothing is recorded; once it runs,
 // a failure is a turn that ends with error and done events.
-func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(client.SessionEvent) error) (Outcome, error) {
+func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(harness.Event) error) (Outcome, error) {
 	req := t.Request
-	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptBytes || !utf8.ValidString(req.Prompt) {
-		return Outcome{}, errdefs.InvalidArgument(CodeInvalidPrompt, "prompt must be non-empty UTF-8 text of at most %d bytes", MaxPromptBytes)
+	timeout, err := turnTimeout(req)
+	if err != nil {
+		return Outcome{}, err
 	}
-	timeout := DefaultTimeout
-	if req.TimeoutSeconds != 0 {
-		if req.TimeoutSeconds < 0 || req.TimeoutSeconds > int64(MaxTimeout/time.Second) {
-			return Outcome{}, errdefs.InvalidArgument("invalid_timeout", "timeout_seconds must be between 1 and %d", int64(MaxTimeout/time.Second))
-		}
-		timeout = time.Duration(req.TimeoutSeconds) * time.Second
-	}
-	var sess store.Session
-	if req.SessionID != "" {
-		var err error
-		sess, err = s.store.GetSession(ctx, req.SessionID)
-		if err != nil || sess.RuntimeID != rt.ID {
-			return Outcome{}, errdefs.NotFound(CodeSessionNotFound, "session %s not found on runtime %s", req.SessionID, rt.ID)
-		}
-		if req.Harness != "" && req.Harness != sess.Harness {
-			return Outcome{}, errdefs.InvalidArgument(CodeHarnessMismatch, "session %s runs %s, not %s; start a new session for another harness", sess.ID, sess.Harness, req.Harness)
-		}
-	}
-	name := req.Harness
-	if name == "" {
-		name = sess.Harness
-	}
-	if name == "" {
-		name = s.def
-	}
-	h, ok := harness.Lookup(name)
-	if !ok {
-		return Outcome{}, errdefs.InvalidArgument(CodeUnknownHarness, "unknown harness %q; GET /api/capabilities lists them (%s)", name, strings.Join(harnessNames(), ", "))
+	sess, h, err := s.sessionAndHarness(ctx, rt, req)
+	if err != nil {
+		return Outcome{}, err
 	}
 	// Before anything wakes or runs: the model credential.
 	if err := s.checkSecret(ctx, rt, h); err != nil {
@@ -194,7 +169,6 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 		defer s.release(sess.ID)
 		// Read again now that it is ours: a turn that ended meanwhile
 		// moved its counts.
-		var err error
 		if sess, err = s.store.GetSession(ctx, sess.ID); err != nil {
 			return Outcome{}, err
 		}
@@ -206,7 +180,7 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 	if err := installed(ctx, c, h); err != nil {
 		return Outcome{}, err
 	}
-	var servers []client.ResolvedMCPServer
+	var servers []capability.ResolvedMCPServer
 	if s.bindings != nil {
 		if err := s.bindings.Wait(ctx, rt.ID); err != nil {
 			return Outcome{}, err
@@ -228,7 +202,7 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 	if sess.ID == "" {
 		sess = store.Session{
 			ID: uuid.NewString(), OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID, RuntimeID: rt.ID, Kind: t.Kind,
-			Harness: h.Name, Status: client.SessionRunning, Title: title(req.Prompt), CreatedAt: now, UpdatedAt: now,
+			Harness: h.Name, Status: StatusRunning, Title: title(req.Prompt), CreatedAt: now, UpdatedAt: now,
 		}
 		if err := s.store.CreateSession(ctx, sess); err != nil {
 			return Outcome{}, err
@@ -240,6 +214,49 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(c
 		t.Started(sess)
 	}
 	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h, req.Model), emit)
+}
+
+// turnTimeout checks req's prompt and returns the turn's timeout.
+func turnTimeout(req Request) (time.Duration, error) {
+	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptBytes || !utf8.ValidString(req.Prompt) {
+		return 0, errdefs.InvalidArgument(CodeInvalidPrompt, "prompt must be non-empty UTF-8 text of at most %d bytes", MaxPromptBytes)
+	}
+	if req.TimeoutSeconds == 0 {
+		return DefaultTimeout, nil
+	}
+	if req.TimeoutSeconds < 0 || req.TimeoutSeconds > int64(MaxTimeout/time.Second) {
+		return 0, errdefs.InvalidArgument("invalid_timeout", "timeout_seconds must be between 1 and %d", int64(MaxTimeout/time.Second))
+	}
+	return time.Duration(req.TimeoutSeconds) * time.Second, nil
+}
+
+// sessionAndHarness finds the session req continues (none: a zero
+// session) and the harness the turn runs: the one req names, else the
+// session's, else the default.
+func (s *Service) sessionAndHarness(ctx context.Context, rt store.Runtime, req Request) (store.Session, *harness.Harness, error) {
+	var sess store.Session
+	if req.SessionID != "" {
+		var err error
+		sess, err = s.store.GetSession(ctx, req.SessionID)
+		if err != nil || sess.RuntimeID != rt.ID {
+			return sess, nil, errdefs.NotFound(CodeSessionNotFound, "session %s not found on runtime %s", req.SessionID, rt.ID)
+		}
+		if req.Harness != "" && req.Harness != sess.Harness {
+			return sess, nil, errdefs.InvalidArgument(CodeHarnessMismatch, "session %s runs %s, not %s; start a new session for another harness", sess.ID, sess.Harness, req.Harness)
+		}
+	}
+	name := req.Harness
+	if name == "" {
+		name = sess.Harness
+	}
+	if name == "" {
+		name = s.def
+	}
+	h, ok := harness.Lookup(name)
+	if !ok {
+		return sess, nil, errdefs.InvalidArgument(CodeUnknownHarness, "unknown harness %q; GET /api/capabilities lists them (%s)", name, strings.Join(harnessNames(), ", "))
+	}
+	return sess, h, nil
 }
 
 // modelWatch returns what the turn of h with model in rt's current sandbox
@@ -263,10 +280,10 @@ func (s *Service) modelWatch(ctx context.Context, rt store.Runtime, h *harness.H
 }
 
 // turn runs the harness and keeps what it says.
-func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harness, sess store.Session, req client.PromptRequest,
-	servers []client.ResolvedMCPServer, timeout time.Duration, watch *modelWatch, emit func(client.SessionEvent) error) (Outcome, error) {
+func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harness, sess store.Session, req Request,
+	servers []capability.ResolvedMCPServer, timeout time.Duration, watch *modelWatch, emit func(harness.Event) error) (Outcome, error) {
 	rec := &recorder{s: s, sess: &sess, turn: sess.Turns + 1, emit: emit}
-	sess.Status, sess.Turns = client.SessionRunning, sess.Turns+1
+	sess.Status, sess.Turns = StatusRunning, sess.Turns+1
 
 	inv := harness.Invocation{
 		Prompt: req.Prompt, ResumeID: sess.HarnessSessionID, Model: req.Model,
@@ -276,7 +293,7 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	// The agent puts the capabilities' tools on the harness's PATH, after
 	// the image's own commands, as for every process.
 	argv, env := h.Command(inv)
-	rec.add(ctx, client.SessionEvent{Type: client.SessionEventMessage, Role: "user", Text: req.Prompt})
+	rec.add(ctx, harness.Event{Type: harness.EventMessage, Role: "user", Text: req.Prompt})
 	parser := h.NewParser()
 	exitCode := -1
 	var stderr tailBuffer
@@ -309,9 +326,9 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 		sess.HarnessSessionID = id
 	}
 	out := Outcome{Events: rec.events, Result: rec.result, Error: rec.errMsg, Usage: rec.usage}
-	sess.Status = client.SessionCompleted
+	sess.Status = StatusCompleted
 	if rec.failed || out.Error != "" {
-		sess.Status = client.SessionFailed
+		sess.Status = StatusFailed
 	}
 	sess.UpdatedAt = s.now()
 	// The turn's record outlives a client that went away.
@@ -327,20 +344,20 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 // (the last one, before the done event). The CLI's own errors stay in the
 // transcript, unless the watch stopped it (killed): then its account of
 // being killed says less than the refusal.
-func closing(finish []client.SessionEvent, refusal *client.TurnError, killed bool) []client.SessionEvent {
-	var out []client.SessionEvent
+func closing(finish []harness.Event, refusal *harness.TurnError, killed bool) []harness.Event {
+	var out []harness.Event
 	for _, e := range finish {
-		if killed && e.Type == client.SessionEventError {
+		if killed && e.Type == harness.EventError {
 			continue
 		}
-		if refusal != nil && e.Type == client.SessionEventDone {
-			out = append(out, client.SessionEvent{Type: client.SessionEventError, Error: refusal})
+		if refusal != nil && e.Type == harness.EventDone {
+			out = append(out, harness.Event{Type: harness.EventError, Error: refusal})
 			refusal = nil
 		}
 		out = append(out, e)
 	}
 	if refusal != nil {
-		out = append(out, client.SessionEvent{Type: client.SessionEventError, Error: refusal})
+		out = append(out, harness.Event{Type: harness.EventError, Error: refusal})
 	}
 	return out
 }
@@ -400,9 +417,9 @@ type recorder struct {
 	s    *Service
 	sess *store.Session
 	turn int
-	emit func(client.SessionEvent) error
+	emit func(harness.Event) error
 	// events are the turn's, kept for an answer that is not streamed.
-	events []client.SessionEvent
+	events []harness.Event
 	gone   bool // the client stopped reading; the transcript goes on
 	n      int  // events of this turn
 	bytes  int  // and their texts' sizes
@@ -411,7 +428,7 @@ type recorder struct {
 	truncated, finishing bool
 	// What the turn came to.
 	result, errMsg string
-	usage          *client.TurnUsage
+	usage          *harness.TurnUsage
 	failed         bool
 }
 
@@ -427,7 +444,7 @@ const (
 const codeTruncated = "transcript_truncated"
 
 // size is what an event's texts weigh.
-func size(e client.SessionEvent) int {
+func size(e harness.Event) int {
 	n := len(e.Text)
 	if e.Tool != nil {
 		n += len(e.Tool.Input)
@@ -438,7 +455,7 @@ func size(e client.SessionEvent) int {
 	return n
 }
 
-func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
+func (r *recorder) add(ctx context.Context, e harness.Event) {
 	bound(&e)
 	if !r.finishing {
 		r.n++
@@ -449,18 +466,18 @@ func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
 			}
 			r.truncated = true
 			// A note, not a failure: the turn goes on, unrecorded.
-			e = client.SessionEvent{Type: client.SessionEventError, Error: &client.TurnError{Code: codeTruncated,
+			e = harness.Event{Type: harness.EventError, Error: &harness.TurnError{Code: codeTruncated,
 				Message: fmt.Sprintf("the turn's output passed %d events or %d MiB; the rest of it is not kept", maxTurnEvents, maxTurnBytes>>20)}}
 		}
 	}
 	switch {
-	case e.Type == client.SessionEventError && e.Error != nil && e.Error.Code != codeTruncated:
+	case e.Type == harness.EventError && e.Error != nil && e.Error.Code != codeTruncated:
 		r.errMsg = e.Error.Message
-	case e.Type == client.SessionEventUsage && e.Usage != nil:
+	case e.Type == harness.EventUsage && e.Usage != nil:
 		r.usage = e.Usage
-	case e.Type == client.SessionEventMessage && e.Role == "assistant":
+	case e.Type == harness.EventMessage && e.Role == "assistant":
 		r.result = e.Text
-	case e.Type == client.SessionEventDone && e.Done != nil:
+	case e.Type == harness.EventDone && e.Done != nil:
 		if e.Done.Result != "" {
 			r.result = e.Done.Result
 		}
@@ -471,7 +488,7 @@ func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
 	if r.emit == nil {
 		r.events = append(r.events, e)
 	}
-	body, err := json.Marshal(e)
+	body, err := encodeEvent(e)
 	if err == nil {
 		err = r.s.store.AppendSessionEvents(context.WithoutCancel(ctx), []store.SessionEvent{{
 			SessionID: r.sess.ID, Seq: e.Seq, Turn: e.Turn, Type: e.Type, At: e.Time, Body: body,
@@ -486,7 +503,7 @@ func (r *recorder) add(ctx context.Context, e client.SessionEvent) {
 }
 
 // bound cuts an event's text, tool input and tool output to maxEventText.
-func bound(e *client.SessionEvent) {
+func bound(e *harness.Event) {
 	e.Text = cut(e.Text)
 	if e.Result != nil {
 		e.Result.Output = cut(e.Result.Output)
@@ -586,15 +603,15 @@ func (s *Service) release(id string) {
 }
 
 // Transcript returns a session's events in order.
-func (s *Service) Transcript(ctx context.Context, sess store.Session) ([]client.SessionEvent, error) {
+func (s *Service) Transcript(ctx context.Context, sess store.Session) ([]harness.Event, error) {
 	rows, err := s.store.ListSessionEvents(ctx, sess.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]client.SessionEvent, 0, len(rows))
+	out := make([]harness.Event, 0, len(rows))
 	for _, r := range rows {
-		var e client.SessionEvent
-		if err := json.Unmarshal(r.Body, &e); err != nil {
+		e, err := decodeEvent(r)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, e)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/paddockhq/paddock/pkg/client"
+	"github.com/paddockhq/paddock/internal/harness"
 )
 
 func TestTitle(t *testing.T) {
@@ -25,12 +25,12 @@ func TestTitle(t *testing.T) {
 // stays JSON.
 func TestBound(t *testing.T) {
 	big := strings.Repeat("ü", maxEventText)
-	e := client.SessionEvent{
-		Type: client.SessionEventToolCall, Text: big,
-		Tool:   &client.ToolCall{ID: "t", Name: "bash", Input: json.RawMessage(`"` + strings.Repeat("x", maxEventText+10) + `"`)},
-		Result: &client.ToolResult{Output: big},
-		Error:  &client.TurnError{Message: big},
-		Done:   &client.TurnDone{Result: big},
+	e := harness.Event{
+		Type: harness.EventToolCall, Text: big,
+		Tool:   &harness.ToolCall{ID: "t", Name: "bash", Input: json.RawMessage(`"` + strings.Repeat("x", maxEventText+10) + `"`)},
+		Result: &harness.ToolResult{Output: big},
+		Error:  &harness.TurnError{Message: big},
+		Done:   &harness.TurnDone{Result: big},
 	}
 	bound(&e)
 	for name, s := range map[string]string{"text": e.Text, "output": e.Result.Output, "error": e.Error.Message, "result": e.Done.Result} {
@@ -41,7 +41,7 @@ func TestBound(t *testing.T) {
 	if !json.Valid(e.Tool.Input) || len(e.Tool.Input) > maxEventText+200 {
 		t.Errorf("tool input: %d bytes, valid JSON %v", len(e.Tool.Input), json.Valid(e.Tool.Input))
 	}
-	small := client.SessionEvent{Type: client.SessionEventMessage, Text: "hi"}
+	small := harness.Event{Type: harness.EventMessage, Text: "hi"}
 	bound(&small)
 	if small.Text != "hi" {
 		t.Errorf("a small text changed: %q", small.Text)

@@ -16,7 +16,7 @@ type CapabilityVersion struct {
 	Version     string
 	Description string
 	Digest      string // sha256 of Bundle
-	Contents    []byte // JSON summary of what it ships
+	Contents    []byte // JSON summary of what it ships (binding.Contents, versioned)
 	Bundle      []byte // empty in listings
 	SizeBytes   int64
 	CreatedAt   time.Time
@@ -34,7 +34,7 @@ type CapabilityBinding struct {
 	Enabled   bool
 	Flags     map[string]bool
 	// Status is what happened when the binding was last applied to a
-	// sandbox (JSON, written by the capabilities service).
+	// sandbox (JSON in the binding service's versioned shape).
 	Status    []byte
 	Rev       int64 // optimistic concurrency; set by the store
 	CreatedAt time.Time
@@ -95,7 +95,8 @@ type Session struct {
 }
 
 // SessionEvent is one event of a session's transcript: the common event
-// schema as JSON, with its place.
+// schema as JSON (in the session service's versioned shape), with its
+// place.
 type SessionEvent struct {
 	SessionID string
 	Seq       int64
