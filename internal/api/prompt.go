@@ -9,13 +9,6 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-func (a *API) sessionService() (*session.Service, error) {
-	if a.sessions == nil {
-		return nil, errdefs.NotImplemented("harnesses_not_supported", "this server runs no agent harnesses")
-	}
-	return a.sessions, nil
-}
-
 // prompt runs one turn of a harness in the runtime's sandbox, in a new
 // session or continuing one.
 func (a *API) prompt(w http.ResponseWriter, r *http.Request) error {
@@ -32,10 +25,7 @@ func (a *API) task(w http.ResponseWriter, r *http.Request) error {
 // once it ends. Errors found before the harness runs are answered as
 // errors; after that, a failure is the turn's own error and done events.
 func (a *API) runTurn(w http.ResponseWriter, r *http.Request, kind string) error {
-	svc, err := a.sessionService()
-	if err != nil {
-		return err
-	}
+	svc := a.sessions
 	var req client.PromptRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
@@ -100,10 +90,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
 
 // getSession answers a session with its transcript.
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
-	svc, err := a.sessionService()
-	if err != nil {
-		return err
-	}
+	svc := a.sessions
 	rt, err := a.runtimeOf(r)
 	if err != nil {
 		return err
