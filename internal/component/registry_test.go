@@ -142,19 +142,20 @@ func TestInitFailureClosesWhatWasInited(t *testing.T) {
 
 // TestGetOnlyWhatIsRequired: an Init gets the instances of what it
 // requires, typed, a component that is not configured as the zero value,
-// and nothing it does not require.
+// and nothing it does not require; its config section is its name.
 func TestGetOnlyWhatIsRequired(t *testing.T) {
 	type ssh struct{ addr string }
 	var got struct {
-		store string
-		ssh   *ssh
-		err   error
+		store, section string
+		ssh            *ssh
+		err            error
 	}
 	reg, err := component.NewRegistry(
 		component.Def[string]{Name: "store", Init: func(context.Context, *component.InitContext) (string, error) { return "db", nil }}.Registration(),
 		component.Def[*ssh]{Name: "ssh", Init: func(context.Context, *component.InitContext) (*ssh, error) { return nil, nil }}.Registration(),
 		component.Def[string]{Name: "metrics", Init: func(context.Context, *component.InitContext) (string, error) { return "m", nil }}.Registration(),
 		component.Def[int]{Name: "http", Requires: []string{"store", "ssh"}, Init: func(_ context.Context, ic *component.InitContext) (int, error) {
+			got.section = ic.Section()
 			got.store, _ = component.Get[string](ic, "store")
 			got.ssh, _ = component.Get[*ssh](ic, "ssh")
 			_, got.err = component.Get[string](ic, "metrics")
@@ -167,8 +168,8 @@ func TestGetOnlyWhatIsRequired(t *testing.T) {
 	if _, err := reg.Init(t.Context(), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got.store != "db" || got.ssh != nil || !errors.Is(got.err, component.ErrNotRequired) {
-		t.Fatalf("http got store %q, ssh %v, metrics error %v", got.store, got.ssh, got.err)
+	if got.store != "db" || got.ssh != nil || !errors.Is(got.err, component.ErrNotRequired) || got.section != "http" {
+		t.Fatalf("http got store %q, ssh %v, metrics error %v, section %q", got.store, got.ssh, got.err, got.section)
 	}
 }
 

@@ -163,6 +163,11 @@ func (h *httpServer) serve(ctx context.Context) error {
 	}
 }
 
+// drainMargin is what the drain leaves of the shutdown's deadline: requests
+// that have not drained by then are cut, and the components after the API
+// still close within the deadline.
+const drainMargin = time.Second
+
 // drain stops taking requests and drains them under ctx's deadline.
 // Streams to sandbox agents (terminals, followed output) need not end by
 // themselves, and Shutdown does not wait for WebSockets: after a grace
@@ -180,6 +185,11 @@ func (h *httpServer) drain(ctx context.Context) error {
 	}
 	closeAgents := time.AfterFunc(grace, func() { _ = h.runtime.svc.Close() })
 	sshStopped := h.sshd.shutdown(grace)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-drainMargin))
+		defer cancel()
+	}
 	if err := h.srv.Shutdown(ctx); err != nil {
 		h.in.logger.Warn("shutdown did not drain every request", "err", err)
 		_ = h.srv.Close()
