@@ -1,12 +1,15 @@
 // Package api is paddock's HTTP API: one file per resource, handlers that
 // return their error to one adapter (handle, below), one error body written
 // by one function (errors.go), strict JSON decoding (decode.go), and the
-// route table below, which a test holds to api/openapi.yaml.
+// route table: the core routes below and the features the server's
+// components mount (features.go); with every feature mounted, a test
+// holds it to api/openapi.yaml.
 package api
 
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
@@ -35,29 +38,17 @@ type Config struct {
 	Logger    *slog.Logger
 	// Ready reports whether the server is ready to serve; nil = always.
 	Ready func() bool
-	// Ledger keeps credits; nil answers the credit routes 501.
-	Ledger *ledger.Ledger
 	// Secrets keeps secrets.
 	Secrets *secrets.Service
-	// Metrics records requests and serves GET /metrics; nil: neither.
-	Metrics *metrics.Metrics
 	// Reconciling, when set, reports whether start-up reconciliation is
 	// still running (a readiness check).
 	Reconciling func() bool
 	// Logs holds what the server logged about each sandbox, for
 	// GET …/sandboxes/{id}/logs; nil: only the ledger's record.
 	Logs *logs.Book
-	// Bindings keeps capability inventories and bindings; nil answers
-	// those routes 501.
-	Bindings *binding.Service
-	// Sessions runs prompts and tasks; nil answers them 501.
-	Sessions *session.Service
 	// Images are the sandbox images /api/capabilities describes (the
 	// default one first); nil: the runtime service's default image.
 	Images []string
-	// SignIn issues and verifies wallet sign-in sessions; nil answers the
-	// sign-in routes 501 and refuses session tokens.
-	SignIn *auth.SignIn
 	// Limits are the rate limits, session caps and body limits; zero
 	// fields take DefaultLimits.
 	Limits Limits
@@ -67,17 +58,12 @@ type Config struct {
 	Clients clientaddr.Resolver
 	// Preview configures preview URLs (preview.go).
 	Preview Preview
-	// SSH describes the SSH gateway for GET /api/v1/ssh; nil when it is
-	// off.
-	SSH *sshgw.Info
 	// Members says how org admins add members (invitations.go); its
 	// InvitationTTL 0 means DefaultInvitationTTL.
 	Members config.Members
 	// Builds are the images the server builds in the background, for
 	// GET /api/images; nil: it builds none.
 	Builds *imagebuild.Builder
-	// Tenancy keeps orgs, workspaces and projects; nil: one over Store.
-	Tenancy *tenancy.Service
 }
 
 // API serves HTTP.
@@ -113,6 +99,11 @@ type API struct {
 	tenancy     *tenancy.Service
 	// portTransports are the preview proxy's (preview.go).
 	portTransports portTransports
+
+	// routes are the core routes and those of the features mounted.
+	routes []Route
+	// mounted are the names of the features mounted (features.go).
+	mounted map[string]bool
 }
 
 // Route is one entry of the route table.
@@ -172,25 +163,17 @@ func New(cfg Config) *API {
 		ready:       cfg.Ready,
 		now:         func() time.Time { return now().UTC().Truncate(time.Microsecond) },
 		mux:         http.NewServeMux(),
-		ledger:      cfg.Ledger,
+		mounted:     map[string]bool{},
 		secrets:     cfg.Secrets,
-		metrics:     cfg.Metrics,
 		reconciling: cfg.Reconciling,
 		logs:        cfg.Logs,
-		bindings:    cfg.Bindings,
-		sessions:    cfg.Sessions,
 		images:      cfg.Images,
-		signin:      cfg.SignIn,
 		limits:      cfg.Limits.withDefaults(),
 		clients:     cfg.Clients,
 		preview:     cfg.Preview,
-		ssh:         cfg.SSH,
 		members:     cfg.Members,
 		builds:      cfg.Builds,
-		tenancy:     cfg.Tenancy,
-	}
-	if a.tenancy == nil {
-		a.tenancy = tenancy.New(tenancy.Config{Store: cfg.Store, Opener: orgOpener(cfg.Ledger), Now: now})
+		tenancy:     tenancy.New(tenancy.Config{Store: cfg.Store, Now: now}),
 	}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL
@@ -208,10 +191,16 @@ func New(cfg Config) *API {
 	if a.ready == nil {
 		a.ready = func() bool { return true }
 	}
-	for _, rt := range a.Routes() {
+	a.add(a.coreRoutes())
+	return a
+}
+
+// add routes rts.
+func (a *API) add(rts []Route) {
+	for _, rt := range rts {
 		a.mux.Handle(rt.Method+" "+rt.Pattern, a.guard(rt, a.handle(rt.handler)))
 	}
-	return a
+	a.routes = append(a.routes, rts...)
 }
 
 const (
@@ -219,34 +208,42 @@ const (
 	rtPrefix = wsPrefix + "/runtimes/{runtime_id}"
 )
 
-// Routes is the route table. Each route says what it needs of its caller
-// (authz.go): public routes need nothing, "any" routes any credential,
-// installation routes the installation admin, and every route in an org
-// at least a role there.
-func (a *API) Routes() []Route {
+// Routes is the route table: the core routes, then those of the features
+// mounted. Each route says what it needs of its caller (authz.go): public
+// routes need nothing, "any" routes any credential, installation routes
+// the installation admin, and every route in an org at least a role there.
+func (a *API) Routes() []Route { return slices.Clone(a.routes) }
+
+// coreRoutes are the routes every API has, by group.
+func (a *API) coreRoutes() []Route {
+	return slices.Concat(a.metaRoutes(), a.identityRoutes(), a.orgRoutes(), a.runtimeRoutes(),
+		a.agentRoutes(), a.secretRoutes(), a.ledgerRoutes())
+}
+
+// metaRoutes are the probes and what the server offers.
+func (a *API) metaRoutes() []Route {
 	return []Route{
 		route("GET", "/health", public, a.health),
 		route("GET", "/readyz", public, a.readyz),
-		route("GET", "/metrics", public, a.serveMetrics),
 		route("GET", "/api/openapi.json", public, a.openapi),
 		route("GET", "/api/capabilities", anyone, a.capabilities),
 		route("GET", "/api/images", anyone, a.listImages),
 		route("GET", "/api/provisions", anyone, a.listProvisions),
+	}
+}
 
-		// Who the caller is, and wallet sign-in.
-		route("POST", "/api/auth/challenge", public, a.authChallenge),
-		route("POST", "/api/auth/session", public, a.createSession),
-		route("DELETE", "/api/auth/session", anyone, a.deleteSession),
+// identityRoutes are who the caller is, and the installation admin's
+// users and installation-wide keys.
+func (a *API) identityRoutes() []Route {
+	return []Route{
 		route("GET", "/api/v1/me", anyone, a.me),
 		route("GET", "/api/v1/me/ssh-keys", anyone, a.listSSHKeys),
 		route("POST", "/api/v1/me/ssh-keys", anyone, a.addSSHKey),
 		route("DELETE", "/api/v1/me/ssh-keys/{key_id}", anyone, a.deleteSSHKey),
-		route("GET", "/api/v1/ssh", anyone, a.sshInfo),
 		route("GET", "/api/v1/invitations", anyone, a.listInvitations),
 		route("POST", "/api/v1/invitations/{invitation}/accept", anyone, a.acceptInvitation),
 		route("POST", "/api/v1/invitations/{invitation}/decline", anyone, a.declineInvitation),
 
-		// The installation admin's: users and installation-wide keys.
 		route("POST", "/api/v1/users", installation, a.createUser),
 		route("GET", "/api/v1/users", installation, a.listUsers),
 		route("GET", "/api/v1/users/{user}", installation, a.getUser),
@@ -255,7 +252,13 @@ func (a *API) Routes() []Route {
 		route("GET", "/api/v1/keys", installation, a.listInstallationKeys),
 		route("POST", "/api/v1/keys", installation, a.createInstallationKey),
 		route("DELETE", "/api/v1/keys/{key_id}", installation, a.revokeInstallationKey),
+	}
+}
 
+// orgRoutes are orgs, their members, invitations and keys, workspaces
+// and projects.
+func (a *API) orgRoutes() []Route {
+	return []Route{
 		route("POST", "/api/v1/orgs", installation, a.createOrg),
 		route("GET", "/api/v1/orgs", anyone, a.listOrgs),
 		route("GET", "/api/v1/org/{org}", viewer, a.getOrg).narrow(),
@@ -278,7 +281,12 @@ func (a *API) Routes() []Route {
 		route("GET", wsPrefix+"/projects", viewer, a.listProjects),
 		route("GET", wsPrefix+"/projects/{project}", viewer, a.getProject),
 		route("DELETE", wsPrefix+"/projects/{project}", admin, a.deleteProject),
+	}
+}
 
+// runtimeRoutes are runtimes and their actions.
+func (a *API) runtimeRoutes() []Route {
+	return []Route{
 		route("GET", wsPrefix+"/runtimes", viewer, a.listRuntimes),
 		route("GET", rtPrefix, viewer, a.getRuntime),
 		route("PATCH", rtPrefix, admin, a.configureRuntime),
@@ -288,8 +296,12 @@ func (a *API) Routes() []Route {
 		route("POST", rtPrefix+"/resume", member, a.resumeRuntime),
 		route("POST", rtPrefix+"/reset", member, a.resetRuntime),
 		route("POST", rtPrefix+"/keepalive", member, a.keepaliveRuntime),
+	}
+}
 
-		// Inside the runtime's sandbox, through its agent: operating it.
+// agentRoutes operate inside the runtime's sandbox, through its agent.
+func (a *API) agentRoutes() []Route {
+	return []Route{
 		route("POST", rtPrefix+"/exec", member, a.exec),
 		route("GET", rtPrefix+"/processes", member, a.listProcesses),
 		route("GET", rtPrefix+"/processes/{process_id}", member, a.getProcess),
@@ -312,35 +324,12 @@ func (a *API) Routes() []Route {
 		// preview hosts.
 		route("GET", rtPrefix+"/previews", member, a.listPorts),
 		route("PATCH", rtPrefix+"/previews/{port}", admin, a.setPort),
-		route("POST", rtPrefix+"/previews/{port}/token", member, a.createPreviewToken),
+	}
+}
 
-		// What an agent brings into its runtime, and runs there.
-		route("GET", "/api/v1/catalog", anyone, a.listCatalog),
-		route("GET", "/api/v1/org/{org}/capabilities", viewer, a.listInventory),
-		route("POST", "/api/v1/org/{org}/capabilities", admin, a.pushCapability).bundle(),
-		route("DELETE", "/api/v1/org/{org}/capabilities/{name}/{version}", admin, a.deleteCapabilityVersion),
-		route("GET", rtPrefix+"/capabilities", viewer, a.listBindings),
-		route("POST", rtPrefix+"/capabilities", admin, a.installCapability),
-		route("GET", rtPrefix+"/capabilities/resolved", viewer, a.resolvedCapabilities),
-		route("PATCH", rtPrefix+"/capabilities/{binding_id}", admin, a.updateBinding),
-		route("DELETE", rtPrefix+"/capabilities/{binding_id}", admin, a.uninstallCapability),
-		route("POST", rtPrefix+"/prompt", member, a.prompt),
-		route("POST", rtPrefix+"/task", member, a.task),
-		route("GET", rtPrefix+"/sessions", viewer, a.listSessions),
-		route("GET", rtPrefix+"/sessions/{session_id}", viewer, a.getSession),
-
-		// Money: the installation admin grants; owners set member limits.
-		route("GET", "/api/v1/org/{org}/credits", admin, a.getCredits),
-		route("POST", "/api/v1/org/{org}/credits/grants", installation, a.grantCredits),
-		route("POST", "/api/v1/org/{org}/credits/balance", installation, a.setCreditBalance),
-		route("GET", "/api/v1/org/{org}/credits/journal", admin, a.listCreditJournal),
-		route("GET", "/api/v1/org/{org}/usage", admin, a.getUsage),
-		route("GET", wsPrefix+"/members", viewer, a.listMembers),
-		route("POST", wsPrefix+"/members", admin, a.addMember),
-		route("DELETE", wsPrefix+"/members/{member}", admin, a.removeMember),
-		route("GET", wsPrefix+"/member-limit", viewer, a.getMemberLimit),
-		route("PUT", wsPrefix+"/member-limit", owner, a.setMemberLimit),
-
+// secretRoutes are an org's and a workspace's secrets.
+func (a *API) secretRoutes() []Route {
+	return []Route{
 		route("POST", "/api/v1/org/{org}/secrets", admin, a.createSecret),
 		route("GET", "/api/v1/org/{org}/secrets", viewer, a.listSecrets),
 		route("GET", "/api/v1/org/{org}/secrets/{secret}", viewer, a.getSecret),
@@ -351,8 +340,12 @@ func (a *API) Routes() []Route {
 		route("GET", wsPrefix+"/secrets/{secret}", viewer, a.getSecret),
 		route("PUT", wsPrefix+"/secrets/{secret}", admin, a.replaceSecret),
 		route("DELETE", wsPrefix+"/secrets/{secret}", admin, a.deleteSecret),
+	}
+}
 
-		// The ledger: each workspace's rows are its own.
+// ledgerRoutes are the sandbox ledger: each workspace's rows are its own.
+func (a *API) ledgerRoutes() []Route {
+	return []Route{
 		route("GET", "/api/v1/org/{org}/sandboxes", viewer, a.listSandboxes).narrow(),
 		route("GET", "/api/v1/org/{org}/sandboxes/{sandbox}", viewer, a.getSandbox).narrow(),
 		route("DELETE", "/api/v1/org/{org}/sandboxes/{sandbox}", member, a.killSandbox).narrow(),

@@ -15,32 +15,16 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// bindings answers 501 when the server keeps no capabilities.
-func (a *API) bindingService() (*binding.Service, error) {
-	if a.bindings == nil {
-		return nil, errdefs.NotImplemented("capabilities_not_supported", "this server keeps no capabilities")
-	}
-	return a.bindings, nil
-}
-
 // bindingsOf resolves the binding service and the runtime of a request.
 func (a *API) bindingsOf(r *http.Request) (*binding.Service, store.Runtime, error) {
-	svc, err := a.bindingService()
-	if err != nil {
-		return nil, store.Runtime{}, err
-	}
 	rt, err := a.runtimeOf(r)
-	return svc, rt, err
+	return a.bindings, rt, err
 }
 
 // inventoryOf resolves the binding service and the org of a request.
 func (a *API) inventoryOf(r *http.Request) (*binding.Service, store.Org, error) {
-	svc, err := a.bindingService()
-	if err != nil {
-		return nil, store.Org{}, err
-	}
 	o, err := a.org(r)
-	return svc, o, err
+	return a.bindings, o, err
 }
 
 // listCatalog lists the built-in catalog.

@@ -24,33 +24,16 @@ const (
 	maxNoteLen = 1024
 )
 
-// credits returns the ledger, or 501 on an API built without one.
-func (a *API) credits() (*ledger.Ledger, error) {
-	if a.ledger == nil {
-		return nil, errdefs.NotImplemented("credits_not_configured", "this server does not keep credits")
-	}
-	return a.ledger, nil
-}
-
-// creditsOrg resolves the ledger (501 without one), then {org}.
+// creditsOrg resolves the ledger and {org}.
 func (a *API) creditsOrg(r *http.Request) (*ledger.Ledger, store.Org, error) {
-	l, err := a.credits()
-	if err != nil {
-		return nil, store.Org{}, err
-	}
 	o, err := a.org(r)
-	return l, o, err
+	return a.ledger, o, err
 }
 
-// creditsWorkspace resolves the ledger (501 without one), then
-// {org}/{workspace}.
+// creditsWorkspace resolves the ledger and {org}/{workspace}.
 func (a *API) creditsWorkspace(r *http.Request) (*ledger.Ledger, store.Workspace, error) {
-	l, err := a.credits()
-	if err != nil {
-		return nil, store.Workspace{}, err
-	}
 	_, ws, err := a.workspace(r)
-	return l, ws, err
+	return a.ledger, ws, err
 }
 
 func entryOut(e store.JournalEntry) client.CreditEntry {

@@ -82,9 +82,6 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 
 // serveMetrics serves the Prometheus metrics.
 func (a *API) serveMetrics(w http.ResponseWriter, r *http.Request) error {
-	if a.metrics == nil {
-		return errdefs.NotImplemented("metrics_disabled", "this server keeps no metrics")
-	}
 	a.metrics.Handler().ServeHTTP(w, r)
 	return nil
 }

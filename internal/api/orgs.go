@@ -3,18 +3,9 @@ package api
 import (
 	"net/http"
 
-	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/pkg/client"
 )
-
-// orgOpener is l as the opener of new orgs; nil when there is no ledger.
-func orgOpener(l *ledger.Ledger) tenancy.OrgOpener {
-	if l == nil {
-		return nil
-	}
-	return l
-}
 
 func (a *API) createOrg(w http.ResponseWriter, r *http.Request) error {
 	var req client.CreateOrgRequest

@@ -11,13 +11,6 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-func (a *API) sessionService() (*session.Service, error) {
-	if a.sessions == nil {
-		return nil, errdefs.NotImplemented("harnesses_not_supported", "this server runs no agent harnesses")
-	}
-	return a.sessions, nil
-}
-
 // prompt runs one turn of a harness in the runtime's sandbox, in a new
 // session or continuing one.
 func (a *API) prompt(w http.ResponseWriter, r *http.Request) error {
@@ -34,10 +27,7 @@ func (a *API) task(w http.ResponseWriter, r *http.Request) error {
 // once it ends. Errors found before the harness runs are answered as
 // errors; after that, a failure is the turn's own error and done events.
 func (a *API) runTurn(w http.ResponseWriter, r *http.Request, kind string) error {
-	svc, err := a.sessionService()
-	if err != nil {
-		return err
-	}
+	svc := a.sessions
 	var req client.PromptRequest
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
@@ -129,10 +119,7 @@ func sessionOut(s store.Session) client.Session {
 
 // listSessions lists the runtime's sessions, newest first.
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
-	svc, err := a.sessionService()
-	if err != nil {
-		return err
-	}
+	svc := a.sessions
 	rt, page, err := a.runtimePage(r)
 	if err != nil {
 		return err
@@ -147,10 +134,7 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
 
 // getSession answers a session with its transcript.
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
-	svc, err := a.sessionService()
-	if err != nil {
-		return err
-	}
+	svc := a.sessions
 	rt, err := a.runtimeOf(r)
 	if err != nil {
 		return err

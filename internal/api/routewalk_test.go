@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,7 +18,9 @@ import (
 	apispec "github.com/paddockhq/paddock/api"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -438,11 +441,11 @@ func walkSeen(w walkWorld) map[string]func(t *testing.T, b []byte) {
 // allowed. An operation the walk did not call fails it, so no new route
 // escapes.
 func TestRouteWalk(t *testing.T) {
-	env := servertest.New(t, servertest.Options{})
+	env := servertest.New(t, servertest.Options{Mount: walkFeatures(t)})
 	w := newWalkWorld(t, env)
 	ops := walkOps(t)
 	routes := map[string]api.Route{}
-	for _, r := range api.New(api.Config{}).Routes() {
+	for _, r := range env.API.Routes() {
 		routes[r.Method+" "+r.Pattern] = r
 	}
 	seen := walkSeen(w)
@@ -555,7 +558,7 @@ func TestRouteWalk(t *testing.T) {
 // the same address still gets answers, and only an operation that needs
 // no credential is refused.
 func TestRouteWalkRateLimited(t *testing.T) {
-	env := servertest.New(t, servertest.Options{Limits: api.Limits{PerClient: api.Rate{PerSecond: 0.001, Burst: 1}}})
+	env := servertest.New(t, servertest.Options{Limits: api.Limits{PerClient: api.Rate{PerSecond: 0.001, Burst: 1}}, Mount: walkFeatures(t)})
 	ops := walkOps(t)
 	params := map[string]string{
 		"org": "walk-a", "workspace": "wa", "project": "p1", "runtime_id": uuid.NewString(),
@@ -586,4 +589,16 @@ func TestRouteWalkRateLimited(t *testing.T) {
 			}
 		})
 	}
+}
+
+// walkFeatures are the features a servertest.Env does not mount by
+// itself (metrics, an SSH gateway's info), so that the walk's API has
+// every feature mounted.
+func walkFeatures(t *testing.T) []api.Feature {
+	t.Helper()
+	key, err := sshgw.LoadHostKey(filepath.Join(t.TempDir(), sshgw.HostKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []api.Feature{api.Metrics(metrics.New()), api.SSH(sshgw.NewInfo("127.0.0.1:2222", key.PublicKey()))}
 }

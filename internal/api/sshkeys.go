@@ -121,12 +121,9 @@ func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sshInfo: GET /api/v1/ssh, the gateway's address and host key; 501
-// ssh_disabled when the gateway is off.
+// sshInfo: GET /api/v1/ssh, the gateway's address and host key (mounted
+// only when the gateway is on).
 func (a *API) sshInfo(w http.ResponseWriter, r *http.Request) error {
-	if a.ssh == nil {
-		return errdefs.NotImplemented("ssh_disabled", "the SSH gateway is off on this server (ssh_listen)")
-	}
 	addr := a.ssh.Address
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		// The gateway listens on every interface: it is reached where the

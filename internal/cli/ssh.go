@@ -57,6 +57,9 @@ func (a *app) sshDir() (string, error) {
 // the runtimes to reach.
 func (a *app) prepareSSH(ctx context.Context, c *client.Client, orgID string) (sshSetup, error) {
 	info, err := c.SSHInfo(ctx)
+	if client.IsNotFound(err) {
+		return sshSetup{}, errors.New("the server's SSH gateway is off (ssh_listen)")
+	}
 	if err != nil {
 		return sshSetup{}, err
 	}

@@ -546,10 +546,8 @@ func TestSSHCLI(t *testing.T) {
 	ctx := bounded(t)
 	reg := provider.NewRegistry()
 	reg.Register(f.env.Provider)
-	h := api.New(api.Config{
-		Store: f.env.Store, Runtimes: f.env.Runtimes, Providers: reg,
-		SSH: sshgw.NewInfo(net.JoinHostPort("127.0.0.1", f.port), f.hostKey.PublicKey()),
-	})
+	h := api.New(api.Config{Store: f.env.Store, Runtimes: f.env.Runtimes, Providers: reg})
+	h.Mount(api.SSH(sshgw.NewInfo(net.JoinHostPort("127.0.0.1", f.port), f.hostKey.PublicKey())))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	u := f.newUser(t, "member", true)

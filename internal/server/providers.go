@@ -12,13 +12,53 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
+	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 )
+
+// providerSet is the providers component's instance: the registry of the
+// configured providers, each behind its circuit breaker.
+type providerSet struct {
+	reg     *provider.Registry
+	release func(startFailed bool)
+	// served: the server served; a start that failed before it also
+	// undoes what the providers set up on the host.
+	served atomic.Bool
+}
+
+// providersComponent registers the configured providers, the default
+// first. A start that fails before the server serves leaves nothing on
+// the host that they set up (the egress networks and their rules stay,
+// for the next start).
+func (w *wiring) providersComponent() component.Registration {
+	return component.Def[*providerSet]{
+		Name:     providersName,
+		Requires: []string{storeName, metricsName},
+		Init: func(ctx context.Context, ic *component.InitContext) (*providerSet, error) {
+			in, err := component.Get[*installation](ic, storeName)
+			if err != nil {
+				return nil, err
+			}
+			m, err := component.Get[*metrics.Metrics](ic, metricsName)
+			if err != nil {
+				return nil, err
+			}
+			ps := &providerSet{reg: provider.NewRegistry()}
+			ps.release, err = registerProviders(ctx, ps.reg, w.cfg, in.id, m, in.logger)
+			return ps, err
+		},
+		Close: func(_ context.Context, ps *providerSet) error {
+			ps.release(!ps.served.Load())
+			return nil
+		},
+	}.Registration()
+}
 
 // registerProviders registers the configured providers, the default
 // first, and returns how to release them; startFailed also undoes what

@@ -10,27 +10,56 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
-	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sshgw"
-	"github.com/paddockhq/paddock/internal/store"
 )
 
 // sshServer is the SSH gateway's part in the server's life: its listener
-// is bound at step 0 with the API's (a busy port, the default one
-// included, fails the start before anything is created), its host key loaded (made on first start), and it serves once the
-// API does. A nil *sshServer is a gateway that is off; its methods do
-// nothing.
+// is one of the doors, bound with the API's before anything is created (a
+// busy port, the default one included, fails the start), its host key
+// loaded (made on first start); its component gives it the store and the
+// runtimes, and it serves once the API does. A nil *sshServer is a
+// gateway that is off; its methods do nothing.
 type sshServer struct {
-	ln   net.Listener
-	info *sshgw.Info
-	gw   *sshgw.Gateway
-	cfg  sshgw.Config
-	done chan struct{} // closed when Serve returns
+	ln     net.Listener
+	info   *sshgw.Info
+	gw     *sshgw.Gateway
+	cfg    sshgw.Config
+	logger *slog.Logger
+	done   chan struct{} // closed when Serve returns
+}
+
+// sshComponent is the SSH gateway: it mounts GET /api/v1/ssh when it is
+// on. The HTTP component starts it once the API serves and stops it as
+// the API drains, before the runtimes and the store close.
+func (w *wiring) sshComponent() component.Registration {
+	return component.Def[*sshServer]{
+		Name:     sshName,
+		Requires: []string{storeName, runtimeName},
+		Init: func(_ context.Context, ic *component.InitContext) (*sshServer, error) {
+			s := w.doors.ssh
+			if s == nil {
+				return nil, nil // off
+			}
+			in, err := component.Get[*installation](ic, storeName)
+			if err != nil {
+				return nil, err
+			}
+			rp, err := component.Get[*runtimePart](ic, runtimeName)
+			if err != nil {
+				return nil, err
+			}
+			s.cfg.Store, s.cfg.Runtimes, s.cfg.Logger, s.logger = in.st, rp.svc, in.logger, in.logger
+			w.mount(api.SSH(s.info))
+			return s, nil
+		},
+	}.Registration()
 }
 
 // listenSSH binds the gateway's listener and loads its host key.
-func listenSSH(cfg config.Config, logger *slog.Logger) (*sshServer, error) {
+func listenSSH(cfg config.Config) (*sshServer, error) {
 	addr := cfg.SSHListen
 	switch addr {
 	case "off":
@@ -58,22 +87,13 @@ func listenSSH(cfg config.Config, logger *slog.Logger) (*sshServer, error) {
 	return &sshServer{ln: ln, info: sshgw.NewInfo(public, key.PublicKey()), cfg: sshgw.Config{HostKey: key}}, nil
 }
 
-// Info is what the API tells clients about the gateway; nil when it is off.
-func (s *sshServer) Info() *sshgw.Info {
-	if s == nil {
-		return nil
-	}
-	return s.info
-}
-
 // start serves the gateway on its listener.
-func (s *sshServer) start(st store.Store, runtimes *runtime.Service, logger *slog.Logger, out io.Writer) {
+func (s *sshServer) start(out io.Writer) {
 	if s == nil {
 		return
 	}
-	cfg := s.cfg
-	cfg.Store, cfg.Runtimes, cfg.Logger = st, runtimes, logger
-	s.gw = sshgw.New(cfg)
+	logger := s.logger
+	s.gw = sshgw.New(s.cfg)
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)

@@ -63,6 +63,11 @@ func New(cfg Config) *Service {
 	}
 }
 
+// OpenOrgsWith makes o the opener of the orgs created from now on (the
+// ledger, when its component mounts it). Call it before the service is
+// shared.
+func (s *Service) OpenOrgsWith(o OrgOpener) { s.opener = o }
+
 // Check reports whether the records answer and their schema is the one
 // this build expects (a readiness check).
 func (s *Service) Check(ctx context.Context) error { return s.store.Check(ctx) }

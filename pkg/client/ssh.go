@@ -17,7 +17,8 @@ import (
 // user; the SSH user name names the runtime.
 
 // SSHInfo returns the gateway's address and host key; a server whose
-// gateway is off answers not implemented, with the code "ssh_disabled".
+// gateway is off has no such route: not found, with the code
+// "route_not_found".
 func (c *Client) SSHInfo(ctx context.Context) (SSHInfo, error) {
 	return call[SSHInfo](ctx, c, http.MethodGet, routeOf("/api/v1/ssh"), nil, nil)
 }

@@ -77,6 +77,10 @@ type Options struct {
 	Builds *imagebuild.Builder
 	// BuildsFor are the providers Builds builds for; nil: Provider.
 	BuildsFor []string
+	// Mount are API features mounted besides those every Env has
+	// (credits, sign-in, capabilities, sessions): the SSH gateway's info,
+	// metrics.
+	Mount []api.Feature
 }
 
 // Env is a running API.
@@ -191,9 +195,10 @@ func New(t testing.TB, opts Options) *Env {
 	if _, port, err := net.SplitHostPort(env.Server.Listener.Addr().String()); err == nil && preview.Port == "" {
 		preview.Port = port
 	}
-	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger, Ledger: env.Ledger,
-		Secrets: env.Secrets, Bindings: env.Bindings, Sessions: env.Sessions, SignIn: env.SignIn, Limits: opts.Limits,
-		Preview: preview, Members: opts.Members, Builds: opts.Builds})
+	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger,
+		Secrets: env.Secrets, Limits: opts.Limits, Preview: preview, Members: opts.Members, Builds: opts.Builds})
+	h.Mount(api.Credits(env.Ledger), api.SignIn(env.SignIn), api.Capabilities(env.Bindings), api.Sessions(env.Sessions))
+	h.Mount(opts.Mount...)
 	env.API = h
 	// Every request and answer is held to api/openapi.yaml (spec.go).
 	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)

@@ -1,4 +1,4 @@
-package server
+package egress
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
@@ -25,9 +24,9 @@ func TestRecorderSaysHowFarTheLogIsWritten(t *testing.T) {
 	r := newRecorder(st, time.Hour, slog.New(slog.DiscardHandler))
 	t.Cleanup(r.close)
 	for i := range 3 {
-		r.record(egress.Decision{
-			Identity: egress.Identity{RuntimeID: "rt", SandboxID: "sb"}, At: time.Now(), Method: "CONNECT",
-			Host: "api.anthropic.com", Port: 443, Reason: "no allow rule matches", Refusal: egress.RefusalNotAllowed,
+		r.record(Decision{
+			Identity: Identity{RuntimeID: "rt", SandboxID: "sb"}, At: time.Now(), Method: "CONNECT",
+			Host: "api.anthropic.com", Port: 443, Reason: "no allow rule matches", Refusal: RefusalNotAllowed,
 		})
 		if err := r.waitRecorded(ctx, time.Now()); err != nil {
 			t.Fatal(err)
@@ -36,8 +35,8 @@ func TestRecorderSaysHowFarTheLogIsWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ds) != i+1 || ds[i].Refusal != string(egress.RefusalNotAllowed) {
-			t.Fatalf("after waitRecorded: %d decisions (%+v), want %d with refusal %q", len(ds), ds, i+1, egress.RefusalNotAllowed)
+		if len(ds) != i+1 || ds[i].Refusal != string(RefusalNotAllowed) {
+			t.Fatalf("after waitRecorded: %d decisions (%+v), want %d with refusal %q", len(ds), ds, i+1, RefusalNotAllowed)
 		}
 	}
 	// A stopped recorder says so rather than leave the caller waiting.

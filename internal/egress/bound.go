@@ -1,4 +1,4 @@
-package server
+package egress
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func (b *boundAddrs) forget(sandboxID string) {
 }
 
 // sandboxAddrs asks sb's provider which addresses it sends from.
-func (g *egressGate) sandboxAddrs(ctx context.Context, sb store.Sandbox) ([]netip.Addr, error) {
+func (g *Gate) sandboxAddrs(ctx context.Context, sb store.Sandbox) ([]netip.Addr, error) {
 	p, err := g.providers.Get(sb.Provider)
 	if err != nil {
 		return nil, err

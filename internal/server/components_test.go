@@ -1,0 +1,27 @@
+package server
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/component"
+)
+
+// TestComponentOrder: the server's components form a graph without a
+// cycle or a missing requirement, and initialise in this order: the
+// store first, the HTTP API last, so that it stops taking requests
+// before anything it serves closes (they close in reverse).
+func TestComponentOrder(t *testing.T) {
+	w := &wiring{}
+	reg, err := component.NewRegistry(w.components()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"store", "metrics", "providers", "secrets", "egress", "runtime", "ledger",
+		"bindings", "sessions", "lifecycle", "ssh", "preview", "http",
+	}
+	if got := reg.Order(); !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}

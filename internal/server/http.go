@@ -1,0 +1,261 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/clientaddr"
+	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/logs"
+	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// httpServer is the HTTP component's instance: the API, with every
+// feature the components mounted and wallet sign-in, on the listener
+// opened first; it starts the SSH gateway and the image builds once it
+// serves.
+type httpServer struct {
+	api       *api.API
+	srv       *http.Server
+	ln        net.Listener
+	ready     atomic.Bool
+	in        *installation
+	providers *providerSet
+	runtime   *runtimePart
+	sshd      *sshServer
+	cfg       config.Config
+	out       io.Writer
+	// serveErr is where Serve returns; nil until it serves.
+	serveErr chan error
+	// failed: Serve returned by itself; no grace on the way out.
+	failed bool
+}
+
+// httpComponent is the API. It requires every component: they are all
+// up before it serves, and it stops taking requests before any of them
+// closes.
+func (w *wiring) httpComponent() component.Registration {
+	return component.Def[*httpServer]{
+		Name: httpName,
+		Requires: []string{storeName, metricsName, providersName, secretsName, egressName, runtimeName,
+			ledgerName, bindingsName, sessionsName, lifecycleName, sshName, previewName},
+		Init:  w.initHTTP,
+		Close: func(ctx context.Context, h *httpServer) error { return h.drain(ctx) },
+	}.Registration()
+}
+
+func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpServer, error) {
+	h := &httpServer{ln: w.doors.api, cfg: w.cfg, out: w.out}
+	var err error
+	if h.in, err = component.Get[*installation](ic, storeName); err != nil {
+		return nil, err
+	}
+	if h.providers, err = component.Get[*providerSet](ic, providersName); err != nil {
+		return nil, err
+	}
+	if h.runtime, err = component.Get[*runtimePart](ic, runtimeName); err != nil {
+		return nil, err
+	}
+	if h.sshd, err = component.Get[*sshServer](ic, sshName); err != nil {
+		return nil, err
+	}
+	sec, err := component.Get[*secrets.Service](ic, secretsName)
+	if err != nil {
+		return nil, err
+	}
+	preview, err := component.Get[api.Preview](ic, previewName)
+	if err != nil {
+		return nil, err
+	}
+	signIn, err := w.signIn(h.in)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := clientsOf(w.cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.api = api.New(api.Config{
+		Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Logger: h.in.logger,
+		Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Logs: logs.BookOf(h.in.logger),
+		Limits: limitsOf(w.cfg.Limits), Clients: clients, Preview: preview, Members: w.cfg.Members,
+		Builds: h.runtime.builds.builder,
+	})
+	h.api.Mount(w.features...)
+	h.api.Mount(api.SignIn(signIn))
+	h.srv = newHTTPServer(h.api, h.in.logger)
+	return h, nil
+}
+
+// signIn is wallet sign-in, with the session key of the data directory
+// (made on first start unless the configuration gives it).
+func (w *wiring) signIn(in *installation) (*auth.SignIn, error) {
+	key, err := auth.LoadSessionKey(w.cfg.DataDir, w.cfg.SessionKey)
+	if err != nil {
+		return nil, err
+	}
+	return &auth.SignIn{
+		Store: in.st, Key: key, Now: time.Now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
+		ChallengeTTL: w.cfg.ChallengeTTL, SessionTTL: w.cfg.SessionTTL,
+	}, nil
+}
+
+// clientsOf finds the address a request came from, trusting the
+// configured proxies.
+func clientsOf(cfg config.Config) (clientaddr.Resolver, error) {
+	trusted, err := clientaddr.ParseTrusted(cfg.TrustedProxies)
+	if err != nil {
+		return clientaddr.Resolver{}, err
+	}
+	return clientaddr.New(trusted, cfg.TrustedProxyHeader)
+}
+
+// newHTTPServer serves HTTP/1.1, and HTTP/2 without TLS for clients that
+// know to use it (prior knowledge): preview URLs carry both to sandbox
+// servers.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Protocols:         &protos,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// serve creates the first admin key and prints it once, now that nothing
+// is left that could fail before the server serves; then serves on the
+// listener opened first, starts the SSH gateway and the image builds, and
+// returns when ctx ends or serving fails.
+func (h *httpServer) serve(ctx context.Context) error {
+	if err := bootstrapKey(ctx, h.in.st, h.cfg.BootstrapKey, h.out); err != nil {
+		return err
+	}
+	h.srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	h.serveErr = make(chan error, 1)
+	h.providers.served.Store(true)
+	go func() { h.serveErr <- h.srv.Serve(h.ln) }()
+	h.sshd.start(h.out)
+	h.runtime.builds.start(ctx)
+	h.ready.Store(true)
+	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.cfg.DataDir, h.providers.reg.Default())
+	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
+	select {
+	case err := <-h.serveErr:
+		h.failed = true
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// drainMargin is what the drain leaves of the shutdown's deadline: requests
+// that have not drained by then are cut, and the components after the API
+// still close within the deadline.
+const drainMargin = time.Second
+
+// drain stops taking requests and drains them under ctx's deadline.
+// Streams to sandbox agents (terminals, followed output) need not end by
+// themselves, and Shutdown does not wait for WebSockets: after a grace
+// period, and in any case once the rest is drained, the agent connections
+// are closed, which ends them. SSH sessions get the same grace, and the
+// gateway has stopped when drain returns.
+func (h *httpServer) drain(ctx context.Context) error {
+	h.ready.Store(false)
+	if h.serveErr == nil {
+		return nil // it never served
+	}
+	grace := AgentStreamGrace
+	if h.failed {
+		grace = 0
+	}
+	closeAgents := time.AfterFunc(grace, func() { _ = h.runtime.svc.Close() })
+	sshStopped := h.sshd.shutdown(grace)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-drainMargin))
+		defer cancel()
+	}
+	if err := h.srv.Shutdown(ctx); err != nil {
+		h.in.logger.Warn("shutdown did not drain every request", "err", err)
+		_ = h.srv.Close()
+	}
+	sshStopped()
+	closeAgents.Stop()
+	_ = h.runtime.svc.Close()
+	if h.failed {
+		return nil // serve returned its error
+	}
+	if err := <-h.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// bootstrapKey creates the first admin key when the store has none and
+// prints it once. A configured bootstrap key is used as that key.
+func bootstrapKey(ctx context.Context, st store.Store, configured string, out io.Writer) error {
+	n, err := st.CountAPIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	keys := auth.Keys{Store: st, Now: time.Now}
+	plain, _, err := keys.CreateInstallation(ctx, "bootstrap admin", configured)
+	if err != nil {
+		return fmt.Errorf("create the admin key: %w", err)
+	}
+	if configured != "" {
+		fmt.Fprintln(out, "paddock: created the admin API key from the configured bootstrap key")
+		return nil
+	}
+	fmt.Fprintf(out, "paddock: admin API key (shown once, store it now): %s\n", plain)
+	return nil
+}
+
+// limitsOf is the API's limits from the configuration's.
+func limitsOf(l config.Limits) api.Limits {
+	return api.Limits{
+		PerKey:              api.Rate{PerSecond: l.RatePerKey, Burst: l.BurstPerKey},
+		PerClient:           api.Rate{PerSecond: l.RatePerClient, Burst: l.BurstPerClient},
+		ExecPerRuntime:      l.ExecStreamsPerRuntime,
+		ExecPerUser:         l.ExecStreamsPerUser,
+		TerminalsPerRuntime: l.TerminalsPerRuntime,
+		TerminalsPerUser:    l.TerminalsPerUser,
+		JSONBodyBytes:       l.JSONBodyBytes,
+		UploadBodyBytes:     l.UploadBodyBytes,
+		BundleBodyBytes:     l.BundleBodyBytes,
+	}
+}
+
+// signInDomain is the name wallets sign in to: the configured one, else
+// the address the server listens on ("localhost" for an unspecified host).
+func signInDomain(configured string, addr net.Addr) string {
+	if configured != "" {
+		return configured
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}

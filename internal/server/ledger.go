@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/ledger"
+	"github.com/paddockhq/paddock/internal/metrics"
+)
+
+// ledgerPart is the ledger component's instance: the ledger and its
+// settler.
+type ledgerPart struct {
+	ledger  *ledger.Ledger
+	settler *ledger.Settler
+}
+
+// ledgerComponent keeps credits and mounts their routes. Its settler
+// charges running compute every settle interval and pauses what an org
+// can no longer pay for; it stops before the runtime service and the
+// store close.
+func (w *wiring) ledgerComponent() component.Registration {
+	return component.Def[*ledgerPart]{
+		Name:     ledgerName,
+		Requires: []string{storeName, runtimeName, metricsName},
+		Init: func(_ context.Context, ic *component.InitContext) (*ledgerPart, error) {
+			in, err := component.Get[*installation](ic, storeName)
+			if err != nil {
+				return nil, err
+			}
+			rp, err := component.Get[*runtimePart](ic, runtimeName)
+			if err != nil {
+				return nil, err
+			}
+			m, err := component.Get[*metrics.Metrics](ic, metricsName)
+			if err != nil {
+				return nil, err
+			}
+			newOrg, err := ledger.MicrosOf(w.cfg.NewOrgCredits)
+			if err != nil {
+				return nil, fmt.Errorf("new org credits: %w", err)
+			}
+			logger := in.logger.With("component", "ledger")
+			lp := &ledgerPart{ledger: ledger.New(ledger.Config{
+				Store: in.st, Meter: rp.meter, Runtimes: rp.svc, NewOrgMicros: newOrg, Logger: logger,
+			})}
+			lp.settler = ledger.NewSettler(lp.ledger, ledger.SettlerConfig{
+				Interval: w.cfg.SettleInterval,
+				AfterTick: func(res ledger.TickResult, err error) {
+					m.CreditsDeducted(res.ChargedMicros)
+					if err != nil {
+						in.logger.Error("settling running compute", "err", err)
+					}
+				},
+			})
+			lp.settler.Start()
+			in.logger.Info("credits", "pricing", rp.pricing.String())
+			w.mount(api.Credits(lp.ledger))
+			return lp, nil
+		},
+		Close: func(_ context.Context, lp *ledgerPart) error {
+			lp.settler.Stop()
+			return nil
+		},
+	}.Registration()
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+const metaInstanceID = "instance_id"
+
+// installation is the store component's instance: the store, the
+// installation id it keeps (it labels all compute), and the logger that
+// names the installation, for every component after it.
+type installation struct {
+	st     store.Store
+	id     string
+	logger *slog.Logger
+}
+
+// storeComponent opens the store (SQLite in the data directory unless the
+// configuration names another) and establishes the installation id.
+func (w *wiring) storeComponent() component.Registration {
+	return component.Def[*installation]{
+		Name: storeName,
+		Init: func(ctx context.Context, _ *component.InitContext) (*installation, error) {
+			dsn := w.cfg.Store
+			if dsn == "" {
+				dsn = "sqlite:" + filepath.Join(w.cfg.DataDir, "paddock.db")
+			}
+			st, err := store.Open(ctx, dsn, w.logger)
+			if err != nil {
+				return nil, fmt.Errorf("open store: %w", err)
+			}
+			id, err := instanceID(ctx, st, w.cfg.InstanceID)
+			if err != nil {
+				_ = st.Close()
+				return nil, err
+			}
+			return &installation{st: st, id: id, logger: w.logger.With("instance", id)}, nil
+		},
+		Close: func(_ context.Context, in *installation) error { return in.st.Close() },
+	}.Registration()
+}
+
+// instanceID is the installation id the store keeps; on the first start
+// the configured one, else a new one.
+func instanceID(ctx context.Context, st store.Store, configured string) (string, error) {
+	id, err := st.GetMeta(ctx, metaInstanceID)
+	if err == nil {
+		return id, nil
+	}
+	if !errdefs.IsNotFound(err) {
+		return "", err
+	}
+	id = configured
+	if id == "" {
+		id = uuid.NewString()
+	}
+	if err := st.SetMeta(ctx, metaInstanceID, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
