@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
@@ -75,6 +76,9 @@ type Config struct {
 	// Builds are the images the server builds in the background, for
 	// GET /api/images; nil: it builds none.
 	Builds *imagebuild.Builder
+	// Access is the identity and access service; nil: one made from
+	// Store, SignIn, Now and Members.
+	Access *iam.Service
 }
 
 // API serves HTTP.
@@ -82,7 +86,7 @@ type API struct {
 	store       store.Store
 	runtimes    *runtime.Service
 	providers   *provider.Registry
-	keys        auth.Keys
+	iam         *iam.Service
 	logger      *slog.Logger
 	ready       func() bool
 	now         func() time.Time
@@ -163,7 +167,7 @@ func New(cfg Config) *API {
 		store:       cfg.Store,
 		runtimes:    cfg.Runtimes,
 		providers:   cfg.Providers,
-		keys:        auth.Keys{Store: cfg.Store, Now: now},
+		iam:         cfg.Access,
 		logger:      cfg.Logger,
 		ready:       cfg.Ready,
 		now:         func() time.Time { return now().UTC().Truncate(time.Microsecond) },
@@ -183,6 +187,10 @@ func New(cfg Config) *API {
 		ssh:         cfg.SSH,
 		members:     cfg.Members,
 		builds:      cfg.Builds,
+	}
+	if a.iam == nil {
+		a.iam = iam.New(iam.Config{Store: cfg.Store, SignIn: cfg.SignIn, Now: now, DirectAdd: cfg.Members.DirectAdd,
+			InvitationTTL: cfg.Members.InvitationTTL, Logger: cfg.Logger})
 	}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL

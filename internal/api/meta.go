@@ -236,7 +236,7 @@ func (a *API) visibleProvisions(r *http.Request, ps []runtime.Provision) ([]runt
 				return nil, err
 			}
 			if err == nil {
-				got, ok, err := auth.OrgAccess(ctx, a.store, id, o)
+				got, ok, err := a.iam.OrgAccess(ctx, id, o)
 				if err != nil {
 					return nil, err
 				}

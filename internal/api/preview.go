@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"net"
@@ -13,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -60,10 +59,6 @@ const (
 	// third-party contexts (previewCookies).
 	previewCookiePartitioned = "paddock_preview_p"
 	previewHeader            = "X-Paddock-Preview-Token"
-	defaultPreviewTT         = time.Hour
-	// shortIDLen is how many hex digits of a runtime's id name it in a
-	// preview host.
-	shortIDLen = 12
 )
 
 // previewHostRE is the first label of a preview host: P-<short id>.
@@ -79,11 +74,8 @@ func (a *API) previewDomain() string {
 	return strings.ToLower(a.preview.Domain)
 }
 
-// ShortID is how a preview host names a runtime: the first 12 hex digits
-// of its id.
-func ShortID(runtimeID string) string {
-	return strings.ReplaceAll(runtimeID, "-", "")[:shortIDLen]
-}
+// ShortID is how a preview host names a runtime (iam.ShortID).
+func ShortID(runtimeID string) string { return iam.ShortID(runtimeID) }
 
 // previewHost parses a request's Host as a preview host.
 func (a *API) previewHost(host string) (port int, short string, ok bool) {
@@ -129,7 +121,7 @@ func (a *API) IsPreview(r *http.Request) bool {
 // false when r is neither.
 func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
 	if port, short, ok := a.previewHost(r.Host); ok {
-		a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByShortID(r.Context(), short) }, "")
+		a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.path().Resolve(r.Context(), short) }, "")
 		return true
 	}
 	if !isPortsPath(r.URL.Path) {
@@ -141,52 +133,13 @@ func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
 	}
 	port, _ := strconv.Atoi(m[4])
 	prefix := strings.TrimSuffix(r.URL.Path, m[5])
-	a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByPath(r, m[1], m[2], m[3]) }, prefix)
+	a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.path().ResolveIn(r.Context(), m[1], m[2], m[3]) }, prefix)
 	return true
 }
 
-// runtimeByShortID finds the runtime a preview host names.
-func (a *API) runtimeByShortID(ctx context.Context, short string) (store.Runtime, error) {
-	prefix := short[:8] + "-" + short[8:]
-	rts, err := a.store.FindRuntimesByIDPrefix(ctx, prefix, 2)
-	if err != nil {
-		return store.Runtime{}, err
-	}
-	if len(rts) != 1 {
-		return store.Runtime{}, errPreviewNotFound
-	}
-	return rts[0], nil
-}
-
-// runtimeByPath finds the runtime a path URL names, in its org and
-// workspace (not yet checking who may see it). It asks the store the
-// same three questions whether or not the runtime exists, so that an
-// unknown runtime does not answer sooner than another org's.
-func (a *API) runtimeByPath(r *http.Request, org, ws, id string) (store.Runtime, error) {
-	if !isUUID(id) || !slugRE.MatchString(org) || !slugRE.MatchString(ws) {
-		return store.Runtime{}, errPreviewNotFound
-	}
-	ctx := r.Context()
-	rt, err := a.store.GetRuntime(ctx, id)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	found := err == nil
-	o, err := a.store.GetOrgByName(ctx, org)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	// An org that does not exist is looked in all the same, by an id
-	// that matches nothing.
-	w, err := a.store.GetWorkspaceByName(ctx, o.ID, ws)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	if !found || o.ID == "" || o.ID != rt.OrgID || w.ID == "" || w.ID != rt.WorkspaceID {
-		return store.Runtime{}, errPreviewNotFound
-	}
-	return rt, nil
-}
+// path is the one way to a runtime's agent every door takes: resolve,
+// authorize, wake, dial.
+func (a *API) path() iam.Path { return iam.Path{Access: a.iam, Agents: a.runtimes} }
 
 // proxyPort checks who may reach port of the runtime find names, wakes it,
 // waits for the port and proxies the request to it. prefix is the path
@@ -237,25 +190,16 @@ func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find f
 		r = r.WithContext(ctx)
 	}
 	wasRunning := rt.Status == store.RuntimeRunning
-	if !wasRunning {
-		// Waking is bounded; the port then gets its own bounded wait.
-		wake, cancel := context.WithTimeout(ctx, a.previewWait()+time.Minute)
-		_, _, err := a.runtimes.AgentOf(wake, rt)
-		timedOut := wake.Err() != nil && ctx.Err() == nil
-		cancel()
-		if err != nil {
-			if timedOut {
-				err = errdefs.Unavailable("wake_failed", "the runtime did not wake within %s", a.previewWait()+time.Minute).WithCause(err)
-			}
-			a.previewError(w, r, wakeFailed(err))
-			return
-		}
+	// Waking is bounded; the port then gets its own bounded wait.
+	if err := a.path().Wake(ctx, rt, a.previewWait()+time.Minute); err != nil {
+		a.previewError(w, r, err)
+		return
 	}
 	// The agent is held, and the runtime counts as active, for as long as
 	// the request (a WebSocket included) lasts.
-	agent, _, err := a.runtimes.AgentOf(ctx, rt)
+	agent, err := a.path().Dial(ctx, rt)
 	if err != nil {
-		a.previewError(w, r, wakeFailed(err))
+		a.previewError(w, r, iam.WakeFailed(err))
 		return
 	}
 	if !wasRunning {
@@ -274,7 +218,7 @@ func errNeedsCredentials(port int) error {
 
 // errPreviewNotFound answers a preview of a runtime that does not exist
 // and of one the caller may not see alike, naming neither.
-var errPreviewNotFound = errdefs.NotFound("runtime_not_found", "no runtime you may see has this address")
+var errPreviewNotFound = iam.ErrRuntimeNotFound
 
 func (a *API) previewWait() time.Duration {
 	if a.preview.Wait > 0 {
@@ -310,15 +254,6 @@ func (a *API) awaitPort(ctx context.Context, agent *agentconn.Client, port int) 
 
 func errNotListening(port int, cause error) error {
 	return errdefs.Unavailable("port_not_listening", "nothing is listening on port %d in the sandbox", port).WithCause(cause)
-}
-
-// wakeFailed says a runtime could not be woken, keeping the reason's
-// code when it has one.
-func wakeFailed(err error) error {
-	if _, ok := errdefs.Public(err); ok {
-		return err
-	}
-	return errdefs.Unavailable("wake_failed", "the runtime could not be woken").WithCause(err)
 }
 
 // previewGrant is how a request was let through to a port.
@@ -389,7 +324,7 @@ func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Run
 	if err != nil {
 		return previewGrant{}, err
 	}
-	if err := a.memberOf(r.Context(), id, rt); err != nil {
+	if err := a.path().Authorize(r.Context(), id, iam.Member, rt); err != nil {
 		return previewGrant{}, err
 	}
 	return previewGrant{cred: id.Credential(), id: id}, nil
@@ -400,32 +335,20 @@ func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Run
 // session or a removed member takes the token with it. ok says one let r
 // through; otherwise err says why the last one presented did not.
 func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (g previewGrant, ok bool, err error) {
-	if a.signin == nil {
+	if !a.iam.PreviewTokens() {
 		return previewGrant{}, false, nil
 	}
-	candidates := presentedTokens(r, prefix)
-	// Why, for admit's log: first in the chain, so that it names the
-	// token, not a refusal of its maker's key.
-	refused := &auth.Refusal{Reason: "bad_preview_token"}
-	for i, tok := range candidates {
+	for i, tok := range presentedTokens(r, prefix) {
 		if tok == "" {
 			continue
 		}
 		// No token names a runtime that does not exist (rt.ID "").
-		claims, cerr := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now())
-		if cerr != nil {
-			err = errdefs.Unauthenticated("invalid_preview_token", "%v", cerr).WithCause(refused)
+		maker, cred, terr := a.iam.PreviewToken(r.Context(), tok, rt, port)
+		if terr != nil {
+			err = terr
 			continue
 		}
-		maker, cerr := auth.Reverify(r.Context(), a.store, a.now, claims.Credential)
-		if cerr == nil {
-			cerr = a.memberOf(r.Context(), maker, rt)
-		}
-		if cerr != nil {
-			err = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(errors.Join(refused, cerr))
-			continue
-		}
-		g := previewGrant{cred: claims.Credential, id: maker, token: tok, tokenInQuery: i == 1}
+		g := previewGrant{cred: cred, id: maker, token: tok, tokenInQuery: i == 1}
 		if i == 1 && prefix == "" {
 			// A first visit: the cookie keeps a tab or an iframe going.
 			cs := a.previewCookies(r, tok)
@@ -437,35 +360,6 @@ func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runt
 		return g, true, nil
 	}
 	return previewGrant{}, false, err
-}
-
-// memberOf checks that id may operate rt: in sight of rt's workspace,
-// with at least the member role. A runtime that does not exist (rt zero)
-// and one out of sight are alike not found.
-func (a *API) memberOf(ctx context.Context, id auth.Identity, rt store.Runtime) error {
-	// A runtime that does not exist is looked up as far as another
-	// org's (its org, the caller's access to it), so that it answers no
-	// sooner.
-	o, err := a.store.GetOrg(ctx, rt.OrgID)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return err
-	}
-	if rt.ID == "" {
-		o = store.Org{ID: uuid.Nil.String()}
-	} else if err != nil {
-		return err
-	}
-	acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
-	if err != nil {
-		return err
-	}
-	if rt.ID == "" || !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
-		return errPreviewNotFound
-	}
-	if !acc.Role.AtLeast(auth.RoleMember) {
-		return errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
-	}
-	return nil
 }
 
 // previewCookies are the cookies a ?token= visit to a preview host sets.
@@ -642,9 +536,6 @@ func (a *API) setPort(w http.ResponseWriter, r *http.Request) error {
 
 // createPreviewToken signs a preview token for one port.
 func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
-	if a.signin == nil {
-		return errdefs.NotImplemented("preview_tokens_not_configured", "this server issues no preview tokens")
-	}
 	port, err := portParam(r)
 	if err != nil {
 		return err
@@ -653,20 +544,18 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, true); err != nil {
 		return err
 	}
-	ttl := defaultPreviewTT
-	if req.TTL != "" {
-		d, err := time.ParseDuration(req.TTL)
-		if err != nil || d <= 0 || d > auth.MaxPreviewTTL {
-			return errdefs.InvalidArgument("invalid_ttl", "ttl %q must be a positive duration of at most %s", req.TTL, auth.MaxPreviewTTL)
-		}
-		ttl = d
+	ttl, err := a.iam.PreviewTTL(req.TTL)
+	if err != nil {
+		return err
 	}
 	rt, err := a.runtimeOf(r)
 	if err != nil {
 		return err
 	}
-	exp := a.now().Add(ttl)
-	tok := auth.SealPreview(a.signin.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: identity(r).Credential()})
+	tok, exp, err := a.iam.IssuePreviewToken(identity(r), rt, port, ttl)
+	if err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previewURL(rt, port) + "?token=" + tok, ExpiresAt: exp})
 	return nil
 }
