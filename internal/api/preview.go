@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/auth"
