@@ -118,7 +118,7 @@ func (w *world) workspace(o store.Org, name string) (store.Workspace, store.Runt
 // runtime makes a runtime with id in wsp.
 func (w *world) runtime(wsp store.Workspace, id string) store.Runtime {
 	ctx := context.Background()
-	p := store.Project{ID: uuid.NewString(), OrgID: wsp.OrgID, WorkspaceID: wsp.ID, Name: "p" + id[:8], CreatedAt: time.Now()}
+	p := store.Project{ID: uuid.NewString(), OrgID: wsp.OrgID, WorkspaceID: wsp.ID, Name: "p" + uuid.NewString()[:8], CreatedAt: time.Now()}
 	must(w.t, w.st.CreateProject(ctx, p))
 	rt := store.Runtime{ID: id, OrgID: wsp.OrgID, WorkspaceID: wsp.ID, ProjectID: p.ID, Status: store.RuntimeRunning, CreatedAt: time.Now()}
 	must(w.t, w.st.CreateRuntime(ctx, rt))
