@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
+	"github.com/paddockhq/paddock/internal/preview"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
@@ -111,8 +112,8 @@ type API struct {
 	ssh         *sshgw.Info
 	members     config.Members
 	builds      *imagebuild.Builder
-	// portTransports are the preview proxy's (preview.go).
-	portTransports portTransports
+	// previews is the preview gateway (preview.go).
+	previews *preview.Gateway
 }
 
 // Route is one entry of the route table.
@@ -208,6 +209,7 @@ func New(cfg Config) *API {
 	if a.ready == nil {
 		a.ready = func() bool { return true }
 	}
+	a.previews = a.newPreviews()
 	for _, rt := range a.Routes() {
 		a.mux.Handle(rt.Method+" "+rt.Pattern, a.guard(rt, a.handle(rt.handler)))
 	}
