@@ -59,55 +59,7 @@ func TestAuthorize(t *testing.T) {
 		"admin key viewer": w.principal(w.key("admin", iam.KeySpec{Role: "viewer"})),
 		"admin key ops":    w.principal(w.key("admin", iam.KeySpec{Workspace: "ops"})),
 	}
-	// Columns: viewer member admin owner installation ("." not asked:
-	// a runtime is reached with a role).
-	table := map[string]map[string]string{
-		"installation": {
-			"org": "- - - - -", "orgNarrow": "- - - - -", "dev": "- - - - -", "ops": "- - - - -", "nowhere": "404o 404o 404o 404o 404o",
-			"other": "- - - - -", "rtDev": "- - - - .", "rtOps": "- - - - .", "rtOther": "- - - - .", "install": ". . . . -",
-		},
-		"owner": {
-			"org": "- - - - inst", "dev": "- - - - inst", "ops": "- - - - inst", "nowhere": "404o 404o 404o 404o 404o",
-			"other": "404o 404o 404o 404o 404o", "rtDev": "- - - - .", "rtOps": "- - - - .", "rtOther": "404r 404r 404r 404r .", "install": ". . . . inst",
-		},
-		"admin": {
-			"org": "- - - low inst", "dev": "- - - low inst", "ops": "- - - low inst",
-			"rtDev": "- - - low .", "rtOps": "- - - low .", "rtOther": "404r 404r 404r 404r .",
-		},
-		"member": {
-			"org": "- - low low inst", "orgNarrow": "- - low low inst", "dev": "- - low low inst", "ops": "404w 404w 404w 404w 404w",
-			"rtDev": "- - low low .", "rtOps": "404r 404r 404r 404r .",
-		},
-		"viewer": {
-			"org": "- low low low inst", "dev": "- low low low inst", "ops": "404w 404w 404w 404w 404w",
-			"rtDev": "- low low low .", "rtOps": "404r 404r 404r 404r .",
-		},
-		"loner": {
-			"org": "- - low low inst", "dev": "404w 404w 404w 404w 404w", "rtDev": "404r 404r 404r 404r .",
-		},
-		"outsider": {
-			"org": "404o 404o 404o 404o 404o", "dev": "404o 404o 404o 404o 404o", "rtDev": "404r 404r 404r 404r .",
-			"other": "- - low low inst", "rtOther": "404r 404r 404r 404r .",
-		},
-		"member key": {
-			"org": "- - low low inst", "dev": "- - low low inst", "ops": "404w 404w 404w 404w 404w", "other": "404o 404o 404o 404o 404o",
-			"rtDev": "- - low low .", "rtOps": "404r 404r 404r 404r .", "rtOther": "404r 404r 404r 404r .",
-		},
-		"member key dev": {
-			"org": "narrow narrow narrow narrow narrow", "orgNarrow": "- - low low inst", "dev": "- - low low inst",
-			"ops": "404w 404w 404w 404w 404w", "rtDev": "- - low low .", "rtOps": "404r 404r 404r 404r .",
-		},
-		// A read-only key of an admin is a viewer's: it sees the
-		// workspaces its holder is a member of, here none.
-		"admin key viewer": {
-			"org": "- low low low inst", "dev": "404w 404w 404w 404w 404w", "ops": "404w 404w 404w 404w 404w",
-			"rtOps": "404r 404r 404r 404r .",
-		},
-		"admin key ops": {
-			"org": "narrow narrow narrow narrow narrow", "orgNarrow": "- - - low inst", "ops": "- - - low inst",
-			"dev": "404w 404w 404w 404w 404w", "rtOps": "- - - low .", "rtDev": "404r 404r 404r 404r .",
-		},
-	}
+	table := authorizeTable()
 	for who, rows := range table {
 		for where, line := range rows {
 			cells := strings.Fields(line)
@@ -178,5 +130,59 @@ func TestAuthorizeRefusalReasons(t *testing.T) {
 				t.Fatalf("reason %q (%v), want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// authorizeTable is what each principal of TestAuthorize gets at each
+// target: one cell per need.
+func authorizeTable() map[string]map[string]string {
+	// Columns: viewer member admin owner installation ("." not asked:
+	// a runtime is reached with a role).
+	return map[string]map[string]string{
+		"installation": {
+			"org": "- - - - -", "orgNarrow": "- - - - -", "dev": "- - - - -", "ops": "- - - - -", "nowhere": "404o 404o 404o 404o 404o",
+			"other": "- - - - -", "rtDev": "- - - - .", "rtOps": "- - - - .", "rtOther": "- - - - .", "install": ". . . . -",
+		},
+		"owner": {
+			"org": "- - - - inst", "dev": "- - - - inst", "ops": "- - - - inst", "nowhere": "404o 404o 404o 404o 404o",
+			"other": "404o 404o 404o 404o 404o", "rtDev": "- - - - .", "rtOps": "- - - - .", "rtOther": "404r 404r 404r 404r .", "install": ". . . . inst",
+		},
+		"admin": {
+			"org": "- - - low inst", "dev": "- - - low inst", "ops": "- - - low inst",
+			"rtDev": "- - - low .", "rtOps": "- - - low .", "rtOther": "404r 404r 404r 404r .",
+		},
+		"member": {
+			"org": "- - low low inst", "orgNarrow": "- - low low inst", "dev": "- - low low inst", "ops": "404w 404w 404w 404w 404w",
+			"rtDev": "- - low low .", "rtOps": "404r 404r 404r 404r .",
+		},
+		"viewer": {
+			"org": "- low low low inst", "dev": "- low low low inst", "ops": "404w 404w 404w 404w 404w",
+			"rtDev": "- low low low .", "rtOps": "404r 404r 404r 404r .",
+		},
+		"loner": {
+			"org": "- - low low inst", "dev": "404w 404w 404w 404w 404w", "rtDev": "404r 404r 404r 404r .",
+		},
+		"outsider": {
+			"org": "404o 404o 404o 404o 404o", "dev": "404o 404o 404o 404o 404o", "rtDev": "404r 404r 404r 404r .",
+			"other": "- - low low inst", "rtOther": "404r 404r 404r 404r .",
+		},
+		"member key": {
+			"org": "- - low low inst", "dev": "- - low low inst", "ops": "404w 404w 404w 404w 404w", "other": "404o 404o 404o 404o 404o",
+			"rtDev": "- - low low .", "rtOps": "404r 404r 404r 404r .", "rtOther": "404r 404r 404r 404r .",
+		},
+		"member key dev": {
+			"org": "narrow narrow narrow narrow narrow", "orgNarrow": "- - low low inst", "dev": "- - low low inst",
+			"ops": "404w 404w 404w 404w 404w", "rtDev": "- - low low .", "rtOps": "404r 404r 404r 404r .",
+		},
+		// A read-only key of an admin is a viewer's: it sees the
+		// workspaces its holder is a member of, here none.
+		"admin key viewer": {
+			"org": "- low low low inst", "dev": "404w 404w 404w 404w 404w", "ops": "404w 404w 404w 404w 404w",
+			"rtOps": "404r 404r 404r 404r .",
+		},
+		"admin key ops": {
+			"org": "narrow narrow narrow narrow narrow", "orgNarrow": "- - - low inst", "ops": "- - - low inst",
+			"dev": "404w 404w 404w 404w 404w", "rtOps": "- - - low .", "rtDev": "404r 404r 404r 404r .",
+		},
 	}
 }
