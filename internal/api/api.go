@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
@@ -20,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
+	"github.com/paddockhq/paddock/internal/preview"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
@@ -64,6 +66,9 @@ type Config struct {
 	// Builds are the images the server builds in the background, for
 	// GET /api/images; nil: it builds none.
 	Builds *imagebuild.Builder
+	// Access is the identity and access service; nil: one made from
+	// Store, Now and Members (mounting SignIn gives it wallet sign-in).
+	Access *iam.Service
 }
 
 // API serves HTTP.
@@ -71,7 +76,7 @@ type API struct {
 	store       store.Store
 	runtimes    *runtime.Service
 	providers   *provider.Registry
-	keys        auth.Keys
+	iam         *iam.Service
 	logger      *slog.Logger
 	ready       func() bool
 	now         func() time.Time
@@ -97,8 +102,8 @@ type API struct {
 	members     config.Members
 	builds      *imagebuild.Builder
 	tenancy     *tenancy.Service
-	// portTransports are the preview proxy's (preview.go).
-	portTransports portTransports
+	// previews is the preview gateway (preview.go).
+	previews *preview.Gateway
 
 	// routes are the core routes and those of the features mounted.
 	routes []Route
@@ -158,7 +163,7 @@ func New(cfg Config) *API {
 		store:       cfg.Store,
 		runtimes:    cfg.Runtimes,
 		providers:   cfg.Providers,
-		keys:        auth.Keys{Store: cfg.Store, Now: now},
+		iam:         cfg.Access,
 		logger:      cfg.Logger,
 		ready:       cfg.Ready,
 		now:         func() time.Time { return now().UTC().Truncate(time.Microsecond) },
@@ -174,6 +179,10 @@ func New(cfg Config) *API {
 		members:     cfg.Members,
 		builds:      cfg.Builds,
 		tenancy:     tenancy.New(tenancy.Config{Store: cfg.Store, Now: now}),
+	}
+	if a.iam == nil {
+		a.iam = iam.New(iam.Config{Store: cfg.Store, Now: now, DirectAdd: cfg.Members.DirectAdd,
+			InvitationTTL: cfg.Members.InvitationTTL, Logger: cfg.Logger})
 	}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL
@@ -191,6 +200,7 @@ func New(cfg Config) *API {
 	if a.ready == nil {
 		a.ready = func() bool { return true }
 	}
+	a.previews = a.newPreviews()
 	a.add(a.coreRoutes())
 	return a
 }

@@ -7,23 +7,25 @@ import (
 	"net/http"
 	"strings"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
 // Need is what a route asks of its caller: nothing, any credential, the
-// installation admin, or at least a role in the route's org.
-type Need string
+// installation admin, or at least a role in the route's org; the access
+// service decides it (iam.Authorize).
+type Need = iam.Need
 
 const (
-	public       Need = "public"
-	anyone       Need = "any"
-	installation Need = "installation"
-	viewer            = Need(auth.RoleViewer)
-	member            = Need(auth.RoleMember)
-	admin             = Need(auth.RoleAdmin)
-	owner             = Need(auth.RoleOwner)
+	public       = iam.Public
+	anyone       = iam.Any
+	installation = iam.Installation
+	viewer       = iam.Viewer
+	member       = iam.Member
+	admin        = iam.Admin
+	owner        = iam.Owner
 )
 
 // body is how large a route's request body may be.
@@ -129,28 +131,17 @@ func (a *API) admit(w http.ResponseWriter, r *http.Request, authn func() (auth.I
 	return id, err
 }
 
-// authenticate verifies the bearer credential. A refusal carries an
-// auth.Refusal that says why, never what was presented, for admit's log.
-// A malformed key is refused before any lookup (auth.WellFormed).
+// authenticate verifies the bearer credential (iam.Authenticate). A
+// refusal carries an auth.Refusal that says why, never what was
+// presented, for admit's log.
 func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identity, error) {
-	ctx := r.Context()
 	cred, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok || cred == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock"`)
 		return auth.Identity{}, errdefs.Unauthenticated("missing_api_key", "send an API key or a session token as 'Authorization: Bearer …'").
 			WithCause(&auth.Refusal{Reason: "no_credentials"})
 	}
-	var id auth.Identity
-	var err error
-	if auth.IsSessionToken(cred) {
-		if a.signin == nil {
-			err = errdefs.Unauthenticated("invalid_session", "this server does not issue session tokens")
-		} else {
-			id, err = a.signin.Verify(ctx, cred)
-		}
-	} else {
-		id, err = a.keys.Verify(ctx, cred)
-	}
+	id, err := a.iam.Authenticate(r.Context(), cred)
 	var why *auth.Refusal
 	if err != nil && errors.As(err, &why) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="paddock", error="invalid_token"`)
@@ -158,74 +149,28 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identit
 	return id, err
 }
 
-// authorize resolves the route's org and workspace for id and checks the
-// role the route needs.
+// authorize asks the access service whether id may use the route, in the
+// route's org and workspace. The route table's own mistakes (an org route
+// any credential may use, a route outside an org that asks a role) are
+// the server's.
 func (a *API) authorize(r *http.Request, rt Route, id auth.Identity) (scope, error) {
 	hasOrg := strings.Contains(rt.Pattern, "{org}")
 	switch {
-	case rt.Need == anyone:
-		if hasOrg {
-			return scope{}, fmt.Errorf("route %s %s: an org route needs a role", rt.Method, rt.Pattern)
-		}
-		return scope{}, nil
-	case !hasOrg:
-		if rt.Need != installation {
-			return scope{}, fmt.Errorf("route %s %s: a route outside an org needs no role", rt.Method, rt.Pattern)
-		}
-		if !id.Installation {
-			return scope{}, errInstallationOnly
-		}
-		return scope{}, nil
+	case rt.Need == anyone && hasOrg:
+		return scope{}, fmt.Errorf("route %s %s: an org route needs a role", rt.Method, rt.Pattern)
+	case !hasOrg && rt.Need != installation && rt.Need != anyone:
+		return scope{}, fmt.Errorf("route %s %s: a route outside an org needs no role", rt.Method, rt.Pattern)
 	}
-	ctx := r.Context()
-	name := r.PathValue("org")
-	if !slugRE.MatchString(name) {
-		return scope{}, errdefs.InvalidArgument("invalid_org", "%q is not an org name", name)
+	t := iam.Target{Narrow: rt.Narrow, Action: r.Method + " " + rt.Pattern}
+	if hasOrg {
+		t.Org = r.PathValue("org")
 	}
-	o, err := a.store.GetOrgByName(ctx, name)
-	if err != nil && !errdefs.IsNotFound(err) {
+	if strings.Contains(rt.Pattern, "{workspace}") {
+		t.Workspace = r.PathValue("workspace")
+	}
+	sc, err := a.iam.Authorize(r.Context(), id, rt.Need, t)
+	if err != nil {
 		return scope{}, err
 	}
-	var acc auth.Access
-	ok := false
-	if err == nil {
-		if acc, ok, err = auth.OrgAccess(ctx, a.store, id, o); err != nil {
-			return scope{}, err
-		}
-	}
-	if !ok {
-		return scope{}, errdefs.NotFound("org_not_found", "org %q not found", name)
-	}
-	sc := scope{access: acc}
-	if strings.Contains(rt.Pattern, "{workspace}") {
-		wsName := r.PathValue("workspace")
-		if !slugRE.MatchString(wsName) {
-			return scope{}, errdefs.InvalidArgument("invalid_workspace", "%q is not a workspace name", wsName)
-		}
-		ws, err := a.store.GetWorkspaceByName(ctx, o.ID, wsName)
-		if err == nil && !acc.SeesWorkspace(ws.ID) {
-			err = errdefs.ErrNotFound
-		}
-		if errdefs.IsNotFound(err) {
-			return scope{}, errdefs.NotFound("workspace_not_found", "workspace %q not found in org %q", wsName, o.Name)
-		}
-		if err != nil {
-			return scope{}, err
-		}
-		sc.ws = ws
-	} else if id.WorkspaceID != "" && !rt.Narrow {
-		return scope{}, errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; %s %s is an org-wide route", r.Method, rt.Pattern)
-	}
-	if rt.Need == installation {
-		if !id.Installation {
-			return scope{}, errInstallationOnly
-		}
-		return sc, nil
-	}
-	if !acc.Role.AtLeast(auth.Role(rt.Need)) {
-		return scope{}, errdefs.PermissionDenied("role_too_low", "this needs the %s role in org %q; the caller has %s", rt.Need, o.Name, acc.Role)
-	}
-	return sc, nil
+	return scope{access: sc.Access, ws: sc.Workspace}, nil
 }
-
-var errInstallationOnly = errdefs.PermissionDenied("installation_admin_only", "only the installation admin may do this")

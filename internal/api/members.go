@@ -47,35 +47,9 @@ func (a *API) addMember(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	id := identity(r)
-	var u store.User
-	if isUUID(req.Member) {
-		u, err = a.memberOrNamed(ctx, ws.OrgID, req.Member)
-	} else {
-		// Only the installation admin makes users.
-		u, err = a.userByHandle(ctx, req.Member, id.Installation)
-	}
-	if errdefs.IsNotFound(err) {
-		return errMemberNotFound(req.Member, access(r).Org.Name)
-	}
-	if err != nil {
-		return err
-	}
-	// A workspace's members are the org's. Someone who is not one joins
-	// the org as a member only where no consent is asked: the installation
-	// admin's add, or an installation that allows direct adds; and then by
-	// address (a user id names someone of the whole installation), not
-	// through a key narrowed to this workspace. Anyone else is not found
-	// alike, whether or not a user has the address.
-	err = a.tenancy.JoinOrg(ctx, ws.OrgID, u.ID, func() error {
-		switch {
-		case !id.Installation && (isUUID(req.Member) || !a.members.DirectAdd):
-			return errMemberNotFound(req.Member, access(r).Org.Name)
-		case id.WorkspaceID != "":
-			return errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")
-		}
-		return nil
-	})
+	// A workspace's members are the org's: the access service says who
+	// may join it through this add.
+	u, err := a.iam.WorkspaceJoiner(ctx, identity(r), access(r), req.Member)
 	if err != nil {
 		return err
 	}
@@ -95,7 +69,7 @@ func (a *API) removeMember(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	member := r.PathValue("member")
-	u, err := a.memberOrNamed(ctx, ws.OrgID, member)
+	u, err := a.iam.MemberOrNamed(ctx, ws.OrgID, member)
 	if errdefs.IsNotFound(err) {
 		err = errdefs.NotFound("member_not_found", "%q is not a member of workspace %q", member, ws.Name)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apispec "github.com/paddockhq/paddock/api"
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -232,7 +231,7 @@ func (a *API) visibleProvisions(r *http.Request) ([]runtime.Provision, error) {
 		if err != nil {
 			return nil, err
 		}
-		acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
+		acc, ok, err := a.iam.OrgAccess(ctx, id, o)
 		if err != nil || !ok {
 			return nil, err
 		}

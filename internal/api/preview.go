@@ -2,536 +2,78 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"html"
-	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/paddockhq/paddock/internal/agentconn"
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/preview"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// Ports and preview URLs: a server listening on port P inside a runtime's
-// sandbox is reachable through the control plane at
-//
-//   - P-<runtime short id>.<preview domain> (the preview URL: its own
-//     origin, so an app's absolute links work), and
-//   - /api/v1/org/{org}/ws/{ws}/runtimes/{id}/ports/{P}/… (the path URL).
-//
-// Bytes reach the port through the agent (a port-forward stream), so the
-// sandbox needs no network. A request to a paused or archived runtime
-// wakes it and waits, bounded, for the port to answer; each request, and
-// a WebSocket for as long as it is open, is activity.
-//
-// A port is private unless the runtime marks it public: a request then
-// needs an API key or session of a member of the runtime's workspace, or
-// a preview token for that runtime and port (header, ?token=, or the
-// cookie a ?token= visit sets).
+// Ports and preview URLs: the proxy to a sandbox's ports is the preview
+// gateway (internal/preview), served ahead of the API's routes
+// (ServeHTTP); here are the API's routes about ports and the gateway's
+// share of the API (previewDoor).
 
-// Preview configures preview URLs.
-type Preview struct {
-	// Domain is the preview domain: a port's host is
-	// P-<short id>.<Domain>. "" means "localhost", which browsers resolve
-	// to loopback without any DNS.
-	Domain string
-	// Scheme and Port are how users reach this server ("http", and the
-	// listen port), for the URLs the API hands out.
-	Scheme string
-	Port   string
-	// Wait bounds how long a request to a runtime being woken waits for
-	// its port to answer (0: 30 s).
-	Wait time.Duration
-}
+// Preview configures preview URLs (preview.Config).
+type Preview = preview.Config
 
-const (
-	previewCookie = "paddock_preview"
-	// previewCookiePartitioned is the same token in a cookie for
-	// third-party contexts (previewCookies).
-	previewCookiePartitioned = "paddock_preview_p"
-	previewHeader            = "X-Paddock-Preview-Token"
-	defaultPreviewTT         = time.Hour
-	// shortIDLen is how many hex digits of a runtime's id name it in a
-	// preview host.
-	shortIDLen = 12
-)
-
-// previewHostRE is the first label of a preview host: P-<short id>.
-var previewHostRE = regexp.MustCompile(`^([0-9]{1,5})-([0-9a-f]{12})$`)
-
-// portsPathRE is a path URL: the runtime's path, ports, P, then the rest.
-var portsPathRE = regexp.MustCompile(`^/api/v1/org/([^/]+)/ws/([^/]+)/runtimes/([^/]+)/ports/([0-9]{1,5})(/.*)?$`)
-
-func (a *API) previewDomain() string {
-	if a.preview.Domain == "" {
-		return "localhost"
-	}
-	return strings.ToLower(a.preview.Domain)
-}
-
-// ShortID is how a preview host names a runtime: the first 12 hex digits
-// of its id.
-func ShortID(runtimeID string) string {
-	return strings.ReplaceAll(runtimeID, "-", "")[:shortIDLen]
-}
-
-// previewHost parses a request's Host as a preview host.
-func (a *API) previewHost(host string) (port int, short string, ok bool) {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	first, rest, found := strings.Cut(strings.ToLower(host), ".")
-	if !found || rest != a.previewDomain() {
-		return 0, "", false
-	}
-	m := previewHostRE.FindStringSubmatch(first)
-	if m == nil {
-		return 0, "", false
-	}
-	port, err := strconv.Atoi(m[1])
-	if err != nil || port < 1 || port > 65535 {
-		return 0, "", false
-	}
-	return port, m[2], true
-}
-
-// previewURL is the preview URL of port on rt.
-func (a *API) previewURL(rt store.Runtime, port int) string {
-	u := fmt.Sprintf("%s://%d-%s.%s", a.preview.Scheme, port, ShortID(rt.ID), a.previewDomain())
-	if a.preview.Port != "" {
-		u += ":" + a.preview.Port
-	}
-	return u + "/"
-}
-
-// isPortsPath is a cheap first test for a path URL, so that API requests
-// skip the expression.
-func isPortsPath(p string) bool { return strings.Contains(p, "/ports/") }
+// ShortID is how a preview host names a runtime (iam.ShortID).
+func ShortID(runtimeID string) string { return iam.ShortID(runtimeID) }
 
 // IsPreview reports whether r goes to a sandbox's port (a preview host or
 // a path URL) rather than to the API.
-func (a *API) IsPreview(r *http.Request) bool {
-	_, _, host := a.previewHost(r.Host)
-	return host || isPortsPath(r.URL.Path) && portsPathRE.MatchString(r.URL.Path)
-}
+func (a *API) IsPreview(r *http.Request) bool { return a.previews.Is(r) }
 
 // servePreview answers a request to a preview host or a path URL; ok is
 // false when r is neither.
 func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
-	if port, short, ok := a.previewHost(r.Host); ok {
-		a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByShortID(r.Context(), short) }, "")
-		return true
-	}
-	if !isPortsPath(r.URL.Path) {
-		return false
-	}
-	m := portsPathRE.FindStringSubmatch(r.URL.Path)
-	if m == nil {
-		return false
-	}
-	port, _ := strconv.Atoi(m[4])
-	prefix := strings.TrimSuffix(r.URL.Path, m[5])
-	a.proxyPort(w, r, port, func() (store.Runtime, error) { return a.runtimeByPath(r, m[1], m[2], m[3]) }, prefix)
-	return true
+	return a.previews.Serve(w, r)
 }
 
-// runtimeByShortID finds the runtime a preview host names.
-func (a *API) runtimeByShortID(ctx context.Context, short string) (store.Runtime, error) {
-	prefix := short[:8] + "-" + short[8:]
-	rts, err := a.store.FindRuntimesByIDPrefix(ctx, prefix, 2)
-	if err != nil {
-		return store.Runtime{}, err
-	}
-	if len(rts) != 1 {
-		return store.Runtime{}, errPreviewNotFound
-	}
-	return rts[0], nil
+// newPreviews is the preview gateway, on the API's access service, rate
+// limits, error body and open streams.
+func (a *API) newPreviews() *preview.Gateway {
+	return preview.New(preview.Options{Config: a.preview, Path: iam.Path{Access: a.iam, Agents: a.runtimes},
+		Door: previewDoor{a}, MaxBody: a.limits.UploadBodyBytes, Logger: a.logger})
 }
 
-// runtimeByPath finds the runtime a path URL names, in its org and
-// workspace (not yet checking who may see it). It asks the store the
-// same three questions whether or not the runtime exists, so that an
-// unknown runtime does not answer sooner than another org's.
-func (a *API) runtimeByPath(r *http.Request, org, ws, id string) (store.Runtime, error) {
-	if !isUUID(id) || !slugRE.MatchString(org) || !slugRE.MatchString(ws) {
-		return store.Runtime{}, errPreviewNotFound
-	}
-	ctx := r.Context()
-	rt, err := a.store.GetRuntime(ctx, id)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	found := err == nil
-	o, err := a.store.GetOrgByName(ctx, org)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	// An org that does not exist is looked in all the same, by an id
-	// that matches nothing.
-	w, err := a.store.GetWorkspaceByName(ctx, o.ID, ws)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	if !found || o.ID == "" || o.ID != rt.OrgID || w.ID == "" || w.ID != rt.WorkspaceID {
-		return store.Runtime{}, errPreviewNotFound
-	}
-	return rt, nil
+// previewDoor is what the preview gateway shares with the API
+// (preview.Door).
+type previewDoor struct{ a *API }
+
+func (d previewDoor) Authenticate(w http.ResponseWriter, r *http.Request) (auth.Identity, error) {
+	return d.a.authenticate(w, r)
 }
 
-// proxyPort checks who may reach port of the runtime find names, wakes it,
-// waits for the port and proxies the request to it. prefix is the path
-// URL's part before the app's own path ("" on a preview host).
-func (a *API) proxyPort(w http.ResponseWriter, r *http.Request, port int, find func() (store.Runtime, error), prefix string) {
-	ctx := r.Context()
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = http.MaxBytesReader(w, r.Body, a.limits.UploadBodyBytes)
-	}
-	if port < 1 || port > 65535 {
-		a.previewError(w, r, errdefs.InvalidArgument("invalid_port", "port %d is not 1 to 65535", port))
-		return
-	}
-	anon := anonymous(r, prefix)
-	if anon {
-		// Nothing to verify: the address pays before the store is asked
-		// anything, so a flood answered 429 costs no query.
-		if err := a.takeAddress(w, r); err != nil {
-			a.previewError(w, r, err)
-			return
-		}
-	}
-	rt, err := find()
-	if errdefs.IsNotFound(err) {
-		// A runtime that does not exist goes through the same checks as
-		// one the caller may not see, with no id and no public port, and
-		// ends in the same answer: nobody learns which runtimes exist.
-		rt, err = store.Runtime{}, nil
-	}
-	if err != nil {
-		a.previewError(w, r, err)
-		return
-	}
-	grant, err := a.previewAccess(w, r, rt, port, prefix, anon)
-	if err != nil {
-		a.previewError(w, r, err)
-		return
-	}
-	if grant.tokenInQuery && grant.cookieSet && redirectStrippingToken(w, r) {
-		return
-	}
-	if grant.cred != "" {
-		// Revoking the credential (or the token's maker) ends the stream
-		// at once: a WebSocket, server-sent events.
-		var end func()
-		ctx, end = a.live.open(ctx, grant.id, rt.OrgID)
-		defer end()
-		r = r.WithContext(ctx)
-	}
-	wasRunning := rt.Status == store.RuntimeRunning
-	if !wasRunning {
-		// Waking is bounded; the port then gets its own bounded wait.
-		wake, cancel := context.WithTimeout(ctx, a.previewWait()+time.Minute)
-		_, _, err := a.runtimes.AgentOf(wake, rt)
-		timedOut := wake.Err() != nil && ctx.Err() == nil
-		cancel()
-		if err != nil {
-			if timedOut {
-				err = errdefs.Unavailable("wake_failed", "the runtime did not wake within %s", a.previewWait()+time.Minute).WithCause(err)
-			}
-			a.previewError(w, r, wakeFailed(err))
-			return
-		}
-	}
-	// The agent is held, and the runtime counts as active, for as long as
-	// the request (a WebSocket included) lasts.
-	agent, _, err := a.runtimes.AgentOf(ctx, rt)
-	if err != nil {
-		a.previewError(w, r, wakeFailed(err))
-		return
-	}
-	if !wasRunning {
-		// Just woken: its server may need a moment to answer again.
-		if err := a.awaitPort(ctx, agent, port); err != nil {
-			a.previewError(w, r, err)
-			return
-		}
-	}
-	a.portProxy(r, agent, port, prefix).ServeHTTP(w, r)
+func (d previewDoor) Admit(w http.ResponseWriter, r *http.Request, authn func() (auth.Identity, error)) (auth.Identity, error) {
+	return d.a.admit(w, r, authn)
 }
 
-func errNeedsCredentials(port int) error {
-	return errdefs.Unauthenticated("preview_needs_credentials", "port %d is private: send an API key, or open the link with a preview token (?token=)", port)
+func (d previewDoor) TakeAddress(w http.ResponseWriter, r *http.Request) error {
+	return d.a.takeAddress(w, r)
 }
 
-// errPreviewNotFound answers a preview of a runtime that does not exist
-// and of one the caller may not see alike, naming neither.
-var errPreviewNotFound = errdefs.NotFound("runtime_not_found", "no runtime you may see has this address")
+func (d previewDoor) TakeToken(w http.ResponseWriter, tok string) error { return d.a.takeToken(w, tok) }
 
-func (a *API) previewWait() time.Duration {
-	if a.preview.Wait > 0 {
-		return a.preview.Wait
-	}
-	return 30 * time.Second
+func (d previewDoor) Live(ctx context.Context, id auth.Identity, org string) (context.Context, func()) {
+	return d.a.live.open(ctx, id, org)
 }
 
-// awaitPort waits, bounded, until something listens on port of a
-// runtime just woken.
-func (a *API) awaitPort(ctx context.Context, agent *agentconn.Client, port int) error {
-	deadline := time.Now().Add(a.previewWait())
-	for {
-		c, err := agent.DialPort(ctx, port)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		pe, public := errdefs.Public(err)
-		if !public || pe.Code != "port_not_listening" {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return errNotListening(port, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+func (d previewDoor) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	d.a.fail(r.Context(), w, err)
 }
 
-func errNotListening(port int, cause error) error {
-	return errdefs.Unavailable("port_not_listening", "nothing is listening on port %d in the sandbox", port).WithCause(cause)
+func (d previewDoor) Status(err error) (int, string) {
+	s := statusOf(err)
+	return s, genericCodes[s]
 }
 
-// wakeFailed says a runtime could not be woken, keeping the reason's
-// code when it has one.
-func wakeFailed(err error) error {
-	if _, ok := errdefs.Public(err); ok {
-		return err
-	}
-	return errdefs.Unavailable("wake_failed", "the runtime could not be woken").WithCause(err)
-}
-
-// previewGrant is how a request was let through to a port.
-type previewGrant struct {
-	// cred is the credential it acts for (the caller's, or the maker of
-	// its preview token), "" for a public port; id is its identity.
-	cred string
-	id   auth.Identity
-	// token is the preview token that let it through, if one did.
-	token string
-	// tokenInQuery: ?token= held the preview token; cookieSet: a cookie
-	// now carries it.
-	tokenInQuery, cookieSet bool
-}
-
-// presentedTokens are where r may carry a preview token, in the order
-// previewToken tries them: the header, ?token= (index 1), and on a
-// preview host its cookies ("" where there is none).
-func presentedTokens(r *http.Request, prefix string) []string {
-	out := []string{r.Header.Get(previewHeader), r.URL.Query().Get("token")}
-	if prefix == "" {
-		// Cookies only on preview hosts: a path URL shares the API's
-		// origin with every other runtime's.
-		for _, c := range append(r.CookiesNamed(previewCookie), r.CookiesNamed(previewCookiePartitioned)...) {
-			out = append(out, c.Value)
-		}
-	}
-	return out
-}
-
-// anonymous reports whether r presents no credential at all: no
-// Authorization header and no preview token.
-func anonymous(r *http.Request, prefix string) bool {
-	return r.Header.Get("Authorization") == "" && !slices.ContainsFunc(presentedTokens(r, prefix), func(t string) bool { return t != "" })
-}
-
-// previewAccess decides whether r may reach port of rt: a public port, a
-// preview token (header, ?token=, or, on a preview host, its cookie), or
-// the credentials of a member who sees rt's workspace. rt is zero for a
-// runtime that does not exist, and every check then fails exactly as for
-// one the caller may not see. The request spends a token of its preview
-// token's own bucket (takeToken), of the credential it acts for, or of
-// the client address when it has none or its credential is refused
-// (admit); an anonymous request has paid the address already.
-func (a *API) previewAccess(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string, anon bool) (previewGrant, error) {
-	public := rt.ID != "" && slices.Contains(rt.Config.PublicPorts, port)
-	switch {
-	case anon && public:
-		return previewGrant{}, nil
-	case anon:
-		return previewGrant{}, errNeedsCredentials(port)
-	case public:
-		return previewGrant{}, a.takeAddress(w, r)
-	}
-	g, ok, tokenErr := a.previewToken(w, r, rt, port, prefix)
-	if ok {
-		return g, a.takeToken(w, g.token)
-	}
-	id, err := a.admit(w, r, func() (auth.Identity, error) {
-		switch {
-		case r.Header.Get("Authorization") != "":
-			return a.authenticate(w, r)
-		case tokenErr != nil:
-			return auth.Identity{}, tokenErr
-		}
-		return auth.Identity{}, errNeedsCredentials(port)
-	})
-	if err != nil {
-		return previewGrant{}, err
-	}
-	if err := a.memberOf(r.Context(), id, rt); err != nil {
-		return previewGrant{}, err
-	}
-	return previewGrant{cred: id.Credential(), id: id}, nil
-}
-
-// previewToken looks for a preview token of rt and port in r. A token
-// lives no longer than its maker's access: a revoked key, an ended
-// session or a removed member takes the token with it. ok says one let r
-// through; otherwise err says why the last one presented did not.
-func (a *API) previewToken(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string) (g previewGrant, ok bool, err error) {
-	if a.signin == nil {
-		return previewGrant{}, false, nil
-	}
-	candidates := presentedTokens(r, prefix)
-	// Why, for admit's log: first in the chain, so that it names the
-	// token, not a refusal of its maker's key.
-	refused := &auth.Refusal{Reason: "bad_preview_token"}
-	for i, tok := range candidates {
-		if tok == "" {
-			continue
-		}
-		// No token names a runtime that does not exist (rt.ID "").
-		claims, cerr := auth.OpenPreview(a.signin.Key, tok, rt.ID, port, a.now())
-		if cerr != nil {
-			err = errdefs.Unauthenticated("invalid_preview_token", "%v", cerr).WithCause(refused)
-			continue
-		}
-		maker, cerr := auth.Reverify(r.Context(), a.store, a.now, claims.Credential)
-		if cerr == nil {
-			cerr = a.memberOf(r.Context(), maker, rt)
-		}
-		if cerr != nil {
-			err = errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(errors.Join(refused, cerr))
-			continue
-		}
-		g := previewGrant{cred: claims.Credential, id: maker, token: tok, tokenInQuery: i == 1}
-		if i == 1 && prefix == "" {
-			// A first visit: the cookie keeps a tab or an iframe going.
-			cs := a.previewCookies(r, tok)
-			for _, c := range cs {
-				http.SetCookie(w, c)
-			}
-			g.cookieSet = len(cs) > 0
-		}
-		return g, true, nil
-	}
-	return previewGrant{}, false, err
-}
-
-// memberOf checks that id may operate rt: in sight of rt's workspace,
-// with at least the member role. A runtime that does not exist (rt zero)
-// and one out of sight are alike not found.
-func (a *API) memberOf(ctx context.Context, id auth.Identity, rt store.Runtime) error {
-	// A runtime that does not exist is looked up as far as another
-	// org's (its org, the caller's access to it), so that it answers no
-	// sooner.
-	o, err := a.store.GetOrg(ctx, rt.OrgID)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return err
-	}
-	if rt.ID == "" {
-		o = store.Org{ID: uuid.Nil.String()}
-	} else if err != nil {
-		return err
-	}
-	acc, ok, err := auth.OrgAccess(ctx, a.store, id, o)
-	if err != nil {
-		return err
-	}
-	if rt.ID == "" || !ok || !acc.SeesWorkspace(rt.WorkspaceID) {
-		return errPreviewNotFound
-	}
-	if !acc.Role.AtLeast(auth.RoleMember) {
-		return errdefs.PermissionDenied("role_too_low", "reaching a runtime's ports needs the member role")
-	}
-	return nil
-}
-
-// previewCookies are the cookies a ?token= visit to a preview host sets.
-// A SameSite=Lax one serves tabs and same-site pages. An iframe in
-// another site's page is a third-party context, where browsers send only
-// partitioned cookies: for that navigation alone (Sec-Fetch-Dest: iframe,
-// Sec-Fetch-Site: cross-site), and where a secure cookie can be kept
-// (HTTPS, or a *.localhost host, which browsers treat as secure), a
-// SameSite=None, Partitioned (CHIPS) cookie is set too. Both are Secure
-// over HTTPS. On plain HTTP on a real domain a cross-site iframe gets no
-// cookie; a deployment that wants them serves HTTPS.
-func (a *API) previewCookies(r *http.Request, tok string) []*http.Cookie {
-	secure := r.TLS != nil || a.preview.Scheme == "https"
-	cs := []*http.Cookie{{Name: previewCookie, Value: tok, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	thirdParty := r.Header.Get("Sec-Fetch-Dest") == "iframe" && r.Header.Get("Sec-Fetch-Site") == "cross-site"
-	if thirdParty && (secure || strings.HasSuffix(strings.ToLower(host), ".localhost")) {
-		cs = append(cs, &http.Cookie{Name: previewCookiePartitioned, Value: tok, Path: "/", HttpOnly: true,
-			Secure: true, SameSite: http.SameSiteNoneMode, Partitioned: true})
-	}
-	return cs
-}
-
-// redirectStrippingToken sends a browser's GET that carried ?token= (now
-// in a cookie) to the same URL without it, so the token stays out of
-// history and Referer headers.
-func redirectStrippingToken(w http.ResponseWriter, r *http.Request) bool {
-	q := r.URL.Query()
-	if r.Method != http.MethodGet || !strings.Contains(r.Header.Get("Accept"), "text/html") {
-		return false
-	}
-	q.Del("token")
-	u := *r.URL
-	u.RawQuery = q.Encode()
-	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
-	return true
-}
-
-// previewError answers a preview request that did not reach its port: a
-// small HTML page that says why for a browser, the one JSON error body
-// for anything else.
-func (a *API) previewError(w http.ResponseWriter, r *http.Request, err error) {
-	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
-		a.fail(r.Context(), w, err)
-		return
-	}
-	status := statusOf(err)
-	code, msg := genericCodes[status], http.StatusText(status)
-	if pe, ok := errdefs.Public(err); ok {
-		code, msg = pe.Code, pe.Message
-	} else if status == http.StatusInternalServerError {
-		code, msg = "internal", "internal error; the server logged the details"
-		a.logger.ErrorContext(r.Context(), "preview failed", "err", err)
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>paddock: %[1]s</title></head>
-<body style="font-family: sans-serif; max-width: 40em; margin: 4em auto">
-<h1>%[2]d %[3]s</h1><p>%[4]s</p><p><code>%[1]s</code> · request %[5]s</p></body></html>
-`, html.EscapeString(code), status, html.EscapeString(http.StatusText(status)), html.EscapeString(msg), html.EscapeString(requestIDFrom(r.Context())))
-}
+func (d previewDoor) RequestID(ctx context.Context) string { return requestIDFrom(ctx) }
 
 // portsOf lists rt's ports: those listening in its sandbox (when it has a
 // running one) and those marked public.
@@ -562,7 +104,7 @@ func (a *API) portsOf(ctx context.Context, rt store.Runtime, prefix string) ([]c
 	}
 	out := make([]client.Port, 0, len(byPort))
 	for _, p := range byPort {
-		p.URL = a.previewURL(rt, p.Port)
+		p.URL = a.previews.URL(rt, p.Port)
 		p.PathURL = prefix + "/ports/" + strconv.Itoa(p.Port) + "/"
 		out = append(out, *p)
 	}
@@ -615,7 +157,7 @@ func (a *API) setPort(w http.ResponseWriter, r *http.Request) error {
 	if rt, err = a.runtimes.SetPortPublic(ctx, rt.ID, port, req.Public); err != nil {
 		return err
 	}
-	out := client.Port{Port: port, Public: req.Public, URL: a.previewURL(rt, port), PathURL: rtPathOf(r, rt) + "/ports/" + strconv.Itoa(port) + "/"}
+	out := client.Port{Port: port, Public: req.Public, URL: a.previews.URL(rt, port), PathURL: rtPathOf(r, rt) + "/ports/" + strconv.Itoa(port) + "/"}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -630,20 +172,18 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, true); err != nil {
 		return err
 	}
-	ttl := defaultPreviewTT
-	if req.TTL != "" {
-		d, err := time.ParseDuration(req.TTL)
-		if err != nil || d <= 0 || d > auth.MaxPreviewTTL {
-			return errdefs.InvalidArgument("invalid_ttl", "ttl %q must be a positive duration of at most %s", req.TTL, auth.MaxPreviewTTL)
-		}
-		ttl = d
+	ttl, err := a.iam.PreviewTTL(req.TTL)
+	if err != nil {
+		return err
 	}
 	rt, err := a.runtimeOf(r)
 	if err != nil {
 		return err
 	}
-	exp := a.now().Add(ttl)
-	tok := auth.SealPreview(a.signin.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: identity(r).Credential()})
-	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previewURL(rt, port) + "?token=" + tok, ExpiresAt: exp})
+	tok, exp, err := a.iam.IssuePreviewToken(identity(r), rt, port, ttl)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previews.URL(rt, port) + "?token=" + tok, ExpiresAt: exp})
 	return nil
 }

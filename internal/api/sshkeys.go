@@ -3,24 +3,17 @@ package api
 import (
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
-	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/errdefs"
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // SSH: the caller's public keys for the SSH gateway (internal/sshgw), and
-// how to reach it. A key authenticates its user. One registered with an
-// API key keeps that key's scope (its org, its workspace if narrowed, its
-// role as a ceiling), so a narrowed or read-only key cannot make itself a
-// wider credential; one registered with a sign-in session acts with the
-// user's memberships, as the session does.
+// how to reach it. The access service keeps the rules (iam sshkeys.go):
+// what scope a key registered with an API key or a session has.
 
 func sshKeyOut(k store.SSHKey) client.SSHKey {
 	return client.SSHKey{
@@ -31,22 +24,13 @@ func sshKeyOut(k store.SSHKey) client.SSHKey {
 
 // listSSHKeys: GET /api/v1/me/ssh-keys.
 func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
-	id, own, err := a.ownUser(r, "SSH keys")
-	if err != nil {
-		return err
-	}
 	page, err := pageFrom(r)
 	if err != nil {
 		return err
 	}
-	ks, next, err := a.store.ListSSHKeys(r.Context(), id.UserID, page)
+	ks, next, err := a.iam.ListSSHKeys(r.Context(), identity(r), page)
 	if err != nil {
 		return listError(err)
-	}
-	if !own {
-		// A key made for its user by someone else sees what it
-		// registered, not the user's other keys.
-		ks = slices.DeleteFunc(ks, func(k store.SSHKey) bool { return k.APIKeyID != id.KeyID })
 	}
 	writeJSON(w, http.StatusOK, listOf(ks, next, sshKeyOut))
 	return nil
@@ -54,8 +38,7 @@ func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
 
 // addSSHKey: POST /api/v1/me/ssh-keys.
 func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, _, err := a.ownUser(r, "SSH keys")
-	if err != nil {
+	if _, err := a.iam.OwnUser(r.Context(), identity(r), "SSH keys"); err != nil {
 		return err
 	}
 	var req client.AddSSHKeyRequest
@@ -66,26 +49,8 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	name := req.Name
-	if name == "" {
-		name = comment
-	}
-	if len(name) > maxKeyNameLen || strings.ContainsFunc(name, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-		if req.Name == "" {
-			name = "" // a comment that would not do as a name is left out
-		} else {
-			return errdefs.InvalidArgument("invalid_name", "an SSH key's name is at most %d characters on one line", maxKeyNameLen)
-		}
-	}
-	k := store.SSHKey{ID: uuid.NewString(), UserID: id.UserID, Name: name, Fingerprint: fp, PublicKey: pub, CreatedAt: a.now()}
-	if id.SessionID == "" {
-		// An API key: the SSH key may do what this key may, no more.
-		if !id.Role.AtLeast(auth.RoleMember) {
-			return errdefs.PermissionDenied("role_too_low", "SSH needs the member role, and this key is a %s's", id.Role)
-		}
-		k.OrgID, k.WorkspaceID, k.Role, k.APIKeyID = id.OrgID, id.WorkspaceID, string(id.Role), id.KeyID
-	}
-	if err := a.store.CreateSSHKey(r.Context(), k); err != nil {
+	k, err := a.iam.AddSSHKey(r.Context(), identity(r), iam.SSHKeySpec{PublicKey: pub, Fingerprint: fp, Comment: comment, Name: req.Name})
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, sshKeyOut(k))
@@ -95,26 +60,7 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 // deleteSSHKey: DELETE /api/v1/me/ssh-keys/{key_id}. Connections the key
 // opened end at the gateway's next check (sshgw.Config.Recheck).
 func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
-	id, own, err := a.ownUser(r, "SSH keys")
-	if err != nil {
-		return err
-	}
-	keyID := r.PathValue("key_id")
-	errNotFound := errdefs.NotFound("ssh_key_not_found", "ssh key not found")
-	if !isUUID(keyID) {
-		return errNotFound
-	}
-	if !own {
-		// As in the listing: only what this key registered.
-		k, err := a.store.GetSSHKey(r.Context(), keyID)
-		if errdefs.IsNotFound(err) || (err == nil && k.APIKeyID != id.KeyID) {
-			return errNotFound
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if err := a.store.DeleteSSHKey(r.Context(), id.UserID, keyID); err != nil {
+	if err := a.iam.DeleteSSHKey(r.Context(), identity(r), r.PathValue("key_id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -13,17 +13,18 @@
 //     user who proved a wallet address (wallet.go); it acts with the user's
 //     own memberships.
 //
-// Access (access.go) is decided per request from the identity and the
-// store's memberships as they are now, so a lowered role, a removed
-// member, a revoked key or an expired one takes effect on the next
-// request.
+// This package holds the credentials' forms and crypto: key format and
+// hash, wallet sign-in, session and preview tokens, roles. Which key a
+// presented one is, and what any credential may do, is internal/access's
+// to decide, per request, from the store's memberships as they are now,
+// so a lowered role, a removed member, a revoked key or an expired one
+// takes effect on the next request.
 package auth
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Keys verifies and creates keys against a store.
+// Keys creates keys in a store (internal/access verifies them).
 type Keys struct {
 	Store store.Queries
 	Now   func() time.Time
@@ -154,13 +155,10 @@ func (k Keys) CreateInstallation(ctx context.Context, name, plaintext string) (s
 	return k.Create(ctx, store.APIKey{Name: name, Role: string(RoleAdmin)}, plaintext)
 }
 
-// errBadKey and errBadSession are every refusal of a presented key or
-// token: the caller learns nothing about which keys exist. Why is logged,
-// with the client's address.
-var (
-	errBadKey     = errdefs.Unauthenticated("invalid_api_key", "the API key is malformed, unknown, expired or revoked")
-	errBadSession = errdefs.Unauthenticated("invalid_session", "the session token is malformed, unknown, expired or revoked")
-)
+// errBadSession is every refusal of a presented session token: the
+// caller learns nothing about which sessions exist. Why is logged, with
+// the client's address.
+var errBadSession = errdefs.Unauthenticated("invalid_session", "the session token is malformed, unknown, expired or revoked")
 
 // Refusal is why a credential was refused, for the log: never the
 // credential itself.
@@ -172,100 +170,3 @@ type Refusal struct {
 }
 
 func (r *Refusal) Error() string { return "credentials refused: " + r.Reason }
-
-// refuse returns the public error for a key wrapping why.
-func refuse(reason, keyID string) error {
-	return errBadKey.WithCause(&Refusal{Reason: reason, KeyID: keyID})
-}
-
-// Verify returns the identity a presented key carries: refused when it is
-// malformed, unknown, expired or revoked, or when its holder is no longer
-// a member of its org.
-func (k Keys) Verify(ctx context.Context, presented string) (Identity, error) {
-	if !WellFormed(presented) {
-		return Identity{}, refuse("malformed", "")
-	}
-	h := Hash(presented)
-	rec, err := k.Store.GetAPIKeyByHash(ctx, h)
-	if err != nil {
-		if errdefs.IsNotFound(err) {
-			return Identity{}, refuse("unknown", "")
-		}
-		return Identity{}, err
-	}
-	// The lookup was by hash; compare again in constant time for form.
-	if subtle.ConstantTimeCompare([]byte(rec.Hash), []byte(h)) != 1 {
-		return Identity{}, refuse("unknown", "")
-	}
-	return k.check(ctx, rec)
-}
-
-// check returns the identity a stored key carries now: refused when it is
-// revoked or expired, or its holder or maker left its org.
-func (k Keys) check(ctx context.Context, rec store.APIKey) (Identity, error) {
-	now := k.Now()
-	switch {
-	case !rec.RevokedAt.IsZero():
-		return Identity{}, refuse("revoked", rec.ID)
-	case !rec.ExpiresAt.IsZero() && !now.Before(rec.ExpiresAt):
-		return Identity{}, refuse("expired", rec.ID)
-	}
-	id := Identity{KeyID: rec.ID, UserID: rec.UserID, MakerUserID: rec.MakerUserID, OrgID: rec.OrgID, WorkspaceID: rec.WorkspaceID, Role: Role(rec.Role)}
-	if rec.OrgID == "" {
-		id.Installation = true
-		return id, nil
-	}
-	// A key never carries more than its holder has now, nor more than
-	// the admin who made it for the holder; it dies with either's
-	// membership, and does not come back with a later one.
-	for _, u := range []string{rec.UserID, rec.MakerUserID} {
-		if u == "" {
-			continue
-		}
-		m, err := k.Store.GetOrgMember(ctx, rec.OrgID, u)
-		if err == nil && m.CreatedAt.After(rec.CreatedAt) {
-			err = errdefs.ErrNotFound
-		}
-		if errdefs.IsNotFound(err) {
-			return Identity{}, refuse("not_a_member", rec.ID)
-		}
-		if err != nil {
-			return Identity{}, err
-		}
-		id.Role = MinRole(id.Role, Role(m.Role))
-	}
-	return id, nil
-}
-
-// Reverify returns the identity a credential named by Identity.Credential
-// ("key:<id>", "session:<id>") carries now, refused exactly as presenting
-// it again would be: what a credential made (a preview token, an SSH key)
-// lives no longer than the credential itself.
-func Reverify(ctx context.Context, q store.Queries, now func() time.Time, cred string) (Identity, error) {
-	kind, id, _ := strings.Cut(cred, ":")
-	switch kind {
-	case "key":
-		rec, err := q.GetAPIKey(ctx, id)
-		if errdefs.IsNotFound(err) {
-			return Identity{}, refuse("unknown", id)
-		}
-		if err != nil {
-			return Identity{}, err
-		}
-		return Keys{Store: q, Now: now}.check(ctx, rec)
-	case "session":
-		sess, err := q.GetAuthSession(ctx, id)
-		switch {
-		case errdefs.IsNotFound(err):
-			return Identity{}, refuseSession("unknown")
-		case err != nil:
-			return Identity{}, err
-		case !sess.RevokedAt.IsZero():
-			return Identity{}, refuseSession("revoked")
-		case !now().Before(sess.ExpiresAt):
-			return Identity{}, refuseSession("expired")
-		}
-		return Identity{SessionID: sess.ID, UserID: sess.UserID}, nil
-	}
-	return Identity{}, refuse("malformed", "")
-}

@@ -1,6 +1,11 @@
 package auth
 
-import "github.com/paddockhq/paddock/internal/errdefs"
+import (
+	"slices"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
 
 // Role is what a member of an org may do there. Each includes the ones
 // below it:
@@ -55,4 +60,19 @@ func ParseRole(s string) (Role, error) {
 		return r, nil
 	}
 	return "", errdefs.InvalidArgument("invalid_role", "role %q must be one of owner, admin, member, viewer", s)
+}
+
+// Access is what one identity may do in one org (internal/access decides
+// it).
+type Access struct {
+	Org  store.Org
+	Role Role
+	// Workspaces are the ids of the org's workspaces the identity may
+	// see; nil means every one.
+	Workspaces []string
+}
+
+// SeesWorkspace reports whether the identity may see workspace id.
+func (a Access) SeesWorkspace(id string) bool {
+	return a.Workspaces == nil || slices.Contains(a.Workspaces, id)
 }

@@ -188,8 +188,8 @@ func (s SignIn) Session(ctx context.Context, nonce, signature string) (string, s
 	return paseto.Encrypt(s.Key, payload, nil, sessionAssertion), sess, u, nil
 }
 
-// refuseSession returns the public error for a session token wrapping why.
-func refuseSession(reason string) error {
+// RefuseSession returns the public error for a session token wrapping why.
+func RefuseSession(reason string) error {
 	return errBadSession.WithCause(&Refusal{Reason: reason})
 }
 
@@ -199,26 +199,33 @@ func refuseSession(reason string) error {
 func (s SignIn) Verify(ctx context.Context, token string) (Identity, error) {
 	payload, footer, err := paseto.Decrypt(s.Key, token, sessionAssertion)
 	if err != nil || len(footer) != 0 {
-		return Identity{}, refuseSession("malformed")
+		return Identity{}, RefuseSession("malformed")
 	}
 	var c sessionClaims
 	if err := json.Unmarshal(payload, &c); err != nil || c.SessionID == "" || c.Issuer != "paddock" {
-		return Identity{}, refuseSession("malformed")
+		return Identity{}, RefuseSession("malformed")
 	}
 	sess, err := s.Store.GetAuthSession(ctx, c.SessionID)
 	if errdefs.IsNotFound(err) {
-		return Identity{}, refuseSession("unknown")
+		return Identity{}, RefuseSession("unknown")
 	}
 	if err != nil {
 		return Identity{}, err
 	}
+	if sess.UserID != c.Subject {
+		return Identity{}, RefuseSession("unknown")
+	}
+	return CheckSession(sess, s.Now())
+}
+
+// CheckSession returns the identity a stored session carries at now:
+// refused when it was revoked or has expired.
+func CheckSession(sess store.AuthSession, now time.Time) (Identity, error) {
 	switch {
-	case sess.UserID != c.Subject:
-		return Identity{}, refuseSession("unknown")
 	case !sess.RevokedAt.IsZero():
-		return Identity{}, refuseSession("revoked")
-	case !s.Now().Before(sess.ExpiresAt):
-		return Identity{}, refuseSession("expired")
+		return Identity{}, RefuseSession("revoked")
+	case !now.Before(sess.ExpiresAt):
+		return Identity{}, RefuseSession("expired")
 	}
 	return Identity{SessionID: sess.ID, UserID: sess.UserID}, nil
 }

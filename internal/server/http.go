@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/clientaddr"
@@ -86,8 +87,15 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 	if err != nil {
 		return nil, err
 	}
+	// One access service decides for the API, the preview gateway and the
+	// SSH gateway.
+	access := iam.New(iam.Config{Store: h.in.st, SignIn: signIn, Now: time.Now, DirectAdd: w.cfg.Members.DirectAdd,
+		InvitationTTL: w.cfg.Members.InvitationTTL, Logger: h.in.logger})
+	if h.sshd != nil {
+		h.sshd.cfg.Access = access
+	}
 	h.api = api.New(api.Config{
-		Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Logger: h.in.logger,
+		Access: access, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Logger: h.in.logger,
 		Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Logs: logs.BookOf(h.in.logger),
 		Limits: limitsOf(w.cfg.Limits), Clients: clients, Preview: preview, Members: w.cfg.Members,
 		Builds: h.runtime.builds.builder,

@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -75,12 +76,17 @@ type Config struct {
 	// and 32.
 	MaxConns        int
 	MaxConnsPerUser int
+	// Access decides who may connect; nil: an access service on Store.
+	Access *iam.Service
 }
 
 // Gateway serves SSH. It is safe for concurrent use.
 type Gateway struct {
-	cfg    Config
-	store  store.Store
+	cfg   Config
+	store store.Store
+	// path resolves, authorizes, wakes and dials runtimes, as every
+	// door does.
+	path   iam.Path
 	logger *slog.Logger
 	ssh    *ssh.ServerConfig
 	// spooled is how many bytes the SFTP spool files hold (sftp.go).
@@ -127,8 +133,12 @@ func New(cfg Config) *Gateway {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Access == nil {
+		cfg.Access = iam.New(iam.Config{Store: cfg.Store})
+	}
 	g := &Gateway{
 		cfg:       cfg,
+		path:      iam.Path{Access: cfg.Access, Agents: cfg.Runtimes},
 		store:     cfg.Store,
 		logger:    cfg.Logger.With("component", "ssh"),
 		listeners: map[net.Listener]struct{}{},
@@ -332,10 +342,9 @@ func (g *Gateway) publicKey(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Perm
 // agentOf returns the agent of a connection's runtime, waking it if it is
 // paused or archived; the runtime counts as active until ctx ends.
 func (g *Gateway) agentOf(ctx context.Context, runtimeID string) (*agentconn.Client, error) {
-	rt, err := g.store.GetRuntime(ctx, runtimeID)
+	rt, err := g.path.Resolve(ctx, runtimeID)
 	if err != nil {
 		return nil, err
 	}
-	a, _, err := g.cfg.Runtimes.AgentOf(ctx, rt)
-	return a, err
+	return g.path.Dial(ctx, rt)
 }

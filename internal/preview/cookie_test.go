@@ -1,4 +1,4 @@
-package api
+package preview
 
 import (
 	"net/http"
@@ -35,7 +35,7 @@ func TestDropSetCookies(t *testing.T) {
 	} {
 		h.Add("Set-Cookie", l)
 	}
-	dropSetCookies(h, previewCookie, previewCookiePartitioned)
+	dropSetCookies(h, cookieName, cookiePartitioned)
 	if got, want := h.Values("Set-Cookie"), []string{"app=1; Path=/", "app_two =2", "paddock_preview_x=3", "x=paddock_preview", "=app_three=3"}; !slices.Equal(got, want) {
 		t.Fatalf("kept %q, want %q", got, want)
 	}

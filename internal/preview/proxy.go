@@ -1,7 +1,9 @@
-package api
+package preview
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -20,7 +22,7 @@ import (
 // portProxy is the reverse proxy from r to port through agent. paddock's
 // credentials stay behind; the app's answers, interim and final, pass
 // appHeaderFilter.
-func (a *API) portProxy(r *http.Request, agent *agentconn.Client, port int, prefix string) http.Handler {
+func (g *Gateway) portProxy(r *http.Request, agent *agentconn.Client, port int, prefix string) http.Handler {
 	filter := appHeaderFilter(prefix)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -40,13 +42,13 @@ func (a *API) portProxy(r *http.Request, agent *agentconn.Client, port int, pref
 			pr.SetXForwarded()
 			// paddock's own credentials stop here.
 			pr.Out.Header.Del("Authorization")
-			pr.Out.Header.Del(previewHeader)
+			pr.Out.Header.Del(tokenHeader)
 			if prefix != "" {
 				// A path URL takes no cookies: those of the API's
 				// origin are nobody's in particular.
 				pr.Out.Header.Del("Cookie")
 			} else {
-				removeCookie(pr.Out, previewCookie, previewCookiePartitioned)
+				removeCookie(pr.Out, cookieName, cookiePartitioned)
 			}
 			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
 				q.Del("token")
@@ -55,7 +57,7 @@ func (a *API) portProxy(r *http.Request, agent *agentconn.Client, port int, pref
 		},
 		// HTTP/1.1 to the app, which every server speaks; gRPC, which
 		// needs HTTP/2, goes as HTTP/2 without TLS.
-		Transport: a.portTransports.get(agent, port, r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")),
+		Transport: g.transports.get(agent, port, r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")),
 		// Server-sent events and other streams reach the client as they
 		// are written.
 		FlushInterval: -1,
@@ -68,15 +70,41 @@ func (a *API) portProxy(r *http.Request, agent *agentconn.Client, port int, pref
 				return
 			}
 			if pe, ok := errdefs.Public(err); ok && pe.Code == "port_not_listening" {
-				a.previewError(w, r, errNotListening(port, err))
+				g.fail(w, r, errNotListening(port, err))
 				return
 			}
-			a.previewError(w, r, errdefs.Unavailable("port_failed", "port %d did not answer: %v", port, err))
+			g.fail(w, r, errdefs.Unavailable("port_failed", "port %d did not answer: %v", port, err))
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rp.ServeHTTP(&informational{ResponseWriter: w, filter: filter}, r)
 	})
+}
+
+// fail answers a preview request that did not reach its port: a small
+// HTML page that says why for a browser, the door's one JSON error body
+// for anything else.
+func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		g.door.Fail(w, r, err)
+		return
+	}
+	status, code := g.door.Status(err)
+	msg := http.StatusText(status)
+	if pe, ok := errdefs.Public(err); ok {
+		code, msg = pe.Code, pe.Message
+	} else if status == http.StatusInternalServerError {
+		code, msg = "internal", "internal error; the server logged the details"
+		g.logger.ErrorContext(r.Context(), "preview failed", "err", err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>paddock: %[1]s</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 4em auto">
+<h1>%[2]d %[3]s</h1><p>%[4]s</p><p><code>%[1]s</code> · request %[5]s</p></body></html>
+`, html.EscapeString(code), status, html.EscapeString(http.StatusText(status)), html.EscapeString(msg), html.EscapeString(g.door.RequestID(r.Context())))
 }
 
 // appHeaderFilter is what the app's answers go through, interim (1xx)
@@ -91,7 +119,7 @@ func appHeaderFilter(prefix string) func(http.Header) {
 			h.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
 		}
 	}
-	return func(h http.Header) { dropSetCookies(h, previewCookie, previewCookiePartitioned) }
+	return func(h http.Header) { dropSetCookies(h, cookieName, cookiePartitioned) }
 }
 
 // informational passes the app's interim answers (103 Early Hints and

@@ -1,0 +1,72 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// DefaultPreviewTTL is how long a preview token lives unless asked
+// otherwise; auth.MaxPreviewTTL bounds it.
+const DefaultPreviewTTL = time.Hour
+
+// PreviewTokens reports whether the service issues and takes preview
+// tokens (it has a sign-in key to seal them with).
+func (s *Service) PreviewTokens() bool { return s.signin != nil }
+
+// PreviewTTL reads how long a preview token asked for lives: ttl is a
+// duration of at most auth.MaxPreviewTTL, "" for DefaultPreviewTTL. A
+// server that seals no preview tokens refuses first.
+func (s *Service) PreviewTTL(ttl string) (time.Duration, error) {
+	if s.signin == nil {
+		return 0, errdefs.NotImplemented("preview_tokens_not_configured", "this server issues no preview tokens")
+	}
+	if ttl == "" {
+		return DefaultPreviewTTL, nil
+	}
+	d, err := time.ParseDuration(ttl)
+	if err != nil || d <= 0 || d > auth.MaxPreviewTTL {
+		return 0, errdefs.InvalidArgument("invalid_ttl", "ttl %q must be a positive duration of at most %s", ttl, auth.MaxPreviewTTL)
+	}
+	return d, nil
+}
+
+// IssuePreviewToken seals a token that lets a browser reach port of rt
+// for ttl (PreviewTTL) as p: it lives no longer than p's credential and
+// access.
+func (s *Service) IssuePreviewToken(p Principal, rt store.Runtime, port int, ttl time.Duration) (string, time.Time, error) {
+	if s.signin == nil {
+		return "", time.Time{}, errdefs.NotImplemented("preview_tokens_not_configured", "this server issues no preview tokens")
+	}
+	exp := s.now().Add(ttl)
+	tok := auth.SealPreview(s.signin.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: p.Credential()})
+	return tok, exp, nil
+}
+
+// PreviewToken returns the principal a preview token for port of rt acts
+// for: its maker, whose credential must still be good and who must still
+// reach rt (Member). rt is zero for a runtime that does not exist, for
+// which no token opens. A refusal is unauthenticated, with an
+// auth.Refusal "bad_preview_token" first in its chain.
+func (s *Service) PreviewToken(ctx context.Context, token string, rt store.Runtime, port int) (Principal, string, error) {
+	refused := &auth.Refusal{Reason: "bad_preview_token"}
+	if s.signin == nil {
+		return Principal{}, "", errdefs.Unauthenticated("invalid_preview_token", "%v", auth.ErrBadPreviewToken).WithCause(refused)
+	}
+	claims, err := auth.OpenPreview(s.signin.Key, token, rt.ID, port, s.clock())
+	if err != nil {
+		return Principal{}, "", errdefs.Unauthenticated("invalid_preview_token", "%v", err).WithCause(refused)
+	}
+	maker, err := s.Reverify(ctx, claims.Credential)
+	if err == nil {
+		_, err = s.Authorize(ctx, maker, Member, RuntimeTarget(rt))
+	}
+	if err != nil {
+		return Principal{}, "", errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(errors.Join(refused, err))
+	}
+	return maker, claims.Credential, nil
+}
