@@ -25,10 +25,27 @@ type rig struct {
 	ws   store.Workspace
 }
 
+// rigOptions shape a rig.
+type rigOptions struct {
+	Fake      fake.Config
+	Defaults  Defaults // Image "paddock/base:1" when empty
+	WarmPools []WarmPool
+	// Wrap, when set, is the provider the service uses around the fake
+	// (a breaker).
+	Wrap func(*fake.Provider) provider.Provider
+}
+
 // newRig returns a rig whose fake provider has cfg and whose service has
 // the defaults d (Image "paddock/base:1" when empty).
 func newRig(t *testing.T, cfg fake.Config, d Defaults) *rig {
 	t.Helper()
+	return newRigWith(t, rigOptions{Fake: cfg, Defaults: d})
+}
+
+// newRigWith returns a rig shaped by o.
+func newRigWith(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	cfg, d := o.Fake, o.Defaults
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "paddock.db"), slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -37,11 +54,15 @@ func newRig(t *testing.T, cfg fake.Config, d Defaults) *rig {
 	t.Cleanup(func() { st.Close() })
 	prov := fake.New(cfg)
 	reg := provider.NewRegistry()
-	reg.Register(prov)
+	if o.Wrap != nil {
+		reg.Register(o.Wrap(prov))
+	} else {
+		reg.Register(prov)
+	}
 	if d.Image == "" {
 		d.Image = "paddock/base:1"
 	}
-	s := New(Config{Store: st, Providers: reg, Instance: "i", Defaults: d})
+	s := New(Config{Store: st, Providers: reg, Instance: "i", Defaults: d, WarmPools: o.WarmPools})
 	t.Cleanup(func() { s.Close() })
 	now := time.Now().UTC()
 	org := store.Org{ID: newID(), Name: "acme", CreatedAt: now}
