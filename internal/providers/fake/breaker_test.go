@@ -35,7 +35,8 @@ func TestConformanceThroughBreaker(t *testing.T) {
 // do not, and a probe after the cooldown closes it again.
 func TestBreaker(t *testing.T) { synctest.Test(t, testBreaker) }
 
-// testBreaker is TestBreaker in a synctest bubble: its sleeps move the bubble's clock.
+// testBreaker is TestBreaker in a synctest bubble: its sleeps move the
+// bubble's clock.
 func testBreaker(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New(fake.Config{})
@@ -143,7 +144,8 @@ func TestBreakerCountsOnlyTheBackend(t *testing.T) {
 // its first call after the cooldown, so an action may go ahead then.
 func TestBreakerAvailableForTheProbe(t *testing.T) { synctest.Test(t, testBreakerAvailableForTheProbe) }
 
-// testBreakerAvailableForTheProbe is TestBreakerAvailableForTheProbe in a synctest bubble: its sleeps move the bubble's clock.
+// testBreakerAvailableForTheProbe is TestBreakerAvailableForTheProbe in a
+// synctest bubble: its sleeps move the bubble's clock.
 func testBreakerAvailableForTheProbe(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New(fake.Config{})

@@ -178,7 +178,8 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 // them, and that a held call honours its ctx.
 func TestGate(t *testing.T) { synctest.Test(t, testGate) }
 
-// testGate is TestGate in a synctest bubble, where synctest.Wait tells when every caller is held.
+// testGate is TestGate in a synctest bubble, where synctest.Wait tells
+// when every caller is held.
 func testGate(t *testing.T) {
 	p := fake.New(fake.Config{})
 	gate := make(chan struct{})
