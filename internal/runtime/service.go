@@ -17,6 +17,9 @@
 // race answers 409 runtime_busy). Provisioning runs detached from the
 // caller's context so a client that disconnects mid-start cannot leave a
 // half-created sandbox behind.
+//
+// Every transition is published to the service's subscribers (see
+// Subscribe in events.go), each on a queue of its own.
 package runtime
 
 import (
