@@ -70,6 +70,7 @@ type Event struct {
 // keep up on average (hand long work to a goroutine of its own). A
 // subscriber that must have heard of a transition before it acts (the
 // bindings of a sandbox that just started, before a prompt) calls Sync.
+// After Close, Subscribe returns a subscription that hears nothing.
 func (s *Service) Subscribe(fn func(Event)) *Subscription {
 	sub := &Subscription{list: &s.subs, fn: fn, logger: s.logger,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), progress: make(chan struct{})}
