@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -40,12 +41,15 @@ type applyRun struct {
 	force bool
 }
 
-// sandboxRunning is the runtime service's OnRunning hook. A new sandbox
-// gets the whole set; a resumed one is brought in line with what changed
-// while it was paused (a binding disabled or uninstalled then), which
-// costs one small upload when nothing did.
-func (s *Service) sandboxRunning(_ context.Context, rt store.Runtime, _ store.Sandbox, _ bool) {
-	s.schedule(rt.ID, true)
+// runtimeEvent hears the runtime service's events: a sandbox that begins
+// to run gets the set. A new sandbox gets the whole set; a resumed one is
+// brought in line with what changed while it was paused (a binding
+// disabled or uninstalled then), which costs one small upload when
+// nothing did.
+func (s *Service) runtimeEvent(e runtime.Event) {
+	if e.Kind == runtime.EventRunning {
+		s.schedule(e.Runtime.ID, true)
+	}
 }
 
 // schedule applies the runtime's set to its sandbox in the background.
@@ -89,8 +93,14 @@ func (s *Service) schedule(runtimeID string, force bool) {
 }
 
 // Wait returns once nothing is being applied to the runtime's sandbox (a
-// prompt runs against the whole set), or when ctx ends.
+// prompt runs against the whole set), or when ctx ends. A sandbox that
+// began to run before the call is applied to first.
 func (s *Service) Wait(ctx context.Context, runtimeID string) error {
+	if s.events != nil {
+		if err := s.events.Sync(ctx); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	run := s.runs[runtimeID]
 	s.mu.Unlock()

@@ -7,8 +7,8 @@
 // (computer_use) its runtime asked for.
 //
 // Bindings are rows of the runtime, so they survive pause, resume, reset
-// and re-provisioning; the runtime service tells this one (OnRunning)
-// whenever a sandbox begins to run, and the set is applied to it in the
+// and re-provisioning; this service subscribes to the runtime service's
+// events and hears whenever a sandbox begins to run, and the set is applied to it in the
 // background. What applying did is recorded on each binding (its status)
 // and read back through the API and CLI.
 package binding
@@ -74,10 +74,13 @@ type Service struct {
 	stop     context.CancelFunc
 	stopCtx  context.Context
 	inflight sync.WaitGroup
+	// events is the subscription to the runtime service's events; nil
+	// without a runtime service.
+	events *runtime.Subscription
 }
 
-// New returns a Service and registers it with the runtime service, which
-// tells it when sandboxes begin to run.
+// New returns a Service subscribed to the runtime service's events, which
+// tell it when sandboxes begin to run.
 func New(cfg Config) *Service {
 	now := cfg.Now
 	if now == nil {
@@ -94,13 +97,16 @@ func New(cfg Config) *Service {
 		runs: map[string]*applyRun{}, stop: cancel, stopCtx: ctx,
 	}
 	if cfg.Runtimes != nil {
-		cfg.Runtimes.OnRunning(s.sandboxRunning)
+		s.events = cfg.Runtimes.Subscribe(s.runtimeEvent)
 	}
 	return s
 }
 
 // Close stops applying and waits for what is in flight to end.
 func (s *Service) Close() {
+	if s.events != nil {
+		s.events.Unsubscribe()
+	}
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()

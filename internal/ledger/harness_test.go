@@ -67,23 +67,32 @@ type harness struct {
 
 func newHarness(t *testing.T, p ledger.Pricing) *harness {
 	t.Helper()
+	clock := newClock()
+	return newHarnessAt(t, p, clock, clock.Now)
+}
+
+// newHarnessAt is newHarness with the services' clock now; clock is what
+// h.clock is (a test in a synctest bubble passes time.Now and moves it
+// with time.Sleep).
+func newHarnessAt(t *testing.T, p ledger.Pricing, clock *testenv.Clock, now func() time.Time) *harness {
+	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "paddock.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	h := &harness{t: t, ctx: ctx, st: st, clock: newClock()}
-	h.fake = fake.New(fake.Config{Now: h.clock.Now})
+	h := &harness{t: t, ctx: ctx, st: st, clock: clock}
+	h.fake = fake.New(fake.Config{Now: now})
 	h.hooked = &hooked{Provider: h.fake}
 	reg := provider.NewRegistry()
 	reg.Register(h.hooked)
 	meter := ledger.NewMeter(p)
 	logger := slog.New(slog.DiscardHandler)
 	h.rts = runtime.New(runtime.Config{
-		Store: st, Providers: reg, Instance: "test", Now: h.clock.Now, Logger: logger, Billing: meter,
+		Store: st, Providers: reg, Instance: "test", Now: now, Logger: logger, Billing: meter,
 	})
-	h.l = ledger.New(ledger.Config{Store: st, Meter: meter, Runtimes: h.rts, Now: h.clock.Now, Logger: logger})
+	h.l = ledger.New(ledger.Config{Store: st, Meter: meter, Runtimes: h.rts, Now: now, Logger: logger})
 	h.org = store.Org{ID: uuid.NewString(), Name: "acme"}
 	h.must(st.CreateOrg(ctx, h.org))
 	h.ws = store.Workspace{ID: uuid.NewString(), OrgID: h.org.ID, Name: "dev"}

@@ -27,22 +27,9 @@ func (s *Service) Start(ctx context.Context, runtimeID string, secretIDs []strin
 // start is Start with the runtime's lock held and rt freshly read.
 func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []string) (_ store.Runtime, retErr error) {
 	defer s.observe("start", time.Now(), &retErr)
-	if rt.Status != store.RuntimeIdle && rt.Status != store.RuntimeArchived {
-		return rt, statusConflict("start", s.name(ctx, rt), rt)
-	}
-	p, err := s.providers.Get(rt.Config.Provider)
+	p, err := s.startable(ctx, rt)
 	if err != nil {
 		return rt, err
-	}
-	if err := available(p); err != nil {
-		return rt, err // nothing is recorded against a provider known to be down
-	}
-	if images := s.imagesFor(rt.Config.Provider); images != nil && (rt.Status != store.RuntimeArchived || rt.Snapshot == "") {
-		// An image still being built: the caller is told so, and when
-		// to try again, before anything is recorded.
-		if err := images.Check(ctx, rt.Config.Image); err != nil {
-			return rt, err
-		}
 	}
 	kind := "start"
 	if rt.Status == store.RuntimeArchived {
@@ -66,11 +53,53 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if err != nil {
 		return rt, err
 	}
-	template, warmable := s.warmTemplate(p.Name(), rt)
-	warmable = warmable && rt.Status == store.RuntimeIdle && rt.Snapshot == ""
+	sb := s.newRow(rt, p.Name(), image, secretIDs)
+	warm, err := s.reserve(ctx, tr, &rt, &sb)
+	if err != nil {
+		return rt, err
+	}
+	ctx = logs.With(ctx, logs.KeySandbox, sb.ID)
+	h, err := s.provision(ctx, tr, p, rt, &sb, warm, image)
+	if err != nil {
+		return s.failStart(ctx, p, rt, sb, h, err)
+	}
+	if err := s.markStarted(ctx, tr, &rt, &sb); err != nil {
+		return s.failStart(ctx, p, rt, sb, h, err)
+	}
+	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID,
+		"warm", warm != nil, "restored", image != rt.Config.Image)
+	s.publish(Event{Kind: EventRunning, Runtime: rt, Sandbox: sb, Fresh: true, At: sb.RunningSince})
+	return rt, nil
+}
 
+// startable returns the provider rt starts on, or why it cannot start
+// now; nothing is recorded either way.
+func (s *Service) startable(ctx context.Context, rt store.Runtime) (provider.Provider, error) {
+	if rt.Status != store.RuntimeIdle && rt.Status != store.RuntimeArchived {
+		return nil, statusConflict("start", s.name(ctx, rt), rt)
+	}
+	p, err := s.providers.Get(rt.Config.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if err := available(p); err != nil {
+		return nil, err // nothing is recorded against a provider known to be down
+	}
+	if images := s.imagesFor(rt.Config.Provider); images != nil && (rt.Status != store.RuntimeArchived || rt.Snapshot == "") {
+		// An image still being built: the caller is told so, and when
+		// to try again, before anything is recorded.
+		if err := images.Check(ctx, rt.Config.Image); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// newRow is the ledger row, in state starting, of a sandbox of rt on
+// providerName running image.
+func (s *Service) newRow(rt store.Runtime, providerName, image string, secretIDs []string) store.Sandbox {
 	now := s.now()
-	sb := store.Sandbox{
+	return store.Sandbox{
 		ID:          newID(),
 		OrgID:       rt.OrgID,
 		WorkspaceID: rt.WorkspaceID,
@@ -78,7 +107,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		RuntimeID:   rt.ID,
 		Kind:        store.KindRuntime,
 		State:       store.SandboxStarting,
-		Provider:    p.Name(),
+		Provider:    providerName,
 		Image:       image,
 		CPUMillis:   rt.Config.CPUMillis,
 		MemoryMB:    rt.Config.MemoryMB,
@@ -87,11 +116,20 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
+}
+
+// reserve writes the row sb, holding its first charge, and moves rt to
+// starting, in one transaction; a warm sandbox is claimed for it when
+// one fits, and returned. sb and rt are left as stored.
+func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, sb *store.Sandbox) (*store.WarmSandbox, error) {
+	template, warmable := s.warmTemplate(sb.Provider, *rt)
+	warmable = warmable && rt.Status == store.RuntimeIdle && rt.Snapshot == ""
+	now := sb.CreatedAt
 	var warm *store.WarmSandbox
-	err = tr.step("reserve", func() error {
+	err := tr.step("reserve", func() error {
 		return s.store.InTx(ctx, func(q store.Queries) error {
 			if warmable {
-				w, err := s.claimWarm(ctx, q, rt, template)
+				w, err := s.claimWarm(ctx, q, *rt, template)
 				if err != nil {
 					return err
 				}
@@ -105,67 +143,76 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 			}
 			// The hold comes first: an org that cannot pay gets nothing.
 			if s.billing != nil {
-				if err := s.billing.Reserve(ctx, q, sb, now); err != nil {
+				if err := s.billing.Reserve(ctx, q, *sb, now); err != nil {
 					return err
 				}
 			}
-			if err := q.CreateSandbox(ctx, sb); err != nil {
+			if err := q.CreateSandbox(ctx, *sb); err != nil {
 				return err
 			}
 			rt.Status = store.RuntimeStarting
 			rt.StatusReason = ""
 			rt.CurrentSandboxID = sb.ID
 			rt.UpdatedAt = now
-			return saveRuntime(ctx, q, &rt)
+			return saveRuntime(ctx, q, rt)
 		})
 	})
 	if err != nil {
-		return rt, err
+		return nil, err
 	}
 	tr.set(func(p *Provision) { p.SandboxID, p.Warm = sb.ID, warm != nil })
-	ctx = logs.With(ctx, logs.KeySandbox, sb.ID)
 	sb.Version, sb.BillingVersion = 1, 1 // as CreateSandbox stored it
+	s.publish(Event{Kind: EventStarting, Runtime: *rt, Sandbox: *sb, At: now})
+	return warm, nil
+}
 
-	var h provider.Handle
+// provision makes the compute of the reserved row sb run: a claimed warm
+// sandbox is adopted (resumed, unless its pool keeps it running), else
+// the provider creates and starts one from image and its handle is
+// recorded on sb. It returns the handle of what exists, nil when nothing
+// does, for failStart to undo.
+func (s *Service) provision(ctx context.Context, tr *tracked, p provider.Provider, rt store.Runtime, sb *store.Sandbox,
+	warm *store.WarmSandbox, image string) (*provider.Handle, error) {
 	if warm != nil {
 		s.warm.kick() // refill behind this claim
-		h = provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
-		if s.warmRunning(template) {
+		h := &provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
+		if s.warmRunning(warm.Template) {
 			// Running, its link open: the claim was all there was to do.
-			if err := tr.step("adopt_link", func() error { return s.agents.adopt(ctx, warm.ID, rt.ID, sb) }); err != nil {
-				return s.failStart(ctx, p, rt, sb, &h, err)
-			}
-		} else if p.Capabilities().Pause {
-			if err := tr.step("resume", func() error { return p.Resume(ctx, h) }); err != nil {
-				return s.failStart(ctx, p, rt, sb, &h, err)
-			}
+			return h, tr.step("adopt_link", func() error { return s.agents.adopt(ctx, warm.ID, rt.ID, *sb) })
 		}
-	} else {
-		err := tr.step("create", func() (err error) { h, err = p.Create(ctx, s.spec(rt, sb.ID, image)); return err })
-		if err != nil {
-			return s.failStart(ctx, p, rt, sb, nil, err)
+		if p.Capabilities().Pause {
+			return h, tr.step("resume", func() error { return p.Resume(ctx, *h) })
 		}
-		err = tr.step("record", func() error {
-			recorded, err := s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now())
-			if err == nil {
-				sb = recorded // on failure sb stays the row failStart must undo
-			}
-			return err
-		})
-		if err != nil {
-			return s.failStart(ctx, p, rt, sb, &h, err)
-		}
-		if err := tr.step("start", func() error { return p.Start(ctx, h) }); err != nil {
-			return s.failStart(ctx, p, rt, sb, &h, err)
-		}
+		return h, nil
 	}
+	var h provider.Handle
+	err := tr.step("create", func() (err error) { h, err = p.Create(ctx, s.spec(rt, sb.ID, image)); return err })
+	if err != nil {
+		return nil, err
+	}
+	err = tr.step("record", func() error {
+		recorded, err := s.store.RecordSandboxProvider(ctx, sb.ID, sb.Version, h.ID, h.State, s.now())
+		if err == nil {
+			*sb = recorded // on failure sb stays the row failStart must undo
+		}
+		return err
+	})
+	if err != nil {
+		return &h, err
+	}
+	return &h, tr.step("start", func() error { return p.Start(ctx, h) })
+}
 
-	now = s.now()
+// markStarted marks the row sb and rt running, capturing the first
+// charge, in one transaction, with the sandbox's expiry window opening
+// now. sb and rt are left as stored.
+func (s *Service) markStarted(ctx context.Context, tr *tracked, rt *store.Runtime, sb *store.Sandbox) error {
+	now := s.now()
 	sb.RunningSince = now
-	expires := capExpiry(rt, sb, now.Add(idleTimeout(rt)))
+	expires := capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
 	rt.Status = store.RuntimeRunning
 	rt.UpdatedAt = now
-	err = tr.step("mark_running", func() error {
+	err := tr.step("mark_running", func() error {
 		return s.store.InTx(ctx, func(q store.Queries) error {
 			if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
 				return err
@@ -175,17 +222,14 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 					return err
 				}
 			}
-			return saveRuntime(ctx, q, &rt)
+			return saveRuntime(ctx, q, rt)
 		})
 	})
-	if err != nil {
-		return s.failStart(ctx, p, rt, sb, &h, err)
+	if err == nil {
+		sb.State = store.SandboxRunning
+		sb.ExpiresAt = expires
 	}
-	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID,
-		"warm", warm != nil, "restored", image != rt.Config.Image)
-	sb.State = store.SandboxRunning
-	s.running(ctx, rt, sb, true)
-	return rt, nil
+	return err
 }
 
 // trustFor is the CA a sandbox in network mode trusts beside its image's:
@@ -248,7 +292,7 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 		if err != nil {
 			return err
 		}
-		if _, err := q.KillSandbox(ctx, cur.ID, cur.Version, KillProvisionFailed, msg, now); err != nil {
+		if sb, err = q.KillSandbox(ctx, cur.ID, cur.Version, KillProvisionFailed, msg, now); err != nil {
 			return err
 		}
 		r, err := q.GetRuntime(ctx, rt.ID)
@@ -267,7 +311,9 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 	})
 	if err != nil {
 		s.logger.ErrorContext(ctx, "recording a failed start", "runtime", rt.ID, "err", err)
+		return rt, pubErr
 	}
+	s.publish(Event{Kind: EventFailed, Runtime: rt, Sandbox: sb, Reason: KillProvisionFailed, At: now})
 	return rt, pubErr
 }
 
@@ -437,9 +483,7 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	}
 	if sb.State != before.State {
 		s.logger.InfoContext(ctx, "sandbox "+string(sb.State), "action", action, "from", string(before.State))
-		if sb.State == store.SandboxRunning {
-			s.running(ctx, rt, sb, false)
-		}
+		s.publish(Event{Kind: sandboxEvent(sb.State), Runtime: rt, Sandbox: sb, Reason: sb.KillReason, At: now})
 	}
 	return rt, nil
 }
@@ -498,12 +542,14 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 		}
 	}
 	now := s.now()
+	ended := sb // as killed
 	err := s.store.InTx(ctx, func(q store.Queries) error {
 		if sb.ID != "" && sb.State != store.SandboxKilled {
 			if err := s.settle(ctx, q, sb.ID, now); err != nil {
 				return err
 			}
-			if err := killRow(ctx, q, sb.ID, reason, now); err != nil {
+			var err error
+			if ended, err = killRow(ctx, q, sb.ID, reason, now); err != nil {
 				return err
 			}
 		}
@@ -516,6 +562,9 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 		rt.UpdatedAt = now
 		return saveRuntime(ctx, q, &rt)
 	})
+	if err == nil {
+		s.publish(Event{Kind: EventKilled, Runtime: rt, Sandbox: ended, Reason: reason, At: now})
+	}
 	return rt, err
 }
 
@@ -535,17 +584,14 @@ func (s *Service) destroy(ctx context.Context, sb store.Sandbox) error {
 	return nil
 }
 
-// killRow marks a ledger row killed. The row stays forever.
-func killRow(ctx context.Context, q store.Queries, id, reason string, now time.Time) error {
+// killRow marks a ledger row killed, and returns it. The row stays
+// forever.
+func killRow(ctx context.Context, q store.Queries, id, reason string, now time.Time) (store.Sandbox, error) {
 	sb, err := q.GetSandbox(ctx, id)
-	if err != nil {
-		return err
+	if err != nil || sb.State == store.SandboxKilled {
+		return sb, err
 	}
-	if sb.State == store.SandboxKilled {
-		return nil
-	}
-	_, err = q.KillSandbox(ctx, id, sb.Version, reason, "", now)
-	return err
+	return q.KillSandbox(ctx, id, sb.Version, reason, "", now)
 }
 
 // recordChange writes what an action did to a sandbox, read as before and
@@ -614,7 +660,8 @@ func (s *Service) KillSandbox(ctx context.Context, sandboxID string) (store.Sand
 		if err := s.settle(ctx, q, sb.ID, now); err != nil {
 			return err
 		}
-		return killRow(ctx, q, sb.ID, KillDeleted, now)
+		_, err := killRow(ctx, q, sb.ID, KillDeleted, now)
+		return err
 	})
 	if err != nil {
 		return sb, err

@@ -106,9 +106,11 @@ func agentStatus(name string, rt store.Runtime) error {
 
 // Close closes every cached agent connection, ending the calls still in
 // flight on them, and makes later Agent calls fail with 503 shutting_down.
-// The server calls it when it shuts down.
+// It ends every event subscription (see Subscribe). The server calls it
+// when it shuts down.
 func (s *Service) Close() error {
 	s.agents.close()
+	s.subs.close()
 	return nil
 }
 

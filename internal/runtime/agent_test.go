@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -44,6 +45,12 @@ func (s *silentAgents) close() {
 // the pool closes, and that a closed pool refuses.
 func TestAgentPool(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	synctest.Test(t, testAgentPool)
+}
+
+// testAgentPool is TestAgentPool in a synctest bubble, where synctest.Wait
+// tells when a call is waiting on its connection.
+func testAgentPool(t *testing.T) {
 	agents := &silentAgents{}
 	defer agents.close()
 	prov := fake.New(fake.Config{Agent: agents.dial})
@@ -115,20 +122,15 @@ func TestAgentPool(t *testing.T) {
 	}
 }
 
-// waitDialed waits until n connections were dialed.
+// waitDialed waits until every goroutine of the bubble is blocked, and
+// fails t unless n connections were dialed by then.
 func waitDialed(t *testing.T, s *silentAgents, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s.mu.Lock()
-		got := len(s.peers)
-		s.mu.Unlock()
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections dialed, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	s.mu.Lock()
+	got := len(s.peers)
+	s.mu.Unlock()
+	if got < n {
+		t.Fatalf("%d connections dialed, want %d", got, n)
 	}
 }

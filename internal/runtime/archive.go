@@ -87,11 +87,13 @@ func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Run
 
 	old := rt.Snapshot
 	at := s.now()
+	killed := sb
 	err := s.store.InTx(ctx, func(q store.Queries) error {
 		if err := s.settle(ctx, q, sb.ID, at); err != nil {
 			return err
 		}
-		if err := killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
+		var err error
+		if killed, err = killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
 			return err
 		}
 		rt.Status = store.RuntimeArchived
@@ -115,6 +117,7 @@ func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Run
 		s.removeSnapshot(ctx, p, old)
 	}
 	s.logger.InfoContext(ctx, "archived runtime", "runtime", rt.ID, "sandbox", sb.ID, "snapshot", ref)
+	s.publish(Event{Kind: EventArchived, Runtime: rt, Sandbox: killed, Reason: KillArchived, At: at})
 	return nil
 }
 

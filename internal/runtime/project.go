@@ -303,6 +303,9 @@ func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, d
 		return store.Project{}, store.Runtime{}, err
 	}
 	rt, err = s.store.GetRuntime(ctx, rtID)
+	if err == nil {
+		s.publish(Event{Kind: EventCreated, Runtime: rt, At: now})
+	}
 	return p, rt, err
 }
 
@@ -337,6 +340,7 @@ func (s *Service) DeleteProject(ctx context.Context, p store.Project) error {
 		if err := s.store.DeleteRuntime(ctx, rt.ID); err != nil && !errdefs.IsNotFound(err) {
 			return err
 		}
+		s.publish(Event{Kind: EventDeleted, Runtime: rt})
 	}
 	return s.store.DeleteProject(ctx, p.ID)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -18,7 +19,12 @@ import (
 // store handle on one SQLite file, act on one runtime at once. The one
 // that loses the optimistic race answers 409 runtime_busy, never the
 // store's own *_version_conflict.
-func TestTwoServersOneDatabase(t *testing.T) {
+func TestTwoServersOneDatabase(t *testing.T) { synctest.Test(t, testTwoServersOneDatabase) }
+
+// testTwoServersOneDatabase is TestTwoServersOneDatabase in a synctest
+// bubble, where synctest.Wait tells when the pause is held at the
+// provider.
+func testTwoServersOneDatabase(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "paddock.db")
 	open := func() store.Store {
@@ -67,12 +73,9 @@ func TestTwoServersOneDatabase(t *testing.T) {
 		_, err := a.Pause(ctx, rt.ID, store.PauseUser)
 		done <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for prov.Calls(fake.OpPause) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the pause never reached the provider")
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if prov.Calls(fake.OpPause) == 0 {
+		t.Fatal("the pause never reached the provider")
 	}
 	if _, err := b.Keepalive(ctx, rt.ID, time.Hour); err != nil {
 		t.Fatalf("keepalive on the second server: %v", err)

@@ -87,33 +87,42 @@ func (s *Service) Reconcile(ctx context.Context, runtimeID string) (Reconciliati
 			if err := p.Resume(ctx, handleOf(sb)); err != nil {
 				return ReconcileNone, providerFailure("resume", err)
 			}
-			return ReconcileResumed, s.syncStatus(ctx, rt, store.RuntimeRunning)
+			return ReconcileResumed, s.syncStatus(ctx, rt, sb, store.RuntimeRunning)
 		case sb.State == store.SandboxPaused && st.State == provider.StateRunning:
 			if err := p.Pause(ctx, handleOf(sb)); err != nil {
 				return ReconcileNone, providerFailure("pause", err)
 			}
-			return ReconcileRepaused, s.syncStatus(ctx, rt, store.RuntimePaused)
+			return ReconcileRepaused, s.syncStatus(ctx, rt, sb, store.RuntimePaused)
 		}
 		want := store.RuntimeRunning
 		if sb.State == store.SandboxPaused {
 			want = store.RuntimePaused
 		}
 		if rt.Status != want {
-			return ReconcileNone, s.syncStatus(ctx, rt, want)
+			return ReconcileNone, s.syncStatus(ctx, rt, sb, want)
 		}
 		return ReconcileNone, nil
 	})
 }
 
-// syncStatus sets the runtime's status to match its sandbox row.
-func (s *Service) syncStatus(ctx context.Context, rt store.Runtime, status store.RuntimeStatus) error {
+// syncStatus sets the runtime's status to match its sandbox row sb
+// (running or paused).
+func (s *Service) syncStatus(ctx context.Context, rt store.Runtime, sb store.Sandbox, status store.RuntimeStatus) error {
 	if rt.Status == status {
 		return nil
 	}
 	rt.Status = status
 	rt.UpdatedAt = s.now()
-	_, err := s.store.UpdateRuntime(ctx, rt)
-	return lostRace(rt, err)
+	saved, err := s.store.UpdateRuntime(ctx, rt)
+	if err != nil {
+		return lostRace(rt, err)
+	}
+	kind := EventRunning
+	if status == store.RuntimePaused {
+		kind = EventPaused
+	}
+	s.publish(Event{Kind: kind, Runtime: saved, Sandbox: sb, At: rt.UpdatedAt})
+	return nil
 }
 
 func (s *Service) setReason(ctx context.Context, rt store.Runtime, reason string) error {

@@ -17,6 +17,9 @@
 // race answers 409 runtime_busy). Provisioning runs detached from the
 // caller's context so a client that disconnects mid-start cannot leave a
 // half-created sandbox behind.
+//
+// Every transition is published to the service's subscribers (see
+// Subscribe in events.go), each on a queue of its own.
 package runtime
 
 import (
@@ -203,23 +206,7 @@ type Service struct {
 	imagesOn   []string
 	pending    pendingSet   // runtimes start-up reconciliation has not reached
 	provisions provisionLog // see provisions.go
-	onRunning  func(ctx context.Context, rt store.Runtime, sb store.Sandbox, fresh bool)
-}
-
-// OnRunning sets fn to be told whenever a runtime's sandbox begins to run:
-// a new sandbox (fresh: a start, a restore, a warm claim) or a paused one
-// resumed. fn is called with the runtime's lock held and must not block;
-// it is how what lives on the runtime (capability bindings, sidecars)
-// reaches each sandbox. Set it before the service is used.
-func (s *Service) OnRunning(fn func(ctx context.Context, rt store.Runtime, sb store.Sandbox, fresh bool)) {
-	s.onRunning = fn
-}
-
-// running tells OnRunning's function that sb runs.
-func (s *Service) running(ctx context.Context, rt store.Runtime, sb store.Sandbox, fresh bool) {
-	if s.onRunning != nil {
-		s.onRunning(context.WithoutCancel(ctx), rt, sb, fresh)
-	}
+	subs       subscribers  // see events.go
 }
 
 // New returns a Service.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -32,7 +33,11 @@ func TestConformanceThroughBreaker(t *testing.T) {
 // TestBreaker: backend failures in a row open it (calls then fail fast with
 // provider_circuit_open, the provider is not called), a caller's mistakes
 // do not, and a probe after the cooldown closes it again.
-func TestBreaker(t *testing.T) {
+func TestBreaker(t *testing.T) { synctest.Test(t, testBreaker) }
+
+// testBreaker is TestBreaker in a synctest bubble: its sleeps move the
+// bubble's clock.
+func testBreaker(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New(fake.Config{})
 	var mu sync.Mutex
@@ -137,7 +142,11 @@ func TestBreakerCountsOnlyTheBackend(t *testing.T) {
 
 // TestBreakerAvailableForTheProbe: a provider without Ping is probed by
 // its first call after the cooldown, so an action may go ahead then.
-func TestBreakerAvailableForTheProbe(t *testing.T) {
+func TestBreakerAvailableForTheProbe(t *testing.T) { synctest.Test(t, testBreakerAvailableForTheProbe) }
+
+// testBreakerAvailableForTheProbe is TestBreakerAvailableForTheProbe in a
+// synctest bubble: its sleeps move the bubble's clock.
+func testBreakerAvailableForTheProbe(t *testing.T) {
 	ctx := context.Background()
 	f := fake.New(fake.Config{})
 	b := provider.NewBreaker(f, provider.BreakerConfig{Failures: 1, Cooldown: 20 * time.Millisecond})

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/uuid"
@@ -175,7 +176,11 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 
 // TestGate holds creates open to prove callers can observe and release
 // them, and that a held call honours its ctx.
-func TestGate(t *testing.T) {
+func TestGate(t *testing.T) { synctest.Test(t, testGate) }
+
+// testGate is TestGate in a synctest bubble, where synctest.Wait tells
+// when every caller is held.
+func testGate(t *testing.T) {
 	p := fake.New(fake.Config{})
 	gate := make(chan struct{})
 	p.SetCreateGate(gate)
@@ -189,12 +194,18 @@ func TestGate(t *testing.T) {
 			errs <- err
 		})
 	}
-	waitFor(t, func() bool { return p.Calls(fake.OpCreate) == n })
+	synctest.Wait() // every create is held at the gate
+	if c := p.Calls(fake.OpCreate); c != n {
+		t.Fatalf("%d creates reached the gate, want %d", c, n)
+	}
 	if c := p.Count(); c != 0 {
 		t.Fatalf("compute exists while creates are held: %d", c)
 	}
 	gate <- struct{}{} // release one
-	waitFor(t, func() bool { return p.Count() == 1 })
+	synctest.Wait()
+	if c := p.Count(); c != 1 {
+		t.Fatalf("Count after one release = %d, want 1", c)
+	}
 	close(gate) // release the rest
 	wg.Wait()
 	close(errs)
@@ -372,17 +383,5 @@ func TestSnapshots(t *testing.T) {
 		if err := p.RemoveSnapshot(ctx, bad); !errors.Is(err, errdefs.ErrInvalidArgument) {
 			t.Errorf("RemoveSnapshot(%q) = %v, want invalid argument", bad, err)
 		}
-	}
-}
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met before the deadline")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
