@@ -20,7 +20,6 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // dialLog is a fake provider's agent that is never there: it records
@@ -53,7 +52,7 @@ func TestAppliedOnRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, st, agents, rts, bs, rt := newRig(t)
 		// Installed while idle: nothing runs, nothing is applied.
-		_, err := bs.Install(ctx, rt, client.InstallCapabilityRequest{Name: "repo-tools"})
+		_, err := bs.Install(ctx, rt, binding.InstallRequest{Name: "repo-tools"})
 		must(t, err)
 		must(t, bs.Wait(ctx, rt.ID))
 		if got := agents.dialed(); len(got) != 0 {
@@ -70,7 +69,7 @@ func TestAppliedOnRunning(t *testing.T) {
 		}
 		bound, err := bs.Bindings(ctx, rt)
 		must(t, err)
-		if len(bound) != 1 || binding.StatusOf(bound[0], sb.ID).State != client.BindingPending {
+		if len(bound) != 1 || binding.StatusOf(bound[0], sb.ID).State != binding.StatePending {
 			t.Fatalf("bindings after an apply that found no agent: %+v", bound)
 		}
 
@@ -146,12 +145,12 @@ func must(t *testing.T, err error) {
 func TestStatusFollowsTheSandboxes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, st, _, rts, bs, rt := newRig(t)
-		b, err := bs.Install(ctx, rt, client.InstallCapabilityRequest{Name: "repo-tools", Source: client.SourceCatalog})
+		b, err := bs.Install(ctx, rt, binding.InstallRequest{Name: "repo-tools", Source: binding.SourceCatalog})
 		must(t, err)
 		b.Version = "0.0.0-dropped"
 		_, err = st.UpdateBinding(ctx, b)
 		must(t, err)
-		status := func(sandboxID string) client.BindingStatus {
+		status := func(sandboxID string) binding.Status {
 			t.Helper()
 			bound, err := bs.Bindings(ctx, rt)
 			must(t, err)
@@ -160,7 +159,7 @@ func TestStatusFollowsTheSandboxes(t *testing.T) {
 			}
 			return binding.StatusOf(bound[0], sandboxID)
 		}
-		if got := status(""); got.State != client.BindingPending {
+		if got := status(""); got.State != binding.StatePending {
 			t.Fatalf("before any sandbox: %+v", got)
 		}
 
@@ -169,12 +168,12 @@ func TestStatusFollowsTheSandboxes(t *testing.T) {
 			must(t, err)
 			must(t, bs.Wait(ctx, rt.ID))
 			got := status(rt.CurrentSandboxID)
-			if got.State != client.BindingFailed || got.SandboxID != rt.CurrentSandboxID || !strings.Contains(got.Error, "0.0.0-dropped") {
+			if got.State != binding.StateFailed || got.SandboxID != rt.CurrentSandboxID || !strings.Contains(got.Error, "0.0.0-dropped") {
 				t.Fatalf("on sandbox %s: %+v; want failed there, naming the version", rt.CurrentSandboxID, got)
 			}
 			rt, err = rts.Reset(ctx, rt.ID, false)
 			must(t, err)
-			if got := status(rt.CurrentSandboxID); got.State != client.BindingPending {
+			if got := status(rt.CurrentSandboxID); got.State != binding.StatePending {
 				t.Fatalf("after a reset: %+v", got)
 			}
 		}
@@ -189,10 +188,10 @@ func TestStatusFollowsTheSandboxes(t *testing.T) {
 		if !ok {
 			t.Fatal("the catalog has no repo-tools")
 		}
-		_, err = bs.Update(ctx, rt, b.ID, client.UpdateBindingRequest{Version: latest.Version})
+		_, err = bs.Update(ctx, rt, b.ID, binding.UpdateRequest{Version: latest.Version})
 		must(t, err)
 		must(t, bs.Wait(ctx, rt.ID))
-		if got := status(rt.CurrentSandboxID); got.State != client.BindingPending {
+		if got := status(rt.CurrentSandboxID); got.State != binding.StatePending {
 			t.Fatalf("re-pinned: %+v", got)
 		}
 	})

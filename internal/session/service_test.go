@@ -12,13 +12,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
-	"github.com/paddockhq/paddock/pkg/client"
 )
 
 // rig is a session service over a runtime service, on a real SQLite
@@ -71,18 +71,18 @@ func TestTranscriptIsPersisted(t *testing.T) {
 		r := newRig(t)
 		now := time.Now().UTC()
 		sess := store.Session{ID: uuid.NewString(), OrgID: r.rt.OrgID, WorkspaceID: r.rt.WorkspaceID, RuntimeID: r.rt.ID,
-			Kind: client.SessionPrompt, Harness: "claude", Status: client.SessionRunning, CreatedAt: now, UpdatedAt: now}
+			Kind: KindPrompt, Harness: "claude", Status: StatusRunning, CreatedAt: now, UpdatedAt: now}
 		must(t, r.st.CreateSession(r.ctx, sess))
-		var streamed []client.SessionEvent
-		rec := &recorder{s: r.s, sess: &sess, turn: 1, emit: func(e client.SessionEvent) error {
+		var streamed []harness.Event
+		rec := &recorder{s: r.s, sess: &sess, turn: 1, emit: func(e harness.Event) error {
 			streamed = append(streamed, e)
 			return nil
 		}}
-		turn := []client.SessionEvent{
-			{Type: client.SessionEventMessage, Role: "user", Text: "fix the tests"},
-			{Type: client.SessionEventMessage, Role: "assistant", Text: "done"},
-			{Type: client.SessionEventUsage, Usage: &client.TurnUsage{InputTokens: 10, OutputTokens: 2}},
-			{Type: client.SessionEventDone, Done: &client.TurnDone{Result: "done"}},
+		turn := []harness.Event{
+			{Type: harness.EventMessage, Role: "user", Text: "fix the tests"},
+			{Type: harness.EventMessage, Role: "assistant", Text: "done"},
+			{Type: harness.EventUsage, Usage: &harness.TurnUsage{InputTokens: 10, OutputTokens: 2}},
+			{Type: harness.EventDone, Done: &harness.TurnDone{Result: "done"}},
 		}
 		for _, e := range turn {
 			rec.add(r.ctx, e)
@@ -110,10 +110,10 @@ func TestTranscriptIsPersisted(t *testing.T) {
 		sess.Turns = 1
 		rec = &recorder{s: r.s, sess: &sess, turn: 2}
 		for i := range maxTurnEvents + 5 {
-			rec.add(r.ctx, client.SessionEvent{Type: client.SessionEventMessage, Role: "assistant", Text: strconv.Itoa(i)})
+			rec.add(r.ctx, harness.Event{Type: harness.EventMessage, Role: "assistant", Text: strconv.Itoa(i)})
 		}
 		rec.finishing = true
-		rec.add(r.ctx, client.SessionEvent{Type: client.SessionEventDone, Done: &client.TurnDone{ExitCode: 1}})
+		rec.add(r.ctx, harness.Event{Type: harness.EventDone, Done: &harness.TurnDone{ExitCode: 1}})
 		got, err = r.s.Transcript(r.ctx, sess)
 		must(t, err)
 		second := got[len(turn):]
@@ -121,7 +121,7 @@ func TestTranscriptIsPersisted(t *testing.T) {
 			t.Fatalf("the second turn kept %d events, want %d, a note and its end", len(second), maxTurnEvents)
 		}
 		note, last := second[len(second)-2], second[len(second)-1]
-		if note.Error == nil || note.Error.Code != codeTruncated || last.Type != client.SessionEventDone || last.Turn != 2 || !rec.failed {
+		if note.Error == nil || note.Error.Code != codeTruncated || last.Type != harness.EventDone || last.Turn != 2 || !rec.failed {
 			t.Fatalf("the end of a cut turn: %+v then %+v (failed %v)", note, last, rec.failed)
 		}
 	})
@@ -137,7 +137,7 @@ func TestTurnWithoutAnAgent(t *testing.T) {
 		r := newRig(t)
 		_, err := r.rts.Start(r.ctx, r.rt.ID, nil)
 		must(t, err)
-		_, err = r.s.Run(r.ctx, r.rt, Turn{Kind: client.SessionPrompt, Request: client.PromptRequest{Prompt: "hi", Harness: "codex"}}, nil)
+		_, err = r.s.Run(r.ctx, r.rt, Turn{Kind: KindPrompt, Request: Request{Prompt: "hi", Harness: "codex"}}, nil)
 		if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeSecretMissing {
 			t.Fatalf("a turn without its credential: %v, want %s", err, CodeSecretMissing)
 		}
@@ -150,7 +150,7 @@ func TestTurnWithoutAnAgent(t *testing.T) {
 		must(t, err)
 		rt, err := r.rts.Pause(r.ctx, r.rt.ID, store.PauseUser)
 		must(t, err)
-		_, err = r.s.Run(r.ctx, rt, Turn{Kind: client.SessionPrompt, Request: client.PromptRequest{Prompt: "hi", Harness: "codex"}}, nil)
+		_, err = r.s.Run(r.ctx, rt, Turn{Kind: KindPrompt, Request: Request{Prompt: "hi", Harness: "codex"}}, nil)
 		if pe, ok := errdefs.Public(err); !ok || pe.Code != runtime.CodeAgentNotSupported {
 			t.Fatalf("a turn without an agent: %v, want %s", err, runtime.CodeAgentNotSupported)
 		}
@@ -161,7 +161,7 @@ func TestTurnWithoutAnAgent(t *testing.T) {
 		if err != nil || len(ss) != 0 {
 			t.Fatalf("sessions after a turn that never ran: %+v, %v", ss, err)
 		}
-		_, err = r.s.Run(r.ctx, rt, Turn{Kind: client.SessionPrompt, Request: client.PromptRequest{Prompt: "hi", SessionID: uuid.NewString()}}, nil)
+		_, err = r.s.Run(r.ctx, rt, Turn{Kind: KindPrompt, Request: Request{Prompt: "hi", SessionID: uuid.NewString()}}, nil)
 		if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeSessionNotFound {
 			t.Fatalf("a turn of an unknown session: %v", err)
 		}
