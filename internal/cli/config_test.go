@@ -11,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/server/servertest"
 )
 
 type configFile struct {
@@ -172,7 +173,8 @@ func TestConfigFileErrors(t *testing.T) {
 }
 
 func TestLogin(t *testing.T) {
-	f, url := startFakeAPI(t)
+	f := startAPI(t, servertest.Options{})
+	url, goodKey := f.URL, f.Key
 	env := clitest.Env(url, goodKey)
 	clitest.MustRun(t, env, "org", "create", "acme")
 	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
@@ -183,7 +185,7 @@ func TestLogin(t *testing.T) {
 
 	t.Run("a bad key writes nothing", func(t *testing.T) {
 		_, errOut, code := clitest.Run(t, base, "login", "--url", url, "--api-key", "pdk_wrong")
-		if code != cli.ExitError || errOut != "error: the API key is not valid (invalid_api_key)\n" {
+		if code != cli.ExitError || errOut != "error: the API key is malformed, unknown, expired or revoked (invalid_api_key)\n" {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -253,4 +255,18 @@ func TestLogin(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
+}
+
+// savedConfig reads the config file as its raw fields.
+func savedConfig(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

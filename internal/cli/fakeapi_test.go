@@ -33,10 +33,10 @@ type fakeAPI struct {
 	queries map[string]string
 }
 
-const (
-	goodKey = "pdk_good"
-	fakeNow = "2026-03-04T05:06:07Z"
-)
+const goodKey = "pdk_good"
+
+// fakeID is the fake API's n-th id.
+func fakeID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
