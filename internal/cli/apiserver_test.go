@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,7 +85,10 @@ type recorder struct {
 }
 
 type request struct {
-	method, path, query, body string
+	method, path, query string
+	body                string // a JSON body, else ""
+	raw                 []byte // the body as sent
+	contentType         string
 }
 
 // wrap records each request before h serves it.
@@ -94,7 +96,7 @@ func (rec *recorder) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(b))
-		req := request{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery}
+		req := request{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, raw: b, contentType: r.Header.Get("Content-Type")}
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
 			req.body = strings.TrimSpace(string(b))
 		}
@@ -105,18 +107,28 @@ func (rec *recorder) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// last finds the last request that matches pattern, as a ServeMux holding
-// only that pattern matches it.
+// last finds the last request that matches pattern.
 func (rec *recorder) last(pattern string) (request, bool) {
+	all := rec.sent(pattern)
+	if len(all) == 0 {
+		return request{}, false
+	}
+	return all[len(all)-1], true
+}
+
+// sent lists the requests that match pattern, in order, as a ServeMux
+// holding only that pattern matches them.
+func (rec *recorder) sent(pattern string) []request {
 	mux := http.NewServeMux()
 	mux.HandleFunc(pattern, func(http.ResponseWriter, *http.Request) {})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	for _, r := range slices.Backward(rec.seen) {
+	var out []request
+	for _, r := range rec.seen {
 		req := httptest.NewRequest(r.method, r.path, nil)
 		if _, p := mux.Handler(req); p == pattern {
-			return r, true
+			out = append(out, r)
 		}
 	}
-	return request{}, false
+	return out
 }

@@ -1,10 +1,8 @@
 package cli_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -472,35 +470,4 @@ func manifestOf(bundle []byte) (name, version string, err error) {
 		return "", "", errors.New("capability.yaml: name and version are required")
 	}
 	return name, version, nil
-}
-
-// bundleEntry is one entry of a bundle.
-type bundleEntry struct {
-	typ     byte
-	mode    int64
-	modTime time.Time
-	uid     int
-	data    string
-	order   int
-}
-
-// bundleEntries reads a tar.gz bundle's entries by name.
-func bundleEntries(bundle []byte) (map[string]bundleEntry, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(bundle))
-	if err != nil {
-		return nil, fmt.Errorf("not a gzip stream: %w", err)
-	}
-	tr := tar.NewReader(zr)
-	out := map[string]bundleEntry{}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		data, _ := io.ReadAll(tr)
-		out[h.Name] = bundleEntry{typ: h.Typeflag, mode: h.Mode, modTime: h.ModTime, uid: h.Uid, data: string(data), order: len(out)}
-	}
 }
