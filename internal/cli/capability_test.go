@@ -85,6 +85,7 @@ const (
 // runtime's life against the real API, with bundles of the org's
 // inventory: each step runs after the one before.
 func TestCapabilityCommands(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	pushBundles(t, env, browserBundle, gitBundle("1.0.0"), gitBundle("1.1.0"))
 	steps := slices.Concat(catalogSteps(f, env), installSteps(f), bindingSteps(f, env), resolvedSteps(f, env))
@@ -338,6 +339,7 @@ func checkResolved(t *testing.T, env map[string]string) {
 
 // TestBindingStatus: each state of a binding in one cell of capability ls.
 func TestBindingStatus(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	pushBundles(t, env, gitBundle("1.0.0"))
 	clitest.MustRun(t, env, "capability", "install", "agent", "git")
@@ -369,6 +371,7 @@ func TestBindingStatus(t *testing.T) {
 // TestSidecarCapabilitiesFlag: --capabilities on project create and
 // runtime set is sent as capabilities_json, a JSON-encoded list.
 func TestSidecarCapabilitiesFlag(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	clitest.MustRun(t, env, "project", "create", "desk", "--capabilities", "computer_use,all_harness")
 	jsonEq(t, f.body("POST /api/v1/org/{org}/ws/{ws}/projects"), `{"name":"desk","runtime":{"capabilities_json":"[\"computer_use\",\"all_harness\"]"}}`)
@@ -390,6 +393,7 @@ func TestSidecarCapabilitiesFlag(t *testing.T) {
 // check holds to the document), with the fake provider: no sandbox agent,
 // so bindings stay pending and prompts stop before a harness runs.
 func TestCapabilitiesAgainstTheServer(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{})
 	fails := func(code string, args ...string) {
 		t.Helper()

@@ -94,6 +94,7 @@ type step struct {
 // core-second with 50 s prepaid, offering the fake provider and a second
 // one named docker.
 func TestScenario(t *testing.T) {
+	t.Parallel()
 	a := startAPI(t, servertest.Options{
 		Provider:      declared{fake.New(fake.Config{NoSnapshot: true, NoWritableRoot: true}), fakeCaps},
 		MoreProviders: []provider.Provider{declared{fake.New(fake.Config{Name: "docker"}), dockerCaps}},

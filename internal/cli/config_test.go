@@ -65,6 +65,7 @@ func keyRecorder(t *testing.T) (url string, seen *[]string) {
 // TestPrecedence holds flag > environment > config file for the URL, the
 // key, the org and the workspace.
 func TestPrecedence(t *testing.T) {
+	t.Parallel()
 	fileURL, fileSeen := keyRecorder(t)
 	envURL, envSeen := keyRecorder(t)
 	flagURL, flagSeen := keyRecorder(t)
@@ -144,6 +145,7 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestConfigFileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "broken.json")
 	if err := os.WriteFile(broken, []byte("{not json"), 0o600); err != nil {
@@ -172,7 +174,27 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 }
 
+// privateModes: the config file is its owner's only, and so is its
+// directory.
+func privateModes(t *testing.T, path string) {
+	t.Helper()
+	for _, p := range []string{path, filepath.Dir(path)} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := os.FileMode(0o600)
+		if st.IsDir() {
+			want = 0o700
+		}
+		if st.Mode().Perm() != want {
+			t.Fatalf("%s mode = %v, want %v", p, st.Mode().Perm(), want)
+		}
+	}
+}
+
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	f := startAPI(t, servertest.Options{})
 	url, goodKey := f.URL, f.Key
 	env := clitest.Env(url, goodKey)
@@ -200,19 +222,7 @@ func TestLogin(t *testing.T) {
 		if got, want := readConfigFile(t, path), (configFile{URL: url, APIKey: goodKey, Org: "acme"}); got != want {
 			t.Fatalf("config = %+v, want %+v", got, want)
 		}
-		for _, p := range []string{path, filepath.Dir(path)} {
-			st, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := os.FileMode(0o600)
-			if st.IsDir() {
-				want = 0o700
-			}
-			if st.Mode().Perm() != want {
-				t.Fatalf("%s mode = %v, want %v", p, st.Mode().Perm(), want)
-			}
-		}
+		privateModes(t, path)
 	})
 	t.Run("later commands need no flags", func(t *testing.T) {
 		out := clitest.MustRun(t, base, "ws", "ls")

@@ -51,6 +51,7 @@ func twinKeys(t *testing.T, a *apiServer) string {
 }
 
 func TestKeyCommands(t *testing.T) {
+	t.Parallel()
 	f, url, goodKey := startIdentity(t)
 	env := clitest.Env(url, goodKey)
 	env["PADDOCK_ORG"] = "acme"
@@ -135,6 +136,7 @@ func installationKeys(t *testing.T, f *apiServer, env map[string]string) {
 }
 
 func TestUserCommands(t *testing.T) {
+	t.Parallel()
 	f, url, goodKey := startIdentity(t)
 	env := clitest.Env(url, goodKey)
 
@@ -171,6 +173,7 @@ func TestUserCommands(t *testing.T) {
 }
 
 func TestMemberCommands(t *testing.T) {
+	t.Parallel()
 	f, url, goodKey := startIdentity(t)
 	env := clitest.Env(url, goodKey)
 	env["PADDOCK_ORG"] = "acme"
@@ -293,6 +296,7 @@ func ended(t *testing.T, a *apiServer, token string) bool {
 // which checks the signature over the message it issued, uses the
 // session, and logs out.
 func TestWalletLogin(t *testing.T) {
+	t.Parallel()
 	f, url, goodKey := startIdentity(t)
 	admin := clitest.Env(url, goodKey)
 	admin["PADDOCK_ORG"] = "acme"
@@ -368,7 +372,13 @@ func TestWalletLogin(t *testing.T) {
 			t.Fatalf("login: %s", out)
 		}
 	})
+	walletLoginRefusals(t, env, url, home, keyFile, goodKey)
+}
 
+// walletLoginRefusals: a login with a bad key file, or for a wallet no
+// user has, is refused, shows no key and leaves the config as it was.
+func walletLoginRefusals(t *testing.T, env map[string]string, url, home, keyFile, goodKey string) {
+	path := filepath.Join(home, ".config", "paddock", "config.json")
 	refusals := []struct {
 		name   string
 		file   string
@@ -400,6 +410,7 @@ func TestWalletLogin(t *testing.T) {
 }
 
 func TestWhoamiWithAKey(t *testing.T) {
+	t.Parallel()
 	a, url, _ := startIdentity(t)
 	goodKey, key, err := auth.Keys{Store: a.Store, Now: a.Clock.Now}.CreateInstallation(t.Context(), "admin", "")
 	if err != nil {
@@ -425,6 +436,7 @@ func TestWhoamiWithAKey(t *testing.T) {
 
 // TestIdentityHelp: the help says what a credential may be.
 func TestIdentityHelp(t *testing.T) {
+	t.Parallel()
 	for args, want := range map[string]string{
 		"--help":            "session token of a wallet sign-in",
 		"login --help":      "--wallet-key-file",
@@ -444,6 +456,7 @@ func TestIdentityHelp(t *testing.T) {
 // challenge another server issued (to sign in there as this wallet) gets
 // no signature.
 func TestWalletLoginRefusesAnotherServersChallenge(t *testing.T) {
+	t.Parallel()
 	f, url, _ := startIdentity(t)
 	f.SignIn.Domain = "paddock.example.com"
 	env := map[string]string{"HOME": t.TempDir()}
@@ -460,6 +473,7 @@ func TestWalletLoginRefusesAnotherServersChallenge(t *testing.T) {
 // TestWalletLoginAgainEndsTheOldSession: a login that replaces a saved
 // session ends it on the server instead of leaving it to expire.
 func TestWalletLoginAgainEndsTheOldSession(t *testing.T) {
+	t.Parallel()
 	f, url, goodKey := startIdentity(t)
 	admin := clitest.Env(url, goodKey)
 	admin["PADDOCK_ORG"] = "acme"
@@ -478,6 +492,7 @@ func TestWalletLoginAgainEndsTheOldSession(t *testing.T) {
 // TestSavedCredentialStaysWithItsServer: a saved key or session is sent
 // only to the server it was saved for, whatever --url says.
 func TestSavedCredentialStaysWithItsServer(t *testing.T) {
+	t.Parallel()
 	_, url, goodKey := startIdentity(t)
 	home := t.TempDir()
 	env := map[string]string{"HOME": home}

@@ -45,6 +45,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 // TestInventoryPush: the bundle is a tar.gz of the directory's contents
 // that depends on nothing else, so pushing it again is recognized.
 func TestInventoryPush(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	dir := writeTree(t, map[string]string{
 		"capability.yaml":        manifest("reviewer", "1.0.0"),
@@ -123,6 +124,7 @@ func TestInventoryPush(t *testing.T) {
 // TestInventoryPushTooLarge: a bundle past the server's bound is refused
 // before it is sent.
 func TestInventoryPushTooLarge(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	dir := writeTree(t, map[string]string{"capability.yaml": manifest("big", "1.0.0")})
 	big, err := os.Create(filepath.Join(dir, "blob"))
@@ -145,6 +147,7 @@ func TestInventoryPushTooLarge(t *testing.T) {
 }
 
 func TestInventoryListAndRemove(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	for _, version := range []string{"1.0.0", "1.1.0"} {
 		dir := writeTree(t, map[string]string{"capability.yaml": manifest("reviewer", version)})

@@ -37,6 +37,7 @@ func promptBodies(t *testing.T, f *apiServer, env map[string]string) {
 // what the CLI refuses before it asks. A turn itself needs a harness in a
 // sandbox: TestCLIPrompt in internal/e2e runs those.
 func TestPromptRefusals(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	tests := []struct {
 		name   string

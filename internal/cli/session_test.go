@@ -77,6 +77,7 @@ func recordSession(t *testing.T, a *apiServer, kind, status string, turns ...tur
 }
 
 func TestSessionCommands(t *testing.T) {
+	t.Parallel()
 	f, env := startCapabilities(t)
 	prompt := recordSession(t, f, client.SessionPrompt, client.SessionCompleted, turn{"what is here?", aTurn()}, turn{"and now?", aTurn()})
 	f.Clock.Advance(time.Second)

@@ -17,6 +17,7 @@ import (
 const anyKey = "pdk_good"
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	a := startAPI(t, servertest.Options{})
 	url, goodKey := a.URL, a.Key
 	env := clitest.Env(url, goodKey)
@@ -68,6 +69,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -90,6 +92,7 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestServerErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		status int
@@ -127,6 +130,7 @@ func TestServerErrors(t *testing.T) {
 }
 
 func TestUnreachableServer(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
@@ -140,6 +144,7 @@ func TestUnreachableServer(t *testing.T) {
 }
 
 func TestBadKey(t *testing.T) {
+	t.Parallel()
 	a := startAPI(t, servertest.Options{})
 	_, errOut, code := clitest.Run(t, clitest.Env(a.URL, "pdk_wrong"), "org", "ls")
 	if code != cli.ExitError || errOut != "error: the API key is malformed, unknown, expired or revoked (invalid_api_key)\n" {
@@ -148,6 +153,7 @@ func TestBadKey(t *testing.T) {
 }
 
 func TestPaging(t *testing.T) {
+	t.Parallel()
 	a := startAPI(t, servertest.Options{})
 	env := clitest.Env(a.URL, a.Key)
 	for _, name := range []string{"a", "b", "c"} {
