@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -83,3 +87,54 @@ func cliPromptFailures(t *testing.T, env map[string]string) {
 		}
 	}
 }
+
+// TestCLIPromptCutOff: a turn whose stream ends before its done event (a
+// connection lost mid-turn) is an error, not a finished turn.
+func TestCLIPromptCutOff(t *testing.T) {
+	instance := testenv.Instance(t)
+	srv := servertest.New(t, servertest.Options{
+		Provider: testenv.DockerProvider(t, instance), Instance: instance, Image: testenv.TestImage, Wrap: cutDone,
+	})
+	env := clitest.Env(srv.URL, srv.Key)
+	clitest.MustRun(t, env, "org", "create", "acme")
+	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
+	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	p := clitest.JSON[pc.Project](t, env, "project", "create", "p1", "--cpu", "0.5", "--memory", "128M")
+	srv.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/secrets", pc.CreateSecretRequest{Name: "anthropic", Env: "ANTHROPIC_API_KEY", Value: "sk-test-not-real"})
+	srv.Must(t, 200, "PATCH", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID, pc.RuntimePatch{Secrets: &[]string{"anthropic"}})
+	clitest.MustRun(t, env, "runtime", "start", "p1")
+
+	_, errOut, code := clitest.Run(t, env, "task", "p1", "hi")
+	if code != cli.ExitError || !strings.HasSuffix(errOut, "error: the event stream ended before the turn did: unexpected EOF\n") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// cutDone ends every NDJSON stream h answers before its done event.
+func cutDone(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&cutWriter{ResponseWriter: w}, r)
+	})
+}
+
+// cutWriter drops the line holding a done event and all after it.
+type cutWriter struct {
+	http.ResponseWriter
+	cut bool
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	i := bytes.Index(p, []byte(`"type":"done"`))
+	if c.cut || i < 0 || c.Header().Get("Content-Type") != "application/x-ndjson" {
+		if c.cut {
+			return len(p), nil
+		}
+		return c.ResponseWriter.Write(p)
+	}
+	c.cut = true
+	_, err := c.ResponseWriter.Write(p[:bytes.LastIndexByte(p[:i], '\n')+1])
+	return len(p), err
+}
+
+// Flush passes flushes on, so that events stream as they come.
+func (c *cutWriter) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
