@@ -18,6 +18,7 @@ import (
 // TestServerCommandsHelp: serve and admin list their own flags, not the
 // client's.
 func TestServerCommandsHelp(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"serve", "--help"}, {"admin", "create-key", "--help"}} {
 		out, _, code := clitest.Run(t, map[string]string{}, args...)
 		if code != 0 {
@@ -38,6 +39,7 @@ func TestServerCommandsHelp(t *testing.T) {
 // TestAdminCreateKey: the command makes a key in an existing database,
 // without a server, and refuses a data directory that has none.
 func TestAdminCreateKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "paddock.db"), slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -57,6 +59,7 @@ func TestAdminCreateKey(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for shell, want := range map[string]string{"bash": "__start_paddock", "zsh": "#compdef paddock", "fish": "complete -c paddock"} {
 		out, errOut, code := clitest.Run(t, map[string]string{}, "completion", shell)
 		if code != 0 || !strings.Contains(out, want) {
@@ -71,6 +74,7 @@ func TestCompletion(t *testing.T) {
 // TestAdminRotateSecretsKey: the command seals every secret again under a
 // new key file, and the values still open.
 func TestAdminRotateSecretsKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "paddock.db"), slog.New(slog.DiscardHandler))

@@ -17,6 +17,7 @@ import (
 // in it, which signs a wallet sign-in's challenge (wallet.go). Tests may
 // use whatever they need.
 func TestTalksOnlyThroughTheSDK(t *testing.T) {
+	t.Parallel()
 	allowed := map[string]bool{
 		"github.com/paddockhq/paddock/pkg/client":           true,
 		"github.com/paddockhq/paddock/internal/version":     true,

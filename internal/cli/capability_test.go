@@ -1,50 +1,170 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
+// Bundles of the org's inventory the capability tests install: browser
+// and web both ship MCP server playwright.
+var (
+	browserBundle = map[string]string{"capability.yaml": manifest("browser", "1.0.0",
+		"mcp_servers:\n  playwright:\n    command: npx\n    args: [\"@playwright/mcp\"]\n",
+		"workers:\n  - name: chromium\n    run: \"sleep 100\"\n",
+		"flags:\n  headless:\n    description: headless\n    default: true\n")}
+	gitBundle = func(version string) map[string]string {
+		return map[string]string{"capability.yaml": manifest("git", version,
+			"skills:\n  - skills/commit\n",
+			"dependencies:\n  checks:\n    - name: git\n      run: command -v git\n",
+			"flags:\n  push:\n    description: push\n  fetch:\n    description: fetch\n    default: true\n"),
+			"skills/commit/SKILL.md": "---\nname: commit\ndescription: commits\n---\n# Commit\n"}
+	}
+	webBundle = map[string]string{"capability.yaml": manifest("web", "1.0.0",
+		"mcp_servers:\n  playwright:\n    command: npx\n    args: [\"@playwright/mcp\"]\n")}
+)
+
+// pushBundles pushes the bundles to the inventory of env's org.
+func pushBundles(t *testing.T, env map[string]string, bundles ...map[string]string) {
+	t.Helper()
+	for _, b := range bundles {
+		clitest.MustRun(t, env, "inventory", "push", writeTree(t, b))
+	}
+}
+
+// setStatus records status as the last apply of the binding of name on
+// the runtime of project agent, as the binding service records it.
+func setStatus(t *testing.T, a *apiServer, name string, status *client.BindingStatus) {
+	t.Helper()
+	rt := get[client.Runtime](t, a, agentRuntime(t, a))
+	bs, err := a.Store.ListBindings(t.Context(), rt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(bs, func(b store.CapabilityBinding) bool { return b.Name == name })
+	var data []byte
+	if status != nil {
+		status.SandboxID = rt.CurrentSandboxID
+		data, _ = json.Marshal(struct {
+			*client.BindingStatus
+			Rev int64 `json:"rev"`
+		}{status, bs[i].Rev})
+	}
+	if err := a.Store.SetBindingStatus(t.Context(), bs[i].ID, data, a.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// capStep is one step of TestCapabilityCommands; "{name}" arguments are
+// the id of the binding of name.
+type capStep struct {
+	name   string
+	args   []string
+	code   int
+	stderr string // a line stderr must contain
+	setup  func(t *testing.T)
+	check  func(t *testing.T, out string)
+}
+
+const (
+	bindingsRoute = "/api/v1/org/{org}/ws/{ws}/runtimes/{id}/capabilities"
+	bindingRoute  = bindingsRoute + "/{binding_id}"
+)
+
 // TestCapabilityCommands drives the capability commands through one
-// runtime's life against the fake API: each step runs after the one before.
+// runtime's life against the real API, with bundles of the org's
+// inventory: each step runs after the one before.
 func TestCapabilityCommands(t *testing.T) {
-	f, env := startCapabilityAPI(t)
-	const (
-		rtRoute = "/api/v1/org/{org}/ws/{ws}/runtimes/{id}/capabilities"
-		binding = rtRoute + "/{binding_id}"
-	)
-	exit3 := 3
-	steps := []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string // a line stderr must contain
-		check  func(t *testing.T, out string)
-	}{
+	t.Parallel()
+	f, env := startCapabilities(t)
+	pushBundles(t, env, browserBundle, gitBundle("1.0.0"), gitBundle("1.1.0"))
+	steps := slices.Concat(catalogSteps(f, env), installSteps(f), bindingSteps(f, env), resolvedSteps(f, env))
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			if st.setup != nil {
+				st.setup(t)
+			}
+			args := slices.Clone(st.args)
+			for i, arg := range args {
+				if name, ok := strings.CutPrefix(arg, "{"); ok {
+					args[i] = bindingID(t, f, strings.TrimSuffix(name, "}"))
+				}
+			}
+			out, errOut, code := clitest.Run(t, env, args...)
+			if code != st.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, st.code, out, errOut)
+			}
+			if st.code != cli.ExitOK {
+				if !strings.Contains(errOut, st.stderr) {
+					t.Fatalf("stderr = %q, want it to contain %q", errOut, st.stderr)
+				}
+				return
+			}
+			if st.check != nil {
+				st.check(t, out)
+			}
+		})
+	}
+}
+
+// agentRuntime is the path of the runtime of project agent.
+func agentRuntime(t *testing.T, a *apiServer) string {
+	t.Helper()
+	return "/api/v1/org/acme/ws/dev/runtimes/" + get[client.Project](t, a, "/api/v1/org/acme/ws/dev/projects/agent").RuntimeID
+}
+
+// bindingID is the id of the binding of name on the runtime of agent.
+func bindingID(t *testing.T, a *apiServer, name string) string {
+	t.Helper()
+	l := get[client.List[client.CapabilityBinding]](t, a, agentRuntime(t, a)+"/capabilities")
+	for _, b := range l.Items {
+		if b.Name == name {
+			return b.ID
+		}
+	}
+	t.Fatalf("no binding of %s: %+v", name, l.Items)
+	return ""
+}
+
+func catalogSteps(f *apiServer, env map[string]string) []capStep {
+	return []capStep{
 		{
 			name: "catalog", args: []string{"catalog", "ls"},
 			check: func(t *testing.T, out string) {
-				rows := table(out)
-				if len(rows) != 4 || strings.Join(rows[0], " ") != "NAME VERSION SHIPS DESCRIPTION" || rows[1][0] != "browser" ||
-					!strings.Contains(out, "1 mcp server, 1 worker, 1 flag") || !strings.Contains(out, "2 skills, 1 check, 2 flags") {
+				rows, catalog := table(out), capability.Catalog()
+				if len(rows) != 1+len(catalog) || strings.Join(rows[0], " ") != "NAME VERSION SHIPS DESCRIPTION" || rows[1][0] != catalog[0].Name {
 					t.Fatalf("catalog:\n%s", out)
+				}
+				// What a version ships, as the inventory shows it too.
+				inv := clitest.MustRun(t, env, "inventory", "ls")
+				if !strings.Contains(inv, "1 mcp server, 1 worker, 1 flag") || !strings.Contains(inv, "1 skill, 1 check, 2 flags") {
+					t.Fatalf("inventory:\n%s", inv)
 				}
 			},
 		},
+	}
+}
+
+func installSteps(f *apiServer) []capStep {
+	return []capStep{
 		{
 			name: "install with a flag", args: []string{"capability", "install", "agent", "git", "--flag", "push=true"},
 			check: func(t *testing.T, out string) {
 				d := detail(out)
-				if d["NAME"] != "git" || d["VERSION"] != "1.1.0" || d["SOURCE"] != "catalog" || d["ENABLED"] != "true" || d["FLAGS"] != "push=true" || d["STATUS"] != "pending" {
+				if d["NAME"] != "git" || d["VERSION"] != "1.1.0" || d["SOURCE"] != "inventory" || d["ENABLED"] != "true" || d["FLAGS"] != "push=true" || d["STATUS"] != "pending" {
 					t.Fatalf("details = %v", d)
 				}
-				jsonEq(t, f.body("POST "+rtRoute), `{"name":"git","config":{"flags":{"push":true}}}`)
+				jsonEq(t, f.body("POST "+bindingsRoute), `{"name":"git","config":{"flags":{"push":true}}}`)
 			},
 		},
 		{
@@ -52,12 +172,14 @@ func TestCapabilityCommands(t *testing.T) {
 			code: cli.ExitError, stderr: "(unknown_flag)",
 		},
 		{
-			name: "install a pinned version, disabled", args: []string{"capability", "install", "agent", "browser@1.0.0", "--source", "catalog", "--disabled", "-o", "json"},
+			// A second later, so that it is listed after git.
+			setup: func(*testing.T) { f.Clock.Advance(time.Second) },
+			name:  "install a pinned version, disabled", args: []string{"capability", "install", "agent", "browser@1.0.0", "--source", "inventory", "--disabled", "-o", "json"},
 			check: func(t *testing.T, out string) {
 				if b := decode[client.CapabilityBinding](t, out); b.Name != "browser" || b.Enabled {
 					t.Fatalf("binding = %+v", b)
 				}
-				jsonEq(t, f.body("POST "+rtRoute), `{"name":"browser","version":"1.0.0","source":"catalog","enabled":false}`)
+				jsonEq(t, f.body("POST "+bindingsRoute), `{"name":"browser","version":"1.0.0","source":"inventory","enabled":false}`)
 			},
 		},
 		{
@@ -80,19 +202,24 @@ func TestCapabilityCommands(t *testing.T) {
 			name: "a version without a name", args: []string{"capability", "install", "agent", "@1.0.0"},
 			code: cli.ExitUsage, stderr: `want NAME or NAME@VERSION`,
 		},
+	}
+}
+
+func bindingSteps(f *apiServer, env map[string]string) []capStep {
+	exit3 := 3
+	return []capStep{
 		{
 			name: "list with statuses", args: []string{"capability", "ls", "agent"},
-			check: func(t *testing.T, _ string) {
-				f.mu.Lock()
-				f.bindings[0].Status = &client.BindingStatus{State: client.BindingApplied,
+			setup: func(t *testing.T) {
+				setStatus(t, f, "git", &client.BindingStatus{State: client.BindingApplied,
 					Checks:  []client.StepResult{{Name: "git", OK: false, ExitCode: 1}, {Name: "config", OK: true}},
-					Workers: []client.WorkerStatus{{Name: "indexer", State: client.WorkerExited, ExitCode: &exit3}, {Name: "web", State: client.WorkerRunning}}}
-				f.bindings[1].Status = &client.BindingStatus{State: client.BindingApplied}
-				f.mu.Unlock()
-				out := clitest.MustRun(t, env, "capability", "ls", "agent")
-				want := "NAME     VERSION  SOURCE   ENABLED  STATUS\n" +
-					"git      1.1.0    catalog  true     check failed: git; worker exited: indexer (exit 3)\n" +
-					"browser  1.0.0    catalog  false    applied\n"
+					Workers: []client.WorkerStatus{{Name: "indexer", State: client.WorkerExited, ExitCode: &exit3}, {Name: "web", State: client.WorkerRunning}}})
+				setStatus(t, f, "browser", &client.BindingStatus{State: client.BindingApplied})
+			},
+			check: func(t *testing.T, out string) {
+				want := "NAME     VERSION  SOURCE     ENABLED  STATUS\n" +
+					"git      1.1.0    inventory  true     check failed: git; worker exited: indexer (exit 3)\n" +
+					"browser  1.0.0    inventory  false    applied\n"
 				if out != want {
 					t.Fatalf("ls:\n%s\nwant:\n%s", out, want)
 				}
@@ -104,16 +231,16 @@ func TestCapabilityCommands(t *testing.T) {
 				if d := detail(out); d["ENABLED"] != "true" {
 					t.Fatalf("details = %v", d)
 				}
-				jsonEq(t, f.body("PATCH "+binding), `{"enabled":true}`)
+				jsonEq(t, f.body("PATCH "+bindingRoute), `{"enabled":true}`)
 			},
 		},
 		{
-			name: "disable by id", args: []string{"capability", "disable", "agent", fakeID(6)},
+			name: "disable by id", args: []string{"capability", "disable", "agent", "{browser}"},
 			check: func(t *testing.T, out string) {
 				if d := detail(out); d["NAME"] != "browser" || d["ENABLED"] != "false" {
 					t.Fatalf("details = %v", d)
 				}
-				jsonEq(t, f.body("PATCH "+binding), `{"enabled":false}`)
+				jsonEq(t, f.body("PATCH "+bindingRoute), `{"enabled":false}`)
 			},
 		},
 		{
@@ -122,7 +249,7 @@ func TestCapabilityCommands(t *testing.T) {
 				if d := detail(out); d["FLAGS"] != "fetch=false push=true" {
 					t.Fatalf("details = %v", d)
 				}
-				jsonEq(t, f.body("PATCH "+binding), `{"config":{"flags":{"fetch":false,"push":true}}}`)
+				jsonEq(t, f.body("PATCH "+bindingRoute), `{"config":{"flags":{"fetch":false,"push":true}}}`)
 			},
 		},
 		{
@@ -131,7 +258,7 @@ func TestCapabilityCommands(t *testing.T) {
 				if d := detail(out); d["FLAGS"] != "-" || d["VERSION"] != "1.0.0" {
 					t.Fatalf("details = %v", d)
 				}
-				jsonEq(t, f.body("PATCH "+binding), `{"config":{},"version":"1.0.0"}`)
+				jsonEq(t, f.body("PATCH "+bindingRoute), `{"config":{},"version":"1.0.0"}`)
 			},
 		},
 		{
@@ -142,44 +269,34 @@ func TestCapabilityCommands(t *testing.T) {
 			name: "an unknown binding", args: []string{"capability", "enable", "agent", "nope"},
 			code: cli.ExitError, stderr: `error: no capability "nope" is installed on the runtime`,
 		},
+	}
+}
+
+func resolvedSteps(f *apiServer, env map[string]string) []capStep {
+	return []capStep{
 		{
 			name: "resolved, with a conflict", args: []string{"capability", "resolved", "agent"},
-			check: func(t *testing.T, _ string) {
-				f.mu.Lock()
-				f.resolved = client.ResolvedCapabilities{
-					Path:       "/opt/paddock/capabilities",
-					Skills:     []client.ResolvedItem{{Name: "commit", Capability: "git", Path: "/opt/paddock/capabilities/git/skills/commit"}},
-					MCPServers: []client.ResolvedMCPServer{{Name: "playwright", Capability: "browser", Type: "stdio", Command: "npx", Args: []string{"@playwright/mcp"}}},
-					Checks:     []client.ResolvedItem{{Name: "git", Capability: "git", Description: "git is on PATH"}},
-					Conflicts:  []client.CapabilityConflict{{Kind: "mcp_server", Name: "playwright", Capabilities: []string{"browser", "web"}}},
+			// web, installed while browser is disabled, and browser,
+			// enabled again behind the API's back (which refuses a
+			// conflict), both ship playwright.
+			setup: func(t *testing.T) {
+				pushBundles(t, env, webBundle)
+				f.Clock.Advance(time.Second) // installed last
+				clitest.MustRun(t, env, "capability", "install", "agent", "web")
+				b, err := f.Store.GetBinding(t.Context(), bindingID(t, f, "browser"))
+				if err != nil {
+					t.Fatal(err)
 				}
-				f.mu.Unlock()
-				out, errOut, code := clitest.Run(t, env, "capability", "resolved", "agent")
-				if code != cli.ExitOK {
-					t.Fatalf("exit %d: %s", code, errOut)
-				}
-				want := [][]string{
-					{"materialized", "under", "/opt/paddock/capabilities"},
-					{},
-					{"KIND", "NAME", "CAPABILITY", "DETAIL"},
-					{"skill", "commit", "git", "/opt/paddock/capabilities/git/skills/commit"},
-					{"mcp_server", "playwright", "browser", "stdio", "npx", "@playwright/mcp"},
-					{"check", "git", "git", "git", "is", "on", "PATH"},
-				}
-				if got := table(out); !reflect.DeepEqual(got, want) {
-					t.Fatalf("resolved:\n%s", out)
-				}
-				if errOut != "CONFLICT: mcp server \"playwright\" is shipped by browser and web; only the first installed is used\n" {
-					t.Fatalf("stderr = %q", errOut)
-				}
-				rc := clitest.JSON[client.ResolvedCapabilities](t, env, "capability", "resolved", "agent")
-				if len(rc.Conflicts) != 1 || len(rc.MCPServers) != 1 {
-					t.Fatalf("JSON: %+v", rc)
+				b.Enabled = true
+				if _, err := f.Store.UpdateBinding(t.Context(), b); err != nil {
+					t.Fatal(err)
 				}
 			},
+			check: func(t *testing.T, _ string) { checkResolved(t, env) },
 		},
 		{
 			name: "uninstall", args: []string{"capability", "rm", "agent", "git"},
+			setup: func(t *testing.T) { clitest.MustRun(t, env, "capability", "rm", "agent", "web") },
 			check: func(t *testing.T, out string) {
 				if out != "uninstalled capability git@1.0.0\n" {
 					t.Fatalf("out = %q", out)
@@ -190,28 +307,41 @@ func TestCapabilityCommands(t *testing.T) {
 			},
 		},
 	}
-	for _, st := range steps {
-		t.Run(st.name, func(t *testing.T) {
-			out, errOut, code := clitest.Run(t, env, st.args...)
-			if code != st.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, st.code, out, errOut)
-			}
-			if st.code != cli.ExitOK {
-				if !strings.Contains(errOut, st.stderr) {
-					t.Fatalf("stderr = %q, want it to contain %q", errOut, st.stderr)
-				}
-				return
-			}
-			if st.check != nil {
-				st.check(t, out)
-			}
-		})
+}
+
+// checkResolved holds capability resolved to what browser, git and web
+// resolve to.
+func checkResolved(t *testing.T, env map[string]string) {
+	out, errOut, code := clitest.Run(t, env, "capability", "resolved", "agent")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := [][]string{
+		{"materialized", "under", "/workspace/.paddock/capabilities"},
+		{},
+		{"KIND", "NAME", "CAPABILITY", "DETAIL"},
+		{"skill", "commit", "git", "commits"},
+		{"mcp_server", "playwright", "browser", "stdio", "npx", "@playwright/mcp"},
+		{"worker", "chromium", "browser", "-"},
+		{"check", "git", "git", "-"},
+	}
+	if got := table(out); !reflect.DeepEqual(got, want) {
+		t.Fatalf("resolved:\n%s", out)
+	}
+	if errOut != "CONFLICT: mcp server \"playwright\" is shipped by browser and web; only the first installed is used\n" {
+		t.Fatalf("stderr = %q", errOut)
+	}
+	rc := clitest.JSON[client.ResolvedCapabilities](t, env, "capability", "resolved", "agent")
+	if len(rc.Conflicts) != 1 || len(rc.MCPServers) != 1 {
+		t.Fatalf("JSON: %+v", rc)
 	}
 }
 
 // TestBindingStatus: each state of a binding in one cell of capability ls.
 func TestBindingStatus(t *testing.T) {
-	f, env := startCapabilityAPI(t)
+	t.Parallel()
+	f, env := startCapabilities(t)
+	pushBundles(t, env, gitBundle("1.0.0"))
 	clitest.MustRun(t, env, "capability", "install", "agent", "git")
 	exit1 := 1
 	tests := []struct {
@@ -228,9 +358,7 @@ func TestBindingStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			f.mu.Lock()
-			f.bindings[0].Status = tt.status
-			f.mu.Unlock()
+			setStatus(t, f, "git", tt.status)
 			out := clitest.MustRun(t, env, "capability", "ls", "agent")
 			lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 			if len(lines) != 2 || !strings.HasSuffix(lines[1], "  "+tt.want) {
@@ -243,13 +371,15 @@ func TestBindingStatus(t *testing.T) {
 // TestSidecarCapabilitiesFlag: --capabilities on project create and
 // runtime set is sent as capabilities_json, a JSON-encoded list.
 func TestSidecarCapabilitiesFlag(t *testing.T) {
-	f, env := startCapabilityAPI(t)
+	t.Parallel()
+	f, env := startCapabilities(t)
 	clitest.MustRun(t, env, "project", "create", "desk", "--capabilities", "computer_use,all_harness")
 	jsonEq(t, f.body("POST /api/v1/org/{org}/ws/{ws}/projects"), `{"name":"desk","runtime":{"capabilities_json":"[\"computer_use\",\"all_harness\"]"}}`)
 
 	const patch = "PATCH /api/v1/org/{org}/ws/{ws}/runtimes/{id}"
+	clitest.MustRun(t, env, "runtime", "start", "agent") // so that the change waits for the next start
 	out, errOut, code := clitest.Run(t, env, "runtime", "set", "agent", "--capabilities", "computer_use")
-	if code != cli.ExitOK || detail(out)["CAPABILITIES"] != `["computer_use"]` || errOut != "applied at the next start: capabilities_json\n" {
+	if code != cli.ExitOK || detail(out)["CAPABILITIES"] != `["computer_use"]` || errOut != "applied at the next start: image, capabilities_json\n" {
 		t.Fatalf("set: exit %d\n%s\n%s", code, out, errOut)
 	}
 	jsonEq(t, f.body(patch), `{"capabilities_json":"[\"computer_use\"]"}`)
@@ -263,6 +393,7 @@ func TestSidecarCapabilitiesFlag(t *testing.T) {
 // check holds to the document), with the fake provider: no sandbox agent,
 // so bindings stay pending and prompts stop before a harness runs.
 func TestCapabilitiesAgainstTheServer(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{})
 	fails := func(code string, args ...string) {
 		t.Helper()

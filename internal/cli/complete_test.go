@@ -31,6 +31,7 @@ func completions(t *testing.T, env map[string]string, args ...string) []string {
 // the workspace's project names, --org and --ws to what the credential
 // sees, and flags of fixed words to those words.
 func TestCompletionFromTheServer(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{})
 	clitest.MustRun(t, env, "project", "create", "agent-1")
 	clitest.MustRun(t, env, "project", "create", "web")
@@ -67,6 +68,7 @@ func TestCompletionFromTheServer(t *testing.T) {
 // has no bash-completion package loaded, completes as bash would on a Tab,
 // and gets the server's project names.
 func TestBashCompletionWithoutThePackage(t *testing.T) {
+	t.Parallel()
 	srv, env := cliOnServer(t, servertest.Options{})
 	clitest.MustRun(t, env, "project", "create", "agent-1")
 	bin := testenv.Binary(t, "paddock")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/server/servertest"
 )
 
 type configFile struct {
@@ -64,6 +65,7 @@ func keyRecorder(t *testing.T) (url string, seen *[]string) {
 // TestPrecedence holds flag > environment > config file for the URL, the
 // key, the org and the workspace.
 func TestPrecedence(t *testing.T) {
+	t.Parallel()
 	fileURL, fileSeen := keyRecorder(t)
 	envURL, envSeen := keyRecorder(t)
 	flagURL, flagSeen := keyRecorder(t)
@@ -143,6 +145,7 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestConfigFileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "broken.json")
 	if err := os.WriteFile(broken, []byte("{not json"), 0o600); err != nil {
@@ -171,8 +174,29 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 }
 
+// privateModes: the config file is its owner's only, and so is its
+// directory.
+func privateModes(t *testing.T, path string) {
+	t.Helper()
+	for _, p := range []string{path, filepath.Dir(path)} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := os.FileMode(0o600)
+		if st.IsDir() {
+			want = 0o700
+		}
+		if st.Mode().Perm() != want {
+			t.Fatalf("%s mode = %v, want %v", p, st.Mode().Perm(), want)
+		}
+	}
+}
+
 func TestLogin(t *testing.T) {
-	f, url := startFakeAPI(t)
+	t.Parallel()
+	f := startAPI(t, servertest.Options{})
+	url, goodKey := f.URL, f.Key
 	env := clitest.Env(url, goodKey)
 	clitest.MustRun(t, env, "org", "create", "acme")
 	clitest.MustRun(t, env, "workspace", "create", "dev", "--org", "acme")
@@ -183,7 +207,7 @@ func TestLogin(t *testing.T) {
 
 	t.Run("a bad key writes nothing", func(t *testing.T) {
 		_, errOut, code := clitest.Run(t, base, "login", "--url", url, "--api-key", "pdk_wrong")
-		if code != cli.ExitError || errOut != "error: the API key is not valid (invalid_api_key)\n" {
+		if code != cli.ExitError || errOut != "error: the API key is malformed, unknown, expired or revoked (invalid_api_key)\n" {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -198,19 +222,7 @@ func TestLogin(t *testing.T) {
 		if got, want := readConfigFile(t, path), (configFile{URL: url, APIKey: goodKey, Org: "acme"}); got != want {
 			t.Fatalf("config = %+v, want %+v", got, want)
 		}
-		for _, p := range []string{path, filepath.Dir(path)} {
-			st, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := os.FileMode(0o600)
-			if st.IsDir() {
-				want = 0o700
-			}
-			if st.Mode().Perm() != want {
-				t.Fatalf("%s mode = %v, want %v", p, st.Mode().Perm(), want)
-			}
-		}
+		privateModes(t, path)
 	})
 	t.Run("later commands need no flags", func(t *testing.T) {
 		out := clitest.MustRun(t, base, "ws", "ls")
@@ -253,4 +265,18 @@ func TestLogin(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
+}
+
+// savedConfig reads the config file as its raw fields.
+func savedConfig(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -17,6 +17,7 @@ import (
 // CLI against the real API, billed at 0.001 credits per core-second with
 // the first minute prepaid.
 func TestCreditsCommands(t *testing.T) {
+	t.Parallel()
 	clock := testenv.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	srv := servertest.New(t, servertest.Options{
 		Now:     clock.Now,
@@ -37,18 +38,7 @@ func TestCreditsCommands(t *testing.T) {
 		t.Fatalf("start without credits: exit %d, stderr %q", code, errOut)
 	}
 
-	first := clitest.JSON[client.CreditEntry](t, env, "credits", "grant", "2.5", "--idempotency-key", "inv-1", "--note", "march")
-	again := clitest.JSON[client.CreditEntry](t, env, "credits", "grant", "2.5", "--idempotency-key", "inv-1")
-	if first.ID != again.ID || first.Amount != 2.5 || first.Note != "march" {
-		t.Fatalf("grant = %+v, retry = %+v", first, again)
-	}
-	_, errOut, code = clitest.Run(t, env, "credits", "grant", "3", "--idempotency-key", "inv-1")
-	if code != cli.ExitError || !strings.HasSuffix(errOut, "(idempotency_key_reused)\n") {
-		t.Fatalf("reused key: exit %d, stderr %q", code, errOut)
-	}
-	if e := clitest.JSON[client.CreditEntry](t, env, "credits", "grant", "1"); !strings.HasPrefix(e.IdempotencyKey, "cli-") {
-		t.Fatalf("a grant without a key got key %q", e.IdempotencyKey)
-	}
+	creditGrants(t, env)
 
 	rt := clitest.JSON[client.Runtime](t, env, "runtime", "start", "a")
 	clock.Advance(2 * time.Minute)
@@ -90,27 +80,7 @@ func TestCreditsCommands(t *testing.T) {
 		t.Fatalf("usage table:\n%s", out)
 	}
 
-	// Seats: over the limit, compute pauses and starts are refused.
-	clitest.MustRun(t, env, "workspace", "set-limit", "1")
-	clitest.MustRun(t, env, "workspace", "members", "add", "alice@example.com")
-	clock.Advance(time.Second)
-	clitest.MustRun(t, env, "workspace", "members", "add", "bob@example.com")
-	if d := detail(clitest.MustRun(t, env, "workspace", "limit")); d["MEMBER_LIMIT"] != "1" || d["MEMBERS"] != "2" || d["OVER_LIMIT"] != "true" {
-		t.Fatalf("limit = %v", d)
-	}
-	if got := clitest.JSON[client.Runtime](t, env, "runtime", "get", "a"); got.Status != client.RuntimePaused || got.PauseReason != client.PauseMemberLimitExceeded {
-		t.Fatalf("runtime over the limit = %+v", got)
-	}
-	_, errOut, code = clitest.Run(t, env, "runtime", "start", "b")
-	if code != cli.ExitError || !strings.HasSuffix(errOut, "(member_limit_exceeded)\n") {
-		t.Fatalf("start over the limit: exit %d, stderr %q", code, errOut)
-	}
-	if r := table(clitest.MustRun(t, env, "workspace", "members", "ls")); len(r) != 3 || r[1][0] != "alice@example.com" || r[2][0] != "bob@example.com" {
-		t.Fatalf("members:\n%v", r)
-	}
-	if out := clitest.MustRun(t, env, "workspace", "members", "rm", "bob@example.com"); out != "removed member bob@example.com\n" {
-		t.Fatalf("rm: %q", out)
-	}
+	seatLimits(t, env, clock)
 	clitest.MustRun(t, env, "runtime", "resume", "a")
 
 	// The balance, set to zero: the settler pauses the running runtime.
@@ -123,6 +93,36 @@ func TestCreditsCommands(t *testing.T) {
 		t.Fatalf("runtime out of credits = %+v", got)
 	}
 
+	creditsUsageErrors(t, env)
+}
+
+// seatLimits: over a workspace's member limit, its compute pauses and
+// starts are refused.
+func seatLimits(t *testing.T, env map[string]string, clock *testenv.Clock) {
+	clitest.MustRun(t, env, "workspace", "set-limit", "1")
+	clitest.MustRun(t, env, "workspace", "members", "add", "alice@example.com")
+	clock.Advance(time.Second)
+	clitest.MustRun(t, env, "workspace", "members", "add", "bob@example.com")
+	if d := detail(clitest.MustRun(t, env, "workspace", "limit")); d["MEMBER_LIMIT"] != "1" || d["MEMBERS"] != "2" || d["OVER_LIMIT"] != "true" {
+		t.Fatalf("limit = %v", d)
+	}
+	if got := clitest.JSON[client.Runtime](t, env, "runtime", "get", "a"); got.Status != client.RuntimePaused || got.PauseReason != client.PauseMemberLimitExceeded {
+		t.Fatalf("runtime over the limit = %+v", got)
+	}
+	_, errOut, code := clitest.Run(t, env, "runtime", "start", "b")
+	if code != cli.ExitError || !strings.HasSuffix(errOut, "(member_limit_exceeded)\n") {
+		t.Fatalf("start over the limit: exit %d, stderr %q", code, errOut)
+	}
+	if r := table(clitest.MustRun(t, env, "workspace", "members", "ls")); len(r) != 3 || r[1][0] != "alice@example.com" || r[2][0] != "bob@example.com" {
+		t.Fatalf("members:\n%v", r)
+	}
+	if out := clitest.MustRun(t, env, "workspace", "members", "rm", "bob@example.com"); out != "removed member bob@example.com\n" {
+		t.Fatalf("rm: %q", out)
+	}
+}
+
+// creditsUsageErrors: bad amounts, dates and verbs are usage errors.
+func creditsUsageErrors(t *testing.T, env map[string]string) {
 	for _, bad := range [][]string{
 		{"credits", "grant", "-1"},
 		{"credits", "grant", "lots"},
@@ -134,5 +134,22 @@ func TestCreditsCommands(t *testing.T) {
 		if _, errOut, code := clitest.Run(t, env, bad...); code != cli.ExitUsage {
 			t.Errorf("paddock %s: exit %d (stderr %q), want a usage error", strings.Join(bad, " "), code, errOut)
 		}
+	}
+}
+
+// creditGrants: a grant is kept once per idempotency key, and the CLI
+// makes a key when none is given.
+func creditGrants(t *testing.T, env map[string]string) {
+	first := clitest.JSON[client.CreditEntry](t, env, "credits", "grant", "2.5", "--idempotency-key", "inv-1", "--note", "march")
+	again := clitest.JSON[client.CreditEntry](t, env, "credits", "grant", "2.5", "--idempotency-key", "inv-1")
+	if first.ID != again.ID || first.Amount != 2.5 || first.Note != "march" {
+		t.Fatalf("grant = %+v, retry = %+v", first, again)
+	}
+	_, errOut, code := clitest.Run(t, env, "credits", "grant", "3", "--idempotency-key", "inv-1")
+	if code != cli.ExitError || !strings.HasSuffix(errOut, "(idempotency_key_reused)\n") {
+		t.Fatalf("reused key: exit %d, stderr %q", code, errOut)
+	}
+	if e := clitest.JSON[client.CreditEntry](t, env, "credits", "grant", "1"); !strings.HasPrefix(e.IdempotencyKey, "cli-") {
+		t.Fatalf("a grant without a key got key %q", e.IdempotencyKey)
 	}
 }

@@ -18,6 +18,7 @@ import (
 // one the next command would fail on, and takes the new key's only org;
 // naming another org drops the old org's workspace.
 func TestLoginDropsDefaultsTheCredentialCannotSee(t *testing.T) {
+	t.Parallel()
 	srv, env := cliOnServer(t, servertest.Options{})
 	clitest.MustRun(t, env, "org", "create", "other")
 	clitest.MustRun(t, env, "member", "add", "ann@example.com", "--role", "admin", "--org", "other")
@@ -55,6 +56,7 @@ func TestLoginDropsDefaultsTheCredentialCannotSee(t *testing.T) {
 // TestKeyRevokeByPrefix: key revoke takes the prefix key ls shows, as well
 // as the id; a prefix no live key has is refused by name.
 func TestKeyRevokeByPrefix(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{})
 	clitest.MustRun(t, env, "member", "add", "bob@example.com")
 	k := clitest.JSON[client.CreatedKey](t, env, "key", "create", "--member", "bob@example.com", "--name", "ci")
@@ -91,6 +93,7 @@ func TestKeyRevokeByPrefix(t *testing.T) {
 // or open are refused (not kept unused), --cpu is answered in cores, and a runtime the
 // user named by its project is named so in errors.
 func TestCLIErrorsInTheUsersTerms(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{})
 	mustFail(t, env, cli.ExitError, []string{"apply only in proxy mode", "(network_rules_need_proxy)"}, "project", "create", "quiet", "--allow", "pypi.org")
 	mustFail(t, env, cli.ExitError, []string{"network is open", "(network_rules_need_proxy)"}, "project", "create", "wide", "--network", "open", "--allow", "pypi.org")
@@ -127,6 +130,7 @@ func (w *writeCounter) Write(p []byte) (int, error) {
 // reader that stops at its first match (grep -q) does not kill paddock
 // with SIGPIPE halfway through it.
 func TestTablesAreWrittenAtOnce(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{})
 	for _, name := range []string{"a", "b", "c"} {
 		clitest.MustRun(t, env, "project", "create", name)

@@ -16,6 +16,7 @@ import (
 // sign-in through the CLI against the real API, which holds every request
 // and answer to the OpenAPI document.
 func TestIdentityAgainstTheServer(t *testing.T) {
+	t.Parallel()
 	srv, env := cliOnServer(t, servertest.Options{})
 	lower := strings.ToLower(wallet1)
 
@@ -79,25 +80,7 @@ func TestIdentityAgainstTheServer(t *testing.T) {
 	}
 	clitest.MustRun(t, env, "key", "revoke", "--installation", ops.ID)
 
-	// A wallet sign-in: the session acts as the wallet's user, and ends
-	// with logout.
-	home := t.TempDir()
-	user := map[string]string{"HOME": home}
-	out := clitest.MustRun(t, user, "login", "--url", srv.URL, "--wallet-key-file", writeWalletKey(t, wallet1Key, 0o600))
-	if !strings.HasPrefix(out, "Signed in to "+srv.URL+" as "+lower) || !strings.Contains(out, "Default org: acme") {
-		t.Fatalf("login:\n%s", out)
-	}
-	token := savedConfig(t, filepath.Join(home, ".config", "paddock", "config.json"))["session_token"]
-	me := clitest.JSON[client.Me](t, user, "whoami")
-	if !strings.HasPrefix(me.Credential, "session:") || me.User == nil || me.User.Wallet != lower || len(me.Memberships) != 1 || me.Memberships[0].Org != "acme" {
-		t.Fatalf("whoami with the session: %+v", me)
-	}
-	if mine := clitest.JSON[client.CreatedKey](t, user, "key", "create", "--name", "laptop"); mine.Role != client.RoleAdmin || mine.UserID != me.User.ID {
-		t.Fatalf("key of the session's user: %+v", mine)
-	}
-	clitest.MustRun(t, user, "logout")
-	mustFail(t, clitest.Env(srv.URL, token), cli.ExitError, []string{"(invalid_session)"}, "whoami")
-
+	walletSessionOnServer(t, srv.URL, lower)
 	clitest.MustRun(t, env, "member", "rm", "ann@example.com")
 	if l := clitest.JSON[client.List[client.OrgMember]](t, env, "member", "ls"); len(l.Items) != 1 {
 		t.Fatalf("members after rm: %+v", l.Items)
@@ -111,4 +94,25 @@ func hasKey(keys []client.APIKey, id string) bool {
 		}
 	}
 	return false
+}
+
+// walletSessionOnServer: a wallet sign-in acts as the wallet's user, and
+// ends with logout.
+func walletSessionOnServer(t *testing.T, url, lower string) {
+	home := t.TempDir()
+	user := map[string]string{"HOME": home}
+	out := clitest.MustRun(t, user, "login", "--url", url, "--wallet-key-file", writeWalletKey(t, wallet1Key, 0o600))
+	if !strings.HasPrefix(out, "Signed in to "+url+" as "+lower) || !strings.Contains(out, "Default org: acme") {
+		t.Fatalf("login:\n%s", out)
+	}
+	token := savedConfig(t, filepath.Join(home, ".config", "paddock", "config.json"))["session_token"]
+	me := clitest.JSON[client.Me](t, user, "whoami")
+	if !strings.HasPrefix(me.Credential, "session:") || me.User == nil || me.User.Wallet != lower || len(me.Memberships) != 1 || me.Memberships[0].Org != "acme" {
+		t.Fatalf("whoami with the session: %+v", me)
+	}
+	if mine := clitest.JSON[client.CreatedKey](t, user, "key", "create", "--name", "laptop"); mine.Role != client.RoleAdmin || mine.UserID != me.User.ID {
+		t.Fatalf("key of the session's user: %+v", mine)
+	}
+	clitest.MustRun(t, user, "logout")
+	mustFail(t, clitest.Env(url, token), cli.ExitError, []string{"(invalid_session)"}, "whoami")
 }

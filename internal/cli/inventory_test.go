@@ -3,6 +3,10 @@ package cli_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -40,9 +45,10 @@ func writeTree(t *testing.T, files map[string]string) string {
 // TestInventoryPush: the bundle is a tar.gz of the directory's contents
 // that depends on nothing else, so pushing it again is recognized.
 func TestInventoryPush(t *testing.T) {
-	f, env := startCapabilityAPI(t)
+	t.Parallel()
+	f, env := startCapabilities(t)
 	dir := writeTree(t, map[string]string{
-		"capability.yaml":        "name: reviewer\nversion: 1.0.0\n",
+		"capability.yaml":        manifest("reviewer", "1.0.0"),
 		"skills/review/SKILL.md": "# Review\n",
 		"scripts/setup.sh*":      "#!/bin/sh\n",
 		".git/config":            "[core]\n",
@@ -50,10 +56,8 @@ func TestInventoryPush(t *testing.T) {
 	})
 
 	out := clitest.MustRun(t, env, "inventory", "push", dir)
-	f.mu.Lock()
-	first, ct := f.bundles[0], f.contentTypes[0]
-	v := f.inventory[0]
-	f.mu.Unlock()
+	first, ct := f.bundles()[0], f.rec.sent(pushRoute)[0].contentType
+	v := get[client.List[client.CapabilityVersion]](t, f, "/api/v1/org/acme/capabilities?name=reviewer").Items[0]
 	if out != "reviewer@1.0.0 "+v.Digest+"\n" || ct != "application/gzip" {
 		t.Fatalf("push: %q, Content-Type %q", out, ct)
 	}
@@ -93,9 +97,7 @@ func TestInventoryPush(t *testing.T) {
 	if out := clitest.MustRun(t, env, "inventory", "push", dir); out != "reviewer@1.0.0 "+v.Digest+"\n" {
 		t.Fatalf("second push: %q", out)
 	}
-	f.mu.Lock()
-	second := f.bundles[1]
-	f.mu.Unlock()
+	second := f.bundles()[1]
 	if !bytes.Equal(first, second) {
 		t.Fatal("the same contents made another bundle")
 	}
@@ -108,7 +110,7 @@ func TestInventoryPush(t *testing.T) {
 	if _, errOut, code := clitest.Run(t, env, "inventory", "push", dir); code != cli.ExitError || !strings.HasSuffix(errOut, "(capability_version_exists)\n") {
 		t.Fatalf("changed contents: exit %d %q", code, errOut)
 	}
-	if _, errOut, code := clitest.Run(t, env, "inventory", "push", t.TempDir()); code != cli.ExitError || errOut != "error: capability.yaml: missing (invalid_capability)\n" {
+	if _, errOut, code := clitest.Run(t, env, "inventory", "push", t.TempDir()); code != cli.ExitError || errOut != "error: invalid capability: capability.yaml: not found at the root of the bundle (invalid_capability)\n" {
 		t.Fatalf("no manifest: exit %d %q", code, errOut)
 	}
 	if _, errOut, code := clitest.Run(t, env, "inventory", "push", filepath.Join(dir, "capability.yaml")); code != cli.ExitUsage || !strings.Contains(errOut, "is not a directory") {
@@ -122,8 +124,9 @@ func TestInventoryPush(t *testing.T) {
 // TestInventoryPushTooLarge: a bundle past the server's bound is refused
 // before it is sent.
 func TestInventoryPushTooLarge(t *testing.T) {
-	f, env := startCapabilityAPI(t)
-	dir := writeTree(t, map[string]string{"capability.yaml": "name: big\nversion: 1.0.0\n"})
+	t.Parallel()
+	f, env := startCapabilities(t)
+	dir := writeTree(t, map[string]string{"capability.yaml": manifest("big", "1.0.0")})
 	big, err := os.Create(filepath.Join(dir, "blob"))
 	if err != nil {
 		t.Fatal(err)
@@ -138,20 +141,19 @@ func TestInventoryPushTooLarge(t *testing.T) {
 	if code != cli.ExitError || !strings.Contains(errOut, "larger than 16 MiB compressed") {
 		t.Fatalf("exit %d %q", code, errOut)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.bundles) != 0 {
+	if len(f.bundles()) != 0 {
 		t.Fatal("the bundle was sent")
 	}
 }
 
 func TestInventoryListAndRemove(t *testing.T) {
-	f, env := startCapabilityAPI(t)
+	t.Parallel()
+	f, env := startCapabilities(t)
 	for _, version := range []string{"1.0.0", "1.1.0"} {
-		dir := writeTree(t, map[string]string{"capability.yaml": "name: reviewer\nversion: " + version + "\n"})
+		dir := writeTree(t, map[string]string{"capability.yaml": manifest("reviewer", version)})
 		clitest.MustRun(t, env, "inventory", "push", dir)
 	}
-	clitest.MustRun(t, env, "inventory", "push", writeTree(t, map[string]string{"capability.yaml": "name: linter\nversion: 0.1.0\n"}))
+	clitest.MustRun(t, env, "inventory", "push", writeTree(t, map[string]string{"capability.yaml": manifest("tester", "0.1.0")}))
 
 	rows := table(clitest.MustRun(t, env, "inventory", "ls"))
 	if len(rows) != 4 || strings.Join(rows[0], " ") != "NAME VERSION DIGEST SIZE CREATED SHIPS" || rows[1][0] != "reviewer" || !strings.HasPrefix(rows[1][2], "sha256:") || len(rows[1][2]) != 19 {
@@ -176,5 +178,62 @@ func TestInventoryListAndRemove(t *testing.T) {
 	}
 	if _, errOut, code := clitest.Run(t, env, "inventory", "rm", "reviewer"); code != cli.ExitUsage || !strings.Contains(errOut, `"reviewer": want NAME@VERSION`) {
 		t.Fatalf("rm without a version: exit %d %q", code, errOut)
+	}
+}
+
+// pushRoute is where inventory push sends a bundle.
+const pushRoute = "POST /api/v1/org/{org}/capabilities"
+
+// startCapabilities starts the real API with org acme, workspace dev and
+// project agent, and returns it with an environment scoped to them.
+func startCapabilities(t *testing.T) (*apiServer, map[string]string) {
+	t.Helper()
+	a, env := startScoped(t, servertest.Options{AllowedImages: []string{"paddock/*", "example/*", "img:*"}})
+	clitest.MustRun(t, env, "project", "create", "agent")
+	return a, env
+}
+
+// manifest is a capability.yaml naming name and version, and more lines.
+func manifest(name, version string, more ...string) string {
+	return "schema_version: 1\nname: " + name + "\nversion: " + version + "\ndescription: " + name + " tools\n" + strings.Join(more, "")
+}
+
+// bundles are the bundles pushed to the server, in order.
+func (a *apiServer) bundles() [][]byte {
+	var out [][]byte
+	for _, r := range a.rec.sent(pushRoute) {
+		out = append(out, r.raw)
+	}
+	return out
+}
+
+// bundleEntry is one entry of a bundle.
+type bundleEntry struct {
+	typ     byte
+	mode    int64
+	modTime time.Time
+	uid     int
+	data    string
+	order   int
+}
+
+// bundleEntries reads a tar.gz bundle's entries by name.
+func bundleEntries(bundle []byte) (map[string]bundleEntry, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(bundle))
+	if err != nil {
+		return nil, fmt.Errorf("not a gzip stream: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	out := map[string]bundleEntry{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, _ := io.ReadAll(tr)
+		out[h.Name] = bundleEntry{typ: h.Typeflag, mode: h.Mode, modTime: h.ModTime, uid: h.Uid, data: string(data), order: len(out)}
 	}
 }

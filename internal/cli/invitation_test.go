@@ -15,6 +15,7 @@ import (
 // 'member revoke'; the invitee lists, accepts and declines with
 // 'paddock invitation', against the real API.
 func TestInvitationCommands(t *testing.T) {
+	t.Parallel()
 	srv, env := cliOnServer(t, servertest.Options{})
 	clitest.MustRun(t, env, "org", "create", "lab")
 	// The installation admin adds directly: an admin of acme, and bob and

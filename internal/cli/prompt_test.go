@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -11,128 +9,56 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// aTurn is a turn that reads a directory and answers.
-func aTurn(client.PromptRequest) []client.SessionEvent {
-	return []client.SessionEvent{
-		{Type: client.SessionEventMessage, Role: "assistant", Text: "Let me look."},
-		{Type: client.SessionEventToolCall, Tool: &client.ToolCall{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command": "ls -la",
- "timeout": 10}`)}},
-		{Type: client.SessionEventToolResult, Result: &client.ToolResult{ID: "t1", Output: "a.go\nb.go\n" + strings.Repeat("x", 300)}},
-		{Type: client.SessionEventMessage, Role: "assistant", Text: "Two Go files."},
-		{Type: client.SessionEventUsage, Usage: &client.TurnUsage{InputTokens: 1200, OutputTokens: 30, CacheReadTokens: 900, CostUSD: 0.0123}},
-		{Type: client.SessionEventDone, Done: &client.TurnDone{HarnessSessionID: "h-1", Result: "Two Go files."}},
-	}
-}
+// unknown is a session id no session has.
+const unknown = "00000000-0000-4000-8000-000000000000"
 
-// aFailedTurn is a turn the harness gives up on.
-func aFailedTurn(client.PromptRequest) []client.SessionEvent {
-	return []client.SessionEvent{
-		{Type: client.SessionEventError, Error: &client.TurnError{Code: "harness_failed", Message: "rate limited"}},
-		{Type: client.SessionEventDone, Done: &client.TurnDone{ExitCode: 1}},
-	}
-}
-
-func TestPrompt(t *testing.T) {
-	f, env := startCapabilityAPI(t)
-	f.turn = aTurn
-	const prompt = "POST /api/v1/org/{org}/ws/{ws}/runtimes/{id}/prompt"
-	sid := fakeID(5)
-
-	out, errOut, code := clitest.Run(t, env, "prompt", "agent", "what is here?", "--harness", "claude", "--model", "opus", "--timeout", "90s")
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	want := "Let me look.\n" +
-		`→ Bash {"command":"ls -la","timeout":10}` + "\n" +
-		"← a.go b.go " + strings.Repeat("x", 149) + "…\n" +
-		"Two Go files.\n" +
-		"usage: 1200 input, 30 output, 900 cache read tokens, $0.0123\n"
-	if out != want {
-		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want)
-	}
-	if errOut != "session "+sid+" (continue with --session "+sid+")\n" {
-		t.Fatalf("stderr = %q", errOut)
-	}
-	jsonEq(t, f.body(prompt), `{"prompt":"what is here?","harness":"claude","model":"opus","timeout_seconds":90}`)
-
-	// Continued, with the prompt from standard input.
-	if _, errOut, code := clitest.RunInput(t, env, "and now?\n", "prompt", "agent", "--session", sid, "-"); code != cli.ExitOK {
-		t.Fatalf("continue: exit %d %s", code, errOut)
-	}
-	jsonEq(t, f.body(prompt), `{"prompt":"and now?","session_id":"`+sid+`"}`)
-	if _, errOut, code := clitest.RunInput(t, env, "piped\n", "prompt", "agent"); code != cli.ExitOK {
-		t.Fatalf("piped: exit %d %s", code, errOut)
-	}
-	jsonEq(t, f.body(prompt), `{"prompt":"piped"}`)
-
-	// --json: the events themselves.
-	out = clitest.MustRun(t, env, "prompt", "agent", "again", "--json")
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 7 {
-		t.Fatalf("--json:\n%s", out)
-	}
-	for i, l := range lines {
-		ev := decode[client.SessionEvent](t, l)
-		if ev.Seq == 0 || (i == 0 && (ev.Role != "user" || ev.Text != "again")) || (i == 6 && ev.Done == nil) {
-			t.Fatalf("event %d: %s", i, l)
+// promptBodies holds what prompt sends for its flags and input; the
+// server refuses each (no model credential, no such session).
+func promptBodies(t *testing.T, f *apiServer, env map[string]string) {
+	const route = "POST /api/v1/org/{org}/ws/{ws}/runtimes/{id}/prompt"
+	for _, tt := range []struct {
+		stdin string
+		args  []string
+		body  string
+	}{
+		{"", []string{"prompt", "agent", "what is here?", "--harness", "claude-code", "--model", "opus", "--timeout", "90s"},
+			`{"prompt":"what is here?","harness":"claude-code","model":"opus","timeout_seconds":90}`},
+		{"and now?\n", []string{"prompt", "agent", "--session", unknown, "-"}, `{"prompt":"and now?","session_id":"` + unknown + `"}`},
+		{"piped\n", []string{"prompt", "agent"}, `{"prompt":"piped"}`},
+	} {
+		if _, errOut, code := clitest.RunInput(t, env, tt.stdin, tt.args...); code != cli.ExitError || !strings.HasPrefix(errOut, "error: ") {
+			t.Fatalf("paddock %s: exit %d %q", strings.Join(tt.args, " "), code, errOut)
 		}
-	}
-
-	// -o json: the result once the turn ends.
-	res := clitest.JSON[client.PromptResult](t, env, "prompt", "agent", "once more")
-	if res.Result != "Two Go files." || res.Session.Status != client.SessionCompleted || len(res.Events) != 7 || res.Usage == nil {
-		t.Fatalf("result %+v", res)
+		jsonEq(t, f.body(route), tt.body)
 	}
 }
 
-func TestPromptFailures(t *testing.T) {
-	f, env := startCapabilityAPI(t)
+// TestPromptRefusals: what the server refuses before a harness runs, and
+// what the CLI refuses before it asks. A turn itself needs a harness in a
+// sandbox: TestCLIPrompt in internal/e2e runs those.
+func TestPromptRefusals(t *testing.T) {
+	t.Parallel()
+	f, env := startCapabilities(t)
 	tests := []struct {
 		name   string
-		setup  func()
+		setup  func(t *testing.T)
 		stdin  string
 		args   []string
 		code   int
 		stderr string // what stderr ends with
 	}{
 		{
-			name: "a failed turn", setup: func() { f.turn = aFailedTurn },
-			args: []string{"prompt", "agent", "hi"}, code: cli.ExitError,
-			stderr: "error: rate limited (harness_failed)\nsession " + fakeID(5) + " (continue with --session " + fakeID(5) + ")\n",
+			name: "no model credentials", args: []string{"prompt", "agent", "hi"}, code: cli.ExitError,
+			stderr: "(harness_secret_missing)\n",
 		},
 		{
-			name: "a harness that exits non-zero", setup: func() {
-				f.turn = func(client.PromptRequest) []client.SessionEvent {
-					return []client.SessionEvent{{Type: client.SessionEventDone, Done: &client.TurnDone{ExitCode: 2}}}
-				}
+			name: "an unknown session",
+			setup: func(t *testing.T) {
+				f.Must(t, 201, "POST", "/api/v1/org/acme/secrets", client.CreateSecretRequest{Name: "anthropic", Value: "sk-ant-test", Env: "ANTHROPIC_API_KEY"})
+				f.Must(t, 200, "PATCH", agentRuntime(t, f), client.RuntimePatch{Secrets: &[]string{"anthropic"}})
 			},
-			args: []string{"task", "agent", "hi"}, code: cli.ExitError,
-			stderr: "session " + fakeID(6) + "\npaddock: the turn failed (the harness exited 2)\n",
-		},
-		{
-			name: "a failed turn as JSON", setup: func() { f.turn = aFailedTurn },
-			args: []string{"task", "agent", "hi", "-o", "json"}, code: cli.ExitError,
-		},
-		{
-			name: "a failed turn as NDJSON", setup: func() { f.turn = aFailedTurn },
-			args: []string{"task", "agent", "hi", "--json"}, code: cli.ExitError,
-		},
-		{
-			name: "a stream cut off", setup: func() { f.turn, f.cut = aTurn, true },
-			args: []string{"task", "agent", "hi"}, code: cli.ExitError,
-			stderr: "error: the event stream ended before the turn did: unexpected EOF\n",
-		},
-		{
-			name: "no model credentials", setup: func() {
-				f.cut, f.refuse = false, &client.Error{StatusCode: http.StatusUnprocessableEntity, Code: "harness_secret_missing", Message: "claude needs ANTHROPIC_API_KEY"}
-			},
-			args: []string{"prompt", "agent", "hi"}, code: cli.ExitError,
-			stderr: "error: claude needs ANTHROPIC_API_KEY (harness_secret_missing)\n",
-		},
-		{
-			name: "an unknown session", setup: func() { f.refuse = nil },
-			args: []string{"prompt", "agent", "hi", "--session", "nope"}, code: cli.ExitError,
-			stderr: "error: session nope not found (session_not_found)\n",
+			args: []string{"prompt", "agent", "hi", "--session", unknown}, code: cli.ExitError,
+			stderr: "(session_not_found)\n",
 		},
 		{
 			name: "a task has no session", args: []string{"task", "agent", "hi", "--session", "x"}, code: cli.ExitUsage,
@@ -150,12 +76,11 @@ func TestPromptFailures(t *testing.T) {
 			name: "too many arguments", args: []string{"prompt", "agent", "fix", "it"}, code: cli.ExitUsage,
 		},
 	}
+	t.Run("what the CLI sends", func(t *testing.T) { promptBodies(t, f, env) })
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.setup != nil {
-				f.mu.Lock()
-				tt.setup()
-				f.mu.Unlock()
+				tt.setup(t)
 			}
 			out, errOut, code := clitest.RunInput(t, env, tt.stdin, tt.args...)
 			if code != tt.code {

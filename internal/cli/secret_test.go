@@ -19,6 +19,7 @@ import (
 // value comes from standard input, an environment variable or a file,
 // never the command line, and never comes back.
 func TestSecretCommands(t *testing.T) {
+	t.Parallel()
 	srv, env := cliOnServer(t, servertest.Options{})
 	const value = "sk-cli-secret-value"
 
@@ -93,6 +94,7 @@ func TestSecretCommands(t *testing.T) {
 // TestRuntimeSetRules: --allow and --deny each replace one list, and
 // --allow ” empties it.
 func TestRuntimeSetRules(t *testing.T) {
+	t.Parallel()
 	_, env := cliOnServer(t, servertest.Options{Provider: fake.New(fake.Config{Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy}})})
 	clitest.MustRun(t, env, "project", "create", "agent", "--network", "proxy", "--allow", "pypi.org")
 	clitest.MustRun(t, env, "runtime", "set", "agent", "--deny", "evil.example")

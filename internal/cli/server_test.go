@@ -25,6 +25,7 @@ func cliOnServer(t *testing.T, opts servertest.Options) (*servertest.Env, map[st
 // TestAgainstTheServer runs a runtime's life through the CLI against the
 // real API, store and runtime service, with the fake provider.
 func TestAgainstTheServer(t *testing.T) {
+	t.Parallel()
 	srv, env := cliOnServer(t, servertest.Options{})
 
 	p := clitest.JSON[client.Project](t, env, "project", "create", "agent", "--cpu", "0.5", "--memory", "256", "--idle-timeout", "10m",
@@ -81,8 +82,24 @@ func TestAgainstTheServer(t *testing.T) {
 		t.Fatalf("killed sandbox = %+v", got)
 	}
 
-	// rm refuses a runtime with a sandbox unless --force, as docker rm
-	// refuses a running container.
+	removeAndReset(t, env)
+	_, errOut, code = clitest.Run(t, env, "sandbox", "ls", "--kind", "nonsense")
+	if code != cli.ExitError || !strings.HasSuffix(errOut, "(invalid_filter)\n") {
+		t.Fatalf("bad filter: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = clitest.Run(t, clitest.Env(srv.URL, "pdk_notakey"), "org", "ls")
+	if code != cli.ExitError || !strings.HasPrefix(errOut, "error: ") {
+		t.Fatalf("bad key: exit %d, stderr %q", code, errOut)
+	}
+	if caps := clitest.JSON[client.Capabilities](t, env, "capabilities"); caps.DefaultProvider == "" {
+		t.Fatalf("capabilities = %+v", caps)
+	}
+}
+
+// removeAndReset: rm refuses a runtime with a sandbox unless --force, as
+// docker rm refuses a running container; reset kills the sandbox; rm
+// deletes the project.
+func removeAndReset(t *testing.T, env map[string]string) {
 	clitest.MustRun(t, env, "project", "create", "busy")
 	clitest.MustRun(t, env, "runtime", "start", "busy")
 	if _, errOut, code := clitest.Run(t, env, "project", "rm", "busy"); code != cli.ExitError || !strings.Contains(errOut, "--force") {
@@ -96,7 +113,8 @@ func TestAgainstTheServer(t *testing.T) {
 	}
 
 	clitest.MustRun(t, env, "runtime", "start", "agent")
-	if rt = clitest.JSON[client.Runtime](t, env, "runtime", "reset", "agent", "--wipe-workspace"); rt.Status != client.RuntimeIdle || rt.CurrentSandboxID != "" {
+	rt := clitest.JSON[client.Runtime](t, env, "runtime", "reset", "agent", "--wipe-workspace")
+	if rt.Status != client.RuntimeIdle || rt.CurrentSandboxID != "" {
 		t.Fatalf("reset runtime = %+v", rt)
 	}
 	if killed := clitest.JSON[client.List[client.Sandbox]](t, env, "sandbox", "ls", "--state", "killed", "--runtime", rt.ID); len(killed.Items) != 2 {
@@ -106,19 +124,8 @@ func TestAgainstTheServer(t *testing.T) {
 	if out := clitest.MustRun(t, env, "project", "rm", "agent"); out != "deleted project agent\n" {
 		t.Fatalf("rm: %q", out)
 	}
-	_, errOut, code = clitest.Run(t, env, "project", "get", "agent")
+	_, errOut, code := clitest.Run(t, env, "project", "get", "agent")
 	if code != cli.ExitError || !strings.HasSuffix(errOut, "(project_not_found)\n") {
 		t.Fatalf("get a deleted project: exit %d, stderr %q", code, errOut)
-	}
-	_, errOut, code = clitest.Run(t, env, "sandbox", "ls", "--kind", "nonsense")
-	if code != cli.ExitError || !strings.HasSuffix(errOut, "(invalid_filter)\n") {
-		t.Fatalf("bad filter: exit %d, stderr %q", code, errOut)
-	}
-	_, errOut, code = clitest.Run(t, clitest.Env(srv.URL, "pdk_notakey"), "org", "ls")
-	if code != cli.ExitError || !strings.HasPrefix(errOut, "error: ") {
-		t.Fatalf("bad key: exit %d, stderr %q", code, errOut)
-	}
-	if caps := clitest.JSON[client.Capabilities](t, env, "capabilities"); caps.DefaultProvider == "" {
-		t.Fatalf("capabilities = %+v", caps)
 	}
 }

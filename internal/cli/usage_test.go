@@ -5,13 +5,21 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/pkg/client"
 )
 
+// anyKey is a well-formed API key for servers that do not check it.
+const anyKey = "pdk_good"
+
 func TestUsageErrors(t *testing.T) {
-	f, url := startFakeAPI(t)
+	t.Parallel()
+	a := startAPI(t, servertest.Options{})
+	url, goodKey := a.URL, a.Key
 	env := clitest.Env(url, goodKey)
 	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
 	noScope := clitest.Env(url, goodKey)
@@ -55,14 +63,13 @@ func TestUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.bodies) != 0 {
-		t.Fatalf("usage errors reached the server: %v", f.bodies)
+	if n := a.requests(); n != 0 {
+		t.Fatalf("usage errors reached the server: %d requests", n)
 	}
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -85,6 +92,7 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestServerErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		status int
@@ -113,7 +121,7 @@ func TestServerErrors(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			}))
 			t.Cleanup(srv.Close)
-			out, errOut, code := clitest.Run(t, clitest.Env(srv.URL, goodKey), "org", "ls")
+			out, errOut, code := clitest.Run(t, clitest.Env(srv.URL, anyKey), "org", "ls")
 			if code != cli.ExitError || errOut != tt.stderr || out != "" {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want stderr %q", code, out, errOut, tt.stderr)
 			}
@@ -122,39 +130,48 @@ func TestServerErrors(t *testing.T) {
 }
 
 func TestUnreachableServer(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	_, errOut, code := clitest.Run(t, clitest.Env(url, goodKey), "org", "ls")
+	_, errOut, code := clitest.Run(t, clitest.Env(url, anyKey), "org", "ls")
 	if code != cli.ExitError || !strings.HasPrefix(errOut, "error: cannot reach the paddock server at "+url+": ") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	if strings.Contains(errOut, goodKey) {
+	if strings.Contains(errOut, anyKey) {
 		t.Fatalf("the key leaked into %q", errOut)
 	}
 }
 
 func TestBadKey(t *testing.T) {
-	_, url := startFakeAPI(t)
-	_, errOut, code := clitest.Run(t, clitest.Env(url, "pdk_wrong"), "org", "ls")
-	if code != cli.ExitError || errOut != "error: the API key is not valid (invalid_api_key)\n" {
+	t.Parallel()
+	a := startAPI(t, servertest.Options{})
+	_, errOut, code := clitest.Run(t, clitest.Env(a.URL, "pdk_wrong"), "org", "ls")
+	if code != cli.ExitError || errOut != "error: the API key is malformed, unknown, expired or revoked (invalid_api_key)\n" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
 
 func TestPaging(t *testing.T) {
-	_, url := startFakeAPI(t)
-	env := clitest.Env(url, goodKey)
+	t.Parallel()
+	a := startAPI(t, servertest.Options{})
+	env := clitest.Env(a.URL, a.Key)
 	for _, name := range []string{"a", "b", "c"} {
 		clitest.MustRun(t, env, "org", "create", name)
+		a.Clock.Advance(time.Second) // the order of creation is the order listed
 	}
+	// The cursors are the server's.
+	next := func(limit string) string {
+		return get[client.List[client.Org]](t, a, "/api/v1/orgs?limit="+limit).NextCursor
+	}
+	after2 := next("2")
 	tests := []struct {
 		args   []string
 		names  []string
 		stderr string
 	}{
-		{[]string{"org", "ls", "--limit", "2"}, []string{"a", "b"}, "more results: pass --cursor 2\n"},
-		{[]string{"org", "ls", "--limit", "2", "--cursor", "2"}, []string{"c"}, ""},
+		{[]string{"org", "ls", "--limit", "2"}, []string{"a", "b"}, "more results: pass --cursor " + after2 + "\n"},
+		{[]string{"org", "ls", "--limit", "2", "--cursor", after2}, []string{"c"}, ""},
 		{[]string{"org", "ls"}, []string{"a", "b", "c"}, ""},
 	}
 	for _, tt := range tests {
@@ -174,7 +191,7 @@ func TestPaging(t *testing.T) {
 	}
 	// JSON carries the cursor in the body and says nothing on stderr.
 	out, errOut, code := clitest.Run(t, env, "org", "ls", "--limit", "1", "-o", "json")
-	if code != 0 || errOut != "" || !strings.Contains(out, `"next_cursor": "1"`) {
+	if code != 0 || errOut != "" || !strings.Contains(out, `"next_cursor": "`+next("1")+`"`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// An empty listing is still a JSON list.

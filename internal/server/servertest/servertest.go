@@ -40,6 +40,9 @@ import (
 type Options struct {
 	// Provider backs runtimes; nil means a new fake provider.
 	Provider provider.Provider
+	// MoreProviders are registered after Provider, which stays the
+	// default.
+	MoreProviders []provider.Provider
 	// Instance labels compute; "" means a unique id per test.
 	Instance string
 	// Image is the default runtime image; "" means the runtime default.
@@ -81,6 +84,9 @@ type Options struct {
 	// (credits, sign-in, capabilities, sessions): the SSH gateway's info,
 	// metrics.
 	Mount []api.Feature
+	// Wrap, when set, wraps what the server serves, outside the spec
+	// check: to watch the requests a client sends.
+	Wrap func(http.Handler) http.Handler
 }
 
 // Env is a running API.
@@ -133,6 +139,9 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	reg := provider.NewRegistry()
 	reg.Register(env.Provider)
+	for _, p := range opts.MoreProviders {
+		reg.Register(p)
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -204,6 +213,9 @@ func New(t testing.TB, opts Options) *Env {
 	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)
 	if opts.NoSpecCheck {
 		served = h
+	}
+	if opts.Wrap != nil {
+		served = opts.Wrap(served)
 	}
 	env.Server.Config.Handler = served
 	var protos http.Protocols
