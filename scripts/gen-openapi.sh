@@ -14,7 +14,10 @@
 # pkg/client/oapi-codegen.yaml; the spec's x-go-* extensions name the Go
 # types and fields where its defaults would differ, and its overlay,
 # pkg/client/oapi-codegen-overlay.yaml, adds for the generator alone what
-# only Go needs and the served document must not show.
+# only Go needs and the served document must not show. The generator reads a
+# copy of the spec that internal/apigen writes with x-order on every schema
+# property, numbered in the order they are written, so that the struct
+# fields, and the keys of every JSON body, keep the document's order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +45,7 @@ if [ "$(oapi-codegen -version | tail -n 1)" != "$OAPI_CODEGEN_VERSION" ]; then
 fi
 
 out="${1:-pkg/client/wire.gen.go}"
-oapi-codegen -config pkg/client/oapi-codegen.yaml -o "$out" api/openapi.yaml
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go run ./internal/apigen api/openapi.yaml "$tmp/openapi.yaml"
+oapi-codegen -config pkg/client/oapi-codegen.yaml -o "$out" "$tmp/openapi.yaml"

@@ -29,7 +29,7 @@ func TestWireTypesUpToDate(t *testing.T) {
 	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
 		path += string(os.PathListSeparator) + filepath.Join(strings.TrimSpace(string(out)), "bin")
 	}
-	for _, tool := range []string{"bash", "oapi-codegen"} {
+	for _, tool := range []string{"bash", "go", "oapi-codegen"} {
 		if !onPath(tool, path) {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("%s is not installed; run scripts/gen-openapi.sh --install", tool)

@@ -9,27 +9,27 @@ import (
 
 // APIKey An API key, without the key itself (shown once, at creation). An installation admin key has no org and no user.
 type APIKey struct {
-	CreatedAt time.Time `json:"created_at"`
-
-	// CreatedBy the credential that made it: key:<id> or session:<id>
-	CreatedBy string     `json:"created_by,omitempty"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	OrgID     string     `json:"org_id,omitempty"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
 
 	// Prefix the key's first characters (pdk_ and 6 more), to recognize it
-	Prefix    string     `json:"prefix"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	Prefix string `json:"prefix"`
 
 	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
-	Role Role `json:"role"`
+	Role  Role   `json:"role"`
+	OrgID string `json:"org_id,omitempty"`
 
 	// UserID the key's holder
 	UserID string `json:"user_id,omitempty"`
 
 	// WorkspaceID the one workspace the key is narrowed to
 	WorkspaceID string `json:"workspace_id,omitempty"`
+
+	// CreatedBy the credential that made it: key:<id> or session:<id>
+	CreatedBy string     `json:"created_by,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
 // APIKeyList One page of API keys. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -60,12 +60,12 @@ type AddSSHKeyRequest struct {
 
 // AuthChallenge A single-use nonce and the message to sign with the wallet (EIP-191 personal_sign) before expires_at.
 type AuthChallenge struct {
-	Address   string    `json:"address"`
-	ExpiresAt time.Time `json:"expires_at"`
+	Nonce   string `json:"nonce"`
+	Address string `json:"address"`
 
 	// Message the text to sign (EIP-191 personal_sign), shaped like a Sign-In with Ethereum message
-	Message string `json:"message"`
-	Nonce   string `json:"nonce"`
+	Message   string    `json:"message"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // AuthChallengeRequest Asks for a wallet sign-in challenge.
@@ -76,14 +76,13 @@ type AuthChallengeRequest struct {
 
 // AuthSession A signed-in session: token (a PASETO v4.local token) is sent as `Authorization: Bearer …` until expires_at or until it is revoked.
 type AuthSession struct {
-	ExpiresAt time.Time `json:"expires_at"`
-	SessionID string    `json:"session_id"`
-
 	// Token the session token (PASETO v4.local), shown this once: send it as Authorization: Bearer
-	Token string `json:"token"`
+	Token     string `json:"token"`
+	SessionID string `json:"session_id"`
 
 	// User A person or a machine with access: an email address, a wallet address, or both (a user migrated from a member label may have only a name).
-	User User `json:"user"`
+	User      User      `json:"user"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // AuthSessionRequest Answers a challenge: its nonce and the signature of its message (0x-prefixed, 65 bytes hex).
@@ -102,39 +101,40 @@ type BindingConfig struct {
 
 // BindingStatus What happened when the binding was last applied to a sandbox. pending: not yet applied to the current sandbox; applied: materialized and its setup ran; failed: materializing or a setup script failed.
 type BindingStatus struct {
-	AppliedAt *time.Time     `json:"applied_at,omitempty"`
-	Checks    []StepResult   `json:"checks"`
+	State     string         `json:"state"`
 	Error     string         `json:"error,omitempty"`
 	SandboxID string         `json:"sandbox_id,omitempty"`
+	AppliedAt *time.Time     `json:"applied_at,omitempty"`
 	Setup     []StepResult   `json:"setup"`
-	State     string         `json:"state"`
+	Checks    []StepResult   `json:"checks"`
 	Workers   []WorkerStatus `json:"workers"`
 }
 
 // Capabilities What this installation offers.
 type Capabilities struct {
-	// DefaultHarness the harness a prompt runs when it names none
-	DefaultHarness  string `json:"default_harness"`
-	DefaultProvider string `json:"default_provider"`
+	Version         string                        `json:"version"`
+	DefaultProvider string                        `json:"default_provider"`
+	Providers       map[string]ProviderCapability `json:"providers"`
 
 	// Harnesses the agent harnesses prompt and task can run
 	Harnesses []HarnessInfo `json:"harnesses"`
 
-	// Images the sandbox images and their builds, as GET /api/images
-	Images    []ImageStatus                 `json:"images"`
-	Providers map[string]ProviderCapability `json:"providers"`
+	// DefaultHarness the harness a prompt runs when it names none
+	DefaultHarness string `json:"default_harness"`
 
 	// SidecarCapabilities the values runtimes may list in capabilities_json
 	SidecarCapabilities []SidecarCapability `json:"sidecar_capabilities"`
-	Version             string              `json:"version"`
+
+	// Images the sandbox images and their builds, as GET /api/images
+	Images []ImageStatus `json:"images"`
 }
 
 // ProviderCapability One provider's capability matrix.
 type ProviderCapability struct {
-	Agent     bool     `json:"agent"`
 	Isolation string   `json:"isolation"`
-	Networks  []string `json:"networks"`
 	Pause     bool     `json:"pause"`
+	Agent     bool     `json:"agent"`
+	Networks  []string `json:"networks"`
 	Snapshot  bool     `json:"snapshot"`
 
 	// WritableRoot a writable root within the disk quota (or unbounded, when the operator allows it)
@@ -143,21 +143,22 @@ type ProviderCapability struct {
 
 // CapabilityBinding A capability version attached to a runtime.
 type CapabilityBinding struct {
-	// Config A binding's own configuration.
-	Config    BindingConfig `json:"config"`
-	CreatedAt time.Time     `json:"created_at"`
-	Enabled   bool          `json:"enabled"`
-	ID        string        `json:"id"`
-
-	// Name unique within the runtime
-	Name      string `json:"name"`
+	ID        string `json:"id"`
 	RuntimeID string `json:"runtime_id"`
 	Source    string `json:"source"`
 
+	// Name unique within the runtime
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Enabled bool   `json:"enabled"`
+
+	// Config A binding's own configuration.
+	Config BindingConfig `json:"config"`
+
 	// Status What happened when the binding was last applied to a sandbox. pending: not yet applied to the current sandbox; applied: materialized and its setup ran; failed: materializing or a setup script failed.
 	Status    *BindingStatus `json:"status,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
-	Version   string         `json:"version"`
 }
 
 // CapabilityBindingList One page of capability bindings. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -165,52 +166,51 @@ type CapabilityBindingList = List[CapabilityBinding]
 
 // CapabilityConflict A name two enabled bindings both ship. The binding installed first keeps it; the conflict is reported, never silently resolved.
 type CapabilityConflict struct {
-	Capabilities []string `json:"capabilities"`
-
 	// Kind agent, skill, tool, mcp_server or worker
-	Kind string `json:"kind"`
-	Name string `json:"name"`
+	Kind         string   `json:"kind"`
+	Name         string   `json:"name"`
+	Capabilities []string `json:"capabilities"`
 }
 
 // CapabilityContents What a bundle ships, by name.
 type CapabilityContents struct {
-	Agents     []string         `json:"agents"`
-	Checks     []string         `json:"checks"`
-	Flags      []CapabilityFlag `json:"flags"`
-	MCPServers []string         `json:"mcp_servers"`
+	Agents     []string `json:"agents"`
+	Skills     []string `json:"skills"`
+	Tools      []string `json:"tools"`
+	MCPServers []string `json:"mcp_servers"`
+	Workers    []string `json:"workers"`
 
 	// Setup setup scripts
-	Setup   []string `json:"setup"`
-	Skills  []string `json:"skills"`
-	Tools   []string `json:"tools"`
-	Workers []string `json:"workers"`
+	Setup  []string         `json:"setup"`
+	Checks []string         `json:"checks"`
+	Flags  []CapabilityFlag `json:"flags"`
 }
 
 // CapabilityFlag A boolean a binding sets to turn the bundle's MCP servers and workers on and off.
 type CapabilityFlag struct {
-	Default     bool   `json:"default"`
-	Description string `json:"description"`
 	Name        string `json:"name"`
+	Description string `json:"description"`
+	Default     bool   `json:"default"`
 }
 
 // CapabilityVersion One version of a capability bundle, in the built-in catalog or an org's inventory.
 type CapabilityVersion struct {
+	// ID inventory only
+	ID          string `json:"id,omitempty"`
+	Source      string `json:"source"`
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description"`
+
+	// Digest sha256 of the canonical bundle, sha256:<hex>
+	Digest    string `json:"digest"`
+	SizeBytes int64  `json:"size_bytes"`
+
 	// Contents What a bundle ships, by name.
 	Contents CapabilityContents `json:"contents"`
 
 	// CreatedAt inventory only
-	CreatedAt   *time.Time `json:"created_at,omitempty"`
-	Description string     `json:"description"`
-
-	// Digest sha256 of the canonical bundle, sha256:<hex>
-	Digest string `json:"digest"`
-
-	// ID inventory only
-	ID        string `json:"id,omitempty"`
-	Name      string `json:"name"`
-	SizeBytes int64  `json:"size_bytes"`
-	Source    string `json:"source"`
-	Version   string `json:"version"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
 }
 
 // CapabilityVersionList One page of capability versions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -223,21 +223,22 @@ type CreateInstallationKeyRequest struct {
 
 // CreateKeyRequest Makes a key in an org. member names its holder (an email, a wallet address or a user id; default: the caller); role is at most the holder's and the caller's (default: the holder's); workspace narrows it to one workspace; it expires at expires_at, or after expires_in (a duration such as "720h"), or never.
 type CreateKeyRequest struct {
-	// ExpiresAt in the future, within ten years
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-
-	// ExpiresIn a duration such as 720h; not with expires_at
-	ExpiresIn string `json:"expires_in,omitempty"`
+	Name string `json:"name,omitempty"`
 
 	// Member the holder: a user id, an email address or a wallet address of a member; default: the caller
 	Member string `json:"member,omitempty"`
-	Name   string `json:"name,omitempty"`
 
 	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
 	Role Role `json:"role,omitempty"`
 
 	// Workspace narrow the key to this workspace
 	Workspace string `json:"workspace,omitempty"`
+
+	// ExpiresAt in the future, within ten years
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// ExpiresIn a duration such as 720h; not with expires_at
+	ExpiresIn string `json:"expires_in,omitempty"`
 }
 
 // CreateOrgRequest Creates an org. name is a slug: lowercase letters, digits and dashes, 1 to 63 characters, starting with a letter or digit.
@@ -247,8 +248,8 @@ type CreateOrgRequest struct {
 
 // CreateProjectRequest Creates a project and its runtime. runtime is optional; unset fields take the installation's defaults.
 type CreateProjectRequest struct {
-	Description string `json:"description,omitempty"`
 	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 
 	// Runtime Unset fields take the installation's defaults.
 	Runtime *RuntimeConfig `json:"runtime,omitempty"`
@@ -256,27 +257,28 @@ type CreateProjectRequest struct {
 
 // CreateSecretRequest Makes a secret. env defaults to the name in upper case with - and . as _. A brokered secret needs hosts: the domains (api.example.com, *.example.com) the egress proxy may send it to.
 type CreateSecretRequest struct {
-	// Brokered never enters the sandbox: it sees the placeholder paddock-brokered-<id>, which the egress proxy replaces in request headers to hosts (HTTPS, proxy mode)
-	Brokered bool `json:"brokered,omitempty"`
+	Name string `json:"name"`
+
+	// Value write-only
+	Value string `json:"value"`
 
 	// Env the variable to inject it as; default: the name in upper case, - and . as _
 	Env string `json:"env,omitempty"`
 
+	// Brokered never enters the sandbox: it sees the placeholder paddock-brokered-<id>, which the egress proxy replaces in request headers to hosts (HTTPS, proxy mode)
+	Brokered bool `json:"brokered,omitempty"`
+
 	// Hosts domains (api.example.com, *.example.com) a brokered secret may be sent to
 	Hosts []string `json:"hosts,omitempty"`
-	Name  string   `json:"name"`
-
-	// Value write-only
-	Value string `json:"value"`
 }
 
 // CreateUserRequest A user needs an email or a wallet address (400 missing_identity).
 type CreateUserRequest struct {
 	Email string `json:"email,omitempty"`
-	Name  string `json:"name,omitempty"`
 
 	// Wallet an Ethereum address; mixed case must be its EIP-55 checksum
 	Wallet string `json:"wallet,omitempty"`
+	Name   string `json:"name,omitempty"`
 }
 
 // CreateWorkspaceRequest Creates a workspace; name is a slug.
@@ -294,43 +296,44 @@ type CreatedKey struct {
 
 // CreditAccount Amounts are credits, exact to a millionth. available = balance - held.
 type CreditAccount struct {
-	Available float64 `json:"available"`
-	Balance   float64 `json:"balance"`
+	OrgID   string  `json:"org_id"`
+	Balance float64 `json:"balance"`
 
 	// Held credits reserved for compute being started or resumed
 	Held      float64       `json:"held"`
-	OrgID     string        `json:"org_id"`
-	Recent    []CreditEntry `json:"recent"`
+	Available float64       `json:"available"`
 	UpdatedAt *time.Time    `json:"updated_at,omitempty"`
+	Recent    []CreditEntry `json:"recent"`
 }
 
 // CreditEntry One movement of the append-only credit journal.
 type CreditEntry struct {
-	// Actor who moved the credits: the API key's id, or session:<id>
-	Actor string `json:"actor,omitempty"`
+	ID   string `json:"id"`
+	Seq  int64  `json:"seq"`
+	Kind string `json:"kind"`
 
 	// Amount change to the balance (negative for a deduction)
-	Amount       float64   `json:"amount"`
-	BalanceAfter float64   `json:"balance_after"`
-	CreatedAt    time.Time `json:"created_at"`
-	HeldAfter    float64   `json:"held_after"`
+	Amount float64 `json:"amount"`
 
 	// HeldChange change to the held credits
-	HeldChange     float64    `json:"held_change"`
-	ID             string     `json:"id"`
-	IdempotencyKey string     `json:"idempotency_key"`
-	Kind           string     `json:"kind"`
-	Note           string     `json:"note,omitempty"`
-	PeriodEnd      *time.Time `json:"period_end,omitempty"`
-	PeriodStart    *time.Time `json:"period_start,omitempty"`
-	ProjectID      string     `json:"project_id,omitempty"`
-	RuntimeID      string     `json:"runtime_id,omitempty"`
-	SandboxID      string     `json:"sandbox_id,omitempty"`
-	Seq            int64      `json:"seq"`
+	HeldChange   float64 `json:"held_change"`
+	BalanceAfter float64 `json:"balance_after"`
+	HeldAfter    float64 `json:"held_after"`
 
 	// Shortfall what a deduction could not take from the balance
-	Shortfall   float64 `json:"shortfall,omitempty"`
-	WorkspaceID string  `json:"workspace_id,omitempty"`
+	Shortfall      float64    `json:"shortfall,omitempty"`
+	SandboxID      string     `json:"sandbox_id,omitempty"`
+	RuntimeID      string     `json:"runtime_id,omitempty"`
+	ProjectID      string     `json:"project_id,omitempty"`
+	WorkspaceID    string     `json:"workspace_id,omitempty"`
+	PeriodStart    *time.Time `json:"period_start,omitempty"`
+	PeriodEnd      *time.Time `json:"period_end,omitempty"`
+	IdempotencyKey string     `json:"idempotency_key"`
+	Note           string     `json:"note,omitempty"`
+
+	// Actor who moved the credits: the API key's id, or session:<id>
+	Actor     string    `json:"actor,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // CreditEntryList One page of credit journal entries. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -338,33 +341,34 @@ type CreditEntryList = List[CreditEntry]
 
 // EgressDecision One decision of the egress proxy about a runtime's traffic: a request or tunnel, allowed or refused, and what it moved.
 type EgressDecision struct {
-	// Addr the address the proxy connected to
-	Addr    string `json:"addr,omitempty"`
-	Allowed bool   `json:"allowed"`
+	ID        string `json:"id"`
+	RuntimeID string `json:"runtime_id"`
+	SandboxID string `json:"sandbox_id"`
 
 	// At when the request or tunnel ended
-	At time.Time `json:"at"`
+	At      time.Time `json:"at"`
+	Allowed bool      `json:"allowed"`
 
-	// Brokered a brokered secret was put into it
-	Brokered bool `json:"brokered"`
-
-	// BytesDown bytes to the sandbox: the body of the answer to an http:// request, or all that came down a tunnel
-	BytesDown int64 `json:"bytes_down"`
-
-	// BytesUp bytes from the sandbox: the body of a proxied http:// request, or all that went up a tunnel
-	BytesUp    int64   `json:"bytes_up"`
-	DurationMS float64 `json:"duration_ms"`
-	Host       string  `json:"host"`
-	ID         string  `json:"id"`
+	// Reason why, for people: the rule that allowed or denied it, or the guard that refused the address
+	Reason string `json:"reason"`
 
 	// Method CONNECT, or the method of a proxied http:// request
 	Method string `json:"method"`
+	Host   string `json:"host"`
 	Port   int    `json:"port"`
 
-	// Reason why, for people: the rule that allowed or denied it, or the guard that refused the address
-	Reason    string `json:"reason"`
-	RuntimeID string `json:"runtime_id"`
-	SandboxID string `json:"sandbox_id"`
+	// Addr the address the proxy connected to
+	Addr string `json:"addr,omitempty"`
+
+	// BytesUp bytes from the sandbox: the body of a proxied http:// request, or all that went up a tunnel
+	BytesUp int64 `json:"bytes_up"`
+
+	// BytesDown bytes to the sandbox: the body of the answer to an http:// request, or all that came down a tunnel
+	BytesDown  int64   `json:"bytes_down"`
+	DurationMS float64 `json:"duration_ms"`
+
+	// Brokered a brokered secret was put into it
+	Brokered bool `json:"brokered"`
 }
 
 // EgressDecisionList One page of egress decisions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -383,30 +387,31 @@ type Error struct {
 
 // ExecEvent One line of a streamed exec or attach.
 type ExecEvent struct {
-	// Bytes lost: how many bytes the agent no longer holds
-	Bytes int64 `json:"bytes,omitempty"`
-
-	// Data output: base64
-	Data []byte `json:"data,omitempty"`
-
-	// Error The one JSON error body of the API.
-	Error *Error `json:"error,omitempty"`
 	Event string `json:"event"`
-
-	// Exit How a process ended.
-	Exit *ExitStatus `json:"exit,omitempty"`
 
 	// ID started
 	ID string `json:"id,omitempty"`
-
-	// Offset output, lost: offset in the stream of the first byte (absent = 0)
-	Offset int64 `json:"offset,omitempty"`
 
 	// PID started
 	PID int `json:"pid,omitempty"`
 
 	// Stream output and lost events: which stream
 	Stream string `json:"stream,omitempty"`
+
+	// Offset output, lost: offset in the stream of the first byte (absent = 0)
+	Offset int64 `json:"offset,omitempty"`
+
+	// Data output: base64
+	Data []byte `json:"data,omitempty"`
+
+	// Bytes lost: how many bytes the agent no longer holds
+	Bytes int64 `json:"bytes,omitempty"`
+
+	// Exit How a process ended.
+	Exit *ExitStatus `json:"exit,omitempty"`
+
+	// Error The one JSON error body of the API.
+	Error *Error `json:"error,omitempty"`
 }
 
 // ExecRequest Starts a process in a running runtime.
@@ -414,8 +419,8 @@ type ExecRequest struct {
 	// Argv the command; argv[0] is looked up in the sandbox's PATH
 	Argv []string `json:"argv"`
 
-	// Background keep running when the request ends
-	Background bool `json:"background,omitempty"`
+	// Env added to the sandbox's environment
+	Env map[string]string `json:"env,omitempty"`
 
 	// ClearEnv env replaces the environment instead
 	ClearEnv bool `json:"clear_env,omitempty"`
@@ -423,37 +428,38 @@ type ExecRequest struct {
 	// Cwd an absolute path; default the sandbox's home
 	Cwd string `json:"cwd,omitempty"`
 
-	// Env added to the sandbox's environment
-	Env map[string]string `json:"env,omitempty"`
-
-	// MaxOutputBytes collected exec: bytes kept per stream; 0 = 1 MiB
-	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
-
-	// OpenStdin streamed exec only: keep stdin open for POST …/processes/{id}/stdin
-	OpenStdin bool `json:"open_stdin,omitempty"`
+	// User the account to run as; default the runtime's (RuntimeConfig.user). 400 invalid_user otherwise
+	User string `json:"user,omitempty"`
 
 	// Stdin base64; written to stdin, which is then closed
 	Stdin []byte `json:"stdin,omitempty"`
 
+	// OpenStdin streamed exec only: keep stdin open for POST …/processes/{id}/stdin
+	OpenStdin bool `json:"open_stdin,omitempty"`
+
 	// TimeoutMS kill the process group after this long; 0 = never
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 
-	// User the account to run as; default the runtime's (RuntimeConfig.user). 400 invalid_user otherwise
-	User string `json:"user,omitempty"`
+	// Background keep running when the request ends
+	Background bool `json:"background,omitempty"`
+
+	// MaxOutputBytes collected exec: bytes kept per stream; 0 = 1 MiB
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
 }
 
 // ExecResult The answer of a collected exec: the process's output and exit. A background process answers at once, with no exit.
 type ExecResult struct {
+	ID  string `json:"id"`
+	PID int    `json:"pid"`
+
 	// Exit How a process ended.
 	Exit *ExitStatus `json:"exit,omitempty"`
-	ID   string      `json:"id"`
-	PID  int         `json:"pid"`
-
-	// Stderr base64
-	Stderr []byte `json:"stderr"`
 
 	// Stdout base64
 	Stdout []byte `json:"stdout"`
+
+	// Stderr base64
+	Stderr []byte `json:"stderr"`
 
 	// Truncated output beyond max_output_bytes was discarded
 	Truncated bool `json:"truncated"`
@@ -462,32 +468,32 @@ type ExecResult struct {
 // ExitStatus How a process ended.
 type ExitStatus struct {
 	// Code -1 when a signal ended the process
-	Code     int       `json:"code"`
-	ExitedAt time.Time `json:"exited_at"`
-
-	// OOMKilled the sandbox ran out of memory while the process ran and the kernel killed it (signal SIGKILL); the sandbox goes on
-	OOMKilled bool `json:"oom_killed,omitempty"`
+	Code int `json:"code"`
 
 	// Signal e.g. SIGKILL
-	Signal      string `json:"signal,omitempty"`
-	StderrBytes int64  `json:"stderr_bytes"`
-	StdoutBytes int64  `json:"stdout_bytes"`
-	TimedOut    bool   `json:"timed_out,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+
+	// OOMKilled the sandbox ran out of memory while the process ran and the kernel killed it (signal SIGKILL); the sandbox goes on
+	OOMKilled   bool      `json:"oom_killed,omitempty"`
+	ExitedAt    time.Time `json:"exited_at"`
+	StdoutBytes int64     `json:"stdout_bytes"`
+	StderrBytes int64     `json:"stderr_bytes"`
 }
 
 // FileInfo A file in a sandbox.
 type FileInfo struct {
-	GID uint32 `json:"gid"`
+	Path string `json:"path"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Size int64  `json:"size"`
 
 	// Mode permission bits, 0 to 07777
 	Mode          uint32    `json:"mode"`
 	ModifiedAt    time.Time `json:"modified_at"`
-	Name          string    `json:"name"`
-	Path          string    `json:"path"`
-	Size          int64     `json:"size"`
 	SymlinkTarget string    `json:"symlink_target,omitempty"`
-	Type          string    `json:"type"`
 	UID           uint32    `json:"uid"`
+	GID           uint32    `json:"gid"`
 }
 
 // FileList A directory listing. truncated says more entries existed than were returned.
@@ -505,23 +511,23 @@ type GrantCreditsRequest struct {
 
 // HarnessInfo An agent harness this installation can run for prompt and task.
 type HarnessInfo struct {
-	// Binary the CLI it runs in the sandbox
-	Binary string `json:"binary"`
-
-	// Images the sandbox images known to have its CLI
-	Images []string `json:"images"`
-
-	// Installed the default sandbox image has its CLI
-	Installed bool `json:"installed"`
-
 	// Name e.g. claude, codex, opencode, gemini, kimi
 	Name string `json:"name"`
+
+	// Binary the CLI it runs in the sandbox
+	Binary string `json:"binary"`
 
 	// Secrets the environment variables it takes its model credentials from: any one of them is enough
 	Secrets []string `json:"secrets"`
 
 	// WrittenAgainst the CLI version its event parser follows
 	WrittenAgainst string `json:"written_against"`
+
+	// Installed the default sandbox image has its CLI
+	Installed bool `json:"installed"`
+
+	// Images the sandbox images known to have its CLI
+	Images []string `json:"images"`
 }
 
 // Health The body of GET /health.
@@ -532,25 +538,25 @@ type Health struct {
 
 // ImageStatus One sandbox image: whether it is there, and how far its build is when the server builds it in the background.
 type ImageStatus struct {
-	EndedAt *time.Time `json:"ended_at,omitempty"`
-	Image   string     `json:"image"`
+	Image string `json:"image"`
 
-	// Present runtimes can start on it now (an older copy serves while a newer one builds)
-	Present bool `json:"present"`
-
-	// Progress how far the build is, or why it failed
-	Progress  string     `json:"progress,omitempty"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
+	// Target the image builder's name for it (absent when the builder does not make it)
+	Target string `json:"target,omitempty"`
 
 	// State pending: waits for the builds before it; missing: not on the host and not being built
 	State string `json:"state"`
+
+	// Present runtimes can start on it now (an older copy serves while a newer one builds)
+	Present bool `json:"present"`
 
 	// Step the build step under way, or last reached
 	Step  int `json:"step,omitempty"`
 	Steps int `json:"steps,omitempty"`
 
-	// Target the image builder's name for it (absent when the builder does not make it)
-	Target string `json:"target,omitempty"`
+	// Progress how far the build is, or why it failed
+	Progress  string     `json:"progress,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 }
 
 // ImageStatusList One page of sandbox images. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -558,40 +564,41 @@ type ImageStatusList = List[ImageStatus]
 
 // InstallCapabilityRequest Installs a capability on a runtime.
 type InstallCapabilityRequest struct {
-	// Config A binding's own configuration.
-	Config  *BindingConfig `json:"config,omitempty"`
-	Enabled *bool          `json:"enabled,omitempty"`
-	Name    string         `json:"name"`
-
-	// Source catalog or inventory; default: the org's inventory first, then the catalog
-	Source string `json:"source,omitempty"`
+	Name string `json:"name"`
 
 	// Version pin this version; default: the newest, pinned at install
 	Version string `json:"version,omitempty"`
+
+	// Source catalog or inventory; default: the org's inventory first, then the catalog
+	Source  string `json:"source,omitempty"`
+	Enabled *bool  `json:"enabled,omitempty"`
+
+	// Config A binding's own configuration.
+	Config *BindingConfig `json:"config,omitempty"`
 }
 
 // Invitation An offer of an org membership to whoever holds an email or a wallet address (exactly one is set).
 type Invitation struct {
-	CreatedAt time.Time  `json:"created_at"`
-	DecidedAt *time.Time `json:"decided_at,omitempty"`
-	Email     string     `json:"email,omitempty"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	ID        string     `json:"id"`
+	ID    string `json:"id"`
+	OrgID string `json:"org_id"`
+
+	// Org the org's name
+	Org    string `json:"org"`
+	Email  string `json:"email,omitempty"`
+	Wallet string `json:"wallet,omitempty"`
+
+	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
+	Role Role `json:"role"`
 
 	// InvitedBy the inviter's user id
 	InvitedBy string `json:"invited_by"`
 
 	// Inviter the inviter's email or wallet address
-	Inviter string `json:"inviter"`
-
-	// Org the org's name
-	Org   string `json:"org"`
-	OrgID string `json:"org_id"`
-
-	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
-	Role   Role   `json:"role"`
-	State  string `json:"state"`
-	Wallet string `json:"wallet,omitempty"`
+	Inviter   string     `json:"inviter"`
+	State     string     `json:"state"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
 }
 
 // InvitationList One page of invitations. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -614,30 +621,32 @@ type Me struct {
 	Credential   string `json:"credential"`
 	Installation bool   `json:"installation_admin"`
 
+	// User A person or a machine with access: an email address, a wallet address, or both (a user migrated from a member label may have only a name).
+	User *User `json:"user,omitempty"`
+
 	// Key An API key, without the key itself (shown once, at creation). An installation admin key has no org and no user.
 	Key *APIKey `json:"key,omitempty"`
 
 	// Memberships a key's one org; a session's every org of its user; none for the installation admin, who reaches every org as an owner
 	Memberships []Membership `json:"memberships"`
-
-	// User A person or a machine with access: an email address, a wallet address, or both (a user migrated from a member label may have only a name).
-	User *User `json:"user,omitempty"`
 }
 
 // MemberLimit A workspace's member limit (0 = none) and member count. Over its limit, its compute is paused and starts are refused.
 type MemberLimit struct {
-	// MemberLimit 0 = no limit
-	MemberLimit int    `json:"member_limit"`
-	Members     int    `json:"members"`
-	OverLimit   bool   `json:"over_limit"`
 	WorkspaceID string `json:"workspace_id"`
+
+	// MemberLimit 0 = no limit
+	MemberLimit int  `json:"member_limit"`
+	Members     int  `json:"members"`
+	OverLimit   bool `json:"over_limit"`
 }
 
 // Membership An org the caller reaches, and its role there.
 type Membership struct {
-	// Org the org's name
-	Org   string `json:"org"`
 	OrgID string `json:"org_id"`
+
+	// Org the org's name
+	Org string `json:"org"`
 
 	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
 	Role Role `json:"role"`
@@ -645,39 +654,41 @@ type Membership struct {
 
 // MkdirRequest Creates a directory.
 type MkdirRequest struct {
+	Path string `json:"path"`
+
 	// Mode 0 = 0755
 	Mode uint32 `json:"mode,omitempty"`
 
 	// Parents create missing parents; an existing directory is fine
-	Parents bool   `json:"parents,omitempty"`
-	Path    string `json:"path"`
+	Parents bool `json:"parents,omitempty"`
 }
 
 // NetworkPatch Changes to the egress policy: the mode when given; each list given replaces the runtime's (an empty list clears it); a list left out stays.
 type NetworkPatch struct {
+	Mode string `json:"mode,omitempty"`
+
 	// Allow as in NetworkPolicy: an allow rule naming an internal address answers 400 internal_address_not_allowed
 	Allow *[]string `json:"allow,omitempty"`
 	Deny  *[]string `json:"deny,omitempty"`
-	Mode  string    `json:"mode,omitempty"`
 }
 
 // NetworkPolicy The egress policy in full; NetworkPolicy's object form.
 type NetworkPolicy struct {
+	// Mode none: loopback only (the default). proxy: only paddock's egress proxy, which applies allow and deny and logs every decision. open: full outbound access, but not the host's own services or the metadata address.
+	Mode string `json:"mode,omitempty"`
+
 	// Allow Rules the proxy allows: a domain (pypi.org, *.pypi.org: any subdomain; a domain rule covers ports 80 and 443), host:port (any port, also for plain TCP through CONNECT), or a CIDR (any port). A rule never opens an internal address (loopback, link-local and metadata, private, the host's own, paddock's networks, in any encoding, or localhost): the proxy's guard closes them whatever the rules say, and an allow rule that names one answers 400 `internal_address_not_allowed`, unless the installation's egress.allow_internal opens it. A malformed rule answers 400 `invalid_network_rule`.
 	Allow []string `json:"allow,omitempty"`
 
 	// Deny Rules the proxy refuses; deny wins over allow.
 	Deny []string `json:"deny,omitempty"`
-
-	// Mode none: loopback only (the default). proxy: only paddock's egress proxy, which applies allow and deny and logs every decision. open: full outbound access, but not the host's own services or the metadata address.
-	Mode string `json:"mode,omitempty"`
 }
 
 // Org The billing unit.
 type Org struct {
-	CreatedAt time.Time `json:"created_at"`
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // OrgList One page of orgs. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -685,19 +696,19 @@ type OrgList = List[Org]
 
 // OrgMember A user's membership of an org.
 type OrgMember struct {
-	CreatedAt time.Time `json:"created_at"`
-	ID        string    `json:"id"`
+	ID     string `json:"id"`
+	OrgID  string `json:"org_id"`
+	UserID string `json:"user_id"`
 
 	// Member the user's handle: the email, else the wallet address, else the name
 	Member string `json:"member"`
-	OrgID  string `json:"org_id"`
 
 	// Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
 	Role Role `json:"role"`
 
 	// User A person or a machine with access: an email address, a wallet address, or both (a user migrated from a member label may have only a name).
-	User   User   `json:"user"`
-	UserID string `json:"user_id"`
+	User      User      `json:"user"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // OrgMemberList One page of org members. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -705,18 +716,18 @@ type OrgMemberList = List[OrgMember]
 
 // Port A TCP port of a runtime's sandbox: listening now or marked public, and the URLs that reach it through the control plane.
 type Port struct {
-	Address   string `json:"address,omitempty"`
-	Command   string `json:"command,omitempty"`
+	Port      int    `json:"port"`
 	Listening bool   `json:"listening"`
-
-	// PathURL the path URL
-	PathURL string `json:"path_url"`
-	PID     int    `json:"pid,omitempty"`
-	Port    int    `json:"port"`
-	Public  bool   `json:"public"`
+	Public    bool   `json:"public"`
+	Address   string `json:"address,omitempty"`
+	PID       int    `json:"pid,omitempty"`
+	Command   string `json:"command,omitempty"`
 
 	// URL the preview URL
 	URL string `json:"url"`
+
+	// PathURL the path URL
+	PathURL string `json:"path_url"`
 }
 
 // PortList One page of ports. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -724,9 +735,9 @@ type PortList = List[Port]
 
 // PreviewToken A signed, expiring token for one port of one runtime. It is accepted as the X-Paddock-Preview-Token header, as ?token= (a first visit sets a cookie so that a tab or an iframe keeps working), or as that cookie. url carries it.
 type PreviewToken struct {
-	ExpiresAt time.Time `json:"expires_at"`
 	Token     string    `json:"token"`
 	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // PreviewTokenRequest Asks for a preview token; ttl is a duration such as "1h" (default 1h, at most 24h).
@@ -737,21 +748,21 @@ type PreviewTokenRequest struct {
 
 // Process A process the sandbox's agent started.
 type Process struct {
-	Argv       []string `json:"argv"`
-	Background bool     `json:"background"`
-	Cwd        string   `json:"cwd,omitempty"`
+	ID         string    `json:"id"`
+	PID        int       `json:"pid"`
+	Argv       []string  `json:"argv"`
+	Cwd        string    `json:"cwd,omitempty"`
+	Background bool      `json:"background"`
+	PTY        bool      `json:"pty"`
+	Running    bool      `json:"running"`
+	StartedAt  time.Time `json:"started_at"`
 
 	// Exit How a process ended.
-	Exit        *ExitStatus `json:"exit,omitempty"`
-	ID          string      `json:"id"`
-	PID         int         `json:"pid"`
-	PTY         bool        `json:"pty"`
-	Running     bool        `json:"running"`
-	StartedAt   time.Time   `json:"started_at"`
-	StderrBytes int64       `json:"stderr_bytes"`
+	Exit *ExitStatus `json:"exit,omitempty"`
 
 	// StdoutBytes output so far; attach from here for only what comes next
 	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes"`
 }
 
 // ProcessList One page of processes. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -759,13 +770,13 @@ type ProcessList = List[Process]
 
 // Project A unit of work; it has exactly one runtime, runtime_id.
 type Project struct {
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description,omitempty"`
 	ID          string    `json:"id"`
-	Name        string    `json:"name"`
 	OrgID       string    `json:"org_id"`
-	RuntimeID   string    `json:"runtime_id"`
 	WorkspaceID string    `json:"workspace_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	RuntimeID   string    `json:"runtime_id"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // ProjectList One page of projects. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -773,17 +784,17 @@ type ProjectList = List[Project]
 
 // PromptRequest Runs one turn of an agent harness in the runtime's sandbox.
 type PromptRequest struct {
-	// Harness one of GET /api/capabilities' harnesses; default: the session's, or the installation's default_harness
-	Harness string `json:"harness,omitempty"`
-
-	// Model the model the harness uses; default: the harness's
-	Model string `json:"model,omitempty"`
-
 	// Prompt at most 256 KiB of UTF-8 (400 invalid_prompt)
 	Prompt string `json:"prompt"`
 
+	// Harness one of GET /api/capabilities' harnesses; default: the session's, or the installation's default_harness
+	Harness string `json:"harness,omitempty"`
+
 	// SessionID prompt only: continue this session; default: start one
 	SessionID string `json:"session_id,omitempty"`
+
+	// Model the model the harness uses; default: the harness's
+	Model string `json:"model,omitempty"`
 
 	// TimeoutSeconds stop the turn after this long; 0 = the server's default (30 minutes)
 	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
@@ -791,45 +802,45 @@ type PromptRequest struct {
 
 // PromptResult The answer of a prompt or task without streaming.
 type PromptResult struct {
-	// Error why the turn failed, when it did
-	Error string `json:"error,omitempty"`
-
-	// Events this turn's
-	Events []SessionEvent `json:"events"`
+	// Session An agent conversation on a runtime; it references the runtime, never a sandbox.
+	Session Session `json:"session"`
 
 	// Result the last assistant message
 	Result string `json:"result"`
 
-	// Session An agent conversation on a runtime; it references the runtime, never a sandbox.
-	Session Session `json:"session"`
+	// Error why the turn failed, when it did
+	Error string `json:"error,omitempty"`
 
 	// Usage What a turn consumed, as the harness reports it.
 	Usage *TurnUsage `json:"usage,omitempty"`
+
+	// Events this turn's
+	Events []SessionEvent `json:"events"`
 }
 
 // Provision One provisioning operation (GET /api/provisions): a start, or a restore from an archive, with its steps.
 type Provision struct {
-	DurationMs float64         `json:"duration_ms"`
-	EndedAt    *time.Time      `json:"ended_at,omitempty"`
-	Error      string          `json:"error,omitempty"`
 	ID         string          `json:"id"`
-	Kind       string          `json:"kind"`
-	OrgID      string          `json:"org_id"`
-	Provider   string          `json:"provider"`
 	RuntimeID  string          `json:"runtime_id"`
 	SandboxID  string          `json:"sandbox_id,omitempty"`
-	StartedAt  time.Time       `json:"started_at"`
-	State      string          `json:"state"`
-	Steps      []ProvisionStep `json:"steps"`
+	OrgID      string          `json:"org_id"`
+	Provider   string          `json:"provider"`
+	Kind       string          `json:"kind"`
 	Warm       bool            `json:"warm"`
+	State      string          `json:"state"`
+	StartedAt  time.Time       `json:"started_at"`
+	EndedAt    *time.Time      `json:"ended_at,omitempty"`
+	DurationMs float64         `json:"duration_ms"`
+	Error      string          `json:"error,omitempty"`
+	Steps      []ProvisionStep `json:"steps"`
 }
 
 // ProvisionStep One step of a provision.
 type ProvisionStep struct {
-	DurationMs float64   `json:"duration_ms"`
-	Error      string    `json:"error,omitempty"`
 	Name       string    `json:"name"`
 	StartedAt  time.Time `json:"started_at"`
+	DurationMs float64   `json:"duration_ms"`
+	Error      string    `json:"error,omitempty"`
 }
 
 // ProvisionList One page of provisions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -837,22 +848,21 @@ type ProvisionList = List[Provision]
 
 // Readiness What GET /readyz answers: every check, and when one failed, code not_ready and a message naming it.
 type Readiness struct {
-	Checks []ReadyCheck `json:"checks"`
-
-	// Code not_ready when a check failed
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
 	Status  string `json:"status"`
 	Version string `json:"version,omitempty"`
+
+	// Code not_ready when a check failed
+	Code    string       `json:"code,omitempty"`
+	Message string       `json:"message,omitempty"`
+	Checks  []ReadyCheck `json:"checks"`
 }
 
 // ReadyCheck One readiness check.
 type ReadyCheck struct {
-	Error string `json:"error,omitempty"`
-
 	// Name store, migrations, reconciliation, provider:<name>
-	Name string `json:"name"`
-	OK   bool   `json:"ok"`
+	Name  string `json:"name"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
 }
 
 // RenameRequest Moves a file or directory inside the sandbox.
@@ -860,19 +870,19 @@ type RenameRequest struct {
 	// From absolute path in the sandbox
 	From string `json:"from"`
 
-	// NoOverwrite answer 409 file_exists rather than replace an existing target
-	NoOverwrite bool `json:"no_overwrite,omitempty"`
-
 	// To absolute path in the sandbox
 	To string `json:"to"`
+
+	// NoOverwrite answer 409 file_exists rather than replace an existing target
+	NoOverwrite bool `json:"no_overwrite,omitempty"`
 }
 
 // ReplaceSecretRequest Changes a secret; fields left out stay as they are.
 type ReplaceSecretRequest struct {
-	Brokered *bool     `json:"brokered,omitempty"`
-	Env      string    `json:"env,omitempty"`
-	Hosts    *[]string `json:"hosts,omitempty"`
 	Value    *string   `json:"value,omitempty"`
+	Env      string    `json:"env,omitempty"`
+	Brokered *bool     `json:"brokered,omitempty"`
+	Hosts    *[]string `json:"hosts,omitempty"`
 }
 
 // ResetRequest The optional body of reset.
@@ -883,36 +893,36 @@ type ResetRequest struct {
 
 // ResolvedBinding One enabled binding in a resolved set.
 type ResolvedBinding struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
 
 	// Status What happened when the binding was last applied to a sandbox. pending: not yet applied to the current sandbox; applied: materialized and its setup ran; failed: materializing or a setup script failed.
-	Status  *BindingStatus `json:"status,omitempty"`
-	Version string         `json:"version"`
+	Status *BindingStatus `json:"status,omitempty"`
 }
 
 // ResolvedCapabilities The merged set of a runtime's enabled bindings, and where it is materialized in the sandbox.
 type ResolvedCapabilities struct {
-	Agents     []ResolvedItem       `json:"agents"`
-	Bindings   []ResolvedBinding    `json:"bindings"`
-	Checks     []ResolvedItem       `json:"checks"`
-	Conflicts  []CapabilityConflict `json:"conflicts"`
-	MCPServers []ResolvedMCPServer  `json:"mcp_servers"`
+	RuntimeID string `json:"runtime_id"`
 
 	// Path the directory the bundles are materialized under
-	Path      string         `json:"path"`
-	RuntimeID string         `json:"runtime_id"`
-	Setup     []ResolvedItem `json:"setup"`
-	Skills    []ResolvedItem `json:"skills"`
-	Tools     []ResolvedItem `json:"tools"`
-	Workers   []ResolvedItem `json:"workers"`
+	Path       string               `json:"path"`
+	Bindings   []ResolvedBinding    `json:"bindings"`
+	Agents     []ResolvedItem       `json:"agents"`
+	Skills     []ResolvedItem       `json:"skills"`
+	Tools      []ResolvedItem       `json:"tools"`
+	MCPServers []ResolvedMCPServer  `json:"mcp_servers"`
+	Workers    []ResolvedItem       `json:"workers"`
+	Setup      []ResolvedItem       `json:"setup"`
+	Checks     []ResolvedItem       `json:"checks"`
+	Conflicts  []CapabilityConflict `json:"conflicts"`
 }
 
 // ResolvedItem An agent, skill, tool, worker, setup script or check, and the capability it comes from.
 type ResolvedItem struct {
-	Capability  string `json:"capability"`
-	Description string `json:"description,omitempty"`
 	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Capability  string `json:"capability"`
 
 	// Path where it is in the sandbox, when it is a file
 	Path string `json:"path,omitempty"`
@@ -920,12 +930,12 @@ type ResolvedItem struct {
 
 // ResolvedMCPServer An MCP server definition in a resolved set.
 type ResolvedMCPServer struct {
-	Args       []string          `json:"args,omitempty"`
-	Capability string            `json:"capability"`
-	Command    string            `json:"command,omitempty"`
-	Env        map[string]string `json:"env,omitempty"`
 	Name       string            `json:"name"`
+	Capability string            `json:"capability"`
 	Type       string            `json:"type"`
+	Command    string            `json:"command,omitempty"`
+	Args       []string          `json:"args,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
 	URL        string            `json:"url,omitempty"`
 }
 
@@ -934,62 +944,64 @@ type Role = string
 
 // Runtime The durable agent environment of a project.
 type Runtime struct {
-	// CapabilityProblems what went wrong applying the runtime's capabilities to its current sandbox (failed setup scripts and checks, exited workers); GET of one runtime only
-	CapabilityProblems []string `json:"capability_problems,omitempty"`
+	ID          string `json:"id"`
+	OrgID       string `json:"org_id"`
+	WorkspaceID string `json:"workspace_id"`
+	ProjectID   string `json:"project_id"`
+
+	// ProjectName the project's name
+	ProjectName  string `json:"project_name,omitempty"`
+	Status       string `json:"status"`
+	StatusReason string `json:"status_reason,omitempty"`
 
 	// Config Unset fields take the installation's defaults.
 	Config           RuntimeConfig `json:"config"`
-	CreatedAt        time.Time     `json:"created_at"`
 	CurrentSandboxID string        `json:"current_sandbox_id,omitempty"`
-	ExpiresAt        *time.Time    `json:"expires_at,omitempty"`
-	ID               string        `json:"id"`
-	OrgID            string        `json:"org_id"`
 	PauseReason      string        `json:"pause_reason,omitempty"`
-	ProjectID        string        `json:"project_id"`
+	ExpiresAt        *time.Time    `json:"expires_at,omitempty"`
 
-	// ProjectName the project's name
-	ProjectName  string    `json:"project_name,omitempty"`
-	Status       string    `json:"status"`
-	StatusReason string    `json:"status_reason,omitempty"`
-	UpdatedAt    time.Time `json:"updated_at"`
-	WorkspaceID  string    `json:"workspace_id"`
+	// CapabilityProblems what went wrong applying the runtime's capabilities to its current sandbox (failed setup scripts and checks, exited workers); GET of one runtime only
+	CapabilityProblems []string  `json:"capability_problems,omitempty"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
 }
 
 // RuntimeConfig Unset fields take the installation's defaults.
 type RuntimeConfig struct {
-	// ArchiveAfterSeconds How long the runtime may stay paused before it is archived (at least 60; 0: the installation's default). Archiving saves the sandbox's filesystem changes, keeps the workspace volume, releases the compute and kills the ledger row with kill_reason `archived`; the next start, resume or operation restores it.
-	ArchiveAfterSeconds int64 `json:"archive_after_seconds,omitempty"`
-
-	// CapabilitiesJSON Sidecar capabilities: a JSON-encoded array of strings, such as "[\"computer_use\"]", each one of GET /api/capabilities' sidecar_capabilities; the sandbox sees it as SIDECAR_CAPABILITIES. 400 invalid_capabilities_json when it is not such an array, unknown_sidecar_capability for a value this installation does not offer.
-	CapabilitiesJSON string `json:"capabilities_json,omitempty"`
+	Image    string `json:"image,omitempty"`
+	Provider string `json:"provider,omitempty"`
 
 	// CPUMillis 1000 = one core
 	CPUMillis int64 `json:"cpu_millis,omitempty"`
+	MemoryMB  int64 `json:"memory_mb,omitempty"`
+	PidsLimit int64 `json:"pids_limit,omitempty"`
 
 	// DiskMB The workspace's disk quota in MiB, fixed when the workspace is created; writes past it fail with ENOSPC. Default and maximum are the installation's (--disk-mb, --max-disk-mb).
 	DiskMB int64 `json:"disk_mb,omitempty"`
 
+	// Network The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy.
+	Network *NetworkPolicy `json:"network,omitempty"`
+
 	// IdleTimeoutSeconds How long a running sandbox may go without activity (any operation in it, an attached exec or process, an open terminal) before it is paused with pause_reason `timeout`.
-	IdleTimeoutSeconds int64  `json:"idle_timeout_seconds,omitempty"`
-	Image              string `json:"image,omitempty"`
+	IdleTimeoutSeconds int64 `json:"idle_timeout_seconds,omitempty"`
 
 	// MaxLifetimeSeconds If set (at least 10), the longest a sandbox runs between a start or resume and its next pause: activity and keepalive never extend its expiry past it. 0: no bound.
 	MaxLifetimeSeconds int64 `json:"max_lifetime_seconds,omitempty"`
-	MemoryMB           int64 `json:"memory_mb,omitempty"`
 
-	// Network The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy.
-	Network   *NetworkPolicy `json:"network,omitempty"`
-	PidsLimit int64          `json:"pids_limit,omitempty"`
-	Provider  string         `json:"provider,omitempty"`
-
-	// RootFS readonly (the default) or writable: apt-get install works, with CHOWN, DAC_OVERRIDE and FOWNER added back. Changes survive pause and archive and are gone after a reset. 422 rootfs_not_supported where the provider cannot bound it (and the operator did not allow unbounded ones).
-	RootFS string `json:"rootfs,omitempty"`
+	// ArchiveAfterSeconds How long the runtime may stay paused before it is archived (at least 60; 0: the installation's default). Archiving saves the sandbox's filesystem changes, keeps the workspace volume, releases the compute and kills the ledger row with kill_reason `archived`; the next start, resume or operation restores it.
+	ArchiveAfterSeconds int64 `json:"archive_after_seconds,omitempty"`
 
 	// Secrets Secrets bound to the runtime, by id or name, injected into every sandbox it starts.
 	Secrets []string `json:"secrets,omitempty"`
 
+	// RootFS readonly (the default) or writable: apt-get install works, with CHOWN, DAC_OVERRIDE and FOWNER added back. Changes survive pause and archive and are gone after a reset. 422 rootfs_not_supported where the provider cannot bound it (and the operator did not allow unbounded ones).
+	RootFS string `json:"rootfs,omitempty"`
+
 	// User The account the sandbox's processes run as unless an exec or terminal names another, and that files written through the API belong to: user (uid and gid 1000, home /home/user, owning the workspace; the default) or root (uid 0, with no capabilities beyond the rootfs ones). Runtimes made before the setting existed run as root. Applies at the next start; 400 invalid_user otherwise.
 	User string `json:"user,omitempty"`
+
+	// CapabilitiesJSON Sidecar capabilities: a JSON-encoded array of strings, such as "[\"computer_use\"]", each one of GET /api/capabilities' sidecar_capabilities; the sandbox sees it as SIDECAR_CAPABILITIES. 400 invalid_capabilities_json when it is not such an array, unknown_sidecar_capability for a value this installation does not offer.
+	CapabilitiesJSON string `json:"capabilities_json,omitempty"`
 }
 
 // RuntimeList One page of runtimes. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -997,59 +1009,59 @@ type RuntimeList = List[Runtime]
 
 // RuntimePatch Settings to change; those left out stay as they are. The provider and the disk quota are fixed at creation.
 type RuntimePatch struct {
-	ArchiveAfterSeconds *int64 `json:"archive_after_seconds,omitempty"`
-
-	// CapabilitiesJSON replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start
-	CapabilitiesJSON   *string `json:"capabilities_json,omitempty"`
-	CPUMillis          *int64  `json:"cpu_millis,omitempty"`
-	IdleTimeoutSeconds *int64  `json:"idle_timeout_seconds,omitempty"`
-	Image              *string `json:"image,omitempty"`
-	MaxLifetimeSeconds *int64  `json:"max_lifetime_seconds,omitempty"`
-	MemoryMB           *int64  `json:"memory_mb,omitempty"`
+	Image     *string `json:"image,omitempty"`
+	CPUMillis *int64  `json:"cpu_millis,omitempty"`
+	MemoryMB  *int64  `json:"memory_mb,omitempty"`
+	PidsLimit *int64  `json:"pids_limit,omitempty"`
 
 	// Network Changes to the egress policy: the mode when given; each list given replaces the runtime's (an empty list clears it); a list left out stays.
-	Network   *NetworkPatch `json:"network,omitempty"`
-	PidsLimit *int64        `json:"pids_limit,omitempty"`
-	RootFS    *string       `json:"rootfs,omitempty"`
-	Secrets   *[]string     `json:"secrets,omitempty"`
+	Network             *NetworkPatch `json:"network,omitempty"`
+	IdleTimeoutSeconds  *int64        `json:"idle_timeout_seconds,omitempty"`
+	MaxLifetimeSeconds  *int64        `json:"max_lifetime_seconds,omitempty"`
+	ArchiveAfterSeconds *int64        `json:"archive_after_seconds,omitempty"`
+	Secrets             *[]string     `json:"secrets,omitempty"`
+	RootFS              *string       `json:"rootfs,omitempty"`
 
 	// User see RuntimeConfig; applies at the next start
 	User *string `json:"user,omitempty"`
+
+	// CapabilitiesJSON replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start
+	CapabilitiesJSON *string `json:"capabilities_json,omitempty"`
 }
 
 // RuntimeUpdate The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start).
 type RuntimeUpdate struct {
+	// Runtime The durable agent environment of a project.
+	Runtime Runtime `json:"runtime"`
+
 	// Live settings that changed and apply now (to the current sandbox, or the runtime has none)
 	Live []string `json:"live"`
 
 	// NextStart settings that changed and apply when the runtime next starts
 	NextStart []string `json:"next_start"`
-
-	// Runtime The durable agent environment of a project.
-	Runtime Runtime `json:"runtime"`
 }
 
 // SSHInfo How to reach the SSH gateway and which host key it presents.
 type SSHInfo struct {
 	Address     string `json:"address"`
-	Fingerprint string `json:"fingerprint"`
 	HostKey     string `json:"host_key"`
+	Fingerprint string `json:"fingerprint"`
 }
 
 // SSHKey A public key its user signs in to the SSH gateway with.
 type SSHKey struct {
-	CreatedAt time.Time `json:"created_at"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
 
 	// Fingerprint "SHA256:<base64>", as ssh-keygen -lf prints it
 	Fingerprint string `json:"fingerprint"`
-	ID          string `json:"id"`
-	Name        string `json:"name,omitempty"`
-	OrgID       string `json:"org_id,omitempty"`
 
 	// PublicKey the key in authorized_keys form
-	PublicKey   string `json:"public_key"`
-	Role        string `json:"role,omitempty"`
-	WorkspaceID string `json:"workspace_id,omitempty"`
+	PublicKey   string    `json:"public_key"`
+	OrgID       string    `json:"org_id,omitempty"`
+	WorkspaceID string    `json:"workspace_id,omitempty"`
+	Role        string    `json:"role,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // SSHKeyList One page of SSH keys. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1057,37 +1069,37 @@ type SSHKeyList = List[SSHKey]
 
 // Sandbox One row of the org's compute ledger.
 type Sandbox struct {
-	BilledCredits         float64    `json:"billed_credits"`
-	CreatedAt             time.Time  `json:"created_at"`
-	Error                 string     `json:"error,omitempty"`
-	EstimatedTotalCredits float64    `json:"estimated_total_credits"`
-	ExpiresAt             *time.Time `json:"expires_at,omitempty"`
-	ID                    string     `json:"id"`
-	Image                 string     `json:"image"`
-
-	// KillReason Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start), exited (the compute stopped by itself).
-	KillReason  string     `json:"kill_reason,omitempty"`
-	KilledAt    *time.Time `json:"killed_at,omitempty"`
-	Kind        string     `json:"kind"`
-	OrgID       string     `json:"org_id"`
-	PauseReason string     `json:"pause_reason,omitempty"`
-	PausedAt    *time.Time `json:"paused_at,omitempty"`
-	ProjectID   string     `json:"project_id,omitempty"`
+	ID          string `json:"id"`
+	OrgID       string `json:"org_id"`
+	WorkspaceID string `json:"workspace_id,omitempty"`
+	ProjectID   string `json:"project_id,omitempty"`
 
 	// ProjectName the project's name, while the project exists
 	ProjectName       string `json:"project_name,omitempty"`
+	RuntimeID         string `json:"runtime_id,omitempty"`
+	Kind              string `json:"kind"`
+	State             string `json:"state"`
+	PauseReason       string `json:"pause_reason,omitempty"`
 	Provider          string `json:"provider"`
 	ProviderSandboxID string `json:"provider_sandbox_id,omitempty"`
+	Image             string `json:"image"`
 
 	// Resources The resources of a sandbox.
-	Resources      Resources  `json:"resources"`
-	RunningCredits float64    `json:"running_credits"`
-	RuntimeID      string     `json:"runtime_id,omitempty"`
-	SecretIDs      []string   `json:"secret_ids,omitempty"`
-	StartedAt      *time.Time `json:"started_at,omitempty"`
-	State          string     `json:"state"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	WorkspaceID    string     `json:"workspace_id,omitempty"`
+	Resources Resources `json:"resources"`
+	SecretIDs []string  `json:"secret_ids,omitempty"`
+
+	// KillReason Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start), exited (the compute stopped by itself).
+	KillReason            string     `json:"kill_reason,omitempty"`
+	Error                 string     `json:"error,omitempty"`
+	BilledCredits         float64    `json:"billed_credits"`
+	RunningCredits        float64    `json:"running_credits"`
+	EstimatedTotalCredits float64    `json:"estimated_total_credits"`
+	CreatedAt             time.Time  `json:"created_at"`
+	StartedAt             *time.Time `json:"started_at,omitempty"`
+	PausedAt              *time.Time `json:"paused_at,omitempty"`
+	KilledAt              *time.Time `json:"killed_at,omitempty"`
+	ExpiresAt             *time.Time `json:"expires_at,omitempty"`
+	UpdatedAt             time.Time  `json:"updated_at"`
 }
 
 // Resources The resources of a sandbox.
@@ -1101,38 +1113,39 @@ type SandboxList = List[Sandbox]
 
 // SandboxLogs What GET …/sandboxes/{id}/logs answers: the sandbox's lifecycle (from its ledger row, and what the server logged about it since it last started) and what its agent wrote itself.
 type SandboxLogs struct {
+	SandboxID         string     `json:"sandbox_id"`
+	ProviderSandboxID string     `json:"provider_sandbox_id,omitempty"`
+	Lifecycle         []LogEntry `json:"lifecycle"`
 	Agent             string     `json:"agent"`
 	AgentError        string     `json:"agent_error,omitempty"`
-	Lifecycle         []LogEntry `json:"lifecycle"`
-	ProviderSandboxID string     `json:"provider_sandbox_id,omitempty"`
-	SandboxID         string     `json:"sandbox_id"`
 }
 
 // LogEntry One lifecycle record.
 type LogEntry struct {
-	Attrs   map[string]string `json:"attrs,omitempty"`
+	Time    time.Time         `json:"time"`
 	Level   string            `json:"level"`
 	Message string            `json:"message"`
-	Time    time.Time         `json:"time"`
+	Attrs   map[string]string `json:"attrs,omitempty"`
 }
 
 // Secret A secret's metadata: its value is write-only and never answered. workspace_id is empty for an org-wide secret.
 type Secret struct {
-	// Brokered the sandbox sees a placeholder; the egress proxy puts the value into requests to hosts
-	Brokered  bool      `json:"brokered"`
-	CreatedAt time.Time `json:"created_at"`
-
-	// Env the environment variable it is injected as
-	Env       string    `json:"env"`
-	Hosts     []string  `json:"hosts,omitempty"`
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	OrgID     string    `json:"org_id"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Version   int64     `json:"version"`
+	ID    string `json:"id"`
+	OrgID string `json:"org_id"`
 
 	// WorkspaceID absent for an org-wide secret
 	WorkspaceID string `json:"workspace_id,omitempty"`
+	Name        string `json:"name"`
+
+	// Env the environment variable it is injected as
+	Env string `json:"env"`
+
+	// Brokered the sandbox sees a placeholder; the egress proxy puts the value into requests to hosts
+	Brokered  bool      `json:"brokered"`
+	Hosts     []string  `json:"hosts,omitempty"`
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // SecretList One page of secrets. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1140,46 +1153,46 @@ type SecretList = List[Secret]
 
 // Session An agent conversation on a runtime; it references the runtime, never a sandbox.
 type Session struct {
-	CreatedAt time.Time `json:"created_at"`
-	Harness   string    `json:"harness"`
+	ID        string `json:"id"`
+	RuntimeID string `json:"runtime_id"`
+	Kind      string `json:"kind"`
+	Harness   string `json:"harness"`
 
 	// HarnessSessionID the harness's own conversation id, which the next prompt resumes
 	HarnessSessionID string    `json:"harness_session_id,omitempty"`
-	ID               string    `json:"id"`
-	Kind             string    `json:"kind"`
-	RuntimeID        string    `json:"runtime_id"`
 	Status           string    `json:"status"`
 	Title            string    `json:"title"`
 	Turns            int       `json:"turns"`
+	CreatedAt        time.Time `json:"created_at"`
 	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // SessionEvent One event of a session, in the one schema every harness's stream is parsed into. The payload field matching type is set: role and text for a message (role user is the prompt), tool, result, usage, error, done.
 type SessionEvent struct {
-	// Done The end of a turn.
-	Done *TurnDone `json:"done,omitempty"`
-
-	// Error An error the harness or paddock reported.
-	Error *TurnError `json:"error,omitempty"`
-
-	// Result What a tool call returned.
-	Result *ToolResult `json:"result,omitempty"`
-	Role   string      `json:"role,omitempty"`
-
 	// Seq its place in the session, from 1
-	Seq  int64     `json:"seq"`
-	Text string    `json:"text,omitempty"`
+	Seq int64 `json:"seq"`
+
+	// Turn the turn it belongs to, from 1
+	Turn int       `json:"turn"`
 	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	Role string    `json:"role,omitempty"`
+	Text string    `json:"text,omitempty"`
 
 	// Tool A tool the agent called.
 	Tool *ToolCall `json:"tool,omitempty"`
 
-	// Turn the turn it belongs to, from 1
-	Turn int    `json:"turn"`
-	Type string `json:"type"`
+	// Result What a tool call returned.
+	Result *ToolResult `json:"result,omitempty"`
 
 	// Usage What a turn consumed, as the harness reports it.
 	Usage *TurnUsage `json:"usage,omitempty"`
+
+	// Error An error the harness or paddock reported.
+	Error *TurnError `json:"error,omitempty"`
+
+	// Done The end of a turn.
+	Done *TurnDone `json:"done,omitempty"`
 }
 
 // SessionList One page of sessions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1218,22 +1231,22 @@ type SetRoleRequest struct {
 
 // SidecarCapability A value runtimes may list in capabilities_json.
 type SidecarCapability struct {
-	// Available its image is present
-	Available   bool   `json:"available"`
+	// Name e.g. computer_use, all_harness
+	Name        string `json:"name"`
 	Description string `json:"description"`
 	Image       string `json:"image"`
 
-	// Name e.g. computer_use, all_harness
-	Name string `json:"name"`
+	// Available its image is present
+	Available bool `json:"available"`
 }
 
 // SignalRequest Sends a signal to a process: HUP, INT, QUIT, KILL, USR1, USR2, TERM, CONT, STOP, TSTP or WINCH (with or without "SIG").
 type SignalRequest struct {
-	// ProcessOnly signal the process alone, not its group
-	ProcessOnly bool `json:"process_only,omitempty"`
-
 	// Signal HUP, INT, QUIT, KILL, USR1, USR2, TERM, CONT, STOP, TSTP or WINCH, with or without SIG
 	Signal string `json:"signal"`
+
+	// ProcessOnly signal the process alone, not its group
+	ProcessOnly bool `json:"process_only,omitempty"`
 }
 
 // StartRuntimeRequest The optional body of start.
@@ -1248,53 +1261,53 @@ type StdinResult struct {
 
 // StepResult One run of a setup script or a check.
 type StepResult struct {
-	DurationMS int64  `json:"duration_ms"`
-	ExitCode   int    `json:"exit_code"`
-	Name       string `json:"name"`
-	OK         bool   `json:"ok"`
+	Name     string `json:"name"`
+	OK       bool   `json:"ok"`
+	ExitCode int    `json:"exit_code"`
 
 	// Output the last 4 KiB of its stdout and stderr
-	Output string    `json:"output"`
-	RanAt  time.Time `json:"ran_at"`
+	Output     string    `json:"output"`
+	DurationMS int64     `json:"duration_ms"`
+	RanAt      time.Time `json:"ran_at"`
 }
 
 // TarResult What a tar upload extracted.
 type TarResult struct {
-	Bytes   int64 `json:"bytes"`
 	Entries int64 `json:"entries"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // TerminalMessage A control message of a terminal session.
 type TerminalMessage struct {
-	Cols int `json:"cols,omitempty"`
+	Type   string `json:"type"`
+	ID     string `json:"id,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	Rows   int    `json:"rows,omitempty"`
+	Cols   int    `json:"cols,omitempty"`
+	Signal string `json:"signal,omitempty"`
+
+	// Exit How a process ended.
+	Exit *ExitStatus `json:"exit,omitempty"`
 
 	// Error The one JSON error body of the API.
 	Error *Error `json:"error,omitempty"`
-
-	// Exit How a process ended.
-	Exit   *ExitStatus `json:"exit,omitempty"`
-	ID     string      `json:"id,omitempty"`
-	PID    int         `json:"pid,omitempty"`
-	Rows   int         `json:"rows,omitempty"`
-	Signal string      `json:"signal,omitempty"`
-	Type   string      `json:"type"`
 }
 
 // ToolCall A tool the agent called.
 type ToolCall struct {
-	ID string `json:"id"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
 
 	// Input the tool's input as the harness gave it (any JSON value)
 	Input json.RawMessage `json:"input,omitempty"`
-	Name  string          `json:"name"`
 }
 
 // ToolResult What a tool call returned.
 type ToolResult struct {
 	// ID the id of its tool call
 	ID      string `json:"id"`
-	IsError bool   `json:"is_error"`
 	Output  string `json:"output"`
+	IsError bool   `json:"is_error"`
 }
 
 // TurnDone The end of a turn.
@@ -1316,17 +1329,18 @@ type TurnError struct {
 
 // TurnUsage What a turn consumed, as the harness reports it.
 type TurnUsage struct {
-	CacheReadTokens int64   `json:"cache_read_tokens,omitempty"`
-	CostUSD         float64 `json:"cost_usd,omitempty"`
 	InputTokens     int64   `json:"input_tokens"`
 	OutputTokens    int64   `json:"output_tokens"`
+	CacheReadTokens int64   `json:"cache_read_tokens,omitempty"`
+	CostUSD         float64 `json:"cost_usd,omitempty"`
 }
 
 // UpdateBindingRequest Changes to a binding; fields left out stay. config, when given, replaces the binding's config.
 type UpdateBindingRequest struct {
+	Enabled *bool `json:"enabled,omitempty"`
+
 	// Config A binding's own configuration.
-	Config  *BindingConfig `json:"config,omitempty"`
-	Enabled *bool          `json:"enabled,omitempty"`
+	Config *BindingConfig `json:"config,omitempty"`
 
 	// Version move the pin to this version
 	Version string `json:"version,omitempty"`
@@ -1335,17 +1349,17 @@ type UpdateBindingRequest struct {
 // UpdateUserRequest Fields left out stay; an empty string clears one.
 type UpdateUserRequest struct {
 	Email  *string `json:"email,omitempty"`
-	Name   *string `json:"name,omitempty"`
 	Wallet *string `json:"wallet,omitempty"`
+	Name   *string `json:"name,omitempty"`
 }
 
 // Usage What an org's compute cost over a time range, per group, from the journal's deductions and refunds.
 type Usage struct {
-	From    *time.Time  `json:"from,omitempty"`
-	GroupBy string      `json:"group_by"`
-	Items   []UsageItem `json:"items"`
 	OrgID   string      `json:"org_id"`
+	GroupBy string      `json:"group_by"`
+	From    *time.Time  `json:"from,omitempty"`
 	To      time.Time   `json:"to"`
+	Items   []UsageItem `json:"items"`
 
 	// Total The usage of one group. key is the sandbox, runtime, project, workspace or org id; name is what people call it (a runtime's project name, a project's, a workspace's or an org's; none for a sandbox). net is charged less refunded; shortfall is compute that ran but could not be paid for.
 	Total UsageItem `json:"total"`
@@ -1353,34 +1367,33 @@ type Usage struct {
 
 // UsageItem The usage of one group. key is the sandbox, runtime, project, workspace or org id; name is what people call it (a runtime's project name, a project's, a workspace's or an org's; none for a sandbox). net is charged less refunded; shortfall is compute that ran but could not be paid for.
 type UsageItem struct {
-	Charged float64 `json:"charged"`
-	Entries int64   `json:"entries"`
-
 	// Key the sandbox, runtime, project, workspace or org id
 	Key string `json:"key"`
 
 	// Name what people call the group: a runtime's project name, a project's, a workspace's or an org's; none for a sandbox
-	Name string `json:"name,omitempty"`
+	Name     string  `json:"name,omitempty"`
+	Charged  float64 `json:"charged"`
+	Refunded float64 `json:"refunded"`
 
 	// Net charged - refunded
-	Net      float64 `json:"net"`
-	Refunded float64 `json:"refunded"`
+	Net float64 `json:"net"`
 
 	// Shortfall compute that ran but could not be paid for
 	Shortfall float64 `json:"shortfall"`
+	Entries   int64   `json:"entries"`
 }
 
 // User A person or a machine with access: an email address, a wallet address, or both (a user migrated from a member label may have only a name).
 type User struct {
-	CreatedAt time.Time `json:"created_at"`
+	ID string `json:"id"`
 
 	// Email lower case
 	Email string `json:"email,omitempty"`
-	ID    string `json:"id"`
-	Name  string `json:"name,omitempty"`
 
 	// Wallet an Ethereum address, lower case
-	Wallet string `json:"wallet,omitempty"`
+	Wallet    string    `json:"wallet,omitempty"`
+	Name      string    `json:"name,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // UserList One page of users. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1388,24 +1401,24 @@ type UserList = List[User]
 
 // WorkerStatus A worker's process: running, exited by itself (crashed or finished), or stopped by paddock.
 type WorkerStatus struct {
-	ExitCode *int   `json:"exit_code,omitempty"`
-	Name     string `json:"name"`
-
-	// Output its last 4 KiB once exited
-	Output string `json:"output,omitempty"`
+	Name string `json:"name"`
 
 	// ProcessID the agent's process id, e.g. p-3
 	ProcessID string     `json:"process_id,omitempty"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
 	State     string     `json:"state"`
+	ExitCode  *int       `json:"exit_code,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+
+	// Output its last 4 KiB once exited
+	Output string `json:"output,omitempty"`
 }
 
 // Workspace Groups projects inside an org.
 type Workspace struct {
-	CreatedAt time.Time `json:"created_at"`
 	ID        string    `json:"id"`
-	Name      string    `json:"name"`
 	OrgID     string    `json:"org_id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // WorkspaceList One page of workspaces. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1413,13 +1426,13 @@ type WorkspaceList = List[Workspace]
 
 // WorkspaceMember A user's membership of a workspace.
 type WorkspaceMember struct {
-	CreatedAt time.Time `json:"created_at"`
-	ID        string    `json:"id"`
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+	UserID      string `json:"user_id"`
 
 	// Member the user's handle: the email, else the wallet address, else the name
-	Member      string `json:"member"`
-	UserID      string `json:"user_id"`
-	WorkspaceID string `json:"workspace_id"`
+	Member    string    `json:"member"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // WorkspaceMemberList One page of workspace members. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
