@@ -73,8 +73,10 @@ type Config struct {
 
 // API serves HTTP.
 type API struct {
-	store       store.Store
-	runtimes    *runtime.Service
+	runtimes *runtime.Service
+	// path reaches the agents of the runtime routes' runtimes, as every
+	// door does (iam.Path).
+	path        iam.Path
 	providers   *provider.Registry
 	iam         *iam.Service
 	logger      *slog.Logger
@@ -160,7 +162,6 @@ func New(cfg Config) *API {
 		now = time.Now
 	}
 	a := &API{
-		store:       cfg.Store,
 		runtimes:    cfg.Runtimes,
 		providers:   cfg.Providers,
 		iam:         cfg.Access,
@@ -184,6 +185,7 @@ func New(cfg Config) *API {
 		a.iam = iam.New(iam.Config{Store: cfg.Store, Now: now, DirectAdd: cfg.Members.DirectAdd,
 			InvitationTTL: cfg.Members.InvitationTTL, Logger: cfg.Logger})
 	}
+	a.path = iam.Path{Access: a.iam, Agents: a.runtimes}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL
 	}
