@@ -13,7 +13,6 @@ import (
 	"time"
 
 	iam "github.com/paddockhq/paddock/internal/access"
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/config"
@@ -91,7 +90,7 @@ type API struct {
 	bindings    *binding.Service
 	sessions    *session.Service
 	images      []string
-	signin      *auth.SignIn
+	signin      *iam.SignIn
 	limits      Limits
 	perKey      *buckets
 	perClient   *buckets

@@ -172,7 +172,7 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, true); err != nil {
 		return err
 	}
-	ttl, err := a.iam.PreviewTTL(req.TTL)
+	ttl, err := a.signin.PreviewTTL(req.TTL)
 	if err != nil {
 		return err
 	}
@@ -180,10 +180,7 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tok, exp, err := a.iam.IssuePreviewToken(identity(r), rt, port, ttl)
-	if err != nil {
-		return err
-	}
+	tok, exp := a.signin.IssuePreviewToken(identity(r), rt, port, ttl)
 	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previews.URL(rt, port) + "?token=" + tok, ExpiresAt: exp})
 	return nil
 }
