@@ -38,8 +38,9 @@ const DefaultInvitationTTL = 7 * 24 * time.Hour
 // Config wires a Service.
 type Config struct {
 	Store store.Store
-	// SignIn issues and verifies session tokens and seals preview tokens;
-	// nil: the server has neither.
+	// SignIn verifies session tokens and opens preview tokens
+	// (Authenticate, PreviewToken); nil: the server takes neither.
+	// UseSignIn gives what issues them.
 	SignIn *auth.SignIn
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -63,11 +64,6 @@ type Service struct {
 	invitationTTL time.Duration
 	logger        *slog.Logger
 }
-
-// UseSignIn makes s the service's wallet sign-in: the session tokens it
-// verifies and the key that seals preview tokens. Call it before the
-// service is shared.
-func (s *Service) UseSignIn(si *auth.SignIn) { s.signin = si }
 
 // New returns a Service.
 func New(cfg Config) *Service {

@@ -188,6 +188,20 @@ func (s *Service) SSHKey(ctx context.Context, fingerprint, pub string) (Principa
 	}, k, nil
 }
 
+// SSHKeyByID is SSHKey for the registered key id, as a connection it
+// opened is checked again: the principal it is now, or a refusal
+// ("unknown_key" once it was deleted).
+func (s *Service) SSHKeyByID(ctx context.Context, id string) (Principal, store.SSHKey, error) {
+	k, err := s.store.GetSSHKey(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return Principal{}, k, refuse("unknown_key", "")
+	}
+	if err != nil {
+		return Principal{}, k, err
+	}
+	return s.SSHKey(ctx, k.Fingerprint, k.PublicKey)
+}
+
 // RefusalOf is why err refused a credential or an access, "" when it
 // says not.
 func RefusalOf(err error) string {

@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -33,11 +35,8 @@ func (w *world) creds(name string) creds {
 	c.key = w.key(name, iam.KeySpec{})
 	c.session = w.session(name)
 	c.keyPrincipal, c.sessPrincipal = w.principal(c.key), w.principal(c.session)
-	var err error
-	c.keyPreview, _, err = w.svc.IssuePreviewToken(c.keyPrincipal, w.rtDev, port, time.Hour)
-	must(w.t, err)
-	c.sessionPreview, _, err = w.svc.IssuePreviewToken(c.sessPrincipal, w.rtDev, port, time.Hour)
-	must(w.t, err)
+	c.keyPreview, _ = w.sessions.IssuePreviewToken(c.keyPrincipal, w.rtDev, port, time.Hour)
+	c.sessionPreview, _ = w.sessions.IssuePreviewToken(c.sessPrincipal, w.rtDev, port, time.Hour)
 	c.keySSH = w.sshKey(c.keyPrincipal)
 	c.sessionSSH = w.sshKey(c.sessPrincipal)
 	u := w.users[name]
@@ -217,7 +216,7 @@ func TestRevocation(t *testing.T) {
 	sc, err := w.svc.Authorize(ctx, c.keyPrincipal, iam.Member, iam.Target{Org: "acme"})
 	must(t, err)
 	must(t, w.svc.RevokeKey(ctx, c.keyPrincipal, sc.Access, c.keyPrincipal.KeyID))
-	must(t, w.svc.SignOut(ctx, c.sessPrincipal))
+	must(t, w.sessions.SignOut(ctx, c.sessPrincipal))
 	must(t, w.svc.DeleteSSHKey(ctx, c.sessPrincipal, c.bareSSH.ID))
 	wantReach(t, w.reach(c, w.rtDev), map[string]string{
 		"key": "revoked", "session": "revoked", "key preview": "bad_preview_token", "session preview": "bad_preview_token",
@@ -314,10 +313,9 @@ func TestExpiry(t *testing.T) {
 		ctx := context.Background()
 		sess := w.session("member")
 		p := w.principal(sess)
-		ttl, err := w.svc.PreviewTTL("10m")
+		ttl, err := w.sessions.PreviewTTL("10m")
 		must(t, err)
-		preview, _, err := w.svc.IssuePreviewToken(p, w.rtDev, port, ttl)
-		must(t, err)
+		preview, _ := w.sessions.IssuePreviewToken(p, w.rtDev, port, ttl)
 		key := w.key("member", iam.KeySpec{ExpiresIn: "2h"})
 		admin := w.principal(w.session("admin"))
 		sc, err := w.svc.Authorize(ctx, admin, iam.Admin, iam.Target{Org: "acme"})
@@ -359,4 +357,27 @@ func TestExpiry(t *testing.T) {
 			t.Fatalf("accepting an expired invitation: %v", err)
 		}
 	})
+}
+
+// TestWithoutSignIn: a service given no sign-in offers nothing of it (no
+// SignIn without UseSignIn) and takes no session or preview token, 401
+// alike with a bad one; API keys still authenticate.
+func TestWithoutSignIn(t *testing.T) {
+	w := newWorld(t)
+	defer w.close()
+	ctx := context.Background()
+	c := w.creds("member")
+	bare := iam.New(iam.Config{Store: w.st})
+	if bare.PreviewTokens() {
+		t.Fatal("a service without sign-in says it takes preview tokens")
+	}
+	if _, err := bare.Authenticate(ctx, c.session); code(err) != "invalid_session" || !errors.Is(err, errdefs.ErrUnauthenticated) {
+		t.Fatalf("a session token without sign-in: %v", err)
+	}
+	if _, _, err := bare.PreviewToken(ctx, c.keyPreview, w.rtDev, port); code(err) != "invalid_preview_token" || !errors.Is(err, errdefs.ErrUnauthenticated) {
+		t.Fatalf("a preview token without sign-in: %v", err)
+	}
+	if p, err := bare.Authenticate(ctx, c.key); err != nil || p.KeyID != c.keyPrincipal.KeyID {
+		t.Fatalf("an API key without sign-in: %+v, %v", p, err)
+	}
 }

@@ -267,3 +267,34 @@ func TestSSHKeyScope(t *testing.T) {
 		t.Fatalf("deleting the user's own key with one made for them: %v", err)
 	}
 }
+
+// TestSSHKeyByID: a connection's key, checked again by its id, is the
+// principal SSHKey gives; once deleted it is refused as unknown_key, and
+// once its registering key is revoked as that.
+func TestSSHKeyByID(t *testing.T) {
+	w := newWorld(t)
+	defer w.close()
+	ctx := context.Background()
+	session := w.principal(w.session("member"))
+	keyed := w.principal(w.key("member", iam.KeySpec{}))
+	for _, k := range []store.SSHKey{w.sshKey(session), w.sshKey(keyed)} {
+		want, _, err := w.svc.SSHKey(ctx, k.Fingerprint, k.PublicKey)
+		must(t, err)
+		got, gk, err := w.svc.SSHKeyByID(ctx, k.ID)
+		if err != nil || got != want || gk.ID != k.ID {
+			t.Fatalf("SSHKeyByID(%s) = %+v, %v; want %+v", k.ID, got, err, want)
+		}
+	}
+	k := w.sshKey(session)
+	must(t, w.svc.DeleteSSHKey(ctx, session, k.ID))
+	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); reason(err) != "unknown_key" {
+		t.Fatalf("a deleted key: %v; want unknown_key", err)
+	}
+	k = w.sshKey(keyed)
+	sc, err := w.svc.Authorize(ctx, keyed, iam.Member, iam.Target{Org: "acme"})
+	must(t, err)
+	must(t, w.svc.RevokeKey(ctx, keyed, sc.Access, keyed.KeyID))
+	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); reason(err) != "registering_key_invalid" {
+		t.Fatalf("a key registered with a revoked key: %v; want registering_key_invalid", err)
+	}
+}

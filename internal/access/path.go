@@ -150,23 +150,56 @@ func (p Path) ResolveIn(ctx context.Context, org, ws, id string) (store.Runtime,
 		return store.Runtime{}, notFound("malformed_runtime_name")
 	}
 	st := p.Access.store
-	rt, err := st.GetRuntime(ctx, id)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
-	}
-	found := err == nil
 	o, err := st.GetOrgByName(ctx, org)
 	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
+		return store.Runtime{}, err
 	}
 	// An org that does not exist is looked in all the same, by an id
-	// that matches nothing.
+	// that matches nothing, and so is a workspace.
 	w, err := st.GetWorkspaceByName(ctx, o.ID, ws)
 	if err != nil && !errdefs.IsNotFound(err) {
-		return rt, err
+		return store.Runtime{}, err
 	}
-	if !found || o.ID == "" || o.ID != rt.OrgID || w.ID == "" || w.ID != rt.WorkspaceID {
+	rt, found, err := p.lookup(ctx, w.ID, id)
+	switch {
+	case err != nil:
+		return store.Runtime{}, err
+	case !found || o.ID == "":
 		return store.Runtime{}, notFound("unknown_runtime")
 	}
 	return rt, nil
+}
+
+// InWorkspace finds runtime id in workspace workspaceID, one the caller
+// is already authorized in: the API's runtime routes, whose guard
+// authorized the caller in the path's org and workspace (Authorize) before
+// the runtime is looked up, so that an org or workspace the caller may
+// not see is not found before a runtime is. An id that is no UUID is 400
+// invalid_runtime_id; a runtime not there is 404 runtime_not_found.
+func (p Path) InWorkspace(ctx context.Context, workspaceID, id string) (store.Runtime, error) {
+	if !isUUID(id) {
+		return store.Runtime{}, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id (a UUID)", id)
+	}
+	rt, found, err := p.lookup(ctx, workspaceID, id)
+	switch {
+	case err != nil:
+		return store.Runtime{}, err
+	case !found:
+		return store.Runtime{}, errdefs.NotFound(ErrRuntimeNotFound.Code, "runtime %s not found", id).
+			WithCause(&auth.Refusal{Reason: "unknown_runtime"})
+	}
+	return rt, nil
+}
+
+// lookup is runtime id when it is in workspace workspaceID; found is false
+// when it is not there, or nowhere.
+func (p Path) lookup(ctx context.Context, workspaceID, id string) (rt store.Runtime, found bool, err error) {
+	rt, err = p.Access.store.GetRuntime(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return store.Runtime{}, false, nil
+	}
+	if err != nil {
+		return store.Runtime{}, false, err
+	}
+	return rt, workspaceID != "" && rt.WorkspaceID == workspaceID, nil
 }

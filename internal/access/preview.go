@@ -18,35 +18,6 @@ const DefaultPreviewTTL = time.Hour
 // tokens (it has a sign-in key to seal them with).
 func (s *Service) PreviewTokens() bool { return s.signin != nil }
 
-// PreviewTTL reads how long a preview token asked for lives: ttl is a
-// duration of at most auth.MaxPreviewTTL, "" for DefaultPreviewTTL. A
-// server that seals no preview tokens refuses first.
-func (s *Service) PreviewTTL(ttl string) (time.Duration, error) {
-	if s.signin == nil {
-		return 0, errdefs.NotImplemented("preview_tokens_not_configured", "this server issues no preview tokens")
-	}
-	if ttl == "" {
-		return DefaultPreviewTTL, nil
-	}
-	d, err := time.ParseDuration(ttl)
-	if err != nil || d <= 0 || d > auth.MaxPreviewTTL {
-		return 0, errdefs.InvalidArgument("invalid_ttl", "ttl %q must be a positive duration of at most %s", ttl, auth.MaxPreviewTTL)
-	}
-	return d, nil
-}
-
-// IssuePreviewToken seals a token that lets a browser reach port of rt
-// for ttl (PreviewTTL) as p: it lives no longer than p's credential and
-// access.
-func (s *Service) IssuePreviewToken(p Principal, rt store.Runtime, port int, ttl time.Duration) (string, time.Time, error) {
-	if s.signin == nil {
-		return "", time.Time{}, errdefs.NotImplemented("preview_tokens_not_configured", "this server issues no preview tokens")
-	}
-	exp := s.now().Add(ttl)
-	tok := auth.SealPreview(s.signin.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: p.Credential()})
-	return tok, exp, nil
-}
-
 // PreviewToken returns the principal a preview token for port of rt acts
 // for: its maker, whose credential must still be good and who must still
 // reach rt (Member). rt is zero for a runtime that does not exist, for

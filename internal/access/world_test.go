@@ -33,7 +33,9 @@ type world struct {
 	st     store.Store
 	svc    *iam.Service
 	signin *auth.SignIn
-	path   iam.Path
+	// sessions is what the service offers with signin.
+	sessions *iam.SignIn
+	path     iam.Path
 
 	acme, other        store.Org
 	dev, ops, w        store.Workspace
@@ -68,6 +70,7 @@ func newWorld(t *testing.T, opts ...func(*iam.Config)) *world {
 		o(&cfg)
 	}
 	w.svc = iam.New(cfg)
+	w.sessions = w.svc.UseSignIn(w.signin)
 	w.path = iam.Path{Access: w.svc}
 	w.acme, w.dev, w.rtDev = w.org("acme", "dev")
 	w.ops, w.rtOps = w.workspace(w.acme, "ops")
@@ -159,9 +162,9 @@ func (w *world) session(name string) string {
 	w.t.Helper()
 	ctx := context.Background()
 	wk := w.wallets[name]
-	c, err := w.svc.Challenge(ctx, wk.addr)
+	c, err := w.sessions.Challenge(ctx, wk.addr)
 	must(w.t, err)
-	tok, _, _, err := w.svc.OpenSession(ctx, c.Nonce, wk.sign(c.Message))
+	tok, _, _, err := w.sessions.OpenSession(ctx, c.Nonce, wk.sign(c.Message))
 	must(w.t, err)
 	return tok
 }

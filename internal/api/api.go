@@ -13,7 +13,6 @@ import (
 	"time"
 
 	iam "github.com/paddockhq/paddock/internal/access"
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/config"
@@ -73,8 +72,10 @@ type Config struct {
 
 // API serves HTTP.
 type API struct {
-	store       store.Store
-	runtimes    *runtime.Service
+	runtimes *runtime.Service
+	// path reaches the agents of the runtime routes' runtimes, as every
+	// door does (iam.Path).
+	path        iam.Path
 	providers   *provider.Registry
 	iam         *iam.Service
 	logger      *slog.Logger
@@ -89,7 +90,7 @@ type API struct {
 	bindings    *binding.Service
 	sessions    *session.Service
 	images      []string
-	signin      *auth.SignIn
+	signin      *iam.SignIn
 	limits      Limits
 	perKey      *buckets
 	perClient   *buckets
@@ -160,7 +161,6 @@ func New(cfg Config) *API {
 		now = time.Now
 	}
 	a := &API{
-		store:       cfg.Store,
 		runtimes:    cfg.Runtimes,
 		providers:   cfg.Providers,
 		iam:         cfg.Access,
@@ -184,6 +184,7 @@ func New(cfg Config) *API {
 		a.iam = iam.New(iam.Config{Store: cfg.Store, Now: now, DirectAdd: cfg.Members.DirectAdd,
 			InvitationTTL: cfg.Members.InvitationTTL, Logger: cfg.Logger})
 	}
+	a.path = iam.Path{Access: a.iam, Agents: a.runtimes}
 	if a.members.InvitationTTL <= 0 {
 		a.members.InvitationTTL = DefaultInvitationTTL
 	}

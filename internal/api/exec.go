@@ -28,16 +28,6 @@ const (
 	ndjsonType       = "application/x-ndjson"
 )
 
-// agentOf resolves {runtime_id} inside {org}/{workspace} and the agent of
-// its sandbox (409 unless the runtime is running).
-func (a *API) agentOf(r *http.Request) (*agentconn.Client, store.Runtime, error) {
-	rt, err := a.runtimeOf(r)
-	if err != nil {
-		return nil, rt, err
-	}
-	return a.runtimes.AgentOf(r.Context(), rt)
-}
-
 // checkPath accepts an absolute path inside the sandbox; field names it in
 // the error.
 func checkPath(field, p string) error {
@@ -157,7 +147,7 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) error {
 		ctx, end = a.live.open(ctx, identity(r), access(r).Org.ID)
 		defer end()
 	}
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}

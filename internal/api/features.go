@@ -47,7 +47,7 @@ func Metrics(m *metrics.Metrics) Feature {
 // accepts them once it is mounted), and the preview tokens sealed with
 // the same key.
 func SignIn(s *auth.SignIn) Feature {
-	return Feature{Name: "sign-in", use: func(a *API) { a.signin = s; a.iam.UseSignIn(s) }, routes: func(a *API) []Route {
+	return Feature{Name: "sign-in", use: func(a *API) { a.signin = a.iam.UseSignIn(s) }, routes: func(a *API) []Route {
 		return []Route{
 			route("POST", "/api/auth/challenge", public, a.authChallenge),
 			route("POST", "/api/auth/session", public, a.createSession),

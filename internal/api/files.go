@@ -84,7 +84,7 @@ func (a *API) pathAgent(r *http.Request) (string, *agentconn.Client, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	return p, c, err
 }
 
@@ -263,7 +263,7 @@ func (a *API) mkdir(w http.ResponseWriter, r *http.Request) error {
 	if req.Mode > 0o7777 {
 		return errdefs.InvalidArgument("invalid_mode", "mode must be permission bits from 0 to 07777")
 	}
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func (a *API) rename(w http.ResponseWriter, r *http.Request) error {
 	if err := checkPath("to", req.To); err != nil {
 		return err
 	}
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}

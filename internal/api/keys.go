@@ -110,7 +110,7 @@ func (a *API) authChallenge(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	c, err := a.iam.Challenge(r.Context(), req.Address)
+	c, err := a.signin.Challenge(r.Context(), req.Address)
 	if err != nil {
 		return err
 	}
@@ -125,9 +125,9 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	token, sess, u, err := a.iam.OpenSession(r.Context(), req.Nonce, req.Signature)
+	token, sess, u, err := a.signin.OpenSession(r.Context(), req.Nonce, req.Signature)
 	if err != nil {
-		if pe, ok := errdefs.Public(err); ok && pe.Code != "sign_in_not_configured" {
+		if pe, ok := errdefs.Public(err); ok {
 			a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", pe.Code, "method", r.Method, "path", r.URL.Path)
 		}
 		return err
@@ -139,7 +139,7 @@ func (a *API) createSession(w http.ResponseWriter, r *http.Request) error {
 // deleteSession signs the caller's session out; its streams end.
 func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	id := identity(r)
-	if err := a.iam.SignOut(r.Context(), id); err != nil {
+	if err := a.signin.SignOut(r.Context(), id); err != nil {
 		return err
 	}
 	a.live.endCredential(id.Credential())

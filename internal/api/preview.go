@@ -38,7 +38,7 @@ func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
 // newPreviews is the preview gateway, on the API's access service, rate
 // limits, error body and open streams.
 func (a *API) newPreviews() *preview.Gateway {
-	return preview.New(preview.Options{Config: a.preview, Path: iam.Path{Access: a.iam, Agents: a.runtimes},
+	return preview.New(preview.Options{Config: a.preview, Path: a.path,
 		Door: previewDoor{a}, MaxBody: a.limits.UploadBodyBytes, Logger: a.logger})
 }
 
@@ -80,7 +80,7 @@ func (d previewDoor) RequestID(ctx context.Context) string { return requestIDFro
 func (a *API) portsOf(ctx context.Context, rt store.Runtime, prefix string) ([]client.Port, error) {
 	byPort := map[int]*client.Port{}
 	if rt.Status == store.RuntimeRunning {
-		agent, _, err := a.runtimes.AgentOf(ctx, rt)
+		agent, err := a.path.Dial(ctx, rt)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, true); err != nil {
 		return err
 	}
-	ttl, err := a.iam.PreviewTTL(req.TTL)
+	ttl, err := a.signin.PreviewTTL(req.TTL)
 	if err != nil {
 		return err
 	}
@@ -180,10 +180,7 @@ func (a *API) createPreviewToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tok, exp, err := a.iam.IssuePreviewToken(identity(r), rt, port, ttl)
-	if err != nil {
-		return err
-	}
+	tok, exp := a.signin.IssuePreviewToken(identity(r), rt, port, ttl)
 	writeJSON(w, http.StatusCreated, client.PreviewToken{Token: tok, URL: a.previews.URL(rt, port) + "?token=" + tok, ExpiresAt: exp})
 	return nil
 }

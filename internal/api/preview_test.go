@@ -262,3 +262,46 @@ func TestPreviewAnonymousPaysFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestSetPortRoute: PATCH …/previews/{port} marks a port public, which
+// the runtime's ports then list, and private again; a port out of range
+// is 400 invalid_port and a runtime not in the workspace 404.
+func TestSetPortRoute(t *testing.T) {
+	env, _, rtPath := setup(t)
+	publicPorts := func() []int {
+		t.Helper()
+		var l client.PortList
+		env.Must(t, 200, "GET", rtPath+"/previews", nil).Decode(t, &l)
+		var out []int
+		for _, p := range l.Items {
+			if p.Public {
+				out = append(out, p.Port)
+			}
+		}
+		return out
+	}
+	var p client.Port
+	env.Must(t, 200, "PATCH", rtPath+"/previews/8080", client.SetPortRequest{Public: true}).Decode(t, &p)
+	if p.Port != 8080 || !p.Public || p.URL == "" || p.PathURL != rtPath+"/ports/8080/" {
+		t.Fatalf("a port marked public: %+v", p)
+	}
+	env.Must(t, 200, "PATCH", rtPath+"/previews/3000", client.SetPortRequest{Public: true})
+	if got := publicPorts(); !slices.Equal(got, []int{3000, 8080}) {
+		t.Fatalf("public ports %v, want [3000 8080]", got)
+	}
+	env.Must(t, 200, "PATCH", rtPath+"/previews/8080", client.SetPortRequest{Public: false}).Decode(t, &p)
+	if p.Port != 8080 || p.Public {
+		t.Fatalf("a port marked private: %+v", p)
+	}
+	if got := publicPorts(); !slices.Equal(got, []int{3000}) {
+		t.Fatalf("public ports %v, want [3000]", got)
+	}
+	for _, port := range []string{"0", "65536", "http", "-1"} {
+		wantError(t, env.Do(t, "PATCH", rtPath+"/previews/"+port, client.SetPortRequest{Public: true}), 400, "invalid_port")
+	}
+	unknown := "/api/v1/org/acme/ws/dev/runtimes/" + uuid.NewString()
+	wantError(t, env.Do(t, "PATCH", unknown+"/previews/8080", client.SetPortRequest{Public: true}), 404, "runtime_not_found")
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "other"})
+	other := strings.Replace(rtPath, "/ws/dev/", "/ws/other/", 1)
+	wantError(t, env.Do(t, "PATCH", other+"/previews/8080", client.SetPortRequest{Public: true}), 404, "runtime_not_found")
+}

@@ -65,7 +65,7 @@ func processOut(p agentconn.ProcessInfo) client.Process {
 }
 
 func (a *API) listProcesses(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (a *API) listProcesses(w http.ResponseWriter, r *http.Request) error {
 
 // killAllProcesses kills every process in the sandbox but the agent.
 func (a *API) killAllProcesses(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (a *API) processAgent(r *http.Request) (string, *agentconn.Client, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	return id, c, err
 }
 

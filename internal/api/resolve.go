@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
@@ -60,13 +61,25 @@ func (a *API) projectOf(r *http.Request) (store.Project, error) {
 	return a.tenancy.Project(r.Context(), ws, r.PathValue("project"))
 }
 
-// runtimeOf resolves {runtime_id} inside {org}/{workspace}.
+// runtimeOf resolves {runtime_id} inside {org}/{workspace}, where guard
+// authorized the caller, on the path every door takes (iam.Path).
 func (a *API) runtimeOf(r *http.Request) (store.Runtime, error) {
 	_, ws, err := a.workspace(r)
 	if err != nil {
 		return store.Runtime{}, err
 	}
-	return a.runtimes.Runtime(r.Context(), ws.ID, r.PathValue("runtime_id"))
+	return a.path.InWorkspace(r.Context(), ws.ID, r.PathValue("runtime_id"))
+}
+
+// agentOf resolves {runtime_id} inside {org}/{workspace} and dials its
+// agent, waking the runtime when it is paused (409 when it is not
+// running otherwise); the agent is held until the request ends.
+func (a *API) agentOf(r *http.Request) (*agentconn.Client, error) {
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.path.Dial(r.Context(), rt)
 }
 
 // sandboxOf resolves {sandbox}, our UUID or the provider's sandbox id, in

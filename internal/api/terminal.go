@@ -102,7 +102,7 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	c, _, err := a.agentOf(r)
+	c, err := a.agentOf(r)
 	if err != nil {
 		return err
 	}

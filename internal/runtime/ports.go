@@ -10,7 +10,8 @@ import (
 // SetPortPublic marks a port of the runtime's sandbox public (its preview
 // answers without a credential) or private. It runs under the runtime's
 // lock on the runtime as it is then, so a start, pause or configuration
-// change running at the same time neither undoes it nor is undone by it.
+// change running at the same time neither undoes it nor is undone by it;
+// another server's write that lands first makes it 409 runtime_busy.
 func (s *Service) SetPortPublic(ctx context.Context, runtimeID string, port int, public bool) (store.Runtime, error) {
 	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
 		ports := slices.DeleteFunc(slices.Clone(rt.Config.PublicPorts), func(p int) bool { return p == port })
@@ -22,10 +23,6 @@ func (s *Service) SetPortPublic(ctx context.Context, runtimeID string, port int,
 			ports = nil
 		}
 		rt.Config.PublicPorts = ports
-		updated, err := s.store.UpdateRuntime(ctx, rt)
-		if err != nil {
-			return rt, lostRace(rt, err)
-		}
-		return updated, nil
+		return s.store.UpdateRuntime(ctx, rt)
 	})
 }

@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"testing/synctest"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -77,8 +80,8 @@ func TestSetPortPublicRacingStartAndPause(t *testing.T) {
 				}()
 				// Under the lock it waits there; without, it would be done.
 				synctest.Wait()
-				if n := lockWaiters(f.svc, rt.ID); n != 2 && len(set) == 0 {
-					t.Fatalf("the port change neither waits for the lock nor is done (%d holders)", n)
+				if n := lockWaiters(f.svc, rt.ID); n != 2 || len(set) != 0 {
+					t.Fatalf("the port change does not wait for the lock: %d holders, done %v", n, len(set) != 0)
 				}
 				close(gate)
 				if err := <-acted; err != nil {
@@ -127,5 +130,71 @@ func TestSetPortPublic(t *testing.T) {
 	}
 	if _, err := f.svc.SetPortPublic(ctx, newID(), 80, true); err == nil {
 		t.Fatal("a port of a runtime that does not exist was set")
+	}
+}
+
+// TestSetPortPublicWhileReconciling: a runtime start-up reconciliation
+// still holds is not changed: 503 reconciling, and no port is marked.
+func TestSetPortPublicWhileReconciling(t *testing.T) {
+	ctx := t.Context()
+	f := newLookupFixture(t)
+	rt := f.project(t, f.ws, "p")
+	f.svc.HoldForReconcile([]string{rt.ID})
+	_, err := f.svc.SetPortPublic(ctx, rt.ID, 8080, true)
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeReconciling || !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("a port of a runtime being reconciled = %v; want 503 %s", err, CodeReconciling)
+	}
+	got, err := f.st.GetRuntime(ctx, rt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Config.PublicPorts) != 0 {
+		t.Fatalf("public ports after a refused change: %v", got.Config.PublicPorts)
+	}
+}
+
+// racedStore is a store on which race, another server's write, lands
+// just before the next UpdateRuntime.
+type racedStore struct {
+	store.Store
+	race func()
+}
+
+func (r *racedStore) UpdateRuntime(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+	if race := r.race; race != nil {
+		r.race = nil
+		race()
+	}
+	return r.Store.UpdateRuntime(ctx, rt)
+}
+
+// TestSetPortPublicLosesRace: when another server on the same database
+// writes the runtime between this one's read and its write, the write is
+// stale: 409 runtime_busy (never the store's own code), and the other
+// server's change is the one kept.
+func TestSetPortPublicLosesRace(t *testing.T) {
+	ctx := t.Context()
+	f := newLookupFixture(t)
+	rt := f.project(t, f.ws, "p")
+	raced := &racedStore{Store: f.st}
+	reg := provider.NewRegistry()
+	reg.Register(f.prov)
+	svc := New(Config{Store: raced, Providers: reg, Instance: "i", Defaults: Defaults{Image: "paddock/base:1"}})
+	t.Cleanup(func() { svc.Close() })
+	raced.race = func() {
+		if _, err := f.svc.SetPortPublic(ctx, rt.ID, 9090, true); err != nil {
+			t.Errorf("the other server's port change: %v", err)
+		}
+	}
+	_, err := svc.SetPortPublic(ctx, rt.ID, 8080, true)
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeBusy || !errors.Is(err, errdefs.ErrConflict) {
+		t.Fatalf("the losing port change = %v; want 409 %s", err, CodeBusy)
+	}
+	got, err := f.st.GetRuntime(ctx, rt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Config.PublicPorts, []int{9090}) {
+		t.Fatalf("public ports after the race: %v; want the winner's [9090]", got.Config.PublicPorts)
 	}
 }

@@ -10,31 +10,12 @@ import (
 
 // Stable public error codes of looking runtimes and sandboxes up.
 const (
-	CodeRuntimeNotFound  = "runtime_not_found"
-	CodeInvalidRuntimeID = "invalid_runtime_id"
 	CodeSandboxNotFound  = "sandbox_not_found"
 	CodeInvalidSandboxID = "invalid_sandbox_id"
 )
 
 // providerIDRE is the shape of a provider's sandbox id.
 var providerIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
-
-// Runtime finds runtime id in a workspace: 400 invalid_runtime_id when
-// id is not a UUID, 404 runtime_not_found when there is no such runtime
-// in that workspace (one of another workspace is not found alike).
-func (s *Service) Runtime(ctx context.Context, workspaceID, id string) (store.Runtime, error) {
-	if !store.IsID(id) {
-		return store.Runtime{}, errdefs.InvalidArgument(CodeInvalidRuntimeID, "%q is not a runtime id (a UUID)", id)
-	}
-	rt, err := s.store.GetRuntime(ctx, id)
-	if err == nil && rt.WorkspaceID != workspaceID {
-		err = errdefs.ErrNotFound
-	}
-	if errdefs.IsNotFound(err) {
-		return rt, errdefs.NotFound(CodeRuntimeNotFound, "runtime %s not found", id)
-	}
-	return rt, err
-}
 
 // Runtimes lists a workspace's runtimes, a page at a time.
 func (s *Service) Runtimes(ctx context.Context, workspaceID string, page store.Page) ([]store.Runtime, string, error) {

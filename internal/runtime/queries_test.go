@@ -18,24 +18,13 @@ func wantCode(t *testing.T, what string, err error, code string) {
 	}
 }
 
-// TestRuntimeLookup: a runtime is found by id in its own workspace only;
-// an id that is not a UUID is 400, one of another workspace 404 alike
-// with one that does not exist.
+// TestRuntimeLookup: a project's runtime id, none for a project without
+// one; a workspace's runtimes. (A runtime is found by id on the access
+// path: iam.Path.)
 func TestRuntimeLookup(t *testing.T) {
 	ctx := t.Context()
 	f := newLookupFixture(t)
 	rt := f.project(t, f.ws, "p")
-	got, err := f.svc.Runtime(ctx, f.ws.ID, rt.ID)
-	if err != nil || got.ID != rt.ID {
-		t.Fatalf("Runtime = %v, %v", got.ID, err)
-	}
-	_, err = f.svc.Runtime(ctx, f.ws.ID, "nope")
-	wantCode(t, "not a UUID", err, CodeInvalidRuntimeID)
-	_, err = f.svc.Runtime(ctx, f.ws2.ID, rt.ID)
-	wantCode(t, "another workspace's", err, CodeRuntimeNotFound)
-	_, err = f.svc.Runtime(ctx, f.ws.ID, newID())
-	wantCode(t, "none", err, CodeRuntimeNotFound)
-
 	id, err := f.svc.RuntimeIDOf(ctx, rt.ProjectID)
 	if err != nil || id != rt.ID {
 		t.Fatalf("RuntimeIDOf = %q, %v; want %s", id, err, rt.ID)
@@ -135,21 +124,34 @@ func TestEgressList(t *testing.T) {
 }
 
 // TestProvisionsSeen: a caller sees the provisions of runtimes in the
-// workspaces it sees; seen is asked once per org.
+// workspaces it sees; seen is asked once per org, and never of a
+// provision of no org (a warm sandbox's); a deleted runtime's provisions
+// are left out.
 func TestProvisionsSeen(t *testing.T) {
 	ctx := t.Context()
 	f := newLookupFixture(t)
-	a, b := f.project(t, f.ws, "p"), f.project(t, f.ws2, "q")
-	for _, rt := range []store.Runtime{a, b} {
+	a, b, c := f.project(t, f.ws, "p"), f.project(t, f.ws2, "q"), f.project(t, f.ws2, "gone")
+	for _, rt := range []store.Runtime{a, b, c} {
 		if _, err := f.svc.Start(ctx, rt.ID, nil); err != nil {
 			t.Fatal(err)
 		}
+	}
+	p, err := f.st.GetProject(ctx, c.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.DeleteProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.provisions.begin(Provision{Provider: f.prov.Name(), Kind: "start", Warm: true}, time.Now).end(nil)
+	if n := len(f.svc.Provisions()); n != 4 {
+		t.Fatalf("%d provisions recorded, want 4 (three runtimes' and a warm sandbox's)", n)
 	}
 	asked := 0
 	got, err := f.svc.ProvisionsSeen(ctx, func(_ context.Context, orgID string) (func(string) bool, error) {
 		asked++
 		if orgID != f.org.ID {
-			t.Errorf("asked about org %s", orgID)
+			t.Errorf("asked about org %q", orgID)
 		}
 		return func(ws string) bool { return ws == f.ws2.ID }, nil
 	})

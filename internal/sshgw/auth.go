@@ -8,6 +8,7 @@ import (
 
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
 )
 
 // Who may connect. The client's key names its user and its scope
@@ -72,6 +73,25 @@ const (
 // A refusal is a reason and no error; err is a failure to decide.
 func (g *Gateway) authorize(ctx context.Context, user, fingerprint, pub string) (grant, refusal, error) {
 	p, k, err := g.path.Access.SSHKey(ctx, fingerprint, pub)
+	return g.grantFor(ctx, user, p, k, err)
+}
+
+// reauthorize decides again whether gr's key, found by its id, still
+// grants access to gr's runtime, as authorize does.
+func (g *Gateway) reauthorize(ctx context.Context, gr grant) (refusal, error) {
+	p, k, err := g.path.Access.SSHKeyByID(ctx, gr.keyID)
+	// By the runtime's whole id: a runtime made since that shares the
+	// user name's prefix does not make it ambiguous.
+	now, why, err := g.grantFor(ctx, gr.runtimeID, p, k, err)
+	if why == "" && err == nil && now.runtimeID != gr.runtimeID {
+		why = refusedNoRuntime
+	}
+	return why, err
+}
+
+// grantFor decides whether principal p of SSH key k (or the refusal err of
+// finding them) may open sessions into the runtime user names.
+func (g *Gateway) grantFor(ctx context.Context, user string, p iam.Principal, k store.SSHKey, err error) (grant, refusal, error) {
 	if err != nil {
 		return refused(err)
 	}
@@ -82,7 +102,7 @@ func (g *Gateway) authorize(ctx context.Context, user, fingerprint, pub string) 
 	if err := g.path.Authorize(ctx, p, iam.Member, rt); err != nil {
 		return refused(err)
 	}
-	return grant{keyID: k.ID, fingerprint: fingerprint, userID: k.UserID, runtimeID: rt.ID}, "", nil
+	return grant{keyID: k.ID, fingerprint: k.Fingerprint, userID: k.UserID, runtimeID: rt.ID}, "", nil
 }
 
 // refused reads a refusal of the access service: a public error is a

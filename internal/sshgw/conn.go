@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
-
-	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
 // conn is one client connection: its handshake, its channels, and the
@@ -136,19 +134,7 @@ func (c *conn) recheck(log *slog.Logger) {
 			return
 		case <-t.C:
 		}
-		k, err := c.g.store.GetSSHKey(c.ctx, c.grant.keyID)
-		var why refusal
-		if err == nil {
-			var gr grant
-			// By the runtime's whole id: a runtime made since that shares
-			// the user name's prefix does not make it ambiguous.
-			gr, why, err = c.g.authorize(c.ctx, c.grant.runtimeID, k.Fingerprint, k.PublicKey)
-			if why == "" && err == nil && gr.runtimeID != c.grant.runtimeID {
-				why = refusedNoRuntime
-			}
-		} else if c.ctx.Err() == nil && errdefs.IsNotFound(err) {
-			why, err = refusedUnknownKey, nil
-		}
+		why, err := c.g.reauthorize(c.ctx, c.grant)
 		switch {
 		case c.ctx.Err() != nil:
 			return

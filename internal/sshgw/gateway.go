@@ -82,8 +82,7 @@ type Config struct {
 
 // Gateway serves SSH. It is safe for concurrent use.
 type Gateway struct {
-	cfg   Config
-	store store.Store
+	cfg Config
 	// path resolves, authorizes, wakes and dials runtimes, as every
 	// door does.
 	path   iam.Path
@@ -139,7 +138,6 @@ func New(cfg Config) *Gateway {
 	g := &Gateway{
 		cfg:       cfg,
 		path:      iam.Path{Access: cfg.Access, Agents: cfg.Runtimes},
-		store:     cfg.Store,
 		logger:    cfg.Logger.With("component", "ssh"),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
