@@ -77,9 +77,10 @@ type Options struct {
 	Builds *imagebuild.Builder
 	// BuildsFor are the providers Builds builds for; nil: Provider.
 	BuildsFor []string
-	// Mount are API features mounted besides those every Env has
-	// (credits, sign-in, capabilities, sessions): the SSH gateway's info,
-	// metrics.
+	// Mount are API features mounted besides those the server's
+	// components mount (credits, sign-in, capabilities, sessions,
+	// metrics): the SSH gateway's info; one named as a component's takes
+	// its place (a test's own metrics).
 	Mount []api.Feature
 	// Wrap, when set, wraps what the server serves, outside the spec
 	// check: to watch the requests a client sends.
