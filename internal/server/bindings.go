@@ -25,7 +25,7 @@ func (w *wiring) bindingsComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			b := binding.New(binding.Config{Store: in.st, Runtimes: rp.svc, Logger: in.logger.With("component", "capabilities")})
+			b := binding.New(binding.Config{Store: in.st, Runtimes: rp.svc, Logger: in.logger.With("component", "capabilities"), Now: w.now})
 			w.mount(api.Capabilities(b))
 			return b, nil
 		},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -35,8 +36,14 @@ type httpServer struct {
 	providers *providerSet
 	runtime   *runtimePart
 	sshd      *sshServer
+	signIn    *auth.SignIn
 	cfg       config.Config
 	out       io.Writer
+	// serveOn, when set, serves srv in place of serving it on ln (a
+	// test's httptest server).
+	serveOn func(*http.Server)
+	// manual: a shutdown cuts streams to sandbox agents at once.
+	manual bool
 	// serveErr is where Serve returns; nil until it serves.
 	serveErr chan error
 	// failed: Serve returned by itself; no grace on the way out.
@@ -57,30 +64,12 @@ func (w *wiring) httpComponent() component.Registration {
 }
 
 func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpServer, error) {
-	h := &httpServer{ln: w.doors.api, cfg: w.cfg, out: w.out}
-	var err error
-	if h.in, err = component.Get[*installation](ic, storeName); err != nil {
-		return nil, err
-	}
-	if h.providers, err = component.Get[*providerSet](ic, providersName); err != nil {
-		return nil, err
-	}
-	if h.runtime, err = component.Get[*runtimePart](ic, runtimeName); err != nil {
-		return nil, err
-	}
-	if h.sshd, err = component.Get[*sshServer](ic, sshName); err != nil {
-		return nil, err
-	}
-	sec, err := component.Get[*secrets.Service](ic, secretsName)
+	h := &httpServer{ln: w.doors.api, cfg: w.cfg, out: w.out, serveOn: w.o.Serve, manual: w.o.Manual}
+	sec, preview, err := h.requires(ic)
 	if err != nil {
 		return nil, err
 	}
-	preview, err := component.Get[api.Preview](ic, previewName)
-	if err != nil {
-		return nil, err
-	}
-	signIn, err := w.signIn(h.in)
-	if err != nil {
+	if h.signIn, err = w.signIn(h.in); err != nil {
 		return nil, err
 	}
 	clients, err := clientsOf(w.cfg)
@@ -89,21 +78,60 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 	}
 	// One access service decides for the API, the preview gateway and the
 	// SSH gateway.
-	access := iam.New(iam.Config{Store: h.in.st, SignIn: signIn, Now: time.Now, DirectAdd: w.cfg.Members.DirectAdd,
+	access := iam.New(iam.Config{Store: h.in.st, SignIn: h.signIn, Now: w.now, DirectAdd: w.cfg.Members.DirectAdd,
 		InvitationTTL: w.cfg.Members.InvitationTTL, Logger: h.in.logger})
 	if h.sshd != nil {
 		h.sshd.cfg.Access = access
 	}
+	limits := limitsOf(w.cfg.Limits)
+	if w.o.Limits != nil {
+		limits = *w.o.Limits
+	}
 	h.api = api.New(api.Config{
-		Access: access, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Logger: h.in.logger,
-		Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Logs: logs.BookOf(h.in.logger),
-		Limits: limitsOf(w.cfg.Limits), Clients: clients, Preview: preview, Members: w.cfg.Members,
+		Access: access, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
+		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling,
+		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview, Members: w.cfg.Members,
 		Builds: h.runtime.builds.builder,
 	})
-	h.api.Mount(w.features...)
-	h.api.Mount(api.SignIn(signIn))
-	h.srv = newHTTPServer(h.api, h.in.logger)
+	h.api.Mount(w.mountedFeatures()...)
+	h.api.Mount(api.SignIn(h.signIn))
+	var served http.Handler = h.api
+	if w.o.Wrap != nil {
+		served = w.o.Wrap(h.api)
+	}
+	h.srv = newHTTPServer(served, h.in.logger)
 	return h, nil
+}
+
+// requires gets the instances the HTTP component requires: it keeps
+// those it uses after Init, and returns the others.
+func (h *httpServer) requires(ic *component.InitContext) (sec *secrets.Service, preview api.Preview, err error) {
+	if h.in, err = component.Get[*installation](ic, storeName); err != nil {
+		return nil, preview, err
+	}
+	if h.providers, err = component.Get[*providerSet](ic, providersName); err != nil {
+		return nil, preview, err
+	}
+	if h.runtime, err = component.Get[*runtimePart](ic, runtimeName); err != nil {
+		return nil, preview, err
+	}
+	if h.sshd, err = component.Get[*sshServer](ic, sshName); err != nil {
+		return nil, preview, err
+	}
+	if sec, err = component.Get[*secrets.Service](ic, secretsName); err != nil {
+		return nil, preview, err
+	}
+	preview, err = component.Get[api.Preview](ic, previewName)
+	return sec, preview, err
+}
+
+// mountedFeatures are the features the components mounted, and a test's
+// (Overrides.Mount) in place of those of the same name.
+func (w *wiring) mountedFeatures() []api.Feature {
+	fs := slices.DeleteFunc(slices.Clone(w.features), func(f api.Feature) bool {
+		return slices.ContainsFunc(w.o.Mount, func(m api.Feature) bool { return m.Name == f.Name })
+	})
+	return append(fs, w.o.Mount...)
 }
 
 // signIn is wallet sign-in, with the session key of the data directory
@@ -114,7 +142,7 @@ func (w *wiring) signIn(in *installation) (*auth.SignIn, error) {
 		return nil, err
 	}
 	return &auth.SignIn{
-		Store: in.st, Key: key, Now: time.Now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
+		Store: in.st, Key: key, Now: w.now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
 		ChallengeTTL: w.cfg.ChallengeTTL, SessionTTL: w.cfg.SessionTTL,
 	}, nil
 }
@@ -145,23 +173,11 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// serve creates the first admin key and prints it once, now that nothing
-// is left that could fail before the server serves; then serves on the
-// listener opened first, starts the SSH gateway and the image builds, and
-// returns when ctx ends or serving fails.
+// serve starts serving and returns when ctx ends or serving fails.
 func (h *httpServer) serve(ctx context.Context) error {
-	if err := bootstrapKey(ctx, h.in.st, h.cfg.BootstrapKey, h.out); err != nil {
+	if err := h.start(ctx); err != nil {
 		return err
 	}
-	h.srv.BaseContext = func(net.Listener) context.Context { return ctx }
-	h.serveErr = make(chan error, 1)
-	h.providers.served.Store(true)
-	go func() { h.serveErr <- h.srv.Serve(h.ln) }()
-	h.sshd.start(h.out)
-	h.runtime.builds.start(ctx)
-	h.ready.Store(true)
-	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.cfg.DataDir, h.providers.reg.Default())
-	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
 	select {
 	case err := <-h.serveErr:
 		h.failed = true
@@ -169,6 +185,30 @@ func (h *httpServer) serve(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
+}
+
+// start creates the first admin key and prints it once, now that nothing
+// is left that could fail before the server serves; then serves on the
+// listener opened first (or as serveOn does), and starts the SSH gateway
+// and the image builds.
+func (h *httpServer) start(ctx context.Context) error {
+	if err := bootstrapKey(ctx, h.in.st, h.cfg.BootstrapKey, h.out); err != nil {
+		return err
+	}
+	h.srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	h.serveErr = make(chan error, 1)
+	h.providers.served.Store(true)
+	if h.serveOn != nil {
+		h.serveOn(h.srv)
+	} else {
+		go func() { h.serveErr <- h.srv.Serve(h.ln) }()
+	}
+	h.sshd.start(h.out)
+	h.runtime.builds.start(ctx)
+	h.ready.Store(true)
+	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.cfg.DataDir, h.providers.reg.Default())
+	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
+	return nil
 }
 
 // drainMargin is what the drain leaves of the shutdown's deadline: requests
@@ -188,7 +228,7 @@ func (h *httpServer) drain(ctx context.Context) error {
 		return nil // it never served
 	}
 	grace := AgentStreamGrace
-	if h.failed {
+	if h.failed || h.manual {
 		grace = 0
 	}
 	closeAgents := time.AfterFunc(grace, func() { _ = h.runtime.svc.Close() })
@@ -205,8 +245,8 @@ func (h *httpServer) drain(ctx context.Context) error {
 	sshStopped()
 	closeAgents.Stop()
 	_ = h.runtime.svc.Close()
-	if h.failed {
-		return nil // serve returned its error
+	if h.failed || h.serveOn != nil {
+		return nil // serve returned its error, or it is not ours to wait for
 	}
 	if err := <-h.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -17,8 +17,19 @@ type imageBuilds struct {
 	builder *imagebuild.Builder // nil: none
 	// providers are those whose engine the builder builds for.
 	providers []string
-	stop      context.CancelFunc
-	done      chan struct{}
+	// byCaller: the builder is run by whoever gave it (a test).
+	byCaller bool
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+// imageBuilds are the images a test builds itself, else the configured
+// builder's.
+func (w *wiring) imageBuilds(ctx context.Context, providers *provider.Registry, logger *slog.Logger) (*imageBuilds, error) {
+	if w.o.Builds != nil {
+		return &imageBuilds{builder: w.o.Builds, providers: w.o.BuildsFor, byCaller: true}, nil
+	}
+	return newImageBuilds(ctx, w.cfg, providers, logger)
 }
 
 // newImageBuilds asks the configured builder which images it makes and
@@ -75,7 +86,7 @@ func sameEngine(cfg config.Config, def string) []string {
 // start builds in the background, until the builds are done or the server
 // stops.
 func (ib *imageBuilds) start(ctx context.Context) {
-	if ib.builder == nil {
+	if ib.builder == nil || ib.byCaller {
 		return
 	}
 	ctx, ib.stop = context.WithCancel(context.WithoutCancel(ctx))

@@ -44,7 +44,7 @@ func (w *wiring) ledgerComponent() component.Registration {
 			}
 			logger := in.logger.With("component", "ledger")
 			lp := &ledgerPart{ledger: ledger.New(ledger.Config{
-				Store: in.st, Meter: rp.meter, Runtimes: rp.svc, NewOrgMicros: newOrg, Logger: logger,
+				Store: in.st, Meter: rp.meter, Runtimes: rp.svc, NewOrgMicros: newOrg, Now: w.now, Logger: logger,
 			})}
 			lp.settler = ledger.NewSettler(lp.ledger, ledger.SettlerConfig{
 				Interval: w.cfg.SettleInterval,
@@ -55,7 +55,9 @@ func (w *wiring) ledgerComponent() component.Registration {
 					}
 				},
 			})
-			lp.settler.Start()
+			if !w.o.Manual {
+				lp.settler.Start()
+			}
 			in.logger.Info("credits", "pricing", rp.pricing.String())
 			w.mount(api.Credits(lp.ledger))
 			return lp, nil

@@ -16,6 +16,13 @@ type automation struct {
 	done chan struct{}
 }
 
+// stopped is automation that does not run.
+func stopped() *automation {
+	a := &automation{stop: func() {}, done: make(chan struct{})}
+	close(a.done)
+	return a
+}
+
 // lifecycleComponent holds every live runtime for a start-up
 // reconciliation, so a restart after a crash acts only on a ledger and
 // providers that agree: actions on a held runtime answer 503 reconciling
@@ -28,6 +35,9 @@ func (w *wiring) lifecycleComponent() component.Registration {
 		Name:     lifecycleName,
 		Requires: []string{storeName, runtimeName},
 		Init: func(ctx context.Context, ic *component.InitContext) (*automation, error) {
+			if w.o.Manual {
+				return stopped(), nil // the test drives the runtimes
+			}
 			in, err := component.Get[*installation](ic, storeName)
 			if err != nil {
 				return nil, err

@@ -15,6 +15,13 @@ func (w *wiring) previewComponent() component.Registration {
 	return component.Def[api.Preview]{
 		Name: previewName,
 		Init: func(context.Context, *component.InitContext) (api.Preview, error) {
+			if p := w.o.Preview; p != nil {
+				given := *p
+				if given.Port == "" {
+					given.Port = portOf(w.doors.api.Addr())
+				}
+				return given, nil
+			}
 			return previewOf(w.cfg, w.doors.api.Addr()), nil
 		},
 	}.Registration()

@@ -50,6 +50,10 @@ func (w *wiring) providersComponent() component.Registration {
 				return nil, err
 			}
 			ps := &providerSet{reg: provider.NewRegistry()}
+			if len(w.o.Providers) > 0 {
+				ps.release = registerGiven(ps.reg, w.o.Providers, m)
+				return ps, nil
+			}
 			ps.release, err = registerProviders(ctx, ps.reg, w.cfg, in.id, m, in.logger)
 			return ps, err
 		},
@@ -143,6 +147,16 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 		}
 	}
 	return release, nil
+}
+
+// registerGiven registers the providers a test gives, as they are, the
+// first the default; their owner closes them.
+func registerGiven(reg *provider.Registry, ps []provider.Provider, m *metrics.Metrics) func(bool) {
+	for _, p := range ps {
+		m.AddProvider(p.Name())
+		reg.Register(p)
+	}
+	return func(bool) {}
 }
 
 func boolRank(b bool) int {

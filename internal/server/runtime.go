@@ -40,10 +40,10 @@ func (w *wiring) runtimeComponent() component.Registration {
 				return nil, err
 			}
 			rp := &runtimePart{}
-			if rp.builds, err = newImageBuilds(ctx, w.cfg, deps.providers.reg, deps.in.logger); err != nil {
+			if rp.builds, err = w.imageBuilds(ctx, deps.providers.reg, deps.in.logger); err != nil {
 				return nil, err
 			}
-			if rp.pricing, err = pricingOf(w.cfg); err != nil {
+			if rp.pricing, err = w.pricing(); err != nil {
 				rp.builds.close()
 				return nil, err
 			}
@@ -107,8 +107,9 @@ func (w *wiring) runtimeConfig(d runtimeDeps, rp *runtimePart) runtime.Config {
 			ArchiveAfter:  archiveAfter(cfg.ArchiveAfter),
 		},
 		Logger:    d.in.logger,
+		Now:       w.now,
 		Billing:   rp.meter,
-		WarmPools: warmPools(cfg),
+		WarmPools: w.warmPools(),
 		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
 			env, err := d.secrets.Env(ctx, sb)
 			if err != nil {
@@ -125,6 +126,14 @@ func (w *wiring) runtimeConfig(d runtimeDeps, rp *runtimePart) runtime.Config {
 		Images:         runtime.ImageBuildsOf(rp.builds.builder),
 		ImageProviders: rp.builds.providers,
 	}
+}
+
+// pricing prices compute: as a test gives it, else as configured.
+func (w *wiring) pricing() (ledger.Pricing, error) {
+	if w.o.Pricing != nil {
+		return *w.o.Pricing, nil
+	}
+	return pricingOf(w.cfg)
 }
 
 // pricingOf builds the price list from the configuration.
@@ -151,6 +160,14 @@ func archiveAfter(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// warmPools are the warm pools a test gives, else the configured ones.
+func (w *wiring) warmPools() []runtime.WarmPool {
+	if w.o.WarmPools != nil {
+		return w.o.WarmPools
+	}
+	return warmPools(w.cfg)
 }
 
 // warmPools are the warm pools cfg asks for: the default template's, then

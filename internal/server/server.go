@@ -40,28 +40,18 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	// The doors first: a start that cannot have its addresses (a busy
-	// port) fails before it creates anything, the admin key included.
-	d, err := openDoors(cfg)
+	// Build opens the doors first: a start that cannot have its addresses
+	// (a busy port) fails before it creates anything, the admin key
+	// included.
+	s, err := Build(ctx, cfg, logger, out, Overrides{})
 	if err != nil {
 		return err
 	}
-	defer d.close()
-	w := &wiring{cfg: cfg, logger: logger, out: out, doors: d}
-	reg, err := component.NewRegistry(w.components()...)
-	if err != nil {
-		return err
-	}
-	set, err := reg.Init(ctx, ShutdownTimeout)
-	if err != nil {
-		return err
-	}
-	h, _ := set.Get(httpName).(*httpServer)
-	serveErr := h.serve(ctx)
+	serveErr := s.http.serve(ctx)
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
-	return errors.Join(serveErr, set.Close(sctx))
+	return errors.Join(serveErr, s.Close(sctx))
 }
 
 // wiring is what the components of one run share: the configuration, the
@@ -72,6 +62,10 @@ type wiring struct {
 	logger *slog.Logger
 	out    io.Writer
 	doors  *doors
+	// o are what a test gives in place of what the configuration makes.
+	o Overrides
+	// now is the clock of the services and the API.
+	now func() time.Time
 	// features are the API's features, mounted by the components that
 	// provide them as they initialise; the HTTP component serves them.
 	features []api.Feature

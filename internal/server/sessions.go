@@ -45,7 +45,7 @@ func (w *wiring) sessionsComponent() component.Registration {
 			s := session.New(session.Config{
 				Store: in.st, Runtimes: rp.svc, Bindings: b, Secrets: sec,
 				Logger: in.logger.With("component", "sessions"), DefaultHarness: w.cfg.DefaultHarness,
-				EgressRecorded: e.gate.Recorded(),
+				EgressRecorded: e.gate.Recorded(), Now: w.now,
 			})
 			w.mount(api.Sessions(s))
 			return s, nil

@@ -1,6 +1,7 @@
-// Package servertest runs a real paddock API — real SQLite store, real
-// runtime service, a provider of the test's choosing (the fake by default) —
-// behind an httptest server, for API and CLI tests.
+// Package servertest runs a real paddock API — the server's own components
+// (server.Build): real SQLite store, real runtime service, a provider of
+// the test's choosing (the fake by default) — behind an httptest server,
+// for API, CLI and end-to-end tests.
 package servertest
 
 import (
@@ -9,12 +10,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,10 +28,9 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/session"
-	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
-	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
 
 // Options configure an Env.
@@ -80,9 +77,10 @@ type Options struct {
 	Builds *imagebuild.Builder
 	// BuildsFor are the providers Builds builds for; nil: Provider.
 	BuildsFor []string
-	// Mount are API features mounted besides those every Env has
-	// (credits, sign-in, capabilities, sessions): the SSH gateway's info,
-	// metrics.
+	// Mount are API features mounted besides those the server's
+	// components mount (credits, sign-in, capabilities, sessions,
+	// metrics): the SSH gateway's info; one named as a component's takes
+	// its place (a test's own metrics).
 	Mount []api.Feature
 	// Wrap, when set, wraps what the server serves, outside the spec
 	// check: to watch the requests a client sends.
@@ -108,26 +106,18 @@ type Env struct {
 	// API is the API the server serves.
 	API    *api.API
 	Server *httptest.Server
+	// Stack is the server's components the Env runs.
+	Stack *server.Stack
 }
 
-// New starts an Env and stops it when the test ends.
+// New starts an Env and stops it when the test ends. Its stack is built
+// by the server's own components (server.Build), from a configuration
+// and the overrides opts ask for: the providers given, no background
+// loops (the test drives them), an httptest server.
 func New(t testing.TB, opts Options) *Env {
 	t.Helper()
 	ctx := context.Background()
-	// Server goroutines may log after the test returns, so logs go to
-	// stderr rather than t.Log.
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	}
-	dataDir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dataDir, "paddock.db"), logger)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-
-	env := &Env{Store: st, Provider: opts.Provider, Instance: opts.Instance}
+	env := &Env{Provider: opts.Provider, Instance: opts.Instance}
 	if env.Provider == nil {
 		env.Fake = fake.New(fake.Config{})
 		env.Provider = env.Fake
@@ -137,106 +127,112 @@ func New(t testing.TB, opts Options) *Env {
 	if env.Instance == "" {
 		env.Instance = "test-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
 	}
-	reg := provider.NewRegistry()
-	reg.Register(env.Provider)
-	for _, p := range opts.MoreProviders {
-		reg.Register(p)
+	env.Server = httptest.NewUnstartedServer(nil)
+	stack, err := server.Build(ctx, env.config(t, opts), loggerOf(opts), io.Discard, env.overrides(t, opts))
+	if err != nil {
+		env.Server.Listener.Close()
+		t.Fatalf("build the server: %v", err)
 	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, server.ShutdownTimeout)
+		defer cancel()
+		if err := stack.Close(sctx); err != nil {
+			t.Errorf("close the server: %v", err)
+		}
+		env.Server.Close()
+	})
+	env.Stack = stack
+	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
+	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
+	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
+	// The test's admin key first: the server's start then makes none.
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
+	env.Key, _, err = auth.Keys{Store: env.Store, Now: now}.CreateInstallation(ctx, "test admin", "")
+	if err != nil {
+		t.Fatalf("create key: %v", err)
+	}
+	if err := stack.Start(ctx); err != nil {
+		t.Fatalf("start the server: %v", err)
+	}
+	env.URL = env.Server.URL
+	return env
+}
+
+// loggerOf is the server's logger. Server goroutines may log after the
+// test returns, so logs go to stderr rather than t.Log.
+func loggerOf(opts Options) *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// config is the server's configuration for opts: the defaults, a data
+// directory of the test's, no SSH gateway and no egress proxy.
+func (e *Env) config(t testing.TB, opts Options) config.Config {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = e.Server.Listener.Addr().String()
+	cfg.SSHListen = "off"
+	cfg.Egress.Disabled = true
+	cfg.Provider = e.Provider.Name()
+	cfg.InstanceID = e.Instance
+	if opts.Image != "" {
+		cfg.DefaultImage = opts.Image
+	}
+	cfg.AllowedImages = opts.AllowedImages
+	if cfg.AllowedImages == nil {
+		cfg.AllowedImages = []string{"paddock/*", "example/*"}
+	}
+	if opts.ArchiveAfter != 0 {
+		cfg.ArchiveAfter = opts.ArchiveAfter
+	}
+	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
+	cfg.Members = opts.Members
+	return cfg
+}
+
+// overrides are what the test gives the server's components in place of
+// what they would make from the configuration.
+func (e *Env) overrides(t testing.TB, opts Options) server.Overrides {
 	pricing := ledger.Free
 	if opts.Pricing != nil {
 		pricing = *opts.Pricing
 	}
-	meter := ledger.NewMeter(pricing)
-	allowed := opts.AllowedImages
-	if allowed == nil {
-		allowed = []string{"paddock/*", "example/*"}
-	}
-	keys, err := secrets.LoadKeyring(dataDir, "")
-	if err != nil {
-		t.Fatalf("secrets keyring: %v", err)
-	}
-	env.Secrets = secrets.New(st, keys, logger)
 	buildsFor := opts.BuildsFor
 	if buildsFor == nil {
-		buildsFor = []string{env.Provider.Name()}
+		buildsFor = []string{e.Provider.Name()}
 	}
-	env.Runtimes = runtime.New(runtime.Config{
-		Store:   st,
-		Secrets: env.Secrets,
-		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
-			e, err := env.Secrets.Env(ctx, sb)
-			if err != nil {
-				return nil, err
+	return server.Overrides{
+		Listener: e.Server.Listener,
+		Serve: func(srv *http.Server) {
+			e.Server.Config = srv
+			e.Server.Start()
+		},
+		Providers: append([]provider.Provider{e.Provider}, opts.MoreProviders...),
+		Now:       opts.Now,
+		Pricing:   &pricing,
+		WarmPools: opts.WarmPools,
+		Builds:    opts.Builds, BuildsFor: buildsFor,
+		Limits:  &opts.Limits,
+		Preview: &opts.Preview,
+		Mount:   opts.Mount,
+		Wrap: func(a *api.API) http.Handler {
+			// Every request and answer is held to api/openapi.yaml (spec.go).
+			var served http.Handler = newSpecCheck(t).wrap(a, a.IsPreview)
+			if opts.NoSpecCheck {
+				served = a
 			}
-			maps.Copy(e, sidecar.Env(ctx, st, sb))
-			return e, nil
+			if opts.Wrap != nil {
+				served = opts.Wrap(served)
+			}
+			return served
 		},
-		Providers: reg,
-		Instance:  env.Instance,
-		Defaults: runtime.Defaults{
-			Image:         opts.Image,
-			AllowedImages: allowed,
-			ArchiveAfter:  opts.ArchiveAfter,
-		},
-		WarmPools:      opts.WarmPools,
-		Now:            now,
-		Logger:         logger,
-		Billing:        meter,
-		Images:         runtime.ImageBuildsOf(opts.Builds),
-		ImageProviders: buildsFor,
-	})
-	env.Ledger = ledger.New(ledger.Config{
-		Store: st, Meter: meter, Runtimes: env.Runtimes, NewOrgMicros: opts.NewOrgMicros, Now: now, Logger: logger,
-	})
-	env.Bindings = binding.New(binding.Config{Store: st, Runtimes: env.Runtimes, Logger: logger, Now: now})
-	env.Sessions = session.New(session.Config{Store: st, Runtimes: env.Runtimes, Bindings: env.Bindings, Secrets: env.Secrets, Logger: logger, Now: now})
-	sessionKey, err := auth.LoadSessionKey(dataDir, "")
-	if err != nil {
-		t.Fatalf("session key: %v", err)
+		Manual: true,
 	}
-	env.SignIn = &auth.SignIn{Store: st, Key: sessionKey, Now: now}
-	env.Server = httptest.NewUnstartedServer(nil)
-	preview := opts.Preview
-	if _, port, err := net.SplitHostPort(env.Server.Listener.Addr().String()); err == nil && preview.Port == "" {
-		preview.Port = port
-	}
-	h := api.New(api.Config{Store: st, Runtimes: env.Runtimes, Providers: reg, Now: now, Logger: logger,
-		Secrets: env.Secrets, Limits: opts.Limits, Preview: preview, Members: opts.Members, Builds: opts.Builds})
-	h.Mount(api.Credits(env.Ledger), api.SignIn(env.SignIn), api.Capabilities(env.Bindings), api.Sessions(env.Sessions))
-	h.Mount(opts.Mount...)
-	env.API = h
-	// Every request and answer is held to api/openapi.yaml (spec.go).
-	var served http.Handler = newSpecCheck(t).wrap(h, h.IsPreview)
-	if opts.NoSpecCheck {
-		served = h
-	}
-	if opts.Wrap != nil {
-		served = opts.Wrap(served)
-	}
-	env.Server.Config.Handler = served
-	var protos http.Protocols
-	protos.SetHTTP1(true)
-	protos.SetUnencryptedHTTP2(true)
-	env.Server.Config.Protocols = &protos
-	env.Server.Start()
-	env.SignIn.Domain = strings.TrimPrefix(env.Server.URL, "http://")
-	t.Cleanup(env.Server.Close)
-	// Runs before the server closes: ends streams to sandbox agents,
-	// which the server would otherwise wait for.
-	t.Cleanup(func() { _ = env.Runtimes.Close() })
-	t.Cleanup(env.Bindings.Close) // runs first: applies use the agents
-	env.URL = env.Server.URL
-
-	key, _, err := auth.Keys{Store: st, Now: now}.CreateInstallation(ctx, "test admin", "")
-	if err != nil {
-		t.Fatalf("create key: %v", err)
-	}
-	env.Key = key
-	return env
 }
 
 // Response is a decoded HTTP response.
