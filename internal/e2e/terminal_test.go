@@ -38,6 +38,14 @@ func TestTerminal(t *testing.T) {
 	// the marker differ from the echoed command line.)
 	io.WriteString(tm, "echo $((40+2))go; sleep 1000\n")
 	screen.expect(t, "42go")
+	// Between the echo and the sleep the shell itself is in the
+	// foreground, and a Ctrl-C then would not reach the sleep: wait until
+	// the sleep runs (it has its name once it has been exec'd, after the
+	// shell made its group the terminal's foreground).
+	waitFor(t, "the sleep to run", func() bool {
+		res, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"pidof", "sleep"}})
+		return err == nil && res.Exit != nil && res.Exit.Code == 0
+	})
 	io.WriteString(tm, "\x03")
 	screen.expect(t, "$ ") // the prompt (the user's, not root's) is back
 	io.WriteString(tm, "echo status-$?\n")
