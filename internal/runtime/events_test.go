@@ -1,7 +1,12 @@
 package runtime
 
 import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -55,8 +60,8 @@ func TestTwoSubscribersBothHearRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, fake.Config{}, Defaults{})
 		var a, b heard
-		r.s.Subscribe(a.add)
-		r.s.Subscribe(b.add)
+		r.s.Subscribe("test", a.add)
+		r.s.Subscribe("test", b.add)
 		rt := r.started("p", ConfigRequest{})
 		synctest.Wait()
 		for name, h := range map[string]*heard{"first": &a, "second": &b} {
@@ -77,8 +82,8 @@ func TestUnsubscribeStopsDelivery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, fake.Config{}, Defaults{})
 		var gone, stays heard
-		sub := r.s.Subscribe(gone.add)
-		r.s.Subscribe(stays.add)
+		sub := r.s.Subscribe("test", gone.add)
+		r.s.Subscribe("test", stays.add)
 		rt := r.project("p", ConfigRequest{})
 		synctest.Wait()
 		sub.Unsubscribe()
@@ -92,7 +97,7 @@ func TestUnsubscribeStopsDelivery(t *testing.T) {
 		r.must(r.s.Close())
 		_, err = r.s.Pause(r.ctx, rt.ID, store.PauseUser)
 		r.must(err)
-		late := r.s.Subscribe(gone.add) // after Close: a subscription that hears nothing
+		late := r.s.Subscribe("test", gone.add) // after Close: a subscription that hears nothing
 		synctest.Wait()
 		wantKinds(t, "after Close", stays.kinds(""), EventCreated, EventStarting, EventRunning)
 		late.Unsubscribe()
@@ -109,12 +114,12 @@ func TestBlockedSubscriberBlocksNothing(t *testing.T) {
 		r := newRig(t, fake.Config{}, Defaults{})
 		release := make(chan struct{})
 		var blocked, other, panicky heard
-		r.s.Subscribe(func(e Event) {
+		r.s.Subscribe("test", func(e Event) {
 			<-release
 			blocked.add(e)
 		})
-		r.s.Subscribe(other.add)
-		r.s.Subscribe(func(e Event) {
+		r.s.Subscribe("test", other.add)
+		r.s.Subscribe("test", func(e Event) {
 			panicky.add(e)
 			panic("a subscriber's bug")
 		})
@@ -141,7 +146,7 @@ func TestSyncWaitsForDelivery(t *testing.T) {
 		r := newRig(t, fake.Config{}, Defaults{})
 		release := make(chan struct{})
 		var h heard
-		sub := r.s.Subscribe(func(e Event) {
+		sub := r.s.Subscribe("test", func(e Event) {
 			<-release
 			h.add(e)
 		})
@@ -166,7 +171,7 @@ func TestEveryTransitionPublishes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, fake.Config{}, Defaults{})
 		var h heard
-		r.s.Subscribe(h.add)
+		r.s.Subscribe("test", h.add)
 		rt := r.started("p", ConfigRequest{})
 		_, err := r.s.Pause(r.ctx, rt.ID, store.PauseUser)
 		r.must(err)
@@ -219,7 +224,7 @@ func TestArchivePublishes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, fake.Config{NoPause: true}, Defaults{})
 		var h heard
-		r.s.Subscribe(h.add)
+		r.s.Subscribe("test", h.add)
 		rt := r.started("p", ConfigRequest{})
 		_, err := r.s.Pause(r.ctx, rt.ID, store.PauseUser)
 		r.must(err)
@@ -230,6 +235,139 @@ func TestArchivePublishes(t *testing.T) {
 			EventCreated, EventStarting, EventRunning, EventArchived, EventStarting, EventRunning)
 		if e := h.last(); !e.Fresh {
 			t.Fatal("a restored sandbox is not fresh")
+		}
+	})
+}
+
+// TestCloseAgentsKeepsEvents: CloseAgents ends the agent connections (an
+// Agent call answers shutting_down) and nothing else: a transition after
+// it still reaches the subscribers. Close then ends the subscriptions.
+func TestCloseAgentsKeepsEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		noDial := func(context.Context, string) (net.Conn, error) { return nil, errors.New("no agent in this test") }
+		r := newRig(t, fake.Config{Agent: noDial}, Defaults{})
+		var h heard
+		sub := r.s.Subscribe("test", h.add)
+		rt := r.started("p", ConfigRequest{})
+		if _, _, err := r.s.Agent(r.ctx, rt.ID); err != nil {
+			t.Fatalf("Agent before CloseAgents: %v", err)
+		}
+		r.s.CloseAgents()
+		if _, _, err := r.s.Agent(r.ctx, rt.ID); !errors.Is(err, errdefs.ErrUnavailable) {
+			t.Fatalf("Agent after CloseAgents: %v, want shutting_down", err)
+		}
+		_, err := r.s.Pause(r.ctx, rt.ID, store.PauseUser)
+		r.must(err)
+		synctest.Wait()
+		wantKinds(t, "after CloseAgents", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, EventPaused)
+
+		r.must(r.s.Close())
+		_, err = r.s.Resume(r.ctx, rt.ID)
+		r.must(err)
+		synctest.Wait()
+		wantKinds(t, "after Close", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, EventPaused)
+		sub.mu.Lock()
+		ended := sub.ended
+		sub.mu.Unlock()
+		if !ended {
+			t.Fatal("Close left the subscription open")
+		}
+	})
+}
+
+// logLines is a log sink whose lines a test counts.
+type logLines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// count is how many lines hold s.
+func (l *logLines) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+// TestSlowSubscriberWarnsAtHighWater: a subscriber whose queue grows past
+// the mark is named in one warning per crossing, and loses no event.
+func TestSlowSubscriberWarnsAtHighWater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logLines
+		r := newRigWith(t, rigOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		var (
+			mu      sync.Mutex
+			gate    = make(chan struct{})
+			handled int
+		)
+		release := func() { // lets fn return, now and whenever it is told to wait again
+			mu.Lock()
+			defer mu.Unlock()
+			select {
+			case <-gate:
+			default:
+				close(gate)
+			}
+		}
+		t.Cleanup(release) // before the rig's Close waits for fn
+		r.s.Subscribe("slowpoke", func(Event) {
+			mu.Lock()
+			g := gate
+			mu.Unlock()
+			<-g
+			mu.Lock()
+			handled++
+			mu.Unlock()
+		})
+		var fast heard
+		r.s.Subscribe("fast", fast.add)
+		publish := func(n int) {
+			for range n {
+				r.s.publish(Event{Kind: EventCreated})
+			}
+		}
+		warning := `subscriber=slowpoke`
+		warnings := func(what string, want int) {
+			t.Helper()
+			synctest.Wait()
+			if got := logs.count(warning); got != want {
+				t.Fatalf("%s: %d warnings naming the subscriber, want %d", what, got, want)
+			}
+		}
+
+		publish(1) // taken by fn, which blocks on it
+		synctest.Wait()
+		publish(queueHighWater) // queued: at the mark
+		warnings("at the mark", 0)
+		publish(1)
+		warnings("past the mark", 1)
+		publish(queueHighWater)
+		warnings("further past it", 1)
+
+		release() // it catches up, and is blocked again
+		synctest.Wait()
+		mu.Lock()
+		gate = make(chan struct{})
+		mu.Unlock()
+		publish(1)
+		synctest.Wait()
+		publish(queueHighWater + 1)
+		warnings("past the mark again", 2)
+		release()
+		synctest.Wait()
+		const total = 3*queueHighWater + 4
+		mu.Lock()
+		defer mu.Unlock()
+		if handled != total {
+			t.Fatalf("the slow subscriber handled %d events, want %d", handled, total)
+		}
+		if n := len(fast.kinds("")); n != total || logs.count("subscriber=fast") != 0 {
+			t.Fatalf("the fast subscriber heard %d events, want %d, and was warned of %d times", n, total, logs.count("subscriber=fast"))
 		}
 	})
 }
