@@ -36,9 +36,12 @@ const (
 	// EventFailed: a start failed; the runtime is in error with the
 	// reason and the row killed as provision_failed.
 	EventFailed EventKind = "failed"
-	// EventKilled: the runtime's sandbox, if it had one, was killed with
-	// Reason (reset, deleted, vanished, exited, interrupted, …) and the
-	// runtime left without one, idle or in error.
+	// EventKilled: the runtime's sandbox was killed with Reason (reset,
+	// deleted, vanished, exited, interrupted, …) and the runtime left
+	// without one, idle or in error. It is told of once, by the action
+	// that killed the row: releasing a runtime whose sandbox ended before
+	// (a reset from error or from archived, a delete after a kill) publishes
+	// nothing more.
 	EventKilled EventKind = "killed"
 	// EventDeleted: the runtime was deleted with its project.
 	EventDeleted EventKind = "deleted"

@@ -199,17 +199,16 @@ func TestEveryTransitionPublishes(t *testing.T) {
 			EventCreated, EventStarting, EventRunning, // start
 			EventPaused, EventRunning, // pause, resume
 			EventKilled,                // reset
-			EventStarting, EventFailed, // a failed start
-			EventKilled,                              // reset from error
+			EventStarting, EventFailed, // a failed start; the reset from error kills nothing
 			EventStarting, EventRunning, EventKilled, // start, kill the sandbox
-			EventKilled, EventDeleted) // delete the project
+			EventDeleted) // delete the project, which has no sandbox left
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		reasons := map[EventKind][]string{}
 		for _, e := range h.es {
 			reasons[e.Kind] = append(reasons[e.Kind], e.Reason)
 		}
-		if !slices.Equal(reasons[EventKilled], []string{KillReset, KillReset, KillDeleted, KillProjectDeleted}) {
+		if !slices.Equal(reasons[EventKilled], []string{KillReset, KillDeleted}) {
 			t.Errorf("kill reasons %v", reasons[EventKilled])
 		}
 		if !slices.Equal(reasons[EventFailed], []string{KillProvisionFailed}) {
@@ -368,6 +367,42 @@ func TestSlowSubscriberWarnsAtHighWater(t *testing.T) {
 		}
 		if n := len(fast.kinds("")); n != total || logs.count("subscriber=fast") != 0 {
 			t.Fatalf("the fast subscriber heard %d events, want %d, and was warned of %d times", n, total, logs.count("subscriber=fast"))
+		}
+	})
+}
+
+// TestResetAfterFailedStartKillsOnce: a failed start's row is killed
+// (provision_failed) and told of as failed; resetting the runtime from
+// error kills no row, so it is not told of as killed a second time. A
+// project deleted with a running sandbox is told of its kill.
+func TestResetAfterFailedStartKillsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, fake.Config{}, Defaults{})
+		var h heard
+		r.s.Subscribe("test", h.add)
+		rt := r.project("p", ConfigRequest{})
+		r.fake.FailNext(fake.OpCreate, errdefs.Unavailable("backend_down", "down"))
+		if _, err := r.s.Start(r.ctx, rt.ID, nil); err == nil {
+			t.Fatal("a start whose create failed succeeded")
+		}
+		rt, err := r.s.Reset(r.ctx, rt.ID, false)
+		r.must(err)
+		if rt.Status != store.RuntimeIdle {
+			t.Fatalf("reset left the runtime %s", rt.Status)
+		}
+		synctest.Wait()
+		wantKinds(t, "failed start, reset", h.kinds(rt.ID), EventCreated, EventStarting, EventFailed)
+
+		rt, err = r.s.Start(r.ctx, rt.ID, nil)
+		r.must(err)
+		p, err := r.st.GetProject(r.ctx, rt.ProjectID)
+		r.must(err)
+		r.must(r.s.DeleteProject(r.ctx, p))
+		synctest.Wait()
+		wantKinds(t, "start, delete", h.kinds(rt.ID), EventCreated, EventStarting, EventFailed,
+			EventStarting, EventRunning, EventKilled, EventDeleted)
+		if e := h.es[len(h.es)-2]; e.Reason != KillProjectDeleted || e.Sandbox.ID != rt.CurrentSandboxID || e.Sandbox.State != store.SandboxKilled {
+			t.Fatalf("the delete's kill: %+v", e)
 		}
 	})
 }
