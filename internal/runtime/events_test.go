@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -404,5 +405,159 @@ func TestResetAfterFailedStartKillsOnce(t *testing.T) {
 		if e := h.es[len(h.es)-2]; e.Reason != KillProjectDeleted || e.Sandbox.ID != rt.CurrentSandboxID || e.Sandbox.State != store.SandboxKilled {
 			t.Fatalf("the delete's kill: %+v", e)
 		}
+	})
+}
+
+// TestReconcilePublishes: a runtime whose status disagrees with its row is
+// brought to the row's, and says so (a running that is no start, a
+// paused); compute that stopped by itself is told of as killed (exited).
+func TestReconcilePublishes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, fake.Config{}, Defaults{})
+		var h heard
+		r.s.Subscribe("test", h.add)
+		rt := r.started("p", ConfigRequest{})
+		setStatus := func(status store.RuntimeStatus) {
+			t.Helper()
+			cur, _ := r.get(rt.ID)
+			cur.Status = status
+			_, err := r.st.UpdateRuntime(r.ctx, cur)
+			r.must(err)
+		}
+		reconcile := func(want Reconciliation) {
+			t.Helper()
+			got, err := r.s.Reconcile(r.ctx, rt.ID)
+			r.must(err)
+			if got != want {
+				t.Fatalf("reconciled %q, want %q", got, want)
+			}
+		}
+
+		setStatus(store.RuntimePaused) // the row says running
+		reconcile(ReconcileNone)
+		synctest.Wait()
+		wantKinds(t, "runtime said paused", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, EventRunning)
+		if e := h.last(); e.Fresh || e.Runtime.Status != store.RuntimeRunning || e.Sandbox.ID != rt.CurrentSandboxID {
+			t.Fatalf("the synced running event: %+v", e)
+		}
+
+		_, err := r.s.Pause(r.ctx, rt.ID, store.PauseUser)
+		r.must(err)
+		setStatus(store.RuntimeRunning) // the row says paused
+		reconcile(ReconcileNone)
+		synctest.Wait()
+		if e := h.last(); e.Kind != EventPaused || e.Runtime.Status != store.RuntimePaused || e.Sandbox.State != store.SandboxPaused {
+			t.Fatalf("the synced paused event: %+v", e)
+		}
+
+		rt, err = r.s.Resume(r.ctx, rt.ID)
+		r.must(err)
+		_, sb := r.get(rt.ID)
+		if !r.fake.Kill(sb.ProviderSandboxID, 1) {
+			t.Fatal("the fake did not stop the compute")
+		}
+		reconcile(ReconcileExited)
+		synctest.Wait()
+		wantKinds(t, "the walk", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, EventRunning,
+			EventPaused, EventPaused, EventRunning, EventKilled)
+		if e := h.last(); e.Reason != KillExited || e.Runtime.Status != store.RuntimeError || e.Sandbox.ID != sb.ID {
+			t.Fatalf("the exited event: %+v", e)
+		}
+	})
+}
+
+// TestWakePublishes: an operation on a paused runtime (AgentOf) resumes it
+// and tells of a running that is not fresh; on an archived one it restores
+// it, a fresh start.
+func TestWakePublishes(t *testing.T) {
+	noDial := func(context.Context, string) (net.Conn, error) { return nil, errors.New("no agent in this test") }
+	for _, c := range []struct {
+		name  string
+		cfg   fake.Config
+		pause EventKind
+		wake  []EventKind
+		fresh bool
+	}{
+		{"paused", fake.Config{Agent: noDial}, EventPaused, []EventKind{EventRunning}, false},
+		{"archived", fake.Config{Agent: noDial, NoPause: true}, EventArchived, []EventKind{EventStarting, EventRunning}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, c.cfg, Defaults{})
+				var h heard
+				r.s.Subscribe("test", h.add)
+				rt := r.started("p", ConfigRequest{})
+				rt, err := r.s.Pause(r.ctx, rt.ID, store.PauseUser)
+				r.must(err)
+				_, woken, err := r.s.AgentOf(r.ctx, rt)
+				r.must(err)
+				if woken.Status != store.RuntimeRunning {
+					t.Fatalf("the operation left the runtime %s", woken.Status)
+				}
+				synctest.Wait()
+				want := append([]EventKind{EventCreated, EventStarting, EventRunning, c.pause}, c.wake...)
+				wantKinds(t, "pause, wake", h.kinds(rt.ID), want...)
+				if e := h.last(); e.Fresh != c.fresh || e.Sandbox.ID != woken.CurrentSandboxID || e.Sandbox.State != store.SandboxRunning {
+					t.Fatalf("the wake's running event: %+v, want fresh %v", e, c.fresh)
+				}
+			})
+		})
+	}
+}
+
+// TestExpiryAndArchivePublish: a runtime past its idle window is paused
+// with reason timeout (archived on a provider that cannot pause), and one
+// paused past its archive_after is archived; each says so.
+func TestExpiryAndArchivePublish(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  fake.Config
+		want EventKind
+	}{{"pauses", fake.Config{}, EventPaused}, {"cannot pause", fake.Config{NoPause: true}, EventArchived}} {
+		t.Run("expiry "+c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, c.cfg, Defaults{})
+				var h heard
+				r.s.Subscribe("test", h.add)
+				rt := r.started("p", ConfigRequest{IdleTimeoutSeconds: 60})
+				time.Sleep(61 * time.Second)
+				paused, err := r.s.PauseIfExpired(r.ctx, rt.ID, time.Now())
+				r.must(err)
+				if !paused {
+					t.Fatal("not paused past its window")
+				}
+				synctest.Wait()
+				wantKinds(t, "start, expiry", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, c.want)
+				e := h.last()
+				if c.want == EventPaused && (e.Sandbox.PauseReason != store.PauseTimeout || e.Runtime.Status != store.RuntimePaused) {
+					t.Fatalf("the expiry's paused event: %+v", e)
+				}
+				if c.want == EventArchived && (e.Runtime.Status != store.RuntimeArchived || e.Sandbox.KillReason != KillArchived) {
+					t.Fatalf("the expiry's archived event: %+v", e)
+				}
+			})
+		})
+	}
+	t.Run("archive after paused", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newRig(t, fake.Config{}, Defaults{})
+			var h heard
+			r.s.Subscribe("test", h.add)
+			rt := r.started("p", ConfigRequest{ArchiveAfterSeconds: 3600})
+			_, err := r.s.Pause(r.ctx, rt.ID, store.PauseUser)
+			r.must(err)
+			time.Sleep(time.Hour)
+			archived, err := r.s.ArchiveIfDue(r.ctx, rt.ID, time.Now())
+			r.must(err)
+			if !archived {
+				t.Fatal("not archived past archive_after")
+			}
+			synctest.Wait()
+			wantKinds(t, "pause, archive", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, EventPaused, EventArchived)
+			if e := h.last(); e.Runtime.Status != store.RuntimeArchived || e.Runtime.Snapshot == "" ||
+				e.Sandbox.ID != rt.CurrentSandboxID || e.Sandbox.KillReason != KillArchived {
+				t.Fatalf("the archived event: %+v", e)
+			}
+		})
 	})
 }
