@@ -327,8 +327,11 @@ func TestSlowSubscriberWarnsAtHighWater(t *testing.T) {
 		var fast heard
 		r.s.Subscribe("fast", fast.add)
 		publish := func(n int) {
-			for range n {
+			for i := range n {
 				r.s.publish(Event{Kind: EventCreated})
+				if i%256 == 255 {
+					synctest.Wait() // the fast one keeps up
+				}
 			}
 		}
 		warning := `subscriber=slowpoke`
