@@ -97,7 +97,7 @@ func New(cfg Config) *Service {
 		runs: map[string]*applyRun{}, stop: cancel, stopCtx: ctx,
 	}
 	if cfg.Runtimes != nil {
-		s.events = cfg.Runtimes.Subscribe(s.runtimeEvent)
+		s.events = cfg.Runtimes.Subscribe("bindings", s.runtimeEvent)
 	}
 	return s
 }

@@ -543,13 +543,14 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 	}
 	now := s.now()
 	ended := sb // as killed
+	killed := false
 	err := s.store.InTx(ctx, func(q store.Queries) error {
 		if sb.ID != "" && sb.State != store.SandboxKilled {
 			if err := s.settle(ctx, q, sb.ID, now); err != nil {
 				return err
 			}
 			var err error
-			if ended, err = killRow(ctx, q, sb.ID, reason, now); err != nil {
+			if ended, killed, err = killRow(ctx, q, sb.ID, reason, now); err != nil {
 				return err
 			}
 		}
@@ -562,7 +563,9 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 		rt.UpdatedAt = now
 		return saveRuntime(ctx, q, &rt)
 	})
-	if err == nil {
+	if err == nil && killed {
+		// A row killed before (a failed start's, one a reconciliation
+		// found killed) was told of then.
 		s.publish(Event{Kind: EventKilled, Runtime: rt, Sandbox: ended, Reason: reason, At: now})
 	}
 	return rt, err
@@ -584,14 +587,15 @@ func (s *Service) destroy(ctx context.Context, sb store.Sandbox) error {
 	return nil
 }
 
-// killRow marks a ledger row killed, and returns it. The row stays
-// forever.
-func killRow(ctx context.Context, q store.Queries, id, reason string, now time.Time) (store.Sandbox, error) {
+// killRow marks a ledger row killed, and returns it and whether this call
+// killed it (false for a row killed already). The row stays forever.
+func killRow(ctx context.Context, q store.Queries, id, reason string, now time.Time) (store.Sandbox, bool, error) {
 	sb, err := q.GetSandbox(ctx, id)
 	if err != nil || sb.State == store.SandboxKilled {
-		return sb, err
+		return sb, false, err
 	}
-	return q.KillSandbox(ctx, id, sb.Version, reason, "", now)
+	sb, err = q.KillSandbox(ctx, id, sb.Version, reason, "", now)
+	return sb, err == nil, err
 }
 
 // recordChange writes what an action did to a sandbox, read as before and
@@ -660,7 +664,7 @@ func (s *Service) KillSandbox(ctx context.Context, sandboxID string) (store.Sand
 		if err := s.settle(ctx, q, sb.ID, now); err != nil {
 			return err
 		}
-		_, err := killRow(ctx, q, sb.ID, KillDeleted, now)
+		_, _, err := killRow(ctx, q, sb.ID, KillDeleted, now)
 		return err
 	})
 	if err != nil {

@@ -104,12 +104,20 @@ func agentStatus(name string, rt store.Runtime) error {
 	return errdefs.Conflict(CodeNotRunning, "runtime %s is %s, not running; start it first", name, rt.Status)
 }
 
-// Close closes every cached agent connection, ending the calls still in
-// flight on them, and makes later Agent calls fail with 503 shutting_down.
-// It ends every event subscription (see Subscribe). The server calls it
-// when it shuts down.
-func (s *Service) Close() error {
+// CloseAgents closes every cached agent connection, ending the calls still
+// in flight on them, and makes later Agent calls fail with 503
+// shutting_down. Everything else goes on: actions still run and their
+// events still reach the subscribers. The server calls it while it drains,
+// to end the streams to sandbox agents that would not end by themselves.
+func (s *Service) CloseAgents() {
 	s.agents.close()
+}
+
+// Close is CloseAgents, and then ends every event subscription (see
+// Subscribe). The server calls it when the runtime component closes, after
+// the components that act on runtimes.
+func (s *Service) Close() error {
+	s.CloseAgents()
 	s.subs.close()
 	return nil
 }

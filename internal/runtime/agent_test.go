@@ -105,6 +105,7 @@ func testAgentPool(t *testing.T) {
 	waitDialed(t, agents, 2)
 	// Forgetting another sandbox of the runtime changes nothing.
 	pool.forget("rt-1", "sb-1")
+	synctest.Wait() // a call the forget ended has returned by now
 	select {
 	case err := <-second:
 		t.Fatalf("a call on the current sandbox ended: %v", err)

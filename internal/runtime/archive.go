@@ -93,7 +93,7 @@ func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Run
 			return err
 		}
 		var err error
-		if killed, err = killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
+		if killed, _, err = killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
 			return err
 		}
 		rt.Status = store.RuntimeArchived

@@ -36,9 +36,12 @@ const (
 	// EventFailed: a start failed; the runtime is in error with the
 	// reason and the row killed as provision_failed.
 	EventFailed EventKind = "failed"
-	// EventKilled: the runtime's sandbox, if it had one, was killed with
-	// Reason (reset, deleted, vanished, exited, interrupted, …) and the
-	// runtime left without one, idle or in error.
+	// EventKilled: the runtime's sandbox was killed with Reason (reset,
+	// deleted, vanished, exited, interrupted, …) and the runtime left
+	// without one, idle or in error. It is told of once, by the action
+	// that killed the row: releasing a runtime whose sandbox ended before
+	// (a reset from error or from archived, a delete after a kill) publishes
+	// nothing more.
 	EventKilled EventKind = "killed"
 	// EventDeleted: the runtime was deleted with its project.
 	EventDeleted EventKind = "deleted"
@@ -59,20 +62,22 @@ type Event struct {
 }
 
 // Subscribe has fn told of every runtime transition from now on, until
-// the subscription ends.
+// the subscription ends. name says who subscribes, in the logs.
 //
 // Delivery: each subscription has a queue of its own and a goroutine that
 // calls fn with one event at a time, in the order the transitions were
 // recorded. Publishing only appends to the queues, so the runtime service
 // never waits for a subscriber while it holds a runtime's lock, and a slow
 // subscriber delays nobody but itself. A panic in fn is logged and
-// delivery goes on with the next event. The queue is not bounded: fn must
-// keep up on average (hand long work to a goroutine of its own). A
+// delivery goes on with the next event. The queue is not bounded, and no
+// event is ever dropped: fn must keep up on average (hand long work to a
+// goroutine of its own). A queue that grows past queueHighWater (1024)
+// events is logged as a warning, once each time it crosses the mark. A
 // subscriber that must have heard of a transition before it acts (the
 // bindings of a sandbox that just started, before a prompt) calls Sync.
 // After Close, Subscribe returns a subscription that hears nothing.
-func (s *Service) Subscribe(fn func(Event)) *Subscription {
-	sub := &Subscription{list: &s.subs, fn: fn, logger: s.logger,
+func (s *Service) Subscribe(name string, fn func(Event)) *Subscription {
+	sub := &Subscription{list: &s.subs, name: name, fn: fn, logger: s.logger,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), progress: make(chan struct{})}
 	s.subs.mu.Lock()
 	if s.subs.closed {
@@ -101,6 +106,11 @@ func (s *Service) publish(e Event) {
 	}
 }
 
+// queueHighWater is how many events a subscription's queue holds, waiting
+// for its subscriber, before a warning says the subscriber is falling
+// behind. The queue goes on growing: the mark only warns.
+const queueHighWater = 1024
+
 // subscribers are a Service's subscriptions.
 type subscribers struct {
 	mu     sync.Mutex
@@ -123,6 +133,7 @@ func (l *subscribers) close() {
 // goroutine that delivers it.
 type Subscription struct {
 	list   *subscribers
+	name   string
 	fn     func(Event)
 	logger *slog.Logger
 
@@ -131,6 +142,7 @@ type Subscription struct {
 	pushed   uint64        // events queued, ever
 	handled  uint64        // events fn returned from, ever
 	ended    bool          // no more deliveries
+	behind   bool          // q crossed queueHighWater, and has not fallen back to half of it since
 	progress chan struct{} // closed, and replaced, when handled moves or the subscription ends
 
 	wake chan struct{} // holds a token while q may be non-empty
@@ -182,7 +194,16 @@ func (sub *Subscription) push(e Event) {
 	sub.mu.Lock()
 	sub.q = append(sub.q, e)
 	sub.pushed++
+	queued := len(sub.q)
+	crossed := queued > queueHighWater && !sub.behind
+	if crossed {
+		sub.behind = true
+	}
 	sub.mu.Unlock()
+	if crossed {
+		sub.logger.Warn("a runtime event subscriber is falling behind; its queue goes on growing",
+			"subscriber", sub.name, "queued", queued, "high_water", queueHighWater)
+	}
 	select {
 	case sub.wake <- struct{}{}:
 	default:
@@ -235,6 +256,9 @@ func (sub *Subscription) next() (Event, bool) {
 	sub.q = sub.q[1:]
 	if len(sub.q) == 0 {
 		sub.q = nil // let the backing array go
+	}
+	if len(sub.q) <= queueHighWater/2 {
+		sub.behind = false // it caught up: the next crossing warns again
 	}
 	return e, true
 }

@@ -33,6 +33,8 @@ type rigOptions struct {
 	// Wrap, when set, is the provider the service uses around the fake
 	// (a breaker).
 	Wrap func(*fake.Provider) provider.Provider
+	// Logger, when set, is the service's logger.
+	Logger *slog.Logger
 }
 
 // newRig returns a rig whose fake provider has cfg and whose service has
@@ -62,7 +64,7 @@ func newRigWith(t *testing.T, o rigOptions) *rig {
 	if d.Image == "" {
 		d.Image = "paddock/base:1"
 	}
-	s := New(Config{Store: st, Providers: reg, Instance: "i", Defaults: d, WarmPools: o.WarmPools})
+	s := New(Config{Store: st, Providers: reg, Instance: "i", Defaults: d, WarmPools: o.WarmPools, Logger: o.Logger})
 	t.Cleanup(func() { s.Close() })
 	now := time.Now().UTC()
 	org := store.Org{ID: newID(), Name: "acme", CreatedAt: now}

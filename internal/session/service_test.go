@@ -118,7 +118,7 @@ func TestTranscriptIsPersisted(t *testing.T) {
 		must(t, err)
 		second := got[len(turn):]
 		if len(second) != maxTurnEvents+2 {
-			t.Fatalf("the second turn kept %d events, want %d, a note and its end", len(second), maxTurnEvents)
+			t.Fatalf("the second turn kept %d events, want %d (its bound, a note and its end)", len(second), maxTurnEvents+2)
 		}
 		note, last := second[len(second)-2], second[len(second)-1]
 		if note.Error == nil || note.Error.Code != codeTruncated || last.Type != harness.EventDone || last.Turn != 2 || !rec.failed {
