@@ -231,7 +231,7 @@ func (h *httpServer) drain(ctx context.Context) error {
 	if h.failed || h.manual {
 		grace = 0
 	}
-	closeAgents := time.AfterFunc(grace, func() { _ = h.runtime.svc.Close() })
+	closeAgents := time.AfterFunc(grace, func() { h.runtime.svc.CloseAgents() })
 	sshStopped := h.sshd.shutdown(grace)
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -244,7 +244,7 @@ func (h *httpServer) drain(ctx context.Context) error {
 	}
 	sshStopped()
 	closeAgents.Stop()
-	_ = h.runtime.svc.Close()
+	h.runtime.svc.CloseAgents()
 	if h.failed || h.serveOn != nil {
 		return nil // serve returned its error, or it is not ours to wait for
 	}
