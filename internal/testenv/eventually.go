@@ -1,0 +1,46 @@
+package testenv
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Patience is how long Eventually waits for a condition: long enough for a
+// loaded machine, so that only a condition that never comes fails a test.
+const Patience = 3 * time.Minute
+
+// Eventually calls cond until it returns nil, and fails t with cond's last
+// error if Patience passes first. The pause between calls starts short and
+// doubles up to a quarter of a second, so a condition that comes at once is
+// seen at once and a slow one is not polled hard. It is how a test waits on
+// what gives no signal (a process, a socket, a container, a file, another
+// process's log); what does give one is waited on directly.
+func Eventually(t testing.TB, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(Patience)
+	pause := 5 * time.Millisecond
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s: %v", Patience, err)
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 250*time.Millisecond)
+	}
+}
+
+// WaitFor is Eventually for a condition that holds or not; what names it
+// in the failure.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	Eventually(t, func() error {
+		if cond() {
+			return nil
+		}
+		return fmt.Errorf("waiting for %s", what)
+	})
+}
