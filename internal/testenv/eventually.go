@@ -18,15 +18,20 @@ const Patience = 3 * time.Minute
 // process's log); what does give one is waited on directly.
 func Eventually(t testing.TB, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(Patience)
+	if err := poll(Patience, cond); err != nil {
+		t.Fatalf("timed out after %s: %v", Patience, err)
+	}
+}
+
+// poll is Eventually's loop: it returns nil once cond does, or cond's
+// last error once patience has passed.
+func poll(patience time.Duration, cond func() error) error {
+	deadline := time.Now().Add(patience)
 	pause := 5 * time.Millisecond
 	for {
 		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s: %v", Patience, err)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 250*time.Millisecond)
