@@ -18,14 +18,15 @@ const Patience = 3 * time.Minute
 // process's log); what does give one is waited on directly.
 func Eventually(t testing.TB, cond func() error) {
 	t.Helper()
-	if err := poll(Patience, cond); err != nil {
+	if err := Poll(Patience, cond); err != nil {
 		t.Fatalf("timed out after %s: %v", Patience, err)
 	}
 }
 
-// poll is Eventually's loop: it returns nil once cond does, or cond's
-// last error once patience has passed.
-func poll(patience time.Duration, cond func() error) error {
+// Poll is Eventually's loop, for a helper that reports rather than fails:
+// it returns nil once cond does, or cond's last error once patience has
+// passed.
+func Poll(patience time.Duration, cond func() error) error {
 	deadline := time.Now().Add(patience)
 	pause := 5 * time.Millisecond
 	for {

@@ -76,6 +76,27 @@ func TestEventually(t *testing.T) {
 	})
 }
 
+// TestPoll: Poll reports, rather than fails: nil once the condition holds,
+// its last error once the patience given has passed.
+func TestPoll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		if err := testenv.Poll(time.Minute, func() error {
+			if calls++; calls < 3 {
+				return errors.New("not yet")
+			}
+			return nil
+		}); err != nil || calls != 3 {
+			t.Fatalf("Poll of a condition that came = %v after %d calls, want nil after 3", err, calls)
+		}
+		start := time.Now()
+		err := testenv.Poll(time.Second, func() error { return errors.New("never") })
+		if waited := time.Since(start); err == nil || err.Error() != "never" || waited < time.Second || waited > time.Second+250*time.Millisecond {
+			t.Fatalf("Poll of a condition that never came = %v after %s, want its error after 1s", err, waited)
+		}
+	})
+}
+
 // TestWaitFor: WaitFor names what it waited for when it never comes.
 func TestWaitFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -96,7 +96,7 @@ func LoopsOf(img string) []string {
 // closes it, which may come a moment after the unmount returns.
 func LoopsOfSettled(img string, want int) []string {
 	var got []string
-	_ = poll(time.Minute, func() error {
+	_ = Poll(time.Minute, func() error {
 		if got = LoopsOf(img); len(got) != want {
 			return errors.New("not settled")
 		}
