@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"go/build"
 	"net"
 	"net/http"
@@ -130,21 +131,18 @@ func runShim(t *testing.T, args ...string) (*exec.Cmd, string) {
 		},
 	}}
 	defer hc.CloseIdleConnections()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.Eventually(t, func() error {
 		res, err := hc.Get("http://agent/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 {
-				t.Fatalf("healthz: %s over %s", res.Status, res.Proto)
-			}
-			return cmd, sock
+		if err != nil {
+			return fmt.Errorf("shim not ready: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("shim not ready: %v", err)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 {
+			t.Fatalf("healthz: %s over %s", res.Status, res.Proto)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return cmd, sock
 }
 
 // waitExit waits for the shim to exit and returns its exit code.

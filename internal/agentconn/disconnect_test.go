@@ -2,6 +2,7 @@ package agentconn_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -215,15 +216,10 @@ func TestOneConnection(t *testing.T) {
 func waitBlockedReading(t *testing.T, n int) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		stacks := string(buf[:runtime.Stack(buf, true)])
-		if strings.Count(stacks, "(*http2pipe).Read(") >= n {
-			return
+	testenv.Eventually(t, func() error {
+		if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Count(stacks, "(*http2pipe).Read(") < n {
+			return fmt.Errorf("fewer than %d goroutines blocked reading:\n%s", n, stacks)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d goroutines blocked reading:\n%s", n, stacks)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }

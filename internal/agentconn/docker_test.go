@@ -88,20 +88,15 @@ func startSandbox(t testing.TB, runtime string) *sandbox {
 	}
 	c := agentconn.New(testenv.UnixDialer(filepath.Join(run, "agent.sock")))
 	t.Cleanup(func() { c.Close() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.Eventually(t, func() error {
 		hctx, hcancel := context.WithTimeout(ctx, 2*time.Second)
-		err := c.Health(hctx)
-		hcancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
+		defer hcancel()
+		if err := c.Health(hctx); err != nil {
 			logs, _ := docker(context.Background(), "logs", id)
-			t.Fatalf("agent in container %.12s not ready: %v\n%s", id, err, logs)
+			return fmt.Errorf("agent in container %.12s not ready: %w\n%s", id, err, logs)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	return &sandbox{id: id, client: c}
 }
 
@@ -219,20 +214,16 @@ func testDockerSandbox(t *testing.T, runtime string) {
 			t.Fatal(err)
 		}
 		// Dead and reaped: no zombie is left in the process table.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testenv.Eventually(t, func() error {
 			res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "cat /proc/" + pid + "/stat 2>/dev/null"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Stdout) == 0 {
-				break
+			if len(res.Stdout) > 0 {
+				return fmt.Errorf("orphan %s not reaped: %s", pid, res.Stdout)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("orphan %s not reaped: %s", pid, res.Stdout)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	})
 
 	t.Run("stops on SIGTERM", func(t *testing.T) {

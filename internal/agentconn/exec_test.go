@@ -330,18 +330,13 @@ func TestTimeout(t *testing.T) {
 // waitGone polls until pid no longer exists (reaped, not a zombie).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			return
+	testenv.Eventually(t, func() error {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			state, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			t.Fatalf("process %d still exists: %s", pid, state)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		state, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return fmt.Errorf("process %d still exists: %s", pid, state)
+	})
 }
 
 func TestBackgroundAttach(t *testing.T) {
@@ -523,22 +518,21 @@ func TestOverflow(t *testing.T) {
 // waitExited polls until the process has exited.
 func waitExited(t *testing.T, c *agentconn.Client, id string) agentconn.ProcessInfo {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var exited agentconn.ProcessInfo
+	testenv.Eventually(t, func() error {
 		ps, err := c.Processes(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range ps {
 			if p.ID == id && !p.Running {
-				return p
+				exited = p
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %s did not exit: %+v", id, ps)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("process %s did not exit: %+v", id, ps)
+	})
+	return exited
 }
 
 func TestProcesses(t *testing.T) {

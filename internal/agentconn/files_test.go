@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -260,17 +261,12 @@ func TestWriteAtomic(t *testing.T) {
 		t.Fatalf("target is %.20q after a failed write", b)
 	}
 	// The agent removes its temporary file when it sees the call end.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		es, _ := os.ReadDir(dir)
-		if len(es) == 1 {
-			break
+	testenv.Eventually(t, func() error {
+		if es, _ := os.ReadDir(dir); len(es) != 1 {
+			return fmt.Errorf("left in %s: %v", dir, es)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left in %s: %v", dir, es)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestLargeFile streams a large file both ways with a checksum, holding

@@ -17,6 +17,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // serveTCP opens a listener on 127.0.0.1 and runs serve on each of its
@@ -356,8 +357,7 @@ func testDockerPorts(t *testing.T, runtime string) {
 	es.Close()
 	// The server listens once it has started; the agent tells when.
 	var listener *agentconn.ListeningPort
-	deadline := time.Now().Add(20 * time.Second)
-	for listener == nil {
+	testenv.Eventually(t, func() error {
 		ports, err := c.ListPorts(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -365,15 +365,11 @@ func testDockerPorts(t *testing.T, runtime string) {
 		for _, p := range ports {
 			if p.Port == 8080 {
 				listener = &p
+				return nil
 			}
 		}
-		if listener == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("port 8080 not listed: %+v", ports)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+		return fmt.Errorf("port 8080 not listed: %+v", ports)
+	})
 	t.Logf("listed %+v", *listener)
 	if listener.PID != es.PID() || listener.Command != "httpd" {
 		t.Errorf("listener %+v, want pid %d command httpd", *listener, es.PID())

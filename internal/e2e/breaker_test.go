@@ -3,13 +3,13 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -69,17 +69,12 @@ func TestBreakerWithAStoppedEngine(t *testing.T) {
 	engine.Stop(t)
 	// Readiness pings the engine through the breaker: the failures open
 	// it, and then it answers at once.
-	var why string
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		var ok bool
-		ok, why = readiness(t, s.url, check)
-		if !ok && strings.Contains(why, provider.CodeCircuitOpen) {
-			break
+	testenv.Eventually(t, func() error {
+		if ok, why := readiness(t, s.url, check); ok || !strings.Contains(why, provider.CodeCircuitOpen) {
+			return fmt.Errorf("the breaker did not open with the engine stopped; last check: ok=%v %s", ok, why)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the breaker did not open with the engine stopped; last check: ok=%v %s", ok, why)
-		}
-	}
+		return nil
+	})
 	// The failures that opened it were counted, and its state exported.
 	metrics := scrape(t, s.url)
 	if !regexp.MustCompile(`paddock_provider_errors_total\{op="ping",provider="`+providerName+`"\} [1-9]`).MatchString(metrics) ||
@@ -100,15 +95,12 @@ func TestBreakerWithAStoppedEngine(t *testing.T) {
 
 	engine.Start(t)
 	// No call closes it: its own probe finds the engine again.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		ok, why := readiness(t, s.url, check)
-		if ok {
-			break
+	testenv.Eventually(t, func() error {
+		if ok, why := readiness(t, s.url, check); !ok {
+			return fmt.Errorf("the breaker did not close after the engine came back: %s", why)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the breaker did not close after the engine came back: %s", why)
-		}
-	}
+		return nil
+	})
 	rt, err = c.StartRuntime(ctx, "acme", "dev", p.RuntimeID, pc.StartRuntimeRequest{})
 	if err != nil || rt.Status != pc.RuntimeRunning {
 		t.Fatalf("start after the engine came back = %+v, %v", rt, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -89,7 +90,7 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 	// Another binding changes: what e2e-workers' setup made in its
 	// directory stays, and its worker keeps running.
 	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+repo.ID, pc.UpdateBindingRequest{Enabled: ptr(false)})
-	waitFor(t, "the disabled agent to leave the sandbox", func() bool {
+	testenv.WaitFor(t, "the disabled agent to leave the sandbox", func() bool {
 		res, err := s.sdk.Exec(bounded(t), "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-e", "/workspace/.claude/agents/code-reviewer.md"}})
 		return err == nil && res.Exit != nil && res.Exit.Code != 0
 	})
@@ -97,12 +98,12 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 		t.Fatalf("setup's output after another binding changed: %q", got)
 	}
 	// Its directory goes in the same apply, after the agent file.
-	waitFor(t, "the disabled capability's directory to leave the sandbox", func() bool {
+	testenv.WaitFor(t, "the disabled capability's directory to leave the sandbox", func() bool {
 		res, err := s.sdk.Exec(bounded(t), "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-e", "/workspace/.paddock/capabilities/repo-tools"}})
 		return err == nil && res.Exit != nil && res.Exit.Code != 0
 	})
 	beat := s.run(t, "cat", "/workspace/heartbeat")
-	waitFor(t, "the heartbeat worker to keep beating", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
+	testenv.WaitFor(t, "the heartbeat worker to keep beating", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
 	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+repo.ID, pc.UpdateBindingRequest{Enabled: ptr(true)})
 	checkMaterialized(t, s)
 
@@ -115,13 +116,13 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 		t.Fatalf("setup's output after a resume: %q", got)
 	}
 	beat = s.run(t, "cat", "/workspace/heartbeat")
-	waitFor(t, "the heartbeat worker to beat after the resume", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
+	testenv.WaitFor(t, "the heartbeat worker to beat after the resume", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != beat })
 
 	// Disabled while paused: at the resume its worker stops.
 	env.Must(t, 200, "POST", s.rtPath+"/pause", nil)
 	env.Must(t, 200, "PATCH", s.rtPath+"/capabilities/"+workers.ID, pc.UpdateBindingRequest{Enabled: ptr(false)})
 	env.Must(t, 200, "POST", s.rtPath+"/resume", nil)
-	waitFor(t, "the heartbeat worker to stop", func() bool {
+	testenv.WaitFor(t, "the heartbeat worker to stop", func() bool {
 		return !strings.Contains(s.run(t, "ps", "-o", "args"), "/workspace/heartbeat")
 	})
 
@@ -142,7 +143,7 @@ func TestCapabilitiesOnDocker(t *testing.T) {
 
 	// Uninstalled: gone from the runtime and from the sandbox.
 	env.Must(t, 204, "DELETE", s.rtPath+"/capabilities/"+repo.ID, nil)
-	waitFor(t, "the uninstalled agent to leave the sandbox", func() bool {
+	testenv.WaitFor(t, "the uninstalled agent to leave the sandbox", func() bool {
 		res, err := s.sdk.Exec(bounded(t), "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-e", "/workspace/.claude/agents/code-reviewer.md"}})
 		return err == nil && res.Exit != nil && res.Exit.Code != 0
 	})
@@ -154,7 +155,7 @@ func waitApplied(t *testing.T, env *servertest.Env, rtPath string, n int) []pc.C
 	t.Helper()
 	var out pc.List[pc.CapabilityBinding]
 	var rt pc.Runtime
-	waitFor(t, "the bindings to be applied", func() bool {
+	testenv.WaitFor(t, "the bindings to be applied", func() bool {
 		env.Must(t, 200, "GET", rtPath, nil).Decode(t, &rt)
 		env.Must(t, 200, "GET", rtPath+"/capabilities", nil).Decode(t, &out)
 		done := 0
@@ -194,7 +195,7 @@ func checkWorkersAndChecks(t *testing.T, env *servertest.Env, s *sandbox, applie
 	}
 	// The crasher is seen exited once it has; the heartbeat keeps writing.
 	var list pc.List[pc.CapabilityBinding]
-	waitFor(t, "the crashed worker to show", func() bool {
+	testenv.WaitFor(t, "the crashed worker to show", func() bool {
 		env.Must(t, 200, "GET", s.rtPath+"/capabilities", nil).Decode(t, &list)
 		for _, x := range list.Items {
 			if x.ID != id {
@@ -217,14 +218,14 @@ func checkWorkersAndChecks(t *testing.T, env *servertest.Env, s *sandbox, applie
 		}
 	}
 	first := s.run(t, "cat", "/workspace/heartbeat")
-	waitFor(t, "the heartbeat worker to write again", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != first })
+	testenv.WaitFor(t, "the heartbeat worker to write again", func() bool { return s.run(t, "cat", "/workspace/heartbeat") != first })
 }
 
 // checkMaterialized: the catalog's repo-tools is in the sandbox, in the
 // layout harnesses read.
 func checkMaterialized(t *testing.T, s *sandbox) {
 	t.Helper()
-	waitFor(t, "the capability files", func() bool {
+	testenv.WaitFor(t, "the capability files", func() bool {
 		res, err := s.sdk.Exec(bounded(t), "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-f", "/workspace/.claude/agents/code-reviewer.md"}})
 		return err == nil && res.Exit != nil && res.Exit.Code == 0
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/cli"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -69,7 +70,7 @@ func TestCLISandboxCommands(t *testing.T) {
 		if code := cli.Run(ictx, ienv, []string{"exec", "p1", "--", "sleep", "60"}); code != cli.ExitInterrupted {
 			t.Fatalf("interrupted exec: exit %d, stderr %q", code, ierr.String())
 		}
-		waitFor(t, "the interrupted command to go", func() bool {
+		testenv.WaitFor(t, "the interrupted command to go", func() bool {
 			ps, err := s.sdk.ListProcesses(t.Context(), "acme", "dev", s.rid)
 			if err != nil {
 				t.Fatal(err)
@@ -90,7 +91,7 @@ func TestCLISandboxCommands(t *testing.T) {
 
 	t.Run("ps, attach and kill", func(t *testing.T) {
 		id := strings.TrimSpace(clitest.MustRun(t, env, "exec", "-d", "p1", "--", "sh", "-c", "echo begun; trap 'echo bye; exit 7' TERM; while :; do sleep 0.1; done"))
-		waitFor(t, "its first output", func() bool { return s.process(t, id).StdoutBytes > 0 })
+		testenv.WaitFor(t, "its first output", func() bool { return s.process(t, id).StdoutBytes > 0 })
 		out := clitest.MustRun(t, env, "ps", "p1")
 		rows := clitest.Table(out)
 		found := false
@@ -104,21 +105,21 @@ func TestCLISandboxCommands(t *testing.T) {
 		}
 		// attach replays what it printed, follows, and exits with its
 		// code once kill has it trap TERM.
-		type result struct {
-			out  string
-			code int
-		}
-		done := make(chan result, 1)
+		pr, pw := io.Pipe()
+		shown := watchScreen(t, pr)
+		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+		done := make(chan int, 1)
 		go func() {
-			o, _, c := clitest.Run(t, env, "attach", "p1", id)
-			done <- result{o, c}
+			code := cli.Run(t.Context(), cli.Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: io.Discard, LookupEnv: lookup}, []string{"attach", "p1", id})
+			pw.Close()
+			done <- code
 		}()
-		time.Sleep(300 * time.Millisecond)
+		shown.expect(t, "begun\n") // the replay is out: attach follows
 		clitest.MustRun(t, env, "kill", "p1", id)
 		select {
-		case r := <-done:
-			if r.code != 7 || r.out != "begun\nbye\n" {
-				t.Fatalf("attach: exit %d, %q", r.code, r.out)
+		case code := <-done:
+			if shown.end(t); code != 7 || shown.String() != "begun\nbye\n" {
+				t.Fatalf("attach: exit %d, %q", code, shown.String())
 			}
 		case <-time.After(2 * time.Minute):
 			t.Fatal("attach did not end")
@@ -246,7 +247,7 @@ func TestCLISandboxCommands(t *testing.T) {
 		if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 30, Cols: 100}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the resize to reach the sandbox", func() bool {
+		testenv.WaitFor(t, "the resize to reach the sandbox", func() bool {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGWINCH)
 			io.WriteString(ptmx, "stty size\r")
 			return screen.wait("30 100", time.Second)
@@ -330,11 +331,12 @@ type screen struct {
 	mark int // expect looks after this
 	err  error
 	done chan struct{} // closed when the reader ends, with err
+	read chan struct{} // gets a value after a read (unless it holds one)
 }
 
 // watchScreen reads r until the test ends, then closes it.
 func watchScreen(t *testing.T, r io.ReadCloser) *screen {
-	s := &screen{done: make(chan struct{})}
+	s := &screen{done: make(chan struct{}), read: make(chan struct{}, 1)}
 	go func() {
 		defer close(s.done)
 		b := make([]byte, 4096)
@@ -346,6 +348,10 @@ func watchScreen(t *testing.T, r io.ReadCloser) *screen {
 			s.mu.Unlock()
 			if err != nil {
 				return
+			}
+			select {
+			case s.read <- struct{}{}:
+			default:
 			}
 		}
 	}()
@@ -376,23 +382,29 @@ func (s *screen) String() string {
 // wait reports whether want shows up after the mark within d; if it does,
 // the mark moves past it.
 func (s *screen) wait(want string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		s.mu.Lock()
-		all := s.buf.String()
-		i := strings.Index(all[s.mark:], want)
-		if i >= 0 {
-			s.mark += i + len(want)
-		}
-		s.mu.Unlock()
-		if i >= 0 {
-			return true
-		}
-		if time.Now().After(deadline) {
+	timeout := time.After(d)
+	for !s.find(want) {
+		select {
+		case <-s.read:
+		case <-s.done:
+			return s.find(want) // nothing more comes
+		case <-timeout:
 			return false
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	return true
+}
+
+// find reports whether want shows after the mark; if it does, the mark
+// moves past it.
+func (s *screen) find(want string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := strings.Index(s.buf.String()[s.mark:], want)
+	if i >= 0 {
+		s.mark += i + len(want)
+	}
+	return i >= 0
 }
 
 func (s *screen) expect(t *testing.T, want string) {

@@ -178,32 +178,28 @@ func TestComputerUseImage(t *testing.T) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(2 * time.Minute); !listening(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not listen on 8931 within 2 minutes\nserve's output:\n%s", serveLog())
+	testenv.Eventually(t, func() error {
+		if !listening() {
+			return fmt.Errorf("serve does not listen on 8931\nserve's output:\n%s", serveLog())
 		}
-	}
+		return nil
+	})
 	// A page filling the window with magenta takes most of the screen.
 	page := `data:text/html,<html style="background:%23ff00ff;height:100%"><body style="margin:0">paddock</body></html>`
 	if r, err := cuCallTool(t, c, "open_url", `{"url":"`+strings.ReplaceAll(page, `"`, `\"`)+`"}`); err != nil || r.IsError {
 		t.Fatalf("open_url, the first call after start: %+v %v\nserve's output:\n%s", r, err, serveLog())
 	}
-	img := cuScreenshot(t, c)
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 800 {
-		t.Fatalf("the screenshot is %v, want 1280x800", b)
-	}
 	var share float64
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		_, share = cuColourShare(img, 0xff, 0, 0xff)
-		if share > 0.6 {
-			break
+	testenv.Eventually(t, func() error {
+		img := cuScreenshot(t, c)
+		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 800 {
+			t.Fatalf("the screenshot is %v, want 1280x800", b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after open_url, magenta covers %.0f%% of the screen, want most of it\nserve's output:\n%s", share*100, serveLog())
+		if _, share = cuColourShare(img, 0xff, 0, 0xff); share <= 0.6 {
+			return fmt.Errorf("after open_url, magenta covers %.0f%% of the screen, want most of it\nserve's output:\n%s", share*100, serveLog())
 		}
-		time.Sleep(500 * time.Millisecond)
-		img = cuScreenshot(t, c)
-	}
+		return nil
+	})
 	t.Logf("the page's magenta covers %.0f%% of the screen", share*100)
 
 	if r, err := cuCallTool(t, c, "mouse_move", `{"x":123,"y":456}`); err != nil || r.IsError {

@@ -83,7 +83,8 @@ func TestCrashRecovery(t *testing.T) {
 				}()
 			}
 		}
-		// The crash lands at a different point of the burst each round.
+		// The crash lands at a different point of the burst each round: a
+		// random pause, not a wait for a condition, is what this tests.
 		time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
 		s.kill(t)
 		wg.Wait()

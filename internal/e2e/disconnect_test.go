@@ -3,12 +3,12 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -130,7 +130,7 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 		}},
 		{"collected exec", func(ctx context.Context) (io.Closer, error) {
 			go func() { _, _ = s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"sleep", "1005"}}) }()
-			waitFor(t, "sleep 1005 to start", func() bool { return strings.Contains(s.run(t, "ps"), "sleep 1005") })
+			testenv.WaitFor(t, "sleep 1005 to start", func() bool { return strings.Contains(s.run(t, "ps"), "sleep 1005") })
 			return io.NopCloser(nil), nil
 		}},
 	}
@@ -148,7 +148,7 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 	// In the sandbox: what belonged to a foreground request is gone, the
 	// background process runs on, no partial upload is left, and the
 	// agent holds no more descriptors than before.
-	waitFor(t, "foreground processes to be killed", func() bool {
+	testenv.WaitFor(t, "foreground processes to be killed", func() bool {
 		ps := s.run(t, "ps")
 		for _, marker := range []string{"1001", "1002", "1003", "1004", "1005"} {
 			if strings.Contains(ps, marker) {
@@ -163,7 +163,7 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 	if out := s.run(t, "ls", "-a", "/workspace"); strings.Contains(out, "partial") {
 		t.Fatalf("a partial upload was left: %q", out)
 	}
-	waitFor(t, "the agent's descriptors to settle", func() bool {
+	testenv.WaitFor(t, "the agent's descriptors to settle", func() bool {
 		return s.run(t, "sh", "-c", "ls /proc/1/fd | wc -l") == shimFDs
 	})
 	if err := s.sdk.SignalProcess(ctx, "acme", "dev", s.rid, bg.ID, pc.SignalRequest{Signal: "KILL"}); err != nil {
@@ -172,16 +172,10 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 
 	// In the server: no goroutine or descriptor more than before.
 	quiesce()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		leak := goleak.Find(baseline)
-		n := openFDs(t)
-		if leak == nil && n <= fds {
-			break
+	testenv.Eventually(t, func() error {
+		if leak, n := goleak.Find(baseline), openFDs(t); leak != nil || n > fds {
+			return fmt.Errorf("after the disconnects the server has %d sockets and pipes (%d before); goroutines: %v", n, fds, leak)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the disconnects the server has %d sockets and pipes (%d before); goroutines: %v", n, fds, leak)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

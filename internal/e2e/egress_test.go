@@ -123,17 +123,13 @@ func TestProxyModeEndToEnd(t *testing.T) {
 
 	// The log has them all, newest first.
 	var log pc.List[pc.EgressDecision]
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.WaitFor(t, "7 decisions in the egress log", func() bool {
 		log, err = c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(log.Items) >= 7 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(log.Items) >= 7
+	})
 	// curl, pip's index and its download, three refusals, the deny.
 	if len(log.Items) != 7 {
 		t.Fatalf("egress log has %d decisions, want 7: %+v", len(log.Items), log.Items)

@@ -25,7 +25,7 @@ ln -s /tmp/loop /tmp/loop`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a writer holding /tmp/busy open", func() bool {
+	testenv.WaitFor(t, "a writer holding /tmp/busy open", func() bool {
 		res, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"test", "-e", "/tmp/busy-open"}})
 		return err == nil && res.Exit != nil && res.Exit.Code == 0
 	})

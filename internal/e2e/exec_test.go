@@ -100,18 +100,6 @@ func (s *sandbox) process(t testing.TB, id string) pc.Process {
 	return p
 }
 
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestExec(t *testing.T) {
 	s := runningSandbox(t)
 	ctx := bounded(t)
@@ -274,7 +262,7 @@ func TestProcessReattach(t *testing.T) {
 	if _, err := s.sdk.WriteStdin(ctx, "acme", "dev", s.rid, id, strings.NewReader("A\n"), false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the second line", func() bool { return s.process(t, id).StdoutBytes == int64(len("start\ngot A\n")) })
+	testenv.WaitFor(t, "the second line", func() bool { return s.process(t, id).StdoutBytes == int64(len("start\ngot A\n")) })
 
 	// A replay without follow ends after what is buffered.
 	replay, err := s.sdk.Attach(ctx, "acme", "dev", s.rid, id, pc.AttachOptions{NoFollow: true})
@@ -336,7 +324,7 @@ func TestProcessReattach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "head to exit", func() bool { return !s.process(t, res.ID).Running })
+	testenv.WaitFor(t, "head to exit", func() bool { return !s.process(t, res.ID).Running })
 	at, err = s.sdk.Attach(ctx, "acme", "dev", s.rid, res.ID, pc.AttachOptions{})
 	if err != nil {
 		t.Fatal(err)

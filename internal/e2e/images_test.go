@@ -185,21 +185,19 @@ func TestImageBuildInBackground(t *testing.T) {
 // waitImage polls GET /api/images until image's status satisfies ok.
 func waitImage(t *testing.T, s *servertest.Env, ref string, ok func(pc.ImageStatus) bool) pc.ImageStatus {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	var last []pc.ImageStatus
-	for time.Now().Before(deadline) {
+	var reached pc.ImageStatus
+	testenv.Eventually(t, func() error {
 		var l pc.List[pc.ImageStatus]
 		s.Must(t, 200, "GET", "/api/images", nil).Decode(t, &l)
-		last = l.Items
 		for _, st := range l.Items {
 			if st.Image == ref && ok(st) {
-				return st
+				reached = st
+				return nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("image %s never reached the state wanted: %+v", ref, last)
-	return pc.ImageStatus{}
+		return fmt.Errorf("image %s never reached the state wanted: %+v", ref, l.Items)
+	})
+	return reached
 }
 
 // post sends an empty POST with the admin key and returns the status, the

@@ -158,18 +158,10 @@ func TestActivityExtendsExpiry(t *testing.T) {
 	cancel()
 	_ = stream.Close()
 	// The hold ends when the server sees the request end.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.WaitFor(t, "the expiry after the stream ended", func() bool {
 		e.clock.Advance(61 * time.Second)
-		rep := e.tick(t)
-		if slices.Contains(rep.Expired, rid) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("never expired after the stream ended")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return slices.Contains(e.tick(t).Expired, rid)
+	})
 	rt = e.wantStatus(t, rid, pc.RuntimePaused)
 	if row := e.row(t, rt.CurrentSandboxID); row.State != "paused" || row.PauseReason != "timeout" {
 		t.Fatalf("row %s pause_reason %q, want paused timeout", row.State, row.PauseReason)

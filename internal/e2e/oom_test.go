@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -72,20 +71,13 @@ func TestAgentOutlivesMemoryExhaustion(t *testing.T) {
 		if _, err := s.sdk.KillAllProcesses(ctx, "acme", "dev", s.rid); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			p, err := s.sdk.GetProcess(ctx, "acme", "dev", s.rid, bg.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Exit != nil {
-				if p.Exit.Signal != "SIGKILL" || p.Exit.OOMKilled {
-					t.Fatalf("a background process kill-all ended: exit %+v, want SIGKILL and not oom_killed", p.Exit)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("kill-all left a background process running")
-			}
+		var p pc.Process
+		testenv.WaitFor(t, "kill-all to end the background process", func() bool {
+			p = s.process(t, bg.ID)
+			return p.Exit != nil
+		})
+		if p.Exit.Signal != "SIGKILL" || p.Exit.OOMKilled {
+			t.Fatalf("a background process kill-all ended: exit %+v, want SIGKILL and not oom_killed", p.Exit)
 		}
 	}
 

@@ -26,6 +26,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -86,21 +87,17 @@ func startPreviewSandbox(t testing.TB, idle int) *previewSandbox {
 		host: "8080-" + api.ShortID(p.RuntimeID) + ".localhost:" + portOfURL(env.URL),
 		path: rtPath + "/ports/8080"}
 	// Until the server listens (a loaded machine starts it slowly).
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.Eventually(t, func() error {
 		var ports pc.List[pc.Port]
 		env.Must(t, 200, "GET", rtPath+"/previews", nil).Decode(t, &ports)
-		if len(ports.Items) == 1 && ports.Items[0].Port == 8080 && ports.Items[0].Listening {
-			if ports.Items[0].URL != "http://"+s.host+"/" {
-				t.Fatalf("preview URL %q, want http://%s/", ports.Items[0].URL, s.host)
-			}
-			break
+		if len(ports.Items) != 1 || ports.Items[0].Port != 8080 || !ports.Items[0].Listening {
+			return fmt.Errorf("the web server does not listen: ports %+v", ports.Items)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the web server does not listen: ports %+v", ports.Items)
+		if ports.Items[0].URL != "http://"+s.host+"/" {
+			t.Fatalf("preview URL %q, want http://%s/", ports.Items[0].URL, s.host)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	return s
 }
 
@@ -425,13 +422,20 @@ func TestPreviewWakes(t *testing.T) {
 	s.env.Must(t, 200, "GET", s.rtPath, nil).Decode(t, &before)
 	var row pc.Sandbox
 	s.env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+before.CurrentSandboxID, nil).Decode(t, &row)
-	time.Sleep(2 * time.Second)
-	curl(t, "-H", auth, u+"/")
-	var after pc.Sandbox
-	s.env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+before.CurrentSandboxID, nil).Decode(t, &after)
-	if row.ExpiresAt == nil || after.ExpiresAt == nil || !after.ExpiresAt.After(*row.ExpiresAt) {
-		t.Fatalf("proxied traffic did not extend the expiry: %v → %v", row.ExpiresAt, after.ExpiresAt)
+	if row.ExpiresAt == nil {
+		t.Fatal("a running runtime with an idle timeout has no expiry")
 	}
+	// Proxied traffic moves the expiry once it would move it a second or
+	// more (a tenth of the timeout) later: send some until then.
+	testenv.Eventually(t, func() error {
+		curl(t, "-H", auth, u+"/")
+		var after pc.Sandbox
+		s.env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes/"+before.CurrentSandboxID, nil).Decode(t, &after)
+		if after.ExpiresAt == nil || !after.ExpiresAt.After(*row.ExpiresAt) {
+			return fmt.Errorf("proxied traffic did not extend the expiry: %v → %v", row.ExpiresAt, after.ExpiresAt)
+		}
+		return nil
+	})
 
 	s.env.Must(t, 200, "POST", s.rtPath+"/pause", nil)
 	if out := curl(t, "-H", auth, u+"/"); !strings.Contains(out, "hello from the sandbox") {
@@ -509,21 +513,13 @@ func TestPreviewWebSocketKeepsAwake(t *testing.T) {
 	host := "8080-" + api.ShortID(rid) + ".localhost:" + portOfURL(e.env.URL)
 	ctx := t.Context()
 	var c *websocket.Conn
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var err error
+	testenv.Eventually(t, func() (err error) {
 		c, _, err = websocket.Dial(ctx, "ws://"+host+"/ws", &websocket.DialOptions{
 			HTTPHeader: http.Header{"Authorization": {"Bearer " + e.env.Key}},
 			HTTPClient: loopbackClient(),
 		})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 	e.clock.Advance(2 * time.Hour)
 	e.tick(t)
 	e.wantStatus(t, rid, pc.RuntimeRunning)
@@ -535,16 +531,9 @@ func TestPreviewWebSocketKeepsAwake(t *testing.T) {
 	}
 	c.Close(websocket.StatusNormalClosure, "")
 	// Once the server has seen it close, the runtime idles out.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testenv.WaitFor(t, "the runtime to idle out after its WebSocket closed", func() bool {
 		e.clock.Advance(2 * time.Hour)
 		e.tick(t)
-		if e.runtime(t, rid).Status == pc.RuntimePaused {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the runtime did not idle out after its WebSocket closed")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return e.runtime(t, rid).Status == pc.RuntimePaused
+	})
 }

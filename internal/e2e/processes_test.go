@@ -78,7 +78,7 @@ func TestForegroundExecLeavesNothing(t *testing.T) {
 	if killed.Killed != live {
 		t.Fatalf("kill-all killed %d, want %d", killed.Killed, live)
 	}
-	waitFor(t, "the background process to exit", func() bool { return !s.process(t, bg.ID).Running })
+	testenv.WaitFor(t, "the background process to exit", func() bool { return !s.process(t, bg.ID).Running })
 	if n := s.liveProcesses(t); n != 0 {
 		t.Fatalf("%d processes left after kill-all", n)
 	}

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -191,15 +192,13 @@ func TestSecretsEndToEnd(t *testing.T) {
 
 	// Decisions are written in batches: wait for the brokered call's.
 	var log pc.List[pc.EgressDecision]
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	testenv.WaitFor(t, "a decision in the egress log", func() bool {
 		log, err = c.ListEgress(ctx, "acme", "dev", p.RuntimeID, pc.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(log.Items) > 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return len(log.Items) > 0
+	})
 	keep(log, nil)
 	if len(log.Items) == 0 || !log.Items[0].Brokered || !log.Items[0].Allowed {
 		t.Fatalf("egress log: %+v", log.Items)
@@ -209,20 +208,16 @@ func TestSecretsEndToEnd(t *testing.T) {
 	if _, err := c.PauseRuntime(ctx, "acme", "dev", p.RuntimeID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	testenv.Eventually(t, func() error {
 		rt, err = c.GetRuntime(ctx, "acme", "dev", p.RuntimeID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rt.Status == pc.RuntimeArchived {
-			break
+		if rt.Status != pc.RuntimeArchived {
+			return fmt.Errorf("not archived: %+v", rt)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not archived: %+v", rt)
-		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
 	keep(rt, nil)
 	out, err := exec.Command("docker", "images", "-q", "--filter", "label="+provider.LabelInstance+"="+instance, "paddock/archive").Output()
 	if err != nil || len(bytes.Fields(out)) != 1 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -134,8 +135,7 @@ func launch(t testing.TB, cmd *exec.Cmd, within time.Duration, need func(line st
 // about that wait, as a careful client would.
 func (s *server) waitReconciled(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testenv.Eventually(t, func() error {
 		var ready pc.Readiness
 		resp, err := http.Get(s.url + "/readyz")
 		if err == nil {
@@ -144,14 +144,11 @@ func (s *server) waitReconciled(t testing.TB) {
 		}
 		for _, c := range ready.Checks {
 			if c.Name == "reconciliation" && c.OK {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("start-up reconciliation did not finish within 60s (%v, %+v)\n%s", err, ready, s.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("start-up reconciliation did not finish (%v, %+v)\n%s", err, ready, s.logs)
+	})
 }
 
 // stop sends SIGTERM and waits for a clean exit.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"strings"
@@ -103,19 +104,14 @@ func TestComputerUse(t *testing.T) {
 	// The services start in the background: wait for the MCP server and
 	// the browser to take a page.
 	page := `{"url":"data:text/html,<body style='margin:0;background:%23ff00ff'></body>"}`
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		out, code := run("/.paddock/bin/paddock-shim", "computer-use", "call", "open_url", page)
-		if code == 0 {
-			break
+	testenv.Eventually(t, func() error {
+		if out, code := run("/.paddock/bin/paddock-shim", "computer-use", "call", "open_url", page); code != 0 {
+			return fmt.Errorf("the computer-use MCP server never opened a page: %s", out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the computer-use MCP server never opened a page: %s", out)
-		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
 	var shot image.Image
-	waitFor(t, "a magenta screenshot", func() bool {
+	testenv.WaitFor(t, "a magenta screenshot", func() bool {
 		shot = pngOf(t, call("screenshot", ""))
 		return magentaShare(shot) > 0.5
 	})

@@ -431,7 +431,7 @@ func TestSSH(t *testing.T) {
 		}()
 		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 		var body string
-		waitFor(t, "a page through the tunnel", func() bool {
+		testenv.WaitFor(t, "a page through the tunnel", func() bool {
 			resp, err := hc.Get("http://127.0.0.1:" + port + "/index.html")
 			if err != nil {
 				return false

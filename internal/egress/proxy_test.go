@@ -39,8 +39,11 @@ type rig struct {
 
 	mu        sync.Mutex
 	decisions []Decision
-	policy    Policy
-	brokers   []Brokered
+	// recorded gets a value when a decision is recorded (unless it holds
+	// one already).
+	recorded chan struct{}
+	policy   Policy
+	brokers  []Brokered
 	// brokerCalls counts Config.Brokers calls.
 	brokerCalls int
 }
@@ -54,7 +57,7 @@ const (
 
 func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Config)) *rig {
 	t.Helper()
-	r := &rig{t: t, logs: &bytes.Buffer{}}
+	r := &rig{t: t, logs: &bytes.Buffer{}, recorded: make(chan struct{}, 1)}
 	r.setPolicy(allow, deny)
 	ca, err := LoadOrCreateCA(t.TempDir())
 	if err != nil {
@@ -88,6 +91,10 @@ func newRig(t testing.TB, allow, deny []string, brokerPort int, opts ...func(*Co
 			r.mu.Lock()
 			r.decisions = append(r.decisions, d)
 			r.mu.Unlock()
+			select {
+			case r.recorded <- struct{}{}:
+			default:
+			}
 		},
 		Hosts:       map[string][]netip.AddrPort{},
 		CA:          ca,
@@ -153,7 +160,7 @@ func (r *rig) client(user, pass string, roots *x509.CertPool) *http.Client {
 // last waits for the proxy to record n decisions and returns the last.
 func (r *rig) last(n int) Decision {
 	r.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	timeout := time.After(time.Minute)
 	for {
 		r.mu.Lock()
 		if len(r.decisions) >= n {
@@ -162,10 +169,11 @@ func (r *rig) last(n int) Decision {
 			return d
 		}
 		r.mu.Unlock()
-		if time.Now().After(deadline) {
+		select {
+		case <-r.recorded:
+		case <-timeout:
 			r.t.Fatalf("the proxy recorded fewer than %d decisions", n)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // script builds "images" as files in its directory, speaking the protocol
@@ -200,17 +202,12 @@ func TestCancelEndsBuild(t *testing.T) {
 		defer close(done)
 		b.Run(ctx)
 	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if im, _ := b.Lookup("img/slow"); im.Step == 2 && pid("straggler.pid") > 0 {
-			break
+	testenv.Eventually(t, func() error {
+		if im, _ := b.Lookup("img/slow"); im.Step != 2 || pid("straggler.pid") == 0 {
+			return fmt.Errorf("the build never reached its second step: %+v", im)
 		}
-		if time.Now().After(deadline) {
-			im, _ := b.Lookup("img/slow")
-			t.Fatalf("the build never reached its second step: %+v", im)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	group := pid("group.pid")
 	cancel()
 	select {
@@ -220,15 +217,12 @@ func TestCancelEndsBuild(t *testing.T) {
 	}
 	// Its members were killed; the last of them may not be reaped yet (a
 	// child whose parent died is reaped by init, in its own time).
-	for gone := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		err := syscall.Kill(-group, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			break
+	testenv.Eventually(t, func() error {
+		if err := syscall.Kill(-group, 0); !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("the build's process group %d is still there: %v", group, err)
 		}
-		if time.Now().After(gone) {
-			t.Fatalf("the build's process group %d is still there: %v", group, err)
-		}
-	}
+		return nil
+	})
 	if im, _ := b.Lookup("img/slow"); im.State != Failed || Progress(im) != "failed at step 2 of 2: waiting" {
 		t.Fatalf("stopped build: %+v", im)
 	}

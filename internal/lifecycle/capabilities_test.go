@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/lifecycle"
@@ -181,21 +182,23 @@ func TestReconcileIsConcurrent(t *testing.T) {
 	for i := range n {
 		f.started(t, "p"+string(rune('a'+i)), 600)
 	}
-	gate := make(chan struct{})
-	p.SetGate(fake.OpInspect, gate)
 	m := lifecycle.New(lifecycle.Config{Store: env.Store, Runtimes: env.Runtimes, Now: clk.Now, Concurrency: bound})
-	done := make(chan error, 1)
-	go func() { _, err := m.Reconcile(context.Background()); done <- err }()
-	deadline := time.Now().Add(10 * time.Second)
-	for p.Calls(fake.OpInspect) < bound && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // room for a call past the bound, if the bound leaked
-	if got := p.Calls(fake.OpInspect); got != bound {
-		t.Fatalf("%d runtimes in flight, want exactly the bound %d", got, bound)
-	}
-	close(gate)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	// In a synctest bubble, Wait returns once every call that could get in
+	// has, and the rest of the reconciliation waits for a place.
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		p.SetGate(fake.OpInspect, gate)
+		defer p.SetGate(fake.OpInspect, nil)
+		done := make(chan error, 1)
+		go func() { _, err := m.Reconcile(context.Background()); done <- err }()
+		synctest.Wait()
+		inFlight := p.Calls(fake.OpInspect)
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if inFlight != bound {
+			t.Fatalf("%d runtimes in flight, want exactly the bound %d", inFlight, bound)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,13 +37,7 @@ func TestRunDropsOtherSignals(t *testing.T) {
 		}
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for dial() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent never served")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, dial)
 	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
 		t.Fatalf("the agent is dumpable (%d, %v)", d, err)
 	}

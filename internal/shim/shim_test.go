@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/paddockhq/paddock/internal/testenv"
 	"go.uber.org/goleak"
 )
 
@@ -192,16 +192,12 @@ func TestReaperOrphans(t *testing.T) {
 	if err := syscall.Kill(orphan, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.Eventually(t, func() error {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", orphan)); errors.Is(err, os.ErrNotExist) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("orphan %d not reaped: state %s", orphan, statusField(t, orphan, "State"))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("orphan %d not reaped: state %s", orphan, statusField(t, orphan, "State"))
+	})
 	if r.Orphans() != before+1 {
 		t.Fatalf("orphans reaped: %d, want %d", r.Orphans(), before+1)
 	}

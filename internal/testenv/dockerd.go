@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,19 +68,14 @@ func (d *Dockerd) Start(t testing.TB) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	Eventually(t, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := cli.Ping(ctx)
-		cancel()
-		if err == nil {
-			return
+		defer cancel()
+		if _, err := cli.Ping(ctx); err != nil {
+			return fmt.Errorf("the dedicated dockerd does not answer: %w\n%s", err, d.logs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the dedicated dockerd did not answer within 3 minutes: %v\n%s", err, d.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Stop stops the engine (SIGTERM, then SIGKILL after 30 s) and waits for

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,14 +95,14 @@ func LoopsOf(img string) []string {
 // the kernel detaches an auto-clearing loop device once its last user
 // closes it, which may come a moment after the unmount returns.
 func LoopsOfSettled(img string, want int) []string {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got := LoopsOf(img)
-		if len(got) == want || time.Now().After(deadline) {
-			return got
+	var got []string
+	_ = Poll(time.Minute, func() error {
+		if got = LoopsOf(img); len(got) != want {
+			return errors.New("not settled")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 // LoopsUnder lists the loop devices whose backing file is below dir.

@@ -86,13 +86,12 @@ func BenchmarkWorkspaceDisks(b *testing.B) {
 		names[i] = ""
 	}
 	// Lazy unmounts: the loop devices go once the kernel lets go of them.
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(testenv.LoopsUnder(dir)) > 0 {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d loop devices still attached after the disks were removed", len(testenv.LoopsUnder(dir)))
+	testenv.Eventually(b, func() error {
+		if n := len(testenv.LoopsUnder(dir)); n > 0 {
+			return fmt.Errorf("%d loop devices still attached after the disks were removed", n)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // meminfo reads /proc/meminfo, in KiB.

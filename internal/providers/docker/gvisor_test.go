@@ -18,6 +18,7 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/provider/providertest"
 	"github.com/paddockhq/paddock/internal/providers/docker"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // What only gVisor needs. The conformance suite (TestConformanceGVisor)
@@ -139,17 +140,12 @@ func TestGVisorDestroyPaused(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("destroying a paused sandbox took %s", d)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		left := processesNaming(t, h.ID)
-		if len(left) == 0 {
-			break
+	testenv.Eventually(t, func() error {
+		if left := processesNaming(t, h.ID); len(left) > 0 {
+			return fmt.Errorf("processes of the destroyed sandbox left on the host: %q", left)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of the destroyed sandbox left on the host: %q", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // processesNaming returns the command lines of the host's processes that
@@ -211,20 +207,16 @@ func TestGVisorPidsLimit(t *testing.T) {
 	bomb, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	_, _ = c.Run(bomb, agentconn.ExecRequest{Argv: []string{"sh", "-c", "for i in $(seq 500); do sleep 60 & done; wait"}})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.Eventually(t, func() error {
 		st, err := e.p.Inspect(ctx, h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.State == provider.StateStopped {
-			break
+		if st.State != provider.StateStopped {
+			return fmt.Errorf("a sandbox far past its pids limit is still %s", st.State)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a sandbox far past its pids limit is still %s", st.State)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestFlavoursShareAnEngine: a docker provider and a gvisor provider of

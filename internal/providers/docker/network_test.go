@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // networkProvider returns a provider of e with egress networks of its own,
@@ -359,15 +361,12 @@ func (e *env) sandboxIn(t *testing.T, p *docker.Provider, mode provider.NetworkP
 // a generous bound, trying again meanwhile: for what must be reachable.
 func (e *env) reachesSoon(t *testing.T, h provider.Handle, addr string) bool {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if e.reaches(t, nil, h, addr) {
-			return true
+	return testenv.Poll(time.Minute, func() error {
+		if !e.reaches(t, nil, h, addr) {
+			return errors.New("no answer")
 		}
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
+		return nil
+	}) == nil
 }
 
 // allowProxy lets p's proxy sandboxes reach its proxy until the test ends.

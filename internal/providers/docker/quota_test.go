@@ -2,12 +2,12 @@ package docker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/docker/docker/api/types/container"
 
@@ -124,14 +124,18 @@ func TestDiskReleaseWaitsForCreate(t *testing.T) {
 		go func() { destroyed <- e.p.Destroy(context.WithoutCancel(t.Context()), first) }()
 		// Until the Destroy waits for the disk (or, without the lock, has
 		// released it).
-		for docker.DiskUsers(e.p, spec.Workspace) < 2 {
+		testenv.Eventually(t, func() error {
 			select {
 			case err := <-destroyed:
 				destroyed <- err
-				return
-			case <-time.After(10 * time.Millisecond):
+				return nil
+			default:
 			}
-		}
+			if n := docker.DiskUsers(e.p, spec.Workspace); n < 2 {
+				return fmt.Errorf("the disk has %d users, and the Destroy has not ended", n)
+			}
+			return nil
+		})
 	})
 	spec2 := e.spec()
 	spec2.Workspace = spec.Workspace

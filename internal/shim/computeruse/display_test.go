@@ -1,6 +1,7 @@
 package computeruse
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // fakeX listens as display n in a socket directory of the test's and
@@ -95,17 +98,13 @@ func TestSuperviseBrowser(t *testing.T) {
 		stopBrowser: make(chan struct{}), browserDone: make(chan struct{}),
 	}
 	go s.superviseBrowser([]time.Duration{10 * time.Millisecond})
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.Eventually(t, func() error {
 		b, _ := os.ReadFile(starts)
-		if strings.Count(string(b), "started") >= 3 {
-			break
+		if n := strings.Count(string(b), "started"); n < 3 {
+			return fmt.Errorf("the browser was started %d times", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the browser was started %d times", strings.Count(string(b), "started"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	s.stop()
 	select {
 	case <-s.Done():
