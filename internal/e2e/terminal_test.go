@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -42,7 +43,7 @@ func TestTerminal(t *testing.T) {
 	// foreground, and a Ctrl-C then would not reach the sleep: wait until
 	// the sleep runs (it has its name once it has been exec'd, after the
 	// shell made its group the terminal's foreground).
-	waitFor(t, "the sleep to run", func() bool {
+	testenv.WaitFor(t, "the sleep to run", func() bool {
 		res, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"pidof", "sleep"}})
 		return err == nil && res.Exit != nil && res.Exit.Code == 0
 	})
