@@ -570,9 +570,8 @@ func testCreateAPIKeyErrors(t *testing.T, f *fixture, o store.Org, w store.Works
 
 // testRevokeAPIKey revokes ofV twice and checks that the first time stays,
 // and that the revoked key still counts among all keys.
-func testRevokeAPIKey(t *testing.T, f *fixture, ofV store.APIKey, all []store.APIKey) {
+func testRevokeAPIKey(t *testing.T, f *fixture, ofV store.APIKey, newestFirst []store.APIKey) {
 	s, ctx := f.s, f.ctx
-	newestFirst := all
 	first, second := f.next(), f.next()
 	got, err := s.RevokeAPIKey(ctx, ofV.ID, first)
 	must(t, err)
@@ -612,14 +611,13 @@ func normAuthChallenge(c store.AuthChallenge) store.AuthChallenge {
 func testAuthChallenges(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
-	challenge, norm := f.authChallenge, normAuthChallenge
 	t0 := base.Add(time.Hour)
 
 	t.Run("consume once", func(t *testing.T) {
-		c := challenge(t0, t0.Add(5*time.Minute))
+		c := f.authChallenge(t0, t0.Add(5*time.Minute))
 		got, err := s.GetAuthChallenge(ctx, c.Nonce)
 		must(t, err)
-		equal(t, "GetAuthChallenge", got, norm(c))
+		equal(t, "GetAuthChallenge", got, normAuthChallenge(c))
 		must(t, s.ConsumeAuthChallenge(ctx, c.Nonce, t0.Add(time.Minute)))
 		wantCode(t, s.ConsumeAuthChallenge(ctx, c.Nonce, t0.Add(time.Minute)), errdefs.ErrNotFound, "auth_challenge_not_found")
 		_, err = s.GetAuthChallenge(ctx, c.Nonce)
@@ -628,7 +626,7 @@ func testAuthChallenges(t *testing.T, s store.Store) {
 	})
 
 	t.Run("expired is not consumable", func(t *testing.T) {
-		c := challenge(t0, t0.Add(5*time.Minute))
+		c := f.authChallenge(t0, t0.Add(5*time.Minute))
 		wantKind(t, s.ConsumeAuthChallenge(ctx, c.Nonce, t0.Add(5*time.Minute)), errdefs.ErrNotFound)
 		wantKind(t, s.ConsumeAuthChallenge(ctx, c.Nonce, t0.Add(time.Hour)), errdefs.ErrNotFound)
 		_, err := s.GetAuthChallenge(ctx, c.Nonce) // still there until a create sweeps it
@@ -636,7 +634,7 @@ func testAuthChallenges(t *testing.T, s store.Store) {
 	})
 
 	t.Run("concurrent consumers", func(t *testing.T) {
-		c := challenge(t0, t0.Add(5*time.Minute))
+		c := f.authChallenge(t0, t0.Add(5*time.Minute))
 		errs := race(16, func(int) error { return s.ConsumeAuthChallenge(ctx, c.Nonce, t0.Add(time.Minute)) })
 		wins := 0
 		for _, err := range errs {
@@ -652,10 +650,10 @@ func testAuthChallenges(t *testing.T, s store.Store) {
 
 	t.Run("create sweeps expired", func(t *testing.T) {
 		t1 := t0.Add(24 * time.Hour)
-		old := challenge(t1, t1.Add(time.Minute))
-		edge := challenge(t1, t1.Add(2*time.Minute))
-		live := challenge(t1, t1.Add(10*time.Minute))
-		challenge(t1.Add(2*time.Minute), t1.Add(7*time.Minute)) // edge expires exactly now
+		old := f.authChallenge(t1, t1.Add(time.Minute))
+		edge := f.authChallenge(t1, t1.Add(2*time.Minute))
+		live := f.authChallenge(t1, t1.Add(10*time.Minute))
+		f.authChallenge(t1.Add(2*time.Minute), t1.Add(7*time.Minute)) // edge expires exactly now
 		for _, c := range []store.AuthChallenge{old, edge} {
 			_, err := s.GetAuthChallenge(ctx, c.Nonce)
 			wantKind(t, err, errdefs.ErrNotFound)
@@ -665,7 +663,7 @@ func testAuthChallenges(t *testing.T, s store.Store) {
 	})
 
 	t.Run("create errors", func(t *testing.T) {
-		c := challenge(t0, t0.Add(time.Hour))
+		c := f.authChallenge(t0, t0.Add(time.Hour))
 		dup := c
 		dup.CreatedAt = t0.Add(time.Second)
 		wantKind(t, s.CreateAuthChallenge(ctx, dup), errdefs.ErrConflict)

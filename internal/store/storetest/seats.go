@@ -32,14 +32,12 @@ func testSeats(t *testing.T, s store.Store) {
 	o := f.org()
 	w, other := f.workspace(o), f.workspace(o)
 
-	member, seats := f.seatMember, f.seats
-
-	equal(t, "seats of a new workspace", seats(w), store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID})
+	equal(t, "seats of a new workspace", f.seats(w), store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID})
 	aliceUser := f.user(func(u *store.User) { u.Email = "alice@example.com" })
 	bobUser := f.user(func(u *store.User) { u.Email, u.Name = "", "bob" })
-	alice := member(w, aliceUser)
-	bob := member(w, bobUser)
-	member(other, aliceUser) // a member of two workspaces
+	alice := f.seatMember(w, aliceUser)
+	bob := f.seatMember(w, bobUser)
+	f.seatMember(other, aliceUser) // a member of two workspaces
 
 	t.Run("list", func(t *testing.T) {
 		got, next, err := s.ListWorkspaceMembers(ctx, w.ID, store.Page{Limit: 1})
@@ -80,10 +78,9 @@ func testSeats(t *testing.T, s store.Store) {
 // and checks when w is over it.
 func testSeatLimits(t *testing.T, f *fixture, o store.Org, w store.Workspace) {
 	s, ctx := f.s, f.ctx
-	member, seats := f.seatMember, f.seats
-	equal(t, "members", seats(w).Members, 2)
+	equal(t, "members", f.seats(w).Members, 2)
 	must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 2))
-	if got := seats(w); got.MemberLimit != 2 || got.OverLimit() {
+	if got := f.seats(w); got.MemberLimit != 2 || got.OverLimit() {
 		t.Fatalf("at the limit: %+v", got)
 	}
 	over, err := s.ListWorkspacesOverMemberLimit(ctx)
@@ -93,8 +90,8 @@ func testSeatLimits(t *testing.T, f *fixture, o store.Org, w store.Workspace) {
 			t.Fatalf("a workspace at its limit is listed as over it")
 		}
 	}
-	carol := member(w, f.user(nil))
-	if got := seats(w); !got.OverLimit() || got.Members != 3 {
+	carol := f.seatMember(w, f.user(nil))
+	if got := f.seats(w); !got.OverLimit() || got.Members != 3 {
 		t.Fatalf("over the limit: %+v", got)
 	}
 	over, err = s.ListWorkspacesOverMemberLimit(ctx)
@@ -110,7 +107,7 @@ func testSeatLimits(t *testing.T, f *fixture, o store.Org, w store.Workspace) {
 		t.Fatalf("workspace over its limit not listed: %+v", over)
 	}
 	must(t, s.RemoveWorkspaceMember(ctx, w.ID, carol.UserID))
-	equal(t, "back at the limit", seats(w).OverLimit(), false)
+	equal(t, "back at the limit", f.seats(w).OverLimit(), false)
 	must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 0))
-	equal(t, "no limit", seats(w).OverLimit(), false)
+	equal(t, "no limit", f.seats(w).OverLimit(), false)
 }
