@@ -35,17 +35,39 @@ func ReadTar(r io.Reader, maxBytes int64) (*Bundle, error) {
 		r = br
 	}
 
+	root := newValidator() // problems with entries, by their name in the archive
+	files, err := readTarFiles(tar.NewReader(r), maxBytes, root)
+	if err != nil {
+		return nil, err
+	}
+
+	prefix := bundleRoot(files)
+	v := newValidator()
+	v.problems = root.problems
+	for p, kind := range root.specials {
+		if rel, ok := strings.CutPrefix(p, prefix); ok {
+			v.specials[rel] = kind
+		}
+	}
+	for _, f := range files {
+		f.Path = strings.TrimPrefix(f.Path, prefix) // every file has it
+		v.addFile(f)
+	}
+	return v.bundle()
+}
+
+// readTarFiles reads the regular files of tr, at most maxBytes of entries
+// in all, and tells root of every other entry and every bad name.
+func readTarFiles(tr *tar.Reader, maxBytes int64, root *validator) ([]File, error) {
 	var (
-		tr      = tar.NewReader(r)
 		files   []File
 		entries int
 		total   int64
-		root    = newValidator() // problems with entries, by their name in the archive
 	)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return files, nil
 		}
 		if err != nil {
 			return nil, archiveError(err)
@@ -63,28 +85,7 @@ func ReadTar(r io.Reader, maxBytes int64) (*Bundle, error) {
 			root.add(hdr.Name, "%s", msg)
 			continue
 		}
-		switch hdr.Typeflag {
-		case tar.TypeReg, tar.TypeRegA:
-			if name == "." {
-				root.add(hdr.Name, "a file cannot be the bundle's root")
-				continue
-			}
-		case tar.TypeDir, tar.TypeXGlobalHeader:
-			continue
-		case tar.TypeSymlink:
-			root.special(name, "symlink")
-			continue
-		case tar.TypeLink:
-			root.special(name, "hard link")
-			continue
-		case tar.TypeChar, tar.TypeBlock:
-			root.special(name, "device")
-			continue
-		case tar.TypeFifo:
-			root.special(name, "FIFO")
-			continue
-		default:
-			root.special(name, "special file") // sparse files, GNU extensions, ...
+		if !isBundleFile(hdr, name, root) {
 			continue
 		}
 		if len(files) >= MaxFiles {
@@ -96,20 +97,32 @@ func ReadTar(r io.Reader, maxBytes int64) (*Bundle, error) {
 		}
 		files = append(files, File{Path: name, Mode: normalMode(hdr.FileInfo().Mode()), Data: data})
 	}
+}
 
-	prefix := bundleRoot(files)
-	v := newValidator()
-	v.problems = root.problems
-	for p, kind := range root.specials {
-		if rel, ok := strings.CutPrefix(p, prefix); ok {
-			v.specials[rel] = kind
+// isBundleFile reports whether hdr, named name, is a file of the bundle.
+// Directories are not; root learns of every other kind of entry, and of a
+// file at the bundle's root.
+func isBundleFile(hdr *tar.Header, name string, root *validator) bool {
+	switch hdr.Typeflag {
+	case tar.TypeReg, tar.TypeRegA:
+		if name == "." {
+			root.add(hdr.Name, "a file cannot be the bundle's root")
+			return false
 		}
+		return true
+	case tar.TypeDir, tar.TypeXGlobalHeader:
+	case tar.TypeSymlink:
+		root.special(name, "symlink")
+	case tar.TypeLink:
+		root.special(name, "hard link")
+	case tar.TypeChar, tar.TypeBlock:
+		root.special(name, "device")
+	case tar.TypeFifo:
+		root.special(name, "FIFO")
+	default:
+		root.special(name, "special file") // sparse files, GNU extensions, ...
 	}
-	for _, f := range files {
-		f.Path = strings.TrimPrefix(f.Path, prefix) // every file has it
-		v.addFile(f)
-	}
-	return v.bundle()
+	return false
 }
 
 // entryName cleans an archive entry's name ("./a//b" is "a/b") and says

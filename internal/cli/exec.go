@@ -55,14 +55,8 @@ func (a *app) exitWith(st client.ExitStatus) error {
 
 func (a *app) execCmd() *cobra.Command {
 	var (
-		sc      scope
-		stdin   bool
-		noStdin bool
-		detach  bool
-		env     []string
-		cwd     string
-		user    string
-		timeout time.Duration
+		sc scope
+		fl execFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "exec [flags] RUNTIME [flags] -- COMMAND [ARG...]",
@@ -82,64 +76,90 @@ run 126, and an interrupted paddock 130, as in a shell. ` + runtimeArg,
   echo hello | paddock exec agent -- tr a-z A-Z`,
 		DisableFlagParsing: true, // see commandLine
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, argv, help, err := a.commandLine(cmd, args)
-			if err != nil {
-				return err
-			}
-			if help {
-				return cmd.Help()
-			}
-			if len(argv) == 0 {
-				return usagef("expected a COMMAND after RUNTIME")
-			}
-			if stdin && noStdin {
-				return usagef("--stdin and --no-stdin contradict each other")
-			}
-			// As ssh does: standard input that is not a terminal (a pipe,
-			// a file) goes to the command unless -n; a terminal only with -i.
-			forward := stdin
-			if _, tty := ttyOf(a.env.Stdin); !tty && !noStdin && !detach && a.output != outputJSON {
-				forward = true
-			}
-			req := client.ExecRequest{Argv: argv, Cwd: cwd, User: user, Background: detach, OpenStdin: forward && !detach}
-			if len(env) > 0 {
-				req.Env = map[string]string{}
-				for _, kv := range env {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return usagef("--env %q: want NAME=VALUE", kv)
-					}
-					req.Env[k] = v
-				}
-			}
-			if timeout < 0 {
-				return usagef("--timeout must not be negative")
-			}
-			req.TimeoutMS = timeout.Milliseconds()
-			if stdin && (detach || a.output == outputJSON) {
-				return usagef("--stdin streams to a foreground command; it cannot be combined with --detach or -o json")
-			}
-			ctx := cmd.Context()
-			t, err := a.target(ctx, &sc, rt)
-			if err != nil {
-				return err
-			}
-			if detach || a.output == outputJSON {
-				return a.execCollected(ctx, t, req)
-			}
-			return a.execStreamed(ctx, t, req)
+			return a.exec(cmd, args, &sc, &fl)
 		},
 	}
 	scopeFlags(cmd, &sc, true)
 	f := cmd.Flags()
-	f.BoolVarP(&stdin, "stdin", "i", false, "send standard input to the command (piped input is sent without it)")
-	f.BoolVarP(&noStdin, "no-stdin", "n", false, "do not send piped standard input to the command")
-	f.BoolVarP(&detach, "detach", "d", false, "run the command in the background and print its process id")
-	f.StringArrayVarP(&env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
-	f.StringVarP(&cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")
-	f.StringVarP(&user, "user", "u", "", "run as this account: user (uid 1000) or root (default: the runtime's)")
-	f.DurationVar(&timeout, "timeout", 0, "kill the command after this long, e.g. 30s (default: never)")
+	f.BoolVarP(&fl.stdin, "stdin", "i", false, "send standard input to the command (piped input is sent without it)")
+	f.BoolVarP(&fl.noStdin, "no-stdin", "n", false, "do not send piped standard input to the command")
+	f.BoolVarP(&fl.detach, "detach", "d", false, "run the command in the background and print its process id")
+	f.StringArrayVarP(&fl.env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
+	f.StringVarP(&fl.cwd, "workdir", "w", "", "working directory in the sandbox (absolute)")
+	f.StringVarP(&fl.user, "user", "u", "", "run as this account: user (uid 1000) or root (default: the runtime's)")
+	f.DurationVar(&fl.timeout, "timeout", 0, "kill the command after this long, e.g. 30s (default: never)")
 	return cmd
+}
+
+// execFlags are exec's flags, beside its scope.
+type execFlags struct {
+	stdin, noStdin, detach bool
+	env                    []string
+	cwd, user              string
+	timeout                time.Duration
+}
+
+// exec runs the command of args (RUNTIME and COMMAND, with flags, which
+// it parses into fl) in the runtime's sandbox: streamed, or collected
+// with --detach or -o json.
+func (a *app) exec(cmd *cobra.Command, args []string, sc *scope, fl *execFlags) error {
+	rt, argv, help, err := a.commandLine(cmd, args)
+	if err != nil {
+		return err
+	}
+	if help {
+		return cmd.Help()
+	}
+	if len(argv) == 0 {
+		return usagef("expected a COMMAND after RUNTIME")
+	}
+	req, err := a.execRequest(argv, *fl)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	t, err := a.target(ctx, sc, rt)
+	if err != nil {
+		return err
+	}
+	if fl.detach || a.output == outputJSON {
+		return a.execCollected(ctx, t, req)
+	}
+	return a.execStreamed(ctx, t, req)
+}
+
+// execRequest is the request to run argv as fl asks, refusing flags that
+// contradict each other.
+func (a *app) execRequest(argv []string, fl execFlags) (client.ExecRequest, error) {
+	stdin, noStdin, detach := fl.stdin, fl.noStdin, fl.detach
+	if stdin && noStdin {
+		return client.ExecRequest{}, usagef("--stdin and --no-stdin contradict each other")
+	}
+	// As ssh does: standard input that is not a terminal (a pipe,
+	// a file) goes to the command unless -n; a terminal only with -i.
+	forward := stdin
+	if _, tty := ttyOf(a.env.Stdin); !tty && !noStdin && !detach && a.output != outputJSON {
+		forward = true
+	}
+	req := client.ExecRequest{Argv: argv, Cwd: fl.cwd, User: fl.user, Background: detach, OpenStdin: forward && !detach}
+	if len(fl.env) > 0 {
+		req.Env = map[string]string{}
+		for _, kv := range fl.env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return client.ExecRequest{}, usagef("--env %q: want NAME=VALUE", kv)
+			}
+			req.Env[k] = v
+		}
+	}
+	if fl.timeout < 0 {
+		return client.ExecRequest{}, usagef("--timeout must not be negative")
+	}
+	req.TimeoutMS = fl.timeout.Milliseconds()
+	if stdin && (detach || a.output == outputJSON) {
+		return client.ExecRequest{}, usagef("--stdin streams to a foreground command; it cannot be combined with --detach or -o json")
+	}
+	return req, nil
 }
 
 // execCollected runs the command to its end (or starts it, detached) and

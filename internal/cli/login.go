@@ -51,70 +51,7 @@ credential that sees exactly one org makes it the default.`,
   paddock login --url https://paddock.example.com --wallet-key-file ~/.paddock/wallet.key`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			old, err := a.readConfig(true)
-			if err != nil {
-				return err
-			}
-			a.cfg = old
-			url := a.serverURL()
-			var key string
-			var signedIn *client.AuthSession
-			if keyFile != "" {
-				if a.apiKey != "" || fromStdin {
-					return usagef("pass --wallet-key-file or an API key, not both")
-				}
-				s, err := a.walletSignIn(cmd.Context(), url, keyFile)
-				if err != nil {
-					return err
-				}
-				key, signedIn = s.Token, &s
-			} else {
-				key = first(a.apiKey, a.getenv("PADDOCK_API_KEY"))
-				if fromStdin {
-					if key != "" && a.apiKey != "" {
-						return usagef("pass --api-key or --api-key-stdin, not both")
-					}
-					if key, err = readKey(a.env.Stdin); err != nil {
-						return err
-					}
-				}
-			}
-			if key == "" {
-				return usagef("no API key: pass --api-key, --api-key-stdin or --wallet-key-file, or set PADDOCK_API_KEY")
-			}
-			c, err := a.newClient(url, key)
-			if err != nil {
-				return err
-			}
-			orgs, err := c.ListOrgs(cmd.Context(), client.ListOptions{Limit: 2})
-			if err != nil {
-				return err
-			}
-			cfg := *old
-			if cfg.URL != c.BaseURL() {
-				// Defaults of another server mean nothing here.
-				cfg.Org, cfg.Workspace = "", ""
-			}
-			cfg.URL, cfg.APIKey, cfg.SessionToken = c.BaseURL(), key, ""
-			if signedIn != nil || strings.HasPrefix(key, sessionPrefix) {
-				cfg.APIKey, cfg.SessionToken = "", key
-			}
-			dropped, err := chooseDefaults(cmd.Context(), c, &cfg, sc, orgs)
-			if err != nil {
-				return err
-			}
-			path, err := a.writeConfig(&cfg)
-			if err != nil {
-				return err
-			}
-			if old.SessionToken != "" && old.SessionToken != cfg.SessionToken && strings.TrimRight(old.URL, "/") == cfg.URL {
-				// The session this login replaces would live on unused
-				// until it expired: end it (at best; it may have ended).
-				if prev, err := a.newClient(old.URL, old.SessionToken); err == nil {
-					_ = prev.SignOut(cmd.Context())
-				}
-			}
-			return a.printLogin(cfg, path, signedIn, dropped)
+			return a.login(cmd.Context(), fromStdin, keyFile, sc)
 		},
 	}
 	f := cmd.Flags()
@@ -123,6 +60,86 @@ credential that sees exactly one org makes it the default.`,
 	f.StringVar(&sc.org, "org", "", "save a default org")
 	f.StringVar(&sc.ws, "ws", "", "save a default workspace")
 	return cmd
+}
+
+// login checks the credential login was given (an API key, read from
+// stdin when fromStdin, or a wallet's sign-in with the key in keyFile),
+// saves it with the server's URL and the defaults of sc, and ends the
+// session it replaces.
+func (a *app) login(ctx context.Context, fromStdin bool, keyFile string, sc scope) error {
+	old, err := a.readConfig(true)
+	if err != nil {
+		return err
+	}
+	a.cfg = old
+	url := a.serverURL()
+	key, signedIn, err := a.loginCredential(ctx, url, fromStdin, keyFile)
+	if err != nil {
+		return err
+	}
+	c, err := a.newClient(url, key)
+	if err != nil {
+		return err
+	}
+	orgs, err := c.ListOrgs(ctx, client.ListOptions{Limit: 2})
+	if err != nil {
+		return err
+	}
+	cfg := *old
+	if cfg.URL != c.BaseURL() {
+		// Defaults of another server mean nothing here.
+		cfg.Org, cfg.Workspace = "", ""
+	}
+	cfg.URL, cfg.APIKey, cfg.SessionToken = c.BaseURL(), key, ""
+	if signedIn != nil || strings.HasPrefix(key, sessionPrefix) {
+		cfg.APIKey, cfg.SessionToken = "", key
+	}
+	dropped, err := chooseDefaults(ctx, c, &cfg, sc, orgs)
+	if err != nil {
+		return err
+	}
+	path, err := a.writeConfig(&cfg)
+	if err != nil {
+		return err
+	}
+	if old.SessionToken != "" && old.SessionToken != cfg.SessionToken && strings.TrimRight(old.URL, "/") == cfg.URL {
+		// The session this login replaces would live on unused
+		// until it expired: end it (at best; it may have ended).
+		if prev, err := a.newClient(old.URL, old.SessionToken); err == nil {
+			_ = prev.SignOut(ctx)
+		}
+	}
+	return a.printLogin(cfg, path, signedIn, dropped)
+}
+
+// loginCredential is the credential login checks against the server at
+// url: a wallet's session token (signedIn) with keyFile, else the API key
+// of --api-key, of PADDOCK_API_KEY or, when fromStdin, of stdin.
+func (a *app) loginCredential(ctx context.Context, url string, fromStdin bool, keyFile string) (key string, signedIn *client.AuthSession, err error) {
+	if keyFile != "" {
+		if a.apiKey != "" || fromStdin {
+			return "", nil, usagef("pass --wallet-key-file or an API key, not both")
+		}
+		s, err := a.walletSignIn(ctx, url, keyFile)
+		if err != nil {
+			return "", nil, err
+		}
+		key, signedIn = s.Token, &s
+	} else {
+		key = first(a.apiKey, a.getenv("PADDOCK_API_KEY"))
+		if fromStdin {
+			if key != "" && a.apiKey != "" {
+				return "", nil, usagef("pass --api-key or --api-key-stdin, not both")
+			}
+			if key, err = readKey(a.env.Stdin); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	if key == "" {
+		return "", nil, usagef("no API key: pass --api-key, --api-key-stdin or --wallet-key-file, or set PADDOCK_API_KEY")
+	}
+	return key, signedIn, nil
 }
 
 // chooseDefaults sets cfg's default org and workspace after a login with

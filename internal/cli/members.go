@@ -167,41 +167,6 @@ workspace members'.`
 			}
 			return s.c.ListOrgMembers(ctx, s.org, page)
 		})
-	var role string
-	add := &cobra.Command{
-		Use:     "add MEMBER [--role ROLE]",
-		Aliases: []string{"invite"},
-		Short:   "Invite someone to the org with a role (default member)",
-		Long: `Invite whoever holds an email or wallet address (MEMBER) to the org with
---role (viewer, member, admin or owner; default member). They see it with
-'paddock invitation ls' and accept or decline it; accepted, they get the
-role, at most yours by then. An invitation expires after 7 days unless the
-installation says otherwise, and no user is made for it: an address no user
-has waits until the installation admin makes one. 'paddock member
-invitations' lists the pending ones, 'paddock member revoke' takes one back.
-
-Where the installation allows direct adds (members.direct_add), a user who
-has the address is added at once. The installation admin always adds
-directly, by user id too, and makes a user of an address no user has yet.`,
-		Example: `  paddock member add ann@example.com --role admin
-  paddock member invite 0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf`,
-		Args: exactArgs("MEMBER"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.orgSession(&sc)
-			if err != nil {
-				return err
-			}
-			added, err := s.c.AddOrgMember(cmd.Context(), s.org, client.AddOrgMemberRequest{Member: args[0], Role: role})
-			if err != nil {
-				return err
-			}
-			if added.Invitation != nil {
-				return a.printInvitation(*added.Invitation)
-			}
-			return a.printOrgMember(*added.Member)
-		},
-	}
-	add.Flags().StringVar(&role, "role", client.RoleMember, "viewer, member, admin or owner")
 	setRole := &cobra.Command{
 		Use:   "set-role MEMBER ROLE",
 		Short: "Change a member's role (viewer, member, admin or owner)",
@@ -236,6 +201,46 @@ keys included: a key never acts above its holder's role.`,
 			return a.done("removed", "removed member %s", args[0])
 		},
 	}
-	cmd.AddCommand(ls, add, setRole, rm, a.memberInvitationsCmd(&sc), a.memberRevokeCmd(&sc))
+	cmd.AddCommand(ls, a.memberAddCmd(&sc), setRole, rm, a.memberInvitationsCmd(&sc), a.memberRevokeCmd(&sc))
 	return cmd
+}
+
+// memberAddCmd is 'paddock member add': invite someone to the org of sc.
+func (a *app) memberAddCmd(sc *scope) *cobra.Command {
+	var role string
+	add := &cobra.Command{
+		Use:     "add MEMBER [--role ROLE]",
+		Aliases: []string{"invite"},
+		Short:   "Invite someone to the org with a role (default member)",
+		Long: `Invite whoever holds an email or wallet address (MEMBER) to the org with
+--role (viewer, member, admin or owner; default member). They see it with
+'paddock invitation ls' and accept or decline it; accepted, they get the
+role, at most yours by then. An invitation expires after 7 days unless the
+installation says otherwise, and no user is made for it: an address no user
+has waits until the installation admin makes one. 'paddock member
+invitations' lists the pending ones, 'paddock member revoke' takes one back.
+
+Where the installation allows direct adds (members.direct_add), a user who
+has the address is added at once. The installation admin always adds
+directly, by user id too, and makes a user of an address no user has yet.`,
+		Example: `  paddock member add ann@example.com --role admin
+  paddock member invite 0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf`,
+		Args: exactArgs("MEMBER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.orgSession(sc)
+			if err != nil {
+				return err
+			}
+			added, err := s.c.AddOrgMember(cmd.Context(), s.org, client.AddOrgMemberRequest{Member: args[0], Role: role})
+			if err != nil {
+				return err
+			}
+			if added.Invitation != nil {
+				return a.printInvitation(*added.Invitation)
+			}
+			return a.printOrgMember(*added.Member)
+		},
+	}
+	add.Flags().StringVar(&role, "role", client.RoleMember, "viewer, member, admin or owner")
+	return add
 }

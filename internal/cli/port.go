@@ -52,28 +52,40 @@ P-<runtime short id>.<preview domain>. ` + runtimeArg,
 			return printList(a, l, portColumns)
 		},
 	}
-	setPublic := func(use, short string, public bool) *cobra.Command {
-		return &cobra.Command{
-			Use:   use + " RUNTIME PORT",
-			Short: short,
-			Args:  exactArgs("RUNTIME", "PORT"),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				port, err := portArg(args[1])
-				if err != nil {
-					return err
-				}
-				t, err := a.target(cmd.Context(), &sc, args[0])
-				if err != nil {
-					return err
-				}
-				p, err := t.c.SetPortPublic(cmd.Context(), t.org, t.ws, t.rid, port, public)
-				if err != nil {
-					return err
-				}
-				return a.printObject(p, []field{{"PORT", strconv.Itoa(p.Port)}, {"PUBLIC", strconv.FormatBool(p.Public)}, {"URL", p.URL}})
-			},
-		}
+	cmd.AddCommand(ls,
+		a.portPublicCmd(&sc, "public", "Make a port's URLs reachable without a key or token", true),
+		a.portPublicCmd(&sc, "private", "Make a port's URLs need a key or a preview token again (the default)", false),
+		a.portURLCmd(&sc))
+	return cmd
+}
+
+// portPublicCmd is 'paddock port public' or 'private' (use, described by
+// short): mark a port of a runtime in sc public or not.
+func (a *app) portPublicCmd(sc *scope, use, short string, public bool) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " RUNTIME PORT",
+		Short: short,
+		Args:  exactArgs("RUNTIME", "PORT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			port, err := portArg(args[1])
+			if err != nil {
+				return err
+			}
+			t, err := a.target(cmd.Context(), sc, args[0])
+			if err != nil {
+				return err
+			}
+			p, err := t.c.SetPortPublic(cmd.Context(), t.org, t.ws, t.rid, port, public)
+			if err != nil {
+				return err
+			}
+			return a.printObject(p, []field{{"PORT", strconv.Itoa(p.Port)}, {"PUBLIC", strconv.FormatBool(p.Public)}, {"URL", p.URL}})
+		},
 	}
+}
+
+// portURLCmd is 'paddock port url': a port's preview URL with a token.
+func (a *app) portURLCmd(sc *scope) *cobra.Command {
 	var ttl string
 	url := &cobra.Command{
 		Use:   "url RUNTIME PORT",
@@ -89,7 +101,7 @@ working until the token expires. A public port needs no token; its URL is in
 			if err != nil {
 				return err
 			}
-			t, err := a.target(cmd.Context(), &sc, args[0])
+			t, err := a.target(cmd.Context(), sc, args[0])
 			if err != nil {
 				return err
 			}
@@ -105,9 +117,5 @@ working until the token expires. A public port needs no token; its URL is in
 		},
 	}
 	url.Flags().StringVar(&ttl, "ttl", "", "how long the token lasts (default 1h, at most 24h)")
-	cmd.AddCommand(ls,
-		setPublic("public", "Make a port's URLs reachable without a key or token", true),
-		setPublic("private", "Make a port's URLs need a key or a preview token again (the default)", false),
-		url)
-	return cmd
+	return url
 }

@@ -204,33 +204,9 @@ func (h *fileService) Write(ctx context.Context, stream *connect.ClientStream[ag
 	if hdr == nil {
 		return nil, errInvalid("missing_header", "the first message must be a header")
 	}
-	path, err := cleanPath(hdr.Path)
+	path, dir, mode, err := writeTarget(hdr)
 	if err != nil {
 		return nil, err
-	}
-	if hdr.Mode > 0o7777 {
-		return nil, errInvalid("invalid_mode", "mode %o is not a permission mode", hdr.Mode)
-	}
-	dir := filepath.Dir(path)
-	if hdr.CreateParents {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fsError("mkdir", dir, err)
-		}
-	}
-	mode := agentpb.FileMode(hdr.Mode)
-	existing, err := os.Lstat(path)
-	switch {
-	case err == nil && existing.IsDir():
-		return nil, errPrecondition("is_a_directory", path, "%s is a directory", path)
-	case err == nil && hdr.NoOverwrite:
-		return nil, &rpcError{kind: kindExists, reason: "file_exists", subject: path, msg: path + ": already exists"}
-	case err == nil && mode == 0 && existing.Mode().IsRegular():
-		mode = existing.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, fsError("write", path, err)
-	}
-	if mode == 0 && hdr.Mode == 0 {
-		mode = 0o644
 	}
 
 	tmp, err := os.CreateTemp(dir, ".paddock-write-*")
@@ -278,6 +254,41 @@ func (h *fileService) Write(ctx context.Context, stream *connect.ClientStream[ag
 		return nil, fsError("stat", path, err)
 	}
 	return connect.NewResponse(&agentpb.WriteResponse{Info: fileInfo(path, fi)}), nil
+}
+
+// writeTarget checks where hdr asks Write to write, making the parent
+// directory dir if asked, and returns the clean path and the mode to give
+// the file: hdr's, else the regular file's it replaces, else 0644.
+func writeTarget(hdr *agentpb.WriteHeader) (path, dir string, mode fs.FileMode, err error) {
+	path, err = cleanPath(hdr.Path)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if hdr.Mode > 0o7777 {
+		return "", "", 0, errInvalid("invalid_mode", "mode %o is not a permission mode", hdr.Mode)
+	}
+	dir = filepath.Dir(path)
+	if hdr.CreateParents {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", "", 0, fsError("mkdir", dir, err)
+		}
+	}
+	mode = agentpb.FileMode(hdr.Mode)
+	existing, err := os.Lstat(path)
+	switch {
+	case err == nil && existing.IsDir():
+		return "", "", 0, errPrecondition("is_a_directory", path, "%s is a directory", path)
+	case err == nil && hdr.NoOverwrite:
+		return "", "", 0, &rpcError{kind: kindExists, reason: "file_exists", subject: path, msg: path + ": already exists"}
+	case err == nil && mode == 0 && existing.Mode().IsRegular():
+		mode = existing.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", "", 0, fsError("write", path, err)
+	}
+	if mode == 0 && hdr.Mode == 0 {
+		mode = 0o644
+	}
+	return path, dir, mode, nil
 }
 
 func (h *fileService) Mkdir(ctx context.Context, req *connect.Request[agentpb.MkdirRequest]) (*connect.Response[agentpb.MkdirResponse], error) {

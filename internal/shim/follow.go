@@ -24,45 +24,13 @@ var streamNames = [2]agentpb.OutputStream{agentpb.OutputStream_OUTPUT_STREAM_STD
 // its progress releases the process's backpressure. follow returns when the
 // exit has been sent, ctx is done, quit is closed or sink fails.
 func (p *process) follow(ctx context.Context, quit <-chan struct{}, offs [2]int64, keepFollowing, owner bool, sink eventSink) error {
-	var (
-		bufs  [2][]byte
-		outs  [2]*agentpb.Output
-		losts [2]*agentpb.OutputLost
-	)
+	f := followed{offs: offs}
 	for {
 		var exited *agentpb.Exited
-		progressed := false
 		p.mu.Lock()
-		for i, r := range p.out {
-			outs[i], losts[i] = nil, nil
-			if r == nil {
-				continue
-			}
-			if bufs[i] == nil && r.end > offs[i] {
-				bufs[i] = make([]byte, chunkSize)
-			}
-			if bufs[i] == nil {
-				if offs[i] < r.start {
-					losts[i] = &agentpb.OutputLost{Stream: streamNames[i], Offset: offs[i], Bytes: r.start - offs[i]}
-					offs[i] = r.start
-				}
-				continue
-			}
-			n, lost := r.readAt(offs[i], bufs[i])
-			if lost > 0 {
-				losts[i] = &agentpb.OutputLost{Stream: streamNames[i], Offset: offs[i], Bytes: lost}
-				offs[i] += lost
-			}
-			if n > 0 {
-				outs[i] = &agentpb.Output{Stream: streamNames[i], Offset: offs[i], Data: bufs[i][:n]}
-				offs[i] += int64(n)
-			}
-			if losts[i] != nil || outs[i] != nil {
-				progressed = true
-			}
-		}
+		progressed := p.readLocked(&f)
 		if owner && progressed {
-			p.pins = offs
+			p.pins = f.offs
 			p.broadcastLocked()
 		}
 		done := p.done
@@ -72,17 +40,8 @@ func (p *process) follow(ctx context.Context, quit <-chan struct{}, offs [2]int6
 		changed := p.changed
 		p.mu.Unlock()
 
-		for i := range outs {
-			if losts[i] != nil {
-				if err := sink.lost(losts[i]); err != nil {
-					return err
-				}
-			}
-			if outs[i] != nil {
-				if err := sink.output(outs[i]); err != nil {
-					return err
-				}
-			}
+		if err := f.send(sink); err != nil {
+			return err
 		}
 		if progressed {
 			continue
@@ -104,6 +63,69 @@ func (p *process) follow(ctx context.Context, quit <-chan struct{}, offs [2]int6
 			return errShuttingDown
 		}
 	}
+}
+
+// followed is where follow is in each output stream, and what its last
+// read found there to send.
+type followed struct {
+	offs  [2]int64
+	bufs  [2][]byte // allocated at a stream's first output
+	outs  [2]*agentpb.Output
+	losts [2]*agentpb.OutputLost
+}
+
+// readLocked reads each stream's output from f's offsets on into f's outs,
+// and the output lost before it (overwritten in the ring) into f's losts,
+// moving the offsets past both. It reports whether either moved. p.mu is
+// held.
+func (p *process) readLocked(f *followed) (progressed bool) {
+	for i, r := range p.out {
+		f.outs[i], f.losts[i] = nil, nil
+		if r == nil {
+			continue
+		}
+		if f.bufs[i] == nil && r.end > f.offs[i] {
+			f.bufs[i] = make([]byte, chunkSize)
+		}
+		if f.bufs[i] == nil {
+			if f.offs[i] < r.start {
+				f.losts[i] = &agentpb.OutputLost{Stream: streamNames[i], Offset: f.offs[i], Bytes: r.start - f.offs[i]}
+				f.offs[i] = r.start
+			}
+			continue
+		}
+		n, lost := r.readAt(f.offs[i], f.bufs[i])
+		if lost > 0 {
+			f.losts[i] = &agentpb.OutputLost{Stream: streamNames[i], Offset: f.offs[i], Bytes: lost}
+			f.offs[i] += lost
+		}
+		if n > 0 {
+			f.outs[i] = &agentpb.Output{Stream: streamNames[i], Offset: f.offs[i], Data: f.bufs[i][:n]}
+			f.offs[i] += int64(n)
+		}
+		if f.losts[i] != nil || f.outs[i] != nil {
+			progressed = true
+		}
+	}
+	return progressed
+}
+
+// send sends what the last read found to sink, stream by stream, each
+// stream's loss before its output.
+func (f *followed) send(sink eventSink) error {
+	for i := range f.outs {
+		if f.losts[i] != nil {
+			if err := sink.lost(f.losts[i]); err != nil {
+				return err
+			}
+		}
+		if f.outs[i] != nil {
+			if err := sink.output(f.outs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 var errShuttingDown = &rpcError{kind: kindUnavailable, reason: "shutting_down", msg: "the agent is shutting down"}

@@ -51,23 +51,9 @@ func Run(ctx context.Context, o RunOptions) error {
 		o.Grace = 10 * time.Second
 	}
 	log := o.Logger
-	// Nothing else in the sandbox may read this process's memory (its key,
-	// when it has one) or attach to it.
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("protect the agent's memory: %w", err)
-	}
-	var key []byte
-	if o.KeyFile != "" {
-		k, err := agentauth.TakeKeyFile(o.KeyFile)
-		if err != nil {
-			return fmt.Errorf("agent key: %w", err)
-		}
-		key = k
-	}
-	if o.TrustFile != "" {
-		if err := installTrust(o.TrustFile, filepath.Dir(o.Socket)); err != nil {
-			return err
-		}
+	key, err := protectAndTakeKey(o)
+	if err != nil {
+		return err
 	}
 	reaper, err := StartReaper(log)
 	if err != nil {
@@ -75,16 +61,9 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	defer reaper.Stop()
 
-	if err := os.Remove(o.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove stale socket: %w", err)
-	}
-	var l net.Listener
-	l, err = net.Listen("unix", o.Socket)
+	l, err := listenSocket(o.Socket, key, log)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	if key != nil {
-		l = agentauth.NewListener(l, key, log)
+		return err
 	}
 	defer os.Remove(o.Socket)
 	// Whoever can reach the socket's directory may use it.
@@ -116,19 +95,71 @@ func Run(ctx context.Context, o RunOptions) error {
 	go func() { served <- srv.Serve(serveCtx, l) }()
 	log.Info("paddock-shim serving", "socket", o.Socket, "pid", os.Getpid(), "version", o.Version)
 
-	term := syscall.SIGTERM
-wait:
+	term, ended, err := awaitTerm(ctx, log, srv, sigc, served)
+	if ended {
+		return err
+	}
+	terminateAll(ctx, log, srv, term, o.Grace)
+	stopServing()
+	err = <-served
+	srv.Close()
+	return err
+}
+
+// protectAndTakeKey keeps every other process of the sandbox from reading
+// this one's memory, takes the agent key from o.KeyFile (nil without one)
+// and installs o.TrustFile's trust beside the socket.
+func protectAndTakeKey(o RunOptions) (key []byte, err error) {
+	// Nothing else in the sandbox may read this process's memory (its key,
+	// when it has one) or attach to it.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("protect the agent's memory: %w", err)
+	}
+	if o.KeyFile != "" {
+		k, err := agentauth.TakeKeyFile(o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("agent key: %w", err)
+		}
+		key = k
+	}
+	if o.TrustFile != "" {
+		if err := installTrust(o.TrustFile, filepath.Dir(o.Socket)); err != nil {
+			return nil, err
+		}
+	}
+	return key, nil
+}
+
+// listenSocket listens on the unix socket path, in place of a stale one,
+// and, with a key, admits only connections that prove they hold it.
+func listenSocket(path string, key []byte, log *slog.Logger) (net.Listener, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket: %w", err)
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	if key != nil {
+		l = agentauth.NewListener(l, key, log)
+	}
+	return l, nil
+}
+
+// awaitTerm forwards the signals on sigc to srv's processes until ctx ends
+// or a SIGTERM or SIGINT comes, which it returns as the signal to end them
+// with (SIGTERM when ctx ended). ended says serving ended first, with err.
+func awaitTerm(ctx context.Context, log *slog.Logger, srv *Server, sigc <-chan os.Signal, served <-chan error) (term syscall.Signal, ended bool, err error) {
 	for {
 		select {
 		case err := <-served:
-			return err
+			return 0, true, err
 		case <-ctx.Done():
-			break wait
+			return syscall.SIGTERM, false, nil
 		case s := <-sigc:
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
-				term = sig
-				break wait
+				return sig, false, nil
 			}
 			log.Debug("forwarding signal", "signal", sig)
 			for _, p := range srv.procs.running() {
@@ -136,9 +167,13 @@ wait:
 			}
 		}
 	}
+}
 
-	log.Info("shutting down", "signal", term, "grace", o.Grace)
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Grace)
+// terminateAll sends term to srv's processes and kills those still running
+// after grace.
+func terminateAll(ctx context.Context, log *slog.Logger, srv *Server, term syscall.Signal, grace time.Duration) {
+	log.Info("shutting down", "signal", term, "grace", grace)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	left := srv.Terminate(gctx, term)
 	cancel()
 	if left > 0 {
@@ -147,8 +182,4 @@ wait:
 		srv.Terminate(kctx, syscall.SIGKILL)
 		cancel()
 	}
-	stopServing()
-	err = <-served
-	srv.Close()
-	return err
 }

@@ -268,56 +268,9 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 	mode := h.FileInfo().Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	switch h.Typeflag {
 	case tar.TypeDir:
-		if path == x.dir {
-			return nil
-		}
-		fi, err := os.Lstat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if err := os.Mkdir(path, mode|0o700); err != nil {
-				return fsError("mkdir", path, err)
-			}
-			x.created = append(x.created, path)
-		case err != nil:
-			return fsError("upload", path, err)
-		case !fi.IsDir():
-			return errPrecondition("not_a_directory", path, "%s exists and is not a directory", path)
-		default:
-			x.chmods = append(x.chmods, chmodded{path: path, mode: fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)})
-		}
-		if err := os.Chmod(path, mode); err != nil {
-			return fsError("chmod", path, err)
-		}
+		return x.makeDir(path, mode)
 	case tar.TypeReg, tar.TypeRegA:
-		if err := x.clearPath(path); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return fsError("create", path, err)
-		}
-		n, err := io.CopyBuffer(struct{ io.Writer }{f}, tr, x.buf)
-		x.bytes += n
-		if err != nil {
-			_ = f.Close()
-			var re *rpcError
-			var ce *connect.Error
-			if errors.As(err, &re) || errors.As(err, &ce) {
-				return err
-			}
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return &rpcError{kind: kindInvalid, reason: "invalid_tar", subject: h.Name, msg: "the upload ended inside an entry", cause: err}
-			}
-			return fsError("write", path, err)
-		}
-		if err := f.Chmod(mode); err != nil {
-			_ = f.Close()
-			return fsError("chmod", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fsError("write", path, err)
-		}
-		_ = os.Chtimes(path, h.ModTime, h.ModTime)
+		return x.writeFile(tr, h, path, mode)
 	case tar.TypeSymlink:
 		if strings.IndexByte(h.Linkname, 0) >= 0 {
 			return errInvalid("invalid_tar", "link target of %q contains a NUL byte", h.Name)
@@ -353,6 +306,67 @@ func (x *extractor) entry(tr *tar.Reader, h *tar.Header) error {
 		// Devices, and extended headers the reader did not consume: skipped.
 		return nil
 	}
+	return nil
+}
+
+// makeDir makes the directory path, or takes the one there (to restore its
+// mode once the upload is in), and sets mode on it.
+func (x *extractor) makeDir(path string, mode fs.FileMode) error {
+	if path == x.dir {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Mkdir(path, mode|0o700); err != nil {
+			return fsError("mkdir", path, err)
+		}
+		x.created = append(x.created, path)
+	case err != nil:
+		return fsError("upload", path, err)
+	case !fi.IsDir():
+		return errPrecondition("not_a_directory", path, "%s exists and is not a directory", path)
+	default:
+		x.chmods = append(x.chmods, chmodded{path: path, mode: fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)})
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		return fsError("chmod", path, err)
+	}
+	return nil
+}
+
+// writeFile writes the regular file path from tr (h's entry), in place of
+// whatever was there, with mode and h's modification time.
+func (x *extractor) writeFile(tr *tar.Reader, h *tar.Header, path string, mode fs.FileMode) error {
+	if err := x.clearPath(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fsError("create", path, err)
+	}
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, tr, x.buf)
+	x.bytes += n
+	if err != nil {
+		_ = f.Close()
+		var re *rpcError
+		var ce *connect.Error
+		if errors.As(err, &re) || errors.As(err, &ce) {
+			return err
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return &rpcError{kind: kindInvalid, reason: "invalid_tar", subject: h.Name, msg: "the upload ended inside an entry", cause: err}
+		}
+		return fsError("write", path, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		_ = f.Close()
+		return fsError("chmod", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fsError("write", path, err)
+	}
+	_ = os.Chtimes(path, h.ModTime, h.ModTime)
 	return nil
 }
 

@@ -56,56 +56,19 @@ Options:
 func claudeMain(args []string) int {
 	p, err := parseArgs(args, claudeFlags, claudeAliases, nil)
 	if err != nil {
-		// commander.js: "error: unknown option '--x'", exit code 1.
-		switch e := err.(type) {
-		case errUnknownFlag:
-			fmt.Fprintf(os.Stderr, "error: unknown option '%s'\n", e.arg)
-		case errMissingValue:
-			fmt.Fprintf(os.Stderr, "error: option '%s <value>' argument missing\n", e.arg)
-		}
-		return 1
+		return claudeUsageError(err)
 	}
-	switch {
-	case p.has("--version"):
-		fmt.Println(claudeVersion + " (Claude Code)" + versionSuffix)
-		return 0
-	case p.has("--help"):
-		fmt.Print(claudeHelp)
-		return 0
-	case !p.has("--print"):
-		return fatalf("claude stand-in: only print mode (-p) is supported")
-	}
-	if p.value("--output-format") == "stream-json" && !p.has("--verbose") {
-		return fatalf("Error: When using --print, --output-format=stream-json requires --verbose")
-	}
-	if p.value("--output-format") != "stream-json" {
-		return fatalf("claude stand-in: only --output-format stream-json is supported")
-	}
-	bypass := p.has("--dangerously-skip-permissions") || p.value("--permission-mode") == "bypassPermissions"
-	if bypass && os.Getuid() == 0 && os.Getenv("IS_SANDBOX") != "1" {
-		return fatalf("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons")
+	if code, done := claudeCheckMode(p); done {
+		return code
 	}
 	prompt := strings.Join(p.pos, " ")
-	if prompt == "" {
-		return fatalf("Error: Input must be provided either through stdin or as a prompt argument when using --print")
-	}
-
 	dir := cwd()
 	store := claudeStore{root: claudeConfigDir(), cwd: dir}
 	sessionID, prev, turnN := uuid4(), "", 1
 	if id := p.value("--resume"); id != "" {
 		file, ok := store.find(id)
 		if !ok {
-			// 2.1.332: no init line, one result carrying errors[] on
-			// stdout, the same text on stderr, exit 1.
-			text := "No conversation found with session ID: " + id
-			newEmitter().emit(obj{"type", "result", "subtype", "error_during_execution", "duration_ms", 0,
-				"duration_api_ms", 0, "is_error", true, "num_turns", 0, "stop_reason", nil, "session_id", id,
-				"total_cost_usd", 0, "usage", obj{"input_tokens", 0, "cache_creation_input_tokens", 0,
-					"cache_read_input_tokens", 0, "output_tokens", 0, "service_tier", "standard"},
-				"modelUsage", obj{}, "permission_denials", []any{}, "uuid", uuid4(),
-				"errors", []string{text}, "result_index", 0})
-			return fatalf("%s", text)
+			return claudeNoSession(id)
 		}
 		sessionID = id
 		store.file = file
@@ -115,34 +78,8 @@ func claudeMain(args []string) int {
 		store.file = store.path(sessionID)
 	}
 
-	var mcpServers []obj
-	for _, cfg := range p.flags["--mcp-config"] {
-		mcpServers = append(mcpServers, claudeMCP(cfg)...)
-	}
-	model := p.value("--model")
-	if model == "" {
-		model = "claude-sonnet-4-5-20250929"
-	}
-	permissionMode := "default"
-	if bypass {
-		permissionMode = "bypassPermissions"
-	}
-	secret := anyEnv("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
-	apiKeySource := "none"
-	if secret != "" {
-		apiKeySource = secret
-	}
-
 	out := newEmitter()
-	out.emit(obj{
-		"type", "system", "subtype", "init", "cwd", dir, "session_id", sessionID,
-		"tools", []string{"Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "WebFetch", "WebSearch", "TodoWrite"},
-		"mcp_servers", orEmpty(mcpServers),
-		"model", model,
-		"permissionMode", permissionMode, "slash_commands", []string{"compact", "context", "cost", "init", "review"},
-		"apiKeySource", apiKeySource, "claude_code_version", claudeVersion, "output_style", "default",
-		"agents", []string{"general-purpose"}, "skills", []string{}, "plugins", []string{}, "uuid", uuid4(),
-	})
+	model, secret := claudeInit(out, p, dir, sessionID)
 	msg := claudeMessages{out: out, session: sessionID, model: model}
 
 	if secret == "" {
@@ -170,7 +107,107 @@ func claudeMain(args []string) int {
 	}
 	_ = store.append(obj{"type", "user", "message", obj{"role", "user", "content", prompt},
 		"sessionId", sessionID, "cwd", dir, "uuid", uuid4(), "timestamp", nowISO(), "version", claudeVersion})
+	return claudeAnswer(msg, store, prompt, dir, prev, turnN)
+}
 
+// claudeUsageError reports a flag parseArgs refused as commander.js does:
+// "error: unknown option '--x'", exit code 1.
+func claudeUsageError(err error) int {
+	switch e := err.(type) {
+	case errUnknownFlag:
+		fmt.Fprintf(os.Stderr, "error: unknown option '%s'\n", e.arg)
+	case errMissingValue:
+		fmt.Fprintf(os.Stderr, "error: option '%s <value>' argument missing\n", e.arg)
+	}
+	return 1
+}
+
+// claudeBypass reports whether p asks to skip permission prompts.
+func claudeBypass(p *parsed) bool {
+	return p.has("--dangerously-skip-permissions") || p.value("--permission-mode") == "bypassPermissions"
+}
+
+// claudeCheckMode answers --version and --help, and refuses what the
+// stand-in does not run: anything but print mode with stream-json, a
+// bypass as root outside a sandbox, or no prompt. done says it answered,
+// with exit code code.
+func claudeCheckMode(p *parsed) (code int, done bool) {
+	switch {
+	case p.has("--version"):
+		fmt.Println(claudeVersion + " (Claude Code)" + versionSuffix)
+		return 0, true
+	case p.has("--help"):
+		fmt.Print(claudeHelp)
+		return 0, true
+	case !p.has("--print"):
+		return fatalf("claude stand-in: only print mode (-p) is supported"), true
+	}
+	if p.value("--output-format") == "stream-json" && !p.has("--verbose") {
+		return fatalf("Error: When using --print, --output-format=stream-json requires --verbose"), true
+	}
+	if p.value("--output-format") != "stream-json" {
+		return fatalf("claude stand-in: only --output-format stream-json is supported"), true
+	}
+	if claudeBypass(p) && os.Getuid() == 0 && os.Getenv("IS_SANDBOX") != "1" {
+		return fatalf("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"), true
+	}
+	if strings.Join(p.pos, " ") == "" {
+		return fatalf("Error: Input must be provided either through stdin or as a prompt argument when using --print"), true
+	}
+	return 0, false
+}
+
+// claudeNoSession answers a --resume of an unknown session as 2.1.332
+// does: no init line, one result carrying errors[] on stdout, the same
+// text on stderr, exit 1.
+func claudeNoSession(id string) int {
+	text := "No conversation found with session ID: " + id
+	newEmitter().emit(obj{"type", "result", "subtype", "error_during_execution", "duration_ms", 0,
+		"duration_api_ms", 0, "is_error", true, "num_turns", 0, "stop_reason", nil, "session_id", id,
+		"total_cost_usd", 0, "usage", obj{"input_tokens", 0, "cache_creation_input_tokens", 0,
+			"cache_read_input_tokens", 0, "output_tokens", 0, "service_tier", "standard"},
+		"modelUsage", obj{}, "permission_denials", []any{}, "uuid", uuid4(),
+		"errors", []string{text}, "result_index", 0})
+	return fatalf("%s", text)
+}
+
+// claudeInit emits the init line of session sessionID in dir and returns
+// the model it names and the credential found (empty: none).
+func claudeInit(out *emitter, p *parsed, dir, sessionID string) (model, secret string) {
+	var mcpServers []obj
+	for _, cfg := range p.flags["--mcp-config"] {
+		mcpServers = append(mcpServers, claudeMCP(cfg)...)
+	}
+	model = p.value("--model")
+	if model == "" {
+		model = "claude-sonnet-4-5-20250929"
+	}
+	permissionMode := "default"
+	if claudeBypass(p) {
+		permissionMode = "bypassPermissions"
+	}
+	secret = anyEnv("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+	apiKeySource := "none"
+	if secret != "" {
+		apiKeySource = secret
+	}
+	out.emit(obj{
+		"type", "system", "subtype", "init", "cwd", dir, "session_id", sessionID,
+		"tools", []string{"Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "WebFetch", "WebSearch", "TodoWrite"},
+		"mcp_servers", orEmpty(mcpServers),
+		"model", model,
+		"permissionMode", permissionMode, "slash_commands", []string{"compact", "context", "cost", "init", "review"},
+		"apiKeySource", apiKeySource, "claude_code_version", claudeVersion, "output_style", "default",
+		"agents", []string{"general-purpose"}, "skills", []string{}, "plugins", []string{}, "uuid", uuid4(),
+	})
+	return model, secret
+}
+
+// claudeAnswer plays the turn once the model is reached: a first text, an
+// ls of dir as a Bash tool call, then the final text (turn turnN, after
+// prev) or, when the prompt asks, an API error. It returns the exit code.
+func claudeAnswer(msg claudeMessages, store claudeStore, prompt, dir, prev string, turnN int) int {
+	out, sessionID := msg.out, msg.session
 	first := firstText(prompt)
 	msg.assistant(obj{"type", "text", "text", first})
 	toolID := "toolu_01" + randBase62(22)

@@ -57,28 +57,12 @@ Options:
 `
 
 func codexMain(args []string) int {
-	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
-		fmt.Println("codex-cli " + codexVersion + versionSuffix)
-		return 0
-	}
-	if len(args) == 0 || args[0] != "exec" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Print("Codex CLI (paddock stand-in: only `codex exec` is supported)\n\nUsage: codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]\n")
-			return 0
-		}
-		return fatalf("codex stand-in: only `codex exec` is supported")
+	if code, done := codexNotExec(args); done {
+		return code
 	}
 	p, err := parseArgs(args[1:], codexExecFlags, codexAliases, nil)
 	if err != nil {
-		// clap: usage error on stderr, exit code 2.
-		switch e := err.(type) {
-		case errUnknownFlag:
-			fmt.Fprintf(os.Stderr, "error: unexpected argument '%s' found\n\n  tip: to pass '%s' as a value, use '-- %s'\n\n%s\n\nFor more information, try '--help'.\n",
-				e.arg, e.arg, e.arg, codexUsage)
-		case errMissingValue:
-			fmt.Fprintf(os.Stderr, "error: a value is required for '%s <VALUE>' but none was supplied\n\nFor more information, try '--help'.\n", e.arg)
-		}
-		return 2
+		return codexUsageError(err)
 	}
 	if p.has("--help") {
 		fmt.Print(codexHelp)
@@ -88,49 +72,11 @@ func codexMain(args []string) int {
 		fmt.Println("codex-cli " + codexVersion + versionSuffix)
 		return 0
 	}
-	// The subcommand is the first positional, unless "--" came first; a
-	// literal "resume" prompt after "--" stays a prompt.
-	resume, resumeID := false, ""
-	pos := p.pos
-	if len(pos) > 0 && pos[0] == "resume" && !dashedBefore(args, "resume") {
-		resume, pos = true, pos[1:]
-		if !p.has("--last") {
-			if len(pos) == 0 {
-				return fatalf("Error: a session id or --last is required")
-			}
-			resumeID, pos = pos[0], pos[1:]
-		}
+	run, code, done := codexParseExec(args, p)
+	if done {
+		return code
 	}
-	prompt := strings.Join(pos, " ")
-
-	overrides := map[string]string{}
-	for _, kv := range p.flags["--config"] {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fatalf("Error parsing -c overrides: Invalid override (missing '='): %s", kv)
-		}
-		overrides[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	if p.has("--full-auto") {
-		fmt.Fprintln(os.Stderr, "warning: `--full-auto` is deprecated; use `--sandbox workspace-write` instead.")
-	}
-	dir := cwd()
-	if d := p.value("--cd"); d != "" {
-		if err := os.Chdir(d); err != nil {
-			return fatalf("Error: %v", err)
-		}
-		dir = cwd()
-	}
-	bypass := p.has("--dangerously-bypass-approvals-and-sandbox")
-	if !p.has("--skip-git-repo-check") && !bypass && !insideGit(dir) {
-		return fatalf("Not inside a trusted directory and --skip-git-repo-check was not specified.")
-	}
-	if prompt == "" {
-		return fatalf("No prompt provided. Either specify one as an argument or pipe the prompt into stdin.")
-	}
-	if !p.has("--json") {
-		return fatalf("codex stand-in: only --json output is supported")
-	}
+	prompt, dir := run.prompt, run.dir
 
 	home := os.Getenv("CODEX_HOME")
 	if home == "" {
@@ -138,12 +84,12 @@ func codexMain(args []string) int {
 	}
 	store := codexStore{home: home}
 	threadID, prev, turnN := uuid7(), "", 1
-	if resume {
-		file, ok := store.find(resumeID)
+	if run.resume {
+		file, ok := store.find(run.resumeID)
 		if !ok {
-			return fatalf("Error: thread/resume: thread/resume failed: no rollout found for thread id %s (code -32600)", resumeID)
+			return fatalf("Error: thread/resume: thread/resume failed: no rollout found for thread id %s (code -32600)", run.resumeID)
 		}
-		threadID, store.file = resumeID, file
+		threadID, store.file = run.resumeID, file
 		prev, turnN = store.history()
 	} else {
 		store.file = store.path(threadID)
@@ -155,7 +101,7 @@ func codexMain(args []string) int {
 	if model == "" {
 		model = "gpt-5.5-codex"
 	}
-	mcp := codexMCPNames(home, overrides)
+	mcp := codexMCPNames(home, run.overrides)
 
 	out := newEmitter()
 	out.emit(obj{"type", "thread.started", "thread_id", threadID})
@@ -176,7 +122,104 @@ func codexMain(args []string) int {
 		codexRollout("turn_context", obj{"cwd", dir, "approval_policy", "never", "sandbox_policy", obj{"type", "danger-full-access"}, "model", model}),
 		codexRollout("response_item", obj{"type", "message", "role", "user",
 			"content", []obj{{"type", "input_text", "text", prompt}}}))
+	return codexAnswer(out, store, prompt, dir, mcp, prev, turnN)
+}
 
+// codexNotExec answers --version and --help before a subcommand, and
+// refuses any subcommand but exec. done says it answered, with exit code
+// code.
+func codexNotExec(args []string) (code int, done bool) {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
+		fmt.Println("codex-cli " + codexVersion + versionSuffix)
+		return 0, true
+	}
+	if len(args) == 0 || args[0] != "exec" {
+		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+			fmt.Print("Codex CLI (paddock stand-in: only `codex exec` is supported)\n\nUsage: codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]\n")
+			return 0, true
+		}
+		return fatalf("codex stand-in: only `codex exec` is supported"), true
+	}
+	return 0, false
+}
+
+// codexUsageError reports a flag parseArgs refused as clap does: a usage
+// error on stderr, exit code 2.
+func codexUsageError(err error) int {
+	switch e := err.(type) {
+	case errUnknownFlag:
+		fmt.Fprintf(os.Stderr, "error: unexpected argument '%s' found\n\n  tip: to pass '%s' as a value, use '-- %s'\n\n%s\n\nFor more information, try '--help'.\n",
+			e.arg, e.arg, e.arg, codexUsage)
+	case errMissingValue:
+		fmt.Fprintf(os.Stderr, "error: a value is required for '%s <VALUE>' but none was supplied\n\nFor more information, try '--help'.\n", e.arg)
+	}
+	return 2
+}
+
+// codexExec is what a `codex exec` command line asks for.
+type codexExec struct {
+	resume    bool // resume a thread: resumeID's, or the last (--last)
+	resumeID  string
+	prompt    string
+	dir       string // the working directory, after --cd
+	overrides map[string]string
+}
+
+// codexParseExec reads the exec command line p (of args) into a codexExec,
+// moving into --cd, and refuses what codex refuses: a resume without a
+// thread, a bad -c override, an untrusted directory, no prompt, and (here)
+// output other than --json. done says it refused, with exit code code.
+func codexParseExec(args []string, p *parsed) (run codexExec, code int, done bool) {
+	// The subcommand is the first positional, unless "--" came first; a
+	// literal "resume" prompt after "--" stays a prompt.
+	pos := p.pos
+	if len(pos) > 0 && pos[0] == "resume" && !dashedBefore(args, "resume") {
+		run.resume, pos = true, pos[1:]
+		if !p.has("--last") {
+			if len(pos) == 0 {
+				return run, fatalf("Error: a session id or --last is required"), true
+			}
+			run.resumeID, pos = pos[0], pos[1:]
+		}
+	}
+	run.prompt = strings.Join(pos, " ")
+
+	run.overrides = map[string]string{}
+	for _, kv := range p.flags["--config"] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return run, fatalf("Error parsing -c overrides: Invalid override (missing '='): %s", kv), true
+		}
+		run.overrides[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	if p.has("--full-auto") {
+		fmt.Fprintln(os.Stderr, "warning: `--full-auto` is deprecated; use `--sandbox workspace-write` instead.")
+	}
+	run.dir = cwd()
+	if d := p.value("--cd"); d != "" {
+		if err := os.Chdir(d); err != nil {
+			return run, fatalf("Error: %v", err), true
+		}
+		run.dir = cwd()
+	}
+	bypass := p.has("--dangerously-bypass-approvals-and-sandbox")
+	if !p.has("--skip-git-repo-check") && !bypass && !insideGit(run.dir) {
+		return run, fatalf("Not inside a trusted directory and --skip-git-repo-check was not specified."), true
+	}
+	if run.prompt == "" {
+		return run, fatalf("No prompt provided. Either specify one as an argument or pipe the prompt into stdin."), true
+	}
+	if !p.has("--json") {
+		return run, fatalf("codex stand-in: only --json output is supported"), true
+	}
+	return run, 0, false
+}
+
+// codexAnswer plays the turn once the model is reached: a reasoning item,
+// a first message naming the MCP servers mcp, an ls of dir as a command,
+// then the final message (turn turnN, after prev) or, when the prompt
+// asks, a failed turn. It returns the exit code.
+func codexAnswer(out *emitter, store codexStore, prompt, dir string, mcp []string, prev string, turnN int) int {
 	out.emit(obj{"type", "item.completed", "item", obj{"id", "item_0", "type", "reasoning", "text", "**Listing the working directory**"}})
 	out.emit(obj{"type", "item.completed", "item", obj{"id", "item_1", "type", "agent_message",
 		"text", firstText(prompt) + "\n" + mcpLine(mcp)}})

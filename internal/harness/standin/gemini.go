@@ -51,48 +51,12 @@ Options:
 func geminiMain(args []string) int {
 	p, err := parseArgs(args, geminiFlags, geminiAliases, map[string]bool{"--resume": true})
 	if err != nil {
-		// yargs strict mode: the message, then the help, exit code 1.
-		switch e := err.(type) {
-		case errUnknownFlag:
-			fmt.Fprintf(os.Stderr, "Unknown argument: %s\n", strings.TrimLeft(strings.SplitN(e.arg, "=", 2)[0], "-"))
-		case errMissingValue:
-			fmt.Fprintf(os.Stderr, "Not enough arguments following: %s\n", strings.TrimLeft(e.arg, "-"))
-		}
-		fmt.Fprint(os.Stderr, geminiHelp)
-		return 1
+		return geminiUsageError(err)
 	}
-	switch {
-	case p.has("--version"):
-		fmt.Println(geminiVersion + versionSuffix)
-		return 0
-	case p.has("--help"):
-		fmt.Print(geminiHelp)
-		return 0
+	if code, done := geminiCheckHeadless(p); done {
+		return code
 	}
-	usageErr := func(msg string) int {
-		fmt.Fprintln(os.Stderr, msg)
-		fmt.Fprint(os.Stderr, geminiHelp)
-		return 1
-	}
-	if f := p.value("--output-format"); f != "" && f != "text" && f != "json" && f != "stream-json" {
-		return usageErr(fmt.Sprintf("Invalid values:\n  Argument: output-format, Given: %q, Choices: \"text\", \"json\", \"stream-json\"", f))
-	}
-	if p.has("--yolo") && p.has("--approval-mode") {
-		return usageErr("Cannot use both --yolo (-y) and --approval-mode together. Use --approval-mode=yolo instead.")
-	}
-	if p.has("--prompt") && len(p.pos) > 0 {
-		return usageErr("Cannot use both a positional prompt and the --prompt (-p) flag together")
-	}
-	prompt := p.value("--prompt")
-	if prompt == "" {
-		prompt = strings.Join(p.pos, " ")
-	}
-	if prompt == "" {
-		return fatalf("gemini stand-in: only headless mode (-p) is supported")
-	}
-	if p.value("--output-format") != "stream-json" {
-		return fatalf("gemini stand-in: only --output-format stream-json is supported")
-	}
+	prompt := geminiPrompt(p)
 
 	dir := cwd()
 	store := newGeminiStore(dir)
@@ -138,6 +102,73 @@ func geminiMain(args []string) int {
 		return fatalf("%v", err)
 	}
 
+	return geminiAnswer(out, store, prompt, dir, model, mcp, prev, turnN)
+}
+
+// geminiUsageError reports a flag parseArgs refused as yargs strict mode
+// does: the message, then the help, exit code 1.
+func geminiUsageError(err error) int {
+	switch e := err.(type) {
+	case errUnknownFlag:
+		fmt.Fprintf(os.Stderr, "Unknown argument: %s\n", strings.TrimLeft(strings.SplitN(e.arg, "=", 2)[0], "-"))
+	case errMissingValue:
+		fmt.Fprintf(os.Stderr, "Not enough arguments following: %s\n", strings.TrimLeft(e.arg, "-"))
+	}
+	fmt.Fprint(os.Stderr, geminiHelp)
+	return 1
+}
+
+// geminiPrompt is the prompt of p: --prompt, or else the positionals.
+func geminiPrompt(p *parsed) string {
+	if prompt := p.value("--prompt"); prompt != "" {
+		return prompt
+	}
+	return strings.Join(p.pos, " ")
+}
+
+// geminiCheckHeadless answers --version and --help, and refuses what
+// gemini refuses (a bad --output-format, --yolo with --approval-mode, a
+// prompt given twice) and what the stand-in does not run: anything but a
+// headless prompt with stream-json. done says it answered, with exit code
+// code.
+func geminiCheckHeadless(p *parsed) (code int, done bool) {
+	switch {
+	case p.has("--version"):
+		fmt.Println(geminiVersion + versionSuffix)
+		return 0, true
+	case p.has("--help"):
+		fmt.Print(geminiHelp)
+		return 0, true
+	}
+	usageErr := func(msg string) int {
+		fmt.Fprintln(os.Stderr, msg)
+		fmt.Fprint(os.Stderr, geminiHelp)
+		return 1
+	}
+	if f := p.value("--output-format"); f != "" && f != "text" && f != "json" && f != "stream-json" {
+		return usageErr(fmt.Sprintf("Invalid values:\n  Argument: output-format, Given: %q, Choices: \"text\", \"json\", \"stream-json\"", f)), true
+	}
+	if p.has("--yolo") && p.has("--approval-mode") {
+		return usageErr("Cannot use both --yolo (-y) and --approval-mode together. Use --approval-mode=yolo instead."), true
+	}
+	if p.has("--prompt") && len(p.pos) > 0 {
+		return usageErr("Cannot use both a positional prompt and the --prompt (-p) flag together"), true
+	}
+	if geminiPrompt(p) == "" {
+		return fatalf("gemini stand-in: only headless mode (-p) is supported"), true
+	}
+	if p.value("--output-format") != "stream-json" {
+		return fatalf("gemini stand-in: only --output-format stream-json is supported"), true
+	}
+	return 0, false
+}
+
+// geminiAnswer plays the turn once the model is reached: a first text,
+// naming the MCP servers mcp, in two delta chunks, an ls of dir as a shell
+// tool, then the final text (turn turnN, after prev) or, when the prompt
+// asks, an error result. It returns the exit code.
+func geminiAnswer(out *emitter, store *geminiStore, prompt, dir, model string, mcp []string, prev string, turnN int) int {
+	ts := nowISO
 	// Assistant text arrives in delta chunks.
 	first := firstText(prompt) + "\n" + mcpLine(mcp)
 	half := len(first) / 2

@@ -53,66 +53,24 @@ Options:
 `
 
 func openCodeMain(args []string) int {
-	if len(args) > 0 && (args[0] == "--version" || args[0] == "-v") {
-		fmt.Println(openCodeVersion + versionSuffix)
-		return 0
-	}
-	if len(args) == 0 || args[0] != "run" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Print("opencode [project]\n\nstart opencode tui (paddock stand-in: only `opencode run` is supported)\n\nCommands:\n  opencode run [message..]  run opencode with a message\n")
-			return 0
-		}
-		return fatalf("opencode stand-in: only `opencode run` is supported")
+	if code, done := openCodeNotRun(args); done {
+		return code
 	}
 	p, err := parseArgs(args[1:], openCodeRunFlags, openCodeAliases, nil)
 	if err != nil {
-		switch e := err.(type) {
-		case errUnknownFlag:
-			fmt.Fprint(os.Stderr, openCodeHelp)
-			fmt.Fprintf(os.Stderr, "\nUnknown argument: %s\n", strings.TrimLeft(strings.SplitN(e.arg, "=", 2)[0], "-"))
-		case errMissingValue:
-			fmt.Fprint(os.Stderr, openCodeHelp)
-			fmt.Fprintf(os.Stderr, "\nNot enough arguments following: %s\n", strings.TrimLeft(e.arg, "-"))
-		}
-		return 1
+		return openCodeUsageError(err)
 	}
-	switch {
-	case p.has("--help"):
-		fmt.Print(openCodeHelp)
-		return 0
-	case p.has("--version"):
-		fmt.Println(openCodeVersion + versionSuffix)
-		return 0
-	}
-	if f := p.value("--format"); f != "" && f != "default" && f != "json" {
-		fmt.Fprint(os.Stderr, openCodeHelp)
-		fmt.Fprintf(os.Stderr, "\nInvalid values:\n  Argument: format, Given: %q, Choices: \"default\", \"json\"\n", f)
-		return 1
-	}
-	uiError := func(msg string) int {
-		// In colour even when stderr is not a terminal (1.18.33).
-		fmt.Fprintln(os.Stderr, "\x1b[91m\x1b[1mError: \x1b[0m"+msg)
-		return 1
-	}
-	if d := p.value("--dir"); d != "" {
-		if err := os.Chdir(d); err != nil {
-			return uiError("Failed to change directory to " + d)
-		}
+	if code, done := openCodeCheckRun(p); done {
+		return code
 	}
 	message := strings.Join(p.pos, " ")
-	if strings.TrimSpace(message) == "" {
-		return uiError("You must provide a message or a command")
-	}
-	if p.value("--format") != "json" {
-		return fatalf("opencode stand-in: only --format json is supported")
-	}
 
 	dir := cwd()
 	store := openCodeStore{root: openCodeDataDir()}
 	sessionID, prev, turnN := "", "", 1
 	if id := p.value("--session"); id != "" {
 		if !store.exists(id) {
-			return uiError("Session not found")
+			return openCodeUIError("Session not found")
 		}
 		sessionID = id
 		prev, turnN = store.history(id)
@@ -127,15 +85,11 @@ func openCodeMain(args []string) int {
 			"time", obj{"created", time.Now().UnixMilli(), "updated", time.Now().UnixMilli()}})
 	}
 	mcp := openCodeMCPNames(dir)
-	out := newEmitter()
-	ev := func(typ string, fields obj) {
-		out.emit(append(obj{"type", typ, "timestamp", time.Now().UnixMilli(), "sessionID", sessionID}, fields...))
-	}
-	done := func() { ev("done", obj{"reason", "idle", "rejected", []string{}}) }
+	ev := openCodeEvents{out: newEmitter(), sessionID: sessionID}
 
 	provider := anyEnv("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY")
 	if _, err := os.Stat(filepath.Join(store.root, "auth.json")); provider == "" && err != nil {
-		ev("error", obj{"error", obj{"name", "ProviderAuthError", "data", obj{
+		ev.ev("error", obj{"error", obj{"name", "ProviderAuthError", "data", obj{
 			"providerID", "anthropic",
 			"message", "No API key for any provider: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or OPENCODE_API_KEY, or run `opencode auth login`"}}})
 		return 1
@@ -146,26 +100,123 @@ func openCodeMain(args []string) int {
 	// and retries anything else silently.
 	reach := modelReach{host: openCodeModelHost(provider), giveUp: func(status int) bool { return status == http.StatusForbidden }}
 	if err := reach.reach(message); err != nil {
-		var ps errProxyStatus
-		if errors.As(err, &ps) {
-			headers := obj{}
-			for _, k := range slices.Sorted(maps.Keys(ps.header)) {
-				headers = append(headers, strings.ToLower(k), ps.header.Get(k))
-			}
-			data := obj{"message", http.StatusText(ps.code) + ": " + strings.TrimSpace(ps.body),
-				"statusCode", ps.code, "isRetryable", false, "responseHeaders", headers, "responseBody", ps.body}
-			if provider == "ANTHROPIC_API_KEY" {
-				data = append(data, "metadata", obj{"url", "https://api.anthropic.com/v1/messages"})
-			}
-			ev("error", obj{"error", obj{"name", "APIError", "data", data}})
-		} else {
-			ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
-		}
+		ev.reachError(provider, err)
 		return 1
 	}
 	userMsg := openCodeID("msg")
 	_ = store.message(sessionID, userMsg, obj{"id", userMsg, "sessionID", sessionID, "role", "user", "text", message})
+	return openCodeAnswer(ev, store, message, dir, mcp, prev, turnN)
+}
 
+// openCodeNotRun answers --version and --help before a subcommand, and
+// refuses any subcommand but run. done says it answered, with exit code
+// code.
+func openCodeNotRun(args []string) (code int, done bool) {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-v") {
+		fmt.Println(openCodeVersion + versionSuffix)
+		return 0, true
+	}
+	if len(args) == 0 || args[0] != "run" {
+		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+			fmt.Print("opencode [project]\n\nstart opencode tui (paddock stand-in: only `opencode run` is supported)\n\nCommands:\n  opencode run [message..]  run opencode with a message\n")
+			return 0, true
+		}
+		return fatalf("opencode stand-in: only `opencode run` is supported"), true
+	}
+	return 0, false
+}
+
+// openCodeUsageError reports a flag parseArgs refused as yargs does: the
+// help, then the error, exit code 1.
+func openCodeUsageError(err error) int {
+	switch e := err.(type) {
+	case errUnknownFlag:
+		fmt.Fprint(os.Stderr, openCodeHelp)
+		fmt.Fprintf(os.Stderr, "\nUnknown argument: %s\n", strings.TrimLeft(strings.SplitN(e.arg, "=", 2)[0], "-"))
+	case errMissingValue:
+		fmt.Fprint(os.Stderr, openCodeHelp)
+		fmt.Fprintf(os.Stderr, "\nNot enough arguments following: %s\n", strings.TrimLeft(e.arg, "-"))
+	}
+	return 1
+}
+
+// openCodeUIError prints msg as opencode's UI error and returns exit code 1.
+func openCodeUIError(msg string) int {
+	// In colour even when stderr is not a terminal (1.18.33).
+	fmt.Fprintln(os.Stderr, "\x1b[91m\x1b[1mError: \x1b[0m"+msg)
+	return 1
+}
+
+// openCodeCheckRun answers --help and --version, moves into --dir, and
+// refuses a bad --format, an empty message and (here) output other than
+// json. done says it answered, with exit code code.
+func openCodeCheckRun(p *parsed) (code int, done bool) {
+	switch {
+	case p.has("--help"):
+		fmt.Print(openCodeHelp)
+		return 0, true
+	case p.has("--version"):
+		fmt.Println(openCodeVersion + versionSuffix)
+		return 0, true
+	}
+	if f := p.value("--format"); f != "" && f != "default" && f != "json" {
+		fmt.Fprint(os.Stderr, openCodeHelp)
+		fmt.Fprintf(os.Stderr, "\nInvalid values:\n  Argument: format, Given: %q, Choices: \"default\", \"json\"\n", f)
+		return 1, true
+	}
+	if d := p.value("--dir"); d != "" {
+		if err := os.Chdir(d); err != nil {
+			return openCodeUIError("Failed to change directory to " + d), true
+		}
+	}
+	if strings.TrimSpace(strings.Join(p.pos, " ")) == "" {
+		return openCodeUIError("You must provide a message or a command"), true
+	}
+	if p.value("--format") != "json" {
+		return fatalf("opencode stand-in: only --format json is supported"), true
+	}
+	return 0, false
+}
+
+// openCodeEvents emits the JSON events of one session.
+type openCodeEvents struct {
+	out       *emitter
+	sessionID string
+}
+
+func (e openCodeEvents) ev(typ string, fields obj) {
+	e.out.emit(append(obj{"type", typ, "timestamp", time.Now().UnixMilli(), "sessionID", e.sessionID}, fields...))
+}
+
+func (e openCodeEvents) done() { e.ev("done", obj{"reason", "idle", "rejected", []string{}}) }
+
+// reachError emits the error event for a model the key of provider could
+// not reach: an APIError with the proxy's answer for a refused tunnel, an
+// UnknownError otherwise.
+func (e openCodeEvents) reachError(provider string, err error) {
+	var ps errProxyStatus
+	if !errors.As(err, &ps) {
+		e.ev("error", obj{"error", obj{"name", "UnknownError", "data", obj{"message", err.Error()}}})
+		return
+	}
+	headers := obj{}
+	for _, k := range slices.Sorted(maps.Keys(ps.header)) {
+		headers = append(headers, strings.ToLower(k), ps.header.Get(k))
+	}
+	data := obj{"message", http.StatusText(ps.code) + ": " + strings.TrimSpace(ps.body),
+		"statusCode", ps.code, "isRetryable", false, "responseHeaders", headers, "responseBody", ps.body}
+	if provider == "ANTHROPIC_API_KEY" {
+		data = append(data, "metadata", obj{"url", "https://api.anthropic.com/v1/messages"})
+	}
+	e.ev("error", obj{"error", obj{"name", "APIError", "data", data}})
+}
+
+// openCodeAnswer plays the turn once the model is reached: a step with a
+// first text naming the MCP servers mcp and an ls of dir as a bash tool,
+// then a step with the final text (turn turnN, after prev) or, when the
+// message asks, an API error. It returns the exit code.
+func openCodeAnswer(ev openCodeEvents, store openCodeStore, message, dir string, mcp []string, prev string, turnN int) int {
+	sessionID := ev.sessionID
 	msgID := openCodeID("msg")
 	part := func(typ string, fields obj) obj {
 		return append(obj{"id", openCodeID("prt"), "sessionID", sessionID, "messageID", msgID, "type", typ}, fields...)
@@ -175,32 +226,32 @@ func openCodeMain(args []string) int {
 		return obj{"input", in, "output", out, "reasoning", 0, "cache", obj{"read", 1024, "write", 0}}
 	}
 
-	ev("step_start", obj{"part", part("step-start", obj{"snapshot", randHex(40)})})
+	ev.ev("step_start", obj{"part", part("step-start", obj{"snapshot", randHex(40)})})
 	start := now()
-	ev("text", obj{"part", part("text", obj{"text", firstText(message) + "\n" + mcpLine(mcp),
+	ev.ev("text", obj{"part", part("text", obj{"text", firstText(message) + "\n" + mcpLine(mcp),
 		"time", obj{"start", start, "end", now()}})})
 	listing, code := listDir(dir)
 	state := obj{"status", "completed", "input", obj{"command", "ls -1", "description", "Lists files in the working directory"},
 		"output", listing, "title", "ls -1", "metadata", obj{"output", listing, "exit", code, "description", "Lists files in the working directory"},
 		"time", obj{"start", start, "end", now()}}
-	ev("tool_use", obj{"part", part("tool", obj{"callID", "toolu_01" + randBase62(22), "tool", "bash", "state", state})})
-	ev("step_finish", obj{"part", part("step-finish", obj{"reason", "tool-calls", "snapshot", randHex(40),
+	ev.ev("tool_use", obj{"part", part("tool", obj{"callID", "toolu_01" + randBase62(22), "tool", "bash", "state", state})})
+	ev.ev("step_finish", obj{"part", part("step-finish", obj{"reason", "tool-calls", "snapshot", randHex(40),
 		"cost", 0.0021, "tokens", tokens(1800+len(message), 60)})})
 
 	msgID = openCodeID("msg")
-	ev("step_start", obj{"part", part("step-start", obj{"snapshot", randHex(40)})})
+	ev.ev("step_start", obj{"part", part("step-start", obj{"snapshot", randHex(40)})})
 	if wantsFailure(message) {
-		ev("error", obj{"error", obj{"name", "APIError", "data", obj{
+		ev.ev("error", obj{"error", obj{"name", "APIError", "data", obj{
 			"message", "Internal server error ([fail] requested)", "statusCode", 500, "isRetryable", false}}})
-		done()
+		ev.done()
 		return 1
 	}
 	final := finalText(listing, turnN, prev)
-	ev("text", obj{"part", part("text", obj{"text", final, "time", obj{"start", now(), "end", now()}})})
-	ev("step_finish", obj{"part", part("step-finish", obj{"reason", "stop", "snapshot", randHex(40),
+	ev.ev("text", obj{"part", part("text", obj{"text", final, "time", obj{"start", now(), "end", now()}})})
+	ev.ev("step_finish", obj{"part", part("step-finish", obj{"reason", "stop", "snapshot", randHex(40),
 		"cost", 0.0013, "tokens", tokens(1900, len(final))})})
 	_ = store.message(sessionID, msgID, obj{"id", msgID, "sessionID", sessionID, "role", "assistant", "text", final})
-	done()
+	ev.done()
 	return 0
 }
 

@@ -52,32 +52,9 @@ func (s *suite) testSnapshot(t *testing.T, p provider.Provider) {
 		refs = append(refs, paused)
 	}
 
-	// Snapshots are internal: no other runtime can start from one.
 	from := refs[len(refs)-1]
-	if !sn.IsSnapshot(from) {
-		t.Fatalf("IsSnapshot(%q) = false", from)
-	}
-	if sn.IsSnapshot(spec.Image) {
-		t.Fatalf("IsSnapshot(%q) = true for an ordinary image", spec.Image)
-	}
-	other := s.spec(t, p)
-	other.Image = from
-	if _, err := p.Create(s.ctx(t), other); !errors.Is(err, errdefs.ErrFailedPrecondition) {
-		t.Fatalf("Create from another runtime's snapshot = %v, want failed precondition", err)
-	}
-
-	// A new sandbox of the same runtime starts from the latest snapshot.
-	restored := s.spec(t, p)
-	restored.Image = from
-	restored.RuntimeID = spec.RuntimeID
-	h2 := s.create(t, p, restored)
-	must(t, "Start from a snapshot", p.Start(s.ctx(t), h2))
-	s.wantState(t, p, h2, provider.StateRunning)
-	if p.Capabilities().Agent {
-		conn, err := p.DialAgent(s.ctx(t), h2)
-		must(t, "DialAgent in a sandbox started from a snapshot", err)
-		must(t, "agent health in a sandbox started from a snapshot", CheckAgent(s.ctx(t), conn))
-	}
+	s.wantSnapshotInternal(t, p, sn, from, spec.Image)
+	h2 := s.startFromSnapshot(t, p, from, spec.RuntimeID)
 
 	// Removing a snapshot in use untags it: the sandbox runs on, and no new
 	// sandbox can be created from it.
@@ -124,4 +101,40 @@ func (s *suite) wantNoImage(t *testing.T, p provider.Provider, image string) {
 		s.destroyAtEnd(t, p, h)
 	}
 	wantKind(t, "Create from removed snapshot "+image, err, errdefs.ErrFailedPrecondition)
+}
+
+// wantSnapshotInternal checks that sn tells the snapshot from from the
+// ordinary image, and that no other runtime can start from the snapshot:
+// snapshots are internal.
+func (s *suite) wantSnapshotInternal(t *testing.T, p provider.Provider, sn provider.Snapshotter, from, image string) {
+	t.Helper()
+	if !sn.IsSnapshot(from) {
+		t.Fatalf("IsSnapshot(%q) = false", from)
+	}
+	if sn.IsSnapshot(image) {
+		t.Fatalf("IsSnapshot(%q) = true for an ordinary image", image)
+	}
+	other := s.spec(t, p)
+	other.Image = from
+	if _, err := p.Create(s.ctx(t), other); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("Create from another runtime's snapshot = %v, want failed precondition", err)
+	}
+}
+
+// startFromSnapshot starts a new sandbox of the runtime runtimeID from its
+// snapshot from, and checks that it runs and its agent answers.
+func (s *suite) startFromSnapshot(t *testing.T, p provider.Provider, from, runtimeID string) provider.Handle {
+	t.Helper()
+	restored := s.spec(t, p)
+	restored.Image = from
+	restored.RuntimeID = runtimeID
+	h2 := s.create(t, p, restored)
+	must(t, "Start from a snapshot", p.Start(s.ctx(t), h2))
+	s.wantState(t, p, h2, provider.StateRunning)
+	if p.Capabilities().Agent {
+		conn, err := p.DialAgent(s.ctx(t), h2)
+		must(t, "DialAgent in a sandbox started from a snapshot", err)
+		must(t, "agent health in a sandbox started from a snapshot", CheckAgent(s.ctx(t), conn))
+	}
+	return h2
 }

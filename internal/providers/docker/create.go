@@ -70,38 +70,19 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	// unmount it (see diskLocks).
 	unlockDisk := p.lockDisk(spec.Workspace)
 	defer unlockDisk()
-	created, err := p.ensureVolume(ctx, spec)
+	undoVolume, err := p.workspaceVolume(ctx, spec)
 	if err != nil {
 		return provider.Handle{}, err
 	}
-	if created {
-		undo = append(undo, func(ctx context.Context) {
-			if err := p.cli.VolumeRemove(ctx, spec.Workspace, false); err != nil && !cerrdefs.IsNotFound(err) {
-				p.logger.WarnContext(ctx, "removing a workspace volume after a failed create", "volume", spec.Workspace, "err", err)
-				return
-			}
-			p.removeDisk(ctx, spec.Workspace)
-		})
-	} else {
-		// The disk of an existing volume is mounted now: unmounted again
-		// unless another sandbox holds it.
-		undo = append(undo, func(ctx context.Context) { p.releaseDisk(ctx, spec.Workspace) })
-	}
+	undo = append(undo, undoVolume)
 
 	key, err := agentauth.NewKey()
 	if err != nil {
 		return provider.Handle{}, err
 	}
-	// The directory's name is random, not derived from the sandbox's id: a
-	// sandbox that learns where run directories live still cannot name
-	// another sandbox's.
-	dirID := make([]byte, runDirIDLen/2)
-	if _, err := rand.Read(dirID); err != nil {
-		return provider.Handle{}, fmt.Errorf("run directory name: %w", err)
-	}
-	sockDir := filepath.Join(p.cfg.RunDir, hex.EncodeToString(dirID))
-	if err := os.Mkdir(sockDir, 0o700); err != nil {
-		return provider.Handle{}, errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be created").WithCause(err)
+	sockDir, err := p.makeSocketDir()
+	if err != nil {
+		return provider.Handle{}, err
 	}
 	undo = append(undo, func(context.Context) { p.removeSocketDir(ctx, sockDir) })
 
@@ -116,13 +97,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	resp, err := p.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, name)
 	unlockDisk()
 	if err != nil {
-		if cerrdefs.IsConflict(err) || cerrdefs.IsAlreadyExists(err) {
-			return provider.Handle{}, errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID).WithCause(err)
-		}
-		if cerrdefs.IsNotFound(err) { // the image went away since we looked
-			return provider.Handle{}, imageNotFound(spec.Image, err)
-		}
-		return provider.Handle{}, engineErr("create", err)
+		return provider.Handle{}, containerCreateErr(spec, err)
 	}
 	undo = append(undo, func(ctx context.Context) {
 		if err := p.cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
@@ -140,38 +115,60 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	return provider.Handle{Provider: p.Name(), ID: resp.ID, State: st.encode()}, nil
 }
 
+// workspaceVolume makes spec's workspace volume, or mounts the disk of the
+// one there, and returns how to undo that after a failed create: remove
+// the volume it made, or release the disk it mounted (unmounted unless
+// another sandbox holds it).
+func (p *Provider) workspaceVolume(ctx context.Context, spec provider.Spec) (undo func(context.Context), err error) {
+	created, err := p.ensureVolume(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return func(ctx context.Context) { p.releaseDisk(ctx, spec.Workspace) }, nil
+	}
+	return func(ctx context.Context) {
+		if err := p.cli.VolumeRemove(ctx, spec.Workspace, false); err != nil && !cerrdefs.IsNotFound(err) {
+			p.logger.WarnContext(ctx, "removing a workspace volume after a failed create", "volume", spec.Workspace, "err", err)
+			return
+		}
+		p.removeDisk(ctx, spec.Workspace)
+	}, nil
+}
+
+// makeSocketDir makes a sandbox's run directory, where its agent socket
+// will be, under the run dir. Its name is random, not derived from the
+// sandbox's id: a sandbox that learns where run directories live still
+// cannot name another sandbox's.
+func (p *Provider) makeSocketDir() (string, error) {
+	dirID := make([]byte, runDirIDLen/2)
+	if _, err := rand.Read(dirID); err != nil {
+		return "", fmt.Errorf("run directory name: %w", err)
+	}
+	sockDir := filepath.Join(p.cfg.RunDir, hex.EncodeToString(dirID))
+	if err := os.Mkdir(sockDir, 0o700); err != nil {
+		return "", errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be created").WithCause(err)
+	}
+	return sockDir, nil
+}
+
+// containerCreateErr is the error for the engine's refusal err to create
+// spec's container.
+func containerCreateErr(spec provider.Spec, err error) error {
+	if cerrdefs.IsConflict(err) || cerrdefs.IsAlreadyExists(err) {
+		return errdefs.Conflict(CodeSandboxExists, "a sandbox with id %q already exists", spec.SandboxID).WithCause(err)
+	}
+	if cerrdefs.IsNotFound(err) { // the image went away since we looked
+		return imageNotFound(spec.Image, err)
+	}
+	return engineErr("create", err)
+}
+
 // containerConfig builds the hardened container for spec.
 func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*container.Config, *container.HostConfig, error) {
-	r := spec.Resources
-	pids := r.PidsLimit
-	if pids == 0 {
-		pids = DefaultPidsLimit
-	}
-	if p.gvisor() {
-		pids = GVisorPidsLimit(pids)
-	}
-	mem := r.MemoryMB
-	if mem == 0 {
-		mem = DefaultMemoryMB
-	}
-	cpu := r.CPUMillis
-	if cpu == 0 {
-		cpu = DefaultCPUMillis
-	}
-	tmp := r.TmpMB
-	if tmp == 0 {
-		tmp = DefaultTmpMB
-	}
-	shm := max(mem/TmpMemoryDivisor, 1)
-	tmp = min(tmp, shm)
-
+	pids, mem, cpu, tmp, shm := p.limits(spec.Resources)
 	user := sandboxUser(spec)
-	env := map[string]string{"HOME": userHomes[user]}
-	maps.Copy(env, spec.Env)
-	envList := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		envList = append(envList, k+"="+env[k])
-	}
+	envList := containerEnv(spec, user)
 
 	entry := []string{shimTarget, "serve", "--socket", agentSocket, "--key-file", keyTarget, "--user", user}
 	if len(spec.TrustedCA) > 0 {
@@ -236,6 +233,46 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		}
 	}
 	return cfg, hostCfg, nil
+}
+
+// limits are the container's limits for r, the provider's defaults where
+// r has none: processes (more under gVisor, whose threads count), memory
+// in MiB, CPU in millicores, and the sizes in MiB of /tmp and /dev/shm,
+// which share a part of the memory.
+func (p *Provider) limits(r provider.Resources) (pids, memMB, cpuMillis, tmpMB, shmMB int64) {
+	pids = r.PidsLimit
+	if pids == 0 {
+		pids = DefaultPidsLimit
+	}
+	if p.gvisor() {
+		pids = GVisorPidsLimit(pids)
+	}
+	memMB = r.MemoryMB
+	if memMB == 0 {
+		memMB = DefaultMemoryMB
+	}
+	cpuMillis = r.CPUMillis
+	if cpuMillis == 0 {
+		cpuMillis = DefaultCPUMillis
+	}
+	tmpMB = r.TmpMB
+	if tmpMB == 0 {
+		tmpMB = DefaultTmpMB
+	}
+	shmMB = max(memMB/TmpMemoryDivisor, 1)
+	return pids, memMB, cpuMillis, min(tmpMB, shmMB), shmMB
+}
+
+// containerEnv is the container's environment, sorted: user's HOME, then
+// spec's.
+func containerEnv(spec provider.Spec, user string) []string {
+	env := map[string]string{"HOME": userHomes[user]}
+	maps.Copy(env, spec.Env)
+	envList := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		envList = append(envList, k+"="+env[k])
+	}
+	return envList
 }
 
 // CodeWritableRootUnbounded refuses a writable root the engine cannot

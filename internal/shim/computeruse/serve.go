@@ -64,10 +64,8 @@ const browserReadyTimeout = 3 * time.Minute
 // Serve runs the computer-use sidecar until ctx ends, the display's Xvfb
 // exits (an error), or, with Stdio, its input ends.
 func Serve(ctx context.Context, o ServeOptions) error {
+	o = o.withDefaults()
 	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	n, err := DisplayNumber(o.Display)
 	if err != nil {
 		return err
@@ -75,21 +73,6 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if o.Width <= 0 || o.Height <= 0 {
 		return fmt.Errorf("screen size %dx%d", o.Width, o.Height)
 	}
-	xvfb, browser, profile := o.Xvfb, o.Browser, o.Profile
-	if xvfb == "" {
-		xvfb = "Xvfb"
-	}
-	if browser == "" {
-		browser = "chromium"
-	}
-	if profile == "" {
-		profile = DefaultProfile
-	}
-	url := o.URL
-	if url == "" {
-		url = "about:blank"
-	}
-	bargs := append([]string{browser}, BrowserArgs(profile, o.Width, o.Height)...)
 
 	// Listen before starting anything, so a second serve fails at once.
 	var ln net.Listener
@@ -105,9 +88,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if DisplayAnswers(ctx, n) {
 		log.Info("computer-use: the display answers already; starting neither Xvfb nor a browser", "display", o.Display)
 	} else {
+		bargs := append([]string{o.Browser}, BrowserArgs(o.Profile, o.Width, o.Height)...)
 		sess, err = startSession(ctx, log, sessionOptions{
-			Display: n, Width: o.Width, Height: o.Height, Xvfb: xvfb,
-			Browser: append(bargs, url), Profile: profile, ReadyTimeout: 15 * time.Second,
+			Display: n, Width: o.Width, Height: o.Height, Xvfb: o.Xvfb,
+			Browser: append(bargs, o.URL), Profile: o.Profile, ReadyTimeout: 15 * time.Second,
 		})
 		if err != nil {
 			return err
@@ -129,7 +113,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		if sess == nil {
 			return
 		}
-		if err := waitBrowser(sctx, profile, browserReadyTimeout); err != nil && sctx.Err() == nil {
+		if err := waitBrowser(sctx, o.Profile, browserReadyTimeout); err != nil && sctx.Err() == nil {
 			log.Warn("computer-use: serving without the browser", "error", err)
 		}
 	}()
@@ -137,11 +121,40 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	driver := &XDriver{
 		Display:    o.Display,
 		Runner:     ExecRunner{Env: []string{"DISPLAY=" + o.Display}},
-		ProfileDir: profile,
+		ProfileDir: o.Profile,
 		BrowserUp:  browserUp,
 	}
 	srv := NewServer(driver, log, o.Version)
+	return serveUntilDone(ctx, sctx, cancel, o, srv, ln, sess, xvfbDone)
+}
 
+// withDefaults is o with its empty logger, commands, profile and first
+// page filled in.
+func (o ServeOptions) withDefaults() ServeOptions {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Xvfb == "" {
+		o.Xvfb = "Xvfb"
+	}
+	if o.Browser == "" {
+		o.Browser = "chromium"
+	}
+	if o.Profile == "" {
+		o.Profile = DefaultProfile
+	}
+	if o.URL == "" {
+		o.URL = "about:blank"
+	}
+	return o
+}
+
+// serveUntilDone serves srv on stdin and stdout (o.Stdio) or on ln under
+// sctx, until ctx ends, Xvfb (of sess, when xvfbDone is not nil) exits or
+// serving fails; then it cancels sctx and shuts the HTTP server down. It
+// returns why it stopped: nil when ctx ended.
+func serveUntilDone(ctx, sctx context.Context, cancel context.CancelFunc, o ServeOptions, srv *Server, ln net.Listener, sess *session, xvfbDone <-chan struct{}) error {
+	log := o.Logger
 	served := make(chan error, 1)
 	var hs *http.Server
 	if o.Stdio {
@@ -153,7 +166,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		go func() { served <- hs.Serve(ln) }()
 	}
 
-	var serveErr error
+	var err, serveErr error
 	servedDone := false
 	select {
 	case <-ctx.Done():

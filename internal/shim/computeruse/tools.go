@@ -165,36 +165,12 @@ func knownTool(name string) bool {
 
 // call runs one tool; its failures are the result's.
 func (s *Server) call(ctx context.Context, name string, a toolArgs) CallResult {
-	needXY := func() (int, int, *CallResult) {
-		if a.X == nil || a.Y == nil {
-			r := toolError("%s needs x and y", name)
-			return 0, 0, &r
-		}
-		if *a.X < 0 || *a.Y < 0 {
-			r := toolError("%s: x and y must not be negative", name)
-			return 0, 0, &r
-		}
-		return *a.X, *a.Y, nil
-	}
 	d := s.driver
 	switch name {
 	case "screenshot":
-		img, err := d.Screenshot(ctx)
-		if err != nil {
-			return toolError("screenshot: %v", err)
-		}
-		var buf bytes.Buffer
-		enc := png.Encoder{CompressionLevel: png.BestSpeed}
-		if err := enc.Encode(&buf, img); err != nil {
-			return toolError("screenshot: encoding PNG: %v", err)
-		}
-		b := img.Bounds()
-		return CallResult{Content: []Content{
-			{Type: "image", Data: base64.StdEncoding.EncodeToString(buf.Bytes()), MIMEType: "image/png"},
-			{Type: "text", Text: fmt.Sprintf("screenshot %dx%d", b.Dx(), b.Dy())},
-		}}
+		return screenshot(ctx, d)
 	case "mouse_move":
-		x, y, bad := needXY()
+		x, y, bad := a.xy(name)
 		if bad != nil {
 			return *bad
 		}
@@ -203,25 +179,7 @@ func (s *Server) call(ctx context.Context, name string, a toolArgs) CallResult {
 		}
 		return textResult("moved to %d,%d", x, y)
 	case "click":
-		x, y, bad := needXY()
-		if bad != nil {
-			return *bad
-		}
-		button := a.Button
-		if button == "" {
-			button = "left"
-		}
-		if button != "left" && button != "right" && button != "middle" {
-			return toolError("click: button %q: want left, right or middle", a.Button)
-		}
-		if err := d.Click(ctx, x, y, button, a.Double); err != nil {
-			return toolError("click: %v", err)
-		}
-		what := "clicked"
-		if a.Double {
-			what = "double-clicked"
-		}
-		return textResult("%s %s at %d,%d", what, button, x, y)
+		return click(ctx, d, a)
 	case "type":
 		if a.Text == "" {
 			return toolError("type needs text")
@@ -239,26 +197,7 @@ func (s *Server) call(ctx context.Context, name string, a toolArgs) CallResult {
 		}
 		return textResult("pressed %s", a.Keys)
 	case "scroll":
-		x, y, bad := needXY()
-		if bad != nil {
-			return *bad
-		}
-		switch a.Direction {
-		case "up", "down", "left", "right":
-		default:
-			return toolError("scroll: direction %q: want up, down, left or right", a.Direction)
-		}
-		amount := 3
-		if a.Amount != nil {
-			amount = *a.Amount
-		}
-		if amount < 1 || amount > 100 {
-			return toolError("scroll: amount %d: want 1 to 100", amount)
-		}
-		if err := d.Scroll(ctx, x, y, a.Direction, amount); err != nil {
-			return toolError("scroll: %v", err)
-		}
-		return textResult("scrolled %s %d at %d,%d", a.Direction, amount, x, y)
+		return scroll(ctx, d, a)
 	case "cursor_position":
 		x, y, err := d.CursorPosition(ctx)
 		if err != nil {
@@ -266,16 +205,102 @@ func (s *Server) call(ctx context.Context, name string, a toolArgs) CallResult {
 		}
 		return textResult("%d,%d", x, y)
 	case "open_url":
-		if strings.TrimSpace(a.URL) == "" {
-			return toolError("open_url needs a url")
-		}
-		if strings.HasPrefix(a.URL, "-") {
-			return toolError("open_url: %q is not a URL", a.URL)
-		}
-		if err := d.OpenURL(ctx, a.URL); err != nil {
-			return toolError("open_url: %v", err)
-		}
-		return textResult("opened %s", a.URL)
+		return openURL(ctx, d, a)
 	}
 	return toolError("unknown tool %q", name)
+}
+
+// xy is the point a names for tool name, or the error result when a lacks
+// one or it is off the screen's top or left.
+func (a toolArgs) xy(name string) (int, int, *CallResult) {
+	if a.X == nil || a.Y == nil {
+		r := toolError("%s needs x and y", name)
+		return 0, 0, &r
+	}
+	if *a.X < 0 || *a.Y < 0 {
+		r := toolError("%s: x and y must not be negative", name)
+		return 0, 0, &r
+	}
+	return *a.X, *a.Y, nil
+}
+
+// screenshot answers the screenshot tool: the screen as a PNG, and its size.
+func screenshot(ctx context.Context, d Driver) CallResult {
+	img, err := d.Screenshot(ctx)
+	if err != nil {
+		return toolError("screenshot: %v", err)
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return toolError("screenshot: encoding PNG: %v", err)
+	}
+	b := img.Bounds()
+	return CallResult{Content: []Content{
+		{Type: "image", Data: base64.StdEncoding.EncodeToString(buf.Bytes()), MIMEType: "image/png"},
+		{Type: "text", Text: fmt.Sprintf("screenshot %dx%d", b.Dx(), b.Dy())},
+	}}
+}
+
+// click answers the click tool: a's button (left by default), once or
+// twice, at a's point.
+func click(ctx context.Context, d Driver, a toolArgs) CallResult {
+	x, y, bad := a.xy("click")
+	if bad != nil {
+		return *bad
+	}
+	button := a.Button
+	if button == "" {
+		button = "left"
+	}
+	if button != "left" && button != "right" && button != "middle" {
+		return toolError("click: button %q: want left, right or middle", a.Button)
+	}
+	if err := d.Click(ctx, x, y, button, a.Double); err != nil {
+		return toolError("click: %v", err)
+	}
+	what := "clicked"
+	if a.Double {
+		what = "double-clicked"
+	}
+	return textResult("%s %s at %d,%d", what, button, x, y)
+}
+
+// scroll answers the scroll tool: a's amount (3 by default) in a's
+// direction at a's point.
+func scroll(ctx context.Context, d Driver, a toolArgs) CallResult {
+	x, y, bad := a.xy("scroll")
+	if bad != nil {
+		return *bad
+	}
+	switch a.Direction {
+	case "up", "down", "left", "right":
+	default:
+		return toolError("scroll: direction %q: want up, down, left or right", a.Direction)
+	}
+	amount := 3
+	if a.Amount != nil {
+		amount = *a.Amount
+	}
+	if amount < 1 || amount > 100 {
+		return toolError("scroll: amount %d: want 1 to 100", amount)
+	}
+	if err := d.Scroll(ctx, x, y, a.Direction, amount); err != nil {
+		return toolError("scroll: %v", err)
+	}
+	return textResult("scrolled %s %d at %d,%d", a.Direction, amount, x, y)
+}
+
+// openURL answers the open_url tool: a's URL in the browser.
+func openURL(ctx context.Context, d Driver, a toolArgs) CallResult {
+	if strings.TrimSpace(a.URL) == "" {
+		return toolError("open_url needs a url")
+	}
+	if strings.HasPrefix(a.URL, "-") {
+		return toolError("open_url: %q is not a URL", a.URL)
+	}
+	if err := d.OpenURL(ctx, a.URL); err != nil {
+		return toolError("open_url: %v", err)
+	}
+	return textResult("opened %s", a.URL)
 }

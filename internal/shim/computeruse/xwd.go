@@ -57,40 +57,12 @@ var ErrXWD = errors.New("not a supported XWD image")
 // colormap), 16, 24 or 32 bits per pixel and colour masks (TrueColor or
 // DirectColor), as `xwd -root` writes for Xvfb's screens.
 func DecodeXWD(b []byte) (*image.RGBA, error) {
-	if len(b) < xwdHeaderLen {
-		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrXWD, len(b))
-	}
-	// The header is big-endian as xwd writes it; a dump written without
-	// the swap is read too.
-	var order binary.ByteOrder = binary.BigEndian
-	if binary.BigEndian.Uint32(b[4:]) != xwdVersion {
-		if binary.LittleEndian.Uint32(b[4:]) != xwdVersion {
-			return nil, fmt.Errorf("%w: file version %d, want %d", ErrXWD, binary.BigEndian.Uint32(b[4:]), xwdVersion)
-		}
-		order = binary.LittleEndian
-	}
-	var h [25]uint32
-	for i := range h {
-		h[i] = order.Uint32(b[4*i:])
+	h, order, err := readXWDHeader(b)
+	if err != nil {
+		return nil, err
 	}
 	w, ht := h[xwdPixmapWidth], h[xwdPixmapHeight]
 	bpp, bpl := h[xwdBitsPerPixel], h[xwdBytesPerLine]
-	switch {
-	case h[xwdPixmapFormat] != xwdZPixmap:
-		return nil, fmt.Errorf("%w: pixmap format %d, want ZPixmap", ErrXWD, h[xwdPixmapFormat])
-	case w == 0 || ht == 0 || w > maxXWDSide || ht > maxXWDSide:
-		return nil, fmt.Errorf("%w: size %dx%d", ErrXWD, w, ht)
-	case bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32:
-		return nil, fmt.Errorf("%w: %d bits per pixel", ErrXWD, bpp)
-	case uint64(bpl) < (uint64(w)*uint64(bpp)+7)/8:
-		return nil, fmt.Errorf("%w: %d bytes per line for %d pixels of %d bits", ErrXWD, bpl, w, bpp)
-	case h[xwdByteOrder] != xwdLSBFirst && h[xwdByteOrder] != xwdMSBFirst:
-		return nil, fmt.Errorf("%w: byte order %d", ErrXWD, h[xwdByteOrder])
-	case h[xwdHeaderSize] < xwdHeaderLen || uint64(h[xwdHeaderSize]) > uint64(len(b)):
-		return nil, fmt.Errorf("%w: header size %d", ErrXWD, h[xwdHeaderSize])
-	case h[xwdNColors] > maxXWDColours:
-		return nil, fmt.Errorf("%w: %d colours", ErrXWD, h[xwdNColors])
-	}
 	off := uint64(h[xwdHeaderSize])
 	ncolors := uint64(h[xwdNColors])
 	if off+ncolors*xwdColorLen > uint64(len(b)) {
@@ -102,54 +74,10 @@ func DecodeXWD(b []byte) (*image.RGBA, error) {
 		return nil, fmt.Errorf("%w: %d bytes of pixels, want %d", ErrXWD, len(data), need)
 	}
 
-	var pixelOrder binary.ByteOrder = binary.LittleEndian
-	if h[xwdByteOrder] == xwdMSBFirst {
-		pixelOrder = binary.BigEndian
-	}
-	read := func(p []byte) uint32 {
-		switch bpp {
-		case 8:
-			return uint32(p[0])
-		case 16:
-			return uint32(pixelOrder.Uint16(p))
-		case 24:
-			if pixelOrder == binary.BigEndian {
-				return uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
-			}
-			return uint32(p[2])<<16 | uint32(p[1])<<8 | uint32(p[0])
-		default:
-			return pixelOrder.Uint32(p)
-		}
-	}
-
-	var toRGB func(px uint32) color.RGBA
-	if bpp == 8 {
-		// Indexed: the colormap's entries, each a pixel value and 16-bit
-		// red, green and blue (big-endian, as the header).
-		palette := make(map[uint32]color.RGBA, ncolors)
-		for i := uint64(0); i < ncolors; i++ {
-			e := cmap[i*xwdColorLen:]
-			palette[order.Uint32(e)] = color.RGBA{
-				R: uint8(order.Uint16(e[4:]) >> 8),
-				G: uint8(order.Uint16(e[6:]) >> 8),
-				B: uint8(order.Uint16(e[8:]) >> 8),
-				A: 0xff,
-			}
-		}
-		toRGB = func(px uint32) color.RGBA {
-			if c, ok := palette[px]; ok {
-				return c
-			}
-			return color.RGBA{A: 0xff}
-		}
-	} else {
-		r, g, bl := channel(h[xwdRedMask]), channel(h[xwdGreenMask]), channel(h[xwdBlueMask])
-		if r.mask == 0 || g.mask == 0 || bl.mask == 0 {
-			return nil, fmt.Errorf("%w: colour masks %#x %#x %#x", ErrXWD, h[xwdRedMask], h[xwdGreenMask], h[xwdBlueMask])
-		}
-		toRGB = func(px uint32) color.RGBA {
-			return color.RGBA{R: r.value(px), G: g.value(px), B: bl.value(px), A: 0xff}
-		}
+	read := xwdPixelReader(bpp, h[xwdByteOrder] == xwdMSBFirst)
+	toRGB, err := xwdColours(h, order, cmap)
+	if err != nil {
+		return nil, err
 	}
 
 	img := image.NewRGBA(image.Rect(0, 0, int(w), int(ht)))
@@ -164,6 +92,104 @@ func DecodeXWD(b []byte) (*image.RGBA, error) {
 		}
 	}
 	return img, nil
+}
+
+// readXWDHeader reads the header of the dump b in the byte order it was
+// written in, which it returns, and refuses a header this decoder cannot
+// follow or that does not fit b.
+func readXWDHeader(b []byte) (h [25]uint32, order binary.ByteOrder, err error) {
+	if len(b) < xwdHeaderLen {
+		return h, nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrXWD, len(b))
+	}
+	// The header is big-endian as xwd writes it; a dump written without
+	// the swap is read too.
+	order = binary.BigEndian
+	if binary.BigEndian.Uint32(b[4:]) != xwdVersion {
+		if binary.LittleEndian.Uint32(b[4:]) != xwdVersion {
+			return h, nil, fmt.Errorf("%w: file version %d, want %d", ErrXWD, binary.BigEndian.Uint32(b[4:]), xwdVersion)
+		}
+		order = binary.LittleEndian
+	}
+	for i := range h {
+		h[i] = order.Uint32(b[4*i:])
+	}
+	w, ht := h[xwdPixmapWidth], h[xwdPixmapHeight]
+	bpp, bpl := h[xwdBitsPerPixel], h[xwdBytesPerLine]
+	switch {
+	case h[xwdPixmapFormat] != xwdZPixmap:
+		return h, nil, fmt.Errorf("%w: pixmap format %d, want ZPixmap", ErrXWD, h[xwdPixmapFormat])
+	case w == 0 || ht == 0 || w > maxXWDSide || ht > maxXWDSide:
+		return h, nil, fmt.Errorf("%w: size %dx%d", ErrXWD, w, ht)
+	case bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32:
+		return h, nil, fmt.Errorf("%w: %d bits per pixel", ErrXWD, bpp)
+	case uint64(bpl) < (uint64(w)*uint64(bpp)+7)/8:
+		return h, nil, fmt.Errorf("%w: %d bytes per line for %d pixels of %d bits", ErrXWD, bpl, w, bpp)
+	case h[xwdByteOrder] != xwdLSBFirst && h[xwdByteOrder] != xwdMSBFirst:
+		return h, nil, fmt.Errorf("%w: byte order %d", ErrXWD, h[xwdByteOrder])
+	case h[xwdHeaderSize] < xwdHeaderLen || uint64(h[xwdHeaderSize]) > uint64(len(b)):
+		return h, nil, fmt.Errorf("%w: header size %d", ErrXWD, h[xwdHeaderSize])
+	case h[xwdNColors] > maxXWDColours:
+		return h, nil, fmt.Errorf("%w: %d colours", ErrXWD, h[xwdNColors])
+	}
+	return h, order, nil
+}
+
+// xwdPixelReader reads one pixel value of bpp bits, most significant byte
+// first or not.
+func xwdPixelReader(bpp uint32, msbFirst bool) func(p []byte) uint32 {
+	var pixelOrder binary.ByteOrder = binary.LittleEndian
+	if msbFirst {
+		pixelOrder = binary.BigEndian
+	}
+	return func(p []byte) uint32 {
+		switch bpp {
+		case 8:
+			return uint32(p[0])
+		case 16:
+			return uint32(pixelOrder.Uint16(p))
+		case 24:
+			if pixelOrder == binary.BigEndian {
+				return uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
+			}
+			return uint32(p[2])<<16 | uint32(p[1])<<8 | uint32(p[0])
+		default:
+			return pixelOrder.Uint32(p)
+		}
+	}
+}
+
+// xwdColours turns a pixel value of the dump with header h (in order) into
+// its colour: through the colormap cmap for 8 bits a pixel, through the
+// header's colour masks otherwise.
+func xwdColours(h [25]uint32, order binary.ByteOrder, cmap []byte) (func(px uint32) color.RGBA, error) {
+	if h[xwdBitsPerPixel] != 8 {
+		r, g, bl := channel(h[xwdRedMask]), channel(h[xwdGreenMask]), channel(h[xwdBlueMask])
+		if r.mask == 0 || g.mask == 0 || bl.mask == 0 {
+			return nil, fmt.Errorf("%w: colour masks %#x %#x %#x", ErrXWD, h[xwdRedMask], h[xwdGreenMask], h[xwdBlueMask])
+		}
+		return func(px uint32) color.RGBA {
+			return color.RGBA{R: r.value(px), G: g.value(px), B: bl.value(px), A: 0xff}
+		}, nil
+	}
+	// Indexed: the colormap's entries, each a pixel value and 16-bit
+	// red, green and blue (big-endian, as the header).
+	ncolors := uint64(h[xwdNColors])
+	palette := make(map[uint32]color.RGBA, ncolors)
+	for i := uint64(0); i < ncolors; i++ {
+		e := cmap[i*xwdColorLen:]
+		palette[order.Uint32(e)] = color.RGBA{
+			R: uint8(order.Uint16(e[4:]) >> 8),
+			G: uint8(order.Uint16(e[6:]) >> 8),
+			B: uint8(order.Uint16(e[8:]) >> 8),
+			A: 0xff,
+		}
+	}
+	return func(px uint32) color.RGBA {
+		if c, ok := palette[px]; ok {
+			return c
+		}
+		return color.RGBA{A: 0xff}
+	}, nil
 }
 
 // channelMask is one colour's mask: where its bits are and their largest

@@ -47,106 +47,138 @@ func (q *queries) SettleMany(ctx context.Context, orgID string, ss []store.Settl
 	if err := required(resJournal, "org id", orgID); err != nil {
 		return nil, nil, err
 	}
-	entries := make([]store.JournalEntry, len(ss))
-	errs := make([]error, len(ss))
-	var valid []int
-	for i, s := range ss {
-		if s.OrgID != orgID {
-			errs[i] = errdefs.InvalidArgument("invalid_settlement", "a settlement of org %q cannot be made with those of org %q", s.OrgID, orgID)
-			continue
-		}
-		if errs[i] = checkSettlement(s); errs[i] == nil {
-			valid = append(valid, i)
-		}
-	}
+	b := settleBatch{orgID: orgID, ss: ss, entries: make([]store.JournalEntry, len(ss)), errs: make([]error, len(ss)),
+		moved: map[string]*watermarkMove{}}
+	valid := b.check()
 	if len(valid) == 0 {
-		return entries, errs, nil
+		return b.entries, b.errs, nil
 	}
-	var applied []int
 	err := q.atomic(ctx, func(q *queries) error {
-		rows, err := q.billingRows(ctx, pick(ss, valid, func(s store.Settlement) string { return s.SandboxID }))
-		if err != nil {
+		if err := b.read(ctx, q, valid); err != nil {
 			return err
 		}
-		keys, err := q.usedKeys(ctx, orgID, pick(ss, valid, func(s store.Settlement) string { return s.IdempotencyKey }))
-		if err != nil {
-			return err
-		}
-		ids, err := q.usedEntryIDs(ctx, pick(ss, valid, func(s store.Settlement) string { return s.ID }))
-		if err != nil {
-			return err
-		}
-		var (
-			a, cur store.CreditAccount // the account as stored; as the settlements so far left it
-			opened bool
-			last   time.Time // the last applied settlement's time: the account's updated_at
-			moves  []*watermarkMove
-			moved  = map[string]*watermarkMove{}
-		)
 		for _, i := range valid {
-			s := ss[i]
-			sb := rows[s.SandboxID]
-			if sb == nil || sb.OrgID != s.OrgID {
-				errs[i] = notFound(resSandbox, nil)
-				continue
+			if err := b.settle(ctx, q, i); err != nil {
+				return err
 			}
-			if errs[i] = checkWatermark(*sb, s); errs[i] != nil {
-				continue
-			}
-			if keys[s.IdempotencyKey] || ids[s.ID] {
-				errs[i] = keyReused(s.IdempotencyKey)
-				continue
-			}
-			at := orNow(s.At)
-			if !opened {
-				if a, err = q.openAccount(ctx, orgID, at); err != nil {
-					return err
-				}
-				cur, opened = a, true
-			}
-			e := settlementEntry(cur, *sb, s, at)
-			if e.ID == "" {
-				id, err := uuid.NewV7()
-				if err != nil {
-					return fmt.Errorf("sqlite store: name journal entry: %w", err)
-				}
-				e.ID = id.String()
-			}
-			keys[e.IdempotencyKey], ids[e.ID] = true, true
-			m := moved[sb.ID]
-			if m == nil {
-				m = &watermarkMove{id: sb.ID, version: sb.BillingVersion}
-				moved[sb.ID] = m
-				moves = append(moves, m)
-			}
-			m.billed -= e.AmountMicros
-			m.upTo = s.UpTo
-			m.settlements++
-			// A later settlement of the same row sees this one.
-			sb.BilledMicros -= e.AmountMicros
-			sb.LastSettledAt = s.UpTo.Truncate(time.Microsecond).UTC()
-			cur.BalanceMicros, cur.HeldMicros = e.BalanceAfterMicros, e.HeldAfterMicros
-			entries[i], last = e, at
-			applied = append(applied, i)
 		}
-		if len(applied) == 0 {
+		if len(b.applied) == 0 {
 			return nil // the account is as it was
 		}
-		if err := q.insertEntries(ctx, entries, applied); err != nil {
+		if err := q.insertEntries(ctx, b.entries, b.applied); err != nil {
 			return err
 		}
-		if err := q.moveWatermarks(ctx, moves); err != nil {
+		if err := q.moveWatermarks(ctx, b.moves); err != nil {
 			return err
 		}
-		return q.writeAccount(ctx, a, cur.BalanceMicros, cur.HeldMicros, last)
+		return q.writeAccount(ctx, b.a, b.cur.BalanceMicros, b.cur.HeldMicros, b.last)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, i := range applied {
-		entries[i] = normEntry(entries[i])
+	for _, i := range b.applied {
+		b.entries[i] = normEntry(b.entries[i])
 	}
-	return entries, errs, nil
+	return b.entries, b.errs, nil
+}
+
+// settleBatch is one SettleMany under way: its settlements ss of org
+// orgID, the rows, keys and ids they touch, and what each came to.
+type settleBatch struct {
+	orgID   string
+	ss      []store.Settlement
+	entries []store.JournalEntry // by settlement: the entry it wrote
+	errs    []error              // by settlement: why it was refused
+	applied []int                // the settlements that wrote an entry
+
+	rows      map[string]*store.Sandbox // as the settlements so far left them
+	keys, ids map[string]bool           // idempotency keys and entry ids in use
+
+	a, cur store.CreditAccount // the account as stored; as the settlements so far left it
+	opened bool
+	last   time.Time // the last applied settlement's time: the account's updated_at
+	moves  []*watermarkMove
+	moved  map[string]*watermarkMove
+}
+
+// check refuses the settlements of another org, and those checkSettlement
+// refuses, and returns the others.
+func (b *settleBatch) check() (valid []int) {
+	for i, s := range b.ss {
+		if s.OrgID != b.orgID {
+			b.errs[i] = errdefs.InvalidArgument("invalid_settlement", "a settlement of org %q cannot be made with those of org %q", s.OrgID, b.orgID)
+			continue
+		}
+		if b.errs[i] = checkSettlement(s); b.errs[i] == nil {
+			valid = append(valid, i)
+		}
+	}
+	return valid
+}
+
+// read reads the billing rows the valid settlements name, and which of
+// their idempotency keys and entry ids are used already.
+func (b *settleBatch) read(ctx context.Context, q *queries, valid []int) (err error) {
+	b.rows, err = q.billingRows(ctx, pick(b.ss, valid, func(s store.Settlement) string { return s.SandboxID }))
+	if err != nil {
+		return err
+	}
+	b.keys, err = q.usedKeys(ctx, b.orgID, pick(b.ss, valid, func(s store.Settlement) string { return s.IdempotencyKey }))
+	if err != nil {
+		return err
+	}
+	b.ids, err = q.usedEntryIDs(ctx, pick(b.ss, valid, func(s store.Settlement) string { return s.ID }))
+	return err
+}
+
+// settle applies settlement i after those before it, or records why it is
+// refused: an unknown row, a stale watermark, a used key or id.
+func (b *settleBatch) settle(ctx context.Context, q *queries, i int) (err error) {
+	s := b.ss[i]
+	sb := b.rows[s.SandboxID]
+	if sb == nil || sb.OrgID != s.OrgID {
+		b.errs[i] = notFound(resSandbox, nil)
+		return nil
+	}
+	if b.errs[i] = checkWatermark(*sb, s); b.errs[i] != nil {
+		return nil
+	}
+	if b.keys[s.IdempotencyKey] || b.ids[s.ID] {
+		b.errs[i] = keyReused(s.IdempotencyKey)
+		return nil
+	}
+	at := orNow(s.At)
+	if !b.opened {
+		if b.a, err = q.openAccount(ctx, b.orgID, at); err != nil {
+			return err
+		}
+		b.cur, b.opened = b.a, true
+	}
+	e := settlementEntry(b.cur, *sb, s, at)
+	if e.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("sqlite store: name journal entry: %w", err)
+		}
+		e.ID = id.String()
+	}
+	b.keys[e.IdempotencyKey], b.ids[e.ID] = true, true
+	m := b.moved[sb.ID]
+	if m == nil {
+		m = &watermarkMove{id: sb.ID, version: sb.BillingVersion}
+		b.moved[sb.ID] = m
+		b.moves = append(b.moves, m)
+	}
+	m.billed -= e.AmountMicros
+	m.upTo = s.UpTo
+	m.settlements++
+	// A later settlement of the same row sees this one.
+	sb.BilledMicros -= e.AmountMicros
+	sb.LastSettledAt = s.UpTo.Truncate(time.Microsecond).UTC()
+	b.cur.BalanceMicros, b.cur.HeldMicros = e.BalanceAfterMicros, e.HeldAfterMicros
+	b.entries[i], b.last = e, at
+	b.applied = append(b.applied, i)
+	return nil
 }
 
 // checkSettlement refuses a settlement Settle would refuse before reading

@@ -79,50 +79,7 @@ func testCreditAccounts(t *testing.T, s store.Store) {
 		wantKind(t, err, errdefs.ErrNotFound)
 	})
 
-	t.Run("grant, hold, release, adjust", func(t *testing.T) {
-		o := f.org()
-		at := f.next()
-		e, err := s.PostCredit(ctx, store.CreditPosting{
-			OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: 5_000_000,
-			IdempotencyKey: "grant-1", Note: "welcome", Actor: "key-1", At: at,
-		})
-		must(t, err)
-		if e.ID == "" || e.Seq == 0 || e.AmountMicros != 5_000_000 || e.HeldMicros != 0 ||
-			e.BalanceAfterMicros != 5_000_000 || e.HeldAfterMicros != 0 || e.Note != "welcome" ||
-			e.Actor != "key-1" || !e.CreatedAt.Equal(ts(at)) {
-			t.Fatalf("grant entry = %+v", e)
-		}
-		got, err := s.GetJournalEntryByKey(ctx, o.ID, "grant-1")
-		must(t, err)
-		equal(t, "entry by key", got, e)
-		a := f.account(o)
-		if !a.UpdatedAt.Equal(ts(at)) {
-			t.Fatalf("account updated at %v, want %v", a.UpdatedAt, ts(at))
-		}
-
-		h := f.post(o, store.EntryHold, 2_000_000)
-		equal(t, "hold change", [4]int64{h.AmountMicros, h.HeldMicros, h.BalanceAfterMicros, h.HeldAfterMicros}, [4]int64{0, 2_000_000, 5_000_000, 2_000_000})
-		f.wantAccount(o, 5_000_000, 2_000_000)
-		equal(t, "available", f.account(o).AvailableMicros(), int64(3_000_000))
-
-		_, err = s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryHold, AmountMicros: 3_000_001, IdempotencyKey: "too-much"})
-		wantCode(t, err, errdefs.ErrPaymentRequired, "insufficient_credits")
-		f.wantAccount(o, 5_000_000, 2_000_000)
-		_, err = s.GetJournalEntryByKey(ctx, o.ID, "too-much")
-		wantKind(t, err, errdefs.ErrNotFound)
-
-		r := f.post(o, store.EntryRelease, 5_000_000) // more than held: frees what is held
-		equal(t, "release change", r.HeldMicros, int64(-2_000_000))
-		f.wantAccount(o, 5_000_000, 0)
-
-		f.post(o, store.EntryHold, 4_000_000)
-		adj := f.post(o, store.EntryAdjustment, 1_000_000)
-		// Holds never exceed the balance.
-		equal(t, "adjustment", [4]int64{adj.AmountMicros, adj.HeldMicros, adj.BalanceAfterMicros, adj.HeldAfterMicros}, [4]int64{-4_000_000, -3_000_000, 1_000_000, 1_000_000})
-		f.wantAccount(o, 1_000_000, 1_000_000)
-		f.post(o, store.EntryAdjustment, 0)
-		f.wantAccount(o, 0, 0)
-	})
+	t.Run("grant, hold, release, adjust", func(t *testing.T) { testCreditMovements(t, f) })
 
 	t.Run("an idempotency key is used once per org", func(t *testing.T) {
 		o, other := f.org(), f.org()
@@ -140,22 +97,7 @@ func testCreditAccounts(t *testing.T, s store.Store) {
 		f.wantAccount(other, 7, 0)
 	})
 
-	t.Run("a movement inside a rolled-back transaction leaves nothing", func(t *testing.T) {
-		o := f.org()
-		errBoom := errors.New("boom")
-		err := s.InTx(ctx, func(q store.Queries) error {
-			if _, err := q.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: 9, IdempotencyKey: "rolled"}); err != nil {
-				return err
-			}
-			return errBoom
-		})
-		if !errors.Is(err, errBoom) {
-			t.Fatalf("InTx = %v", err)
-		}
-		f.wantAccount(o, 0, 0)
-		_, err = s.GetJournalEntryByKey(ctx, o.ID, "rolled")
-		wantKind(t, err, errdefs.ErrNotFound)
-	})
+	t.Run("a movement inside a rolled-back transaction leaves nothing", func(t *testing.T) { testCreditRolledBack(t, f) })
 
 	o := f.org()
 	bad := []struct {
@@ -188,51 +130,78 @@ func testCreditAccounts(t *testing.T, s store.Store) {
 	})
 }
 
+// testCreditMovements grants, holds, releases and adjusts credits and
+// checks each entry and the account after it.
+func testCreditMovements(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	o := f.org()
+	at := f.next()
+	e, err := s.PostCredit(ctx, store.CreditPosting{
+		OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: 5_000_000,
+		IdempotencyKey: "grant-1", Note: "welcome", Actor: "key-1", At: at,
+	})
+	must(t, err)
+	if e.ID == "" || e.Seq == 0 || e.AmountMicros != 5_000_000 || e.HeldMicros != 0 ||
+		e.BalanceAfterMicros != 5_000_000 || e.HeldAfterMicros != 0 || e.Note != "welcome" ||
+		e.Actor != "key-1" || !e.CreatedAt.Equal(ts(at)) {
+		t.Fatalf("grant entry = %+v", e)
+	}
+	got, err := s.GetJournalEntryByKey(ctx, o.ID, "grant-1")
+	must(t, err)
+	equal(t, "entry by key", got, e)
+	a := f.account(o)
+	if !a.UpdatedAt.Equal(ts(at)) {
+		t.Fatalf("account updated at %v, want %v", a.UpdatedAt, ts(at))
+	}
+
+	h := f.post(o, store.EntryHold, 2_000_000)
+	equal(t, "hold change", [4]int64{h.AmountMicros, h.HeldMicros, h.BalanceAfterMicros, h.HeldAfterMicros}, [4]int64{0, 2_000_000, 5_000_000, 2_000_000})
+	f.wantAccount(o, 5_000_000, 2_000_000)
+	equal(t, "available", f.account(o).AvailableMicros(), int64(3_000_000))
+
+	_, err = s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryHold, AmountMicros: 3_000_001, IdempotencyKey: "too-much"})
+	wantCode(t, err, errdefs.ErrPaymentRequired, "insufficient_credits")
+	f.wantAccount(o, 5_000_000, 2_000_000)
+	_, err = s.GetJournalEntryByKey(ctx, o.ID, "too-much")
+	wantKind(t, err, errdefs.ErrNotFound)
+
+	r := f.post(o, store.EntryRelease, 5_000_000) // more than held: frees what is held
+	equal(t, "release change", r.HeldMicros, int64(-2_000_000))
+	f.wantAccount(o, 5_000_000, 0)
+
+	f.post(o, store.EntryHold, 4_000_000)
+	adj := f.post(o, store.EntryAdjustment, 1_000_000)
+	// Holds never exceed the balance.
+	equal(t, "adjustment", [4]int64{adj.AmountMicros, adj.HeldMicros, adj.BalanceAfterMicros, adj.HeldAfterMicros}, [4]int64{-4_000_000, -3_000_000, 1_000_000, 1_000_000})
+	f.wantAccount(o, 1_000_000, 1_000_000)
+	f.post(o, store.EntryAdjustment, 0)
+	f.wantAccount(o, 0, 0)
+}
+
+// testCreditRolledBack posts a grant inside a transaction that fails.
+func testCreditRolledBack(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	o := f.org()
+	errBoom := errors.New("boom")
+	err := s.InTx(ctx, func(q store.Queries) error {
+		if _, err := q.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: 9, IdempotencyKey: "rolled"}); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("InTx = %v", err)
+	}
+	f.wantAccount(o, 0, 0)
+	_, err = s.GetJournalEntryByKey(ctx, o.ID, "rolled")
+	wantKind(t, err, errdefs.ErrNotFound)
+}
+
 func testSettlements(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 
-	t.Run("a deduction moves balance, row and journal together", func(t *testing.T) {
-		o := f.org()
-		w := f.workspace(o)
-		t0 := f.next()
-		sb := f.runningSandbox(w, t0)
-		f.post(o, store.EntryGrant, 1_000_000)
-		t1 := t0.Add(time.Minute)
-		e, err := s.Settle(ctx, store.Settlement{
-			OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t1, AmountMicros: 300_000,
-			IdempotencyKey: "settle-1", Note: "a minute", At: t1,
-		})
-		must(t, err)
-		want := store.JournalEntry{
-			ID: e.ID, Seq: e.Seq, OrgID: o.ID, Kind: store.EntryDeduction, AmountMicros: -300_000,
-			BalanceAfterMicros: 700_000, SandboxID: sb.ID, RuntimeID: sb.RuntimeID, ProjectID: sb.ProjectID,
-			WorkspaceID: w.ID, PeriodStart: ts(t0), PeriodEnd: ts(t1), IdempotencyKey: "settle-1",
-			Note: "a minute", CreatedAt: ts(t1),
-		}
-		equal(t, "deduction", e, want)
-		stored, err := s.GetJournalEntryByKey(ctx, o.ID, "settle-1")
-		must(t, err)
-		equal(t, "stored deduction", stored, want)
-		f.wantAccount(o, 700_000, 0)
-		got, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		if got.BilledMicros != 300_000 || !got.LastSettledAt.Equal(ts(t1)) || got.BillingVersion != sb.BillingVersion+1 || got.Version != sb.Version {
-			t.Fatalf("row after settling = billed %d settled %v billing version %d version %d; want the billing version moved, not the row's",
-				got.BilledMicros, got.LastSettledAt, got.BillingVersion, got.Version)
-		}
-
-		// The same interval again is stale: it can never be charged twice.
-		_, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t1, AmountMicros: 300_000, IdempotencyKey: "settle-1b"})
-		wantCode(t, err, errdefs.ErrConflict, "settlement_stale")
-		// And a used key is refused before anything moves.
-		_, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t1, UpTo: t1.Add(time.Minute), AmountMicros: 1, IdempotencyKey: "settle-1"})
-		wantCode(t, err, errdefs.ErrConflict, "idempotency_key_reused")
-		f.wantAccount(o, 700_000, 0)
-		again, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		equal(t, "row after refused settlements", again, got)
-	})
+	t.Run("a deduction moves balance, row and journal together", func(t *testing.T) { testSettleDeduction(t, f) })
 
 	t.Run("a deduction never takes the balance below zero", func(t *testing.T) {
 		o := f.org()
@@ -283,55 +252,15 @@ func testSettlements(t *testing.T, s store.Store) {
 		f.wantAccount(o, 400, 0)
 	})
 
-	t.Run("a refund returns at most what was billed", func(t *testing.T) {
-		o := f.org()
-		w := f.workspace(o)
-		t0 := f.next()
-		sb := f.runningSandbox(w, t0)
-		f.post(o, store.EntryGrant, 1000)
-		t1 := t0.Add(time.Minute)
-		_, err := s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t1, AmountMicros: 600, IdempotencyKey: "prepay"})
-		must(t, err)
-		back := t0.Add(20 * time.Second)
-		e, err := s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t1, UpTo: back, AmountMicros: -400, IdempotencyKey: "refund"})
-		must(t, err)
-		if e.Kind != store.EntryRefund || e.AmountMicros != 400 || e.BalanceAfterMicros != 800 ||
-			!e.PeriodStart.Equal(ts(back)) || !e.PeriodEnd.Equal(ts(t1)) {
-			t.Fatalf("refund = %+v", e)
-		}
-		got, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		if got.BilledMicros != 200 || !got.LastSettledAt.Equal(ts(back)) {
-			t.Fatalf("row after refund: billed %d settled %v", got.BilledMicros, got.LastSettledAt)
-		}
-		e, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: back, UpTo: t0, AmountMicros: -1_000_000, IdempotencyKey: "refund-more"})
-		must(t, err)
-		equal(t, "capped refund", e.AmountMicros, int64(200))
-		f.wantAccount(o, 1000, 0)
-	})
+	t.Run("a refund returns at most what was billed", func(t *testing.T) { testSettleRefund(t, f) })
+	t.Run("a settlement inside a rolled-back transaction leaves nothing", func(t *testing.T) { testSettleRolledBack(t, f) })
 
-	t.Run("a settlement inside a rolled-back transaction leaves nothing", func(t *testing.T) {
-		o := f.org()
-		w := f.workspace(o)
-		t0 := f.next()
-		sb := f.runningSandbox(w, t0)
-		f.post(o, store.EntryGrant, 1000)
-		errBoom := errors.New("boom")
-		err := s.InTx(ctx, func(q store.Queries) error {
-			if _, err := q.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t0.Add(time.Second), AmountMicros: 10, IdempotencyKey: "rb"}); err != nil {
-				return err
-			}
-			return errBoom
-		})
-		if !errors.Is(err, errBoom) {
-			t.Fatalf("InTx = %v", err)
-		}
-		f.wantAccount(o, 1000, 0)
-		got, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		equal(t, "row after rollback", got, normSandbox(sb))
-	})
+	testSettleErrors(t, f)
+}
 
+// testSettleErrors checks the settlements Settle refuses.
+func testSettleErrors(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
 	o, other := f.org(), f.org()
 	w := f.workspace(o)
 	t0 := f.next()
@@ -355,6 +284,109 @@ func testSettlements(t *testing.T, s store.Store) {
 			wantKind(t, err, tc.kind)
 		})
 	}
+}
+
+// testSettleDeduction settles a minute and checks the entry, the account
+// and the row, then that the interval and the key cannot be used again.
+func testSettleDeduction(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	o := f.org()
+	w := f.workspace(o)
+	t0 := f.next()
+	sb := f.runningSandbox(w, t0)
+	f.post(o, store.EntryGrant, 1_000_000)
+	t1 := t0.Add(time.Minute)
+	e, err := s.Settle(ctx, store.Settlement{
+		OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t1, AmountMicros: 300_000,
+		IdempotencyKey: "settle-1", Note: "a minute", At: t1,
+	})
+	must(t, err)
+	want := store.JournalEntry{
+		ID: e.ID, Seq: e.Seq, OrgID: o.ID, Kind: store.EntryDeduction, AmountMicros: -300_000,
+		BalanceAfterMicros: 700_000, SandboxID: sb.ID, RuntimeID: sb.RuntimeID, ProjectID: sb.ProjectID,
+		WorkspaceID: w.ID, PeriodStart: ts(t0), PeriodEnd: ts(t1), IdempotencyKey: "settle-1",
+		Note: "a minute", CreatedAt: ts(t1),
+	}
+	equal(t, "deduction", e, want)
+	stored, err := s.GetJournalEntryByKey(ctx, o.ID, "settle-1")
+	must(t, err)
+	equal(t, "stored deduction", stored, want)
+	f.wantAccount(o, 700_000, 0)
+	got, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	if got.BilledMicros != 300_000 || !got.LastSettledAt.Equal(ts(t1)) || got.BillingVersion != sb.BillingVersion+1 || got.Version != sb.Version {
+		t.Fatalf("row after settling = billed %d settled %v billing version %d version %d; want the billing version moved, not the row's",
+			got.BilledMicros, got.LastSettledAt, got.BillingVersion, got.Version)
+	}
+
+	// The same interval again is stale: it can never be charged twice.
+	_, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t1, AmountMicros: 300_000, IdempotencyKey: "settle-1b"})
+	wantCode(t, err, errdefs.ErrConflict, "settlement_stale")
+	// And a used key is refused before anything moves.
+	_, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t1, UpTo: t1.Add(time.Minute), AmountMicros: 1, IdempotencyKey: "settle-1"})
+	wantCode(t, err, errdefs.ErrConflict, "idempotency_key_reused")
+	f.wantAccount(o, 700_000, 0)
+	again, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	equal(t, "row after refused settlements", again, got)
+}
+
+// testSettleRefund refunds prepaid time, then more than was billed.
+func testSettleRefund(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	o := f.org()
+	w := f.workspace(o)
+	t0 := f.next()
+	sb := f.runningSandbox(w, t0)
+	f.post(o, store.EntryGrant, 1000)
+	t1 := t0.Add(time.Minute)
+	_, err := s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t1, AmountMicros: 600, IdempotencyKey: "prepay"})
+	must(t, err)
+	back := t0.Add(20 * time.Second)
+	e, err := s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t1, UpTo: back, AmountMicros: -400, IdempotencyKey: "refund"})
+	must(t, err)
+	if e.Kind != store.EntryRefund || e.AmountMicros != 400 || e.BalanceAfterMicros != 800 ||
+		!e.PeriodStart.Equal(ts(back)) || !e.PeriodEnd.Equal(ts(t1)) {
+		t.Fatalf("refund = %+v", e)
+	}
+	got, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	if got.BilledMicros != 200 || !got.LastSettledAt.Equal(ts(back)) {
+		t.Fatalf("row after refund: billed %d settled %v", got.BilledMicros, got.LastSettledAt)
+	}
+	e, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: back, UpTo: t0, AmountMicros: -1_000_000, IdempotencyKey: "refund-more"})
+	must(t, err)
+	equal(t, "capped refund", e.AmountMicros, int64(200))
+	f.wantAccount(o, 1000, 0)
+}
+
+// testSettleRolledBack settles inside a transaction that fails.
+func testSettleRolledBack(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	o := f.org()
+	w := f.workspace(o)
+	t0 := f.next()
+	sb := f.runningSandbox(w, t0)
+	f.post(o, store.EntryGrant, 1000)
+	errBoom := errors.New("boom")
+	err := s.InTx(ctx, func(q store.Queries) error {
+		if _, err := q.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t0.Add(time.Second), AmountMicros: 10, IdempotencyKey: "rb"}); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("InTx = %v", err)
+	}
+	f.wantAccount(o, 1000, 0)
+	got, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	equal(t, "row after rollback", got, normSandbox(sb))
+}
+
+// journalKeys is the idempotency keys of es.
+func journalKeys(es []store.JournalEntry) []string {
+	return ids(es, func(e store.JournalEntry) string { return e.IdempotencyKey })
 }
 
 func testJournal(t *testing.T, s store.Store) {
@@ -381,9 +413,6 @@ func testJournal(t *testing.T, s store.Store) {
 	settle(b, t1, t3, 400)
 	all = append(all, f.post(o, store.EntryGrant, 1))
 
-	keys := func(es []store.JournalEntry) []string {
-		return ids(es, func(e store.JournalEntry) string { return e.IdempotencyKey })
-	}
 	newest := func(pick func(store.JournalEntry) bool) []string {
 		var out []store.JournalEntry
 		for i := len(all) - 1; i >= 0; i-- {
@@ -391,7 +420,7 @@ func testJournal(t *testing.T, s store.Store) {
 				out = append(out, all[i])
 			}
 		}
-		return keys(out)
+		return journalKeys(out)
 	}
 	filters := []struct {
 		name string
@@ -413,30 +442,12 @@ func testJournal(t *testing.T, s store.Store) {
 			tc.f.OrgID = o.ID
 			got, next, err := s.ListJournal(ctx, tc.f, store.Page{})
 			must(t, err)
-			equal(t, "entries", keys(got), newest(tc.pick))
+			equal(t, "entries", journalKeys(got), newest(tc.pick))
 			equal(t, "next cursor", next, "")
 		})
 	}
 
-	t.Run("pages, newest first", func(t *testing.T) {
-		var got []store.JournalEntry
-		page := store.Page{Limit: 2}
-		for range len(all) {
-			es, next, err := s.ListJournal(ctx, store.JournalFilter{OrgID: o.ID}, page)
-			must(t, err)
-			got = append(got, es...)
-			if next == "" {
-				break
-			}
-			page.Cursor = next
-		}
-		equal(t, "paged entries", keys(got), newest(func(store.JournalEntry) bool { return true }))
-		for i := 1; i < len(got); i++ {
-			if got[i].Seq >= got[i-1].Seq {
-				t.Fatalf("seq not descending: %d then %d", got[i-1].Seq, got[i].Seq)
-			}
-		}
-	})
+	t.Run("pages, newest first", func(t *testing.T) { testJournalPages(t, f, o, newest(func(store.JournalEntry) bool { return true })) })
 
 	t.Run("errors", func(t *testing.T) {
 		_, _, err := s.ListJournal(ctx, store.JournalFilter{}, store.Page{})
@@ -445,34 +456,62 @@ func testJournal(t *testing.T, s store.Store) {
 		wantKind(t, err, errdefs.ErrInvalidArgument)
 	})
 
-	t.Run("usage", func(t *testing.T) {
-		rows := func(q store.UsageQuery) []store.UsageRow {
-			t.Helper()
-			q.OrgID = o.ID
-			got, err := s.SumUsage(ctx, q)
-			must(t, err)
-			return got
-		}
-		equal(t, "by sandbox", rows(store.UsageQuery{GroupBy: store.UsageBySandbox}), []store.UsageRow{
-			{Key: b.ID, ChargedMicros: 600, Entries: 2},
-			{Key: a.ID, ChargedMicros: 200, RefundedMicros: 50, Entries: 3},
-		})
-		equal(t, "by runtime", rows(store.UsageQuery{GroupBy: store.UsageByRuntime})[1], store.UsageRow{Key: a.RuntimeID, ChargedMicros: 200, RefundedMicros: 50, Entries: 3})
-		equal(t, "by project", rows(store.UsageQuery{GroupBy: store.UsageByProject})[0], store.UsageRow{Key: b.ProjectID, ChargedMicros: 600, Entries: 2})
-		equal(t, "by workspace", rows(store.UsageQuery{GroupBy: store.UsageByWorkspace}), []store.UsageRow{{Key: w.ID, ChargedMicros: 800, RefundedMicros: 50, Entries: 5}})
-		org := []store.UsageRow{{Key: o.ID, ChargedMicros: 800, RefundedMicros: 50, Entries: 5}}
-		equal(t, "by org", rows(store.UsageQuery{GroupBy: store.UsageByOrg}), org)
-		equal(t, "default group", rows(store.UsageQuery{}), org)
-		equal(t, "net", org[0].NetMicros(), int64(750))
-		// Entries count when they were made: the refund was made at t1 and
-		// b's last charge at t3, outside [t2, t3).
-		equal(t, "time range", rows(store.UsageQuery{From: t2, To: t3}), []store.UsageRow{{Key: o.ID, ChargedMicros: 100, Entries: 1}})
-		equal(t, "empty range", len(rows(store.UsageQuery{From: t3.Add(time.Hour)})), 0)
-		_, err := s.SumUsage(ctx, store.UsageQuery{OrgID: o.ID, GroupBy: "user"})
-		wantKind(t, err, errdefs.ErrInvalidArgument)
-		_, err = s.SumUsage(ctx, store.UsageQuery{})
-		wantKind(t, err, errdefs.ErrInvalidArgument)
+	t.Run("usage", func(t *testing.T) { testSumUsage(t, f, o, w, a, b, t2, t3) })
+}
+
+// testSumUsage sums the usage of the entries testJournal made in o (whose
+// workspace w ran a and b), grouped each way and over [t2, t3).
+func testSumUsage(t *testing.T, f *fixture, o store.Org, w store.Workspace, a, b store.Sandbox, t2, t3 time.Time) {
+	s, ctx := f.s, f.ctx
+	rows := func(q store.UsageQuery) []store.UsageRow {
+		t.Helper()
+		q.OrgID = o.ID
+		got, err := s.SumUsage(ctx, q)
+		must(t, err)
+		return got
+	}
+	equal(t, "by sandbox", rows(store.UsageQuery{GroupBy: store.UsageBySandbox}), []store.UsageRow{
+		{Key: b.ID, ChargedMicros: 600, Entries: 2},
+		{Key: a.ID, ChargedMicros: 200, RefundedMicros: 50, Entries: 3},
 	})
+	equal(t, "by runtime", rows(store.UsageQuery{GroupBy: store.UsageByRuntime})[1], store.UsageRow{Key: a.RuntimeID, ChargedMicros: 200, RefundedMicros: 50, Entries: 3})
+	equal(t, "by project", rows(store.UsageQuery{GroupBy: store.UsageByProject})[0], store.UsageRow{Key: b.ProjectID, ChargedMicros: 600, Entries: 2})
+	equal(t, "by workspace", rows(store.UsageQuery{GroupBy: store.UsageByWorkspace}), []store.UsageRow{{Key: w.ID, ChargedMicros: 800, RefundedMicros: 50, Entries: 5}})
+	org := []store.UsageRow{{Key: o.ID, ChargedMicros: 800, RefundedMicros: 50, Entries: 5}}
+	equal(t, "by org", rows(store.UsageQuery{GroupBy: store.UsageByOrg}), org)
+	equal(t, "default group", rows(store.UsageQuery{}), org)
+	equal(t, "net", org[0].NetMicros(), int64(750))
+	// Entries count when they were made: the refund was made at t1 and
+	// b's last charge at t3, outside [t2, t3).
+	equal(t, "time range", rows(store.UsageQuery{From: t2, To: t3}), []store.UsageRow{{Key: o.ID, ChargedMicros: 100, Entries: 1}})
+	equal(t, "empty range", len(rows(store.UsageQuery{From: t3.Add(time.Hour)})), 0)
+	_, err := s.SumUsage(ctx, store.UsageQuery{OrgID: o.ID, GroupBy: "user"})
+	wantKind(t, err, errdefs.ErrInvalidArgument)
+	_, err = s.SumUsage(ctx, store.UsageQuery{})
+	wantKind(t, err, errdefs.ErrInvalidArgument)
+}
+
+// testJournalPages pages through o's journal two entries at a time and
+// checks it lists want, the keys of all entries newest first.
+func testJournalPages(t *testing.T, f *fixture, o store.Org, want []string) {
+	s, ctx := f.s, f.ctx
+	var got []store.JournalEntry
+	page := store.Page{Limit: 2}
+	for range len(want) {
+		es, next, err := s.ListJournal(ctx, store.JournalFilter{OrgID: o.ID}, page)
+		must(t, err)
+		got = append(got, es...)
+		if next == "" {
+			break
+		}
+		page.Cursor = next
+	}
+	equal(t, "paged entries", journalKeys(got), want)
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq >= got[i-1].Seq {
+			t.Fatalf("seq not descending: %d then %d", got[i-1].Seq, got[i].Seq)
+		}
+	}
 }
 
 func testRunningSandboxes(t *testing.T, s store.Store) {

@@ -18,104 +18,7 @@ func testCreditRaces(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 
-	t.Run("deductions and grants", func(t *testing.T) {
-		const (
-			deductors = 200
-			rounds    = 5
-			granters  = 20
-			grant     = 200
-			initial   = 1_000
-		)
-		o := f.org()
-		w := f.workspace(o)
-		t0 := f.next()
-		sbs := make([]store.Sandbox, deductors)
-		for i := range sbs {
-			sbs[i] = f.runningSandbox(w, t0)
-		}
-		f.post(o, store.EntryGrant, initial)
-
-		requested := make([]int64, deductors)
-		errs := race(deductors+granters, func(i int) error {
-			if i >= deductors {
-				_, err := s.PostCredit(ctx, store.CreditPosting{
-					OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: grant, IdempotencyKey: uuid.NewString(),
-				})
-				return err
-			}
-			sb := sbs[i]
-			from := t0
-			for r := range rounds {
-				upTo := from.Add(time.Second)
-				amount := int64(7 + (i*rounds+r)%13)
-				_, err := s.Settle(ctx, store.Settlement{
-					OrgID: o.ID, SandboxID: sb.ID, From: from, UpTo: upTo, AmountMicros: amount, IdempotencyKey: uuid.NewString(),
-				})
-				if err != nil {
-					return err
-				}
-				requested[i] += amount
-				from = upTo
-			}
-			return nil
-		})
-		for _, err := range errs {
-			must(t, err)
-		}
-
-		var entries []store.JournalEntry
-		page := store.Page{Limit: store.MaxLimit}
-		for {
-			es, next, err := s.ListJournal(ctx, store.JournalFilter{OrgID: o.ID}, page)
-			must(t, err)
-			entries = append(entries, es...)
-			if next == "" {
-				break
-			}
-			page.Cursor = next
-		}
-		var granted, charged, shortfall, wanted int64
-		deductions := 0
-		for _, e := range entries {
-			if e.BalanceAfterMicros < 0 || e.HeldAfterMicros < 0 {
-				t.Fatalf("entry %d left balance %d held %d", e.Seq, e.BalanceAfterMicros, e.HeldAfterMicros)
-			}
-			switch e.Kind {
-			case store.EntryGrant:
-				granted += e.AmountMicros
-			case store.EntryDeduction:
-				deductions++
-				charged -= e.AmountMicros
-				shortfall += e.ShortfallMicros
-			default:
-				t.Fatalf("unexpected %s entry", e.Kind)
-			}
-		}
-		for _, r := range requested {
-			wanted += r
-		}
-		equal(t, "grants", granted, int64(initial+granters*grant))
-		equal(t, "deductions recorded", deductions, deductors*rounds)
-		equal(t, "charged + shortfall", charged+shortfall, wanted)
-		if shortfall == 0 {
-			t.Fatalf("the balance never ran out (charged %d of %d); the test needs a smaller balance", charged, wanted)
-		}
-		f.wantAccount(o, granted-charged, 0)
-
-		var billed int64
-		for _, sb := range sbs {
-			got, err := s.GetSandbox(ctx, sb.ID)
-			must(t, err)
-			billed += got.BilledMicros
-			if want := t0.Add(rounds * time.Second); !got.LastSettledAt.Equal(ts(want)) {
-				t.Fatalf("sandbox settled up to %v, want %v", got.LastSettledAt, ts(want))
-			}
-		}
-		equal(t, "billed on rows", billed, charged)
-		usage, err := s.SumUsage(ctx, store.UsageQuery{OrgID: o.ID})
-		must(t, err)
-		equal(t, "usage", usage, []store.UsageRow{{Key: o.ID, ChargedMicros: charged, ShortfallMicros: shortfall, Entries: int64(deductors * rounds)}})
-	})
+	t.Run("deductions and grants", func(t *testing.T) { testDeductionsAndGrantsRace(t, f) })
 
 	t.Run("holds", func(t *testing.T) {
 		const (
@@ -160,4 +63,121 @@ func testCreditRaces(t *testing.T, s store.Store) {
 		equal(t, "grants applied", won, 1)
 		f.wantAccount(o, 100, 0)
 	})
+}
+
+// testDeductionsAndGrantsRace races settlements against grants, more than
+// the balance covers, and checks that every micro charged or short is
+// accounted for in the journal, the account, the rows and the usage.
+func testDeductionsAndGrantsRace(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	const (
+		deductors = 200
+		rounds    = 5
+		granters  = 20
+		grant     = 200
+		initial   = 1_000
+	)
+	o := f.org()
+	w := f.workspace(o)
+	t0 := f.next()
+	sbs := make([]store.Sandbox, deductors)
+	for i := range sbs {
+		sbs[i] = f.runningSandbox(w, t0)
+	}
+	f.post(o, store.EntryGrant, initial)
+
+	requested := make([]int64, deductors)
+	errs := race(deductors+granters, func(i int) error {
+		if i >= deductors {
+			_, err := s.PostCredit(ctx, store.CreditPosting{
+				OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: grant, IdempotencyKey: uuid.NewString(),
+			})
+			return err
+		}
+		sb := sbs[i]
+		from := t0
+		for r := range rounds {
+			upTo := from.Add(time.Second)
+			amount := int64(7 + (i*rounds+r)%13)
+			_, err := s.Settle(ctx, store.Settlement{
+				OrgID: o.ID, SandboxID: sb.ID, From: from, UpTo: upTo, AmountMicros: amount, IdempotencyKey: uuid.NewString(),
+			})
+			if err != nil {
+				return err
+			}
+			requested[i] += amount
+			from = upTo
+		}
+		return nil
+	})
+	for _, err := range errs {
+		must(t, err)
+	}
+
+	entries := allJournal(t, f, o)
+	granted, charged, shortfall, deductions := sumJournal(t, entries)
+	var wanted int64
+	for _, r := range requested {
+		wanted += r
+	}
+	equal(t, "grants", granted, int64(initial+granters*grant))
+	equal(t, "deductions recorded", deductions, deductors*rounds)
+	equal(t, "charged + shortfall", charged+shortfall, wanted)
+	if shortfall == 0 {
+		t.Fatalf("the balance never ran out (charged %d of %d); the test needs a smaller balance", charged, wanted)
+	}
+	f.wantAccount(o, granted-charged, 0)
+
+	var billed int64
+	for _, sb := range sbs {
+		got, err := s.GetSandbox(ctx, sb.ID)
+		must(t, err)
+		billed += got.BilledMicros
+		if want := t0.Add(rounds * time.Second); !got.LastSettledAt.Equal(ts(want)) {
+			t.Fatalf("sandbox settled up to %v, want %v", got.LastSettledAt, ts(want))
+		}
+	}
+	equal(t, "billed on rows", billed, charged)
+	usage, err := s.SumUsage(ctx, store.UsageQuery{OrgID: o.ID})
+	must(t, err)
+	equal(t, "usage", usage, []store.UsageRow{{Key: o.ID, ChargedMicros: charged, ShortfallMicros: shortfall, Entries: int64(deductors * rounds)}})
+}
+
+// allJournal is every entry of o's journal, newest first.
+func allJournal(t *testing.T, f *fixture, o store.Org) []store.JournalEntry {
+	t.Helper()
+	var entries []store.JournalEntry
+	page := store.Page{Limit: store.MaxLimit}
+	for {
+		es, next, err := f.s.ListJournal(f.ctx, store.JournalFilter{OrgID: o.ID}, page)
+		must(t, err)
+		entries = append(entries, es...)
+		if next == "" {
+			return entries
+		}
+		page.Cursor = next
+	}
+}
+
+// sumJournal adds up the grants, the charges, the shortfalls and the number
+// of deductions in entries, which hold nothing else and never leave a
+// balance or a hold below zero.
+func sumJournal(t *testing.T, entries []store.JournalEntry) (granted, charged, shortfall int64, deductions int) {
+	t.Helper()
+	for _, e := range entries {
+		if e.BalanceAfterMicros < 0 || e.HeldAfterMicros < 0 {
+			t.Fatalf("entry %d left balance %d held %d", e.Seq, e.BalanceAfterMicros, e.HeldAfterMicros)
+		}
+		switch e.Kind {
+		case store.EntryGrant:
+			granted += e.AmountMicros
+		case store.EntryDeduction:
+			deductions++
+			charged -= e.AmountMicros
+			shortfall += e.ShortfallMicros
+		default:
+			t.Fatalf("unexpected %s entry", e.Kind)
+		}
+	}
+	return granted, charged, shortfall, deductions
 }

@@ -24,6 +24,15 @@ type ascListing struct {
 
 // ascListings builds one of each creation-order listing, each in its own
 // parent so rows of one do not show up in another.
+// indexIDs is the n ids id gives for 0..n-1.
+func indexIDs(n int, id func(i int) string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = id(i)
+	}
+	return out
+}
+
 func ascListings(t *testing.T, f *fixture) []ascListing {
 	s, ctx := f.s, f.ctx
 	o := f.org()
@@ -31,14 +40,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 	orgOfWorkspaces := f.org()
 	orgOfMembers := f.org()
 	wsOfMembers := f.workspace(orgOfMembers)
-	ids := func(n int, id func(i int) string) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = id(i)
-		}
-		return out
-	}
-	return []ascListing{
+	return append([]ascListing{
 		{
 			name: "orgs",
 			create: func(at time.Time) string {
@@ -48,7 +50,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListOrgs(ctx, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
 		{
@@ -60,7 +62,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListWorkspaces(ctx, orgOfWorkspaces.ID, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
 		{
@@ -72,7 +74,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListProjects(ctx, wsOfProjects.ID, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
 		{
@@ -85,9 +87,17 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListRuntimes(ctx, wsOfRuntimes.ID, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
+	}, ascMemberListings(t, f, orgOfMembers, wsOfMembers)...)
+}
+
+// ascMemberListings are the listings of users and of the members of
+// orgOfMembers and its workspace wsOfMembers.
+func ascMemberListings(t *testing.T, f *fixture, orgOfMembers store.Org, wsOfMembers store.Workspace) []ascListing {
+	s, ctx := f.s, f.ctx
+	return []ascListing{
 		{
 			name: "users",
 			create: func(at time.Time) string {
@@ -97,7 +107,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListUsers(ctx, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
 		{
@@ -109,7 +119,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListOrgMembers(ctx, orgOfMembers.ID, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
 		{
@@ -121,7 +131,7 @@ func ascListings(t *testing.T, f *fixture) []ascListing {
 			},
 			list: func(p store.Page) ([]string, string, error) {
 				got, next, err := s.ListWorkspaceMembers(ctx, wsOfMembers.ID, p)
-				return ids(len(got), func(i int) string { return got[i].ID }), next, err
+				return indexIDs(len(got), func(i int) string { return got[i].ID }), next, err
 			},
 		},
 	}

@@ -32,24 +32,7 @@ func testRuntimes(t *testing.T, s store.Store) {
 		equal(t, "GetRuntimeByProject", got, normRuntime(r))
 	})
 
-	t.Run("find by id prefix", func(t *testing.T) {
-		for _, prefix := range []string{r.ID[:8], r.ID[:13], r.ID} {
-			got, err := s.FindRuntimesByIDPrefix(ctx, prefix, 2)
-			must(t, err)
-			if len(got) != 1 || got[0].ID != r.ID {
-				t.Fatalf("FindRuntimesByIDPrefix(%q) = %+v", prefix, got)
-			}
-		}
-		got, err := s.FindRuntimesByIDPrefix(ctx, "ffffffff-ffff", 2)
-		must(t, err)
-		if len(got) != 0 && got[0].ID != r.ID {
-			t.Fatalf("an unknown prefix found %+v", got)
-		}
-		for _, bad := range []string{"", "abc", "ABCDEF12", "'; drop--"} {
-			_, err := s.FindRuntimesByIDPrefix(ctx, bad, 2)
-			wantKind(t, err, errdefs.ErrInvalidArgument)
-		}
-	})
+	t.Run("find by id prefix", func(t *testing.T) { testFindRuntimesByIDPrefix(t, f, r) })
 
 	t.Run("not found", func(t *testing.T) {
 		_, err := s.GetRuntime(ctx, uuid.NewString())
@@ -88,14 +71,7 @@ func testRuntimes(t *testing.T, s store.Store) {
 		})
 	}
 
-	t.Run("list", func(t *testing.T) {
-		w2 := f.workspace(o)
-		want := []string{f.runtime(w2).ID, f.runtime(w2).ID, f.runtime(w2).ID}
-		got, next, err := s.ListRuntimes(ctx, w2.ID, store.Page{})
-		must(t, err)
-		equal(t, "runtimes of the workspace", ids(got, func(r store.Runtime) string { return r.ID }), want)
-		equal(t, "next cursor", next, "")
-	})
+	t.Run("list", func(t *testing.T) { testListRuntimes(t, f, o) })
 
 	t.Run("delete", func(t *testing.T) {
 		x := f.runtime(w)
@@ -108,40 +84,46 @@ func testRuntimes(t *testing.T, s store.Store) {
 	})
 }
 
+// testFindRuntimesByIDPrefix finds r by prefixes of its id, and refuses
+// prefixes that are not hex.
+func testFindRuntimesByIDPrefix(t *testing.T, f *fixture, r store.Runtime) {
+	s, ctx := f.s, f.ctx
+	for _, prefix := range []string{r.ID[:8], r.ID[:13], r.ID} {
+		got, err := s.FindRuntimesByIDPrefix(ctx, prefix, 2)
+		must(t, err)
+		if len(got) != 1 || got[0].ID != r.ID {
+			t.Fatalf("FindRuntimesByIDPrefix(%q) = %+v", prefix, got)
+		}
+	}
+	got, err := s.FindRuntimesByIDPrefix(ctx, "ffffffff-ffff", 2)
+	must(t, err)
+	if len(got) != 0 && got[0].ID != r.ID {
+		t.Fatalf("an unknown prefix found %+v", got)
+	}
+	for _, bad := range []string{"", "abc", "ABCDEF12", "'; drop--"} {
+		_, err := s.FindRuntimesByIDPrefix(ctx, bad, 2)
+		wantKind(t, err, errdefs.ErrInvalidArgument)
+	}
+}
+
+// testListRuntimes lists the runtimes of a new workspace of o.
+func testListRuntimes(t *testing.T, f *fixture, o store.Org) {
+	s, ctx := f.s, f.ctx
+	w2 := f.workspace(o)
+	want := []string{f.runtime(w2).ID, f.runtime(w2).ID, f.runtime(w2).ID}
+	got, next, err := s.ListRuntimes(ctx, w2.ID, store.Page{})
+	must(t, err)
+	equal(t, "runtimes of the workspace", ids(got, func(r store.Runtime) string { return r.ID }), want)
+	equal(t, "next cursor", next, "")
+}
+
 func testRuntimeUpdates(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 	o := f.org()
 	w := f.workspace(o)
 
-	t.Run("writes and bumps the version", func(t *testing.T) {
-		r := f.runtime(w)
-		u := r
-		u.Status = store.RuntimeError
-		u.StatusReason = "provider failed"
-		u.Config.Image = "paddock/base:2"
-		u.Config.Network = store.NetworkConfig{Mode: "open", Allow: []string{"*.pypi.org"}}
-		u.CurrentSandboxID = uuid.NewString()
-		u.WorkspaceVolume = "renamed"
-		u.Snapshot = "paddock/archive:abc"
-		u.Config.MaxLifetimeSeconds = 3600
-		u.Config.ArchiveAfterSeconds = 86400
-		u.UpdatedAt = base.Add(time.Hour)
-		got, err := s.UpdateRuntime(ctx, u)
-		must(t, err)
-		want := u
-		want.Version = 2
-		equal(t, "UpdateRuntime result", got, normRuntime(want))
-		stored, err := s.GetRuntime(ctx, r.ID)
-		must(t, err)
-		equal(t, "stored runtime", stored, got)
-
-		// The returned record is the next read version.
-		got.Status = store.RuntimeIdle
-		got, err = s.UpdateRuntime(ctx, got)
-		must(t, err)
-		equal(t, "version after second update", got.Version, int64(3))
-	})
+	t.Run("writes and bumps the version", func(t *testing.T) { testUpdateRuntime(t, f, w) })
 
 	t.Run("identity is not rewritten", func(t *testing.T) {
 		r := f.runtime(w)
@@ -199,6 +181,37 @@ func testRuntimeUpdates(t *testing.T, s store.Store) {
 		_, err = s.UpdateRuntime(ctx, r)
 		wantKind(t, err, errdefs.ErrConflict)
 	})
+}
+
+// testUpdateRuntime changes every mutable column of a runtime of w, twice.
+func testUpdateRuntime(t *testing.T, f *fixture, w store.Workspace) {
+	s, ctx := f.s, f.ctx
+	r := f.runtime(w)
+	u := r
+	u.Status = store.RuntimeError
+	u.StatusReason = "provider failed"
+	u.Config.Image = "paddock/base:2"
+	u.Config.Network = store.NetworkConfig{Mode: "open", Allow: []string{"*.pypi.org"}}
+	u.CurrentSandboxID = uuid.NewString()
+	u.WorkspaceVolume = "renamed"
+	u.Snapshot = "paddock/archive:abc"
+	u.Config.MaxLifetimeSeconds = 3600
+	u.Config.ArchiveAfterSeconds = 86400
+	u.UpdatedAt = base.Add(time.Hour)
+	got, err := s.UpdateRuntime(ctx, u)
+	must(t, err)
+	want := u
+	want.Version = 2
+	equal(t, "UpdateRuntime result", got, normRuntime(want))
+	stored, err := s.GetRuntime(ctx, r.ID)
+	must(t, err)
+	equal(t, "stored runtime", stored, got)
+
+	// The returned record is the next read version.
+	got.Status = store.RuntimeIdle
+	got, err = s.UpdateRuntime(ctx, got)
+	must(t, err)
+	equal(t, "version after second update", got.Version, int64(3))
 }
 
 func testRuntimesByStatus(t *testing.T, s store.Store) {

@@ -71,50 +71,9 @@ func testSandboxes(t *testing.T, s store.Store) {
 		})
 	}
 
-	t.Run("zero times read back as zero", func(t *testing.T) {
-		want := f.sandbox(o, nil)
-		got, err := s.GetSandbox(ctx, want.ID)
-		must(t, err)
-		for name, v := range map[string]time.Time{
-			"StartedAt": got.StartedAt, "PausedAt": got.PausedAt, "KilledAt": got.KilledAt,
-			"ExpiresAt": got.ExpiresAt, "LastSettledAt": got.LastSettledAt,
-		} {
-			if !v.IsZero() {
-				t.Errorf("%s = %v, want the zero time", name, v)
-			}
-		}
-	})
-
-	t.Run("get by provider id", func(t *testing.T) {
-		want := f.sandbox(o, fullSandbox)
-		got, err := s.GetSandboxByProviderID(ctx, o.ID, want.ProviderSandboxID)
-		must(t, err)
-		equal(t, "GetSandboxByProviderID", got, normSandbox(want))
-		_, err = s.GetSandboxByProviderID(ctx, other.ID, want.ProviderSandboxID)
-		wantKind(t, err, errdefs.ErrNotFound)
-		_, err = s.GetSandboxByProviderID(ctx, o.ID, "no-such-container")
-		wantKind(t, err, errdefs.ErrNotFound)
-		_, err = s.GetSandboxByProviderID(ctx, o.ID, "")
-		wantKind(t, err, errdefs.ErrNotFound)
-	})
-
-	t.Run("get by provider id prefix", func(t *testing.T) {
-		stem := "feed" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
-		a := f.sandbox(o, func(sb *store.Sandbox) { sb.ProviderSandboxID = stem + "aaaa" + strings.Repeat("0", 40) })
-		b := f.sandbox(o, func(sb *store.Sandbox) { sb.ProviderSandboxID = stem + "bbbb" + strings.Repeat("0", 40) })
-		got, err := s.GetSandboxByProviderID(ctx, o.ID, stem+"aa")
-		must(t, err)
-		equal(t, "by prefix", got.ID, a.ID)
-		got, err = s.GetSandboxByProviderID(ctx, o.ID, stem+"bbbb0")
-		must(t, err)
-		equal(t, "by prefix", got.ID, b.ID)
-		_, err = s.GetSandboxByProviderID(ctx, o.ID, stem)
-		wantKind(t, err, errdefs.ErrConflict)
-		_, err = s.GetSandboxByProviderID(ctx, o.ID, stem[:store.MinProviderIDPrefix-1])
-		wantKind(t, err, errdefs.ErrNotFound)
-		_, err = s.GetSandboxByProviderID(ctx, other.ID, stem+"aa")
-		wantKind(t, err, errdefs.ErrNotFound)
-	})
+	t.Run("zero times read back as zero", func(t *testing.T) { testSandboxZeroTimes(t, f, o) })
+	t.Run("get by provider id", func(t *testing.T) { testSandboxByProviderID(t, f, o, other) })
+	t.Run("get by provider id prefix", func(t *testing.T) { testSandboxByProviderIDPrefix(t, f, o, other) })
 
 	t.Run("not found", func(t *testing.T) {
 		_, err := s.GetSandbox(ctx, uuid.NewString())
@@ -155,64 +114,65 @@ func testSandboxes(t *testing.T, s store.Store) {
 	}
 }
 
+// testSandboxByProviderID looks up a sandbox of o by its provider id.
+func testSandboxByProviderID(t *testing.T, f *fixture, o, other store.Org) {
+	s, ctx := f.s, f.ctx
+	want := f.sandbox(o, fullSandbox)
+	got, err := s.GetSandboxByProviderID(ctx, o.ID, want.ProviderSandboxID)
+	must(t, err)
+	equal(t, "GetSandboxByProviderID", got, normSandbox(want))
+	_, err = s.GetSandboxByProviderID(ctx, other.ID, want.ProviderSandboxID)
+	wantKind(t, err, errdefs.ErrNotFound)
+	_, err = s.GetSandboxByProviderID(ctx, o.ID, "no-such-container")
+	wantKind(t, err, errdefs.ErrNotFound)
+	_, err = s.GetSandboxByProviderID(ctx, o.ID, "")
+	wantKind(t, err, errdefs.ErrNotFound)
+}
+
+// testSandboxByProviderIDPrefix looks up sandboxes of o by a prefix of
+// their provider ids, long enough or not, unique or not.
+func testSandboxByProviderIDPrefix(t *testing.T, f *fixture, o, other store.Org) {
+	s, ctx := f.s, f.ctx
+	stem := "feed" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	a := f.sandbox(o, func(sb *store.Sandbox) { sb.ProviderSandboxID = stem + "aaaa" + strings.Repeat("0", 40) })
+	b := f.sandbox(o, func(sb *store.Sandbox) { sb.ProviderSandboxID = stem + "bbbb" + strings.Repeat("0", 40) })
+	got, err := s.GetSandboxByProviderID(ctx, o.ID, stem+"aa")
+	must(t, err)
+	equal(t, "by prefix", got.ID, a.ID)
+	got, err = s.GetSandboxByProviderID(ctx, o.ID, stem+"bbbb0")
+	must(t, err)
+	equal(t, "by prefix", got.ID, b.ID)
+	_, err = s.GetSandboxByProviderID(ctx, o.ID, stem)
+	wantKind(t, err, errdefs.ErrConflict)
+	_, err = s.GetSandboxByProviderID(ctx, o.ID, stem[:store.MinProviderIDPrefix-1])
+	wantKind(t, err, errdefs.ErrNotFound)
+	_, err = s.GetSandboxByProviderID(ctx, other.ID, stem+"aa")
+	wantKind(t, err, errdefs.ErrNotFound)
+}
+
+// testSandboxZeroTimes reads back a sandbox of o with no times set.
+func testSandboxZeroTimes(t *testing.T, f *fixture, o store.Org) {
+	s, ctx := f.s, f.ctx
+	want := f.sandbox(o, nil)
+	got, err := s.GetSandbox(ctx, want.ID)
+	must(t, err)
+	for name, v := range map[string]time.Time{
+		"StartedAt": got.StartedAt, "PausedAt": got.PausedAt, "KilledAt": got.KilledAt,
+		"ExpiresAt": got.ExpiresAt, "LastSettledAt": got.LastSettledAt,
+	} {
+		if !v.IsZero() {
+			t.Errorf("%s = %v, want the zero time", name, v)
+		}
+	}
+}
+
 func testSandboxVerbs(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 	o := f.org()
 	w := f.workspace(o)
 
-	// billed returns a running row with a bill and a watermark, which no
-	// verb may touch.
-	billed := func() store.Sandbox {
-		sb := f.runningSandbox(w, f.next())
-		sb.State = store.SandboxStarting
-		return sb
-	}
-	sameBill := func(t *testing.T, got, was store.Sandbox) {
-		t.Helper()
-		if got.BilledMicros != was.BilledMicros || !got.LastSettledAt.Equal(ts(was.LastSettledAt)) || got.BillingVersion != 1 {
-			t.Fatalf("billing columns moved: billed %d settled %v billing version %d; want %d %v 1",
-				got.BilledMicros, got.LastSettledAt, got.BillingVersion, was.BilledMicros, ts(was.LastSettledAt))
-		}
-	}
-
-	t.Run("a start, a pause, a resume and a kill each write their own columns", func(t *testing.T) {
-		sb := f.sandbox(o, func(x *store.Sandbox) { x.BilledMicros = 42; x.LastSettledAt = base })
-		t0, t1, t2, t3 := f.next(), f.next(), f.next(), f.next()
-
-		got, err := s.RecordSandboxProvider(ctx, sb.ID, 1, "c0ffee", []byte{1, 0, 2}, t0)
-		must(t, err)
-		want := normSandbox(sb)
-		want.ProviderSandboxID, want.ProviderState, want.Version, want.UpdatedAt = "c0ffee", []byte{1, 0, 2}, 2, ts(t0)
-		want.BillingVersion = 1
-		equal(t, "after RecordSandboxProvider", got, want)
-
-		got, err = s.MarkSandboxRunning(ctx, sb.ID, 2, t1, t1.Add(time.Hour))
-		must(t, err)
-		want.State, want.StartedAt, want.RunningSince, want.ExpiresAt = store.SandboxRunning, ts(t1), ts(t1), ts(t1.Add(time.Hour))
-		want.Version, want.UpdatedAt = 3, ts(t1)
-		equal(t, "after MarkSandboxRunning", got, want)
-
-		got, err = s.MarkSandboxPaused(ctx, sb.ID, 3, store.PauseTimeout, t2)
-		must(t, err)
-		want.State, want.PauseReason, want.PausedAt, want.Version, want.UpdatedAt = store.SandboxPaused, store.PauseTimeout, ts(t2), 4, ts(t2)
-		equal(t, "after MarkSandboxPaused", got, want)
-
-		// A resume keeps the first start and clears the pause.
-		got, err = s.MarkSandboxRunning(ctx, sb.ID, 4, t3, time.Time{})
-		must(t, err)
-		want.State, want.PauseReason, want.PausedAt, want.RunningSince, want.ExpiresAt = store.SandboxRunning, store.PauseNone, time.Time{}, ts(t3), time.Time{}
-		want.Version, want.UpdatedAt = 5, ts(t3)
-		equal(t, "after the resume", got, want)
-
-		got, err = s.KillSandbox(ctx, sb.ID, 5, "provision_failed", "the image is gone", t3)
-		must(t, err)
-		want.State, want.KillReason, want.Error, want.KilledAt, want.Version = store.SandboxKilled, "provision_failed", "the image is gone", ts(t3), 6
-		equal(t, "after KillSandbox", got, want)
-		stored, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		equal(t, "stored sandbox", stored, got)
-	})
+	t.Run("a start, a pause, a resume and a kill each write their own columns", func(t *testing.T) { testSandboxTransitions(t, f, o) })
 
 	t.Run("a kill without detail keeps the row's error", func(t *testing.T) {
 		sb := f.sandbox(o, func(x *store.Sandbox) { x.Error = "earlier failure"; x.ExpiresAt = base })
@@ -223,18 +183,7 @@ func testSandboxVerbs(t *testing.T, s store.Store) {
 		}
 	})
 
-	t.Run("verbs never touch the billing columns", func(t *testing.T) {
-		sb := billed()
-		got, err := s.MarkSandboxPaused(ctx, sb.ID, sb.Version, store.PauseUser, f.next())
-		must(t, err)
-		sameBill(t, got, sb)
-		got, err = s.MarkSandboxRunning(ctx, sb.ID, got.Version, f.next(), time.Time{})
-		must(t, err)
-		sameBill(t, got, sb)
-		got, err = s.KillSandbox(ctx, sb.ID, got.Version, "reset", "", f.next())
-		must(t, err)
-		sameBill(t, got, sb)
-	})
+	t.Run("verbs never touch the billing columns", func(t *testing.T) { testVerbsKeepBill(t, f, w) })
 
 	t.Run("a settlement does not make a transition stale", func(t *testing.T) {
 		f.post(o, store.EntryGrant, 1_000_000)
@@ -249,30 +198,7 @@ func testSandboxVerbs(t *testing.T, s store.Store) {
 		}
 	})
 
-	t.Run("expiry moves only later, only while running, without a version", func(t *testing.T) {
-		t0 := f.next()
-		sb := f.sandbox(o, func(x *store.Sandbox) { x.State, x.ExpiresAt = store.SandboxRunning, t0 })
-		moved, err := s.ExtendSandboxExpiry(ctx, sb.ID, t0.Add(-time.Minute))
-		must(t, err)
-		if moved {
-			t.Fatal("an earlier expiry was written")
-		}
-		moved, err = s.ExtendSandboxExpiry(ctx, sb.ID, t0.Add(time.Minute))
-		must(t, err)
-		got, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		if !moved || !got.ExpiresAt.Equal(ts(t0.Add(time.Minute))) || got.Version != 1 {
-			t.Fatalf("moved %v; row expires %v version %d; want it later and the version kept", moved, got.ExpiresAt, got.Version)
-		}
-		paused := f.sandbox(o, func(x *store.Sandbox) { x.State, x.ExpiresAt = store.SandboxPaused, t0 })
-		if moved, err := s.ExtendSandboxExpiry(ctx, paused.ID, t0.Add(time.Hour)); err != nil || moved {
-			t.Fatalf("a paused row's expiry moved (%v, %v)", moved, err)
-		}
-		never := f.sandbox(o, func(x *store.Sandbox) { x.State = store.SandboxRunning })
-		if moved, err := s.ExtendSandboxExpiry(ctx, never.ID, t0.Add(time.Hour)); err != nil || moved {
-			t.Fatalf("a row that never expires got an expiry (%v, %v)", moved, err)
-		}
-	})
+	t.Run("expiry moves only later, only while running, without a version", func(t *testing.T) { testExtendSandboxExpiry(t, f, o) })
 
 	errs := []struct {
 		name    string
@@ -307,15 +233,110 @@ func testSandboxVerbs(t *testing.T, s store.Store) {
 	}
 }
 
-func testSandboxListing(t *testing.T, s store.Store) {
-	f := newFixture(t, s)
-	ctx := f.ctx
-	o, other := f.org(), f.org()
-	rt1, rt2 := uuid.NewString(), uuid.NewString()
-	ws1, ws2 := uuid.NewString(), uuid.NewString()
+// testSandboxTransitions starts, pauses, resumes and kills a sandbox of o
+// and checks the columns each verb writes.
+func testSandboxTransitions(t *testing.T, f *fixture, o store.Org) {
+	s, ctx := f.s, f.ctx
+	sb := f.sandbox(o, func(x *store.Sandbox) { x.BilledMicros = 42; x.LastSettledAt = base })
+	t0, t1, t2, t3 := f.next(), f.next(), f.next(), f.next()
 
-	// Rows of o, oldest first, with a mix of kinds, states, providers,
-	// runtimes and workspaces. Rows 3 and 4 share a creation time.
+	got, err := s.RecordSandboxProvider(ctx, sb.ID, 1, "c0ffee", []byte{1, 0, 2}, t0)
+	must(t, err)
+	want := normSandbox(sb)
+	want.ProviderSandboxID, want.ProviderState, want.Version, want.UpdatedAt = "c0ffee", []byte{1, 0, 2}, 2, ts(t0)
+	want.BillingVersion = 1
+	equal(t, "after RecordSandboxProvider", got, want)
+
+	got, err = s.MarkSandboxRunning(ctx, sb.ID, 2, t1, t1.Add(time.Hour))
+	must(t, err)
+	want.State, want.StartedAt, want.RunningSince, want.ExpiresAt = store.SandboxRunning, ts(t1), ts(t1), ts(t1.Add(time.Hour))
+	want.Version, want.UpdatedAt = 3, ts(t1)
+	equal(t, "after MarkSandboxRunning", got, want)
+
+	got, err = s.MarkSandboxPaused(ctx, sb.ID, 3, store.PauseTimeout, t2)
+	must(t, err)
+	want.State, want.PauseReason, want.PausedAt, want.Version, want.UpdatedAt = store.SandboxPaused, store.PauseTimeout, ts(t2), 4, ts(t2)
+	equal(t, "after MarkSandboxPaused", got, want)
+
+	// A resume keeps the first start and clears the pause.
+	got, err = s.MarkSandboxRunning(ctx, sb.ID, 4, t3, time.Time{})
+	must(t, err)
+	want.State, want.PauseReason, want.PausedAt, want.RunningSince, want.ExpiresAt = store.SandboxRunning, store.PauseNone, time.Time{}, ts(t3), time.Time{}
+	want.Version, want.UpdatedAt = 5, ts(t3)
+	equal(t, "after the resume", got, want)
+
+	got, err = s.KillSandbox(ctx, sb.ID, 5, "provision_failed", "the image is gone", t3)
+	must(t, err)
+	want.State, want.KillReason, want.Error, want.KilledAt, want.Version = store.SandboxKilled, "provision_failed", "the image is gone", ts(t3), 6
+	equal(t, "after KillSandbox", got, want)
+	stored, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	equal(t, "stored sandbox", stored, got)
+}
+
+// testExtendSandboxExpiry moves the expiry of o's sandboxes.
+func testExtendSandboxExpiry(t *testing.T, f *fixture, o store.Org) {
+	s, ctx := f.s, f.ctx
+	t0 := f.next()
+	sb := f.sandbox(o, func(x *store.Sandbox) { x.State, x.ExpiresAt = store.SandboxRunning, t0 })
+	moved, err := s.ExtendSandboxExpiry(ctx, sb.ID, t0.Add(-time.Minute))
+	must(t, err)
+	if moved {
+		t.Fatal("an earlier expiry was written")
+	}
+	moved, err = s.ExtendSandboxExpiry(ctx, sb.ID, t0.Add(time.Minute))
+	must(t, err)
+	got, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	if !moved || !got.ExpiresAt.Equal(ts(t0.Add(time.Minute))) || got.Version != 1 {
+		t.Fatalf("moved %v; row expires %v version %d; want it later and the version kept", moved, got.ExpiresAt, got.Version)
+	}
+	paused := f.sandbox(o, func(x *store.Sandbox) { x.State, x.ExpiresAt = store.SandboxPaused, t0 })
+	if moved, err := s.ExtendSandboxExpiry(ctx, paused.ID, t0.Add(time.Hour)); err != nil || moved {
+		t.Fatalf("a paused row's expiry moved (%v, %v)", moved, err)
+	}
+	never := f.sandbox(o, func(x *store.Sandbox) { x.State = store.SandboxRunning })
+	if moved, err := s.ExtendSandboxExpiry(ctx, never.ID, t0.Add(time.Hour)); err != nil || moved {
+		t.Fatalf("a row that never expires got an expiry (%v, %v)", moved, err)
+	}
+}
+
+// testVerbsKeepBill pauses, resumes and kills a billed sandbox of w and
+// checks that no verb touches the billing columns.
+func testVerbsKeepBill(t *testing.T, f *fixture, w store.Workspace) {
+	s, ctx := f.s, f.ctx
+	// billed returns a running row with a bill and a watermark, which no
+	// verb may touch.
+	billed := func() store.Sandbox {
+		sb := f.runningSandbox(w, f.next())
+		sb.State = store.SandboxStarting
+		return sb
+	}
+	sameBill := func(t *testing.T, got, was store.Sandbox) {
+		t.Helper()
+		if got.BilledMicros != was.BilledMicros || !got.LastSettledAt.Equal(ts(was.LastSettledAt)) || got.BillingVersion != 1 {
+			t.Fatalf("billing columns moved: billed %d settled %v billing version %d; want %d %v 1",
+				got.BilledMicros, got.LastSettledAt, got.BillingVersion, was.BilledMicros, ts(was.LastSettledAt))
+		}
+	}
+	sb := billed()
+	got, err := s.MarkSandboxPaused(ctx, sb.ID, sb.Version, store.PauseUser, f.next())
+	must(t, err)
+	sameBill(t, got, sb)
+	got, err = s.MarkSandboxRunning(ctx, sb.ID, got.Version, f.next(), time.Time{})
+	must(t, err)
+	sameBill(t, got, sb)
+	got, err = s.KillSandbox(ctx, sb.ID, got.Version, "reset", "", f.next())
+	must(t, err)
+	sameBill(t, got, sb)
+}
+
+// listingSandboxes stores the rows testSandboxListing lists: six of o,
+// oldest first, with a mix of kinds, states, providers, runtimes (rt1,
+// rt2) and workspaces (ws1, ws2), and the same six of other as noise. It
+// returns o's, oldest and newest first.
+func (f *fixture) listingSandboxes(o, other store.Org, rt1, rt2, ws1, ws2 string) (all, newest []store.Sandbox) {
+	// Rows 3 and 4 share a creation time.
 	type row struct {
 		kind      store.SandboxKind
 		state     store.SandboxState
@@ -331,7 +352,6 @@ func testSandboxListing(t *testing.T, s store.Store) {
 		{store.KindRuntime, store.SandboxRunning, "fake", rt2, ws2},
 		{store.KindTask, store.SandboxKilled, "docker", "", ws1},
 	}
-	var all []store.Sandbox
 	var tie time.Time
 	for i, r := range rows {
 		sb := f.sandbox(o, func(x *store.Sandbox) {
@@ -349,13 +369,24 @@ func testSandboxListing(t *testing.T, s store.Store) {
 		})
 	}
 	// Newest first: created_at descending, then id descending.
-	newest := []store.Sandbox{all[5]}
+	newest = []store.Sandbox{all[5]}
 	if all[3].ID > all[4].ID {
 		newest = append(newest, all[3], all[4])
 	} else {
 		newest = append(newest, all[4], all[3])
 	}
 	newest = append(newest, all[2], all[1], all[0])
+	return all, newest
+}
+
+func testSandboxListing(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	o, other := f.org(), f.org()
+	rt1, rt2 := uuid.NewString(), uuid.NewString()
+	ws1, ws2 := uuid.NewString(), uuid.NewString()
+
+	all, newest := f.listingSandboxes(o, other, rt1, rt2, ws1, ws2)
 	pick := func(keep func(store.Sandbox) bool) []string {
 		var out []string
 		for _, sb := range newest {
@@ -405,30 +436,36 @@ func testSandboxListing(t *testing.T, s store.Store) {
 		})
 	}
 
-	t.Run("pages", func(t *testing.T) {
-		for limit := 1; limit <= len(newest)+1; limit++ {
-			got := collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
-				return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID}, p)
-			}, limit)
-			equal(t, "paged sandbox ids", ids(got, sid), ids(newest, sid))
-		}
-		got := collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
-			return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, State: store.SandboxRunning}, p)
-		}, 1)
-		equal(t, "paged filtered ids", ids(got, sid), pick(func(x store.Sandbox) bool { return x.State == store.SandboxRunning }))
-		got = collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
-			return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, Workspaces: []string{ws1}}, p)
-		}, 1)
-		equal(t, "paged ids of a workspace", ids(got, sid), pick(func(x store.Sandbox) bool { return x.WorkspaceID == ws1 }))
-		first, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID}, store.Page{Limit: 2})
-		must(t, err)
-		equal(t, "first page rows", normSandbox(first[0]), normSandbox(newest[0]))
-	})
+	t.Run("pages", func(t *testing.T) { testSandboxPages(t, f, o, ws1, newest, pick) })
 
 	t.Run("org is required", func(t *testing.T) {
 		_, _, err := s.ListSandboxes(ctx, store.SandboxFilter{Kind: store.KindTask}, store.Page{})
 		wantKind(t, err, errdefs.ErrInvalidArgument)
 	})
+}
+
+// testSandboxPages pages through o's sandboxes, all (newest) and
+// filtered, which pick chooses from newest.
+func testSandboxPages(t *testing.T, f *fixture, o store.Org, ws1 string, newest []store.Sandbox, pick func(keep func(store.Sandbox) bool) []string) {
+	s, ctx := f.s, f.ctx
+	sid := func(sb store.Sandbox) string { return sb.ID }
+	for limit := 1; limit <= len(newest)+1; limit++ {
+		got := collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
+			return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID}, p)
+		}, limit)
+		equal(t, "paged sandbox ids", ids(got, sid), ids(newest, sid))
+	}
+	got := collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
+		return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, State: store.SandboxRunning}, p)
+	}, 1)
+	equal(t, "paged filtered ids", ids(got, sid), pick(func(x store.Sandbox) bool { return x.State == store.SandboxRunning }))
+	got = collectPages(t, func(p store.Page) ([]store.Sandbox, string, error) {
+		return s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, Workspaces: []string{ws1}}, p)
+	}, 1)
+	equal(t, "paged ids of a workspace", ids(got, sid), pick(func(x store.Sandbox) bool { return x.WorkspaceID == ws1 }))
+	first, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID}, store.Page{Limit: 2})
+	must(t, err)
+	equal(t, "first page rows", normSandbox(first[0]), normSandbox(newest[0]))
 }
 
 // collectPages walks a listing with limit and returns every row in order.

@@ -9,32 +9,35 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
+// seatMember adds u to ws and returns the membership as a listing has it.
+func (f *fixture) seatMember(ws store.Workspace, u store.User) store.WorkspaceMember {
+	f.t.Helper()
+	m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: u.ID, CreatedAt: f.next()}
+	must(f.t, f.s.AddWorkspaceMember(f.ctx, m))
+	m.User = normUser(u)
+	return m
+}
+
+// seats is ws's seats.
+func (f *fixture) seats(ws store.Workspace) store.WorkspaceSeats {
+	f.t.Helper()
+	got, err := f.s.GetWorkspaceSeats(f.ctx, ws.ID)
+	must(f.t, err)
+	return got
+}
+
 func testSeats(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 	o := f.org()
 	w, other := f.workspace(o), f.workspace(o)
 
-	member := func(ws store.Workspace, u store.User) store.WorkspaceMember {
-		t.Helper()
-		m := store.WorkspaceMember{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: u.ID, CreatedAt: f.next()}
-		must(t, s.AddWorkspaceMember(ctx, m))
-		m.User = normUser(u)
-		return m
-	}
-	seats := func(ws store.Workspace) store.WorkspaceSeats {
-		t.Helper()
-		got, err := s.GetWorkspaceSeats(ctx, ws.ID)
-		must(t, err)
-		return got
-	}
-
-	equal(t, "seats of a new workspace", seats(w), store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID})
+	equal(t, "seats of a new workspace", f.seats(w), store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID})
 	aliceUser := f.user(func(u *store.User) { u.Email = "alice@example.com" })
 	bobUser := f.user(func(u *store.User) { u.Email, u.Name = "", "bob" })
-	alice := member(w, aliceUser)
-	bob := member(w, bobUser)
-	member(other, aliceUser) // a member of two workspaces
+	alice := f.seatMember(w, aliceUser)
+	bob := f.seatMember(w, bobUser)
+	f.seatMember(other, aliceUser) // a member of two workspaces
 
 	t.Run("list", func(t *testing.T) {
 		got, next, err := s.ListWorkspaceMembers(ctx, w.ID, store.Page{Limit: 1})
@@ -53,40 +56,7 @@ func testSeats(t *testing.T, s store.Store) {
 		wantCode(t, err, errdefs.ErrConflict, "member_exists")
 	})
 
-	t.Run("limits", func(t *testing.T) {
-		equal(t, "members", seats(w).Members, 2)
-		must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 2))
-		if got := seats(w); got.MemberLimit != 2 || got.OverLimit() {
-			t.Fatalf("at the limit: %+v", got)
-		}
-		over, err := s.ListWorkspacesOverMemberLimit(ctx)
-		must(t, err)
-		for _, x := range over {
-			if x.WorkspaceID == w.ID {
-				t.Fatalf("a workspace at its limit is listed as over it")
-			}
-		}
-		carol := member(w, f.user(nil))
-		if got := seats(w); !got.OverLimit() || got.Members != 3 {
-			t.Fatalf("over the limit: %+v", got)
-		}
-		over, err = s.ListWorkspacesOverMemberLimit(ctx)
-		must(t, err)
-		found := false
-		for _, x := range over {
-			if x.WorkspaceID == w.ID {
-				found = true
-				equal(t, "listed seats", x, store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID, MemberLimit: 2, Members: 3})
-			}
-		}
-		if !found {
-			t.Fatalf("workspace over its limit not listed: %+v", over)
-		}
-		must(t, s.RemoveWorkspaceMember(ctx, w.ID, carol.UserID))
-		equal(t, "back at the limit", seats(w).OverLimit(), false)
-		must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 0))
-		equal(t, "no limit", seats(w).OverLimit(), false)
-	})
+	t.Run("limits", func(t *testing.T) { testSeatLimits(t, f, o, w) })
 
 	t.Run("errors", func(t *testing.T) {
 		wantKind(t, s.RemoveWorkspaceMember(ctx, w.ID, uuid.NewString()), errdefs.ErrNotFound)
@@ -102,4 +72,42 @@ func testSeats(t *testing.T, s store.Store) {
 		err = s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID})
 		wantKind(t, err, errdefs.ErrInvalidArgument)
 	})
+}
+
+// testSeatLimits sets a member limit on w, of o, which holds two members,
+// and checks when w is over it.
+func testSeatLimits(t *testing.T, f *fixture, o store.Org, w store.Workspace) {
+	s, ctx := f.s, f.ctx
+	equal(t, "members", f.seats(w).Members, 2)
+	must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 2))
+	if got := f.seats(w); got.MemberLimit != 2 || got.OverLimit() {
+		t.Fatalf("at the limit: %+v", got)
+	}
+	over, err := s.ListWorkspacesOverMemberLimit(ctx)
+	must(t, err)
+	for _, x := range over {
+		if x.WorkspaceID == w.ID {
+			t.Fatalf("a workspace at its limit is listed as over it")
+		}
+	}
+	carol := f.seatMember(w, f.user(nil))
+	if got := f.seats(w); !got.OverLimit() || got.Members != 3 {
+		t.Fatalf("over the limit: %+v", got)
+	}
+	over, err = s.ListWorkspacesOverMemberLimit(ctx)
+	must(t, err)
+	found := false
+	for _, x := range over {
+		if x.WorkspaceID == w.ID {
+			found = true
+			equal(t, "listed seats", x, store.WorkspaceSeats{WorkspaceID: w.ID, OrgID: o.ID, MemberLimit: 2, Members: 3})
+		}
+	}
+	if !found {
+		t.Fatalf("workspace over its limit not listed: %+v", over)
+	}
+	must(t, s.RemoveWorkspaceMember(ctx, w.ID, carol.UserID))
+	equal(t, "back at the limit", f.seats(w).OverLimit(), false)
+	must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 0))
+	equal(t, "no limit", f.seats(w).OverLimit(), false)
 }

@@ -87,22 +87,7 @@ func testSSHKeys(t *testing.T, s store.Store) {
 		})
 	}
 
-	t.Run("list", func(t *testing.T) {
-		ks, next, err := s.ListSSHKeys(ctx, alice.ID, store.Page{})
-		must(t, err)
-		equal(t, "cursor", next, "")
-		equal(t, "alice's keys", ids(ks, func(k store.SSHKey) string { return k.ID }), []string{plain.ID, scoped.ID, narrowed.ID})
-		page, next, err := s.ListSSHKeys(ctx, alice.ID, store.Page{Limit: 2})
-		must(t, err)
-		equal(t, "first page", ids(page, func(k store.SSHKey) string { return k.ID }), []string{plain.ID, scoped.ID})
-		page, next, err = s.ListSSHKeys(ctx, alice.ID, store.Page{Limit: 2, Cursor: next})
-		must(t, err)
-		equal(t, "second page", ids(page, func(k store.SSHKey) string { return k.ID }), []string{narrowed.ID})
-		equal(t, "last cursor", next, "")
-		none, _, err := s.ListSSHKeys(ctx, uuid.NewString(), store.Page{})
-		must(t, err)
-		equal(t, "keys of nobody", len(none), 0)
-	})
+	t.Run("list", func(t *testing.T) { testListSSHKeys(t, f, alice, plain, scoped, narrowed) })
 
 	t.Run("unknown", func(t *testing.T) {
 		_, err := s.GetSSHKey(ctx, uuid.NewString())
@@ -111,27 +96,55 @@ func testSSHKeys(t *testing.T, s store.Store) {
 		wantCode(t, err, errdefs.ErrNotFound, "ssh_key_not_found")
 	})
 
-	t.Run("delete", func(t *testing.T) {
-		// Only its user deletes a key; to anyone else it does not exist.
-		wantCode(t, s.DeleteSSHKey(ctx, bob.ID, plain.ID), errdefs.ErrNotFound, "ssh_key_not_found")
-		must(t, s.DeleteSSHKey(ctx, alice.ID, plain.ID))
-		wantKind(t, s.DeleteSSHKey(ctx, alice.ID, plain.ID), errdefs.ErrNotFound)
-		_, err := s.GetSSHKey(ctx, plain.ID)
-		wantKind(t, err, errdefs.ErrNotFound)
-		// Its fingerprint is free again.
-		again := plain
-		again.ID, again.UserID = uuid.NewString(), bob.ID
-		must(t, s.CreateSSHKey(ctx, again))
-	})
+	t.Run("delete", func(t *testing.T) { testDeleteSSHKey(t, f, alice, bob, plain) })
+	t.Run("deleting the user deletes its keys", func(t *testing.T) { testDeleteSSHKeyUser(t, f, alice, scoped, bobs) })
+}
 
-	t.Run("deleting the user deletes its keys", func(t *testing.T) {
-		must(t, s.DeleteUser(ctx, alice.ID))
-		_, err := s.GetSSHKey(ctx, scoped.ID)
-		wantKind(t, err, errdefs.ErrNotFound)
-		ks, _, err := s.ListSSHKeys(ctx, alice.ID, store.Page{})
-		must(t, err)
-		equal(t, "keys left", len(ks), 0)
-		_, err = s.GetSSHKey(ctx, bobs.ID)
-		must(t, err)
-	})
+// testListSSHKeys lists alice's keys, plain, scoped and narrowed, in one
+// page and in two.
+func testListSSHKeys(t *testing.T, f *fixture, alice store.User, plain, scoped, narrowed store.SSHKey) {
+	s, ctx := f.s, f.ctx
+	ks, next, err := s.ListSSHKeys(ctx, alice.ID, store.Page{})
+	must(t, err)
+	equal(t, "cursor", next, "")
+	equal(t, "alice's keys", ids(ks, func(k store.SSHKey) string { return k.ID }), []string{plain.ID, scoped.ID, narrowed.ID})
+	page, next, err := s.ListSSHKeys(ctx, alice.ID, store.Page{Limit: 2})
+	must(t, err)
+	equal(t, "first page", ids(page, func(k store.SSHKey) string { return k.ID }), []string{plain.ID, scoped.ID})
+	page, next, err = s.ListSSHKeys(ctx, alice.ID, store.Page{Limit: 2, Cursor: next})
+	must(t, err)
+	equal(t, "second page", ids(page, func(k store.SSHKey) string { return k.ID }), []string{narrowed.ID})
+	equal(t, "last cursor", next, "")
+	none, _, err := s.ListSSHKeys(ctx, uuid.NewString(), store.Page{})
+	must(t, err)
+	equal(t, "keys of nobody", len(none), 0)
+}
+
+// testDeleteSSHKey deletes alice's plain key, which bob cannot.
+func testDeleteSSHKey(t *testing.T, f *fixture, alice, bob store.User, plain store.SSHKey) {
+	s, ctx := f.s, f.ctx
+	// Only its user deletes a key; to anyone else it does not exist.
+	wantCode(t, s.DeleteSSHKey(ctx, bob.ID, plain.ID), errdefs.ErrNotFound, "ssh_key_not_found")
+	must(t, s.DeleteSSHKey(ctx, alice.ID, plain.ID))
+	wantKind(t, s.DeleteSSHKey(ctx, alice.ID, plain.ID), errdefs.ErrNotFound)
+	_, err := s.GetSSHKey(ctx, plain.ID)
+	wantKind(t, err, errdefs.ErrNotFound)
+	// Its fingerprint is free again.
+	again := plain
+	again.ID, again.UserID = uuid.NewString(), bob.ID
+	must(t, s.CreateSSHKey(ctx, again))
+}
+
+// testDeleteSSHKeyUser deletes alice, whose keys (scoped among them) go
+// with her while bob's (bobs) stay.
+func testDeleteSSHKeyUser(t *testing.T, f *fixture, alice store.User, scoped, bobs store.SSHKey) {
+	s, ctx := f.s, f.ctx
+	must(t, s.DeleteUser(ctx, alice.ID))
+	_, err := s.GetSSHKey(ctx, scoped.ID)
+	wantKind(t, err, errdefs.ErrNotFound)
+	ks, _, err := s.ListSSHKeys(ctx, alice.ID, store.Page{})
+	must(t, err)
+	equal(t, "keys left", len(ks), 0)
+	_, err = s.GetSSHKey(ctx, bobs.ID)
+	must(t, err)
 }

@@ -15,31 +15,7 @@ func testInTx(t *testing.T, s store.Store) {
 	ctx := f.ctx
 	errBoom := errors.New("boom")
 
-	t.Run("commit", func(t *testing.T) {
-		o := store.Org{ID: uuid.NewString(), Name: "tx-commit", CreatedAt: base}
-		w := store.Workspace{ID: uuid.NewString(), OrgID: o.ID, Name: "main", CreatedAt: base}
-		err := s.InTx(ctx, func(q store.Queries) error {
-			if err := q.CreateOrg(ctx, o); err != nil {
-				return err
-			}
-			if err := q.CreateWorkspace(ctx, w); err != nil {
-				return err
-			}
-			// A transaction reads its own writes.
-			got, err := q.GetWorkspaceByName(ctx, o.ID, "main")
-			if err != nil {
-				return err
-			}
-			equal(t, "workspace read inside the transaction", got, normWorkspace(w))
-			return q.SetMeta(ctx, "tx", "committed")
-		})
-		must(t, err)
-		_, err = s.GetWorkspace(ctx, w.ID)
-		must(t, err)
-		v, err := s.GetMeta(ctx, "tx")
-		must(t, err)
-		equal(t, "meta", v, "committed")
-	})
+	t.Run("commit", func(t *testing.T) { testInTxCommit(t, f) })
 
 	o := f.org()
 	w := f.workspace(o)
@@ -85,24 +61,7 @@ func testInTx(t *testing.T, s store.Store) {
 		})
 	}
 
-	t.Run("rollback: panic", func(t *testing.T) {
-		org := store.Org{ID: uuid.NewString(), Name: "tx-panic", CreatedAt: base}
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Fatalf("the panic did not propagate")
-				}
-			}()
-			_ = s.InTx(ctx, func(q store.Queries) error {
-				must(t, q.CreateOrg(ctx, org))
-				panic("boom")
-			})
-		}()
-		_, err := s.GetOrg(ctx, org.ID)
-		wantKind(t, err, errdefs.ErrNotFound)
-		// The store still works.
-		must(t, s.SetMeta(ctx, "after-panic", "ok"))
-	})
+	t.Run("rollback: panic", func(t *testing.T) { testInTxPanic(t, f) })
 
 	t.Run("rollback keeps earlier commits", func(t *testing.T) {
 		r := f.runtime(w)
@@ -123,30 +82,81 @@ func testInTx(t *testing.T, s store.Store) {
 	})
 }
 
+// testInTxCommit creates an org and its workspace in one transaction,
+// which reads its own writes, and finds them after the commit.
+func testInTxCommit(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	o := store.Org{ID: uuid.NewString(), Name: "tx-commit", CreatedAt: base}
+	w := store.Workspace{ID: uuid.NewString(), OrgID: o.ID, Name: "main", CreatedAt: base}
+	err := s.InTx(ctx, func(q store.Queries) error {
+		if err := q.CreateOrg(ctx, o); err != nil {
+			return err
+		}
+		if err := q.CreateWorkspace(ctx, w); err != nil {
+			return err
+		}
+		// A transaction reads its own writes.
+		got, err := q.GetWorkspaceByName(ctx, o.ID, "main")
+		if err != nil {
+			return err
+		}
+		equal(t, "workspace read inside the transaction", got, normWorkspace(w))
+		return q.SetMeta(ctx, "tx", "committed")
+	})
+	must(t, err)
+	_, err = s.GetWorkspace(ctx, w.ID)
+	must(t, err)
+	v, err := s.GetMeta(ctx, "tx")
+	must(t, err)
+	equal(t, "meta", v, "committed")
+}
+
+// testInTxPanic panics inside a transaction: the panic propagates, the
+// write is gone and the store still works.
+func testInTxPanic(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	org := store.Org{ID: uuid.NewString(), Name: "tx-panic", CreatedAt: base}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatalf("the panic did not propagate")
+			}
+		}()
+		_ = s.InTx(ctx, func(q store.Queries) error {
+			must(t, q.CreateOrg(ctx, org))
+			panic("boom")
+		})
+	}()
+	_, err := s.GetOrg(ctx, org.ID)
+	wantKind(t, err, errdefs.ErrNotFound)
+	// The store still works.
+	must(t, s.SetMeta(ctx, "after-panic", "ok"))
+}
+
+// conflicts checks that exactly one of errs is nil and the rest are
+// conflicts.
+func conflicts(t *testing.T, errs []error) {
+	t.Helper()
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, errdefs.ErrConflict):
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d writers won from the same version, want exactly 1", wins)
+	}
+}
+
 func testConcurrentUpdates(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
 	o := f.org()
 	w := f.workspace(o)
 	const n = 8
-
-	// conflicts checks that exactly one of errs is nil and the rest are
-	// conflicts.
-	conflicts := func(t *testing.T, errs []error) {
-		t.Helper()
-		wins := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				wins++
-			case !errors.Is(err, errdefs.ErrConflict):
-				t.Fatalf("unexpected error: %v", err)
-			}
-		}
-		if wins != 1 {
-			t.Fatalf("%d writers won from the same version, want exactly 1", wins)
-		}
-	}
 
 	t.Run("one runtime version, many writers", func(t *testing.T) {
 		r := f.runtime(w)
@@ -169,61 +179,70 @@ func testConcurrentUpdates(t *testing.T, s store.Store) {
 		}))
 	})
 
-	t.Run("one runtime version, many transactions", func(t *testing.T) {
-		// Each writer records a sandbox and points the runtime at it in one
-		// transaction; only one may commit, and the losers' rows vanish.
-		r := f.runtime(w)
-		sbs := make([]store.Sandbox, n)
-		for i := range sbs {
-			sbs[i] = f.sandboxFor(o)
-			sbs[i].RuntimeID = r.ID
-		}
-		conflicts(t, race(n, func(i int) error {
-			return s.InTx(ctx, func(q store.Queries) error {
-				sb := sbs[i]
-				if err := q.CreateSandbox(ctx, sb); err != nil {
-					return err
-				}
-				x := r
-				x.Status = store.RuntimeStarting
-				x.CurrentSandboxID = sb.ID
-				_, err := q.UpdateRuntime(ctx, x)
-				return err
-			})
-		}))
-		rows, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, RuntimeID: r.ID}, store.Page{})
-		must(t, err)
-		got, err := s.GetRuntime(ctx, r.ID)
-		must(t, err)
-		if len(rows) != 1 || got.CurrentSandboxID != rows[0].ID {
-			t.Fatalf("runtime points at %q; rows %v, want exactly the winner's", got.CurrentSandboxID, ids(rows, func(s store.Sandbox) string { return s.ID }))
-		}
-	})
+	t.Run("one runtime version, many transactions", func(t *testing.T) { testRaceTransactions(t, f, o, w, n) })
+	t.Run("read-modify-write retries lose nothing", func(t *testing.T) { testRaceRetries(t, f, o, n) })
+}
 
-	t.Run("read-modify-write retries lose nothing", func(t *testing.T) {
-		sb := f.sandbox(o, nil)
-		const perWriter = 10
-		errs := race(n, func(int) error {
-			for done := 0; done < perWriter; {
-				cur, err := s.GetSandbox(ctx, sb.ID)
-				if err != nil {
-					return err
-				}
-				_, err = s.RecordSandboxProvider(ctx, cur.ID, cur.Version, uuid.NewString(), nil, base)
-				switch {
-				case err == nil:
-					done++
-				case !errors.Is(err, errdefs.ErrConflict):
-					return err
-				}
+// testRaceTransactions races n transactions of w that each record a
+// sandbox of o and point one runtime at it: only one may commit.
+func testRaceTransactions(t *testing.T, f *fixture, o store.Org, w store.Workspace, n int) {
+	s, ctx := f.s, f.ctx
+	// Each writer records a sandbox and points the runtime at it in one
+	// transaction; only one may commit, and the losers' rows vanish.
+	r := f.runtime(w)
+	sbs := make([]store.Sandbox, n)
+	for i := range sbs {
+		sbs[i] = f.sandboxFor(o)
+		sbs[i].RuntimeID = r.ID
+	}
+	conflicts(t, race(n, func(i int) error {
+		return s.InTx(ctx, func(q store.Queries) error {
+			sb := sbs[i]
+			if err := q.CreateSandbox(ctx, sb); err != nil {
+				return err
 			}
-			return nil
+			x := r
+			x.Status = store.RuntimeStarting
+			x.CurrentSandboxID = sb.ID
+			_, err := q.UpdateRuntime(ctx, x)
+			return err
 		})
-		for _, err := range errs {
-			must(t, err)
+	}))
+	rows, _, err := s.ListSandboxes(ctx, store.SandboxFilter{OrgID: o.ID, RuntimeID: r.ID}, store.Page{})
+	must(t, err)
+	got, err := s.GetRuntime(ctx, r.ID)
+	must(t, err)
+	if len(rows) != 1 || got.CurrentSandboxID != rows[0].ID {
+		t.Fatalf("runtime points at %q; rows %v, want exactly the winner's", got.CurrentSandboxID, ids(rows, func(s store.Sandbox) string { return s.ID }))
+	}
+}
+
+// testRaceRetries has n writers each update a sandbox of o ten times,
+// reading it again after each conflict: no update is lost.
+func testRaceRetries(t *testing.T, f *fixture, o store.Org, n int) {
+	s, ctx := f.s, f.ctx
+	sb := f.sandbox(o, nil)
+	const perWriter = 10
+	errs := race(n, func(int) error {
+		for done := 0; done < perWriter; {
+			cur, err := s.GetSandbox(ctx, sb.ID)
+			if err != nil {
+				return err
+			}
+			_, err = s.RecordSandboxProvider(ctx, cur.ID, cur.Version, uuid.NewString(), nil, base)
+			switch {
+			case err == nil:
+				done++
+			case !errors.Is(err, errdefs.ErrConflict):
+				return err
+			}
 		}
-		got, err := s.GetSandbox(ctx, sb.ID)
-		must(t, err)
-		equal(t, "version", got.Version, int64(1+n*perWriter))
+		return nil
 	})
+	for _, err := range errs {
+		must(t, err)
+	}
+	got, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	equal(t, "version", got.Version, int64(1+n*perWriter))
 }

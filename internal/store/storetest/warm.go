@@ -72,34 +72,8 @@ func testWarmPool(t *testing.T, s store.Store) {
 			[]string{older.ID, creating.ID, otherTmpl.ID})
 	})
 
-	t.Run("claim takes the oldest ready of the template and deletes it", func(t *testing.T) {
-		got, err := s.ClaimWarmSandbox(ctx, tmpl)
-		must(t, err)
-		equal(t, "first claim", got, normWarm(older))
-		_, err = s.GetWarmSandbox(ctx, older.ID)
-		wantKind(t, err, errdefs.ErrNotFound)
-		got, err = s.ClaimWarmSandbox(ctx, tmpl)
-		must(t, err)
-		equal(t, "second claim", got.ID, creating.ID)
-		_, err = s.ClaimWarmSandbox(ctx, tmpl)
-		wantKind(t, err, errdefs.ErrNotFound)
-	})
-
-	t.Run("a claim rolled back is not lost", func(t *testing.T) {
-		boom := fmt.Errorf("boom")
-		err := s.InTx(ctx, func(q store.Queries) error {
-			if _, err := q.ClaimWarmSandbox(ctx, "another"); err != nil {
-				return err
-			}
-			return boom
-		})
-		if err != boom {
-			t.Fatalf("InTx = %v; want boom", err)
-		}
-		if _, err := s.GetWarmSandbox(ctx, otherTmpl.ID); err != nil {
-			t.Fatalf("warm sandbox after a rolled-back claim: %v", err)
-		}
-	})
+	t.Run("claim takes the oldest ready of the template and deletes it", func(t *testing.T) { testClaimWarm(t, f, tmpl, older, creating) })
+	t.Run("a claim rolled back is not lost", func(t *testing.T) { testClaimWarmRolledBack(t, f, otherTmpl) })
 
 	t.Run("errors", func(t *testing.T) {
 		wantKind(t, s.DeleteWarmSandbox(ctx, uuid.NewString()), errdefs.ErrNotFound)
@@ -115,6 +89,40 @@ func testWarmPool(t *testing.T, s store.Store) {
 		wantKind(t, s.CreateWarmSandbox(ctx, bad), errdefs.ErrInvalidArgument)
 		must(t, s.DeleteWarmSandbox(ctx, otherTmpl.ID))
 	})
+}
+
+// testClaimWarm claims the ready sandboxes of tmpl, older first, then
+// creating (ready by now), then none.
+func testClaimWarm(t *testing.T, f *fixture, tmpl string, older, creating store.WarmSandbox) {
+	s, ctx := f.s, f.ctx
+	got, err := s.ClaimWarmSandbox(ctx, tmpl)
+	must(t, err)
+	equal(t, "first claim", got, normWarm(older))
+	_, err = s.GetWarmSandbox(ctx, older.ID)
+	wantKind(t, err, errdefs.ErrNotFound)
+	got, err = s.ClaimWarmSandbox(ctx, tmpl)
+	must(t, err)
+	equal(t, "second claim", got.ID, creating.ID)
+	_, err = s.ClaimWarmSandbox(ctx, tmpl)
+	wantKind(t, err, errdefs.ErrNotFound)
+}
+
+// testClaimWarmRolledBack claims otherTmpl in a transaction that fails.
+func testClaimWarmRolledBack(t *testing.T, f *fixture, otherTmpl store.WarmSandbox) {
+	s, ctx := f.s, f.ctx
+	boom := fmt.Errorf("boom")
+	err := s.InTx(ctx, func(q store.Queries) error {
+		if _, err := q.ClaimWarmSandbox(ctx, "another"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("InTx = %v; want boom", err)
+	}
+	if _, err := s.GetWarmSandbox(ctx, otherTmpl.ID); err != nil {
+		t.Fatalf("warm sandbox after a rolled-back claim: %v", err)
+	}
 }
 
 // testWarmClaimRace holds the store to "never hand one warm sandbox to two
