@@ -61,6 +61,24 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if _, err := s.providers.Get(c.Provider); err != nil {
 		return c, err
 	}
+	c = withDefaults(c, d)
+	if err := checkBounds(c, d); err != nil {
+		return c, err
+	}
+	if err := s.checkNetwork(c.Network); err != nil {
+		return c, err
+	}
+	if !validImageRef(c.Image) {
+		return c, errdefs.InvalidArgument("invalid_image", "image reference %q is not valid", c.Image)
+	}
+	if err := s.checkImage(c.Provider, c.Image); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// withDefaults fills what c leaves out from the installation's defaults d.
+func withDefaults(c store.RuntimeConfig, d Defaults) store.RuntimeConfig {
 	if c.CPUMillis == 0 {
 		c.CPUMillis = d.CPUMillis
 	}
@@ -85,38 +103,34 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if c.IdleTimeoutSeconds == 0 {
 		c.IdleTimeoutSeconds = int64(d.IdleTimeout.Seconds())
 	}
+	return c
+}
+
+// checkBounds refuses settings outside what the installation allows.
+func checkBounds(c store.RuntimeConfig, d Defaults) error {
 	switch {
 	case c.RootFS != store.RootFSReadOnly && c.RootFS != store.RootFSWritable:
-		return c, errdefs.InvalidArgument("invalid_rootfs", "rootfs must be %q or %q, not %q", store.RootFSReadOnly, store.RootFSWritable, c.RootFS)
+		return errdefs.InvalidArgument("invalid_rootfs", "rootfs must be %q or %q, not %q", store.RootFSReadOnly, store.RootFSWritable, c.RootFS)
 	case c.User != store.UserDefault && c.User != store.UserRoot:
-		return c, errdefs.InvalidArgument("invalid_user", "user must be %q or %q, not %q", store.UserDefault, store.UserRoot, c.User)
+		return errdefs.InvalidArgument("invalid_user", "user must be %q or %q, not %q", store.UserDefault, store.UserRoot, c.User)
 	case len(c.Image) > 255:
-		return c, errdefs.InvalidArgument("invalid_image", "image reference is longer than 255 characters")
+		return errdefs.InvalidArgument("invalid_image", "image reference is longer than 255 characters")
 	case c.CPUMillis < 100 || c.CPUMillis > d.MaxCPUMillis:
-		return c, errdefs.InvalidArgument("invalid_resources", "%s cores is out of range: cpu must be between 0.1 and %s cores (cpu_millis 100 to %d)", cores(c.CPUMillis), cores(d.MaxCPUMillis), d.MaxCPUMillis)
+		return errdefs.InvalidArgument("invalid_resources", "%s cores is out of range: cpu must be between 0.1 and %s cores (cpu_millis 100 to %d)", cores(c.CPUMillis), cores(d.MaxCPUMillis), d.MaxCPUMillis)
 	case c.MemoryMB < 32 || c.MemoryMB > d.MaxMemoryMB:
-		return c, errdefs.InvalidArgument("invalid_resources", "memory_mb must be between 32 and %d", d.MaxMemoryMB)
+		return errdefs.InvalidArgument("invalid_resources", "memory_mb must be between 32 and %d", d.MaxMemoryMB)
 	case c.PidsLimit < 16 || c.PidsLimit > 65536:
-		return c, errdefs.InvalidArgument("invalid_resources", "pids_limit must be between 16 and 65536")
+		return errdefs.InvalidArgument("invalid_resources", "pids_limit must be between 16 and 65536")
 	case c.DiskMB < minDiskMB || c.DiskMB > d.MaxDiskMB:
-		return c, errdefs.InvalidArgument("invalid_resources", "disk_mb must be between %d and %d", minDiskMB, d.MaxDiskMB)
+		return errdefs.InvalidArgument("invalid_resources", "disk_mb must be between %d and %d", minDiskMB, d.MaxDiskMB)
 	case c.IdleTimeoutSeconds < 10 || c.IdleTimeoutSeconds > int64(d.MaxKeepalive.Seconds()):
-		return c, errdefs.InvalidArgument("invalid_idle_timeout", "idle_timeout_seconds must be between 10 and %d", int64(d.MaxKeepalive.Seconds()))
+		return errdefs.InvalidArgument("invalid_idle_timeout", "idle_timeout_seconds must be between 10 and %d", int64(d.MaxKeepalive.Seconds()))
 	case c.MaxLifetimeSeconds != 0 && (c.MaxLifetimeSeconds < 10 || c.MaxLifetimeSeconds > maxLifetimeSeconds):
-		return c, errdefs.InvalidArgument("invalid_max_lifetime", "max_lifetime_seconds must be 0 (none) or between 10 and %d", maxLifetimeSeconds)
+		return errdefs.InvalidArgument("invalid_max_lifetime", "max_lifetime_seconds must be 0 (none) or between 10 and %d", maxLifetimeSeconds)
 	case c.ArchiveAfterSeconds != 0 && (c.ArchiveAfterSeconds < 60 || c.ArchiveAfterSeconds > maxArchiveAfterSeconds):
-		return c, errdefs.InvalidArgument("invalid_archive_after", "archive_after_seconds must be 0 (the installation default) or between 60 and %d", maxArchiveAfterSeconds)
+		return errdefs.InvalidArgument("invalid_archive_after", "archive_after_seconds must be 0 (the installation default) or between 60 and %d", maxArchiveAfterSeconds)
 	}
-	if err := s.checkNetwork(c.Network); err != nil {
-		return c, err
-	}
-	if !validImageRef(c.Image) {
-		return c, errdefs.InvalidArgument("invalid_image", "image reference %q is not valid", c.Image)
-	}
-	if err := s.checkImage(c.Provider, c.Image); err != nil {
-		return c, err
-	}
-	return c, nil
+	return nil
 }
 
 // checkImage refuses an image the installation does not allow, and any

@@ -94,85 +94,113 @@ func (c *conn) session(nc ssh.NewChannel) {
 
 // handle answers one channel request; a program it starts runs in run.
 func (s *session) handle(req *ssh.Request, run *sync.WaitGroup) {
-	reply := func(ok bool) {
-		if req.WantReply {
-			_ = req.Reply(ok, nil)
-		}
-	}
 	s.mu.Lock()
 	started := s.started
 	s.mu.Unlock()
+	var ok bool
 	switch req.Type {
 	case "pty-req":
-		var p ptyRequest
-		if started || ssh.Unmarshal(req.Payload, &p) != nil || !validTerm(p.Term) {
-			reply(false)
-			return
-		}
-		s.mu.Lock()
-		s.pty = &p
-		s.mu.Unlock()
-		reply(true)
+		ok = s.ptyRequested(req.Payload, started)
 	case "env":
-		var kv struct{ Name, Value string }
-		if started || ssh.Unmarshal(req.Payload, &kv) != nil || !acceptedEnv(kv.Name) || strings.IndexByte(kv.Value, 0) >= 0 || len(kv.Value) > 4096 {
-			reply(false)
-			return
-		}
-		s.mu.Lock()
-		s.env[kv.Name] = kv.Value
-		s.mu.Unlock()
-		reply(true)
+		ok = s.envSet(req.Payload, started)
 	case "window-change":
-		var w windowChange
-		if ssh.Unmarshal(req.Payload, &w) != nil {
-			reply(false)
-			return
-		}
-		s.mu.Lock()
-		if s.pty != nil {
-			s.pty.Cols, s.pty.Rows = w.Cols, w.Rows
-		}
-		proc := s.proc
-		s.mu.Unlock()
-		if proc != nil && w.Rows > 0 && w.Cols > 0 {
-			_ = proc.Resize(int(w.Rows), int(w.Cols))
-		}
-		reply(true)
+		ok = s.windowChanged(req.Payload)
 	case "signal":
-		var sig struct{ Name string }
-		if ssh.Unmarshal(req.Payload, &sig) != nil {
-			reply(false)
-			return
-		}
-		s.mu.Lock()
-		proc := s.proc
-		s.mu.Unlock()
-		n, ok := signalNamed(sig.Name)
-		if proc == nil || !ok {
-			reply(false)
-			return
-		}
-		reply(proc.Signal(n) == nil)
+		ok = s.signalled(req.Payload)
 	case "shell", "exec", "subsystem":
-		var arg struct{ Value string }
-		if req.Type != "shell" && ssh.Unmarshal(req.Payload, &arg) != nil {
-			reply(false)
+		var arg string
+		if arg, ok = s.startRequested(req, started); ok {
+			// The answer goes before the program's first output.
+			reply(req, true)
+			run.Go(func() { s.run(req.Type, arg, run) })
 			return
 		}
-		if started || len(arg.Value) > maxCommandLen || (req.Type == "subsystem" && arg.Value != "sftp") {
-			reply(false)
-			return
-		}
-		s.mu.Lock()
-		s.started = true
-		s.mu.Unlock()
-		reply(true)
-		run.Go(func() { s.run(req.Type, arg.Value, run) })
 	default:
-		// auth-agent-req@openssh.com, x11-req and the rest.
-		reply(false)
+		// auth-agent-req@openssh.com, x11-req and the rest: refused.
 	}
+	reply(req, ok)
+}
+
+// reply answers req when it asks for an answer.
+func reply(req *ssh.Request, ok bool) {
+	if req.WantReply {
+		_ = req.Reply(ok, nil)
+	}
+}
+
+// ptyRequested takes a pty-req before the program starts.
+func (s *session) ptyRequested(payload []byte, started bool) bool {
+	var p ptyRequest
+	if started || ssh.Unmarshal(payload, &p) != nil || !validTerm(p.Term) {
+		return false
+	}
+	s.mu.Lock()
+	s.pty = &p
+	s.mu.Unlock()
+	return true
+}
+
+// envSet takes an accepted environment variable before the program
+// starts.
+func (s *session) envSet(payload []byte, started bool) bool {
+	var kv struct{ Name, Value string }
+	if started || ssh.Unmarshal(payload, &kv) != nil || !acceptedEnv(kv.Name) || strings.IndexByte(kv.Value, 0) >= 0 || len(kv.Value) > 4096 {
+		return false
+	}
+	s.mu.Lock()
+	s.env[kv.Name] = kv.Value
+	s.mu.Unlock()
+	return true
+}
+
+// windowChanged resizes the pty, and the running program's terminal.
+func (s *session) windowChanged(payload []byte) bool {
+	var w windowChange
+	if ssh.Unmarshal(payload, &w) != nil {
+		return false
+	}
+	s.mu.Lock()
+	if s.pty != nil {
+		s.pty.Cols, s.pty.Rows = w.Cols, w.Rows
+	}
+	proc := s.proc
+	s.mu.Unlock()
+	if proc != nil && w.Rows > 0 && w.Cols > 0 {
+		_ = proc.Resize(int(w.Rows), int(w.Cols))
+	}
+	return true
+}
+
+// signalled sends a named signal to the running program.
+func (s *session) signalled(payload []byte) bool {
+	var sig struct{ Name string }
+	if ssh.Unmarshal(payload, &sig) != nil {
+		return false
+	}
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	n, ok := signalNamed(sig.Name)
+	if proc == nil || !ok {
+		return false
+	}
+	return proc.Signal(n) == nil
+}
+
+// startRequested takes the one shell, exec or sftp subsystem request of a
+// session, and returns its argument.
+func (s *session) startRequested(req *ssh.Request, started bool) (string, bool) {
+	var arg struct{ Value string }
+	if req.Type != "shell" && ssh.Unmarshal(req.Payload, &arg) != nil {
+		return "", false
+	}
+	if started || len(arg.Value) > maxCommandLen || (req.Type == "subsystem" && arg.Value != "sftp") {
+		return "", false
+	}
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	return arg.Value, true
 }
 
 // run runs the session's program and reports how it ended; then it closes
