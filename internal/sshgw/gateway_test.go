@@ -72,7 +72,7 @@ func startGateway(t *testing.T, edit ...func(*sshgw.Config)) *gateway {
 	}
 	g := &gateway{env: env, rt: rt, hostKey: hostKey.PublicKey(), user: sshgw.UserName(rt.ID), served: make(chan error, 1)}
 	cfg := sshgw.Config{
-		Store: env.Store, Runtimes: env.Runtimes, HostKey: hostKey, MaxFileBytes: maxFile,
+		Store: env.Store, Runtimes: env.Runtimes, Access: env.Access, HostKey: hostKey, MaxFileBytes: maxFile,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, e := range edit {
