@@ -522,3 +522,19 @@ func TestPendingConnsPerAddress(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestAccessRequired: a gateway has no access service of its own: one
+// made without the server's refuses to be made, rather than deciding
+// with a second service.
+func TestAccessRequired(t *testing.T) {
+	hostKey, err := sshgw.LoadHostKey(filepath.Join(t.TempDir(), sshgw.HostKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if r := recover(); r == nil || r != "sshgw: Config.Access is required" {
+			t.Fatalf("New without Access: %v, want it refused", r)
+		}
+	}()
+	sshgw.New(sshgw.Config{HostKey: hostKey})
+}
