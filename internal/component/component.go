@@ -1,8 +1,10 @@
 // Package component is how paddock's subsystems are put together: each
 // declares a Registration (its name, what it requires, its config
-// section, how it starts and how it stops), and a Registry orders them by
-// what they require, initialises them in that order and closes them in
-// reverse under one deadline. The composition root only lists them.
+// section, how it is made, how it starts and how it stops), and a
+// Registry orders them by what they require, initialises them in that
+// order, starts them in that order once every one is initialised, and
+// closes them in reverse under one deadline (Set.Close). The composition
+// root only lists them.
 //
 // It is modelled on containerd's plugin registration
 // (plugin.Registration{Type, ID, Requires, InitFn}), without its types
@@ -13,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Registration declares a component.
@@ -28,9 +31,17 @@ type Registration struct {
 	// Init makes the component's instance. A component that is not
 	// configured may return a nil instance: those that require it see
 	// that it is not there.
+	// Init makes it and nothing else: what acts on the world (a loop, a
+	// goroutine that changes things) waits for Start, so that a start in
+	// which a later component fails has done nothing.
 	Init func(ctx context.Context, ic *InitContext) (any, error)
+	// Start sets the instance going, once every component is
+	// initialised; nil when there is nothing to start. ctx lasts as long
+	// as the server runs.
+	Start func(ctx context.Context, instance any) error
 	// Close releases the instance; nil when there is nothing to release.
-	// ctx carries the deadline of the whole shutdown.
+	// ctx carries the deadline of the whole shutdown. It is called for
+	// an instance that was initialised, started or not.
 	Close func(ctx context.Context, instance any) error
 }
 
@@ -40,14 +51,29 @@ type Def[T any] struct {
 	Name     string
 	Requires []string
 	Init     func(ctx context.Context, ic *InitContext) (T, error)
+	Start    func(ctx context.Context, instance T) error
 	Close    func(ctx context.Context, instance T) error
 }
 
 // Registration is d with its instance as any; its Section is its name.
+// An Init that returns a nil T (a nil pointer: not configured) gives a
+// nil instance, not a non-nil any holding a nil T.
 func (d Def[T]) Registration() Registration {
 	r := Registration{
 		Name: d.Name, Requires: d.Requires, Section: d.Name,
-		Init: func(ctx context.Context, ic *InitContext) (any, error) { return d.Init(ctx, ic) },
+		Init: func(ctx context.Context, ic *InitContext) (any, error) {
+			t, err := d.Init(ctx, ic)
+			if err != nil || isNil(t) {
+				return nil, err
+			}
+			return t, nil
+		},
+	}
+	if d.Start != nil {
+		r.Start = func(ctx context.Context, instance any) error {
+			t, _ := instance.(T)
+			return d.Start(ctx, t)
+		}
 	}
 	if d.Close != nil {
 		r.Close = func(ctx context.Context, instance any) error {
@@ -56,6 +82,19 @@ func (d Def[T]) Registration() Registration {
 		}
 	}
 	return r
+}
+
+// isNil is whether v is nil or a nil pointer, map, slice, func, channel
+// or interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // InitContext is what a component's Init is given: the instances of the

@@ -87,7 +87,8 @@ func (reg *Registry) Order() []string {
 
 // Init initialises every component in order. When one fails, those
 // already initialised are closed in reverse, within undoWithin, and the
-// error names the component that failed.
+// error is the failing component's own (it names what failed; Init adds
+// nothing to it), joined with any the closes return.
 func (reg *Registry) Init(ctx context.Context, undoWithin time.Duration) (*Set, error) {
 	s := &Set{instances: map[string]any{}}
 	for _, r := range reg.ordered {
@@ -113,18 +114,54 @@ type Set struct {
 // or not initialised.
 func (s *Set) Get(name string) any { return s.instances[name] }
 
-// Close closes the components in reverse order of initialisation, all
-// under ctx's deadline, and returns every error they return. A component
-// that has not closed when the deadline passes is left to finish by
-// itself, and the rest are closed one by one with their ctx already done,
-// so that each does only what cannot wait.
+// Start starts the components in order of initialisation, each after
+// those it requires. It stops at the first that fails and returns its
+// error as it is; the caller closes the set.
+func (s *Set) Start(ctx context.Context) error {
+	for _, r := range s.inited {
+		if r.Start == nil {
+			continue
+		}
+		if err := r.Start(ctx, s.instances[r.Name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LateGrace is how long Close waits for each component that it closes
+// after the deadline has passed.
+const LateGrace = time.Second
+
+// OverrunBound is how long after the deadline Close goes on waiting for
+// a component that overran before it closes what that component
+// requires.
+const OverrunBound = 5 * time.Second
+
+// Close closes the components in reverse order of initialisation and
+// returns every error they return. The rule:
+//
+//   - Until ctx's deadline, each Close is waited for, all of them under
+//     that one deadline.
+//   - Once the deadline has passed, the rest are still closed one by
+//     one, with their ctx done so that each does only what cannot wait
+//     (close a file, a socket), and each is waited for LateGrace.
+//   - A Close not done in its wait has overrun: it is reported, and left
+//     to finish, but a requirement never closes under it: the Close of
+//     each component it requires waits first for it to return, until
+//     OverrunBound past the deadline.
+//
+// So Close returns by the deadline, plus OverrunBound, plus LateGrace
+// for each component.
 func (s *Set) Close(ctx context.Context) error {
+	c := closing{ctx: ctx, overran: map[string]<-chan error{}}
 	var errs []error
 	for _, r := range slices.Backward(s.inited) {
 		if r.Close == nil {
 			continue
 		}
-		if err := closeOne(ctx, r, s.instances[r.Name]); err != nil {
+		c.waitForUsers(r.Name, s.inited)
+		if err := c.closeOne(r, s.instances[r.Name]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -132,30 +169,78 @@ func (s *Set) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// closeOne closes one component, waiting no longer than ctx allows. Once
-// the deadline has passed, a close is waited for: it is told by its done
-// ctx to do only what cannot be skipped (close a file, a socket).
-func closeOne(ctx context.Context, r Registration, inst any) error {
-	wrap := func(err error) error {
-		if err != nil {
-			return fmt.Errorf("close %s: %w", r.Name, err)
+// closing is one run of Set.Close.
+type closing struct {
+	ctx context.Context
+	// late is when Close saw the deadline pass; zero until then.
+	late time.Time
+	// overran are the closes not done in their wait, by component.
+	overran map[string]<-chan error
+}
+
+// passed is whether the deadline has passed, noting when Close first saw
+// it.
+func (c *closing) passed() bool {
+	if c.ctx.Err() == nil {
+		return false
+	}
+	if c.late.IsZero() {
+		c.late = time.Now()
+	}
+	return true
+}
+
+// waitForUsers waits, until OverrunBound past the deadline, for the
+// closes that overran of the components that require name.
+func (c *closing) waitForUsers(name string, inited []Registration) {
+	for _, r := range inited {
+		done, ok := c.overran[r.Name]
+		if !ok || !slices.Contains(r.Requires, name) {
+			continue
 		}
-		return nil
+		c.passed()
+		bound := time.NewTimer(time.Until(c.late.Add(OverrunBound)))
+		select {
+		case <-done:
+			delete(c.overran, r.Name)
+		case <-bound.C:
+		}
+		bound.Stop()
 	}
-	if ctx.Err() != nil {
-		return wrap(r.Close(ctx, inst))
-	}
+}
+
+// closeOne closes one component and waits for it until the deadline, or
+// for LateGrace once the deadline has passed. A close not done by then
+// has overrun: it is noted and left to finish.
+func (c *closing) closeOne(r Registration, inst any) error {
 	done := make(chan error, 1)
-	go func() { done <- r.Close(ctx, inst) }()
+	go func() { done <- r.Close(c.ctx, inst) }()
+	deadline, grace := c.ctx.Done(), (<-chan time.Time)(nil)
+	if c.passed() {
+		t := time.NewTimer(LateGrace)
+		defer t.Stop()
+		deadline, grace = nil, t.C
+	}
 	select {
 	case err := <-done:
-		return wrap(err)
-	case <-ctx.Done():
-		select {
-		case err := <-done: // it finished as the deadline passed
-			return wrap(err)
-		default:
-		}
-		return fmt.Errorf("close %s: not done by the deadline: %w", r.Name, context.Cause(ctx))
+		return wrapClose(r, err)
+	case <-deadline:
+	case <-grace:
 	}
+	select {
+	case err := <-done: // it finished as its wait ended
+		return wrapClose(r, err)
+	default:
+	}
+	c.passed()
+	c.overran[r.Name] = done
+	return fmt.Errorf("close %s: not done by the deadline: %w", r.Name, context.Cause(c.ctx))
+}
+
+// wrapClose names the component in the error its Close returned.
+func wrapClose(r Registration, err error) error {
+	if err != nil {
+		return fmt.Errorf("close %s: %w", r.Name, err)
+	}
+	return nil
 }

@@ -173,34 +173,43 @@ func TestGetOnlyWhatIsRequired(t *testing.T) {
 	}
 }
 
-// TestCloseDeadline: closing shares one deadline. A component that is
-// still closing when it passes is reported and left; the components
-// before it are still closed, with the ctx already done.
+// blocking is a component whose Close ignores its ctx and returns only
+// once release is closed, as a drain that overruns does; it records in j
+// when its close begins and when it returns.
+func blocking(j *journal, release <-chan struct{}, name string, requires ...string) component.Registration {
+	return component.Registration{
+		Name: name, Requires: requires,
+		Init: func(context.Context, *component.InitContext) (any, error) { return nil, nil },
+		Close: func(context.Context, any) error {
+			j.add("close " + name)
+			<-release
+			j.add(name + " returned")
+			return nil
+		},
+	}
+}
+
+// TestCloseDeadline: closing shares one deadline. A component still
+// closing when it passes is reported and left; what it requires waits
+// for it until OverrunBound past the deadline, then is closed with its
+// ctx done; a close that hangs after the deadline is waited for
+// LateGrace. Close returns within those bounds.
 func TestCloseDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var j journal
 		release := make(chan struct{})
 		defer close(release)
-		stuck := component.Registration{
-			Name: "http", Requires: []string{"runtime"},
-			Init: func(context.Context, *component.InitContext) (any, error) { return nil, nil },
-			Close: func(ctx context.Context, _ any) error {
-				j.add("close http")
-				<-release // ignores ctx: a drain that does not end
+		var runtimeCtxErr error
+		runtime := component.Def[string]{
+			Name: "runtime", Requires: []string{"store"},
+			Init: func(context.Context, *component.InitContext) (string, error) { return "runtime", nil },
+			Close: func(ctx context.Context, _ string) error {
+				runtimeCtxErr = ctx.Err()
+				j.add("close runtime")
 				return nil
 			},
-		}
-		var storeCtxErr error
-		store := component.Registration{
-			Name: "store",
-			Init: func(context.Context, *component.InitContext) (any, error) { return nil, nil },
-			Close: func(ctx context.Context, _ any) error {
-				storeCtxErr = ctx.Err()
-				j.add("close store")
-				return nil
-			},
-		}
-		reg, err := component.NewRegistry(store, comp(&j, "runtime", "store"), stuck)
+		}.Registration()
+		reg, err := component.NewRegistry(blocking(&j, release, "store"), runtime, blocking(&j, release, "http", "runtime"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,15 +221,113 @@ func TestCloseDeadline(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		err = set.Close(ctx)
-		if err == nil || !strings.Contains(err.Error(), "close http: not done by the deadline") || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Close = %v", err)
+		for _, name := range []string{"http", "store"} {
+			if err == nil || !strings.Contains(err.Error(), "close "+name+": not done by the deadline") || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Close = %v, want %s reported", err, name)
+			}
 		}
-		if waited := time.Since(start); waited != 15*time.Second {
-			t.Fatalf("Close returned after %v, want at the 15s deadline", waited)
+		if waited, want := time.Since(start), 15*time.Second+component.OverrunBound+component.LateGrace; waited != want {
+			t.Fatalf("Close returned after %v, want %v: the deadline, the overrun's bound, the store's grace", waited, want)
 		}
-		want := []string{"init runtime", "close http", "close runtime", "close store"}
-		if got := j.all(); !slices.Equal(got, want) || storeCtxErr == nil {
-			t.Fatalf("events %v (store's ctx %v), want %v with the deadline passed", got, storeCtxErr, want)
+		want := []string{"close http", "close runtime", "close store"}
+		if got := j.all(); !slices.Equal(got, want) || runtimeCtxErr == nil {
+			t.Fatalf("events %v (runtime's ctx %v), want %v with the deadline passed", got, runtimeCtxErr, want)
 		}
 	})
+}
+
+// TestOverrunDelaysItsRequirements: a close that overruns the deadline
+// holds the closes of what it requires until it returns; the others go
+// on closing meanwhile.
+func TestOverrunDelaysItsRequirements(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var j journal
+		release := make(chan struct{})
+		reg, err := component.NewRegistry(comp(&j, "store"), comp(&j, "runtime", "store"), comp(&j, "metrics"),
+			blocking(&j, release, "http", "runtime", "store"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := reg.Init(t.Context(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+		defer cancel()
+		start := time.Now()
+		go func() {
+			time.Sleep(18 * time.Second) // the drain ends 3s past the deadline
+			close(release)
+		}()
+		err = set.Close(ctx)
+		if err == nil || !strings.Contains(err.Error(), "close http: not done by the deadline") {
+			t.Fatalf("Close = %v, want http reported", err)
+		}
+		if waited := time.Since(start); waited != 18*time.Second {
+			t.Fatalf("Close returned after %v, want once http returned, at 18s", waited)
+		}
+		want := []string{
+			"init store", "init runtime", "init metrics",
+			"close http", "close metrics", "http returned", "close runtime", "close store",
+		}
+		if got := j.all(); !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+	})
+}
+
+// TestStart: Start starts the components in order of initialisation,
+// after every one is initialised, and stops at the first that fails,
+// with its error as it is.
+func TestStart(t *testing.T) {
+	var j journal
+	boom := errors.New("serve: port taken")
+	starting := func(name string, err error, requires ...string) component.Registration {
+		return component.Def[string]{
+			Name: name, Requires: requires,
+			Init: func(context.Context, *component.InitContext) (string, error) {
+				j.add("init " + name)
+				return name, nil
+			},
+			Start: func(_ context.Context, inst string) error {
+				j.add("start " + inst)
+				return err
+			},
+		}.Registration()
+	}
+	reg, err := component.NewRegistry(starting("http", boom, "ledger"), starting("ledger", nil, "store"),
+		comp(&j, "store"), starting("after", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := reg.Init(t.Context(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Start(t.Context()); err != boom {
+		t.Fatalf("Start = %v, want %v as it is", err, boom)
+	}
+	want := []string{"init store", "init ledger", "init http", "init after", "start ledger", "start http"}
+	if got := j.all(); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestNilInstance: a component whose Init returns a nil pointer (not
+// configured) has a nil instance, not an any holding a nil pointer.
+func TestNilInstance(t *testing.T) {
+	type gateway struct{}
+	reg, err := component.NewRegistry(component.Def[*gateway]{
+		Name: "ssh", Init: func(context.Context, *component.InitContext) (*gateway, error) { return nil, nil },
+	}.Registration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := reg.Init(t.Context(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.Get("ssh"); got != nil {
+		t.Fatalf("Get(ssh) = %#v, want nil", got)
+	}
 }

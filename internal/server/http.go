@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/clientaddr"
@@ -36,7 +35,7 @@ type httpServer struct {
 	providers *providerSet
 	runtime   *runtimePart
 	sshd      *sshServer
-	signIn    *auth.SignIn
+	access    *accessPart
 	cfg       config.Config
 	out       io.Writer
 	// serveOn, when set, serves srv in place of serving it on ln (a
@@ -56,9 +55,10 @@ type httpServer struct {
 func (w *wiring) httpComponent() component.Registration {
 	return component.Def[*httpServer]{
 		Name: httpName,
-		Requires: []string{storeName, metricsName, providersName, secretsName, egressName, runtimeName,
+		Requires: []string{storeName, accessName, metricsName, providersName, secretsName, egressName, runtimeName,
 			ledgerName, bindingsName, sessionsName, lifecycleName, sshName, previewName},
 		Init:  w.initHTTP,
+		Start: func(ctx context.Context, h *httpServer) error { return h.start(ctx) },
 		Close: func(ctx context.Context, h *httpServer) error { return h.drain(ctx) },
 	}.Registration()
 }
@@ -69,32 +69,22 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 	if err != nil {
 		return nil, err
 	}
-	if h.signIn, err = w.signIn(h.in); err != nil {
-		return nil, err
-	}
 	clients, err := clientsOf(w.cfg)
 	if err != nil {
 		return nil, err
-	}
-	// One access service decides for the API, the preview gateway and the
-	// SSH gateway.
-	access := iam.New(iam.Config{Store: h.in.st, SignIn: h.signIn, Now: w.now, DirectAdd: w.cfg.Members.DirectAdd,
-		InvitationTTL: w.cfg.Members.InvitationTTL, Logger: h.in.logger})
-	if h.sshd != nil {
-		h.sshd.cfg.Access = access
 	}
 	limits := limitsOf(w.cfg.Limits)
 	if w.o.Limits != nil {
 		limits = *w.o.Limits
 	}
 	h.api = api.New(api.Config{
-		Access: access, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
+		Access: h.access.svc, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling,
 		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview, Members: w.cfg.Members,
 		Builds: h.runtime.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.signIn))
+	h.api.Mount(api.SignIn(h.access.signIn))
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {
 		served = w.o.Wrap(h.api)
@@ -118,6 +108,9 @@ func (h *httpServer) requires(ic *component.InitContext) (sec *secrets.Service, 
 	if h.sshd, err = component.Get[*sshServer](ic, sshName); err != nil {
 		return nil, preview, err
 	}
+	if h.access, err = component.Get[*accessPart](ic, accessName); err != nil {
+		return nil, preview, err
+	}
 	if sec, err = component.Get[*secrets.Service](ic, secretsName); err != nil {
 		return nil, preview, err
 	}
@@ -132,19 +125,6 @@ func (w *wiring) mountedFeatures() []api.Feature {
 		return slices.ContainsFunc(w.o.Mount, func(m api.Feature) bool { return m.Name == f.Name })
 	})
 	return append(fs, w.o.Mount...)
-}
-
-// signIn is wallet sign-in, with the session key of the data directory
-// (made on first start unless the configuration gives it).
-func (w *wiring) signIn(in *installation) (*auth.SignIn, error) {
-	key, err := auth.LoadSessionKey(w.cfg.DataDir, w.cfg.SessionKey)
-	if err != nil {
-		return nil, err
-	}
-	return &auth.SignIn{
-		Store: in.st, Key: key, Now: w.now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
-		ChallengeTTL: w.cfg.ChallengeTTL, SessionTTL: w.cfg.SessionTTL,
-	}, nil
 }
 
 // clientsOf finds the address a request came from, trusting the
@@ -173,11 +153,8 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// serve starts serving and returns when ctx ends or serving fails.
-func (h *httpServer) serve(ctx context.Context) error {
-	if err := h.start(ctx); err != nil {
-		return err
-	}
+// wait returns when ctx ends or serving fails.
+func (h *httpServer) wait(ctx context.Context) error {
 	select {
 	case err := <-h.serveErr:
 		h.failed = true
@@ -187,10 +164,10 @@ func (h *httpServer) serve(ctx context.Context) error {
 	}
 }
 
-// start creates the first admin key and prints it once, now that nothing
-// is left that could fail before the server serves; then serves on the
-// listener opened first (or as serveOn does), and starts the SSH gateway
-// and the image builds.
+// start is the HTTP component's Start, the last: it creates the first
+// admin key and prints it once, now that every component is initialised;
+// then serves on the listener opened first (or as serveOn does), and
+// starts the SSH gateway and the image builds.
 func (h *httpServer) start(ctx context.Context) error {
 	if err := bootstrapKey(ctx, h.in.st, h.cfg.BootstrapKey, h.out); err != nil {
 		return err
@@ -231,7 +208,7 @@ func (h *httpServer) drain(ctx context.Context) error {
 	if h.failed || h.manual {
 		grace = 0
 	}
-	closeAgents := time.AfterFunc(grace, func() { h.runtime.svc.CloseAgents() })
+	closeAgents := time.AfterFunc(grace, h.cutAgentStreams)
 	sshStopped := h.sshd.shutdown(grace)
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -244,7 +221,7 @@ func (h *httpServer) drain(ctx context.Context) error {
 	}
 	sshStopped()
 	closeAgents.Stop()
-	h.runtime.svc.CloseAgents()
+	h.cutAgentStreams()
 	if h.failed || h.serveOn != nil {
 		return nil // serve returned its error, or it is not ours to wait for
 	}
@@ -253,6 +230,11 @@ func (h *httpServer) drain(ctx context.Context) error {
 	}
 	return nil
 }
+
+// cutAgentStreams closes the connections to sandbox agents, which ends
+// the streams over them, before the runtime component closes; the
+// runtime's event subscribers hear on until then.
+func (h *httpServer) cutAgentStreams() { h.runtime.svc.CloseAgents() }
 
 // bootstrapKey creates the first admin key when the store has none and
 // prints it once. A configured bootstrap key is used as that key.

@@ -17,8 +17,9 @@ type ledgerPart struct {
 	settler *ledger.Settler
 }
 
-// ledgerComponent keeps credits and mounts their routes. Its settler
-// charges running compute every settle interval and pauses what an org
+// ledgerComponent keeps credits and mounts their routes. Its settler,
+// started once the server starts, charges running compute every settle
+// interval and pauses what an org
 // can no longer pay for; it stops before the runtime service and the
 // store close.
 func (w *wiring) ledgerComponent() component.Registration {
@@ -55,12 +56,15 @@ func (w *wiring) ledgerComponent() component.Registration {
 					}
 				},
 			})
-			if !w.o.Manual {
-				lp.settler.Start()
-			}
 			in.logger.Info("credits", "pricing", rp.pricing.String())
 			w.mount(api.Credits(lp.ledger))
 			return lp, nil
+		},
+		Start: func(_ context.Context, lp *ledgerPart) error {
+			if !w.o.Manual {
+				lp.settler.Start()
+			}
+			return nil
 		},
 		Close: func(_ context.Context, lp *ledgerPart) error {
 			lp.settler.Stop()

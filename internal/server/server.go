@@ -1,10 +1,11 @@
 // Package server wires paddock together and runs it. Each subsystem is a
 // component (internal/component) registered here, one file each: the
-// store, providers, egress, secrets, runtime, ledger, bindings, sessions,
-// lifecycle, the SSH gateway, the preview gateway, metrics and the HTTP
-// API. Run opens the doors (the listeners), initialises the components in
-// the order of what they require, serves, and closes them in reverse under
-// one deadline when its context ends.
+// store, access, providers, egress, secrets, runtime, ledger, bindings,
+// sessions, lifecycle, the SSH gateway, the preview gateway, metrics and
+// the HTTP API. Run opens the doors (the listeners), initialises the
+// components in the order of what they require, starts them once all are
+// initialised (what runs in the background, then serving), and closes
+// them in reverse under one deadline when its context ends.
 package server
 
 import (
@@ -47,7 +48,7 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err != nil {
 		return err
 	}
-	serveErr := s.http.serve(ctx)
+	serveErr := s.serve(ctx)
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
@@ -79,6 +80,7 @@ func (w *wiring) mount(f api.Feature) { w.features = append(w.features, f) }
 // The components' names.
 const (
 	storeName     = "store"
+	accessName    = "access"
 	metricsName   = "metrics"
 	providersName = "providers"
 	secretsName   = "secrets"
@@ -98,6 +100,7 @@ const (
 func (w *wiring) components() []component.Registration {
 	return []component.Registration{
 		w.storeComponent(),
+		w.accessComponent(),
 		w.metricsComponent(),
 		w.providersComponent(),
 		w.secretsComponent(),

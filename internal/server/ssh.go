@@ -37,7 +37,7 @@ type sshServer struct {
 func (w *wiring) sshComponent() component.Registration {
 	return component.Def[*sshServer]{
 		Name:     sshName,
-		Requires: []string{storeName, runtimeName},
+		Requires: []string{storeName, accessName, runtimeName},
 		Init: func(_ context.Context, ic *component.InitContext) (*sshServer, error) {
 			s := w.doors.ssh
 			if s == nil {
@@ -47,11 +47,16 @@ func (w *wiring) sshComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
+			acc, err := component.Get[*accessPart](ic, accessName)
+			if err != nil {
+				return nil, err
+			}
 			rp, err := component.Get[*runtimePart](ic, runtimeName)
 			if err != nil {
 				return nil, err
 			}
-			s.cfg.Store, s.cfg.Runtimes, s.cfg.Logger, s.logger = in.st, rp.svc, in.logger, in.logger
+			s.cfg.Store, s.cfg.Runtimes, s.cfg.Access = in.st, rp.svc, acc.svc
+			s.cfg.Logger, s.logger = in.logger, in.logger
 			w.mount(api.SSH(s.info))
 			return s, nil
 		},

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
@@ -77,6 +78,11 @@ type Stack struct {
 // order of what they require, as Run does, with o in place of what it
 // names. Nothing serves until Start.
 func Build(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Writer, o Overrides) (*Stack, error) {
+	return build(ctx, cfg, logger, out, o)
+}
+
+// build is Build with more components after the server's (a test's).
+func build(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Writer, o Overrides, more ...component.Registration) (*Stack, error) {
 	d, err := openDoorsFor(cfg, o)
 	if err != nil {
 		return nil, err
@@ -85,7 +91,7 @@ func Build(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	if w.now == nil {
 		w.now = time.Now
 	}
-	reg, err := component.NewRegistry(w.components()...)
+	reg, err := component.NewRegistry(append(w.components(), more...)...)
 	if err != nil {
 		d.close()
 		return nil, err
@@ -128,10 +134,20 @@ func ComponentNames() ([]string, error) {
 // initialised.
 func (s *Stack) Components() []string { return s.order }
 
-// Start creates the first admin key when the store has none, serves the
-// API, and starts the SSH gateway and the image builds; it does not
-// wait.
-func (s *Stack) Start(ctx context.Context) error { return s.http.start(ctx) }
+// Start starts the components, in order, now that every one is
+// initialised: the settler, the start-up reconciliation and the
+// lifecycle rounds (unless Overrides.Manual), then the HTTP component,
+// which creates the first admin key when the store has none, serves the
+// API, and starts the SSH gateway and the image builds. It does not wait.
+func (s *Stack) Start(ctx context.Context) error { return s.set.Start(ctx) }
+
+// serve starts s and returns when ctx ends or serving fails.
+func (s *Stack) serve(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	return s.http.wait(ctx)
+}
 
 // Close stops serving and closes the components in reverse order, all
 // under ctx's deadline, then the doors.
@@ -163,7 +179,10 @@ func (s *Stack) Bindings() *binding.Service { return getAs[*binding.Service](s.s
 func (s *Stack) Sessions() *session.Service { return getAs[*session.Service](s.set, sessionsName) }
 
 // SignIn is the API's wallet sign-in.
-func (s *Stack) SignIn() *auth.SignIn { return s.http.signIn }
+func (s *Stack) SignIn() *auth.SignIn { return s.http.access.signIn }
+
+// Access is the access service every door asks.
+func (s *Stack) Access() *iam.Service { return s.http.access.svc }
 
 // API is the API the HTTP component serves.
 func (s *Stack) API() *api.API { return s.http.api }

@@ -76,7 +76,8 @@ type Config struct {
 	// and 32.
 	MaxConns        int
 	MaxConnsPerUser int
-	// Access decides who may connect; nil: an access service on Store.
+	// Access decides who may connect: the access service every door
+	// asks. Required.
 	Access *iam.Service
 }
 
@@ -109,7 +110,8 @@ type Gateway struct {
 // ErrClosed is returned by Serve once the gateway is closed.
 var ErrClosed = errors.New("sshgw: gateway closed")
 
-// New returns a Gateway; Serve serves it on a listener.
+// New returns a Gateway; Serve serves it on a listener. cfg.Access must
+// be set.
 func New(cfg Config) *Gateway {
 	if cfg.MaxFileBytes <= 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
@@ -133,7 +135,7 @@ func New(cfg Config) *Gateway {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Access == nil {
-		cfg.Access = iam.New(iam.Config{Store: cfg.Store})
+		panic("sshgw: Config.Access is required")
 	}
 	g := &Gateway{
 		cfg:       cfg,

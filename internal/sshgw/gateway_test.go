@@ -72,7 +72,7 @@ func startGateway(t *testing.T, edit ...func(*sshgw.Config)) *gateway {
 	}
 	g := &gateway{env: env, rt: rt, hostKey: hostKey.PublicKey(), user: sshgw.UserName(rt.ID), served: make(chan error, 1)}
 	cfg := sshgw.Config{
-		Store: env.Store, Runtimes: env.Runtimes, HostKey: hostKey, MaxFileBytes: maxFile,
+		Store: env.Store, Runtimes: env.Runtimes, Access: env.Access, HostKey: hostKey, MaxFileBytes: maxFile,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, e := range edit {
@@ -521,4 +521,20 @@ func TestPendingConnsPerAddress(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestAccessRequired: a gateway has no access service of its own: one
+// made without the server's refuses to be made, rather than deciding
+// with a second service.
+func TestAccessRequired(t *testing.T) {
+	hostKey, err := sshgw.LoadHostKey(filepath.Join(t.TempDir(), sshgw.HostKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if r := recover(); r == nil || r != "sshgw: Config.Access is required" {
+			t.Fatalf("New without Access: %v, want it refused", r)
+		}
+	}()
+	sshgw.New(sshgw.Config{HostKey: hostKey})
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
@@ -103,6 +104,9 @@ type Env struct {
 	// SignIn is the API's wallet sign-in (its session key is the data
 	// directory's).
 	SignIn *auth.SignIn
+	// Access is the access service the API asks (an SSH gateway a test
+	// serves asks it too).
+	Access *iam.Service
 	// API is the API the server serves.
 	API    *api.API
 	Server *httptest.Server
@@ -145,6 +149,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
+	env.Access = stack.Access()
 	// The test's admin key first: the server's start then makes none.
 	now := opts.Now
 	if now == nil {

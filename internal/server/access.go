@@ -1,0 +1,54 @@
+package server
+
+import (
+	"context"
+
+	iam "github.com/paddockhq/paddock/internal/access"
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/component"
+)
+
+// accessPart is the access component's instance: wallet sign-in, and the
+// one access service that decides for every door (the API, the preview
+// gateway, the SSH gateway).
+type accessPart struct {
+	svc    *iam.Service
+	signIn *auth.SignIn
+}
+
+// accessComponent loads the session key of the data directory (made on
+// first start unless the configuration gives it) and makes wallet
+// sign-in and the access service. It comes right after the store, so a
+// bad session key fails the start before anything else is made.
+func (w *wiring) accessComponent() component.Registration {
+	return component.Def[*accessPart]{
+		Name:     accessName,
+		Requires: []string{storeName},
+		Init: func(_ context.Context, ic *component.InitContext) (*accessPart, error) {
+			in, err := component.Get[*installation](ic, storeName)
+			if err != nil {
+				return nil, err
+			}
+			si, err := w.signIn(in)
+			if err != nil {
+				return nil, err
+			}
+			svc := iam.New(iam.Config{Store: in.st, Now: w.now, DirectAdd: w.cfg.Members.DirectAdd,
+				InvitationTTL: w.cfg.Members.InvitationTTL, Logger: in.logger})
+			svc.UseSignIn(si)
+			return &accessPart{svc: svc, signIn: si}, nil
+		},
+	}.Registration()
+}
+
+// signIn is wallet sign-in, with the session key of the data directory.
+func (w *wiring) signIn(in *installation) (*auth.SignIn, error) {
+	key, err := auth.LoadSessionKey(w.cfg.DataDir, w.cfg.SessionKey)
+	if err != nil {
+		return nil, err
+	}
+	return &auth.SignIn{
+		Store: in.st, Key: key, Now: w.now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
+		ChallengeTTL: w.cfg.ChallengeTTL, SessionTTL: w.cfg.SessionTTL,
+	}, nil
+}
