@@ -381,3 +381,46 @@ func TestWithoutSignIn(t *testing.T) {
 		t.Fatalf("an API key without sign-in: %+v, %v", p, err)
 	}
 }
+
+// busyKeys is a real store whose API key lookups by id answer as SQLite
+// does when the database is busy, while busy is set.
+type busyKeys struct {
+	store.Store
+	busy bool
+}
+
+func (s *busyKeys) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	if s.busy {
+		return store.APIKey{}, errdefs.Unavailable("store_busy", "the database is busy; retry")
+	}
+	return s.Store.GetAPIKey(ctx, id)
+}
+
+// TestBusyStoreIsNoRefusal: a store that does not answer is a failure to
+// decide, never a refusal, when a key is checked again or an SSH key's
+// registering key is: a door that ends access on a refusal keeps it.
+func TestBusyStoreIsNoRefusal(t *testing.T) {
+	var st *busyKeys
+	w := newWorld(t, func(c *iam.Config) { st = &busyKeys{Store: c.Store}; c.Store = st })
+	defer w.close()
+	ctx := context.Background()
+	keyed := w.principal(w.key("member", iam.KeySpec{}))
+	k := w.sshKey(keyed)
+	st.busy = true
+	_, err := w.svc.Reverify(ctx, keyed.Credential())
+	if code(err) != "store_busy" || reason(err) != "" {
+		t.Fatalf("Reverify on a busy store: %v (reason %q)", err, reason(err))
+	}
+	for name, check := range map[string]func() error{
+		"SSHKey":     func() error { _, _, err := w.svc.SSHKey(ctx, k.Fingerprint, k.PublicKey); return err },
+		"SSHKeyByID": func() error { _, _, err := w.svc.SSHKeyByID(ctx, k.ID); return err },
+	} {
+		if err := check(); code(err) != "store_busy" || reason(err) != "" {
+			t.Errorf("%s on a busy store: %v (reason %q)", name, err, reason(err))
+		}
+	}
+	st.busy = false
+	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); err != nil {
+		t.Fatalf("once the store answers: %v", err)
+	}
+}
