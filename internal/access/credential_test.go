@@ -49,9 +49,17 @@ func (w *world) creds(name string) creds {
 // sshKey registers a made-up public key with p.
 func (w *world) sshKey(p iam.Principal) store.SSHKey {
 	w.t.Helper()
-	k, err := w.svc.AddSSHKey(context.Background(), p, iam.SSHKeySpec{PublicKey: "ssh-ed25519 " + uuid.NewString(), Fingerprint: "SHA256:" + uuid.NewString(), Name: "laptop"})
+	k, err := w.sshKeys(p).Add(context.Background(), iam.SSHKeySpec{PublicKey: "ssh-ed25519 " + uuid.NewString(), Fingerprint: "SHA256:" + uuid.NewString(), Name: "laptop"})
 	must(w.t, err)
 	return k
+}
+
+// sshKeys is p's user's SSH keys, which p must be able to keep.
+func (w *world) sshKeys(p iam.Principal) iam.UserSSHKeys {
+	w.t.Helper()
+	keys, err := w.svc.SSHKeysOf(context.Background(), p)
+	must(w.t, err)
+	return keys
 }
 
 // reach is what each credential gets at runtime rt: "" for through, else
@@ -217,7 +225,7 @@ func TestRevocation(t *testing.T) {
 	must(t, err)
 	must(t, w.svc.RevokeKey(ctx, c.keyPrincipal, sc.Access, c.keyPrincipal.KeyID))
 	must(t, w.sessions.SignOut(ctx, c.sessPrincipal))
-	must(t, w.svc.DeleteSSHKey(ctx, c.sessPrincipal, c.bareSSH.ID))
+	must(t, w.sshKeys(c.sessPrincipal).Delete(ctx, c.bareSSH.ID))
 	wantReach(t, w.reach(c, w.rtDev), map[string]string{
 		"key": "revoked", "session": "revoked", "key preview": "bad_preview_token", "session preview": "bad_preview_token",
 		"key ssh": "registering_key_invalid", "session ssh": "", "bare ssh": "unknown_key",

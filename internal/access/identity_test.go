@@ -249,7 +249,10 @@ func TestSSHKeyScope(t *testing.T) {
 		{"a viewer's key", w.principal(w.key("viewer", iam.KeySpec{})), "role_too_low"},
 		{"the installation admin", w.installation, "no_user"},
 	} {
-		_, err := w.svc.AddSSHKey(ctx, tc.p, iam.SSHKeySpec{PublicKey: "ssh-ed25519 x", Fingerprint: "SHA256:x"})
+		keys, err := w.svc.SSHKeysOf(ctx, tc.p)
+		if err == nil {
+			_, err = keys.Add(ctx, iam.SSHKeySpec{PublicKey: "ssh-ed25519 x", Fingerprint: "SHA256:x"})
+		}
 		if code(err) != tc.want {
 			t.Errorf("%s: %v", tc.name, err)
 		}
@@ -258,12 +261,12 @@ func TestSSHKeyScope(t *testing.T) {
 	// registered.
 	made := w.principal(w.key("admin", iam.KeySpec{Member: "member@example.com"}))
 	mk := w.sshKey(made)
-	ks, _, err := w.svc.ListSSHKeys(ctx, made, store.Page{})
+	ks, _, err := w.sshKeys(made).List(ctx, store.Page{})
 	must(t, err)
 	if len(ks) != 1 || ks[0].ID != mk.ID {
 		t.Fatalf("a key made for the user lists %d keys", len(ks))
 	}
-	if err := w.svc.DeleteSSHKey(ctx, made, s.ID); code(err) != "ssh_key_not_found" {
+	if err := w.sshKeys(made).Delete(ctx, s.ID); code(err) != "ssh_key_not_found" {
 		t.Fatalf("deleting the user's own key with one made for them: %v", err)
 	}
 }
@@ -286,7 +289,7 @@ func TestSSHKeyByID(t *testing.T) {
 		}
 	}
 	k := w.sshKey(session)
-	must(t, w.svc.DeleteSSHKey(ctx, session, k.ID))
+	must(t, w.sshKeys(session).Delete(ctx, k.ID))
 	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); reason(err) != "unknown_key" {
 		t.Fatalf("a deleted key: %v; want unknown_key", err)
 	}
