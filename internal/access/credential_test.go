@@ -405,8 +405,9 @@ func (s *busyKeys) GetAPIKey(ctx context.Context, id string) (store.APIKey, erro
 }
 
 // TestBusyStoreIsNoRefusal: a store that does not answer is a failure to
-// decide, never a refusal, when a key is checked again or an SSH key's
-// registering key is: a door that ends access on a refusal keeps it.
+// decide, never a refusal, when a key is checked again, or an SSH key's
+// registering key, or a preview token's maker: a door that ends access on
+// a refusal keeps it.
 func TestBusyStoreIsNoRefusal(t *testing.T) {
 	var st *busyKeys
 	w := newWorld(t, func(c *iam.Config) { st = &busyKeys{Store: c.Store}; c.Store = st })
@@ -427,7 +428,15 @@ func TestBusyStoreIsNoRefusal(t *testing.T) {
 			t.Errorf("%s on a busy store: %v (reason %q)", name, err, reason(err))
 		}
 	}
+	// A preview token its maker's key made: the maker is checked again.
+	tok, _ := w.sessions.IssuePreviewToken(keyed, w.rtDev, port, time.Hour)
+	if _, _, err := w.svc.PreviewToken(ctx, tok, w.rtDev, port); code(err) != "store_busy" || reason(err) != "" {
+		t.Errorf("PreviewToken on a busy store: %v (reason %q)", err, reason(err))
+	}
 	st.busy = false
+	if _, _, err := w.svc.PreviewToken(ctx, tok, w.rtDev, port); err != nil {
+		t.Fatalf("a preview token once the store answers: %v", err)
+	}
 	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); err != nil {
 		t.Fatalf("once the store answers: %v", err)
 	}
