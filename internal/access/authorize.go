@@ -68,7 +68,9 @@ var ErrRuntimeNotFound = errdefs.NotFound("runtime_not_found", "no runtime you m
 // Authorize decides whether p may do what needs need at t, in this
 // order, so that nothing is learnt that should not be:
 //
-//  1. public and any actions need nothing more (the door authenticated);
+//  1. public and any actions need nothing more (the door authenticated),
+//     and act nowhere in particular: asked of an org, a workspace or a
+//     runtime, they are the caller's mistake (an error), never a pass;
 //  2. installation actions outside an org need the installation admin;
 //  3. the org, and the workspace, that p may not see are not found
 //     (404), exactly as those that do not exist;
@@ -81,6 +83,9 @@ var ErrRuntimeNotFound = errdefs.NotFound("runtime_not_found", "no runtime you m
 func (s *Service) Authorize(ctx context.Context, p Principal, need Need, t Target) (Scope, error) {
 	switch {
 	case need == Public || need == Any:
+		if t.Runtime != nil || t.Org != "" || t.Workspace != "" {
+			return Scope{}, fmt.Errorf("access: %s asked at an org, a workspace or a runtime, where only a role is", need)
+		}
 		return Scope{}, nil
 	case t.Runtime != nil:
 		return s.authorizeRuntime(ctx, p, need, *t.Runtime)

@@ -167,7 +167,7 @@ func (s *Service) SSHKey(ctx context.Context, fingerprint, pub string) (Principa
 	if k.APIKeyID != "" {
 		// Revoked, expired, or its holder or maker gone.
 		if _, err := s.Reverify(ctx, "key:"+k.APIKeyID); err != nil {
-			if _, public := errdefs.Public(err); public {
+			if RefusalOf(err) != "" {
 				return Principal{}, k, refuse("registering_key_invalid", k.APIKeyID)
 			}
 			return Principal{}, k, err

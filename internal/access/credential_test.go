@@ -49,9 +49,17 @@ func (w *world) creds(name string) creds {
 // sshKey registers a made-up public key with p.
 func (w *world) sshKey(p iam.Principal) store.SSHKey {
 	w.t.Helper()
-	k, err := w.svc.AddSSHKey(context.Background(), p, iam.SSHKeySpec{PublicKey: "ssh-ed25519 " + uuid.NewString(), Fingerprint: "SHA256:" + uuid.NewString(), Name: "laptop"})
+	k, err := w.sshKeys(p).Add(context.Background(), iam.SSHKeySpec{PublicKey: "ssh-ed25519 " + uuid.NewString(), Fingerprint: "SHA256:" + uuid.NewString(), Name: "laptop"})
 	must(w.t, err)
 	return k
+}
+
+// sshKeys is p's user's SSH keys, which p must be able to keep.
+func (w *world) sshKeys(p iam.Principal) iam.UserSSHKeys {
+	w.t.Helper()
+	keys, err := w.svc.SSHKeysOf(context.Background(), p)
+	must(w.t, err)
+	return keys
 }
 
 // reach is what each credential gets at runtime rt: "" for through, else
@@ -217,7 +225,7 @@ func TestRevocation(t *testing.T) {
 	must(t, err)
 	must(t, w.svc.RevokeKey(ctx, c.keyPrincipal, sc.Access, c.keyPrincipal.KeyID))
 	must(t, w.sessions.SignOut(ctx, c.sessPrincipal))
-	must(t, w.svc.DeleteSSHKey(ctx, c.sessPrincipal, c.bareSSH.ID))
+	must(t, w.sshKeys(c.sessPrincipal).Delete(ctx, c.bareSSH.ID))
 	wantReach(t, w.reach(c, w.rtDev), map[string]string{
 		"key": "revoked", "session": "revoked", "key preview": "bad_preview_token", "session preview": "bad_preview_token",
 		"key ssh": "registering_key_invalid", "session ssh": "", "bare ssh": "unknown_key",
@@ -379,5 +387,57 @@ func TestWithoutSignIn(t *testing.T) {
 	}
 	if p, err := bare.Authenticate(ctx, c.key); err != nil || p.KeyID != c.keyPrincipal.KeyID {
 		t.Fatalf("an API key without sign-in: %+v, %v", p, err)
+	}
+}
+
+// busyKeys is a real store whose API key lookups by id answer as SQLite
+// does when the database is busy, while busy is set.
+type busyKeys struct {
+	store.Store
+	busy bool
+}
+
+func (s *busyKeys) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	if s.busy {
+		return store.APIKey{}, errdefs.Unavailable("store_busy", "the database is busy; retry")
+	}
+	return s.Store.GetAPIKey(ctx, id)
+}
+
+// TestBusyStoreIsNoRefusal: a store that does not answer is a failure to
+// decide, never a refusal, when a key is checked again, or an SSH key's
+// registering key, or a preview token's maker: a door that ends access on
+// a refusal keeps it.
+func TestBusyStoreIsNoRefusal(t *testing.T) {
+	var st *busyKeys
+	w := newWorld(t, func(c *iam.Config) { st = &busyKeys{Store: c.Store}; c.Store = st })
+	defer w.close()
+	ctx := context.Background()
+	keyed := w.principal(w.key("member", iam.KeySpec{}))
+	k := w.sshKey(keyed)
+	st.busy = true
+	_, err := w.svc.Reverify(ctx, keyed.Credential())
+	if code(err) != "store_busy" || reason(err) != "" {
+		t.Fatalf("Reverify on a busy store: %v (reason %q)", err, reason(err))
+	}
+	for name, check := range map[string]func() error{
+		"SSHKey":     func() error { _, _, err := w.svc.SSHKey(ctx, k.Fingerprint, k.PublicKey); return err },
+		"SSHKeyByID": func() error { _, _, err := w.svc.SSHKeyByID(ctx, k.ID); return err },
+	} {
+		if err := check(); code(err) != "store_busy" || reason(err) != "" {
+			t.Errorf("%s on a busy store: %v (reason %q)", name, err, reason(err))
+		}
+	}
+	// A preview token its maker's key made: the maker is checked again.
+	tok, _ := w.sessions.IssuePreviewToken(keyed, w.rtDev, port, time.Hour)
+	if _, _, err := w.svc.PreviewToken(ctx, tok, w.rtDev, port); code(err) != "store_busy" || reason(err) != "" {
+		t.Errorf("PreviewToken on a busy store: %v (reason %q)", err, reason(err))
+	}
+	st.busy = false
+	if _, _, err := w.svc.PreviewToken(ctx, tok, w.rtDev, port); err != nil {
+		t.Fatalf("a preview token once the store answers: %v", err)
+	}
+	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); err != nil {
+		t.Fatalf("once the store answers: %v", err)
 	}
 }

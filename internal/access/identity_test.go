@@ -249,7 +249,10 @@ func TestSSHKeyScope(t *testing.T) {
 		{"a viewer's key", w.principal(w.key("viewer", iam.KeySpec{})), "role_too_low"},
 		{"the installation admin", w.installation, "no_user"},
 	} {
-		_, err := w.svc.AddSSHKey(ctx, tc.p, iam.SSHKeySpec{PublicKey: "ssh-ed25519 x", Fingerprint: "SHA256:x"})
+		keys, err := w.svc.SSHKeysOf(ctx, tc.p)
+		if err == nil {
+			_, err = keys.Add(ctx, iam.SSHKeySpec{PublicKey: "ssh-ed25519 x", Fingerprint: "SHA256:x"})
+		}
 		if code(err) != tc.want {
 			t.Errorf("%s: %v", tc.name, err)
 		}
@@ -258,12 +261,12 @@ func TestSSHKeyScope(t *testing.T) {
 	// registered.
 	made := w.principal(w.key("admin", iam.KeySpec{Member: "member@example.com"}))
 	mk := w.sshKey(made)
-	ks, _, err := w.svc.ListSSHKeys(ctx, made, store.Page{})
+	ks, _, err := w.sshKeys(made).List(ctx, store.Page{})
 	must(t, err)
 	if len(ks) != 1 || ks[0].ID != mk.ID {
 		t.Fatalf("a key made for the user lists %d keys", len(ks))
 	}
-	if err := w.svc.DeleteSSHKey(ctx, made, s.ID); code(err) != "ssh_key_not_found" {
+	if err := w.sshKeys(made).Delete(ctx, s.ID); code(err) != "ssh_key_not_found" {
 		t.Fatalf("deleting the user's own key with one made for them: %v", err)
 	}
 }
@@ -286,7 +289,7 @@ func TestSSHKeyByID(t *testing.T) {
 		}
 	}
 	k := w.sshKey(session)
-	must(t, w.svc.DeleteSSHKey(ctx, session, k.ID))
+	must(t, w.sshKeys(session).Delete(ctx, k.ID))
 	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); reason(err) != "unknown_key" {
 		t.Fatalf("a deleted key: %v; want unknown_key", err)
 	}
@@ -296,5 +299,130 @@ func TestSSHKeyByID(t *testing.T) {
 	must(t, w.svc.RevokeKey(ctx, keyed, sc.Access, keyed.KeyID))
 	if _, _, err := w.svc.SSHKeyByID(ctx, k.ID); reason(err) != "registering_key_invalid" {
 		t.Fatalf("a key registered with a revoked key: %v; want registering_key_invalid", err)
+	}
+}
+
+// TestInvitationAcceptance: the role an invitation gives is capped by its
+// inviter's role when it is accepted; an inviter who is no longer an
+// admin, however that came about, takes the invitation along; a key
+// narrowed to a workspace sees no invitations of its user, nor accepts
+// one.
+func TestInvitationAcceptance(t *testing.T) {
+	w := newWorld(t)
+	defer w.close()
+	ctx := context.Background()
+	owner := w.access(w.principal(w.session("owner")))
+	otto := w.user("otto", 40)
+	w.join(w.acme, otto, "owner")
+	ottoP := w.principal(w.session("otto"))
+	a, b := w.user("a", 41), w.user("b", 42)
+	_, err := w.svc.AddOrgMember(ctx, ottoP, w.access(ottoP), a.Email, "owner")
+	must(t, err)
+	adminP := w.principal(w.session("admin"))
+	_, err = w.svc.AddOrgMember(ctx, adminP, w.access(adminP), b.Email, "member")
+	must(t, err)
+
+	// An owner now an admin gives an admin.
+	_, err = w.svc.SetOrgMemberRole(ctx, owner, otto.Email, "admin")
+	must(t, err)
+	m, err := w.svc.AcceptInvitation(ctx, w.principal(w.session("a")), mustInvitation(t, w, "a").ID)
+	if err != nil || m.Role != "admin" {
+		t.Fatalf("invited as owner by an owner now an admin: %+v, %v", m, err)
+	}
+
+	// An admin made a viewer behind the service's back: the invitation is
+	// void, and leaves the pending list.
+	inv := mustInvitation(t, w, "b")
+	must(t, w.st.SetOrgMemberRole(ctx, w.acme.ID, w.users["admin"].ID, "viewer"))
+	if _, err := w.svc.AcceptInvitation(ctx, w.principal(w.session("b")), inv.ID); code(err) != "invitation_void" {
+		t.Fatalf("an invitation of an inviter no longer an admin: %v", err)
+	}
+	if _, err := w.st.GetOrgMember(ctx, w.acme.ID, b.ID); err == nil {
+		t.Fatal("b joined on a void invitation")
+	}
+	if is, _, err := w.svc.ListOrgInvitations(ctx, w.acme.ID, store.Page{}); err != nil || len(is) != 0 {
+		t.Fatalf("pending after a void acceptance: %+v, %v", is, err)
+	}
+}
+
+// TestNarrowedKeySeesNoInvitations: a key narrowed to a workspace speaks
+// for its user there only: it neither lists nor accepts the user's
+// invitations, which the user's session and org-wide key see.
+func TestNarrowedKeySeesNoInvitations(t *testing.T) {
+	w := newWorld(t)
+	defer w.close()
+	ctx := context.Background()
+	oa := w.user("oa", 40)
+	w.join(w.other, oa, "admin")
+	oaP := w.principal(w.session("oa"))
+	sc, err := w.svc.Authorize(ctx, oaP, iam.Admin, iam.Target{Org: "other"})
+	must(t, err)
+	_, err = w.svc.AddOrgMember(ctx, oaP, sc.Access, "member@example.com", "member")
+	must(t, err)
+	narrowed := w.principal(w.key("member", iam.KeySpec{Workspace: "dev"}))
+	for name, p := range map[string]iam.Principal{"session": w.principal(w.session("member")), "org-wide key": w.principal(w.key("member", iam.KeySpec{})), "narrowed key": narrowed} {
+		is, _, err := w.svc.MyInvitations(ctx, p, store.Page{})
+		if want := map[bool]int{true: 0, false: 1}[name == "narrowed key"]; err != nil || len(is) != want {
+			t.Errorf("%s: %d invitations (%v), want %d", name, len(is), err, want)
+		}
+	}
+	inv := mustInvitation(t, w, "member")
+	if _, err := w.svc.AcceptInvitation(ctx, narrowed, inv.ID); code(err) != "invitation_not_found" {
+		t.Fatalf("a narrowed key accepts: %v", err)
+	}
+}
+
+// TestListKeys: below admin, a principal lists its own keys of the org;
+// an admin lists every one.
+func TestListKeys(t *testing.T) {
+	w := newWorld(t)
+	defer w.close()
+	ctx := context.Background()
+	holders := map[string]string{}
+	for _, name := range []string{"admin", "member", "loner", "viewer"} {
+		holders[w.principal(w.key(name, iam.KeySpec{})).KeyID] = name
+	}
+	for _, tc := range []struct {
+		name string
+		want int
+	}{{"member", 1}, {"viewer", 1}, {"admin", 4}} {
+		p := w.principal(w.session(tc.name))
+		ks, _, err := w.svc.ListKeys(ctx, p, w.access(p), store.Page{})
+		must(t, err)
+		for _, k := range ks {
+			if tc.want == 1 && holders[k.ID] != tc.name {
+				t.Errorf("%s lists %s's key", tc.name, holders[k.ID])
+			}
+		}
+		if len(ks) != tc.want {
+			t.Errorf("%s lists %d keys, want %d", tc.name, len(ks), tc.want)
+		}
+	}
+}
+
+// TestNarrowedKeyAddsNoOrgMember: where direct adds are allowed, an
+// admin adds a user of the installation to a workspace, and so to the org;
+// through a key narrowed to a workspace it may not, as that would reach
+// past the workspace.
+func TestNarrowedKeyAddsNoOrgMember(t *testing.T) {
+	w := newWorld(t, func(c *iam.Config) { c.DirectAdd = true })
+	defer w.close()
+	ctx := context.Background()
+	narrowed := w.principal(w.key("admin", iam.KeySpec{Workspace: "ops"}))
+	sc, err := w.svc.Authorize(ctx, narrowed, iam.Admin, iam.Target{Org: "acme", Workspace: "ops"})
+	must(t, err)
+	if _, err := w.svc.WorkspaceJoiner(ctx, narrowed, sc.Access, "outsider@example.com"); code(err) != "key_narrowed_to_workspace" {
+		t.Fatalf("a narrowed key adds an org member: %v", err)
+	}
+	if _, err := w.st.GetOrgMember(ctx, w.acme.ID, w.users["outsider"].ID); err == nil {
+		t.Fatal("the outsider joined the org")
+	}
+	admin := w.principal(w.session("admin"))
+	u, err := w.svc.WorkspaceJoiner(ctx, admin, w.access(admin), "outsider@example.com")
+	if err != nil || u.ID != w.users["outsider"].ID {
+		t.Fatalf("an admin's session: %+v, %v", u, err)
+	}
+	if _, err := w.st.GetOrgMember(ctx, w.acme.ID, u.ID); err != nil {
+		t.Fatalf("the outsider is not a member after a direct add: %v", err)
 	}
 }

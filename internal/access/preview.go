@@ -22,7 +22,8 @@ func (s *Service) PreviewTokens() bool { return s.signin != nil }
 // for: its maker, whose credential must still be good and who must still
 // reach rt (Member). rt is zero for a runtime that does not exist, for
 // which no token opens. A refusal is unauthenticated, with an
-// auth.Refusal "bad_preview_token" first in its chain.
+// auth.Refusal "bad_preview_token" first in its chain; a failure to
+// decide (a busy store) is returned as it is.
 func (s *Service) PreviewToken(ctx context.Context, token string, rt store.Runtime, port int) (Principal, string, error) {
 	refused := &auth.Refusal{Reason: "bad_preview_token"}
 	if s.signin == nil {
@@ -35,6 +36,10 @@ func (s *Service) PreviewToken(ctx context.Context, token string, rt store.Runti
 	maker, err := s.Reverify(ctx, claims.Credential)
 	if err == nil {
 		_, err = s.Authorize(ctx, maker, Member, RuntimeTarget(rt))
+	}
+	if err != nil && RefusalOf(err) == "" {
+		// A store that does not answer decides nothing.
+		return Principal{}, "", err
 	}
 	if err != nil {
 		return Principal{}, "", errdefs.Unauthenticated("invalid_preview_token", "the preview token's maker no longer has access").WithCause(errors.Join(refused, err))

@@ -19,21 +19,34 @@ import (
 // registered with a sign-in session acts with the user's memberships, as
 // the session does.
 
-// ListSSHKeys lists a page of p's user's SSH keys: those p registered,
-// for a key that speaks for its user in its org only.
-func (s *Service) ListSSHKeys(ctx context.Context, p Principal, page store.Page) ([]store.SSHKey, string, error) {
+// UserSSHKeys are the SSH keys of one principal's user, as that
+// principal may keep them: every one when it speaks as its user, only
+// those it registered when it is a key someone else made for its user
+// (OwnUser).
+type UserSSHKeys struct {
+	s   *Service
+	p   Principal
+	own bool
+}
+
+// SSHKeysOf is p's user's SSH keys, after the one check that p has a user
+// of its own to keep them (400 no_user otherwise): a door asks it before
+// it reads the rest of the request.
+func (s *Service) SSHKeysOf(ctx context.Context, p Principal) (UserSSHKeys, error) {
 	own, err := s.OwnUser(ctx, p, "SSH keys")
+	return UserSSHKeys{s: s, p: p, own: own}, err
+}
+
+// List lists a page of the keys.
+func (k UserSSHKeys) List(ctx context.Context, page store.Page) ([]store.SSHKey, string, error) {
+	ks, next, err := k.s.store.ListSSHKeys(ctx, k.p.UserID, page)
 	if err != nil {
 		return nil, "", err
 	}
-	ks, next, err := s.store.ListSSHKeys(ctx, p.UserID, page)
-	if err != nil {
-		return nil, "", err
-	}
-	if !own {
+	if !k.own {
 		// A key made for its user by someone else sees what it
 		// registered, not the user's other keys.
-		ks = slices.DeleteFunc(ks, func(k store.SSHKey) bool { return k.APIKeyID != p.KeyID })
+		ks = slices.DeleteFunc(ks, func(sk store.SSHKey) bool { return sk.APIKeyID != k.p.KeyID })
 	}
 	return ks, next, nil
 }
@@ -45,11 +58,8 @@ type SSHKeySpec struct {
 	PublicKey, Fingerprint, Comment, Name string
 }
 
-// AddSSHKey registers a public key for p's user.
-func (s *Service) AddSSHKey(ctx context.Context, p Principal, spec SSHKeySpec) (store.SSHKey, error) {
-	if _, err := s.OwnUser(ctx, p, "SSH keys"); err != nil {
-		return store.SSHKey{}, err
-	}
+// Add registers a public key.
+func (k UserSSHKeys) Add(ctx context.Context, spec SSHKeySpec) (store.SSHKey, error) {
 	name := spec.Name
 	if name == "" {
 		name = spec.Comment
@@ -60,37 +70,34 @@ func (s *Service) AddSSHKey(ctx context.Context, p Principal, spec SSHKeySpec) (
 		}
 		name = "" // a comment that would not do as a name is left out
 	}
-	k := store.SSHKey{ID: uuid.NewString(), UserID: p.UserID, Name: name, Fingerprint: spec.Fingerprint, PublicKey: spec.PublicKey, CreatedAt: s.now()}
+	p := k.p
+	sk := store.SSHKey{ID: uuid.NewString(), UserID: p.UserID, Name: name, Fingerprint: spec.Fingerprint, PublicKey: spec.PublicKey, CreatedAt: k.s.now()}
 	if p.SessionID == "" {
 		// An API key: the SSH key may do what this key may, no more.
 		if !p.Role.AtLeast(auth.RoleMember) {
 			return store.SSHKey{}, errdefs.PermissionDenied("role_too_low", "SSH needs the member role, and this key is a %s's", p.Role)
 		}
-		k.OrgID, k.WorkspaceID, k.Role, k.APIKeyID = p.OrgID, p.WorkspaceID, string(p.Role), p.KeyID
+		sk.OrgID, sk.WorkspaceID, sk.Role, sk.APIKeyID = p.OrgID, p.WorkspaceID, string(p.Role), p.KeyID
 	}
-	return k, s.store.CreateSSHKey(ctx, k)
+	return sk, k.s.store.CreateSSHKey(ctx, sk)
 }
 
-// DeleteSSHKey deletes p's user's SSH key id (only one p registered, for a
-// key that speaks for its user in its org only). Connections it opened end
-// at the gateway's next check.
-func (s *Service) DeleteSSHKey(ctx context.Context, p Principal, id string) error {
-	own, err := s.OwnUser(ctx, p, "SSH keys")
-	if err != nil {
-		return err
-	}
+// Delete deletes key id (only one the principal registered, for a key
+// someone else made for its user). Connections it opened end at the
+// gateway's next check.
+func (k UserSSHKeys) Delete(ctx context.Context, id string) error {
 	errNotFound := errdefs.NotFound("ssh_key_not_found", "ssh key not found")
 	if !isUUID(id) {
 		return errNotFound
 	}
-	if !own {
-		k, err := s.store.GetSSHKey(ctx, id)
-		if errdefs.IsNotFound(err) || (err == nil && k.APIKeyID != p.KeyID) {
+	if !k.own {
+		sk, err := k.s.store.GetSSHKey(ctx, id)
+		if errdefs.IsNotFound(err) || (err == nil && sk.APIKeyID != k.p.KeyID) {
 			return errNotFound
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return s.store.DeleteSSHKey(ctx, p.UserID, id)
+	return k.s.store.DeleteSSHKey(ctx, k.p.UserID, id)
 }

@@ -24,11 +24,15 @@ func sshKeyOut(k store.SSHKey) client.SSHKey {
 
 // listSSHKeys: GET /api/v1/me/ssh-keys.
 func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
+	keys, err := a.iam.SSHKeysOf(r.Context(), identity(r))
+	if err != nil {
+		return err
+	}
 	page, err := pageFrom(r)
 	if err != nil {
 		return err
 	}
-	ks, next, err := a.iam.ListSSHKeys(r.Context(), identity(r), page)
+	ks, next, err := keys.List(r.Context(), page)
 	if err != nil {
 		return listError(err)
 	}
@@ -38,7 +42,8 @@ func (a *API) listSSHKeys(w http.ResponseWriter, r *http.Request) error {
 
 // addSSHKey: POST /api/v1/me/ssh-keys.
 func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
-	if _, err := a.iam.OwnUser(r.Context(), identity(r), "SSH keys"); err != nil {
+	keys, err := a.iam.SSHKeysOf(r.Context(), identity(r))
+	if err != nil {
 		return err
 	}
 	var req client.AddSSHKeyRequest
@@ -49,7 +54,7 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := a.iam.AddSSHKey(r.Context(), identity(r), iam.SSHKeySpec{PublicKey: pub, Fingerprint: fp, Comment: comment, Name: req.Name})
+	k, err := keys.Add(r.Context(), iam.SSHKeySpec{PublicKey: pub, Fingerprint: fp, Comment: comment, Name: req.Name})
 	if err != nil {
 		return err
 	}
@@ -60,7 +65,11 @@ func (a *API) addSSHKey(w http.ResponseWriter, r *http.Request) error {
 // deleteSSHKey: DELETE /api/v1/me/ssh-keys/{key_id}. Connections the key
 // opened end at the gateway's next check (sshgw.Config.Recheck).
 func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
-	if err := a.iam.DeleteSSHKey(r.Context(), identity(r), r.PathValue("key_id")); err != nil {
+	keys, err := a.iam.SSHKeysOf(r.Context(), identity(r))
+	if err != nil {
+		return err
+	}
+	if err := keys.Delete(r.Context(), r.PathValue("key_id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

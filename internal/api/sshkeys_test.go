@@ -37,6 +37,10 @@ func TestSSHKeys(t *testing.T) {
 
 	const keys = "/api/v1/me/ssh-keys"
 	wantError(t, env.Do(t, "GET", keys, nil), 400, "no_user")
+	// A credential without a user learns that before anything about its
+	// request.
+	wantError(t, env.Do(t, "GET", keys+"?limit=0", nil), 400, "no_user")
+	wantError(t, env.Do(t, "DELETE", keys+"/not-a-key", nil), 400, "no_user")
 	wantError(t, env.Do(t, "POST", keys, client.AddSSHKeyRequest{PublicKey: sshKeyA}), 400, "no_user")
 
 	var scoped client.SSHKey

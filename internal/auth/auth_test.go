@@ -114,6 +114,9 @@ func TestSignIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := auth.SignIn{Store: st, Key: testKey(3), Now: time.Now, Domain: "paddock.test", SessionTTL: time.Hour}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
 		code := func(err error) string {
 			pe, _ := errdefs.Public(err)
 			if pe == nil {
@@ -173,5 +176,30 @@ func testWallet(t *testing.T, n byte) (string, func(msg string) string) {
 	return wallet.AddressOf(k.PubKey()).String(), func(msg string) string {
 		sig := wallet.Sign(k, []byte(msg))
 		return "0x" + hex.EncodeToString(sig[:])
+	}
+}
+
+// TestSignInValidate: a sign-in without its store, clock or domain is
+// its maker's mistake, found when it is made, never a 501 at run time.
+func TestSignInValidate(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "paddock.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tc := range []struct {
+		name string
+		edit func(*auth.SignIn)
+	}{
+		{"whole", func(*auth.SignIn) {}},
+		{"no domain", func(s *auth.SignIn) { s.Domain = "" }},
+		{"no store", func(s *auth.SignIn) { s.Store = nil }},
+		{"no clock", func(s *auth.SignIn) { s.Now = nil }},
+	} {
+		s := auth.SignIn{Store: st, Key: testKey(3), Now: time.Now, Domain: "paddock.test"}
+		tc.edit(&s)
+		if err := s.Validate(); (err == nil) != (tc.name == "whole") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

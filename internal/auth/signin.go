@@ -60,6 +60,25 @@ type SignIn struct {
 	SessionTTL   time.Duration
 }
 
+// Validate reports what a SignIn lacks: a store, a clock and a domain.
+// Its maker calls it once, at startup; a SignIn in use has them all.
+func (s SignIn) Validate() error {
+	var missing []string
+	if s.Store == nil {
+		missing = append(missing, "a store")
+	}
+	if s.Now == nil {
+		missing = append(missing, "a clock")
+	}
+	if s.Domain == "" {
+		missing = append(missing, "a domain")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("auth: sign-in needs %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 func (s SignIn) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
 func (s SignIn) challengeTTL() time.Duration {
@@ -83,10 +102,6 @@ func (s SignIn) Challenge(ctx context.Context, address string) (store.AuthChalle
 	if err != nil {
 		return store.AuthChallenge{}, errdefs.InvalidArgument("invalid_wallet_address", "%v", err)
 	}
-	domain := s.Domain
-	if domain == "" {
-		return store.AuthChallenge{}, errdefs.NotImplemented("sign_in_not_configured", "this server has no sign-in domain")
-	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	now := s.now()
@@ -96,7 +111,7 @@ func (s SignIn) Challenge(ctx context.Context, address string) (store.AuthChalle
 		CreatedAt: now,
 		ExpiresAt: now.Add(s.challengeTTL()),
 	}
-	c.Message = ChallengeMessage(domain, addr, c.Nonce, c.CreatedAt, c.ExpiresAt)
+	c.Message = ChallengeMessage(s.Domain, addr, c.Nonce, c.CreatedAt, c.ExpiresAt)
 	if err := s.Store.CreateAuthChallenge(ctx, c); err != nil {
 		return store.AuthChallenge{}, err
 	}

@@ -47,8 +47,12 @@ func (w *wiring) signIn(in *installation) (*auth.SignIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &auth.SignIn{
+	si := &auth.SignIn{
 		Store: in.st, Key: key, Now: w.now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
 		ChallengeTTL: w.cfg.ChallengeTTL, SessionTTL: w.cfg.SessionTTL,
-	}, nil
+	}
+	if err := si.Validate(); err != nil {
+		return nil, err
+	}
+	return si, nil
 }

@@ -7,7 +7,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	iam "github.com/paddockhq/paddock/internal/access"
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -105,17 +104,15 @@ func (g *Gateway) grantFor(ctx context.Context, user string, p iam.Principal, k 
 	return grant{keyID: k.ID, fingerprint: k.Fingerprint, userID: k.UserID, runtimeID: rt.ID}, "", nil
 }
 
-// refused reads a refusal of the access service: a public error is a
-// refusal, with the reason it names; any other a failure to decide.
+// refused reads a failure of the access service: one that carries a
+// refusal (iam.RefusalOf) is that refusal, with the reason it names; any
+// other, public or not (a store that is busy, full or read-only), is a
+// failure to decide.
 func refused(err error) (grant, refusal, error) {
-	pe, public := errdefs.Public(err)
-	if !public {
-		return grant{}, refusedLookupFailed, err
-	}
 	if why := iam.RefusalOf(err); why != "" {
 		return grant{}, refusal(why), nil
 	}
-	return grant{}, refusal(pe.Code), nil
+	return grant{}, refusedLookupFailed, err
 }
 
 // RuntimePrefix turns an SSH user name into the runtime id, or id prefix,

@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	iam "github.com/paddockhq/paddock/internal/access"
 
 	"github.com/google/uuid"
 	"github.com/pkg/sftp"
@@ -19,6 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/shim/shimtest"
@@ -537,4 +541,68 @@ func TestAccessRequired(t *testing.T) {
 		}
 	}()
 	sshgw.New(sshgw.Config{HostKey: hostKey})
+}
+
+// busyStore is a real store whose SSH key lookups answer as SQLite does
+// when the database is busy (SQLITE_BUSY), while busy is set; calls
+// counts those answers.
+type busyStore struct {
+	store.Store
+	busy  atomic.Bool
+	calls chan struct{}
+}
+
+func (s *busyStore) GetSSHKey(ctx context.Context, id string) (store.SSHKey, error) {
+	if s.busy.Load() {
+		select {
+		case s.calls <- struct{}{}:
+		default:
+		}
+		return store.SSHKey{}, errdefs.Unavailable("store_busy", "the database is busy; retry")
+	}
+	return s.Store.GetSSHKey(ctx, id)
+}
+
+// TestRecheckOutlivesABusyStore: a store that does not answer the periodic
+// recheck ends no connection (the next round decides); a deleted key
+// still does.
+func TestRecheckOutlivesABusyStore(t *testing.T) {
+	var st *busyStore
+	g := startGateway(t, func(c *sshgw.Config) {
+		st = &busyStore{Store: c.Store, calls: make(chan struct{})}
+		c.Store, c.Recheck = st, 10*time.Millisecond
+		c.Access = iam.New(iam.Config{Store: st})
+	})
+	c := g.client(t)
+	closed := make(chan struct{})
+	go func() { _ = c.Wait(); close(closed) }()
+	st.busy.Store(true)
+	// The recheck asks once a round, and a round starts only after the
+	// last one's answer was taken: two busy answers mean the first one
+	// ended nothing.
+	for i := range 2 {
+		select {
+		case <-st.calls:
+		case <-closed:
+			t.Fatalf("the connection ended after %d busy rechecks", i)
+		}
+	}
+	st.busy.Store(false)
+	s, err := c.NewSession()
+	must(t, err)
+	out, err := s.Output("echo still here")
+	if err != nil || string(out) != "still here\n" {
+		t.Fatalf("after a busy store: %q, %v", out, err)
+	}
+	s.Close()
+	_, fp, _, err := sshgw.ParsePublicKey(string(ssh.MarshalAuthorizedKey(g.signer.PublicKey())))
+	must(t, err)
+	k, err := g.env.Store.GetSSHKeyByFingerprint(t.Context(), fp)
+	must(t, err)
+	must(t, g.env.Store.DeleteSSHKey(t.Context(), k.UserID, k.ID))
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the connection outlived its deleted key")
+	}
 }
