@@ -10,9 +10,9 @@ import (
 // TestOpenAPINoNotConfigured501: an operation that answered 501 only when
 // its feature was not configured declares no 501 any more: an unmounted
 // feature has no routes, and its operations answer 404 route_not_found
-// (TestUnmountedFeaturesHaveNoRoutes). Sign-in's challenge keeps its 501
-// (a server with sign-in but no sign-in domain), and operations in a
-// sandbox keep theirs (a provider without the agent).
+// (TestUnmountedFeaturesHaveNoRoutes); a sign-in without its domain is
+// refused when the server starts. Operations in a sandbox keep theirs (a
+// provider without the agent).
 func TestOpenAPINoNotConfigured501(t *testing.T) {
 	raw, err := apispec.JSON()
 	if err != nil {
@@ -25,6 +25,7 @@ func TestOpenAPINoNotConfigured501(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, op := range []struct{ method, path string }{
+		{"post", "/api/auth/challenge"},
 		{"post", "/api/auth/session"},
 		{"get", "/api/v1/org/{org}/capabilities"},
 		{"post", "/api/v1/org/{org}/capabilities"},
