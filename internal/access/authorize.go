@@ -3,13 +3,13 @@ package access
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // Need is what an action asks of its principal: nothing, any credential,
@@ -55,9 +55,6 @@ type Scope struct {
 	Access    auth.Access
 	Workspace store.Workspace
 }
-
-// slugRE is the shape of org and workspace names.
-var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 var errInstallationOnly = errdefs.PermissionDenied("installation_admin_only", "only the installation admin may do this")
 
@@ -119,7 +116,7 @@ func (s *Service) Authorize(ctx context.Context, p Principal, need Need, t Targe
 
 // resolve finds t's org and workspace as p sees them.
 func (s *Service) resolve(ctx context.Context, p Principal, t Target) (Scope, error) {
-	if !slugRE.MatchString(t.Org) {
+	if !tenancy.NameRE.MatchString(t.Org) {
 		return Scope{}, errdefs.InvalidArgument("invalid_org", "%q is not an org name", t.Org)
 	}
 	o, err := s.store.GetOrgByName(ctx, t.Org)
@@ -139,7 +136,7 @@ func (s *Service) resolve(ctx context.Context, p Principal, t Target) (Scope, er
 	sc := Scope{Access: acc}
 	switch {
 	case t.Workspace != "":
-		if !slugRE.MatchString(t.Workspace) {
+		if !tenancy.NameRE.MatchString(t.Workspace) {
 			return Scope{}, errdefs.InvalidArgument("invalid_workspace", "%q is not a workspace name", t.Workspace)
 		}
 		ws, err := s.store.GetWorkspaceByName(ctx, o.ID, t.Workspace)

@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // API keys. A key belongs to a user and is scoped to an org, optionally
@@ -176,7 +177,7 @@ func (s *Service) keyHolder(ctx context.Context, p Principal, acc auth.Access, h
 // keyWorkspace is the id of the workspace name a key is narrowed to: one
 // its maker sees, and, below admin, one its holder is a member of.
 func (s *Service) keyWorkspace(ctx context.Context, acc auth.Access, holderID string, role auth.Role, name string) (string, error) {
-	if !slugRE.MatchString(name) {
+	if !tenancy.NameRE.MatchString(name) {
 		return "", errdefs.InvalidArgument("invalid_workspace", "%q is not a workspace name", name)
 	}
 	ws, err := s.store.GetWorkspaceByName(ctx, acc.Org.ID, name)
@@ -222,7 +223,7 @@ func (s *Service) ListKeys(ctx context.Context, p Principal, acc auth.Access, pa
 // for an admin. A key p may not see is not found. Revoking takes effect
 // on the key's next use; revoking again changes nothing.
 func (s *Service) RevokeKey(ctx context.Context, p Principal, acc auth.Access, id string) error {
-	if !isUUID(id) {
+	if !store.IsID(id) {
 		return errdefs.InvalidArgument("invalid_key_id", "%q is not a key id (a UUID)", id)
 	}
 	k, err := s.store.GetAPIKey(ctx, id)
@@ -254,7 +255,7 @@ func (s *Service) CreateInstallationKey(ctx context.Context, p Principal, name s
 
 // RevokeInstallationKey revokes any key of the installation.
 func (s *Service) RevokeInstallationKey(ctx context.Context, id string) error {
-	if !isUUID(id) {
+	if !store.IsID(id) {
 		return errdefs.InvalidArgument("invalid_key_id", "%q is not a key id (a UUID)", id)
 	}
 	if _, err := s.store.RevokeAPIKey(ctx, id, s.now()); err != nil {

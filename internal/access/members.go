@@ -119,7 +119,7 @@ func (s *Service) AddOrgMember(ctx context.Context, p Principal, acc auth.Access
 	if !p.Installation {
 		// A user id names a user of the whole installation: an org
 		// invites people by an address it knows.
-		if isUUID(handle) {
+		if store.IsID(handle) {
 			return Added{}, errdefs.InvalidArgument("invalid_member", "add a member by email or wallet address")
 		}
 		return s.Invite(ctx, p, acc.Org, handle, r)
@@ -218,7 +218,7 @@ func (s *Service) keepingAnOwner(ctx context.Context, orgID string, losesOwner b
 func (s *Service) WorkspaceJoiner(ctx context.Context, p Principal, acc auth.Access, handle string) (store.User, error) {
 	var u store.User
 	var err error
-	if isUUID(handle) {
+	if store.IsID(handle) {
 		u, err = s.MemberOrNamed(ctx, acc.Org.ID, handle)
 	} else {
 		// Only the installation admin makes users.
@@ -232,7 +232,7 @@ func (s *Service) WorkspaceJoiner(ctx context.Context, p Principal, acc auth.Acc
 	}
 	_, err = s.store.GetOrgMember(ctx, acc.Org.ID, u.ID)
 	switch {
-	case errdefs.IsNotFound(err) && !p.Installation && (isUUID(handle) || !s.directAdd):
+	case errdefs.IsNotFound(err) && !p.Installation && (store.IsID(handle) || !s.directAdd):
 		return u, ErrMemberNotFound(handle, acc.Org.Name)
 	case errdefs.IsNotFound(err) && p.WorkspaceID != "":
 		return u, errdefs.PermissionDenied("key_narrowed_to_workspace", "this key is narrowed to one workspace; adding someone to the org needs an org-wide key")

@@ -11,6 +11,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // Agents wakes runtimes and dials their agents: runtime.Service.
@@ -146,7 +147,7 @@ func WakeFailed(err error) error {
 // unknown runtime does not answer sooner than another org's; anything not
 // found is ErrRuntimeNotFound.
 func (p Path) ResolveIn(ctx context.Context, org, ws, id string) (store.Runtime, error) {
-	if !isUUID(id) || !slugRE.MatchString(org) || !slugRE.MatchString(ws) {
+	if !store.IsID(id) || !tenancy.NameRE.MatchString(org) || !tenancy.NameRE.MatchString(ws) {
 		return store.Runtime{}, notFound("malformed_runtime_name")
 	}
 	st := p.Access.store
@@ -177,7 +178,7 @@ func (p Path) ResolveIn(ctx context.Context, org, ws, id string) (store.Runtime,
 // not see is not found before a runtime is. An id that is no UUID is 400
 // invalid_runtime_id; a runtime not there is 404 runtime_not_found.
 func (p Path) InWorkspace(ctx context.Context, workspaceID, id string) (store.Runtime, error) {
-	if !isUUID(id) {
+	if !store.IsID(id) {
 		return store.Runtime{}, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id (a UUID)", id)
 	}
 	rt, found, err := p.lookup(ctx, workspaceID, id)

@@ -87,7 +87,7 @@ func (k UserSSHKeys) Add(ctx context.Context, spec SSHKeySpec) (store.SSHKey, er
 // gateway's next check.
 func (k UserSSHKeys) Delete(ctx context.Context, id string) error {
 	errNotFound := errdefs.NotFound("ssh_key_not_found", "ssh key not found")
-	if !isUUID(id) {
+	if !store.IsID(id) {
 		return errNotFound
 	}
 	if !k.own {

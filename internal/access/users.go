@@ -48,14 +48,6 @@ func validUserName(s string) error {
 	return nil
 }
 
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
-
 func isWallet(s string) bool { return strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") }
 
 // UserByHandle finds the user a handle names: a user id, an email address
@@ -68,7 +60,7 @@ func (s *Service) UserByHandle(ctx context.Context, handle string, create bool) 
 		nu  store.User
 	)
 	switch {
-	case isUUID(handle):
+	case store.IsID(handle):
 		u, err = s.store.GetUser(ctx, handle)
 	case strings.Contains(handle, "@"):
 		email, verr := normEmail(handle)

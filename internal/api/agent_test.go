@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/fake"
 
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -176,12 +177,7 @@ func TestConcurrentWakersWakeOnce(t *testing.T) {
 	}
 	// Hold the first resume until it has begun, so the other wakers
 	// arrive while it is in flight.
-	for deadline := time.Now().Add(10 * time.Second); env.Fake.Calls(fake.OpResume) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("no waker resumed the runtime")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testenv.WaitFor(t, "a waker to resume the runtime", func() bool { return env.Fake.Calls(fake.OpResume) > 0 })
 	close(gate)
 	wg.Wait()
 	for i, code := range codes {

@@ -8,9 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -146,12 +146,10 @@ func TestSeveralProvidersMetricsAndReadiness(t *testing.T) {
 
 	// The warm pool is filled in the background: wait for its sandbox.
 	var text string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testenv.WaitFor(t, "the warm pool's sandbox in /metrics", func() bool {
 		text = string(mustCall(t, url, "", "GET", "/metrics", "", 200))
-		if strings.Contains(text, `paddock_warm_pool_sandboxes{`) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return strings.Contains(text, `paddock_warm_pool_sandboxes{`)
+	})
 	for _, series := range []string{
 		`paddock_http_requests_total{method="POST",route="POST /api/v1/orgs",status="201"} 1`,
 		`paddock_http_request_duration_seconds_count{method="GET",route="GET /api/capabilities"} 1`,

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,10 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/server"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's writes and the
@@ -67,10 +68,10 @@ func serve(t *testing.T, cfg config.Config) (url string, out *syncBuffer, stop f
 	}
 	t.Cleanup(stop)
 	re := regexp.MustCompile(`paddock listening on (http://\S+)`)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testenv.Eventually(t, func() error {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m[1], out, stop
+			url = m[1]
+			return nil
 		}
 		select {
 		case err := <-done:
@@ -78,11 +79,9 @@ func serve(t *testing.T, cfg config.Config) (url string, out *syncBuffer, stop f
 			t.Fatalf("the server stopped before listening: %v\n%s", err, out)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not listen:\n%s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("the server did not listen:\n%s", out)
+	})
+	return url, out, stop
 }
 
 var keyRE = regexp.MustCompile(`pdk_[A-Za-z0-9_]+`)

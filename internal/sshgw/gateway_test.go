@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -28,6 +29,7 @@ import (
 	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -407,19 +409,15 @@ func TestConnsPerUser(t *testing.T) {
 		}
 	}
 	first.Close()
-	var fourth *ssh.Client
-	deadline := time.Now().Add(20 * time.Second)
-	for fourth == nil || !works(fourth) {
-		if fourth != nil {
-			fourth.Close()
+	// Until the gateway has seen the first end.
+	testenv.WaitFor(t, "room after a connection ended", func() bool {
+		fourth, err := g.dial(g.user, g.signer)
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no room after a connection ended")
-		}
-		time.Sleep(10 * time.Millisecond) // until the gateway has seen the first end
-		fourth, _ = g.dial(g.user, g.signer)
-	}
-	fourth.Close()
+		defer fourth.Close()
+		return works(fourth)
+	})
 }
 
 // TestClose: closing the gateway ends the sessions open on it.
@@ -499,8 +497,13 @@ func TestPendingConnsPerAddress(t *testing.T) {
 		must(t, err)
 		held = append(held, c)
 	}
-	// The gateway has read none of them yet: wait until it has seen them.
-	time.Sleep(200 * time.Millisecond)
+	// Wait until the gateway has taken each of them: it sends its version
+	// line on a connection it has taken; none gets further.
+	for i, c := range held {
+		if err := readVersion(c); err != nil {
+			t.Fatalf("pending connection %d: %v", i, err)
+		}
+	}
 	extra, err := net.Dial("tcp", g.addr)
 	must(t, err)
 	defer extra.Close()
@@ -513,18 +516,31 @@ func TestPendingConnsPerAddress(t *testing.T) {
 		c.Close()
 	}
 	held = nil
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, func() error {
 		c, err := g.dial(g.user, g.signer)
-		if err == nil {
-			c.Close()
-			break
+		if err != nil {
+			return fmt.Errorf("the address is still refused: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the address is still refused: %v", err)
+		return c.Close()
+	})
+}
+
+// readVersion reads the SSH version line a server sends first on c.
+func readVersion(c net.Conn) error {
+	_ = c.SetReadDeadline(time.Now().Add(testenv.Patience))
+	defer c.SetReadDeadline(time.Time{})
+	var line []byte
+	b := make([]byte, 1)
+	for !bytes.HasSuffix(line, []byte("\n")) {
+		if _, err := c.Read(b); err != nil {
+			return fmt.Errorf("no version line (read %q): %w", line, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		line = append(line, b[0])
 	}
+	if !bytes.HasPrefix(line, []byte("SSH-2.0-")) {
+		return fmt.Errorf("version line %q", line)
+	}
+	return nil
 }
 
 // TestAccessRequired: a gateway has no access service of its own: one
