@@ -6,6 +6,7 @@ import (
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 )
 
 // accessPart is the access component's instance: wallet sign-in, and the
@@ -14,6 +15,10 @@ import (
 type accessPart struct {
 	svc    *iam.Service
 	signIn *auth.SignIn
+	// bootstrapKey is the configured first admin key ("": a random one).
+	bootstrapKey string
+	// members is how org admins add members.
+	members config.Members
 }
 
 // accessComponent loads the session key of the data directory (made on
@@ -29,27 +34,31 @@ func (w *wiring) accessComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			si, err := w.signIn(in)
+			cfg, err := component.SectionOf[*config.AccessConfig](ic)
 			if err != nil {
 				return nil, err
 			}
-			svc := iam.New(iam.Config{Store: in.st, Now: w.now, DirectAdd: w.cfg.Members.DirectAdd,
-				InvitationTTL: w.cfg.Members.InvitationTTL, Logger: in.logger})
+			si, err := w.signIn(in, cfg)
+			if err != nil {
+				return nil, err
+			}
+			svc := iam.New(iam.Config{Store: in.st, Now: w.now, DirectAdd: cfg.Members.DirectAdd,
+				InvitationTTL: cfg.Members.InvitationTTL, Logger: in.logger})
 			svc.UseSignIn(si)
-			return &accessPart{svc: svc, signIn: si}, nil
+			return &accessPart{svc: svc, signIn: si, bootstrapKey: cfg.BootstrapKey, members: cfg.Members}, nil
 		},
 	}.Registration()
 }
 
 // signIn is wallet sign-in, with the session key of the data directory.
-func (w *wiring) signIn(in *installation) (*auth.SignIn, error) {
-	key, err := auth.LoadSessionKey(w.cfg.DataDir, w.cfg.SessionKey)
+func (w *wiring) signIn(in *installation, cfg *config.AccessConfig) (*auth.SignIn, error) {
+	key, err := auth.LoadSessionKey(in.dataDir, cfg.SessionKey)
 	if err != nil {
 		return nil, err
 	}
 	si := &auth.SignIn{
-		Store: in.st, Key: key, Now: w.now, Domain: signInDomain(w.cfg.SignInDomain, w.doors.api.Addr()),
-		ChallengeTTL: w.cfg.ChallengeTTL, SessionTTL: w.cfg.SessionTTL,
+		Store: in.st, Key: key, Now: w.now, Domain: signInDomain(cfg.SignInDomain, w.doors.api.Addr()),
+		ChallengeTTL: cfg.ChallengeTTL, SessionTTL: cfg.SessionTTL,
 	}
 	if err := si.Validate(); err != nil {
 		return nil, err

@@ -36,7 +36,6 @@ type httpServer struct {
 	runtime   *runtimePart
 	sshd      *sshServer
 	access    *accessPart
-	cfg       config.Config
 	out       io.Writer
 	// serveOn, when set, serves srv in place of serving it on ln (a
 	// test's httptest server).
@@ -64,24 +63,28 @@ func (w *wiring) httpComponent() component.Registration {
 }
 
 func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpServer, error) {
-	h := &httpServer{ln: w.doors.api, cfg: w.cfg, out: w.out, serveOn: w.o.Serve, manual: w.o.Manual}
+	h := &httpServer{ln: w.doors.api, out: w.out, serveOn: w.o.Serve, manual: w.o.Manual}
+	cfg, err := component.SectionOf[*config.HTTPConfig](ic)
+	if err != nil {
+		return nil, err
+	}
 	sec, preview, err := h.requires(ic)
 	if err != nil {
 		return nil, err
 	}
-	clients, err := clientsOf(w.cfg)
+	clients, err := clientsOf(cfg)
 	if err != nil {
 		return nil, err
 	}
-	limits := limitsOf(w.cfg.Limits)
+	limits := limitsOf(cfg.Limits)
 	if w.o.Limits != nil {
 		limits = *w.o.Limits
 	}
 	h.api = api.New(api.Config{
 		Access: h.access.svc, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling,
-		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview, Members: w.cfg.Members,
-		Builds: h.runtime.builds.builder,
+		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview, Members: h.access.members,
+		Builds: h.providers.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)
 	h.api.Mount(api.SignIn(h.access.signIn))
@@ -129,7 +132,7 @@ func (w *wiring) mountedFeatures() []api.Feature {
 
 // clientsOf finds the address a request came from, trusting the
 // configured proxies.
-func clientsOf(cfg config.Config) (clientaddr.Resolver, error) {
+func clientsOf(cfg *config.HTTPConfig) (clientaddr.Resolver, error) {
 	trusted, err := clientaddr.ParseTrusted(cfg.TrustedProxies)
 	if err != nil {
 		return clientaddr.Resolver{}, err
@@ -169,7 +172,7 @@ func (h *httpServer) wait(ctx context.Context) error {
 // then serves on the listener opened first (or as serveOn does), and
 // starts the SSH gateway and the image builds.
 func (h *httpServer) start(ctx context.Context) error {
-	if err := bootstrapKey(ctx, h.in.st, h.cfg.BootstrapKey, h.out); err != nil {
+	if err := bootstrapKey(ctx, h.in.st, h.access.bootstrapKey, h.out); err != nil {
 		return err
 	}
 	h.srv.BaseContext = func(net.Listener) context.Context { return ctx }
@@ -181,9 +184,9 @@ func (h *httpServer) start(ctx context.Context) error {
 		go func() { h.serveErr <- h.srv.Serve(h.ln) }()
 	}
 	h.sshd.start(h.out)
-	h.runtime.builds.start(ctx)
+	h.providers.builds.start(ctx)
 	h.ready.Store(true)
-	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.cfg.DataDir, h.providers.reg.Default())
+	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.in.dataDir, h.providers.reg.Default())
 	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
 	return nil
 }
