@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -145,5 +146,27 @@ func TestInitsReadTheirSection(t *testing.T) {
 	}
 	if _, err := w2.build(t.Context()); err == nil || !strings.Contains(err.Error(), "no-such-harness") {
 		t.Fatalf("a sessions section naming an unknown harness built: %v", err)
+	}
+}
+
+// TestGatewayAndBuildsHaveTheirOwnLifetime: the SSH gateway starts and
+// closes as its own component, and the image builds as the providers
+// component's, not as the HTTP component's; the HTTP component requires
+// the gateway, so it drains first, and the gateway requires the store,
+// so it stops before the store closes.
+func TestGatewayAndBuildsHaveTheirOwnLifetime(t *testing.T) {
+	regs := map[string]component.Registration{}
+	for _, r := range (&wiring{}).components() {
+		regs[r.Name] = r
+	}
+	if r := regs[sshName]; r.Start == nil || r.Close == nil {
+		t.Fatal("the ssh component has no Start or Close of its own")
+	}
+	if r := regs[providersName]; r.Start == nil || r.Close == nil {
+		t.Fatal("the providers component does not start and close the image builds")
+	}
+	if !slices.Contains(regs[httpName].Requires, sshName) || !slices.Contains(regs[sshName].Requires, storeName) {
+		t.Fatalf("http requires %v, ssh %v: the drain, the gateway and the store close out of order",
+			regs[httpName].Requires, regs[sshName].Requires)
 	}
 }

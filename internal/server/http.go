@@ -34,7 +34,6 @@ type httpServer struct {
 	in        *installation
 	providers *providerSet
 	runtime   *runtimePart
-	sshd      *sshServer
 	access    *accessPart
 	out       io.Writer
 	// serveOn, when set, serves srv in place of serving it on ln (a
@@ -106,9 +105,6 @@ func (h *httpServer) requires(ic *component.InitContext) (sec *secrets.Service, 
 		return nil, preview, err
 	}
 	if h.runtime, err = component.Get[*runtimePart](ic, runtimeName); err != nil {
-		return nil, preview, err
-	}
-	if h.sshd, err = component.Get[*sshServer](ic, sshName); err != nil {
 		return nil, preview, err
 	}
 	if h.access, err = component.Get[*accessPart](ic, accessName); err != nil {
@@ -183,8 +179,6 @@ func (h *httpServer) start(ctx context.Context) error {
 	} else {
 		go func() { h.serveErr <- h.srv.Serve(h.ln) }()
 	}
-	h.sshd.start(h.out)
-	h.providers.builds.start(ctx)
 	h.ready.Store(true)
 	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.in.dataDir, h.providers.reg.Default())
 	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
@@ -200,8 +194,8 @@ const drainMargin = time.Second
 // Streams to sandbox agents (terminals, followed output) need not end by
 // themselves, and Shutdown does not wait for WebSockets: after a grace
 // period, and in any case once the rest is drained, the agent connections
-// are closed, which ends them. SSH sessions get the same grace, and the
-// gateway has stopped when drain returns.
+// are closed, which ends them. SSH sessions get the same grace (the SSH
+// component closes after this one).
 func (h *httpServer) drain(ctx context.Context) error {
 	h.ready.Store(false)
 	if h.serveErr == nil {
@@ -211,8 +205,10 @@ func (h *httpServer) drain(ctx context.Context) error {
 	if h.failed || h.manual {
 		grace = 0
 	}
-	closeAgents := time.AfterFunc(grace, h.cutAgentStreams)
-	sshStopped := h.sshd.shutdown(grace)
+	// The agents are cut after the grace, or when the runtime component
+	// closes, after the SSH gateway has stopped: its sessions have the
+	// same grace.
+	time.AfterFunc(grace, h.cutAgentStreams)
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-drainMargin))
@@ -222,9 +218,6 @@ func (h *httpServer) drain(ctx context.Context) error {
 		h.in.logger.Warn("shutdown did not drain every request", "err", err)
 		_ = h.srv.Close()
 	}
-	sshStopped()
-	closeAgents.Stop()
-	h.cutAgentStreams()
 	if h.failed || h.serveOn != nil {
 		return nil // serve returned its error, or it is not ours to wait for
 	}
@@ -235,8 +228,8 @@ func (h *httpServer) drain(ctx context.Context) error {
 }
 
 // cutAgentStreams closes the connections to sandbox agents, which ends
-// the streams over them, before the runtime component closes; the
-// runtime's event subscribers hear on until then.
+// the streams over them; the runtime component's Close does it too, after
+// the SSH gateway's. The runtime's event subscribers hear on until then.
 func (h *httpServer) cutAgentStreams() { h.runtime.svc.CloseAgents() }
 
 // bootstrapKey creates the first admin key when the store has none and

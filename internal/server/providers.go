@@ -68,6 +68,10 @@ func (w *wiring) providersComponent() component.Registration {
 			}
 			return ps, nil
 		},
+		Start: func(ctx context.Context, ps *providerSet) error {
+			ps.builds.start(ctx)
+			return nil
+		},
 		Close: func(_ context.Context, ps *providerSet) error {
 			ps.builds.close()
 			ps.release(!ps.served.Load())
