@@ -83,7 +83,7 @@ func newSSHFixture(t testing.TB) *sshFixture {
 		t.Fatal(err)
 	}
 	f.gw = sshgw.New(sshgw.Config{
-		Store: s.env.Store, Runtimes: s.env.Runtimes, Access: s.env.Access, HostKey: f.hostKey,
+		Runtimes: s.env.Runtimes, Access: s.env.Access, HostKey: f.hostKey,
 		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Recheck: 200 * time.Millisecond,
 	})

@@ -56,7 +56,7 @@ func (w *wiring) sshComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			s.cfg.Store, s.cfg.Runtimes, s.cfg.Access = in.st, rp.svc, acc.svc
+			s.cfg.Runtimes, s.cfg.Access = rp.svc, acc.svc
 			s.cfg.Logger, s.logger = in.logger, in.logger
 			w.mount(api.SSH(s.info))
 			return s, nil
