@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
@@ -47,7 +49,30 @@ func (w *wiring) accessComponent() component.Registration {
 			svc.UseSignIn(si)
 			return &accessPart{svc: svc, signIn: si, bootstrapKey: cfg.BootstrapKey, members: cfg.Members}, nil
 		},
+		// Start creates the first admin key when the store has none, and
+		// prints it once, now that every component is initialised.
+		Start: func(ctx context.Context, a *accessPart) error {
+			return firstKey(ctx, a.svc, a.bootstrapKey, w.out)
+		},
 	}.Registration()
+}
+
+// firstKey creates the first admin key through the access service when
+// the store has none and prints it once. A configured bootstrap key is
+// used as that key.
+func firstKey(ctx context.Context, svc *iam.Service, configured string, out io.Writer) error {
+	plain, made, err := svc.FirstKey(ctx, configured)
+	if err != nil {
+		return fmt.Errorf("create the admin key: %w", err)
+	}
+	switch {
+	case !made:
+	case configured != "":
+		fmt.Fprintln(out, "paddock: created the admin API key from the configured bootstrap key")
+	default:
+		fmt.Fprintf(out, "paddock: admin API key (shown once, store it now): %s\n", plain)
+	}
+	return nil
 }
 
 // signIn is wallet sign-in, with the session key of the data directory.

@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/api"
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/secrets"
-	"github.com/paddockhq/paddock/internal/store"
 )
 
 // httpServer is the HTTP component's instance: the API, with every
@@ -163,14 +161,9 @@ func (h *httpServer) wait(ctx context.Context) error {
 	}
 }
 
-// start is the HTTP component's Start, the last: it creates the first
-// admin key and prints it once, now that every component is initialised;
-// then serves on the listener opened first (or as serveOn does), and
-// starts the SSH gateway and the image builds.
+// start is the HTTP component's Start, the last: it serves on the
+// listener opened first (or as serveOn does).
 func (h *httpServer) start(ctx context.Context) error {
-	if err := bootstrapKey(ctx, h.in.st, h.access.bootstrapKey, h.out); err != nil {
-		return err
-	}
 	h.srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	h.serveErr = make(chan error, 1)
 	h.providers.served.Store(true)
@@ -231,29 +224,6 @@ func (h *httpServer) drain(ctx context.Context) error {
 // the streams over them; the runtime component's Close does it too, after
 // the SSH gateway's. The runtime's event subscribers hear on until then.
 func (h *httpServer) cutAgentStreams() { h.runtime.svc.CloseAgents() }
-
-// bootstrapKey creates the first admin key when the store has none and
-// prints it once. A configured bootstrap key is used as that key.
-func bootstrapKey(ctx context.Context, st store.Store, configured string, out io.Writer) error {
-	n, err := st.CountAPIKeys(ctx)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		return nil
-	}
-	keys := auth.Keys{Store: st, Now: time.Now}
-	plain, _, err := keys.CreateInstallation(ctx, "bootstrap admin", configured)
-	if err != nil {
-		return fmt.Errorf("create the admin key: %w", err)
-	}
-	if configured != "" {
-		fmt.Fprintln(out, "paddock: created the admin API key from the configured bootstrap key")
-		return nil
-	}
-	fmt.Fprintf(out, "paddock: admin API key (shown once, store it now): %s\n", plain)
-	return nil
-}
 
 // limitsOf is the API's limits from the configuration's.
 func limitsOf(l config.Limits) api.Limits {
