@@ -30,6 +30,7 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -546,7 +547,7 @@ func TestSSHCLI(t *testing.T) {
 	ctx := bounded(t)
 	reg := provider.NewRegistry()
 	reg.Register(f.env.Provider)
-	h := api.New(api.Config{Store: f.env.Store, Runtimes: f.env.Runtimes, Providers: reg})
+	h := api.New(api.Config{Access: f.env.Access, Tenancy: tenancy.New(tenancy.Config{Store: f.env.Store}), Runtimes: f.env.Runtimes, Providers: reg})
 	h.Mount(api.SSH(sshgw.NewInfo(net.JoinHostPort("127.0.0.1", f.port), f.hostKey.PublicKey())))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -9,23 +9,26 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
-// accessPart is the access component's instance: wallet sign-in, and the
+// accessPart is the access component's instance: wallet sign-in, the
 // one access service that decides for every door (the API, the preview
-// gateway, the SSH gateway).
+// gateway, the SSH gateway), and the orgs, workspaces and projects it
+// decides over.
 type accessPart struct {
 	svc    *iam.Service
 	signIn *auth.SignIn
+	// sessions is the access service's wallet sign-in.
+	sessions *iam.SignIn
+	tenancy  *tenancy.Service
 	// bootstrapKey is the configured first admin key ("": a random one).
 	bootstrapKey string
-	// members is how org admins add members.
-	members config.Members
 }
 
 // accessComponent loads the session key of the data directory (made on
 // first start unless the configuration gives it) and makes wallet
-// sign-in and the access service. It comes right after the store, so a
+// sign-in, the access service and tenancy. It comes right after the store, so a
 // bad session key fails the start before anything else is made.
 func (w *wiring) accessComponent() component.Registration {
 	return component.Def[*accessPart]{
@@ -46,8 +49,10 @@ func (w *wiring) accessComponent() component.Registration {
 			}
 			svc := iam.New(iam.Config{Store: in.st, Now: w.now, DirectAdd: cfg.Members.DirectAdd,
 				InvitationTTL: cfg.Members.InvitationTTL, Logger: in.logger})
-			svc.UseSignIn(si)
-			return &accessPart{svc: svc, signIn: si, bootstrapKey: cfg.BootstrapKey, members: cfg.Members}, nil
+			return &accessPart{
+				svc: svc, signIn: si, sessions: svc.UseSignIn(si), bootstrapKey: cfg.BootstrapKey,
+				tenancy: tenancy.New(tenancy.Config{Store: in.st, Now: w.now}),
+			}, nil
 		},
 		// Start creates the first admin key when the store has none, and
 		// prints it once, now that every component is initialised.

@@ -78,13 +78,13 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		limits = *w.o.Limits
 	}
 	h.api = api.New(api.Config{
-		Access: h.access.svc, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
+		Access: h.access.svc, Tenancy: h.access.tenancy, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling,
-		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview, Members: h.access.members,
+		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview,
 		Builds: h.providers.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.access.signIn))
+	h.api.Mount(api.SignIn(h.access.sessions))
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {
 		served = w.o.Wrap(h.api)
