@@ -22,8 +22,7 @@ import (
 
 // httpServer is the HTTP component's instance: the API, with every
 // feature the components mounted and wallet sign-in, on the listener
-// opened first; it starts the SSH gateway and the image builds once it
-// serves.
+// opened first.
 type httpServer struct {
 	api       *api.API
 	srv       *http.Server

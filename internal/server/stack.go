@@ -148,10 +148,11 @@ func ComponentNames() ([]string, error) {
 func (s *Stack) Components() []string { return s.order }
 
 // Start starts the components, in order, now that every one is
-// initialised: the settler, the start-up reconciliation and the
-// lifecycle rounds (unless Overrides.Manual), then the HTTP component,
-// which creates the first admin key when the store has none, serves the
-// API, and starts the SSH gateway and the image builds. It does not wait.
+// initialised: the access component, which creates the first admin key
+// when the store has none; the image builds; the settler, the start-up
+// reconciliation and the lifecycle rounds (unless Overrides.Manual); the
+// SSH gateway; then the HTTP component, which serves the API. It does
+// not wait.
 func (s *Stack) Start(ctx context.Context) error { return s.set.Start(ctx) }
 
 // serve starts s and returns when ctx ends or serving fails.
