@@ -266,3 +266,15 @@ func (s *Service) RevokeInstallationKey(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// FirstKey makes the installation's first admin key when it has none:
+// configured, when given, is its plain text, else it is random. made is
+// false, and nothing is made, when a key exists.
+func (s *Service) FirstKey(ctx context.Context, configured string) (plain string, made bool, err error) {
+	n, err := s.store.CountAPIKeys(ctx)
+	if err != nil || n > 0 {
+		return "", false, err
+	}
+	plain, _, err = s.keys().Create(ctx, store.APIKey{Name: "bootstrap admin", Role: string(auth.RoleAdmin)}, configured)
+	return plain, err == nil, err
+}

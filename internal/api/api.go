@@ -15,7 +15,6 @@ import (
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
-	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
@@ -26,13 +25,17 @@ import (
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/sshgw"
-	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
-// Config wires an API.
+// Config wires an API: the services every API has. What only some have
+// (credits, sessions, sign-in, the SSH gateway, metrics) is mounted as a
+// Feature instead.
 type Config struct {
-	Store     store.Store
+	// Access is the identity and access service every route asks.
+	Access *iam.Service
+	// Tenancy keeps orgs, workspaces and projects.
+	Tenancy   *tenancy.Service
 	Runtimes  *runtime.Service
 	Providers *provider.Registry
 	Now       func() time.Time
@@ -59,15 +62,9 @@ type Config struct {
 	Clients clientaddr.Resolver
 	// Preview configures preview URLs (preview.go).
 	Preview Preview
-	// Members says how org admins add members (invitations.go); its
-	// InvitationTTL 0 means DefaultInvitationTTL.
-	Members config.Members
 	// Builds are the images the server builds in the background, for
 	// GET /api/images; nil: it builds none.
 	Builds *imagebuild.Builder
-	// Access is the identity and access service; nil: one made from
-	// Store, Now and Members (mounting SignIn gives it wallet sign-in).
-	Access *iam.Service
 }
 
 // API serves HTTP.
@@ -100,7 +97,6 @@ type API struct {
 	live        live
 	preview     Preview
 	ssh         *sshgw.Info
-	members     config.Members
 	builds      *imagebuild.Builder
 	tenancy     *tenancy.Service
 	// previews is the preview gateway (preview.go).
@@ -176,18 +172,10 @@ func New(cfg Config) *API {
 		limits:      cfg.Limits.withDefaults(),
 		clients:     cfg.Clients,
 		preview:     cfg.Preview,
-		members:     cfg.Members,
 		builds:      cfg.Builds,
-		tenancy:     tenancy.New(tenancy.Config{Store: cfg.Store, Now: now}),
-	}
-	if a.iam == nil {
-		a.iam = iam.New(iam.Config{Store: cfg.Store, Now: now, DirectAdd: cfg.Members.DirectAdd,
-			InvitationTTL: cfg.Members.InvitationTTL, Logger: cfg.Logger})
+		tenancy:     cfg.Tenancy,
 	}
 	a.path = iam.Path{Access: a.iam, Agents: a.runtimes}
-	if a.members.InvitationTTL <= 0 {
-		a.members.InvitationTTL = DefaultInvitationTTL
-	}
 	if a.preview.Scheme == "" {
 		a.preview.Scheme = "http"
 	}

@@ -3,7 +3,7 @@ package api
 import (
 	"fmt"
 
-	"github.com/paddockhq/paddock/internal/auth"
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/metrics"
@@ -43,11 +43,11 @@ func Metrics(m *metrics.Metrics) Feature {
 	}}
 }
 
-// SignIn is wallet sign-in, the session tokens it issues (the guard
-// accepts them once it is mounted), and the preview tokens sealed with
-// the same key.
-func SignIn(s *auth.SignIn) Feature {
-	return Feature{Name: "sign-in", use: func(a *API) { a.signin = a.iam.UseSignIn(s) }, routes: func(a *API) []Route {
+// SignIn is wallet sign-in, the session tokens it issues, and the
+// preview tokens sealed with the same key: s is the sign-in of the access
+// service the API asks (iam.Service.UseSignIn), which accepts them.
+func SignIn(s *iam.SignIn) Feature {
+	return Feature{Name: "sign-in", use: func(a *API) { a.signin = s }, routes: func(a *API) []Route {
 		return []Route{
 			route("POST", "/api/auth/challenge", public, a.authChallenge),
 			route("POST", "/api/auth/session", public, a.createSession),

@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"testing"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // TestUnmountedFeaturesHaveNoRoutes: a feature its component did not
@@ -23,14 +25,14 @@ func TestUnmountedFeaturesHaveNoRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	bare := api.New(api.Config{Store: st})
+	bare := api.New(api.Config{Access: iam.New(iam.Config{Store: st}), Tenancy: tenancy.New(tenancy.Config{Store: st})})
 	srv := httptest.NewServer(bare)
 	t.Cleanup(srv.Close)
 	core := routeSet(bare)
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	for _, f := range []api.Feature{api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil)} {
 		t.Run(f.Name, func(t *testing.T) {
-			with := api.New(api.Config{})
+			with := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
 			with.Mount(f)
 			var added int
 			for key, rt := range routeSet(with) {

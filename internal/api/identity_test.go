@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/auth/wallet"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -396,7 +398,8 @@ func TestFailedAuthenticationIsLogged(t *testing.T) {
 	}
 	defer st.Close()
 	var logs lockedBuffer
-	h := api.New(api.Config{Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	h := api.New(api.Config{Access: iam.New(iam.Config{Store: st, Logger: logger}), Tenancy: tenancy.New(tenancy.Config{Store: st}), Logger: logger})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	keys := auth.Keys{Store: st, Now: time.Now}

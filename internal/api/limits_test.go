@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // TestTrustedProxies: forwarded headers name the client, for the
@@ -42,7 +44,11 @@ func TestTrustedProxies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := api.New(api.Config{Store: st, Limits: limits, Clients: clients, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		logger := slog.New(slog.NewTextHandler(&logs, nil))
+		h := api.New(api.Config{
+			Access: iam.New(iam.Config{Store: st, Logger: logger}), Tenancy: tenancy.New(tenancy.Config{Store: st}),
+			Limits: limits, Clients: clients, Logger: logger,
+		})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		return srv.URL, &logs

@@ -8,6 +8,7 @@ import (
 
 	apispec "github.com/paddockhq/paddock/api"
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
 // TestOpenAPIMatchesRoutes holds the router and api/openapi.yaml to each
@@ -102,7 +103,7 @@ func TestOpenAPIRoles(t *testing.T) {
 // fullAPI is an API with every feature mounted, as a server with all of
 // them configured has: its route table is the whole API.
 func fullAPI() *api.API {
-	a := api.New(api.Config{})
+	a := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
 	a.Mount(api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil))
 	return a
 }

@@ -97,18 +97,35 @@ func isNil(v any) bool {
 	return false
 }
 
-// InitContext is what a component's Init is given: the instances of the
-// components it requires.
+// InitContext is what a component's Init is given: its configuration
+// section and the instances of the components it requires.
 type InitContext struct {
 	reg       Registration
 	instances map[string]any
+	section   any
 }
 
 // Name is the name of the component being initialised.
 func (ic *InitContext) Name() string { return ic.reg.Name }
 
-// Section is the name of its configuration section.
-func (ic *InitContext) Section() string { return ic.reg.Section }
+// SectionName is the name of its configuration section.
+func (ic *InitContext) SectionName() string { return ic.reg.Section }
+
+// Section is its configuration section, as the registry's sections give
+// it (Registry.UseSections); nil when they give none. It is the only
+// configuration an Init reads.
+func (ic *InitContext) Section() any { return ic.section }
+
+// SectionOf is ic's configuration section as a T; a section that is
+// missing or not a T is an error naming the component.
+func SectionOf[T any](ic *InitContext) (T, error) {
+	t, ok := ic.section.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("component %s: section %q is a %T, not a %T", ic.reg.Name, ic.reg.Section, ic.section, zero)
+	}
+	return t, nil
+}
 
 // Get is the instance of a component this one requires; asking for one
 // it does not declare is an error, so Requires stays the whole truth.

@@ -14,7 +14,13 @@ import (
 // registered.
 type Registry struct {
 	ordered []Registration
+	// sections gives each component its configuration section by name.
+	sections func(name string) any
 }
+
+// UseSections has Init give each component the section sections returns
+// for its Registration.Section (config.Config.Section, in the server).
+func (reg *Registry) UseSections(sections func(name string) any) { reg.sections = sections }
 
 // ErrCycle: components require each other, so none can go first.
 var ErrCycle = errors.New("components require each other")
@@ -92,7 +98,11 @@ func (reg *Registry) Order() []string {
 func (reg *Registry) Init(ctx context.Context, undoWithin time.Duration) (*Set, error) {
 	s := &Set{instances: map[string]any{}}
 	for _, r := range reg.ordered {
-		inst, err := r.Init(ctx, &InitContext{reg: r, instances: s.instances})
+		ic := &InitContext{reg: r, instances: s.instances}
+		if reg.sections != nil {
+			ic.section = reg.sections(r.Section)
+		}
+		inst, err := r.Init(ctx, ic)
 		if err != nil {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoWithin)
 			defer cancel()

@@ -155,7 +155,7 @@ func TestGetOnlyWhatIsRequired(t *testing.T) {
 		component.Def[*ssh]{Name: "ssh", Init: func(context.Context, *component.InitContext) (*ssh, error) { return nil, nil }}.Registration(),
 		component.Def[string]{Name: "metrics", Init: func(context.Context, *component.InitContext) (string, error) { return "m", nil }}.Registration(),
 		component.Def[int]{Name: "http", Requires: []string{"store", "ssh"}, Init: func(_ context.Context, ic *component.InitContext) (int, error) {
-			got.section = ic.Section()
+			got.section = ic.SectionName()
 			got.store, _ = component.Get[string](ic, "store")
 			got.ssh, _ = component.Get[*ssh](ic, "ssh")
 			_, got.err = component.Get[string](ic, "metrics")
@@ -329,5 +329,39 @@ func TestNilInstance(t *testing.T) {
 	}
 	if got := set.Get("ssh"); got != nil {
 		t.Fatalf("Get(ssh) = %#v, want nil", got)
+	}
+}
+
+// TestInitGetsItsSection: each Init is given the section the registry's
+// sections return for its name, and SectionOf types it; a section of
+// another type is an error, not a panic.
+func TestInitGetsItsSection(t *testing.T) {
+	type storeSection struct{ path string }
+	sections := map[string]any{"store": &storeSection{path: "db"}, "http": "listen"}
+	var got struct {
+		store *storeSection
+		http  any
+		err   error
+	}
+	reg, err := component.NewRegistry(
+		component.Def[int]{Name: "store", Init: func(_ context.Context, ic *component.InitContext) (int, error) {
+			got.store, _ = component.SectionOf[*storeSection](ic)
+			return 0, nil
+		}}.Registration(),
+		component.Def[int]{Name: "http", Init: func(_ context.Context, ic *component.InitContext) (int, error) {
+			got.http = ic.Section()
+			_, got.err = component.SectionOf[*storeSection](ic)
+			return 0, nil
+		}}.Registration(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.UseSections(func(name string) any { return sections[name] })
+	if _, err := reg.Init(t.Context(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got.store != sections["store"] || got.http != "listen" || got.err == nil {
+		t.Fatalf("store got %v, http got %v and typed %v", got.store, got.http, got.err)
 	}
 }

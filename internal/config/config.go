@@ -41,6 +41,7 @@ type Config struct {
 	ServerConfig    `yaml:",inline" section:"server"`
 	HTTPConfig      `yaml:",inline" section:"http"`
 	StoreConfig     `yaml:",inline" section:"store"`
+	AccessConfig    `yaml:",inline" section:"access"`
 	ProvidersConfig `yaml:",inline" section:"providers"`
 	EgressConfig    `yaml:",inline" section:"egress"`
 	SecretsConfig   `yaml:",inline" section:"secrets"`
@@ -55,7 +56,7 @@ type Config struct {
 }
 
 // Section is a pointer to the section of c that the component name
-// configures (server, http, store, providers, egress, secrets, runtime,
+// configures (server, http, store, access, providers, egress, secrets, runtime,
 // ledger, bindings, sessions, lifecycle, ssh, preview, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
@@ -183,21 +184,21 @@ func Default() Config {
 			Retention: 30 * 24 * time.Hour,
 		}},
 		RuntimeConfig: RuntimeConfig{
-			DefaultImage:  "paddock/debian:bookworm",
-			AllowedImages: []string{"paddock/*"},
-			DiskMB:        10240,
-			MaxDiskMB:     102400,
-			IdleTimeout:   15 * time.Minute,
-			MaxKeepalive:  24 * time.Hour,
-		},
-		LedgerConfig: LedgerConfig{
+			DefaultImage:     "paddock/debian:bookworm",
+			AllowedImages:    []string{"paddock/*"},
+			DiskMB:           10240,
+			MaxDiskMB:        102400,
+			IdleTimeout:      15 * time.Minute,
+			MaxKeepalive:     24 * time.Hour,
+			ArchiveAfter:     24 * time.Hour,
 			CreditRateCPU:    280, // about one credit per core-hour
 			CreditRateMemory: 70,  // about a quarter of a credit per GiB-hour
 			CreditFirstSlice: time.Minute,
-			SettleInterval:   30 * time.Second,
-			NewOrgCredits:    100,
 		},
-		LifecycleConfig: LifecycleConfig{ArchiveAfter: 24 * time.Hour},
+		LedgerConfig: LedgerConfig{
+			SettleInterval: 30 * time.Second,
+			NewOrgCredits:  100,
+		},
 	}
 }
 
@@ -278,8 +279,19 @@ func (c *ServerConfig) validate() error {
 	default:
 		return fmt.Errorf("log level %q is not one of debug, info, warn, error", c.LogLevel)
 	}
+	return nil
+}
+
+func (c *StoreConfig) validate() error {
 	if c.InstanceID != "" && !instanceRE.MatchString(c.InstanceID) {
 		return fmt.Errorf("instance id %q must be 1 to 128 letters, digits, '.', '_' or '-'", c.InstanceID)
+	}
+	return nil
+}
+
+func (c *AccessConfig) validate() error {
+	if t := c.Members.InvitationTTL; t != 0 && (t < time.Minute || t > 365*24*time.Hour) {
+		return fmt.Errorf("members: invitation ttl %s is not between 1m and 8760h", t)
 	}
 	return nil
 }
@@ -293,9 +305,6 @@ func (c *HTTPConfig) validate() error {
 	}
 	if _, err := clientaddr.ParseHeader(c.TrustedProxyHeader); err != nil {
 		return err
-	}
-	if t := c.Members.InvitationTTL; t != 0 && (t < time.Minute || t > 365*24*time.Hour) {
-		return fmt.Errorf("members: invitation ttl %s is not between 1m and 8760h", t)
 	}
 	return nil
 }
@@ -343,16 +352,10 @@ func (c *RuntimeConfig) validate() error {
 			return fmt.Errorf("allowed image %q is not an image reference or a prefix ending in '*' ('*' alone would allow any registry)", img)
 		}
 	}
-	return nil
+	return c.validatePools()
 }
 
 func (c *LedgerConfig) validate() error {
-	if c.CreditRateCPU < 0 || c.CreditRateMemory < 0 {
-		return fmt.Errorf("credit rates must not be negative")
-	}
-	if c.CreditFirstSlice < time.Second || c.CreditFirstSlice > 24*time.Hour {
-		return fmt.Errorf("credit first slice %s is not between 1s and 24h", c.CreditFirstSlice)
-	}
 	if !(c.NewOrgCredits >= 0 && c.NewOrgCredits <= 1e9) {
 		return fmt.Errorf("new org credits %v is not between 0 and 1e9", c.NewOrgCredits)
 	}
@@ -362,7 +365,14 @@ func (c *LedgerConfig) validate() error {
 	return nil
 }
 
-func (c *LifecycleConfig) validate() error {
+// validatePools checks archiving, the warm pools and the prices.
+func (c *RuntimeConfig) validatePools() error {
+	if c.CreditRateCPU < 0 || c.CreditRateMemory < 0 {
+		return fmt.Errorf("credit rates must not be negative")
+	}
+	if c.CreditFirstSlice < time.Second || c.CreditFirstSlice > 24*time.Hour {
+		return fmt.Errorf("credit first slice %s is not between 1s and 24h", c.CreditFirstSlice)
+	}
 	if c.ArchiveAfter != 0 && c.ArchiveAfter < time.Minute {
 		return fmt.Errorf("archive after %s is neither 0 (never) nor at least 1m", c.ArchiveAfter)
 	}

@@ -11,23 +11,45 @@ import "time"
 // docs/CONFIG.md. A `parse` tag names the reader of a variable whose value
 // has a grammar of its own (see settings.go). Defaults are in Default.
 
-// ServerConfig is what the whole server shares: where its data lives, how
-// it logs, what it is called.
+// ServerConfig is what the whole server shares: where its data lives and
+// how it logs. No component reads it: the data directory reaches them
+// through the store component's instance.
 type ServerConfig struct {
-	DataDir string `yaml:"data_dir" env:"PADDOCK_DATA_DIR" flag:"data-dir" help:"directory for the database and agent sockets"`
-	// InstanceID names the installation on its first start (it labels all
-	// compute); "" means a random UUID. Later starts keep the stored one.
-	InstanceID   string `yaml:"instance_id" env:"PADDOCK_INSTANCE_ID" help:"the installation's name on its first start, labelling all its compute (default: a random UUID; later starts keep the stored one)"`
-	BootstrapKey string `yaml:"bootstrap_key" env:"PADDOCK_BOOTSTRAP_KEY" help:"the first installation admin key, instead of a random one printed once"`
-	LogLevel     string `yaml:"log_level" env:"PADDOCK_LOG_LEVEL" flag:"log-level" help:"debug, info, warn or error"`
-	LogFormat    string `yaml:"log_format" env:"PADDOCK_LOG_FORMAT" flag:"log-format" help:"json (one object per line, with request, runtime and sandbox ids) or text"`
+	DataDir   string `yaml:"data_dir" env:"PADDOCK_DATA_DIR" flag:"data-dir" help:"directory for the database and agent sockets"`
+	LogLevel  string `yaml:"log_level" env:"PADDOCK_LOG_LEVEL" flag:"log-level" help:"debug, info, warn or error"`
+	LogFormat string `yaml:"log_format" env:"PADDOCK_LOG_FORMAT" flag:"log-format" help:"json (one object per line, with request, runtime and sandbox ids) or text"`
 }
 
-// StoreConfig names the store.
+// StoreConfig names the store and the installation it keeps.
 type StoreConfig struct {
+	// InstanceID names the installation on its first start (it labels all
+	// compute); "" means a random UUID. Later starts keep the stored one.
+	InstanceID string `yaml:"instance_id" env:"PADDOCK_INSTANCE_ID" help:"the installation's name on its first start, labelling all its compute (default: a random UUID; later starts keep the stored one)"`
+
 	// Store is "sqlite:<path>" (or a bare path); "" means
 	// <data-dir>/paddock.db.
 	Store string `yaml:"store" env:"PADDOCK_STORE" help:"the store: sqlite:<path> or a bare path (default <data-dir>/paddock.db)"`
+}
+
+// AccessConfig is who may do what: the first admin key, wallet sign-in,
+// how members are added.
+type AccessConfig struct {
+	BootstrapKey string `yaml:"bootstrap_key" env:"PADDOCK_BOOTSTRAP_KEY" help:"the first installation admin key, instead of a random one printed once"`
+
+	// Wallet sign-in: how long a challenge may be answered, and how long
+	// a session lasts (0: 5m and 24h). SessionKey, when set, seals session
+	// tokens (base64 of 32 bytes); otherwise <data-dir>/session.key, made
+	// on first start. Like SecretsKey it is read from the environment
+	// only. SignInDomain names the server in the message a wallet signs,
+	// as users reach it (host:port); "" means the listen address, with
+	// "localhost" for an unspecified host.
+	SignInDomain string        `yaml:"sign_in_domain" env:"PADDOCK_SIGN_IN_DOMAIN" help:"the server's host:port in the message a wallet signs, as users reach it (default the listen address)"`
+	ChallengeTTL time.Duration `yaml:"challenge_ttl" env:"PADDOCK_CHALLENGE_TTL" help:"how long a wallet sign-in challenge may be answered (0: 5m)"`
+	SessionTTL   time.Duration `yaml:"session_ttl" env:"PADDOCK_SESSION_TTL" help:"how long a sign-in session lasts (0: 24h)"`
+	SessionKey   string        `yaml:"-" env:"PADDOCK_SESSION_KEY" help:"the key session tokens are sealed with, base64 of 32 bytes (default <data-dir>/session.key, made on first start); environment only"`
+
+	// Members: how org admins add members.
+	Members Members `yaml:"members"`
 }
 
 // ProvidersConfig is the compute this installation offers, and the images
@@ -70,7 +92,11 @@ type SecretsConfig struct {
 	SecretsKey string `yaml:"-" env:"PADDOCK_SECRETS_KEY" help:"the key secrets are sealed with, base64 of 32 bytes (default <data-dir>/secrets.key, made on first start); environment only"`
 }
 
-// RuntimeConfig is the defaults and bounds of a runtime's config.
+// RuntimeConfig is the defaults and bounds of a runtime's config, when a
+// paused runtime is archived, the warm pools, and what compute costs: in
+// micro-credits per second of one core and of one GiB of memory, with
+// per-provider overrides written "name=cpu:memory,…", and how much of it
+// a start prepays. Zero rates make compute free.
 type RuntimeConfig struct {
 	DefaultImage string `yaml:"default_image" env:"PADDOCK_DEFAULT_IMAGE" flag:"default-image" help:"image for runtimes that name none"`
 	// AllowedImages are the images a runtime may name: exact references,
@@ -84,20 +110,31 @@ type RuntimeConfig struct {
 	MaxDiskMB    int64         `yaml:"max_disk_mb" env:"PADDOCK_MAX_DISK_MB" flag:"max-disk-mb" help:"the largest disk quota a runtime may ask for, in MiB"`
 	IdleTimeout  time.Duration `yaml:"idle_timeout" env:"PADDOCK_IDLE_TIMEOUT" flag:"idle-timeout" help:"default idle timeout of a runtime"`
 	MaxKeepalive time.Duration `yaml:"max_keepalive" env:"PADDOCK_MAX_KEEPALIVE" flag:"max-keepalive" help:"the longest one keepalive may extend a sandbox's window"`
-}
-
-// LedgerConfig is what compute costs, in micro-credits per second of one
-// core and of one GiB of memory, with per-provider overrides written
-// "name=cpu:memory,…"; how much of it a start prepays; how often running
-// compute is charged; how many credits a new org starts with. Zero rates
-// make compute free.
-type LedgerConfig struct {
+	// ArchiveAfter is how long a runtime may stay paused before it is
+	// archived (0: never).
+	ArchiveAfter time.Duration `yaml:"archive_after" env:"PADDOCK_ARCHIVE_AFTER" flag:"archive-after" help:"archive runtimes paused this long (0: never)"`
+	// WarmPool is how many warm sandboxes to keep for runtimes of the
+	// default template; WarmPools are pools for other templates (file
+	// only).
+	WarmPool int `yaml:"warm_pool" env:"PADDOCK_WARM_POOL" flag:"warm-pool" help:"warm sandboxes to keep ready for runtimes of the default image and resources"`
+	// WarmPoolRunning keeps the default template's warm sandboxes running
+	// with their agent link open (a claim is a transaction and nothing
+	// else) instead of paused (which holds no CPU and less memory).
+	WarmPoolRunning bool       `yaml:"warm_pool_running" env:"PADDOCK_WARM_POOL_RUNNING" flag:"warm-pool-running" help:"keep the warm sandboxes running with their agent link open (a start is a transaction) instead of paused"`
+	WarmPools       []WarmPool `yaml:"warm_pools" env:"-" help:"warm pools for other templates, each {image, cpu_millis, memory_mb, pids_limit, network, size, running}; file only"`
+	// What compute costs: the meter the runtime service bills through.
 	CreditRateCPU       int64         `yaml:"credit_rate_cpu" env:"PADDOCK_CREDIT_RATE_CPU" flag:"credit-rate-cpu" help:"micro-credits per core-second of compute"`
 	CreditRateMemory    int64         `yaml:"credit_rate_memory" env:"PADDOCK_CREDIT_RATE_MEMORY" flag:"credit-rate-memory" help:"micro-credits per GiB-second of compute"`
 	CreditProviderRates string        `yaml:"credit_provider_rates" env:"PADDOCK_CREDIT_PROVIDER_RATES" flag:"credit-provider-rates" help:"per-provider rates, name=cpu:memory,… (override the two above)"`
 	CreditFirstSlice    time.Duration `yaml:"credit_first_slice" env:"PADDOCK_CREDIT_FIRST_SLICE" flag:"credit-first-slice" help:"compute a start or resume prepays"`
-	SettleInterval      time.Duration `yaml:"settle_interval" env:"PADDOCK_SETTLE_INTERVAL" flag:"settle-interval" help:"how often running compute is charged"`
-	NewOrgCredits       float64       `yaml:"new_org_credits" env:"PADDOCK_NEW_ORG_CREDITS" flag:"new-org-credits" help:"credits a new org starts with"`
+}
+
+// LedgerConfig is how often running compute is charged and how many
+// credits a new org starts with. What compute costs is the runtime
+// section's: the runtime service meters it.
+type LedgerConfig struct {
+	SettleInterval time.Duration `yaml:"settle_interval" env:"PADDOCK_SETTLE_INTERVAL" flag:"settle-interval" help:"how often running compute is charged"`
+	NewOrgCredits  float64       `yaml:"new_org_credits" env:"PADDOCK_NEW_ORG_CREDITS" flag:"new-org-credits" help:"credits a new org starts with"`
 }
 
 // BindingsConfig is the bindings component's section; it has no settings
@@ -111,20 +148,8 @@ type SessionsConfig struct {
 	DefaultHarness string `yaml:"default_harness" env:"PADDOCK_DEFAULT_HARNESS" help:"the agent harness prompts and tasks run when they name none (default claude-code)"`
 }
 
-// LifecycleConfig is archiving, warm pools and reconciliation.
+// LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
-	// ArchiveAfter is how long a runtime may stay paused before it is
-	// archived (0: never).
-	ArchiveAfter time.Duration `yaml:"archive_after" env:"PADDOCK_ARCHIVE_AFTER" flag:"archive-after" help:"archive runtimes paused this long (0: never)"`
-	// WarmPool is how many warm sandboxes to keep for runtimes of the
-	// default template; WarmPools are pools for other templates (file
-	// only).
-	WarmPool int `yaml:"warm_pool" env:"PADDOCK_WARM_POOL" flag:"warm-pool" help:"warm sandboxes to keep ready for runtimes of the default image and resources"`
-	// WarmPoolRunning keeps the default template's warm sandboxes running
-	// with their agent link open (a claim is a transaction and nothing
-	// else) instead of paused (which holds no CPU and less memory).
-	WarmPoolRunning bool       `yaml:"warm_pool_running" env:"PADDOCK_WARM_POOL_RUNNING" flag:"warm-pool-running" help:"keep the warm sandboxes running with their agent link open (a start is a transaction) instead of paused"`
-	WarmPools       []WarmPool `yaml:"warm_pools" env:"-" help:"warm pools for other templates, each {image, cpu_millis, memory_mb, pids_limit, network, size, running}; file only"`
 	// ReconcileConcurrency is how many runtimes a reconciliation handles
 	// at once; 0 means 8.
 	ReconcileConcurrency int `yaml:"reconcile_concurrency" env:"PADDOCK_RECONCILE_CONCURRENCY" parse:"runtimes" help:"how many runtimes a reconciliation handles at once (0: 8)"`
@@ -161,7 +186,7 @@ type PreviewConfig struct {
 type MetricsConfig struct{}
 
 // HTTPConfig is the API's listener and what guards it: proxies in front,
-// limits, wallet sign-in, how members are added.
+// limits.
 type HTTPConfig struct {
 	Listen string `yaml:"listen" env:"PADDOCK_LISTEN" flag:"listen" help:"address to listen on"`
 	// TrustedProxies are the reverse proxies in front of the server, as
@@ -175,21 +200,6 @@ type HTTPConfig struct {
 	TrustedProxyHeader string `yaml:"trusted_proxy_header" env:"PADDOCK_TRUSTED_PROXY_HEADER" help:"the one header trusted proxies name the client in: X-Forwarded-For (default), Forwarded or X-Real-IP"`
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
-
-	// Wallet sign-in: how long a challenge may be answered, and how long
-	// a session lasts (0: 5m and 24h). SessionKey, when set, seals session
-	// tokens (base64 of 32 bytes); otherwise <data-dir>/session.key, made
-	// on first start. Like SecretsKey it is read from the environment
-	// only. SignInDomain names the server in the message a wallet signs,
-	// as users reach it (host:port); "" means the listen address, with
-	// "localhost" for an unspecified host.
-	SignInDomain string        `yaml:"sign_in_domain" env:"PADDOCK_SIGN_IN_DOMAIN" help:"the server's host:port in the message a wallet signs, as users reach it (default the listen address)"`
-	ChallengeTTL time.Duration `yaml:"challenge_ttl" env:"PADDOCK_CHALLENGE_TTL" help:"how long a wallet sign-in challenge may be answered (0: 5m)"`
-	SessionTTL   time.Duration `yaml:"session_ttl" env:"PADDOCK_SESSION_TTL" help:"how long a sign-in session lasts (0: 24h)"`
-	SessionKey   string        `yaml:"-" env:"PADDOCK_SESSION_KEY" help:"the key session tokens are sealed with, base64 of 32 bytes (default <data-dir>/session.key, made on first start); environment only"`
-
-	// Members: how org admins add members.
-	Members Members `yaml:"members"`
 }
 
 // Limits protect the server from any one caller; zero fields take the

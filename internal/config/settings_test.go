@@ -268,7 +268,7 @@ func TestFileKeys(t *testing.T) {
 func TestSection(t *testing.T) {
 	c := Default()
 	want := map[string]any{
-		"server": &c.ServerConfig, "http": &c.HTTPConfig, "store": &c.StoreConfig, "providers": &c.ProvidersConfig,
+		"server": &c.ServerConfig, "http": &c.HTTPConfig, "store": &c.StoreConfig, "access": &c.AccessConfig, "providers": &c.ProvidersConfig,
 		"egress": &c.EgressConfig, "secrets": &c.SecretsConfig, "runtime": &c.RuntimeConfig, "ledger": &c.LedgerConfig,
 		"bindings": &c.BindingsConfig, "sessions": &c.SessionsConfig, "lifecycle": &c.LifecycleConfig,
 		"ssh": &c.SSHConfig, "preview": &c.PreviewConfig, "metrics": &c.MetricsConfig,

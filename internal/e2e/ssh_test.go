@@ -30,6 +30,7 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -83,7 +84,7 @@ func newSSHFixture(t testing.TB) *sshFixture {
 		t.Fatal(err)
 	}
 	f.gw = sshgw.New(sshgw.Config{
-		Store: s.env.Store, Runtimes: s.env.Runtimes, Access: s.env.Access, HostKey: f.hostKey,
+		Runtimes: s.env.Runtimes, Access: s.env.Access, HostKey: f.hostKey,
 		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Recheck: 200 * time.Millisecond,
 	})
@@ -546,7 +547,7 @@ func TestSSHCLI(t *testing.T) {
 	ctx := bounded(t)
 	reg := provider.NewRegistry()
 	reg.Register(f.env.Provider)
-	h := api.New(api.Config{Store: f.env.Store, Runtimes: f.env.Runtimes, Providers: reg})
+	h := api.New(api.Config{Access: f.env.Access, Tenancy: tenancy.New(tenancy.Config{Store: f.env.Store}), Runtimes: f.env.Runtimes, Providers: reg})
 	h.Mount(api.SSH(sshgw.NewInfo(net.JoinHostPort("127.0.0.1", f.port), f.hostKey.PublicKey())))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

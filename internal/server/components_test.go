@@ -5,9 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/provider"
 )
@@ -69,5 +72,101 @@ func TestOneAccessService(t *testing.T) {
 		if acc := gw.(*sshServer).cfg.Access; acc == nil || acc != s.Access() || s.http.access.svc != acc {
 			t.Fatalf("the SSH gateway asks %p, the API %p", acc, s.Access())
 		}
+	}
+}
+
+// TestEachComponentHasItsSection: every component's configuration
+// section is its name and one of the configuration's sections.
+func TestEachComponentHasItsSection(t *testing.T) {
+	for _, r := range (&wiring{}).components() {
+		if r.Section != r.Name || !slices.Contains(config.SectionNames(), r.Section) {
+			t.Errorf("component %s has section %q, not one of %v", r.Name, r.Section, config.SectionNames())
+		}
+	}
+}
+
+// TestInitsReadTheirSection: the server's components are given their
+// sections by name, each once, in the order they initialise, and what
+// they are made from is what their section says: a section changed on
+// the way (the store's instance id, the access section's first admin
+// key, the sessions' default harness) is what the component uses.
+func TestInitsReadTheirSection(t *testing.T) {
+	cfg, f, ln := failingConfig(t)
+	d, err := openDoorsFor(cfg, Overrides{Listener: ln})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	w := newWiring(cfg, slog.New(slog.DiscardHandler), &out, d, Overrides{Listener: ln, Providers: []provider.Provider{f}, Manual: true})
+	var asked []string
+	w.sections = func(name string) any {
+		asked = append(asked, name)
+		switch sec := cfg.Section(name).(type) {
+		case *config.StoreConfig:
+			changed := *sec
+			changed.InstanceID = "from-the-section"
+			return &changed
+		case *config.AccessConfig:
+			changed := *sec
+			changed.BootstrapKey = "pdk_" + strings.Repeat("0a", 24)
+			return &changed
+		default:
+			return sec
+		}
+	}
+	s, err := w.build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	if want, _ := ComponentNames(); !slices.Equal(asked, want) {
+		t.Fatalf("sections asked for %v, want each component's, %v", asked, want)
+	}
+	if s.Instance() != "from-the-section" {
+		t.Fatalf("instance %q, not the store section's", s.Instance())
+	}
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "from the configured bootstrap key") {
+		t.Fatalf("the first admin key printed is not the access section's: %q", out.String())
+	}
+
+	cfg2, _, ln2 := failingConfig(t)
+	d2, err := openDoorsFor(cfg2, Overrides{Listener: ln2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := newWiring(cfg2, slog.New(slog.DiscardHandler), io.Discard, d2, Overrides{Listener: ln2, Providers: []provider.Provider{f}, Manual: true})
+	w2.sections = func(name string) any {
+		if name == sessionsName {
+			return &config.SessionsConfig{DefaultHarness: "no-such-harness"}
+		}
+		return cfg2.Section(name)
+	}
+	if _, err := w2.build(t.Context()); err == nil || !strings.Contains(err.Error(), "no-such-harness") {
+		t.Fatalf("a sessions section naming an unknown harness built: %v", err)
+	}
+}
+
+// TestGatewayAndBuildsHaveTheirOwnLifetime: the SSH gateway starts and
+// closes as its own component, and the image builds as the providers
+// component's, not as the HTTP component's; the HTTP component requires
+// the gateway, so it drains first, and the gateway requires the store,
+// so it stops before the store closes.
+func TestGatewayAndBuildsHaveTheirOwnLifetime(t *testing.T) {
+	regs := map[string]component.Registration{}
+	for _, r := range (&wiring{}).components() {
+		regs[r.Name] = r
+	}
+	if r := regs[sshName]; r.Start == nil || r.Close == nil {
+		t.Fatal("the ssh component has no Start or Close of its own")
+	}
+	if r := regs[providersName]; r.Start == nil || r.Close == nil {
+		t.Fatal("the providers component does not start and close the image builds")
+	}
+	if !slices.Contains(regs[httpName].Requires, sshName) || !slices.Contains(regs[sshName].Requires, storeName) {
+		t.Fatalf("http requires %v, ssh %v: the drain, the gateway and the store close out of order",
+			regs[httpName].Requires, regs[sshName].Requires)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/providers/docker"
@@ -42,22 +43,26 @@ func (w *wiring) egressComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			open, err := w.cfg.Egress.AllowInternalPrefixes()
+			cfg, err := component.SectionOf[*config.EgressConfig](ic)
+			if err != nil {
+				return nil, err
+			}
+			open, err := cfg.Egress.AllowInternalPrefixes()
 			if err != nil {
 				return nil, err
 			}
 			e := &egressPart{guard: egress.NewGuard(egress.GuardConfig{AllowInternal: open})}
-			if w.cfg.Egress.Disabled {
+			if cfg.Egress.Disabled {
 				return e, nil
 			}
-			hosts, err := w.cfg.Egress.HostAddrs()
+			hosts, err := cfg.Egress.HostAddrs()
 			if err != nil {
 				return nil, err
 			}
 			e.gate, err = egress.StartGate(ctx, egress.GateConfig{
-				Store: in.st, Providers: ps.reg, Guard: e.guard, Dir: filepath.Join(w.cfg.DataDir, "egress"),
-				Hosts: hosts, UpstreamCAFile: w.cfg.Egress.UpstreamCAFile, BrokerPorts: w.cfg.Egress.BrokerPorts,
-				Retention: w.cfg.Egress.Retention, Brokers: sec.Brokers, Fatal: fatalNetworkError,
+				Store: in.st, Providers: ps.reg, Guard: e.guard, Dir: filepath.Join(in.dataDir, "egress"),
+				Hosts: hosts, UpstreamCAFile: cfg.Egress.UpstreamCAFile, BrokerPorts: cfg.Egress.BrokerPorts,
+				Retention: cfg.Egress.Retention, Brokers: sec.Brokers, Fatal: fatalNetworkError,
 				Logger: in.logger.With("component", "egress"),
 			})
 			if fe := (*egress.FatalError)(nil); errors.As(err, &fe) {

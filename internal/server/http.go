@@ -13,19 +13,16 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/api"
-	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/secrets"
-	"github.com/paddockhq/paddock/internal/store"
 )
 
 // httpServer is the HTTP component's instance: the API, with every
 // feature the components mounted and wallet sign-in, on the listener
-// opened first; it starts the SSH gateway and the image builds once it
-// serves.
+// opened first.
 type httpServer struct {
 	api       *api.API
 	srv       *http.Server
@@ -34,9 +31,7 @@ type httpServer struct {
 	in        *installation
 	providers *providerSet
 	runtime   *runtimePart
-	sshd      *sshServer
 	access    *accessPart
-	cfg       config.Config
 	out       io.Writer
 	// serveOn, when set, serves srv in place of serving it on ln (a
 	// test's httptest server).
@@ -64,27 +59,31 @@ func (w *wiring) httpComponent() component.Registration {
 }
 
 func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpServer, error) {
-	h := &httpServer{ln: w.doors.api, cfg: w.cfg, out: w.out, serveOn: w.o.Serve, manual: w.o.Manual}
+	h := &httpServer{ln: w.doors.api, out: w.out, serveOn: w.o.Serve, manual: w.o.Manual}
+	cfg, err := component.SectionOf[*config.HTTPConfig](ic)
+	if err != nil {
+		return nil, err
+	}
 	sec, preview, err := h.requires(ic)
 	if err != nil {
 		return nil, err
 	}
-	clients, err := clientsOf(w.cfg)
+	clients, err := clientsOf(cfg)
 	if err != nil {
 		return nil, err
 	}
-	limits := limitsOf(w.cfg.Limits)
+	limits := limitsOf(cfg.Limits)
 	if w.o.Limits != nil {
 		limits = *w.o.Limits
 	}
 	h.api = api.New(api.Config{
-		Access: h.access.svc, Store: h.in.st, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
+		Access: h.access.svc, Tenancy: h.access.tenancy, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling,
-		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview, Members: w.cfg.Members,
-		Builds: h.runtime.builds.builder,
+		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview,
+		Builds: h.providers.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.access.signIn))
+	h.api.Mount(api.SignIn(h.access.sessions))
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {
 		served = w.o.Wrap(h.api)
@@ -103,9 +102,6 @@ func (h *httpServer) requires(ic *component.InitContext) (sec *secrets.Service, 
 		return nil, preview, err
 	}
 	if h.runtime, err = component.Get[*runtimePart](ic, runtimeName); err != nil {
-		return nil, preview, err
-	}
-	if h.sshd, err = component.Get[*sshServer](ic, sshName); err != nil {
 		return nil, preview, err
 	}
 	if h.access, err = component.Get[*accessPart](ic, accessName); err != nil {
@@ -129,7 +125,7 @@ func (w *wiring) mountedFeatures() []api.Feature {
 
 // clientsOf finds the address a request came from, trusting the
 // configured proxies.
-func clientsOf(cfg config.Config) (clientaddr.Resolver, error) {
+func clientsOf(cfg *config.HTTPConfig) (clientaddr.Resolver, error) {
 	trusted, err := clientaddr.ParseTrusted(cfg.TrustedProxies)
 	if err != nil {
 		return clientaddr.Resolver{}, err
@@ -164,14 +160,9 @@ func (h *httpServer) wait(ctx context.Context) error {
 	}
 }
 
-// start is the HTTP component's Start, the last: it creates the first
-// admin key and prints it once, now that every component is initialised;
-// then serves on the listener opened first (or as serveOn does), and
-// starts the SSH gateway and the image builds.
+// start is the HTTP component's Start, the last: it serves on the
+// listener opened first (or as serveOn does).
 func (h *httpServer) start(ctx context.Context) error {
-	if err := bootstrapKey(ctx, h.in.st, h.cfg.BootstrapKey, h.out); err != nil {
-		return err
-	}
 	h.srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	h.serveErr = make(chan error, 1)
 	h.providers.served.Store(true)
@@ -180,10 +171,8 @@ func (h *httpServer) start(ctx context.Context) error {
 	} else {
 		go func() { h.serveErr <- h.srv.Serve(h.ln) }()
 	}
-	h.sshd.start(h.out)
-	h.runtime.builds.start(ctx)
 	h.ready.Store(true)
-	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.cfg.DataDir, h.providers.reg.Default())
+	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.in.dataDir, h.providers.reg.Default())
 	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
 	return nil
 }
@@ -197,8 +186,8 @@ const drainMargin = time.Second
 // Streams to sandbox agents (terminals, followed output) need not end by
 // themselves, and Shutdown does not wait for WebSockets: after a grace
 // period, and in any case once the rest is drained, the agent connections
-// are closed, which ends them. SSH sessions get the same grace, and the
-// gateway has stopped when drain returns.
+// are closed, which ends them. SSH sessions get the same grace (the SSH
+// component closes after this one).
 func (h *httpServer) drain(ctx context.Context) error {
 	h.ready.Store(false)
 	if h.serveErr == nil {
@@ -208,8 +197,10 @@ func (h *httpServer) drain(ctx context.Context) error {
 	if h.failed || h.manual {
 		grace = 0
 	}
-	closeAgents := time.AfterFunc(grace, h.cutAgentStreams)
-	sshStopped := h.sshd.shutdown(grace)
+	// The agents are cut after the grace, or when the runtime component
+	// closes, after the SSH gateway has stopped: its sessions have the
+	// same grace.
+	time.AfterFunc(grace, h.cutAgentStreams)
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-drainMargin))
@@ -219,9 +210,6 @@ func (h *httpServer) drain(ctx context.Context) error {
 		h.in.logger.Warn("shutdown did not drain every request", "err", err)
 		_ = h.srv.Close()
 	}
-	sshStopped()
-	closeAgents.Stop()
-	h.cutAgentStreams()
 	if h.failed || h.serveOn != nil {
 		return nil // serve returned its error, or it is not ours to wait for
 	}
@@ -232,32 +220,9 @@ func (h *httpServer) drain(ctx context.Context) error {
 }
 
 // cutAgentStreams closes the connections to sandbox agents, which ends
-// the streams over them, before the runtime component closes; the
-// runtime's event subscribers hear on until then.
+// the streams over them; the runtime component's Close does it too, after
+// the SSH gateway's. The runtime's event subscribers hear on until then.
 func (h *httpServer) cutAgentStreams() { h.runtime.svc.CloseAgents() }
-
-// bootstrapKey creates the first admin key when the store has none and
-// prints it once. A configured bootstrap key is used as that key.
-func bootstrapKey(ctx context.Context, st store.Store, configured string, out io.Writer) error {
-	n, err := st.CountAPIKeys(ctx)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		return nil
-	}
-	keys := auth.Keys{Store: st, Now: time.Now}
-	plain, _, err := keys.CreateInstallation(ctx, "bootstrap admin", configured)
-	if err != nil {
-		return fmt.Errorf("create the admin key: %w", err)
-	}
-	if configured != "" {
-		fmt.Fprintln(out, "paddock: created the admin API key from the configured bootstrap key")
-		return nil
-	}
-	fmt.Fprintf(out, "paddock: admin API key (shown once, store it now): %s\n", plain)
-	return nil
-}
 
 // limitsOf is the API's limits from the configuration's.
 func limitsOf(l config.Limits) api.Limits {

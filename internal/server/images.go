@@ -25,16 +25,16 @@ type imageBuilds struct {
 
 // imageBuilds are the images a test builds itself, else the configured
 // builder's.
-func (w *wiring) imageBuilds(ctx context.Context, providers *provider.Registry, logger *slog.Logger) (*imageBuilds, error) {
+func (w *wiring) imageBuilds(ctx context.Context, cfg *config.ProvidersConfig, providers *provider.Registry, logger *slog.Logger) (*imageBuilds, error) {
 	if w.o.Builds != nil {
 		return &imageBuilds{builder: w.o.Builds, providers: w.o.BuildsFor, byCaller: true}, nil
 	}
-	return newImageBuilds(ctx, w.cfg, providers, logger)
+	return newImageBuilds(ctx, cfg, providers, logger)
 }
 
 // newImageBuilds asks the configured builder which images it makes and
 // which are already on the default provider; nothing is built yet.
-func newImageBuilds(ctx context.Context, cfg config.Config, providers *provider.Registry, logger *slog.Logger) (*imageBuilds, error) {
+func newImageBuilds(ctx context.Context, cfg *config.ProvidersConfig, providers *provider.Registry, logger *slog.Logger) (*imageBuilds, error) {
 	ib := &imageBuilds{}
 	if cfg.ImageBuilder == "" {
 		return ib, nil
@@ -62,7 +62,7 @@ func newImageBuilds(ctx context.Context, cfg config.Config, providers *provider.
 
 // sameEngine are the docker providers on the engine of the provider named
 // def: the images built there serve them all, and no other.
-func sameEngine(cfg config.Config, def string) []string {
+func sameEngine(cfg *config.ProvidersConfig, def string) []string {
 	host := func(pc config.ProviderConfig) string {
 		if pc.DockerHost != "" {
 			return pc.DockerHost

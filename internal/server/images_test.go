@@ -17,10 +17,10 @@ func TestImageBuildsOnTheirEngine(t *testing.T) {
 		{Name: "remote", Kind: "docker", DockerHost: "tcp://build.invalid:2376"},
 		{Name: "fake", Kind: "fake"},
 	}}}
-	if got := sameEngine(cfg, "docker"); !slices.Equal(got, []string{"docker", "gvisor"}) {
+	if got := sameEngine(&cfg.ProvidersConfig, "docker"); !slices.Equal(got, []string{"docker", "gvisor"}) {
 		t.Fatalf("providers on the default engine: %v", got)
 	}
-	if got := sameEngine(cfg, "remote"); !slices.Equal(got, []string{"remote"}) {
+	if got := sameEngine(&cfg.ProvidersConfig, "remote"); !slices.Equal(got, []string{"remote"}) {
 		t.Fatalf("providers on the remote engine: %v", got)
 	}
 }

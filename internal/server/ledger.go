@@ -6,6 +6,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/metrics"
 )
@@ -39,7 +40,11 @@ func (w *wiring) ledgerComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			newOrg, err := ledger.MicrosOf(w.cfg.NewOrgCredits)
+			cfg, err := component.SectionOf[*config.LedgerConfig](ic)
+			if err != nil {
+				return nil, err
+			}
+			newOrg, err := ledger.MicrosOf(cfg.NewOrgCredits)
 			if err != nil {
 				return nil, fmt.Errorf("new org credits: %w", err)
 			}
@@ -48,7 +53,7 @@ func (w *wiring) ledgerComponent() component.Registration {
 				Store: in.st, Meter: rp.meter, Runtimes: rp.svc, NewOrgMicros: newOrg, Now: w.now, Logger: logger,
 			})}
 			lp.settler = ledger.NewSettler(lp.ledger, ledger.SettlerConfig{
-				Interval: w.cfg.SettleInterval,
+				Interval: cfg.SettleInterval,
 				AfterTick: func(res ledger.TickResult, err error) {
 					m.CreditsDeducted(res.ChargedMicros)
 					if err != nil {

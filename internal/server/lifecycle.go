@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/lifecycle"
 )
 
@@ -48,6 +49,10 @@ func (w *wiring) initLifecycle(ctx context.Context, ic *component.InitContext) (
 	if w.o.Manual {
 		return &automation{}, nil // the test drives the runtimes
 	}
+	cfg, err := component.SectionOf[*config.LifecycleConfig](ic)
+	if err != nil {
+		return nil, err
+	}
 	in, err := component.Get[*installation](ic, storeName)
 	if err != nil {
 		return nil, err
@@ -58,7 +63,7 @@ func (w *wiring) initLifecycle(ctx context.Context, ic *component.InitContext) (
 	}
 	logger := in.logger.With("component", "lifecycle")
 	life := lifecycle.New(lifecycle.Config{
-		Store: in.st, Runtimes: rp.svc, Logger: logger, Concurrency: w.cfg.ReconcileConcurrency,
+		Store: in.st, Runtimes: rp.svc, Logger: logger, Concurrency: cfg.ReconcileConcurrency,
 	})
 	if err := life.Hold(ctx); err != nil {
 		return nil, fmt.Errorf("list runtimes to reconcile: %w", err)

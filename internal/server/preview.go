@@ -14,7 +14,7 @@ import (
 func (w *wiring) previewComponent() component.Registration {
 	return component.Def[api.Preview]{
 		Name: previewName,
-		Init: func(context.Context, *component.InitContext) (api.Preview, error) {
+		Init: func(_ context.Context, ic *component.InitContext) (api.Preview, error) {
 			if p := w.o.Preview; p != nil {
 				given := *p
 				if given.Port == "" {
@@ -22,7 +22,11 @@ func (w *wiring) previewComponent() component.Registration {
 				}
 				return given, nil
 			}
-			return previewOf(w.cfg, w.doors.api.Addr()), nil
+			cfg, err := component.SectionOf[*config.PreviewConfig](ic)
+			if err != nil {
+				return api.Preview{}, err
+			}
+			return previewOf(cfg, w.doors.api.Addr()), nil
 		},
 	}.Registration()
 }
@@ -38,7 +42,7 @@ func portOf(addr net.Addr) string {
 
 // previewOf is the API's preview configuration: the URLs it hands out use
 // the configured scheme and port, else http and the listen port.
-func previewOf(cfg config.Config, addr net.Addr) api.Preview {
+func previewOf(cfg *config.PreviewConfig, addr net.Addr) api.Preview {
 	p := api.Preview{Domain: cfg.PreviewDomain, Scheme: cfg.PreviewScheme, Port: cfg.PreviewPort}
 	switch p.Port {
 	case "":

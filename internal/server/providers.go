@@ -25,7 +25,10 @@ import (
 // providerSet is the providers component's instance: the registry of the
 // configured providers, each behind its circuit breaker.
 type providerSet struct {
-	reg     *provider.Registry
+	reg *provider.Registry
+	// builds are the images built in the background on the default
+	// provider's engine.
+	builds  *imageBuilds
 	release func(startFailed bool)
 	// served: the server served; a start that failed before it also
 	// undoes what the providers set up on the host.
@@ -49,19 +52,41 @@ func (w *wiring) providersComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
+			cfg, err := component.SectionOf[*config.ProvidersConfig](ic)
+			if err != nil {
+				return nil, err
+			}
 			ps := &providerSet{reg: provider.NewRegistry()}
 			if len(w.o.Providers) > 0 {
 				ps.release = registerGiven(ps.reg, w.o.Providers, m)
-				return ps, nil
+			} else if ps.release, err = registerProviders(ctx, ps.reg, providerSettings{cfg, w.egress, in.dataDir}, in.id, m, in.logger); err != nil {
+				return nil, err
 			}
-			ps.release, err = registerProviders(ctx, ps.reg, w.cfg, in.id, m, in.logger)
-			return ps, err
+			if ps.builds, err = w.imageBuilds(ctx, cfg, ps.reg, in.logger); err != nil {
+				ps.release(true)
+				return nil, err
+			}
+			return ps, nil
+		},
+		Start: func(ctx context.Context, ps *providerSet) error {
+			ps.builds.start(ctx)
+			return nil
 		},
 		Close: func(_ context.Context, ps *providerSet) error {
+			ps.builds.close()
 			ps.release(!ps.served.Load())
 			return nil
 		},
 	}.Registration()
+}
+
+// providerSettings are what the providers are made from: the providers
+// section, the egress networks (the egress section's) and the data
+// directory.
+type providerSettings struct {
+	*config.ProvidersConfig
+	egress  config.Egress
+	dataDir string
 }
 
 // registerProviders registers the configured providers, the default
@@ -71,7 +96,7 @@ func (w *wiring) providersComponent() component.Registration {
 //
 // Each is registered behind a circuit breaker (provider.Breaker), whose
 // state and the backend failures it sees go to m.
-func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.Config, instance string, m *metrics.Metrics, logger *slog.Logger) (func(startFailed bool), error) {
+func registerProviders(ctx context.Context, reg *provider.Registry, cfg providerSettings, instance string, m *metrics.Metrics, logger *slog.Logger) (func(startFailed bool), error) {
 	var closers []func(startFailed bool)
 	release := func(startFailed bool) {
 		for _, c := range slices.Backward(closers) {
@@ -122,9 +147,9 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg config.C
 				Instance:    instance,
 				ShimPath:    shim,
 				RunDir:      runDir(cfg),
-				DiskDir:     filepath.Join(cfg.DataDir, "disks"),
+				DiskDir:     filepath.Join(cfg.dataDir, "disks"),
 				PullMissing: cfg.PullImages,
-				Networks:    dockerNetworks(cfg, instance),
+				Networks:    dockerNetworks(cfg.egress, instance),
 
 				WritableRootUnbounded: cfg.WritableRootUnbounded,
 			}, logger.With("provider", pc.Name))
@@ -190,15 +215,15 @@ func findShim(configured string) (string, error) {
 // runDir is where agent sockets live. Unix socket paths are limited to 107
 // bytes, so a deep data dir falls back to a short directory under /tmp
 // named after it.
-func runDir(cfg config.Config) string {
+func runDir(cfg providerSettings) string {
 	if cfg.RunDir != "" {
 		return cfg.RunDir
 	}
-	d := filepath.Join(cfg.DataDir, "run")
+	d := filepath.Join(cfg.dataDir, "run")
 	if len(d) <= 60 {
 		return d
 	}
-	sum := sha256.Sum256([]byte(cfg.DataDir))
+	sum := sha256.Sum256([]byte(cfg.dataDir))
 	return filepath.Join(os.TempDir(), "paddock-"+hex.EncodeToString(sum[:6]))
 }
 
@@ -208,11 +233,11 @@ func runDir(cfg config.Config) string {
 // two installations on one host never share them; an installation that
 // has the networks of earlier releases (paddock-egress, paddock-open, with
 // its label) keeps them.
-func dockerNetworks(cfg config.Config, instance string) *docker.Networks {
-	if cfg.Egress.Disabled {
+func dockerNetworks(e config.Egress, instance string) *docker.Networks {
+	if e.Disabled {
 		return nil
 	}
-	n := &docker.Networks{Proxy: cfg.Egress.ProxyNetwork, Open: cfg.Egress.OpenNetwork, ProxyPort: cfg.Egress.ProxyPort}
+	n := &docker.Networks{Proxy: e.ProxyNetwork, Open: e.OpenNetwork, ProxyPort: e.ProxyPort}
 	if n.Proxy == "" && n.Open == "" {
 		n.Earlier = &docker.Networks{Proxy: config.EarlierProxyNetwork, Open: config.EarlierOpenNetwork}
 	}

@@ -26,7 +26,7 @@ func TestDockerNetworksKeepEarlierOnes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var cfg config.Config
 			cfg.Egress.ProxyNetwork, cfg.Egress.OpenNetwork, cfg.Egress.ProxyPort = tc.proxy, tc.open, 3128
-			n := dockerNetworks(cfg, "inst-1")
+			n := dockerNetworks(cfg.Egress, "inst-1")
 			if got := n.Earlier != nil; got != tc.wantEarlier {
 				t.Fatalf("Earlier = %+v, want set: %v", n.Earlier, tc.wantEarlier)
 			}
@@ -41,14 +41,14 @@ func TestDockerNetworksKeepEarlierOnes(t *testing.T) {
 					t.Errorf("network %q, want %s-<12 hex digits of the instance id's hash>", c.got, c.earlier)
 				}
 			}
-			if other := dockerNetworks(cfg, "inst-2"); tc.proxy == "" && other.Proxy == n.Proxy {
+			if other := dockerNetworks(cfg.Egress, "inst-2"); tc.proxy == "" && other.Proxy == n.Proxy {
 				t.Errorf("two instances share the derived proxy network %q", n.Proxy)
 			}
 		})
 	}
 	var off config.Config
 	off.Egress.Disabled = true
-	if n := dockerNetworks(off, "inst-1"); n != nil {
+	if n := dockerNetworks(off.Egress, "inst-1"); n != nil {
 		t.Errorf("networks with egress disabled = %+v, want none", n)
 	}
 }

@@ -18,7 +18,8 @@ import (
 
 // runtimePart is the runtime component's instance: the runtime service,
 // the meter it bills through (the ledger's, priced from the
-// configuration), and the images the server builds in the background.
+// configuration), and the images the server builds in the background
+// (the providers component's).
 type runtimePart struct {
 	svc     *runtime.Service
 	meter   *ledger.Meter
@@ -28,8 +29,7 @@ type runtimePart struct {
 
 // runtimeComponent builds the runtime service: defaults, warm pools, what
 // a sandbox's agent is given (its secrets, the egress proxy, its
-// sidecars), and the image builder, which starts building once the
-// server serves.
+// sidecars), and what compute costs.
 func (w *wiring) runtimeComponent() component.Registration {
 	return component.Def[*runtimePart]{
 		Name:     runtimeName,
@@ -39,26 +39,24 @@ func (w *wiring) runtimeComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			rp := &runtimePart{}
-			if rp.builds, err = w.imageBuilds(ctx, deps.providers.reg, deps.in.logger); err != nil {
+			cfg, err := component.SectionOf[*config.RuntimeConfig](ic)
+			if err != nil {
 				return nil, err
 			}
-			if rp.pricing, err = w.pricing(); err != nil {
-				rp.builds.close()
+			rp := &runtimePart{builds: deps.providers.builds}
+			if rp.pricing, err = w.pricing(cfg); err != nil {
 				return nil, err
 			}
 			rp.meter = ledger.NewMeter(rp.pricing)
-			rp.svc = runtime.New(w.runtimeConfig(deps, rp))
+			rp.svc = runtime.New(w.runtimeConfig(cfg, deps, rp))
 			if err := rp.svc.ValidateWarmPools(); err != nil {
 				_ = rp.svc.Close()
-				rp.builds.close()
 				return nil, err
 			}
 			return rp, nil
 		},
 		Close: func(_ context.Context, rp *runtimePart) error {
 			_ = rp.svc.Close()
-			rp.builds.close()
 			return nil
 		},
 	}.Registration()
@@ -91,8 +89,7 @@ func runtimeDepsOf(ic *component.InitContext) (d runtimeDeps, err error) {
 }
 
 // runtimeConfig is the runtime service's configuration.
-func (w *wiring) runtimeConfig(d runtimeDeps, rp *runtimePart) runtime.Config {
-	cfg := w.cfg
+func (w *wiring) runtimeConfig(cfg *config.RuntimeConfig, d runtimeDeps, rp *runtimePart) runtime.Config {
 	return runtime.Config{
 		Store:     d.in.st,
 		Providers: d.providers.reg,
@@ -109,7 +106,7 @@ func (w *wiring) runtimeConfig(d runtimeDeps, rp *runtimePart) runtime.Config {
 		Logger:    d.in.logger,
 		Now:       w.now,
 		Billing:   rp.meter,
-		WarmPools: w.warmPools(),
+		WarmPools: w.warmPools(cfg),
 		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
 			env, err := d.secrets.Env(ctx, sb)
 			if err != nil {
@@ -129,15 +126,15 @@ func (w *wiring) runtimeConfig(d runtimeDeps, rp *runtimePart) runtime.Config {
 }
 
 // pricing prices compute: as a test gives it, else as configured.
-func (w *wiring) pricing() (ledger.Pricing, error) {
+func (w *wiring) pricing(cfg *config.RuntimeConfig) (ledger.Pricing, error) {
 	if w.o.Pricing != nil {
 		return *w.o.Pricing, nil
 	}
-	return pricingOf(w.cfg)
+	return pricingOf(cfg)
 }
 
 // pricingOf builds the price list from the configuration.
-func pricingOf(cfg config.Config) (ledger.Pricing, error) {
+func pricingOf(cfg *config.RuntimeConfig) (ledger.Pricing, error) {
 	rates, err := ledger.ParseProviderRates(cfg.CreditProviderRates)
 	if err != nil {
 		return ledger.Pricing{}, fmt.Errorf("credit provider rates: %w", err)
@@ -163,16 +160,16 @@ func archiveAfter(d time.Duration) time.Duration {
 }
 
 // warmPools are the warm pools a test gives, else the configured ones.
-func (w *wiring) warmPools() []runtime.WarmPool {
+func (w *wiring) warmPools(cfg *config.RuntimeConfig) []runtime.WarmPool {
 	if w.o.WarmPools != nil {
 		return w.o.WarmPools
 	}
-	return warmPools(w.cfg)
+	return warmPools(cfg)
 }
 
 // warmPools are the warm pools cfg asks for: the default template's, then
 // the listed ones.
-func warmPools(cfg config.Config) []runtime.WarmPool {
+func warmPools(cfg *config.RuntimeConfig) []runtime.WarmPool {
 	var out []runtime.WarmPool
 	if cfg.WarmPool > 0 {
 		out = append(out, runtime.WarmPool{Size: cfg.WarmPool, Running: cfg.WarmPoolRunning})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/secrets"
 )
 
@@ -18,7 +19,11 @@ func (w *wiring) secretsComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			keys, err := secrets.LoadKeyring(w.cfg.DataDir, w.cfg.SecretsKey)
+			cfg, err := component.SectionOf[*config.SecretsConfig](ic)
+			if err != nil {
+				return nil, err
+			}
+			keys, err := secrets.LoadKeyring(in.dataDir, cfg.SecretsKey)
 			if err != nil {
 				return nil, err
 			}

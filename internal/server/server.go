@@ -59,7 +59,17 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 // logger, where the server prints, the doors, and the API features the
 // components mount.
 type wiring struct {
-	cfg    config.Config
+	// sections are the configuration, each component's part its own:
+	// the registry gives each Init its section (config.Config.Section).
+	sections func(name string) any
+	// dataDir is the server's data directory, a setting of the whole
+	// server: the store component reads it and its instance (the
+	// installation) hands it to the others.
+	dataDir string
+	// egress is the egress section as the providers component reads
+	// it: the docker provider's networks are named there, and the egress
+	// component, which owns the section, requires the providers.
+	egress config.Egress
 	logger *slog.Logger
 	out    io.Writer
 	doors  *doors

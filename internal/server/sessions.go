@@ -7,6 +7,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/session"
@@ -19,8 +20,12 @@ func (w *wiring) sessionsComponent() component.Registration {
 		Name:     sessionsName,
 		Requires: []string{storeName, runtimeName, bindingsName, secretsName, egressName},
 		Init: func(_ context.Context, ic *component.InitContext) (*session.Service, error) {
-			if _, ok := harness.Lookup(w.cfg.DefaultHarness); w.cfg.DefaultHarness != "" && !ok {
-				return nil, fmt.Errorf("default harness %q is not one of paddock's harnesses (GET /api/capabilities lists them)", w.cfg.DefaultHarness)
+			cfg, err := component.SectionOf[*config.SessionsConfig](ic)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := harness.Lookup(cfg.DefaultHarness); cfg.DefaultHarness != "" && !ok {
+				return nil, fmt.Errorf("default harness %q is not one of paddock's harnesses (GET /api/capabilities lists them)", cfg.DefaultHarness)
 			}
 			in, err := component.Get[*installation](ic, storeName)
 			if err != nil {
@@ -44,7 +49,7 @@ func (w *wiring) sessionsComponent() component.Registration {
 			}
 			s := session.New(session.Config{
 				Store: in.st, Runtimes: rp.svc, Bindings: b, Secrets: sec,
-				Logger: in.logger.With("component", "sessions"), DefaultHarness: w.cfg.DefaultHarness,
+				Logger: in.logger.With("component", "sessions"), DefaultHarness: cfg.DefaultHarness,
 				EgressRecorded: e.gate.Recorded(), Now: w.now,
 			})
 			w.mount(api.Sessions(s))

@@ -32,8 +32,9 @@ type sshServer struct {
 }
 
 // sshComponent is the SSH gateway: it mounts GET /api/v1/ssh when it is
-// on. The HTTP component starts it once the API serves and stops it as
-// the API drains, before the runtimes and the store close.
+// on. It serves once started, and its Close, after the API has drained
+// (the HTTP component closes first) and before the runtimes and the
+// store close, gives open sessions the agent streams' grace to end.
 func (w *wiring) sshComponent() component.Registration {
 	return component.Def[*sshServer]{
 		Name:     sshName,
@@ -55,10 +56,22 @@ func (w *wiring) sshComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			s.cfg.Store, s.cfg.Runtimes, s.cfg.Access = in.st, rp.svc, acc.svc
+			s.cfg.Runtimes, s.cfg.Access = rp.svc, acc.svc
 			s.cfg.Logger, s.logger = in.logger, in.logger
 			w.mount(api.SSH(s.info))
 			return s, nil
+		},
+		Start: func(_ context.Context, s *sshServer) error {
+			s.start(w.out)
+			return nil
+		},
+		Close: func(ctx context.Context, s *sshServer) error {
+			grace := AgentStreamGrace
+			if w.o.Manual {
+				grace = 0
+			}
+			s.shutdown(ctx, grace)
+			return nil
 		},
 	}.Registration()
 }
@@ -111,23 +124,16 @@ func (s *sshServer) start(out io.Writer) {
 }
 
 // shutdown stops taking connections and gives open sessions grace to end
-// by themselves before it ends them. It returns a function that waits for
-// all of it.
-func (s *sshServer) shutdown(grace time.Duration) (wait func()) {
+// by themselves, within ctx's deadline, before it ends them; it returns
+// once they have ended and the gateway stopped serving.
+func (s *sshServer) shutdown(ctx context.Context, grace time.Duration) {
 	if s == nil || s.gw == nil {
-		return func() {}
+		return // off, or it never served: the doors close its listener
 	}
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		ctx, cancel := context.WithTimeout(context.Background(), grace)
-		defer cancel()
-		_ = s.gw.Shutdown(ctx)
-	}()
-	return func() {
-		<-stopped
-		<-s.done
-	}
+	ctx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	_ = s.gw.Shutdown(ctx)
+	<-s.done
 }
 
 // close closes a listener that never served (a start that failed).

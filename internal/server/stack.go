@@ -87,22 +87,35 @@ func build(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 	if err != nil {
 		return nil, err
 	}
-	w := &wiring{cfg: cfg, logger: logger, out: out, doors: d, o: o, now: o.Now}
+	return newWiring(cfg, logger, out, d, o).build(ctx, more...)
+}
+
+// newWiring is what the components of a run with cfg share; each reads
+// its own section of cfg.
+func newWiring(cfg config.Config, logger *slog.Logger, out io.Writer, d *doors, o Overrides) *wiring {
+	w := &wiring{sections: cfg.Section, dataDir: cfg.DataDir, egress: cfg.Egress, logger: logger, out: out, doors: d, o: o, now: o.Now}
 	if w.now == nil {
 		w.now = time.Now
 	}
+	return w
+}
+
+// build initialises w's components, and more, each given its section;
+// when it fails, it closes the doors.
+func (w *wiring) build(ctx context.Context, more ...component.Registration) (*Stack, error) {
 	reg, err := component.NewRegistry(append(w.components(), more...)...)
 	if err != nil {
-		d.close()
+		w.doors.close()
 		return nil, err
 	}
+	reg.UseSections(w.sections)
 	set, err := reg.Init(ctx, ShutdownTimeout)
 	if err != nil {
-		d.close()
+		w.doors.close()
 		return nil, err
 	}
 	h, _ := set.Get(httpName).(*httpServer)
-	return &Stack{set: set, order: reg.Order(), doors: d, http: h}, nil
+	return &Stack{set: set, order: reg.Order(), doors: w.doors, http: h}, nil
 }
 
 // openDoorsFor binds the doors cfg names, the API's unless o gives it.
@@ -135,10 +148,11 @@ func ComponentNames() ([]string, error) {
 func (s *Stack) Components() []string { return s.order }
 
 // Start starts the components, in order, now that every one is
-// initialised: the settler, the start-up reconciliation and the
-// lifecycle rounds (unless Overrides.Manual), then the HTTP component,
-// which creates the first admin key when the store has none, serves the
-// API, and starts the SSH gateway and the image builds. It does not wait.
+// initialised: the access component, which creates the first admin key
+// when the store has none; the image builds; the settler, the start-up
+// reconciliation and the lifecycle rounds (unless Overrides.Manual); the
+// SSH gateway; then the HTTP component, which serves the API. It does
+// not wait.
 func (s *Stack) Start(ctx context.Context) error { return s.set.Start(ctx) }
 
 // serve starts s and returns when ctx ends or serving fails.

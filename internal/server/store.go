@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -19,9 +20,11 @@ const metaInstanceID = "instance_id"
 // installation id it keeps (it labels all compute), and the logger that
 // names the installation, for every component after it.
 type installation struct {
-	st     store.Store
-	id     string
-	logger *slog.Logger
+	st store.Store
+	id string
+	// dataDir is the server's data directory.
+	dataDir string
+	logger  *slog.Logger
 }
 
 // storeComponent opens the store (SQLite in the data directory unless the
@@ -29,21 +32,25 @@ type installation struct {
 func (w *wiring) storeComponent() component.Registration {
 	return component.Def[*installation]{
 		Name: storeName,
-		Init: func(ctx context.Context, _ *component.InitContext) (*installation, error) {
-			dsn := w.cfg.Store
+		Init: func(ctx context.Context, ic *component.InitContext) (*installation, error) {
+			cfg, err := component.SectionOf[*config.StoreConfig](ic)
+			if err != nil {
+				return nil, err
+			}
+			dsn := cfg.Store
 			if dsn == "" {
-				dsn = "sqlite:" + filepath.Join(w.cfg.DataDir, "paddock.db")
+				dsn = "sqlite:" + filepath.Join(w.dataDir, "paddock.db")
 			}
 			st, err := store.Open(ctx, dsn, w.logger)
 			if err != nil {
 				return nil, fmt.Errorf("open store: %w", err)
 			}
-			id, err := instanceID(ctx, st, w.cfg.InstanceID)
+			id, err := instanceID(ctx, st, cfg.InstanceID)
 			if err != nil {
 				_ = st.Close()
 				return nil, err
 			}
-			return &installation{st: st, id: id, logger: w.logger.With("instance", id)}, nil
+			return &installation{st: st, id: id, dataDir: w.dataDir, logger: w.logger.With("instance", id)}, nil
 		},
 		Close: func(_ context.Context, in *installation) error { return in.st.Close() },
 	}.Registration()

@@ -34,7 +34,6 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/runtime"
-	"github.com/paddockhq/paddock/internal/store"
 )
 
 // Defaults of Config's zero fields.
@@ -54,7 +53,6 @@ const (
 
 // Config wires a Gateway.
 type Config struct {
-	Store    store.Store
 	Runtimes *runtime.Service
 	HostKey  ssh.Signer
 	Logger   *slog.Logger

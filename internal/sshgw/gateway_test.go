@@ -56,7 +56,7 @@ type gateway struct {
 
 const maxFile = 1 << 20
 
-func startGateway(t *testing.T, edit ...func(*sshgw.Config)) *gateway {
+func startGateway(t *testing.T, edit ...func(*sshgw.Config, store.Store)) *gateway {
 	t.Helper()
 	dial := shimtest.Serve(t)
 	prov := fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})
@@ -78,11 +78,11 @@ func startGateway(t *testing.T, edit ...func(*sshgw.Config)) *gateway {
 	}
 	g := &gateway{env: env, rt: rt, hostKey: hostKey.PublicKey(), user: sshgw.UserName(rt.ID), served: make(chan error, 1)}
 	cfg := sshgw.Config{
-		Store: env.Store, Runtimes: env.Runtimes, Access: env.Access, HostKey: hostKey, MaxFileBytes: maxFile,
+		Runtimes: env.Runtimes, Access: env.Access, HostKey: hostKey, MaxFileBytes: maxFile,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, e := range edit {
-		e(&cfg)
+		e(&cfg, env.Store)
 	}
 	g.gw = sshgw.New(cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -362,7 +362,7 @@ func TestSFTP(t *testing.T) {
 // TestSpoolSpace: the spool files of every session share one bound; a
 // file closed gives its space back.
 func TestSpoolSpace(t *testing.T) {
-	g := startGateway(t, func(c *sshgw.Config) { c.MaxSpoolBytes = maxFile + maxFile/2 })
+	g := startGateway(t, func(c *sshgw.Config, _ store.Store) { c.MaxSpoolBytes = maxFile + maxFile/2 })
 	c := g.sftp(t)
 	dir := t.TempDir()
 	a, err := c.Create(filepath.Join(dir, "a"))
@@ -388,7 +388,7 @@ func TestSpoolSpace(t *testing.T) {
 // TestConnsPerUser: a user's connections are bounded; one that ends
 // makes room for another.
 func TestConnsPerUser(t *testing.T) {
-	g := startGateway(t, func(c *sshgw.Config) { c.MaxConnsPerUser = 2 })
+	g := startGateway(t, func(c *sshgw.Config, _ store.Store) { c.MaxConnsPerUser = 2 })
 	works := func(c *ssh.Client) bool {
 		s, err := c.NewSession()
 		if err != nil {
@@ -584,9 +584,9 @@ func (s *busyStore) GetSSHKey(ctx context.Context, id string) (store.SSHKey, err
 // still does.
 func TestRecheckOutlivesABusyStore(t *testing.T) {
 	var st *busyStore
-	g := startGateway(t, func(c *sshgw.Config) {
-		st = &busyStore{Store: c.Store, calls: make(chan struct{})}
-		c.Store, c.Recheck = st, 10*time.Millisecond
+	g := startGateway(t, func(c *sshgw.Config, envStore store.Store) {
+		st = &busyStore{Store: envStore, calls: make(chan struct{})}
+		c.Recheck = 10 * time.Millisecond
 		c.Access = iam.New(iam.Config{Store: st})
 	})
 	c := g.client(t)
