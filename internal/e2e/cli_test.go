@@ -255,6 +255,12 @@ func TestCLISandboxCommands(t *testing.T) {
 		// Ctrl-C is a byte for the sandbox, not a signal here.
 		io.WriteString(ptmx, "echo $((40+2))go; sleep 1000\r")
 		screen.expect(t, "42go")
+		// Not while the shell itself is in the foreground, between the
+		// echo and the sleep (TestTerminal).
+		testenv.WaitFor(t, "the sleep to run", func() bool {
+			_, _, code := clitest.Run(t, env, "exec", "p1", "pidof", "sleep")
+			return code == 0
+		})
 		io.WriteString(ptmx, "\x03")
 		screen.expect(t, "$ ")
 		io.WriteString(ptmx, "echo status-$?\r")
