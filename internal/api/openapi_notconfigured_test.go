@@ -3,8 +3,6 @@ package api_test
 import (
 	"encoding/json"
 	"testing"
-
-	apispec "github.com/paddockhq/paddock/api"
 )
 
 // agentOrProvider501 lists the operations that may answer 501, each with
@@ -42,16 +40,7 @@ var agentOrProvider501 = map[string]string{
 // answer 501. Each operation listed is in the document and declares its
 // 501, so the list holds no stale entry.
 func TestOpenAPINoNotConfigured501(t *testing.T) {
-	raw, err := apispec.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := specDoc(t)
 	declares := map[string]bool{} // operationId → declares a 501
 	for path, item := range doc.Paths {
 		for method, body := range item {

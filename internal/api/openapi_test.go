@@ -15,16 +15,7 @@ import (
 // other: every route is documented and every documented operation is
 // routed.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	raw, err := apispec.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := specDoc(t)
 	documented := map[string]bool{}
 	for path, ops := range doc.Paths {
 		for method := range ops {
@@ -60,16 +51,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // route needs, and keeps every operation that changes something above
 // viewer: a new mutating route cannot be left open to viewers.
 func TestOpenAPIRoles(t *testing.T) {
-	raw, err := apispec.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := specDoc(t)
 	documented := map[string]string{}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
@@ -106,4 +88,23 @@ func fullAPI() *api.API {
 	a := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
 	a.Mount(api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil))
 	return a
+}
+
+// openapiDoc is the served document's operations, by path and method.
+type openapiDoc struct {
+	Paths map[string]map[string]json.RawMessage `json:"paths"`
+}
+
+// specDoc reads the served document.
+func specDoc(t *testing.T) openapiDoc {
+	t.Helper()
+	raw, err := apispec.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc openapiDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
