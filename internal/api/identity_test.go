@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -370,24 +369,6 @@ func TestBodyLimits(t *testing.T) {
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "small"})
 }
 
-// lockedBuffer is a log sink for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestFailedAuthenticationIsLogged: with the client's address and why,
 // never with what was presented.
 func TestFailedAuthenticationIsLogged(t *testing.T) {
@@ -397,7 +378,7 @@ func TestFailedAuthenticationIsLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	h := api.New(api.Config{Access: iam.New(iam.Config{Store: st, Logger: logger}), Tenancy: tenancy.New(tenancy.Config{Store: st}), Logger: logger})
 	srv := httptest.NewServer(h)

@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestTrustedProxies: forwarded headers name the client, for the
@@ -38,8 +39,8 @@ func TestTrustedProxies(t *testing.T) {
 	// One unauthenticated call per address and hour.
 	limits := api.Limits{PerClient: api.Rate{PerSecond: 1.0 / 3600, Burst: 1}}
 	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
-	serve := func(trusted []netip.Prefix, header string) (string, *lockedBuffer) {
-		var logs lockedBuffer
+	serve := func(trusted []netip.Prefix, header string) (string, *testenv.Buffer) {
+		var logs testenv.Buffer
 		clients, err := clientaddr.New(trusted, header)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +57,7 @@ func TestTrustedProxies(t *testing.T) {
 	// call sends GET /api/v1/orgs with header (name: value) and cred;
 	// it wants status and, for a refusal, the logged client (a 429 logs
 	// nothing).
-	call := func(t *testing.T, url string, logs *lockedBuffer, cred string, header []string, status int, client string) {
+	call := func(t *testing.T, url string, logs *testenv.Buffer, cred string, header []string, status int, client string) {
 		t.Helper()
 		before := len(logs.String())
 		req, _ := http.NewRequest("GET", url+"/api/v1/orgs", nil)

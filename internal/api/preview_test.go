@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -216,7 +217,7 @@ func TestPreviewTokenBucket(t *testing.T) {
 // missing credentials, to the API and to previews, writes as many lines
 // as the address's burst, however long it lasts.
 func TestRefusalFloodLogsBounded(t *testing.T) {
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	env := servertest.New(t, servertest.Options{
 		Limits: api.Limits{PerClient: api.Rate{PerSecond: 1.0 / 3600, Burst: 3}},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),

@@ -11,32 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func testConfig(t *testing.T, dataDir, listen string) config.Config {
 	cfg := config.Default()
@@ -50,10 +30,10 @@ func testConfig(t *testing.T, dataDir, listen string) config.Config {
 
 // serve runs the server until the test ends or stop is called, and
 // returns its URL and what it printed.
-func serve(t *testing.T, cfg config.Config) (url string, out *syncBuffer, stop func()) {
+func serve(t *testing.T, cfg config.Config) (url string, out *testenv.Buffer, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out = &syncBuffer{}
+	out = &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- server.Run(ctx, cfg, slog.New(slog.DiscardHandler), out) }()
 	stopped := false

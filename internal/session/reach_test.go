@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // reachRig is a real egress log and a runtime in proxy mode whose turns
@@ -249,7 +249,7 @@ func TestWatchEndsTheTurn(t *testing.T) {
 		t.Fatalf("watch ended with %+v", e)
 	}
 
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	s = New(Config{Store: failingStore{r.st}, EgressPoll: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if e := s.watch(r.ctx, r.watch(), func() { t.Error("stopped by a store error") })(); e != nil {
 		t.Fatalf("watch ended with %+v", e)
@@ -263,23 +263,6 @@ type failingStore struct{ store.Store }
 
 func (failingStore) SandboxEgress(context.Context, store.EgressQuery) ([]store.EgressDecision, error) {
 	return nil, errors.New("disk I/O error")
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestRefusedAtEnd: a harness that failed by itself is checked against

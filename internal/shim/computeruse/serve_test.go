@@ -9,8 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestServeAnswersBeforeTheBrowser: the sidecar serves MCP as soon as its
@@ -37,14 +38,14 @@ func TestServeAnswersBeforeTheBrowser(t *testing.T) {
 	if err := os.WriteFile(browser, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	warned := &warnings{}
+	warned := &testenv.Buffer{}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	served := make(chan error, 1)
 	go func() {
 		served <- Serve(ctx, ServeOptions{
-			Logger: warned.logger(t), Display: ":42", Width: 640, Height: 400, Stdio: true, Stdin: inR, Stdout: outW,
+			Logger: slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), warned), &slog.HandlerOptions{Level: slog.LevelWarn})), Display: ":42", Width: 640, Height: 400, Stdio: true, Stdin: inR, Stdout: outW,
 			Xvfb: xvfb, Browser: browser, Profile: filepath.Join(dir, "profile"),
 		})
 		outW.Close()
@@ -75,27 +76,4 @@ func TestServeAnswersBeforeTheBrowser(t *testing.T) {
 	if w := warned.String(); strings.Contains(w, "serving without the browser") {
 		t.Fatalf("MCP answered only once it had given up on the browser: %s", w)
 	}
-}
-
-// warnings keeps what a Serve logged at warning level and above.
-type warnings struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (w *warnings) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *warnings) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// logger logs to the test's output and keeps warnings in w.
-func (w *warnings) logger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), w), &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
