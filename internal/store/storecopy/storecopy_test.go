@@ -86,7 +86,6 @@ func installation(t *testing.T) string {
 	return path
 }
 
-
 func TestCopyKeepsEveryRecord(t *testing.T) {
 	ctx := context.Background()
 	path := installation(t)
