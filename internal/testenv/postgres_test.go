@@ -14,11 +14,14 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.MainWithPostgres(m) }
+// TestMain stops the cluster after the tests and fails the package if
+// starting it or a database left a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.WithPostgres(m)) }
 
 // connect opens a connection to dsn, closed when t ends.
 func connect(t *testing.T, dsn string) *pgx.Conn {
