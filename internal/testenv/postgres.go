@@ -207,10 +207,13 @@ func postgresTools() (bin string, cred *syscall.Credential, err error) {
 	return bin, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// debianInitdb matches Debian's initdb of each installed version.
+var debianInitdb = "/usr/lib/postgresql/*/bin/initdb"
+
 // postgresBin is the directory of the newest PostgreSQL server binaries:
 // Debian's /usr/lib/postgresql/<version>/bin, else where PATH has initdb.
 func postgresBin() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	dirs, _ := filepath.Glob(debianInitdb)
 	major := func(p string) int {
 		v := filepath.Base(filepath.Dir(filepath.Dir(p)))
 		n, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
