@@ -2,54 +2,21 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+	"github.com/paddockhq/paddock/internal/testenv"
 
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/postgres"
 	"github.com/paddockhq/paddock/internal/store/storetest"
 )
 
+func TestMain(m *testing.M) { testenv.MainWithPostgres(m) }
+
 // testDSN returns a DSN of a fresh, empty database for one test.
-//
-// TODO(lead): replaced by testenv.Postgres when it lands; until then it
-// needs PADDOCK_TEST_POSTGRES, the DSN of a cluster's postgres database.
-func testDSN(t *testing.T) string {
-	t.Helper()
-	admin := os.Getenv("PADDOCK_TEST_POSTGRES")
-	if admin == "" {
-		t.Skip("PADDOCK_TEST_POSTGRES is not set")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	name := "t_" + uuid.NewString()[:8]
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), admin)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-	})
-	cfg, err := pgx.ParseConfig(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-}
+func testDSN(t *testing.T) string { return testenv.Postgres(t) }
 
 func openTest(t *testing.T) store.Store {
 	t.Helper()

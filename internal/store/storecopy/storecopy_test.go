@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -13,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/paddockhq/paddock/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -22,28 +22,10 @@ import (
 	"github.com/paddockhq/paddock/internal/store/storecopy"
 )
 
-// testDSN returns a DSN of a fresh, empty database.
-//
-// TODO(lead): testenv.Postgres.
-func testDSN(t *testing.T) string {
-	t.Helper()
-	admin := os.Getenv("PADDOCK_TEST_POSTGRES")
-	if admin == "" {
-		t.Skip("PADDOCK_TEST_POSTGRES is not set")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	name := "t_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _ := pgx.ParseConfig(admin)
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-}
+func TestMain(m *testing.M) { testenv.MainWithPostgres(m) }
+
+// testDSN returns a DSN of a fresh, empty database for one test.
+func testDSN(t *testing.T) string { return testenv.Postgres(t) }
 
 // installation fills a SQLite store with one of every kind of record the
 // copy must keep, and returns its path.
