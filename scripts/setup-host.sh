@@ -59,6 +59,15 @@ fi
 # (script, in util-linux).
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v script >/dev/null 2>&1 || need+=(util-linux)
+# PostgreSQL's server binaries: tests start throwaway clusters of their own
+# (internal/testenv), and scripts/postgres.sh one for trying replicas.
+# Debian's package would create and start a "main" cluster on port 5432;
+# createcluster.d tells it not to.
+if [ "$with_runsc" = 1 ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+	mkdir -p /etc/postgresql-common/createcluster.d
+	echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/paddock.conf
+	need+=(postgresql)
+fi
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every paddock test against the real Docker engine and real SQLite.
-# Prepares the host first (scripts/setup-host.sh) and builds the sandbox
-# images the tests use (scripts/build-images.sh), both idempotent.
+# Runs every paddock test against the real Docker engine, real SQLite and
+# a real PostgreSQL (throwaway clusters the tests start themselves).
+# Prepares the host first (scripts/setup-host.sh, which installs Docker
+# and PostgreSQL where missing) and builds the sandbox images the tests use
+# (scripts/build-images.sh), both idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -15,8 +17,8 @@ export PATH="$PATH:$(go env GOPATH)/bin"
 ./scripts/gen-proto.sh --tools >/dev/null
 ./scripts/gen-openapi.sh --tools >/dev/null
 
-# Docker tests must not skip here.
-export PADDOCK_REQUIRE_DOCKER=1
+# Docker and PostgreSQL tests must not skip here.
+export PADDOCK_REQUIRE_DOCKER=1 PADDOCK_REQUIRE_POSTGRES=1
 go vet ./...
 go test -count=1 -timeout 20m ./... "$@"
 # The end-to-end tests once more on the gVisor provider (the docker provider

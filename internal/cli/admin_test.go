@@ -113,3 +113,19 @@ func TestAdminRotateSecretsKey(t *testing.T) {
 		t.Fatalf("after rotation: %q %v", got, err)
 	}
 }
+
+func TestAdminMigrateStoreRefusesOtherStores(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "postgres://a/b", "--to", "postgres://c/d"}, "--from must be a SQLite store"},
+		{[]string{"--from", "./data/paddock.db", "--to", "sqlite:/x.db"}, "--to must be a postgres:// DSN"},
+		{[]string{"--to", "postgres://c/d"}, `required flag(s) "from" not set`},
+	} {
+		_, errOut, code := clitest.Run(t, map[string]string{}, append([]string{"admin", "migrate-store"}, tc.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want usage error %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

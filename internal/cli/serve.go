@@ -14,6 +14,7 @@ import (
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/server"
+	"github.com/paddockhq/paddock/internal/store/storecopy"
 )
 
 // newServeCmd is `paddock serve`: flags beat PADDOCK_* environment
@@ -207,7 +208,7 @@ data directory while the server is stopped (and while it runs).`,
 	create.SetUsageTemplate(serverUsage)
 	create.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
 	create.Flags().StringVar(&name, "name", "admin (created offline)", "a name for the key")
-	cmd.AddCommand(create, newRotateSecretsKeyCmd())
+	cmd.AddCommand(create, newRotateSecretsKeyCmd(), newMigrateStoreCmd())
 	return cmd
 }
 
@@ -248,5 +249,47 @@ server with PADDOCK_SECRETS_KEY set to it.`,
 	}
 	cmd.SetUsageTemplate(serverUsage)
 	cmd.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
+	return cmd
+}
+
+// newMigrateStoreCmd is `paddock admin migrate-store`.
+func newMigrateStoreCmd() *cobra.Command {
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "migrate-store",
+		Short: "Copy an installation from its SQLite store into PostgreSQL",
+		Long: `Copy every record of an installation from its SQLite store into an empty
+PostgreSQL database: orgs, runtimes and the sandbox ledger, credit accounts and
+the journal, users, keys and secrets (still sealed). Each table's row count and
+the ledger's sums are checked on both sides before the copy commits; a copy
+that fails leaves the target as it was.
+
+Stop the server first, or it keeps writing to the SQLite store after the copy.
+Keep the data directory's secrets.key (or PADDOCK_SECRETS_KEY) for the new
+servers: the secrets stay sealed under it. Then start every replica with
+--database <the postgres DSN>.`,
+		Example: `  paddock admin migrate-store --from ./data/paddock.db --to postgres://paddock@db:5432/paddock`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, ok := strings.CutPrefix(from, "sqlite:")
+			if !ok && strings.Contains(from, "://") {
+				return usagef("--from must be a SQLite store (sqlite:<path> or a path)")
+			}
+			if !strings.HasPrefix(to, "postgres://") && !strings.HasPrefix(to, "postgresql://") {
+				return usagef("--to must be a postgres:// DSN")
+			}
+			rep, err := storecopy.Copy(cmd.Context(), strings.TrimPrefix(path, "//"), to, nil)
+			if err != nil {
+				return err
+			}
+			rep.Print(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.SetUsageTemplate(serverUsage)
+	cmd.Flags().StringVar(&from, "from", "", "the SQLite store to copy (sqlite:<path> or a path)")
+	cmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database to copy into (postgres://…)")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }

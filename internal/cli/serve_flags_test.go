@@ -117,6 +117,17 @@ func TestServePrecedence(t *testing.T) {
 	}
 }
 
+// TestServeDatabaseFlag: --database names the store, a PostgreSQL URL
+// included, over PADDOCK_STORE.
+func TestServeDatabaseFlag(t *testing.T) {
+	t.Setenv("PADDOCK_DATA_DIR", t.TempDir())
+	t.Setenv("PADDOCK_STORE", "sqlite:/from/env.db")
+	const dsn = "postgres://paddock@127.0.0.1:5432/paddock?sslmode=disable"
+	if cfg, err := serveLoad(t, "--database", dsn); err != nil || cfg.Store != dsn {
+		t.Errorf("--database %s: store %q, %v", dsn, cfg.Store, err)
+	}
+}
+
 // TestServeFlagErrors: a flag's value is read as its variable's is, and a
 // bad one is refused when the flags are parsed, naming the flag.
 func TestServeFlagErrors(t *testing.T) {

@@ -26,9 +26,10 @@ type StoreConfig struct {
 	// compute); "" means a random UUID. Later starts keep the stored one.
 	InstanceID string `yaml:"instance_id" env:"PADDOCK_INSTANCE_ID" help:"the installation's name on its first start, labelling all its compute (default: a random UUID; later starts keep the stored one)"`
 
-	// Store is "sqlite:<path>" (or a bare path); "" means
-	// <data-dir>/paddock.db.
-	Store string `yaml:"store" env:"PADDOCK_STORE" help:"the store: sqlite:<path> or a bare path (default <data-dir>/paddock.db)"`
+	// Store is "sqlite:<path>" (or a bare path), or a PostgreSQL URL
+	// (postgres://user@host:port/db?sslmode=…) for several replicas on
+	// one database; "" means <data-dir>/paddock.db.
+	Store string `yaml:"store" env:"PADDOCK_STORE" flag:"database" help:"the store: sqlite:<path> or a bare path (default <data-dir>/paddock.db), or postgres://user@host:port/db?sslmode=… for PostgreSQL"`
 }
 
 // AccessConfig is who may do what: the first admin key, wallet sign-in,

@@ -103,7 +103,7 @@ func TestSettingsNames(t *testing.T) {
 	for _, flag := range strings.Fields(`listen data-dir provider shim-path default-image log-level log-format
 		run-dir idle-timeout pull-images image-builder image-builds allowed-images writable-root-unbounded disk-mb
 		max-disk-mb credit-rate-cpu credit-rate-memory credit-provider-rates credit-first-slice settle-interval
-		new-org-credits max-keepalive archive-after warm-pool warm-pool-running`) {
+		new-org-credits max-keepalive archive-after warm-pool warm-pool-running database`) {
 		if !slices.Contains(flags, flag) {
 			t.Errorf("--%s is gone", flag)
 		}

@@ -11,8 +11,15 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
-// Opener opens a store from the part of a DSN after its scheme.
+// Opener opens a store from the part of a DSN after its scheme, or from
+// the whole DSN for a URL scheme (see urlSchemes).
 type Opener func(ctx context.Context, rest string, logger *slog.Logger) (Store, error)
+
+// urlSchemes are the schemes whose DSN is a URL its driver reads whole
+// (postgres://user@host:port/db?sslmode=disable): their opener gets the
+// DSN unchanged. Each names the scheme whose opener serves it when none
+// is registered under its own name: libpq's two spellings are one store.
+var urlSchemes = map[string]string{"postgres": "postgres", "postgresql": "postgres"}
 
 var (
 	driversMu sync.RWMutex
@@ -32,7 +39,8 @@ func Register(scheme string, open Opener) {
 }
 
 // Open opens the store a DSN names: "<scheme>:<rest>", for example
-// "sqlite:/var/lib/paddock/paddock.db". A DSN without a scheme is a SQLite
+// "sqlite:/var/lib/paddock/paddock.db", or a URL such as
+// "postgres://paddock@db:5432/paddock". A DSN without a scheme is a SQLite
 // file path. Callers never name an implementation, so another store follows
 // without touching them.
 func Open(ctx context.Context, dsn string, logger *slog.Logger) (Store, error) {
@@ -41,8 +49,15 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (Store, error) {
 		scheme, rest = "sqlite", dsn
 	}
 	rest = strings.TrimPrefix(rest, "//")
+	canonical, isURL := urlSchemes[scheme]
+	if isURL && rest != "" {
+		rest = dsn
+	}
 	driversMu.RLock()
 	open, found := drivers[scheme]
+	if !found && isURL {
+		open, found = drivers[canonical]
+	}
 	var known []string
 	for k := range drivers {
 		known = append(known, k)

@@ -1,8 +1,9 @@
 // Package testenv lets tests that need real components find them: the
-// Docker engine, the sandbox images, and paddock's own binaries. A test that
-// cannot get what it needs skips with the reason — unless
-// PADDOCK_REQUIRE_DOCKER is set (as scripts/test.sh and CI do), where it
-// fails instead, so nothing skips in CI.
+// Docker engine, the sandbox images, a throwaway PostgreSQL, and paddock's
+// own binaries. A test that cannot get what it needs skips with the reason
+// — unless PADDOCK_REQUIRE_DOCKER (for PostgreSQL, PADDOCK_REQUIRE_POSTGRES)
+// is set, as scripts/test.sh and CI do, where it fails instead, so nothing
+// skips in CI.
 package testenv
 
 import (
@@ -36,8 +37,15 @@ const GVisorRuntime = "runsc"
 // unavailable skips or, when real components are required, fails.
 func unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
+	missing(t, "PADDOCK_REQUIRE_DOCKER", format, args...)
+}
+
+// missing skips or, when the environment variable require (or CI) is
+// set, fails.
+func missing(t testing.TB, require, format string, args ...any) {
+	t.Helper()
 	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("PADDOCK_REQUIRE_DOCKER") != "" || os.Getenv("CI") != "" {
+	if os.Getenv(require) != "" || os.Getenv("CI") != "" {
 		t.Fatalf("required component unavailable: %s", msg)
 	}
 	t.Skip(msg)

@@ -2,12 +2,11 @@ package sqlite
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
 // micros encodes a required time as unix microseconds.
@@ -45,25 +44,18 @@ func nullString(s string) sql.NullString {
 // encodeStrings stores nil as NULL and anything else (empty included) as a
 // JSON array, so nil and empty round-trip apart.
 func encodeStrings(ss []string) (sql.NullString, error) {
-	if ss == nil {
-		return sql.NullString{}, nil
-	}
-	b, err := json.Marshal(ss)
-	if err != nil {
+	v, err := dialect.EncodeStrings(ss)
+	if v == nil || err != nil {
 		return sql.NullString{}, err
 	}
-	return sql.NullString{String: string(b), Valid: true}, nil
+	return sql.NullString{String: *v, Valid: true}, nil
 }
 
 func decodeStrings(v sql.NullString) ([]string, error) {
 	if !v.Valid {
 		return nil, nil
 	}
-	ss := []string{}
-	if err := json.Unmarshal([]byte(v.String), &ss); err != nil {
-		return nil, err
-	}
-	return ss, nil
+	return dialect.DecodeStrings(&v.String)
 }
 
 // blob stores an empty byte slice as NULL.
@@ -75,15 +67,7 @@ func blob(b []byte) []byte {
 }
 
 // required returns an invalid-argument error naming the first empty field.
-// nameValues alternates field names and values.
-func required(res resource, nameValues ...string) error {
-	for i := 0; i+1 < len(nameValues); i += 2 {
-		if nameValues[i+1] == "" {
-			return errdefs.InvalidArgument("invalid_"+string(res), "%s %s is required", res, nameValues[i])
-		}
-	}
-	return nil
-}
+func required(res resource, nameValues ...string) error { return dialect.Required(res, nameValues...) }
 
 // rowScanner is a *sql.Row or *sql.Rows.
 type rowScanner interface {

@@ -10,45 +10,35 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
-	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
-// resource names the record a statement touched, for public messages and
-// codes ("org" → "org_not_found").
-type resource string
+// resource names the record a statement touched (see package dialect).
+type resource = dialect.Resource
 
 const (
-	resMeta        resource = "meta"
-	resOrg         resource = "org"
-	resWorkspace   resource = "workspace"
-	resProject     resource = "project"
-	resRuntime     resource = "runtime"
-	resSandbox     resource = "sandbox"
-	resAPIKey      resource = "api_key"
-	resWarm        resource = "warm_sandbox"
-	resSecret      resource = "secret"
-	resCapVer      resource = "capability"
-	resBinding     resource = "binding"
-	resSession     resource = "session"
-	resUser        resource = "user"
-	resOrgMember   resource = "org_member"
-	resChallenge   resource = "auth_challenge"
-	resAuthSession resource = "auth_session"
+	resMeta        = dialect.Meta
+	resOrg         = dialect.Org
+	resWorkspace   = dialect.Workspace
+	resProject     = dialect.Project
+	resRuntime     = dialect.Runtime
+	resSandbox     = dialect.Sandbox
+	resAPIKey      = dialect.APIKey
+	resWarm        = dialect.Warm
+	resSecret      = dialect.Secret
+	resCapVer      = dialect.CapVer
+	resBinding     = dialect.Binding
+	resSession     = dialect.Session
+	resUser        = dialect.User
+	resOrgMember   = dialect.OrgMember
+	resChallenge   = dialect.Challenge
+	resAuthSession = dialect.AuthSession
 )
 
-// notFound is the error for a missing record.
-func notFound(res resource, cause error) error {
-	e := errdefs.NotFound(string(res)+"_not_found", "%s not found", res)
-	if cause != nil {
-		return e.WithCause(cause)
-	}
-	return e
-}
+func notFound(res resource, cause error) error { return dialect.NotFound(res, cause) }
 
-// versionConflict is the error for a failed optimistic version check.
 func versionConflict(res resource, id string, version int64) error {
-	return errdefs.Conflict(string(res)+"_version_conflict",
-		"%s %s was changed concurrently (version %d is stale); read it again and retry", res, id, version).WithCause(store.ErrStale)
+	return dialect.VersionConflict(res, id, version)
 }
 
 // classify maps an error from a statement on res to an errdefs kind.
@@ -68,12 +58,11 @@ func classify(op string, res resource, err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return errdefs.Conflict(string(res)+"_exists", "a %s with this id or name already exists", res).WithCause(err)
+			return dialect.Exists(res, err)
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return errdefs.FailedPrecondition(string(res)+"_reference_missing",
-				"the %s refers to a record that does not exist", res).WithCause(err)
+			return dialect.ReferenceMissing(res, err)
 		case sqlite3.SQLITE_CONSTRAINT_NOTNULL, sqlite3.SQLITE_CONSTRAINT_CHECK:
-			return errdefs.InvalidArgument("invalid_"+string(res), "the %s is missing a required field or has an invalid one", res).WithCause(err)
+			return dialect.Invalid(res, err)
 		}
 		switch se.Code() & 0xff { // primary result code
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:

@@ -7,57 +7,19 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
 // migration is one numbered schema change.
-type migration struct {
-	version int
-	name    string // file name, e.g. "0001_init.sql"
-	sql     string
-}
+type migration = dialect.Migration
 
-// loadMigrations reads the embedded migrations in order and checks that
-// they are numbered 1, 2, 3, … without gaps or duplicates.
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	ms := make([]migration, 0, len(names))
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		if !ok {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", base)
-		}
-		v, err := strconv.Atoi(num)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive number", base)
-		}
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d; migrations must be numbered from 1 without gaps", m.name, i+1)
-		}
-	}
-	return ms, nil
-}
+func loadMigrations(fsys fs.FS) ([]migration, error) { return dialect.LoadMigrations(fsys) }
 
 // migrate applies pending migrations in one transaction on db (the write
 // connection, whose transactions begin IMMEDIATE, so two processes opening
@@ -93,15 +55,15 @@ func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) (retErr error
 			"the database schema is at version %d but this paddock knows versions up to %d; upgrade paddock or use a matching database", have, len(ms))
 	}
 	for _, m := range ms[have:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite store: apply migration %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("sqlite store: apply migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx,
 			"INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-			m.version, m.name, time.Now().UnixMicro()); err != nil {
-			return wrap("record migration "+m.name, err)
+			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			return wrap("record migration "+m.Name, err)
 		}
-		logger.InfoContext(ctx, "applied database migration", "version", m.version, "name", m.name)
+		logger.InfoContext(ctx, "applied database migration", "version", m.Version, "name", m.Name)
 	}
 	if err := tx.Commit(); err != nil {
 		return wrap("commit migrations", err)

@@ -26,9 +26,9 @@ func TestMigrateCreditsKeepsData(t *testing.T) {
 	}
 	now := time.Now().UnixMicro()
 	for _, stmt := range []string{
-		ms[0].sql,
+		ms[0].SQL,
 		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
-		fmt.Sprintf(`INSERT INTO schema_migrations VALUES (1, '%s', %d)`, ms[0].name, now),
+		fmt.Sprintf(`INSERT INTO schema_migrations VALUES (1, '%s', %d)`, ms[0].Name, now),
 		fmt.Sprintf(`INSERT INTO orgs VALUES ('o1', 'acme', %d)`, now),
 		fmt.Sprintf(`INSERT INTO workspaces VALUES ('w1', 'o1', 'dev', %d)`, now),
 		fmt.Sprintf(`INSERT INTO sandboxes (id, org_id, workspace_id, kind, state, billed_micros, created_at, started_at, version, updated_at)

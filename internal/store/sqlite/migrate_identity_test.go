@@ -33,7 +33,7 @@ func TestMigrateIdentityKeepsData(t *testing.T) {
 	at := func(i int) int64 { return t0.Add(time.Duration(i) * time.Minute).UnixMicro() }
 	stmts := []string{`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`}
 	for _, m := range ms[:7] {
-		stmts = append(stmts, m.sql, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', %d)`, m.version, m.name, at(0)))
+		stmts = append(stmts, m.SQL, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', %d)`, m.Version, m.Name, at(0)))
 	}
 	stmts = append(stmts,
 		fmt.Sprintf(`INSERT INTO orgs VALUES ('o1', 'acme', %d), ('o2', 'globex', %d)`, at(0), at(0)),

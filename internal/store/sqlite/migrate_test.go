@@ -10,7 +10,7 @@ func TestEmbeddedMigrationsAreNumbered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) == 0 || ms[0].name != "0001_init.sql" {
+	if len(ms) == 0 || ms[0].Name != "0001_init.sql" {
 		t.Fatalf("migrations = %v, want 0001_init.sql first", ms)
 	}
 }
@@ -54,7 +54,7 @@ func TestLoadMigrations(t *testing.T) {
 			}
 			var got []int
 			for _, m := range ms {
-				got = append(got, m.version)
+				got = append(got, m.Version)
 			}
 			if len(got) != len(tc.want) {
 				t.Fatalf("versions = %v, want %v", got, tc.want)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
 // Listings use keyset pagination on (created_at, id).
@@ -27,35 +27,14 @@ func (c cursor) String() string {
 // parsePage validates a page and decodes its cursor. ok is false for the
 // first page.
 func parsePage(p store.Page) (c cursor, ok bool, limit int, err error) {
-	limit = p.EffectiveLimit()
-	if p.Cursor == "" {
-		return cursor{}, false, limit, nil
-	}
-	bad := errdefs.InvalidArgument("invalid_cursor", "the page cursor is malformed")
-	raw, err := base64.RawURLEncoding.DecodeString(p.Cursor)
-	if err != nil {
-		return cursor{}, false, 0, bad.WithCause(err)
-	}
-	at, id, found := strings.Cut(string(raw), ":")
-	if !found || id == "" {
-		return cursor{}, false, 0, bad
-	}
-	n, err := strconv.ParseInt(at, 10, 64)
-	if err != nil {
-		return cursor{}, false, 0, bad.WithCause(err)
-	}
-	return cursor{at: n, id: id}, true, limit, nil
+	dc, ok, limit, err := dialect.ParsePage(p)
+	return cursor{at: dc.At.UnixMicro(), id: dc.ID}, ok, limit, err
 }
 
 // nextCursor trims a page fetched with limit+1 rows to limit and returns
 // the cursor for the next page, "" when this page is the last.
 func nextCursor[T any](rows []T, limit int, key func(T) (time.Time, string)) ([]T, string) {
-	if len(rows) <= limit {
-		return rows, ""
-	}
-	rows = rows[:limit]
-	at, id := key(rows[limit-1])
-	return rows, cursor{at: micros(at), id: id}.String()
+	return dialect.NextCursor(rows, limit, key)
 }
 
 // listing describes one keyset-paginated listing.
