@@ -36,15 +36,21 @@ var ErrStale = errors.New("stale version")
 // Store is the persistence contract.
 type Store interface {
 	Queries
-	// InTx runs fn in one transaction. If fn returns an error the
-	// transaction rolls back and InTx returns that error unchanged.
-	InTx(ctx context.Context, fn func(q Queries) error) error
+	Transactor
 	// Check reports whether the store answers and its schema is the one
 	// this build expects (for readiness probes): nil, or an error that
 	// says which.
 	Check(ctx context.Context) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Transactor runs work in one transaction. A consumer that writes several
+// records at once embeds it in the interface it declares.
+type Transactor interface {
+	// InTx runs fn in one transaction. If fn returns an error the
+	// transaction rolls back and InTx returns that error unchanged.
+	InTx(ctx context.Context, fn func(q Queries) error) error
 }
 
 // Queries are the operations on records: the union of the domains'
