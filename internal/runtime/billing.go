@@ -43,7 +43,7 @@ type BillingTx interface {
 // inside the action's transaction, before the new state is written:
 // leaving running settles, entering running captures the hold the action
 // placed.
-func (s *Service) bill(ctx context.Context, q tx, before, sb store.Sandbox, now time.Time) error {
+func (s *Service) bill(ctx context.Context, q BillingTx, before, sb store.Sandbox, now time.Time) error {
 	wasRunning, isRunning := before.State == store.SandboxRunning, sb.State == store.SandboxRunning
 	switch {
 	case s.billing == nil:
@@ -72,7 +72,7 @@ func (s *Service) settleAfterFailure(ctx context.Context, sb store.Sandbox) {
 
 // settle closes a sandbox's books inside the caller's transaction before
 // its row stops accruing.
-func (s *Service) settle(ctx context.Context, q tx, sandboxID string, now time.Time) error {
+func (s *Service) settle(ctx context.Context, q BillingTx, sandboxID string, now time.Time) error {
 	if s.billing == nil {
 		return nil
 	}

@@ -39,12 +39,12 @@ type Store interface {
 
 // tx is what the Service's helpers do inside one of its transactions (an
 // InTx callback hands them its Queries): a runtime's and its sandboxes'
-// transitions, a warm sandbox's claim, and what Billing moves with them.
+// transitions and a warm sandbox's claim. What Billing does there is
+// BillingTx.
 type tx interface {
-	BillingTx
-
 	UpdateRuntime(ctx context.Context, r store.Runtime) (store.Runtime, error)
 
+	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
 	ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error)
 	MarkSandboxRunning(ctx context.Context, id string, version int64, at, expires time.Time) (store.Sandbox, error)
 	MarkSandboxPaused(ctx context.Context, id string, version int64, reason store.PauseReason, at time.Time) (store.Sandbox, error)
