@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
-	"github.com/paddockhq/paddock/internal/store"
 )
 
 // Principal is a verified caller: who holds the credential, and what the
@@ -37,7 +36,7 @@ const DefaultInvitationTTL = 7 * 24 * time.Hour
 
 // Config wires a Service.
 type Config struct {
-	Store store.Store
+	Store Store
 	// SignIn verifies session tokens and opens preview tokens
 	// (Authenticate, PreviewToken); nil: the server takes neither.
 	// UseSignIn gives what issues them.
@@ -57,7 +56,7 @@ type Config struct {
 // Service decides who a caller is and what it may do, and keeps users,
 // members, keys, invitations and SSH keys. It is safe for concurrent use.
 type Service struct {
-	store         store.Store
+	store         Store
 	signin        *auth.SignIn
 	clock         func() time.Time
 	directAdd     bool

@@ -393,7 +393,7 @@ func TestWithoutSignIn(t *testing.T) {
 // busyKeys is a real store whose API key lookups by id answer as SQLite
 // does when the database is busy, while busy is set.
 type busyKeys struct {
-	store.Store
+	iam.Store
 	busy bool
 }
 

@@ -155,7 +155,7 @@ func (s *Service) SetOrgMemberRole(ctx context.Context, acc auth.Access, handle,
 	if err := mayManage(acc, auth.Role(m.Role), r); err != nil {
 		return m, err
 	}
-	err = s.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner) && r != auth.RoleOwner, func(q store.Queries) error {
+	err = s.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner) && r != auth.RoleOwner, func(q memberTx) error {
 		if err := q.SetOrgMemberRole(ctx, m.OrgID, m.UserID, string(r)); err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func (s *Service) RemoveOrgMember(ctx context.Context, acc auth.Access, handle s
 	if err := mayManage(acc, auth.Role(m.Role), ""); err != nil {
 		return m, err
 	}
-	return m, s.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner), func(q store.Queries) error {
+	return m, s.keepingAnOwner(ctx, m.OrgID, m.Role == string(auth.RoleOwner), func(q memberTx) error {
 		if err := q.RemoveOrgMember(ctx, m.OrgID, m.UserID, s.now()); err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (s *Service) RemoveOrgMember(ctx context.Context, acc auth.Access, handle s
 // keepingAnOwner runs change, which takes away an owner when losesOwner,
 // in one transaction that first refuses to take away the org's last one:
 // two owners demoting each other at once leave one.
-func (s *Service) keepingAnOwner(ctx context.Context, orgID string, losesOwner bool, change func(q store.Queries) error) error {
+func (s *Service) keepingAnOwner(ctx context.Context, orgID string, losesOwner bool, change func(q memberTx) error) error {
 	return s.store.InTx(ctx, func(q store.Queries) error {
 		if losesOwner {
 			n, err := q.CountOrgOwners(ctx, orgID)

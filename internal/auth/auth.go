@@ -120,9 +120,14 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// KeyStore is where Keys stores the keys it creates.
+type KeyStore interface {
+	CreateAPIKey(ctx context.Context, k store.APIKey) error
+}
+
 // Keys creates keys in a store (internal/access verifies them).
 type Keys struct {
-	Store store.Queries
+	Store KeyStore
 	Now   func() time.Time
 }
 

@@ -34,6 +34,18 @@ const (
 // not open as a session.
 var sessionAssertion = []byte("paddock session v1")
 
+// SignInStore is what SignIn uses of the store: challenges, the user a
+// wallet names, and sessions.
+type SignInStore interface {
+	CreateAuthChallenge(ctx context.Context, c store.AuthChallenge) error
+	GetAuthChallenge(ctx context.Context, nonce string) (store.AuthChallenge, error)
+	ConsumeAuthChallenge(ctx context.Context, nonce string, at time.Time) error
+	GetUserByWallet(ctx context.Context, wallet string) (store.User, error)
+	CreateAuthSession(ctx context.Context, s store.AuthSession) error
+	GetAuthSession(ctx context.Context, id string) (store.AuthSession, error)
+	RevokeAuthSession(ctx context.Context, id string, at time.Time) error
+}
+
 // SignIn is wallet sign-in: an EIP-191 challenge-response that issues
 // PASETO v4.local session tokens.
 //
@@ -48,7 +60,7 @@ var sessionAssertion = []byte("paddock session v1")
 //     server's key and names the session; the session's row decides
 //     whether it is still good, so DELETE revokes it at once.
 type SignIn struct {
-	Store store.Queries
+	Store SignInStore
 	Key   paseto.Key
 	Now   func() time.Time
 	// Domain names this server in the message ("host:port"), as its

@@ -48,9 +48,24 @@ const (
 // MaxBundleBytes bounds an uploaded bundle, compressed and uncompressed.
 const MaxBundleBytes = 16 << 20
 
+// Store is what the service uses of the store: an org's inventory and a
+// runtime's bindings, read and written alone or in a transaction, and the
+// runtime a binding belongs to.
+type Store interface {
+	store.Transactor
+	GetCapabilityVersion(ctx context.Context, orgID, name, version string) (store.CapabilityVersion, error)
+	ListCapabilityVersions(ctx context.Context, orgID, name string) ([]store.CapabilityVersion, error)
+	GetBinding(ctx context.Context, id string) (store.CapabilityBinding, error)
+	ListBindings(ctx context.Context, runtimeID string) ([]store.CapabilityBinding, error)
+	SetBindingStatus(ctx context.Context, id string, status []byte, at time.Time) error
+	ReplaceBindingStatus(ctx context.Context, id string, from, to []byte) (bool, error)
+	DeleteBinding(ctx context.Context, id string) error
+	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
+}
+
 // Config configures a Service.
 type Config struct {
-	Store    store.Store
+	Store    Store
 	Runtimes *runtime.Service
 	Logger   *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -59,7 +74,7 @@ type Config struct {
 
 // Service keeps inventories and bindings and applies them to sandboxes.
 type Service struct {
-	store    store.Store
+	store    Store
 	runtimes *runtime.Service
 	logger   *slog.Logger
 	now      func() time.Time
@@ -438,7 +453,7 @@ func (s *Service) Uninstall(ctx context.Context, rt store.Runtime, bindingID str
 // pinnable checks, in the transaction that writes b, that the inventory
 // version it pins is still there: a version deleted meanwhile is not
 // bound.
-func pinnable(ctx context.Context, q store.Queries, orgID string, b store.CapabilityBinding) error {
+func pinnable(ctx context.Context, q store.CapabilityQueries, orgID string, b store.CapabilityBinding) error {
 	if b.Source != SourceInventory {
 		return nil
 	}

@@ -26,7 +26,7 @@ import (
 // record of what the proxy decided. A nil *Gate is egress that is off:
 // its methods give nothing.
 type Gate struct {
-	st store.Store
+	st Store
 	// providers say which address each sandbox sends from (bound).
 	providers *provider.Registry
 	bound     *boundAddrs
@@ -40,9 +40,24 @@ type Gate struct {
 	revoke []func()
 }
 
+// Store is what the gate uses of the store: its credential key, each
+// sandbox's row and runtime, and the decisions' log.
+type Store interface {
+	metaStore
+	decisionLog
+	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
+	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
+}
+
+// metaStore keeps the installation's proxy credential key.
+type metaStore interface {
+	GetMeta(ctx context.Context, key string) (string, error)
+	SetMeta(ctx context.Context, key, value string) error
+}
+
 // GateConfig configures StartGate.
 type GateConfig struct {
-	Store     store.Store
+	Store     Store
 	Providers *provider.Registry
 	// Guard closes internal addresses; the providers' networks are added
 	// to it.
@@ -231,7 +246,7 @@ func (g *Gate) Env(sb store.Sandbox) map[string]string {
 
 // egressKey returns the installation's proxy credential key, made on
 // first use.
-func egressKey(ctx context.Context, st store.Store) ([]byte, error) {
+func egressKey(ctx context.Context, st metaStore) ([]byte, error) {
 	v, err := st.GetMeta(ctx, metaEgressKey)
 	if err == nil {
 		return hex.DecodeString(v)

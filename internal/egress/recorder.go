@@ -16,7 +16,7 @@ import (
 // requests' path, and prunes old ones. It says how far the log is written
 // (waitRecorded), for a turn that reads what the proxy decided during it.
 type recorder struct {
-	st        store.Store
+	st        decisionLog
 	retention time.Duration
 	logger    *slog.Logger
 	in        chan store.EgressDecision
@@ -34,11 +34,17 @@ type recorder struct {
 	written  chan struct{}
 }
 
+// decisionLog is the store's log of decisions, as the recorder writes it.
+type decisionLog interface {
+	RecordEgress(ctx context.Context, ds []store.EgressDecision) error
+	PruneEgress(ctx context.Context, before time.Time) (int64, error)
+}
+
 // recorderBuffer is how many decisions may wait to be written; beyond it
 // they are dropped and counted in the log.
 const recorderBuffer = 8192
 
-func newRecorder(st store.Store, retention time.Duration, logger *slog.Logger) *recorder {
+func newRecorder(st decisionLog, retention time.Duration, logger *slog.Logger) *recorder {
 	r := &recorder{
 		st: st, retention: retention, logger: logger, in: make(chan store.EgressDecision, recorderBuffer),
 		flush: make(chan struct{}, 1), done: make(chan struct{}), written: make(chan struct{}),

@@ -45,9 +45,30 @@ type Pauser interface {
 	Pause(ctx context.Context, runtimeID string, reason store.PauseReason) (store.Runtime, error)
 }
 
+// Store is what the ledger uses of the store: accounts, the journal and
+// usage, the settler's scan, seats, the runtimes of a workspace over its
+// member limit, and transactions (postings and settlements are made in
+// them).
+type Store interface {
+	store.Transactor
+	GetCreditAccount(ctx context.Context, orgID string) (store.CreditAccount, error)
+	ListJournal(ctx context.Context, f store.JournalFilter, page store.Page) ([]store.JournalEntry, string, error)
+	SumUsage(ctx context.Context, q store.UsageQuery) ([]store.UsageRow, error)
+	ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]store.Sandbox, error)
+
+	AddWorkspaceMember(ctx context.Context, m store.WorkspaceMember) error
+	RemoveWorkspaceMember(ctx context.Context, workspaceID, userID string) error
+	ListWorkspaceMembers(ctx context.Context, workspaceID string, page store.Page) ([]store.WorkspaceMember, string, error)
+	GetWorkspaceSeats(ctx context.Context, workspaceID string) (store.WorkspaceSeats, error)
+	SetWorkspaceMemberLimit(ctx context.Context, workspaceID string, limit int) error
+	ListWorkspacesOverMemberLimit(ctx context.Context) ([]store.WorkspaceSeats, error)
+
+	ListRuntimes(ctx context.Context, workspaceID string, page store.Page) ([]store.Runtime, string, error)
+}
+
 // Config configures a Ledger.
 type Config struct {
-	Store store.Store
+	Store Store
 	Meter *Meter
 	// Runtimes pauses compute when an org's credits or a workspace's
 	// seats run out; nil pauses nothing.
@@ -61,7 +82,7 @@ type Config struct {
 
 // Ledger is the credits service.
 type Ledger struct {
-	store    store.Store
+	store    Store
 	meter    *Meter
 	runtimes Pauser
 	newOrg   int64
@@ -103,7 +124,7 @@ func (l *Ledger) Account(ctx context.Context, orgID string) (store.CreditAccount
 
 // OpenOrg grants a new org its starting credits, inside the transaction
 // that creates it.
-func (l *Ledger) OpenOrg(ctx context.Context, q store.Queries, orgID string) error {
+func (l *Ledger) OpenOrg(ctx context.Context, q store.CreditQueries, orgID string) error {
 	if l.newOrg <= 0 {
 		return nil
 	}

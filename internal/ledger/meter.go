@@ -116,7 +116,7 @@ func errMemberLimit(s store.WorkspaceSeats) error {
 // resumes. It refuses with 402 member_limit_exceeded when sb's workspace
 // has more members than its limit, and with 402 insufficient_credits when
 // the org cannot pay for the slice.
-func (m *Meter) Reserve(ctx context.Context, q store.Queries, sb store.Sandbox, at time.Time) error {
+func (m *Meter) Reserve(ctx context.Context, q runtime.BillingTx, sb store.Sandbox, at time.Time) error {
 	if sb.WorkspaceID != "" {
 		seats, err := q.GetWorkspaceSeats(ctx, sb.WorkspaceID)
 		switch {
@@ -169,7 +169,7 @@ func (m *Meter) Reserve(ctx context.Context, q store.Queries, sb store.Sandbox, 
 // slice as it begins running at `at`: the slice is prepaid and the row's
 // watermark moves to its end. Without a hold (free compute) it does
 // nothing.
-func (m *Meter) Capture(ctx context.Context, q store.Queries, sandboxID string, at time.Time) error {
+func (m *Meter) Capture(ctx context.Context, q runtime.BillingTx, sandboxID string, at time.Time) error {
 	sb, err := q.GetSandbox(ctx, sandboxID)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func (m *Meter) Capture(ctx context.Context, q store.Queries, sandboxID string, 
 // Settle closes the sandbox's books up to at, before it stops accruing:
 // an open hold is released (its compute never ran), running time past the
 // watermark is charged, and prepaid time after at is refunded.
-func (m *Meter) Settle(ctx context.Context, q store.Queries, sandboxID string, at time.Time) error {
+func (m *Meter) Settle(ctx context.Context, q runtime.BillingTx, sandboxID string, at time.Time) error {
 	sb, err := q.GetSandbox(ctx, sandboxID)
 	if err != nil {
 		return err
@@ -230,7 +230,7 @@ func (m *Meter) Settle(ctx context.Context, q store.Queries, sandboxID string, a
 
 // openHold returns the sandbox's newest hold if neither a charge nor a
 // release has closed it.
-func (m *Meter) openHold(ctx context.Context, q store.Queries, orgID, sandboxID string) (store.JournalEntry, bool, error) {
+func (m *Meter) openHold(ctx context.Context, q store.CreditQueries, orgID, sandboxID string) (store.JournalEntry, bool, error) {
 	hs, _, err := q.ListJournal(ctx, store.JournalFilter{OrgID: orgID, SandboxID: sandboxID, Kind: store.EntryHold}, store.Page{Limit: 1})
 	if err != nil || len(hs) == 0 {
 		return store.JournalEntry{}, false, err
@@ -250,7 +250,7 @@ func (m *Meter) openHold(ctx context.Context, q store.Queries, orgID, sandboxID 
 }
 
 // releaseOpenHold frees the sandbox's open hold, if any.
-func (m *Meter) releaseOpenHold(ctx context.Context, q store.Queries, orgID, sandboxID string, at time.Time) error {
+func (m *Meter) releaseOpenHold(ctx context.Context, q store.CreditQueries, orgID, sandboxID string, at time.Time) error {
 	h, open, err := m.openHold(ctx, q, orgID, sandboxID)
 	if err != nil || !open {
 		return err

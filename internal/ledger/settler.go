@@ -197,7 +197,7 @@ func newBatchResult() batchResult {
 // refused changed nothing: a stale one is counted, any other failure is
 // recorded against the org, and the rest of its settlements stand. An
 // error means the transaction must roll back.
-func (b *batchResult) settle(ctx context.Context, q store.Queries, org string, due []store.Settlement) error {
+func (b *batchResult) settle(ctx context.Context, q store.CreditQueries, org string, due []store.Settlement) error {
 	es, errs, err := q.SettleMany(ctx, org, due)
 	if err != nil {
 		return err

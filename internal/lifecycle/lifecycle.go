@@ -23,9 +23,16 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
+// Store is what a Manager reads of the store: the runtimes to reconcile
+// and their sandboxes.
+type Store interface {
+	ListRuntimesByStatus(ctx context.Context, statuses []store.RuntimeStatus) ([]store.Runtime, error)
+	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
+}
+
 // Config configures a Manager.
 type Config struct {
-	Store    store.Store
+	Store    Store
 	Runtimes *runtime.Service
 	// Interval between expiry rounds; 0 means 5s.
 	Interval time.Duration

@@ -589,7 +589,7 @@ func (s *Service) destroy(ctx context.Context, sb store.Sandbox) error {
 
 // killRow marks a ledger row killed, and returns it and whether this call
 // killed it (false for a row killed already). The row stays forever.
-func killRow(ctx context.Context, q store.Queries, id, reason string, now time.Time) (store.Sandbox, bool, error) {
+func killRow(ctx context.Context, q tx, id, reason string, now time.Time) (store.Sandbox, bool, error) {
 	sb, err := q.GetSandbox(ctx, id)
 	if err != nil || sb.State == store.SandboxKilled {
 		return sb, false, err
@@ -602,7 +602,7 @@ func killRow(ctx context.Context, q store.Queries, id, reason string, now time.T
 // changed in memory to sb, with the store's verb for that step of its
 // state machine. Only the state and the expiry an action moves are
 // written; the billing columns belong to the ledger.
-func recordChange(ctx context.Context, q store.Queries, before, sb store.Sandbox) error {
+func recordChange(ctx context.Context, q tx, before, sb store.Sandbox) error {
 	var err error
 	switch {
 	case sb.State == before.State:

@@ -22,21 +22,28 @@ import (
 type Billing interface {
 	// Reserve places a hold for the first slice of sb's compute before it
 	// starts (sb not yet stored) or resumes.
-	Reserve(ctx context.Context, q store.Queries, sb store.Sandbox, at time.Time) error
+	Reserve(ctx context.Context, q BillingTx, sb store.Sandbox, at time.Time) error
 	// Capture turns the sandbox's open hold, if any, into the charge for
 	// its first slice as it begins running at `at`.
-	Capture(ctx context.Context, q store.Queries, sandboxID string, at time.Time) error
+	Capture(ctx context.Context, q BillingTx, sandboxID string, at time.Time) error
 	// Settle closes the sandbox's books up to at: running time past its
 	// watermark is charged, prepaid time after at is refunded, and an
 	// open hold is released.
-	Settle(ctx context.Context, q store.Queries, sandboxID string, at time.Time) error
+	Settle(ctx context.Context, q BillingTx, sandboxID string, at time.Time) error
+}
+
+// BillingTx is what Billing uses of the transaction it is handed: the
+// org's credits and seats, and the sandbox it bills.
+type BillingTx interface {
+	store.CreditQueries
+	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
 }
 
 // bill moves credits for the change of a sandbox's state an action made,
 // inside the action's transaction, before the new state is written:
 // leaving running settles, entering running captures the hold the action
 // placed.
-func (s *Service) bill(ctx context.Context, q store.Queries, before, sb store.Sandbox, now time.Time) error {
+func (s *Service) bill(ctx context.Context, q BillingTx, before, sb store.Sandbox, now time.Time) error {
 	wasRunning, isRunning := before.State == store.SandboxRunning, sb.State == store.SandboxRunning
 	switch {
 	case s.billing == nil:
@@ -65,7 +72,7 @@ func (s *Service) settleAfterFailure(ctx context.Context, sb store.Sandbox) {
 
 // settle closes a sandbox's books inside the caller's transaction before
 // its row stops accruing.
-func (s *Service) settle(ctx context.Context, q store.Queries, sandboxID string, now time.Time) error {
+func (s *Service) settle(ctx context.Context, q BillingTx, sandboxID string, now time.Time) error {
 	if s.billing == nil {
 		return nil
 	}

@@ -73,7 +73,7 @@ func (s *Service) name(ctx context.Context, rt store.Runtime) string {
 
 // saveRuntime writes *rt inside a transaction and replaces it with the
 // stored record; a version conflict is the public busy error.
-func saveRuntime(ctx context.Context, q store.Queries, rt *store.Runtime) error {
+func saveRuntime(ctx context.Context, q tx, rt *store.Runtime) error {
 	updated, err := q.UpdateRuntime(ctx, *rt)
 	if err != nil {
 		return lostRace(*rt, err)

@@ -130,7 +130,7 @@ func (d Defaults) withFallbacks() Defaults {
 
 // Config configures a Service.
 type Config struct {
-	Store     store.Store
+	Store     Store
 	Providers *provider.Registry
 	// Instance is this installation's id; it labels all compute.
 	Instance string
@@ -187,7 +187,7 @@ func ImageBuildsOf(b *imagebuild.Builder) ImageBuilds {
 
 // Service runs the runtime actions.
 type Service struct {
-	store      store.Store
+	store      Store
 	providers  *provider.Registry
 	instance   string
 	defaults   Defaults

@@ -178,7 +178,7 @@ func (s *Service) warmTemplate(providerName string, rt store.Runtime) (string, b
 // claimWarm takes a ready warm sandbox of template for rt inside the
 // start's transaction, or returns nil when rt must start cold: it had a
 // sandbox before (its workspace exists), or the pool is empty.
-func (s *Service) claimWarm(ctx context.Context, q store.Queries, rt store.Runtime, template string) (*store.WarmSandbox, error) {
+func (s *Service) claimWarm(ctx context.Context, q tx, rt store.Runtime, template string) (*store.WarmSandbox, error) {
 	prior, _, err := q.ListSandboxes(ctx, store.SandboxFilter{OrgID: rt.OrgID, RuntimeID: rt.ID}, store.Page{Limit: 1})
 	if err != nil || len(prior) > 0 {
 		return nil, err

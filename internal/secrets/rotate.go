@@ -29,7 +29,7 @@ type Rotation struct {
 // the new key up on their own. With the key in the environment, newEnvKey
 // is the new key, and servers must be restarted with it as
 // PADDOCK_SECRETS_KEY.
-func Rotate(ctx context.Context, st store.Store, dataDir, envKey, newEnvKey string) (Rotation, error) {
+func Rotate(ctx context.Context, st store.Transactor, dataDir, envKey, newEnvKey string) (Rotation, error) {
 	var keys *Keyring
 	var next string
 	var err error

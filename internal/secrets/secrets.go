@@ -50,14 +50,24 @@ var reservedEnv = []string{
 // the API, resolved for runtimes, and opened only for a sandbox's agent and
 // the egress proxy.
 type Service struct {
-	st     store.Store
+	st     Store
 	keys   *Keyring
 	now    func() time.Time
 	logger *slog.Logger
 }
 
+// Store is what the service uses of the store: it reads and deletes
+// secrets, and writes them in a transaction.
+type Store interface {
+	store.Transactor
+	GetSecret(ctx context.Context, id string) (store.Secret, error)
+	GetSecretByName(ctx context.Context, orgID, workspaceID, name string) (store.Secret, error)
+	ListSecrets(ctx context.Context, orgID, workspaceID string, page store.Page) ([]store.Secret, string, error)
+	DeleteSecret(ctx context.Context, id string) error
+}
+
 // New returns a Service.
-func New(st store.Store, keys *Keyring, logger *slog.Logger) *Service {
+func New(st Store, keys *Keyring, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

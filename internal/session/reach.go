@@ -75,8 +75,13 @@ func (w *modelWatch) add(d store.EgressDecision) {
 	}
 }
 
+// egressLog is the store's log of the egress proxy's decisions.
+type egressLog interface {
+	SandboxEgress(ctx context.Context, q store.EgressQuery) ([]store.EgressDecision, error)
+}
+
 // read takes the decisions recorded since the last read.
-func (w *modelWatch) read(ctx context.Context, st store.Store) error {
+func (w *modelWatch) read(ctx context.Context, st egressLog) error {
 	for {
 		ds, err := st.SandboxEgress(ctx, store.EgressQuery{
 			SandboxID: w.sandboxID, Hosts: []string{w.endpoint.Host}, Port: w.endpoint.Port,

@@ -60,9 +60,18 @@ type SecretEnvs interface {
 	Resolve(ctx context.Context, orgID, workspaceID string, refs []string) ([]store.Secret, error)
 }
 
+// Store is what the service uses of the store: sessions and their
+// events, the sandbox a turn runs in, its secrets and its egress log.
+type Store interface {
+	store.SessionQueries
+	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
+	GetSecret(ctx context.Context, id string) (store.Secret, error)
+	egressLog
+}
+
 // Config configures a Service.
 type Config struct {
-	Store    store.Store
+	Store    Store
 	Runtimes *runtime.Service
 	Bindings *binding.Service // nil: no capabilities to wait for
 	Secrets  SecretEnvs       // nil: no secrets, so no harness has its own
@@ -81,7 +90,7 @@ type Config struct {
 
 // Service runs prompts and tasks.
 type Service struct {
-	store    store.Store
+	store    Store
 	runtimes *runtime.Service
 	bindings *binding.Service
 	secrets  SecretEnvs

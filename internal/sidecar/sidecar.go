@@ -125,10 +125,15 @@ func ComputerUseArgv() []string {
 	return []string{ShimPath, "computer-use", "serve", "--display", ComputerUseDisplay, "--listen", "127.0.0.1:8931"}
 }
 
+// RuntimeReader is what Env reads of the store.
+type RuntimeReader interface {
+	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
+}
+
 // Env is what a sandbox's processes learn of its runtime's sidecar
 // capabilities: SIDECAR_CAPABILITIES, and computer_use's display. It is
 // part of the environment the agent injects (never the container's).
-func Env(ctx context.Context, st store.Store, sb store.Sandbox) map[string]string {
+func Env(ctx context.Context, st RuntimeReader, sb store.Sandbox) map[string]string {
 	if sb.RuntimeID == "" {
 		return nil
 	}

@@ -85,9 +85,12 @@ type AuthSession struct {
 	RevokedAt time.Time // zero while valid
 }
 
-// IdentityQueries are the operations on users, memberships, keys and
-// wallet sign-ins.
+// IdentityQueries are the operations on users, memberships, API keys,
+// wallet sign-ins, invitations and SSH keys.
 type IdentityQueries interface {
+	InvitationQueries // invitation.go
+	SSHQueries        // ssh.go
+
 	// CreateUser inserts u; an email or wallet another user has is
 	// ErrConflict (codes email_taken, wallet_taken).
 	CreateUser(ctx context.Context, u User) error
@@ -124,7 +127,10 @@ type IdentityQueries interface {
 	// userID is a member of.
 	ListMemberWorkspaces(ctx context.Context, orgID, userID string) ([]string, error)
 
+	CreateAPIKey(ctx context.Context, k APIKey) error
 	GetAPIKey(ctx context.Context, id string) (APIKey, error)
+	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
+	CountAPIKeys(ctx context.Context) (int, error)
 	// ListAPIKeys lists keys, newest first; revoked ones too.
 	ListAPIKeys(ctx context.Context, f APIKeyFilter, page Page) ([]APIKey, string, error)
 	// RevokeAPIKey marks a key revoked at at; revoking a revoked key keeps

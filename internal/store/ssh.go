@@ -45,7 +45,7 @@ type SSHKey struct {
 }
 
 // SSHQueries keep SSH keys. (The runtime an SSH user name means is found
-// with Queries.FindRuntimesByIDPrefix.)
+// with RuntimeQueries.FindRuntimesByIDPrefix.)
 type SSHQueries interface {
 	// CreateSSHKey inserts k; a fingerprint already registered (by anyone)
 	// is ErrConflict with the code ssh_key_exists.

@@ -36,9 +36,7 @@ var ErrStale = errors.New("stale version")
 // Store is the persistence contract.
 type Store interface {
 	Queries
-	// InTx runs fn in one transaction. If fn returns an error the
-	// transaction rolls back and InTx returns that error unchanged.
-	InTx(ctx context.Context, fn func(q Queries) error) error
+	Transactor
 	// Check reports whether the store answers and its schema is the one
 	// this build expects (for readiness probes): nil, or an error that
 	// says which.
@@ -47,8 +45,34 @@ type Store interface {
 	Close() error
 }
 
-// Queries are the operations on records. Every method takes ctx first.
+// Transactor runs work in one transaction. A consumer that writes several
+// records at once embeds it in the interface it declares.
+type Transactor interface {
+	// InTx runs fn in one transaction. If fn returns an error the
+	// transaction rolls back and InTx returns that error unchanged.
+	InTx(ctx context.Context, fn func(q Queries) error) error
+}
+
+// Queries are the operations on records: the union of the domains'
+// interfaces below. Every method takes ctx first. A dialect implements all
+// of it; a consumer declares, next to itself, a small interface listing the
+// methods it calls, and is handed the Store in its place.
 type Queries interface {
+	TenancyQueries
+	IdentityQueries // users, members, keys, sign-ins, invitations, SSH keys: identity.go
+	RuntimeQueries
+	SandboxQueries
+	CreditQueries // credits and seats: see the section at the end of this file
+	CapabilityQueries
+	SessionQueries // capability.go
+	EgressQueries
+	SecretQueries
+	WarmQueries // see the section at the end of this file
+}
+
+// TenancyQueries are the operations on the installation's facts and on
+// orgs, workspaces and projects.
+type TenancyQueries interface {
 	// Meta is a small key/value table for installation facts
 	// (installation id, …). GetMeta of a missing key is ErrNotFound.
 	GetMeta(ctx context.Context, key string) (string, error)
@@ -69,7 +93,10 @@ type Queries interface {
 	GetProjectByName(ctx context.Context, workspaceID, name string) (Project, error)
 	ListProjects(ctx context.Context, workspaceID string, page Page) ([]Project, string, error)
 	DeleteProject(ctx context.Context, id string) error
+}
 
+// RuntimeQueries are the operations on runtime rows.
+type RuntimeQueries interface {
 	CreateRuntime(ctx context.Context, r Runtime) error
 	GetRuntime(ctx context.Context, id string) (Runtime, error)
 	GetRuntimeByProject(ctx context.Context, projectID string) (Runtime, error)
@@ -86,7 +113,11 @@ type Queries interface {
 	// mismatch is ErrConflict.
 	UpdateRuntime(ctx context.Context, r Runtime) (Runtime, error)
 	DeleteRuntime(ctx context.Context, id string) error
+}
 
+// SandboxQueries are the operations on ledger rows' lifecycle (their
+// billing is CreditQueries').
+type SandboxQueries interface {
 	CreateSandbox(ctx context.Context, s Sandbox) error
 	GetSandbox(ctx context.Context, id string) (Sandbox, error)
 	// GetSandboxByProviderID finds a row of orgID by the provider's own
@@ -128,33 +159,6 @@ type Queries interface {
 	// reports false. It is activity, not a transition: it needs no version
 	// and does not increment it.
 	ExtendSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
-
-	// Warm pool: see the section at the end of this file.
-	WarmQueries
-
-	CreateAPIKey(ctx context.Context, k APIKey) error
-	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
-	CountAPIKeys(ctx context.Context) (int, error)
-
-	// Users, memberships, keys and wallet sign-ins: see identity.go.
-	IdentityQueries
-
-	// Invitations to orgs: see invitation.go.
-	InvitationQueries
-
-	// Credits and seats: see the section at the end of this file.
-	CreditQueries
-
-	// Egress decisions: see EgressQueries.
-	EgressQueries
-
-	// Secrets: see SecretQueries.
-	SecretQueries
-
-	// Capability inventories and bindings, and sessions: see capability.go.
-	CapabilityQueries
-	SessionQueries
-	SSHQueries // SSH keys, and the runtime an SSH user names: see ssh.go.
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix

@@ -6,12 +6,20 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
+// nameStore is what Names reads of the store.
+type nameStore interface {
+	GetOrg(ctx context.Context, id string) (store.Org, error)
+	GetWorkspace(ctx context.Context, id string) (store.Workspace, error)
+	GetProject(ctx context.Context, id string) (store.Project, error)
+	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
+}
+
 // Names looks up, once each, the names people know things by: a
 // project's name for its runtime and sandboxes, a workspace's, an org's.
 // Something that is gone (a deleted project) has no name. A Names lives
 // for one request; it is not safe for concurrent use.
 type Names struct {
-	st       store.Store
+	st       nameStore
 	projects map[string]string
 }
 

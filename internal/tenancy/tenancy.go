@@ -31,12 +31,28 @@ func ValidName(kind, name string) error {
 // OrgOpener prepares what a new org needs beside its row, in the
 // transaction that creates it (the ledger opens its credit account).
 type OrgOpener interface {
-	OpenOrg(ctx context.Context, q store.Queries, orgID string) error
+	OpenOrg(ctx context.Context, q store.CreditQueries, orgID string) error
+}
+
+// Store is what the service uses of the store: orgs (created in a
+// transaction with what the opener adds), workspaces, projects, a user's
+// memberships, and the names of runtimes.
+type Store interface {
+	store.Transactor
+	nameStore
+	// Check: see store.Store.
+	Check(ctx context.Context) error
+	ListOrgs(ctx context.Context, page store.Page) ([]store.Org, string, error)
+	ListUserOrgs(ctx context.Context, userID string) ([]store.OrgMember, error)
+	CreateWorkspace(ctx context.Context, w store.Workspace) error
+	ListWorkspaces(ctx context.Context, orgID string, page store.Page) ([]store.Workspace, string, error)
+	GetProjectByName(ctx context.Context, workspaceID, name string) (store.Project, error)
+	ListProjects(ctx context.Context, workspaceID string, page store.Page) ([]store.Project, string, error)
 }
 
 // Config configures a Service.
 type Config struct {
-	Store store.Store
+	Store Store
 	// Opener, when set, runs in the transaction that creates an org.
 	Opener OrgOpener
 	// Now is the clock; nil means time.Now.
@@ -45,7 +61,7 @@ type Config struct {
 
 // Service creates, finds and lists orgs, workspaces and projects.
 type Service struct {
-	store  store.Store
+	store  Store
 	opener OrgOpener
 	now    func() time.Time
 }

@@ -40,7 +40,7 @@ type failingOpener struct{}
 
 var errRefused = errors.New("refused")
 
-func (failingOpener) OpenOrg(context.Context, store.Queries, string) error { return errRefused }
+func (failingOpener) OpenOrg(context.Context, store.CreditQueries, string) error { return errRefused }
 
 // TestCreateOrg: a new org gets what the ledger opens for it in the same
 // transaction; a taken name is 409 org_exists, a bad one 400; an opener
