@@ -169,16 +169,14 @@ func (r *racedStore) SetRuntimeConfig(ctx context.Context, id string, version in
 	return r.Store.SetRuntimeConfig(ctx, id, version, c, at)
 }
 
-// racedService is a second server on f's database whose next write of a
-// runtime's configuration is preceded by race, run on f's server.
-func racedService(t *testing.T, f *lookupFixture, race func(ctx context.Context, other *Service)) *Service {
+// racedService is a second server on f's database, on a racedStore.
+func racedService(t *testing.T, f *lookupFixture) (*Service, *racedStore) {
 	raced := &racedStore{Store: f.st}
 	reg := provider.NewRegistry()
 	reg.Register(f.prov)
 	svc := New(Config{Store: raced, Providers: reg, Instance: "i", Defaults: Defaults{Image: "paddock/base:1"}})
 	t.Cleanup(func() { svc.Close() })
-	raced.race = func() { race(t.Context(), f.svc) }
-	return svc
+	return svc, raced
 }
 
 // TestConfigurationRaced: when another server on the same database
@@ -273,11 +271,12 @@ func testConfigurationRaced(t *testing.T, tc configurationRace) {
 			t.Fatal(err)
 		}
 	}
-	svc := racedService(t, f, func(ctx context.Context, other *Service) {
-		if err := tc.race(ctx, other, rt.ID); err != nil {
+	svc, raced := racedService(t, f)
+	raced.race = func() {
+		if err := tc.race(ctx, f.svc, rt.ID); err != nil {
 			t.Errorf("the other server's write: %v", err)
 		}
-	})
+	}
 	err := tc.act(ctx, svc, rt.ID)
 	if pe, ok := errdefs.Public(err); tc.busy && (!ok || pe.Code != CodeBusy || !errors.Is(err, errdefs.ErrConflict)) {
 		t.Fatalf("the losing write = %v; want 409 %s", err, CodeBusy)
@@ -290,5 +289,40 @@ func testConfigurationRaced(t *testing.T, tc configurationRace) {
 	}
 	if !tc.want(got) {
 		t.Fatalf("runtime after the race: status %s, config %+v", got.Status, got.Config)
+	}
+}
+
+// TestConfigurationRacedEveryTime: a change that another server's writes
+// make stale every time it is written is written at most maxWrites times,
+// then answers 409 runtime_busy; the other server's changes are kept.
+func TestConfigurationRacedEveryTime(t *testing.T) {
+	ctx := t.Context()
+	f := newLookupFixture(t)
+	rt := f.project(t, f.ws, "p")
+	svc, raced := racedService(t, f)
+	var others []int
+	var race func()
+	race = func() {
+		port := 9000 + len(others)
+		if _, err := f.svc.SetPortPublic(ctx, rt.ID, port, true); err != nil {
+			t.Errorf("the other server's port change: %v", err)
+		}
+		others = append(others, port)
+		raced.race = race // again before the next write
+	}
+	raced.race = race
+	_, err := svc.SetPortPublic(ctx, rt.ID, 8080, true)
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeBusy || !errors.Is(err, errdefs.ErrConflict) {
+		t.Fatalf("a port change raced at every write = %v; want 409 %s", err, CodeBusy)
+	}
+	if len(others) != maxWrites {
+		t.Fatalf("written %d times; want %d", len(others), maxWrites)
+	}
+	got, err := f.st.GetRuntime(ctx, rt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Config.PublicPorts, others) {
+		t.Fatalf("public ports %v; want the other server's %v", got.Config.PublicPorts, others)
 	}
 }
