@@ -119,8 +119,8 @@ func TestReconcileAfterCrash(t *testing.T) {
 	if err := st.CreateSandbox(ctx, row); err != nil {
 		t.Fatal(err)
 	}
-	midStart.Status, midStart.CurrentSandboxID = store.RuntimeStarting, row.ID
-	if _, err := st.UpdateRuntime(ctx, midStart); err != nil {
+	midStart, err := st.SetRuntimeState(ctx, midStart.ID, midStart.Version, store.RuntimeState{Status: store.RuntimeStarting, CurrentSandboxID: row.ID}, time.Time{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.env.Fake.Create(ctx, provider.Spec{

@@ -138,7 +138,6 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, s
 					sb.ID = w.ID // the compute's labels already name this row
 					sb.ProviderSandboxID = w.ProviderSandboxID
 					sb.ProviderState = w.ProviderState
-					rt.WorkspaceVolume = w.WorkspaceVolume
 				}
 			}
 			// The hold comes first: an org that cannot pay gets nothing.
@@ -150,11 +149,15 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, s
 			if err := q.CreateSandbox(ctx, *sb); err != nil {
 				return err
 			}
-			rt.Status = store.RuntimeStarting
-			rt.StatusReason = ""
-			rt.CurrentSandboxID = sb.ID
-			rt.UpdatedAt = now
-			return saveRuntime(ctx, q, rt)
+			r, err := setState(ctx, q, *rt, store.RuntimeState{Status: store.RuntimeStarting, CurrentSandboxID: sb.ID}, now)
+			if err == nil && warm != nil {
+				// The runtime keeps the warm sandbox's workspace.
+				r, err = setVolume(ctx, q, r, warm.WorkspaceVolume, now)
+			}
+			if err == nil {
+				*rt = r
+			}
+			return err
 		})
 	})
 	if err != nil {
@@ -210,8 +213,8 @@ func (s *Service) markStarted(ctx context.Context, tr *tracked, rt *store.Runtim
 	now := s.now()
 	sb.RunningSince = now
 	expires := capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
-	rt.Status = store.RuntimeRunning
-	rt.UpdatedAt = now
+	running := rt.State()
+	running.Status = store.RuntimeRunning
 	err := tr.step("mark_running", func() error {
 		return s.store.InTx(ctx, func(q store.Queries) error {
 			if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
@@ -222,7 +225,9 @@ func (s *Service) markStarted(ctx context.Context, tr *tracked, rt *store.Runtim
 					return err
 				}
 			}
-			return saveRuntime(ctx, q, rt)
+			var err error
+			*rt, err = setState(ctx, q, *rt, running, now)
+			return err
 		})
 	})
 	if err == nil {
@@ -299,15 +304,8 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 		if err != nil {
 			return err
 		}
-		r.Status = store.RuntimeError
-		r.StatusReason = msg
-		r.CurrentSandboxID = ""
-		r.UpdatedAt = now
-		if r, err = q.UpdateRuntime(ctx, r); err != nil {
-			return err
-		}
-		rt = r
-		return nil
+		rt, err = setState(ctx, q, r, store.RuntimeState{Status: store.RuntimeError, StatusReason: msg}, now)
+		return err
 	})
 	if err != nil {
 		s.logger.ErrorContext(ctx, "recording a failed start", "runtime", rt.ID, "err", err)
@@ -452,7 +450,7 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	if err != nil {
 		return rt, err
 	}
-	before := sb
+	before, was := sb, rt
 	if err := apply(ctx, p, &rt, &sb); err != nil {
 		if errors.Is(err, errArchived) {
 			return s.store.GetRuntime(ctx, rt.ID)
@@ -464,7 +462,9 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 		return rt, providerFailure(action, err)
 	}
 	now := s.now()
-	sb.UpdatedAt, rt.UpdatedAt = now, now
+	sb.UpdatedAt = now
+	to := rt.State()
+	rt = was
 	err = s.store.InTx(ctx, func(q store.Queries) error {
 		// The books are closed first, while the row still says how it
 		// ran; settlements never move its version, so the write of its
@@ -475,7 +475,12 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 		if err := recordChange(ctx, q, before, sb); err != nil {
 			return err
 		}
-		return saveRuntime(ctx, q, &rt)
+		if to == was.State() {
+			return nil // the runtime's row says what it did (a keepalive)
+		}
+		var err error
+		rt, err = setState(ctx, q, was, to, now)
+		return err
 	})
 	if err != nil {
 		s.settleAfterFailure(ctx, before)
@@ -554,14 +559,13 @@ func (s *Service) release(ctx context.Context, rt store.Runtime, reason string, 
 				return err
 			}
 		}
-		rt.Status = status
-		rt.CurrentSandboxID = ""
-		rt.StatusReason = ""
+		to := store.RuntimeState{Status: status}
 		if status == store.RuntimeError {
-			rt.StatusReason = "the sandbox no longer exists"
+			to.StatusReason = "the sandbox no longer exists"
 		}
-		rt.UpdatedAt = now
-		return saveRuntime(ctx, q, &rt)
+		var err error
+		rt, err = setState(ctx, q, rt, to, now)
+		return err
 	})
 	if err == nil && killed {
 		// A row killed before (a failed start's, one a reconciliation

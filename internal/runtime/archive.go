@@ -96,12 +96,14 @@ func (s *Service) archive(ctx context.Context, p provider.Provider, rt store.Run
 		if killed, _, err = killRow(ctx, q, sb.ID, KillArchived, at); err != nil {
 			return err
 		}
-		rt.Status = store.RuntimeArchived
-		rt.StatusReason = ""
-		rt.CurrentSandboxID = ""
-		rt.Snapshot = ref
-		rt.UpdatedAt = at
-		return saveRuntime(ctx, q, &rt)
+		r, err := setState(ctx, q, rt, store.RuntimeState{Status: store.RuntimeArchived}, at)
+		if err == nil && r.Snapshot != ref {
+			r, err = setSnapshot(ctx, q, r, ref, at)
+		}
+		if err == nil {
+			rt = r
+		}
+		return err
 	})
 	if err != nil {
 		if ref != "" {
@@ -128,11 +130,9 @@ func (s *Service) dropSnapshot(ctx context.Context, rt store.Runtime) (store.Run
 		return rt, nil
 	}
 	ref := rt.Snapshot
-	rt.Snapshot = ""
-	rt.UpdatedAt = s.now()
-	rt, err := s.store.UpdateRuntime(ctx, rt)
+	rt, err := setSnapshot(ctx, s.store, rt, "", s.now())
 	if err != nil {
-		return rt, lostRace(rt, err)
+		return rt, err
 	}
 	if p, err := s.providers.Get(rt.Config.Provider); err == nil {
 		s.removeSnapshot(ctx, p, ref)

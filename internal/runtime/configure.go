@@ -65,26 +65,7 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 	}
 	var change Change
 	rt, err := onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
-		next := rt.Config
-		set(&next.Image, patch.Image)
-		set(&next.CPUMillis, patch.CPUMillis)
-		set(&next.MemoryMB, patch.MemoryMB)
-		set(&next.PidsLimit, patch.PidsLimit)
-		set(&next.Network.Mode, patch.NetworkMode)
-		set(&next.Network.Allow, patch.Allow)
-		set(&next.Network.Deny, patch.Deny)
-		set(&next.IdleTimeoutSeconds, patch.IdleTimeoutSeconds)
-		set(&next.MaxLifetimeSeconds, patch.MaxLifetimeSeconds)
-		set(&next.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
-		set(&next.Secrets, patch.Secrets)
-		set(&next.RootFS, patch.RootFS)
-		set(&next.User, patch.User)
-		if patch.Sidecars != nil {
-			if patch.Image == nil && sidecar.IsImage(next.Image) {
-				next.Image = "" // chosen by the sidecars: chosen again
-			}
-			next.Sidecars = *patch.Sidecars
-		}
+		next := patch.apply(rt.Config)
 		// The image is checked against today's allow-list even when
 		// unchanged by this patch: the resolved config must be valid as a
 		// whole.
@@ -117,15 +98,40 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 				change.NextStart = append(change.NextStart, name)
 			}
 		}
-		rt.Config = resolved
-		rt.UpdatedAt = s.now()
-		updated, err := s.store.UpdateRuntime(ctx, rt)
-		if err != nil {
-			return rt, lostRace(rt, err)
+		// Checked and classified on rt's config and sandbox: another
+		// server's write that changed neither does not stop it.
+		still := func(fresh store.Runtime) bool {
+			return reflect.DeepEqual(fresh.Config, rt.Config) && (fresh.CurrentSandboxID == "") == (rt.CurrentSandboxID == "")
 		}
-		return updated, nil
+		return writeRuntime(ctx, s.store, rt, still, func(rt store.Runtime) (store.Runtime, error) {
+			return s.store.SetRuntimeConfig(ctx, rt.ID, rt.Version, resolved, s.now())
+		})
 	})
 	return rt, change, err
+}
+
+// apply is c with the patch's settings, unresolved.
+func (patch Patch) apply(c store.RuntimeConfig) store.RuntimeConfig {
+	set(&c.Image, patch.Image)
+	set(&c.CPUMillis, patch.CPUMillis)
+	set(&c.MemoryMB, patch.MemoryMB)
+	set(&c.PidsLimit, patch.PidsLimit)
+	set(&c.Network.Mode, patch.NetworkMode)
+	set(&c.Network.Allow, patch.Allow)
+	set(&c.Network.Deny, patch.Deny)
+	set(&c.IdleTimeoutSeconds, patch.IdleTimeoutSeconds)
+	set(&c.MaxLifetimeSeconds, patch.MaxLifetimeSeconds)
+	set(&c.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
+	set(&c.Secrets, patch.Secrets)
+	set(&c.RootFS, patch.RootFS)
+	set(&c.User, patch.User)
+	if patch.Sidecars != nil {
+		if patch.Image == nil && sidecar.IsImage(c.Image) {
+			c.Image = "" // chosen by the sidecars: chosen again
+		}
+		c.Sidecars = *patch.Sidecars
+	}
+	return c
 }
 
 // deref is *p, or the zero value for nil.

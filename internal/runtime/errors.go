@@ -71,17 +71,6 @@ func (s *Service) name(ctx context.Context, rt store.Runtime) string {
 	return rt.ID
 }
 
-// saveRuntime writes *rt inside a transaction and replaces it with the
-// stored record; a version conflict is the public busy error.
-func saveRuntime(ctx context.Context, q tx, rt *store.Runtime) error {
-	updated, err := q.UpdateRuntime(ctx, *rt)
-	if err != nil {
-		return lostRace(*rt, err)
-	}
-	*rt = updated
-	return nil
-}
-
 // lostRace turns a store version conflict into the public busy error.
 func lostRace(rt store.Runtime, err error) error { return busyIfStale(rt.ID, err) }
 

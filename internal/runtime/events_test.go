@@ -423,8 +423,9 @@ func TestReconcilePublishes(t *testing.T) {
 		setStatus := func(status store.RuntimeStatus) {
 			t.Helper()
 			cur, _ := r.get(rt.ID)
-			cur.Status = status
-			_, err := r.st.UpdateRuntime(r.ctx, cur)
+			to := cur.State()
+			to.Status = status
+			_, err := r.st.SetRuntimeState(r.ctx, cur.ID, cur.Version, to, time.Time{})
 			r.must(err)
 		}
 		reconcile := func(want Reconciliation) {

@@ -62,7 +62,7 @@ func TestRulesNamingInternalAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt.Config.Network.Allow = []string{"pypi.org", "169.254.169.254"}
-	if _, err := st.UpdateRuntime(ctx, rt); err != nil {
+	if _, err := st.SetRuntimeConfig(ctx, rt.ID, rt.Version, rt.Config, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	idle := int64(600)

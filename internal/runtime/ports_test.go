@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -154,47 +155,174 @@ func TestSetPortPublicWhileReconciling(t *testing.T) {
 }
 
 // racedStore is a store on which race, another server's write, lands
-// just before the next UpdateRuntime.
+// just before the next write of a runtime's configuration.
 type racedStore struct {
 	store.Store
 	race func()
 }
 
-func (r *racedStore) UpdateRuntime(ctx context.Context, rt store.Runtime) (store.Runtime, error) {
+func (r *racedStore) SetRuntimeConfig(ctx context.Context, id string, version int64, c store.RuntimeConfig, at time.Time) (store.Runtime, error) {
 	if race := r.race; race != nil {
 		r.race = nil
 		race()
 	}
-	return r.Store.UpdateRuntime(ctx, rt)
+	return r.Store.SetRuntimeConfig(ctx, id, version, c, at)
 }
 
-// TestSetPortPublicLosesRace: when another server on the same database
-// writes the runtime between this one's read and its write, the write is
-// stale: 409 runtime_busy (never the store's own code), and the other
-// server's change is the one kept.
-func TestSetPortPublicLosesRace(t *testing.T) {
-	ctx := t.Context()
-	f := newLookupFixture(t)
-	rt := f.project(t, f.ws, "p")
+// racedService is a second server on f's database, on a racedStore.
+func racedService(t *testing.T, f *lookupFixture) (*Service, *racedStore) {
 	raced := &racedStore{Store: f.st}
 	reg := provider.NewRegistry()
 	reg.Register(f.prov)
 	svc := New(Config{Store: raced, Providers: reg, Instance: "i", Defaults: Defaults{Image: "paddock/base:1"}})
 	t.Cleanup(func() { svc.Close() })
-	raced.race = func() {
-		if _, err := f.svc.SetPortPublic(ctx, rt.ID, 9090, true); err != nil {
-			t.Errorf("the other server's port change: %v", err)
+	return svc, raced
+}
+
+// TestConfigurationRaced: when another server on the same database
+// writes the runtime between this one's read and its write of the
+// configuration, the write is stale. A port change is made again on the
+// row as the other server left it, so both changes are kept; a
+// configuration change is too, unless the other server changed the
+// configuration it was checked against: then it answers 409 runtime_busy
+// (never the store's own code) and the other server's change is kept.
+func TestConfigurationRaced(t *testing.T) {
+	for _, tc := range configurationRaces() {
+		t.Run(tc.name, func(t *testing.T) { testConfigurationRaced(t, tc) })
+	}
+}
+
+// configurationRace is a case of TestConfigurationRaced: on a runtime,
+// started or not, the other server's race lands just before act's write.
+type configurationRace struct {
+	name    string
+	started bool
+	race    func(ctx context.Context, other *Service, id string) error
+	act     func(ctx context.Context, s *Service, id string) error
+	busy    bool // act loses: 409 runtime_busy
+	want    func(rt store.Runtime) bool
+}
+
+func configurationRaces() []configurationRace {
+	idle := func(n int64) Patch { return Patch{IdleTimeoutSeconds: &n} }
+	return []configurationRace{
+		{
+			name: "a port after another port",
+			race: func(ctx context.Context, o *Service, id string) error {
+				_, err := o.SetPortPublic(ctx, id, 9090, true)
+				return err
+			},
+			act: func(ctx context.Context, s *Service, id string) error {
+				_, err := s.SetPortPublic(ctx, id, 8080, true)
+				return err
+			},
+			want: func(rt store.Runtime) bool { return slices.Equal(rt.Config.PublicPorts, []int{8080, 9090}) },
+		},
+		{
+			name: "a port after a pause", started: true,
+			race: func(ctx context.Context, o *Service, id string) error {
+				_, err := o.Pause(ctx, id, store.PauseUser)
+				return err
+			},
+			act: func(ctx context.Context, s *Service, id string) error {
+				_, err := s.SetPortPublic(ctx, id, 8080, true)
+				return err
+			},
+			want: func(rt store.Runtime) bool {
+				return rt.Status == store.RuntimePaused && slices.Equal(rt.Config.PublicPorts, []int{8080})
+			},
+		},
+		{
+			name: "a configuration after a pause", started: true,
+			race: func(ctx context.Context, o *Service, id string) error {
+				_, err := o.Pause(ctx, id, store.PauseUser)
+				return err
+			},
+			act: func(ctx context.Context, s *Service, id string) error {
+				_, _, err := s.Configure(ctx, id, idle(600))
+				return err
+			},
+			want: func(rt store.Runtime) bool {
+				return rt.Status == store.RuntimePaused && rt.Config.IdleTimeoutSeconds == 600
+			},
+		},
+		{
+			name: "a configuration after another",
+			race: func(ctx context.Context, o *Service, id string) error {
+				_, _, err := o.Configure(ctx, id, idle(300))
+				return err
+			},
+			act: func(ctx context.Context, s *Service, id string) error {
+				_, _, err := s.Configure(ctx, id, idle(600))
+				return err
+			},
+			busy: true,
+			want: func(rt store.Runtime) bool { return rt.Config.IdleTimeoutSeconds == 300 },
+		},
+	}
+}
+
+func testConfigurationRaced(t *testing.T, tc configurationRace) {
+	f := newLookupFixture(t)
+	rt := f.project(t, f.ws, "p")
+	ctx := t.Context()
+	if tc.started {
+		if _, err := f.svc.Start(ctx, rt.ID, nil); err != nil {
+			t.Fatal(err)
 		}
 	}
-	_, err := svc.SetPortPublic(ctx, rt.ID, 8080, true)
-	if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeBusy || !errors.Is(err, errdefs.ErrConflict) {
-		t.Fatalf("the losing port change = %v; want 409 %s", err, CodeBusy)
+	svc, raced := racedService(t, f)
+	raced.race = func() {
+		if err := tc.race(ctx, f.svc, rt.ID); err != nil {
+			t.Errorf("the other server's write: %v", err)
+		}
+	}
+	err := tc.act(ctx, svc, rt.ID)
+	if pe, ok := errdefs.Public(err); tc.busy && (!ok || pe.Code != CodeBusy || !errors.Is(err, errdefs.ErrConflict)) {
+		t.Fatalf("the losing write = %v; want 409 %s", err, CodeBusy)
+	} else if !tc.busy && err != nil {
+		t.Fatalf("the write after the other server's: %v", err)
 	}
 	got, err := f.st.GetRuntime(ctx, rt.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Config.PublicPorts, []int{9090}) {
-		t.Fatalf("public ports after the race: %v; want the winner's [9090]", got.Config.PublicPorts)
+	if !tc.want(got) {
+		t.Fatalf("runtime after the race: status %s, config %+v", got.Status, got.Config)
+	}
+}
+
+// TestConfigurationRacedEveryTime: a change that another server's writes
+// make stale every time it is written is written at most maxWrites times,
+// then answers 409 runtime_busy; the other server's changes are kept.
+func TestConfigurationRacedEveryTime(t *testing.T) {
+	ctx := t.Context()
+	f := newLookupFixture(t)
+	rt := f.project(t, f.ws, "p")
+	svc, raced := racedService(t, f)
+	var others []int
+	var race func()
+	race = func() {
+		port := 9000 + len(others)
+		if _, err := f.svc.SetPortPublic(ctx, rt.ID, port, true); err != nil {
+			t.Errorf("the other server's port change: %v", err)
+		}
+		others = append(others, port)
+		raced.race = race // again before the next write
+	}
+	raced.race = race
+	_, err := svc.SetPortPublic(ctx, rt.ID, 8080, true)
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeBusy || !errors.Is(err, errdefs.ErrConflict) {
+		t.Fatalf("a port change raced at every write = %v; want 409 %s", err, CodeBusy)
+	}
+	if len(others) != maxWrites {
+		t.Fatalf("written %d times; want %d", len(others), maxWrites)
+	}
+	got, err := f.st.GetRuntime(ctx, rt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Config.PublicPorts, others) {
+		t.Fatalf("public ports %v; want the other server's %v", got.Config.PublicPorts, others)
 	}
 }

@@ -111,25 +111,26 @@ func (s *Service) syncStatus(ctx context.Context, rt store.Runtime, sb store.San
 	if rt.Status == status {
 		return nil
 	}
-	rt.Status = status
-	rt.UpdatedAt = s.now()
-	saved, err := s.store.UpdateRuntime(ctx, rt)
+	to := rt.State()
+	to.Status = status
+	at := s.now()
+	saved, err := setState(ctx, s.store, rt, to, at)
 	if err != nil {
-		return lostRace(rt, err)
+		return err
 	}
 	kind := EventRunning
 	if status == store.RuntimePaused {
 		kind = EventPaused
 	}
-	s.publish(Event{Kind: kind, Runtime: saved, Sandbox: sb, At: rt.UpdatedAt})
+	s.publish(Event{Kind: kind, Runtime: saved, Sandbox: sb, At: at})
 	return nil
 }
 
 func (s *Service) setReason(ctx context.Context, rt store.Runtime, reason string) error {
-	rt.StatusReason = reason
-	rt.UpdatedAt = s.now()
-	_, err := s.store.UpdateRuntime(ctx, rt)
-	return lostRace(rt, err)
+	to := rt.State()
+	to.StatusReason = reason
+	_, err := setState(ctx, s.store, rt, to, s.now())
+	return err
 }
 
 // Orphan is compute a provider runs that the ledger does not account for.

@@ -16,10 +16,9 @@ type Store interface {
 	GetProject(ctx context.Context, id string) (store.Project, error)
 	DeleteProject(ctx context.Context, id string) error
 
-	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
 	GetRuntimeByProject(ctx context.Context, projectID string) (store.Runtime, error)
 	ListRuntimes(ctx context.Context, workspaceID string, page store.Page) ([]store.Runtime, string, error)
-	UpdateRuntime(ctx context.Context, r store.Runtime) (store.Runtime, error)
+	runtimeWriter
 	DeleteRuntime(ctx context.Context, id string) error
 
 	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
@@ -42,7 +41,7 @@ type Store interface {
 // transitions and a warm sandbox's claim. What Billing does there is
 // BillingTx.
 type tx interface {
-	UpdateRuntime(ctx context.Context, r store.Runtime) (store.Runtime, error)
+	runtimeWriter
 
 	GetSandbox(ctx context.Context, id string) (store.Sandbox, error)
 	ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error)
@@ -52,4 +51,14 @@ type tx interface {
 	ExtendSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
 
 	ClaimWarmSandbox(ctx context.Context, template string) (store.WarmSandbox, error)
+}
+
+// runtimeWriter writes a runtime row through its verbs, and reads it again
+// when another server's write made the version stale (see writeRuntime).
+type runtimeWriter interface {
+	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
+	SetRuntimeState(ctx context.Context, id string, version int64, st store.RuntimeState, at time.Time) (store.Runtime, error)
+	SetRuntimeConfig(ctx context.Context, id string, version int64, c store.RuntimeConfig, at time.Time) (store.Runtime, error)
+	SetRuntimeSnapshot(ctx context.Context, id string, version int64, ref string, at time.Time) (store.Runtime, error)
+	SetRuntimeWorkspaceVolume(ctx context.Context, id string, version int64, volume string, at time.Time) (store.Runtime, error)
 }

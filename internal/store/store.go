@@ -108,11 +108,34 @@ type RuntimeQueries interface {
 	// ListRuntimesByStatus lists runtimes in any of statuses across all
 	// orgs (for the reconciler), oldest first.
 	ListRuntimesByStatus(ctx context.Context, statuses []RuntimeStatus) ([]Runtime, error)
-	// UpdateRuntime writes r if the stored version equals r.Version, and
-	// increments the version. It returns the stored record. A version
-	// mismatch is ErrConflict.
-	UpdateRuntime(ctx context.Context, r Runtime) (Runtime, error)
 	DeleteRuntime(ctx context.Context, id string) error
+
+	// Runtime verbs. A runtime row is changed only by these, each of
+	// which writes one group of its columns and nothing else (never its
+	// identity, created_at or another group), so a configuration change
+	// and a lifecycle transition never undo each other. Each:
+	//
+	//   - writes only if the stored version is version; else nothing is
+	//     written and the error is ErrConflict with ErrStale in its chain;
+	//   - sets updated_at to at (the zero time: now), increments the
+	//     version by exactly one and returns the stored row;
+	//   - answers ErrNotFound for an id no row has and ErrInvalidArgument
+	//     for an empty id, writing nothing.
+
+	// SetRuntimeState writes a status transition: the lifecycle columns
+	// status, status_reason and current_sandbox_id, together, as st has
+	// them ("" clears a reason or the current sandbox). An empty status
+	// is ErrInvalidArgument.
+	SetRuntimeState(ctx context.Context, id string, version int64, st RuntimeState, at time.Time) (Runtime, error)
+	// SetRuntimeConfig writes the configuration (config), whole: public
+	// ports, settings and bindings are one column.
+	SetRuntimeConfig(ctx context.Context, id string, version int64, c RuntimeConfig, at time.Time) (Runtime, error)
+	// SetRuntimeSnapshot writes the snapshot reference (snapshot; ""
+	// forgets it).
+	SetRuntimeSnapshot(ctx context.Context, id string, version int64, ref string, at time.Time) (Runtime, error)
+	// SetRuntimeWorkspaceVolume writes the workspace volume's name
+	// (workspace_volume).
+	SetRuntimeWorkspaceVolume(ctx context.Context, id string, version int64, volume string, at time.Time) (Runtime, error)
 }
 
 // SandboxQueries are the operations on ledger rows' lifecycle (their
@@ -340,6 +363,19 @@ type Runtime struct {
 	Version   int64 // optimistic concurrency; set by the store
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// RuntimeState is the lifecycle part of a runtime row: what one status
+// transition writes at once (SetRuntimeState).
+type RuntimeState struct {
+	Status           RuntimeStatus
+	StatusReason     string
+	CurrentSandboxID string
+}
+
+// State is r's lifecycle state.
+func (r Runtime) State() RuntimeState {
+	return RuntimeState{Status: r.Status, StatusReason: r.StatusReason, CurrentSandboxID: r.CurrentSandboxID}
 }
 
 // SandboxKind says why compute exists.

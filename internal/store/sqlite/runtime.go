@@ -122,27 +122,48 @@ func (q *queries) ListRuntimesByStatus(ctx context.Context, statuses []store.Run
 	return rts, classify("list runtimes by status", resRuntime, err)
 }
 
-// UpdateRuntime writes r's mutable fields if the stored version is
-// r.Version, increments the version and returns the stored record.
-func (q *queries) UpdateRuntime(ctx context.Context, r store.Runtime) (store.Runtime, error) {
-	if err := required(resRuntime, "id", r.ID, "status", string(r.Status)); err != nil {
+// setRuntime applies one verb's SET clause to runtime id at version: it
+// stamps updated_at with at (zero: now), bumps the version and returns the
+// stored row.
+func (q *queries) setRuntime(ctx context.Context, op, id string, version int64, at time.Time, set string, args ...any) (store.Runtime, error) {
+	if err := required(resRuntime, "id", id); err != nil {
 		return store.Runtime{}, err
 	}
-	config, err := json.Marshal(r.Config)
+	args = append(args, micros(orNow(at)), id, version)
+	got, err := scanRuntime(q.w.QueryRowContext(ctx, `UPDATE runtimes SET `+set+`, updated_at = ?, version = version + 1
+		WHERE id = ? AND version = ? RETURNING `+runtimeColumns, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Runtime{}, q.missOrConflict(ctx, "runtimes", resRuntime, id, version)
+	}
+	return got, classify(op, resRuntime, err)
+}
+
+// SetRuntimeState writes the lifecycle columns.
+func (q *queries) SetRuntimeState(ctx context.Context, id string, version int64, st store.RuntimeState, at time.Time) (store.Runtime, error) {
+	if err := required(resRuntime, "status", string(st.Status)); err != nil {
+		return store.Runtime{}, err
+	}
+	return q.setRuntime(ctx, "set a runtime's state", id, version, at,
+		"status = ?, status_reason = ?, current_sandbox_id = ?", st.Status, st.StatusReason, st.CurrentSandboxID)
+}
+
+// SetRuntimeConfig writes the configuration.
+func (q *queries) SetRuntimeConfig(ctx context.Context, id string, version int64, c store.RuntimeConfig, at time.Time) (store.Runtime, error) {
+	config, err := json.Marshal(c)
 	if err != nil {
 		return store.Runtime{}, errEncode(resRuntime, "config", err)
 	}
-	got, err := scanRuntime(q.w.QueryRowContext(ctx, `UPDATE runtimes SET
-		status = ?, status_reason = ?, config = ?, current_sandbox_id = ?, workspace_volume = ?,
-		snapshot = ?, version = version + 1, updated_at = ?
-		WHERE id = ? AND version = ?
-		RETURNING `+runtimeColumns,
-		r.Status, r.StatusReason, string(config), r.CurrentSandboxID, r.WorkspaceVolume,
-		r.Snapshot, micros(orNow(r.UpdatedAt)), r.ID, r.Version))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Runtime{}, q.missOrConflict(ctx, "runtimes", resRuntime, r.ID, r.Version)
-	}
-	return got, classify("update runtime", resRuntime, err)
+	return q.setRuntime(ctx, "set a runtime's config", id, version, at, "config = ?", string(config))
+}
+
+// SetRuntimeSnapshot writes the snapshot reference.
+func (q *queries) SetRuntimeSnapshot(ctx context.Context, id string, version int64, ref string, at time.Time) (store.Runtime, error) {
+	return q.setRuntime(ctx, "set a runtime's snapshot", id, version, at, "snapshot = ?", ref)
+}
+
+// SetRuntimeWorkspaceVolume writes the workspace volume's name.
+func (q *queries) SetRuntimeWorkspaceVolume(ctx context.Context, id string, version int64, volume string, at time.Time) (store.Runtime, error) {
+	return q.setRuntime(ctx, "set a runtime's workspace volume", id, version, at, "workspace_volume = ?", volume)
 }
 
 // DeleteRuntime deletes the runtime with id.

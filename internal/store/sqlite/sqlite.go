@@ -22,10 +22,9 @@
 //   - Create* sets Version to 1; a zero CreatedAt becomes the current time and
 //     a zero UpdatedAt becomes CreatedAt.
 //   - Update* keeps the caller's UpdatedAt (the service owns the clock); a
-//     zero UpdatedAt becomes the current time. UpdateRuntime never rewrites
-//     a runtime's id, org, workspace, project or CreatedAt. A sandbox row
-//     changes only through its verbs, which set UpdatedAt to the time they
-//     are given (zero: now), and through settlements.
+//     zero UpdatedAt becomes the current time. A runtime row and a sandbox
+//     row change only through their verbs, which set UpdatedAt to the time
+//     they are given (zero: now), and a sandbox row through settlements.
 //   - A reference to a missing parent (a workspace of an unknown org, …) and
 //     deleting a record others still reference (a project whose runtime still
 //     exists) are errdefs.ErrFailedPrecondition.

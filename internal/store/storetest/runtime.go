@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -117,101 +119,161 @@ func testListRuntimes(t *testing.T, f *fixture, o store.Org) {
 	equal(t, "next cursor", next, "")
 }
 
-func testRuntimeUpdates(t *testing.T, s store.Store) {
+// fullRuntimeConfig is a runtime configuration with every field set.
+func fullRuntimeConfig() store.RuntimeConfig {
+	return store.RuntimeConfig{
+		Image: "paddock/base:2", Provider: "fake", CPUMillis: 2000, MemoryMB: 1024, PidsLimit: 512, DiskMB: 4096,
+		Network:            store.NetworkConfig{Mode: "proxy", Allow: []string{"*.pypi.org"}, Deny: []string{"10.0.0.0/8"}},
+		IdleTimeoutSeconds: 600, MaxLifetimeSeconds: 3600, ArchiveAfterSeconds: 86400,
+		Secrets: []string{"token"}, RootFS: store.RootFSWritable, User: store.UserDefault,
+		Sidecars: []string{"browser"}, PublicPorts: []int{80, 3000},
+	}
+}
+
+// runtimeVerbs calls each runtime verb on id at version, for the checks
+// every verb passes alike.
+func runtimeVerbs(s store.Store, id string, version int64) map[string]func(ctx context.Context) (store.Runtime, error) {
+	return map[string]func(ctx context.Context) (store.Runtime, error){
+		"SetRuntimeState": func(ctx context.Context) (store.Runtime, error) {
+			return s.SetRuntimeState(ctx, id, version, store.RuntimeState{Status: store.RuntimeRunning, CurrentSandboxID: uuid.NewString()}, base)
+		},
+		"SetRuntimeConfig": func(ctx context.Context) (store.Runtime, error) {
+			return s.SetRuntimeConfig(ctx, id, version, fullRuntimeConfig(), base)
+		},
+		"SetRuntimeSnapshot": func(ctx context.Context) (store.Runtime, error) {
+			return s.SetRuntimeSnapshot(ctx, id, version, "paddock/archive:x", base)
+		},
+		"SetRuntimeWorkspaceVolume": func(ctx context.Context) (store.Runtime, error) {
+			return s.SetRuntimeWorkspaceVolume(ctx, id, version, "renamed", base)
+		},
+	}
+}
+
+func testRuntimeVerbs(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	ctx := f.ctx
-	o := f.org()
-	w := f.workspace(o)
+	w := f.workspace(f.org())
 
-	t.Run("writes and bumps the version", func(t *testing.T) { testUpdateRuntime(t, f, w) })
+	t.Run("each verb writes only its own columns", func(t *testing.T) { testRuntimeTransitions(t, f, w) })
 
-	t.Run("identity is not rewritten", func(t *testing.T) {
+	t.Run("a zero time is now", func(t *testing.T) {
 		r := f.runtime(w)
-		u := r
-		u.OrgID = uuid.NewString()
-		u.WorkspaceID = uuid.NewString()
-		u.ProjectID = uuid.NewString()
-		u.CreatedAt = base.Add(-time.Hour)
-		got, err := s.UpdateRuntime(ctx, u)
-		must(t, err)
-		if got.OrgID != r.OrgID || got.WorkspaceID != r.WorkspaceID || got.ProjectID != r.ProjectID || !got.CreatedAt.Equal(ts(r.CreatedAt)) {
-			t.Fatalf("identity changed: got %+v, created %+v", got, r)
-		}
-	})
-
-	t.Run("zero updated at is set by the store", func(t *testing.T) {
-		r := f.runtime(w)
-		r.UpdatedAt = time.Time{}
 		before := time.Now().Add(-time.Minute)
-		got, err := s.UpdateRuntime(ctx, r)
+		got, err := s.SetRuntimeSnapshot(ctx, r.ID, r.Version, "paddock/archive:now", time.Time{})
 		must(t, err)
 		if got.UpdatedAt.Before(before) {
 			t.Fatalf("UpdatedAt = %v, want about now", got.UpdatedAt)
 		}
 	})
 
+	t.Run("an empty status is refused", func(t *testing.T) {
+		r := f.runtime(w)
+		_, err := s.SetRuntimeState(ctx, r.ID, r.Version, store.RuntimeState{CurrentSandboxID: uuid.NewString()}, base)
+		wantKind(t, err, errdefs.ErrInvalidArgument)
+		stored, err := s.GetRuntime(ctx, r.ID)
+		must(t, err)
+		equal(t, "runtime after a refused state", stored, normRuntime(r))
+	})
+
+	t.Run("after a verb the version it read is stale", func(t *testing.T) {
+		for verb := range runtimeVerbs(s, "", 0) {
+			r := f.runtime(w)
+			_, err := runtimeVerbs(s, r.ID, r.Version)[verb](ctx)
+			must(t, err)
+			for other, run := range runtimeVerbs(s, r.ID, r.Version) {
+				if _, err := run(ctx); !errors.Is(err, store.ErrStale) || !errors.Is(err, errdefs.ErrConflict) {
+					t.Errorf("%s after %s: err = %v, want a conflict with ErrStale", other, verb, err)
+				}
+			}
+		}
+	})
+
+	t.Run("refused writes", func(t *testing.T) { testRuntimeVerbErrors(t, f, w) })
+}
+
+// testRuntimeVerbErrors calls every verb with a stale, a future, an
+// unknown and an empty id on runtimes of w: each is refused with its kind
+// and writes nothing.
+func testRuntimeVerbErrors(t *testing.T, f *fixture, w store.Workspace) {
+	s, ctx := f.s, f.ctx
 	errs := []struct {
 		name    string
-		edit    func(*store.Runtime)
-		wantErr error
+		id      func(store.Runtime) string
+		version int64
+		wantErr []error
 	}{
-		{"stale version", func(x *store.Runtime) { x.Version = 0 }, errdefs.ErrConflict},
-		{"future version", func(x *store.Runtime) { x.Version = 7 }, errdefs.ErrConflict},
-		{"missing runtime", func(x *store.Runtime) { x.ID = uuid.NewString() }, errdefs.ErrNotFound},
-		{"missing id", func(x *store.Runtime) { x.ID = "" }, errdefs.ErrInvalidArgument},
+		{"stale version", func(x store.Runtime) string { return x.ID }, 0, []error{errdefs.ErrConflict, store.ErrStale}},
+		{"future version", func(x store.Runtime) string { return x.ID }, 7, []error{errdefs.ErrConflict, store.ErrStale}},
+		{"missing runtime", func(store.Runtime) string { return uuid.NewString() }, 1, []error{errdefs.ErrNotFound}},
+		{"missing id", func(store.Runtime) string { return "" }, 1, []error{errdefs.ErrInvalidArgument}},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {
 			r := f.runtime(w)
-			x := r
-			x.Status = store.RuntimeRunning
-			tc.edit(&x)
-			_, err := s.UpdateRuntime(ctx, x)
-			wantKind(t, err, tc.wantErr)
+			for verb, run := range runtimeVerbs(s, tc.id(r), tc.version) {
+				_, err := run(ctx)
+				for _, want := range tc.wantErr {
+					if !errors.Is(err, want) {
+						t.Errorf("%s: err = %v, want %v", verb, err, want)
+					}
+				}
+			}
 			stored, err := s.GetRuntime(ctx, r.ID)
 			must(t, err)
-			equal(t, "runtime after a failed update", stored, normRuntime(r))
+			equal(t, "runtime after refused verbs", stored, normRuntime(r))
 		})
 	}
-
-	t.Run("after an update the old version conflicts", func(t *testing.T) {
-		r := f.runtime(w)
-		_, err := s.UpdateRuntime(ctx, r)
-		must(t, err)
-		_, err = s.UpdateRuntime(ctx, r)
-		wantKind(t, err, errdefs.ErrConflict)
-	})
 }
 
-// testUpdateRuntime changes every mutable column of a runtime of w, twice.
-func testUpdateRuntime(t *testing.T, f *fixture, w store.Workspace) {
+// testRuntimeTransitions moves a runtime of w through every verb and
+// checks that each writes its columns, the version and updated_at, and
+// nothing else.
+func testRuntimeTransitions(t *testing.T, f *fixture, w store.Workspace) {
 	s, ctx := f.s, f.ctx
 	r := f.runtime(w)
-	u := r
-	u.Status = store.RuntimeError
-	u.StatusReason = "provider failed"
-	u.Config.Image = "paddock/base:2"
-	u.Config.Network = store.NetworkConfig{Mode: "open", Allow: []string{"*.pypi.org"}}
-	u.CurrentSandboxID = uuid.NewString()
-	u.WorkspaceVolume = "renamed"
-	u.Snapshot = "paddock/archive:abc"
-	u.Config.MaxLifetimeSeconds = 3600
-	u.Config.ArchiveAfterSeconds = 86400
-	u.UpdatedAt = base.Add(time.Hour)
-	got, err := s.UpdateRuntime(ctx, u)
-	must(t, err)
-	want := u
-	want.Version = 2
-	equal(t, "UpdateRuntime result", got, normRuntime(want))
-	stored, err := s.GetRuntime(ctx, r.ID)
-	must(t, err)
-	equal(t, "stored runtime", stored, got)
-
-	// The returned record is the next read version.
-	got.Status = store.RuntimeIdle
-	got, err = s.UpdateRuntime(ctx, got)
-	must(t, err)
-	equal(t, "version after second update", got.Version, int64(3))
+	want := normRuntime(r)
+	sb := uuid.NewString()
+	steps := []struct {
+		name  string
+		write func(version int64, at time.Time) (store.Runtime, error)
+		edit  func(x *store.Runtime)
+	}{
+		{"SetRuntimeState to starting", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeState(ctx, r.ID, v, store.RuntimeState{Status: store.RuntimeStarting, CurrentSandboxID: sb}, at)
+		}, func(x *store.Runtime) { x.Status, x.CurrentSandboxID = store.RuntimeStarting, sb }},
+		{"SetRuntimeConfig", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeConfig(ctx, r.ID, v, fullRuntimeConfig(), at)
+		}, func(x *store.Runtime) { x.Config = fullRuntimeConfig() }},
+		{"SetRuntimeSnapshot", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeSnapshot(ctx, r.ID, v, "paddock/archive:abc", at)
+		}, func(x *store.Runtime) { x.Snapshot = "paddock/archive:abc" }},
+		{"SetRuntimeWorkspaceVolume", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeWorkspaceVolume(ctx, r.ID, v, "renamed", at)
+		}, func(x *store.Runtime) { x.WorkspaceVolume = "renamed" }},
+		{"SetRuntimeState to error, unlinked", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeState(ctx, r.ID, v, store.RuntimeState{Status: store.RuntimeError, StatusReason: "provider failed"}, at)
+		}, func(x *store.Runtime) {
+			x.Status, x.StatusReason, x.CurrentSandboxID = store.RuntimeError, "provider failed", ""
+		}},
+		{"SetRuntimeSnapshot forgetting it", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeSnapshot(ctx, r.ID, v, "", at)
+		}, func(x *store.Runtime) { x.Snapshot = "" }},
+		{"SetRuntimeConfig back to a minimal one", func(v int64, at time.Time) (store.Runtime, error) {
+			return s.SetRuntimeConfig(ctx, r.ID, v, r.Config, at)
+		}, func(x *store.Runtime) { x.Config = r.Config }},
+	}
+	for _, step := range steps {
+		at := f.next()
+		got, err := step.write(want.Version, at)
+		must(t, err)
+		step.edit(&want)
+		want.Version++
+		want.UpdatedAt = ts(at)
+		equal(t, "after "+step.name, got, want)
+		stored, err := s.GetRuntime(ctx, r.ID)
+		must(t, err)
+		equal(t, "stored after "+step.name, stored, got)
+	}
 }
 
 func testRuntimesByStatus(t *testing.T, s store.Store) {
@@ -219,8 +281,7 @@ func testRuntimesByStatus(t *testing.T, s store.Store) {
 	ctx := f.ctx
 	set := func(r store.Runtime, st store.RuntimeStatus) store.Runtime {
 		t.Helper()
-		r.Status = st
-		got, err := s.UpdateRuntime(ctx, r)
+		got, err := s.SetRuntimeState(ctx, r.ID, r.Version, store.RuntimeState{Status: st}, base)
 		must(t, err)
 		return got
 	}

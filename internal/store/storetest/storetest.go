@@ -38,7 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Workspaces", testWorkspaces},
 		{"Projects", testProjects},
 		{"Runtimes", testRuntimes},
-		{"RuntimeUpdates", testRuntimeUpdates},
+		{"RuntimeVerbs", testRuntimeVerbs},
 		{"RuntimesByStatus", testRuntimesByStatus},
 		{"Sandboxes", testSandboxes},
 		{"SandboxVerbs", testSandboxVerbs},

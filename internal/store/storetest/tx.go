@@ -42,7 +42,7 @@ func testInTx(t *testing.T, s store.Store) {
 			if err := q.CreateOrg(ctx, org); err != nil {
 				return err
 			}
-			_, err := q.UpdateRuntime(ctx, stale)
+			_, err := q.SetRuntimeState(ctx, stale.ID, stale.Version, store.RuntimeState{Status: store.RuntimeRunning}, base)
 			return err
 		}, errdefs.ErrConflict},
 	}
@@ -66,8 +66,7 @@ func testInTx(t *testing.T, s store.Store) {
 	t.Run("rollback keeps earlier commits", func(t *testing.T) {
 		r := f.runtime(w)
 		err := s.InTx(ctx, func(q store.Queries) error {
-			r.Status = store.RuntimeStarting
-			if _, err := q.UpdateRuntime(ctx, r); err != nil {
+			if _, err := q.SetRuntimeState(ctx, r.ID, r.Version, store.RuntimeState{Status: store.RuntimeStarting}, base); err != nil {
 				return err
 			}
 			return errBoom
@@ -159,11 +158,15 @@ func testConcurrentUpdates(t *testing.T, s store.Store) {
 	const n = 8
 
 	t.Run("one runtime version, many writers", func(t *testing.T) {
+		// Verbs of different columns still serialize on the version.
 		r := f.runtime(w)
 		conflicts(t, race(n, func(i int) error {
-			x := r
-			x.StatusReason = uuid.NewString()
-			_, err := s.UpdateRuntime(ctx, x)
+			var err error
+			if i%2 == 0 {
+				_, err = s.SetRuntimeState(ctx, r.ID, r.Version, store.RuntimeState{Status: store.RuntimeError, StatusReason: uuid.NewString()}, base)
+			} else {
+				_, err = s.SetRuntimeSnapshot(ctx, r.ID, r.Version, uuid.NewString(), base)
+			}
 			return err
 		}))
 		got, err := s.GetRuntime(ctx, r.ID)
@@ -201,10 +204,7 @@ func testRaceTransactions(t *testing.T, f *fixture, o store.Org, w store.Workspa
 			if err := q.CreateSandbox(ctx, sb); err != nil {
 				return err
 			}
-			x := r
-			x.Status = store.RuntimeStarting
-			x.CurrentSandboxID = sb.ID
-			_, err := q.UpdateRuntime(ctx, x)
+			_, err := q.SetRuntimeState(ctx, r.ID, r.Version, store.RuntimeState{Status: store.RuntimeStarting, CurrentSandboxID: sb.ID}, base)
 			return err
 		})
 	}))
