@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
@@ -114,7 +112,10 @@ func (q *queries) UpdateUser(ctx context.Context, u store.User) error {
 		n, err := q.q.UpdateUser(ctx, pgdb.UpdateUserParams{
 			ID: u.ID, Email: optString(u.Email), Wallet: optString(u.Wallet), Name: u.Name,
 		})
-		return affected("update user", dialect.User, n, userError("update user", err))
+		if err != nil {
+			return userError("update user", err)
+		}
+		return affected("update user", dialect.User, n, nil)
 	})
 }
 
@@ -122,21 +123,24 @@ func (q *queries) UpdateUser(ctx context.Context, u store.User) error {
 // SSH keys and invitations go with it (ON DELETE CASCADE).
 func (q *queries) DeleteUser(ctx context.Context, id string) error {
 	n, err := q.q.DeleteUser(ctx, id)
-	err = classify("delete user", dialect.User, err)
-	if errors.Is(err, errdefs.ErrFailedPrecondition) {
-		return errdefs.FailedPrecondition("user_in_use", "the user is still referenced by other records; delete them first").WithCause(err)
-	}
-	return affected("delete user", dialect.User, n, err)
-}
-
-// affected is the outcome of a write of one record that changed n rows
-// after err: not found when it changed none.
-func affected(op string, res dialect.Resource, n int64, err error) error {
 	if err != nil {
+		err = classify("delete user", dialect.User, err)
+		if errors.Is(err, errdefs.ErrFailedPrecondition) {
+			return errdefs.FailedPrecondition("user_in_use", "the user is still referenced by other records; delete them first").WithCause(err)
+		}
 		return err
 	}
+	return affected("delete user", dialect.User, n, nil)
+}
+
+// affected is the outcome of a write meant for one record that changed n
+// rows: err classified, or not found when it changed none.
+func affected(op string, res dialect.Resource, n int64, err error) error {
+	if err != nil {
+		return classify(op, res, err)
+	}
 	if n == 0 {
-		return classify(op, res, pgx.ErrNoRows)
+		return dialect.NotFound(res, nil)
 	}
 	return nil
 }
@@ -202,7 +206,7 @@ func (q *queries) SetOrgMemberRole(ctx context.Context, orgID, userID, role stri
 		return err
 	}
 	n, err := q.q.SetOrgMemberRole(ctx, pgdb.SetOrgMemberRoleParams{Role: role, OrgID: orgID, UserID: userID})
-	return affected("set org member role", dialect.OrgMember, n, classify("set org member role", dialect.OrgMember, err))
+	return affected("set org member role", dialect.OrgMember, n, err)
 }
 
 // RemoveOrgMember deletes userID's membership of orgID and its workspace
@@ -212,7 +216,7 @@ func (q *queries) RemoveOrgMember(ctx context.Context, orgID, userID string, at 
 	at = orNow(at)
 	return q.atomic(ctx, func(q *queries) error {
 		n, err := q.q.RemoveOrgMember(ctx, pgdb.RemoveOrgMemberParams{OrgID: orgID, UserID: userID})
-		if err := affected("remove org member", dialect.OrgMember, n, classify("remove org member", dialect.OrgMember, err)); err != nil {
+		if err := affected("remove org member", dialect.OrgMember, n, err); err != nil {
 			return err
 		}
 		err = q.q.RemoveOrgWorkspaceMemberships(ctx, pgdb.RemoveOrgWorkspaceMembershipsParams{UserID: userID, OrgID: orgID})
@@ -289,7 +293,7 @@ func (q *queries) GetAuthChallenge(ctx context.Context, nonce string) (store.Aut
 // commits, find nothing.
 func (q *queries) ConsumeAuthChallenge(ctx context.Context, nonce string, at time.Time) error {
 	n, err := q.q.ConsumeAuthChallenge(ctx, pgdb.ConsumeAuthChallengeParams{Nonce: nonce, At: orNow(at)})
-	return affected("consume auth challenge", dialect.Challenge, n, classify("consume auth challenge", dialect.Challenge, err))
+	return affected("consume auth challenge", dialect.Challenge, n, err)
 }
 
 func toAuthSession(s pgdb.AuthSession) store.AuthSession {
@@ -323,5 +327,5 @@ func (q *queries) GetAuthSession(ctx context.Context, id string) (store.AuthSess
 // unless it already is.
 func (q *queries) RevokeAuthSession(ctx context.Context, id string, at time.Time) error {
 	n, err := q.q.RevokeAuthSession(ctx, pgdb.RevokeAuthSessionParams{At: orNow(at), ID: id})
-	return affected("revoke auth session", dialect.AuthSession, n, classify("revoke auth session", dialect.AuthSession, err))
+	return affected("revoke auth session", dialect.AuthSession, n, err)
 }

@@ -66,5 +66,5 @@ func (q *queries) ListSSHKeys(ctx context.Context, userID string, page store.Pag
 // DeleteSSHKey deletes userID's key id.
 func (q *queries) DeleteSSHKey(ctx context.Context, userID, id string) error {
 	n, err := q.q.DeleteSSHKey(ctx, pgdb.DeleteSSHKeyParams{ID: id, UserID: userID})
-	return affected("delete ssh key", resSSHKey, n, classify("delete ssh key", resSSHKey, err))
+	return affected("delete ssh key", resSSHKey, n, err)
 }
