@@ -133,6 +133,7 @@ func testUsers(t *testing.T, s store.Store) {
 	t.Run("list", u.list)
 	t.Run("update", u.update)
 	t.Run("delete takes memberships, keys and sessions", func(t *testing.T) { testDeleteUser(t, f) })
+	t.Run("one of concurrent creates with an email", func(t *testing.T) { testConcurrentUserCreates(t, f) })
 }
 
 func (u userSet) lookups(t *testing.T) {
@@ -290,6 +291,7 @@ func testOrgMembers(t *testing.T, s store.Store) {
 
 	t.Run("workspace membership", m.workspaceMembership)
 	t.Run("remove", m.remove)
+	t.Run("one of concurrent adds and removes", func(t *testing.T) { testConcurrentMembership(t, f) })
 }
 
 func (om orgMemberSet) addErrors(t *testing.T) {
@@ -661,6 +663,8 @@ func testAuthChallenges(t *testing.T, s store.Store) {
 		_, err := s.GetAuthChallenge(ctx, live.Nonce)
 		must(t, err)
 	})
+
+	t.Run("concurrent creates sweep together", func(t *testing.T) { testConcurrentSweeps(t, f) })
 
 	t.Run("create errors", func(t *testing.T) {
 		c := f.authChallenge(t0, t0.Add(time.Hour))

@@ -64,6 +64,7 @@ func testInvitations(t *testing.T, s store.Store) {
 	t.Run("decide", w.testDecide)
 	t.Run("one of concurrent decisions", w.testConcurrentDecisions)
 	t.Run("an expired pending invitation is replaced", w.testExpiredReplaced)
+	t.Run("one of concurrent replacements", w.testConcurrentCreates)
 	t.Run("revoke by inviter", w.testRevokeBy)
 }
 

@@ -3,3 +3,81 @@
 //   sqlc v1.31.1
 
 package pgdb
+
+import (
+	"time"
+)
+
+type ApiKey struct {
+	ID          string
+	Name        string
+	Hash        string
+	Prefix      string
+	Role        string
+	OrgID       *string
+	CreatedAt   time.Time
+	UserID      *string
+	WorkspaceID *string
+	CreatedBy   string
+	MakerUserID *string
+	ExpiresAt   *time.Time
+	RevokedAt   *time.Time
+}
+
+type AuthChallenge struct {
+	Nonce     string
+	Wallet    string
+	Message   string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+type AuthSession struct {
+	ID        string
+	UserID    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt *time.Time
+}
+
+type Invitation struct {
+	ID        string
+	OrgID     string
+	Email     *string
+	Wallet    *string
+	Role      string
+	InviterID string
+	State     string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	DecidedAt *time.Time
+}
+
+type OrgMember struct {
+	ID        string
+	OrgID     string
+	UserID    string
+	Role      string
+	CreatedAt time.Time
+}
+
+type SshKey struct {
+	ID          string
+	UserID      string
+	Name        string
+	Fingerprint string
+	PublicKey   string
+	OrgID       *string
+	WorkspaceID *string
+	Role        *string
+	ApiKeyID    *string
+	CreatedAt   time.Time
+}
+
+type User struct {
+	ID        string
+	Email     *string
+	Wallet    *string
+	Name      string
+	CreatedAt time.Time
+}

@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
+)
+
+// SSH keys (migration 0009).
+
+const resSSHKey dialect.Resource = "ssh_key"
+
+func toSSHKey(k pgdb.SshKey) store.SSHKey {
+	return store.SSHKey{
+		ID: k.ID, UserID: k.UserID, Name: k.Name, Fingerprint: k.Fingerprint, PublicKey: k.PublicKey,
+		OrgID: fromOptString(k.OrgID), WorkspaceID: fromOptString(k.WorkspaceID), Role: fromOptString(k.Role),
+		APIKeyID: fromOptString(k.ApiKeyID), CreatedAt: k.CreatedAt.UTC(),
+	}
+}
+
+// CreateSSHKey inserts k; its fingerprint is unique.
+func (q *queries) CreateSSHKey(ctx context.Context, k store.SSHKey) error {
+	err := dialect.Required(resSSHKey, "id", k.ID, "user id", k.UserID, "fingerprint", k.Fingerprint, "public key", k.PublicKey)
+	if err != nil {
+		return err
+	}
+	if (k.WorkspaceID != "" && k.OrgID == "") || (k.OrgID == "") != (k.Role == "") {
+		return errdefs.InvalidArgument("invalid_ssh_key", "an SSH key's scope is an org and a role, and optionally a workspace of that org")
+	}
+	err = classify("create ssh key", resSSHKey, q.q.CreateSSHKey(ctx, pgdb.CreateSSHKeyParams{
+		ID: k.ID, UserID: k.UserID, Name: k.Name, Fingerprint: k.Fingerprint, PublicKey: k.PublicKey,
+		OrgID: optString(k.OrgID), WorkspaceID: optString(k.WorkspaceID), Role: optString(k.Role),
+		ApiKeyID: optString(k.APIKeyID), CreatedAt: orNow(k.CreatedAt),
+	}))
+	if errdefs.IsConflict(err) {
+		return errdefs.Conflict("ssh_key_exists", "this public key is already registered").WithCause(err)
+	}
+	return err
+}
+
+// GetSSHKey returns the key with id.
+func (q *queries) GetSSHKey(ctx context.Context, id string) (store.SSHKey, error) {
+	k, err := q.q.GetSSHKey(ctx, id)
+	return toSSHKey(k), classify("get ssh key", resSSHKey, err)
+}
+
+// GetSSHKeyByFingerprint returns the key whose fingerprint is fingerprint.
+func (q *queries) GetSSHKeyByFingerprint(ctx context.Context, fingerprint string) (store.SSHKey, error) {
+	k, err := q.q.GetSSHKeyByFingerprint(ctx, fingerprint)
+	return toSSHKey(k), classify("get ssh key by fingerprint", resSSHKey, err)
+}
+
+// ListSSHKeys lists userID's keys in creation order.
+func (q *queries) ListSSHKeys(ctx context.Context, userID string, page store.Page) ([]store.SSHKey, string, error) {
+	return listPage(ctx, "list ssh keys", resSSHKey, page,
+		func(ctx context.Context, k keyset) ([]pgdb.SshKey, error) {
+			return q.q.ListSSHKeys(ctx, pgdb.ListSSHKeysParams{UserID: userID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+		},
+		toSSHKey, func(k store.SSHKey) (time.Time, string) { return k.CreatedAt, k.ID })
+}
+
+// DeleteSSHKey deletes userID's key id.
+func (q *queries) DeleteSSHKey(ctx context.Context, userID, id string) error {
+	n, err := q.q.DeleteSSHKey(ctx, pgdb.DeleteSSHKeyParams{ID: id, UserID: userID})
+	return affected("delete ssh key", resSSHKey, n, err)
+}
