@@ -32,7 +32,7 @@ func (q *queries) GetCreditAccount(ctx context.Context, orgID string) (store.Cre
 	if err != nil {
 		return store.CreditAccount{}, classify("get credit account", dialect.Org, err)
 	}
-	a := store.CreditAccount{OrgID: r.OrgID, UpdatedAt: timeOf(r.UpdatedAt)}
+	a := store.CreditAccount{OrgID: r.OrgID, UpdatedAt: fromOptTime(r.UpdatedAt)}
 	if r.BalanceMicros != nil {
 		a.BalanceMicros = *r.BalanceMicros
 	}
@@ -158,8 +158,8 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 		return nil, "", err
 	}
 	arg := pgdb.ListJournalParams{
-		OrgID: f.OrgID, SandboxID: optText(f.SandboxID), RuntimeID: optText(f.RuntimeID),
-		ProjectID: optText(f.ProjectID), WorkspaceID: optText(f.WorkspaceID), Kind: optText(string(f.Kind)),
+		OrgID: f.OrgID, SandboxID: optString(f.SandboxID), RuntimeID: optString(f.RuntimeID),
+		ProjectID: optString(f.ProjectID), WorkspaceID: optString(f.WorkspaceID), Kind: optString(string(f.Kind)),
 		FromAt: optTime(f.From), ToAt: optTime(f.To), Lim: int32(limit) + 1,
 	}
 	if after {
@@ -223,39 +223,7 @@ func journalEntry(r pgdb.CreditJournal) store.JournalEntry {
 		ID: r.ID, Seq: r.Seq, OrgID: r.OrgID, Kind: store.EntryKind(r.Kind), AmountMicros: r.AmountMicros,
 		HeldMicros: r.HeldMicros, BalanceAfterMicros: r.BalanceAfterMicros, HeldAfterMicros: r.HeldAfterMicros,
 		ShortfallMicros: r.ShortfallMicros, SandboxID: r.SandboxID, RuntimeID: r.RuntimeID, ProjectID: r.ProjectID,
-		WorkspaceID: r.WorkspaceID, PeriodStart: timeOf(r.PeriodStart), PeriodEnd: timeOf(r.PeriodEnd),
+		WorkspaceID: r.WorkspaceID, PeriodStart: fromOptTime(r.PeriodStart), PeriodEnd: fromOptTime(r.PeriodEnd),
 		IdempotencyKey: r.IdempotencyKey, Note: r.Note, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC(),
 	}
-}
-
-// optText is a filter's value: nil (match everything) for "".
-func optText(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// optTime is a nullable column's value: NULL for the zero time.
-func optTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-// timeOf reads a nullable column: the zero time for NULL.
-func timeOf(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// orNow is t, or the store's clock when t is zero.
-func orNow(t time.Time) time.Time {
-	if t.IsZero() {
-		return now()
-	}
-	return t
 }

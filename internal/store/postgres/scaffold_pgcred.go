@@ -3,12 +3,14 @@ package postgres
 // SCAFFOLD, to be deleted when the tenancy and sandbox domains of this
 // dialect are in: the few methods of other domains the credit tests call
 // (orgs, workspaces, projects, runtimes, sandboxes), in plain SQL, and the
-// sandbox row mapping ListRunningSandboxes uses (sandboxOf; point that call
-// at the sandbox domain's mapping when this file goes).
+// helpers the credit methods share with those domains, under the names
+// their files (codec.go, sandbox.go) give them: orNow, optTime,
+// fromOptTime, optString and sandboxOf.
 
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -92,9 +94,42 @@ func sandboxOf(r pgdb.Sandbox) (store.Sandbox, error) {
 		Kind: store.SandboxKind(r.Kind), State: store.SandboxState(r.State), PauseReason: store.PauseReason(r.PauseReason),
 		Provider: r.Provider, ProviderSandboxID: r.ProviderSandboxID, ProviderState: state, Image: r.Image,
 		CPUMillis: r.CpuMillis, MemoryMB: r.MemoryMb, SecretIDs: secrets, Network: r.Network, KillReason: r.KillReason,
-		Error: r.Error, BilledMicros: r.BilledMicros, CreatedAt: r.CreatedAt.UTC(), StartedAt: timeOf(r.StartedAt),
-		RunningSince: timeOf(r.RunningSince), PausedAt: timeOf(r.PausedAt), KilledAt: timeOf(r.KilledAt),
-		ExpiresAt: timeOf(r.ExpiresAt), LastSettledAt: timeOf(r.LastSettledAt), Version: r.Version,
+		Error: r.Error, BilledMicros: r.BilledMicros, CreatedAt: r.CreatedAt.UTC(), StartedAt: fromOptTime(r.StartedAt),
+		RunningSince: fromOptTime(r.RunningSince), PausedAt: fromOptTime(r.PausedAt), KilledAt: fromOptTime(r.KilledAt),
+		ExpiresAt: fromOptTime(r.ExpiresAt), LastSettledAt: fromOptTime(r.LastSettledAt), Version: r.Version,
 		BillingVersion: r.BillingVersion, UpdatedAt: r.UpdatedAt.UTC(),
 	}, nil
+}
+
+// orNow is the time to store for t: now when t is zero.
+func orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+// optTime stores a zero time as NULL.
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Truncate(time.Microsecond)
+	return &s
+}
+
+// fromOptTime reads what optTime wrote: NULL is the zero time.
+func fromOptTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// optString stores "" as NULL.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -77,7 +77,7 @@ func (q *queries) lockBatch(ctx context.Context, b *dialect.SettleBatch, valid [
 	b.Rows = make(map[string]*store.Sandbox, len(rows))
 	for _, r := range rows {
 		b.Rows[r.ID] = &store.Sandbox{ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, ProjectID: r.ProjectID,
-			RuntimeID: r.RuntimeID, BilledMicros: r.BilledMicros, LastSettledAt: timeOf(r.LastSettledAt), BillingVersion: r.BillingVersion}
+			RuntimeID: r.RuntimeID, BilledMicros: r.BilledMicros, LastSettledAt: fromOptTime(r.LastSettledAt), BillingVersion: r.BillingVersion}
 	}
 	a, ok, err := q.lockAccount(ctx, b.OrgID)
 	if err != nil {
