@@ -89,9 +89,11 @@ func (q *queries) lockBatch(ctx context.Context, b *dialect.SettleBatch, valid [
 	if err != nil {
 		return nil, classify("read journal keys", dialect.Journal, err)
 	}
-	ids, err := q.q.UsedJournalIDs(ctx, b.Pick(valid, func(s store.Settlement) string { return s.ID }))
-	if err != nil {
-		return nil, classify("read journal ids", dialect.Journal, err)
+	var ids []string
+	if named := b.Pick(valid, func(s store.Settlement) string { return s.ID }); len(named) > 0 { // the settler names none
+		if ids, err = q.q.UsedJournalIDs(ctx, named); err != nil {
+			return nil, classify("read journal ids", dialect.Journal, err)
+		}
 	}
 	b.Keys, b.IDs = set(keys), set(ids)
 	return func(at time.Time) (store.CreditAccount, error) {
