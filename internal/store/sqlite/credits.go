@@ -12,6 +12,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
 // Credits: org accounts, the append-only journal and settlements. Every
@@ -21,18 +22,8 @@ import (
 // while the transaction holds the write lock.
 
 const (
-	resJournal resource = "journal_entry"
+	resJournal          = dialect.Journal
 	resMember  resource = "member"
-)
-
-// maxBalanceMicros bounds a balance far below int64 overflow (about 4.6e12
-// credits).
-const maxBalanceMicros = int64(1) << 62
-
-// maxKeyLen bounds idempotency keys and notes.
-const (
-	maxKeyLen  = 255
-	maxNoteLen = 1024
 )
 
 // atomic runs fn in one transaction: the caller's when q is already inside
@@ -194,8 +185,7 @@ func (q *queries) appendEntry(ctx context.Context, e *store.JournalEntry) error 
 	}
 	err = classify("append journal entry", resJournal, err)
 	if errors.Is(err, errdefs.ErrConflict) {
-		return errdefs.Conflict("idempotency_key_reused",
-			"idempotency key %q was already used for another credit movement of this org", e.IdempotencyKey).WithCause(err)
+		return dialect.KeyReused(e.IdempotencyKey, err)
 	}
 	return err
 }
@@ -215,94 +205,36 @@ func oneRow(r sql.Result, what string) error {
 	return nil
 }
 
-// checkKey validates an idempotency key and a note.
-func checkKey(key, note string) error {
-	switch {
-	case key == "":
-		return errdefs.InvalidArgument("invalid_idempotency_key", "an idempotency key is required")
-	case len(key) > maxKeyLen:
-		return errdefs.InvalidArgument("invalid_idempotency_key", "the idempotency key is longer than %d bytes", maxKeyLen)
-	case len(note) > maxNoteLen:
-		return errdefs.InvalidArgument("invalid_note", "the note is longer than %d bytes", maxNoteLen)
-	}
-	return nil
-}
-
-// credits formats micro-credits for a public message.
-func credits(m int64) string {
-	sign := ""
-	if m < 0 {
-		sign, m = "-", -m
-	}
-	return fmt.Sprintf("%s%d.%06d", sign, m/1_000_000, m%1_000_000)
-}
-
 // PostCredit records a grant, an adjustment, a hold or a release.
 func (q *queries) PostCredit(ctx context.Context, p store.CreditPosting) (store.JournalEntry, error) {
-	if err := required(resJournal, "org id", p.OrgID); err != nil {
+	if err := dialect.CheckPosting(p); err != nil {
 		return store.JournalEntry{}, err
-	}
-	if err := checkKey(p.IdempotencyKey, p.Note); err != nil {
-		return store.JournalEntry{}, err
-	}
-	switch {
-	case p.Kind == store.EntryAdjustment && (p.AmountMicros < 0 || p.AmountMicros > maxBalanceMicros):
-		return store.JournalEntry{}, errdefs.InvalidArgument("invalid_amount", "a balance must be between 0 and %s credits", credits(maxBalanceMicros))
-	case p.Kind == store.EntryAdjustment:
-	case p.Kind == store.EntryGrant, p.Kind == store.EntryHold, p.Kind == store.EntryRelease:
-		if p.AmountMicros <= 0 || p.AmountMicros > maxBalanceMicros {
-			return store.JournalEntry{}, errdefs.InvalidArgument("invalid_amount", "a %s must be a positive amount of at most %s credits", p.Kind, credits(maxBalanceMicros))
-		}
-	default:
-		return store.JournalEntry{}, errdefs.InvalidArgument("invalid_entry_kind", "PostCredit records grants, adjustments, holds and releases, not %q", p.Kind)
 	}
 	at := orNow(p.At)
-	e := store.JournalEntry{
-		ID: p.ID, OrgID: p.OrgID, Kind: p.Kind, SandboxID: p.SandboxID, RuntimeID: p.RuntimeID,
-		ProjectID: p.ProjectID, WorkspaceID: p.WorkspaceID, IdempotencyKey: p.IdempotencyKey,
-		Note: p.Note, Actor: p.Actor, CreatedAt: at,
-	}
+	var e store.JournalEntry
 	err := q.atomic(ctx, func(q *queries) error {
 		a, err := q.openAccount(ctx, p.OrgID, at)
 		if err != nil {
 			return err
 		}
-		balance, held := a.BalanceMicros, a.HeldMicros
-		switch p.Kind {
-		case store.EntryGrant:
-			if p.AmountMicros > maxBalanceMicros-balance {
-				return errdefs.InvalidArgument("balance_overflow", "the balance would exceed %s credits", credits(maxBalanceMicros))
-			}
-			balance += p.AmountMicros
-		case store.EntryAdjustment:
-			balance = p.AmountMicros
-			held = min(held, balance) // holds never exceed the balance
-		case store.EntryHold:
-			if avail := a.AvailableMicros(); avail < p.AmountMicros {
-				return errdefs.PaymentRequired("insufficient_credits",
-					"the org has %s credits available and this needs %s", credits(avail), credits(p.AmountMicros))
-			}
-			held += p.AmountMicros
-		case store.EntryRelease:
-			held -= min(p.AmountMicros, held)
+		if e, err = dialect.PostingEntry(a, p, at); err != nil {
+			return err
 		}
-		e.AmountMicros, e.HeldMicros = balance-a.BalanceMicros, held-a.HeldMicros
-		e.BalanceAfterMicros, e.HeldAfterMicros = balance, held
 		if err := q.appendEntry(ctx, &e); err != nil {
 			return err
 		}
-		return q.writeAccount(ctx, a, balance, held, at)
+		return q.writeAccount(ctx, a, e.BalanceAfterMicros, e.HeldAfterMicros, at)
 	})
 	if err != nil {
 		return store.JournalEntry{}, err
 	}
-	return normEntry(e), nil
+	return dialect.NormEntry(e), nil
 }
 
 // Settle charges or refunds one sandbox's compute and moves its watermark,
 // the balance and the journal together.
 func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.JournalEntry, error) {
-	if err := checkSettlement(s); err != nil {
+	if err := dialect.CheckSettlement(s); err != nil {
 		return store.JournalEntry{}, err
 	}
 	at := orNow(s.At)
@@ -315,14 +247,14 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 		if err != nil {
 			return err
 		}
-		if err := checkWatermark(sb, s); err != nil {
+		if err := dialect.CheckWatermark(sb, s); err != nil {
 			return err
 		}
 		a, err := q.openAccount(ctx, s.OrgID, at)
 		if err != nil {
 			return err
 		}
-		e = settlementEntry(a, sb, s, at)
+		e = dialect.SettlementEntry(a, sb, s, at)
 		if err := q.appendEntry(ctx, &e); err != nil {
 			return err
 		}
@@ -340,7 +272,7 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 	if err != nil {
 		return store.JournalEntry{}, err
 	}
-	return normEntry(e), nil
+	return dialect.NormEntry(e), nil
 }
 
 // billingRow reads the fields of a ledger row a settlement needs.
@@ -357,16 +289,6 @@ func (q *queries) billingRow(ctx context.Context, id string) (store.Sandbox, err
 	return sb, nil
 }
 
-// normEntry gives an entry built in memory the precision of a stored one.
-func normEntry(e store.JournalEntry) store.JournalEntry {
-	for _, t := range []*time.Time{&e.PeriodStart, &e.PeriodEnd, &e.CreatedAt} {
-		if !t.IsZero() {
-			*t = t.Truncate(time.Microsecond).UTC()
-		}
-	}
-	return e
-}
-
 // GetJournalEntryByKey returns orgID's entry with the idempotency key.
 func (q *queries) GetJournalEntryByKey(ctx context.Context, orgID, key string) (store.JournalEntry, error) {
 	e, err := scanEntry(q.r.QueryRowContext(ctx,
@@ -377,8 +299,8 @@ func (q *queries) GetJournalEntryByKey(ctx context.Context, orgID, key string) (
 // ListJournal lists an org's entries newest first. Its cursor holds the
 // last entry's seq.
 func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page store.Page) ([]store.JournalEntry, string, error) {
-	if f.OrgID == "" {
-		return nil, "", errdefs.InvalidArgument("invalid_journal_filter", "the journal filter needs an org id")
+	if err := dialect.CheckJournalFilter(f); err != nil {
+		return nil, "", err
 	}
 	c, after, limit, err := parsePage(page)
 	if err != nil {
@@ -425,7 +347,7 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	}
 	out = out[:limit]
 	last := out[limit-1]
-	return out, cursor{at: last.Seq, id: last.ID}.String(), nil
+	return out, dialect.SeqCursor(last), nil
 }
 
 // usageColumns are the columns SumUsage may group by.
@@ -440,13 +362,10 @@ var usageColumns = map[store.UsageGroup]string{
 
 // SumUsage sums an org's deductions and refunds per group.
 func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
-	col, ok := usageColumns[uq.GroupBy]
-	if !ok {
-		return nil, errdefs.InvalidArgument("invalid_group_by", "usage groups by sandbox, runtime, project, workspace or org, not %q", uq.GroupBy)
+	if err := dialect.CheckUsage(uq); err != nil {
+		return nil, err
 	}
-	if uq.OrgID == "" {
-		return nil, errdefs.InvalidArgument("invalid_usage_query", "the usage query needs an org id")
-	}
+	col := usageColumns[uq.GroupBy]
 	where := []string{"org_id = ?", "kind IN ('deduction', 'refund')"}
 	args := []any{uq.OrgID}
 	if !uq.From.IsZero() {
@@ -476,10 +395,7 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 
 // ListRunningSandboxes lists running rows by id after afterID.
 func (q *queries) ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]store.Sandbox, error) {
-	if limit <= 0 {
-		limit = store.DefaultLimit
-	}
-	limit = min(limit, 10*store.MaxLimit)
+	limit = dialect.RunningLimit(limit)
 	rows, err := q.r.QueryContext(ctx, "SELECT "+sandboxColumns+
 		" FROM sandboxes WHERE state = ? AND id > ? ORDER BY id LIMIT ?", store.SandboxRunning, afterID, limit)
 	if err != nil {

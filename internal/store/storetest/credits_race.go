@@ -19,6 +19,21 @@ func testCreditRaces(t *testing.T, s store.Store) {
 	ctx := f.ctx
 
 	t.Run("deductions and grants", func(t *testing.T) { testDeductionsAndGrantsRace(t, f) })
+	t.Run("one row, many settlers", func(t *testing.T) { testSettlersRace(t, f) })
+	t.Run("batches sharing rows", func(t *testing.T) { testSettleManyRace(t, f) })
+
+	t.Run("a new org's first movements", func(t *testing.T) {
+		const granters, grant = 24, 10
+		o := f.org()
+		errs := race(granters, func(int) error {
+			_, err := s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: grant, IdempotencyKey: uuid.NewString()})
+			return err
+		})
+		for _, err := range errs {
+			must(t, err)
+		}
+		f.wantAccount(o, granters*grant, 0)
+	})
 
 	t.Run("holds", func(t *testing.T) {
 		const (
@@ -180,4 +195,103 @@ func sumJournal(t *testing.T, entries []store.JournalEntry) (granted, charged, s
 		}
 	}
 	return granted, charged, shortfall, deductions
+}
+
+// wantStale fails the test unless every error in errs is nil or a stale
+// settlement, and returns how many are nil.
+func wantStale(t *testing.T, errs []error) (applied int) {
+	t.Helper()
+	for _, err := range errs {
+		if err == nil {
+			applied++
+			continue
+		}
+		if pe, ok := errdefs.Public(err); !ok || pe.Code != "settlement_stale" {
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	return applied
+}
+
+// testSettlersRace races settlers of one row over the same interval, as
+// settlers on two servers would: one charges it and the others find it
+// settled already, so it is never charged twice.
+func testSettlersRace(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	const settlers = 24
+	o := f.org()
+	w := f.workspace(o)
+	t0 := f.next()
+	sb := f.runningSandbox(w, t0)
+	f.post(o, store.EntryGrant, 1000)
+	errs := race(settlers, func(int) error {
+		_, err := s.Settle(ctx, store.Settlement{
+			OrgID: o.ID, SandboxID: sb.ID, From: t0, UpTo: t0.Add(time.Minute), AmountMicros: 100, IdempotencyKey: uuid.NewString(),
+		})
+		return err
+	})
+	equal(t, "settlements applied", wantStale(t, errs), 1)
+	f.wantAccount(o, 900, 0)
+	got, err := s.GetSandbox(ctx, sb.ID)
+	must(t, err)
+	equal(t, "billed, billing version", [2]int64{got.BilledMicros, got.BillingVersion}, [2]int64{100, sb.BillingVersion + 1})
+}
+
+// testSettleManyRace races batches that settle the same rows over the
+// same interval, each naming them in its own order, half of them inside
+// transactions: every row is charged once, by one of them, and the
+// batches never wait on each other for good.
+func testSettleManyRace(t *testing.T, f *fixture) {
+	s, ctx := f.s, f.ctx
+	const (
+		batches = 8
+		rows    = 30
+		amount  = 10
+		initial = 1_000_000
+	)
+	o := f.org()
+	t0 := f.next()
+	sbs := make([]store.Sandbox, rows)
+	for i := range sbs {
+		sbs[i] = f.sandbox(o, func(sb *store.Sandbox) {
+			sb.State, sb.StartedAt, sb.LastSettledAt = store.SandboxRunning, t0, t0
+		})
+	}
+	f.post(o, store.EntryGrant, initial)
+	results := make([][]error, batches)
+	errs := race(batches, func(i int) error {
+		ss := make([]store.Settlement, rows)
+		for j := range ss {
+			k := (i*7 + j) % rows // each batch starts elsewhere
+			if i%2 == 1 {
+				k = rows - 1 - k // and every other one runs backwards
+			}
+			ss[j] = store.Settlement{OrgID: o.ID, SandboxID: sbs[k].ID, From: t0, UpTo: t0.Add(time.Minute),
+				AmountMicros: amount, IdempotencyKey: uuid.NewString()}
+		}
+		if i%2 == 0 { // as the settler does
+			return s.InTx(ctx, func(q store.Queries) (err error) {
+				_, results[i], err = q.SettleMany(ctx, o.ID, ss)
+				return err
+			})
+		}
+		var err error
+		_, results[i], err = s.SettleMany(ctx, o.ID, ss)
+		return err
+	})
+	total := 0
+	for i, err := range errs {
+		must(t, err)
+		total += wantStale(t, results[i])
+	}
+	equal(t, "settlements applied", total, rows)
+	f.wantAccount(o, initial-rows*amount, 0)
+	for _, sb := range sbs {
+		got, err := s.GetSandbox(ctx, sb.ID)
+		must(t, err)
+		equal(t, "billed, billing version", [2]int64{got.BilledMicros, got.BillingVersion}, [2]int64{amount, sb.BillingVersion + 1})
+	}
+	es, _, err := s.ListJournal(ctx, store.JournalFilter{OrgID: o.ID, Kind: store.EntryDeduction}, store.Page{Limit: store.MaxLimit})
+	must(t, err)
+	equal(t, "deductions in the journal", len(es), rows)
 }

@@ -121,6 +121,20 @@ func testSettleMany(t *testing.T, s store.Store) {
 
 	t.Run("inside a rolled-back transaction it leaves nothing", func(t *testing.T) { testSettleManyRolledBack(t, f) })
 
+	t.Run("an entry id the journal holds is refused in its slot", func(t *testing.T) {
+		t0 := f.next()
+		wd := f.settleWorld(t0)
+		used, err := s.GetJournalEntryByKey(ctx, wd.o.ID, "grant")
+		must(t, err)
+		st := store.Settlement{ID: used.ID, OrgID: wd.o.ID, SandboxID: wd.sbs[0].ID, From: t0, UpTo: t0.Add(time.Second), AmountMicros: 10, IdempotencyKey: "fresh"}
+		_, errs, err := s.SettleMany(ctx, wd.o.ID, []store.Settlement{st})
+		must(t, err)
+		wantCode(t, errs[0], errdefs.ErrConflict, "idempotency_key_reused")
+		_, err = s.Settle(ctx, st)
+		wantCode(t, err, errdefs.ErrConflict, "idempotency_key_reused")
+		f.wantAccount(wd.o, 1000, 300)
+	})
+
 	t.Run("no org", func(t *testing.T) {
 		_, _, err := s.SettleMany(ctx, "", nil)
 		wantKind(t, err, errdefs.ErrInvalidArgument)

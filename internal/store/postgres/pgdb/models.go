@@ -40,6 +40,35 @@ type AuthSession struct {
 	RevokedAt *time.Time
 }
 
+type CreditAccount struct {
+	OrgID         string
+	BalanceMicros int64
+	HeldMicros    int64
+	UpdatedAt     time.Time
+}
+
+type CreditJournal struct {
+	Seq                int64
+	ID                 string
+	OrgID              string
+	Kind               string
+	AmountMicros       int64
+	HeldMicros         int64
+	BalanceAfterMicros int64
+	HeldAfterMicros    int64
+	ShortfallMicros    int64
+	SandboxID          string
+	RuntimeID          string
+	ProjectID          string
+	WorkspaceID        string
+	PeriodStart        *time.Time
+	PeriodEnd          *time.Time
+	IdempotencyKey     string
+	Note               string
+	Actor              string
+	CreatedAt          time.Time
+}
+
 type Invitation struct {
 	ID        string
 	OrgID     string
@@ -59,6 +88,38 @@ type OrgMember struct {
 	UserID    string
 	Role      string
 	CreatedAt time.Time
+}
+
+type Sandbox struct {
+	ID                string
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	RuntimeID         string
+	Kind              string
+	State             string
+	PauseReason       string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	SecretIds         *string
+	KillReason        string
+	Error             string
+	BilledMicros      int64
+	CreatedAt         time.Time
+	StartedAt         *time.Time
+	PausedAt          *time.Time
+	KilledAt          *time.Time
+	ExpiresAt         *time.Time
+	LastSettledAt     *time.Time
+	Version           int64
+	UpdatedAt         time.Time
+	RunningSince      *time.Time
+	Network           string
+	BillingVersion    int64
 }
 
 type SshKey struct {
