@@ -155,6 +155,7 @@ type Queries interface {
 	CapabilityQueries
 	SessionQueries
 	SSHQueries // SSH keys, and the runtime an SSH user names: see ssh.go.
+	LeaseQueries
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
