@@ -43,13 +43,17 @@ func holding(t *testing.T, url string, held bool, min int64) error {
 // TestReplicasShareTheLoops runs two servers on one store. The first takes
 // every loop's lease at start, as a single server does; the second runs
 // none while the first lives, and /readyz and /metrics of each name it and
-// say what it holds. Once the first stops (it releases its leases), the
-// second takes them all, with larger tokens.
+// say what it holds. The second holds the runtime the first runs for a
+// start-up reconciliation, and serves it once it finds the first, live,
+// holding the lifecycle lease. Once the first stops (it releases its
+// leases), the second takes them all, with larger tokens.
 func TestReplicasShareTheLoops(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "paddock.db")
+	key := "pdk_" + strings.Repeat("0b", 24)
 	replica := func(id string) (string, func()) {
 		cfg := testConfig(t, filepath.Join(t.TempDir(), id), "127.0.0.1:0")
 		cfg.Store, cfg.ReplicaID, cfg.LeaseTTL = db, id, 2*time.Second
+		cfg.BootstrapKey = key
 		url, _, stop := serve(t, cfg)
 		return url, stop
 	}
@@ -62,11 +66,20 @@ func TestReplicasShareTheLoops(t *testing.T) {
 		}
 	}
 
+	mustCall(t, urlA, key, "POST", "/api/v1/orgs", `{"name":"acme"}`, 201)
+	mustCall(t, urlA, key, "POST", "/api/v1/org/acme/ws", `{"name":"dev"}`, 201)
+	var p client.Project
+	mustJSON(t, mustCall(t, urlA, key, "POST", "/api/v1/org/acme/ws/dev/projects", `{"name":"x"}`, 201), &p)
+	mustCall(t, urlA, key, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/start", "", 200)
+
 	urlB, _ := replica("replica-b")
 	testenv.Eventually(t, func() error { return holding(t, urlB, false, 0) })
-	if r := readiness(t, urlB); r.Replica != "replica-b" || r.Status != "ready" {
-		t.Fatalf("replica b's readiness = %+v, want ready, replica-b", r)
-	}
+	testenv.Eventually(t, func() error {
+		if r := readiness(t, urlB); r.Replica != "replica-b" || r.Status != "ready" {
+			return fmt.Errorf("replica b's readiness = %+v, want ready, replica-b", r)
+		}
+		return nil
+	})
 	if err := holding(t, urlA, true, 0); err != nil {
 		t.Fatalf("once b runs: %v", err)
 	}
