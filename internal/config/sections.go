@@ -21,9 +21,9 @@ type ServerConfig struct {
 	LogFormat string `yaml:"log_format" env:"PADDOCK_LOG_FORMAT" flag:"log-format" help:"json (one object per line, with request, runtime and sandbox ids) or text"`
 	// ReplicaID names this server among the replicas of one store: it
 	// holds the leases of the background loops it runs. "" means
-	// <hostname>-<pid>-<random>, new at every start. Two running
-	// replicas must never share one.
-	ReplicaID string `yaml:"replica_id" env:"PADDOCK_REPLICA_ID" flag:"replica-id" help:"this server's name among the replicas of one store, holder of the leases of the loops it runs (default <hostname>-<pid>-<random>, new at every start; never two running replicas with one)"`
+	// <hostname>-<hash of the data dir and listen address>, the same at
+	// every start. Two running replicas must never share one.
+	ReplicaID string `yaml:"replica_id" env:"PADDOCK_REPLICA_ID" flag:"replica-id" help:"this server's name among the replicas of one store, holder of the leases of the loops it runs (default <hostname>-<hash of the data dir and listen address>, the same at every start; never two running replicas with one)"`
 	// LeaseTTL is how long a replica's lease on a background loop lasts
 	// without a renewal: how long the loops stop when their replica dies.
 	LeaseTTL time.Duration `yaml:"lease_ttl" env:"PADDOCK_LEASE_TTL" flag:"lease-ttl" help:"how long a replica's lease on a background loop lasts unrenewed: the longest the loops stop when their replica dies (0: 15s)"`

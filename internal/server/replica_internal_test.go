@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -21,20 +22,29 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/fake"
 )
 
-// TestReplicaID: a configured replica id is kept; without one each start
-// is a new replica, <hostname>-<pid>-<random>.
+// TestReplicaID: a configured replica id is kept; without one a server
+// is the same replica at every start with the same data directory and
+// address, two addresses are two replicas, and an ephemeral port is a new
+// replica each time, <hostname>-<pid>-<random>.
 func TestReplicaID(t *testing.T) {
-	if got := replicaID("replica-a"); got != "replica-a" {
+	if got := replicaID("replica-a", "/d", "127.0.0.1:8080"); got != "replica-a" {
 		t.Fatalf("configured replica id became %q", got)
 	}
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, b := replicaID("", "/d", "127.0.0.1:8080"), replicaID("", "/d", "127.0.0.1:8081")
+	if a != replicaID("", "/d", "127.0.0.1:8080") || a == b || !strings.HasPrefix(a, host+"-") {
+		t.Fatalf("replica ids %q and %q; want stable per data dir and address, and apart", a, b)
+	}
+	if replicaID("", "/e", "127.0.0.1:8080") == a {
+		t.Fatalf("another data directory kept replica id %q", a)
+	}
 	re := regexp.MustCompile(fmt.Sprintf(`^%s-%d-[0-9a-f]{8}$`, regexp.QuoteMeta(host), os.Getpid()))
-	a, b := replicaID(""), replicaID("")
-	if !re.MatchString(a) || !re.MatchString(b) || a == b {
-		t.Fatalf("default replica ids %q and %q; want two different <hostname>-<pid>-<random>", a, b)
+	c, d := replicaID("", "/d", "127.0.0.1:0"), replicaID("", "/d", "127.0.0.1:0")
+	if !re.MatchString(c) || !re.MatchString(d) || c == d {
+		t.Fatalf("replica ids on port 0 %q and %q; want two different <hostname>-<pid>-<random>", c, d)
 	}
 }
 

@@ -94,7 +94,7 @@ func build(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 // its own section of cfg.
 func newWiring(cfg config.Config, logger *slog.Logger, out io.Writer, d *doors, o Overrides) *wiring {
 	w := &wiring{sections: cfg.Section, dataDir: cfg.DataDir, egress: cfg.Egress, logger: logger, out: out, doors: d, o: o, now: o.Now,
-		replica: replicaID(cfg.ReplicaID), leaseTTL: cfg.LeaseTTL}
+		replica: replicaID(cfg.ReplicaID, cfg.DataDir, cfg.Listen), leaseTTL: cfg.LeaseTTL}
 	if w.now == nil {
 		w.now = time.Now
 	}

@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -87,10 +90,14 @@ func instanceID(ctx context.Context, st store.Store, configured string) (string,
 	return id, nil
 }
 
-// replicaID is the configured replica id, or <hostname>-<pid>-<random>:
-// new at every start, so a restarted server is a new holder, and two
-// processes never share one.
-func replicaID(configured string) string {
+// replicaID is the configured replica id, or one made of the host, the
+// data directory and the API's address: <hostname>-<hash>. A server
+// restarted with the same settings is the same replica, so after a crash
+// it takes its loops' leases back at once instead of waiting for them to
+// lapse; two replicas on one host differ by their address. An address
+// with port 0 is a new one every start, and so is its replica:
+// <hostname>-<pid>-<random>.
+func replicaID(configured, dataDir, listen string) string {
 	if configured != "" {
 		return configured
 	}
@@ -98,5 +105,13 @@ func replicaID(configured string) string {
 	if err != nil || host == "" {
 		host = "paddock"
 	}
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	_, port, _ := net.SplitHostPort(listen)
+	if port == "" || port == "0" {
+		return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	sum := sha256.Sum256([]byte(dataDir + "\x00" + listen))
+	return fmt.Sprintf("%s-%s", host, hex.EncodeToString(sum[:4]))
 }
