@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,6 +95,7 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 	f.converge(c)
 	checkConsistent(t, 0, c, testenv.DockerClient(t), f.instance)
 	checkLedger(t, f.dsn, l)
+	f.stop()
 	return figs
 }
 
@@ -333,14 +333,15 @@ func (l *chaosLoad) refuse(ctx context.Context, kind string, err error) {
 		return
 	}
 	why := "no answer"
-	if apiErr := (*pc.Error)(nil); errors.As(err, &apiErr) {
+	apiErr := (*pc.Error)(nil)
+	if errors.As(err, &apiErr) {
 		why = fmt.Sprintf("%d %s", apiErr.StatusCode, apiErr.Code)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refused[kind+": "+why]++
-	if strings.HasPrefix(why, "500") {
-		l.failures = append(l.failures, fmt.Sprintf("%s: %v", kind, err))
+	if apiErr != nil && apiErr.StatusCode == 500 {
+		l.failures = append(l.failures, fmt.Sprintf("%s: %v (request %s)", kind, err, apiErr.RequestID))
 	}
 }
 

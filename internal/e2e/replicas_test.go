@@ -41,7 +41,7 @@ type fleet struct {
 }
 
 // fleetKey is the bootstrap admin key of a fleet's installation.
-const fleetKey = "pdk_0123456789abcdef0123456789abcdef0123456789f1ee7"
+const fleetKey = "pdk_0123456789abcdef0123456789abcdef0123456789abf1ee"
 
 // fleetLeaseTTL is the replicas' lease TTL: short, so that a dead
 // holder's loops move within seconds.
@@ -109,6 +109,18 @@ func (f *fleet) kill(i int) time.Time {
 	f.replicas[i].kill(f.t)
 	f.dead[i] = true
 	return at
+}
+
+// stop stops the live replicas (SIGTERM) and waits for each to exit
+// cleanly.
+func (f *fleet) stop() {
+	f.t.Helper()
+	for i, s := range f.replicas {
+		if !f.dead[i] {
+			s.stop(f.t)
+			f.dead[i] = true
+		}
+	}
 }
 
 // client returns a client of the installation through the proxy, on
