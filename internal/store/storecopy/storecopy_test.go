@@ -18,6 +18,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/backup"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 	"github.com/paddockhq/paddock/internal/store/storecopy"
 )
@@ -89,7 +90,7 @@ func TestCopyKeepsEveryRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(ctx)
-	for _, table := range storecopy.Tables {
+	for _, table := range backup.Tables {
 		a, b := liteRows(t, lite, table), pgRows(t, pg, table)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s differs:\nsqlite   %v\npostgres %v", table, a, b)
@@ -145,7 +146,7 @@ func TestEveryTableIsCopiedOrSkipped(t *testing.T) {
 		if err := rows.Scan(&name); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(storecopy.Tables, name) && !slices.Contains(storecopy.Skipped, name) {
+		if !slices.Contains(backup.Tables, name) && !slices.Contains(backup.Skipped, name) {
 			t.Errorf("table %s is neither copied nor skipped by migrate-store", name)
 		}
 	}
