@@ -141,6 +141,10 @@ directory (or set PADDOCK_SECRETS_KEY) before you restore.`,
 			}
 			m.Print(cmd.OutOrStdout())
 			fmt.Fprintln(cmd.OutOrStdout(), "restored")
+			if have, err := backup.KeyFingerprint(loc); err == nil && have == "" && m.SecretsKey != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s has no secrets key yet; put the key %s there (secrets.key, or PADDOCK_SECRETS_KEY) before the server starts, or the secrets will not open\n",
+					loc.DataDir, m.SecretsKey)
+			}
 			return nil
 		},
 	}

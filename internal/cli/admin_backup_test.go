@@ -51,6 +51,10 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	if code != cli.ExitError || !strings.Contains(errOut, "store_not_empty") {
 		t.Fatalf("second restore: exit %d, stderr %q", code, errOut)
 	}
+	_, errOut, code = clitest.Run(t, map[string]string{}, "admin", "restore", "--data-dir", t.TempDir(), file)
+	if code != 0 || !strings.Contains(errOut, "has no secrets key yet") {
+		t.Fatalf("restore without the key: exit %d, stderr %q", code, errOut)
+	}
 }
 
 func TestAdminBackupUsage(t *testing.T) {

@@ -45,9 +45,11 @@ func backup(ctx context.Context, l Location, w io.Writer, h hooks) (Manifest, er
 	}
 	var m Manifest
 	err = readTx(ctx, l, func(dialect string, tx Tx) error {
-		if m, err = manifest(ctx, dialect, tx); err != nil {
+		read, err := manifest(ctx, dialect, tx)
+		if err != nil {
 			return err
 		}
+		m = read
 		m.SecretsKey = key
 		return writeArchive(ctx, tx, w, m, h)
 	})
