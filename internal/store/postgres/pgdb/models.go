@@ -3,3 +3,30 @@
 //   sqlc v1.31.1
 
 package pgdb
+
+import (
+	"time"
+)
+
+type Org struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+type Project struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+}
+
+type Workspace struct {
+	ID          string
+	OrgID       string
+	Name        string
+	CreatedAt   time.Time
+	MemberLimit int64
+}
