@@ -1,59 +1,41 @@
 package postgres
 
 import (
+	"context"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
-// pageArgs is a listing's page in the terms of the generated queries: the
-// cursor's created_at and id (nil on the first page) and the page size.
-// Listing queries take LIMIT lim(), one row more than the page holds, so
-// the listing knows whether another page follows.
-type pageArgs struct {
-	afterAt *time.Time
-	afterID *string
-	limit   int
+// keyset is a listing page as the generated queries take it: the
+// position of the previous page's last row (nil on the first page), and
+// how many rows to fetch, one more than the page holds so the listing
+// knows whether another page follows.
+type keyset struct {
+	At    *time.Time
+	ID    *string
+	Fetch int32
 }
 
-// parsePage validates p and decodes its cursor.
-func parsePage(p store.Page) (pageArgs, error) {
-	c, ok, limit, err := dialect.ParsePage(p)
+// listPage runs one keyset-paginated listing: fetch runs the generated
+// query for k, conv maps its rows and key gives a value's created_at and
+// id for the next cursor.
+func listPage[R, T any](ctx context.Context, op string, res dialect.Resource, page store.Page,
+	fetch func(ctx context.Context, k keyset) ([]R, error), conv func(R) T, key func(T) (time.Time, string),
+) ([]T, string, error) {
+	c, after, limit, err := dialect.ParsePage(page)
 	if err != nil {
-		return pageArgs{}, err
+		return nil, "", err
 	}
-	pa := pageArgs{limit: limit}
-	if ok {
-		pa.afterAt, pa.afterID = &c.At, &c.ID
+	k := keyset{Fetch: int32(limit + 1)}
+	if after {
+		k.At, k.ID = &c.At, &c.ID
 	}
-	return pa, nil
-}
-
-// lim is the LIMIT of the page's query.
-func (p pageArgs) lim() int32 { return int32(p.limit + 1) }
-
-// finishPage maps the rows a listing fetched with lim() to store records,
-// trims them to the page and returns the cursor of the next page ("" when
-// this one is the last). A failed query's err is classified as op on res.
-func finishPage[R, T any](op string, res dialect.Resource, p pageArgs, rows []R, err error,
-	conv func(R) T, key func(T) (time.Time, string)) ([]T, string, error) {
+	rows, err := fetch(ctx, k)
 	if err != nil {
 		return nil, "", classify(op, res, err)
 	}
-	out := make([]T, len(rows))
-	for i, r := range rows {
-		out[i] = conv(r)
-	}
-	out, next := dialect.NextCursor(out, p.limit, key)
+	out, next := dialect.NextCursor(mapRows(rows, conv), limit, key)
 	return out, next, nil
-}
-
-// stamp is a time as the store writes it: UTC, truncated to the
-// microsecond (PostgreSQL would round), and now() when t is zero.
-func stamp(t time.Time) time.Time {
-	if t.IsZero() {
-		return now()
-	}
-	return t.UTC().Truncate(time.Microsecond)
 }

@@ -24,7 +24,7 @@ func (q *queries) CreateOrg(ctx context.Context, o store.Org) error {
 	if err := dialect.Required(dialect.Org, "id", o.ID, "name", o.Name); err != nil {
 		return err
 	}
-	err := q.q.CreateOrg(ctx, pgdb.CreateOrgParams{ID: o.ID, Name: o.Name, CreatedAt: stamp(o.CreatedAt)})
+	err := q.q.CreateOrg(ctx, pgdb.CreateOrgParams{ID: o.ID, Name: o.Name, CreatedAt: orNow(o.CreatedAt)})
 	return classify("create org", dialect.Org, err)
 }
 
@@ -48,12 +48,9 @@ func (q *queries) GetOrgByName(ctx context.Context, name string) (store.Org, err
 
 // ListOrgs lists orgs in creation order.
 func (q *queries) ListOrgs(ctx context.Context, page store.Page) ([]store.Org, string, error) {
-	p, err := parsePage(page)
-	if err != nil {
-		return nil, "", err
-	}
-	rows, err := q.q.ListOrgs(ctx, pgdb.ListOrgsParams{AfterAt: p.afterAt, AfterID: p.afterID, Lim: p.lim()})
-	return finishPage("list orgs", dialect.Org, p, rows, err, orgFromRow, orgKey)
+	return listPage(ctx, "list orgs", dialect.Org, page, func(ctx context.Context, k keyset) ([]pgdb.Org, error) {
+		return q.q.ListOrgs(ctx, pgdb.ListOrgsParams{AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+	}, orgFromRow, orgKey)
 }
 
 func workspaceFromRow(r pgdb.Workspace) store.Workspace {
@@ -68,7 +65,7 @@ func (q *queries) CreateWorkspace(ctx context.Context, w store.Workspace) error 
 		return err
 	}
 	err := q.q.CreateWorkspace(ctx, pgdb.CreateWorkspaceParams{
-		ID: w.ID, OrgID: w.OrgID, Name: w.Name, CreatedAt: stamp(w.CreatedAt),
+		ID: w.ID, OrgID: w.OrgID, Name: w.Name, CreatedAt: orNow(w.CreatedAt),
 	})
 	return classify("create workspace", dialect.Workspace, err)
 }
@@ -93,14 +90,9 @@ func (q *queries) GetWorkspaceByName(ctx context.Context, orgID, name string) (s
 
 // ListWorkspaces lists the workspaces of orgID in creation order.
 func (q *queries) ListWorkspaces(ctx context.Context, orgID string, page store.Page) ([]store.Workspace, string, error) {
-	p, err := parsePage(page)
-	if err != nil {
-		return nil, "", err
-	}
-	rows, err := q.q.ListWorkspaces(ctx, pgdb.ListWorkspacesParams{
-		OrgID: orgID, AfterAt: p.afterAt, AfterID: p.afterID, Lim: p.lim(),
-	})
-	return finishPage("list workspaces", dialect.Workspace, p, rows, err, workspaceFromRow, workspaceKey)
+	return listPage(ctx, "list workspaces", dialect.Workspace, page, func(ctx context.Context, k keyset) ([]pgdb.Workspace, error) {
+		return q.q.ListWorkspaces(ctx, pgdb.ListWorkspacesParams{OrgID: orgID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+	}, workspaceFromRow, workspaceKey)
 }
 
 func projectFromRow(r pgdb.Project) store.Project {
@@ -120,7 +112,7 @@ func (q *queries) CreateProject(ctx context.Context, p store.Project) error {
 	}
 	err = q.q.CreateProject(ctx, pgdb.CreateProjectParams{
 		ID: p.ID, OrgID: p.OrgID, WorkspaceID: p.WorkspaceID,
-		Name: p.Name, Description: p.Description, CreatedAt: stamp(p.CreatedAt),
+		Name: p.Name, Description: p.Description, CreatedAt: orNow(p.CreatedAt),
 	})
 	return classify("create project", dialect.Project, err)
 }
@@ -145,14 +137,9 @@ func (q *queries) GetProjectByName(ctx context.Context, workspaceID, name string
 
 // ListProjects lists the projects of workspaceID in creation order.
 func (q *queries) ListProjects(ctx context.Context, workspaceID string, page store.Page) ([]store.Project, string, error) {
-	p, err := parsePage(page)
-	if err != nil {
-		return nil, "", err
-	}
-	rows, err := q.q.ListProjects(ctx, pgdb.ListProjectsParams{
-		WorkspaceID: workspaceID, AfterAt: p.afterAt, AfterID: p.afterID, Lim: p.lim(),
-	})
-	return finishPage("list projects", dialect.Project, p, rows, err, projectFromRow, projectKey)
+	return listPage(ctx, "list projects", dialect.Project, page, func(ctx context.Context, k keyset) ([]pgdb.Project, error) {
+		return q.q.ListProjects(ctx, pgdb.ListProjectsParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+	}, projectFromRow, projectKey)
 }
 
 // DeleteProject deletes the project with id. A project whose runtime still
