@@ -8,6 +8,26 @@ import (
 	"time"
 )
 
+type EgressDecision struct {
+	ID             string
+	OrgID          string
+	WorkspaceID    string
+	RuntimeID      string
+	SandboxID      string
+	CreatedAt      time.Time
+	Allowed        bool
+	Reason         string
+	Method         string
+	Host           string
+	Port           int64
+	Addr           string
+	BytesUp        int64
+	BytesDown      int64
+	DurationMicros int64
+	Brokered       bool
+	Refusal        string
+}
+
 type Org struct {
 	ID        string
 	Name      string
@@ -21,6 +41,21 @@ type Project struct {
 	Name        string
 	Description string
 	CreatedAt   time.Time
+}
+
+type Secret struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Env         string
+	Brokered    bool
+	Hosts       string
+	KeyID       string
+	Sealed      []byte
+	Version     int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 type Workspace struct {
