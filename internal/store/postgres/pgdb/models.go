@@ -58,6 +58,21 @@ type Secret struct {
 	UpdatedAt   time.Time
 }
 
+type WarmSandbox struct {
+	ID                string
+	Template          string
+	State             string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	WorkspaceVolume   string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
 type Workspace struct {
 	ID          string
 	OrgID       string
