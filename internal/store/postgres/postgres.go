@@ -207,8 +207,8 @@ type queries struct {
 	// method is in; the compiler then proves the dialect complete.
 	store.Queries
 
-	db   pgdb.DBTX
-	q    *pgdb.Queries
+	db pgdb.DBTX
+	q  *pgdb.Queries
 }
 
 func newQueries(db pgdb.DBTX) *queries {
