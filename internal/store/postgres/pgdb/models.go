@@ -3,3 +3,108 @@
 //   sqlc v1.31.1
 
 package pgdb
+
+import (
+	"time"
+)
+
+type CapabilityBinding struct {
+	ID        string
+	OrgID     string
+	RuntimeID string
+	Source    string
+	Name      string
+	Version   string
+	Enabled   bool
+	Flags     string
+	Status    string
+	Rev       int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type CapabilityVersion struct {
+	ID          string
+	OrgID       string
+	Name        string
+	Version     string
+	Description string
+	Digest      string
+	Contents    string
+	Bundle      []byte
+	SizeBytes   int64
+	CreatedAt   time.Time
+}
+
+type Runtime struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	ProjectID        string
+	Status           string
+	StatusReason     string
+	Config           string
+	CurrentSandboxID string
+	WorkspaceVolume  string
+	Version          int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Snapshot         string
+}
+
+type Sandbox struct {
+	ID                string
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	RuntimeID         string
+	Kind              string
+	State             string
+	PauseReason       string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	SecretIds         *string
+	KillReason        string
+	Error             string
+	BilledMicros      int64
+	CreatedAt         time.Time
+	StartedAt         *time.Time
+	PausedAt          *time.Time
+	KilledAt          *time.Time
+	ExpiresAt         *time.Time
+	LastSettledAt     *time.Time
+	Version           int64
+	UpdatedAt         time.Time
+	RunningSince      *time.Time
+	Network           string
+	BillingVersion    int64
+}
+
+type Session struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	RuntimeID        string
+	Kind             string
+	Harness          string
+	HarnessSessionID string
+	Status           string
+	Title            string
+	Turns            int64
+	Events           int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+type SessionEvent struct {
+	SessionID string
+	Seq       int64
+	Turn      int64
+	Type      string
+	At        time.Time
+	Body      string
+}
