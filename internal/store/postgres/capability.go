@@ -236,8 +236,8 @@ func (q *queries) UpdateSession(ctx context.Context, s store.Session) error {
 	return oneRow("update session", dialect.Session, n, err)
 }
 
-// AppendSessionEvents adds events to their sessions' transcripts, all in
-// one statement: a duplicate sequence number stores none of them.
+// AppendSessionEvents adds events to their sessions' transcripts in one
+// statement.
 func (q *queries) AppendSessionEvents(ctx context.Context, events []store.SessionEvent) error {
 	if len(events) == 0 {
 		return nil

@@ -199,6 +199,7 @@ func testSandboxVerbs(t *testing.T, s store.Store) {
 	})
 
 	t.Run("expiry moves only later, only while running, without a version", func(t *testing.T) { testExtendSandboxExpiry(t, f, o) })
+	t.Run("a kill and an expiry extension at once", func(t *testing.T) { testKillRacesExtension(t, f, o) })
 
 	errs := []struct {
 		name    string

@@ -26,9 +26,8 @@ type AppendSessionEventsParams struct {
 	Bodies     []string
 }
 
-// AppendSessionEvents inserts a batch in one statement, all or nothing:
-// the i-th element of each array is one event (the arrays unnest in
-// step).
+// AppendSessionEvents inserts a batch in one statement: the i-th element
+// of each array is one event (the arrays unnest in step).
 func (q *Queries) AppendSessionEvents(ctx context.Context, arg AppendSessionEventsParams) error {
 	_, err := q.db.Exec(ctx, appendSessionEvents,
 		arg.SessionIds,

@@ -75,9 +75,8 @@ UPDATE sessions SET
     turns = sqlc.arg(turns), events = sqlc.arg(events), updated_at = sqlc.arg(updated_at)
 WHERE id = sqlc.arg(id);
 
--- AppendSessionEvents inserts a batch in one statement, all or nothing:
--- the i-th element of each array is one event (the arrays unnest in
--- step).
+-- AppendSessionEvents inserts a batch in one statement: the i-th element
+-- of each array is one event (the arrays unnest in step).
 -- name: AppendSessionEvents :exec
 INSERT INTO session_events (session_id, seq, turn, type, at, body)
 SELECT
