@@ -90,3 +90,11 @@ func errEncode(res dialect.Resource, column string, err error) error {
 func errDecode(res dialect.Resource, column string, err error) error {
 	return fmt.Errorf("postgres store: decode %s.%s: %w", res, column, err)
 }
+
+// blob stores an empty byte slice as NULL, and reads NULL back as nil.
+func blob(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}

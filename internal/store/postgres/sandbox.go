@@ -215,10 +215,3 @@ func (q *queries) ExtendSandboxExpiry(ctx context.Context, id string, expires ti
 	return n == 1, classify("extend a sandbox's expiry", dialect.Sandbox, err)
 }
 
-// blob stores an empty byte slice as NULL.
-func blob(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
