@@ -214,4 +214,3 @@ func (q *queries) ExtendSandboxExpiry(ctx context.Context, id string, expires ti
 	n, err := q.q.ExtendSandboxExpiry(ctx, pgdb.ExtendSandboxExpiryParams{ExpiresAt: expires, ID: id})
 	return n == 1, classify("extend a sandbox's expiry", dialect.Sandbox, err)
 }
-
