@@ -56,14 +56,12 @@ func (q *queries) ListCapabilityVersions(ctx context.Context, orgID, name string
 	if err != nil {
 		return nil, classify("list capability versions", dialect.CapVer, err)
 	}
-	var out []store.CapabilityVersion
-	for _, r := range rows {
-		out = append(out, capVersionOf(pgdb.CapabilityVersion{
+	return mapRows(rows, func(r pgdb.ListCapabilityVersionsRow) store.CapabilityVersion {
+		return capVersionOf(pgdb.CapabilityVersion{
 			ID: r.ID, OrgID: r.OrgID, Name: r.Name, Version: r.Version, Description: r.Description,
 			Digest: r.Digest, Contents: r.Contents, SizeBytes: r.SizeBytes, CreatedAt: r.CreatedAt,
-		}))
-	}
-	return out, nil
+		})
+	}), nil
 }
 
 // DeleteCapabilityVersion deletes one version.
@@ -263,11 +261,9 @@ func (q *queries) ListSessionEvents(ctx context.Context, sessionID string) ([]st
 	if err != nil {
 		return nil, classify("list session events", dialect.Session, err)
 	}
-	var out []store.SessionEvent
-	for _, r := range rows {
-		out = append(out, store.SessionEvent{
+	return mapRows(rows, func(r pgdb.SessionEvent) store.SessionEvent {
+		return store.SessionEvent{
 			SessionID: r.SessionID, Seq: r.Seq, Turn: int(r.Turn), Type: r.Type, At: r.At.UTC(), Body: []byte(r.Body),
-		})
-	}
-	return out, nil
+		}
+	}), nil
 }

@@ -85,17 +85,18 @@ func (q *queries) CreateRuntime(ctx context.Context, r store.Runtime) error {
 
 // GetRuntime returns the runtime with id.
 func (q *queries) GetRuntime(ctx context.Context, id string) (store.Runtime, error) {
-	return oneRuntime("get runtime", func() (pgdb.Runtime, error) { return q.q.GetRuntime(ctx, id) })
+	row, err := q.q.GetRuntime(ctx, id)
+	return oneRuntime("get runtime", row, err)
 }
 
 // GetRuntimeByProject returns the runtime of projectID.
 func (q *queries) GetRuntimeByProject(ctx context.Context, projectID string) (store.Runtime, error) {
-	return oneRuntime("get runtime by project", func() (pgdb.Runtime, error) { return q.q.GetRuntimeByProject(ctx, projectID) })
+	row, err := q.q.GetRuntimeByProject(ctx, projectID)
+	return oneRuntime("get runtime by project", row, err)
 }
 
-// oneRuntime runs a query of one runtimes row and maps it.
-func oneRuntime(op string, get func() (pgdb.Runtime, error)) (store.Runtime, error) {
-	row, err := get()
+// oneRuntime maps the row one statement returned, or classifies its error.
+func oneRuntime(op string, row pgdb.Runtime, err error) (store.Runtime, error) {
 	if err != nil {
 		return store.Runtime{}, classify(op, dialect.Runtime, err)
 	}
@@ -167,10 +168,7 @@ func (q *queries) UpdateRuntime(ctx context.Context, r store.Runtime) (store.Run
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Runtime{}, missOrConflict(ctx, dialect.Runtime, r.ID, r.Version, q.q.RuntimeExists)
 	}
-	if err != nil {
-		return store.Runtime{}, classify("update runtime", dialect.Runtime, err)
-	}
-	return runtimeOf(row)
+	return oneRuntime("update runtime", row, err)
 }
 
 // DeleteRuntime deletes the runtime with id; its bindings and sessions go

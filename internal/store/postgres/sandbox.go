@@ -159,11 +159,9 @@ func (q *queries) CountSandboxes(ctx context.Context) ([]store.SandboxCount, err
 	if err != nil {
 		return nil, classify("count sandboxes", dialect.Sandbox, err)
 	}
-	var out []store.SandboxCount
-	for _, r := range rows {
-		out = append(out, store.SandboxCount{Provider: r.Provider, State: store.SandboxState(r.State), Count: int(r.Count)})
-	}
-	return out, nil
+	return mapRows(rows, func(r pgdb.CountSandboxesRow) store.SandboxCount {
+		return store.SandboxCount{Provider: r.Provider, State: store.SandboxState(r.State), Count: int(r.Count)}
+	}), nil
 }
 
 // transition runs one verb's versioned UPDATE on row id and maps the row

@@ -14,7 +14,8 @@ import (
 // Races on runtimes, sandboxes, bindings and sessions that one writer at a
 // time never shows: on a database with many writers, a unique key or a
 // conditional write must still let exactly one of concurrent callers
-// through, and a write must see the row another one just changed.
+// through, and a write must see the row another one just changed. Also the
+// count of live sandboxes, which a metric reads.
 
 // lifecycleRacers is how many callers each of these races runs at once.
 const lifecycleRacers = 8
@@ -107,6 +108,47 @@ func testConcurrentAppends(t *testing.T, f *fixture, w store.Workspace) {
 	for i, err := range errs {
 		if err == nil && (len(events) != 1 || string(events[0].Body) != string(body(i))) {
 			t.Fatalf("events %+v; want only the winner's", events)
+		}
+	}
+}
+
+// testCountSandboxes adds rows of o and checks what CountSandboxes adds
+// up: the live rows by provider and state, in that order, never a killed
+// one.
+func testCountSandboxes(t *testing.T, f *fixture, o store.Org) {
+	counts := func() map[store.SandboxCount]int {
+		t.Helper()
+		cs, err := f.s.CountSandboxes(f.ctx)
+		must(t, err)
+		out := map[store.SandboxCount]int{}
+		for i, c := range cs {
+			if c.State == store.SandboxKilled {
+				t.Fatalf("killed rows were counted: %+v", cs)
+			}
+			if i > 0 && (cs[i-1].Provider > c.Provider || cs[i-1].Provider == c.Provider && cs[i-1].State >= c.State) {
+				t.Fatalf("counts out of (provider, state) order: %+v", cs)
+			}
+			out[store.SandboxCount{Provider: c.Provider, State: c.State}] = c.Count
+		}
+		return out
+	}
+	before := counts()
+	added := []store.SandboxCount{
+		{Provider: "docker", State: store.SandboxRunning}, {Provider: "docker", State: store.SandboxRunning},
+		{Provider: "docker", State: store.SandboxPaused}, {Provider: "fake", State: store.SandboxStarting},
+		{Provider: "fake", State: store.SandboxKilled},
+	}
+	for _, a := range added {
+		f.sandbox(o, func(x *store.Sandbox) { x.Provider, x.State = a.Provider, a.State })
+	}
+	after := counts()
+	want := map[store.SandboxCount]int{
+		{Provider: "docker", State: store.SandboxRunning}: 2, {Provider: "docker", State: store.SandboxPaused}: 1,
+		{Provider: "fake", State: store.SandboxStarting}: 1, {Provider: "fake", State: store.SandboxRunning}: 0,
+	}
+	for key, n := range want {
+		if got := after[key] - before[key]; got != n {
+			t.Errorf("%s %s: %d more rows counted, want %d", key.Provider, key.State, got, n)
 		}
 	}
 }

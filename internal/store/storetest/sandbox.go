@@ -443,6 +443,7 @@ func testSandboxListing(t *testing.T, s store.Store) {
 		_, _, err := s.ListSandboxes(ctx, store.SandboxFilter{Kind: store.KindTask}, store.Page{})
 		wantKind(t, err, errdefs.ErrInvalidArgument)
 	})
+	t.Run("counts of live rows", func(t *testing.T) { testCountSandboxes(t, f, o) })
 }
 
 // testSandboxPages pages through o's sandboxes, all (newest) and
