@@ -32,8 +32,8 @@ func TestUpgradeFromV010(t *testing.T) {
 
 // TestUpgradedServerServes starts this build's server on the data
 // directory v0.1.0 made: the user's key made by v0.1.0 reads its org's
-// runtimes, journal and secrets over HTTP, starts a runtime and makes a
-// secret.
+// runtimes, journal and secrets over HTTP, starts its runtimes (the
+// server opens the bound secret for the sandbox) and makes a secret.
 func TestUpgradedServerServes(t *testing.T) {
 	fx := upgradetest.V010
 	env := servertest.New(t, servertest.Options{DataDir: fx.DataDir(t)})
@@ -59,15 +59,7 @@ func TestUpgradedServerServes(t *testing.T) {
 			t.Errorf("runtime %s (%s) is not listed: %+v", want.ID, want.Status, runtimes.Items)
 		}
 	}
-	// The paused runtime's compute went with v0.1.0's fake provider: a
-	// reset and a start give it new compute under this build.
-	paused := ws + "/runtimes/" + fx.Runtimes[1].ID
-	env.MustKey(t, key, http.StatusOK, "POST", paused+"/reset", nil)
-	var started struct{ Status string }
-	env.MustKey(t, key, http.StatusOK, "POST", paused+"/start", nil).Decode(t, &started)
-	if started.Status != "running" {
-		t.Fatalf("the reset runtime started %s", started.Status)
-	}
+	startAgain(t, env, key, ws)
 
 	var journal struct {
 		Items []struct{ Seq int64 } `json:"items"`
@@ -82,4 +74,36 @@ func TestUpgradedServerServes(t *testing.T) {
 	env.MustKey(t, key, http.StatusOK, "GET", ws+"/secrets/"+fx.Secret.Name, nil)
 	env.MustKey(t, key, http.StatusCreated, "POST", ws+"/secrets",
 		map[string]any{"name": "after-upgrade", "value": "v"})
+}
+
+// startAgain starts the fixture's runtimes, whose compute went with
+// v0.1.0's fake provider: a reset and a start give them new compute under
+// this build, and the server opens the secret bound to one (under the data
+// directory's key) for its sandbox's environment.
+func startAgain(t *testing.T, env *servertest.Env, key, ws string) {
+	t.Helper()
+	fx := upgradetest.V010
+	for _, rt := range fx.Runtimes {
+		path := ws + "/runtimes/" + rt.ID
+		env.MustKey(t, key, http.StatusOK, "POST", path+"/reset", nil)
+		var started struct {
+			Status           string
+			CurrentSandboxID string `json:"current_sandbox_id"`
+		}
+		env.MustKey(t, key, http.StatusOK, "POST", path+"/start", nil).Decode(t, &started)
+		if started.Status != "running" {
+			t.Fatalf("runtime %s started %s", rt.ID, started.Status)
+		}
+		if !slices.Contains(rt.Config.Secrets, fx.Secret.Name) {
+			continue
+		}
+		sb, err := env.Store.GetSandbox(context.Background(), started.CurrentSandboxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars, err := env.Secrets.Env(context.Background(), sb)
+		if err != nil || vars[fx.Secret.Env] != fx.Secret.Value {
+			t.Errorf("sandbox environment %v, %v; want %s=%q", vars, err, fx.Secret.Env, fx.Secret.Value)
+		}
+	}
 }
