@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -76,6 +77,11 @@ func init() {
 // Open connects to the database a DSN names (postgres://user@host:port/db
 // or key=value form), applies pending migrations and returns the store.
 func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) {
+	return open(ctx, dsn, migrationFS, logger)
+}
+
+// open is Open with the migrations of fsys, which tests replace.
+func open(ctx context.Context, dsn string, fsys fs.FS, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -94,7 +100,7 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		pool.Close()
 		return nil, errdefs.FailedPrecondition("store_open_failed", "cannot connect to the postgres database").WithCause(err)
 	}
-	if err := migrate(ctx, pool, logger); err != nil {
+	if err := migrate(ctx, pool, fsys, logger); err != nil {
 		pool.Close()
 		return nil, err
 	}
