@@ -33,12 +33,14 @@ func (s *server) kill(t testing.TB) {
 // and every runtime in a consistent status — round after round, on the
 // embedded SQLite store and on PostgreSQL.
 func TestCrashRecovery(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { crashRecovery(t) })
-	t.Run("postgres", func(t *testing.T) { crashRecovery(t, "PADDOCK_STORE="+testenv.Postgres(t)) })
+	t.Run("sqlite", func(t *testing.T) { crashRecovery(t, "") })
+	t.Run("postgres", func(t *testing.T) { crashRecovery(t, testenv.Postgres(t)) })
 }
 
-// crashRecovery is TestCrashRecovery on the store env selects.
-func crashRecovery(t *testing.T, env ...string) {
+// crashRecovery is TestCrashRecovery on the PostgreSQL database at dsn,
+// or with "" on SQLite. On PostgreSQL it also checks the credits'
+// conservation and the bills in the end (checkLedger).
+func crashRecovery(t *testing.T, dsn string) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	bin := testenv.Binary(t, "paddock")
 	shim := testenv.Binary(t, "paddock-shim")
@@ -47,6 +49,10 @@ func crashRecovery(t *testing.T, env ...string) {
 	data := t.TempDir()
 	const key = "pdk_00000000000000000000000000000000000000000000c0de"
 	cli := testenv.DockerClient(t)
+	var env []string
+	if dsn != "" {
+		env = append(env, "PADDOCK_STORE="+dsn)
+	}
 	// Each start gets a run directory of its own, as a restart on
 	// another host would: the agents' sockets of the last are gone.
 	start := func() *server {
@@ -85,6 +91,9 @@ func crashRecovery(t *testing.T, env ...string) {
 		}
 	}
 	checkConsistent(t, 99, c, cli, instance)
+	if dsn != "" {
+		checkLedger(t, dsn, &chaosLoad{})
+	}
 	s.stop(t)
 }
 

@@ -39,6 +39,9 @@ const (
 	chaosMaxRuntimes = 16
 	chaosClients     = 6
 	chaosExecs       = 240 // in the throughput phase
+	// chaosPhaseOps is how many operations the fleet acknowledges before
+	// the first kill, between the kills and after the second.
+	chaosPhaseOps = 60
 )
 
 // chaosFigures are what a chaos run measured.
@@ -73,10 +76,10 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 	l := newChaosLoad(f, ids)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	l.start(ctx)
-	l.waitOps(t, 40)
+	l.waitOps(t, chaosPhaseOps)
 	if n >= 3 {
 		f.kill(f.leaseless())
-		l.waitOps(t, 40)
+		l.waitOps(t, chaosPhaseOps)
 		holder := f.holder(leaseLifecycle)
 		id := f.replicaID(holder)
 		before, err := f.leases(t.Context())
@@ -86,11 +89,12 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 		killed := f.kill(holder)
 		figs.failover = f.failover(id, before, killed)
 	}
-	l.waitOps(t, 40)
+	l.waitOps(t, chaosPhaseOps)
 	cancel()
 	l.wait()
 	figs.acked = int(l.acked.Load())
 	l.report(t)
+	t.Logf("the proxy handed the replicas %v connections", f.proxy.spread())
 
 	f.converge(c)
 	checkConsistent(t, 0, c, testenv.DockerClient(t), f.instance)

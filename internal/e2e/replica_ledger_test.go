@@ -235,3 +235,33 @@ func chargedTwice(es []entry) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// TestChargedTwice: the sweep checkLedger runs over a sandbox's
+// settlements finds an instant two deductions cover, unless a refund
+// gave one of them back there, and lets periods that only touch be.
+func TestChargedTwice(t *testing.T) {
+	at := func(s int) *time.Time {
+		v := time.Unix(1_700_000_000+int64(s), 0)
+		return &v
+	}
+	charge := func(kind string, from, to int) entry { return entry{kind: kind, start: at(from), end: at(to)} }
+	for _, tc := range []struct {
+		name  string
+		es    []entry
+		twice bool
+	}{
+		{"back to back", []entry{charge("deduction", 0, 2), charge("deduction", 2, 3), charge("deduction", 3, 5)}, false},
+		{"overlap", []entry{charge("deduction", 0, 2), charge("deduction", 1, 3)}, true},
+		{"the same interval twice", []entry{charge("deduction", 0, 2), charge("deduction", 0, 2)}, true},
+		{"paused, refunded and resumed", []entry{
+			charge("deduction", 0, 2), charge("refund", 1, 2), charge("deduction", 1, 3),
+		}, false},
+		{"resumed inside the refunded part only", []entry{
+			charge("deduction", 0, 4), charge("refund", 2, 4), charge("deduction", 1, 3),
+		}, true},
+	} {
+		if _, got := chargedTwice(tc.es); got != tc.twice {
+			t.Errorf("%s: charged twice %v, want %v", tc.name, got, tc.twice)
+		}
+	}
+}

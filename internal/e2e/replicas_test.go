@@ -187,6 +187,7 @@ type rrProxy struct {
 	mu       sync.Mutex
 	backends []string
 	next     int
+	served   map[string]int // connections handed to each backend
 	conns    map[net.Conn]struct{}
 	closed   bool
 	wg       sync.WaitGroup
@@ -199,7 +200,7 @@ func startProxy(t testing.TB) *rrProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &rrProxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &rrProxy{ln: ln, conns: map[net.Conn]struct{}{}, served: map[string]int{}}
 	p.wg.Go(p.serve)
 	t.Cleanup(p.close)
 	return p
@@ -286,11 +287,26 @@ func (p *rrProxy) dial() (net.Conn, error) {
 		addr := backends[(start+k)%len(backends)]
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err == nil {
+			p.mu.Lock()
+			p.served[addr]++
+			p.mu.Unlock()
 			return c, nil
 		}
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("no backend accepts: %w", errors.Join(errs...))
+}
+
+// spread returns how many connections each backend was handed, in the
+// order of the backends.
+func (p *rrProxy) spread() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]int, len(p.backends))
+	for i, b := range p.backends {
+		out[i] = p.served[b]
+	}
+	return out
 }
 
 // close stops accepting, ends every open connection and waits for the
