@@ -96,7 +96,9 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 	l.report(t)
 	t.Logf("the proxy handed the replicas %v connections", f.proxy.spread())
 
+	t0 := time.Now()
 	f.converge(c)
+	t.Logf("the runtimes, rows and containers agreed %v after the load stopped", time.Since(t0).Round(time.Millisecond))
 	checkConsistent(t, 0, c, testenv.DockerClient(t), f.instance)
 	checkLedger(t, f.dsn, l)
 	f.stop()

@@ -15,7 +15,8 @@ import (
 // settler may still charge):
 //
 //   - every acknowledged create's runtime and every sandbox an
-//     acknowledged start or pause named has its row;
+//     acknowledged start or pause named has its row, none is starting,
+//     and no runtime has two live sandboxes;
 //   - each idempotency key is in an org's journal at most once, and each
 //     acknowledged grant is there, a grant of its amount;
 //   - each org's balance and held credits are the sums of its journal's
@@ -81,6 +82,11 @@ func checkAckedRows(t testing.TB, tx pgx.Tx, l *chaosLoad) {
 	}
 	if n := len(queryStrings(t, tx, "SELECT id FROM sandboxes WHERE state = 'starting'")); n > 0 {
 		t.Errorf("%d sandboxes still starting", n)
+	}
+	// Two starts of one runtime on two replicas give one sandbox.
+	for id := range queryStrings(t, tx, `SELECT runtime_id FROM sandboxes WHERE state IN ('running', 'paused')
+		AND runtime_id <> '' GROUP BY runtime_id HAVING count(*) > 1`) {
+		t.Errorf("runtime %s has more than one live sandbox", id)
 	}
 }
 
