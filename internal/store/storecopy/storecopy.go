@@ -37,8 +37,9 @@ var Tables = []string{
 }
 
 // Skipped are the tables left behind on purpose: each store keeps its own
-// schema history, and leases belong to the replicas of the old store.
-var Skipped = []string{"schema_migrations", "leases"}
+// schema history, and leases, rate buckets and live holds belong to the
+// replicas of the old store.
+var Skipped = []string{"schema_migrations", "leases", "rate_buckets", "live_holds"}
 
 // Report is what a copy moved.
 type Report struct {
