@@ -30,7 +30,7 @@ func CheckBucket(key string, rate store.BucketRate) error {
 // BucketWait is how long until a bucket left with tokens (under one)
 // holds a whole one, at rate, rounded up to the store's microsecond.
 func BucketWait(tokens float64, rate store.BucketRate) time.Duration {
-	return time.Duration(math.Ceil((1 - tokens) / rate.PerSecond * 1e6)) * time.Microsecond
+	return time.Duration(math.Ceil((1-tokens)/rate.PerSecond*1e6)) * time.Microsecond
 }
 
 // CheckHold checks a hold and its caps, and returns the caps in the order
