@@ -125,4 +125,3 @@ func (b *buckets) sweep(now time.Time) {
 		}
 	}
 }
-
