@@ -18,23 +18,6 @@ import (
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
 )
 
-func (q *queries) CreateOrg(ctx context.Context, o store.Org) error {
-	_, err := q.db.Exec(ctx, "INSERT INTO orgs (id, name, created_at) VALUES ($1, $2, $3)", o.ID, o.Name, orNow(o.CreatedAt))
-	return classify("create org", dialect.Org, err)
-}
-
-func (q *queries) CreateWorkspace(ctx context.Context, w store.Workspace) error {
-	_, err := q.db.Exec(ctx, "INSERT INTO workspaces (id, org_id, name, created_at) VALUES ($1, $2, $3, $4)",
-		w.ID, w.OrgID, w.Name, orNow(w.CreatedAt))
-	return classify("create workspace", dialect.Workspace, err)
-}
-
-func (q *queries) CreateProject(ctx context.Context, p store.Project) error {
-	_, err := q.db.Exec(ctx, "INSERT INTO projects (id, org_id, workspace_id, name, description, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-		p.ID, p.OrgID, p.WorkspaceID, p.Name, p.Description, orNow(p.CreatedAt))
-	return classify("create project", dialect.Project, err)
-}
-
 func (q *queries) CreateRuntime(ctx context.Context, r store.Runtime) error {
 	config, err := json.Marshal(r.Config)
 	if err != nil {

@@ -69,6 +69,26 @@ type CreditJournal struct {
 	CreatedAt          time.Time
 }
 
+type EgressDecision struct {
+	ID             string
+	OrgID          string
+	WorkspaceID    string
+	RuntimeID      string
+	SandboxID      string
+	CreatedAt      time.Time
+	Allowed        bool
+	Reason         string
+	Method         string
+	Host           string
+	Port           int64
+	Addr           string
+	BytesUp        int64
+	BytesDown      int64
+	DurationMicros int64
+	Brokered       bool
+	Refusal        string
+}
+
 type Invitation struct {
 	ID        string
 	OrgID     string
@@ -91,12 +111,27 @@ type Lease struct {
 	ExpiresAt  time.Time
 }
 
+type Org struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
 type OrgMember struct {
 	ID        string
 	OrgID     string
 	UserID    string
 	Role      string
 	CreatedAt time.Time
+}
+
+type Project struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	CreatedAt   time.Time
 }
 
 type Sandbox struct {
@@ -131,6 +166,21 @@ type Sandbox struct {
 	BillingVersion    int64
 }
 
+type Secret struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Env         string
+	Brokered    bool
+	Hosts       string
+	KeyID       string
+	Sealed      []byte
+	Version     int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type SshKey struct {
 	ID          string
 	UserID      string
@@ -150,4 +200,27 @@ type User struct {
 	Wallet    *string
 	Name      string
 	CreatedAt time.Time
+}
+
+type WarmSandbox struct {
+	ID                string
+	Template          string
+	State             string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	WorkspaceVolume   string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type Workspace struct {
+	ID          string
+	OrgID       string
+	Name        string
+	CreatedAt   time.Time
+	MemberLimit int64
 }
