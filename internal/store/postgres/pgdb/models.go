@@ -40,6 +40,34 @@ type AuthSession struct {
 	RevokedAt *time.Time
 }
 
+type CapabilityBinding struct {
+	ID        string
+	OrgID     string
+	RuntimeID string
+	Source    string
+	Name      string
+	Version   string
+	Enabled   bool
+	Flags     string
+	Status    string
+	Rev       int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type CapabilityVersion struct {
+	ID          string
+	OrgID       string
+	Name        string
+	Version     string
+	Description string
+	Digest      string
+	Contents    string
+	Bundle      []byte
+	SizeBytes   int64
+	CreatedAt   time.Time
+}
+
 type CreditAccount struct {
 	OrgID         string
 	BalanceMicros int64
@@ -134,6 +162,22 @@ type Project struct {
 	CreatedAt   time.Time
 }
 
+type Runtime struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	ProjectID        string
+	Status           string
+	StatusReason     string
+	Config           string
+	CurrentSandboxID string
+	WorkspaceVolume  string
+	Version          int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Snapshot         string
+}
+
 type Sandbox struct {
 	ID                string
 	OrgID             string
@@ -179,6 +223,31 @@ type Secret struct {
 	Version     int64
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+}
+
+type Session struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	RuntimeID        string
+	Kind             string
+	Harness          string
+	HarnessSessionID string
+	Status           string
+	Title            string
+	Turns            int64
+	Events           int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+type SessionEvent struct {
+	SessionID string
+	Seq       int64
+	Turn      int64
+	Type      string
+	At        time.Time
+	Body      string
 }
 
 type SshKey struct {
