@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -71,7 +73,10 @@ type SharedLimits struct {
 	held map[string]bool // the ids of the holds of this replica's sessions
 }
 
-var _ LimitState = (*SharedLimits)(nil)
+var (
+	_ LimitState        = (*SharedLimits)(nil)
+	_ sshgw.UserCounter = (*SharedLimits)(nil)
+)
 
 // NewSharedLimits returns the limits' state of cfg.Replica in cfg.Store.
 func NewSharedLimits(cfg SharedLimitsConfig) *SharedLimits {
@@ -129,6 +134,18 @@ func (s *SharedLimits) Hold(ctx context.Context, caps []Cap) (func(), error) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { s.release(ctx, h.ID) }) }, nil
+}
+
+// TakeUser takes one of userID's max places among SSH connections, kind
+// ssh_connections_per_user: the SSH gateway's count where replicas share
+// it (sshgw.Config.Users).
+func (s *SharedLimits) TakeUser(ctx context.Context, userID string, max int) (func(), bool, error) {
+	release, err := s.Hold(ctx, []Cap{{Kind: "ssh_connections_per_user", Key: userID, Max: max}})
+	var full *CapFull
+	if errors.As(err, &full) {
+		return nil, false, nil
+	}
+	return release, err == nil, err
 }
 
 // fullOf is the refusal of a hold the store did not take: the first of

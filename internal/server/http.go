@@ -42,9 +42,6 @@ type httpServer struct {
 	serveErr chan error
 	// failed: Serve returned by itself; no grace on the way out.
 	failed bool
-	// renewal renews the holds of the sessions this replica serves, where
-	// replicas share the limits (limits.go).
-	renewal *automation
 }
 
 // httpComponent is the API. It requires every component: they are all
@@ -79,11 +76,10 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 	if w.o.Limits != nil {
 		limits = *w.o.Limits
 	}
-	state := h.limitState(w.leaseTTL)
 	h.api = api.New(api.Config{
 		Access: h.access.svc, Tenancy: h.access.tenancy, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Leases: h.in.leases,
-		Logs: logs.BookOf(h.in.logger), Limits: limits, LimitState: state, Clients: clients, Preview: preview,
+		Logs: logs.BookOf(h.in.logger), Limits: limits, LimitState: h.in.limitState(), Clients: clients, Preview: preview,
 		Builds: h.providers.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)
@@ -175,7 +171,6 @@ func (h *httpServer) start(ctx context.Context) error {
 	} else {
 		go func() { h.serveErr <- h.srv.Serve(h.ln) }()
 	}
-	h.renewal.start(ctx)
 	h.ready.Store(true)
 	fmt.Fprintf(h.out, "paddock listening on http://%s (data dir %s, provider %s)\n", h.ln.Addr(), h.in.dataDir, h.providers.reg.Default())
 	h.in.logger.Info("serving", "addr", h.ln.Addr().String())
@@ -195,7 +190,6 @@ const drainMargin = time.Second
 // component closes after this one).
 func (h *httpServer) drain(ctx context.Context) error {
 	h.ready.Store(false)
-	defer h.renewal.close() // once the requests are drained
 	if h.serveErr == nil {
 		return nil // it never served
 	}
