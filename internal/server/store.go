@@ -43,7 +43,9 @@ type installation struct {
 }
 
 // storeComponent opens the store (SQLite in the data directory unless the
-// configuration names another) and establishes the installation id.
+// configuration names another) and establishes the installation id; on a
+// store replicas share, it keeps the limits' live state there and renews
+// this replica's holds until it closes, last (limits.go).
 func (w *wiring) storeComponent() component.Registration {
 	return component.Def[*installation]{
 		Name: storeName,
