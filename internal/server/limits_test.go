@@ -2,12 +2,17 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/providers/fake"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -81,5 +86,59 @@ func TestReplicasShareTheLimits(t *testing.T) {
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("over the key's burst on %s: %d, Retry-After %q; want 429 with Retry-After", url, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
+	}
+}
+
+// TestReplicasShareExecStreams: two servers on one PostgreSQL database
+// serve exec streams into one runtime (one provider's compute, whose agent
+// is a real one in this process). A runtime's cap of N streams counts the
+// streams of both: with N open across them, one more is refused on either
+// with the code one server gives, and once one ends either serves another.
+func TestReplicasShareExecStreams(t *testing.T) {
+	db := testenv.Postgres(t)
+	dial := shimtest.Serve(t)
+	prov := fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})
+	opts := servertest.Options{Provider: prov, Store: db, Limits: api.Limits{ExecPerRuntime: 2, ExecPerUser: 10}}
+	a, b := servertest.New(t, opts), servertest.New(t, opts)
+	a.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	b.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	a.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "x"}).Decode(t, &p)
+	a.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/start", nil)
+
+	open := func(env *servertest.Env) (*client.ExecStream, error) {
+		sdk, err := client.New(env.URL, env.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sdk.ExecStream(t.Context(), "acme", "dev", p.RuntimeID, client.ExecRequest{Argv: []string{"sleep", "300"}})
+	}
+	var streams []*client.ExecStream
+	for _, env := range []*servertest.Env{a, b} {
+		s, err := open(env)
+		if err != nil {
+			t.Fatalf("a stream under the cap: %v", err)
+		}
+		streams = append(streams, s)
+	}
+	for _, env := range []*servertest.Env{a, b} {
+		_, err := open(env)
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.StatusCode != 429 || ce.Code != "too_many_exec_streams_per_runtime" {
+			t.Fatalf("a third stream across the replicas: %v, want 429 too_many_exec_streams_per_runtime", err)
+		}
+	}
+	streams[0].Close()
+	// Once the server that served it sees it end.
+	testenv.WaitFor(t, "room after a stream ended", func() bool {
+		s, err := open(b)
+		if err != nil {
+			return false
+		}
+		streams = append(streams, s)
+		return true
+	})
+	for _, s := range streams {
+		s.Close()
 	}
 }
