@@ -89,6 +89,9 @@ type Options struct {
 	// DataDir is the server's data directory, its store and keys; ""
 	// means a fresh one of the test's.
 	DataDir string
+	// Store is the store's DSN (a PostgreSQL database that several Envs
+	// share as replicas); "" means SQLite in the data directory.
+	Store string
 }
 
 // Env is a running API.
@@ -203,6 +206,7 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	}
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
+	cfg.Store = opts.Store
 	return cfg
 }
 
