@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"connectrpc.com/connect"
 
@@ -55,6 +56,12 @@ func mapError(err error) error {
 		return fmt.Errorf("agent call: %w", context.Canceled)
 	case connect.CodeDeadlineExceeded:
 		return fmt.Errorf("agent call: %w", context.DeadlineExceeded)
+	}
+	// A stream cut off in the middle of a message (the sandbox paused,
+	// stopped or reset under the call) is the agent becoming unreachable,
+	// not an error of its own.
+	if ce.Code() == connect.CodeInternal && errors.Is(err, io.ErrUnexpectedEOF) {
+		return errdefs.Unavailable("agent_unavailable", "the sandbox agent is unreachable").WithCause(err)
 	}
 	k, ok := kinds[ce.Code()]
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,10 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 	checkConsistent(t, 0, c, testenv.DockerClient(t), f.instance)
 	checkLedger(t, f.dsn, l)
 	f.stop()
+	// Every replica has exited: their logs can be read.
+	for _, id := range l.requests {
+		t.Logf("request %s in the replicas' logs:\n%s", id, strings.Join(f.logLines(id), "\n"))
+	}
 	return figs
 }
 
@@ -170,6 +175,7 @@ type chaosLoad struct {
 	ops       map[string]int    // acknowledged operations by kind
 	refused   map[string]int    // refused ones by kind and why
 	failures  []string          // what must never happen
+	requests  []string          // the request ids of the failures
 }
 
 func newChaosLoad(f *fleet, ids []string) *chaosLoad {
@@ -348,6 +354,7 @@ func (l *chaosLoad) refuse(ctx context.Context, kind string, err error) {
 	l.refused[kind+": "+why]++
 	if apiErr != nil && apiErr.StatusCode == 500 {
 		l.failures = append(l.failures, fmt.Sprintf("%s: %v (request %s)", kind, err, apiErr.RequestID))
+		l.requests = append(l.requests, apiErr.RequestID)
 	}
 }
 

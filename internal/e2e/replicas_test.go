@@ -69,9 +69,12 @@ func newFleet(t testing.TB, n int) *fleet {
 		"PADDOCK_LEASE_TTL=" + fleetLeaseTTL.String(),
 		"PADDOCK_SETTLE_INTERVAL=1s",
 		"PADDOCK_CREDIT_FIRST_SLICE=2s",
-		// The load is one key from one address (the proxy's): the
-		// figures are the replicas', not the rate limit's.
-		"PADDOCK_RATE_PER_KEY=-1", "PADDOCK_RATE_PER_CLIENT=-1",
+		// The load is one key from one address (the proxy's). The rate
+		// limits stay on, shared by the replicas, so each request draws
+		// from the shared buckets, but far above the load: the figures
+		// are the replicas', not the limit's.
+		"PADDOCK_RATE_PER_KEY=1e6", "PADDOCK_BURST_PER_KEY=1000000",
+		"PADDOCK_RATE_PER_CLIENT=1e6", "PADDOCK_BURST_PER_CLIENT=1000000",
 	}
 	f.proxy = startProxy(t)
 	for range n {
@@ -121,6 +124,20 @@ func (f *fleet) stop() {
 			f.dead[i] = true
 		}
 	}
+}
+
+// logLines returns the lines of the replicas' logs that mention s, once
+// every replica has exited.
+func (f *fleet) logLines(s string) []string {
+	var out []string
+	for i, r := range f.replicas {
+		for line := range strings.Lines(r.logs.String()) {
+			if strings.Contains(line, s) {
+				out = append(out, fmt.Sprintf("replica %d: %s", i, strings.TrimSpace(line)))
+			}
+		}
+	}
+	return out
 }
 
 // client returns a client of the installation through the proxy, on
