@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // Egress: the proxy's decisions.
-
-const resEgress resource = "egress decision"
 
 func egressFromRow(r litedb.EgressDecision) store.EgressDecision {
 	return store.EgressDecision{
@@ -37,6 +36,7 @@ const egressBatch = 500
 // here rather than generated: one INSERT of n rows, n known only at run
 // time, is what makes a batch fast on SQLite.
 func (q *queries) RecordEgress(ctx context.Context, ds []store.EgressDecision) error {
+	row := "(" + placeholders(17) + ")"
 	for len(ds) > 0 {
 		n := min(len(ds), egressBatch)
 		batch := ds[:n]
@@ -45,18 +45,18 @@ func (q *queries) RecordEgress(ctx context.Context, ds []store.EgressDecision) e
 		sb.WriteString("INSERT INTO egress_decisions (" + egressColumns + ") VALUES ")
 		args := make([]any, 0, 17*len(batch))
 		for i, d := range batch {
-			if err := required(resEgress, "id", d.ID, "runtime id", d.RuntimeID); err != nil {
+			if err := required(dialect.Egress, "id", d.ID, "runtime id", d.RuntimeID); err != nil {
 				return err
 			}
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			sb.WriteString("(" + placeholders(17) + ")")
+			sb.WriteString(row)
 			args = append(args, d.ID, d.OrgID, d.WorkspaceID, d.RuntimeID, d.SandboxID, micros(orNow(d.At)), d.Allowed,
 				d.Reason, d.Method, d.Host, d.Port, d.Addr, d.BytesUp, d.BytesDown, d.Duration.Microseconds(), d.Brokered, d.Refusal)
 		}
 		if _, err := q.w.ExecContext(ctx, sb.String(), args...); err != nil {
-			return classify("record egress", resEgress, err)
+			return classify("record egress", dialect.Egress, err)
 		}
 	}
 	return nil
@@ -64,7 +64,7 @@ func (q *queries) RecordEgress(ctx context.Context, ds []store.EgressDecision) e
 
 // ListEgress returns a runtime's decisions, newest first.
 func (q *queries) ListEgress(ctx context.Context, runtimeID string, page store.Page) ([]store.EgressDecision, string, error) {
-	return listPage(ctx, "list egress", resEgress, page, func(ctx context.Context, k keyset) ([]litedb.EgressDecision, error) {
+	return listPage(ctx, "list egress", dialect.Egress, page, func(ctx context.Context, k keyset) ([]litedb.EgressDecision, error) {
 		return q.rq.ListEgress(ctx, litedb.ListEgressParams{RuntimeID: runtimeID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
 	}, total(egressFromRow), egressKey)
 }
@@ -74,13 +74,10 @@ func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]st
 	if len(eq.Hosts) == 0 {
 		return nil, nil
 	}
-	limit := eq.Limit
-	if limit <= 0 || limit > store.MaxLimit {
-		limit = store.MaxLimit
-	}
+	limit := dialect.EgressLimit(eq.Limit)
 	hosts, err := json.Marshal(eq.Hosts)
 	if err != nil {
-		return nil, errEncode(resEgress, "hosts", err)
+		return nil, errEncode(dialect.Egress, "hosts", err)
 	}
 	arg := litedb.SandboxEgressParams{SandboxID: eq.SandboxID, Port: int64(eq.Port), Hosts: string(hosts), Lim: int64(limit)}
 	if !eq.AfterAt.IsZero() {
@@ -89,7 +86,7 @@ func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]st
 	}
 	rows, err := q.rq.SandboxEgress(ctx, arg)
 	if err != nil {
-		return nil, classify("read sandbox egress", resEgress, err)
+		return nil, classify("read sandbox egress", dialect.Egress, err)
 	}
 	return mapRows(rows, total(egressFromRow))
 }
@@ -97,5 +94,5 @@ func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]st
 // PruneEgress deletes decisions older than before.
 func (q *queries) PruneEgress(ctx context.Context, before time.Time) (int64, error) {
 	n, err := q.wq.PruneEgress(ctx, micros(before))
-	return n, classify("prune egress", resEgress, err)
+	return n, classify("prune egress", dialect.Egress, err)
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -29,13 +29,10 @@ func (q *queries) AddWorkspaceMember(ctx context.Context, m store.WorkspaceMembe
 	if err != nil {
 		return err
 	}
-	err = classify("add workspace member", resMember, q.wq.AddWorkspaceMember(ctx, litedb.AddWorkspaceMemberParams{
+	err = q.wq.AddWorkspaceMember(ctx, litedb.AddWorkspaceMemberParams{
 		ID: m.ID, OrgID: m.OrgID, WorkspaceID: m.WorkspaceID, UserID: m.UserID, CreatedAt: micros(orNow(m.CreatedAt)),
-	}))
-	if errdefs.IsConflict(err) {
-		return errdefs.Conflict("member_exists", "the user is already a member of this workspace").WithCause(err)
-	}
-	return err
+	})
+	return dialect.MemberExists(classify("add workspace member", resMember, err))
 }
 
 // RemoveWorkspaceMember deletes userID's membership of workspaceID.
@@ -76,8 +73,8 @@ func (q *queries) GetWorkspaceSeats(ctx context.Context, workspaceID string) (st
 
 // SetWorkspaceMemberLimit sets the member limit of workspaceID.
 func (q *queries) SetWorkspaceMemberLimit(ctx context.Context, workspaceID string, limit int) error {
-	if limit < 0 {
-		return errdefs.InvalidArgument("invalid_member_limit", "a member limit must not be negative (0 means none)")
+	if err := dialect.CheckMemberLimit(limit); err != nil {
+		return err
 	}
 	n, err := q.wq.SetWorkspaceMemberLimit(ctx, litedb.SetWorkspaceMemberLimitParams{ID: workspaceID, MemberLimit: int64(limit)})
 	if err != nil {

@@ -3,11 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -19,25 +19,23 @@ func secretFromRow(r litedb.Secret) (store.Secret, error) {
 		Brokered: r.Brokered != 0, KeyID: r.KeyID, Sealed: r.Sealed, Version: r.Version,
 		CreatedAt: fromMicro(r.CreatedAt), UpdatedAt: fromMicro(r.UpdatedAt),
 	}
-	if err := json.Unmarshal([]byte(r.Hosts), &s.Hosts); err != nil {
+	hosts, err := dialect.DecodeHosts(r.Hosts)
+	if err != nil {
 		return store.Secret{}, errDecode(resSecret, "hosts", err)
 	}
+	s.Hosts = hosts
 	return s, nil
 }
 
 func secretKey(s store.Secret) (time.Time, string) { return s.CreatedAt, s.ID }
 
-// secretHosts encodes hosts as a JSON array, nil as [] (a secret's hosts
-// read back as a list, empty when none).
+// secretHosts encodes hosts as dialect.EncodeHosts does.
 func secretHosts(hosts []string) (string, error) {
-	if hosts == nil {
-		hosts = []string{}
-	}
-	b, err := json.Marshal(hosts)
+	v, err := dialect.EncodeHosts(hosts)
 	if err != nil {
 		return "", errEncode(resSecret, "hosts", err)
 	}
-	return string(b), nil
+	return v, nil
 }
 
 // CreateSecret inserts s at version 1.

@@ -2,11 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -163,12 +162,7 @@ func (q *queries) deleteByID(ctx context.Context, table string, res resource, id
 // (code <res>_in_use); no such row is errdefs.ErrNotFound.
 func deleted(res resource, n int64, err error) error {
 	if err != nil {
-		err = classify("delete "+string(res), res, err)
-		if errors.Is(err, errdefs.ErrFailedPrecondition) {
-			return errdefs.FailedPrecondition(string(res)+"_in_use",
-				"the %s is still referenced by other records; delete them first", res).WithCause(err)
-		}
-		return err
+		return dialect.InUse(res, classify("delete "+string(res), res, err))
 	}
 	if n == 0 {
 		return notFound(res, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -25,11 +26,7 @@ func (q *queries) CreateWarmSandbox(ctx context.Context, w store.WarmSandbox) er
 	if err != nil {
 		return err
 	}
-	created := orNow(w.CreatedAt)
-	updated := w.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
+	created, updated := dialect.WarmTimes(w, now)
 	err = q.wq.CreateWarmSandbox(ctx, litedb.CreateWarmSandboxParams{
 		ID: w.ID, Template: w.Template, State: string(w.State), Provider: w.Provider,
 		ProviderSandboxID: w.ProviderSandboxID, ProviderState: blob(w.ProviderState), Image: w.Image,
