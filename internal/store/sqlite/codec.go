@@ -28,6 +28,25 @@ func fromMicros(v sql.NullInt64) time.Time {
 	return time.UnixMicro(v.Int64).UTC()
 }
 
+// fromMicro decodes a required time column.
+func fromMicro(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// boolInt encodes a boolean as SQLite stores it: 1 or 0.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fromOptString decodes an optional text column; NULL is "".
+func fromOptString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 // orNow returns t, or the current time when t is zero.
 func orNow(t time.Time) time.Time {
 	if t.IsZero() {
@@ -89,6 +108,27 @@ func collect[T any](rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, erro
 		return nil, err
 	}
 	return out, nil
+}
+
+// mapRows maps generated rows in order with conv; no rows is nil.
+func mapRows[R, T any](rows []R, conv func(R) (T, error)) ([]T, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		v, err := conv(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// total lifts a conversion that cannot fail to the form mapRows takes.
+func total[R, T any](conv func(R) T) func(R) (T, error) {
+	return func(r R) (T, error) { return conv(r), nil }
 }
 
 // placeholders returns "?, ?, …" with n marks.

@@ -3,3 +3,85 @@
 //   sqlc v1.31.1
 
 package litedb
+
+type EgressDecision struct {
+	ID             string
+	OrgID          string
+	WorkspaceID    string
+	RuntimeID      string
+	SandboxID      string
+	CreatedAt      int64
+	Allowed        int64
+	Reason         string
+	Method         string
+	Host           string
+	Port           int64
+	Addr           string
+	BytesUp        int64
+	BytesDown      int64
+	DurationMicros int64
+	Brokered       int64
+	Refusal        string
+}
+
+type Lease struct {
+	Name       string
+	Holder     string
+	Token      int64
+	AcquiredAt int64
+	RenewedAt  int64
+	ExpiresAt  int64
+}
+
+type Org struct {
+	ID        string
+	Name      string
+	CreatedAt int64
+}
+
+type Project struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	CreatedAt   int64
+}
+
+type Secret struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Env         string
+	Brokered    int64
+	Hosts       string
+	KeyID       string
+	Sealed      []byte
+	Version     int64
+	CreatedAt   int64
+	UpdatedAt   int64
+}
+
+type WarmSandbox struct {
+	ID                string
+	Template          string
+	State             string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	WorkspaceVolume   string
+	CreatedAt         int64
+	UpdatedAt         int64
+}
+
+type Workspace struct {
+	ID          string
+	OrgID       string
+	Name        string
+	CreatedAt   int64
+	MemberLimit int64
+}
