@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -22,15 +23,9 @@ func capVersionOf(v litedb.CapabilityVersion) store.CapabilityVersion {
 
 // CreateCapabilityVersion inserts v; empty contents are stored as {}.
 func (q *queries) CreateCapabilityVersion(ctx context.Context, v store.CapabilityVersion) error {
-	if err := required(resCapVer, "id", v.ID, "org id", v.OrgID, "name", v.Name, "version", v.Version, "digest", v.Digest); err != nil {
+	contents, err := dialect.CheckCapabilityVersion(v)
+	if err != nil {
 		return err
-	}
-	if len(v.Bundle) == 0 {
-		return required(resCapVer, "bundle", "")
-	}
-	contents := string(v.Contents)
-	if contents == "" {
-		contents = "{}"
 	}
 	return classify("create capability version", resCapVer, q.wq.CreateCapabilityVersion(ctx, litedb.CreateCapabilityVersionParams{
 		ID: v.ID, OrgID: v.OrgID, Name: v.Name, Version: v.Version, Description: v.Description, Digest: v.Digest,

@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -94,8 +93,8 @@ func (q *queries) GetRuntime(ctx context.Context, id string) (store.Runtime, err
 // FindRuntimesByIDPrefix returns at most limit runtimes whose id starts
 // with prefix, which must be at least 8 characters of hex and dashes.
 func (q *queries) FindRuntimesByIDPrefix(ctx context.Context, prefix string, limit int) ([]store.Runtime, error) {
-	if len(prefix) < 8 || strings.Trim(prefix, "0123456789abcdef-") != "" {
-		return nil, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id prefix", prefix)
+	if err := dialect.CheckRuntimeIDPrefix(prefix); err != nil {
+		return nil, err
 	}
 	rows, err := q.rq.FindRuntimesByIDPrefix(ctx, litedb.FindRuntimesByIDPrefixParams{
 		Prefix: prefix, Below: prefix + "\xff", Lim: int64(max(limit, 1)),
@@ -197,13 +196,10 @@ func (q *queries) DeleteRuntime(ctx context.Context, id string) error {
 // generated query that tells whether a row of res with id is there.
 func versionMiss(ctx context.Context, res resource, id string, version int64, exists func(context.Context, string) (bool, error)) error {
 	ok, err := exists(ctx, id)
-	switch {
-	case err != nil:
+	if err != nil {
 		return classify("update "+string(res), res, err)
-	case !ok:
-		return notFound(res, nil)
 	}
-	return versionConflict(res, id, version)
+	return dialect.MissOrConflict(res, id, version, ok)
 }
 
 // missOrConflict explains why a versioned update matched no row: the row is

@@ -130,37 +130,22 @@ func (q *queries) GetSandbox(ctx context.Context, id string) (store.Sandbox, err
 // the newest if a provider ever reused one. An id long enough that matches
 // no row exactly is resolved as a prefix of exactly one provider id.
 func (q *queries) GetSandboxByProviderID(ctx context.Context, orgID, providerSandboxID string) (store.Sandbox, error) {
-	if providerSandboxID == "" {
-		return store.Sandbox{}, notFound(resSandbox, nil)
-	}
-	row, err := q.rq.GetSandboxByProviderID(ctx, litedb.GetSandboxByProviderIDParams{OrgID: orgID, ProviderSandboxID: providerSandboxID})
-	if !errors.Is(err, sql.ErrNoRows) || len(providerSandboxID) < store.MinProviderIDPrefix {
+	return dialect.SandboxByProviderID(providerSandboxID, func(id string) (store.Sandbox, error) {
+		row, err := q.rq.GetSandboxByProviderID(ctx, litedb.GetSandboxByProviderIDParams{OrgID: orgID, ProviderSandboxID: id})
 		return oneSandbox("get sandbox by provider id", row, err)
-	}
-	// Not an exact id: resolve it as a prefix. Provider ids are ASCII,
-	// so every id starting with the prefix sorts below prefix+0x7f.
-	ids, err := q.rq.ProviderSandboxIDsByPrefix(ctx, litedb.ProviderSandboxIDsByPrefixParams{
-		OrgID: orgID, Prefix: providerSandboxID, Below: providerSandboxID + "\x7f",
+	}, func(prefix string) ([]string, error) {
+		// Provider ids are ASCII, so every id starting with the prefix
+		// sorts below prefix+0x7f.
+		ids, err := q.rq.ProviderSandboxIDsByPrefix(ctx, litedb.ProviderSandboxIDsByPrefixParams{
+			OrgID: orgID, Prefix: prefix, Below: prefix + "\x7f",
+		})
+		return ids, classify("get sandbox by provider id prefix", resSandbox, err)
 	})
-	if err != nil {
-		return store.Sandbox{}, classify("get sandbox by provider id prefix", resSandbox, err)
-	}
-	switch len(ids) {
-	case 0:
-		return store.Sandbox{}, notFound(resSandbox, nil)
-	case 1:
-		return q.GetSandboxByProviderID(ctx, orgID, ids[0])
-	}
-	return store.Sandbox{}, errdefs.Conflict("provider_id_ambiguous", "provider sandbox id prefix %q matches more than one sandbox; give more of it", providerSandboxID)
 }
 
 // ListSandboxes lists f.OrgID's rows newest first, narrowed by f.
 func (q *queries) ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error) {
-	if f.OrgID == "" {
-		return nil, "", errdefs.InvalidArgument("invalid_sandbox_filter", "the sandbox filter needs an org id")
-	}
-	if f.Workspaces != nil && len(f.Workspaces) == 0 { // none of the org's workspaces: no rows
-		_, _, _, err := parsePage(page)
+	if none, err := dialect.CheckSandboxFilter(f, page); none || err != nil {
 		return nil, "", err
 	}
 	workspaces, err := dialect.EncodeStrings(f.Workspaces) // nil: every workspace
