@@ -47,6 +47,32 @@ func fromOptString(p *string) string {
 	return *p
 }
 
+// optString stores "" as NULL, for optional filters.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// optTime encodes an optional time as unix microseconds: the zero time is
+// NULL.
+func optTime(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMicro()
+	return &v
+}
+
+// fromOptTime decodes an optional time column; NULL is the zero time.
+func fromOptTime(p *int64) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return fromMicro(*p)
+}
+
 // orNow returns t, or the current time when t is zero.
 func orNow(t time.Time) time.Time {
 	if t.IsZero() {
@@ -144,4 +170,16 @@ func errEncode(res resource, column string, err error) error {
 // errDecode wraps a failure to decode a stored column.
 func errDecode(res resource, column string, err error) error {
 	return fmt.Errorf("sqlite store: decode %s.%s: %w", res, column, err)
+}
+
+// affected is the outcome of a write meant for one record that changed n
+// rows: err classified, or not found when it changed none.
+func affected(op string, res resource, n int64, err error) error {
+	if err != nil {
+		return classify(op, res, err)
+	}
+	if n == 0 {
+		return notFound(res, nil)
+	}
+	return nil
 }

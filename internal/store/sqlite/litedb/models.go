@@ -4,6 +4,34 @@
 
 package litedb
 
+type CapabilityBinding struct {
+	ID        string
+	OrgID     string
+	RuntimeID string
+	Source    string
+	Name      string
+	Version   string
+	Enabled   int64
+	Flags     string
+	Status    string
+	Rev       int64
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+type CapabilityVersion struct {
+	ID          string
+	OrgID       string
+	Name        string
+	Version     string
+	Description string
+	Digest      string
+	Contents    string
+	Bundle      []byte
+	SizeBytes   int64
+	CreatedAt   int64
+}
+
 type EgressDecision struct {
 	ID             string
 	OrgID          string
@@ -48,6 +76,54 @@ type Project struct {
 	CreatedAt   int64
 }
 
+type Runtime struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	ProjectID        string
+	Status           string
+	StatusReason     string
+	Config           string
+	CurrentSandboxID string
+	WorkspaceVolume  string
+	Version          int64
+	CreatedAt        int64
+	UpdatedAt        int64
+	Snapshot         string
+}
+
+type Sandbox struct {
+	ID                string
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	RuntimeID         string
+	Kind              string
+	State             string
+	PauseReason       string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	SecretIds         *string
+	KillReason        string
+	Error             string
+	BilledMicros      int64
+	CreatedAt         int64
+	StartedAt         *int64
+	PausedAt          *int64
+	KilledAt          *int64
+	ExpiresAt         *int64
+	LastSettledAt     *int64
+	Version           int64
+	UpdatedAt         int64
+	RunningSince      *int64
+	Network           string
+	BillingVersion    int64
+}
+
 type Secret struct {
 	ID          string
 	OrgID       string
@@ -61,6 +137,31 @@ type Secret struct {
 	Version     int64
 	CreatedAt   int64
 	UpdatedAt   int64
+}
+
+type Session struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	RuntimeID        string
+	Kind             string
+	Harness          string
+	HarnessSessionID string
+	Status           string
+	Title            string
+	Turns            int64
+	Events           int64
+	CreatedAt        int64
+	UpdatedAt        int64
+}
+
+type SessionEvent struct {
+	SessionID string
+	Seq       int64
+	Turn      int64
+	Type      string
+	At        int64
+	Body      string
 }
 
 type WarmSandbox struct {
