@@ -105,3 +105,67 @@ func errEncode(res resource, column string, err error) error {
 func errDecode(res resource, column string, err error) error {
 	return fmt.Errorf("sqlite store: decode %s.%s: %w", res, column, err)
 }
+
+// The generated queries (package litedb) take and give a NULL column as a
+// pointer: these encode and decode them.
+
+// optString stores "" as NULL, for optional references.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// fromOptString decodes an optional text column; NULL is "".
+func fromOptString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// optTime encodes an optional time as unix microseconds: the zero time is
+// NULL.
+func optTime(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMicro()
+	return &v
+}
+
+// fromOptTime decodes an optional time column; NULL is the zero time.
+func fromOptTime(p *int64) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return utcMicros(*p)
+}
+
+// utcMicros decodes a required time column.
+func utcMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// mapRows converts generated rows to store values; no rows is nil.
+func mapRows[R, T any](rows []R, conv func(R) T) []T {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = conv(r)
+	}
+	return out
+}
+
+// affected is the outcome of a write meant for one record that changed n
+// rows: err classified, or not found when it changed none.
+func affected(op string, res resource, n int64, err error) error {
+	if err != nil {
+		return classify(op, res, err)
+	}
+	if n == 0 {
+		return notFound(res, nil)
+	}
+	return nil
+}

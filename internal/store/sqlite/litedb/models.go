@@ -3,3 +3,77 @@
 //   sqlc v1.31.1
 
 package litedb
+
+type ApiKey struct {
+	ID          string
+	Name        string
+	Hash        string
+	Prefix      string
+	Role        string
+	OrgID       *string
+	CreatedAt   int64
+	UserID      *string
+	WorkspaceID *string
+	CreatedBy   string
+	MakerUserID *string
+	ExpiresAt   *int64
+	RevokedAt   *int64
+}
+
+type AuthChallenge struct {
+	Nonce     string
+	Wallet    string
+	Message   string
+	CreatedAt int64
+	ExpiresAt int64
+}
+
+type AuthSession struct {
+	ID        string
+	UserID    string
+	CreatedAt int64
+	ExpiresAt int64
+	RevokedAt *int64
+}
+
+type Invitation struct {
+	ID        string
+	OrgID     string
+	Email     *string
+	Wallet    *string
+	Role      string
+	InviterID string
+	State     string
+	CreatedAt int64
+	ExpiresAt int64
+	DecidedAt *int64
+}
+
+type OrgMember struct {
+	ID        string
+	OrgID     string
+	UserID    string
+	Role      string
+	CreatedAt int64
+}
+
+type SshKey struct {
+	ID          string
+	UserID      string
+	Name        string
+	Fingerprint string
+	PublicKey   string
+	OrgID       *string
+	WorkspaceID *string
+	Role        *string
+	ApiKeyID    *string
+	CreatedAt   int64
+}
+
+type User struct {
+	ID        string
+	Email     *string
+	Wallet    *string
+	Name      string
+	CreatedAt int64
+}
