@@ -8,6 +8,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
@@ -22,21 +23,9 @@ func toUser(u litedb.User) store.User {
 	}
 }
 
-// checkUser validates u and lowercases its email and wallet.
-func checkUser(u store.User) (store.User, error) {
-	if err := required(resUser, "id", u.ID); err != nil {
-		return store.User{}, err
-	}
-	u.Email, u.Wallet = strings.ToLower(u.Email), strings.ToLower(u.Wallet)
-	if u.Email == "" && u.Wallet == "" && u.Name == "" {
-		return store.User{}, errdefs.InvalidArgument("invalid_user", "a user needs an email address, a wallet or a name")
-	}
-	return u, nil
-}
-
 // CreateUser inserts u. Its email and wallet are each unique.
 func (q *queries) CreateUser(ctx context.Context, u store.User) error {
-	u, err := checkUser(u)
+	u, err := dialect.CheckUser(u)
 	if err != nil {
 		return err
 	}
@@ -54,21 +43,22 @@ func (q *queries) userConflict(ctx context.Context, u store.User, err error) err
 		return err
 	}
 	for _, c := range []struct {
-		value, code, what string
-		taken             func(ctx context.Context) (bool, error)
+		value string
+		taken func(ctx context.Context) (bool, error)
+		named func(cause error) error
 	}{
-		{u.Email, "email_taken", "email address", func(ctx context.Context) (bool, error) {
+		{u.Email, func(ctx context.Context) (bool, error) {
 			return q.wq.EmailTaken(ctx, litedb.EmailTakenParams{Email: u.Email, ID: u.ID})
-		}},
-		{u.Wallet, "wallet_taken", "wallet", func(ctx context.Context) (bool, error) {
+		}, dialect.EmailTaken},
+		{u.Wallet, func(ctx context.Context) (bool, error) {
 			return q.wq.WalletTaken(ctx, litedb.WalletTakenParams{Wallet: u.Wallet, ID: u.ID})
-		}},
+		}, dialect.WalletTaken},
 	} {
 		if c.value == "" {
 			continue
 		}
 		if taken, lookErr := c.taken(ctx); lookErr == nil && taken { // a failed look-up leaves the conflict as it was
-			return errdefs.Conflict(c.code, "another user has this %s", c.what).WithCause(err)
+			return c.named(err)
 		}
 	}
 	return err
@@ -103,7 +93,7 @@ func (q *queries) ListUsers(ctx context.Context, page store.Page) ([]store.User,
 
 // UpdateUser writes u's email, wallet and name; never its CreatedAt.
 func (q *queries) UpdateUser(ctx context.Context, u store.User) error {
-	u, err := checkUser(u)
+	u, err := dialect.CheckUser(u)
 	if err != nil {
 		return err
 	}
@@ -161,7 +151,7 @@ func (q *queries) AddOrgMember(ctx context.Context, m store.OrgMember) error {
 		ID: m.ID, OrgID: m.OrgID, UserID: m.UserID, Role: m.Role, CreatedAt: micros(orNow(m.CreatedAt)),
 	}))
 	if errdefs.IsConflict(err) {
-		return errdefs.Conflict("member_exists", "the user is already a member of this org").WithCause(err)
+		return dialect.MemberExists(err)
 	}
 	return err
 }
@@ -259,11 +249,8 @@ func toAuthChallenge(c litedb.AuthChallenge) store.AuthChallenge {
 // CreateAuthChallenge inserts c and deletes the challenges that expired by
 // c.CreatedAt (zero: now), in one transaction.
 func (q *queries) CreateAuthChallenge(ctx context.Context, c store.AuthChallenge) error {
-	if err := required(resChallenge, "nonce", c.Nonce, "wallet", c.Wallet, "message", c.Message); err != nil {
+	if err := dialect.CheckAuthChallenge(c); err != nil {
 		return err
-	}
-	if c.ExpiresAt.IsZero() {
-		return required(resChallenge, "expiry", "")
 	}
 	created := micros(orNow(c.CreatedAt))
 	return q.atomic(ctx, func(q *queries) error {
@@ -299,11 +286,8 @@ func toAuthSession(s litedb.AuthSession) store.AuthSession {
 
 // CreateAuthSession inserts s.
 func (q *queries) CreateAuthSession(ctx context.Context, s store.AuthSession) error {
-	if err := required(resAuthSession, "id", s.ID, "user id", s.UserID); err != nil {
+	if err := dialect.CheckAuthSession(s); err != nil {
 		return err
-	}
-	if s.ExpiresAt.IsZero() {
-		return required(resAuthSession, "expiry", "")
 	}
 	return classify("create auth session", resAuthSession, q.wq.CreateAuthSession(ctx, litedb.CreateAuthSessionParams{
 		ID: s.ID, UserID: s.UserID, CreatedAt: micros(orNow(s.CreatedAt)), ExpiresAt: micros(s.ExpiresAt),

@@ -7,12 +7,13 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // Invitations (migration 0010). Emails and wallets are stored lowercase.
 
-const resInvitation resource = "invitation"
+const resInvitation = dialect.Invitation
 
 func toInvitation(i litedb.Invitation) store.Invitation {
 	return store.Invitation{
@@ -22,28 +23,11 @@ func toInvitation(i litedb.Invitation) store.Invitation {
 	}
 }
 
-// checkInvitation validates inv, lowercases its address and sets its
-// CreatedAt (zero: now).
-func checkInvitation(inv store.Invitation) (store.Invitation, error) {
-	err := required(resInvitation, "id", inv.ID, "org id", inv.OrgID, "role", inv.Role, "inviter id", inv.InviterID)
-	if err != nil {
-		return store.Invitation{}, err
-	}
-	inv.Email, inv.Wallet = strings.ToLower(inv.Email), strings.ToLower(inv.Wallet)
-	if (inv.Email == "") == (inv.Wallet == "") {
-		return store.Invitation{}, errdefs.InvalidArgument("invalid_invitation", "an invitation is to an email address or a wallet address, exactly one")
-	}
-	inv.CreatedAt = orNow(inv.CreatedAt)
-	if !inv.ExpiresAt.After(inv.CreatedAt) {
-		return store.Invitation{}, errdefs.InvalidArgument("invalid_invitation", "an invitation expires after it is made")
-	}
-	return inv, nil
-}
-
 // CreateInvitation inserts inv as pending, first recording as expired a
 // pending invitation of its org to its address that has expired.
 func (q *queries) CreateInvitation(ctx context.Context, inv store.Invitation) error {
-	inv, err := checkInvitation(inv)
+	inv.CreatedAt = orNow(inv.CreatedAt)
+	inv, err := dialect.CheckInvitation(inv)
 	if err != nil {
 		return err
 	}
@@ -60,7 +44,7 @@ func (q *queries) CreateInvitation(ctx context.Context, inv store.Invitation) er
 			CreatedAt: micros(inv.CreatedAt), ExpiresAt: micros(inv.ExpiresAt),
 		}))
 		if errdefs.IsConflict(err) && !q.invitationExists(ctx, inv.ID) {
-			return errdefs.Conflict("already_invited", "this address already has a pending invitation to the org").WithCause(err)
+			return dialect.AlreadyInvited(err)
 		}
 		return err
 	})
@@ -99,10 +83,8 @@ func (q *queries) CountPendingInvitations(ctx context.Context, orgID string, at 
 // DecideInvitation moves the pending invitation id to state at at (zero:
 // now).
 func (q *queries) DecideInvitation(ctx context.Context, id, state string, at time.Time) error {
-	switch state {
-	case store.InvitationAccepted, store.InvitationDeclined, store.InvitationRevoked, store.InvitationExpired:
-	default:
-		return errdefs.InvalidArgument("invalid_invitation", "%q is not a state an invitation moves to", state)
+	if err := dialect.CheckInvitationState(state); err != nil {
+		return err
 	}
 	n, err := q.wq.DecideInvitation(ctx, litedb.DecideInvitationParams{State: state, DecidedAt: micros(orNow(at)), ID: id})
 	if err != nil {
@@ -112,7 +94,7 @@ func (q *queries) DecideInvitation(ctx context.Context, id, state string, at tim
 		return nil
 	}
 	if q.invitationExists(ctx, id) {
-		return errdefs.Conflict("invitation_decided", "the invitation is no longer pending")
+		return dialect.InvitationDecided()
 	}
 	return notFound(resInvitation, nil)
 }
