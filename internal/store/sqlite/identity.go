@@ -42,23 +42,15 @@ func (q *queries) userConflict(ctx context.Context, u store.User, err error) err
 	if !errdefs.IsConflict(err) {
 		return err
 	}
-	for _, c := range []struct {
-		value string
-		taken func(ctx context.Context) (bool, error)
-		named func(cause error) error
-	}{
-		{u.Email, func(ctx context.Context) (bool, error) {
-			return q.wq.EmailTaken(ctx, litedb.EmailTakenParams{Email: u.Email, ID: u.ID})
-		}, dialect.EmailTaken},
-		{u.Wallet, func(ctx context.Context) (bool, error) {
-			return q.wq.WalletTaken(ctx, litedb.WalletTakenParams{Wallet: u.Wallet, ID: u.ID})
-		}, dialect.WalletTaken},
-	} {
-		if c.value == "" {
-			continue
+	// A failed look-up leaves the conflict as it was.
+	if u.Email != "" {
+		if taken, lookErr := q.wq.EmailTaken(ctx, litedb.EmailTakenParams{Email: u.Email, ID: u.ID}); lookErr == nil && taken {
+			return dialect.EmailTaken(err)
 		}
-		if taken, lookErr := c.taken(ctx); lookErr == nil && taken { // a failed look-up leaves the conflict as it was
-			return c.named(err)
+	}
+	if u.Wallet != "" {
+		if taken, lookErr := q.wq.WalletTaken(ctx, litedb.WalletTakenParams{Wallet: u.Wallet, ID: u.ID}); lookErr == nil && taken {
+			return dialect.WalletTaken(err)
 		}
 	}
 	return err
