@@ -58,12 +58,26 @@ func (q *queries) ListAPIKeys(ctx context.Context, f store.APIKeyFilter, page st
 	}
 	return listPage(ctx, "list api keys", resAPIKey, page,
 		func(ctx context.Context, k keyset) ([]litedb.ApiKey, error) {
-			return q.rq.ListAPIKeys(ctx, litedb.ListAPIKeysParams{
-				Installation: f.Installation, OrgID: optString(f.OrgID), UserID: optString(f.UserID),
-				BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch,
-			})
+			return q.listAPIKeys(ctx, f, k)
 		},
 		toAPIKey, func(k store.APIKey) (time.Time, string) { return k.CreatedAt, k.ID })
+}
+
+// listAPIKeys runs the query of f's scope (an org's keys, the
+// installation's, or all), each of which reads its own index.
+func (q *queries) listAPIKeys(ctx context.Context, f store.APIKeyFilter, k keyset) ([]litedb.ApiKey, error) {
+	user := optString(f.UserID)
+	switch {
+	case f.OrgID != "":
+		return q.rq.ListOrgAPIKeys(ctx, litedb.ListOrgAPIKeysParams{
+			OrgID: f.OrgID, UserID: user, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch,
+		})
+	case f.Installation:
+		return q.rq.ListInstallationAPIKeys(ctx, litedb.ListInstallationAPIKeysParams{
+			UserID: user, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch,
+		})
+	}
+	return q.rq.ListAPIKeys(ctx, litedb.ListAPIKeysParams{UserID: user, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch})
 }
 
 // RevokeAPIKey marks the key with id revoked at at (zero: now) unless it

@@ -66,12 +66,27 @@ func (q *queries) GetInvitation(ctx context.Context, id string) (store.Invitatio
 func (q *queries) ListInvitations(ctx context.Context, f store.InvitationFilter, page store.Page) ([]store.Invitation, string, error) {
 	return listPage(ctx, "list invitations", resInvitation, page,
 		func(ctx context.Context, k keyset) ([]litedb.Invitation, error) {
-			return q.rq.ListInvitations(ctx, litedb.ListInvitationsParams{
-				OrgID: optString(f.OrgID), Email: optString(strings.ToLower(f.Email)), Wallet: optString(strings.ToLower(f.Wallet)),
-				PendingAt: optTime(f.PendingAt), BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch,
-			})
+			return q.listInvitations(ctx, f, k)
 		},
 		toInvitation, func(i store.Invitation) (time.Time, string) { return i.CreatedAt, i.ID })
+}
+
+// listInvitations runs the query of f's scope (an org's invitations, an
+// address's, or all), each of which reads its own index.
+func (q *queries) listInvitations(ctx context.Context, f store.InvitationFilter, k keyset) ([]litedb.Invitation, error) {
+	email, wallet := optString(strings.ToLower(f.Email)), optString(strings.ToLower(f.Wallet))
+	pending := optTime(f.PendingAt)
+	switch {
+	case f.OrgID != "":
+		return q.rq.ListOrgInvitations(ctx, litedb.ListOrgInvitationsParams{
+			OrgID: f.OrgID, Email: email, Wallet: wallet, PendingAt: pending, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch,
+		})
+	case email != nil || wallet != nil:
+		return q.rq.ListInvitationsTo(ctx, litedb.ListInvitationsToParams{
+			Email: email, Wallet: wallet, PendingAt: pending, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch,
+		})
+	}
+	return q.rq.ListInvitations(ctx, litedb.ListInvitationsParams{PendingAt: pending, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch})
 }
 
 // CountPendingInvitations counts orgID's invitations pending at at.

@@ -114,28 +114,145 @@ func (q *Queries) GetAPIKeyByHash(ctx context.Context, hash string) (ApiKey, err
 }
 
 const listAPIKeys = `-- name: ListAPIKeys :many
+
 SELECT id, name, hash, prefix, role, org_id, created_at, user_id, workspace_id, created_by, maker_user_id, expires_at, revoked_at FROM api_keys
-WHERE (NOT CAST(?1 AS BOOLEAN) OR org_id IS NULL)
-  AND (CAST(?2 AS TEXT) IS NULL OR org_id = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR user_id = ?3)
-  AND (CAST(?4 AS INTEGER) IS NULL
-       OR (created_at, id) < (?4, CAST(?5 AS TEXT)))
+WHERE (CAST(?1 AS TEXT) IS NULL OR user_id = ?1)
+  AND (CAST(?2 AS INTEGER) IS NULL
+       OR (created_at, id) < (?2, CAST(?3 AS TEXT)))
 ORDER BY created_at DESC, id DESC
-LIMIT ?6
+LIMIT ?4
 `
 
 type ListAPIKeysParams struct {
-	Installation bool
-	OrgID        *string
-	UserID       *string
-	BeforeAt     *int64
-	BeforeID     *string
-	Lim          int64
+	UserID   *string
+	BeforeAt *int64
+	BeforeID *string
+	Lim      int64
 }
 
+// The listings of keys are one query per scope, so each reads its own
+// index.
 func (q *Queries) ListAPIKeys(ctx context.Context, arg ListAPIKeysParams) ([]ApiKey, error) {
 	rows, err := q.db.QueryContext(ctx, listAPIKeys,
-		arg.Installation,
+		arg.UserID,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ApiKey
+	for rows.Next() {
+		var i ApiKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Hash,
+			&i.Prefix,
+			&i.Role,
+			&i.OrgID,
+			&i.CreatedAt,
+			&i.UserID,
+			&i.WorkspaceID,
+			&i.CreatedBy,
+			&i.MakerUserID,
+			&i.ExpiresAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listInstallationAPIKeys = `-- name: ListInstallationAPIKeys :many
+SELECT id, name, hash, prefix, role, org_id, created_at, user_id, workspace_id, created_by, maker_user_id, expires_at, revoked_at FROM api_keys
+WHERE org_id IS NULL
+  AND (CAST(?1 AS TEXT) IS NULL OR user_id = ?1)
+  AND (CAST(?2 AS INTEGER) IS NULL
+       OR (created_at, id) < (?2, CAST(?3 AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT ?4
+`
+
+type ListInstallationAPIKeysParams struct {
+	UserID   *string
+	BeforeAt *int64
+	BeforeID *string
+	Lim      int64
+}
+
+func (q *Queries) ListInstallationAPIKeys(ctx context.Context, arg ListInstallationAPIKeysParams) ([]ApiKey, error) {
+	rows, err := q.db.QueryContext(ctx, listInstallationAPIKeys,
+		arg.UserID,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ApiKey
+	for rows.Next() {
+		var i ApiKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Hash,
+			&i.Prefix,
+			&i.Role,
+			&i.OrgID,
+			&i.CreatedAt,
+			&i.UserID,
+			&i.WorkspaceID,
+			&i.CreatedBy,
+			&i.MakerUserID,
+			&i.ExpiresAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listOrgAPIKeys = `-- name: ListOrgAPIKeys :many
+SELECT id, name, hash, prefix, role, org_id, created_at, user_id, workspace_id, created_by, maker_user_id, expires_at, revoked_at FROM api_keys
+WHERE org_id = CAST(?1 AS TEXT)
+  AND (CAST(?2 AS TEXT) IS NULL OR user_id = ?2)
+  AND (CAST(?3 AS INTEGER) IS NULL
+       OR (created_at, id) < (?3, CAST(?4 AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT ?5
+`
+
+type ListOrgAPIKeysParams struct {
+	OrgID    string
+	UserID   *string
+	BeforeAt *int64
+	BeforeID *string
+	Lim      int64
+}
+
+func (q *Queries) ListOrgAPIKeys(ctx context.Context, arg ListOrgAPIKeysParams) ([]ApiKey, error) {
+	rows, err := q.db.QueryContext(ctx, listOrgAPIKeys,
 		arg.OrgID,
 		arg.UserID,
 		arg.BeforeAt,

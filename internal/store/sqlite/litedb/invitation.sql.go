@@ -134,7 +134,125 @@ func (q *Queries) InvitationExists(ctx context.Context, id string) (bool, error)
 
 const listInvitations = `-- name: ListInvitations :many
 SELECT id, org_id, email, wallet, role, inviter_id, state, created_at, expires_at, decided_at FROM invitations
-WHERE (CAST(?1 AS TEXT) IS NULL OR org_id = ?1)
+WHERE (CAST(?1 AS INTEGER) IS NULL
+       OR (state = 'pending' AND expires_at > ?1))
+  AND (CAST(?2 AS INTEGER) IS NULL
+       OR (created_at, id) < (?2, CAST(?3 AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT ?4
+`
+
+type ListInvitationsParams struct {
+	PendingAt *int64
+	BeforeAt  *int64
+	BeforeID  *string
+	Lim       int64
+}
+
+func (q *Queries) ListInvitations(ctx context.Context, arg ListInvitationsParams) ([]Invitation, error) {
+	rows, err := q.db.QueryContext(ctx, listInvitations,
+		arg.PendingAt,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Invitation
+	for rows.Next() {
+		var i Invitation
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrgID,
+			&i.Email,
+			&i.Wallet,
+			&i.Role,
+			&i.InviterID,
+			&i.State,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.DecidedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listInvitationsTo = `-- name: ListInvitationsTo :many
+SELECT id, org_id, email, wallet, role, inviter_id, state, created_at, expires_at, decided_at FROM invitations
+WHERE (email = ?1 OR wallet = ?2)
+  AND (CAST(?3 AS INTEGER) IS NULL
+       OR (state = 'pending' AND expires_at > ?3))
+  AND (CAST(?4 AS INTEGER) IS NULL
+       OR (created_at, id) < (?4, CAST(?5 AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT ?6
+`
+
+type ListInvitationsToParams struct {
+	Email     *string
+	Wallet    *string
+	PendingAt *int64
+	BeforeAt  *int64
+	BeforeID  *string
+	Lim       int64
+}
+
+func (q *Queries) ListInvitationsTo(ctx context.Context, arg ListInvitationsToParams) ([]Invitation, error) {
+	rows, err := q.db.QueryContext(ctx, listInvitationsTo,
+		arg.Email,
+		arg.Wallet,
+		arg.PendingAt,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Invitation
+	for rows.Next() {
+		var i Invitation
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrgID,
+			&i.Email,
+			&i.Wallet,
+			&i.Role,
+			&i.InviterID,
+			&i.State,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.DecidedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listOrgInvitations = `-- name: ListOrgInvitations :many
+
+SELECT id, org_id, email, wallet, role, inviter_id, state, created_at, expires_at, decided_at FROM invitations
+WHERE org_id = ?1
   AND ((CAST(?2 AS TEXT) IS NULL AND CAST(?3 AS TEXT) IS NULL)
        OR email = ?2 OR wallet = ?3)
   AND (CAST(?4 AS INTEGER) IS NULL
@@ -145,8 +263,8 @@ ORDER BY created_at DESC, id DESC
 LIMIT ?7
 `
 
-type ListInvitationsParams struct {
-	OrgID     *string
+type ListOrgInvitationsParams struct {
+	OrgID     string
 	Email     *string
 	Wallet    *string
 	PendingAt *int64
@@ -155,8 +273,10 @@ type ListInvitationsParams struct {
 	Lim       int64
 }
 
-func (q *Queries) ListInvitations(ctx context.Context, arg ListInvitationsParams) ([]Invitation, error) {
-	rows, err := q.db.QueryContext(ctx, listInvitations,
+// The listings of invitations are one query per scope (an org, an
+// address, all), so each reads its own index.
+func (q *Queries) ListOrgInvitations(ctx context.Context, arg ListOrgInvitationsParams) ([]Invitation, error) {
+	rows, err := q.db.QueryContext(ctx, listOrgInvitations,
 		arg.OrgID,
 		arg.Email,
 		arg.Wallet,

@@ -14,10 +14,29 @@ SELECT * FROM api_keys WHERE id = ?;
 -- name: CountAPIKeys :one
 SELECT COUNT(*) FROM api_keys;
 
+-- The listings of keys are one query per scope, so each reads its own
+-- index.
+
 -- name: ListAPIKeys :many
 SELECT * FROM api_keys
-WHERE (NOT CAST(sqlc.arg(installation) AS BOOLEAN) OR org_id IS NULL)
-  AND (CAST(sqlc.narg(org_id) AS TEXT) IS NULL OR org_id = sqlc.narg(org_id))
+WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR user_id = sqlc.narg(user_id))
+  AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
+       OR (created_at, id) < (sqlc.narg(before_at), CAST(sqlc.narg(before_id) AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListOrgAPIKeys :many
+SELECT * FROM api_keys
+WHERE org_id = CAST(sqlc.arg(org_id) AS TEXT)
+  AND (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR user_id = sqlc.narg(user_id))
+  AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
+       OR (created_at, id) < (sqlc.narg(before_at), CAST(sqlc.narg(before_id) AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListInstallationAPIKeys :many
+SELECT * FROM api_keys
+WHERE org_id IS NULL
   AND (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR user_id = sqlc.narg(user_id))
   AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
        OR (created_at, id) < (sqlc.narg(before_at), CAST(sqlc.narg(before_id) AS TEXT)))

@@ -15,12 +15,34 @@ SELECT * FROM invitations WHERE id = ?;
 -- name: InvitationExists :one
 SELECT EXISTS (SELECT 1 FROM invitations WHERE id = ?);
 
--- name: ListInvitations :many
+-- The listings of invitations are one query per scope (an org, an
+-- address, all), so each reads its own index.
+
+-- name: ListOrgInvitations :many
 SELECT * FROM invitations
-WHERE (CAST(sqlc.narg(org_id) AS TEXT) IS NULL OR org_id = sqlc.narg(org_id))
+WHERE org_id = sqlc.arg(org_id)
   AND ((CAST(sqlc.narg(email) AS TEXT) IS NULL AND CAST(sqlc.narg(wallet) AS TEXT) IS NULL)
        OR email = sqlc.narg(email) OR wallet = sqlc.narg(wallet))
   AND (CAST(sqlc.narg(pending_at) AS INTEGER) IS NULL
+       OR (state = 'pending' AND expires_at > sqlc.narg(pending_at)))
+  AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
+       OR (created_at, id) < (sqlc.narg(before_at), CAST(sqlc.narg(before_id) AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListInvitationsTo :many
+SELECT * FROM invitations
+WHERE (email = sqlc.narg(email) OR wallet = sqlc.narg(wallet))
+  AND (CAST(sqlc.narg(pending_at) AS INTEGER) IS NULL
+       OR (state = 'pending' AND expires_at > sqlc.narg(pending_at)))
+  AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
+       OR (created_at, id) < (sqlc.narg(before_at), CAST(sqlc.narg(before_id) AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListInvitations :many
+SELECT * FROM invitations
+WHERE (CAST(sqlc.narg(pending_at) AS INTEGER) IS NULL
        OR (state = 'pending' AND expires_at > sqlc.narg(pending_at)))
   AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
        OR (created_at, id) < (sqlc.narg(before_at), CAST(sqlc.narg(before_id) AS TEXT)))
