@@ -30,10 +30,10 @@ func InUse(res Resource, err error) error {
 	return err
 }
 
-// MemberExists turns a classified error of adding a workspace member that
+// WorkspaceMemberExists turns a classified error of adding a workspace member that
 // is already one (errdefs.ErrConflict) into code member_exists; any other
 // error is returned as it is.
-func MemberExists(err error) error {
+func WorkspaceMemberExists(err error) error {
 	if errdefs.IsConflict(err) {
 		return errdefs.Conflict("member_exists", "the user is already a member of this workspace").WithCause(err)
 	}

@@ -24,9 +24,9 @@ func TestInUse(t *testing.T) {
 }
 
 func TestMemberExists(t *testing.T) {
-	wantCode(t, "", MemberExists(Exists(Member, errors.New("unique"))), errdefs.ErrConflict, "member_exists")
-	if MemberExists(nil) != nil {
-		t.Fatal("MemberExists(nil) is not nil")
+	wantCode(t, "", WorkspaceMemberExists(Exists(Member, errors.New("unique"))), errdefs.ErrConflict, "member_exists")
+	if WorkspaceMemberExists(nil) != nil {
+		t.Fatal("WorkspaceMemberExists(nil) is not nil")
 	}
 }
 

@@ -35,7 +35,7 @@ func (q *queries) AddWorkspaceMember(ctx context.Context, m store.WorkspaceMembe
 	err = q.q.AddWorkspaceMember(ctx, pgdb.AddWorkspaceMemberParams{
 		ID: m.ID, OrgID: m.OrgID, WorkspaceID: m.WorkspaceID, UserID: m.UserID, CreatedAt: orNow(m.CreatedAt),
 	})
-	return dialect.MemberExists(classify("add workspace member", resWorkspaceMember, err))
+	return dialect.WorkspaceMemberExists(classify("add workspace member", resWorkspaceMember, err))
 }
 
 // RemoveWorkspaceMember deletes userID's membership of workspaceID.

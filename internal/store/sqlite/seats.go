@@ -32,7 +32,7 @@ func (q *queries) AddWorkspaceMember(ctx context.Context, m store.WorkspaceMembe
 	err = q.wq.AddWorkspaceMember(ctx, litedb.AddWorkspaceMemberParams{
 		ID: m.ID, OrgID: m.OrgID, WorkspaceID: m.WorkspaceID, UserID: m.UserID, CreatedAt: micros(orNow(m.CreatedAt)),
 	})
-	return dialect.MemberExists(classify("add workspace member", resMember, err))
+	return dialect.WorkspaceMemberExists(classify("add workspace member", resMember, err))
 }
 
 // RemoveWorkspaceMember deletes userID's membership of workspaceID.

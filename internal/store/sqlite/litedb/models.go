@@ -4,6 +4,38 @@
 
 package litedb
 
+type ApiKey struct {
+	ID          string
+	Name        string
+	Hash        string
+	Prefix      string
+	Role        string
+	OrgID       *string
+	CreatedAt   int64
+	UserID      *string
+	WorkspaceID *string
+	CreatedBy   string
+	MakerUserID *string
+	ExpiresAt   *int64
+	RevokedAt   *int64
+}
+
+type AuthChallenge struct {
+	Nonce     string
+	Wallet    string
+	Message   string
+	CreatedAt int64
+	ExpiresAt int64
+}
+
+type AuthSession struct {
+	ID        string
+	UserID    string
+	CreatedAt int64
+	ExpiresAt int64
+	RevokedAt *int64
+}
+
 type CapabilityBinding struct {
 	ID        string
 	OrgID     string
@@ -52,6 +84,19 @@ type EgressDecision struct {
 	Refusal        string
 }
 
+type Invitation struct {
+	ID        string
+	OrgID     string
+	Email     *string
+	Wallet    *string
+	Role      string
+	InviterID string
+	State     string
+	CreatedAt int64
+	ExpiresAt int64
+	DecidedAt *int64
+}
+
 type Lease struct {
 	Name       string
 	Holder     string
@@ -64,6 +109,14 @@ type Lease struct {
 type Org struct {
 	ID        string
 	Name      string
+	CreatedAt int64
+}
+
+type OrgMember struct {
+	ID        string
+	OrgID     string
+	UserID    string
+	Role      string
 	CreatedAt int64
 }
 
@@ -162,6 +215,27 @@ type SessionEvent struct {
 	Type      string
 	At        int64
 	Body      string
+}
+
+type SshKey struct {
+	ID          string
+	UserID      string
+	Name        string
+	Fingerprint string
+	PublicKey   string
+	OrgID       *string
+	WorkspaceID *string
+	Role        *string
+	ApiKeyID    *string
+	CreatedAt   int64
+}
+
+type User struct {
+	ID        string
+	Email     *string
+	Wallet    *string
+	Name      string
+	CreatedAt int64
 }
 
 type WarmSandbox struct {
