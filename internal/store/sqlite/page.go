@@ -86,3 +86,37 @@ func (l listing[T]) run(ctx context.Context, db execer, page store.Page) ([]T, s
 	out, next := nextCursor(out, limit, l.key)
 	return out, next, nil
 }
+
+// keyset is where a generated listing query starts: At and ID are nil for
+// the first page, and Fetch is the page's limit plus one.
+type keyset struct {
+	At    *int64
+	ID    *string
+	Fetch int64
+}
+
+// listPage runs one keyset-paginated listing of generated queries: fetch
+// runs the query for k, conv maps its rows and key gives a value's
+// created_at and id for the next cursor.
+func listPage[R, T any](ctx context.Context, op string, res resource, page store.Page,
+	fetch func(ctx context.Context, k keyset) ([]R, error), conv func(R) (T, error), key func(T) (time.Time, string),
+) ([]T, string, error) {
+	c, after, limit, err := parsePage(page)
+	if err != nil {
+		return nil, "", err
+	}
+	k := keyset{Fetch: int64(limit) + 1}
+	if after {
+		k.At, k.ID = &c.at, &c.id
+	}
+	rows, err := fetch(ctx, k)
+	if err != nil {
+		return nil, "", classify(op, res, err)
+	}
+	out, err := mapRows(rows, conv)
+	if err != nil {
+		return nil, "", err
+	}
+	out, next := nextCursor(out, limit, key)
+	return out, next, nil
+}
