@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,6 +48,9 @@ const fleetKey = "pdk_0123456789abcdef0123456789abcdef0123456789abf1ee"
 // holder's loops move within seconds.
 const fleetLeaseTTL = 3 * time.Second
 
+// fleets counts the fleets started.
+var fleets atomic.Int64
+
 // newFleet starts n replicas on a new PostgreSQL database, one after the
 // other (the first takes the leases of the loops), and the proxy in front
 // of them. Settlement runs every second with a two-second prepaid slice,
@@ -60,7 +64,9 @@ func newFleet(t testing.TB, n int) *fleet {
 		shim:     testenv.Binary(t, "paddock-shim"),
 		data:     t.TempDir(),
 		runDir:   filepath.Join(testenv.ShortTempDir(t), "r"),
-		instance: testenv.Instance(t),
+		// An installation of its own, whose containers the next fleet
+		// of the same test (a benchmark's next iteration) leaves alone.
+		instance: fmt.Sprintf("%s-f%d", testenv.Instance(t), fleets.Add(1)),
 		dsn:      testenv.Postgres(t),
 	}
 	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, f.instance) })
@@ -114,8 +120,8 @@ func (f *fleet) kill(i int) time.Time {
 	return at
 }
 
-// stop stops the live replicas (SIGTERM) and waits for each to exit
-// cleanly.
+// stop stops the live replicas (SIGTERM), waits for each to exit
+// cleanly, and removes the installation's containers.
 func (f *fleet) stop() {
 	f.t.Helper()
 	for i, s := range f.replicas {
@@ -123,6 +129,9 @@ func (f *fleet) stop() {
 			s.stop(f.t)
 			f.dead[i] = true
 		}
+	}
+	if err := testenv.Sweep(provider.LabelInstance, f.instance); err != nil {
+		f.t.Error(err)
 	}
 }
 
