@@ -59,11 +59,11 @@ func newFleet(t testing.TB, n int) *fleet {
 	t.Helper()
 	testenv.RequireDocker(t, testenv.TestImage)
 	f := &fleet{
-		t:        t,
-		bin:      testenv.Binary(t, "paddock"),
-		shim:     testenv.Binary(t, "paddock-shim"),
-		data:     t.TempDir(),
-		runDir:   filepath.Join(testenv.ShortTempDir(t), "r"),
+		t:      t,
+		bin:    testenv.Binary(t, "paddock"),
+		shim:   testenv.Binary(t, "paddock-shim"),
+		data:   t.TempDir(),
+		runDir: filepath.Join(testenv.ShortTempDir(t), "r"),
 		// An installation of its own, whose containers the next fleet
 		// of the same test (a benchmark's next iteration) leaves alone.
 		instance: fmt.Sprintf("%s-f%d", testenv.Instance(t), fleets.Add(1)),
