@@ -60,6 +60,7 @@ const serializableAttempts = 12
 type Store struct {
 	*queries
 	pool   *pgxpool.Pool
+	locks  *pgxpool.Pool // runtimes' advisory locks: see lock.go
 	logger *slog.Logger
 }
 
@@ -98,7 +99,12 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		pool.Close()
 		return nil, err
 	}
-	return &Store{queries: newQueries(pool), pool: pool, logger: logger}, nil
+	locks, err := newLockPool(ctx, cfg)
+	if err != nil {
+		pool.Close()
+		return nil, errdefs.FailedPrecondition("store_open_failed", "cannot connect to the postgres database").WithCause(err)
+	}
+	return &Store{queries: newQueries(pool), pool: pool, locks: locks, logger: logger}, nil
 }
 
 // Pool is the store's connection pool, for what runs beside the store on
@@ -194,8 +200,10 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the store's connections.
+// Close closes the store's connections. A runtime lock still held keeps
+// it waiting until it is released.
 func (s *Store) Close() error {
+	s.locks.Close()
 	s.pool.Close()
 	return nil
 }
