@@ -25,6 +25,9 @@
 //     promise (a serialization failure or deadlock) is run again, whole,
 //     a bounded number of times; fn must therefore only read and write
 //     through the Queries it is given and reset anything it captures.
+//   - The runtime service holds a runtime's advisory lock (LockRuntime,
+//     lock.go) for the whole of an action on it, provider calls included,
+//     so two replicas never act on one runtime at once.
 //
 // Schema: numbered migrations embedded from migrations/*.sql, the same
 // list as SQLite's (version for version, name for name), are applied in
