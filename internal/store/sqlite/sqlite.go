@@ -37,6 +37,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime"
@@ -66,7 +67,12 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the database file at path, applies pending
 // migrations and returns the store. A database stamped with a schema newer
 // than this build's is refused with errdefs.ErrFailedPrecondition.
-func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retErr error) {
+func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
+	return open(ctx, path, migrationFS, logger)
+}
+
+// open is Open with the migrations of fsys, which tests replace.
+func open(ctx context.Context, path string, fsys fs.FS, logger *slog.Logger) (_ *Store, retErr error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -109,7 +115,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retE
 		logger.WarnContext(ctx, "sqlite database is not in WAL mode; concurrent reads will wait for writers", "path", path, "journal_mode", mode)
 	}
 
-	if err := migrate(ctx, write, logger); err != nil {
+	if err := migrate(ctx, write, fsys, logger); err != nil {
 		return nil, err
 	}
 
