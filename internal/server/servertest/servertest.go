@@ -89,6 +89,10 @@ type Options struct {
 	// DataDir is the server's data directory, its store and keys; ""
 	// means a fresh one of the test's.
 	DataDir string
+	// Store is the store's DSN, as the configuration's store: a
+	// PostgreSQL database several Envs share, as replicas do. "" means
+	// SQLite in DataDir.
+	Store string
 }
 
 // Env is a running API.
@@ -182,7 +186,7 @@ func loggerOf(opts Options) *slog.Logger {
 // directory of the test's, no SSH gateway and no egress proxy.
 func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg := config.Default()
-	cfg.DataDir = opts.DataDir
+	cfg.DataDir, cfg.Store = opts.DataDir, opts.Store
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
