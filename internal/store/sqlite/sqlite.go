@@ -48,6 +48,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // busyTimeout is how long a connection waits for a lock another process
@@ -132,7 +133,7 @@ func open(ctx context.Context, path string, fsys fs.FS, logger *slog.Logger) (_ 
 	}
 
 	return &Store{
-		queries: &queries{r: dbExec{read, newStmtCache(read)}, w: dbExec{write, newStmtCache(write)}},
+		queries: newQueries(dbExec{read, newStmtCache(read)}, dbExec{write, newStmtCache(write)}),
 		logger:  logger,
 		read:    read,
 		write:   write,
@@ -171,7 +172,7 @@ func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) (retEr
 			}
 		}
 	}()
-	if err := fn(&queries{r: tx, w: tx}); err != nil {
+	if err := fn(newQueries(tx, tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -186,8 +187,11 @@ func (s *Store) Close() error {
 	return errors.Join(s.queries.r.(dbExec).cache.close(), s.queries.w.(dbExec).cache.close(), s.read.Close(), s.write.Close())
 }
 
-// execer is what queries run on: a *sql.DB or a *sql.Tx.
+// execer is what queries run on: a pool or a transaction, through its
+// statement cache (stmtcache.go). It is what the generated queries need
+// (litedb.DBTX).
 type execer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -200,6 +204,14 @@ type queries struct {
 	r     execer
 	w     execer
 	stmts map[string]*sql.Stmt
+	// rq and wq run the generated queries (package litedb, from
+	// queries/*.sql) on r and w.
+	rq, wq *litedb.Queries
+}
+
+// newQueries returns the queries that read through r and write through w.
+func newQueries(r, w execer) *queries {
+	return &queries{r: r, w: w, rq: litedb.New(r), wq: litedb.New(w)}
 }
 
 var _ store.Queries = (*queries)(nil)
