@@ -250,3 +250,30 @@ func localWaiters(s *Service, id string) int {
 	}
 	return 0
 }
+
+// TestReplicaAgentTakesNoLock: a call into a running sandbox (exec, files,
+// a terminal: Agent) takes no runtime lock, so it does not wait while
+// another replica holds the runtime's for a pause still in the provider.
+func TestReplicaAgentTakesNoLock(t *testing.T) {
+	r := newReplicas(t, 2)
+	a, b := r.svcs[0], r.svcs[1]
+	rt := r.runtime("p")
+	if _, err := a.Start(t.Context(), rt.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	r.prov.SetGate(fake.OpPause, gate)
+	paused := make(chan error, 1)
+	go func() { _, err := a.Pause(t.Context(), rt.ID, store.PauseUser); paused <- err }()
+	testenv.WaitFor(t, "the pause in the provider", func() bool { return r.prov.Calls(fake.OpPause) == 1 })
+	// Were it to wait for the lock, the deadline would end it: 503.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, _, err := b.Agent(ctx, rt.ID); !hasCode(err, CodeAgentNotSupported) {
+		t.Fatalf("Agent while another replica pauses = %v; want the fake's %s, at once", err, CodeAgentNotSupported)
+	}
+	close(gate)
+	if err := <-paused; err != nil {
+		t.Fatalf("the pause: %v", err)
+	}
+}
