@@ -1,9 +1,13 @@
 package postgres_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 // lockRig is one database with two stores on it, as two replicas have,
 // and a connection of its own to look at (and kill) their sessions.
 type lockRig struct {
+	dsn   string
 	a, b  *postgres.Store
 	admin *pgx.Conn
 }
@@ -36,7 +41,7 @@ func newLockRig(t *testing.T) lockRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
-	return lockRig{a: open(), b: open(), admin: admin}
+	return lockRig{dsn: dsn, a: open(), b: open(), admin: admin}
 }
 
 // advisory counts the advisory locks in the database that are held
@@ -198,4 +203,61 @@ func TestLockPoolLeavesQueriesTheirConnections(t *testing.T) {
 	if n := r.advisory(t, true); n != 0 {
 		t.Errorf("%d locks held after every release, want 0", n)
 	}
+}
+
+// holderEnv, set, makes TestLockHolderProcess a process that takes the
+// lock of runtime rt-1 on the database it names and holds it until killed
+// (or until its stdin closes, so it never outlives the test).
+const holderEnv = "PADDOCK_TEST_LOCK_HOLDER_DSN"
+
+// TestLockHolderProcess is the process TestLockRuntimeDiesWithItsProcess
+// kills; run by itself it does nothing.
+func TestLockHolderProcess(t *testing.T) {
+	dsn := os.Getenv(holderEnv)
+	if dsn == "" {
+		t.Skip("run by TestLockRuntimeDiesWithItsProcess")
+	}
+	s, err := postgres.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LockRuntime(context.Background(), "rt-1"); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// TestLockRuntimeDiesWithItsProcess: a server process that dies (SIGKILL)
+// holding a runtime's lock releases it, and another store's waiter takes
+// it.
+func TestLockRuntimeDiesWithItsProcess(t *testing.T) {
+	r := newLockRig(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+r.dsn)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("the holder process said %q, %v", line, err)
+	}
+	waiter := lockAsync(t.Context(), r.b, "rt-1")
+	r.waitWaiters(t, 1)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	got := <-waiter
+	if got.err != nil {
+		t.Fatalf("lock after the holder process died: %v", got.err)
+	}
+	got.unlock()
 }
