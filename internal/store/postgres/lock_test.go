@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store/postgres"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -260,4 +263,35 @@ func TestLockRuntimeDiesWithItsProcess(t *testing.T) {
 		t.Fatalf("lock after the holder process died: %v", got.err)
 	}
 	got.unlock()
+}
+
+// TestLockRuntimeDatabaseOutOfReach: while the database refuses
+// connections a lock fails as unavailable (503 store_unavailable), holding
+// nothing; once it allows them again the store locks.
+func TestLockRuntimeDatabaseOutOfReach(t *testing.T) {
+	r := newLockRig(t)
+	u, err := url.Parse(r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	u.Path = "/postgres"
+	admin, err := pgx.Connect(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close(context.Background()) }()
+	allow := func(on bool) {
+		t.Helper()
+		if _, err := admin.Exec(t.Context(), fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS %t", db, on)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow(false)
+	_, err = r.a.LockRuntime(t.Context(), "rt-1")
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != "store_unavailable" || !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("a lock with the database out of reach = %v; want 503 store_unavailable", err)
+	}
+	allow(true)
+	mustLock(t, r.a, "rt-1")()
 }
