@@ -28,6 +28,34 @@ func fromMicros(v sql.NullInt64) time.Time {
 	return time.UnixMicro(v.Int64).UTC()
 }
 
+// microsPtr encodes an optional time for the generated queries: the zero
+// time is nil (NULL).
+func microsPtr(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMicro()
+	return &v
+}
+
+// fromMicrosPtr decodes a nullable time column as the generated queries
+// read it: nil is the zero time.
+func fromMicrosPtr(v *int64) time.Time {
+	if v == nil {
+		return time.Time{}
+	}
+	return time.UnixMicro(*v).UTC()
+}
+
+// optString passes "" to the generated queries as nil (NULL): an unset
+// filter.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // orNow returns t, or the current time when t is zero.
 func orNow(t time.Time) time.Time {
 	if t.IsZero() {

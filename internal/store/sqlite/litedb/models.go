@@ -3,3 +3,57 @@
 //   sqlc v1.31.1
 
 package litedb
+
+type CreditJournal struct {
+	Seq                int64
+	ID                 string
+	OrgID              string
+	Kind               string
+	AmountMicros       int64
+	HeldMicros         int64
+	BalanceAfterMicros int64
+	HeldAfterMicros    int64
+	ShortfallMicros    int64
+	SandboxID          string
+	RuntimeID          string
+	ProjectID          string
+	WorkspaceID        string
+	PeriodStart        *int64
+	PeriodEnd          *int64
+	IdempotencyKey     string
+	Note               string
+	Actor              string
+	CreatedAt          int64
+}
+
+type Sandbox struct {
+	ID                string
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	RuntimeID         string
+	Kind              string
+	State             string
+	PauseReason       string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	SecretIds         *string
+	KillReason        string
+	Error             string
+	BilledMicros      int64
+	CreatedAt         int64
+	StartedAt         *int64
+	PausedAt          *int64
+	KilledAt          *int64
+	ExpiresAt         *int64
+	LastSettledAt     *int64
+	Version           int64
+	UpdatedAt         int64
+	RunningSince      *int64
+	Network           string
+	BillingVersion    int64
+}
