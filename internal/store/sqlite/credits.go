@@ -297,7 +297,7 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	if after {
 		arg.BeforeSeq = &c.at
 	}
-	rows, err := q.rq.ListJournal(ctx, arg)
+	rows, err := q.listJournal(ctx, arg)
 	if err != nil {
 		return nil, "", classify("list journal", resJournal, err)
 	}
@@ -310,6 +310,21 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	}
 	out = out[:limit]
 	return out, dialect.SeqCursor(out[limit-1]), nil
+}
+
+// listJournal runs the variant of ListJournal that can use the journal's
+// index by the filter set (sandbox, runtime or project; see
+// queries/credits.sql).
+func (q *queries) listJournal(ctx context.Context, arg litedb.ListJournalParams) ([]litedb.CreditJournal, error) {
+	switch {
+	case arg.SandboxID != nil:
+		return q.rq.ListJournalBySandbox(ctx, litedb.ListJournalBySandboxParams(arg))
+	case arg.RuntimeID != nil:
+		return q.rq.ListJournalByRuntime(ctx, litedb.ListJournalByRuntimeParams(arg))
+	case arg.ProjectID != nil:
+		return q.rq.ListJournalByProject(ctx, litedb.ListJournalByProjectParams(arg))
+	}
+	return q.rq.ListJournal(ctx, arg)
 }
 
 // SumUsage sums an org's deductions and refunds per group.

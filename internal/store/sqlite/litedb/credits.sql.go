@@ -240,8 +240,259 @@ type ListJournalParams struct {
 	Lim         int64
 }
 
+// ListJournal lists an org's entries newest first, each filter unset
+// (NULL) or matched. A filter that may be NULL cannot pick an index, so
+// the journal's indexes by sandbox, runtime and project are used by the
+// variants below, one per filter, which take it set; their parameters are
+// ListJournal's.
 func (q *Queries) ListJournal(ctx context.Context, arg ListJournalParams) ([]CreditJournal, error) {
 	rows, err := q.db.QueryContext(ctx, listJournal,
+		arg.OrgID,
+		arg.SandboxID,
+		arg.RuntimeID,
+		arg.ProjectID,
+		arg.WorkspaceID,
+		arg.Kind,
+		arg.FromAt,
+		arg.ToAt,
+		arg.BeforeSeq,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CreditJournal
+	for rows.Next() {
+		var i CreditJournal
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.OrgID,
+			&i.Kind,
+			&i.AmountMicros,
+			&i.HeldMicros,
+			&i.BalanceAfterMicros,
+			&i.HeldAfterMicros,
+			&i.ShortfallMicros,
+			&i.SandboxID,
+			&i.RuntimeID,
+			&i.ProjectID,
+			&i.WorkspaceID,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.IdempotencyKey,
+			&i.Note,
+			&i.Actor,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listJournalByProject = `-- name: ListJournalByProject :many
+SELECT seq, id, org_id, kind, amount_micros, held_micros, balance_after_micros, held_after_micros, shortfall_micros, sandbox_id, runtime_id, project_id, workspace_id, period_start, period_end, idempotency_key, note, actor, created_at FROM credit_journal
+WHERE org_id = ?1
+  AND (CAST(?2 AS TEXT) IS NULL OR sandbox_id = ?2)
+  AND (CAST(?3 AS TEXT) IS NULL OR runtime_id = ?3)
+  AND project_id = ?4
+  AND (CAST(?5 AS TEXT) IS NULL OR workspace_id = ?5)
+  AND (CAST(?6 AS TEXT) IS NULL OR kind = ?6)
+  AND (CAST(?7 AS INTEGER) IS NULL OR created_at >= ?7)
+  AND (CAST(?8 AS INTEGER) IS NULL OR created_at < ?8)
+  AND (CAST(?9 AS INTEGER) IS NULL OR seq < ?9)
+ORDER BY seq DESC
+LIMIT ?10
+`
+
+type ListJournalByProjectParams struct {
+	OrgID       string
+	SandboxID   *string
+	RuntimeID   *string
+	ProjectID   *string
+	WorkspaceID *string
+	Kind        *string
+	FromAt      *int64
+	ToAt        *int64
+	BeforeSeq   *int64
+	Lim         int64
+}
+
+func (q *Queries) ListJournalByProject(ctx context.Context, arg ListJournalByProjectParams) ([]CreditJournal, error) {
+	rows, err := q.db.QueryContext(ctx, listJournalByProject,
+		arg.OrgID,
+		arg.SandboxID,
+		arg.RuntimeID,
+		arg.ProjectID,
+		arg.WorkspaceID,
+		arg.Kind,
+		arg.FromAt,
+		arg.ToAt,
+		arg.BeforeSeq,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CreditJournal
+	for rows.Next() {
+		var i CreditJournal
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.OrgID,
+			&i.Kind,
+			&i.AmountMicros,
+			&i.HeldMicros,
+			&i.BalanceAfterMicros,
+			&i.HeldAfterMicros,
+			&i.ShortfallMicros,
+			&i.SandboxID,
+			&i.RuntimeID,
+			&i.ProjectID,
+			&i.WorkspaceID,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.IdempotencyKey,
+			&i.Note,
+			&i.Actor,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listJournalByRuntime = `-- name: ListJournalByRuntime :many
+SELECT seq, id, org_id, kind, amount_micros, held_micros, balance_after_micros, held_after_micros, shortfall_micros, sandbox_id, runtime_id, project_id, workspace_id, period_start, period_end, idempotency_key, note, actor, created_at FROM credit_journal
+WHERE org_id = ?1
+  AND (CAST(?2 AS TEXT) IS NULL OR sandbox_id = ?2)
+  AND runtime_id = ?3
+  AND (CAST(?4 AS TEXT) IS NULL OR project_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR workspace_id = ?5)
+  AND (CAST(?6 AS TEXT) IS NULL OR kind = ?6)
+  AND (CAST(?7 AS INTEGER) IS NULL OR created_at >= ?7)
+  AND (CAST(?8 AS INTEGER) IS NULL OR created_at < ?8)
+  AND (CAST(?9 AS INTEGER) IS NULL OR seq < ?9)
+ORDER BY seq DESC
+LIMIT ?10
+`
+
+type ListJournalByRuntimeParams struct {
+	OrgID       string
+	SandboxID   *string
+	RuntimeID   *string
+	ProjectID   *string
+	WorkspaceID *string
+	Kind        *string
+	FromAt      *int64
+	ToAt        *int64
+	BeforeSeq   *int64
+	Lim         int64
+}
+
+func (q *Queries) ListJournalByRuntime(ctx context.Context, arg ListJournalByRuntimeParams) ([]CreditJournal, error) {
+	rows, err := q.db.QueryContext(ctx, listJournalByRuntime,
+		arg.OrgID,
+		arg.SandboxID,
+		arg.RuntimeID,
+		arg.ProjectID,
+		arg.WorkspaceID,
+		arg.Kind,
+		arg.FromAt,
+		arg.ToAt,
+		arg.BeforeSeq,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CreditJournal
+	for rows.Next() {
+		var i CreditJournal
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.OrgID,
+			&i.Kind,
+			&i.AmountMicros,
+			&i.HeldMicros,
+			&i.BalanceAfterMicros,
+			&i.HeldAfterMicros,
+			&i.ShortfallMicros,
+			&i.SandboxID,
+			&i.RuntimeID,
+			&i.ProjectID,
+			&i.WorkspaceID,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.IdempotencyKey,
+			&i.Note,
+			&i.Actor,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listJournalBySandbox = `-- name: ListJournalBySandbox :many
+SELECT seq, id, org_id, kind, amount_micros, held_micros, balance_after_micros, held_after_micros, shortfall_micros, sandbox_id, runtime_id, project_id, workspace_id, period_start, period_end, idempotency_key, note, actor, created_at FROM credit_journal
+WHERE org_id = ?1
+  AND sandbox_id = ?2
+  AND (CAST(?3 AS TEXT) IS NULL OR runtime_id = ?3)
+  AND (CAST(?4 AS TEXT) IS NULL OR project_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR workspace_id = ?5)
+  AND (CAST(?6 AS TEXT) IS NULL OR kind = ?6)
+  AND (CAST(?7 AS INTEGER) IS NULL OR created_at >= ?7)
+  AND (CAST(?8 AS INTEGER) IS NULL OR created_at < ?8)
+  AND (CAST(?9 AS INTEGER) IS NULL OR seq < ?9)
+ORDER BY seq DESC
+LIMIT ?10
+`
+
+type ListJournalBySandboxParams struct {
+	OrgID       string
+	SandboxID   *string
+	RuntimeID   *string
+	ProjectID   *string
+	WorkspaceID *string
+	Kind        *string
+	FromAt      *int64
+	ToAt        *int64
+	BeforeSeq   *int64
+	Lim         int64
+}
+
+func (q *Queries) ListJournalBySandbox(ctx context.Context, arg ListJournalBySandboxParams) ([]CreditJournal, error) {
+	rows, err := q.db.QueryContext(ctx, listJournalBySandbox,
 		arg.OrgID,
 		arg.SandboxID,
 		arg.RuntimeID,

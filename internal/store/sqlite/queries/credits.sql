@@ -59,11 +59,58 @@ SELECT id FROM credit_journal WHERE id IN (SELECT j.value FROM json_each(CAST(sq
 SELECT * FROM credit_journal WHERE org_id = ? AND idempotency_key = ?;
 
 -- name: ListJournal :many
+-- ListJournal lists an org's entries newest first, each filter unset
+-- (NULL) or matched. A filter that may be NULL cannot pick an index, so
+-- the journal's indexes by sandbox, runtime and project are used by the
+-- variants below, one per filter, which take it set; their parameters are
+-- ListJournal's.
 SELECT * FROM credit_journal
 WHERE org_id = sqlc.arg(org_id)
   AND (CAST(sqlc.narg(sandbox_id) AS TEXT) IS NULL OR sandbox_id = sqlc.narg(sandbox_id))
   AND (CAST(sqlc.narg(runtime_id) AS TEXT) IS NULL OR runtime_id = sqlc.narg(runtime_id))
   AND (CAST(sqlc.narg(project_id) AS TEXT) IS NULL OR project_id = sqlc.narg(project_id))
+  AND (CAST(sqlc.narg(workspace_id) AS TEXT) IS NULL OR workspace_id = sqlc.narg(workspace_id))
+  AND (CAST(sqlc.narg(kind) AS TEXT) IS NULL OR kind = sqlc.narg(kind))
+  AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
+  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+  AND (CAST(sqlc.narg(before_seq) AS INTEGER) IS NULL OR seq < sqlc.narg(before_seq))
+ORDER BY seq DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListJournalBySandbox :many
+SELECT * FROM credit_journal
+WHERE org_id = sqlc.arg(org_id)
+  AND sandbox_id = sqlc.narg(sandbox_id)
+  AND (CAST(sqlc.narg(runtime_id) AS TEXT) IS NULL OR runtime_id = sqlc.narg(runtime_id))
+  AND (CAST(sqlc.narg(project_id) AS TEXT) IS NULL OR project_id = sqlc.narg(project_id))
+  AND (CAST(sqlc.narg(workspace_id) AS TEXT) IS NULL OR workspace_id = sqlc.narg(workspace_id))
+  AND (CAST(sqlc.narg(kind) AS TEXT) IS NULL OR kind = sqlc.narg(kind))
+  AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
+  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+  AND (CAST(sqlc.narg(before_seq) AS INTEGER) IS NULL OR seq < sqlc.narg(before_seq))
+ORDER BY seq DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListJournalByRuntime :many
+SELECT * FROM credit_journal
+WHERE org_id = sqlc.arg(org_id)
+  AND (CAST(sqlc.narg(sandbox_id) AS TEXT) IS NULL OR sandbox_id = sqlc.narg(sandbox_id))
+  AND runtime_id = sqlc.narg(runtime_id)
+  AND (CAST(sqlc.narg(project_id) AS TEXT) IS NULL OR project_id = sqlc.narg(project_id))
+  AND (CAST(sqlc.narg(workspace_id) AS TEXT) IS NULL OR workspace_id = sqlc.narg(workspace_id))
+  AND (CAST(sqlc.narg(kind) AS TEXT) IS NULL OR kind = sqlc.narg(kind))
+  AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
+  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+  AND (CAST(sqlc.narg(before_seq) AS INTEGER) IS NULL OR seq < sqlc.narg(before_seq))
+ORDER BY seq DESC
+LIMIT sqlc.arg(lim);
+
+-- name: ListJournalByProject :many
+SELECT * FROM credit_journal
+WHERE org_id = sqlc.arg(org_id)
+  AND (CAST(sqlc.narg(sandbox_id) AS TEXT) IS NULL OR sandbox_id = sqlc.narg(sandbox_id))
+  AND (CAST(sqlc.narg(runtime_id) AS TEXT) IS NULL OR runtime_id = sqlc.narg(runtime_id))
+  AND project_id = sqlc.narg(project_id)
   AND (CAST(sqlc.narg(workspace_id) AS TEXT) IS NULL OR workspace_id = sqlc.narg(workspace_id))
   AND (CAST(sqlc.narg(kind) AS TEXT) IS NULL OR kind = sqlc.narg(kind))
   AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
