@@ -55,10 +55,11 @@ func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr
 }
 
 // prepared returns query prepared on q's transaction and cached for the
-// transaction's life (database/sql closes it with the transaction): the
-// settler runs the same few statements hundreds of times per transaction.
-// Outside a transaction, or if preparing fails, it returns nil and the
-// caller runs the query unprepared (which reports any error).
+// transaction's life (database/sql closes it with the transaction), for
+// exec. Outside a transaction, or if preparing fails, it returns nil and
+// the caller runs the query unprepared (which reports any error). The
+// generated queries need neither: they run through the pool's statement
+// cache (stmtcache.go).
 func (q *queries) prepared(ctx context.Context, query string) *sql.Stmt {
 	tx, ok := q.w.(txExec)
 	if !ok {

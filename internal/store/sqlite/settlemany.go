@@ -16,8 +16,8 @@ import (
 // handful of statements: the settler's path, where the one-by-one cost was
 // five statements and a journal insert's eight B-tree writes per row.
 //
-// It reads every row and every idempotency key the batch names first,
-// then decides each settlement in memory, in order (dialect.SettleBatch);
+// It reads every row and every idempotency key the batch names first
+// (one statement each: the values go as one JSON array), then decides each settlement in memory, in order (dialect.SettleBatch);
 // the conformance suite runs the same settlements both ways and compares.
 // The entries are then appended by multi-row inserts, the rows move by
 // multi-row updates guarded by their billing versions, and the account is
@@ -68,11 +68,7 @@ func (q *queries) SettleMany(ctx context.Context, orgID string, ss []store.Settl
 // readBatch reads the billing rows the valid settlements of b name, and
 // which of their idempotency keys and entry ids are used already.
 func (q *queries) readBatch(ctx context.Context, b *dialect.SettleBatch, valid []int) error {
-	ids, err := jsonArg(b.Pick(valid, func(s store.Settlement) string { return s.SandboxID }))
-	if err != nil {
-		return err
-	}
-	rows, err := q.wq.BillingRows(ctx, ids)
+	rows, err := q.wq.BillingRows(ctx, jsonArray(b.Pick(valid, func(s store.Settlement) string { return s.SandboxID })))
 	if err != nil {
 		return classify("read sandboxes", resSandbox, err)
 	}
@@ -81,33 +77,28 @@ func (q *queries) readBatch(ctx context.Context, b *dialect.SettleBatch, valid [
 		sb := billingSandbox(r)
 		b.Rows[sb.ID] = &sb
 	}
-	keys, err := jsonArg(b.Pick(valid, func(s store.Settlement) string { return s.IdempotencyKey }))
-	if err != nil {
-		return err
-	}
-	used, err := q.wq.UsedJournalKeys(ctx, litedb.UsedJournalKeysParams{OrgID: b.OrgID, Keys: keys})
+	keys, err := q.wq.UsedJournalKeys(ctx, litedb.UsedJournalKeysParams{
+		OrgID: b.OrgID, Keys: jsonArray(b.Pick(valid, func(s store.Settlement) string { return s.IdempotencyKey })),
+	})
 	if err != nil {
 		return classify("read journal keys", resJournal, err)
 	}
-	b.Keys, b.IDs = set(used), map[string]bool{}
+	var ids []string
 	if named := b.Pick(valid, func(s store.Settlement) string { return s.ID }); len(named) > 0 { // the settler names none
-		return q.readEntryIDs(ctx, b, named)
+		if ids, err = q.wq.UsedJournalIDs(ctx, jsonArray(named)); err != nil {
+			return classify("read journal ids", resJournal, err)
+		}
 	}
+	b.Keys, b.IDs = set(keys), set(ids)
 	return nil
 }
 
-// readEntryIDs records which of ids b's journal holds already.
-func (q *queries) readEntryIDs(ctx context.Context, b *dialect.SettleBatch, ids []string) error {
-	arg, err := jsonArg(ids)
-	if err != nil {
-		return err
-	}
-	used, err := q.wq.UsedJournalIDs(ctx, arg)
-	if err != nil {
-		return classify("read journal ids", resJournal, err)
-	}
-	b.IDs = set(used)
-	return nil
+// jsonArray encodes values as the JSON array a statement reads with
+// json_each: a batch's values in one argument, so the statement's text is
+// the same whatever the batch's size and stays prepared.
+func jsonArray(values []string) string {
+	b, _ := json.Marshal(values) // strings always encode
+	return string(b)
 }
 
 // set is the set of values.
@@ -117,15 +108,6 @@ func set(values []string) map[string]bool {
 		out[v] = true
 	}
 	return out
-}
-
-// jsonArg encodes v as the JSON text a statement reads with json_each.
-func jsonArg(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("sqlite store: encode batch: %w", err)
-	}
-	return string(b), nil
 }
 
 // Multi-row writes. SQLite takes a batch's rows fastest as one INSERT or
