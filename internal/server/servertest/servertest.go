@@ -185,7 +185,7 @@ func loggerOf(opts Options) *slog.Logger {
 // directory of the test's, no SSH gateway and no egress proxy.
 func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg := config.Default()
-	cfg.DataDir = opts.DataDir
+	cfg.DataDir, cfg.Store = opts.DataDir, opts.Store
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
@@ -206,7 +206,6 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	}
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
-	cfg.Store = opts.Store
 	return cfg
 }
 

@@ -63,14 +63,6 @@ func (q *queries) DeleteCapabilityVersion(ctx context.Context, orgID, name, vers
 	return affected("delete capability version", resCapVer, n, err)
 }
 
-// orNoRows is err, or sql.ErrNoRows when there is none: nothing matched.
-func orNoRows(err error) error {
-	if err == nil {
-		return sql.ErrNoRows
-	}
-	return err
-}
-
 // bindingOf maps a capability_bindings row.
 func bindingOf(b litedb.CapabilityBinding) (store.CapabilityBinding, error) {
 	out := store.CapabilityBinding{

@@ -12,22 +12,6 @@ import (
 // micros encodes a required time as unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// optMicros encodes an optional time: the zero time is NULL.
-func optMicros(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
-}
-
-// fromMicros decodes a time column; NULL is the zero time.
-func fromMicros(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMicro(v.Int64).UTC()
-}
-
 // fromMicro decodes a required time column.
 func fromMicro(v int64) time.Time { return time.UnixMicro(v).UTC() }
 
@@ -79,28 +63,6 @@ func orNow(t time.Time) time.Time {
 		return now()
 	}
 	return t
-}
-
-// nullString stores "" as NULL, for optional references.
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
-}
-
-// encodeStrings stores nil as NULL and anything else (empty included) as a
-// JSON array, so nil and empty round-trip apart.
-func encodeStrings(ss []string) (sql.NullString, error) {
-	v, err := dialect.EncodeStrings(ss)
-	if v == nil || err != nil {
-		return sql.NullString{}, err
-	}
-	return sql.NullString{String: *v, Valid: true}, nil
-}
-
-func decodeStrings(v sql.NullString) ([]string, error) {
-	if !v.Valid {
-		return nil, nil
-	}
-	return dialect.DecodeStrings(&v.String)
 }
 
 // blob stores an empty byte slice as NULL.

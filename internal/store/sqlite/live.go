@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // The limits' live state (migration 0013). One SQLite database serves one
@@ -15,7 +17,9 @@ import (
 // takeToken refills the bucket by the time since its last draw (never
 // backwards), up to the burst, and takes a whole token if there is one, in
 // one statement. A bucket never drawn from starts full, less this draw.
-// Parameters: key, burst, at (µs), rate.
+// Parameters: key, burst, at (µs), rate. It is the one statement of this
+// file not in queries/live.sql: sqlc's SQLite parser leaves parameters
+// inside an upsert's DO UPDATE clause unbound.
 const takeToken = `INSERT INTO rate_buckets (key, tokens, granted, drawn_at) VALUES (?1, ?2 - 1, 1, ?3)
 	ON CONFLICT (key) DO UPDATE SET
 		tokens = CASE WHEN ` + refilled + ` >= 1 THEN ` + refilled + ` - 1 ELSE ` + refilled + ` END,
@@ -45,7 +49,8 @@ func (q *queries) TakeToken(ctx context.Context, key string, rate store.BucketRa
 
 // SweepBuckets forgets the buckets last drawn from before before.
 func (q *queries) SweepBuckets(ctx context.Context, before time.Time) (int64, error) {
-	return q.execRows(ctx, "sweep buckets", dialect.Bucket, "DELETE FROM rate_buckets WHERE drawn_at < ?", micros(before))
+	n, err := q.wq.SweepBuckets(ctx, micros(before))
+	return n, classify("sweep buckets", dialect.Bucket, err)
 }
 
 // TakeHold takes h against every cap of caps, or none, in one write
@@ -58,8 +63,8 @@ func (q *queries) TakeHold(ctx context.Context, h store.Hold, caps []store.Cap, 
 	err = q.atomic(ctx, func(q *queries) error {
 		counts := make([]int, len(sorted))
 		for i, c := range sorted {
-			err := q.w.QueryRowContext(ctx, "SELECT COUNT(*) FROM live_holds WHERE kind = ? AND key = ? AND expires_at > ?",
-				c.Kind, c.Key, micros(at)).Scan(&counts[i])
+			n, err := q.wq.CountHolds(ctx, litedb.CountHoldsParams{Kind: c.Kind, Key: c.Key, At: micros(at)})
+			counts[i] = int(n)
 			if err != nil {
 				return classify("count holds", dialect.Hold, err)
 			}
@@ -69,8 +74,8 @@ func (q *queries) TakeHold(ctx context.Context, h store.Hold, caps []store.Cap, 
 			return nil
 		}
 		for _, c := range sorted {
-			_, err := q.w.ExecContext(ctx, "INSERT INTO live_holds (id, kind, key, holder, expires_at) VALUES (?, ?, ?, ?, ?)",
-				h.ID, c.Kind, c.Key, h.Holder, micros(h.ExpiresAt))
+			err := q.wq.InsertHold(ctx, litedb.InsertHoldParams{ID: h.ID, Kind: c.Kind, Key: c.Key, Holder: h.Holder,
+				ExpiresAt: micros(h.ExpiresAt)})
 			if err != nil {
 				return classify("take hold", dialect.Hold, err)
 			}
@@ -88,8 +93,7 @@ func (q *queries) ReleaseHold(ctx context.Context, id string) error {
 	if err := required(dialect.Hold, "id", id); err != nil {
 		return err
 	}
-	_, err := q.execRows(ctx, "release hold", dialect.Hold, "DELETE FROM live_holds WHERE id = ?", id)
-	return err
+	return classify("release hold", dialect.Hold, q.wq.ReleaseHold(ctx, id))
 }
 
 // RenewHolds moves the expiry of holder's live holds among ids.
@@ -100,25 +104,16 @@ func (q *queries) RenewHolds(ctx context.Context, holder string, ids []string, a
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	args := []any{micros(expires), holder, micros(at)}
-	for _, id := range ids {
-		args = append(args, id)
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, errEncode(dialect.Hold, "ids", err)
 	}
-	return q.execRows(ctx, "renew holds", dialect.Hold,
-		"UPDATE live_holds SET expires_at = ? WHERE holder = ? AND expires_at > ? AND id IN ("+placeholders(len(ids))+")", args...)
+	n, err := q.wq.RenewHolds(ctx, litedb.RenewHoldsParams{ExpiresAt: micros(expires), Holder: holder, At: micros(at), Ids: string(list)})
+	return n, classify("renew holds", dialect.Hold, err)
 }
 
 // SweepHolds forgets the holds lapsed at at.
 func (q *queries) SweepHolds(ctx context.Context, at time.Time) (int64, error) {
-	return q.execRows(ctx, "sweep holds", dialect.Hold, "DELETE FROM live_holds WHERE expires_at <= ?", micros(at))
-}
-
-// execRows runs a write and returns the rows it changed.
-func (q *queries) execRows(ctx context.Context, op string, res resource, query string, args ...any) (int64, error) {
-	r, err := q.w.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, classify(op, res, err)
-	}
-	n, err := r.RowsAffected()
-	return n, classify(op, res, err)
+	n, err := q.wq.SweepHolds(ctx, micros(at))
+	return n, classify("sweep holds", dialect.Hold, err)
 }

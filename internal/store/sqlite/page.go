@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
@@ -35,56 +34,6 @@ func parsePage(p store.Page) (c cursor, ok bool, limit int, err error) {
 // the cursor for the next page, "" when this page is the last.
 func nextCursor[T any](rows []T, limit int, key func(T) (time.Time, string)) ([]T, string) {
 	return dialect.NextCursor(rows, limit, key)
-}
-
-// listing describes one keyset-paginated listing.
-type listing[T any] struct {
-	op     string
-	res    resource
-	from   string   // "SELECT <columns> FROM <table>"
-	where  []string // conditions joined with AND
-	args   []any    // arguments of where
-	newest bool     // newest first (created_at DESC, id DESC) instead of oldest first
-	scan   func(rowScanner) (T, error)
-	key    func(T) (time.Time, string) // created_at and id of a row
-}
-
-// run fetches one page: limit+1 rows after the cursor, so it knows whether
-// another page follows.
-func (l listing[T]) run(ctx context.Context, db execer, page store.Page) ([]T, string, error) {
-	c, after, limit, err := parsePage(page)
-	if err != nil {
-		return nil, "", err
-	}
-	where, args := l.where, l.args
-	order := " ORDER BY created_at, id"
-	if after {
-		cmp := "(created_at, id) > (?, ?)"
-		if l.newest {
-			cmp = "(created_at, id) < (?, ?)"
-		}
-		where = append(where[:len(where):len(where)], cmp)
-		args = append(args[:len(args):len(args)], c.at, c.id)
-	}
-	if l.newest {
-		order = " ORDER BY created_at DESC, id DESC"
-	}
-	query := l.from
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += order + " LIMIT ?"
-	args = append(args[:len(args):len(args)], limit+1)
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, "", classify(l.op, l.res, err)
-	}
-	out, err := collect(rows, l.scan)
-	if err != nil {
-		return nil, "", classify(l.op, l.res, err)
-	}
-	out, next := nextCursor(out, limit, l.key)
-	return out, next, nil
 }
 
 // keyset is where a generated listing query starts: At and ID are nil for

@@ -201,14 +201,3 @@ func versionMiss(ctx context.Context, res resource, id string, version int64, ex
 	}
 	return dialect.MissOrConflict(res, id, version, ok)
 }
-
-// missOrConflict explains why a versioned update matched no row: the row is
-// gone (ErrNotFound) or its version moved on (ErrConflict).
-func (q *queries) missOrConflict(ctx context.Context, table string, res resource, id string, version int64) error {
-	var one int
-	err := q.w.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ?", id).Scan(&one)
-	if err != nil {
-		return classify("update "+string(res), res, err)
-	}
-	return versionConflict(res, id, version)
-}

@@ -12,40 +12,6 @@ import (
 	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
-// sandboxColumns and scanSandbox read a sandboxes row for the statements
-// still written by hand (credits.go); the generated ones map with
-// sandboxOf.
-const sandboxColumns = "id, org_id, workspace_id, project_id, runtime_id, kind, state, pause_reason, " +
-	"provider, provider_sandbox_id, provider_state, image, cpu_millis, memory_mb, secret_ids, " +
-	"kill_reason, error, billed_micros, created_at, started_at, paused_at, killed_at, expires_at, " +
-	"last_settled_at, running_since, version, updated_at, network, billing_version"
-
-func scanSandbox(sc rowScanner) (store.Sandbox, error) {
-	var s store.Sandbox
-	var secrets sql.NullString
-	var created, started, paused, killed, expires, settled, since, updated sql.NullInt64
-	err := sc.Scan(&s.ID, &s.OrgID, &s.WorkspaceID, &s.ProjectID, &s.RuntimeID, &s.Kind, &s.State, &s.PauseReason,
-		&s.Provider, &s.ProviderSandboxID, &s.ProviderState, &s.Image, &s.CPUMillis, &s.MemoryMB, &secrets,
-		&s.KillReason, &s.Error, &s.BilledMicros, &created, &started, &paused, &killed, &expires,
-		&settled, &since, &s.Version, &updated, &s.Network, &s.BillingVersion)
-	if err != nil {
-		return store.Sandbox{}, err
-	}
-	if s.SecretIDs, err = decodeStrings(secrets); err != nil {
-		return store.Sandbox{}, errDecode(resSandbox, "secret_ids", err)
-	}
-	s.ProviderState = blob(s.ProviderState)
-	s.CreatedAt = fromMicros(created)
-	s.StartedAt = fromMicros(started)
-	s.PausedAt = fromMicros(paused)
-	s.KilledAt = fromMicros(killed)
-	s.ExpiresAt = fromMicros(expires)
-	s.LastSettledAt = fromMicros(settled)
-	s.RunningSince = fromMicros(since)
-	s.UpdatedAt = fromMicros(updated)
-	return s, nil
-}
-
 // sandboxOf maps a sandboxes row to the store's ledger row.
 func sandboxOf(s litedb.Sandbox) (store.Sandbox, error) {
 	secrets, err := dialect.DecodeStrings(s.SecretIds)

@@ -146,17 +146,6 @@ func (q *queries) DeleteProject(ctx context.Context, id string) error {
 	return deleted(resProject, n, err)
 }
 
-// deleteByID deletes one row of table by id; no such row is ErrNotFound.
-// It serves the methods whose statements are still written in Go.
-func (q *queries) deleteByID(ctx context.Context, table string, res resource, id string) error {
-	r, err := q.w.ExecContext(ctx, "DELETE FROM "+table+" WHERE id = ?", id)
-	if err != nil {
-		return deleted(res, 0, err)
-	}
-	n, err := r.RowsAffected()
-	return deleted(res, n, err)
-}
-
 // deleted reports the outcome of deleting one row of res by id: n rows
 // gone, or err. A row others still reference is errdefs.ErrFailedPrecondition
 // (code <res>_in_use); no such row is errdefs.ErrNotFound.

@@ -64,6 +64,28 @@ type CapabilityVersion struct {
 	CreatedAt   int64
 }
 
+type CreditJournal struct {
+	Seq                int64
+	ID                 string
+	OrgID              string
+	Kind               string
+	AmountMicros       int64
+	HeldMicros         int64
+	BalanceAfterMicros int64
+	HeldAfterMicros    int64
+	ShortfallMicros    int64
+	SandboxID          string
+	RuntimeID          string
+	ProjectID          string
+	WorkspaceID        string
+	PeriodStart        *int64
+	PeriodEnd          *int64
+	IdempotencyKey     string
+	Note               string
+	Actor              string
+	CreatedAt          int64
+}
+
 type EgressDecision struct {
 	ID             string
 	OrgID          string
