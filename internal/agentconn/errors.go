@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"syscall"
 
 	"connectrpc.com/connect"
 
@@ -57,10 +59,7 @@ func mapError(err error) error {
 	case connect.CodeDeadlineExceeded:
 		return fmt.Errorf("agent call: %w", context.DeadlineExceeded)
 	}
-	// A stream cut off in the middle of a message (the sandbox paused,
-	// stopped or reset under the call) is the agent becoming unreachable,
-	// not an error of its own.
-	if ce.Code() == connect.CodeInternal && errors.Is(err, io.ErrUnexpectedEOF) {
+	if ce.Code() == connect.CodeInternal && linkBroken(err) {
 		return errdefs.Unavailable("agent_unavailable", "the sandbox agent is unreachable").WithCause(err)
 	}
 	k, ok := kinds[ce.Code()]
@@ -83,6 +82,17 @@ func mapError(err error) error {
 		msg = "the sandbox agent is unreachable"
 	}
 	return &errdefs.Error{Kind: k.kind, Code: k.code, Message: msg, Cause: err}
+}
+
+// linkBroken reports whether err is the link to the agent breaking under
+// a call — a read cut off mid-message, the connection closed or reset, as
+// when the sandbox is paused, stopped or reset meanwhile — which connect
+// reports as an internal error of the stream: the agent became
+// unreachable, it did not fail.
+func linkBroken(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &op)
 }
 
 // protocolError reports a message the agent should not have sent.
