@@ -23,21 +23,33 @@ func BenchmarkReplicaChaos(b *testing.B) {
 			for b.Loop() {
 				runs = append(runs, replicaChaos(b, n))
 			}
-			median := func(of func(chaosFigures) float64) float64 {
-				vs := make([]float64, len(runs))
-				for i, r := range runs {
-					vs[i] = of(r)
+			// median is the median of what of returns for the runs that
+			// measured it.
+			median := func(of func(chaosFigures) (float64, bool)) (float64, bool) {
+				var vs []float64
+				for _, r := range runs {
+					if v, ok := of(r); ok {
+						vs = append(vs, v)
+					}
+				}
+				if len(vs) == 0 {
+					return 0, false
 				}
 				slices.Sort(vs)
-				return vs[len(vs)/2]
+				return vs[len(vs)/2], true
 			}
-			b.ReportMetric(median(func(f chaosFigures) float64 { return f.startsPerSec }), "starts/s")
-			b.ReportMetric(median(func(f chaosFigures) float64 { return f.execsPerSec }), "execs/s")
-			for _, lease := range []string{leaseLifecycle, leaseSettle} {
-				if _, ok := runs[0].failover[lease]; ok {
-					ms := median(func(f chaosFigures) float64 { return float64(f.failover[lease]) / float64(time.Millisecond) })
-					b.ReportMetric(ms, lease+"-failover-ms")
+			report := func(unit string, of func(chaosFigures) (float64, bool)) {
+				if v, ok := median(of); ok {
+					b.ReportMetric(v, unit)
 				}
+			}
+			report("starts/s", func(f chaosFigures) (float64, bool) { return f.startsPerSec, true })
+			report("execs/s", func(f chaosFigures) (float64, bool) { return f.execsPerSec, true })
+			for _, lease := range []string{leaseLifecycle, leaseSettle} {
+				report(lease+"-failover-ms", func(f chaosFigures) (float64, bool) {
+					d, ok := f.failover[lease]
+					return float64(d) / float64(time.Millisecond), ok
+				})
 			}
 			b.ReportMetric(0, "ns/op") // the figures above say more
 		})
