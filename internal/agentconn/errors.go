@@ -55,7 +55,12 @@ func mapError(err error) error {
 	}
 	switch ce.Code() {
 	case connect.CodeCanceled:
-		return fmt.Errorf("agent call: %w", context.Canceled)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("agent call: %w", context.Canceled)
+		}
+		// The agent's side ended the call (a stream reset, an answer
+		// "canceled"), not the caller: the agent became unreachable.
+		return errdefs.Unavailable("agent_unavailable", "the sandbox agent is unreachable").WithCause(err)
 	case connect.CodeDeadlineExceeded:
 		return fmt.Errorf("agent call: %w", context.DeadlineExceeded)
 	}
