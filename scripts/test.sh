@@ -11,11 +11,13 @@ export PATH="$PATH:/usr/local/go/bin"
 ./scripts/setup-host.sh
 ./scripts/build-images.sh all
 # The generators the generated-code checks need (protoc from Debian, the Go
-# plugins pinned in gen-proto.sh, oapi-codegen pinned in gen-openapi.sh):
+# plugins pinned in gen-proto.sh, oapi-codegen pinned in gen-openapi.sh,
+# sqlc pinned in gen-sql.sh):
 # only tests and code generation use them, not running paddock.
 export PATH="$PATH:$(go env GOPATH)/bin"
 ./scripts/gen-proto.sh --tools >/dev/null
 ./scripts/gen-openapi.sh --tools >/dev/null
+./scripts/gen-sql.sh --tools >/dev/null
 
 # Docker and PostgreSQL tests must not skip here.
 export PADDOCK_REQUIRE_DOCKER=1 PADDOCK_REQUIRE_POSTGRES=1

@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/imagebuild"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/metrics"
@@ -47,6 +48,9 @@ type Config struct {
 	// Reconciling, when set, reports whether start-up reconciliation is
 	// still running (a readiness check).
 	Reconciling func() bool
+	// Leases are this replica's leases on the background loops, which
+	// /readyz shows with the replica's id; nil: none.
+	Leases *lease.Elector
 	// Logs holds what the server logged about each sandbox, for
 	// GET …/sandboxes/{id}/logs; nil: only the ledger's record.
 	Logs *logs.Book
@@ -83,6 +87,7 @@ type API struct {
 	secrets     *secrets.Service
 	metrics     *metrics.Metrics
 	reconciling func() bool
+	leases      *lease.Elector
 	logs        *logs.Book
 	bindings    *binding.Service
 	sessions    *session.Service
@@ -167,6 +172,7 @@ func New(cfg Config) *API {
 		mounted:     map[string]bool{},
 		secrets:     cfg.Secrets,
 		reconciling: cfg.Reconciling,
+		leases:      cfg.Leases,
 		logs:        cfg.Logs,
 		images:      cfg.Images,
 		limits:      cfg.Limits.withDefaults(),

@@ -11,6 +11,7 @@ import (
 	apispec "github.com/paddockhq/paddock/api"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/harness"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/sidecar"
@@ -29,14 +30,15 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 // readyz runs every readiness check and says which failed: the store
 // answers and its schema is current, start-up reconciliation is done, and
 // each provider's backend answers (a provider whose breaker is open fails
-// at once).
+// at once). It says which replica answered and the leases of the loops
+// it runs, held or not: a replica that holds none is ready too.
 func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 	if !a.ready() {
 		return errdefs.Unavailable("starting", "the server is starting")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	var out client.Readiness
+	out := a.replicaLeases()
 	check := func(name string, err error) {
 		c := client.ReadyCheck{Name: name, OK: err == nil}
 		if err != nil {
@@ -77,6 +79,28 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// replicaLeases is the readiness body's replica and the leases it runs.
+func (a *API) replicaLeases() client.Readiness {
+	var out client.Readiness
+	if a.leases == nil {
+		return out
+	}
+	out.Replica = a.leases.Replica()
+	held := map[string]lease.Held{}
+	for _, h := range a.leases.Held() {
+		held[h.Name] = h
+	}
+	for _, name := range a.leases.Names() {
+		l := client.ReadyLease{Name: name}
+		if h, ok := held[name]; ok {
+			exp := h.ExpiresAt.UTC()
+			l.Held, l.Token, l.ExpiresAt = true, h.Token, &exp
+		}
+		out.Leases = append(out.Leases, l)
+	}
+	return out
 }
 
 // serveMetrics serves the Prometheus metrics.

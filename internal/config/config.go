@@ -279,6 +279,12 @@ func (c *ServerConfig) validate() error {
 	default:
 		return fmt.Errorf("log level %q is not one of debug, info, warn, error", c.LogLevel)
 	}
+	if c.ReplicaID != "" && !instanceRE.MatchString(c.ReplicaID) {
+		return fmt.Errorf("replica id %q must be 1 to 128 letters, digits, '.', '_' or '-'", c.ReplicaID)
+	}
+	if c.LeaseTTL != 0 && (c.LeaseTTL < time.Second || c.LeaseTTL > time.Hour) {
+		return fmt.Errorf("lease ttl %s is not between 1s and 1h", c.LeaseTTL)
+	}
 	return nil
 }
 

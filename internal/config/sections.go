@@ -11,13 +11,22 @@ import "time"
 // docs/CONFIG.md. A `parse` tag names the reader of a variable whose value
 // has a grammar of its own (see settings.go). Defaults are in Default.
 
-// ServerConfig is what the whole server shares: where its data lives and
-// how it logs. No component reads it: the data directory reaches them
-// through the store component's instance.
+// ServerConfig is what the whole server shares: where its data lives, how
+// it logs, and which replica it is. No component reads it: the data
+// directory and the replica's leases reach them through the store
+// component's instance.
 type ServerConfig struct {
 	DataDir   string `yaml:"data_dir" env:"PADDOCK_DATA_DIR" flag:"data-dir" help:"directory for the database and agent sockets"`
 	LogLevel  string `yaml:"log_level" env:"PADDOCK_LOG_LEVEL" flag:"log-level" help:"debug, info, warn or error"`
 	LogFormat string `yaml:"log_format" env:"PADDOCK_LOG_FORMAT" flag:"log-format" help:"json (one object per line, with request, runtime and sandbox ids) or text"`
+	// ReplicaID names this server among the replicas of one store: it
+	// holds the leases of the background loops it runs. "" means
+	// <hostname>-<hash of the data dir and listen address>, the same at
+	// every start. Two running replicas must never share one.
+	ReplicaID string `yaml:"replica_id" env:"PADDOCK_REPLICA_ID" flag:"replica-id" help:"this server's name among the replicas of one store, holder of the leases of the loops it runs (default <hostname>-<hash of the data dir and listen address>, the same at every start; never two running replicas with one)"`
+	// LeaseTTL is how long a replica's lease on a background loop lasts
+	// without a renewal: how long the loops stop when their replica dies.
+	LeaseTTL time.Duration `yaml:"lease_ttl" env:"PADDOCK_LEASE_TTL" flag:"lease-ttl" help:"how long a replica's lease on a background loop lasts unrenewed: the longest the loops stop when their replica dies (0: 15s)"`
 }
 
 // StoreConfig names the store and the installation it keeps.

@@ -22,6 +22,8 @@ func TestValidate(t *testing.T) {
 		`log format "xml"`:                           func(c *Config) { c.LogFormat = "xml" },
 		`log level "loud"`:                           func(c *Config) { c.LogLevel = "loud" },
 		`instance id "a b"`:                          func(c *Config) { c.InstanceID = "a b" },
+		`replica id "a/b"`:                           func(c *Config) { c.ReplicaID = "a/b" },
+		"lease ttl 500ms":                            func(c *Config) { c.LeaseTTL = 500 * time.Millisecond },
 		`preview scheme "ftp"`:                       func(c *Config) { c.PreviewScheme = "ftp" },
 		"proxy_network and open_network must differ": func(c *Config) { c.Egress.ProxyNetwork, c.Egress.OpenNetwork = "n", "n" },
 		"proxy port 0":                               func(c *Config) { c.Egress.ProxyPort = 0 },

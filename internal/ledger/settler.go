@@ -276,39 +276,42 @@ func NewSettler(l *Ledger, cfg SettlerConfig) *Settler {
 func (s *Settler) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	ticks := s.cfg.Ticks
-	var ticker *time.Ticker
-	if ticks == nil {
-		ticker = time.NewTicker(s.cfg.Interval)
-		ticks = ticker.C
-	}
 	go func() {
 		defer close(s.done)
-		if ticker != nil {
-			defer ticker.Stop()
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticks:
-			}
-			res, err := s.l.Tick(ctx)
-			switch {
-			case errors.Is(err, context.Canceled):
-				return
-			case err != nil:
-				s.l.logger.ErrorContext(ctx, "settler tick failed", "err", err)
-			case res.Settled > 0 || res.FailedOrgs > 0 || res.PausedCredits > 0 || res.PausedSeats > 0:
-				s.l.logger.DebugContext(ctx, "settled running sandboxes", "scanned", res.Scanned, "settled", res.Settled,
-					"charged", FormatCredits(res.ChargedMicros), "shortfall", FormatCredits(res.ShortfallMicros),
-					"failed_orgs", res.FailedOrgs, "paused_credits", res.PausedCredits, "paused_seats", res.PausedSeats)
-			}
-			if s.cfg.AfterTick != nil {
-				s.cfg.AfterTick(res, err)
-			}
-		}
+		s.Run(ctx)
 	}()
+}
+
+// Run ticks until ctx ends, and returns when the tick in progress has
+// (the server runs it while its replica holds the settler's lease).
+func (s *Settler) Run(ctx context.Context) {
+	ticks := s.cfg.Ticks
+	if ticks == nil {
+		ticker := time.NewTicker(s.cfg.Interval)
+		defer ticker.Stop()
+		ticks = ticker.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+		res, err := s.l.Tick(ctx)
+		switch {
+		case errors.Is(err, context.Canceled):
+			return
+		case err != nil:
+			s.l.logger.ErrorContext(ctx, "settler tick failed", "err", err)
+		case res.Settled > 0 || res.FailedOrgs > 0 || res.PausedCredits > 0 || res.PausedSeats > 0:
+			s.l.logger.DebugContext(ctx, "settled running sandboxes", "scanned", res.Scanned, "settled", res.Settled,
+				"charged", FormatCredits(res.ChargedMicros), "shortfall", FormatCredits(res.ShortfallMicros),
+				"failed_orgs", res.FailedOrgs, "paused_credits", res.PausedCredits, "paused_seats", res.PausedSeats)
+		}
+		if s.cfg.AfterTick != nil {
+			s.cfg.AfterTick(res, err)
+		}
+	}
 }
 
 // Stop stops the settler and waits for its goroutine. It is safe to call

@@ -5,10 +5,11 @@
 // providers back into agreement after a crash — on start-up and then
 // periodically.
 //
-// The Manager owns two goroutines (Run): the rounds, and the warm-pool
-// filler, which is slow (it provisions compute) and must not hold up
-// expiry. Tick does one round and is what tests call with an injected
-// time: no sleeps.
+// The Manager has two loops (Run): the rounds (RunRounds), and the
+// warm-pool filler (FillWarmPools), which is slow (it provisions compute)
+// and must not hold up expiry; the server runs each under its own lease,
+// so each runs on one replica at a time. Tick does one round and is what
+// tests call with an injected time: no sleeps.
 package lifecycle
 
 import (
@@ -224,17 +225,19 @@ func (m *Manager) Tick(ctx context.Context, now time.Time) (Report, error) {
 }
 
 // Run ticks every Interval and keeps the warm pool full until ctx ends,
-// and returns when its work has stopped. The server calls Reconcile once
-// before it starts serving and Run after.
+// and returns when its work has stopped: RunRounds and FillWarmPools at
+// once. The server calls Reconcile once before RunRounds, and runs each
+// under its own lease.
 func (m *Manager) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		m.fillWarmPools(ctx)
-	}()
-	defer wg.Wait()
+	wg.Go(func() { m.FillWarmPools(ctx) })
+	m.RunRounds(ctx)
+	wg.Wait()
+}
 
+// RunRounds does a round (Tick) every Interval until ctx ends, and returns
+// when the round in progress has.
+func (m *Manager) RunRounds(ctx context.Context) {
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -249,9 +252,10 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// fillWarmPools refills the warm pool now, after every claim, and every
-// Interval (to retry failures and replace what reconciliation discarded).
-func (m *Manager) fillWarmPools(ctx context.Context) {
+// FillWarmPools refills the warm pool now, after every claim, and every
+// Interval (to retry failures and replace what reconciliation discarded),
+// until ctx ends.
+func (m *Manager) FillWarmPools(ctx context.Context) {
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
 	for {

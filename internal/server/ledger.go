@@ -11,18 +11,19 @@ import (
 	"github.com/paddockhq/paddock/internal/metrics"
 )
 
-// ledgerPart is the ledger component's instance: the ledger and its
-// settler.
+// ledgerPart is the ledger component's instance: the ledger, its settler
+// and the goroutine that runs it under its lease.
 type ledgerPart struct {
 	ledger  *ledger.Ledger
 	settler *ledger.Settler
+	loop    *automation
 }
 
 // ledgerComponent keeps credits and mounts their routes. Its settler,
 // started once the server starts, charges running compute every settle
-// interval and pauses what an org
-// can no longer pay for; it stops before the runtime service and the
-// store close.
+// interval and pauses what an org can no longer pay for, while this
+// replica holds the settle lease (one replica of a store settles); it
+// stops before the runtime service and the store close.
 func (w *wiring) ledgerComponent() component.Registration {
 	return component.Def[*ledgerPart]{
 		Name:     ledgerName,
@@ -63,16 +64,18 @@ func (w *wiring) ledgerComponent() component.Registration {
 			})
 			in.logger.Info("credits", "pricing", rp.pricing.String())
 			w.mount(api.Credits(lp.ledger))
+			lp.loop = &automation{}
+			if !w.o.Manual {
+				lp.loop.run = func(ctx context.Context) { in.leases.Run(ctx, leaseSettle, lp.settler.Run) }
+			}
 			return lp, nil
 		},
-		Start: func(_ context.Context, lp *ledgerPart) error {
-			if !w.o.Manual {
-				lp.settler.Start()
-			}
+		Start: func(ctx context.Context, lp *ledgerPart) error {
+			lp.loop.start(ctx)
 			return nil
 		},
 		Close: func(_ context.Context, lp *ledgerPart) error {
-			lp.settler.Stop()
+			lp.loop.close()
 			return nil
 		},
 	}.Registration()

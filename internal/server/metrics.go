@@ -5,6 +5,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -23,6 +24,7 @@ func (w *wiring) metricsComponent() component.Registration {
 			}
 			m := metrics.New()
 			registerGauges(m, in.st)
+			registerReplica(m, in.leases)
 			w.mount(api.Metrics(m))
 			return m, nil
 		},
@@ -54,6 +56,32 @@ func registerGauges(m *metrics.Metrics, st store.Store) {
 					out = append(out, metrics.Sample{Labels: []string{k[0], k[1]}, Value: float64(v)})
 				}
 				return out, err
+			}),
+	)
+}
+
+// registerReplica adds the replica's series: paddock_replica_info, always
+// 1, whose label is the replica's id (an info metric, as go_info: a query
+// joins it to any series of the same target, and no other series carries
+// the id), and paddock_lease_held, 1 for each lease of a loop this
+// replica runs that it holds, 0 for one it waits for.
+func registerReplica(m *metrics.Metrics, leases *lease.Elector) {
+	m.Register(
+		metrics.NewGauges("paddock_replica_info", "The replica that serves these metrics: its id (replica_id) as a label; always 1.",
+			[]string{"replica"}, func(context.Context) ([]metrics.Sample, error) {
+				return []metrics.Sample{{Labels: []string{leases.Replica()}, Value: 1}}, nil
+			}),
+		metrics.NewGauges("paddock_lease_held", "The leases of the background loops this replica runs: 1 held (it runs the loop), 0 waited for (another replica does).",
+			[]string{"lease"}, func(context.Context) ([]metrics.Sample, error) {
+				var out []metrics.Sample
+				for _, name := range leases.Names() {
+					v := 0.0
+					if leases.Holds(name) {
+						v = 1
+					}
+					out = append(out, metrics.Sample{Labels: []string{name}, Value: v})
+				}
+				return out, nil
 			}),
 	)
 }

@@ -97,6 +97,11 @@ type wiring struct {
 	// server: the store component reads it and its instance (the
 	// installation) hands it to the others.
 	dataDir string
+	// replica is this server's id among the replicas of its store, and
+	// leaseTTL how long its leases last unrenewed (0: lease.DefaultTTL):
+	// the store component makes the leases of the replica with them.
+	replica  string
+	leaseTTL time.Duration
 	// egress is the egress section as the providers component reads
 	// it: the docker provider's networks are named there, and the egress
 	// component, which owns the section, requires the providers.

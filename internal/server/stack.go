@@ -93,7 +93,8 @@ func build(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.W
 // newWiring is what the components of a run with cfg share; each reads
 // its own section of cfg.
 func newWiring(cfg config.Config, logger *slog.Logger, out io.Writer, d *doors, o Overrides) *wiring {
-	w := &wiring{sections: cfg.Section, dataDir: cfg.DataDir, egress: cfg.Egress, logger: logger, out: out, doors: d, o: o, now: o.Now}
+	w := &wiring{sections: cfg.Section, dataDir: cfg.DataDir, egress: cfg.Egress, logger: logger, out: out, doors: d, o: o, now: o.Now,
+		replica: replicaID(cfg.ReplicaID, cfg.DataDir, cfg.Listen), leaseTTL: cfg.LeaseTTL}
 	if w.now == nil {
 		w.now = time.Now
 	}

@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"path/filepath"
 
 	"github.com/google/uuid"
@@ -11,20 +15,25 @@ import (
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
 const metaInstanceID = "instance_id"
 
 // installation is the store component's instance: the store, the
-// installation id it keeps (it labels all compute), and the logger that
-// names the installation, for every component after it.
+// installation id it keeps (it labels all compute), this replica's leases
+// on the background loops, and the logger that names the installation and
+// the replica, for every component after it.
 type installation struct {
 	st store.Store
 	id string
 	// dataDir is the server's data directory.
 	dataDir string
-	logger  *slog.Logger
+	// leases run the background loops (the settler, the lifecycle rounds,
+	// the warm pool's filler) each on one replica at a time.
+	leases *lease.Elector
+	logger *slog.Logger
 }
 
 // storeComponent opens the store (SQLite in the data directory unless the
@@ -50,7 +59,12 @@ func (w *wiring) storeComponent() component.Registration {
 				_ = st.Close()
 				return nil, err
 			}
-			return &installation{st: st, id: id, dataDir: w.dataDir, logger: w.logger.With("instance", id)}, nil
+			logger := w.logger.With("instance", id, "replica", w.replica)
+			logger.Info("replica", "lease_ttl", w.leaseTTL)
+			// Leases keep the real time whatever the services' clock (a
+			// test's may jump): they time the replicas' liveness.
+			leases := lease.New(lease.Config{Store: st, Replica: w.replica, TTL: w.leaseTTL, Logger: logger.With("component", "leases")})
+			return &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, logger: logger}, nil
 		},
 		Close: func(_ context.Context, in *installation) error { return in.st.Close() },
 	}.Registration()
@@ -74,4 +88,30 @@ func instanceID(ctx context.Context, st store.Store, configured string) (string,
 		return "", err
 	}
 	return id, nil
+}
+
+// replicaID is the configured replica id, or one made of the host, the
+// data directory and the API's address: <hostname>-<hash>. A server
+// restarted with the same settings is the same replica, so after a crash
+// it takes its loops' leases back at once instead of waiting for them to
+// lapse; two replicas on one host differ by their address. An address
+// with port 0 is a new one every start, and so is its replica:
+// <hostname>-<pid>-<random>.
+func replicaID(configured, dataDir, listen string) string {
+	if configured != "" {
+		return configured
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "paddock"
+	}
+	_, port, _ := net.SplitHostPort(listen)
+	if port == "" || port == "0" {
+		return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	sum := sha256.Sum256([]byte(dataDir + "\x00" + listen))
+	return fmt.Sprintf("%s-%s", host, hex.EncodeToString(sum[:4]))
 }

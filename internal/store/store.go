@@ -67,7 +67,8 @@ type Queries interface {
 	SessionQueries // capability.go
 	EgressQueries
 	SecretQueries
-	WarmQueries // see the section at the end of this file
+	WarmQueries  // see the section at the end of this file
+	LeaseQueries // lease.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

@@ -852,9 +852,30 @@ type Readiness struct {
 	Version string `json:"version,omitempty"`
 
 	// Code not_ready when a check failed
-	Code    string       `json:"code,omitempty"`
-	Message string       `json:"message,omitempty"`
-	Checks  []ReadyCheck `json:"checks"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+
+	// Replica the id of the replica that answered (replica_id)
+	Replica string `json:"replica,omitempty"`
+
+	// Leases The leases of the background loops this replica runs, held or waited for: a replica holding none is ready too (another runs its loops).
+	Leases []ReadyLease `json:"leases,omitempty"`
+	Checks []ReadyCheck `json:"checks"`
+}
+
+// ReadyLease The lease of one background loop, as this replica sees it.
+type ReadyLease struct {
+	// Name lifecycle (expiry, idle pause, archive, reconciliation), warm-pool or settle
+	Name string `json:"name"`
+
+	// Held this replica holds it and runs its loop
+	Held bool `json:"held"`
+
+	// Token its fencing token, while held
+	Token int64 `json:"token,omitempty"`
+
+	// ExpiresAt when it lapses unless renewed, while held
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // ReadyCheck One readiness check.

@@ -50,7 +50,7 @@ import (
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
 )
 
-//go:generate go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1 generate
+//go:generate bash ../../../scripts/gen-sql.sh
 
 // serializableAttempts bounds how often InTx runs a transaction that
 // PostgreSQL aborted for a serialization failure or a deadlock.

@@ -71,6 +71,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AuthSessions", testAuthSessions},
 		{"SSHKeys", testSSHKeys},
 		{"Invitations", testInvitations},
+		{"Leases", testLeases},
+		{"LeaseRace", testLeaseRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,6 +82,15 @@ type Invitation struct {
 	DecidedAt *time.Time
 }
 
+type Lease struct {
+	Name       string
+	Holder     string
+	Token      int64
+	AcquiredAt time.Time
+	RenewedAt  time.Time
+	ExpiresAt  time.Time
+}
+
 type OrgMember struct {
 	ID        string
 	OrgID     string
