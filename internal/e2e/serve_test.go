@@ -75,6 +75,19 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 // ends, if it still runs.
 func launch(t testing.TB, cmd *exec.Cmd, within time.Duration, need func(line string) bool) *server {
 	t.Helper()
+	return begin(t, cmd).ready(t, within, need)
+}
+
+// starting is a paddock serve started and not yet ready.
+type starting struct {
+	*server
+	lines chan string
+}
+
+// begin starts cmd, a paddock serve, without waiting for it (ready
+// waits). It is killed when the test ends, if it still runs.
+func begin(t testing.TB, cmd *exec.Cmd) *starting {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +113,13 @@ func launch(t testing.TB, cmd *exec.Cmd, within time.Duration, need func(line st
 		_, _ = io.Copy(io.Discard, stdout)
 		s.done <- cmd.Wait()
 	}(lines)
+	return &starting{server: s, lines: lines}
+}
+
+// ready waits as launch does.
+func (st *starting) ready(t testing.TB, within time.Duration, need func(line string) bool) *server {
+	t.Helper()
+	s, lines := st.server, st.lines
 	needed := need == nil
 	deadline := time.After(within)
 	for s.url == "" || !needed {
