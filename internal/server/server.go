@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
@@ -60,30 +58,6 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
 	return errors.Join(serveErr, s.Close(sctx))
-}
-
-// lockStart takes the start lock of the data directory (an exclusive
-// flock on it, which the kernel drops if the process dies): replicas on
-// one host sharing the data directory initialise and start one after
-// another, so what a first start makes there and in the store (the
-// installation id, the keys, the egress CA, the run directory's mount,
-// the first admin key) is made once and read by the next.
-func lockStart(dataDir string) (unlock func(), err error) {
-	f, err := os.Open(dataDir)
-	if err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock the data dir %s: %w", dataDir, err)
-	}
-	return func() { _ = f.Close() }, nil
 }
 
 // wiring is what the components of one run share: the configuration, the
