@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Regenerates the PostgreSQL dialect's Go (internal/store/postgres/pgdb)
-# from its queries (queries/*.sql) and schema (migrations/*.sql) with sqlc.
+# Regenerates each store dialect's Go from its queries (queries/*.sql) and
+# schema (migrations/*.sql) with sqlc: internal/store/postgres/pgdb and
+# internal/store/sqlite/litedb.
 #
 #   scripts/gen-sql.sh            regenerate in place
-#   scripts/gen-sql.sh OUTDIR     write the generated package to OUTDIR
-#                                 instead (used by the test that checks the
-#                                 committed files)
+#   scripts/gen-sql.sh OUTDIR     write the generated packages to
+#                                 OUTDIR/<dialect> instead (used by the test
+#                                 that checks the committed files)
 #   scripts/gen-sql.sh --install  install the pinned generator first
 #   scripts/gen-sql.sh --tools    only install the pinned generator (CI)
 #
 # Tool: sqlc, installed with `go install` from the Go module proxy at the
 # version pinned here (it builds PostgreSQL's parser with cgo: gcc, about a
-# minute the first time). Its options are in internal/store/postgres/sqlc.yaml.
+# minute the first time). Its options are in each dialect's sqlc.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,17 +41,21 @@ if [ "$(sqlc version)" != "$SQLC_VERSION" ]; then
 	exit 1
 fi
 
-src=internal/store/postgres
-if [ -z "${1:-}" ]; then
-	rm -f "$src"/pgdb/*.go
-	(cd "$src" && sqlc generate)
-	exit 0
-fi
-# Generate in a copy, so the committed files stay as they are.
-out="$1"
+out="${1:-}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-cp -r "$src/sqlc.yaml" "$src/queries" "$src/migrations" "$tmp/"
-(cd "$tmp" && sqlc generate)
-mkdir -p "$out"
-cp "$tmp"/pgdb/*.go "$out/"
+for dialect in postgres:pgdb sqlite:litedb; do
+	src="internal/store/${dialect%%:*}"
+	pkg="${dialect##*:}"
+	if [ -z "$out" ]; then
+		# sqlc leaves files of queries that are gone: start empty.
+		rm -f "$src/$pkg"/*.go
+		(cd "$src" && sqlc generate)
+		continue
+	fi
+	# Generate in a copy, so the committed files stay as they are.
+	mkdir -p "$tmp/$pkg" "$out/${dialect%%:*}"
+	cp -r "$src/sqlc.yaml" "$src/queries" "$src/migrations" "$tmp/$pkg/"
+	(cd "$tmp/$pkg" && sqlc generate)
+	cp "$tmp/$pkg/$pkg"/*.go "$out/${dialect%%:*}/"
+done

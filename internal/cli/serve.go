@@ -208,7 +208,7 @@ data directory while the server is stopped (and while it runs).`,
 	create.SetUsageTemplate(serverUsage)
 	create.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
 	create.Flags().StringVar(&name, "name", "admin (created offline)", "a name for the key")
-	cmd.AddCommand(create, newRotateSecretsKeyCmd(), newMigrateStoreCmd())
+	cmd.AddCommand(create, newRotateSecretsKeyCmd(), newMigrateStoreCmd(), newBackupCmd(), newRestoreCmd())
 	return cmd
 }
 

@@ -86,6 +86,9 @@ type Options struct {
 	// Wrap, when set, wraps what the server serves, outside the spec
 	// check: to watch the requests a client sends.
 	Wrap func(http.Handler) http.Handler
+	// DataDir is the server's data directory, its store and keys; ""
+	// means a fresh one of the test's.
+	DataDir string
 }
 
 // Env is a running API.
@@ -179,7 +182,10 @@ func loggerOf(opts Options) *slog.Logger {
 // directory of the test's, no SSH gateway and no egress proxy.
 func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = opts.DataDir
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
 	cfg.Listen = e.Server.Listener.Addr().String()
 	cfg.SSHListen = "off"
 	cfg.Egress.Disabled = true

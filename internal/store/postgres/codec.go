@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/paddockhq/paddock/internal/store/dialect"
 )
 
 // Column encodings: how store values become query arguments and rows
@@ -76,4 +79,22 @@ func violated(err error) string {
 		return pe.ConstraintName
 	}
 	return ""
+}
+
+// errEncode wraps a failure to encode a column.
+func errEncode(res dialect.Resource, column string, err error) error {
+	return fmt.Errorf("postgres store: encode %s.%s: %w", res, column, err)
+}
+
+// errDecode wraps a failure to decode a stored column.
+func errDecode(res dialect.Resource, column string, err error) error {
+	return fmt.Errorf("postgres store: decode %s.%s: %w", res, column, err)
+}
+
+// blob stores an empty byte slice as NULL, and reads NULL back as nil.
+func blob(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"io/fs"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5"
@@ -22,10 +23,12 @@ const migrationLock = 0x7061646465636b
 
 func loadMigrations() ([]dialect.Migration, error) { return dialect.LoadMigrations(migrationFS) }
 
-// migrate applies pending migrations in one transaction, holding an
-// advisory lock so a second replica waits and then finds nothing to do.
-func migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
-	ms, err := loadMigrations()
+// migrate applies the pending migrations of fsys (migrationFS but in
+// tests) in one transaction, holding an advisory lock so a second replica
+// waits and then finds nothing to do. A migration that fails rolls back
+// every one applied with it: PostgreSQL's DDL is transactional.
+func migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, logger *slog.Logger) error {
+	ms, err := dialect.LoadMigrations(fsys)
 	if err != nil {
 		return fmt.Errorf("postgres store: load migrations: %w", err)
 	}

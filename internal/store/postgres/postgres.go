@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -76,6 +77,11 @@ func init() {
 // Open connects to the database a DSN names (postgres://user@host:port/db
 // or key=value form), applies pending migrations and returns the store.
 func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) {
+	return open(ctx, dsn, migrationFS, logger)
+}
+
+// open is Open with the migrations of fsys, which tests replace.
+func open(ctx context.Context, dsn string, fsys fs.FS, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -94,7 +100,7 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		pool.Close()
 		return nil, errdefs.FailedPrecondition("store_open_failed", "cannot connect to the postgres database").WithCause(err)
 	}
-	if err := migrate(ctx, pool, logger); err != nil {
+	if err := migrate(ctx, pool, fsys, logger); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -127,16 +133,16 @@ func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error 
 
 // runTx runs fn in one transaction with opts, committing when it returns
 // nil. fn's own error comes back unchanged.
-func (s *Store) runTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) (retErr error) {
+func (s *Store) runTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
 	tx, err := s.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return wrap("begin transaction", err)
 	}
+	// Rolled back on an error and on a panic in fn, which would otherwise
+	// keep the connection; after a commit the rollback does nothing.
 	defer func() {
-		if retErr != nil {
-			if err := tx.Rollback(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
-				s.logger.WarnContext(ctx, "postgres rollback failed", "error", err)
-			}
+		if err := tx.Rollback(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+			s.logger.WarnContext(ctx, "postgres rollback failed", "error", err)
 		}
 	}()
 	if err := fn(tx); err != nil {
@@ -202,14 +208,11 @@ func (s *Store) Close() error {
 
 // queries implements store.Queries on a pool, or on one transaction.
 type queries struct {
-	// Queries is the scaffold while the dialect is built out: a method not
-	// yet written here panics on the nil interface. It goes when the last
-	// method is in; the compiler then proves the dialect complete.
-	store.Queries
-
 	db pgdb.DBTX
 	q  *pgdb.Queries
 }
+
+var _ store.Queries = (*queries)(nil)
 
 func newQueries(db pgdb.DBTX) *queries {
 	return &queries{db: db, q: pgdb.New(db)}
@@ -219,7 +222,7 @@ func newQueries(db pgdb.DBTX) *queries {
 // method of several statements that locks what it reads (FOR UPDATE).
 // Inside InTx it runs on the caller's transaction as a savepoint, so a
 // failure rolls back only fn's statements.
-func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr error) {
+func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) error {
 	var tx pgx.Tx
 	var err error
 	switch db := q.db.(type) {
@@ -233,11 +236,7 @@ func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr
 	if err != nil {
 		return wrap("begin transaction", err)
 	}
-	defer func() {
-		if retErr != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // after a commit, nothing to do
 	if err := fn(newQueries(tx)); err != nil {
 		return err
 	}

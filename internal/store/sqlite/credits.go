@@ -44,7 +44,7 @@ func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr
 			_ = tx.Rollback()
 		}
 	}()
-	if err := fn(&queries{r: tx, w: tx}); err != nil {
+	if err := fn(newQueries(tx, tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

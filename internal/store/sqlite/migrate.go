@@ -21,11 +21,12 @@ type migration = dialect.Migration
 
 func loadMigrations(fsys fs.FS) ([]migration, error) { return dialect.LoadMigrations(fsys) }
 
-// migrate applies pending migrations in one transaction on db (the write
-// connection, whose transactions begin IMMEDIATE, so two processes opening
-// the same file cannot both apply a migration).
-func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) (retErr error) {
-	ms, err := loadMigrations(migrationFS)
+// migrate applies the pending migrations of fsys (migrationFS but in tests)
+// in one transaction on db (the write connection, whose transactions begin
+// IMMEDIATE, so two processes opening the same file cannot both apply a
+// migration). A migration that fails rolls back every one applied with it.
+func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, logger *slog.Logger) (retErr error) {
+	ms, err := loadMigrations(fsys)
 	if err != nil {
 		return fmt.Errorf("sqlite store: load migrations: %w", err)
 	}

@@ -37,6 +37,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime"
@@ -47,6 +48,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // busyTimeout is how long a connection waits for a lock another process
@@ -66,7 +68,12 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the database file at path, applies pending
 // migrations and returns the store. A database stamped with a schema newer
 // than this build's is refused with errdefs.ErrFailedPrecondition.
-func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retErr error) {
+func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
+	return open(ctx, path, migrationFS, logger)
+}
+
+// open is Open with the migrations of fsys, which tests replace.
+func open(ctx context.Context, path string, fsys fs.FS, logger *slog.Logger) (_ *Store, retErr error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -109,7 +116,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retE
 		logger.WarnContext(ctx, "sqlite database is not in WAL mode; concurrent reads will wait for writers", "path", path, "journal_mode", mode)
 	}
 
-	if err := migrate(ctx, write, logger); err != nil {
+	if err := migrate(ctx, write, fsys, logger); err != nil {
 		return nil, err
 	}
 
@@ -126,7 +133,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (_ *Store, retE
 	}
 
 	return &Store{
-		queries: &queries{r: dbExec{read, newStmtCache(read)}, w: dbExec{write, newStmtCache(write)}},
+		queries: newQueries(dbExec{read, newStmtCache(read)}, dbExec{write, newStmtCache(write)}),
 		logger:  logger,
 		read:    read,
 		write:   write,
@@ -165,7 +172,7 @@ func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) (retEr
 			}
 		}
 	}()
-	if err := fn(&queries{r: tx, w: tx}); err != nil {
+	if err := fn(newQueries(tx, tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -180,8 +187,11 @@ func (s *Store) Close() error {
 	return errors.Join(s.queries.r.(dbExec).cache.close(), s.queries.w.(dbExec).cache.close(), s.read.Close(), s.write.Close())
 }
 
-// execer is what queries run on: a *sql.DB or a *sql.Tx.
+// execer is what queries run on: a pool or a transaction, through its
+// statement cache (stmtcache.go). It is what the generated queries need
+// (litedb.DBTX).
 type execer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -194,6 +204,14 @@ type queries struct {
 	r     execer
 	w     execer
 	stmts map[string]*sql.Stmt
+	// rq and wq run the generated queries (package litedb, from
+	// queries/*.sql) on r and w.
+	rq, wq *litedb.Queries
+}
+
+// newQueries returns the queries that read through r and write through w.
+func newQueries(r, w execer) *queries {
+	return &queries{r: r, w: w, rq: litedb.New(r), wq: litedb.New(w)}
 }
 
 var _ store.Queries = (*queries)(nil)

@@ -4,20 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/testenv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
-	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/backup"
+	"github.com/paddockhq/paddock/internal/store/backup/backuptest"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 	"github.com/paddockhq/paddock/internal/store/storecopy"
 )
@@ -31,41 +30,9 @@ func testDSN(t *testing.T) string { return testenv.Postgres(t) }
 // copy must keep, and returns its path.
 func installation(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "paddock.db")
-	st, err := sqlite.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	at := time.Date(2026, 11, 27, 10, 0, 0, 123456000, time.UTC)
-	id := func(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(st.SetMeta(ctx, "instance_id", "copy-test"))
-	must(st.CreateOrg(ctx, store.Org{ID: id(1), Name: "acme", CreatedAt: at}))
-	must(st.CreateWorkspace(ctx, store.Workspace{ID: id(2), OrgID: id(1), Name: "ml", CreatedAt: at}))
-	must(st.CreateProject(ctx, store.Project{ID: id(3), OrgID: id(1), WorkspaceID: id(2), Name: "p", CreatedAt: at}))
-	must(st.CreateRuntime(ctx, store.Runtime{ID: id(4), OrgID: id(1), WorkspaceID: id(2), ProjectID: id(3),
-		Status: store.RuntimeRunning, CurrentSandboxID: id(5), CreatedAt: at,
-		Config: store.RuntimeConfig{Image: "paddock/base"}}))
-	must(st.CreateSandbox(ctx, store.Sandbox{ID: id(5), OrgID: id(1), WorkspaceID: id(2), ProjectID: id(3), RuntimeID: id(4),
-		Kind: store.KindRuntime, State: store.SandboxRunning, Provider: "docker", ProviderState: []byte{0, 1, 2},
-		SecretIDs: []string{}, CreatedAt: at, StartedAt: at, ExpiresAt: at.Add(time.Hour)}))
-	_, err = st.PostCredit(ctx, store.CreditPosting{OrgID: id(1), Kind: store.EntryGrant, AmountMicros: 5_000_000, IdempotencyKey: "g1", At: at})
-	must(err)
-	_, err = st.PostCredit(ctx, store.CreditPosting{OrgID: id(1), Kind: store.EntryHold, AmountMicros: 1_000_000, SandboxID: id(5), IdempotencyKey: "h1", At: at})
-	must(err)
-	must(st.CreateUser(ctx, store.User{ID: id(6), Email: "ann@example.com", CreatedAt: at}))
-	must(st.AddOrgMember(ctx, store.OrgMember{ID: id(7), OrgID: id(1), UserID: id(6), Role: "admin", CreatedAt: at}))
-	must(st.CreateAPIKey(ctx, store.APIKey{ID: id(8), Name: "k", Hash: strings.Repeat("ab", 32), Role: "admin", OrgID: id(1), UserID: id(6), CreatedAt: at}))
-	must(st.CreateSecret(ctx, store.Secret{ID: id(9), OrgID: id(1), Name: "tok", Env: "TOK", Brokered: true,
-		Hosts: []string{"api.example.com"}, KeyID: "k1", Sealed: []byte("sealed-bytes"), CreatedAt: at}))
-	return path
+	dir := t.TempDir()
+	backuptest.Installation(t, dir)
+	return filepath.Join(dir, "paddock.db")
 }
 
 func TestCopyKeepsEveryRecord(t *testing.T) {
@@ -89,8 +56,8 @@ func TestCopyKeepsEveryRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(ctx)
-	for _, table := range storecopy.Tables {
-		a, b := liteRows(t, lite, table), pgRows(t, pg, table)
+	for _, table := range backup.Tables {
+		a, b := backuptest.SQLiteRows(t, lite, table), backuptest.PostgresRows(t, pg, table)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s differs:\nsqlite   %v\npostgres %v", table, a, b)
 		}
@@ -145,81 +112,8 @@ func TestEveryTableIsCopiedOrSkipped(t *testing.T) {
 		if err := rows.Scan(&name); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(storecopy.Tables, name) && !slices.Contains(storecopy.Skipped, name) {
+		if !slices.Contains(backup.Tables, name) && !slices.Contains(backup.Skipped, name) {
 			t.Errorf("table %s is neither copied nor skipped by migrate-store", name)
 		}
 	}
-}
-
-func liteRows(t *testing.T, db *sql.DB, table string) []string {
-	t.Helper()
-	rows, err := db.Query("SELECT * FROM " + table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, render(cols, vals))
-	}
-	slices.Sort(out)
-	return out
-}
-
-func pgRows(t *testing.T, conn *pgx.Conn, table string) []string {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), "SELECT * FROM "+table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var cols []string
-	for _, f := range rows.FieldDescriptions() {
-		cols = append(cols, f.Name)
-	}
-	var out []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, render(cols, vals))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// render prints a row by column name, times as unix microseconds and
-// flags as 0/1, so the two dialects' encodings compare equal.
-func render(cols []string, vals []any) string {
-	idx := make([]int, len(cols))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(cols[a], cols[b]) })
-	var b strings.Builder
-	for _, i := range idx {
-		v := vals[i]
-		switch x := v.(type) {
-		case time.Time:
-			v = x.UnixMicro()
-		case bool:
-			v = map[bool]int64{false: 0, true: 1}[x]
-		case []byte:
-			v = string(x)
-		case int32:
-			v = int64(x)
-		}
-		fmt.Fprintf(&b, "%s=%v;", cols[i], v)
-	}
-	return b.String()
 }

@@ -127,6 +127,7 @@ func testBindings(t *testing.T, s store.Store) {
 	if _, err := s.GetSession(f.ctx, sess.ID); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("a session of a deleted runtime: %v", err)
 	}
+	t.Run("one of concurrent status replacements", func(t *testing.T) { testConcurrentStatusReplaces(t, f, w) })
 }
 
 func testSessions(t *testing.T, s store.Store) {
@@ -178,4 +179,5 @@ func testSessions(t *testing.T, s store.Store) {
 	if err := s.UpdateSession(f.ctx, store.Session{ID: "nope"}); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("update of an unknown session: %v", err)
 	}
+	t.Run("one of concurrent appends of a sequence number", func(t *testing.T) { testConcurrentAppends(t, f, w) })
 }

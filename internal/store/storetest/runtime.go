@@ -84,6 +84,7 @@ func testRuntimes(t *testing.T, s store.Store) {
 		_, err = s.GetProject(ctx, x.ProjectID) // the project stays
 		must(t, err)
 	})
+	t.Run("one of concurrent creates for a project", func(t *testing.T) { testConcurrentRuntimeCreates(t, f, w) })
 }
 
 // testFindRuntimesByIDPrefix finds r by prefixes of its id, and refuses

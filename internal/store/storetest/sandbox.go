@@ -199,6 +199,7 @@ func testSandboxVerbs(t *testing.T, s store.Store) {
 	})
 
 	t.Run("expiry moves only later, only while running, without a version", func(t *testing.T) { testExtendSandboxExpiry(t, f, o) })
+	t.Run("a kill and an expiry extension at once", func(t *testing.T) { testKillRacesExtension(t, f, o) })
 
 	errs := []struct {
 		name    string
@@ -442,6 +443,7 @@ func testSandboxListing(t *testing.T, s store.Store) {
 		_, _, err := s.ListSandboxes(ctx, store.SandboxFilter{Kind: store.KindTask}, store.Page{})
 		wantKind(t, err, errdefs.ErrInvalidArgument)
 	})
+	t.Run("counts of live rows", func(t *testing.T) { testCountSandboxes(t, f, o) })
 }
 
 // testSandboxPages pages through o's sandboxes, all (newest) and

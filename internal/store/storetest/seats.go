@@ -57,6 +57,7 @@ func testSeats(t *testing.T, s store.Store) {
 	})
 
 	t.Run("limits", func(t *testing.T) { testSeatLimits(t, f, o, w) })
+	t.Run("concurrent adds", func(t *testing.T) { testMemberAddRace(t, f, o) })
 
 	t.Run("errors", func(t *testing.T) {
 		wantKind(t, s.RemoveWorkspaceMember(ctx, w.ID, uuid.NewString()), errdefs.ErrNotFound)
@@ -110,4 +111,32 @@ func testSeatLimits(t *testing.T, f *fixture, o store.Org, w store.Workspace) {
 	equal(t, "back at the limit", f.seats(w).OverLimit(), false)
 	must(t, s.SetWorkspaceMemberLimit(ctx, w.ID, 0))
 	equal(t, "no limit", f.seats(w).OverLimit(), false)
+}
+
+// testMemberAddRace adds users to a new workspace of o from many writers
+// at once: each user's first add wins and its others are member_exists,
+// and the workspace counts each user once.
+func testMemberAddRace(t *testing.T, f *fixture, o store.Org) {
+	s, ctx := f.s, f.ctx
+	w := f.workspace(o)
+	users := []store.User{f.user(nil), f.user(nil), f.user(nil)}
+	const addsPerUser = 6
+	errs := race(len(users)*addsPerUser, func(i int) error {
+		u := users[i%len(users)]
+		return s.AddWorkspaceMember(ctx, store.WorkspaceMember{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID, UserID: u.ID})
+	})
+	won := map[string]int{}
+	for i, err := range errs {
+		if err == nil {
+			won[users[i%len(users)].ID]++
+			continue
+		}
+		wantCode(t, err, errdefs.ErrConflict, "member_exists")
+	}
+	for _, u := range users {
+		if won[u.ID] != 1 {
+			t.Fatalf("user %s was added %d times; want once", u.ID, won[u.ID])
+		}
+	}
+	equal(t, "members", f.seats(w).Members, len(users))
 }

@@ -81,4 +81,36 @@ func testSecrets(t *testing.T, s store.Store) {
 	if err := s.DeleteSecret(f.ctx, orgWide.ID); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("deleted twice: %v", err)
 	}
+	t.Run("concurrent updates", func(t *testing.T) { testSecretUpdateRace(t, f, inWS.ID) })
+}
+
+// testSecretUpdateRace has many writers update secret id from the version
+// they all read: exactly one wins, every other is told its version is
+// stale, and the secret moved on by one version.
+func testSecretUpdateRace(t *testing.T, f *fixture, id string) {
+	s, ctx := f.s, f.ctx
+	read, err := s.GetSecret(ctx, id)
+	must(t, err)
+	const writers = 12
+	errs := race(writers, func(i int) error {
+		u := read
+		u.Sealed = []byte{byte(i)}
+		_, err := s.UpdateSecret(ctx, u)
+		return err
+	})
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case errors.Is(err, store.ErrStale):
+		default:
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	got, err := s.GetSecret(ctx, id)
+	must(t, err)
+	if won != 1 || got.Version != read.Version+1 {
+		t.Fatalf("%d writers won, version %d; want 1 and version %d", won, got.Version, read.Version+1)
+	}
 }

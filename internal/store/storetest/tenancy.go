@@ -84,6 +84,22 @@ func testOrgs(t *testing.T, s store.Store) {
 			}
 		})
 	}
+
+	t.Run("concurrent creates of one name", func(t *testing.T) {
+		name := "contested-" + uuid.NewString()
+		errs := race(12, func(int) error {
+			return s.CreateOrg(ctx, store.Org{ID: uuid.NewString(), Name: name})
+		})
+		won := 0
+		for _, err := range errs {
+			if err == nil {
+				won++
+				continue
+			}
+			wantKind(t, err, errdefs.ErrConflict)
+		}
+		equal(t, "creates that won", won, 1)
+	})
 }
 
 func testWorkspaces(t *testing.T, s store.Store) {

@@ -40,6 +40,34 @@ type AuthSession struct {
 	RevokedAt *time.Time
 }
 
+type CapabilityBinding struct {
+	ID        string
+	OrgID     string
+	RuntimeID string
+	Source    string
+	Name      string
+	Version   string
+	Enabled   bool
+	Flags     string
+	Status    string
+	Rev       int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type CapabilityVersion struct {
+	ID          string
+	OrgID       string
+	Name        string
+	Version     string
+	Description string
+	Digest      string
+	Contents    string
+	Bundle      []byte
+	SizeBytes   int64
+	CreatedAt   time.Time
+}
+
 type CreditAccount struct {
 	OrgID         string
 	BalanceMicros int64
@@ -69,6 +97,26 @@ type CreditJournal struct {
 	CreatedAt          time.Time
 }
 
+type EgressDecision struct {
+	ID             string
+	OrgID          string
+	WorkspaceID    string
+	RuntimeID      string
+	SandboxID      string
+	CreatedAt      time.Time
+	Allowed        bool
+	Reason         string
+	Method         string
+	Host           string
+	Port           int64
+	Addr           string
+	BytesUp        int64
+	BytesDown      int64
+	DurationMicros int64
+	Brokered       bool
+	Refusal        string
+}
+
 type Invitation struct {
 	ID        string
 	OrgID     string
@@ -91,12 +139,43 @@ type Lease struct {
 	ExpiresAt  time.Time
 }
 
+type Org struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
 type OrgMember struct {
 	ID        string
 	OrgID     string
 	UserID    string
 	Role      string
 	CreatedAt time.Time
+}
+
+type Project struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+}
+
+type Runtime struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	ProjectID        string
+	Status           string
+	StatusReason     string
+	Config           string
+	CurrentSandboxID string
+	WorkspaceVolume  string
+	Version          int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Snapshot         string
 }
 
 type Sandbox struct {
@@ -131,6 +210,46 @@ type Sandbox struct {
 	BillingVersion    int64
 }
 
+type Secret struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Env         string
+	Brokered    bool
+	Hosts       string
+	KeyID       string
+	Sealed      []byte
+	Version     int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type Session struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	RuntimeID        string
+	Kind             string
+	Harness          string
+	HarnessSessionID string
+	Status           string
+	Title            string
+	Turns            int64
+	Events           int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+type SessionEvent struct {
+	SessionID string
+	Seq       int64
+	Turn      int64
+	Type      string
+	At        time.Time
+	Body      string
+}
+
 type SshKey struct {
 	ID          string
 	UserID      string
@@ -150,4 +269,27 @@ type User struct {
 	Wallet    *string
 	Name      string
 	CreatedAt time.Time
+}
+
+type WarmSandbox struct {
+	ID                string
+	Template          string
+	State             string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	WorkspaceVolume   string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type Workspace struct {
+	ID          string
+	OrgID       string
+	Name        string
+	CreatedAt   time.Time
+	MemberLimit int64
 }

@@ -1,4 +1,4 @@
-package postgres_test
+package store_test
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// TestQueriesUpToDate fails when scripts/gen-sql.sh would change the
-// committed pgdb package, that is when a query or a migration changed
-// without it. Without sqlc it skips, except in CI (CI set), which must
+// TestQueriesUpToDate fails when scripts/gen-sql.sh would change a
+// dialect's committed generated package (postgres/pgdb, sqlite/litedb),
+// that is when a query or a migration changed without it. Without sqlc it skips, except in CI (CI set), which must
 // install it: scripts/gen-sql.sh --install.
 func TestQueriesUpToDate(t *testing.T) {
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +36,16 @@ func TestQueriesUpToDate(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gen-sql.sh: %v\n%s", err, b)
 	}
-	want, got := files(t, fresh), files(t, "pgdb")
-	if !slices.Equal(names(want), names(got)) {
-		t.Fatalf("pgdb has %v, sqlc makes %v; run scripts/gen-sql.sh", names(got), names(want))
-	}
-	for name, b := range want {
-		if !bytes.Equal(got[name], b) {
-			t.Errorf("pgdb/%s is stale; run scripts/gen-sql.sh", name)
+	for dialect, pkg := range map[string]string{"postgres": "pgdb", "sqlite": "litedb"} {
+		want, got := files(t, filepath.Join(fresh, dialect)), files(t, filepath.Join(dialect, pkg))
+		if !slices.Equal(names(want), names(got)) {
+			t.Errorf("%s/%s has %v, sqlc makes %v; run scripts/gen-sql.sh", dialect, pkg, names(got), names(want))
+			continue
+		}
+		for name, b := range want {
+			if !bytes.Equal(got[name], b) {
+				t.Errorf("%s/%s/%s is stale; run scripts/gen-sql.sh", dialect, pkg, name)
+			}
 		}
 	}
 }
