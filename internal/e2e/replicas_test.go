@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -167,6 +168,9 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("exec through A after B died: %q", got)
 	}
 	rs.reachesSvc(t, a, rid, "after B died")
+	if _, err := os.Stat(filepath.Join(rs.data, "paddock.db")); err == nil {
+		t.Error("the replicas made a SQLite store in their data directory; want them on PostgreSQL")
+	}
 }
 
 // filesThrough writes a file through r and reads it back.

@@ -33,8 +33,8 @@ const runDirSize = "64m"
 // tmpfs it mounted goes again.
 //
 // Servers of one installation on one host (replicas) share the run
-// directory: the first to start mounts it, under a lock on the run
-// directory's parent, and the others use that mount. Each holds a shared
+// directory: the first to start mounts it, under a lock beside it
+// (<run dir>.lock), and the others use that mount. Each holds a shared
 // flock on the directory while it runs (the returned use), so a server
 // whose start fails knows whether another one uses the mount it made.
 func prepareRunDir(cfg *Config, logger *slog.Logger) (use *runDirUse, err error) {
@@ -42,7 +42,7 @@ func prepareRunDir(cfg *Config, logger *slog.Logger) (use *runDirUse, err error)
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
 	}
-	unlock, err := lockFile(filepath.Dir(runDir))
+	unlock, err := lockFile(runDir + ".lock")
 	if err != nil {
 		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be locked", runDir).WithCause(err)
 	}
@@ -130,7 +130,7 @@ func (p *Provider) ReleaseRunDir() error {
 	if p.runDir == nil || !p.runDir.mounted {
 		return nil
 	}
-	unlock, err := lockFile(filepath.Dir(p.cfg.RunDir))
+	unlock, err := lockFile(p.cfg.RunDir + ".lock")
 	if err != nil {
 		return err
 	}
