@@ -25,12 +25,12 @@ import (
 
 // replicaSet is an installation served by several paddock serve
 // processes on one host: one PostgreSQL database, one data directory (the
-// secrets key, the SSH host key, the egress CA) and one run directory (the
+// secrets key, the SSH host key, the egress CA, the run directory with the
 // agents' sockets); each replica has its own API and SSH addresses.
 type replicaSet struct {
-	bin, shim, instance, data, runDir string
-	env                               []string
-	svcPort                           string // svc.test's port, on loopback
+	bin, shim, instance, data string
+	env                       []string
+	svcPort                   string // svc.test's port, on loopback
 }
 
 const replicaKey = "pdk_00000000000000000000000000000000000000000000a1b3"
@@ -51,7 +51,9 @@ func newReplicaSet(t *testing.T) *replicaSet {
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	rs := &replicaSet{
 		bin: testenv.Binary(t, "paddock"), shim: testenv.Binary(t, "paddock-shim"),
-		instance: testenv.Instance(t), data: t.TempDir(), runDir: filepath.Join(testenv.ShortTempDir(t), "r"),
+		// The run directory is the default one, under the data directory
+		// (whose start lock its mount must not wait for).
+		instance: testenv.Instance(t), data: t.TempDir(),
 		svcPort: port,
 		env: []string{"PADDOCK_STORE=" + dsn, "PADDOCK_LEASE_TTL=2s",
 			"PADDOCK_EGRESS_DISABLED=false", "PADDOCK_EGRESS_HOSTS=svc.test=127.0.0.1:" + port},
@@ -63,7 +65,7 @@ func newReplicaSet(t *testing.T) *replicaSet {
 // begin starts one more replica, without waiting for it.
 func (rs *replicaSet) begin(t *testing.T) *starting {
 	t.Helper()
-	return begin(t, serveCommand(t, rs.bin, rs.shim, rs.data, rs.runDir, rs.instance, replicaKey, rs.env...))
+	return begin(t, serveCommand(t, rs.bin, rs.shim, rs.data, "", rs.instance, replicaKey, rs.env...))
 }
 
 // replica is one paddock serve of a replicaSet and a client of its API.

@@ -43,14 +43,17 @@ func serveCommand(t testing.TB, bin, shim, dataDir, runDir, instance, key string
 	t.Helper()
 	// The server's workspace disks are mounted under its data directory.
 	t.Cleanup(func() { testenv.UnmountUnder(dataDir) })
-	cmd := exec.Command(bin, "serve",
+	args := []string{"serve",
 		"--listen", "127.0.0.1:0",
 		"--data-dir", dataDir,
 		"--shim-path", shim,
-		"--run-dir", runDir,
 		"--default-image", testenv.TestImage,
 		"--pull-images=false",
-	)
+	}
+	if runDir != "" { // else the default, under the data directory
+		args = append(args, "--run-dir", runDir)
+	}
+	cmd := exec.Command(bin, args...)
 	// Settings a test may override in extraEnv: the last of a name wins.
 	// The SSH gateway on a port of its own: tests run servers side by side.
 	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance,
