@@ -60,6 +60,10 @@ type Config struct {
 	// Limits are the rate limits, session caps and body limits; zero
 	// fields take DefaultLimits.
 	Limits Limits
+	// LimitState keeps the rate limits' buckets and the sessions the caps
+	// count; nil keeps them in this process (one server). Replicas share
+	// theirs: SharedLimits.
+	LimitState LimitState
 	// Clients finds the address a request came from: the peer, or behind
 	// a trusted proxy the client it forwarded (clientaddr.Resolver); the
 	// zero value trusts no proxy.
@@ -94,8 +98,7 @@ type API struct {
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits
-	perKey      *buckets
-	perClient   *buckets
+	state       LimitState
 	clients     clientaddr.Resolver
 	execCaps    *caps
 	termCaps    *caps
@@ -185,10 +188,12 @@ func New(cfg Config) *API {
 	if a.preview.Scheme == "" {
 		a.preview.Scheme = "http"
 	}
-	a.perKey = newBuckets(a.limits.PerKey, now)
-	a.perClient = newBuckets(a.limits.PerClient, now)
-	a.execCaps = newCaps("exec_streams", a.limits.ExecPerRuntime, a.limits.ExecPerUser)
-	a.termCaps = newCaps("terminals", a.limits.TerminalsPerRuntime, a.limits.TerminalsPerUser)
+	a.state = cfg.LimitState
+	if a.state == nil {
+		a.state = newLocalLimits(now)
+	}
+	a.execCaps = &caps{kind: "exec_streams", perRuntime: a.limits.ExecPerRuntime, perUser: a.limits.ExecPerUser, state: a.state}
+	a.termCaps = &caps{kind: "terminals", perRuntime: a.limits.TerminalsPerRuntime, perUser: a.limits.TerminalsPerUser, state: a.state}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}

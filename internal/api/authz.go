@@ -114,7 +114,7 @@ func serve(h http.Handler, w http.ResponseWriter, r *http.Request) error {
 func (a *API) admit(w http.ResponseWriter, r *http.Request, authn func() (auth.Identity, error)) (auth.Identity, error) {
 	id, err := authn()
 	if err == nil {
-		return id, a.takeCredential(w, id)
+		return id, a.takeCredential(r.Context(), w, id)
 	}
 	if r.Context().Err() != nil {
 		// A client gone while its key was looked up is no failed

@@ -138,7 +138,7 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) error {
 	if !req.Background {
 		// A foreground exec holds its stream until the process ends, or
 		// until its caller's credential is revoked.
-		release, err := a.execCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
+		release, err := a.execCaps.acquire(ctx, r.PathValue("runtime_id"), identity(r).Principal())
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,16 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
@@ -100,66 +101,6 @@ func (r Rate) withDefaults(d Rate) Rate {
 	return r
 }
 
-// buckets are token buckets by key. Buckets idle long enough to be full
-// again are dropped, so the map holds only recent callers.
-type buckets struct {
-	rate  Rate
-	now   func() time.Time
-	mu    sync.Mutex
-	m     map[string]*bucket
-	swept time.Time
-}
-
-type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
-}
-
-func newBuckets(r Rate, now func() time.Time) *buckets {
-	return &buckets{rate: r, now: now, m: map[string]*bucket{}}
-}
-
-// take spends one token of key's bucket; when there is none it returns
-// how long until there is.
-func (b *buckets) take(key string) (ok bool, retry time.Duration) {
-	if b == nil || b.rate.PerSecond < 0 {
-		return true, 0
-	}
-	now := b.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sweep(now)
-	e := b.m[key]
-	if e == nil {
-		e = &bucket{lim: rate.NewLimiter(rate.Limit(b.rate.PerSecond), max(b.rate.Burst, 1))}
-		b.m[key] = e
-	}
-	e.seen = now
-	r := e.lim.ReserveN(now, 1)
-	if !r.OK() {
-		return false, time.Second
-	}
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
-}
-
-// sweep drops buckets that have refilled, at most once a minute.
-func (b *buckets) sweep(now time.Time) {
-	if now.Sub(b.swept) < time.Minute || b.rate.PerSecond <= 0 {
-		return
-	}
-	b.swept = now
-	full := time.Duration(float64(max(b.rate.Burst, 1)) / b.rate.PerSecond * float64(time.Second))
-	for k, e := range b.m {
-		if now.Sub(e.seen) > full {
-			delete(b.m, k)
-		}
-	}
-}
-
 // errRateLimited is a 429 that says which limit, with Retry-After set
 // on w.
 func errRateLimited(w http.ResponseWriter, which string, retry time.Duration) error {
@@ -180,23 +121,17 @@ func (a *API) clientAddr(r *http.Request) string {
 // behind one proxy do not throttle each other, and guessing keys from
 // one address is still bounded.
 func (a *API) takeAddress(w http.ResponseWriter, r *http.Request) error {
-	if ok, retry := a.perClient.take(clientaddr.Key(a.clientAddr(r))); !ok {
-		return errRateLimited(w, "address", retry)
-	}
-	return nil
+	return a.take(r.Context(), w, "address", clientaddr.Key(a.clientAddr(r)), a.limits.PerClient)
 }
 
 // takeCredential spends a token of the credential's bucket. Sessions share
 // their user's bucket: signing in again does not buy more requests.
-func (a *API) takeCredential(w http.ResponseWriter, id auth.Identity) error {
+func (a *API) takeCredential(ctx context.Context, w http.ResponseWriter, id auth.Identity) error {
 	bucket := id.Credential()
 	if id.SessionID != "" {
 		bucket = id.Principal()
 	}
-	if ok, retry := a.perKey.take(bucket); !ok {
-		return errRateLimited(w, "credential", retry)
-	}
-	return nil
+	return a.take(ctx, w, "credential", bucket, a.limits.PerKey)
 }
 
 // takeToken spends a token of a preview token's own bucket, keyed by a
@@ -205,10 +140,53 @@ func (a *API) takeCredential(w http.ResponseWriter, id auth.Identity) error {
 // address's.
 func (a *API) takeToken(w http.ResponseWriter, tok string) error {
 	sum := sha256.Sum256([]byte(tok))
-	if ok, retry := a.perKey.take("preview:" + hex.EncodeToString(sum[:])); !ok {
-		return errRateLimited(w, "preview token", retry)
+	return a.take(context.Background(), w, "preview token", hex.EncodeToString(sum[:]), a.limits.PerKey)
+}
+
+// take spends a token of the bucket of which (a credential, an address, a
+// preview token) named key, which refills at r: none is drawn when the
+// limit is off.
+func (a *API) take(ctx context.Context, w http.ResponseWriter, which, key string, r Rate) error {
+	if r.PerSecond < 0 {
+		return nil
+	}
+	if ok, retry := a.state.Take(ctx, strings.ReplaceAll(which, " ", "_")+":"+key, r); !ok {
+		return errRateLimited(w, which, retry)
 	}
 	return nil
+}
+
+// LimitState keeps the limits' live state: the token buckets, and the
+// open sessions counted against caps. An API keeps it in its process
+// unless its Config names another: SharedLimits keeps it in a store the
+// replicas share, so that a limit of N holds across them, not N on each.
+type LimitState interface {
+	// Take spends one token of bucket key, which refills at r (a
+	// positive rate); when there is none it returns how long until
+	// there is.
+	Take(ctx context.Context, key string, r Rate) (ok bool, retry time.Duration)
+	// Hold counts one more session against every cap of caps, or, when
+	// one is full, against none and returns a *CapFull naming the first
+	// full one. release gives the place back; call it once.
+	Hold(ctx context.Context, caps []Cap) (release func(), err error)
+}
+
+// Cap is a limit on open sessions: at most Max of Kind (exec streams
+// per runtime, …) with Key (the runtime's id, …).
+type Cap struct {
+	Kind string
+	Key  string
+	Max  int
+}
+
+// CapFull is LimitState.Hold's refusal: Cap is full with Held sessions.
+type CapFull struct {
+	Cap  Cap
+	Held int
+}
+
+func (f *CapFull) Error() string {
+	return fmt.Sprintf("%s %s holds %d of %d", f.Cap.Kind, f.Cap.Key, f.Held, f.Cap.Max)
 }
 
 // caps counts concurrent sessions of a kind (exec streams, terminals) per
@@ -217,42 +195,32 @@ type caps struct {
 	kind       string // exec_streams, terminals
 	perRuntime int
 	perUser    int
-	mu         sync.Mutex
-	byRuntime  map[string]int
-	byUser     map[string]int
-}
-
-func newCaps(kind string, perRuntime, perUser int) *caps {
-	return &caps{kind: kind, perRuntime: perRuntime, perUser: perUser, byRuntime: map[string]int{}, byUser: map[string]int{}}
+	state      LimitState
 }
 
 // acquire takes one session for runtime and user, or answers 429 with a
 // code naming the cap that is full (too_many_exec_streams_per_runtime,
 // …). release gives it back; call it once.
-func (c *caps) acquire(runtime, user string) (release func(), err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.perRuntime >= 0 && c.byRuntime[runtime] >= c.perRuntime {
-		return nil, errdefs.ResourceExhausted("too_many_"+c.kind+"_per_runtime", "this runtime has %d open %s, its most; close one first", c.byRuntime[runtime], c.noun())
+func (c *caps) acquire(ctx context.Context, runtime, user string) (release func(), err error) {
+	var cs []Cap
+	if c.perRuntime >= 0 {
+		cs = append(cs, Cap{Kind: c.kind + "_per_runtime", Key: runtime, Max: c.perRuntime})
 	}
-	if c.perUser >= 0 && c.byUser[user] >= c.perUser {
-		return nil, errdefs.ResourceExhausted("too_many_"+c.kind+"_per_user", "you have %d open %s, the most one user may; close one first", c.byUser[user], c.noun())
+	if c.perUser >= 0 {
+		cs = append(cs, Cap{Kind: c.kind + "_per_user", Key: user, Max: c.perUser})
 	}
-	c.byRuntime[runtime]++
-	c.byUser[user]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if c.byRuntime[runtime]--; c.byRuntime[runtime] <= 0 {
-				delete(c.byRuntime, runtime)
-			}
-			if c.byUser[user]--; c.byUser[user] <= 0 {
-				delete(c.byUser, user)
-			}
-		})
-	}, nil
+	if len(cs) == 0 {
+		return func() {}, nil
+	}
+	release, err = c.state.Hold(ctx, cs)
+	var full *CapFull
+	if !errors.As(err, &full) {
+		return release, err
+	}
+	if full.Cap.Kind == c.kind+"_per_runtime" {
+		return nil, errdefs.ResourceExhausted("too_many_"+full.Cap.Kind, "this runtime has %d open %s, its most; close one first", full.Held, c.noun())
+	}
+	return nil, errdefs.ResourceExhausted("too_many_"+full.Cap.Kind, "you have %d open %s, the most one user may; close one first", full.Held, c.noun())
 }
 
 func (c *caps) noun() string {

@@ -139,7 +139,7 @@ func (a *API) attachProcess(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	release, err := a.execCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
+	release, err := a.execCaps.acquire(r.Context(), r.PathValue("runtime_id"), identity(r).Principal())
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	release, err := a.termCaps.acquire(r.PathValue("runtime_id"), identity(r).Principal())
+	release, err := a.termCaps.acquire(r.Context(), r.PathValue("runtime_id"), identity(r).Principal())
 	if err != nil {
 		return err
 	}

@@ -51,9 +51,15 @@ func TestAdminBackupAndRestore(t *testing.T) {
 	if code != cli.ExitError || !strings.Contains(errOut, "store_not_empty") {
 		t.Fatalf("second restore: exit %d, stderr %q", code, errOut)
 	}
-	_, errOut, code = clitest.Run(t, map[string]string{}, "admin", "restore", "--data-dir", t.TempDir(), file)
+	// A data directory that does not exist yet is made, as the server
+	// makes it.
+	fresh := filepath.Join(t.TempDir(), "new", "data")
+	_, errOut, code = clitest.Run(t, map[string]string{}, "admin", "restore", "--data-dir", fresh, file)
 	if code != 0 || !strings.Contains(errOut, "has no secrets key yet") {
-		t.Fatalf("restore without the key: exit %d, stderr %q", code, errOut)
+		t.Fatalf("restore into a new data directory without the key: exit %d, stderr %q", code, errOut)
+	}
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("new data directory: %v %v, want mode 0700", fi, err)
 	}
 }
 

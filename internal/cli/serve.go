@@ -192,7 +192,7 @@ func newAdminCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.SetUsageTemplate(serverUsage)
-	var dataDir, name string
+	var dataDir, database, name string
 	create := &cobra.Command{
 		Use:   "create-key",
 		Short: "Create a new installation admin API key and print it once",
@@ -202,14 +202,24 @@ data directory while the server is stopped (and while it runs).`,
 		Example: `  paddock admin create-key --data-dir ./data`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return server.CreateAdminKey(cmd.Context(), adminDataDir(cmd, dataDir), name, cmd.OutOrStdout())
+			return server.CreateAdminKey(cmd.Context(), adminDataDir(cmd, dataDir), adminDatabase(cmd, database), name, cmd.OutOrStdout())
 		},
 	}
 	create.SetUsageTemplate(serverUsage)
 	create.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
+	create.Flags().StringVar(&database, "database", "", "the store, when not <data-dir>/paddock.db: sqlite:<path> or postgres://… (env PADDOCK_STORE)")
 	create.Flags().StringVar(&name, "name", "admin (created offline)", "a name for the key")
 	cmd.AddCommand(create, newRotateSecretsKeyCmd(), newMigrateStoreCmd(), newBackupCmd(), newRestoreCmd())
 	return cmd
+}
+
+// adminDatabase is the store an admin command works on: --database, else
+// PADDOCK_STORE, else "" (the data directory's SQLite database).
+func adminDatabase(cmd *cobra.Command, flag string) string {
+	if cmd.Flags().Changed("database") {
+		return flag
+	}
+	return os.Getenv("PADDOCK_STORE")
 }
 
 // adminDataDir is the data directory an admin command works on: --data-dir,
@@ -226,7 +236,7 @@ func adminDataDir(cmd *cobra.Command, flag string) string {
 
 // newRotateSecretsKeyCmd is `paddock admin rotate-secrets-key`.
 func newRotateSecretsKeyCmd() *cobra.Command {
-	var dataDir string
+	var dataDir, database string
 	cmd := &cobra.Command{
 		Use:   "rotate-secrets-key",
 		Short: "Seal every secret again under a new key",
@@ -244,10 +254,11 @@ server with PADDOCK_SECRETS_KEY set to it.`,
   PADDOCK_SECRETS_NEW_KEY=$(head -c 32 /dev/urandom | base64) paddock admin rotate-secrets-key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return server.RotateSecretsKey(cmd.Context(), adminDataDir(cmd, dataDir), os.Getenv("PADDOCK_SECRETS_KEY"), os.Getenv("PADDOCK_SECRETS_NEW_KEY"), cmd.OutOrStdout())
+			return server.RotateSecretsKey(cmd.Context(), adminDataDir(cmd, dataDir), adminDatabase(cmd, database), os.Getenv("PADDOCK_SECRETS_KEY"), os.Getenv("PADDOCK_SECRETS_NEW_KEY"), cmd.OutOrStdout())
 		},
 	}
 	cmd.SetUsageTemplate(serverUsage)
+	cmd.Flags().StringVar(&database, "database", "", "the store, when not <data-dir>/paddock.db: sqlite:<path> or postgres://… (env PADDOCK_STORE)")
 	cmd.Flags().StringVar(&dataDir, "data-dir", config.Default().DataDir, "the server's data directory (env PADDOCK_DATA_DIR)")
 	return cmd
 }

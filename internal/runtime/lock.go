@@ -9,7 +9,9 @@ import (
 )
 
 // keyedMutex serializes actions per runtime id inside one server process.
-// Across processes the store's optimistic version check is the guard.
+// Across processes the store's lock (store.Locker) does, where the store
+// is shared; the optimistic version check on every row stays the guard
+// behind both.
 type keyedMutex struct {
 	mu    sync.Mutex
 	locks map[string]*keyLock

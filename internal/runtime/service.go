@@ -194,6 +194,7 @@ type Service struct {
 	now        func() time.Time
 	logger     *slog.Logger
 	locks      *keyedMutex
+	shared     store.Locker // the lock other servers take too; nil on a store only this one opens
 	billing    Billing
 	agents     *agentPool // see agent.go
 	activity   *activity  // see activity.go
@@ -227,6 +228,7 @@ func New(cfg Config) *Service {
 		now:       func() time.Time { return now().UTC().Truncate(time.Microsecond) },
 		logger:    logger,
 		locks:     newKeyedMutex(),
+		shared:    sharedLocker(cfg.Store),
 		billing:   cfg.Billing,
 		agents:    newAgentPool(),
 		activity:  newActivity(),
@@ -263,13 +265,41 @@ func (s *Service) Defaults() Defaults { return s.defaults }
 
 func newID() string { return uuid.NewString() }
 
-// lockRuntime serializes actions on one runtime.
+// lockRuntime serializes actions on one runtime: first among this
+// server's callers, then, holding that, across servers through the
+// store's lock (so one server's waiters queue here and hold no database
+// connection each).
 func (s *Service) lockRuntime(ctx context.Context, id string) (func(), error) {
 	unlock, err := s.locks.lock(ctx, id)
 	if err != nil {
-		return nil, errdefs.Unavailable("request_cancelled", "the request ended while waiting for another action on this runtime").WithCause(err)
+		return nil, lockCancelled(err)
 	}
-	return unlock, nil
+	if s.shared == nil {
+		return unlock, nil
+	}
+	unlockShared, err := s.shared.LockRuntime(ctx, id)
+	if err != nil {
+		unlock()
+		if ctx.Err() != nil {
+			return nil, lockCancelled(err)
+		}
+		return nil, err
+	}
+	return func() {
+		unlockShared()
+		unlock()
+	}, nil
+}
+
+// lockCancelled is a wait for a runtime's lock that its request ended.
+func lockCancelled(err error) error {
+	return errdefs.Unavailable("request_cancelled", "the request ended while waiting for another action on this runtime").WithCause(err)
+}
+
+// sharedLocker is st's lock across servers, if it has one.
+func sharedLocker(st Store) store.Locker {
+	l, _ := st.(store.Locker)
+	return l
 }
 
 // detached returns a context for provider work that must finish even if the

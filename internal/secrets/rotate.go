@@ -63,6 +63,7 @@ func Rotate(ctx context.Context, st store.Transactor, dataDir, envKey, newEnvKey
 
 	n := 0
 	err = st.InTx(ctx, func(q store.Queries) error {
+		n = 0 // a transaction PostgreSQL aborted runs again, whole
 		all, err := q.AllSecrets(ctx)
 		if err != nil {
 			return err

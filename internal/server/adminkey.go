@@ -12,16 +12,18 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 )
 
-// CreateAdminKey creates a new installation admin key in the database of
-// dataDir and prints it once to out: the way back in when the key printed
+// CreateAdminKey creates a new installation admin key in the store
+// database names (or, when it is "", the SQLite database of dataDir) and
+// prints it once to out: the way back in when the key printed
 // at the first start was lost. It works while the server is stopped (and
 // while it runs: SQLite serializes the write). A data directory without a
 // database is an error, not a new installation.
-func CreateAdminKey(ctx context.Context, dataDir, name string, out io.Writer) error {
-	st, err := openOffline(ctx, dataDir)
+func CreateAdminKey(ctx context.Context, dataDir, database, name string, out io.Writer) error {
+	st, err := openOffline(ctx, dataDir, database)
 	if err != nil {
 		return err
 	}
@@ -35,9 +37,17 @@ func CreateAdminKey(ctx context.Context, dataDir, name string, out io.Writer) er
 	return nil
 }
 
-// openOffline opens the database of a data directory for an admin
-// command.
-func openOffline(ctx context.Context, dataDir string) (*sqlite.Store, error) {
+// openOffline opens an installation's store for an admin command: the
+// store database names (a DSN, as serve's --database takes), or else the
+// SQLite database of the data directory.
+func openOffline(ctx context.Context, dataDir, database string) (store.Store, error) {
+	if database != "" {
+		st, err := store.Open(ctx, database, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, fmt.Errorf("open the store: %w", err)
+		}
+		return st, nil
+	}
 	db := filepath.Join(dataDir, "paddock.db")
 	if _, err := os.Stat(db); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -52,10 +62,11 @@ func openOffline(ctx context.Context, dataDir string) (*sqlite.Store, error) {
 	return st, nil
 }
 
-// RotateSecretsKey seals every secret in dataDir's database again under a
-// new key (see secrets.Rotate) and says what it did.
-func RotateSecretsKey(ctx context.Context, dataDir, envKey, newEnvKey string, out io.Writer) error {
-	st, err := openOffline(ctx, dataDir)
+// RotateSecretsKey seals every secret of the installation's store (the
+// store database names, or dataDir's SQLite database) again under a new
+// key (see secrets.Rotate) and says what it did.
+func RotateSecretsKey(ctx context.Context, dataDir, database, envKey, newEnvKey string, out io.Writer) error {
+	st, err := openOffline(ctx, dataDir, database)
 	if err != nil {
 		return err
 	}

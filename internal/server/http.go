@@ -79,7 +79,7 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 	h.api = api.New(api.Config{
 		Access: h.access.svc, Tenancy: h.access.tenancy, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Leases: h.in.leases,
-		Logs: logs.BookOf(h.in.logger), Limits: limits, Clients: clients, Preview: preview,
+		Logs: logs.BookOf(h.in.logger), Limits: limits, LimitState: h.in.limitState(), Clients: clients, Preview: preview,
 		Builds: h.providers.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)

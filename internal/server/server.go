@@ -21,7 +21,8 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
-	_ "github.com/paddockhq/paddock/internal/store/sqlite" // the "sqlite" store
+	_ "github.com/paddockhq/paddock/internal/store/postgres" // the "postgres" store
+	_ "github.com/paddockhq/paddock/internal/store/sqlite"   // the "sqlite" store
 )
 
 // ShutdownTimeout bounds a graceful shutdown: the drain of requests and

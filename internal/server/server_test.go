@@ -107,7 +107,7 @@ func TestBusyPortLosesNoKey(t *testing.T) {
 
 	// The key is lost: make another while the server is stopped.
 	var created bytes.Buffer
-	if err := server.CreateAdminKey(t.Context(), dir, "recovery", &created); err != nil {
+	if err := server.CreateAdminKey(t.Context(), dir, "", "recovery", &created); err != nil {
 		t.Fatal(err)
 	}
 	second := keyRE.FindString(created.String())
@@ -122,7 +122,7 @@ func TestBusyPortLosesNoKey(t *testing.T) {
 		t.Fatal("a key does not work after the restart")
 	}
 
-	if err := server.CreateAdminKey(t.Context(), filepath.Join(t.TempDir(), "none"), "x", &created); err == nil || !strings.Contains(err.Error(), "no paddock database") {
+	if err := server.CreateAdminKey(t.Context(), filepath.Join(t.TempDir(), "none"), "", "x", &created); err == nil || !strings.Contains(err.Error(), "no paddock database") {
 		t.Fatalf("CreateAdminKey on an empty data dir = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(t.TempDir(), "none", "paddock.db")); err == nil {

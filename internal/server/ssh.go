@@ -58,6 +58,9 @@ func (w *wiring) sshComponent() component.Registration {
 			}
 			s.cfg.Runtimes, s.cfg.Access = rp.svc, acc.svc
 			s.cfg.Logger, s.logger = in.logger, in.logger
+			if in.limits != nil {
+				s.cfg.Users = in.limits
+			}
 			w.mount(api.SSH(s.info))
 			return s, nil
 		},

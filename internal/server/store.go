@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -33,11 +34,18 @@ type installation struct {
 	// leases run the background loops (the settler, the lifecycle rounds,
 	// the warm pool's filler) each on one replica at a time.
 	leases *lease.Elector
-	logger *slog.Logger
+	// limits are the limits' live state replicas share; nil on a store
+	// one server has to itself. renewal renews this replica's holds in
+	// it (limits.go).
+	limits  *api.SharedLimits
+	renewal *automation
+	logger  *slog.Logger
 }
 
 // storeComponent opens the store (SQLite in the data directory unless the
-// configuration names another) and establishes the installation id.
+// configuration names another) and establishes the installation id; on a
+// store replicas share, it keeps the limits' live state there and renews
+// this replica's holds until it closes, last (limits.go).
 func (w *wiring) storeComponent() component.Registration {
 	return component.Def[*installation]{
 		Name: storeName,
@@ -64,9 +72,18 @@ func (w *wiring) storeComponent() component.Registration {
 			// Leases keep the real time whatever the services' clock (a
 			// test's may jump): they time the replicas' liveness.
 			leases := lease.New(lease.Config{Store: st, Replica: w.replica, TTL: w.leaseTTL, Logger: logger.With("component", "leases")})
-			return &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, logger: logger}, nil
+			in := &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, logger: logger}
+			in.limits, in.renewal = w.sharedLimits(in)
+			return in, nil
 		},
-		Close: func(_ context.Context, in *installation) error { return in.st.Close() },
+		Start: func(ctx context.Context, in *installation) error {
+			in.renewal.start(ctx)
+			return nil
+		},
+		Close: func(_ context.Context, in *installation) error {
+			in.renewal.close()
+			return in.st.Close()
+		},
 	}.Registration()
 }
 

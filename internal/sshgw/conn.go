@@ -21,6 +21,9 @@ type conn struct {
 
 	grant grant
 	sc    *ssh.ServerConn
+	// release gives the connection's place among its user's back; nil
+	// until it is admitted.
+	release func()
 
 	mu       sync.Mutex
 	sessions int
@@ -33,7 +36,7 @@ type conn struct {
 }
 
 func (c *conn) serve() {
-	defer func() { c.g.untrack(c, c.grant.userID) }() // the grant is known once authenticated
+	defer c.g.untrack(c)
 	defer c.cancel()
 	defer c.nc.Close()
 	stop := context.AfterFunc(c.ctx, func() { c.nc.Close() })
@@ -52,12 +55,13 @@ func (c *conn) serve() {
 	_ = c.nc.SetDeadline(time.Time{})
 	c.sc = sc
 	gr := grantOf(sc.Permissions)
-	if !c.g.admit(gr.userID) {
+	release, ok := c.g.admit(c.ctx, gr.userID)
+	if !ok {
 		c.g.logger.Warn("ssh connection refused: too many connections for the user", "client", c.client, "user_id", gr.userID)
 		sc.Close()
 		return
 	}
-	c.grant = gr
+	c.grant, c.release = gr, release
 	start := time.Now()
 	log := c.g.logger.With("client", c.client, "user_id", gr.userID, "runtime", gr.runtimeID, "fingerprint", gr.fingerprint)
 	log.Info("ssh connection opened")

@@ -74,6 +74,10 @@ type Config struct {
 	// and 32.
 	MaxConns        int
 	MaxConnsPerUser int
+	// Users, when set, counts each user's connections against
+	// MaxConnsPerUser in place of the gateway's own count: where replicas
+	// share the count, so that the cap holds across them.
+	Users UserCounter
 	// Access decides who may connect: the access service every door
 	// asks. Required.
 	Access *iam.Service
@@ -103,6 +107,14 @@ type Gateway struct {
 	// not authenticated yet (maxPendingPerAddr).
 	pending map[string]int
 	wg      sync.WaitGroup // connections
+}
+
+// UserCounter counts users' open connections across gateways (see
+// Config.Users).
+type UserCounter interface {
+	// TakeUser takes one of userID's max places and returns the func that
+	// gives it back, or reports that none is left.
+	TakeUser(ctx context.Context, userID string, max int) (release func(), ok bool, err error)
 }
 
 // ErrClosed is returned by Serve once the gateway is closed.
@@ -253,28 +265,42 @@ func (g *Gateway) settle(c *conn) {
 	}
 }
 
-// admit counts an authenticated connection against its user's limit.
-func (g *Gateway) admit(userID string) bool {
+// admit counts an authenticated connection against its user's limit,
+// in Config.Users when set; release gives its place back. A count that
+// fails refuses the connection.
+func (g *Gateway) admit(ctx context.Context, userID string) (release func(), ok bool) {
+	if g.cfg.Users != nil {
+		release, ok, err := g.cfg.Users.TakeUser(ctx, userID, g.cfg.MaxConnsPerUser)
+		if err != nil {
+			g.logger.Warn("ssh connection refused: its user's connections could not be counted", "user_id", userID, "err", err)
+		}
+		return release, ok && err == nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.perUser[userID] >= g.cfg.MaxConnsPerUser {
-		return false
+		return nil, false
 	}
 	g.perUser[userID]++
-	return true
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.perUser[userID]--; g.perUser[userID] <= 0 {
+			delete(g.perUser, userID)
+		}
+	}, true
 }
 
-// untrack forgets a connection that ended.
-func (g *Gateway) untrack(c *conn, userID string) {
+// untrack forgets a connection that ended, and gives its user's place
+// back.
+func (g *Gateway) untrack(c *conn) {
+	if c.release != nil {
+		c.release()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.settle(c)
 	delete(g.conns, c)
-	if userID != "" {
-		if g.perUser[userID]--; g.perUser[userID] <= 0 {
-			delete(g.perUser, userID)
-		}
-	}
 	g.wg.Done()
 }
 

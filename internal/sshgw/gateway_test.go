@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -620,5 +621,51 @@ func TestRecheckOutlivesABusyStore(t *testing.T) {
 	case <-closed:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the connection outlived its deleted key")
+	}
+}
+
+// TestConnsPerUserAcrossReplicas: where replicas share the count
+// (Config.Users, the API's SharedLimits in the store), a user's connection
+// another replica serves counts against the cap here, and its end makes
+// room here.
+func TestConnsPerUserAcrossReplicas(t *testing.T) {
+	var there *api.SharedLimits
+	g := startGateway(t, func(c *sshgw.Config, st store.Store) {
+		c.MaxConnsPerUser = 2
+		c.Users = api.NewSharedLimits(api.SharedLimitsConfig{Store: st, Replica: "here"})
+		there = api.NewSharedLimits(api.SharedLimitsConfig{Store: st, Replica: "there"})
+	})
+	_, fp, _, err := sshgw.ParsePublicKey(string(ssh.MarshalAuthorizedKey(g.signer.PublicKey())))
+	must(t, err)
+	key, err := g.env.Store.GetSSHKeyByFingerprint(t.Context(), fp)
+	must(t, err)
+	release, ok, err := there.TakeUser(t.Context(), key.UserID, 2)
+	if err != nil || !ok {
+		t.Fatalf("a connection on the other replica: %v %v", ok, err)
+	}
+	works := func(c *ssh.Client) bool {
+		s, err := c.NewSession()
+		if err != nil {
+			return false
+		}
+		defer s.Close()
+		return s.Run("true") == nil
+	}
+	if !works(g.client(t)) {
+		t.Fatal("the user's second connection does not work")
+	}
+	if third, err := g.dial(g.user, g.signer); err == nil {
+		ok := works(third)
+		third.Close()
+		if ok {
+			t.Fatal("a third connection across the replicas worked")
+		}
+	}
+	release()
+	c, err := g.dial(g.user, g.signer)
+	must(t, err)
+	defer c.Close()
+	if !works(c) {
+		t.Fatal("no room after the other replica's connection ended")
 	}
 }

@@ -69,6 +69,7 @@ type Queries interface {
 	SecretQueries
 	WarmQueries  // see the section at the end of this file
 	LeaseQueries // lease.go
+	LiveQueries  // buckets and caps replicas share: live.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

@@ -89,6 +89,9 @@ type Options struct {
 	// DataDir is the server's data directory, its store and keys; ""
 	// means a fresh one of the test's.
 	DataDir string
+	// Store is the store's DSN (a PostgreSQL database that several Envs
+	// share as replicas); "" means SQLite in the data directory.
+	Store string
 }
 
 // Env is a running API.
@@ -182,7 +185,7 @@ func loggerOf(opts Options) *slog.Logger {
 // directory of the test's, no SSH gateway and no egress proxy.
 func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg := config.Default()
-	cfg.DataDir = opts.DataDir
+	cfg.DataDir, cfg.Store = opts.DataDir, opts.Store
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}

@@ -112,6 +112,10 @@ func writeTx(ctx context.Context, l Location, fn func(tx Tx) error) (retErr erro
 			func(tx pgx.Tx) error { return fn(PostgresTx(tx)) })
 	}
 	if _, err := os.Stat(where); errors.Is(err, fs.ErrNotExist) {
+		// A fresh data directory, as the server would make it.
+		if err := os.MkdirAll(filepath.Dir(where), 0o700); err != nil {
+			return err
+		}
 		defer func() {
 			if retErr != nil {
 				for _, suffix := range []string{"", "-wal", "-shm"} {

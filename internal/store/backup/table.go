@@ -16,8 +16,9 @@ var Tables = []string{
 }
 
 // Skipped are the tables left behind on purpose: each store keeps its own
-// schema history, and leases belong to the replicas of the old store.
-var Skipped = []string{"schema_migrations", "leases"}
+// schema history, and leases, rate buckets and live holds belong to the
+// replicas of the old store.
+var Skipped = []string{"schema_migrations", "leases", "rate_buckets", "live_holds"}
 
 // Kind is a column's type, the same in both dialects. Values travel in a
 // neutral form: int64 for KindInt and KindTime (unix microseconds),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
@@ -22,11 +21,8 @@ func toAPIKey(k pgdb.ApiKey) store.APIKey {
 // CreateAPIKey inserts k. Its hash is unique; an empty OrgID makes an
 // installation-wide key. A key narrowed to a workspace needs an org.
 func (q *queries) CreateAPIKey(ctx context.Context, k store.APIKey) error {
-	if err := dialect.Required(dialect.APIKey, "id", k.ID, "hash", k.Hash, "role", k.Role); err != nil {
+	if err := dialect.CheckAPIKey(k); err != nil {
 		return err
-	}
-	if k.WorkspaceID != "" && k.OrgID == "" {
-		return errdefs.InvalidArgument("invalid_api_key", "a key narrowed to a workspace needs the workspace's org")
 	}
 	return classify("create api key", dialect.APIKey, q.q.CreateAPIKey(ctx, pgdb.CreateAPIKeyParams{
 		ID: k.ID, Name: k.Name, Hash: k.Hash, Prefix: k.Prefix, Role: k.Role,
@@ -57,8 +53,8 @@ func (q *queries) GetAPIKey(ctx context.Context, id string) (store.APIKey, error
 
 // ListAPIKeys lists the keys f selects, newest first, revoked ones too.
 func (q *queries) ListAPIKeys(ctx context.Context, f store.APIKeyFilter, page store.Page) ([]store.APIKey, string, error) {
-	if f.Installation && f.OrgID != "" {
-		return nil, "", errdefs.InvalidArgument("invalid_api_key_filter", "installation-wide keys belong to no org; give an org or ask for installation keys, not both")
+	if err := dialect.CheckAPIKeyFilter(f); err != nil {
+		return nil, "", err
 	}
 	return listPage(ctx, "list api keys", dialect.APIKey, page,
 		func(ctx context.Context, k keyset) ([]pgdb.ApiKey, error) {

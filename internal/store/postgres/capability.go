@@ -24,15 +24,9 @@ func capVersionOf(v pgdb.CapabilityVersion) store.CapabilityVersion {
 
 // CreateCapabilityVersion inserts v; empty contents are stored as {}.
 func (q *queries) CreateCapabilityVersion(ctx context.Context, v store.CapabilityVersion) error {
-	if err := dialect.Required(dialect.CapVer, "id", v.ID, "org id", v.OrgID, "name", v.Name, "version", v.Version, "digest", v.Digest); err != nil {
+	contents, err := dialect.CheckCapabilityVersion(v)
+	if err != nil {
 		return err
-	}
-	if len(v.Bundle) == 0 {
-		return dialect.Required(dialect.CapVer, "bundle", "")
-	}
-	contents := string(v.Contents)
-	if contents == "" {
-		contents = "{}"
 	}
 	return classify("create capability version", dialect.CapVer, q.q.CreateCapabilityVersion(ctx, pgdb.CreateCapabilityVersionParams{
 		ID: v.ID, OrgID: v.OrgID, Name: v.Name, Version: v.Version, Description: v.Description, Digest: v.Digest,

@@ -11,8 +11,6 @@ import (
 
 // Egress: the proxy's decisions.
 
-const resEgress dialect.Resource = "egress decision"
-
 func egressFromRow(r pgdb.EgressDecision) store.EgressDecision {
 	return store.EgressDecision{
 		ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, RuntimeID: r.RuntimeID, SandboxID: r.SandboxID,
@@ -29,7 +27,7 @@ func egressKey(d store.EgressDecision) (time.Time, string) { return d.At, d.ID }
 func egressColumns(ds []store.EgressDecision) (pgdb.RecordEgressParams, error) {
 	var c pgdb.RecordEgressParams
 	for _, d := range ds {
-		if err := dialect.Required(resEgress, "id", d.ID, "runtime id", d.RuntimeID); err != nil {
+		if err := dialect.Required(dialect.Egress, "id", d.ID, "runtime id", d.RuntimeID); err != nil {
 			return pgdb.RecordEgressParams{}, err
 		}
 		c.Ids = append(c.Ids, d.ID)
@@ -63,12 +61,12 @@ func (q *queries) RecordEgress(ctx context.Context, ds []store.EgressDecision) e
 	if err != nil {
 		return err
 	}
-	return classify("record egress", resEgress, q.q.RecordEgress(ctx, cols))
+	return classify("record egress", dialect.Egress, q.q.RecordEgress(ctx, cols))
 }
 
 // ListEgress returns a runtime's decisions, newest first.
 func (q *queries) ListEgress(ctx context.Context, runtimeID string, page store.Page) ([]store.EgressDecision, string, error) {
-	return listPage(ctx, "list egress", resEgress, page,
+	return listPage(ctx, "list egress", dialect.Egress, page,
 		func(ctx context.Context, k keyset) ([]pgdb.EgressDecision, error) {
 			return q.q.ListEgress(ctx, pgdb.ListEgressParams{RuntimeID: runtimeID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
 		}, egressFromRow, egressKey)
@@ -79,10 +77,7 @@ func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]st
 	if len(eq.Hosts) == 0 {
 		return nil, nil
 	}
-	limit := eq.Limit
-	if limit <= 0 || limit > store.MaxLimit {
-		limit = store.MaxLimit
-	}
+	limit := dialect.EgressLimit(eq.Limit)
 	arg := pgdb.SandboxEgressParams{SandboxID: eq.SandboxID, Port: int64(eq.Port), Hosts: eq.Hosts, Lim: int32(limit)}
 	if !eq.AfterAt.IsZero() {
 		at, id := stamp(eq.AfterAt), eq.AfterID
@@ -90,7 +85,7 @@ func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]st
 	}
 	rows, err := q.q.SandboxEgress(ctx, arg)
 	if err != nil {
-		return nil, classify("read sandbox egress", resEgress, err)
+		return nil, classify("read sandbox egress", dialect.Egress, err)
 	}
 	return mapRows(rows, egressFromRow), nil
 }
@@ -98,5 +93,5 @@ func (q *queries) SandboxEgress(ctx context.Context, eq store.EgressQuery) ([]st
 // PruneEgress deletes decisions older than before.
 func (q *queries) PruneEgress(ctx context.Context, before time.Time) (int64, error) {
 	n, err := q.q.PruneEgress(ctx, stamp(before))
-	return n, classify("prune egress", resEgress, err)
+	return n, classify("prune egress", dialect.Egress, err)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,11 +46,31 @@ func classify(op string, res dialect.Resource, err error) error {
 			return errdefs.FailedPrecondition("store_read_only", "the database is read-only").WithCause(err)
 		}
 	}
-	if pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxClosed) {
-		return errdefs.Unavailable("store_unavailable", "the database connection failed; retry").WithCause(err)
+	if unreachable(err) {
+		return errdefs.Unavailable("store_unavailable", "the database cannot be reached; retry").WithCause(err)
 	}
 	return fmt.Errorf("postgres store: %s: %w", op, err)
 }
 
 // wrap classifies an error that concerns no particular record.
 func wrap(op string, err error) error { return classify(op, "record", err) }
+
+// unreachable reports whether err is the database being out of reach
+// rather than refusing the statement: a connection that cannot be made or
+// broke, a server shutting down, a timeout. The caller sees 503, not 500,
+// and may retry once the database is back.
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), pgconn.Timeout(err), pgconn.SafeToRetry(err),
+		errors.Is(err, pgx.ErrTxClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.As(err, &pe):
+		// admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
+		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+	}
+	return false
+}

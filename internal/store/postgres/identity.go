@@ -26,33 +26,21 @@ func toUser(u pgdb.User) store.User {
 	}
 }
 
-// checkUser validates u and lowercases its email and wallet.
-func checkUser(u store.User) (store.User, error) {
-	if err := dialect.Required(dialect.User, "id", u.ID); err != nil {
-		return store.User{}, err
-	}
-	u.Email, u.Wallet = strings.ToLower(u.Email), strings.ToLower(u.Wallet)
-	if u.Email == "" && u.Wallet == "" && u.Name == "" {
-		return store.User{}, errdefs.InvalidArgument("invalid_user", "a user needs an email address, a wallet or a name")
-	}
-	return u, nil
-}
-
 // userError classifies err from a write of a user, naming what another
 // user already has: email_taken or wallet_taken.
 func userError(op string, err error) error {
 	switch violated(err) {
 	case "users_email_key":
-		return errdefs.Conflict("email_taken", "another user has this email address").WithCause(err)
+		return dialect.EmailTaken(err)
 	case "users_wallet_key":
-		return errdefs.Conflict("wallet_taken", "another user has this wallet").WithCause(err)
+		return dialect.WalletTaken(err)
 	}
 	return classify(op, dialect.User, err)
 }
 
 // CreateUser inserts u. Its email and wallet are each unique.
 func (q *queries) CreateUser(ctx context.Context, u store.User) error {
-	u, err := checkUser(u)
+	u, err := dialect.CheckUser(u)
 	if err != nil {
 		return err
 	}
@@ -92,7 +80,7 @@ func (q *queries) ListUsers(ctx context.Context, page store.Page) ([]store.User,
 // locks the user's row first, so a change of wallet and the end of the
 // sessions opened with the old one are one step to concurrent writers.
 func (q *queries) UpdateUser(ctx context.Context, u store.User) error {
-	u, err := checkUser(u)
+	u, err := dialect.CheckUser(u)
 	if err != nil {
 		return err
 	}
@@ -166,7 +154,7 @@ func (q *queries) AddOrgMember(ctx context.Context, m store.OrgMember) error {
 		ID: m.ID, OrgID: m.OrgID, UserID: m.UserID, Role: m.Role, CreatedAt: orNow(m.CreatedAt),
 	}))
 	if errdefs.IsConflict(err) {
-		return errdefs.Conflict("member_exists", "the user is already a member of this org").WithCause(err)
+		return dialect.MemberExists(err)
 	}
 	return err
 }
@@ -264,11 +252,8 @@ func toAuthChallenge(c pgdb.AuthChallenge) store.AuthChallenge {
 // CreateAuthChallenge inserts c and deletes the challenges that expired by
 // c.CreatedAt (zero: now), in one transaction.
 func (q *queries) CreateAuthChallenge(ctx context.Context, c store.AuthChallenge) error {
-	if err := dialect.Required(dialect.Challenge, "nonce", c.Nonce, "wallet", c.Wallet, "message", c.Message); err != nil {
+	if err := dialect.CheckAuthChallenge(c); err != nil {
 		return err
-	}
-	if c.ExpiresAt.IsZero() {
-		return dialect.Required(dialect.Challenge, "expiry", "")
 	}
 	created := orNow(c.CreatedAt)
 	return q.atomic(ctx, func(q *queries) error {
@@ -305,11 +290,8 @@ func toAuthSession(s pgdb.AuthSession) store.AuthSession {
 
 // CreateAuthSession inserts s.
 func (q *queries) CreateAuthSession(ctx context.Context, s store.AuthSession) error {
-	if err := dialect.Required(dialect.AuthSession, "id", s.ID, "user id", s.UserID); err != nil {
+	if err := dialect.CheckAuthSession(s); err != nil {
 		return err
-	}
-	if s.ExpiresAt.IsZero() {
-		return dialect.Required(dialect.AuthSession, "expiry", "")
 	}
 	return classify("create auth session", dialect.AuthSession, q.q.CreateAuthSession(ctx, pgdb.CreateAuthSessionParams{
 		ID: s.ID, UserID: s.UserID, CreatedAt: orNow(s.CreatedAt), ExpiresAt: stamp(s.ExpiresAt), RevokedAt: optTime(s.RevokedAt),

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
@@ -13,7 +12,7 @@ import (
 
 // Invitations (migration 0010). Emails and wallets are stored lowercase.
 
-const resInvitation dialect.Resource = "invitation"
+const resInvitation = dialect.Invitation
 
 func toInvitation(i pgdb.Invitation) store.Invitation {
 	return store.Invitation{
@@ -23,29 +22,13 @@ func toInvitation(i pgdb.Invitation) store.Invitation {
 	}
 }
 
-// checkInvitation validates inv and lowercases its address.
-func checkInvitation(inv store.Invitation) (store.Invitation, error) {
-	err := dialect.Required(resInvitation, "id", inv.ID, "org id", inv.OrgID, "role", inv.Role, "inviter id", inv.InviterID)
-	if err != nil {
-		return store.Invitation{}, err
-	}
-	inv.Email, inv.Wallet = strings.ToLower(inv.Email), strings.ToLower(inv.Wallet)
-	if (inv.Email == "") == (inv.Wallet == "") {
-		return store.Invitation{}, errdefs.InvalidArgument("invalid_invitation", "an invitation is to an email address or a wallet address, exactly one")
-	}
-	inv.CreatedAt, inv.ExpiresAt = orNow(inv.CreatedAt), stamp(inv.ExpiresAt)
-	if !inv.ExpiresAt.After(inv.CreatedAt) {
-		return store.Invitation{}, errdefs.InvalidArgument("invalid_invitation", "an invitation expires after it is made")
-	}
-	return inv, nil
-}
-
 // CreateInvitation inserts inv as pending, first recording as expired a
 // pending invitation of its org to its address that has expired. Of
 // concurrent invitations to one address the pending-address index lets
 // one in.
 func (q *queries) CreateInvitation(ctx context.Context, inv store.Invitation) error {
-	inv, err := checkInvitation(inv)
+	inv.CreatedAt, inv.ExpiresAt = orNow(inv.CreatedAt), stamp(inv.ExpiresAt)
+	inv, err := dialect.CheckInvitation(inv)
 	if err != nil {
 		return err
 	}
@@ -61,7 +44,7 @@ func (q *queries) CreateInvitation(ctx context.Context, inv store.Invitation) er
 		})
 		switch violated(err) {
 		case "invitations_pending_email", "invitations_pending_wallet":
-			return errdefs.Conflict("already_invited", "this address already has a pending invitation to the org").WithCause(err)
+			return dialect.AlreadyInvited(err)
 		}
 		return classify("create invitation", resInvitation, err)
 	})
@@ -95,10 +78,8 @@ func (q *queries) CountPendingInvitations(ctx context.Context, orgID string, at 
 // now). One conditional UPDATE: of concurrent decisions the first takes
 // the row lock, and the rest, once it commits, find it no longer pending.
 func (q *queries) DecideInvitation(ctx context.Context, id, state string, at time.Time) error {
-	switch state {
-	case store.InvitationAccepted, store.InvitationDeclined, store.InvitationRevoked, store.InvitationExpired:
-	default:
-		return errdefs.InvalidArgument("invalid_invitation", "%q is not a state an invitation moves to", state)
+	if err := dialect.CheckInvitationState(state); err != nil {
+		return err
 	}
 	n, err := q.q.DecideInvitation(ctx, pgdb.DecideInvitationParams{State: state, DecidedAt: orNow(at), ID: id})
 	if err != nil {
@@ -112,7 +93,7 @@ func (q *queries) DecideInvitation(ctx context.Context, id, state string, at tim
 		return classify("decide invitation", resInvitation, err)
 	}
 	if exists {
-		return errdefs.Conflict("invitation_decided", "the invitation is no longer pending")
+		return dialect.InvitationDecided()
 	}
 	return dialect.NotFound(resInvitation, nil)
 }

@@ -7,13 +7,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
 )
-
-const resLease dialect.Resource = "lease"
 
 func leaseOf(r pgdb.Lease) store.Lease {
 	return store.Lease{Name: r.Name, Holder: r.Holder, Token: r.Token,
@@ -22,11 +19,8 @@ func leaseOf(r pgdb.Lease) store.Lease {
 
 // AcquireLease takes or renews the lease name for holder until at+ttl.
 func (q *queries) AcquireLease(ctx context.Context, name, holder string, at time.Time, ttl time.Duration) (store.Lease, bool, error) {
-	if err := dialect.Required(resLease, "name", name, "holder", holder); err != nil {
+	if err := dialect.CheckAcquire(name, holder, ttl); err != nil {
 		return store.Lease{}, false, err
-	}
-	if ttl <= 0 {
-		return store.Lease{}, false, errdefs.InvalidArgument("invalid_lease", "a lease's ttl must be positive, not %s", ttl)
 	}
 	at = stamp(at)
 	r, err := q.q.AcquireLease(ctx, pgdb.AcquireLeaseParams{Name: name, Holder: holder, At: at, ExpiresAt: stamp(at.Add(ttl))})
@@ -34,29 +28,29 @@ func (q *queries) AcquireLease(ctx context.Context, name, holder string, at time
 		return leaseOf(r), true, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return store.Lease{}, false, classify("acquire lease", resLease, err)
+		return store.Lease{}, false, classify("acquire lease", dialect.Lease, err)
 	}
 	r, err = q.q.GetLease(ctx, name)
 	if err != nil {
-		return store.Lease{}, false, classify("read lease", resLease, err)
+		return store.Lease{}, false, classify("read lease", dialect.Lease, err)
 	}
 	return leaseOf(r), false, nil
 }
 
 // ReleaseLease frees the lease name if holder holds it with token.
 func (q *queries) ReleaseLease(ctx context.Context, name, holder string, token int64) (bool, error) {
-	if err := dialect.Required(resLease, "name", name, "holder", holder); err != nil {
+	if err := dialect.Required(dialect.Lease, "name", name, "holder", holder); err != nil {
 		return false, err
 	}
 	n, err := q.q.ReleaseLease(ctx, pgdb.ReleaseLeaseParams{Name: name, Holder: holder, Token: token})
-	return n > 0, classify("release lease", resLease, err)
+	return n > 0, classify("release lease", dialect.Lease, err)
 }
 
 // ListLeases lists every lease by name.
 func (q *queries) ListLeases(ctx context.Context) ([]store.Lease, error) {
 	rows, err := q.q.ListLeases(ctx)
 	if err != nil {
-		return nil, classify("list leases", resLease, err)
+		return nil, classify("list leases", dialect.Lease, err)
 	}
 	return mapRows(rows, leaseOf), nil
 }

@@ -25,6 +25,9 @@
 //     promise (a serialization failure or deadlock) is run again, whole,
 //     a bounded number of times; fn must therefore only read and write
 //     through the Queries it is given and reset anything it captures.
+//   - The runtime service holds a runtime's advisory lock (LockRuntime,
+//     lock.go) for the whole of an action on it, provider calls included,
+//     so two replicas never act on one runtime at once.
 //
 // Schema: numbered migrations embedded from migrations/*.sql, the same
 // list as SQLite's (version for version, name for name), are applied in
@@ -61,6 +64,7 @@ const serializableAttempts = 12
 type Store struct {
 	*queries
 	pool   *pgxpool.Pool
+	locks  *pgxpool.Pool // runtimes' advisory locks: see lock.go
 	logger *slog.Logger
 }
 
@@ -104,7 +108,12 @@ func open(ctx context.Context, dsn string, fsys fs.FS, logger *slog.Logger) (*St
 		pool.Close()
 		return nil, err
 	}
-	return &Store{queries: newQueries(pool), pool: pool, logger: logger}, nil
+	locks, err := newLockPool(ctx, cfg)
+	if err != nil {
+		pool.Close()
+		return nil, errdefs.FailedPrecondition("store_open_failed", "cannot connect to the postgres database").WithCause(err)
+	}
+	return &Store{queries: newQueries(pool), pool: pool, locks: locks, logger: logger}, nil
 }
 
 // Pool is the store's connection pool, for what runs beside the store on
@@ -200,8 +209,10 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the store's connections.
+// Close closes the store's connections. A runtime lock still held keeps
+// it waiting until it is released.
 func (s *Store) Close() error {
+	s.locks.Close()
 	s.pool.Close()
 	return nil
 }

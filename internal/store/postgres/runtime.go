@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
@@ -106,8 +104,8 @@ func oneRuntime(op string, row pgdb.Runtime, err error) (store.Runtime, error) {
 // FindRuntimesByIDPrefix returns at most limit runtimes whose id starts
 // with prefix, which must be at least 8 characters of hex and dashes.
 func (q *queries) FindRuntimesByIDPrefix(ctx context.Context, prefix string, limit int) ([]store.Runtime, error) {
-	if len(prefix) < 8 || strings.Trim(prefix, "0123456789abcdef-") != "" {
-		return nil, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id prefix", prefix)
+	if err := dialect.CheckRuntimeIDPrefix(prefix); err != nil {
+		return nil, err
 	}
 	rows, err := q.q.FindRuntimesByIDPrefix(ctx, pgdb.FindRuntimesByIDPrefixParams{Prefix: prefix, Lim: int32(min(max(limit, 1), math.MaxInt32))})
 	if err != nil {
@@ -213,13 +211,10 @@ func (q *queries) DeleteRuntime(ctx context.Context, id string) error {
 // is gone (not found) or its version moved on (a version conflict).
 func missOrConflict(ctx context.Context, res dialect.Resource, id string, version int64, exists func(context.Context, string) (bool, error)) error {
 	ok, err := exists(ctx, id)
-	switch {
-	case err != nil:
+	if err != nil {
 		return classify("update "+string(res), res, err)
-	case !ok:
-		return dialect.NotFound(res, nil)
 	}
-	return dialect.VersionConflict(res, id, version)
+	return dialect.MissOrConflict(res, id, version, ok)
 }
 
 // oneRow checks a statement that must touch one row by key: none is not

@@ -109,33 +109,18 @@ func oneSandbox(op string, row pgdb.Sandbox, err error) (store.Sandbox, error) {
 // the newest if a provider ever reused one. An id long enough that matches
 // no row exactly is resolved as a prefix of exactly one provider id.
 func (q *queries) GetSandboxByProviderID(ctx context.Context, orgID, providerSandboxID string) (store.Sandbox, error) {
-	if providerSandboxID == "" {
-		return store.Sandbox{}, dialect.NotFound(dialect.Sandbox, nil)
-	}
-	row, err := q.q.GetSandboxByProviderID(ctx, pgdb.GetSandboxByProviderIDParams{OrgID: orgID, ProviderSandboxID: providerSandboxID})
-	if !errors.Is(err, pgx.ErrNoRows) || len(providerSandboxID) < store.MinProviderIDPrefix {
+	return dialect.SandboxByProviderID(providerSandboxID, func(id string) (store.Sandbox, error) {
+		row, err := q.q.GetSandboxByProviderID(ctx, pgdb.GetSandboxByProviderIDParams{OrgID: orgID, ProviderSandboxID: id})
 		return oneSandbox("get sandbox by provider id", row, err)
-	}
-	ids, err := q.q.ProviderSandboxIDsByPrefix(ctx, pgdb.ProviderSandboxIDsByPrefixParams{OrgID: orgID, Prefix: providerSandboxID})
-	if err != nil {
-		return store.Sandbox{}, classify("get sandbox by provider id prefix", dialect.Sandbox, err)
-	}
-	switch len(ids) {
-	case 0:
-		return store.Sandbox{}, dialect.NotFound(dialect.Sandbox, nil)
-	case 1:
-		return q.GetSandboxByProviderID(ctx, orgID, ids[0])
-	}
-	return store.Sandbox{}, errdefs.Conflict("provider_id_ambiguous", "provider sandbox id prefix %q matches more than one sandbox; give more of it", providerSandboxID)
+	}, func(prefix string) ([]string, error) {
+		ids, err := q.q.ProviderSandboxIDsByPrefix(ctx, pgdb.ProviderSandboxIDsByPrefixParams{OrgID: orgID, Prefix: prefix})
+		return ids, classify("get sandbox by provider id prefix", dialect.Sandbox, err)
+	})
 }
 
 // ListSandboxes lists f.OrgID's rows newest first, narrowed by f.
 func (q *queries) ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error) {
-	if f.OrgID == "" {
-		return nil, "", errdefs.InvalidArgument("invalid_sandbox_filter", "the sandbox filter needs an org id")
-	}
-	if f.Workspaces != nil && len(f.Workspaces) == 0 { // none of the org's workspaces: no rows
-		_, _, _, err := dialect.ParsePage(page)
+	if none, err := dialect.CheckSandboxFilter(f, page); none || err != nil {
 		return nil, "", err
 	}
 	rows, next, err := listPage(ctx, "list sandboxes", dialect.Sandbox, page,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
@@ -33,13 +32,10 @@ func (q *queries) AddWorkspaceMember(ctx context.Context, m store.WorkspaceMembe
 	if err != nil {
 		return err
 	}
-	err = classify("add workspace member", resWorkspaceMember, q.q.AddWorkspaceMember(ctx, pgdb.AddWorkspaceMemberParams{
+	err = q.q.AddWorkspaceMember(ctx, pgdb.AddWorkspaceMemberParams{
 		ID: m.ID, OrgID: m.OrgID, WorkspaceID: m.WorkspaceID, UserID: m.UserID, CreatedAt: orNow(m.CreatedAt),
-	}))
-	if errdefs.IsConflict(err) {
-		return errdefs.Conflict("member_exists", "the user is already a member of this workspace").WithCause(err)
-	}
-	return err
+	})
+	return dialect.WorkspaceMemberExists(classify("add workspace member", resWorkspaceMember, err))
 }
 
 // RemoveWorkspaceMember deletes userID's membership of workspaceID.
@@ -74,8 +70,8 @@ func (q *queries) GetWorkspaceSeats(ctx context.Context, workspaceID string) (st
 
 // SetWorkspaceMemberLimit sets the member limit of workspaceID.
 func (q *queries) SetWorkspaceMemberLimit(ctx context.Context, workspaceID string, limit int) error {
-	if limit < 0 {
-		return errdefs.InvalidArgument("invalid_member_limit", "a member limit must not be negative (0 means none)")
+	if err := dialect.CheckMemberLimit(limit); err != nil {
+		return err
 	}
 	n, err := q.q.SetWorkspaceMemberLimit(ctx, pgdb.SetWorkspaceMemberLimitParams{ID: workspaceID, MemberLimit: int64(limit)})
 	if err != nil {

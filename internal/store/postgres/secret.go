@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -21,9 +20,11 @@ func secretFromRow(r pgdb.Secret) (store.Secret, error) {
 		Brokered: r.Brokered, KeyID: r.KeyID, Sealed: r.Sealed, Version: r.Version,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
-	if err := json.Unmarshal([]byte(r.Hosts), &s.Hosts); err != nil {
+	hosts, err := dialect.DecodeHosts(r.Hosts)
+	if err != nil {
 		return store.Secret{}, errDecode(dialect.Secret, "hosts", err)
 	}
+	s.Hosts = hosts
 	return s, nil
 }
 
@@ -40,17 +41,13 @@ func secretsFromRows(rows []pgdb.Secret) ([]store.Secret, error) {
 	return out, nil
 }
 
-// secretHosts encodes hosts as a JSON array, nil as [] (a secret's hosts
-// read back as a list, empty when none).
+// secretHosts encodes hosts as dialect.EncodeHosts does.
 func secretHosts(hosts []string) (string, error) {
-	if hosts == nil {
-		hosts = []string{}
-	}
-	b, err := json.Marshal(hosts)
+	v, err := dialect.EncodeHosts(hosts)
 	if err != nil {
 		return "", errEncode(dialect.Secret, "hosts", err)
 	}
-	return string(b), nil
+	return v, nil
 }
 
 // CreateSecret inserts s at version 1.

@@ -12,7 +12,7 @@ import (
 
 // SSH keys (migration 0009).
 
-const resSSHKey dialect.Resource = "ssh_key"
+const resSSHKey = dialect.SSHKey
 
 func toSSHKey(k pgdb.SshKey) store.SSHKey {
 	return store.SSHKey{
@@ -24,20 +24,16 @@ func toSSHKey(k pgdb.SshKey) store.SSHKey {
 
 // CreateSSHKey inserts k; its fingerprint is unique.
 func (q *queries) CreateSSHKey(ctx context.Context, k store.SSHKey) error {
-	err := dialect.Required(resSSHKey, "id", k.ID, "user id", k.UserID, "fingerprint", k.Fingerprint, "public key", k.PublicKey)
-	if err != nil {
+	if err := dialect.CheckSSHKey(k); err != nil {
 		return err
 	}
-	if (k.WorkspaceID != "" && k.OrgID == "") || (k.OrgID == "") != (k.Role == "") {
-		return errdefs.InvalidArgument("invalid_ssh_key", "an SSH key's scope is an org and a role, and optionally a workspace of that org")
-	}
-	err = classify("create ssh key", resSSHKey, q.q.CreateSSHKey(ctx, pgdb.CreateSSHKeyParams{
+	err := classify("create ssh key", resSSHKey, q.q.CreateSSHKey(ctx, pgdb.CreateSSHKeyParams{
 		ID: k.ID, UserID: k.UserID, Name: k.Name, Fingerprint: k.Fingerprint, PublicKey: k.PublicKey,
 		OrgID: optString(k.OrgID), WorkspaceID: optString(k.WorkspaceID), Role: optString(k.Role),
 		ApiKeyID: optString(k.APIKeyID), CreatedAt: orNow(k.CreatedAt),
 	}))
 	if errdefs.IsConflict(err) {
-		return errdefs.Conflict("ssh_key_exists", "this public key is already registered").WithCause(err)
+		return dialect.SSHKeyExists(err)
 	}
 	return err
 }

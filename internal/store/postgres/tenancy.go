@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
 	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
@@ -154,12 +152,7 @@ func (q *queries) DeleteProject(ctx context.Context, id string) error {
 // (code <res>_in_use); no such row is errdefs.ErrNotFound.
 func deleted(res dialect.Resource, n int64, err error) error {
 	if err != nil {
-		err = classify("delete "+string(res), res, err)
-		if errors.Is(err, errdefs.ErrFailedPrecondition) {
-			return errdefs.FailedPrecondition(string(res)+"_in_use",
-				"the %s is still referenced by other records; delete them first", res).WithCause(err)
-		}
-		return err
+		return dialect.InUse(res, classify("delete "+string(res), res, err))
 	}
 	if n == 0 {
 		return dialect.NotFound(res, nil)

@@ -26,16 +26,12 @@ func (q *queries) CreateWarmSandbox(ctx context.Context, w store.WarmSandbox) er
 	if err != nil {
 		return err
 	}
-	created := orNow(w.CreatedAt)
-	updated := created
-	if !w.UpdatedAt.IsZero() {
-		updated = stamp(w.UpdatedAt)
-	}
+	created, updated := dialect.WarmTimes(w, now)
 	err = q.q.CreateWarmSandbox(ctx, pgdb.CreateWarmSandboxParams{
 		ID: w.ID, Template: w.Template, State: string(w.State), Provider: w.Provider,
 		ProviderSandboxID: w.ProviderSandboxID, ProviderState: blob(w.ProviderState), Image: w.Image,
 		CpuMillis: w.CPUMillis, MemoryMb: w.MemoryMB, WorkspaceVolume: w.WorkspaceVolume,
-		CreatedAt: created, UpdatedAt: updated,
+		CreatedAt: stamp(created), UpdatedAt: stamp(updated),
 	})
 	return classify("create warm sandbox", dialect.Warm, err)
 }

@@ -8,105 +8,77 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
-const capVersionColumns = "id, org_id, name, version, description, digest, contents, size_bytes, created_at"
-
-func scanCapVersion(sc rowScanner, extra ...any) (store.CapabilityVersion, error) {
-	var v store.CapabilityVersion
-	var contents string
-	var created int64
-	dest := append([]any{&v.ID, &v.OrgID, &v.Name, &v.Version, &v.Description, &v.Digest, &contents, &v.SizeBytes, &created}, extra...)
-	if err := sc.Scan(dest...); err != nil {
-		return store.CapabilityVersion{}, err
+// capVersionOf maps a capability_versions row, bundle and all.
+func capVersionOf(v litedb.CapabilityVersion) store.CapabilityVersion {
+	return store.CapabilityVersion{
+		ID: v.ID, OrgID: v.OrgID, Name: v.Name, Version: v.Version, Description: v.Description,
+		Digest: v.Digest, Contents: []byte(v.Contents), Bundle: v.Bundle, SizeBytes: v.SizeBytes,
+		CreatedAt: fromMicro(v.CreatedAt),
 	}
-	v.Contents = []byte(contents)
-	v.CreatedAt = time.UnixMicro(created).UTC()
-	return v, nil
 }
 
-// CreateCapabilityVersion inserts v.
+// CreateCapabilityVersion inserts v; empty contents are stored as {}.
 func (q *queries) CreateCapabilityVersion(ctx context.Context, v store.CapabilityVersion) error {
-	if err := required(resCapVer, "id", v.ID, "org id", v.OrgID, "name", v.Name, "version", v.Version, "digest", v.Digest); err != nil {
+	contents, err := dialect.CheckCapabilityVersion(v)
+	if err != nil {
 		return err
 	}
-	if len(v.Bundle) == 0 {
-		return required(resCapVer, "bundle", "")
-	}
-	contents := string(v.Contents)
-	if contents == "" {
-		contents = "{}"
-	}
-	_, err := q.w.ExecContext(ctx, "INSERT INTO capability_versions ("+capVersionColumns+", bundle) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		v.ID, v.OrgID, v.Name, v.Version, v.Description, v.Digest, contents, v.SizeBytes, micros(orNow(v.CreatedAt)), v.Bundle)
-	return classify("create capability version", resCapVer, err)
+	return classify("create capability version", resCapVer, q.wq.CreateCapabilityVersion(ctx, litedb.CreateCapabilityVersionParams{
+		ID: v.ID, OrgID: v.OrgID, Name: v.Name, Version: v.Version, Description: v.Description, Digest: v.Digest,
+		Contents: contents, Bundle: v.Bundle, SizeBytes: v.SizeBytes, CreatedAt: micros(orNow(v.CreatedAt)),
+	}))
 }
 
 // GetCapabilityVersion returns one version with its bundle.
 func (q *queries) GetCapabilityVersion(ctx context.Context, orgID, name, version string) (store.CapabilityVersion, error) {
-	var bundle []byte
-	row := q.r.QueryRowContext(ctx, "SELECT "+capVersionColumns+", bundle FROM capability_versions WHERE org_id = ? AND name = ? AND version = ?",
-		orgID, name, version)
-	v, err := scanCapVersion(row, &bundle)
-	v.Bundle = bundle
-	return v, classify("get capability version", resCapVer, err)
+	row, err := q.rq.GetCapabilityVersion(ctx, litedb.GetCapabilityVersionParams{OrgID: orgID, Name: name, Version: version})
+	if err != nil {
+		return store.CapabilityVersion{}, classify("get capability version", resCapVer, err)
+	}
+	return capVersionOf(row), nil
 }
 
-// ListCapabilityVersions lists the org's versions without their bundles.
+// ListCapabilityVersions lists the org's versions (of name, when not
+// empty) without their bundles.
 func (q *queries) ListCapabilityVersions(ctx context.Context, orgID, name string) ([]store.CapabilityVersion, error) {
-	query, args := "SELECT "+capVersionColumns+" FROM capability_versions WHERE org_id = ?", []any{orgID}
-	if name != "" {
-		query, args = query+" AND name = ?", append(args, name)
-	}
-	rows, err := q.r.QueryContext(ctx, query+" ORDER BY name, created_at, id", args...)
+	rows, err := q.rq.ListCapabilityVersions(ctx, litedb.ListCapabilityVersionsParams{OrgID: orgID, Name: optString(name)})
 	if err != nil {
 		return nil, classify("list capability versions", resCapVer, err)
 	}
-	out, err := collect(rows, func(sc rowScanner) (store.CapabilityVersion, error) { return scanCapVersion(sc) })
-	return out, classify("list capability versions", resCapVer, err)
+	return mapRows(rows, total(func(r litedb.ListCapabilityVersionsRow) store.CapabilityVersion {
+		return capVersionOf(litedb.CapabilityVersion{
+			ID: r.ID, OrgID: r.OrgID, Name: r.Name, Version: r.Version, Description: r.Description,
+			Digest: r.Digest, Contents: r.Contents, SizeBytes: r.SizeBytes, CreatedAt: r.CreatedAt,
+		})
+	}))
 }
 
 // DeleteCapabilityVersion deletes one version.
 func (q *queries) DeleteCapabilityVersion(ctx context.Context, orgID, name, version string) error {
-	r, err := q.w.ExecContext(ctx, "DELETE FROM capability_versions WHERE org_id = ? AND name = ? AND version = ?", orgID, name, version)
-	if err != nil {
-		return classify("delete capability version", resCapVer, err)
-	}
-	if n, err := r.RowsAffected(); err != nil || n == 0 {
-		return classify("delete capability version", resCapVer, orNoRows(err))
-	}
-	return nil
+	n, err := q.wq.DeleteCapabilityVersion(ctx, litedb.DeleteCapabilityVersionParams{OrgID: orgID, Name: name, Version: version})
+	return affected("delete capability version", resCapVer, n, err)
 }
 
-// orNoRows is err, or sql.ErrNoRows when there is none: nothing matched.
-func orNoRows(err error) error {
-	if err == nil {
-		return sql.ErrNoRows
+// bindingOf maps a capability_bindings row.
+func bindingOf(b litedb.CapabilityBinding) (store.CapabilityBinding, error) {
+	out := store.CapabilityBinding{
+		ID: b.ID, OrgID: b.OrgID, RuntimeID: b.RuntimeID, Source: b.Source, Name: b.Name, Version: b.Version,
+		Enabled: b.Enabled != 0, Rev: b.Rev, CreatedAt: fromMicro(b.CreatedAt), UpdatedAt: fromMicro(b.UpdatedAt),
 	}
-	return err
+	if err := json.Unmarshal([]byte(b.Flags), &out.Flags); err != nil {
+		return store.CapabilityBinding{}, errDecode(resBinding, "flags", err)
+	}
+	if b.Status != "" {
+		out.Status = []byte(b.Status)
+	}
+	return out, nil
 }
 
-const bindingColumns = "id, org_id, runtime_id, source, name, version, enabled, flags, status, rev, created_at, updated_at"
-
-func scanBinding(sc rowScanner) (store.CapabilityBinding, error) {
-	var b store.CapabilityBinding
-	var flags, status string
-	var created, updated int64
-	if err := sc.Scan(&b.ID, &b.OrgID, &b.RuntimeID, &b.Source, &b.Name, &b.Version, &b.Enabled, &flags, &status,
-		&b.Rev, &created, &updated); err != nil {
-		return store.CapabilityBinding{}, err
-	}
-	if err := json.Unmarshal([]byte(flags), &b.Flags); err != nil {
-		return store.CapabilityBinding{}, errEncode(resBinding, "flags", err)
-	}
-	if status != "" {
-		b.Status = []byte(status)
-	}
-	b.CreatedAt = time.UnixMicro(created).UTC()
-	b.UpdatedAt = time.UnixMicro(updated).UTC()
-	return b, nil
-}
-
+// bindingFlags encodes a binding's flags; nil is stored as {}.
 func bindingFlags(f map[string]bool) (string, error) {
 	if f == nil {
 		f = map[string]bool{}
@@ -128,26 +100,28 @@ func (q *queries) CreateBinding(ctx context.Context, b store.CapabilityBinding) 
 	if err != nil {
 		return err
 	}
-	created := micros(orNow(b.CreatedAt))
-	_, err = q.w.ExecContext(ctx, "INSERT INTO capability_bindings ("+bindingColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-		b.ID, b.OrgID, b.RuntimeID, b.Source, b.Name, b.Version, b.Enabled, flags, string(b.Status), created, created)
-	return classify("create binding", resBinding, err)
+	return classify("create binding", resBinding, q.wq.CreateBinding(ctx, litedb.CreateBindingParams{
+		ID: b.ID, OrgID: b.OrgID, RuntimeID: b.RuntimeID, Source: b.Source, Name: b.Name, Version: b.Version,
+		Enabled: boolInt(b.Enabled), Flags: flags, Status: string(b.Status), CreatedAt: micros(orNow(b.CreatedAt)),
+	}))
 }
 
 // GetBinding returns the binding with id.
 func (q *queries) GetBinding(ctx context.Context, id string) (store.CapabilityBinding, error) {
-	b, err := scanBinding(q.r.QueryRowContext(ctx, "SELECT "+bindingColumns+" FROM capability_bindings WHERE id = ?", id))
-	return b, classify("get binding", resBinding, err)
+	row, err := q.rq.GetBinding(ctx, id)
+	if err != nil {
+		return store.CapabilityBinding{}, classify("get binding", resBinding, err)
+	}
+	return bindingOf(row)
 }
 
 // ListBindings lists a runtime's bindings in install order.
 func (q *queries) ListBindings(ctx context.Context, runtimeID string) ([]store.CapabilityBinding, error) {
-	rows, err := q.r.QueryContext(ctx, "SELECT "+bindingColumns+" FROM capability_bindings WHERE runtime_id = ? ORDER BY created_at, id", runtimeID)
+	rows, err := q.rq.ListBindings(ctx, runtimeID)
 	if err != nil {
 		return nil, classify("list bindings", resBinding, err)
 	}
-	out, err := collect(rows, scanBinding)
-	return out, classify("list bindings", resBinding, err)
+	return mapRows(rows, bindingOf)
 }
 
 // UpdateBinding writes b's version, enabled and flags if its revision is
@@ -160,65 +134,51 @@ func (q *queries) UpdateBinding(ctx context.Context, b store.CapabilityBinding) 
 	if err != nil {
 		return store.CapabilityBinding{}, err
 	}
-	got, err := scanBinding(q.w.QueryRowContext(ctx, `UPDATE capability_bindings SET
-		version = ?, enabled = ?, flags = ?, rev = rev + 1, updated_at = ?
-		WHERE id = ? AND rev = ?
-		RETURNING `+bindingColumns,
-		b.Version, b.Enabled, flags, micros(orNow(b.UpdatedAt)), b.ID, b.Rev))
+	row, err := q.wq.UpdateBinding(ctx, litedb.UpdateBindingParams{
+		Version: b.Version, Enabled: boolInt(b.Enabled), Flags: flags, UpdatedAt: micros(orNow(b.UpdatedAt)), ID: b.ID, Rev: b.Rev,
+	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.CapabilityBinding{}, q.missOrConflict(ctx, "capability_bindings", resBinding, b.ID, b.Rev)
+		return store.CapabilityBinding{}, versionMiss(ctx, resBinding, b.ID, b.Rev, q.wq.BindingExists)
 	}
-	return got, classify("update binding", resBinding, err)
+	if err != nil {
+		return store.CapabilityBinding{}, classify("update binding", resBinding, err)
+	}
+	return bindingOf(row)
 }
 
 // SetBindingStatus records what applying the binding did.
-func (q *queries) SetBindingStatus(ctx context.Context, id string, status []byte, at time.Time) error {
-	r, err := q.w.ExecContext(ctx, "UPDATE capability_bindings SET status = ? WHERE id = ?", string(status), id)
-	if err != nil {
-		return classify("set binding status", resBinding, err)
-	}
-	if n, err := r.RowsAffected(); err != nil || n == 0 {
-		return classify("set binding status", resBinding, orNoRows(err))
-	}
-	return nil
+func (q *queries) SetBindingStatus(ctx context.Context, id string, status []byte, _ time.Time) error {
+	n, err := q.wq.SetBindingStatus(ctx, litedb.SetBindingStatusParams{Status: string(status), ID: id})
+	return affected("set binding status", resBinding, n, err)
 }
 
 // ReplaceBindingStatus writes to if the stored status is still from.
 func (q *queries) ReplaceBindingStatus(ctx context.Context, id string, from, to []byte) (bool, error) {
-	r, err := q.w.ExecContext(ctx, "UPDATE capability_bindings SET status = ? WHERE id = ? AND status = ?", string(to), id, string(from))
-	if err != nil {
-		return false, classify("replace binding status", resBinding, err)
-	}
-	n, err := r.RowsAffected()
+	n, err := q.wq.ReplaceBindingStatus(ctx, litedb.ReplaceBindingStatusParams{ToStatus: string(to), ID: id, FromStatus: string(from)})
 	return n == 1, classify("replace binding status", resBinding, err)
 }
 
-// DeleteBinding deletes the binding with id.
+// DeleteBinding deletes the binding with id. (Nothing references a
+// binding, so the delete is never refused.)
 func (q *queries) DeleteBinding(ctx context.Context, id string) error {
-	return q.deleteByID(ctx, "capability_bindings", resBinding, id)
+	n, err := q.wq.DeleteBinding(ctx, id)
+	return affected("delete binding", resBinding, n, err)
 }
 
 // CountInventoryBindings counts the org's bindings that pin an inventory
 // version.
 func (q *queries) CountInventoryBindings(ctx context.Context, orgID, name, version string) (int, error) {
-	var n int
-	err := q.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM capability_bindings WHERE org_id = ? AND source = 'inventory' AND name = ? AND version = ?",
-		orgID, name, version).Scan(&n)
-	return n, classify("count bindings", resBinding, err)
+	n, err := q.rq.CountInventoryBindings(ctx, litedb.CountInventoryBindingsParams{OrgID: orgID, Name: name, Version: version})
+	return int(n), classify("count bindings", resBinding, err)
 }
 
-const sessionColumns = "id, org_id, workspace_id, runtime_id, kind, harness, harness_session_id, status, title, turns, events, created_at, updated_at"
-
-func scanSession(sc rowScanner) (store.Session, error) {
-	var s store.Session
-	var created, updated int64
-	if err := sc.Scan(&s.ID, &s.OrgID, &s.WorkspaceID, &s.RuntimeID, &s.Kind, &s.Harness, &s.HarnessSessionID, &s.Status,
-		&s.Title, &s.Turns, &s.Events, &created, &updated); err != nil {
-		return store.Session{}, err
+// sessionOf maps a sessions row.
+func sessionOf(s litedb.Session) store.Session {
+	return store.Session{
+		ID: s.ID, OrgID: s.OrgID, WorkspaceID: s.WorkspaceID, RuntimeID: s.RuntimeID, Kind: s.Kind,
+		Harness: s.Harness, HarnessSessionID: s.HarnessSessionID, Status: s.Status, Title: s.Title,
+		Turns: int(s.Turns), Events: s.Events, CreatedAt: fromMicro(s.CreatedAt), UpdatedAt: fromMicro(s.UpdatedAt),
 	}
-	s.CreatedAt = time.UnixMicro(created).UTC()
-	s.UpdatedAt = time.UnixMicro(updated).UTC()
-	return s, nil
 }
 
 // CreateSession inserts s.
@@ -227,54 +187,49 @@ func (q *queries) CreateSession(ctx context.Context, s store.Session) error {
 		"harness", s.Harness, "status", s.Status); err != nil {
 		return err
 	}
-	created := micros(orNow(s.CreatedAt))
-	_, err := q.w.ExecContext(ctx, "INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		s.ID, s.OrgID, s.WorkspaceID, s.RuntimeID, s.Kind, s.Harness, s.HarnessSessionID, s.Status, s.Title, s.Turns, s.Events,
-		created, micros(orNow(s.UpdatedAt)))
-	return classify("create session", resSession, err)
+	return classify("create session", resSession, q.wq.CreateSession(ctx, litedb.CreateSessionParams{
+		ID: s.ID, OrgID: s.OrgID, WorkspaceID: s.WorkspaceID, RuntimeID: s.RuntimeID, Kind: s.Kind,
+		Harness: s.Harness, HarnessSessionID: s.HarnessSessionID, Status: s.Status, Title: s.Title,
+		Turns: int64(s.Turns), Events: s.Events, CreatedAt: micros(orNow(s.CreatedAt)), UpdatedAt: micros(orNow(s.UpdatedAt)),
+	}))
 }
 
 // GetSession returns the session with id.
 func (q *queries) GetSession(ctx context.Context, id string) (store.Session, error) {
-	s, err := scanSession(q.r.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
-	return s, classify("get session", resSession, err)
+	row, err := q.rq.GetSession(ctx, id)
+	if err != nil {
+		return store.Session{}, classify("get session", resSession, err)
+	}
+	return sessionOf(row), nil
 }
 
 // ListSessions lists a runtime's sessions, newest first.
 func (q *queries) ListSessions(ctx context.Context, runtimeID string, page store.Page) ([]store.Session, string, error) {
-	return listing[store.Session]{
-		op:     "list sessions",
-		res:    resSession,
-		from:   "SELECT " + sessionColumns + " FROM sessions",
-		where:  []string{"runtime_id = ?"},
-		args:   []any{runtimeID},
-		newest: true,
-		scan:   scanSession,
-		key:    func(s store.Session) (time.Time, string) { return s.CreatedAt, s.ID },
-	}.run(ctx, q.r, page)
+	return listPage(ctx, "list sessions", resSession, page,
+		func(ctx context.Context, k keyset) ([]litedb.Session, error) {
+			return q.rq.ListSessions(ctx, litedb.ListSessionsParams{RuntimeID: runtimeID, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch})
+		}, total(sessionOf), func(s store.Session) (time.Time, string) { return s.CreatedAt, s.ID })
 }
 
 // UpdateSession writes s's mutable fields.
 func (q *queries) UpdateSession(ctx context.Context, s store.Session) error {
-	r, err := q.w.ExecContext(ctx, `UPDATE sessions SET harness = ?, harness_session_id = ?, status = ?, turns = ?, events = ?, updated_at = ?
-		WHERE id = ?`, s.Harness, s.HarnessSessionID, s.Status, s.Turns, s.Events, micros(orNow(s.UpdatedAt)), s.ID)
-	if err != nil {
-		return classify("update session", resSession, err)
-	}
-	if n, err := r.RowsAffected(); err != nil || n == 0 {
-		return classify("update session", resSession, orNoRows(err))
-	}
-	return nil
+	n, err := q.wq.UpdateSession(ctx, litedb.UpdateSessionParams{
+		Harness: s.Harness, HarnessSessionID: s.HarnessSessionID, Status: s.Status, Turns: int64(s.Turns),
+		Events: s.Events, UpdatedAt: micros(orNow(s.UpdatedAt)), ID: s.ID,
+	})
+	return affected("update session", resSession, n, err)
 }
 
-// AppendSessionEvents adds events to their sessions' transcripts.
+// AppendSessionEvents adds events to their sessions' transcripts, one
+// prepared insert each.
 func (q *queries) AppendSessionEvents(ctx context.Context, events []store.SessionEvent) error {
 	for _, e := range events {
 		if err := required(resSession, "session id", e.SessionID, "event type", e.Type); err != nil {
 			return err
 		}
-		_, err := q.w.ExecContext(ctx, "INSERT INTO session_events (session_id, seq, turn, type, at, body) VALUES (?, ?, ?, ?, ?, ?)",
-			e.SessionID, e.Seq, e.Turn, e.Type, micros(orNow(e.At)), string(e.Body))
+		err := q.wq.AppendSessionEvent(ctx, litedb.AppendSessionEventParams{
+			SessionID: e.SessionID, Seq: e.Seq, Turn: int64(e.Turn), Type: e.Type, At: micros(orNow(e.At)), Body: string(e.Body),
+		})
 		if err != nil {
 			return classify("append session event", resSession, err)
 		}
@@ -284,19 +239,13 @@ func (q *queries) AppendSessionEvents(ctx context.Context, events []store.Sessio
 
 // ListSessionEvents returns a session's events in order.
 func (q *queries) ListSessionEvents(ctx context.Context, sessionID string) ([]store.SessionEvent, error) {
-	rows, err := q.r.QueryContext(ctx, "SELECT session_id, seq, turn, type, at, body FROM session_events WHERE session_id = ? ORDER BY seq", sessionID)
+	rows, err := q.rq.ListSessionEvents(ctx, sessionID)
 	if err != nil {
 		return nil, classify("list session events", resSession, err)
 	}
-	out, err := collect(rows, func(sc rowScanner) (store.SessionEvent, error) {
-		var e store.SessionEvent
-		var at int64
-		var body string
-		if err := sc.Scan(&e.SessionID, &e.Seq, &e.Turn, &e.Type, &at, &body); err != nil {
-			return e, err
+	return mapRows(rows, total(func(r litedb.SessionEvent) store.SessionEvent {
+		return store.SessionEvent{
+			SessionID: r.SessionID, Seq: r.Seq, Turn: int(r.Turn), Type: r.Type, At: fromMicro(r.At), Body: []byte(r.Body),
 		}
-		e.At, e.Body = time.UnixMicro(at).UTC(), []byte(body)
-		return e, nil
-	})
-	return out, classify("list session events", resSession, err)
+	}))
 }

@@ -12,20 +12,49 @@ import (
 // micros encodes a required time as unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// optMicros encodes an optional time: the zero time is NULL.
-func optMicros(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
+// fromMicro decodes a required time column.
+func fromMicro(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// boolInt encodes a boolean as SQLite stores it: 1 or 0.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
 	}
-	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+	return 0
 }
 
-// fromMicros decodes a time column; NULL is the zero time.
-func fromMicros(v sql.NullInt64) time.Time {
-	if !v.Valid {
+// fromOptString decodes an optional text column; NULL is "".
+func fromOptString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// optString stores "" as NULL, for optional filters.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// optTime encodes an optional time as unix microseconds: the zero time is
+// NULL.
+func optTime(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMicro()
+	return &v
+}
+
+// fromOptTime decodes an optional time column; NULL is the zero time.
+func fromOptTime(p *int64) time.Time {
+	if p == nil {
 		return time.Time{}
 	}
-	return time.UnixMicro(v.Int64).UTC()
+	return fromMicro(*p)
 }
 
 // orNow returns t, or the current time when t is zero.
@@ -34,28 +63,6 @@ func orNow(t time.Time) time.Time {
 		return now()
 	}
 	return t
-}
-
-// nullString stores "" as NULL, for optional references.
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
-}
-
-// encodeStrings stores nil as NULL and anything else (empty included) as a
-// JSON array, so nil and empty round-trip apart.
-func encodeStrings(ss []string) (sql.NullString, error) {
-	v, err := dialect.EncodeStrings(ss)
-	if v == nil || err != nil {
-		return sql.NullString{}, err
-	}
-	return sql.NullString{String: *v, Valid: true}, nil
-}
-
-func decodeStrings(v sql.NullString) ([]string, error) {
-	if !v.Valid {
-		return nil, nil
-	}
-	return dialect.DecodeStrings(&v.String)
 }
 
 // blob stores an empty byte slice as NULL.
@@ -91,6 +98,27 @@ func collect[T any](rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, erro
 	return out, nil
 }
 
+// mapRows maps generated rows in order with conv; no rows is nil.
+func mapRows[R, T any](rows []R, conv func(R) (T, error)) ([]T, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		v, err := conv(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// total lifts a conversion that cannot fail to the form mapRows takes.
+func total[R, T any](conv func(R) T) func(R) (T, error) {
+	return func(r R) (T, error) { return conv(r), nil }
+}
+
 // placeholders returns "?, ?, …" with n marks.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
@@ -104,4 +132,16 @@ func errEncode(res resource, column string, err error) error {
 // errDecode wraps a failure to decode a stored column.
 func errDecode(res resource, column string, err error) error {
 	return fmt.Errorf("sqlite store: decode %s.%s: %w", res, column, err)
+}
+
+// affected is the outcome of a write meant for one record that changed n
+// rows: err classified, or not found when it changed none.
+func affected(op string, res resource, n int64, err error) error {
+	if err != nil {
+		return classify(op, res, err)
+	}
+	if n == 0 {
+		return notFound(res, nil)
+	}
+	return nil
 }

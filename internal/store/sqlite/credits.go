@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // Credits: org accounts, the append-only journal and settlements. Every
@@ -54,78 +54,35 @@ func (q *queries) atomic(ctx context.Context, fn func(q *queries) error) (retErr
 	return nil
 }
 
-// prepared returns query prepared on q's transaction and cached for the
-// transaction's life (database/sql closes it with the transaction): the
-// settler runs the same few statements hundreds of times per transaction.
-// Outside a transaction, or if preparing fails, it returns nil and the
-// caller runs the query unprepared (which reports any error).
-func (q *queries) prepared(ctx context.Context, query string) *sql.Stmt {
-	tx, ok := q.w.(txExec)
-	if !ok {
-		return nil
-	}
-	if st := q.stmts[query]; st != nil {
-		return st
-	}
-	st, err := tx.PrepareContext(ctx, query)
-	if err != nil {
-		return nil
-	}
-	if q.stmts == nil {
-		q.stmts = map[string]*sql.Stmt{}
-	}
-	q.stmts[query] = st
-	return st
-}
-
-// exec runs a write, prepared when it can be.
-func (q *queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := q.prepared(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
-	}
-	return q.w.ExecContext(ctx, query, args...)
-}
-
-// queryRow runs a one-row query on the write side, prepared when it can
-// be.
-func (q *queries) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := q.prepared(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return q.w.QueryRowContext(ctx, query, args...)
-}
-
 // GetCreditAccount returns orgID's account; an org without movements has a
 // zero one.
 func (q *queries) GetCreditAccount(ctx context.Context, orgID string) (store.CreditAccount, error) {
-	a := store.CreditAccount{}
-	var bal, held, updated sql.NullInt64
-	err := q.r.QueryRowContext(ctx, `SELECT o.id, a.balance_micros, a.held_micros, a.updated_at
-		FROM orgs o LEFT JOIN credit_accounts a ON a.org_id = o.id WHERE o.id = ?`, orgID).
-		Scan(&a.OrgID, &bal, &held, &updated)
+	r, err := q.rq.GetCreditAccount(ctx, orgID)
 	if err != nil {
 		return store.CreditAccount{}, classify("get credit account", resOrg, err)
 	}
-	a.BalanceMicros, a.HeldMicros, a.UpdatedAt = bal.Int64, held.Int64, fromMicros(updated)
+	a := store.CreditAccount{OrgID: r.OrgID, UpdatedAt: fromOptTime(r.UpdatedAt)}
+	if r.BalanceMicros != nil {
+		a.BalanceMicros = *r.BalanceMicros
+	}
+	if r.HeldMicros != nil {
+		a.HeldMicros = *r.HeldMicros
+	}
 	return a, nil
 }
 
 // openAccount creates orgID's account if it has none and returns it. The
 // caller is inside a transaction.
 func (q *queries) openAccount(ctx context.Context, orgID string, at time.Time) (store.CreditAccount, error) {
-	a := store.CreditAccount{OrgID: orgID}
-	var updated int64
-	err := q.queryRow(ctx, "SELECT balance_micros, held_micros, updated_at FROM credit_accounts WHERE org_id = ?", orgID).
-		Scan(&a.BalanceMicros, &a.HeldMicros, &updated)
+	r, err := q.wq.ReadCreditAccount(ctx, orgID)
 	if err == nil {
-		a.UpdatedAt = time.UnixMicro(updated).UTC()
-		return a, nil
+		return store.CreditAccount{OrgID: orgID, BalanceMicros: r.BalanceMicros, HeldMicros: r.HeldMicros,
+			UpdatedAt: time.UnixMicro(r.UpdatedAt).UTC()}, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return store.CreditAccount{}, classify("read credit account", resOrg, err)
 	}
-	_, err = q.exec(ctx, `INSERT INTO credit_accounts (org_id, balance_micros, held_micros, updated_at)
-		VALUES (?, 0, 0, ?)`, orgID, micros(at))
+	err = q.wq.OpenCreditAccount(ctx, litedb.OpenCreditAccountParams{OrgID: orgID, UpdatedAt: micros(at)})
 	if err != nil {
 		err = classify("open credit account", resOrg, err)
 		if errors.Is(err, errdefs.ErrFailedPrecondition) {
@@ -133,39 +90,31 @@ func (q *queries) openAccount(ctx context.Context, orgID string, at time.Time) (
 		}
 		return store.CreditAccount{}, err
 	}
-	a.UpdatedAt = at.Truncate(time.Microsecond).UTC()
-	return a, nil
+	return store.CreditAccount{OrgID: orgID, UpdatedAt: at.Truncate(time.Microsecond).UTC()}, nil
 }
 
 // writeAccount stores the account's new balance and held amount, guarded
 // by the old ones (see oneRow).
 func (q *queries) writeAccount(ctx context.Context, old store.CreditAccount, balance, held int64, at time.Time) error {
-	r, err := q.exec(ctx, `UPDATE credit_accounts SET balance_micros = ?, held_micros = ?, updated_at = ?
-		WHERE org_id = ? AND balance_micros = ? AND held_micros = ?`,
-		balance, held, micros(at), old.OrgID, old.BalanceMicros, old.HeldMicros)
+	n, err := q.wq.WriteCreditAccount(ctx, litedb.WriteCreditAccountParams{
+		BalanceMicros: balance, HeldMicros: held, UpdatedAt: micros(at),
+		OrgID: old.OrgID, OldBalanceMicros: old.BalanceMicros, OldHeldMicros: old.HeldMicros,
+	})
 	if err != nil {
 		return classify("update credit account", resOrg, err)
 	}
-	return oneRow(r, "credit account of org "+old.OrgID)
+	return oneRow(n, "credit account of org "+old.OrgID)
 }
 
-const journalColumns = "seq, id, org_id, kind, amount_micros, held_micros, balance_after_micros, held_after_micros, " +
-	"shortfall_micros, sandbox_id, runtime_id, project_id, workspace_id, period_start, period_end, " +
-	"idempotency_key, note, actor, created_at"
-
-func scanEntry(sc rowScanner) (store.JournalEntry, error) {
-	var e store.JournalEntry
-	var start, end sql.NullInt64
-	var created int64
-	err := sc.Scan(&e.Seq, &e.ID, &e.OrgID, &e.Kind, &e.AmountMicros, &e.HeldMicros, &e.BalanceAfterMicros,
-		&e.HeldAfterMicros, &e.ShortfallMicros, &e.SandboxID, &e.RuntimeID, &e.ProjectID, &e.WorkspaceID,
-		&start, &end, &e.IdempotencyKey, &e.Note, &e.Actor, &created)
-	if err != nil {
-		return store.JournalEntry{}, err
+// journalEntry maps a journal row to its entry.
+func journalEntry(r litedb.CreditJournal) store.JournalEntry {
+	return store.JournalEntry{
+		ID: r.ID, Seq: r.Seq, OrgID: r.OrgID, Kind: store.EntryKind(r.Kind), AmountMicros: r.AmountMicros,
+		HeldMicros: r.HeldMicros, BalanceAfterMicros: r.BalanceAfterMicros, HeldAfterMicros: r.HeldAfterMicros,
+		ShortfallMicros: r.ShortfallMicros, SandboxID: r.SandboxID, RuntimeID: r.RuntimeID, ProjectID: r.ProjectID,
+		WorkspaceID: r.WorkspaceID, PeriodStart: fromOptTime(r.PeriodStart), PeriodEnd: fromOptTime(r.PeriodEnd),
+		IdempotencyKey: r.IdempotencyKey, Note: r.Note, Actor: r.Actor, CreatedAt: time.UnixMicro(r.CreatedAt).UTC(),
 	}
-	e.PeriodStart, e.PeriodEnd = fromMicros(start), fromMicros(end)
-	e.CreatedAt = time.UnixMicro(created).UTC()
-	return e, nil
 }
 
 // appendEntry inserts e and sets its Seq. A used idempotency key is
@@ -175,12 +124,15 @@ func (q *queries) appendEntry(ctx context.Context, e *store.JournalEntry) error 
 	if e.ID == "" {
 		e.ID = uuid.NewString()
 	}
-	err := q.queryRow(ctx, "INSERT INTO credit_journal ("+strings.TrimPrefix(journalColumns, "seq, ")+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-		e.ID, e.OrgID, e.Kind, e.AmountMicros, e.HeldMicros, e.BalanceAfterMicros, e.HeldAfterMicros,
-		e.ShortfallMicros, e.SandboxID, e.RuntimeID, e.ProjectID, e.WorkspaceID, optMicros(e.PeriodStart),
-		optMicros(e.PeriodEnd), e.IdempotencyKey, e.Note, e.Actor, micros(e.CreatedAt)).Scan(&e.Seq)
+	seq, err := q.wq.AppendJournalEntry(ctx, litedb.AppendJournalEntryParams{
+		ID: e.ID, OrgID: e.OrgID, Kind: string(e.Kind), AmountMicros: e.AmountMicros, HeldMicros: e.HeldMicros,
+		BalanceAfterMicros: e.BalanceAfterMicros, HeldAfterMicros: e.HeldAfterMicros, ShortfallMicros: e.ShortfallMicros,
+		SandboxID: e.SandboxID, RuntimeID: e.RuntimeID, ProjectID: e.ProjectID, WorkspaceID: e.WorkspaceID,
+		PeriodStart: optTime(e.PeriodStart), PeriodEnd: optTime(e.PeriodEnd),
+		IdempotencyKey: e.IdempotencyKey, Note: e.Note, Actor: e.Actor, CreatedAt: micros(e.CreatedAt),
+	})
 	if err == nil {
+		e.Seq = seq
 		return nil
 	}
 	err = classify("append journal entry", resJournal, err)
@@ -190,15 +142,11 @@ func (q *queries) appendEntry(ctx context.Context, e *store.JournalEntry) error 
 	return err
 }
 
-// oneRow checks that a guarded write changed exactly one row. It cannot
-// fail while the transaction holds the write lock; if it ever does, the
-// transaction must roll back, so it is an internal error, not a conflict a
-// caller could skip.
-func oneRow(r sql.Result, what string) error {
-	n, err := r.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlite store: write %s: %w", what, err)
-	}
+// oneRow checks that a guarded write changed exactly one row (n). It
+// cannot fail while the transaction holds the write lock; if it ever does,
+// the transaction must roll back, so it is an internal error, not a
+// conflict a caller could skip.
+func oneRow(n int64, what string) error {
 	if n != 1 {
 		return fmt.Errorf("sqlite store: %s changed inside a transaction (%d rows matched)", what, n)
 	}
@@ -258,13 +206,13 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 		if err := q.appendEntry(ctx, &e); err != nil {
 			return err
 		}
-		r, err := q.exec(ctx, `UPDATE sandboxes SET billed_micros = billed_micros + ?, last_settled_at = ?,
-			billing_version = billing_version + 1 WHERE id = ? AND billing_version = ?`,
-			-e.AmountMicros, micros(s.UpTo), sb.ID, sb.BillingVersion)
+		n, err := q.wq.SettleSandbox(ctx, litedb.SettleSandboxParams{
+			Billed: -e.AmountMicros, UpTo: micros(s.UpTo), ID: sb.ID, BillingVersion: sb.BillingVersion,
+		})
 		if err != nil {
 			return classify("settle sandbox", resSandbox, err)
 		}
-		if err := oneRow(r, "sandbox "+sb.ID); err != nil {
+		if err := oneRow(n, "sandbox "+sb.ID); err != nil {
 			return err
 		}
 		return q.writeAccount(ctx, a, e.BalanceAfterMicros, e.HeldAfterMicros, at)
@@ -277,23 +225,26 @@ func (q *queries) Settle(ctx context.Context, s store.Settlement) (store.Journal
 
 // billingRow reads the fields of a ledger row a settlement needs.
 func (q *queries) billingRow(ctx context.Context, id string) (store.Sandbox, error) {
-	var sb store.Sandbox
-	var settled sql.NullInt64
-	err := q.queryRow(ctx, `SELECT id, org_id, workspace_id, project_id, runtime_id, billed_micros, last_settled_at, billing_version
-		FROM sandboxes WHERE id = ?`, id).
-		Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.RuntimeID, &sb.BilledMicros, &settled, &sb.BillingVersion)
+	r, err := q.wq.BillingRow(ctx, id)
 	if err != nil {
 		return store.Sandbox{}, classify("read sandbox", resSandbox, err)
 	}
-	sb.LastSettledAt = fromMicros(settled)
-	return sb, nil
+	return billingSandbox(litedb.BillingRowsRow(r)), nil
+}
+
+// billingSandbox maps the billing fields of a row to a sandbox.
+func billingSandbox(r litedb.BillingRowsRow) store.Sandbox {
+	return store.Sandbox{ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, ProjectID: r.ProjectID, RuntimeID: r.RuntimeID,
+		BilledMicros: r.BilledMicros, LastSettledAt: fromOptTime(r.LastSettledAt), BillingVersion: r.BillingVersion}
 }
 
 // GetJournalEntryByKey returns orgID's entry with the idempotency key.
 func (q *queries) GetJournalEntryByKey(ctx context.Context, orgID, key string) (store.JournalEntry, error) {
-	e, err := scanEntry(q.r.QueryRowContext(ctx,
-		"SELECT "+journalColumns+" FROM credit_journal WHERE org_id = ? AND idempotency_key = ?", orgID, key))
-	return e, classify("get journal entry", resJournal, err)
+	r, err := q.rq.GetJournalEntryByKey(ctx, litedb.GetJournalEntryByKeyParams{OrgID: orgID, IdempotencyKey: key})
+	if err != nil {
+		return store.JournalEntry{}, classify("get journal entry", resJournal, err)
+	}
+	return journalEntry(r), nil
 }
 
 // ListJournal lists an org's entries newest first. Its cursor holds the
@@ -306,58 +257,42 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	if err != nil {
 		return nil, "", err
 	}
-	where := []string{"org_id = ?"}
-	args := []any{f.OrgID}
-	for _, cond := range []struct{ column, value string }{
-		{"sandbox_id", f.SandboxID},
-		{"runtime_id", f.RuntimeID},
-		{"project_id", f.ProjectID},
-		{"workspace_id", f.WorkspaceID},
-		{"kind", string(f.Kind)},
-	} {
-		if cond.value != "" {
-			where = append(where, cond.column+" = ?")
-			args = append(args, cond.value)
-		}
-	}
-	if !f.From.IsZero() {
-		where = append(where, "created_at >= ?")
-		args = append(args, micros(f.From))
-	}
-	if !f.To.IsZero() {
-		where = append(where, "created_at < ?")
-		args = append(args, micros(f.To))
+	arg := litedb.ListJournalParams{
+		OrgID: f.OrgID, SandboxID: optString(f.SandboxID), RuntimeID: optString(f.RuntimeID),
+		ProjectID: optString(f.ProjectID), WorkspaceID: optString(f.WorkspaceID), Kind: optString(string(f.Kind)),
+		FromAt: optTime(f.From), ToAt: optTime(f.To), Lim: int64(limit) + 1,
 	}
 	if after {
-		where = append(where, "seq < ?")
-		args = append(args, c.at)
+		arg.BeforeSeq = &c.at
 	}
-	args = append(args, limit+1)
-	rows, err := q.r.QueryContext(ctx, "SELECT "+journalColumns+" FROM credit_journal WHERE "+
-		strings.Join(where, " AND ")+" ORDER BY seq DESC LIMIT ?", args...)
+	rows, err := q.listJournal(ctx, arg)
 	if err != nil {
 		return nil, "", classify("list journal", resJournal, err)
 	}
-	out, err := collect(rows, scanEntry)
-	if err != nil {
-		return nil, "", classify("list journal", resJournal, err)
+	out := make([]store.JournalEntry, len(rows))
+	for i, r := range rows {
+		out[i] = journalEntry(r)
 	}
 	if len(out) <= limit {
 		return out, "", nil
 	}
 	out = out[:limit]
-	last := out[limit-1]
-	return out, dialect.SeqCursor(last), nil
+	return out, dialect.SeqCursor(out[limit-1]), nil
 }
 
-// usageColumns are the columns SumUsage may group by.
-var usageColumns = map[store.UsageGroup]string{
-	"":                     "org_id",
-	store.UsageByOrg:       "org_id",
-	store.UsageBySandbox:   "sandbox_id",
-	store.UsageByRuntime:   "runtime_id",
-	store.UsageByProject:   "project_id",
-	store.UsageByWorkspace: "workspace_id",
+// listJournal runs the variant of ListJournal that can use the journal's
+// index by the filter set (sandbox, runtime or project; see
+// queries/credits.sql).
+func (q *queries) listJournal(ctx context.Context, arg litedb.ListJournalParams) ([]litedb.CreditJournal, error) {
+	switch {
+	case arg.SandboxID != nil:
+		return q.rq.ListJournalBySandbox(ctx, litedb.ListJournalBySandboxParams(arg))
+	case arg.RuntimeID != nil:
+		return q.rq.ListJournalByRuntime(ctx, litedb.ListJournalByRuntimeParams(arg))
+	case arg.ProjectID != nil:
+		return q.rq.ListJournalByProject(ctx, litedb.ListJournalByProjectParams(arg))
+	}
+	return q.rq.ListJournal(ctx, arg)
 }
 
 // SumUsage sums an org's deductions and refunds per group.
@@ -365,42 +300,33 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 	if err := dialect.CheckUsage(uq); err != nil {
 		return nil, err
 	}
-	col := usageColumns[uq.GroupBy]
-	where := []string{"org_id = ?", "kind IN ('deduction', 'refund')"}
-	args := []any{uq.OrgID}
-	if !uq.From.IsZero() {
-		where = append(where, "created_at >= ?")
-		args = append(args, micros(uq.From))
-	}
-	if !uq.To.IsZero() {
-		where = append(where, "created_at < ?")
-		args = append(args, micros(uq.To))
-	}
-	rows, err := q.r.QueryContext(ctx, `SELECT `+col+`,
-		COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS charged,
-		COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS refunded,
-		COALESCE(SUM(shortfall_micros), 0), COUNT(*)
-		FROM credit_journal WHERE `+strings.Join(where, " AND ")+`
-		GROUP BY `+col+` ORDER BY charged - refunded DESC, `+col, args...)
+	rows, err := q.rq.SumUsage(ctx, litedb.SumUsageParams{
+		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
+	})
 	if err != nil {
 		return nil, classify("sum usage", resJournal, err)
 	}
-	out, err := collect(rows, func(sc rowScanner) (store.UsageRow, error) {
-		var r store.UsageRow
-		err := sc.Scan(&r.Key, &r.ChargedMicros, &r.RefundedMicros, &r.ShortfallMicros, &r.Entries)
-		return r, err
-	})
-	return out, classify("sum usage", resJournal, err)
+	out := make([]store.UsageRow, len(rows))
+	for i, r := range rows {
+		out[i] = store.UsageRow{Key: r.GroupKey, ChargedMicros: r.Charged, RefundedMicros: r.Refunded,
+			ShortfallMicros: r.Shortfall, Entries: r.Entries}
+	}
+	return out, nil
 }
 
 // ListRunningSandboxes lists running rows by id after afterID.
 func (q *queries) ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]store.Sandbox, error) {
-	limit = dialect.RunningLimit(limit)
-	rows, err := q.r.QueryContext(ctx, "SELECT "+sandboxColumns+
-		" FROM sandboxes WHERE state = ? AND id > ? ORDER BY id LIMIT ?", store.SandboxRunning, afterID, limit)
+	rows, err := q.rq.ListRunningSandboxes(ctx, litedb.ListRunningSandboxesParams{
+		ID: afterID, Limit: int64(dialect.RunningLimit(limit)),
+	})
 	if err != nil {
 		return nil, classify("list running sandboxes", resSandbox, err)
 	}
-	out, err := collect(rows, scanSandbox)
-	return out, classify("list running sandboxes", resSandbox, err)
+	out := make([]store.Sandbox, len(rows))
+	for i, r := range rows {
+		if out[i], err = sandboxOf(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
@@ -37,52 +36,36 @@ func nextCursor[T any](rows []T, limit int, key func(T) (time.Time, string)) ([]
 	return dialect.NextCursor(rows, limit, key)
 }
 
-// listing describes one keyset-paginated listing.
-type listing[T any] struct {
-	op     string
-	res    resource
-	from   string   // "SELECT <columns> FROM <table>"
-	where  []string // conditions joined with AND
-	args   []any    // arguments of where
-	newest bool     // newest first (created_at DESC, id DESC) instead of oldest first
-	scan   func(rowScanner) (T, error)
-	key    func(T) (time.Time, string) // created_at and id of a row
+// keyset is where a generated listing query starts: At and ID are nil for
+// the first page, and Fetch is the page's limit plus one.
+type keyset struct {
+	At    *int64
+	ID    *string
+	Fetch int64
 }
 
-// run fetches one page: limit+1 rows after the cursor, so it knows whether
-// another page follows.
-func (l listing[T]) run(ctx context.Context, db execer, page store.Page) ([]T, string, error) {
+// listPage runs one keyset-paginated listing of generated queries: fetch
+// runs the query for k, conv maps its rows and key gives a value's
+// created_at and id for the next cursor.
+func listPage[R, T any](ctx context.Context, op string, res resource, page store.Page,
+	fetch func(ctx context.Context, k keyset) ([]R, error), conv func(R) (T, error), key func(T) (time.Time, string),
+) ([]T, string, error) {
 	c, after, limit, err := parsePage(page)
 	if err != nil {
 		return nil, "", err
 	}
-	where, args := l.where, l.args
-	order := " ORDER BY created_at, id"
+	k := keyset{Fetch: int64(limit) + 1}
 	if after {
-		cmp := "(created_at, id) > (?, ?)"
-		if l.newest {
-			cmp = "(created_at, id) < (?, ?)"
-		}
-		where = append(where[:len(where):len(where)], cmp)
-		args = append(args[:len(args):len(args)], c.at, c.id)
+		k.At, k.ID = &c.at, &c.id
 	}
-	if l.newest {
-		order = " ORDER BY created_at DESC, id DESC"
-	}
-	query := l.from
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += order + " LIMIT ?"
-	args = append(args[:len(args):len(args)], limit+1)
-	rows, err := db.QueryContext(ctx, query, args...)
+	rows, err := fetch(ctx, k)
 	if err != nil {
-		return nil, "", classify(l.op, l.res, err)
+		return nil, "", classify(op, res, err)
 	}
-	out, err := collect(rows, l.scan)
+	out, err := mapRows(rows, conv)
 	if err != nil {
-		return nil, "", classify(l.op, l.res, err)
+		return nil, "", err
 	}
-	out, next := nextCursor(out, limit, l.key)
+	out, next := nextCursor(out, limit, key)
 	return out, next, nil
 }

@@ -5,31 +5,59 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
-const runtimeColumns = "id, org_id, workspace_id, project_id, status, status_reason, config, " +
-	"current_sandbox_id, workspace_volume, snapshot, version, created_at, updated_at"
-
-func scanRuntime(sc rowScanner) (store.Runtime, error) {
-	var r store.Runtime
-	var config string
-	var created, updated sql.NullInt64
-	err := sc.Scan(&r.ID, &r.OrgID, &r.WorkspaceID, &r.ProjectID, &r.Status, &r.StatusReason, &config,
-		&r.CurrentSandboxID, &r.WorkspaceVolume, &r.Snapshot, &r.Version, &created, &updated)
-	if err != nil {
-		return store.Runtime{}, err
+// runtimeOf maps a runtimes row to the store's record.
+func runtimeOf(r litedb.Runtime) (store.Runtime, error) {
+	out := store.Runtime{
+		ID:               r.ID,
+		OrgID:            r.OrgID,
+		WorkspaceID:      r.WorkspaceID,
+		ProjectID:        r.ProjectID,
+		Status:           store.RuntimeStatus(r.Status),
+		StatusReason:     r.StatusReason,
+		CurrentSandboxID: r.CurrentSandboxID,
+		WorkspaceVolume:  r.WorkspaceVolume,
+		Snapshot:         r.Snapshot,
+		Version:          r.Version,
+		CreatedAt:        fromMicro(r.CreatedAt),
+		UpdatedAt:        fromMicro(r.UpdatedAt),
 	}
-	if err := json.Unmarshal([]byte(config), &r.Config); err != nil {
+	if err := json.Unmarshal([]byte(r.Config), &out.Config); err != nil {
 		return store.Runtime{}, errDecode(resRuntime, "config", err)
 	}
-	r.CreatedAt = fromMicros(created)
-	r.UpdatedAt = fromMicros(updated)
-	return r, nil
+	return out, nil
+}
+
+// oneRuntime maps the row one statement returned, or classifies its error.
+func oneRuntime(op string, row litedb.Runtime, err error) (store.Runtime, error) {
+	if err != nil {
+		return store.Runtime{}, classify(op, resRuntime, err)
+	}
+	return runtimeOf(row)
+}
+
+// manyRuntimes maps the rows one statement returned, or classifies its
+// error; no rows is nil.
+func manyRuntimes(op string, rows []litedb.Runtime, err error) ([]store.Runtime, error) {
+	if err != nil {
+		return nil, classify(op, resRuntime, err)
+	}
+	return mapRows(rows, runtimeOf)
+}
+
+// runtimeConfig encodes a runtime's configuration column.
+func runtimeConfig(c store.RuntimeConfig) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", errEncode(resRuntime, "config", err)
+	}
+	return string(b), nil
 }
 
 // CreateRuntime inserts r with version 1. A project has at most one runtime.
@@ -39,68 +67,53 @@ func (q *queries) CreateRuntime(ctx context.Context, r store.Runtime) error {
 	if err != nil {
 		return err
 	}
-	config, err := json.Marshal(r.Config)
+	config, err := runtimeConfig(r.Config)
 	if err != nil {
-		return errEncode(resRuntime, "config", err)
+		return err
 	}
 	created := orNow(r.CreatedAt)
 	updated := r.UpdatedAt
 	if updated.IsZero() {
 		updated = created
 	}
-	_, err = q.w.ExecContext(ctx, "INSERT INTO runtimes ("+runtimeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-		r.ID, r.OrgID, r.WorkspaceID, r.ProjectID, r.Status, r.StatusReason, string(config),
-		r.CurrentSandboxID, r.WorkspaceVolume, r.Snapshot, micros(created), micros(updated))
-	return classify("create runtime", resRuntime, err)
+	return classify("create runtime", resRuntime, q.wq.CreateRuntime(ctx, litedb.CreateRuntimeParams{
+		ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, ProjectID: r.ProjectID,
+		Status: string(r.Status), StatusReason: r.StatusReason, Config: config,
+		CurrentSandboxID: r.CurrentSandboxID, WorkspaceVolume: r.WorkspaceVolume, Snapshot: r.Snapshot,
+		CreatedAt: micros(created), UpdatedAt: micros(updated),
+	}))
 }
 
 // GetRuntime returns the runtime with id.
 func (q *queries) GetRuntime(ctx context.Context, id string) (store.Runtime, error) {
-	r, err := scanRuntime(q.r.QueryRowContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE id = ?", id))
-	return r, classify("get runtime", resRuntime, err)
+	row, err := q.rq.GetRuntime(ctx, id)
+	return oneRuntime("get runtime", row, err)
 }
 
 // FindRuntimesByIDPrefix returns at most limit runtimes whose id starts
 // with prefix, which must be at least 8 characters of hex and dashes.
 func (q *queries) FindRuntimesByIDPrefix(ctx context.Context, prefix string, limit int) ([]store.Runtime, error) {
-	if len(prefix) < 8 || strings.Trim(prefix, "0123456789abcdef-") != "" {
-		return nil, errdefs.InvalidArgument("invalid_runtime_id", "%q is not a runtime id prefix", prefix)
+	if err := dialect.CheckRuntimeIDPrefix(prefix); err != nil {
+		return nil, err
 	}
-	rows, err := q.r.QueryContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-		prefix, prefix+"\xff", max(limit, 1))
-	if err != nil {
-		return nil, classify("find runtimes", resRuntime, err)
-	}
-	defer rows.Close()
-	var out []store.Runtime
-	for rows.Next() {
-		r, err := scanRuntime(rows)
-		if err != nil {
-			return nil, classify("find runtimes", resRuntime, err)
-		}
-		out = append(out, r)
-	}
-	return out, classify("find runtimes", resRuntime, rows.Err())
+	rows, err := q.rq.FindRuntimesByIDPrefix(ctx, litedb.FindRuntimesByIDPrefixParams{
+		Prefix: prefix, Below: prefix + "\xff", Lim: int64(max(limit, 1)),
+	})
+	return manyRuntimes("find runtimes", rows, err)
 }
 
 // GetRuntimeByProject returns the runtime of projectID.
 func (q *queries) GetRuntimeByProject(ctx context.Context, projectID string) (store.Runtime, error) {
-	r, err := scanRuntime(q.r.QueryRowContext(ctx,
-		"SELECT "+runtimeColumns+" FROM runtimes WHERE project_id = ?", projectID))
-	return r, classify("get runtime by project", resRuntime, err)
+	row, err := q.rq.GetRuntimeByProject(ctx, projectID)
+	return oneRuntime("get runtime by project", row, err)
 }
 
 // ListRuntimes lists the runtimes of workspaceID in creation order.
 func (q *queries) ListRuntimes(ctx context.Context, workspaceID string, page store.Page) ([]store.Runtime, string, error) {
-	return listing[store.Runtime]{
-		op:    "list runtimes",
-		res:   resRuntime,
-		from:  "SELECT " + runtimeColumns + " FROM runtimes",
-		where: []string{"workspace_id = ?"},
-		args:  []any{workspaceID},
-		scan:  scanRuntime,
-		key:   func(r store.Runtime) (time.Time, string) { return r.CreatedAt, r.ID },
-	}.run(ctx, q.r, page)
+	return listPage(ctx, "list runtimes", resRuntime, page,
+		func(ctx context.Context, k keyset) ([]litedb.Runtime, error) {
+			return q.rq.ListRuntimes(ctx, litedb.ListRuntimesParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+		}, runtimeOf, func(r store.Runtime) (time.Time, string) { return r.CreatedAt, r.ID })
 }
 
 // ListRuntimesByStatus lists every runtime in one of statuses, oldest first.
@@ -109,33 +122,28 @@ func (q *queries) ListRuntimesByStatus(ctx context.Context, statuses []store.Run
 	if len(statuses) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(statuses))
+	ss := make([]string, len(statuses))
 	for i, s := range statuses {
-		args[i] = string(s)
+		ss[i] = string(s)
 	}
-	rows, err := q.r.QueryContext(ctx, "SELECT "+runtimeColumns+" FROM runtimes WHERE status IN ("+
-		placeholders(len(statuses))+") ORDER BY created_at, id", args...)
-	if err != nil {
-		return nil, classify("list runtimes by status", resRuntime, err)
-	}
-	rts, err := collect(rows, scanRuntime)
-	return rts, classify("list runtimes by status", resRuntime, err)
+	rows, err := q.rq.ListRuntimesByStatus(ctx, ss)
+	return manyRuntimes("list runtimes by status", rows, err)
 }
 
-// setRuntime applies one verb's SET clause to runtime id at version: it
-// stamps updated_at with at (zero: now), bumps the version and returns the
-// stored row.
-func (q *queries) setRuntime(ctx context.Context, op, id string, version int64, at time.Time, set string, args ...any) (store.Runtime, error) {
+// setRuntime runs one runtime verb: write, a generated versioned UPDATE,
+// changes one group of columns of the row id at version, stamps
+// updated_at and bumps the version. No row back is a missing runtime or a
+// stale version, told apart by versionMiss.
+func (q *queries) setRuntime(ctx context.Context, op, id string, version int64,
+	write func() (litedb.Runtime, error)) (store.Runtime, error) {
 	if err := required(resRuntime, "id", id); err != nil {
 		return store.Runtime{}, err
 	}
-	args = append(args, micros(orNow(at)), id, version)
-	got, err := scanRuntime(q.w.QueryRowContext(ctx, `UPDATE runtimes SET `+set+`, updated_at = ?, version = version + 1
-		WHERE id = ? AND version = ? RETURNING `+runtimeColumns, args...))
+	row, err := write()
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Runtime{}, q.missOrConflict(ctx, "runtimes", resRuntime, id, version)
+		return store.Runtime{}, versionMiss(ctx, resRuntime, id, version, q.wq.RuntimeExists)
 	}
-	return got, classify(op, resRuntime, err)
+	return oneRuntime(op, row, err)
 }
 
 // SetRuntimeState writes the lifecycle columns.
@@ -143,41 +151,53 @@ func (q *queries) SetRuntimeState(ctx context.Context, id string, version int64,
 	if err := required(resRuntime, "status", string(st.Status)); err != nil {
 		return store.Runtime{}, err
 	}
-	return q.setRuntime(ctx, "set a runtime's state", id, version, at,
-		"status = ?, status_reason = ?, current_sandbox_id = ?", st.Status, st.StatusReason, st.CurrentSandboxID)
+	return q.setRuntime(ctx, "set a runtime's state", id, version, func() (litedb.Runtime, error) {
+		return q.wq.SetRuntimeState(ctx, litedb.SetRuntimeStateParams{Status: string(st.Status), StatusReason: st.StatusReason,
+			CurrentSandboxID: st.CurrentSandboxID, UpdatedAt: micros(orNow(at)), ID: id, Version: version})
+	})
 }
 
 // SetRuntimeConfig writes the configuration.
 func (q *queries) SetRuntimeConfig(ctx context.Context, id string, version int64, c store.RuntimeConfig, at time.Time) (store.Runtime, error) {
-	config, err := json.Marshal(c)
+	config, err := runtimeConfig(c)
 	if err != nil {
-		return store.Runtime{}, errEncode(resRuntime, "config", err)
+		return store.Runtime{}, err
 	}
-	return q.setRuntime(ctx, "set a runtime's config", id, version, at, "config = ?", string(config))
+	return q.setRuntime(ctx, "set a runtime's config", id, version, func() (litedb.Runtime, error) {
+		return q.wq.SetRuntimeConfig(ctx, litedb.SetRuntimeConfigParams{Config: config, UpdatedAt: micros(orNow(at)), ID: id, Version: version})
+	})
 }
 
 // SetRuntimeSnapshot writes the snapshot reference.
 func (q *queries) SetRuntimeSnapshot(ctx context.Context, id string, version int64, ref string, at time.Time) (store.Runtime, error) {
-	return q.setRuntime(ctx, "set a runtime's snapshot", id, version, at, "snapshot = ?", ref)
+	return q.setRuntime(ctx, "set a runtime's snapshot", id, version, func() (litedb.Runtime, error) {
+		return q.wq.SetRuntimeSnapshot(ctx, litedb.SetRuntimeSnapshotParams{Snapshot: ref, UpdatedAt: micros(orNow(at)), ID: id, Version: version})
+	})
 }
 
 // SetRuntimeWorkspaceVolume writes the workspace volume's name.
 func (q *queries) SetRuntimeWorkspaceVolume(ctx context.Context, id string, version int64, volume string, at time.Time) (store.Runtime, error) {
-	return q.setRuntime(ctx, "set a runtime's workspace volume", id, version, at, "workspace_volume = ?", volume)
+	return q.setRuntime(ctx, "set a runtime's workspace volume", id, version, func() (litedb.Runtime, error) {
+		return q.wq.SetRuntimeWorkspaceVolume(ctx, litedb.SetRuntimeWorkspaceVolumeParams{WorkspaceVolume: volume,
+			UpdatedAt: micros(orNow(at)), ID: id, Version: version})
+	})
 }
 
-// DeleteRuntime deletes the runtime with id.
+// DeleteRuntime deletes the runtime with id; its bindings and sessions go
+// with it. (Nothing else references a runtime, so the delete is never
+// refused.)
 func (q *queries) DeleteRuntime(ctx context.Context, id string) error {
-	return q.deleteByID(ctx, "runtimes", resRuntime, id)
+	n, err := q.wq.DeleteRuntime(ctx, id)
+	return affected("delete runtime", resRuntime, n, err)
 }
 
-// missOrConflict explains why a versioned update matched no row: the row is
-// gone (ErrNotFound) or its version moved on (ErrConflict).
-func (q *queries) missOrConflict(ctx context.Context, table string, res resource, id string, version int64) error {
-	var one int
-	err := q.w.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ?", id).Scan(&one)
+// versionMiss explains why a versioned update matched no row: the row is
+// gone (ErrNotFound) or its version moved on (ErrConflict). exists is the
+// generated query that tells whether a row of res with id is there.
+func versionMiss(ctx context.Context, res resource, id string, version int64, exists func(context.Context, string) (bool, error)) error {
+	ok, err := exists(ctx, id)
 	if err != nil {
 		return classify("update "+string(res), res, err)
 	}
-	return versionConflict(res, id, version)
+	return dialect.MissOrConflict(res, id, version, ok)
 }

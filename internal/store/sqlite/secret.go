@@ -3,40 +3,39 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
-const secretColumns = "id, org_id, workspace_id, name, env, brokered, hosts, key_id, sealed, version, created_at, updated_at"
+// Secrets: sealed values; the store never sees a plain one.
 
-func scanSecret(sc rowScanner) (store.Secret, error) {
-	var s store.Secret
-	var hosts string
-	var created, updated int64
-	if err := sc.Scan(&s.ID, &s.OrgID, &s.WorkspaceID, &s.Name, &s.Env, &s.Brokered, &hosts, &s.KeyID, &s.Sealed,
-		&s.Version, &created, &updated); err != nil {
-		return store.Secret{}, err
+func secretFromRow(r litedb.Secret) (store.Secret, error) {
+	s := store.Secret{
+		ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, Name: r.Name, Env: r.Env,
+		Brokered: r.Brokered != 0, KeyID: r.KeyID, Sealed: r.Sealed, Version: r.Version,
+		CreatedAt: fromMicro(r.CreatedAt), UpdatedAt: fromMicro(r.UpdatedAt),
 	}
-	if err := json.Unmarshal([]byte(hosts), &s.Hosts); err != nil {
-		return store.Secret{}, errEncode(resSecret, "hosts", err)
+	hosts, err := dialect.DecodeHosts(r.Hosts)
+	if err != nil {
+		return store.Secret{}, errDecode(resSecret, "hosts", err)
 	}
-	s.CreatedAt = time.UnixMicro(created).UTC()
-	s.UpdatedAt = time.UnixMicro(updated).UTC()
+	s.Hosts = hosts
 	return s, nil
 }
 
+func secretKey(s store.Secret) (time.Time, string) { return s.CreatedAt, s.ID }
+
+// secretHosts encodes hosts as dialect.EncodeHosts does.
 func secretHosts(hosts []string) (string, error) {
-	if hosts == nil {
-		hosts = []string{}
-	}
-	b, err := json.Marshal(hosts)
+	v, err := dialect.EncodeHosts(hosts)
 	if err != nil {
 		return "", errEncode(resSecret, "hosts", err)
 	}
-	return string(b), nil
+	return v, nil
 }
 
 // CreateSecret inserts s at version 1.
@@ -48,54 +47,47 @@ func (q *queries) CreateSecret(ctx context.Context, s store.Secret) error {
 	if err != nil {
 		return err
 	}
-	created := micros(orNow(s.CreatedAt))
-	_, err = q.w.ExecContext(ctx, "INSERT INTO secrets ("+secretColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-		s.ID, s.OrgID, s.WorkspaceID, s.Name, s.Env, s.Brokered, hosts, s.KeyID, s.Sealed, created, created)
+	err = q.wq.CreateSecret(ctx, litedb.CreateSecretParams{
+		ID: s.ID, OrgID: s.OrgID, WorkspaceID: s.WorkspaceID, Name: s.Name, Env: s.Env, Brokered: boolInt(s.Brokered),
+		Hosts: hosts, KeyID: s.KeyID, Sealed: s.Sealed, CreatedAt: micros(orNow(s.CreatedAt)),
+	})
 	return classify("create secret", resSecret, err)
 }
 
 // GetSecret returns the secret with id.
 func (q *queries) GetSecret(ctx context.Context, id string) (store.Secret, error) {
-	s, err := scanSecret(q.r.QueryRowContext(ctx, "SELECT "+secretColumns+" FROM secrets WHERE id = ?", id))
-	return s, classify("get secret", resSecret, err)
+	r, err := q.rq.GetSecret(ctx, id)
+	if err != nil {
+		return store.Secret{}, classify("get secret", resSecret, err)
+	}
+	return secretFromRow(r)
 }
 
 // GetSecretByName returns the secret named name in one scope.
 func (q *queries) GetSecretByName(ctx context.Context, orgID, workspaceID, name string) (store.Secret, error) {
-	s, err := scanSecret(q.r.QueryRowContext(ctx,
-		"SELECT "+secretColumns+" FROM secrets WHERE org_id = ? AND workspace_id = ? AND name = ?", orgID, workspaceID, name))
-	return s, classify("get secret by name", resSecret, err)
+	r, err := q.rq.GetSecretByName(ctx, litedb.GetSecretByNameParams{OrgID: orgID, WorkspaceID: workspaceID, Name: name})
+	if err != nil {
+		return store.Secret{}, classify("get secret by name", resSecret, err)
+	}
+	return secretFromRow(r)
 }
 
 // ListSecrets lists one scope's secrets in creation order.
 func (q *queries) ListSecrets(ctx context.Context, orgID, workspaceID string, page store.Page) ([]store.Secret, string, error) {
-	return listing[store.Secret]{
-		op:    "list secrets",
-		res:   resSecret,
-		from:  "SELECT " + secretColumns + " FROM secrets",
-		where: []string{"org_id = ?", "workspace_id = ?"},
-		args:  []any{orgID, workspaceID},
-		scan:  scanSecret,
-		key:   func(s store.Secret) (time.Time, string) { return s.CreatedAt, s.ID },
-	}.run(ctx, q.r, page)
+	return listPage(ctx, "list secrets", resSecret, page, func(ctx context.Context, k keyset) ([]litedb.Secret, error) {
+		return q.rq.ListSecrets(ctx, litedb.ListSecretsParams{
+			OrgID: orgID, WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch,
+		})
+	}, secretFromRow, secretKey)
 }
 
 // AllSecrets returns every secret.
 func (q *queries) AllSecrets(ctx context.Context) ([]store.Secret, error) {
-	rows, err := q.r.QueryContext(ctx, "SELECT "+secretColumns+" FROM secrets ORDER BY id")
+	rows, err := q.rq.AllSecrets(ctx)
 	if err != nil {
 		return nil, classify("all secrets", resSecret, err)
 	}
-	defer rows.Close()
-	var out []store.Secret
-	for rows.Next() {
-		s, err := scanSecret(rows)
-		if err != nil {
-			return nil, classify("all secrets", resSecret, err)
-		}
-		out = append(out, s)
-	}
-	return out, classify("all secrets", resSecret, rows.Err())
+	return mapRows(rows, secretFromRow)
 }
 
 // UpdateSecret writes s's mutable fields if its version is current.
@@ -107,18 +99,34 @@ func (q *queries) UpdateSecret(ctx context.Context, s store.Secret) (store.Secre
 	if err != nil {
 		return store.Secret{}, err
 	}
-	got, err := scanSecret(q.w.QueryRowContext(ctx, `UPDATE secrets SET
-		env = ?, brokered = ?, hosts = ?, key_id = ?, sealed = ?, version = version + 1, updated_at = ?
-		WHERE id = ? AND version = ?
-		RETURNING `+secretColumns,
-		s.Env, s.Brokered, hosts, s.KeyID, s.Sealed, micros(orNow(s.UpdatedAt)), s.ID, s.Version))
+	r, err := q.wq.UpdateSecret(ctx, litedb.UpdateSecretParams{
+		ID: s.ID, Version: s.Version, Env: s.Env, Brokered: boolInt(s.Brokered), Hosts: hosts,
+		KeyID: s.KeyID, Sealed: s.Sealed, UpdatedAt: micros(orNow(s.UpdatedAt)),
+	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Secret{}, q.missOrConflict(ctx, "secrets", resSecret, s.ID, s.Version)
+		return store.Secret{}, q.secretMissOrStale(ctx, s.ID, s.Version)
 	}
-	return got, classify("update secret", resSecret, err)
+	if err != nil {
+		return store.Secret{}, classify("update secret", resSecret, err)
+	}
+	return secretFromRow(r)
+}
+
+// secretMissOrStale tells why a versioned update of secret id matched no
+// row: it is gone (not found), or its version moved on (stale).
+func (q *queries) secretMissOrStale(ctx context.Context, id string, version int64) error {
+	exists, err := q.wq.SecretExists(ctx, id)
+	if err != nil {
+		return classify("update secret", resSecret, err)
+	}
+	if !exists {
+		return notFound(resSecret, nil)
+	}
+	return versionConflict(resSecret, id, version)
 }
 
 // DeleteSecret deletes the secret with id.
 func (q *queries) DeleteSecret(ctx context.Context, id string) error {
-	return q.deleteByID(ctx, "secrets", resSecret, id)
+	n, err := q.wq.DeleteSecret(ctx, id)
+	return deleted(resSecret, n, err)
 }

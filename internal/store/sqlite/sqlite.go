@@ -198,14 +198,12 @@ type execer interface {
 }
 
 // queries implements store.Queries. Outside a transaction r is the read
-// pool and w the write connection; inside one both are the transaction,
-// and stmts caches the statements prepared on it (closed with it).
+// pool and w the write connection; inside one both are the transaction.
+// rq and wq run the generated queries (package litedb, from
+// queries/*.sql) on r and w; r and w themselves run the few statements
+// whose shape is decided at run time.
 type queries struct {
-	r     execer
-	w     execer
-	stmts map[string]*sql.Stmt
-	// rq and wq run the generated queries (package litedb, from
-	// queries/*.sql) on r and w.
+	r, w   execer
 	rq, wq *litedb.Queries
 }
 

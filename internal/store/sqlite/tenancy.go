@@ -2,178 +2,156 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
 // Orgs, workspaces and projects: the tenancy tree.
 
-const orgColumns = "id, name, created_at"
-
-func scanOrg(sc rowScanner) (store.Org, error) {
-	var o store.Org
-	var created int64
-	if err := sc.Scan(&o.ID, &o.Name, &created); err != nil {
-		return store.Org{}, err
-	}
-	o.CreatedAt = time.UnixMicro(created).UTC()
-	return o, nil
+func orgFromRow(r litedb.Org) store.Org {
+	return store.Org{ID: r.ID, Name: r.Name, CreatedAt: fromMicro(r.CreatedAt)}
 }
+
+func orgKey(o store.Org) (time.Time, string) { return o.CreatedAt, o.ID }
 
 // CreateOrg inserts o. Its name is unique.
 func (q *queries) CreateOrg(ctx context.Context, o store.Org) error {
 	if err := required(resOrg, "id", o.ID, "name", o.Name); err != nil {
 		return err
 	}
-	_, err := q.w.ExecContext(ctx, "INSERT INTO orgs ("+orgColumns+") VALUES (?, ?, ?)",
-		o.ID, o.Name, micros(orNow(o.CreatedAt)))
+	err := q.wq.CreateOrg(ctx, litedb.CreateOrgParams{ID: o.ID, Name: o.Name, CreatedAt: micros(orNow(o.CreatedAt))})
 	return classify("create org", resOrg, err)
 }
 
 // GetOrg returns the org with id.
 func (q *queries) GetOrg(ctx context.Context, id string) (store.Org, error) {
-	o, err := scanOrg(q.r.QueryRowContext(ctx, "SELECT "+orgColumns+" FROM orgs WHERE id = ?", id))
-	return o, classify("get org", resOrg, err)
+	r, err := q.rq.GetOrg(ctx, id)
+	if err != nil {
+		return store.Org{}, classify("get org", resOrg, err)
+	}
+	return orgFromRow(r), nil
 }
 
 // GetOrgByName returns the org named name.
 func (q *queries) GetOrgByName(ctx context.Context, name string) (store.Org, error) {
-	o, err := scanOrg(q.r.QueryRowContext(ctx, "SELECT "+orgColumns+" FROM orgs WHERE name = ?", name))
-	return o, classify("get org by name", resOrg, err)
+	r, err := q.rq.GetOrgByName(ctx, name)
+	if err != nil {
+		return store.Org{}, classify("get org by name", resOrg, err)
+	}
+	return orgFromRow(r), nil
 }
 
 // ListOrgs lists orgs in creation order.
 func (q *queries) ListOrgs(ctx context.Context, page store.Page) ([]store.Org, string, error) {
-	return listing[store.Org]{
-		op:   "list orgs",
-		res:  resOrg,
-		from: "SELECT " + orgColumns + " FROM orgs",
-		scan: scanOrg,
-		key:  func(o store.Org) (time.Time, string) { return o.CreatedAt, o.ID },
-	}.run(ctx, q.r, page)
+	return listPage(ctx, "list orgs", resOrg, page, func(ctx context.Context, k keyset) ([]litedb.Org, error) {
+		return q.rq.ListOrgs(ctx, litedb.ListOrgsParams{AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+	}, total(orgFromRow), orgKey)
 }
 
-const workspaceColumns = "id, org_id, name, created_at"
-
-func scanWorkspace(sc rowScanner) (store.Workspace, error) {
-	var w store.Workspace
-	var created int64
-	if err := sc.Scan(&w.ID, &w.OrgID, &w.Name, &created); err != nil {
-		return store.Workspace{}, err
-	}
-	w.CreatedAt = time.UnixMicro(created).UTC()
-	return w, nil
+func workspaceFromRow(r litedb.Workspace) store.Workspace {
+	return store.Workspace{ID: r.ID, OrgID: r.OrgID, Name: r.Name, CreatedAt: fromMicro(r.CreatedAt)}
 }
+
+func workspaceKey(w store.Workspace) (time.Time, string) { return w.CreatedAt, w.ID }
 
 // CreateWorkspace inserts w. Its name is unique within its org.
 func (q *queries) CreateWorkspace(ctx context.Context, w store.Workspace) error {
 	if err := required(resWorkspace, "id", w.ID, "org id", w.OrgID, "name", w.Name); err != nil {
 		return err
 	}
-	_, err := q.w.ExecContext(ctx, "INSERT INTO workspaces ("+workspaceColumns+") VALUES (?, ?, ?, ?)",
-		w.ID, w.OrgID, w.Name, micros(orNow(w.CreatedAt)))
+	err := q.wq.CreateWorkspace(ctx, litedb.CreateWorkspaceParams{
+		ID: w.ID, OrgID: w.OrgID, Name: w.Name, CreatedAt: micros(orNow(w.CreatedAt)),
+	})
 	return classify("create workspace", resWorkspace, err)
 }
 
 // GetWorkspace returns the workspace with id.
 func (q *queries) GetWorkspace(ctx context.Context, id string) (store.Workspace, error) {
-	w, err := scanWorkspace(q.r.QueryRowContext(ctx,
-		"SELECT "+workspaceColumns+" FROM workspaces WHERE id = ?", id))
-	return w, classify("get workspace", resWorkspace, err)
+	r, err := q.rq.GetWorkspace(ctx, id)
+	if err != nil {
+		return store.Workspace{}, classify("get workspace", resWorkspace, err)
+	}
+	return workspaceFromRow(r), nil
 }
 
 // GetWorkspaceByName returns the workspace of orgID named name.
 func (q *queries) GetWorkspaceByName(ctx context.Context, orgID, name string) (store.Workspace, error) {
-	w, err := scanWorkspace(q.r.QueryRowContext(ctx,
-		"SELECT "+workspaceColumns+" FROM workspaces WHERE org_id = ? AND name = ?", orgID, name))
-	return w, classify("get workspace by name", resWorkspace, err)
+	r, err := q.rq.GetWorkspaceByName(ctx, litedb.GetWorkspaceByNameParams{OrgID: orgID, Name: name})
+	if err != nil {
+		return store.Workspace{}, classify("get workspace by name", resWorkspace, err)
+	}
+	return workspaceFromRow(r), nil
 }
 
 // ListWorkspaces lists the workspaces of orgID in creation order.
 func (q *queries) ListWorkspaces(ctx context.Context, orgID string, page store.Page) ([]store.Workspace, string, error) {
-	return listing[store.Workspace]{
-		op:    "list workspaces",
-		res:   resWorkspace,
-		from:  "SELECT " + workspaceColumns + " FROM workspaces",
-		where: []string{"org_id = ?"},
-		args:  []any{orgID},
-		scan:  scanWorkspace,
-		key:   func(w store.Workspace) (time.Time, string) { return w.CreatedAt, w.ID },
-	}.run(ctx, q.r, page)
+	return listPage(ctx, "list workspaces", resWorkspace, page, func(ctx context.Context, k keyset) ([]litedb.Workspace, error) {
+		return q.rq.ListWorkspaces(ctx, litedb.ListWorkspacesParams{OrgID: orgID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+	}, total(workspaceFromRow), workspaceKey)
 }
 
-const projectColumns = "id, org_id, workspace_id, name, description, created_at"
-
-func scanProject(sc rowScanner) (store.Project, error) {
-	var p store.Project
-	var created int64
-	if err := sc.Scan(&p.ID, &p.OrgID, &p.WorkspaceID, &p.Name, &p.Description, &created); err != nil {
-		return store.Project{}, err
+func projectFromRow(r litedb.Project) store.Project {
+	return store.Project{
+		ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID,
+		Name: r.Name, Description: r.Description, CreatedAt: fromMicro(r.CreatedAt),
 	}
-	p.CreatedAt = time.UnixMicro(created).UTC()
-	return p, nil
 }
+
+func projectKey(p store.Project) (time.Time, string) { return p.CreatedAt, p.ID }
 
 // CreateProject inserts p. Its name is unique within its workspace.
 func (q *queries) CreateProject(ctx context.Context, p store.Project) error {
 	if err := required(resProject, "id", p.ID, "org id", p.OrgID, "workspace id", p.WorkspaceID, "name", p.Name); err != nil {
 		return err
 	}
-	_, err := q.w.ExecContext(ctx, "INSERT INTO projects ("+projectColumns+") VALUES (?, ?, ?, ?, ?, ?)",
-		p.ID, p.OrgID, p.WorkspaceID, p.Name, p.Description, micros(orNow(p.CreatedAt)))
+	err := q.wq.CreateProject(ctx, litedb.CreateProjectParams{
+		ID: p.ID, OrgID: p.OrgID, WorkspaceID: p.WorkspaceID,
+		Name: p.Name, Description: p.Description, CreatedAt: micros(orNow(p.CreatedAt)),
+	})
 	return classify("create project", resProject, err)
 }
 
 // GetProject returns the project with id.
 func (q *queries) GetProject(ctx context.Context, id string) (store.Project, error) {
-	p, err := scanProject(q.r.QueryRowContext(ctx,
-		"SELECT "+projectColumns+" FROM projects WHERE id = ?", id))
-	return p, classify("get project", resProject, err)
+	r, err := q.rq.GetProject(ctx, id)
+	if err != nil {
+		return store.Project{}, classify("get project", resProject, err)
+	}
+	return projectFromRow(r), nil
 }
 
 // GetProjectByName returns the project of workspaceID named name.
 func (q *queries) GetProjectByName(ctx context.Context, workspaceID, name string) (store.Project, error) {
-	p, err := scanProject(q.r.QueryRowContext(ctx,
-		"SELECT "+projectColumns+" FROM projects WHERE workspace_id = ? AND name = ?", workspaceID, name))
-	return p, classify("get project by name", resProject, err)
+	r, err := q.rq.GetProjectByName(ctx, litedb.GetProjectByNameParams{WorkspaceID: workspaceID, Name: name})
+	if err != nil {
+		return store.Project{}, classify("get project by name", resProject, err)
+	}
+	return projectFromRow(r), nil
 }
 
 // ListProjects lists the projects of workspaceID in creation order.
 func (q *queries) ListProjects(ctx context.Context, workspaceID string, page store.Page) ([]store.Project, string, error) {
-	return listing[store.Project]{
-		op:    "list projects",
-		res:   resProject,
-		from:  "SELECT " + projectColumns + " FROM projects",
-		where: []string{"workspace_id = ?"},
-		args:  []any{workspaceID},
-		scan:  scanProject,
-		key:   func(p store.Project) (time.Time, string) { return p.CreatedAt, p.ID },
-	}.run(ctx, q.r, page)
+	return listPage(ctx, "list projects", resProject, page, func(ctx context.Context, k keyset) ([]litedb.Project, error) {
+		return q.rq.ListProjects(ctx, litedb.ListProjectsParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+	}, total(projectFromRow), projectKey)
 }
 
 // DeleteProject deletes the project with id. A project whose runtime still
 // exists is errdefs.ErrFailedPrecondition.
 func (q *queries) DeleteProject(ctx context.Context, id string) error {
-	return q.deleteByID(ctx, "projects", resProject, id)
+	n, err := q.wq.DeleteProject(ctx, id)
+	return deleted(resProject, n, err)
 }
 
-// deleteByID deletes one row of table by id; no such row is ErrNotFound.
-func (q *queries) deleteByID(ctx context.Context, table string, res resource, id string) error {
-	r, err := q.w.ExecContext(ctx, "DELETE FROM "+table+" WHERE id = ?", id)
+// deleted reports the outcome of deleting one row of res by id: n rows
+// gone, or err. A row others still reference is errdefs.ErrFailedPrecondition
+// (code <res>_in_use); no such row is errdefs.ErrNotFound.
+func deleted(res resource, n int64, err error) error {
 	if err != nil {
-		err = classify("delete "+string(res), res, err)
-		if errors.Is(err, errdefs.ErrFailedPrecondition) {
-			return errdefs.FailedPrecondition(string(res)+"_in_use",
-				"the %s is still referenced by other records; delete them first", res).WithCause(err)
-		}
-		return err
-	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return classify("delete "+string(res), res, err)
+		return dialect.InUse(res, classify("delete "+string(res), res, err))
 	}
 	if n == 0 {
 		return notFound(res, nil)

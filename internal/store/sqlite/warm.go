@@ -2,50 +2,47 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
 )
 
-const warmColumns = "id, template, state, provider, provider_sandbox_id, provider_state, image, " +
-	"cpu_millis, memory_mb, workspace_volume, created_at, updated_at"
+// The warm pool.
 
-func scanWarm(sc rowScanner) (store.WarmSandbox, error) {
-	var w store.WarmSandbox
-	var created, updated sql.NullInt64
-	err := sc.Scan(&w.ID, &w.Template, &w.State, &w.Provider, &w.ProviderSandboxID, &w.ProviderState,
-		&w.Image, &w.CPUMillis, &w.MemoryMB, &w.WorkspaceVolume, &created, &updated)
-	if err != nil {
-		return store.WarmSandbox{}, err
+func warmFromRow(r litedb.WarmSandbox) store.WarmSandbox {
+	return store.WarmSandbox{
+		ID: r.ID, Template: r.Template, State: store.WarmState(r.State), Provider: r.Provider,
+		ProviderSandboxID: r.ProviderSandboxID, ProviderState: blob(r.ProviderState), Image: r.Image,
+		CPUMillis: r.CpuMillis, MemoryMB: r.MemoryMb, WorkspaceVolume: r.WorkspaceVolume,
+		CreatedAt: fromMicro(r.CreatedAt), UpdatedAt: fromMicro(r.UpdatedAt),
 	}
-	w.ProviderState = blob(w.ProviderState)
-	w.CreatedAt = fromMicros(created)
-	w.UpdatedAt = fromMicros(updated)
-	return w, nil
 }
 
-// CreateWarmSandbox inserts w.
+// CreateWarmSandbox inserts w. A zero UpdatedAt is its creation time.
 func (q *queries) CreateWarmSandbox(ctx context.Context, w store.WarmSandbox) error {
 	err := required(resWarm, "id", w.ID, "template", w.Template, "state", string(w.State),
 		"provider", w.Provider, "workspace volume", w.WorkspaceVolume)
 	if err != nil {
 		return err
 	}
-	created := orNow(w.CreatedAt)
-	updated := w.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
-	_, err = q.w.ExecContext(ctx, "INSERT INTO warm_sandboxes ("+warmColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		w.ID, w.Template, w.State, w.Provider, w.ProviderSandboxID, blob(w.ProviderState), w.Image,
-		w.CPUMillis, w.MemoryMB, w.WorkspaceVolume, micros(created), micros(updated))
+	created, updated := dialect.WarmTimes(w, now)
+	err = q.wq.CreateWarmSandbox(ctx, litedb.CreateWarmSandboxParams{
+		ID: w.ID, Template: w.Template, State: string(w.State), Provider: w.Provider,
+		ProviderSandboxID: w.ProviderSandboxID, ProviderState: blob(w.ProviderState), Image: w.Image,
+		CpuMillis: w.CPUMillis, MemoryMb: w.MemoryMB, WorkspaceVolume: w.WorkspaceVolume,
+		CreatedAt: micros(created), UpdatedAt: micros(updated),
+	})
 	return classify("create warm sandbox", resWarm, err)
 }
 
 // GetWarmSandbox returns the warm sandbox with id.
 func (q *queries) GetWarmSandbox(ctx context.Context, id string) (store.WarmSandbox, error) {
-	w, err := scanWarm(q.r.QueryRowContext(ctx, "SELECT "+warmColumns+" FROM warm_sandboxes WHERE id = ?", id))
-	return w, classify("get warm sandbox", resWarm, err)
+	r, err := q.rq.GetWarmSandbox(ctx, id)
+	if err != nil {
+		return store.WarmSandbox{}, classify("get warm sandbox", resWarm, err)
+	}
+	return warmFromRow(r), nil
 }
 
 // UpdateWarmSandbox writes w's state and provider fields.
@@ -53,39 +50,40 @@ func (q *queries) UpdateWarmSandbox(ctx context.Context, w store.WarmSandbox) er
 	if err := required(resWarm, "id", w.ID, "state", string(w.State)); err != nil {
 		return err
 	}
-	r, err := q.w.ExecContext(ctx, `UPDATE warm_sandboxes SET state = ?, provider_sandbox_id = ?,
-		provider_state = ?, updated_at = ? WHERE id = ?`,
-		w.State, w.ProviderSandboxID, blob(w.ProviderState), micros(orNow(w.UpdatedAt)), w.ID)
+	n, err := q.wq.UpdateWarmSandbox(ctx, litedb.UpdateWarmSandboxParams{
+		ID: w.ID, State: string(w.State), ProviderSandboxID: w.ProviderSandboxID,
+		ProviderState: blob(w.ProviderState), UpdatedAt: micros(orNow(w.UpdatedAt)),
+	})
 	if err != nil {
 		return classify("update warm sandbox", resWarm, err)
 	}
-	n, err := r.RowsAffected()
-	if err == nil && n == 0 {
-		err = sql.ErrNoRows
+	if n == 0 {
+		return notFound(resWarm, nil)
 	}
-	return classify("update warm sandbox", resWarm, err)
+	return nil
 }
 
 // ListWarmSandboxes lists every warm sandbox, oldest first.
 func (q *queries) ListWarmSandboxes(ctx context.Context) ([]store.WarmSandbox, error) {
-	rows, err := q.r.QueryContext(ctx, "SELECT "+warmColumns+" FROM warm_sandboxes ORDER BY created_at, id")
+	rows, err := q.rq.ListWarmSandboxes(ctx)
 	if err != nil {
 		return nil, classify("list warm sandboxes", resWarm, err)
 	}
-	ws, err := collect(rows, scanWarm)
-	return ws, classify("list warm sandboxes", resWarm, err)
+	return mapRows(rows, total(warmFromRow))
 }
 
 // ClaimWarmSandbox deletes and returns the oldest ready warm sandbox of
 // template in one statement, so two claims can never get the same one.
 func (q *queries) ClaimWarmSandbox(ctx context.Context, template string) (store.WarmSandbox, error) {
-	w, err := scanWarm(q.w.QueryRowContext(ctx, `DELETE FROM warm_sandboxes WHERE id = (
-		SELECT id FROM warm_sandboxes WHERE template = ? AND state = ? ORDER BY created_at, id LIMIT 1)
-		RETURNING `+warmColumns, template, store.WarmReady))
-	return w, classify("claim warm sandbox", resWarm, err)
+	r, err := q.wq.ClaimWarmSandbox(ctx, template)
+	if err != nil {
+		return store.WarmSandbox{}, classify("claim warm sandbox", resWarm, err)
+	}
+	return warmFromRow(r), nil
 }
 
 // DeleteWarmSandbox deletes the warm sandbox with id.
 func (q *queries) DeleteWarmSandbox(ctx context.Context, id string) error {
-	return q.deleteByID(ctx, "warm_sandboxes", resWarm, id)
+	n, err := q.wq.DeleteWarmSandbox(ctx, id)
+	return deleted(resWarm, n, err)
 }

@@ -118,7 +118,8 @@ func (w *invitationWorld) testCreate(t *testing.T) {
 	})
 }
 
-// testList selects by org, by address and by being pending at a time.
+// testList selects by org, by address and by being pending at a time, in
+// one page and in pages of each size.
 func (w *invitationWorld) testList(t *testing.T) {
 	ann, bobWallet, annElsewhere := w.ann, w.bobWallet, w.annElsewhere
 	for _, tc := range []struct {
@@ -131,12 +132,24 @@ func (w *invitationWorld) testList(t *testing.T) {
 		{"either address", store.InvitationFilter{Email: "ann@example.com", Wallet: bobWallet.Wallet}, []string{annElsewhere.ID, bobWallet.ID, ann.ID}},
 		{"pending before expiry", store.InvitationFilter{OrgID: w.o.ID, PendingAt: ann.ExpiresAt.Add(-time.Second)}, []string{bobWallet.ID, ann.ID}},
 		{"pending at ann's expiry", store.InvitationFilter{OrgID: w.o.ID, PendingAt: ann.ExpiresAt}, []string{bobWallet.ID}},
+		{"all, newest first", store.InvitationFilter{}, []string{annElsewhere.ID, bobWallet.ID, ann.ID}},
+		{"all pending at ann's expiry", store.InvitationFilter{PendingAt: ann.ExpiresAt}, []string{annElsewhere.ID, bobWallet.ID}},
+		{"an address in an org", store.InvitationFilter{OrgID: w.o.ID, Email: "ann@example.com"}, []string{ann.ID}},
+		{"an address pending at ann's expiry", store.InvitationFilter{Email: "ann@example.com", PendingAt: ann.ExpiresAt}, []string{annElsewhere.ID}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is, _, err := w.s.ListInvitations(w.f.ctx, tc.filter, store.Page{})
 			must(t, err)
 			if got := invitationIDs(is); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for limit := 1; limit <= len(tc.want); limit++ {
+				paged := collectPages(t, func(p store.Page) ([]store.Invitation, string, error) {
+					return w.s.ListInvitations(w.f.ctx, tc.filter, p)
+				}, limit)
+				if got := invitationIDs(paged); !slices.Equal(got, tc.want) {
+					t.Fatalf("pages of %d: got %v, want %v", limit, got, tc.want)
+				}
 			}
 		})
 	}

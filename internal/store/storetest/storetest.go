@@ -73,6 +73,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Invitations", testInvitations},
 		{"Leases", testLeases},
 		{"LeaseRace", testLeaseRace},
+		{"Buckets", testBuckets},
+		{"Holds", testHolds},
+		{"HoldExpiry", testHoldExpiry},
+		{"HoldRace", testHoldRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,3 +3,282 @@
 //   sqlc v1.31.1
 
 package litedb
+
+type ApiKey struct {
+	ID          string
+	Name        string
+	Hash        string
+	Prefix      string
+	Role        string
+	OrgID       *string
+	CreatedAt   int64
+	UserID      *string
+	WorkspaceID *string
+	CreatedBy   string
+	MakerUserID *string
+	ExpiresAt   *int64
+	RevokedAt   *int64
+}
+
+type AuthChallenge struct {
+	Nonce     string
+	Wallet    string
+	Message   string
+	CreatedAt int64
+	ExpiresAt int64
+}
+
+type AuthSession struct {
+	ID        string
+	UserID    string
+	CreatedAt int64
+	ExpiresAt int64
+	RevokedAt *int64
+}
+
+type CapabilityBinding struct {
+	ID        string
+	OrgID     string
+	RuntimeID string
+	Source    string
+	Name      string
+	Version   string
+	Enabled   int64
+	Flags     string
+	Status    string
+	Rev       int64
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+type CapabilityVersion struct {
+	ID          string
+	OrgID       string
+	Name        string
+	Version     string
+	Description string
+	Digest      string
+	Contents    string
+	Bundle      []byte
+	SizeBytes   int64
+	CreatedAt   int64
+}
+
+type CreditJournal struct {
+	Seq                int64
+	ID                 string
+	OrgID              string
+	Kind               string
+	AmountMicros       int64
+	HeldMicros         int64
+	BalanceAfterMicros int64
+	HeldAfterMicros    int64
+	ShortfallMicros    int64
+	SandboxID          string
+	RuntimeID          string
+	ProjectID          string
+	WorkspaceID        string
+	PeriodStart        *int64
+	PeriodEnd          *int64
+	IdempotencyKey     string
+	Note               string
+	Actor              string
+	CreatedAt          int64
+}
+
+type EgressDecision struct {
+	ID             string
+	OrgID          string
+	WorkspaceID    string
+	RuntimeID      string
+	SandboxID      string
+	CreatedAt      int64
+	Allowed        int64
+	Reason         string
+	Method         string
+	Host           string
+	Port           int64
+	Addr           string
+	BytesUp        int64
+	BytesDown      int64
+	DurationMicros int64
+	Brokered       int64
+	Refusal        string
+}
+
+type Invitation struct {
+	ID        string
+	OrgID     string
+	Email     *string
+	Wallet    *string
+	Role      string
+	InviterID string
+	State     string
+	CreatedAt int64
+	ExpiresAt int64
+	DecidedAt *int64
+}
+
+type Lease struct {
+	Name       string
+	Holder     string
+	Token      int64
+	AcquiredAt int64
+	RenewedAt  int64
+	ExpiresAt  int64
+}
+
+type Org struct {
+	ID        string
+	Name      string
+	CreatedAt int64
+}
+
+type OrgMember struct {
+	ID        string
+	OrgID     string
+	UserID    string
+	Role      string
+	CreatedAt int64
+}
+
+type Project struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	CreatedAt   int64
+}
+
+type Runtime struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	ProjectID        string
+	Status           string
+	StatusReason     string
+	Config           string
+	CurrentSandboxID string
+	WorkspaceVolume  string
+	Version          int64
+	CreatedAt        int64
+	UpdatedAt        int64
+	Snapshot         string
+}
+
+type Sandbox struct {
+	ID                string
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	RuntimeID         string
+	Kind              string
+	State             string
+	PauseReason       string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	SecretIds         *string
+	KillReason        string
+	Error             string
+	BilledMicros      int64
+	CreatedAt         int64
+	StartedAt         *int64
+	PausedAt          *int64
+	KilledAt          *int64
+	ExpiresAt         *int64
+	LastSettledAt     *int64
+	Version           int64
+	UpdatedAt         int64
+	RunningSince      *int64
+	Network           string
+	BillingVersion    int64
+}
+
+type Secret struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Env         string
+	Brokered    int64
+	Hosts       string
+	KeyID       string
+	Sealed      []byte
+	Version     int64
+	CreatedAt   int64
+	UpdatedAt   int64
+}
+
+type Session struct {
+	ID               string
+	OrgID            string
+	WorkspaceID      string
+	RuntimeID        string
+	Kind             string
+	Harness          string
+	HarnessSessionID string
+	Status           string
+	Title            string
+	Turns            int64
+	Events           int64
+	CreatedAt        int64
+	UpdatedAt        int64
+}
+
+type SessionEvent struct {
+	SessionID string
+	Seq       int64
+	Turn      int64
+	Type      string
+	At        int64
+	Body      string
+}
+
+type SshKey struct {
+	ID          string
+	UserID      string
+	Name        string
+	Fingerprint string
+	PublicKey   string
+	OrgID       *string
+	WorkspaceID *string
+	Role        *string
+	ApiKeyID    *string
+	CreatedAt   int64
+}
+
+type User struct {
+	ID        string
+	Email     *string
+	Wallet    *string
+	Name      string
+	CreatedAt int64
+}
+
+type WarmSandbox struct {
+	ID                string
+	Template          string
+	State             string
+	Provider          string
+	ProviderSandboxID string
+	ProviderState     []byte
+	Image             string
+	CpuMillis         int64
+	MemoryMb          int64
+	WorkspaceVolume   string
+	CreatedAt         int64
+	UpdatedAt         int64
+}
+
+type Workspace struct {
+	ID          string
+	OrgID       string
+	Name        string
+	CreatedAt   int64
+	MemberLimit int64
+}
