@@ -13,7 +13,7 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv(standInEnv); addr != "" {
 		os.Exit(serveStandIn(addr)) // a listener a test started in a network namespace
 	}
-	code := m.Run()
+	code := testenv.WithPostgres(m).Run()
 	testenv.RemoveBinaries()
 	// Anything a failed test left behind under this process's instance
 	// labels goes too.
