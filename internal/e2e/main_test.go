@@ -13,8 +13,6 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv(standInEnv); addr != "" {
 		os.Exit(serveStandIn(addr)) // a listener a test started in a network namespace
 	}
-	// The throwaway PostgreSQL cluster, if a test started one, stops with
-	// the tests.
 	code := testenv.WithPostgres(m).Run()
 	testenv.RemoveBinaries()
 	// Anything a failed test left behind under this process's instance

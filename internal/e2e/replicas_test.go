@@ -1,472 +1,291 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/ssh"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// fleet is replicas of one installation: `paddock serve` processes on one
-// data directory, one run directory and one PostgreSQL database, each on
-// ports of its own, behind a round-robin proxy the test runs.
-type fleet struct {
-	t        testing.TB
-	bin      string
-	shim     string
-	data     string
-	runDir   string
-	instance string
-	env      []string
-	dsn      string
-	proxy    *rrProxy
-	// replicas by index; an entry stays after its replica is killed.
-	replicas []*server
-	dead     []bool
+// replicaSet is an installation served by several paddock serve
+// processes on one host: one PostgreSQL database, one data directory (the
+// secrets key, the SSH host key, the egress CA, the run directory with the
+// agents' sockets); each replica has its own API and SSH addresses.
+type replicaSet struct {
+	bin, shim, instance, data string
+	env                       []string
+	svcPort                   string // svc.test's port, on loopback
 }
 
-// fleetKey is the bootstrap admin key of a fleet's installation.
-const fleetKey = "pdk_0123456789abcdef0123456789abcdef0123456789abf1ee"
+const replicaKey = "pdk_00000000000000000000000000000000000000000000a1b3"
 
-// fleetLeaseTTL is the replicas' lease TTL: short, so that a dead
-// holder's loops move within seconds.
-const fleetLeaseTTL = 3 * time.Second
-
-// fleets counts the fleets started.
-var fleets atomic.Int64
-
-// newFleet starts n replicas on a new PostgreSQL database, one after the
-// other (the first takes the leases of the loops), and the proxy in front
-// of them. Settlement runs every second with a two-second prepaid slice,
-// so that a short run charges, refunds and settles.
-func newFleet(t testing.TB, n int) *fleet {
+func newReplicaSet(t *testing.T) *replicaSet {
 	t.Helper()
-	testenv.RequireDocker(t, testenv.TestImage)
-	f := &fleet{
-		t:      t,
-		bin:    testenv.Binary(t, "paddock"),
-		shim:   testenv.Binary(t, "paddock-shim"),
-		data:   t.TempDir(),
-		runDir: filepath.Join(testenv.ShortTempDir(t), "r"),
-		// An installation of its own, whose containers the next fleet
-		// of the same test (a benchmark's next iteration) leaves alone.
-		instance: fmt.Sprintf("%s-f%d", testenv.Instance(t), fleets.Add(1)),
-		dsn:      testenv.Postgres(t),
-	}
-	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, f.instance) })
-	f.env = []string{
-		"PADDOCK_STORE=" + f.dsn,
-		"PADDOCK_LEASE_TTL=" + fleetLeaseTTL.String(),
-		"PADDOCK_SETTLE_INTERVAL=1s",
-		"PADDOCK_CREDIT_FIRST_SLICE=2s",
-		// The load is one key from one address (the proxy's). The rate
-		// limits stay on, shared by the replicas, so each request draws
-		// from the shared buckets, but far above the load: the figures
-		// are the replicas', not the limit's.
-		"PADDOCK_RATE_PER_KEY=1e6", "PADDOCK_BURST_PER_KEY=1000000",
-		"PADDOCK_RATE_PER_CLIENT=1e6", "PADDOCK_BURST_PER_CLIENT=1000000",
-	}
-	f.proxy = startProxy(t)
-	for range n {
-		s := serveIn(t, f.bin, f.shim, f.data, f.runDir, f.instance, fleetKey, f.env...)
-		f.replicas = append(f.replicas, s)
-		f.dead = append(f.dead, false)
-	}
-	f.proxy.setBackends(f.live())
-	return f
-}
-
-// live returns the addresses of the replicas still running.
-func (f *fleet) live() []string {
-	var addrs []string
-	for i, s := range f.replicas {
-		if !f.dead[i] {
-			addrs = append(addrs, urlHost(s.url))
-		}
-	}
-	return addrs
-}
-
-// urlHost is the host:port of a server's URL.
-func urlHost(u string) string {
-	p, _ := url.Parse(u)
-	return p.Host
-}
-
-// kill SIGKILLs replica i and returns when it is gone. The proxy keeps
-// its address: it finds it refusing and skips it, as a load balancer
-// whose health check has not yet noticed would.
-func (f *fleet) kill(i int) time.Time {
-	f.t.Helper()
-	at := time.Now()
-	f.replicas[i].kill(f.t)
-	f.dead[i] = true
-	return at
-}
-
-// stop stops the live replicas (SIGTERM), waits for each to exit
-// cleanly, and removes the installation's containers.
-func (f *fleet) stop() {
-	f.t.Helper()
-	for i, s := range f.replicas {
-		if !f.dead[i] {
-			s.stop(f.t)
-			f.dead[i] = true
-		}
-	}
-	if err := testenv.Sweep(provider.LabelInstance, f.instance); err != nil {
-		f.t.Error(err)
-	}
-}
-
-// logLines returns the lines of the replicas' logs that mention s, once
-// every replica has exited.
-func (f *fleet) logLines(s string) []string {
-	var out []string
-	for i, r := range f.replicas {
-		for line := range strings.Lines(r.logs.String()) {
-			if strings.Contains(line, s) {
-				out = append(out, fmt.Sprintf("replica %d: %s", i, strings.TrimSpace(line)))
-			}
-		}
-	}
-	return out
-}
-
-// client returns a client of the installation through the proxy, on
-// connections of its own: each request opens one, so that the proxy
-// spreads requests, not connections, over the replicas.
-func (f *fleet) client() *pc.Client {
-	f.t.Helper()
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
-	c, err := pc.New("http://"+f.proxy.addr(), fleetKey, pc.WithHTTPClient(hc))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return c
-}
-
-// readiness is replica i's /readyz.
-func (f *fleet) readiness(i int) (pc.Readiness, error) {
-	var ready pc.Readiness
-	resp, err := http.Get(f.replicas[i].url + "/readyz")
-	if err != nil {
-		return ready, err
-	}
-	defer resp.Body.Close()
-	err = json.NewDecoder(resp.Body).Decode(&ready)
-	return ready, err
-}
-
-// holds reports whether replica i says it holds lease name.
-func (f *fleet) holds(i int, name string) bool {
-	ready, err := f.readiness(i)
-	if err != nil {
-		return false
-	}
-	for _, l := range ready.Leases {
-		if l.Name == name {
-			return l.Held
-		}
-	}
-	return false
-}
-
-// holder returns the live replica that holds lease name, waiting until
-// one does.
-func (f *fleet) holder(name string) int {
-	f.t.Helper()
-	found := -1
-	testenv.WaitFor(f.t, "a replica to hold the "+name+" lease", func() bool {
-		for i := range f.replicas {
-			if !f.dead[i] && f.holds(i, name) {
-				found = i
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}
-
-// rrProxy is a TCP proxy on loopback that hands each connection to the
-// next backend in turn, skipping those that refuse it.
-type rrProxy struct {
-	ln net.Listener
-
-	mu       sync.Mutex
-	backends []string
-	next     int
-	served   map[string]int // connections handed to each backend
-	conns    map[net.Conn]struct{}
-	closed   bool
-	wg       sync.WaitGroup
-}
-
-// startProxy listens on a loopback port; it closes when t ends.
-func startProxy(t testing.TB) *rrProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	testenv.RequireDocker(t, testenv.DefaultImage)
+	dsn := testenv.Postgres(t)
+	svc := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello from svc")
+	})}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &rrProxy{ln: ln, conns: map[net.Conn]struct{}{}, served: map[string]int{}}
-	p.wg.Go(p.serve)
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *rrProxy) addr() string { return p.ln.Addr().String() }
-
-// setBackends replaces the backends.
-func (p *rrProxy) setBackends(addrs []string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.backends = addrs
-}
-
-func (p *rrProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !p.track(c) {
-			c.Close()
-			return
-		}
-		p.wg.Go(func() { p.handle(c) })
+	go svc.Serve(l)
+	t.Cleanup(func() { svc.Close() })
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	rs := &replicaSet{
+		bin: testenv.Binary(t, "paddock"), shim: testenv.Binary(t, "paddock-shim"),
+		// The run directory is the default one, under the data directory
+		// (whose start lock its mount must not wait for).
+		instance: testenv.Instance(t), data: t.TempDir(),
+		svcPort: port,
+		env: []string{"PADDOCK_STORE=" + dsn, "PADDOCK_LEASE_TTL=2s",
+			"PADDOCK_EGRESS_DISABLED=false", "PADDOCK_EGRESS_HOSTS=svc.test=127.0.0.1:" + port},
 	}
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, rs.instance) })
+	return rs
 }
 
-// track records an open connection, so that close can end it; false once
-// the proxy is closed.
-func (p *rrProxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
+// begin starts one more replica, without waiting for it.
+func (rs *replicaSet) begin(t *testing.T) *starting {
+	t.Helper()
+	return begin(t, serveCommand(t, rs.bin, rs.shim, rs.data, "", rs.instance, replicaKey, rs.env...))
 }
 
-func (p *rrProxy) untrack(c net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.conns, c)
+// replica is one paddock serve of a replicaSet and a client of its API.
+type replica struct {
+	*server
+	c *pc.Client
 }
 
-// handle joins the client's connection to a backend's until either side
-// ends.
-func (p *rrProxy) handle(c net.Conn) {
-	defer p.untrack(c)
-	defer c.Close()
-	b, err := p.dial()
+func (rs *replicaSet) ready(t *testing.T, st *starting) *replica {
+	t.Helper()
+	s := st.ready(t, 2*time.Minute, nil)
+	return &replica{server: s, c: sdkFor(t, s, replicaKey)}
+}
+
+// sh runs a shell script in runtime rid through r.
+func (r *replica) sh(t *testing.T, rid, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := r.c.Exec(ctx, "acme", "dev", rid, pc.ExecRequest{Argv: []string{"bash", "-c", script}})
 	if err != nil {
-		return // the client sees its connection closed
+		t.Fatalf("%s through %s: %v", script, r.url, err)
 	}
-	if !p.track(b) {
-		b.Close()
-		return
-	}
-	defer p.untrack(b)
-	defer b.Close()
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		if tc, ok := dst.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
-		done <- struct{}{}
-	}
-	go pipe(b, c)
-	go pipe(c, b)
-	<-done
-	<-done
+	return strings.TrimSpace(string(res.Stdout) + string(res.Stderr))
 }
 
-// dial connects to the next backend that accepts, trying each once.
-func (p *rrProxy) dial() (net.Conn, error) {
-	p.mu.Lock()
-	backends, start := p.backends, p.next
-	p.next++
-	p.mu.Unlock()
-	var errs []error
-	for k := range backends {
-		addr := backends[(start+k)%len(backends)]
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err == nil {
-			p.mu.Lock()
-			p.served[addr]++
-			p.mu.Unlock()
-			return c, nil
-		}
-		errs = append(errs, err)
-	}
-	return nil, fmt.Errorf("no backend accepts: %w", errors.Join(errs...))
-}
-
-// spread returns how many connections each backend was handed, in the
-// order of the backends.
-func (p *rrProxy) spread() []int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]int, len(p.backends))
-	for i, b := range p.backends {
-		out[i] = p.served[b]
-	}
-	return out
-}
-
-// close stops accepting, ends every open connection and waits for the
-// proxy's goroutines.
-func (p *rrProxy) close() {
-	p.mu.Lock()
-	p.closed = true
-	for c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.ln.Close()
-	p.wg.Wait()
-}
-
-// The leases of the server's background loops (internal/server).
-const (
-	leaseLifecycle = "lifecycle"
-	leaseSettle    = "settle"
-)
-
-// replicaID is the id replica i gives in its /readyz.
-func (f *fleet) replicaID(i int) string {
-	f.t.Helper()
-	ready, err := f.readiness(i)
-	if err != nil || ready.Replica == "" {
-		f.t.Fatalf("replica %d's id: %v (%+v)", i, err, ready)
-	}
-	return ready.Replica
-}
-
-// leaseless returns a live replica that holds no lease, or else one that
-// does not hold the lifecycle lease.
-func (f *fleet) leaseless() int {
-	f.t.Helper()
-	other := -1
-	for i := range f.replicas {
-		if f.dead[i] {
-			continue
-		}
-		ready, err := f.readiness(i)
-		if err != nil {
-			f.t.Fatalf("replica %d's /readyz: %v", i, err)
-		}
-		held := map[string]bool{}
-		for _, l := range ready.Leases {
-			held[l.Name] = l.Held
-		}
-		switch {
-		case !held[leaseLifecycle] && !held[leaseSettle]:
-			return i
-		case !held[leaseLifecycle]:
-			other = i
+// reachesSvc checks, a few times over (the kernel spreads the sandbox's
+// connections over the replicas' proxy listeners), that runtime rid
+// reaches svc.test through the egress proxy.
+func (rs *replicaSet) reachesSvc(t *testing.T, r *replica, rid, when string) {
+	t.Helper()
+	for range 4 {
+		if got := r.sh(t, rid, "curl -sS -m 30 http://svc.test:"+rs.svcPort+"/"); got != "hello from svc" {
+			t.Fatalf("%s: the proxy sandbox reached svc.test with %q", when, got)
 		}
 	}
-	if other < 0 {
-		f.t.Fatal("every live replica holds the lifecycle lease")
+}
+
+// TestReplicas: two paddock serve processes on one PostgreSQL database and
+// one data directory serve the same API and reach every sandbox, whichever
+// started it. They start at the same moment on a fresh installation. A
+// runtime started through A is driven through B: exec, files, a terminal,
+// its preview URL, an SSH session through B's gateway; paused through B,
+// it wakes for an exec through A. Its sandbox, in proxy mode, reaches its
+// allowed host through the proxy port the replicas share, and still does
+// after A stops (SIGTERM) and, with A back, after B dies (SIGKILL).
+func TestReplicas(t *testing.T) {
+	rs := newReplicaSet(t)
+	sa, sb := rs.begin(t), rs.begin(t)
+	a, b := rs.ready(t, sa), rs.ready(t, sb)
+	ctx := t.Context()
+
+	if _, err := a.c.CreateOrg(ctx, pc.CreateOrgRequest{Name: "acme"}); err != nil {
+		t.Fatal(err)
 	}
-	return other
-}
-
-// leaseRow is a row of the leases table.
-type leaseRow struct {
-	holder   string
-	token    int64
-	acquired time.Time
-}
-
-// leases reads the leases table.
-func (f *fleet) leases(ctx context.Context) (map[string]leaseRow, error) {
-	conn, err := pgx.Connect(ctx, f.dsn)
+	if _, err := b.c.CreateWorkspace(ctx, "acme", pc.CreateWorkspaceRequest{Name: "dev"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.c.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "agent", Runtime: &pc.RuntimeConfig{
+		Image: testenv.DefaultImage, MemoryMB: 256,
+		Network: &pc.NetworkPolicy{Mode: pc.NetworkProxy, Allow: []string{"svc.test:" + rs.svcPort}},
+	}})
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, "SELECT name, holder, token, acquired_at FROM leases")
-	if err != nil {
-		return nil, err
+	rid := p.RuntimeID
+	if _, err := a.c.StartRuntime(ctx, "acme", "dev", rid, pc.StartRuntimeRequest{}); err != nil {
+		t.Fatal(err)
 	}
-	out := map[string]leaseRow{}
-	var name string
-	var l leaseRow
-	_, err = pgx.ForEachRow(rows, []any{&name, &l.holder, &l.token, &l.acquired}, func() error {
-		out[name] = l
-		return nil
-	})
-	return out, err
+
+	if got := b.sh(t, rid, "echo from-$((6*7))"); got != "from-42" {
+		t.Errorf("exec through B: %q", got)
+	}
+	filesThrough(t, b, rid)
+	terminalThrough(t, b, rid)
+	previewThrough(t, b, rid)
+	sshThrough(t, a, b, rid)
+	rs.reachesSvc(t, b, rid, "both replicas serving")
+
+	if _, err := b.c.PauseRuntime(ctx, "acme", "dev", rid); err != nil {
+		t.Fatal(err)
+	}
+	if rt, err := a.c.GetRuntime(ctx, "acme", "dev", rid); err != nil || rt.Status != pc.RuntimePaused {
+		t.Fatalf("through A after B paused it: %+v, %v", rt.Status, err)
+	}
+	if got := a.sh(t, rid, "cat /workspace/note"); got != "written through B" {
+		t.Errorf("exec through A waking the runtime: %q", got)
+	}
+	if rt, err := b.c.GetRuntime(ctx, "acme", "dev", rid); err != nil || rt.Status != pc.RuntimeRunning {
+		t.Fatalf("through B after an exec through A woke it: %+v, %v", rt.Status, err)
+	}
+
+	a.stop(t) // SIGTERM: its proxy listener and its firewall share go
+	if got := b.sh(t, rid, "echo after-a"); got != "after-a" {
+		t.Errorf("exec through B after A stopped: %q", got)
+	}
+	rs.reachesSvc(t, b, rid, "after A stopped")
+
+	a = rs.ready(t, rs.begin(t)) // A again, beside B
+	b.kill(t)                    // SIGKILL: B cleans up nothing
+	if got := a.sh(t, rid, "cat /workspace/note"); got != "written through B" {
+		t.Errorf("exec through A after B died: %q", got)
+	}
+	rs.reachesSvc(t, a, rid, "after B died")
+	if _, err := os.Stat(filepath.Join(rs.data, "paddock.db")); err == nil {
+		t.Error("the replicas made a SQLite store in their data directory; want them on PostgreSQL")
+	}
 }
 
-// failover waits until each lease that replica id held before it was
-// killed at killed has another holder, with a larger fencing token, and
-// returns by lease how long after the kill that holder took it.
-func (f *fleet) failover(id string, before map[string]leaseRow, killed time.Time) map[string]time.Duration {
-	f.t.Helper()
-	took := map[string]time.Duration{}
-	testenv.Eventually(f.t, func() error {
-		now, err := f.leases(f.t.Context())
+// filesThrough writes a file through r and reads it back.
+func filesThrough(t *testing.T, r *replica, rid string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := r.c.WriteFile(ctx, "acme", "dev", rid, "/workspace/note", strings.NewReader("written through B"), pc.WriteFileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := r.c.ReadFile(ctx, "acme", "dev", rid, "/workspace/note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if b, err := io.ReadAll(f); err != nil || string(b) != "written through B" {
+		t.Errorf("file read through %s: %q, %v", r.url, b, err)
+	}
+}
+
+// terminalThrough runs a command in a terminal through r.
+func terminalThrough(t *testing.T, r *replica, rid string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	tm, err := r.c.Terminal(ctx, "acme", "dev", rid, pc.TerminalOptions{Argv: []string{"sh", "-c", "echo term-$((6*7))"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tm.Close()
+	out, err := io.ReadAll(tm)
+	if err != nil || !bytes.Contains(out, []byte("term-42")) {
+		t.Errorf("terminal through %s: %q, %v", r.url, out, err)
+	}
+}
+
+// previewThrough serves a web server in the sandbox and requests its
+// preview URL on r, with a preview token r signed.
+func previewThrough(t *testing.T, r *replica, rid string) {
+	t.Helper()
+	installWebserver(t, r.c, rid)
+	tok, err := r.c.PreviewToken(t.Context(), "acme", "dev", rid, 8080, pc.PreviewTokenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://8080-" + api.ShortID(rid) + ".localhost:" + portOfURL(r.url) + "/"
+	testenv.Eventually(t, func() error {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 		if err != nil {
 			return err
 		}
-		for name, was := range before {
-			l := now[name]
-			if was.holder != id {
-				continue
-			}
-			if l.holder == "" || l.holder == id {
-				return fmt.Errorf("lease %s still held by the killed replica %s (%+v)", name, id, l)
-			}
-			if l.token <= was.token {
-				f.t.Errorf("lease %s changed holder (%s to %s) without a larger token (%d, then %d)", name, id, l.holder, was.token, l.token)
-			}
-			took[name] = l.acquired.Sub(killed)
+		req.Header.Set("X-Paddock-Preview-Token", tok.Token)
+		resp, err := loopbackClient().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hello from the sandbox")) {
+			return fmt.Errorf("preview %s: %s %s", url, resp.Status, body)
 		}
 		return nil
 	})
-	return took
 }
 
-// converge waits until the live replicas' start-up reconciliation is done
-// and the runtimes, sandbox rows and containers agree: the lifecycle
-// lease's holder has reconciled what the killed replicas left.
-func (f *fleet) converge(c *pc.Client) {
-	f.t.Helper()
-	for i, s := range f.replicas {
-		if !f.dead[i] {
-			s.waitReconciled(f.t)
-		}
+// sshThrough opens an SSH session through r's gateway as a member that
+// admin (another replica) made.
+func sshThrough(t *testing.T, admin, r *replica, rid string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := admin.c.AddOrgMember(ctx, "acme", pc.AddOrgMemberRequest{Member: "ops@example.test", Role: "admin"}); err != nil {
+		t.Fatal(err)
 	}
-	cli := testenv.DockerClient(f.t)
-	testenv.Eventually(f.t, func() error {
-		_, problems, err := consistency(f.t.Context(), c, cli, f.instance)
-		if err == nil && len(problems) > 0 {
-			err = errors.New(strings.Join(problems, "; "))
-		}
-		return err
+	k, err := admin.c.CreateKey(ctx, "acme", pc.CreateKeyRequest{Member: "ops@example.test", Role: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, err := pc.New(r.url, k.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, pub, err := pc.GenerateSSHKey("ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := member.AddSSHKey(ctx, pc.AddSSHKeyRequest{PublicKey: pub}); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.ParsePrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := r.c.SSHInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostKey, _, _, _, err := ssh.ParseAuthorizedKey([]byte(info.HostKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ssh.Dial("tcp", info.Address, &ssh.ClientConfig{
+		User: sshgw.UserName(rid), Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: ssh.FixedHostKey(hostKey), Timeout: time.Minute,
 	})
+	if err != nil {
+		t.Fatalf("ssh through %s: %v", info.Address, err)
+	}
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if out, err := sess.Output("cat /workspace/note"); err != nil || string(out) != "written through B" {
+		t.Errorf("ssh through %s: %q, %v", info.Address, out, err)
+	}
 }

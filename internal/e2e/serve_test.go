@@ -43,14 +43,17 @@ func serveCommand(t testing.TB, bin, shim, dataDir, runDir, instance, key string
 	t.Helper()
 	// The server's workspace disks are mounted under its data directory.
 	t.Cleanup(func() { testenv.UnmountUnder(dataDir) })
-	cmd := exec.Command(bin, "serve",
+	args := []string{"serve",
 		"--listen", "127.0.0.1:0",
 		"--data-dir", dataDir,
 		"--shim-path", shim,
-		"--run-dir", runDir,
 		"--default-image", testenv.TestImage,
 		"--pull-images=false",
-	)
+	}
+	if runDir != "" { // else the default, under the data directory
+		args = append(args, "--run-dir", runDir)
+	}
+	cmd := exec.Command(bin, args...)
 	// Settings a test may override in extraEnv: the last of a name wins.
 	// The SSH gateway on a port of its own: tests run servers side by side.
 	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance,
@@ -74,6 +77,19 @@ func serveIn(t testing.TB, bin, shim, dataDir, runDir, instance, key string, ext
 // until its start-up reconciliation is done. It is killed when the test
 // ends, if it still runs.
 func launch(t testing.TB, cmd *exec.Cmd, within time.Duration, need func(line string) bool) *server {
+	t.Helper()
+	return begin(t, cmd).ready(t, within, need)
+}
+
+// starting is a paddock serve started and not yet ready.
+type starting struct {
+	*server
+	lines chan string
+}
+
+// begin starts cmd, a paddock serve, without waiting for it (ready
+// waits). It is killed when the test ends, if it still runs.
+func begin(t testing.TB, cmd *exec.Cmd) *starting {
 	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -100,6 +116,13 @@ func launch(t testing.TB, cmd *exec.Cmd, within time.Duration, need func(line st
 		_, _ = io.Copy(io.Discard, stdout)
 		s.done <- cmd.Wait()
 	}(lines)
+	return &starting{server: s, lines: lines}
+}
+
+// ready waits as launch does.
+func (st *starting) ready(t testing.TB, within time.Duration, need func(line string) bool) *server {
+	t.Helper()
+	s, lines := st.server, st.lines
 	needed := need == nil
 	deadline := time.After(within)
 	for s.url == "" || !needed {

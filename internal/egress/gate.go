@@ -14,7 +14,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
@@ -132,7 +135,7 @@ func StartGate(ctx context.Context, cfg GateConfig) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp4", addr.String())
+	l, err := ListenShared(ctx, addr.String())
 	if err != nil {
 		return nil, &FatalError{fmt.Errorf("egress proxy port %s: %w", addr, err)}
 	}
@@ -156,6 +159,25 @@ func StartGate(ctx context.Context, cfg GateConfig) (*Gate, error) {
 	}()
 	cfg.Logger.Info("egress proxy", "addr", addr.String())
 	return g, nil
+}
+
+// ListenShared listens on addr (TCP, IPv4) with SO_REUSEPORT: the
+// replicas of an installation on one host all listen on the one proxy
+// port that their sandboxes are pointed at, the kernel spreads the
+// connections over them, and a replica that stops or dies leaves its
+// share to the others. A program that holds the port without the option,
+// or runs as another user, still makes the listen fail.
+func ListenShared(ctx context.Context, addr string) (net.Listener, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	return lc.Listen(ctx, "tcp4", addr)
 }
 
 // setupNetworks has every provider with networks set them up (docker
@@ -195,17 +217,18 @@ func setupNetworks(ctx context.Context, cfg GateConfig) (netip.AddrPort, []provi
 	return addr, networkers, nil
 }
 
-// Close stops the proxy, takes back the firewall's ACCEPTs and flushes
-// the decisions it recorded.
+// Close stops the proxy, then takes back the firewall's ACCEPTs (kept
+// while another replica's proxy listens on the port) and flushes the
+// decisions it recorded.
 func (g *Gate) Close() {
 	if g == nil {
 		return
 	}
-	for _, revoke := range g.revoke {
-		revoke()
-	}
 	if g.proxy != nil {
 		_ = g.proxy.Close()
+	}
+	for _, revoke := range g.revoke {
+		revoke()
 	}
 	if g.rec != nil {
 		g.rec.close()

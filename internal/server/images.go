@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 
 	"github.com/paddockhq/paddock/internal/config"
@@ -19,8 +20,12 @@ type imageBuilds struct {
 	providers []string
 	// byCaller: the builder is run by whoever gave it (a test).
 	byCaller bool
-	stop     context.CancelFunc
-	done     chan struct{}
+	// lock is the file (in the data directory) whose flock a build holds:
+	// replicas on one host build on one engine, one at a time; the next
+	// finds the images current. "": none.
+	lock string
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // imageBuilds are the images a test builds itself, else the configured
@@ -29,7 +34,11 @@ func (w *wiring) imageBuilds(ctx context.Context, cfg *config.ProvidersConfig, p
 	if w.o.Builds != nil {
 		return &imageBuilds{builder: w.o.Builds, providers: w.o.BuildsFor, byCaller: true}, nil
 	}
-	return newImageBuilds(ctx, cfg, providers, logger)
+	ib, err := newImageBuilds(ctx, cfg, providers, logger)
+	if ib != nil && w.dataDir != "" {
+		ib.lock = filepath.Join(w.dataDir, "image-builds.lock")
+	}
+	return ib, err
 }
 
 // newImageBuilds asks the configured builder which images it makes and
@@ -93,6 +102,15 @@ func (ib *imageBuilds) start(ctx context.Context) {
 	ib.done = make(chan struct{})
 	go func() {
 		defer close(ib.done)
+		if ib.lock != "" {
+			unlock, err := waitLock(ctx, ib.lock)
+			if ctx.Err() != nil {
+				return // stopped while another replica builds
+			}
+			if err == nil { // else a lock that cannot be had: build anyway
+				defer unlock()
+			}
+		}
 		ib.builder.Run(ctx)
 	}()
 }

@@ -42,14 +42,19 @@ func Run(ctx context.Context, cfg config.Config, logger *slog.Logger, out io.Wri
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	unlock, err := lockStart(cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	// Build opens the doors first: a start that cannot have its addresses
 	// (a busy port) fails before it creates anything, the admin key
 	// included.
 	s, err := Build(ctx, cfg, logger, out, Overrides{})
 	if err != nil {
+		unlock()
 		return err
 	}
-	serveErr := s.serve(ctx)
+	serveErr := s.serve(ctx, unlock)
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()

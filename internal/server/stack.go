@@ -156,9 +156,12 @@ func (s *Stack) Components() []string { return s.order }
 // not wait.
 func (s *Stack) Start(ctx context.Context) error { return s.set.Start(ctx) }
 
-// serve starts s and returns when ctx ends or serving fails.
-func (s *Stack) serve(ctx context.Context) error {
-	if err := s.Start(ctx); err != nil {
+// serve starts s, then calls started, and returns when ctx ends or
+// serving fails.
+func (s *Stack) serve(ctx context.Context, started func()) error {
+	err := s.Start(ctx)
+	started()
+	if err != nil {
 		return err
 	}
 	return s.http.wait(ctx)

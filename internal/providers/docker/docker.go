@@ -135,8 +135,8 @@ type Provider struct {
 	// rootQuota: the engine's storage can bound a container's writable
 	// layer (overlay2 over xfs); learnt with the host's capacity.
 	rootQuota atomic.Bool
-	// mountedRunDir: New mounted the run directory's tmpfs (ReleaseRunDir).
-	mountedRunDir bool
+	// runDir is this server's use of the run directory (ReleaseRunDir).
+	runDir *runDirUse
 	// afterDiskMount, set by tests only, runs in Create between mounting
 	// the workspace's disk and making the container.
 	afterDiskMount func()
@@ -214,16 +214,22 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
 	}
-	mounted, err := prepareRunDir(&cfg, logger)
+	use, err := prepareRunDir(&cfg, logger)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
-	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}, mountedRunDir: mounted}, nil
+	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}, runDir: use}, nil
 }
 
-// Close releases the engine client's connections.
-func (p *Provider) Close() error { return p.cli.Close() }
+// Close releases the engine client's connections and the run directory
+// (its tmpfs stays mounted: sandboxes and other servers use it).
+func (p *Provider) Close() error {
+	if p.runDir != nil {
+		_ = p.runDir.dir.Close()
+	}
+	return p.cli.Close()
+}
 
 // Ping checks that the engine answers, and knows the configured runtime,
 // for readiness probes.

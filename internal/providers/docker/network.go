@@ -90,7 +90,7 @@ func (p *Provider) SetupNetworks(ctx context.Context) (netip.AddrPort, error) {
 	if err := installFirewall(bridgeName(n.Proxy), bridgeName(n.Open)); err != nil {
 		return netip.AddrPort{}, err
 	}
-	if err := pruneAccepts(FirewallChain(bridgeName(n.Proxy)), gw); err != nil {
+	if err := p.pruneAccepts(FirewallChain(bridgeName(n.Proxy)), gw); err != nil {
 		return netip.AddrPort{}, errdefs.FailedPrecondition(CodeFirewallFailed, "paddock could not remove stale proxy ACCEPTs").WithCause(err)
 	}
 	n.gw = gw
@@ -350,25 +350,46 @@ func proxyAccept(gw netip.Addr, port int) []string {
 }
 
 // AllowProxy lets the proxy network's sandboxes reach the proxy port on
-// its gateway: the server calls it once the proxy listens there, and the
-// returned revoke when it stops or its start fails, so no ACCEPT outlives
-// the proxy it was for (another program on that port would otherwise be
-// reachable from the sandboxes). Without networks it does nothing.
+// its gateway: the server calls it once its proxy listens there, and the
+// returned revoke once its proxy no longer listens or its start failed,
+// so no ACCEPT outlives the proxies it was for (another program on that
+// port would otherwise be reachable from the sandboxes). Replicas of the
+// installation on one host listen on one port together (SO_REUSEPORT):
+// revoke keeps the ACCEPT while another of them still listens there.
+// Without networks it does nothing.
 func (p *Provider) AllowProxy(ctx context.Context) (revoke func(), err error) {
 	n := p.nets.Load()
 	if n == nil {
 		return func() {}, nil
 	}
+	unlock, err := p.firewallLock()
+	if err != nil {
+		return nil, errdefs.FailedPrecondition(CodeFirewallFailed, "paddock could not let the proxy network reach the egress proxy").WithCause(err)
+	}
+	defer unlock()
 	chain, accept := FirewallChain(bridgeName(n.Proxy)), proxyAccept(n.gw, n.ProxyPort)
 	if iptables(append([]string{"-C", chain}, accept...)...) != nil {
 		if err := iptables(append([]string{"-I", chain, "1"}, accept...)...); err != nil {
 			return nil, errdefs.FailedPrecondition(CodeFirewallFailed, "paddock could not let the proxy network reach the egress proxy").WithCause(err)
 		}
 	}
-	return func() {
-		for iptables(append([]string{"-D", chain}, accept...)...) == nil {
-		}
-	}, nil
+	return func() { p.revokeProxy(chain, n.gw, n.ProxyPort) }, nil
+}
+
+// revokeProxy deletes the ACCEPT of the proxy port unless a proxy still
+// listens on it at the gateway (another replica's).
+func (p *Provider) revokeProxy(chain string, gw netip.Addr, port int) {
+	unlock, err := p.firewallLock()
+	if err != nil {
+		p.logger.Warn("egress proxy ACCEPT kept: the firewall lock failed", "err", err)
+		return
+	}
+	defer unlock()
+	if listening, err := listenersOn(gw); err != nil || listening[port] {
+		return
+	}
+	for iptables(append([]string{"-D", chain}, proxyAccept(gw, port)...)...) == nil {
+	}
 }
 
 // pruneAccepts deletes the proxy chain's ACCEPTs whose port nothing
@@ -376,7 +397,12 @@ func (p *Provider) AllowProxy(ctx context.Context) (revoke func(), err error) {
 // another proxy_port. Another server of the installation sharing the
 // network listens on its port, on the gateway address itself, and keeps
 // its ACCEPT; a program that listens on all addresses does not count.
-func pruneAccepts(chain string, gw netip.Addr) error {
+func (p *Provider) pruneAccepts(chain string, gw netip.Addr) error {
+	unlock, err := p.firewallLock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	listening, err := listenersOn(gw)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 
+	"github.com/paddockhq/paddock/internal/egress"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
@@ -135,7 +136,7 @@ func TestProxyAcceptFollowsTheListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostServer(t, addr.String(), "proxy")
+	proxy := listenOn(t, addr.String(), "proxy")
 	revoke, err := moved.AllowProxy(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -150,12 +151,67 @@ func TestProxyAcceptFollowsTheListener(t *testing.T) {
 	if rules := acceptsIn(t, chain); len(rules) != 1 || !strings.Contains(rules[0], fmt.Sprintf("--dport %d ", addr.Port())) {
 		t.Errorf("ACCEPTs in %s = %v, want the live proxy's only", chain, rules)
 	}
+	proxy.Close()
 	revoke()
 	if rules := acceptsIn(t, chain); len(rules) != 0 {
 		t.Errorf("ACCEPTs in %s after revoke = %v, want none", chain, rules)
 	}
 	if e.reaches(t, moved, h, addr.String()) {
 		t.Error("a proxy sandbox reached the proxy port after revoke")
+	}
+}
+
+// TestReplicasShareTheProxyPort: two servers of one installation on one
+// host (replicas sharing the run directory) listen on one proxy port with
+// SO_REUSEPORT. When one stops, its revoke keeps the ACCEPT, since the
+// other still listens there, and the sandboxes still reach the proxy;
+// when the last stops, the ACCEPT goes.
+func TestReplicasShareTheProxyPort(t *testing.T) {
+	e := newEnv(t)
+	port := freePort(t)
+	a, nets := e.networkProvider(t, port)
+	b := e.providerOn(t, e.instance, &docker.Networks{Proxy: nets.Proxy, Open: nets.Open, ProxyPort: port})
+	addr, err := a.SetupNetworks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bAddr, err := b.SetupNetworks(t.Context()); err != nil || bAddr != addr {
+		t.Fatalf("the second replica's proxy address = %v, %v; want %v", bAddr, err, addr)
+	}
+	var revokes []func()
+	for _, r := range []struct {
+		p    *docker.Provider
+		name string
+	}{{a, "a"}, {b, "b"}} {
+		l, err := egress.ListenShared(t.Context(), addr.String())
+		if err != nil {
+			t.Fatalf("replica %s on the proxy port: %v", r.name, err)
+		}
+		serveOn(t, l, "proxy")
+		revoke, err := r.p.AllowProxy(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		revokes = append(revokes, func() { l.Close(); revoke() })
+	}
+	bridge, _ := bridgeOf(t, e, nets.Proxy)
+	chain := docker.FirewallChain(bridge)
+	h := e.sandboxIn(t, a, provider.NetworkProxy)
+	if !e.reachesSoon(t, h, addr.String()) {
+		t.Fatal("a proxy sandbox cannot reach the replicas' proxy")
+	}
+	revokes[0]() // a stops
+	if rules := acceptsIn(t, chain); len(rules) != 1 {
+		t.Errorf("ACCEPTs in %s after one replica stopped = %v, want the one b still needs", chain, rules)
+	}
+	for range 5 { // every connection now lands on b's listener
+		if !e.reaches(t, b, h, addr.String()) {
+			t.Fatal("a proxy sandbox lost the proxy when one of two replicas stopped")
+		}
+	}
+	revokes[1]() // b stops
+	if rules := acceptsIn(t, chain); len(rules) != 0 {
+		t.Errorf("ACCEPTs in %s after both replicas stopped = %v, want none", chain, rules)
 	}
 }
 
@@ -315,10 +371,24 @@ func TestNetworksOfAnotherInstallation(t *testing.T) {
 // hostServer answers "ok-NAME" to every connection on addr.
 func hostServer(t *testing.T, addr, name string) string {
 	t.Helper()
+	return listenOn(t, addr, name).Addr().String()
+}
+
+// listenOn is hostServer's listener, for a test that closes it itself.
+func listenOn(t *testing.T, addr, name string) net.Listener {
+	t.Helper()
 	l, err := net.Listen("tcp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveOn(t, l, name)
+	return l
+}
+
+// serveOn answers every connection to l with ok-<name>, until l or the
+// test ends.
+func serveOn(t *testing.T, l net.Listener, name string) {
+	t.Helper()
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -330,7 +400,6 @@ func hostServer(t *testing.T, addr, name string) string {
 			c.Close()
 		}
 	}()
-	return l.Addr().String()
 }
 
 func freePort(t *testing.T) int {

@@ -110,7 +110,9 @@ func (p *Provider) mountDisk(ctx context.Context, volume string) error {
 // the disk to making the container that holds it with releaseDisk's check
 // that no container holds it and unmount: without them a release between
 // the two finds no container and unmounts the disk under the new sandbox,
-// which then gets an empty /workspace without a quota.
+// which then gets an empty /workspace without a quota. Replicas on one
+// host share the disks, so the lock is also a flock on a file of the
+// volume's in the run directory they share (see hostlock.go).
 type diskLocks struct {
 	mu sync.Mutex
 	m  map[string]*diskLock
@@ -136,9 +138,18 @@ func (p *Provider) lockDisk(volume string) (unlock func()) {
 	l.users++
 	d.mu.Unlock()
 	l.mu.Lock()
+	unlockHost := func() {}
+	if p.cfg.RunDir != "" {
+		var err error
+		if unlockHost, err = lockFile(filepath.Join(p.cfg.RunDir, ".disk-"+volume+".lock")); err != nil {
+			p.logger.Warn("workspace disk locked for this server only", "volume", volume, "err", err)
+			unlockHost = func() {}
+		}
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			unlockHost()
 			l.mu.Unlock()
 			d.mu.Lock()
 			if l.users--; l.users == 0 {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -156,6 +158,75 @@ func TestDiskReleaseWaitsForCreate(t *testing.T) {
 	if got := e.mustExec(t, h.ID, "cat", "/workspace/note"); got != "kept\n" {
 		t.Fatalf("the new sandbox's workspace: %q", got)
 	}
+}
+
+// TestDiskReleaseWaitsForCreateOnAnotherReplica: as
+// TestDiskReleaseWaitsForCreate, with the Destroy on another server of the
+// installation on the host (a replica sharing the run directory and the
+// disks): it waits for the Create's container too.
+func TestDiskReleaseWaitsForCreateOnAnotherReplica(t *testing.T) {
+	e := newEnv(t)
+	other := e.provider(t, e.shim)
+	spec := e.spec()
+	first := e.started(t, spec)
+	mnt := filepath.Join(e.diskDir, spec.Workspace)
+	destroyed := make(chan error, 1)
+	docker.SetAfterDiskMount(e.p, func() {
+		go func() { destroyed <- other.Destroy(context.WithoutCancel(t.Context()), first) }()
+		// Until the other replica's Destroy waits for the disk's lock on
+		// the host (or, without it, has released the disk).
+		lock := filepath.Join(e.runDir, ".disk-"+spec.Workspace+".lock")
+		testenv.Eventually(t, func() error {
+			select {
+			case err := <-destroyed:
+				destroyed <- err
+				return nil
+			default:
+			}
+			if !flockWaited(t, lock) {
+				return fmt.Errorf("the other replica's Destroy neither waits for %s nor has ended", lock)
+			}
+			return nil
+		})
+	})
+	spec2 := e.spec()
+	spec2.Workspace = spec.Workspace
+	h, err := e.p.Create(t.Context(), spec2)
+	docker.SetAfterDiskMount(e.p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-destroyed; err != nil {
+		t.Fatal(err)
+	}
+	if len(testenv.MountsUnder(mnt)) == 0 {
+		t.Fatal("another replica's Destroy unmounted the workspace disk under a sandbox being created on it")
+	}
+	if err := e.p.Start(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flockWaited reports whether a flock on path has a waiter (/proc/locks
+// lists it with "->").
+func flockWaited(t *testing.T, path string) bool {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := ":" + strconv.FormatUint(st.Ino, 10)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 7 && f[1] == "->" && f[2] == "FLOCK" && strings.HasSuffix(f[6], suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestDiskReleasedWhenContainerGone: Destroy of a sandbox whose container

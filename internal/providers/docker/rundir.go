@@ -30,26 +30,72 @@ const runDirSize = "64m"
 // directory is private to the server, and each sandbox's own directory
 // inside it is shared with that sandbox only; sandboxes run the copy, so
 // the shim's host path is not theirs to see either. If a step fails, the
-// tmpfs it mounted goes again. mounted says it made the mount.
-func prepareRunDir(cfg *Config, logger *slog.Logger) (mounted bool, err error) {
+// tmpfs it mounted goes again.
+//
+// Servers of one installation on one host (replicas) share the run
+// directory: the first to start mounts it, under a lock beside it
+// (<run dir>.lock), and the others use that mount. Each holds a shared
+// flock on the directory while it runs (the returned use), so a server
+// whose start fails knows whether another one uses the mount it made.
+func prepareRunDir(cfg *Config, logger *slog.Logger) (use *runDirUse, err error) {
 	runDir := cfg.RunDir
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
-		return false, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be created", runDir).WithCause(err)
 	}
+	unlock, err := lockFile(runDir + ".lock")
+	if err != nil {
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be locked", runDir).WithCause(err)
+	}
+	defer unlock()
 	private, mounted, err := privateRunDir(runDir)
 	if err != nil {
-		return false, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be mounted", runDir).WithCause(err)
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be mounted", runDir).WithCause(err)
 	}
 	if !private {
 		logger.Warn("the run directory is not a mount of its own, so sandboxes can see its host path; start with an empty run directory to fix it", "run_dir", runDir)
 	}
-	if cfg.shimSource, err = copyShim(cfg.ShimPath, runDir); err != nil {
+	undo := func() {
 		if mounted {
 			_ = unix.Unmount(runDir, unix.MNT_DETACH)
 		}
-		return false, errdefs.FailedPrecondition("run_dir_unusable", "the paddock-shim binary cannot be copied into the run directory").WithCause(err)
 	}
-	return mounted, nil
+	if cfg.shimSource, err = copyShim(cfg.ShimPath, runDir); err != nil {
+		undo()
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the paddock-shim binary cannot be copied into the run directory").WithCause(err)
+	}
+	use, err = useRunDir(runDir, mounted)
+	if err != nil {
+		undo()
+		return nil, errdefs.FailedPrecondition("run_dir_unusable", "the run directory %q cannot be locked", runDir).WithCause(err)
+	}
+	return use, nil
+}
+
+// runDirUse is a server's use of the run directory: a shared flock on it,
+// held until the provider closes. mounted says this server made the mount.
+type runDirUse struct {
+	dir     *os.File
+	mounted bool
+}
+
+// useRunDir takes a shared flock on runDir.
+func useRunDir(runDir string, mounted bool) (*runDirUse, error) {
+	f, err := os.Open(runDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return &runDirUse{dir: f, mounted: mounted}, nil
+}
+
+// othersUse reports whether another server holds the run directory. It
+// gives up this server's shared lock to ask.
+func (u *runDirUse) othersUse() bool {
+	err := unix.Flock(int(u.dir.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	return err != nil
 }
 
 // privateRunDir mounts a tmpfs at runDir unless it is a mount already. A
@@ -76,10 +122,20 @@ func privateRunDir(runDir string) (private, mounted bool, err error) {
 
 // ReleaseRunDir undoes what New did to the run directory when the server
 // that made the provider fails to start: it unmounts the tmpfs that New
-// mounted, unless a sandbox has a directory in it by now. A run directory
-// that was a mount already (a restart, with sandboxes running) is kept.
+// mounted, unless a sandbox has a directory in it by now or another
+// server of the installation uses it. A run directory that was a mount
+// already (a restart, with sandboxes running; a replica beside one that
+// serves) is kept.
 func (p *Provider) ReleaseRunDir() error {
-	if !p.mountedRunDir {
+	if p.runDir == nil || !p.runDir.mounted {
+		return nil
+	}
+	unlock, err := lockFile(p.cfg.RunDir + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if p.runDir.othersUse() {
 		return nil
 	}
 	entries, err := os.ReadDir(p.cfg.RunDir)
@@ -94,7 +150,7 @@ func (p *Provider) ReleaseRunDir() error {
 	if err := unix.Unmount(p.cfg.RunDir, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("unmount the run directory %s: %w", p.cfg.RunDir, err)
 	}
-	p.mountedRunDir = false
+	p.runDir.mounted = false
 	return nil
 }
 
