@@ -51,9 +51,8 @@ const fleetLeaseTTL = 3 * time.Second
 // fleets counts the fleets started.
 var fleets atomic.Int64
 
-// newFleet starts n replicas on a new PostgreSQL database, one after the
-// other (the first takes the leases of the loops), and the proxy in front
-// of them. Settlement runs every second with a two-second prepaid slice,
+// newFleet starts n replicas on a new PostgreSQL database, all at once,
+// and the proxy in front of them. Settlement runs every second with a two-second prepaid slice,
 // so that a short run charges, refunds and settles.
 func newFleet(t testing.TB, n int) *fleet {
 	t.Helper()
@@ -83,9 +82,13 @@ func newFleet(t testing.TB, n int) *fleet {
 		"PADDOCK_RATE_PER_CLIENT=1e6", "PADDOCK_BURST_PER_CLIENT=1000000",
 	}
 	f.proxy = startProxy(t)
+	// All at once on the fresh installation, as an operator's fleet would.
+	var started []*starting
 	for range n {
-		s := serveIn(t, f.bin, f.shim, f.data, f.runDir, f.instance, fleetKey, f.env...)
-		f.replicas = append(f.replicas, s)
+		started = append(started, begin(t, serveCommand(t, f.bin, f.shim, f.data, f.runDir, f.instance, fleetKey, f.env...)))
+	}
+	for _, st := range started {
+		f.replicas = append(f.replicas, st.ready(t, 2*time.Minute, nil))
 		f.dead = append(f.dead, false)
 	}
 	f.proxy.setBackends(f.live())
