@@ -22,6 +22,7 @@ func BenchmarkReplicaChaos(b *testing.B) {
 			var runs []chaosFigures
 			for b.Loop() {
 				runs = append(runs, replicaChaos(b, n))
+				b.Logf("run %d: %s", len(runs), runs[len(runs)-1])
 			}
 			// median is the median of what of returns for the runs that
 			// measured it.
