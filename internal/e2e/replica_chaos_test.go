@@ -102,6 +102,12 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 	t.Logf("the runtimes, rows and containers agreed %v after the load stopped", time.Since(t0).Round(time.Millisecond))
 	checkConsistent(t, 0, c, testenv.DockerClient(t), f.instance)
 	checkLedger(t, f.dsn, l)
+	if n >= 3 {
+		// The dead come back and reach every sandbox, as the survivor
+		// does.
+		f.restart()
+		f.reachEverything()
+	}
 	f.stop()
 	// Every replica has exited: their logs can be read.
 	for _, id := range l.requests {

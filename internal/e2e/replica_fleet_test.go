@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,9 +37,11 @@ type fleet struct {
 	env      []string
 	dsn      string
 	proxy    *rrProxy
-	// replicas by index; an entry stays after its replica is killed.
+	// replicas by index; an entry stays after its replica is killed,
+	// until it is restarted.
 	replicas []*server
 	dead     []bool
+	exited   []*server // killed replicas since restarted, for their logs
 }
 
 // fleetKey is the bootstrap admin key of a fleet's installation.
@@ -83,16 +86,65 @@ func newFleet(t testing.TB, n int) *fleet {
 	}
 	f.proxy = startProxy(t)
 	// All at once on the fresh installation, as an operator's fleet would.
-	var started []*starting
-	for range n {
-		started = append(started, begin(t, serveCommand(t, f.bin, f.shim, f.data, f.runDir, f.instance, fleetKey, f.env...)))
+	f.replicas, f.dead = make([]*server, n), make([]bool, n)
+	f.startAll(func(int) bool { return true })
+	return f
+}
+
+// startAll starts, all at once, the replicas which picks, waits until
+// each is ready, and puts every live replica behind the proxy.
+func (f *fleet) startAll(which func(i int) bool) {
+	f.t.Helper()
+	started := map[int]*starting{}
+	for i := range f.replicas {
+		if which(i) {
+			started[i] = begin(f.t, serveCommand(f.t, f.bin, f.shim, f.data, f.runDir, f.instance, fleetKey, f.env...))
+		}
 	}
-	for _, st := range started {
-		f.replicas = append(f.replicas, st.ready(t, 2*time.Minute, nil))
-		f.dead = append(f.dead, false)
+	for i, st := range started {
+		if f.replicas[i] != nil {
+			f.exited = append(f.exited, f.replicas[i])
+		}
+		f.replicas[i], f.dead[i] = st.ready(f.t, 2*time.Minute, nil), false
 	}
 	f.proxy.setBackends(f.live())
-	return f
+}
+
+// restart starts the killed replicas again, on the same data directory,
+// run directory and database: they rejoin the fleet.
+func (f *fleet) restart() {
+	f.t.Helper()
+	f.startAll(func(i int) bool { return f.dead[i] })
+}
+
+// reachEverything checks that every replica reaches every running
+// runtime's sandbox, whichever started it: an exec through each.
+func (f *fleet) reachEverything() {
+	f.t.Helper()
+	ctx := f.t.Context()
+	reached := 0
+	defer func() {
+		f.t.Logf("%d execs through the %d replicas, each in a running runtime", reached, len(f.replicas))
+	}()
+	for i, s := range f.replicas {
+		c := sdkFor(f.t, s, fleetKey)
+		list, err := c.ListRuntimes(ctx, "acme", "dev", pc.ListOptions{Limit: 100})
+		if err != nil {
+			f.t.Fatalf("list runtimes through replica %d: %v", i, err)
+		}
+		for _, rt := range list.Items {
+			if rt.Status != pc.RuntimeRunning {
+				continue
+			}
+			token := fmt.Sprintf("r%d-%s", i, rt.ID)
+			res, err := c.Exec(ctx, "acme", "dev", rt.ID, pc.ExecRequest{Argv: []string{"echo", token}})
+			if err != nil || string(res.Stdout) != token+"\n" {
+				f.t.Errorf("exec in %s through replica %d: %q, %v", rt.ID, i, res.Stdout, err)
+				continue
+			}
+			reached++
+		}
+	}
 }
 
 // live returns the addresses of the replicas still running.
@@ -142,10 +194,10 @@ func (f *fleet) stop() {
 // every replica has exited.
 func (f *fleet) logLines(s string) []string {
 	var out []string
-	for i, r := range f.replicas {
+	for i, r := range append(slices.Clone(f.replicas), f.exited...) {
 		for line := range strings.Lines(r.logs.String()) {
 			if strings.Contains(line, s) {
-				out = append(out, fmt.Sprintf("replica %d: %s", i, strings.TrimSpace(line)))
+				out = append(out, fmt.Sprintf("process %d: %s", i, strings.TrimSpace(line)))
 			}
 		}
 	}
