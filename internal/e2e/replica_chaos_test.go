@@ -109,7 +109,7 @@ func replicaChaos(t testing.TB, n int) chaosFigures {
 		f.reachEverything()
 	}
 	f.stop()
-	// Every replica has exited: their logs can be read.
+	// What the replicas logged of the failures, all of them written now.
 	for _, id := range l.requests {
 		t.Logf("request %s in the replicas' logs:\n%s", id, strings.Join(f.logLines(id), "\n"))
 	}

@@ -190,8 +190,8 @@ func (f *fleet) stop() {
 	}
 }
 
-// logLines returns the lines of the replicas' logs that mention s, once
-// every replica has exited.
+// logLines returns the lines of the replicas' logs (those of the
+// processes killed and restarted too) that mention s.
 func (f *fleet) logLines(s string) []string {
 	var out []string
 	for i, r := range append(slices.Clone(f.replicas), f.exited...) {
