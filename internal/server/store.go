@@ -91,20 +91,15 @@ func (w *wiring) storeComponent() component.Registration {
 // the configured one, else a new one.
 func instanceID(ctx context.Context, st store.Store, configured string) (string, error) {
 	id, err := st.GetMeta(ctx, metaInstanceID)
-	if err == nil {
-		return id, nil
-	}
-	if !errdefs.IsNotFound(err) {
-		return "", err
+	if err == nil || !errdefs.IsNotFound(err) {
+		return id, err
 	}
 	id = configured
 	if id == "" {
 		id = uuid.NewString()
 	}
-	if err := st.SetMeta(ctx, metaInstanceID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	// Replicas starting together on a new store all keep the first's.
+	return st.InitMeta(ctx, metaInstanceID, id)
 }
 
 // replicaID is the configured replica id, or one made of the host, the
