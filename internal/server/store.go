@@ -68,10 +68,10 @@ func (w *wiring) storeComponent() component.Registration {
 				return nil, err
 			}
 			logger := w.logger.With("instance", id, "replica", w.replica)
-			logger.Info("replica", "lease_ttl", w.leaseTTL)
 			// Leases keep the real time whatever the services' clock (a
 			// test's may jump): they time the replicas' liveness.
 			leases := lease.New(lease.Config{Store: st, Replica: w.replica, TTL: w.leaseTTL, Logger: logger.With("component", "leases")})
+			logger.Info("replica", "lease_ttl", leases.TTL().String())
 			in := &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, logger: logger}
 			in.limits, in.renewal = w.sharedLimits(in)
 			return in, nil
