@@ -55,7 +55,7 @@ type Store interface {
 // metaStore keeps the installation's proxy credential key.
 type metaStore interface {
 	GetMeta(ctx context.Context, key string) (string, error)
-	SetMeta(ctx context.Context, key, value string) error
+	InitMeta(ctx context.Context, key, value string) (string, error)
 }
 
 // GateConfig configures StartGate.
@@ -278,12 +278,8 @@ func egressKey(ctx context.Context, st metaStore) ([]byte, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
 	}
-	if err := st.SetMeta(ctx, metaEgressKey, hex.EncodeToString(b)); err != nil {
-		return nil, err
-	}
-	// Two servers starting at once: keep whichever was stored.
-	v, err = st.GetMeta(ctx, metaEgressKey)
-	if err != nil {
+	// Servers starting at once all keep the first one stored.
+	if v, err = st.InitMeta(ctx, metaEgressKey, hex.EncodeToString(b)); err != nil {
 		return nil, err
 	}
 	return hex.DecodeString(v)

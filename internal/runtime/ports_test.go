@@ -326,3 +326,35 @@ func TestConfigurationRacedEveryTime(t *testing.T) {
 		t.Fatalf("public ports %v; want the other server's %v", got.Config.PublicPorts, others)
 	}
 }
+
+// TestReconcilingUntilReleased: start-up reconciliation stays pending
+// after its last held runtime is reached, while the server running it has
+// steps left (the warm pool, orphaned compute), until it is released; a
+// server that does not run it is pending only while it holds runtimes.
+func TestReconcilingUntilReleased(t *testing.T) {
+	ctx := t.Context()
+	f := newLookupFixture(t)
+	rt := f.project(t, f.ws, "p")
+	f.svc.HoldForReconcile([]string{rt.ID})
+	if !f.svc.Reconciling() {
+		t.Fatal("not reconciling with a runtime held")
+	}
+	f.svc.BeginReconcile()
+	if _, err := f.svc.Reconcile(ctx, rt.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !f.svc.Reconciling() {
+		t.Fatal("reconciliation reported done before its last step")
+	}
+	f.svc.ReleaseHeld()
+	if f.svc.Reconciling() {
+		t.Fatal("still reconciling after release")
+	}
+	f.svc.HoldForReconcile([]string{rt.ID})
+	if _, err := f.svc.Reconcile(ctx, rt.ID); err != nil {
+		t.Fatal(err)
+	}
+	if f.svc.Reconciling() {
+		t.Fatal("a server that does not run the reconciliation still reports it once its runtimes are reached")
+	}
+}

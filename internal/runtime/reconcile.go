@@ -199,10 +199,28 @@ func (s *Service) ReleaseHeld() {
 	s.pending.mu.Lock()
 	defer s.pending.mu.Unlock()
 	clear(s.pending.ids)
+	s.pending.running = false
 }
 
-// Reconciling reports whether runtimes are still held for reconciliation.
-func (s *Service) Reconciling() bool { return s.pending.count() > 0 }
+// BeginReconcile says this server is running the start-up reconciliation
+// (it holds the lifecycle lease): Reconciling stays true until
+// ReleaseHeld, after the reconciliation's last step.
+func (s *Service) BeginReconcile() {
+	s.pending.mu.Lock()
+	defer s.pending.mu.Unlock()
+	s.pending.running = true
+}
+
+// Reconciling reports whether start-up reconciliation is still pending
+// here: runtimes are held for it, or this server is running it
+// (BeginReconcile) and has not reached its last step yet (the warm pool
+// and orphaned compute, after every runtime), even once every held runtime
+// has been reached and is served again.
+func (s *Service) Reconciling() bool {
+	s.pending.mu.Lock()
+	defer s.pending.mu.Unlock()
+	return s.pending.running || len(s.pending.ids) > 0
+}
 
 type reconcilingKey struct{}
 
@@ -210,6 +228,8 @@ type reconcilingKey struct{}
 type pendingSet struct {
 	mu  sync.Mutex
 	ids map[string]bool
+	// running is true while this server runs the reconciliation.
+	running bool
 }
 
 func (p *pendingSet) hold(ids []string) {
@@ -229,11 +249,6 @@ func (p *pendingSet) done(id string) {
 	delete(p.ids, id)
 }
 
-func (p *pendingSet) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.ids)
-}
 
 // check refuses a runtime still waiting for reconciliation, except to the
 // reconciliation itself.

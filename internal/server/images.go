@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/flock"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/provider"
 )
@@ -103,7 +104,7 @@ func (ib *imageBuilds) start(ctx context.Context) {
 	go func() {
 		defer close(ib.done)
 		if ib.lock != "" {
-			unlock, err := waitLock(ctx, ib.lock)
+			unlock, err := flock.LockContext(ctx, ib.lock)
 			if ctx.Err() != nil {
 				return // stopped while another replica builds
 			}

@@ -90,6 +90,7 @@ func (w *wiring) initLifecycle(ctx context.Context, ic *component.InitContext) (
 		wg.Go(func() { releaseHeldUnlessLeased(ctx, in, rp.svc) })
 		in.leases.Run(ctx, leaseLifecycle, func(ctx context.Context) {
 			t0 := time.Now()
+			rp.svc.BeginReconcile()
 			rep, err := life.Reconcile(ctx)
 			rp.svc.ReleaseHeld()
 			if err != nil {

@@ -68,10 +68,10 @@ func (w *wiring) storeComponent() component.Registration {
 				return nil, err
 			}
 			logger := w.logger.With("instance", id, "replica", w.replica)
-			logger.Info("replica", "lease_ttl", w.leaseTTL)
 			// Leases keep the real time whatever the services' clock (a
 			// test's may jump): they time the replicas' liveness.
 			leases := lease.New(lease.Config{Store: st, Replica: w.replica, TTL: w.leaseTTL, Logger: logger.With("component", "leases")})
+			logger.Info("replica", "lease_ttl", leases.TTL().String())
 			in := &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, logger: logger}
 			in.limits, in.renewal = w.sharedLimits(in)
 			return in, nil
@@ -91,20 +91,15 @@ func (w *wiring) storeComponent() component.Registration {
 // the configured one, else a new one.
 func instanceID(ctx context.Context, st store.Store, configured string) (string, error) {
 	id, err := st.GetMeta(ctx, metaInstanceID)
-	if err == nil {
-		return id, nil
-	}
-	if !errdefs.IsNotFound(err) {
-		return "", err
+	if err == nil || !errdefs.IsNotFound(err) {
+		return id, err
 	}
 	id = configured
 	if id == "" {
 		id = uuid.NewString()
 	}
-	if err := st.SetMeta(ctx, metaInstanceID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	// Replicas starting together on a new store all keep the first's.
+	return st.InitMeta(ctx, metaInstanceID, id)
 }
 
 // replicaID is the configured replica id, or one made of the host, the

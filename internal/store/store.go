@@ -79,6 +79,11 @@ type TenancyQueries interface {
 	// (installation id, …). GetMeta of a missing key is ErrNotFound.
 	GetMeta(ctx context.Context, key string) (string, error)
 	SetMeta(ctx context.Context, key, value string) error
+	// InitMeta stores value under key unless the key has one already, and
+	// returns the value stored: of servers starting together, each gets
+	// the one value the first wrote (an installation's id, a key it
+	// generates once).
+	InitMeta(ctx context.Context, key, value string) (string, error)
 
 	CreateOrg(ctx context.Context, o Org) error
 	GetOrg(ctx context.Context, id string) (Org, error)

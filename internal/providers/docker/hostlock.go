@@ -1,12 +1,9 @@
 package docker
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/paddockhq/paddock/internal/flock"
 )
 
 // Several servers of one installation on one host (replicas) share a run
@@ -17,28 +14,8 @@ import (
 // server on the host takes: flock on a file, which the kernel drops when
 // its holder dies.
 
-// lockFile takes an exclusive flock on path (a directory, or a file
-// created if missing), waiting for it, and returns how to release it.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
-	if errors.Is(err, unix.EISDIR) {
-		f, err = os.Open(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { _ = f.Close() }, nil
-}
+// lockFile is flock.Lock.
+var lockFile = flock.Lock
 
 // firewallLock is the lock of the egress firewall's read-then-change
 // steps, in the run directory every server of the installation shares.

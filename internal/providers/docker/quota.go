@@ -50,8 +50,23 @@ func (p *Provider) diskPaths(volume string) (img, mnt string) {
 
 // makeDisk creates and mounts a workspace's filesystem of sizeMB. On error
 // nothing of it is left.
+//
+// It is called only for a volume the engine does not have, and the volume
+// is made only once its disk is ready: an image or mount point already
+// there is what a server killed part-way through this (or through removing
+// a volume's disk) left, which no sandbox ever used, so it goes first.
+// Creates of one workspace do not run at once: the runtime's lock
+// serializes them, across replicas too.
 func (p *Provider) makeDisk(ctx context.Context, volume string, sizeMB int64) (retErr error) {
 	img, mnt := p.diskPaths(volume)
+	if _, err := os.Lstat(img); err == nil {
+		p.logger.WarnContext(ctx, "removing a workspace disk an interrupted create left", "image", img)
+		p.removeDisk(ctx, volume)
+	} else if isMnt, _ := isMountPoint(mnt); isMnt || !errors.Is(err, os.ErrNotExist) {
+		p.removeDisk(ctx, volume)
+	} else {
+		_ = os.Remove(mnt) // an empty mount point made before the crash
+	}
 	f, err := os.OpenFile(img, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return diskErr("create the workspace disk image", err)

@@ -298,3 +298,26 @@ func TestDiskQuotaTooSmall(t *testing.T) {
 		t.Fatalf("Create with a 1 MiB disk = %v; want %s", err, docker.CodeInvalidSpec)
 	}
 }
+
+// TestCreateDiscardsAnInterruptedDisk: a server killed while it made a
+// workspace's disk leaves an image (formatted, even mounted) and no
+// volume; the next Create of that workspace makes it afresh instead of
+// failing on the file for ever.
+func TestCreateDiscardsAnInterruptedDisk(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec()
+	img, mnt := filepath.Join(e.diskDir, spec.Workspace+".img"), filepath.Join(e.diskDir, spec.Workspace)
+	if err := os.WriteFile(img, []byte("half made"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h := e.started(t, spec)
+	if len(testenv.MountsUnder(mnt)) != 1 {
+		t.Fatal("the workspace's new disk is not mounted")
+	}
+	if err := e.p.Destroy(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -20,3 +20,13 @@ func (q *queries) SetMeta(ctx context.Context, key, value string) error {
 	}
 	return classify("set meta", dialect.Meta, q.q.SetMeta(ctx, pgdb.SetMetaParams{Key: key, Value: value}))
 }
+
+// InitMeta stores value under key unless it has one, and returns the
+// value stored.
+func (q *queries) InitMeta(ctx context.Context, key, value string) (string, error) {
+	if err := dialect.Required(dialect.Meta, "key", key); err != nil {
+		return "", err
+	}
+	v, err := q.q.InitMeta(ctx, pgdb.InitMetaParams{Key: key, Value: value})
+	return v, classify("init meta", dialect.Meta, err)
+}

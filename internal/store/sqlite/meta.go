@@ -19,3 +19,13 @@ func (q *queries) SetMeta(ctx context.Context, key, value string) error {
 	}
 	return classify("set meta", resMeta, q.wq.SetMeta(ctx, litedb.SetMetaParams{Key: key, Value: value}))
 }
+
+// InitMeta stores value under key unless it has one, and returns the
+// value stored.
+func (q *queries) InitMeta(ctx context.Context, key, value string) (string, error) {
+	if err := required(resMeta, "key", key); err != nil {
+		return "", err
+	}
+	v, err := q.wq.InitMeta(ctx, litedb.InitMetaParams{Key: key, Value: value})
+	return v, classify("init meta", resMeta, err)
+}

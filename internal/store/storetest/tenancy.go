@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -35,6 +37,29 @@ func testMeta(t *testing.T, s store.Store) {
 			equal(t, "meta value", got, tc.value)
 		})
 	}
+	t.Run("init once", func(t *testing.T) {
+		const n = 8
+		got := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				v, err := s.InitMeta(ctx, "egress_key", fmt.Sprintf("value-%d", i))
+				must(t, err)
+				got[i] = v
+			})
+		}
+		wg.Wait()
+		stored, err := s.GetMeta(ctx, "egress_key")
+		must(t, err)
+		for i, v := range got {
+			equal(t, fmt.Sprintf("value InitMeta %d returned", i), v, stored)
+		}
+		v, err := s.InitMeta(ctx, "installation_id", "ignored")
+		must(t, err)
+		equal(t, "InitMeta of a key with a value", v, "def")
+		_, err = s.InitMeta(ctx, "", "x")
+		wantKind(t, err, errdefs.ErrInvalidArgument)
+	})
 }
 
 func testOrgs(t *testing.T, s store.Store) {

@@ -20,6 +20,26 @@ func (q *Queries) GetMeta(ctx context.Context, key string) (string, error) {
 	return value, err
 }
 
+const initMeta = `-- name: InitMeta :one
+INSERT INTO meta (key, value) VALUES ($1, $2)
+ON CONFLICT (key) DO UPDATE SET value = meta.value
+RETURNING value
+`
+
+type InitMetaParams struct {
+	Key   string
+	Value string
+}
+
+// Inserts the value unless the key has one, and returns the one stored:
+// the DO UPDATE that changes nothing makes the stored row come back.
+func (q *Queries) InitMeta(ctx context.Context, arg InitMetaParams) (string, error) {
+	row := q.db.QueryRow(ctx, initMeta, arg.Key, arg.Value)
+	var value string
+	err := row.Scan(&value)
+	return value, err
+}
+
 const setMeta = `-- name: SetMeta :exec
 INSERT INTO meta (key, value) VALUES ($1, $2)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value
