@@ -174,20 +174,20 @@ type chaosLoad struct {
 	acked atomic.Int64 // operations acknowledged
 
 	mu        sync.Mutex
-	runtimes  []string          // what the clients act on
-	created   []string          // runtimes of acknowledged creates
-	grants    map[string]int64  // acknowledged grants: idempotency key → micro-credits
-	sandboxes map[string]string // sandboxes acknowledged starts and pauses named → the operation
-	ops       map[string]int    // acknowledged operations by kind
-	refused   map[string]int    // refused ones by kind and why
-	failures  []string          // what must never happen
-	requests  []string          // the request ids of the failures
+	runtimes  []string           // what the clients act on
+	created   []string           // runtimes of acknowledged creates
+	postings  map[string]posting // acknowledged grants and adjustments by idempotency key
+	sandboxes map[string]string  // sandboxes acknowledged starts and pauses named → the operation
+	ops       map[string]int     // acknowledged operations by kind
+	refused   map[string]int     // refused ones by kind and why
+	failures  []string           // what must never happen
+	requests  []string           // the request ids of the failures
 }
 
 func newChaosLoad(f *fleet, ids []string) *chaosLoad {
 	return &chaosLoad{
 		f: f, runtimes: slices.Clone(ids),
-		grants: map[string]int64{}, sandboxes: map[string]string{},
+		postings: map[string]posting{}, sandboxes: map[string]string{},
 		ops: map[string]int{}, refused: map[string]int{},
 	}
 }
@@ -217,15 +217,25 @@ func (l *chaosLoad) waitOps(t testing.TB, n int64) {
 	})
 }
 
-// step is one client action: a grant, a create, or what suits the status
+// step is one client action: a grant, setting the balance, a create, or
+// what suits the status
 // of a random runtime as the client last saw it (other clients act on it
 // too).
 func (l *chaosLoad) step(ctx context.Context, c *pc.Client, rng *rand.Rand, name string) {
-	switch rng.IntN(10) {
-	case 0:
-		l.grant(ctx, c, name, int64(1+rng.IntN(100))*10_000)
+	switch rng.IntN(20) {
+	case 0, 1:
+		micros := int64(1+rng.IntN(100)) * 10_000
+		l.post(ctx, posting{"grant", micros}, name, func() (pc.CreditEntry, error) {
+			return c.GrantCredits(ctx, "acme", pc.GrantCreditsRequest{Amount: float64(micros) / 1e6, IdempotencyKey: name})
+		})
 		return
-	case 1:
+	case 2:
+		micros := int64(500+rng.IntN(100)) * 1_000_000
+		l.post(ctx, posting{"adjustment", micros}, name, func() (pc.CreditEntry, error) {
+			return c.SetCreditBalance(ctx, "acme", pc.SetBalanceRequest{Balance: float64(micros) / 1e6, IdempotencyKey: name})
+		})
+		return
+	case 3, 4:
 		l.create(ctx, c, name)
 		return
 	}
@@ -308,19 +318,25 @@ func (l *chaosLoad) create(ctx context.Context, c *pc.Client, name string) {
 	})
 }
 
-// grant grants micros micro-credits under idempotency key key, retrying
-// with the same key through the proxy (so on another replica) while the
-// answer is lost or a server error.
-func (l *chaosLoad) grant(ctx context.Context, c *pc.Client, key string, micros int64) {
-	req := pc.GrantCreditsRequest{Amount: float64(micros) / 1e6, IdempotencyKey: key, Note: "chaos"}
+// posting is a credit movement a client asked for: a grant of micros,
+// or an adjustment that sets the balance to micros.
+type posting struct {
+	kind   string
+	micros int64
+}
+
+// post makes posting p under idempotency key key with do, retrying with
+// the same key through the proxy (so on another replica) while the answer
+// is lost or a server error.
+func (l *chaosLoad) post(ctx context.Context, p posting, key string, do func() (pc.CreditEntry, error)) {
 	var err error
 	for range 5 {
 		var e pc.CreditEntry
-		if e, err = c.GrantCredits(ctx, "acme", req); err == nil {
-			l.ack("grant", func() {
-				l.grants[key] = micros
+		if e, err = do(); err == nil {
+			l.ack(p.kind, func() {
+				l.postings[key] = p
 				if e.IdempotencyKey != key {
-					l.failures = append(l.failures, fmt.Sprintf("grant %s answered entry %+v", key, e))
+					l.failures = append(l.failures, fmt.Sprintf("%s %s answered entry %+v", p.kind, key, e))
 				}
 			})
 			return
@@ -329,7 +345,7 @@ func (l *chaosLoad) grant(ctx context.Context, c *pc.Client, key string, micros 
 			break
 		}
 	}
-	l.refuse(ctx, "grant", err)
+	l.refuse(ctx, p.kind, err)
 }
 
 // ack records an acknowledged operation of kind, and what record adds,

@@ -18,7 +18,8 @@ import (
 //     acknowledged start or pause named has its row, none is starting,
 //     and no runtime has two live sandboxes;
 //   - each idempotency key is in an org's journal at most once, and each
-//     acknowledged grant is there, a grant of its amount;
+//     acknowledged grant or adjustment is there, of its amount (an
+//     adjustment: the balance after it);
 //   - each org's balance and held credits are the sums of its journal's
 //     movements, and every entry's balance and held after it are those of
 //     the entry before it plus its own movement (no lost update);
@@ -42,7 +43,7 @@ func checkLedger(t testing.TB, dsn string, l *chaosLoad) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	checkAckedRows(t, tx, l)
-	checkJournal(t, tx, l.grants)
+	checkJournal(t, tx, l.postings)
 	checkBills(t, tx)
 }
 
@@ -121,21 +122,19 @@ func journal(t testing.TB, tx pgx.Tx) []entry {
 	return out
 }
 
-// checkJournal checks the keys, the acknowledged grants and the
+// checkJournal checks the keys, the acknowledged postings and the
 // conservation of credits.
-func checkJournal(t testing.TB, tx pgx.Tx, grants map[string]int64) {
+func checkJournal(t testing.TB, tx pgx.Tx, postings map[string]posting) {
 	t.Helper()
 	type sums struct{ balance, held int64 }
 	byOrg := map[string]sums{}
 	seen := map[[2]string]int{}
-	granted := map[string]int64{}
+	byKey := map[string]entry{}
 	for _, e := range journal(t, tx) {
 		if seen[[2]string{e.org, e.key}]++; seen[[2]string{e.org, e.key}] == 2 {
 			t.Errorf("idempotency key %q is in org %s's journal twice", e.key, e.org)
 		}
-		if e.kind == "grant" {
-			granted[e.key] = e.amount
-		}
+		byKey[e.key] = e
 		s := byOrg[e.org]
 		s.balance += e.amount
 		s.held += e.held
@@ -146,9 +145,13 @@ func checkJournal(t testing.TB, tx pgx.Tx, grants map[string]int64) {
 		}
 		byOrg[e.org] = s
 	}
-	for key, micros := range grants {
-		if got, ok := granted[key]; !ok || got != micros {
-			t.Errorf("acknowledged grant %s of %d micro-credits: in the journal %v, %d", key, micros, ok, got)
+	for key, p := range postings {
+		e, ok := byKey[key]
+		// A grant moves the balance by its amount; an adjustment leaves
+		// it at its amount.
+		got := map[string]int64{"grant": e.amount, "adjustment": e.bal}[p.kind]
+		if !ok || e.kind != p.kind || got != p.micros {
+			t.Errorf("acknowledged %s %s of %d micro-credits: in the journal %v, %+v", p.kind, key, p.micros, ok, e)
 		}
 	}
 	rows, err := tx.Query(t.Context(), "SELECT org_id, balance_micros, held_micros FROM credit_accounts")
@@ -168,7 +171,7 @@ func checkJournal(t testing.TB, tx pgx.Tx, grants map[string]int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("journal: %d grants acknowledged, %d entries", len(grants), len(seen))
+	t.Logf("journal: %d grants and adjustments acknowledged, %d entries", len(postings), len(seen))
 }
 
 // checkBills checks each sandbox's bill against its settlements.
