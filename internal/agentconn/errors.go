@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"connectrpc.com/connect"
 
@@ -52,9 +55,17 @@ func mapError(err error) error {
 	}
 	switch ce.Code() {
 	case connect.CodeCanceled:
-		return fmt.Errorf("agent call: %w", context.Canceled)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("agent call: %w", context.Canceled)
+		}
+		// The agent's side ended the call (a stream reset, an answer
+		// "canceled"), not the caller: the agent became unreachable.
+		return errdefs.Unavailable("agent_unavailable", "the sandbox agent is unreachable").WithCause(err)
 	case connect.CodeDeadlineExceeded:
 		return fmt.Errorf("agent call: %w", context.DeadlineExceeded)
+	}
+	if ce.Code() == connect.CodeInternal && linkBroken(err) {
+		return errdefs.Unavailable("agent_unavailable", "the sandbox agent is unreachable").WithCause(err)
 	}
 	k, ok := kinds[ce.Code()]
 	if !ok {
@@ -76,6 +87,17 @@ func mapError(err error) error {
 		msg = "the sandbox agent is unreachable"
 	}
 	return &errdefs.Error{Kind: k.kind, Code: k.code, Message: msg, Cause: err}
+}
+
+// linkBroken reports whether err is the link to the agent breaking under
+// a call — a read cut off mid-message, the connection closed or reset, as
+// when the sandbox is paused, stopped or reset meanwhile — which connect
+// reports as an internal error of the stream: the agent became
+// unreachable, it did not fail.
+func linkBroken(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &op)
 }
 
 // protocolError reports a message the agent should not have sent.

@@ -3,6 +3,8 @@ package agentconn
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"testing"
 
@@ -40,7 +42,10 @@ func TestMapError(t *testing.T) {
 		{name: "invalid without reason", in: connect.NewError(connect.CodeInvalidArgument, errors.New("x")), kind: errdefs.ErrInvalidArgument, code: "agent_invalid_argument", msg: "the sandbox agent refused the request"},
 		{name: "internal", in: withReason(connect.CodeInternal, "io_error", "read failed"), internal: true},
 		{name: "unknown", in: connect.NewError(connect.CodeUnknown, errors.New("?")), internal: true},
-		{name: "canceled", in: connect.NewError(connect.CodeCanceled, errors.New("c")), ctxErr: context.Canceled},
+		{name: "stream cut mid-message", in: connect.NewError(connect.CodeInternal, fmt.Errorf("protocol error: incomplete envelope: %w", io.ErrUnexpectedEOF)), kind: errdefs.ErrUnavailable, code: "agent_unavailable", msg: "the sandbox agent is unreachable"},
+		{name: "link closed under a stream", in: connect.NewError(connect.CodeInternal, fmt.Errorf("protocol error: incomplete envelope: %w", &net.OpError{Op: "read", Net: "unix", Err: net.ErrClosed})), kind: errdefs.ErrUnavailable, code: "agent_unavailable", msg: "the sandbox agent is unreachable"},
+		{name: "canceled", in: connect.NewError(connect.CodeCanceled, fmt.Errorf("c: %w", context.Canceled)), ctxErr: context.Canceled},
+		{name: "canceled by the agent's side", in: connect.NewError(connect.CodeCanceled, errors.New("stream error: stream ID 3; CANCEL; received from peer")), kind: errdefs.ErrUnavailable, code: "agent_unavailable", msg: "the sandbox agent is unreachable"},
 		{name: "deadline", in: connect.NewError(connect.CodeDeadlineExceeded, errors.New("d")), ctxErr: context.DeadlineExceeded},
 		{name: "plain network error", in: &net.OpError{Op: "dial", Err: errors.New("refused")}, kind: errdefs.ErrUnavailable, code: "agent_unavailable", msg: "the sandbox agent is unreachable"},
 	}

@@ -25,7 +25,7 @@ type server struct {
 	cmd  *exec.Cmd
 	url  string
 	done chan error
-	logs *bytes.Buffer
+	logs *testenv.Buffer // written by the process while tests read it
 	// listening is when it printed its address: it serves from then on,
 	// before start-up reconciliation is done.
 	listening time.Time
@@ -95,7 +95,7 @@ func begin(t testing.TB, cmd *exec.Cmd) *starting {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, done: make(chan error, 1), logs: new(bytes.Buffer)}
+	s := &server{cmd: cmd, done: make(chan error, 1), logs: new(testenv.Buffer)}
 	cmd.Stderr = s.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
