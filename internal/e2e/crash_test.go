@@ -147,10 +147,23 @@ func crashBurst(t *testing.T, s *server, key string, ids []string, rng *rand.Ran
 }
 
 // checkConsistent asserts the ledger, the runtimes and Docker agree.
+//
+// The engine may still be finishing a create or a removal the killed
+// server had asked for when the restarted one reconciled; the next
+// lifecycle round sweeps for such compute again. So the check waits, on
+// the condition, for the two to agree.
 func checkConsistent(t testing.TB, round int, c *pc.Client, cli *dockerclient.Client, instance string) {
 	t.Helper()
-	summary, problems, err := consistency(t.Context(), c, cli, instance)
-	if err != nil {
+	var summary string
+	var problems []string
+	err := testenv.Poll(testenv.Patience, func() error {
+		var err error
+		if summary, problems, err = consistency(t.Context(), c, cli, instance); err != nil || len(problems) > 0 {
+			return fmt.Errorf("%d problems (%v)", len(problems), err)
+		}
+		return nil
+	})
+	if err != nil && len(problems) == 0 {
 		t.Fatal(err)
 	}
 	for _, p := range problems {

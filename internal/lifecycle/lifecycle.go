@@ -56,6 +56,9 @@ type Manager struct {
 
 	mu            sync.Mutex
 	lastReconcile time.Time
+	// sweepAgain: the next round looks for orphaned compute once more (see
+	// Reconcile).
+	sweepAgain bool
 }
 
 // New returns a Manager.
@@ -145,6 +148,11 @@ func (m *Manager) Reconcile(ctx context.Context) (Report, error) {
 	errs = append(errs, err)
 	m.mu.Lock()
 	m.lastReconcile = m.now()
+	// Compute an earlier process had already asked the engine to make or
+	// remove when it died may show up, or linger, after the listing above:
+	// the next round sweeps again, a round's interval later, not a
+	// reconciliation's.
+	m.sweepAgain = true
 	m.mu.Unlock()
 	return rep, errors.Join(errs...)
 }
@@ -214,11 +222,18 @@ func (m *Manager) Tick(ctx context.Context, now time.Time) (Report, error) {
 	rep := Report{Reconciled: map[string]runtime.Reconciliation{}}
 	m.mu.Lock()
 	due := now.Sub(m.lastReconcile) >= m.cfg.ReconcileEvery
+	sweep := m.sweepAgain && !due
+	m.sweepAgain = false
 	m.mu.Unlock()
-	if due {
+	switch {
+	case due:
 		var rerr error
 		rep, rerr = m.Reconcile(ctx)
 		err = errors.Join(err, rerr)
+	case sweep:
+		orphans, serr := m.cfg.Runtimes.RemoveOrphans(ctx)
+		rep.Orphans = orphans
+		err = errors.Join(err, serr)
 	}
 	rep.Expired, rep.Archived = expired, archived
 	return rep, err

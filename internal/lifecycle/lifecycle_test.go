@@ -264,3 +264,39 @@ func TestTickReconcilesWhenDue(t *testing.T) {
 		t.Fatalf("tick when due: %+v %v", rep, err)
 	}
 }
+
+// TestRoundAfterReconcileSweepsAgain: compute that shows up after a
+// reconciliation listed the provider's (the engine finishing a create a
+// killed server had asked for) is removed by the next round, not a
+// reconciliation's interval later; the round after that does not list
+// again.
+func TestRoundAfterReconcileSweepsAgain(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.m.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	late, err := f.env.Fake.Create(ctx, provider.Spec{
+		SandboxID: uuid.NewString(), Instance: f.env.Instance, Image: "img", Workspace: "ws-late", Network: provider.NetworkNone,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clk.Advance(5 * time.Second)
+	rep, err := f.m.Tick(ctx, f.clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Orphans) != 1 || rep.Orphans[0].ID != late.ID {
+		t.Fatalf("the round after a reconciliation removed %+v, want the late compute %s", rep.Orphans, late.ID)
+	}
+	if _, err := f.env.Fake.Create(ctx, provider.Spec{
+		SandboxID: uuid.NewString(), Instance: f.env.Instance, Image: "img", Workspace: "ws-later", Network: provider.NetworkNone,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.clk.Advance(5 * time.Second)
+	if rep, err = f.m.Tick(ctx, f.clk.Now()); err != nil || len(rep.Orphans) != 0 {
+		t.Fatalf("the second round: %+v %v; want no sweep until the next reconciliation", rep, err)
+	}
+}
