@@ -249,7 +249,6 @@ func (p *pendingSet) done(id string) {
 	delete(p.ids, id)
 }
 
-
 // check refuses a runtime still waiting for reconciliation, except to the
 // reconciliation itself.
 func (p *pendingSet) check(ctx context.Context, id string) error {

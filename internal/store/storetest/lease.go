@@ -86,6 +86,13 @@ func testLeases(t *testing.T, s store.Store) {
 		}
 	})
 
+	testLeaseListAndInput(t, s, f, name, t0, ttl)
+}
+
+// testLeaseListAndInput lists leases beside name (held by a) and checks
+// the refused arguments.
+func testLeaseListAndInput(t *testing.T, s store.Store, f *fixture, name string, t0 time.Time, ttl time.Duration) {
+	ctx := f.ctx
 	t.Run("list", func(t *testing.T) {
 		other := "archive-" + uuid.NewString()[:8]
 		f.acquire(other, "c", t0, ttl, true)
