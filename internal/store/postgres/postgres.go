@@ -19,12 +19,16 @@
 //     (a credit posting, a settlement, a claim from the warm pool) runs in
 //     its own transaction and locks what it reads with SELECT … FOR UPDATE
 //     (or FOR UPDATE SKIP LOCKED where another row will do).
-//   - InTx, whose body callers compose, runs at SERIALIZABLE: the outcome
-//     is one some serial order of transactions would give, as SQLite's
-//     single writer gives. A transaction PostgreSQL aborts to keep that
-//     promise (a serialization failure or deadlock) is run again, whole,
-//     a bounded number of times; fn must therefore only read and write
-//     through the Queries it is given and reset anything it captures.
+//   - InTx, whose body callers compose, runs once, at READ COMMITTED,
+//     holding a transaction-level advisory lock that every InTx takes
+//     first: InTx bodies run one after another across every replica, as
+//     SQLite's one writer runs them, so a body's reads stay true until it
+//     commits against any other body. What a body shares with the single
+//     statements and atomic methods outside InTx is guarded as above, by
+//     versions and row locks. A body is never run again: the callers'
+//     bodies capture and change state outside the database (the rows they
+//     read, what they claimed, metrics), which a retry would see half
+//     done. A deadlock or a lost connection is the caller's error (503).
 //   - The runtime service holds a runtime's advisory lock (LockRuntime,
 //     lock.go) for the whole of an action on it, provider calls included,
 //     so two replicas never act on one runtime at once.
@@ -42,11 +46,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -56,9 +58,8 @@ import (
 
 //go:generate bash ../../../scripts/gen-sql.sh
 
-// serializableAttempts bounds how often InTx runs a transaction that
-// PostgreSQL aborted for a serialization failure or a deadlock.
-const serializableAttempts = 12
+// inTxLock is the advisory lock every InTx takes first ("pdk-intx").
+const inTxLock = 0x70646b2d696e7478
 
 // Store is a store.Store on one PostgreSQL database.
 type Store struct {
@@ -120,24 +121,16 @@ func open(ctx context.Context, dsn string, fsys fs.FS, logger *slog.Logger) (*St
 // the same database (advisory locks, backups).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// InTx runs fn in one SERIALIZABLE transaction, running it again after a
-// serialization failure or deadlock (see the package comment). If fn
-// returns an error the transaction rolls back and InTx returns that error
-// unchanged.
+// InTx runs fn in one transaction, after every InTx before it on any
+// replica (see the package comment). If fn returns an error the
+// transaction rolls back and InTx returns that error unchanged.
 func (s *Store) InTx(ctx context.Context, fn func(q store.Queries) error) error {
-	var err error
-	for attempt := range serializableAttempts {
-		err = s.runTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, func(tx pgx.Tx) error {
-			return fn(newQueries(tx))
-		})
-		if !retryable(err) {
-			return err
+	return s.runTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(inTxLock)); err != nil {
+			return wrap("wait for the transactions before this one", err)
 		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return errdefs.Unavailable("store_busy", "the transaction kept conflicting with others; retry").WithCause(err)
+		return fn(newQueries(tx))
+	})
 }
 
 // runTx runs fn in one transaction with opts, committing when it returns
@@ -161,31 +154,6 @@ func (s *Store) runTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx
 		return wrap("commit transaction", err)
 	}
 	return nil
-}
-
-// retryable reports whether err is PostgreSQL aborting a transaction that
-// may succeed when run again.
-func retryable(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	return pe.Code == "40001" || pe.Code == "40P01" // serialization_failure, deadlock_detected
-}
-
-// backoff waits a little, more each attempt, with jitter so that the
-// transactions that conflicted do not meet again.
-func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(1<<min(attempt, 6)) * time.Millisecond
-	d += rand.N(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Check reports whether the database answers and its schema is at the
