@@ -1,0 +1,4 @@
+import { Page } from "../ui";
+export function Credits() {
+  return <Page title="Credits" />;
+}

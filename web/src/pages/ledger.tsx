@@ -1,0 +1,4 @@
+import { Page } from "../ui";
+export function Ledger() {
+  return <Page title="Sandbox ledger" />;
+}

@@ -1,0 +1,4 @@
+import { Page } from "../ui";
+export function Runtimes() {
+  return <Page title="Runtimes" />;
+}
