@@ -29,6 +29,7 @@ export function Keys() {
       {can("member") && (
         <CreateKey
           org={org}
+          admin={can("admin")}
           owner={can("owner")}
           workspaces={(wss.data ?? []).map((w) => w.name)}
           onCreated={(k) => {
@@ -117,27 +118,35 @@ const expiries: [string, string][] = [
   ["8760h", "in a year"],
 ];
 
-// CreateKey makes a key: its name, role (at most the caller's; the
-// server says so otherwise), workspace and expiry.
-function CreateKey(props: { org: string; owner: boolean; workspaces: string[]; onCreated: (k: Schemas["CreatedKey"]) => void }) {
-  const { org, owner, workspaces, onCreated } = props;
+// CreateKey makes a key: its name, its holder (an admin may name another
+// member; the installation admin, who has no user, must), role (at most
+// the holder's and the caller's; the server says so otherwise), workspace
+// and expiry.
+function CreateKey(props: { org: string; admin: boolean; owner: boolean; workspaces: string[]; onCreated: (k: Schemas["CreatedKey"]) => void }) {
+  const { org, admin, owner, workspaces, onCreated } = props;
   const [name, setName] = useState("");
+  const [holder, setHolder] = useState("");
   const [role, setRole] = useState("");
   const [ws, setWs] = useState("");
   const [expires, setExpires] = useState("720h");
   const submit = async () => {
     const body: Schemas["CreateKeyRequest"] = { name: name.trim() };
+    if (holder.trim()) body.member = holder.trim();
     if (role) body.role = role as Role;
     if (ws) body.workspace = ws;
     if (expires) body.expires_in = expires;
     onCreated(must(await api.POST("/api/v1/org/{org}/keys", { params: { path: { org } }, body })));
     setName("");
+    setHolder("");
   };
   return (
     <section aria-labelledby="create-key-h">
       <h2 id="create-key-h">New key</h2>
       <ActionForm label="Create an API key" submit="Create key" onSubmit={submit}>
         <InputField label="Name" id="key-name" maxLength={100} value={name} onInput={(e) => setName(value(e))} />
+        {admin && (
+          <InputField label="Holder" id="key-holder" hint="a member's email or wallet; empty: you" maxLength={254} value={holder} onInput={(e) => setHolder(value(e))} />
+        )}
         <SelectField label="Role" id="key-role" value={role} onChange={(e) => setRole(value(e))}>
           <RoleOptions owner={owner} blank="my role" />
         </SelectField>

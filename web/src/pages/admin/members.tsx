@@ -11,21 +11,23 @@ type OrgMember = Schemas["OrgMember"];
 
 export function Members() {
   const { org, ws, can } = useScope();
+  // An add that is not an invitation (201) changes the members' list.
+  const [added, setAdded] = useState(0);
   return (
     <Page title="Members">
-      <OrgMembers org={org} admin={can("admin")} owner={can("owner")} />
-      {can("admin") && <Invitations org={org} owner={can("owner")} />}
+      <OrgMembers org={org} admin={can("admin")} owner={can("owner")} added={added} />
+      {can("admin") && <Invitations org={org} owner={can("owner")} onAdded={() => setAdded((n) => n + 1)} />}
       {ws && <WorkspaceMembers org={org} ws={ws} admin={can("admin")} />}
     </Page>
   );
 }
 
 // OrgMembers is the table of the org's members, with role and removal.
-function OrgMembers({ org, admin, owner }: { org: string; admin: boolean; owner: boolean }) {
+function OrgMembers({ org, admin, owner, added }: { org: string; admin: boolean; owner: boolean; added: number }) {
   const list = useAsync(async () => {
     const l = must(await api.GET("/api/v1/org/{org}/members", { params: { path: { org }, query: { limit: 500 } } }));
     return l.items ?? [];
-  }, [org]);
+  }, [org, added]);
   return (
     <section aria-labelledby="org-members-h">
       <h2 id="org-members-h">Members of {org}</h2>
@@ -121,7 +123,7 @@ function RoleControl({ m, owner, onChange }: { m: OrgMember; owner: boolean; onC
 }
 
 // Invitations lists the org's pending invitations, invites, revokes.
-function Invitations({ org, owner }: { org: string; owner: boolean }) {
+function Invitations({ org, owner, onAdded }: { org: string; owner: boolean; onAdded: () => void }) {
   const list = useAsync(async () => {
     const l = must(await api.GET("/api/v1/org/{org}/invitations", { params: { path: { org }, query: { limit: 500 } } }));
     return l.items ?? [];
@@ -129,7 +131,7 @@ function Invitations({ org, owner }: { org: string; owner: boolean }) {
   return (
     <section aria-labelledby="invitations-h">
       <h2 id="invitations-h">Invitations</h2>
-      <InviteForm org={org} owner={owner} onDone={list.reload} />
+      <InviteForm org={org} owner={owner} onInvited={list.reload} onAdded={onAdded} />
       <ErrorNote error={list.error} />
       {list.data && list.data.length === 0 && <Empty>No pending invitations.</Empty>}
       {list.data && list.data.length > 0 && (
@@ -183,7 +185,8 @@ function Invitations({ org, owner }: { org: string; owner: boolean }) {
 
 // InviteForm invites an email or wallet address with a role; where the
 // server adds members directly (201), says so.
-function InviteForm({ org, owner, onDone }: { org: string; owner: boolean; onDone: () => void }) {
+function InviteForm(props: { org: string; owner: boolean; onInvited: () => void; onAdded: () => void }) {
+  const { org, owner, onInvited, onAdded } = props;
   const [member, setMember] = useState("");
   const [role, setRole] = useState<string>("member");
   const [done, setDone] = useState("");
@@ -191,9 +194,11 @@ function InviteForm({ org, owner, onDone }: { org: string; owner: boolean; onDon
     setDone("");
     const a = await api.POST("/api/v1/org/{org}/members", { params: { path: { org } }, body: { member: member.trim(), role: role as Role } });
     must(a);
-    setDone(a.response.status === 201 ? `${member} is now a member.` : `${member} is invited.`);
+    const added = a.response.status === 201;
+    setDone(added ? `${member} is now a member.` : `${member} is invited.`);
     setMember("");
-    onDone();
+    if (added) onAdded();
+    else onInvited();
   };
   return (
     <>
