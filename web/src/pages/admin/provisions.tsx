@@ -12,7 +12,7 @@ type Provision = Schemas["Provision"];
 const stateClass: Record<string, string> = { running: "status-starting", succeeded: "status-running", failed: "status-error" };
 
 // merge puts p in place of the one with its id, or adds it.
-export function merge(list: Provision[], p: Provision): Provision[] {
+function merge(list: Provision[], p: Provision): Provision[] {
   const i = list.findIndex((q) => q.id === p.id);
   if (i < 0) return [p, ...list];
   const next = list.slice();

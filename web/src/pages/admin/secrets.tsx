@@ -91,7 +91,7 @@ function SecretRow(props: { s: Secret; level: Level; admin: boolean; onReplace: 
       </td>
       {admin && (
         <td class="row-actions">
-          <Button aria-label={`Replace the value of ${s.name}`} onClick={onReplace}>
+          <Button aria-label={`Replace value of ${s.name}`} onClick={onReplace}>
             Replace value
           </Button>
           <Button
@@ -115,6 +115,7 @@ function SecretRow(props: { s: Secret; level: Level; admin: boolean; onReplace: 
 // replacing. The value field is masked and cleared after every submit.
 function SecretForm(props: { level: Level; id: string; replacing: string; onCancel: () => void; onDone: () => void }) {
   const { level, id, replacing, onCancel, onDone } = props;
+  const where = level.ws ? `workspace ${level.ws}` : level.org;
   const [name, setName] = useState("");
   const [env, setEnv] = useState("");
   const [brokered, setBrokered] = useState(false);
@@ -131,7 +132,7 @@ function SecretForm(props: { level: Level; id: string; replacing: string; onCanc
     onDone();
   };
   return (
-    <ActionForm label={replacing ? `Replace the value of ${replacing}` : "New secret"} submit={replacing ? "Replace value" : "Create secret"} onSubmit={submit}>
+    <ActionForm label={replacing ? `Replace value of ${replacing} (${where})` : `New secret (${where})`} submit={replacing ? "Replace value" : "Create secret"} onSubmit={submit}>
       {replacing ? (
         <p class="field">
           Replacing <code>{replacing}</code>{" "}
