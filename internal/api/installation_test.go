@@ -5,11 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -71,8 +74,8 @@ func TestProvidersShowTheirBreakers(t *testing.T) {
 
 // TestWarmPoolShowsItsSandboxes: GET /api/v1/warm-pool shows each pool's
 // size and the warm sandboxes it holds: none before the filler ran, the
-// pool's size after, one fewer once a start claimed one. An org's owner
-// is refused.
+// pool's size after, one fewer once a start claimed one; a template no
+// longer configured shows while it has some. An org's owner is refused.
 func TestWarmPoolShowsItsSandboxes(t *testing.T) {
 	env := servertest.New(t, servertest.Options{WarmPools: []runtime.WarmPool{{Size: 2}}})
 	ownerKey, p := orgOwnerKey(t, env)
@@ -108,6 +111,19 @@ func TestWarmPoolShowsItsSandboxes(t *testing.T) {
 	}
 	if claimed := rt.CurrentSandboxID; claimed == after.Sandboxes[0].ID || (claimed != got.Sandboxes[0].ID && claimed != got.Sandboxes[1].ID) {
 		t.Errorf("the start's sandbox %s is not the claimed warm one (had %s, %s; left %s)", claimed, got.Sandboxes[0].ID, got.Sandboxes[1].ID, after.Sandboxes[0].ID)
+	}
+
+	// A template no longer configured still shows while it has warm
+	// sandboxes, after the configured pools, with size 0.
+	old := store.WarmSandbox{ID: uuid.NewString(), Template: "fake|old:1", State: store.WarmCreating, Provider: env.Provider.Name(), Image: "old:1", WorkspaceVolume: "old-volume", CreatedAt: time.Now()}
+	if err := env.Store.CreateWarmSandbox(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	var s client.WarmPoolStatus
+	env.Must(t, 200, "GET", "/api/v1/warm-pool", nil).Decode(t, &s)
+	if len(s.Pools) != 2 || !s.Pools[0].Configured || s.Pools[1].Configured || s.Pools[1].Template != old.Template ||
+		s.Pools[1].Size != 0 || s.Pools[1].Creating != 1 || s.Pools[1].Image != "old:1" || len(s.Pools[1].Sandboxes) != 1 {
+		t.Errorf("with a template no longer configured: %+v", s.Pools)
 	}
 
 	wantError(t, env.DoKey(t, ownerKey, "GET", "/api/v1/warm-pool", nil), 403, "installation_admin_only")
