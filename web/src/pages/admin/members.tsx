@@ -1,7 +1,7 @@
 // The org's members and their roles, its pending invitations, and the
 // current workspace's members. Controls show only to an admin; an owner
 // may also grant owner.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { useScope, type Role } from "../../session";
 import { Button, Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
@@ -93,30 +93,20 @@ function MemberRow(props: { org: string; m: OrgMember; admin: boolean; owner: bo
   );
 }
 
-// RoleControl changes a member's role as soon as another is chosen.
+// RoleControl picks a role and saves it with its own button, so moving
+// through the options with the keyboard changes nothing by itself.
 function RoleControl({ m, owner, onChange }: { m: OrgMember; owner: boolean; onChange: (r: Role) => Promise<void> }) {
-  const [error, setError] = useState<string>("");
+  const [role, setRole] = useState<string>(m.role);
+  useEffect(() => setRole(m.role), [m.role]);
   return (
     <span class="button-wrap">
-      <select
-        aria-label={`Role of ${m.member}`}
-        value={m.role}
-        onChange={async (e) => {
-          setError("");
-          try {
-            await onChange(value(e) as Role);
-          } catch (x) {
-            setError((x as Error).message);
-            (e.target as HTMLSelectElement).value = m.role;
-          }
-        }}
-      >
+      <select aria-label={`Role of ${m.member}`} value={role} onChange={(e) => setRole(value(e))}>
         <RoleOptions owner={owner || m.role === "owner"} />
       </select>
-      {error && (
-        <span class="error inline" role="alert">
-          {error}
-        </span>
+      {role !== m.role && (
+        <Button kind="primary" aria-label={`Save the role of ${m.member}`} onClick={() => onChange(role as Role)}>
+          Save
+        </Button>
       )}
     </span>
   );
