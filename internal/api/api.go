@@ -227,7 +227,7 @@ func (a *API) Routes() []Route { return slices.Clone(a.routes) }
 // coreRoutes are the routes every API has, by group.
 func (a *API) coreRoutes() []Route {
 	return slices.Concat(a.metaRoutes(), a.identityRoutes(), a.orgRoutes(), a.runtimeRoutes(),
-		a.agentRoutes(), a.secretRoutes(), a.ledgerRoutes())
+		a.agentRoutes(), a.secretRoutes(), a.ledgerRoutes(), a.installationRoutes())
 }
 
 // metaRoutes are the probes and what the server offers.
