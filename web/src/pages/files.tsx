@@ -4,7 +4,7 @@
 // (?path=), so a reload or a shared link opens the same one.
 import { useState } from "preact/hooks";
 import { api, failed, must, type ApiError, type Schemas } from "../api/client";
-import { Link, navigate, useLocation } from "../router";
+import { Link, useLocation } from "../router";
 import { useScope } from "../session";
 import { Button, Empty, ErrorNote, Time, useAsync } from "../ui";
 import { formatBytes, join, Uploads } from "./files-upload";
@@ -55,11 +55,13 @@ function Browser({ runtime }: { runtime: string }) {
       )}
       {list.data?.truncated && <p class="muted">The directory has more entries than are shown.</p>}
       {list.loading && !list.data && <p aria-live="polite">Loading…</p>}
-      <p class="muted">
-        <button type="button" class="btn btn-plain" onClick={() => navigate(at(home))}>
-          Back to {home}
-        </button>
-      </p>
+      {dir !== home && (
+        <p>
+          <Link class="btn btn-plain" href={at(home)}>
+            Back to {home}
+          </Link>
+        </p>
+      )}
     </div>
   );
 }
