@@ -74,6 +74,7 @@ func Credits(l *ledger.Ledger) Feature {
 			route("POST", "/api/v1/org/{org}/credits/grants", installation, a.grantCredits),
 			route("POST", "/api/v1/org/{org}/credits/balance", installation, a.setCreditBalance),
 			route("GET", "/api/v1/org/{org}/credits/journal", admin, a.listCreditJournal),
+			route("GET", "/api/v1/org/{org}/credits/holds", admin, a.listCreditHolds),
 			route("GET", "/api/v1/org/{org}/usage", admin, a.getUsage),
 			route("GET", wsPrefix+"/members", viewer, a.listMembers),
 			route("POST", wsPrefix+"/members", admin, a.addMember),

@@ -1404,11 +1404,12 @@ type UpdateUserRequest struct {
 
 // Usage What an org's compute cost over a time range, per group, from the journal's deductions and refunds.
 type Usage struct {
-	OrgID   string      `json:"org_id"`
-	GroupBy string      `json:"group_by"`
-	From    *time.Time  `json:"from,omitempty"`
-	To      time.Time   `json:"to"`
-	Items   []UsageItem `json:"items"`
+	OrgID    string      `json:"org_id"`
+	GroupBy  string      `json:"group_by"`
+	Interval string      `json:"interval"`
+	From     *time.Time  `json:"from,omitempty"`
+	To       time.Time   `json:"to"`
+	Items    []UsageItem `json:"items"`
 
 	// Total The usage of one group. key is the sandbox, runtime, project, workspace or org id; name is what people call it (a runtime's project name, a project's, a workspace's or an org's; none for a sandbox). net is charged less refunded; shortfall is compute that ran but could not be paid for.
 	Total UsageItem `json:"total"`
@@ -1420,9 +1421,12 @@ type UsageItem struct {
 	Key string `json:"key"`
 
 	// Name what people call the group: a runtime's project name, a project's, a workspace's or an org's; none for a sandbox
-	Name     string  `json:"name,omitempty"`
-	Charged  float64 `json:"charged"`
-	Refunded float64 `json:"refunded"`
+	Name string `json:"name,omitempty"`
+
+	// Day with interval=day, the UTC midnight that starts the item's day
+	Day      *time.Time `json:"day,omitempty"`
+	Charged  float64    `json:"charged"`
+	Refunded float64    `json:"refunded"`
 
 	// Net charged - refunded
 	Net float64 `json:"net"`
