@@ -9,28 +9,29 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 )
 
+// openKeySession opens a console session with raw and checks what it
+// names: the key, its holder, the session.
+func openKeySession(t *testing.T, w *world, raw string) (string, iam.Principal) {
+	t.Helper()
+	tok, sess, p, err := w.sessions.KeySession(context.Background(), raw)
+	must(t, err)
+	if !auth.IsSessionToken(tok) || sess.KeyID != p.KeyID || p.Console != sess.ID || sess.UserID != p.UserID {
+		t.Fatalf("key session %+v, principal %+v", sess, p)
+	}
+	return tok, p
+}
+
 // TestConsoleKeySession: a console session opened with an API key is that
 // key, checked again on every use: the same principal (with the session),
-// its role lowered with its holder's, refused once the key is revoked or
-// the session signed out, and what it made (a preview token) goes with
-// either. A malformed or unknown key opens nothing.
+// its role lowered with its holder's; an installation key's has no user;
+// a malformed or unknown key opens nothing.
 func TestConsoleKeySession(t *testing.T) {
 	ctx := context.Background()
-	open := func(w *world, raw string) (string, iam.Principal) {
-		t.Helper()
-		tok, sess, p, err := w.sessions.KeySession(ctx, raw)
-		must(t, err)
-		if !auth.IsSessionToken(tok) || sess.KeyID != p.KeyID || p.Console != sess.ID || sess.UserID != p.UserID {
-			t.Fatalf("key session %+v, principal %+v", sess, p)
-		}
-		return tok, p
-	}
-
 	t.Run("the key's principal", func(t *testing.T) {
 		w := newWorld(t)
 		defer w.close()
 		raw := w.key("member", iam.KeySpec{Workspace: "dev"})
-		tok, opened := open(w, raw)
+		tok, opened := openKeySession(t, w, raw)
 		want := w.principal(raw)
 		got := w.principal(tok)
 		if got.Console == "" || got.Console != opened.Console {
@@ -53,11 +54,35 @@ func TestConsoleKeySession(t *testing.T) {
 			t.Fatalf("after the holder became a viewer: %s", p.Role)
 		}
 	})
+	t.Run("installation key", func(t *testing.T) {
+		w := newWorld(t)
+		defer w.close()
+		tok, p := openKeySession(t, w, w.installationKeyRaw)
+		if !p.Installation || p.UserID != "" || !w.principal(tok).Installation {
+			t.Fatalf("installation key session %+v", p)
+		}
+	})
+	t.Run("refused keys", func(t *testing.T) {
+		w := newWorld(t)
+		defer w.close()
+		for _, raw := range []string{"", "pdk_nothex", auth.NewKey()} {
+			if _, _, _, err := w.sessions.KeySession(ctx, raw); code(err) != "invalid_api_key" {
+				t.Errorf("key %q: %v", raw, err)
+			}
+		}
+	})
+}
+
+// TestConsoleKeySessionEnds: a key's console session is refused once the
+// key is revoked or the session signed out, and what it made (a preview
+// token) goes with either; the key outlives its sessions.
+func TestConsoleKeySessionEnds(t *testing.T) {
+	ctx := context.Background()
 	t.Run("revoked key", func(t *testing.T) {
 		w := newWorld(t)
 		defer w.close()
 		raw := w.key("member", iam.KeySpec{})
-		tok, p := open(w, raw)
+		tok, p := openKeySession(t, w, raw)
 		preview, _ := w.sessions.IssuePreviewToken(p, w.rtDev, port, time.Hour)
 		if _, _, err := w.svc.PreviewToken(ctx, preview, w.rtDev, port); err != nil {
 			t.Fatalf("preview token before: %v", err)
@@ -76,7 +101,7 @@ func TestConsoleKeySession(t *testing.T) {
 		w := newWorld(t)
 		defer w.close()
 		raw := w.key("member", iam.KeySpec{})
-		tok, p := open(w, raw)
+		tok, p := openKeySession(t, w, raw)
 		preview, _ := w.sessions.IssuePreviewToken(p, w.rtDev, port, time.Hour)
 		must(t, w.sessions.SignOut(ctx, p))
 		if _, err := w.svc.Authenticate(ctx, tok); reason(err) != "revoked" {
@@ -86,23 +111,6 @@ func TestConsoleKeySession(t *testing.T) {
 			t.Fatal("a preview token made through the session outlived it")
 		}
 		w.principal(raw) // the key itself lives on
-	})
-	t.Run("installation key", func(t *testing.T) {
-		w := newWorld(t)
-		defer w.close()
-		tok, p := open(w, w.installationKeyRaw)
-		if !p.Installation || p.UserID != "" || !w.principal(tok).Installation {
-			t.Fatalf("installation key session %+v", p)
-		}
-	})
-	t.Run("refused keys", func(t *testing.T) {
-		w := newWorld(t)
-		defer w.close()
-		for _, raw := range []string{"", "pdk_nothex", auth.NewKey()} {
-			if _, _, _, err := w.sessions.KeySession(ctx, raw); code(err) != "invalid_api_key" {
-				t.Errorf("key %q: %v", raw, err)
-			}
-		}
 	})
 }
 

@@ -161,11 +161,10 @@ func TestConsoleServed(t *testing.T) {
 
 // TestConsoleKeySession: a console sign-in with a key sets an HttpOnly,
 // SameSite=Strict, host-only cookie; the cookie alone then authenticates
-// as the key; unsafe methods need the session's CSRF token, and every
-// request the cookie carries a same origin; signing out, revoking the key
-// and the key's expiry each end it.
+// as the key; unsafe methods need the session's CSRF token, every request
+// the cookie carries a same origin, and an Authorization header wins.
 func TestConsoleKeySession(t *testing.T) {
-	env, clock := identityEnv(t, api.Limits{})
+	env, _ := identityEnv(t, api.Limits{})
 	ann := consoleMember(t, env, "ann@example.com", "member")
 
 	b := &browser{env: env}
@@ -217,10 +216,19 @@ func TestConsoleKeySession(t *testing.T) {
 	if r, _ := b.do(t, "POST", "/api/v1/org/acme/keys", mkKey, "Authorization", "Bearer "+ann.Key, api.CSRFHeader, ""); r.Status != 201 {
 		t.Fatalf("bearer beside the cookie: %d %s", r.Status, r.Body)
 	}
+}
+
+// TestConsoleSessionEnds: a key's console session ends at sign-out (and
+// its cookie is cleared), when the key is revoked, when the key expires
+// and when the session's own time is up; the key outlives its sessions.
+func TestConsoleSessionEnds(t *testing.T) {
+	env, clock := identityEnv(t, api.Limits{})
+	ann := consoleMember(t, env, "ann@example.com", "member")
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
 
 	// Sign-out: at once, and the cookie is cleared.
 	wantError(t, first(b.do(t, "DELETE", "/api/v1/console/session", nil, api.CSRFHeader, "")), 403, "csrf_token_invalid")
-	r, resp = b.do(t, "DELETE", "/api/v1/console/session", nil)
+	r, resp := b.do(t, "DELETE", "/api/v1/console/session", nil)
 	if c := consoleCookie(resp); r.Status != 204 || c == nil || c.MaxAge >= 0 {
 		t.Fatalf("sign-out: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
 	}
@@ -239,6 +247,7 @@ func TestConsoleKeySession(t *testing.T) {
 	// The key's expiry, and the session's own.
 	short := keyFor(t, env, client.CreateKeyRequest{Member: "ann@example.com", ExpiresIn: "1h"})
 	b = consoleSignIn(t, env, client.ConsoleSessionRequest{Key: short.Key})
+	var s client.ConsoleSession
 	r, _ = b.do(t, "GET", "/api/v1/console/session", nil)
 	r.Decode(t, &s)
 	if want := clock.Now().Add(time.Hour); !s.ExpiresAt.Equal(want) {
