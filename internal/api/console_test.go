@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/console"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -348,4 +350,75 @@ func TestConsoleSignInRefusals(t *testing.T) {
 	wantError(t, env.Do(t, "GET", "/api/v1/console/session", nil), 404, "console_session_not_found")
 	wantError(t, env.Do(t, "DELETE", "/api/v1/console/session", nil), 404, "console_session_not_found")
 	wantError(t, env.DoKey(t, "", "GET", "/api/v1/console/session", nil), 401, "missing_api_key")
+}
+
+// TestConsoleBehindTLSProxy: behind a proxy that ends TLS (users reach the
+// server over https: preview_scheme), the console's https Origin is the
+// server's own and the cookie is Secure; an http Origin of the same host
+// is still the server's own, as a direct connection is.
+func TestConsoleBehindTLSProxy(t *testing.T) {
+	env := servertest.New(t, servertest.Options{Preview: api.Preview{Scheme: "https"}})
+	host := strings.TrimPrefix(env.URL, "http://")
+	anon := &browser{env: env}
+	r, resp := anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, "Origin", "https://"+host)
+	if c := consoleCookie(resp); r.Status != 201 || c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("sign-in over https: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
+	}
+	r, resp = anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, "Origin", "http://"+host)
+	if c := consoleCookie(resp); r.Status != 201 || c == nil || c.Secure {
+		t.Fatalf("sign-in over http: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
+	}
+	wantError(t, first(anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, "Origin", "https://evil.example")), 403, "origin_not_allowed")
+}
+
+// TestConsoleRateLimited: a key's console session draws from the key's
+// own bucket, as the key does: the cookie and the bearer key share it.
+func TestConsoleRateLimited(t *testing.T) {
+	const burst = 10 // the admin key's setup fits in it
+	env, _ := identityEnv(t, api.Limits{PerKey: api.Rate{PerSecond: 0.001, Burst: burst}})
+	ann := consoleMember(t, env, "ann@example.com", "member")
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	for i := range burst {
+		var r servertest.Response
+		if i%2 == 0 {
+			r = env.DoKey(t, ann.Key, "GET", "/api/v1/me", nil)
+		} else {
+			r, _ = b.do(t, "GET", "/api/v1/me", nil)
+		}
+		if r.Status != 200 {
+			t.Fatalf("request %d of the burst: %d %s", i, r.Status, r.Body)
+		}
+	}
+	wantError(t, first(b.do(t, "GET", "/api/v1/me", nil)), 429, "rate_limited")
+	wantError(t, env.DoKey(t, ann.Key, "GET", "/api/v1/me", nil), 429, "rate_limited")
+}
+
+// TestConsoleRefusalsLogged: the door logs a refused cookie as it logs a
+// refused bearer credential, with why and the key's id, and a CSRF or
+// origin refusal with its reason; never the token itself.
+func TestConsoleRefusalsLogged(t *testing.T) {
+	var logs testenv.Buffer
+	env := servertest.New(t, servertest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var k client.CreatedKey
+	env.Must(t, 201, "POST", "/api/v1/keys", client.CreateInstallationKeyRequest{Name: "console"}).Decode(t, &k)
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: k.Key})
+	wantError(t, first(b.do(t, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "x"}, api.CSRFHeader, "")), 403, "csrf_token_invalid")
+	wantError(t, first(b.do(t, "GET", "/api/v1/orgs", nil, "Origin", "http://evil.example")), 403, "origin_not_allowed")
+	env.Must(t, 204, "DELETE", "/api/v1/keys/"+k.ID, nil)
+	wantError(t, first(b.do(t, "GET", "/api/v1/orgs", nil)), 401, "invalid_api_key")
+	wantError(t, first((&browser{env: env}).do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: k.Key})), 401, "invalid_api_key")
+	out := logs.String()
+	for _, want := range []string{"reason=csrf_token_invalid", "reason=origin_not_allowed", "reason=revoked key_id=" + k.ID} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "reason=revoked key_id="+k.ID); n != 2 {
+		t.Errorf("%d refusals of the revoked key logged, want 2 (its cookie and its sign-in):\n%s", n, out)
+	}
+	for _, secret := range []string{b.cookie, k.Key, b.csrf} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log shows %q", secret)
+		}
+	}
 }
