@@ -65,6 +65,7 @@ func (a *API) createConsoleSession(w http.ResponseWriter, r *http.Request) error
 		a.logSignInRefusal(r, err)
 		return err
 	}
+	a.endReplacedSession(r)
 	a.setConsoleCookie(w, r, token, sess.ExpiresAt)
 	writeJSON(w, http.StatusCreated, client.ConsoleSession{CSRFToken: a.signin.CSRFToken(sess.ID), ExpiresAt: sess.ExpiresAt})
 	return nil
@@ -101,6 +102,26 @@ func (a *API) logSignInRefusal(r *http.Request, err error) {
 	if reason != "" {
 		a.logger.InfoContext(r.Context(), "authentication failed", "client", a.clientAddr(r), "reason", reason, "key_id", keyID, "method", r.Method, "path", r.URL.Path)
 	}
+}
+
+// endReplacedSession signs out the console session the browser's cookie
+// held before a new sign-in replaces it, so that no session lives on
+// that no browser holds. A cookie that is no longer good has nothing to
+// end.
+func (a *API) endReplacedSession(r *http.Request) {
+	c, err := r.Cookie(auth.ConsoleCookie)
+	if err != nil || !auth.IsSessionToken(c.Value) {
+		return
+	}
+	old, err := a.iam.Authenticate(r.Context(), c.Value)
+	if err != nil || (old.Console == "" && old.SessionID == "") {
+		return
+	}
+	if err := a.signin.SignOut(r.Context(), old); err != nil {
+		a.logger.WarnContext(r.Context(), "could not end the console session a sign-in replaced", "err", err)
+		return
+	}
+	a.live.endCredential(old.Presented())
 }
 
 // errNoConsoleSession answers a credential that is not a console session.

@@ -221,8 +221,9 @@ func TestConsoleKeySession(t *testing.T) {
 }
 
 // TestConsoleSessionEnds: a key's console session ends at sign-out (and
-// its cookie is cleared), when the key is revoked, when the key expires
-// and when the session's own time is up; the key outlives its sessions.
+// its cookie is cleared), at a new sign-in in the same browser, when the
+// key is revoked, when the key expires and when the session's own time is
+// up; the key outlives its sessions.
 func TestConsoleSessionEnds(t *testing.T) {
 	env, clock := identityEnv(t, api.Limits{})
 	ann := consoleMember(t, env, "ann@example.com", "member")
@@ -240,6 +241,18 @@ func TestConsoleSessionEnds(t *testing.T) {
 		t.Fatalf("a refused cookie is not cleared: %v", resp.Header.Values("Set-Cookie"))
 	}
 	env.MustKey(t, ann.Key, 200, "GET", "/api/v1/me", nil) // the key lives on
+
+	// A new sign-in in the same browser ends the session it replaces.
+	b = consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	again := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	nb := &browser{env: env, cookie: b.cookie}
+	if r, resp := nb.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: ann.Key}); r.Status != 201 || consoleCookie(resp) == nil {
+		t.Fatalf("sign-in over an old cookie: %d %s", r.Status, r.Body)
+	}
+	wantError(t, first(b.do(t, "GET", "/api/v1/me", nil)), 401, "invalid_session")
+	if r, _ := again.do(t, "GET", "/api/v1/me", nil); r.Status != 200 {
+		t.Fatalf("another browser's session: %d %s", r.Status, r.Body)
+	}
 
 	// The key revoked: its session goes with it.
 	b = consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
