@@ -12,6 +12,9 @@
 //   - A session token is a PASETO v4.local token the server sealed for a
 //     user who proved a wallet address (wallet.go); it acts with the user's
 //     own memberships.
+//   - In a browser, the web console's cookie (ConsoleCookie) carries a
+//     session token instead: a wallet's session, or one opened with an API
+//     key, which acts as that key (Identity.Console names the session).
 //
 // This package holds the credentials' forms and crypto: key format and
 // hash, wallet sign-in, session and preview tokens, roles. Which key a
