@@ -216,6 +216,22 @@ type CapabilityVersion struct {
 // CapabilityVersionList One page of capability versions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type CapabilityVersionList = List[CapabilityVersion]
 
+// ConsoleSession A console session: the CSRF token its unsafe requests send as X-CSRF-Token, and when it ends. Its token is in the HttpOnly cookie only.
+type ConsoleSession struct {
+	CSRFToken string    `json:"csrf_token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ConsoleSessionRequest A console sign-in: an API key, or a wallet's answer to a challenge (its nonce and the signature of its message). Exactly one of the two.
+type ConsoleSessionRequest struct {
+	// Key an API key, pdk_ and 48 hex digits
+	Key   string `json:"key,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
+
+	// Signature the signature of the challenge's message: 0x and 65 bytes in hex
+	Signature string `json:"signature,omitempty"`
+}
+
 // CreateInstallationKeyRequest The body of POST /api/v1/keys.
 type CreateInstallationKeyRequest struct {
 	Name string `json:"name,omitempty"`
