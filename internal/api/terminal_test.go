@@ -34,6 +34,37 @@ func readTerminal(t *testing.T, r io.Reader, want string) string {
 	return got.String()
 }
 
+// droppableClient returns a client of env and a func that drops its
+// connections, as a network failure would: no close reaches the server.
+func droppableClient(t *testing.T, env *servertest.Env) (*client.Client, func()) {
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	dialer := &net.Dialer{}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+		return c, err
+	}}}
+	sdk, err := client.New(env.URL, env.Key, client.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdk, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+		conns = nil
+	}
+}
+
 // TestTerminalReattach runs terminals against a real agent (in this
 // process) behind two runtimes of the fake provider: opening one wakes a
 // paused runtime; a dropped link leaves the terminal to be re-attached
@@ -50,33 +81,7 @@ func TestTerminalReattach(t *testing.T) {
 	env.Must(t, 200, "POST", aPath+"/start", nil)
 	env.Must(t, 200, "POST", aPath+"/pause", nil)
 	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+b.RuntimeID+"/start", nil)
-	// The client's connections, to drop them as a network failure would.
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	dialer := &net.Dialer{}
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-		return c, err
-	}}}
-	dropLinks := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-		conns = nil
-	}
-	sdk, err := client.New(env.URL, env.Key, client.WithHTTPClient(hc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdk, dropLinks := droppableClient(t, env)
 
 	// Opening the terminal of a paused runtime wakes it.
 	first, err := sdk.Terminal(t.Context(), "acme", "dev", a.RuntimeID, client.TerminalOptions{Argv: []string{"sh"}})
