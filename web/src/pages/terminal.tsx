@@ -137,6 +137,11 @@ class Link {
     this.report({ phase: "ended", text });
   }
 
+  // opening reports whether the first connection is still being made.
+  opening(): boolean {
+    return !this.id && !this.done;
+  }
+
   send(data: string | Uint8Array) {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(data);
   }
@@ -223,6 +228,21 @@ function useXterm(box: { current: HTMLDivElement | null }, leave: () => void): X
   return term;
 }
 
+// sayWaking reports that the runtime is being woken when it is paused or
+// archived while the terminal opens (the server wakes it before it
+// answers the WebSocket).
+async function sayWaking(w: Where, opening: () => boolean, report: (s: Status) => void) {
+  const a = await api
+    .GET("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}", {
+      params: { path: { org: w.org, workspace: w.ws, runtime_id: w.runtime } },
+    })
+    .catch(() => null);
+  const status = a?.data?.status;
+  if ((status === "paused" || status === "archived") && opening()) {
+    report({ phase: "connecting", text: `Waking the ${status} runtime, then opening the terminal…` });
+  }
+}
+
 // useLink joins term to the runtime's terminal for one session; a new
 // generation starts a new terminal.
 function useLink(term: XTerm | null, where: Where, generation: number, report: (s: Status) => void) {
@@ -233,8 +253,9 @@ function useLink(term: XTerm | null, where: Where, generation: number, report: (
     const enc = new TextEncoder();
     const input = term.onData((d) => link.send(enc.encode(d)));
     const resize = term.onResize(({ rows, cols }) => link.resize(rows, cols));
-    report({ phase: "connecting", text: saved ? "Re-attaching the terminal…" : "Opening the terminal (a paused runtime is woken first)…" });
+    report({ phase: "connecting", text: saved ? "Re-attaching the terminal…" : "Opening the terminal…" });
     link.open();
+    void sayWaking(where, () => link.opening(), report);
     term.focus();
     return () => {
       input.dispose();
