@@ -82,6 +82,46 @@ func TestTerminalReattach(t *testing.T) {
 	wantCode(t, err, errdefs.ErrNotFound, "terminal_not_found")
 }
 
+// TestTerminalExitWhileDetached: a terminal that exits while nobody
+// follows it is kept until a re-attach has its output and exit (a resize
+// of the ended terminal, as the console sends on re-attaching, changes
+// nothing), then forgotten.
+func TestTerminalExitWhileDetached(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	term, err := a.client.Terminal(ctx, agentconn.TerminalRequest{
+		Argv: []string{"sh", "-c", "echo ready; while [ ! -e " + dir + "/go ]; do sleep 0.05; done; echo bye-$((3*3)); exit 3"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, term, "ready")
+	term.Detach()
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, term.PID())
+
+	again, err := a.client.AttachTerminal(ctx, "", term.TerminalID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	// The call may have reported the exit and ended already: then the
+	// resize cannot be sent; either way it must not stand in the exit's way.
+	_ = again.Resize(30, 100)
+	var out strings.Builder
+	if _, err := io.Copy(&out, again); err != nil {
+		t.Fatalf("reading the ended terminal: %v (got %q)", err, out.String())
+	}
+	if st, ok := again.Exit(); !ok || st.Code != 3 || !strings.Contains(out.String(), "ready") || !strings.Contains(out.String(), "bye-9") {
+		t.Fatalf("exit %+v %v, output %q", st, ok, out.String())
+	}
+	_, err = a.client.AttachTerminal(ctx, "", term.TerminalID(), 0)
+	wantCode(t, err, errdefs.ErrNotFound, "terminal_not_found")
+}
+
 // TestTerminalAttachRefused: an unknown id, an offset past the output, and
 // a terminal that was closed.
 func TestTerminalAttachRefused(t *testing.T) {

@@ -134,6 +134,12 @@ func terminalInput(stream *connect.BidiStream[agentpb.TerminalRequest, agentpb.T
 			c = control{start: true}
 		}
 		if err := p.apply(c); err != nil {
+			var re *rpcError
+			if c.resize != nil && errors.As(err, &re) && re.reason == "process_exited" {
+				// A window that changes as the process ends (or a
+				// re-attach's size after it ended): the exit follows.
+				continue
+			}
 			end(err)
 			return
 		}
