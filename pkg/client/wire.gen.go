@@ -1344,9 +1344,17 @@ type TarResult struct {
 
 // TerminalMessage A control message of a terminal session.
 type TerminalMessage struct {
-	Type   string `json:"type"`
-	ID     string `json:"id,omitempty"`
-	PID    int    `json:"pid,omitempty"`
+	Type string `json:"type"`
+
+	// ID started: the process's id
+	ID  string `json:"id,omitempty"`
+	PID int    `json:"pid,omitempty"`
+
+	// TerminalID started: the id to re-attach the terminal by
+	TerminalID string `json:"terminal_id,omitempty"`
+
+	// Offset started: the offset in the terminal's output of the first binary byte that follows
+	Offset int64  `json:"offset,omitempty"`
 	Rows   int    `json:"rows,omitempty"`
 	Cols   int    `json:"cols,omitempty"`
 	Signal string `json:"signal,omitempty"`
