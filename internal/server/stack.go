@@ -15,6 +15,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/fleetevents"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -63,6 +64,9 @@ type Overrides struct {
 	// background. No settler, no start-up reconciliation or lifecycle
 	// rounds, and a shutdown cuts streams to sandbox agents at once.
 	Manual bool
+	// EventHeartbeat is how often an event stream says it is alive, in
+	// place of api.DefaultHeartbeat.
+	EventHeartbeat time.Duration
 }
 
 // Stack is the server's components, initialised: what Run serves, and
@@ -183,6 +187,9 @@ func (s *Stack) Instance() string { return s.http.in.id }
 
 // Runtimes is the runtime service.
 func (s *Stack) Runtimes() *runtime.Service { return s.http.runtime.svc }
+
+// Events is the events component's hub.
+func (s *Stack) Events() *fleetevents.Hub { return getAs[*eventsPart](s.set, eventsName).hub }
 
 // Ledger is the ledger component's ledger.
 func (s *Stack) Ledger() *ledger.Ledger { return getAs[*ledgerPart](s.set, ledgerName).ledger }
