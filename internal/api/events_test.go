@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -412,5 +414,58 @@ func TestEventsEndWithTheCredential(t *testing.T) {
 	cancel()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a revoked key's new stream = %d", resp.StatusCode)
+	}
+}
+
+// TestEventsAcrossReplicas: two servers on one PostgreSQL database. What
+// happens through A (transitions, an egress decision of A's proxy, a
+// deletion) reaches the streams on B, read from the rows there, to those
+// who may see it only; A's own streams hear each event once.
+func TestEventsAcrossReplicas(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	prov := fake.New(fake.Config{})
+	const instance = "test-events-replicas"
+	a := servertest.New(t, servertest.Options{Provider: prov, Instance: instance, Store: dsn})
+	b := servertest.New(t, servertest.Options{Provider: prov, Instance: instance, Store: dsn})
+	w := newEventsWorld(t, a)
+	onB := openEvents(t, b.URL, w.admin.Key, "")
+	otherOnB := openEvents(t, b.URL, w.ob.Key, "")
+	onA := openEvents(t, a.URL, w.admin.Key, "")
+
+	a.Must(t, 200, "POST", rtPath("acme", "dev", w.devRT)+"/start", nil)
+	a.Must(t, 200, "POST", rtPath("other", "dev", w.otherRT)+"/start", nil)
+	e := runtimeEvent(t, onB.next(isRuntime(t, w.devRT, "running"), never(t, "acme's admin on B", w.otherRT)))
+	if e.Org != "acme" || e.Workspace != "dev" || e.Runtime.Status != "running" || e.Runtime.ExpiresAt == nil || e.Runtime.ProjectName != "api" {
+		t.Errorf("B's stream says %+v", e)
+	}
+	otherOnB.next(isRuntime(t, w.otherRT, "running"), never(t, "org other's admin on B", w.devRT, w.acme.ID))
+
+	a.Events.Egress(store.EgressDecision{ID: uuid.NewString(), OrgID: w.acme.ID, WorkspaceID: w.dev.ID, RuntimeID: w.devRT,
+		SandboxID: e.Runtime.CurrentSandboxID, At: time.Now(), Allowed: true, Reason: "allowed by rule pypi.org",
+		Method: "CONNECT", Host: "pypi.org", Port: 443, BytesUp: 10, BytesDown: 20})
+	var eg client.EgressEvent
+	if err := json.Unmarshal([]byte(onB.next(func(e sseEvent) bool { return e.name == "egress" }).data), &eg); err != nil {
+		t.Fatal(err)
+	}
+	if eg.Org != "acme" || eg.Workspace != "dev" || eg.RuntimeID != w.devRT || eg.Host != "pypi.org" || !eg.Allowed || eg.BytesDown != 20 {
+		t.Errorf("B's stream says of A's egress %+v", eg)
+	}
+
+	a.Must(t, 200, "POST", rtPath("acme", "dev", w.devRT)+"/reset", nil)
+	a.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/projects/api", nil)
+	if e := runtimeEvent(t, onB.next(isRuntime(t, w.devRT, "deleted"))); e.Org != "acme" || e.Workspace != "dev" || e.Runtime.ID != w.devRT {
+		t.Errorf("B's stream says of the deletion %+v", e)
+	}
+	a.Must(t, 200, "POST", rtPath("other", "dev", w.otherRT)+"/pause", nil)
+	otherOnB.next(isRuntime(t, w.otherRT, "paused"), never(t, "org other's admin on B", w.devRT, "pypi.org"))
+
+	running := 0
+	onA.next(isRuntime(t, w.devRT, "deleted"), func(e sseEvent) {
+		if isRuntime(t, w.devRT, "running")(e) {
+			running++
+		}
+	})
+	if running != 1 {
+		t.Errorf("A's own stream heard its runtime run %d times, want once", running)
 	}
 }
