@@ -6,6 +6,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/fleetevents"
 	"github.com/paddockhq/paddock/internal/runtime"
 )
@@ -38,13 +39,17 @@ func (w *wiring) eventsComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
+			sec, err := component.SectionOf[*config.EventsConfig](ic)
+			if err != nil {
+				return nil, err
+			}
 			cfg := fleetevents.Config{Replica: w.replica, Rows: in.st, Logger: in.logger.With("component", "events")}
 			if bus, ok := in.st.(fleetevents.Bus); ok {
 				cfg.Bus = bus
 			}
 			hub := fleetevents.New(cfg)
 			e.gate.Observe(hub.Egress)
-			w.mount(api.Events(hub, w.o.EventHeartbeat))
+			w.mount(api.Events(hub, sec.EventsHeartbeat))
 			return &eventsPart{hub: hub, runtimes: rp.svc}, nil
 		},
 		Start: func(ctx context.Context, e *eventsPart) error {

@@ -64,9 +64,6 @@ type Overrides struct {
 	// background. No settler, no start-up reconciliation or lifecycle
 	// rounds, and a shutdown cuts streams to sandbox agents at once.
 	Manual bool
-	// EventHeartbeat is how often an event stream says it is alive, in
-	// place of api.DefaultHeartbeat.
-	EventHeartbeat time.Duration
 }
 
 // Stack is the server's components, initialised: what Run serves, and

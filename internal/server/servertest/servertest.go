@@ -213,6 +213,7 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	}
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
+	cfg.EventsHeartbeat = opts.EventHeartbeat
 	return cfg
 }
 
@@ -252,8 +253,7 @@ func (e *Env) overrides(t testing.TB, opts Options) server.Overrides {
 			}
 			return served
 		},
-		Manual:         true,
-		EventHeartbeat: opts.EventHeartbeat,
+		Manual: true,
 	}
 }
 
