@@ -12,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/fleetevents"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -125,7 +126,7 @@ type seenScope struct {
 // the access service as a path's are: one the caller may not see is not
 // found.
 func (a *API) eventScopeOf(r *http.Request, id auth.Identity) (*eventScope, error) {
-	es := &eventScope{a: a, cred: id.Credential(), p: id, checked: time.Now(), seen: map[[2]string]seenScope{}}
+	es := &eventScope{a: a, cred: id.Credential(), p: id, checked: a.now(), seen: map[[2]string]seenScope{}}
 	q := r.URL.Query()
 	org, ws := q.Get("org"), q.Get("workspace")
 	if org == "" && ws != "" {
@@ -149,7 +150,7 @@ func (es *eventScope) credentialHolds(ctx context.Context) bool {
 	if es.refused {
 		return false
 	}
-	if time.Since(es.checked) < decisionTTL {
+	if es.a.now().Sub(es.checked) < decisionTTL {
 		return true
 	}
 	p, err := es.a.iam.Reverify(ctx, es.cred)
@@ -163,7 +164,7 @@ func (es *eventScope) credentialHolds(ctx context.Context) bool {
 	if p != es.p {
 		clear(es.seen) // a role lowered, a membership gone: decide again
 	}
-	es.p, es.checked = p, time.Now()
+	es.p, es.checked = p, es.a.now()
 	return true
 }
 
@@ -177,10 +178,10 @@ func (es *eventScope) sees(ctx context.Context, orgID, wsID, runtimeID string) (
 		return seenScope{}, false
 	}
 	key := [2]string{orgID, wsID}
-	if d, ok := es.seen[key]; ok && time.Since(d.decided) < decisionTTL {
+	if d, ok := es.seen[key]; ok && es.a.now().Sub(d.decided) < decisionTTL {
 		return d, d.ok
 	}
-	d := seenScope{decided: time.Now()}
+	d := seenScope{decided: es.a.now()}
 	sc, err := es.a.iam.Authorize(ctx, es.p, viewer, iam.RuntimeTarget(store.Runtime{ID: runtimeID, OrgID: orgID, WorkspaceID: wsID}))
 	if err == nil {
 		d.ok, d.org = true, sc.Access.Org.Name
@@ -210,7 +211,7 @@ func (es *eventScope) render(ctx context.Context, e fleetevents.Event) (name str
 		out := runtimeOut(rt, sb)
 		out.ProjectName = es.a.tenancy.Names().Project(ctx, rt.ProjectID)
 		name, v = "runtime", client.RuntimeEvent{Kind: string(e.Runtime.Kind), Org: d.org, Workspace: d.ws,
-			Runtime: out, Reason: e.Runtime.Reason, At: e.Runtime.At.UTC()}
+			Runtime: out, Reason: eventReason(*e.Runtime), At: e.Runtime.At.UTC()}
 	case e.Egress != nil:
 		x := e.Egress
 		d, ok := es.sees(ctx, x.OrgID, x.WorkspaceID, x.RuntimeID)
@@ -231,4 +232,18 @@ func (es *eventScope) render(ctx context.Context, e fleetevents.Event) (name str
 		return "", nil, false
 	}
 	return name, data, true
+}
+
+// eventReason is why a runtime moved: a kill's reason, a pause's, or the
+// status reason of a start that failed.
+func eventReason(e runtime.Event) string {
+	switch {
+	case e.Reason != "" && e.Kind != runtime.EventFailed:
+		return e.Reason
+	case e.Kind == runtime.EventPaused:
+		return string(e.Sandbox.PauseReason)
+	case e.Kind == runtime.EventFailed:
+		return e.Runtime.StatusReason
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,8 +294,8 @@ func TestEventsNarrowed(t *testing.T) {
 
 // TestEventsKinds: a runtime's life on the stream, each event with the
 // runtime as GET answers it: created, starting, running, updated by a
-// keepalive (its expiry) and by a configuration change, killed by a
-// reset, deleted.
+// keepalive (its expiry) and by a configuration change, paused by the
+// user, killed by a reset, deleted.
 func TestEventsKinds(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
@@ -317,6 +318,10 @@ func TestEventsKinds(t *testing.T) {
 	e = runtimeEvent(t, s.next(isRuntime(t, p.RuntimeID, "updated")))
 	if e.Runtime.Config.IdleTimeoutSeconds != 600 {
 		t.Errorf("after a configuration change the stream says %+v", e.Runtime.Config)
+	}
+	env.Must(t, 200, "POST", path+"/pause", nil)
+	if e := runtimeEvent(t, s.next(isRuntime(t, p.RuntimeID, "paused"))); e.Reason != "user" || e.Runtime.PauseReason != "user" {
+		t.Errorf("a pause says reason %q, pause reason %q", e.Reason, e.Runtime.PauseReason)
 	}
 	env.Must(t, 200, "POST", path+"/reset", nil)
 	if e := runtimeEvent(t, s.next(isRuntime(t, p.RuntimeID, "killed"))); e.Reason != "reset" {
@@ -468,4 +473,29 @@ func TestEventsAcrossReplicas(t *testing.T) {
 	if running != 1 {
 		t.Errorf("A's own stream heard its runtime run %d times, want once", running)
 	}
+}
+
+// TestEventsFollowMemberships: a stream follows its caller's memberships
+// as they change, once the decisions it keeps (2s, on the API's clock)
+// have lapsed: a viewer moved from dev to ops hears ops and no more of
+// dev; removed from the org, its key dies with the membership and the
+// stream ends.
+func TestEventsFollowMemberships(t *testing.T) {
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	env := servertest.New(t, servertest.Options{Now: now})
+	w := newEventsWorld(t, env)
+	viewer := openEvents(t, env.URL, w.viewer.Key, "")
+	env.Must(t, 200, "POST", rtPath("acme", "dev", w.devRT)+"/start", nil)
+	viewer.next(isRuntime(t, w.devRT, "running"))
+
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/ops/members", client.AddMemberRequest{Member: "viewer@acme.test"})
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/members/viewer@acme.test", nil)
+	offset.Add(int64(3 * time.Second))
+	env.Must(t, 200, "POST", rtPath("acme", "dev", w.devRT)+"/pause", nil)
+	env.Must(t, 200, "POST", rtPath("acme", "ops", w.opsRT)+"/start", nil)
+	viewer.next(isRuntime(t, w.opsRT, "running"), never(t, "the viewer who left dev", w.devRT))
+
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/members/viewer@acme.test", nil)
+	viewer.waitEnded()
 }

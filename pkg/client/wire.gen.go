@@ -1050,7 +1050,7 @@ type RuntimeEvent struct {
 	// Runtime The durable agent environment of a project.
 	Runtime Runtime `json:"runtime"`
 
-	// Reason for killed and archived, the sandbox's kill reason; empty otherwise
+	// Reason why: for killed and archived the sandbox's kill reason (reset, deleted, vanished, archived, …), for paused its pause reason (user, timeout, insufficient_credits, …), for failed the runtime's status reason; empty otherwise
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
 }
