@@ -499,3 +499,26 @@ func TestEventsFollowMemberships(t *testing.T) {
 	env.Must(t, 204, "DELETE", "/api/v1/org/acme/members/viewer@acme.test", nil)
 	viewer.waitEnded()
 }
+
+// TestEventsOfASession: a wallet session's stream carries what its
+// user's memberships let it see (a viewer of acme's dev: dev, not ops,
+// nothing of org other), and signing out ends it.
+func TestEventsOfASession(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	w := newEventsWorld(t, env)
+	addr, sign := mustWallet(t, hardhatKey)
+	env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: addr, Role: "viewer"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: addr})
+	var c client.AuthChallenge
+	env.Must(t, 201, "POST", "/api/auth/challenge", client.AuthChallengeRequest{Address: addr}).Decode(t, &c)
+	var sess client.AuthSession
+	env.MustKey(t, "", 201, "POST", "/api/auth/session", client.AuthSessionRequest{Nonce: c.Nonce, Signature: sign(c.Message)}).Decode(t, &sess)
+
+	s := openEvents(t, env.URL, sess.Token, "")
+	env.Must(t, 200, "POST", rtPath("other", "dev", w.otherRT)+"/start", nil)
+	env.Must(t, 200, "POST", rtPath("acme", "ops", w.opsRT)+"/start", nil)
+	env.Must(t, 200, "POST", rtPath("acme", "dev", w.devRT)+"/start", nil)
+	s.next(isRuntime(t, w.devRT, "running"), never(t, "dev's viewer by wallet", w.otherRT, w.opsRT, w.other.ID))
+	env.MustKey(t, sess.Token, 204, "DELETE", "/api/auth/session", nil)
+	s.waitEnded()
+}

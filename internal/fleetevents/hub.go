@@ -126,6 +126,17 @@ func (h *Hub) Start(ctx context.Context, rs *runtime.Service) {
 // without a Bus).
 func (h *Hub) Listening() <-chan struct{} { return h.listening }
 
+// Drain ends every stream and refuses new ones (a stream opened from now
+// on is ended at once), while the hub goes on following: a server that
+// shuts down drains its requests, and streams never end by themselves.
+// Their clients reconnect, to another replica.
+func (h *Hub) Drain() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.endAll()
+}
+
 // Close stops following and listening and ends every stream.
 func (h *Hub) Close() {
 	if h.sub != nil {

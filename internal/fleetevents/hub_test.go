@@ -112,3 +112,14 @@ func TestMessageBound(t *testing.T) {
 		t.Fatal("a message over MaxMessage was encoded")
 	}
 }
+
+// TestDrain: Drain ends the streams and every stream opened after it,
+// as a server shutting down needs.
+func TestDrain(t *testing.T) {
+	h := New(Config{Replica: "a"})
+	defer h.Close()
+	s := h.Open()
+	h.Drain()
+	<-s.Ended()
+	<-h.Open().Ended()
+}

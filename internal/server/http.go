@@ -89,6 +89,13 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		served = w.o.Wrap(h.api)
 	}
 	h.srv = newHTTPServer(served, h.in.logger)
+	// Event streams never end by themselves: a shutdown ends them as it
+	// begins, so that the drain waits for them no longer.
+	ev, err := component.Get[*eventsPart](ic, eventsName)
+	if err != nil {
+		return nil, err
+	}
+	h.srv.RegisterOnShutdown(ev.hub.Drain)
 	return h, nil
 }
 
