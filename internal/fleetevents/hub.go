@@ -79,13 +79,11 @@ type Hub struct {
 	streams map[*Stream]struct{}
 	closed  bool
 
-	out       chan string
-	listening chan struct{}
-	once      sync.Once // closes listening
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	sub       *runtime.Subscription
-	unwatch   func()
+	out     chan string
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	sub     *runtime.Subscription
+	unwatch func()
 }
 
 // New returns a hub; Start sets it going.
@@ -96,7 +94,7 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{cfg: cfg, streams: map[*Stream]struct{}{}, out: make(chan string, outBuffer), listening: make(chan struct{})}
+	return &Hub{cfg: cfg, streams: map[*Stream]struct{}{}, out: make(chan string, outBuffer)}
 }
 
 // Start follows rs's transitions and provisions and, with a Bus, sends
@@ -107,7 +105,6 @@ func (h *Hub) Start(ctx context.Context, rs *runtime.Service) {
 	h.sub = rs.Subscribe("events", h.Runtime)
 	h.unwatch = rs.WatchProvisions(h.Provision)
 	if h.cfg.Bus == nil {
-		h.once.Do(func() { close(h.listening) })
 		return
 	}
 	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -121,10 +118,6 @@ func (h *Hub) Start(ctx context.Context, rs *runtime.Service) {
 	case <-ctx.Done():
 	}
 }
-
-// Listening is closed once the hub hears the other replicas (at once
-// without a Bus).
-func (h *Hub) Listening() <-chan struct{} { return h.listening }
 
 // Drain ends every stream and refuses new ones (a stream opened from now
 // on is ended at once), while the hub goes on following: a server that
@@ -225,7 +218,6 @@ func (h *Hub) listen(ctx context.Context, first chan struct{}) {
 		heard := false
 		err := h.cfg.Bus.Listen(ctx, func() {
 			heard = true
-			h.once.Do(func() { close(h.listening) })
 			done()
 		}, h.received)
 		done()
