@@ -97,13 +97,16 @@ func New(cfg Config) *Hub {
 	return &Hub{cfg: cfg, streams: map[*Stream]struct{}{}, out: make(chan string, outBuffer)}
 }
 
-// Start follows rs's transitions and provisions and, with a Bus, sends
-// this replica's events to the others and listens for theirs. It returns
-// once the hub listens (or its first attempt failed: it goes on trying),
-// so a stream opened after Start hears every replica.
+// Start follows rs's transitions and provisions (nil: none, for a test
+// of the hub alone) and, with a Bus, sends this replica's events to the
+// others and listens for theirs. It returns once the hub listens (or its
+// first attempt failed: it goes on trying), so a stream opened after
+// Start hears every replica.
 func (h *Hub) Start(ctx context.Context, rs *runtime.Service) {
-	h.sub = rs.Subscribe("events", h.Runtime)
-	h.unwatch = rs.WatchProvisions(h.Provision)
+	if rs != nil {
+		h.sub = rs.Subscribe("events", h.Runtime)
+		h.unwatch = rs.WatchProvisions(h.Provision)
+	}
 	if h.cfg.Bus == nil {
 		return
 	}

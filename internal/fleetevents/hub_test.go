@@ -12,9 +12,10 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.WithPostgres(m)) }
 
 func take(t *testing.T, s *Stream) Event {
 	t.Helper()
