@@ -107,6 +107,8 @@ type API struct {
 	ssh         *sshgw.Info
 	builds      *imagebuild.Builder
 	tenancy     *tenancy.Service
+	// events is the live event stream (events.go); nil until mounted.
+	events *eventsFeature
 	// previews is the preview gateway (preview.go).
 	previews *preview.Gateway
 	// console serves the web console at the paths no route or preview

@@ -52,7 +52,7 @@ func (w *wiring) httpComponent() component.Registration {
 	return component.Def[*httpServer]{
 		Name: httpName,
 		Requires: []string{storeName, accessName, metricsName, providersName, secretsName, egressName, runtimeName,
-			ledgerName, bindingsName, sessionsName, lifecycleName, sshName, previewName},
+			ledgerName, bindingsName, sessionsName, lifecycleName, sshName, previewName, eventsName},
 		Init:  w.initHTTP,
 		Start: func(ctx context.Context, h *httpServer) error { return h.start(ctx) },
 		Close: func(ctx context.Context, h *httpServer) error { return h.drain(ctx) },
@@ -90,6 +90,13 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		served = w.o.Wrap(h.api)
 	}
 	h.srv = newHTTPServer(served, h.in.logger)
+	// Event streams never end by themselves: a shutdown ends them as it
+	// begins, so that the drain waits for them no longer.
+	ev, err := component.Get[*eventsPart](ic, eventsName)
+	if err != nil {
+		return nil, err
+	}
+	h.srv.RegisterOnShutdown(ev.hub.Drain)
 	return h, nil
 }
 

@@ -390,6 +390,18 @@ type EgressDecision struct {
 // EgressDecisionList One page of egress decisions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type EgressDecisionList = List[EgressDecision]
 
+// EgressEvent The data of an `event: egress` of GET /api/v1/events: one decision of the egress proxy, with the names of its runtime's org and workspace.
+type EgressEvent struct {
+	// Embedded struct due to allOf(#/components/schemas/EgressDecision)
+	EgressDecision `yaml:",inline"`
+	// Embedded fields due to inline allOf schema
+	// Org the org's name
+	Org string `json:"org"`
+
+	// Workspace the workspace's name
+	Workspace string `json:"workspace"`
+}
+
 // Error The one JSON error body of the API.
 type Error struct {
 	// Code stable machine-readable code, e.g. runtime_has_no_sandbox
@@ -1067,6 +1079,24 @@ type RuntimeConfig struct {
 
 	// CapabilitiesJSON Sidecar capabilities: a JSON-encoded array of strings, such as "[\"computer_use\"]", each one of GET /api/capabilities' sidecar_capabilities; the sandbox sees it as SIDECAR_CAPABILITIES. 400 invalid_capabilities_json when it is not such an array, unknown_sidecar_capability for a value this installation does not offer.
 	CapabilitiesJSON string `json:"capabilities_json,omitempty"`
+}
+
+// RuntimeEvent The data of an `event: runtime` of GET /api/v1/events: a runtime's transition, or an update of what it shows (updated).
+type RuntimeEvent struct {
+	Kind string `json:"kind"`
+
+	// Org the org's name
+	Org string `json:"org"`
+
+	// Workspace the workspace's name
+	Workspace string `json:"workspace"`
+
+	// Runtime The durable agent environment of a project.
+	Runtime Runtime `json:"runtime"`
+
+	// Reason why: for killed and archived the sandbox's kill reason (reset, deleted, vanished, archived, …), for paused its pause reason (user, timeout, insufficient_credits, …), for failed the runtime's status reason; empty otherwise
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
 }
 
 // RuntimeList One page of runtimes. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
