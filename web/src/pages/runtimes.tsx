@@ -36,18 +36,18 @@ export function Runtimes() {
 function RuntimeTable({ list, onChanged }: { list: Runtime[]; onChanged: (rt: Runtime) => void }) {
   return (
     <div class="table-wrap">
-      <table aria-label="Runtimes">
+      <table class="rt-table" aria-label="Runtimes">
         <thead>
           <tr>
             <th scope="col">Project</th>
             <th scope="col">Status</th>
+            <th scope="col">Actions</th>
             <th scope="col">Pause reason</th>
             <th scope="col">Provider</th>
             <th scope="col">Image</th>
             <th scope="col">Network</th>
             <th scope="col">Expires</th>
             <th scope="col">Credits / hour</th>
-            <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
@@ -72,6 +72,9 @@ function RuntimeRow({ rt, onChanged }: { rt: Runtime; onChanged: (rt: Runtime) =
         <Status status={rt.status} />
         {rt.status_reason && <div class="muted small">{rt.status_reason}</div>}
       </td>
+      <td>
+        <RuntimeActions rt={rt} onChanged={onChanged} />
+      </td>
       <td>{rt.pause_reason || <span class="muted">—</span>}</td>
       <td>{rt.config.provider || <span class="muted">—</span>}</td>
       <td class="mono">{rt.config.image || <span class="muted">—</span>}</td>
@@ -80,9 +83,6 @@ function RuntimeRow({ rt, onChanged }: { rt: Runtime; onChanged: (rt: Runtime) =
         <Time at={rt.expires_at} />
       </td>
       <td class="num">{credits(rt.credits_per_hour)}</td>
-      <td>
-        <RuntimeActions rt={rt} onChanged={onChanged} />
-      </td>
     </tr>
   );
 }
@@ -110,7 +110,7 @@ function NewProject({ onCreated }: { onCreated: (rt: Runtime) => void }) {
           e.preventDefault();
         }}
       >
-        <TextField id="new-project-name" label="Name" value={name} required pattern="[a-z0-9][a-z0-9-]{0,62}" hint="lower-case letters, digits and dashes" onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <TextField id="new-project-name" label="Name" value={name} required pattern="[a-z0-9][a-z0-9-]{0,62}" onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         <TextField id="new-project-image" label="Image (optional)" value={image} onInput={(e) => setImage((e.target as HTMLInputElement).value)} />
         <Button kind="primary" type="submit" disabled={!name} onClick={create}>
           Create project

@@ -20,13 +20,17 @@ export function CapabilitiesTab({ rt }: { rt: Runtime }) {
   return (
     <>
       {can("admin") && <Install rt={rt} onDone={list.reload} />}
+      <h2>Bindings</h2>
+      <p class="actions">
+        <Button onClick={list.reload}>Refresh capabilities</Button>
+      </p>
       <ErrorNote error={list.error} />
       {list.data === undefined ? null : list.data.length === 0 ? (
         <Empty>No capabilities are installed on this runtime.</Empty>
       ) : (
         list.data.map((b) => <BindingCard key={b.id} b={b} rt={rt} onChanged={list.reload} />)
       )}
-      <Resolved rt={rt} />
+      <Resolved rt={rt} bindings={list.data} />
     </>
   );
 }
@@ -145,9 +149,9 @@ function Workers({ workers }: { workers: Worker[] }) {
 }
 
 // Resolved is the merged set of the enabled bindings, by kind.
-function Resolved({ rt }: { rt: Runtime }) {
+function Resolved({ rt, bindings }: { rt: Runtime; bindings?: Binding[] }) {
   const { org, ws } = useScope();
-  const r = useAsync(async () => must(await api.GET("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/resolved", { params: { path: rtParams(org, ws, rt.id) } })), [org, ws, rt.id]);
+  const r = useAsync(async () => must(await api.GET("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/resolved", { params: { path: rtParams(org, ws, rt.id) } })), [org, ws, rt.id, bindings]);
   if (r.error) return <ErrorNote error={r.error} />;
   if (!r.data) return null;
   const d = r.data;

@@ -60,15 +60,28 @@ export function actionsFor(status: string): Action[] {
   return allowed[status] ?? [];
 }
 
-const labels: Record<Action, (n: string) => string> = {
-  start: (n) => "Start " + n,
-  pause: (n) => "Pause " + n,
-  resume: (n) => "Resume " + n,
-  reset: (n) => "Reset " + n,
-  keepalive: (n) => "Keep " + n + " alive",
-};
-
-const short: Record<Action, string> = { start: "Start", pause: "Pause", resume: "Resume", reset: "Reset", keepalive: "Keep alive" };
+// label is a button's text: the action and the runtime's name, the name
+// hidden on screen (the row or the page says it) but read by a screen
+// reader, so the accessible name is "Start NAME", "Keep NAME alive"….
+function label(a: Action, name: string) {
+  const n = <span class="visually-hidden"> {name}</span>;
+  switch (a) {
+    case "start":
+      return <>Start{n}</>;
+    case "pause":
+      return <>Pause{n}</>;
+    case "resume":
+      return <>Resume{n}</>;
+    case "reset":
+      return <>Reset{n}</>;
+    case "keepalive":
+      return (
+        <>
+          Keep{n} alive
+        </>
+      );
+  }
+}
 
 // runAction runs an action on a runtime and answers the runtime after it.
 export async function runAction(org: string, ws: string, id: string, a: Action): Promise<Runtime> {
@@ -99,11 +112,11 @@ export function RuntimeActions({ rt, onChanged }: { rt: Runtime; onChanged: (rt:
         <Button
           key={a}
           kind={a === "start" || a === "resume" ? "primary" : a === "reset" ? "danger" : "plain"}
-          aria-label={labels[a](name)}
+          data-action={a}
           confirm={a === "reset" ? `Reset ${name}? Its sandbox is destroyed; the workspace volume stays.` : undefined}
           onClick={async () => onChanged(await runAction(org, ws, rt.id, a))}
         >
-          {short[a]}
+          {label(a, name)}
         </Button>
       ))}
     </span>

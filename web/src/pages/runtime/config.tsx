@@ -69,7 +69,10 @@ export function ConfigTab({ rt, onChanged }: { rt: Runtime; onChanged: (rt: Runt
   const [form, setForm] = useState(base);
   const [answer, setAnswer] = useState<Update | null>(null);
   const readOnly = !can("admin");
-  const set = (k: keyof Form) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
+  const set = (k: keyof Form) => (e: Event) => {
+    const v = (e.target as HTMLInputElement).value;
+    setForm((f) => ({ ...f, [k]: v }));
+  };
   const patch = patchOf(base, form);
   const save = async () => {
     const up = must(await api.PATCH("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}", { params: { path: rtParams(org, ws, rt.id) }, body: patch }));

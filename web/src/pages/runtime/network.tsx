@@ -92,7 +92,7 @@ function Decisions({ rt }: { rt: Runtime }) {
 function DecisionTable({ items }: { items: Decision[] }) {
   return (
     <div class="table-wrap">
-      <table aria-label="Egress decisions">
+      <table class="rt-table" aria-label="Egress decisions">
         <thead>
           <tr>
             <th scope="col">At</th>

@@ -32,7 +32,7 @@ export function PortsTab({ rt }: { rt: Runtime }) {
 function PortTable({ rt, items, onChanged }: { rt: Runtime; items: Port[]; onChanged: () => void }) {
   return (
     <div class="table-wrap">
-      <table aria-label="Ports">
+      <table class="rt-table" aria-label="Ports">
         <thead>
           <tr>
             <th scope="col">Port</th>
@@ -109,8 +109,7 @@ function PreviewLink({ rt, p }: { rt: Runtime; p: Port }) {
       <Button onClick={open}>Open port {p.port}</Button>
       {minted && (
         <a href={minted} target="_blank" rel="noopener noreferrer" class="small">
-          {" "}
-          link with token
+          Preview link of port {p.port} (with a token)
         </a>
       )}
     </>

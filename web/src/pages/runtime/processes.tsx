@@ -46,7 +46,7 @@ function Processes({ rt }: { rt: Runtime }) {
 function ProcessTable({ rt, items, onChanged }: { rt: Runtime; items: Process[]; onChanged: () => void }) {
   return (
     <div class="table-wrap">
-      <table aria-label="Processes">
+      <table class="rt-table" aria-label="Processes">
         <thead>
           <tr>
             <th scope="col">PID</th>

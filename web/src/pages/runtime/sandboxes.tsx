@@ -41,7 +41,7 @@ export function SandboxesTab({ rt }: { rt: Runtime }) {
 function SandboxTable({ items, current }: { items: Sandbox[]; current?: string }) {
   return (
     <div class="table-wrap">
-      <table aria-label="Sandboxes">
+      <table class="rt-table" aria-label="Sandboxes">
         <thead>
           <tr>
             <th scope="col">Sandbox</th>

@@ -33,7 +33,7 @@ export function SecretsTab({ rt }: { rt: Runtime }) {
     <>
       <ErrorNote error={bound.error} />
       <div class="table-wrap">
-        <table aria-label="Bound secrets">
+        <table class="rt-table" aria-label="Bound secrets">
           <thead>
             <tr>
               <th scope="col">Name</th>

@@ -44,7 +44,7 @@ function SessionTable({ items, chosen, onChoose }: { items: Session[]; chosen: s
   if (!items.length) return <Empty>No sessions yet.</Empty>;
   return (
     <div class="table-wrap">
-      <table aria-label="Sessions">
+      <table class="rt-table" aria-label="Sessions">
         <thead>
           <tr>
             <th scope="col">Title</th>
