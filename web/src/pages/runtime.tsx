@@ -32,6 +32,7 @@ const tabs: Tab[] = [
   { id: "files", label: "Files" },
 ];
 
+// RuntimePage is one runtime's page at one tab; an unknown tab shows the overview.
 export function RuntimePage({ id, tab }: { id: string; tab: string }) {
   const { org, ws } = useScope();
   const { rt, put, deleted, error } = useRuntime(org, ws, id);

@@ -9,6 +9,7 @@ import { TextField } from "./runtime/field";
 import { credits, nameOf, networkMode, RuntimeActions, runtimeURL, Status, type Runtime } from "./runtime/common";
 import { useLiveRuntimes } from "./runtime/live";
 
+// Runtimes is the workspace's runtimes page: the live table, "New project" for an admin, and "More".
 export function Runtimes() {
   const { org, ws, can } = useScope();
   const live = useLiveRuntimes(org, ws);

@@ -13,6 +13,7 @@ type Binding = Schemas["CapabilityBinding"];
 type Step = Schemas["StepResult"];
 type Worker = Schemas["WorkerStatus"];
 
+// CapabilitiesTab lists the runtime's bindings and their resolved set.
 export function CapabilitiesTab({ rt }: { rt: Runtime }) {
   const { org, ws, can } = useScope();
   const path = rtParams(org, ws, rt.id);
@@ -124,6 +125,7 @@ function Steps({ title, steps }: { title: string; steps: Step[] }) {
   );
 }
 
+// Workers are a binding's worker processes and how they are.
 function Workers({ workers }: { workers: Worker[] }) {
   if (!workers.length) return null;
   return (

@@ -56,6 +56,7 @@ const allowed: Record<string, Action[]> = {
   error: ["reset"],
 };
 
+// actionsFor are the actions a runtime in status may take.
 export function actionsFor(status: string): Action[] {
   return allowed[status] ?? [];
 }

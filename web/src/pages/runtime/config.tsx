@@ -25,6 +25,7 @@ const numberLabels: Record<(typeof numbers)[number], string> = {
   archive_after_seconds: "Archive after paused (seconds; 0 = default)",
 };
 
+// lines are the non-empty, trimmed lines of s.
 function lines(s: string) {
   return s
     .split("\n")
@@ -32,11 +33,13 @@ function lines(s: string) {
     .filter(Boolean);
 }
 
+// rules are the runtime's allow or deny rules.
 function rules(rt: Runtime, which: "allow" | "deny"): string[] {
   const n = rt.config.network as { allow?: string[]; deny?: string[] } | string | undefined;
   return typeof n === "object" && n ? (n[which] ?? []) : [];
 }
 
+// formOf is the form showing rt's config.
 function formOf(rt: Runtime): Form {
   const c = rt.config;
   const f = { image: c.image ?? "", rootfs: c.rootfs ?? "readonly", user: c.user ?? "user", mode: networkMode(rt) } as Form;
@@ -63,6 +66,7 @@ export function patchOf(a: Form, b: Form): Patch {
   return p;
 }
 
+// ConfigTab is the config form and the answer of its last save.
 export function ConfigTab({ rt, onChanged }: { rt: Runtime; onChanged: (rt: Runtime) => void }) {
   const { org, ws, can } = useScope();
   const [base, setBase] = useState(() => formOf(rt));

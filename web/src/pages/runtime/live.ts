@@ -14,6 +14,7 @@ const maxPages = 5;
 
 type Page = { items: Runtime[]; next: string };
 
+// loadPages reads up to pages pages of runtimes from cursor.
 async function loadPages(org: string, ws: string, cursor: string, pages: number): Promise<Page> {
   const items: Runtime[] = [];
   let next = cursor;
@@ -44,6 +45,7 @@ export function applyEvent(list: Runtime[], ev: RuntimeEvent): Runtime[] {
   return merge(list, ev.runtime);
 }
 
+// useLiveRuntimes is the workspace's runtimes, kept current, with more() for the next page and put() for an action's answer.
 export function useLiveRuntimes(org: string, ws: string) {
   const [list, setList] = useState<Runtime[]>([]);
   const [next, setNext] = useState("");

@@ -16,6 +16,7 @@ type EgressEvent = Decision & { org: string; workspace: string };
 // keepDecisions bounds how many decisions the tab holds.
 const keepDecisions = 500;
 
+// ruleList shows the runtime's allow or deny rules.
 function ruleList(rt: Runtime, which: "allow" | "deny") {
   const n = rt.config.network as { allow?: string[]; deny?: string[] } | string | undefined;
   const l = typeof n === "object" && n ? (n[which] ?? []) : [];
@@ -31,6 +32,7 @@ function ruleList(rt: Runtime, which: "allow" | "deny") {
   );
 }
 
+// NetworkTab shows the rules and the decisions.
 export function NetworkTab({ rt }: { rt: Runtime }) {
   return (
     <>
@@ -77,6 +79,7 @@ function useDecisions(id: string) {
   return { items, next, more, error: first.error, loading: first.loading && !first.data };
 }
 
+// Decisions is the live list of egress decisions, with older ones on demand.
 function Decisions({ rt }: { rt: Runtime }) {
   const d = useDecisions(rt.id);
   return (
@@ -89,6 +92,7 @@ function Decisions({ rt }: { rt: Runtime }) {
   );
 }
 
+// DecisionTable is one decision a row, newest first.
 function DecisionTable({ items }: { items: Decision[] }) {
   return (
     <div class="table-wrap">

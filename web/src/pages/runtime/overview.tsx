@@ -22,6 +22,7 @@ export function seconds(s?: number) {
   return `${s} s`;
 }
 
+// Overview is the runtime's fields and its capability problems.
 export function Overview({ rt }: { rt: Runtime }) {
   const c = rt.config;
   return (

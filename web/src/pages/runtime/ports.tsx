@@ -11,6 +11,7 @@ import { rtParams, type Runtime } from "./common";
 
 type Port = Schemas["Port"];
 
+// PortsTab lists the ports (member; it reads the sandbox).
 export function PortsTab({ rt }: { rt: Runtime }) {
   const { org, ws, can } = useScope();
   const list = useAsync(
@@ -29,6 +30,7 @@ export function PortsTab({ rt }: { rt: Runtime }) {
   );
 }
 
+// PortTable is one port a row.
 function PortTable({ rt, items, onChanged }: { rt: Runtime; items: Port[]; onChanged: () => void }) {
   return (
     <div class="table-wrap">

@@ -11,6 +11,7 @@ type Process = Schemas["Process"];
 
 const signals = ["TERM", "INT", "HUP", "KILL", "QUIT", "USR1", "USR2", "STOP", "CONT"];
 
+// ProcessesTab shows the processes when the role and the status allow.
 export function ProcessesTab({ rt }: { rt: Runtime }) {
   const { can } = useScope();
   if (!can("member")) return <p class="muted">Seeing a runtime's processes needs the member role.</p>;
@@ -18,6 +19,7 @@ export function ProcessesTab({ rt }: { rt: Runtime }) {
   return <Processes rt={rt} />;
 }
 
+// Processes lists the processes, with "kill all".
 function Processes({ rt }: { rt: Runtime }) {
   const { org, ws } = useScope();
   const path = rtParams(org, ws, rt.id);
@@ -43,6 +45,7 @@ function Processes({ rt }: { rt: Runtime }) {
   );
 }
 
+// ProcessTable is one process a row, a running one with its signal control.
 function ProcessTable({ rt, items, onChanged }: { rt: Runtime; items: Process[]; onChanged: () => void }) {
   return (
     <div class="table-wrap">

@@ -8,11 +8,13 @@ import { credits, type Runtime } from "./common";
 
 type Sandbox = Schemas["Sandbox"];
 
+// page is one page of the runtime's ledger rows.
 async function page(org: string, runtime: string, cursor: string) {
   const query = cursor ? { runtime_id: runtime, limit: 100, cursor } : { runtime_id: runtime, limit: 100 };
   return must(await api.GET("/api/v1/org/{org}/sandboxes", { params: { path: { org }, query } }));
 }
 
+// SandboxesTab lists the runtime's ledger rows, reloaded when its status changes.
 export function SandboxesTab({ rt }: { rt: Runtime }) {
   const { org } = useScope();
   // The current sandbox's row changes with the runtime's status.
@@ -38,6 +40,7 @@ export function SandboxesTab({ rt }: { rt: Runtime }) {
   );
 }
 
+// SandboxTable is one ledger row a row.
 function SandboxTable({ items, current }: { items: Sandbox[]; current?: string }) {
   return (
     <div class="table-wrap">

@@ -24,6 +24,7 @@ async function resolve(org: string, ws: string, ref: string): Promise<Bound> {
   }
 }
 
+// SecretsTab lists the secrets the runtime's config binds.
 export function SecretsTab({ rt }: { rt: Runtime }) {
   const { org, ws } = useScope();
   const refs = rt.config.secrets ?? [];
@@ -55,6 +56,7 @@ export function SecretsTab({ rt }: { rt: Runtime }) {
   );
 }
 
+// SecretRow is one bound secret's metadata, or why it was not found.
 function SecretRow({ b }: { b: Bound }) {
   const s = b.secret;
   return (

@@ -12,6 +12,7 @@ import { Transcript } from "./transcript";
 
 type Session = Schemas["Session"];
 
+// SessionsTab is the sessions, the prompt box and the transcript shown.
 export function SessionsTab({ rt }: { rt: Runtime }) {
   const { org, ws, can } = useScope();
   const path = rtParams(org, ws, rt.id);
@@ -40,6 +41,7 @@ export function SessionsTab({ rt }: { rt: Runtime }) {
   );
 }
 
+// SessionTable is one session a row; its title chooses it.
 function SessionTable({ items, chosen, onChoose }: { items: Session[]; chosen: string | null; onChoose: (id: string) => void }) {
   if (!items.length) return <Empty>No sessions yet.</Empty>;
   return (

@@ -3,6 +3,7 @@
 import { Time } from "../../ui";
 import type { SessionEvent } from "./stream";
 
+// Transcript is the list of a session's events; live announces new ones.
 export function Transcript({ events, live }: { events: SessionEvent[]; live?: boolean }) {
   if (!events.length) return <p class="muted">No events yet.</p>;
   return (

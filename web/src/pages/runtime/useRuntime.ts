@@ -6,6 +6,7 @@ import { listen } from "../../events";
 import { useAsync } from "../../ui";
 import { newer, rtParams, type Runtime, type RuntimeEvent } from "./common";
 
+// useRuntime is the runtime id, kept current, put() for an action's answer, and whether it was deleted.
 export function useRuntime(org: string, ws: string, id: string) {
   const got = useAsync(
     async () => must(await api.GET("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}", { params: { path: rtParams(org, ws, id) } })),
