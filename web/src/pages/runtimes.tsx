@@ -4,8 +4,7 @@ import { useState } from "preact/hooks";
 import { api, must } from "../api/client";
 import { Link } from "../router";
 import { useScope } from "../session";
-import { Button, Empty, ErrorNote, Page, Time } from "../ui";
-import { TextField } from "./runtime/field";
+import { Button, Empty, ErrorNote, Field, Page, Time } from "../ui";
 import { credits, nameOf, networkMode, RuntimeActions, runtimeURL, Status, type Runtime } from "./runtime/common";
 import { useLiveRuntimes } from "./runtime/live";
 
@@ -111,8 +110,8 @@ function NewProject({ onCreated }: { onCreated: (rt: Runtime) => void }) {
           e.preventDefault();
         }}
       >
-        <TextField id="new-project-name" label="Name" value={name} required pattern="[a-z0-9][a-z0-9-]{0,62}" onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <TextField id="new-project-image" label="Image (optional)" value={image} onInput={(e) => setImage((e.target as HTMLInputElement).value)} />
+        <Field id="new-project-name" label="Name" value={name} required pattern="[a-z0-9][a-z0-9-]{0,62}" onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <Field id="new-project-image" label="Image (optional)" value={image} onInput={(e) => setImage((e.target as HTMLInputElement).value)} />
         <Button kind="primary" type="submit" disabled={!name} onClick={create}>
           Create project
         </Button>

@@ -5,8 +5,7 @@
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
-import { Button, Empty, ErrorNote, Time, useAsync } from "../../ui";
-import { TextField } from "./field";
+import { Button, Empty, ErrorNote, Field, Time, useAsync } from "../../ui";
 import { rtParams, type Runtime } from "./common";
 
 type Binding = Schemas["CapabilityBinding"];
@@ -50,8 +49,8 @@ function Install({ rt, onDone }: { rt: Runtime; onDone: () => void }) {
   };
   return (
     <form class="inline" aria-label="Install a capability" onSubmit={(e) => e.preventDefault()}>
-      <TextField id="cap-name" label="Capability" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-      <TextField id="cap-version" label="Version (optional)" value={version} onInput={(e) => setVersion((e.target as HTMLInputElement).value)} />
+      <Field id="cap-name" label="Capability" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+      <Field id="cap-version" label="Version (optional)" value={version} onInput={(e) => setVersion((e.target as HTMLInputElement).value)} />
       <Button kind="primary" type="submit" disabled={!name} onClick={install}>
         Install
       </Button>

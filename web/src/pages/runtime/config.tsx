@@ -4,8 +4,7 @@
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
-import { Button } from "../../ui";
-import { TextField } from "./field";
+import { Button, Field } from "../../ui";
 import { networkMode, rtParams, type Runtime } from "./common";
 
 type Patch = Schemas["RuntimePatch"];
@@ -91,9 +90,9 @@ export function ConfigTab({ rt, onChanged }: { rt: Runtime; onChanged: (rt: Runt
       {readOnly && <p class="muted">Read-only: changing a runtime's config needs the admin role.</p>}
       <fieldset disabled={readOnly}>
         <legend>Sandbox</legend>
-        <TextField id="cfg-image" label="Image" value={form.image} onInput={set("image")} />
+        <Field id="cfg-image" label="Image" value={form.image} onInput={set("image")} />
         {numbers.map((k) => (
-          <TextField id={"cfg-" + k} label={numberLabels[k]} type="number" min="0" value={form[k]} onInput={set(k)} />
+          <Field id={"cfg-" + k} label={numberLabels[k]} type="number" min="0" value={form[k]} onInput={set(k)} />
         ))}
         <Choice id="cfg-rootfs" label="Root filesystem" value={form.rootfs} options={["readonly", "writable"]} onChange={set("rootfs")} />
         <Choice id="cfg-user" label="User" value={form.user} options={["user", "root"]} onChange={set("user")} />

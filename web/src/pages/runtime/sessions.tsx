@@ -4,8 +4,7 @@
 import { useRef, useState } from "preact/hooks";
 import { api, failed, must, type ApiError, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
-import { Button, Empty, ErrorNote, Time, useAsync } from "../../ui";
-import { TextField } from "./field";
+import { Button, Empty, ErrorNote, Field, Time, useAsync } from "../../ui";
 import { rtParams, type Runtime } from "./common";
 import { streamPrompt, type SessionEvent } from "./stream";
 import { Transcript } from "./transcript";
@@ -122,7 +121,7 @@ function PromptBox({ rt, session, onStream, onEnded, onNew }: PromptProps) {
         <label for="prompt-text">{session ? "Prompt (continues the chosen session)" : "Prompt (starts a new session)"}</label>
         <textarea id="prompt-text" rows={4} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
       </div>
-      <TextField id="prompt-harness" label="Harness (optional)" value={harness} onInput={(e) => setHarness((e.target as HTMLInputElement).value)} />
+      <Field id="prompt-harness" label="Harness (optional)" value={harness} onInput={(e) => setHarness((e.target as HTMLInputElement).value)} />
       <p class="actions">
         <Button kind="primary" type="submit" disabled={busy || !text.trim()} onClick={send}>
           Send prompt
