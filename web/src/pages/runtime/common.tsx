@@ -8,14 +8,7 @@ import { Button } from "../../ui";
 export type Runtime = Schemas["Runtime"];
 
 // RuntimeEvent is the data of a "runtime" event of the fleet's stream.
-export type RuntimeEvent = {
-  kind: string;
-  org: string;
-  workspace: string;
-  runtime: Runtime;
-  reason?: string;
-  at?: string;
-};
+export type RuntimeEvent = Schemas["RuntimeEvent"];
 
 // rtParams are the path parameters of a runtime's routes.
 export function rtParams(org: string, ws: string, id: string) {

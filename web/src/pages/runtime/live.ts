@@ -58,7 +58,7 @@ export function useLiveRuntimes(org: string, ws: string) {
   useEffect(
     () =>
       listen("runtime", (e) => {
-        const ev = e.data as RuntimeEvent;
+        const ev = e.data;
         if (!ev?.runtime || ev.org !== org || ev.workspace !== ws) return;
         setList((l) => applyEvent(l, ev));
       }),

@@ -10,8 +10,6 @@ import { Prop } from "./overview";
 
 type Decision = Schemas["EgressDecision"];
 
-// EgressEvent is the data of an "egress" event of the fleet's stream.
-type EgressEvent = Decision & { org: string; workspace: string };
 
 // keepDecisions bounds how many decisions the tab holds.
 const keepDecisions = 500;
@@ -65,7 +63,7 @@ function useDecisions(id: string) {
   useEffect(
     () =>
       listen("egress", (e) => {
-        const d = e.data as EgressEvent;
+        const d = e.data;
         if (!d || d.runtime_id !== id || d.org !== org || d.workspace !== ws) return;
         setItems((l) => (l.some((x) => x.id === d.id) ? l : [d, ...l].slice(0, keepDecisions)));
       }),

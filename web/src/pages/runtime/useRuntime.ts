@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, must } from "../../api/client";
 import { listen } from "../../events";
 import { useAsync } from "../../ui";
-import { newer, rtParams, type Runtime, type RuntimeEvent } from "./common";
+import { newer, rtParams, type Runtime } from "./common";
 
 // useRuntime is the runtime id, kept current, put() for an action's answer, and whether it was deleted.
 export function useRuntime(org: string, ws: string, id: string) {
@@ -32,7 +32,7 @@ export function useRuntime(org: string, ws: string, id: string) {
   useEffect(
     () =>
       listen("runtime", (e) => {
-        const ev = e.data as RuntimeEvent;
+        const ev = e.data;
         if (!ev?.runtime || ev.runtime.id !== id || ev.org !== org || ev.workspace !== ws) return;
         if (ev.kind === "deleted") setDeleted(true);
         else put(ev.runtime);
