@@ -118,18 +118,13 @@ func journalEntry(r litedb.CreditJournal) store.JournalEntry {
 }
 
 // journalPage is a page of entries fetched with limit+1 rows: at most
-// limit of them, and the cursor for the next page ("" when this is the
-// last).
+// limit of them, and the cursor for the next page (dialect.SeqPage).
 func journalPage(rows []litedb.CreditJournal, limit int) ([]store.JournalEntry, string) {
 	out := make([]store.JournalEntry, len(rows))
 	for i, r := range rows {
 		out[i] = journalEntry(r)
 	}
-	if len(out) <= limit {
-		return out, ""
-	}
-	out = out[:limit]
-	return out, dialect.SeqCursor(out[limit-1])
+	return dialect.SeqPage(out, limit)
 }
 
 // appendEntry inserts e and sets its Seq. A used idempotency key is
