@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/shim/shimtest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -91,4 +93,20 @@ func rawGet(t *testing.T, env *servertest.Env, host, path string, hdr ...string)
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestConsoleSameSitePreviewsWarned: a server whose preview hosts share a
+// site with the console (here the preview domain is its own host) warns
+// at its start; one with previews elsewhere does not.
+func TestConsoleSameSitePreviewsWarned(t *testing.T) {
+	for _, c := range []struct {
+		domain string
+		warn   bool
+	}{{"127.0.0.1", true}, {"previews.example", false}} {
+		var logs testenv.Buffer
+		servertest.New(t, servertest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Preview: api.Preview{Domain: c.domain}})
+		if got := strings.Contains(logs.String(), "preview hosts share a site with the console"); got != c.warn {
+			t.Errorf("preview domain %q: warned %v, want %v:\n%s", c.domain, got, c.warn, logs.String())
+		}
+	}
 }
