@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/console"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -57,5 +60,21 @@ func TestConsoleNotOnPreviews(t *testing.T) {
 	a = previewCall(t, env, host, "/", withKey)
 	if a.status != 200 || a.header.Get("Content-Security-Policy") == console.Policy || string(a.body) != `<p>app</p><!-- cookie="app=1" -->` {
 		t.Fatalf("preview host: %s", a)
+	}
+}
+
+// TestConsoleSameSitePreviewsWarned: a server whose preview hosts share a
+// site with the console (here the preview domain is its own host) warns
+// at its start; one with previews elsewhere does not.
+func TestConsoleSameSitePreviewsWarned(t *testing.T) {
+	for _, c := range []struct {
+		domain string
+		warn   bool
+	}{{"127.0.0.1", true}, {"previews.example", false}} {
+		var logs testenv.Buffer
+		servertest.New(t, servertest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Preview: api.Preview{Domain: c.domain}})
+		if got := strings.Contains(logs.String(), "preview hosts share a site with the console"); got != c.warn {
+			t.Errorf("preview domain %q: warned %v, want %v:\n%s", c.domain, got, c.warn, logs.String())
+		}
 	}
 }

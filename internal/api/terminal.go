@@ -170,8 +170,9 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	}
 	s := &termSession{a: a, term: term, started: at != nil}
 	defer s.end()
-	// The API authenticates with a bearer header, which a browser cannot
-	// send cross-site, so the Origin check adds nothing; it stays on.
+	// The console's cookie also authenticates this upgrade: the door held
+	// it to this server's own Origin and Sec-Fetch-Site (consoleRequest).
+	// Accept's own Origin check (the Host's) stays on beside it.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
 	if err != nil {
 		// Accept answered the client.
