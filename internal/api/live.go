@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -18,6 +19,12 @@ type live struct {
 	m    map[uint64]liveStream
 }
 
+// errStreamCut is the cause of a live stream's context when its caller's
+// credential was revoked or signed out, or its membership ended or
+// lowered (live.end): a terminal it opened is closed, not left to the
+// agent's grace.
+var errStreamCut = errors.New("the credential that opened the stream no longer holds")
+
 type liveStream struct {
 	cred string // "key:<id>" or "session:<id>"
 	// via is the console session it came through ("session:<id>"), or
@@ -25,13 +32,13 @@ type liveStream struct {
 	via    string
 	org    string
 	user   string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
 
 // open returns a context for a stream of the caller of r in org, and a
 // func to call when the stream ends.
 func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
@@ -41,20 +48,20 @@ func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.
 	n := l.next
 	l.m[n] = liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
 	return ctx, func() {
-		cancel()
+		cancel(nil)
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		delete(l.m, n)
 	}
 }
 
-// end cancels the streams match picks.
+// end cancels the streams match picks, with errStreamCut.
 func (l *live) end(match func(s liveStream) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range l.m {
 		if match(s) {
-			s.cancel()
+			s.cancel(errStreamCut)
 		}
 	}
 }

@@ -34,9 +34,10 @@ func readTerminal(t *testing.T, r io.Reader, want string) string {
 	return got.String()
 }
 
-// droppableClient returns a client of env and a func that drops its
-// connections, as a network failure would: no close reaches the server.
-func droppableClient(t *testing.T, env *servertest.Env) (*client.Client, func()) {
+// droppableClient returns a client of the server at url with key, and a
+// func that drops its connections, as a network failure would: no close
+// reaches the server.
+func droppableClient(t *testing.T, url, key string) (*client.Client, func()) {
 	var (
 		mu    sync.Mutex
 		conns []net.Conn
@@ -51,7 +52,7 @@ func droppableClient(t *testing.T, env *servertest.Env) (*client.Client, func())
 		}
 		return c, err
 	}}}
-	sdk, err := client.New(env.URL, env.Key, client.WithHTTPClient(hc))
+	sdk, err := client.New(url, key, client.WithHTTPClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestTerminalReattach(t *testing.T) {
 	env.Must(t, 200, "POST", aPath+"/start", nil)
 	env.Must(t, 200, "POST", aPath+"/pause", nil)
 	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+b.RuntimeID+"/start", nil)
-	sdk, dropLinks := droppableClient(t, env)
+	sdk, dropLinks := droppableClient(t, env.URL, env.Key)
 
 	// Opening the terminal of a paused runtime wakes it.
 	first, err := sdk.Terminal(t.Context(), "acme", "dev", a.RuntimeID, client.TerminalOptions{Argv: []string{"sh"}})
