@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -177,7 +178,10 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return a.terminalRefused(err)
 	}
-	s := &termSession{a: a, term: term, started: at != nil, ctx: ctx}
+	if at != nil {
+		a.live.unpark(at.id)
+	}
+	s := &termSession{a: a, term: term, started: at != nil, ctx: ctx, park: a.terminalParker(r, c, rt.ID, term.TerminalID())}
 	defer s.end()
 	defer context.AfterFunc(ctx, s.cut)()
 	// The API authenticates with a bearer header, which a browser cannot
@@ -235,6 +239,23 @@ func (a *API) terminalRefused(err error) error {
 	return err
 }
 
+// terminalParker returns what keeps in live a terminal the caller of r
+// leaves detached, so that ending their credential or membership closes it
+// too: re-attached through the agent client c, then closed.
+func (a *API) terminalParker(r *http.Request, c *agentconn.Client, scope, termID string) func() {
+	id, org := identity(r), access(r).Org.ID
+	return func() {
+		a.live.park(id, org, termID, a.now(), func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			// Gone already (its grace over, re-attached and closed): nothing to do.
+			if t, err := c.AttachTerminal(ctx, scope, termID, 0); err == nil {
+				_ = t.Close()
+			}
+		})
+	}
+}
+
 // termSession joins a WebSocket and an agent terminal.
 type termSession struct {
 	a    *API
@@ -243,6 +264,8 @@ type termSession struct {
 	// ctx is the session's: it ends with the session, or at once when the
 	// caller's credential is revoked (errStreamCut).
 	ctx context.Context
+	// park keeps the terminal in live once it is detached.
+	park func()
 	// closing is set when the client asked to end the terminal.
 	closing atomic.Bool
 	// started is set once the client knows the terminal's id.
@@ -260,10 +283,14 @@ func (s *termSession) cut() {
 		return
 	}
 	s.term.Detach()
+	if !errors.Is(context.Cause(s.ctx), errStreamCut) {
+		s.park()
+	}
 }
 
 // end ends the session: the terminal too once it has exited or the client
-// closed it; otherwise it is left to the agent's grace, to be re-attached.
+// closed it; otherwise it is left to the agent's grace, to be re-attached,
+// and parked in live.
 // A cut already under way (cut) is waited for.
 func (s *termSession) end() {
 	if _, exited := s.term.Exit(); exited || s.closing.Load() || !s.started {

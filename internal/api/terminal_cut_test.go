@@ -108,6 +108,44 @@ func TestTerminalEndsWithItsCredential(t *testing.T) {
 	wantTerminalClosed(t, env, rt, tm.PID, tm.TerminalID)
 }
 
+// TestDetachedTerminalEndsWithItsCredential: a terminal whose link
+// dropped, waiting in its grace (an hour here), is closed when the key
+// that opened it is revoked.
+func TestDetachedTerminalEndsWithItsCredential(t *testing.T) {
+	// One terminal per user, so that bob's next one shows the server has
+	// ended the session of his dropped one.
+	env, a, b := terminalEnv(t, shim.Options{TerminalGrace: time.Hour}, api.Limits{TerminalsPerUser: 1})
+	bob := consoleMember(t, env, "bob@example.com", "member")
+	sdk, drop := droppableClient(t, env.URL, bob.Key)
+	tm, err := sdk.Terminal(t.Context(), "acme", "dev", a, client.TerminalOptions{Argv: []string{"sleep", "1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop()
+	waitPlace(t, sdk, b)
+
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/keys/"+bob.ID, nil)
+	wantTerminalClosed(t, env, a, tm.PID, tm.TerminalID)
+}
+
+// waitPlace waits until sdk's user may open a terminal on runtime rt
+// (opening and closing one), that is, until the server has ended the
+// sessions of their terminals whose links dropped.
+func waitPlace(t *testing.T, sdk *client.Client, rt string) {
+	t.Helper()
+	testenv.Eventually(t, func() error {
+		tb, err := sdk.Terminal(t.Context(), "acme", "dev", rt, client.TerminalOptions{Argv: []string{"true"}})
+		if err != nil {
+			if !client.IsCode(err, "too_many_terminals_per_user") {
+				t.Fatalf("waiting for a place: %v", err)
+			}
+			return fmt.Errorf("a dropped terminal still holds its user's place: %w", err)
+		}
+		_, _ = io.Copy(io.Discard, tb)
+		return tb.Close()
+	})
+}
+
 // TestTerminalEndsWithItsConsoleSession: signing out of the console
 // closes the terminals opened through its session at once.
 func TestTerminalEndsWithItsConsoleSession(t *testing.T) {
@@ -157,17 +195,7 @@ func TestTerminalCapCountsDetached(t *testing.T) {
 		}
 		dropped = append(dropped, tm)
 		drop()
-		testenv.Eventually(t, func() error {
-			tb, err := sdk.Terminal(t.Context(), "acme", "dev", b, client.TerminalOptions{Argv: []string{"true"}})
-			if err != nil {
-				if !client.IsCode(err, "too_many_terminals_per_user") {
-					t.Fatalf("waiting for %s's place: %v", who, err)
-				}
-				return fmt.Errorf("%s's dropped terminal still holds their place: %w", who, err)
-			}
-			_, _ = io.Copy(io.Discard, tb)
-			return tb.Close()
-		})
+		waitPlace(t, sdk, b)
 	}
 	admin := adminClient(t, env)
 	// Both dropped terminals wait for a re-attach: runtime a is full.
