@@ -29,6 +29,19 @@ func agentEnv(t *testing.T) *servertest.Env {
 	return env
 }
 
+// droppableClient returns a client of the server at url with key, and a
+// func that drops its connections, as a network failure would: no close
+// reaches the server.
+func droppableClient(t *testing.T, url, key string) (*client.Client, func()) {
+	t.Helper()
+	tr, drop := testenv.DroppableTransport(t)
+	sdk, err := client.New(url, key, client.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdk, drop
+}
+
 // TestTerminalReattach runs terminals against a real agent (in this
 // process) behind two runtimes of the fake provider: opening one wakes a
 // paused runtime; a dropped link leaves the terminal to be re-attached
@@ -42,11 +55,7 @@ func TestTerminalReattach(t *testing.T) {
 	env.Must(t, 200, "POST", aPath+"/start", nil)
 	env.Must(t, 200, "POST", aPath+"/pause", nil)
 	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+b.RuntimeID+"/start", nil)
-	tr, dropLinks := testenv.DroppableTransport(t)
-	sdk, err := client.New(env.URL, env.Key, client.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdk, dropLinks := droppableClient(t, env.URL, env.Key)
 
 	// Opening the terminal of a paused runtime wakes it.
 	first, err := sdk.Terminal(t.Context(), "acme", "dev", a.RuntimeID, client.TerminalOptions{Argv: []string{"sh"}})
