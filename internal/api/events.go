@@ -104,7 +104,8 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request) error {
 // each event, its answers kept for decisionTTL.
 type eventScope struct {
 	a *API
-	// cred names the stream's credential; p is what it carries, as of
+	// cred names the stream's credential as presented (a console
+	// session, not the key behind it); p is what it carries, as of
 	// checked.
 	cred    string
 	p       auth.Identity
@@ -127,7 +128,7 @@ type seenScope struct {
 // the access service as a path's are: one the caller may not see is not
 // found.
 func (a *API) eventScopeOf(r *http.Request, id auth.Identity) (*eventScope, error) {
-	es := &eventScope{a: a, cred: id.Credential(), p: id, checked: a.now(), seen: map[[2]string]seenScope{}}
+	es := &eventScope{a: a, cred: id.Presented(), p: id, checked: a.now(), seen: map[[2]string]seenScope{}}
 	q := r.URL.Query()
 	org, ws := q.Get("org"), q.Get("workspace")
 	if org == "" && ws != "" {

@@ -40,7 +40,14 @@ const streamTimeout = 30 * time.Second
 // answer 200.
 func openEvents(t *testing.T, url, key, query string) *sseStream {
 	t.Helper()
-	resp, cancel := getEvents(t, url, key, query)
+	return openEventsWith(t, url, query, bearer(key))
+}
+
+// openEventsWith opens the event stream of url with query, as the request
+// auth says; it must answer 200.
+func openEventsWith(t *testing.T, url, query string, auth func(*http.Request)) *sseStream {
+	t.Helper()
+	resp, cancel := getEventsWith(t, url, query, auth)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		cancel()
 		t.Fatalf("GET /api/v1/events%s = %d %s", query, resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -58,14 +65,32 @@ func openEvents(t *testing.T, url, key, query string) *sseStream {
 // getEvents sends GET /api/v1/events as key ("" none).
 func getEvents(t *testing.T, url, key, query string) (*http.Response, context.CancelFunc) {
 	t.Helper()
+	return getEventsWith(t, url, query, bearer(key))
+}
+
+// bearer presents key ("" none) on a request.
+func bearer(key string) func(*http.Request) {
+	return func(req *http.Request) {
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+}
+
+// withCookie presents a console session's cookie on a request.
+func withCookie(b *browser) func(*http.Request) {
+	return func(req *http.Request) { req.AddCookie(&http.Cookie{Name: "paddock_console", Value: b.cookie}) }
+}
+
+// getEventsWith sends GET /api/v1/events with query, as auth says.
+func getEventsWith(t *testing.T, url, query string, auth func(*http.Request)) (*http.Response, context.CancelFunc) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", url+"/api/v1/events"+query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	auth(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
@@ -125,12 +150,13 @@ func (s *sseStream) next(match func(sseEvent) bool, saw ...func(sseEvent)) sseEv
 // waitEnded fails the test unless the stream ends in time.
 func (s *sseStream) waitEnded() {
 	s.t.Helper()
+	deadline := time.After(streamTimeout)
 	for {
 		select {
 		case <-s.in:
 		case <-s.ended:
 			return
-		case <-time.After(streamTimeout):
+		case <-deadline:
 			s.t.Fatal("the event stream did not end")
 		}
 	}
@@ -419,6 +445,26 @@ func TestEventsEndWithTheCredential(t *testing.T) {
 	cancel()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a revoked key's new stream = %d", resp.StatusCode)
+	}
+}
+
+// TestEventsEndWithTheConsoleSession: a stream opened with a console
+// session's cookie lives no longer than the session, though the key it
+// was opened with still holds: it ends when the session expires (the
+// server's clock moves past it), as it would on any replica.
+func TestEventsEndWithTheConsoleSession(t *testing.T) {
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	env := servertest.New(t, servertest.Options{Now: now, EventHeartbeat: 20 * time.Millisecond})
+	w := newEventsWorld(t, env)
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: w.admin.Key})
+	s := openEventsWith(t, env.URL, "", withCookie(b))
+	s.next(func(e sseEvent) bool { return e.comment == "heartbeat" })
+	offset.Add(int64(25 * time.Hour))
+	s.waitEnded()
+	openEvents(t, env.URL, w.admin.Key, "") // the key holds
+	if resp := first(b.do(t, "GET", "/api/v1/console/session", nil)); resp.Status != http.StatusUnauthorized {
+		t.Errorf("the expired session = %d", resp.Status)
 	}
 }
 
