@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/fleetevents"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
@@ -567,4 +571,89 @@ func TestEventsOfASession(t *testing.T) {
 	s.next(isRuntime(t, w.devRT, "running"), never(t, "dev's viewer by wallet", w.otherRT, w.opsRT, w.other.ID))
 	env.MustKey(t, sess.Token, 204, "DELETE", "/api/auth/session", nil)
 	s.waitEnded()
+}
+
+// TestEventsCapped: a user holds at most 8 streams open (the default,
+// a console tab each); one more answers 429 event_streams_capped with
+// Retry-After, another user's are not counted against it, and ending a
+// stream frees its place.
+func TestEventsCapped(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	w := newEventsWorld(t, env)
+	var open []*sseStream
+	for range api.DefaultEventStreamsPerUser {
+		open = append(open, openEvents(t, env.URL, w.viewer.Key, ""))
+	}
+	resp, cancel := getEvents(t, env.URL, w.viewer.Key, "")
+	var e client.Error
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if resp.StatusCode != http.StatusTooManyRequests || e.Code != "event_streams_capped" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("one stream over the cap = %d %+v Retry-After %q", resp.StatusCode, e, resp.Header.Get("Retry-After"))
+	}
+	openEvents(t, env.URL, w.admin.Key, "") // another user's
+
+	open[0].cancel()
+	testenv.Eventually(t, func() error {
+		resp, cancel := getEvents(t, env.URL, w.viewer.Key, "")
+		defer cancel()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("a stream after one ended = %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// TestEventsEgressThrottled: a runtime whose egress decisions come
+// faster than the streams take them (20 a second by default) reaches the
+// streams with 20 in a burst; the rest are counted, and the runtime's
+// next decision let through says how many were suppressed.
+func TestEventsEgressThrottled(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	w := newEventsWorld(t, env)
+	s := openEvents(t, env.URL, w.admin.Key, "")
+	decide := func(host string) {
+		env.Events.Egress(store.EgressDecision{ID: uuid.NewString(), OrgID: w.acme.ID, WorkspaceID: w.dev.ID, RuntimeID: w.devRT,
+			At: time.Now(), Allowed: true, Reason: "allowed", Method: "CONNECT", Host: host, Port: 443})
+	}
+	const flood = 500
+	for range flood {
+		decide("flood.test")
+	}
+	egress := func(e sseEvent) client.EgressEvent {
+		var eg client.EgressEvent
+		if err := json.Unmarshal([]byte(e.data), &eg); err != nil {
+			t.Fatal(err)
+		}
+		return eg
+	}
+	heard, tries := 0, 0
+	testenv.Eventually(t, func() error {
+		decide("after.test")
+		tries++
+		for {
+			select {
+			case e := <-s.in:
+				if e.name != "egress" {
+					continue
+				}
+				eg := egress(e)
+				if eg.Host == "flood.test" {
+					heard++
+					continue
+				}
+				if heard == flood || eg.Suppressed != int64(flood-heard+tries-1) {
+					t.Fatalf("the decision after the flood says %d suppressed; heard %d of %d, %d tries", eg.Suppressed, heard, flood, tries)
+				}
+				return nil
+			case <-time.After(50 * time.Millisecond):
+				return errors.New("no decision let through yet")
+			}
+		}
+	})
+	if heard < fleetevents.DefaultEgressPerSecond {
+		t.Errorf("the streams heard %d of the flood, less than a burst", heard)
+	}
 }
