@@ -81,7 +81,13 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, end := a.live.open(r.Context(), id, liveOrg)
 	defer end()
-	s := a.events.hub.Open()
+	// The hub offers a stream only the events of the org it is narrowed
+	// to, or of its key's org; sees decides each one still.
+	hubOrg := liveOrg
+	if es.orgID == "" && id.Installation {
+		hubOrg = ""
+	}
+	s := a.events.hub.Open(hubOrg)
 	defer s.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

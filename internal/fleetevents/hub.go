@@ -87,7 +87,7 @@ type Hub struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	streams map[*Stream]struct{}
+	streams map[string]map[*Stream]struct{} // by org ("": every org)
 	closed  bool
 
 	egress *throttle
@@ -112,7 +112,7 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{cfg: cfg, streams: map[*Stream]struct{}{}, out: make(chan string, outBuffer),
+	return &Hub{cfg: cfg, streams: map[string]map[*Stream]struct{}{}, out: make(chan string, outBuffer),
 		egress: newThrottle(cfg.EgressPerSecond, cfg.Now), heard: map[string]uint64{}}
 }
 

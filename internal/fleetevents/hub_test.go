@@ -35,7 +35,7 @@ func take(t *testing.T, s *Stream) Event {
 // go on; Close ends the rest, and a stream opened after it is ended.
 func TestFanOut(t *testing.T) {
 	h := New(Config{Replica: "a", Buffer: 2})
-	slow, fast := h.Open(), h.Open()
+	slow, fast := h.Open(""), h.Open("")
 	h.Runtime(runtime.Event{Kind: runtime.EventCreated, Runtime: store.Runtime{ID: "r1"}})
 	h.Egress(store.EgressDecision{ID: "d1", RuntimeID: "r1"})
 	if e := take(t, fast); e.Seq != 1 || e.Runtime == nil || e.Runtime.Runtime.ID != "r1" {
@@ -60,7 +60,7 @@ func TestFanOut(t *testing.T) {
 	}
 	h.Close()
 	<-fast.Ended()
-	<-h.Open().Ended()
+	<-h.Open("").Ended()
 	fast.Close() // after the hub's end: nothing more
 }
 
@@ -76,7 +76,7 @@ func TestReceived(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	h := New(Config{Replica: "b", Rows: st})
 	t.Cleanup(h.Close)
-	s := h.Open()
+	s := h.Open("")
 	send := func(m message) {
 		p, err := m.encode()
 		if err != nil {
@@ -121,10 +121,10 @@ func TestMessageBound(t *testing.T) {
 func TestDrain(t *testing.T) {
 	h := New(Config{Replica: "a"})
 	defer h.Close()
-	s := h.Open()
+	s := h.Open("")
 	h.Drain()
 	<-s.Ended()
-	<-h.Open().Ended()
+	<-h.Open("").Ended()
 }
 
 // TestEgressThrottle: a runtime's egress decisions are fanned out at
@@ -135,7 +135,7 @@ func TestEgressThrottle(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	h := New(Config{Replica: "a", EgressPerSecond: 2, Now: func() time.Time { return now }})
 	defer h.Close()
-	s := h.Open()
+	s := h.Open("")
 	for i := range 5 {
 		h.Egress(store.EgressDecision{ID: fmt.Sprint("flood", i), RuntimeID: "r1"})
 	}
@@ -178,7 +178,7 @@ func TestLostMessagesEndStreams(t *testing.T) {
 	defer a.Close()
 	b := New(Config{Replica: "b", Rows: bus, Buffer: 2 * outBuffer})
 	defer b.Close()
-	s := b.Open()
+	s := b.Open("")
 	for i := range outBuffer + 1 {
 		a.Egress(store.EgressDecision{ID: fmt.Sprint("d", i), RuntimeID: fmt.Sprint("r", i)})
 	}
@@ -197,11 +197,43 @@ func TestLostMessagesEndStreams(t *testing.T) {
 	default:
 		t.Fatal("a stream goes on after a message was lost")
 	}
-	s = b.Open()
+	s = b.Open("")
 	defer s.Close()
 	a.Egress(store.EgressDecision{ID: "next", RuntimeID: "r"})
 	b.received(<-a.out)
 	if e := take(t, s); e.Egress == nil || e.Egress.ID != "next" {
 		t.Fatalf("after the gap, heard %+v", e)
 	}
+}
+
+// TestStreamsByOrg: a stream opened for an org is offered that org's
+// events only; one opened for every org, all of them.
+func TestStreamsByOrg(t *testing.T) {
+	h := New(Config{Replica: "a"})
+	defer h.Close()
+	all, o1 := h.Open(""), h.Open("o1")
+	defer o1.Close()
+	h.Runtime(runtime.Event{Kind: runtime.EventCreated, Runtime: store.Runtime{ID: "r2", OrgID: "o2"}})
+	h.Egress(store.EgressDecision{ID: "d2", OrgID: "o2", RuntimeID: "r2"})
+	h.Provision(runtime.Provision{ID: "p2", OrgID: "o2"})
+	h.Egress(store.EgressDecision{ID: "d1", OrgID: "o1", RuntimeID: "r1"})
+	for range 3 {
+		if e := take(t, all); e.org() != "o2" {
+			t.Fatalf("the stream of every org heard %+v first", e)
+		}
+	}
+	if e := take(t, all); e.Egress == nil || e.Egress.ID != "d1" {
+		t.Fatalf("the stream of every org heard %+v", e)
+	}
+	if e := take(t, o1); e.Egress == nil || e.Egress.ID != "d1" || e.Seq != 4 {
+		t.Fatalf("o1's stream heard %+v", e)
+	}
+	select {
+	case e := <-o1.Events():
+		t.Fatalf("o1's stream heard besides %+v", e)
+	default:
+	}
+	all.Close()
+	h.Egress(store.EgressDecision{ID: "d1b", OrgID: "o1", RuntimeID: "r1"})
+	take(t, o1)
 }
