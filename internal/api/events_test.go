@@ -523,6 +523,19 @@ func TestEventsAcrossReplicas(t *testing.T) {
 	if running != 1 {
 		t.Errorf("A's own stream heard its runtime run %d times, want once", running)
 	}
+
+	// The cap on a user's streams holds across the replicas: acme's
+	// admin has two open (onA, onB); six more, split, fill it.
+	for i := range api.DefaultEventStreamsPerUser - 2 {
+		openEvents(t, []string{a.URL, b.URL}[i%2], w.admin.Key, "")
+	}
+	for _, url := range []string{a.URL, b.URL} {
+		resp, cancel := getEvents(t, url, w.admin.Key, "")
+		cancel()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("a ninth stream of one user across the replicas = %d", resp.StatusCode)
+		}
+	}
 }
 
 // TestEventsFollowMemberships: a stream follows its caller's memberships
