@@ -19,6 +19,7 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/postgres"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -669,4 +670,33 @@ func TestEventsEgressThrottled(t *testing.T) {
 	if heard < fleetevents.DefaultEgressPerSecond {
 		t.Errorf("the streams heard %d of the flood, less than a burst", heard)
 	}
+}
+
+// TestEventsEndWithASignOutElsewhere: on PostgreSQL, a stream opened
+// with the console's cookie ends when its console session's row is
+// revoked through another handle on the database (as a sign-out through
+// another replica does; this server hears of it only by asking), though
+// the key behind the session still holds.
+func TestEventsEndWithASignOutElsewhere(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	env := servertest.New(t, servertest.Options{Instance: "test-events-signout", Store: dsn, EventHeartbeat: 20 * time.Millisecond})
+	w := newEventsWorld(t, env)
+	br := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: w.admin.Key})
+	s := openEventsWith(t, env.URL, "", withCookie(br))
+	s.next(func(e sseEvent) bool { return e.comment == "heartbeat" })
+
+	other, err := postgres.Open(t.Context(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	var id string
+	if err := other.Pool().QueryRow(t.Context(), "SELECT id FROM auth_sessions WHERE key_id = $1", w.admin.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.RevokeAuthSession(t.Context(), id, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	s.waitEnded()
+	openEvents(t, env.URL, w.admin.Key, "") // the key holds
 }
