@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	iam "github.com/paddockhq/paddock/internal/access"
@@ -25,19 +26,36 @@ const DefaultHeartbeat = 15 * time.Second
 // key, a member removed or a role lowered takes effect within it.
 const decisionTTL = 2 * time.Second
 
-// eventsFeature is the event stream's hub and heartbeat.
+// DefaultEventStreamsPerUser is how many event streams one user (or a
+// key without one) may hold open at once: a console tab each.
+const DefaultEventStreamsPerUser = 8
+
+// eventStreamsRetry is the Retry-After of a stream refused by its cap.
+const eventStreamsRetry = 10 * time.Second
+
+// eventWriteTimeout bounds one write to a stream's client: a client that
+// reads nothing for it loses its stream.
+const eventWriteTimeout = 30 * time.Second
+
+// eventsFeature is the event stream's hub, heartbeat and cap.
 type eventsFeature struct {
 	hub       *fleetevents.Hub
 	heartbeat time.Duration
+	perUser   int
 }
 
 // Events serves the fleet's live events (GET /api/v1/events) from hub,
-// with a heartbeat every heartbeat (0: DefaultHeartbeat).
-func Events(hub *fleetevents.Hub, heartbeat time.Duration) Feature {
+// with a heartbeat every heartbeat (0: DefaultHeartbeat), and at most
+// perUser streams open per user across the replicas (0:
+// DefaultEventStreamsPerUser; negative: no cap).
+func Events(hub *fleetevents.Hub, heartbeat time.Duration, perUser int) Feature {
 	if heartbeat <= 0 {
 		heartbeat = DefaultHeartbeat
 	}
-	return Feature{Name: "events", use: func(a *API) { a.events = &eventsFeature{hub: hub, heartbeat: heartbeat} },
+	if perUser == 0 {
+		perUser = DefaultEventStreamsPerUser
+	}
+	return Feature{Name: "events", use: func(a *API) { a.events = &eventsFeature{hub: hub, heartbeat: heartbeat, perUser: perUser} },
 		routes: func(a *API) []Route {
 			return []Route{route("GET", "/api/v1/events", anyone, a.streamEvents)}
 		}}
@@ -52,13 +70,24 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	release, err := a.holdEventStream(r.Context(), w, id)
+	if err != nil {
+		return err
+	}
+	defer release()
 	liveOrg := es.orgID
 	if liveOrg == "" {
 		liveOrg = id.OrgID
 	}
 	ctx, end := a.live.open(r.Context(), id, liveOrg)
 	defer end()
-	s := a.events.hub.Open()
+	// The hub offers a stream only the events of the org it is narrowed
+	// to, or of its key's org; sees decides each one still.
+	hubOrg := liveOrg
+	if es.orgID == "" && id.Installation {
+		hubOrg = ""
+	}
+	s := a.events.hub.Open(hubOrg)
 	defer s.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -68,6 +97,11 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	send := func(text string) bool {
+		// A stuck client must not hold the stream forever (a server
+		// whose writer has no deadlines lets it).
+		if err := rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return false
+		}
 		if _, err := fmt.Fprint(w, text); err != nil {
 			return false
 		}
@@ -100,11 +134,30 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 }
 
+// holdEventStream counts one more stream against the caller's cap
+// (Principal: its user, or its key), shared by the replicas with
+// SharedLimits; a full cap answers 429 event_streams_capped with
+// Retry-After. release gives the place back.
+func (a *API) holdEventStream(ctx context.Context, w http.ResponseWriter, id auth.Identity) (release func(), err error) {
+	n := a.events.perUser
+	if n < 0 {
+		return func() {}, nil
+	}
+	release, err = a.state.Hold(ctx, []Cap{{Kind: "event_streams_per_user", Key: id.Principal(), Max: n}})
+	var full *CapFull
+	if !errors.As(err, &full) {
+		return release, err
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(eventStreamsRetry.Seconds())))
+	return nil, errdefs.ResourceExhausted("event_streams_capped", "you have %d event streams open, the most one user may; close one first", full.Held)
+}
+
 // eventScope is what one stream may see: asked of the access service for
 // each event, its answers kept for decisionTTL.
 type eventScope struct {
 	a *API
-	// cred names the stream's credential; p is what it carries, as of
+	// cred names the stream's credential as presented (a console
+	// session, not the key behind it); p is what it carries, as of
 	// checked.
 	cred    string
 	p       auth.Identity
@@ -127,7 +180,7 @@ type seenScope struct {
 // the access service as a path's are: one the caller may not see is not
 // found.
 func (a *API) eventScopeOf(r *http.Request, id auth.Identity) (*eventScope, error) {
-	es := &eventScope{a: a, cred: id.Credential(), p: id, checked: a.now(), seen: map[[2]string]seenScope{}}
+	es := &eventScope{a: a, cred: id.Presented(), p: id, checked: a.now(), seen: map[[2]string]seenScope{}}
 	q := r.URL.Query()
 	org, ws := q.Get("org"), q.Get("workspace")
 	if org == "" && ws != "" {
@@ -219,7 +272,7 @@ func (es *eventScope) render(ctx context.Context, e fleetevents.Event) (name str
 		if !ok {
 			return "", nil, false
 		}
-		name, v = "egress", client.EgressEvent{EgressDecision: egressOut(*x), Org: d.org, Workspace: d.ws}
+		name, v = "egress", client.EgressEvent{EgressDecision: egressOut(*x), Org: d.org, Workspace: d.ws, Suppressed: int64(e.Suppressed)}
 	case e.Provision != nil:
 		if (es.orgID != "" && e.Provision.OrgID != es.orgID) || !es.credentialHolds(ctx) || !es.p.Installation {
 			return "", nil, false

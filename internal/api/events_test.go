@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -12,9 +14,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/api"
+	"github.com/paddockhq/paddock/internal/fleetevents"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/postgres"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -40,7 +45,14 @@ const streamTimeout = 30 * time.Second
 // answer 200.
 func openEvents(t *testing.T, url, key, query string) *sseStream {
 	t.Helper()
-	resp, cancel := getEvents(t, url, key, query)
+	return openEventsWith(t, url, query, bearer(key))
+}
+
+// openEventsWith opens the event stream of url with query, as the request
+// auth says; it must answer 200.
+func openEventsWith(t *testing.T, url, query string, auth func(*http.Request)) *sseStream {
+	t.Helper()
+	resp, cancel := getEventsWith(t, url, query, auth)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		cancel()
 		t.Fatalf("GET /api/v1/events%s = %d %s", query, resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -58,14 +70,32 @@ func openEvents(t *testing.T, url, key, query string) *sseStream {
 // getEvents sends GET /api/v1/events as key ("" none).
 func getEvents(t *testing.T, url, key, query string) (*http.Response, context.CancelFunc) {
 	t.Helper()
+	return getEventsWith(t, url, query, bearer(key))
+}
+
+// bearer presents key ("" none) on a request.
+func bearer(key string) func(*http.Request) {
+	return func(req *http.Request) {
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+}
+
+// withCookie presents a console session's cookie on a request.
+func withCookie(b *browser) func(*http.Request) {
+	return func(req *http.Request) { req.AddCookie(&http.Cookie{Name: "paddock_console", Value: b.cookie}) }
+}
+
+// getEventsWith sends GET /api/v1/events with query, as auth says.
+func getEventsWith(t *testing.T, url, query string, auth func(*http.Request)) (*http.Response, context.CancelFunc) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", url+"/api/v1/events"+query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	auth(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
@@ -125,12 +155,13 @@ func (s *sseStream) next(match func(sseEvent) bool, saw ...func(sseEvent)) sseEv
 // waitEnded fails the test unless the stream ends in time.
 func (s *sseStream) waitEnded() {
 	s.t.Helper()
+	deadline := time.After(streamTimeout)
 	for {
 		select {
 		case <-s.in:
 		case <-s.ended:
 			return
-		case <-time.After(streamTimeout):
+		case <-deadline:
 			s.t.Fatal("the event stream did not end")
 		}
 	}
@@ -422,6 +453,26 @@ func TestEventsEndWithTheCredential(t *testing.T) {
 	}
 }
 
+// TestEventsEndWithTheConsoleSession: a stream opened with a console
+// session's cookie lives no longer than the session, though the key it
+// was opened with still holds: it ends when the session expires (the
+// server's clock moves past it), as it would on any replica.
+func TestEventsEndWithTheConsoleSession(t *testing.T) {
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	env := servertest.New(t, servertest.Options{Now: now, EventHeartbeat: 20 * time.Millisecond})
+	w := newEventsWorld(t, env)
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: w.admin.Key})
+	s := openEventsWith(t, env.URL, "", withCookie(b))
+	s.next(func(e sseEvent) bool { return e.comment == "heartbeat" })
+	offset.Add(int64(25 * time.Hour))
+	s.waitEnded()
+	openEvents(t, env.URL, w.admin.Key, "") // the key holds
+	if resp := first(b.do(t, "GET", "/api/v1/console/session", nil)); resp.Status != http.StatusUnauthorized {
+		t.Errorf("the expired session = %d", resp.Status)
+	}
+}
+
 // TestEventsAcrossReplicas: two servers on one PostgreSQL database. What
 // happens through A (transitions, an egress decision of A's proxy, a
 // deletion) reaches the streams on B, read from the rows there, to those
@@ -473,6 +524,19 @@ func TestEventsAcrossReplicas(t *testing.T) {
 	if running != 1 {
 		t.Errorf("A's own stream heard its runtime run %d times, want once", running)
 	}
+
+	// The cap on a user's streams holds across the replicas: acme's
+	// admin has two open (onA, onB); six more, split, fill it.
+	for i := range api.DefaultEventStreamsPerUser - 2 {
+		openEvents(t, []string{a.URL, b.URL}[i%2], w.admin.Key, "")
+	}
+	for _, url := range []string{a.URL, b.URL} {
+		resp, cancel := getEvents(t, url, w.admin.Key, "")
+		cancel()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("a ninth stream of one user across the replicas = %d", resp.StatusCode)
+		}
+	}
 }
 
 // TestEventsFollowMemberships: a stream follows its caller's memberships
@@ -521,4 +585,118 @@ func TestEventsOfASession(t *testing.T) {
 	s.next(isRuntime(t, w.devRT, "running"), never(t, "dev's viewer by wallet", w.otherRT, w.opsRT, w.other.ID))
 	env.MustKey(t, sess.Token, 204, "DELETE", "/api/auth/session", nil)
 	s.waitEnded()
+}
+
+// TestEventsCapped: a user holds at most 8 streams open (the default,
+// a console tab each); one more answers 429 event_streams_capped with
+// Retry-After, another user's are not counted against it, and ending a
+// stream frees its place.
+func TestEventsCapped(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	w := newEventsWorld(t, env)
+	var open []*sseStream
+	for range api.DefaultEventStreamsPerUser {
+		open = append(open, openEvents(t, env.URL, w.viewer.Key, ""))
+	}
+	resp, cancel := getEvents(t, env.URL, w.viewer.Key, "")
+	var e client.Error
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if resp.StatusCode != http.StatusTooManyRequests || e.Code != "event_streams_capped" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("one stream over the cap = %d %+v Retry-After %q", resp.StatusCode, e, resp.Header.Get("Retry-After"))
+	}
+	openEvents(t, env.URL, w.admin.Key, "") // another user's
+
+	open[0].cancel()
+	testenv.Eventually(t, func() error {
+		resp, cancel := getEvents(t, env.URL, w.viewer.Key, "")
+		defer cancel()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("a stream after one ended = %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// TestEventsEgressThrottled: a runtime whose egress decisions come
+// faster than the streams take them (20 a second by default) reaches the
+// streams with 20 in a burst; the rest are counted, and the runtime's
+// next decision let through says how many were suppressed.
+func TestEventsEgressThrottled(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	w := newEventsWorld(t, env)
+	s := openEvents(t, env.URL, w.admin.Key, "")
+	decide := func(host string) {
+		env.Events.Egress(store.EgressDecision{ID: uuid.NewString(), OrgID: w.acme.ID, WorkspaceID: w.dev.ID, RuntimeID: w.devRT,
+			At: time.Now(), Allowed: true, Reason: "allowed", Method: "CONNECT", Host: host, Port: 443})
+	}
+	const flood = 500
+	for range flood {
+		decide("flood.test")
+	}
+	egress := func(e sseEvent) client.EgressEvent {
+		var eg client.EgressEvent
+		if err := json.Unmarshal([]byte(e.data), &eg); err != nil {
+			t.Fatal(err)
+		}
+		return eg
+	}
+	heard, tries := 0, 0
+	testenv.Eventually(t, func() error {
+		decide("after.test")
+		tries++
+		for {
+			select {
+			case e := <-s.in:
+				if e.name != "egress" {
+					continue
+				}
+				eg := egress(e)
+				if eg.Host == "flood.test" {
+					heard++
+					continue
+				}
+				if heard == flood || eg.Suppressed != int64(flood-heard+tries-1) {
+					t.Fatalf("the decision after the flood says %d suppressed; heard %d of %d, %d tries", eg.Suppressed, heard, flood, tries)
+				}
+				return nil
+			case <-time.After(50 * time.Millisecond):
+				return errors.New("no decision let through yet")
+			}
+		}
+	})
+	if heard < fleetevents.DefaultEgressPerSecond {
+		t.Errorf("the streams heard %d of the flood, less than a burst", heard)
+	}
+}
+
+// TestEventsEndWithASignOutElsewhere: on PostgreSQL, a stream opened
+// with the console's cookie ends when its console session's row is
+// revoked through another handle on the database (as a sign-out through
+// another replica does; this server hears of it only by asking), though
+// the key behind the session still holds.
+func TestEventsEndWithASignOutElsewhere(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	env := servertest.New(t, servertest.Options{Instance: "test-events-signout", Store: dsn, EventHeartbeat: 20 * time.Millisecond})
+	w := newEventsWorld(t, env)
+	br := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: w.admin.Key})
+	s := openEventsWith(t, env.URL, "", withCookie(br))
+	s.next(func(e sseEvent) bool { return e.comment == "heartbeat" })
+
+	other, err := postgres.Open(t.Context(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	var id string
+	if err := other.Pool().QueryRow(t.Context(), "SELECT id FROM auth_sessions WHERE key_id = $1", w.admin.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.RevokeAuthSession(t.Context(), id, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	s.waitEnded()
+	openEvents(t, env.URL, w.admin.Key, "") // the key holds
 }

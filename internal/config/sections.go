@@ -197,6 +197,15 @@ type EventsConfig struct {
 	// keeps proxies from closing an idle stream and checks the stream's
 	// credential again; 0 means 15s.
 	EventsHeartbeat time.Duration `yaml:"events_heartbeat" env:"PADDOCK_EVENTS_HEARTBEAT" help:"how often an event stream sends a heartbeat and checks its credential again (0: 15s)"`
+	// EventsStreamsPerUser caps the event streams one user (or a key
+	// without one) holds open at once, across the replicas: a console
+	// tab each; 0 means 8, negative no cap.
+	EventsStreamsPerUser int `yaml:"events_streams_per_user" env:"PADDOCK_EVENTS_STREAMS_PER_USER" help:"concurrent event streams per user (0: 8; negative: no cap)"`
+	// EventsEgressPerSecond bounds the egress decisions of one runtime
+	// that the streams hear each second (the rest are counted in the next
+	// one's suppressed; the audit log keeps every decision); 0 means 20,
+	// negative no bound.
+	EventsEgressPerSecond int `yaml:"events_egress_per_second" env:"PADDOCK_EVENTS_EGRESS_PER_SECOND" help:"egress decisions per runtime a second that event streams hear; the rest are counted (0: 20; negative: all)"`
 }
 
 // MetricsConfig is the metrics component's section; it has no settings

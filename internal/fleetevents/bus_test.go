@@ -28,7 +28,7 @@ func TestListensAgain(t *testing.T) {
 	hub := New(Config{Replica: "b", Bus: b, Rows: b})
 	hub.Start(t.Context(), nil)
 	defer hub.Close()
-	s := hub.Open()
+	s := hub.Open("")
 	if _, err := a.Pool().Exec(t.Context(),
 		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN paddock_events'"); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestListensAgain(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream did not end when the hub stopped listening")
 	}
-	s = hub.Open()
+	s = hub.Open("")
 	defer s.Close()
 	sent := egressMessage("a", store.EgressDecision{ID: "d1", Host: "pypi.org", At: time.Now()})
 	payload, err := sent.encode()

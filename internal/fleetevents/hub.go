@@ -12,6 +12,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -27,6 +28,9 @@ type Event struct {
 	Runtime   *runtime.Event
 	Egress    *store.EgressDecision
 	Provision *runtime.Provision
+	// Suppressed is, of an egress event, how many decisions of its
+	// runtime before it were not fanned out (Config.EgressPerSecond).
+	Suppressed int
 }
 
 // Bus carries events between the replicas of one store. A message is at
@@ -61,6 +65,13 @@ type Config struct {
 	// Buffer is how many events a stream may fall behind before it is
 	// ended; 0 means DefaultBuffer.
 	Buffer int
+	// EgressPerSecond bounds the egress decisions of one runtime fanned
+	// out and sent to the other replicas a second; the rest are counted
+	// (Event.Suppressed). 0 means DefaultEgressPerSecond; negative, no
+	// bound.
+	EgressPerSecond int
+	// Now is the throttle's clock; nil means time.Now.
+	Now    func() time.Time
 	Logger *slog.Logger
 }
 
@@ -76,8 +87,15 @@ type Hub struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	streams map[*Stream]struct{}
+	streams map[string]map[*Stream]struct{} // by org ("": every org)
 	closed  bool
+
+	egress *throttle
+	// sent numbers this replica's messages on the Bus, dropped ones
+	// included; heard is the last number heard of each other replica: a
+	// gap is a message lost (guarded by mu).
+	sent  atomic.Uint64
+	heard map[string]uint64
 
 	out     chan string
 	cancel  context.CancelFunc
@@ -94,7 +112,8 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{cfg: cfg, streams: map[*Stream]struct{}{}, out: make(chan string, outBuffer)}
+	return &Hub{cfg: cfg, streams: map[string]map[*Stream]struct{}{}, out: make(chan string, outBuffer),
+		egress: newThrottle(cfg.EgressPerSecond, cfg.Now), heard: map[string]uint64{}}
 }
 
 // Start follows rs's transitions and provisions (nil: none, for a test
@@ -161,12 +180,19 @@ func (h *Hub) Runtime(e runtime.Event) {
 }
 
 // Egress fans a decision of this replica's egress proxy out and sends it
-// to the others. It never blocks: the proxy calls it on its requests'
-// path.
+// to the others, at most Config.EgressPerSecond of a runtime a second:
+// the rest are counted on the runtime's next (Event.Suppressed). It never
+// blocks: the proxy calls it on its requests' path.
 func (h *Hub) Egress(d store.EgressDecision) {
-	h.fanOut(Event{Egress: &d})
+	ok, suppressed := h.egress.admit(d.RuntimeID)
+	if !ok {
+		return
+	}
+	h.fanOut(Event{Egress: &d, Suppressed: suppressed})
 	if h.cfg.Bus != nil {
-		h.post(egressMessage(h.cfg.Replica, d))
+		m := egressMessage(h.cfg.Replica, d)
+		m.Suppressed = suppressed
+		h.post(m)
 	}
 }
 
@@ -177,9 +203,12 @@ func (h *Hub) Provision(p runtime.Provision) {
 	h.fanOut(Event{Provision: &p})
 }
 
-// post queues a message for the Bus, dropping it (logged) when the queue
-// is full rather than making a caller wait.
+// post numbers a message and queues it for the Bus, dropping it (logged)
+// when the queue is full rather than making a caller wait. A dropped
+// message leaves a gap in the numbers, which ends the streams of the
+// replicas that hear the next (received).
 func (h *Hub) post(m message) {
+	m.Seq = h.sent.Add(1)
 	payload, err := m.encode()
 	if err != nil {
 		h.cfg.Logger.Warn("an event is not sent to the other replicas", "err", err)
@@ -251,14 +280,35 @@ func (h *Hub) received(payload string) {
 	if m.Replica == h.cfg.Replica {
 		return // fanned out when it happened
 	}
+	if h.lost(m) {
+		h.cfg.Logger.Warn("messages of another replica were lost; streams end", "replica", m.Replica)
+		h.endAll()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	e, ok, err := m.event(ctx, h.cfg.Rows)
 	if err != nil {
-		h.cfg.Logger.Warn("reading the rows of another replica's event", "err", err)
+		// The event is lost to the streams: they end, and their
+		// clients read the lists again.
+		h.cfg.Logger.Warn("reading the rows of another replica's event; streams end", "err", err)
+		h.endAll()
 		return
 	}
 	if ok {
 		h.fanOut(e)
 	}
+}
+
+// lost records m's number and says whether messages of its replica
+// before it were lost (a gap since the last heard; a replica heard for
+// the first time, or one that numbers none, loses nothing).
+func (h *Hub) lost(m message) bool {
+	if m.Seq == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	last, known := h.heard[m.Replica]
+	h.heard[m.Replica] = m.Seq
+	return known && m.Seq != last+1
 }

@@ -1,6 +1,7 @@
 package fleetevents
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/postgres"
 	"github.com/paddockhq/paddock/internal/store/sqlite"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -33,7 +35,7 @@ func take(t *testing.T, s *Stream) Event {
 // go on; Close ends the rest, and a stream opened after it is ended.
 func TestFanOut(t *testing.T) {
 	h := New(Config{Replica: "a", Buffer: 2})
-	slow, fast := h.Open(), h.Open()
+	slow, fast := h.Open(""), h.Open("")
 	h.Runtime(runtime.Event{Kind: runtime.EventCreated, Runtime: store.Runtime{ID: "r1"}})
 	h.Egress(store.EgressDecision{ID: "d1", RuntimeID: "r1"})
 	if e := take(t, fast); e.Seq != 1 || e.Runtime == nil || e.Runtime.Runtime.ID != "r1" {
@@ -58,7 +60,7 @@ func TestFanOut(t *testing.T) {
 	}
 	h.Close()
 	<-fast.Ended()
-	<-h.Open().Ended()
+	<-h.Open("").Ended()
 	fast.Close() // after the hub's end: nothing more
 }
 
@@ -74,7 +76,7 @@ func TestReceived(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	h := New(Config{Replica: "b", Rows: st})
 	t.Cleanup(h.Close)
-	s := h.Open()
+	s := h.Open("")
 	send := func(m message) {
 		p, err := m.encode()
 		if err != nil {
@@ -119,8 +121,119 @@ func TestMessageBound(t *testing.T) {
 func TestDrain(t *testing.T) {
 	h := New(Config{Replica: "a"})
 	defer h.Close()
-	s := h.Open()
+	s := h.Open("")
 	h.Drain()
 	<-s.Ended()
-	<-h.Open().Ended()
+	<-h.Open("").Ended()
+}
+
+// TestEgressThrottle: a runtime's egress decisions are fanned out at
+// most EgressPerSecond a second (as many in a burst); the others are
+// counted and the runtime's next decision let through says how many.
+// Another runtime's are not held back, and an idle runtime is forgotten.
+func TestEgressThrottle(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	h := New(Config{Replica: "a", EgressPerSecond: 2, Now: func() time.Time { return now }})
+	defer h.Close()
+	s := h.Open("")
+	for i := range 5 {
+		h.Egress(store.EgressDecision{ID: fmt.Sprint("flood", i), RuntimeID: "r1"})
+	}
+	h.Egress(store.EgressDecision{ID: "other", RuntimeID: "r2"})
+	for _, want := range []string{"flood0", "flood1", "other"} {
+		if e := take(t, s); e.Egress == nil || e.Egress.ID != want || e.Suppressed != 0 {
+			t.Fatalf("fanned out %+v, want %s", e, want)
+		}
+	}
+	select {
+	case e := <-s.Events():
+		t.Fatalf("fanned out over the bound: %+v", e.Egress)
+	default:
+	}
+	now = now.Add(time.Second)
+	h.Egress(store.EgressDecision{ID: "later", RuntimeID: "r1"})
+	if e := take(t, s); e.Egress == nil || e.Egress.ID != "later" || e.Suppressed != 3 {
+		t.Fatalf("the decision after the flood: %+v suppressed %d, want 3", e.Egress, e.Suppressed)
+	}
+	now = now.Add(2 * idleBucket)
+	h.Egress(store.EgressDecision{ID: "new", RuntimeID: "r3"})
+	if n := len(h.egress.m); n != 1 {
+		t.Errorf("%d runtimes remembered after the others were idle, want 1", n)
+	}
+}
+
+// TestLostMessagesEndStreams: a message a replica could not send (its
+// Bus queue full) leaves a gap in its numbers, and the replica that
+// hears the next one ends its streams, whose clients read the lists
+// again, instead of letting them go stale; without a gap they go on.
+func TestLostMessagesEndStreams(t *testing.T) {
+	bus, err := postgres.Open(t.Context(), testenv.Postgres(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bus.Close() })
+	// a is not started: what it posts waits in its queue, which the test
+	// hands to b.
+	a := New(Config{Replica: "a", Bus: bus, EgressPerSecond: -1})
+	defer a.Close()
+	b := New(Config{Replica: "b", Rows: bus, Buffer: 2 * outBuffer})
+	defer b.Close()
+	s := b.Open("")
+	for i := range outBuffer + 1 {
+		a.Egress(store.EgressDecision{ID: fmt.Sprint("d", i), RuntimeID: fmt.Sprint("r", i)})
+	}
+	for range outBuffer {
+		b.received(<-a.out)
+	}
+	select {
+	case <-s.Ended():
+		t.Fatal("a stream ended though nothing was lost")
+	default:
+	}
+	a.Egress(store.EgressDecision{ID: "after", RuntimeID: "r"})
+	b.received(<-a.out)
+	select {
+	case <-s.Ended():
+	default:
+		t.Fatal("a stream goes on after a message was lost")
+	}
+	s = b.Open("")
+	defer s.Close()
+	a.Egress(store.EgressDecision{ID: "next", RuntimeID: "r"})
+	b.received(<-a.out)
+	if e := take(t, s); e.Egress == nil || e.Egress.ID != "next" {
+		t.Fatalf("after the gap, heard %+v", e)
+	}
+}
+
+// TestStreamsByOrg: a stream opened for an org is offered that org's
+// events only; one opened for every org, all of them.
+func TestStreamsByOrg(t *testing.T) {
+	h := New(Config{Replica: "a"})
+	defer h.Close()
+	all, o1 := h.Open(""), h.Open("o1")
+	defer o1.Close()
+	h.Runtime(runtime.Event{Kind: runtime.EventCreated, Runtime: store.Runtime{ID: "r2", OrgID: "o2"}})
+	h.Egress(store.EgressDecision{ID: "d2", OrgID: "o2", RuntimeID: "r2"})
+	h.Provision(runtime.Provision{ID: "p2", OrgID: "o2"})
+	h.Egress(store.EgressDecision{ID: "d1", OrgID: "o1", RuntimeID: "r1"})
+	for range 3 {
+		if e := take(t, all); e.org() != "o2" {
+			t.Fatalf("the stream of every org heard %+v first", e)
+		}
+	}
+	if e := take(t, all); e.Egress == nil || e.Egress.ID != "d1" {
+		t.Fatalf("the stream of every org heard %+v", e)
+	}
+	if e := take(t, o1); e.Egress == nil || e.Egress.ID != "d1" || e.Seq != 4 {
+		t.Fatalf("o1's stream heard %+v", e)
+	}
+	select {
+	case e := <-o1.Events():
+		t.Fatalf("o1's stream heard besides %+v", e)
+	default:
+	}
+	all.Close()
+	h.Egress(store.EgressDecision{ID: "d1b", OrgID: "o1", RuntimeID: "r1"})
+	take(t, o1)
 }

@@ -17,6 +17,9 @@ import (
 // small: a host name is at most 253 bytes).
 type message struct {
 	Replica string `json:"r"`
+	// Seq numbers the replica's messages from 1 (Hub.post): a gap is a
+	// message lost.
+	Seq uint64 `json:"n,omitempty"`
 	// Kind: "runtime" or "egress".
 	Kind string `json:"k"`
 	// Of a runtime event: its kind, the runtime's ids, the kill reason,
@@ -29,8 +32,10 @@ type message struct {
 	Reason    string    `json:"re,omitempty"`
 	Fresh     bool      `json:"f,omitempty"`
 	At        time.Time `json:"at"`
-	// Of an egress decision.
-	Egress *egressWire `json:"d,omitempty"`
+	// Of an egress decision, and how many of its runtime's before it
+	// were not sent (Event.Suppressed).
+	Egress     *egressWire `json:"d,omitempty"`
+	Suppressed int         `json:"s,omitempty"`
 }
 
 // egressWire is an egress decision between replicas.
@@ -98,7 +103,7 @@ func (m message) event(ctx context.Context, rows Rows) (Event, bool, error) {
 			ID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID, RuntimeID: w.RuntimeID, SandboxID: w.SandboxID,
 			At: m.At, Allowed: w.Allowed, Reason: w.Reason, Refusal: w.Refusal, Method: w.Method, Host: w.Host,
 			Port: w.Port, Addr: w.Addr, BytesUp: w.BytesUp, BytesDown: w.BytesDown, Duration: w.Duration, Brokered: w.Brokered,
-		}}, true, nil
+		}, Suppressed: m.Suppressed}, true, nil
 	case "runtime":
 		return m.runtimeEvent(ctx, rows)
 	}

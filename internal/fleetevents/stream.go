@@ -6,24 +6,33 @@ import "sync"
 // opened, in order, until it ends.
 type Stream struct {
 	hub   *Hub
+	org   string // "": every org's events
 	c     chan Event
 	ended chan struct{}
 	once  sync.Once
 }
 
-// Open opens a stream. A stream that falls Config.Buffer events behind
-// is ended rather than made to wait for (its client reconnects and reads
-// the lists again); so is every stream when the hub closes or stops
-// hearing the other replicas. A closed hub gives a stream already ended.
-func (h *Hub) Open() *Stream {
-	s := &Stream{hub: h, c: make(chan Event, h.cfg.Buffer), ended: make(chan struct{})}
+// Open opens a stream of org's events ("" every org's: the hub offers an
+// event only to the streams that could see it, and each stream still
+// asks the access service about each event). A stream that falls
+// Config.Buffer events behind is ended rather than made to wait for (its
+// client reconnects and reads the lists again); so is every stream when
+// the hub closes or an event of another replica is lost. A closed hub
+// gives a stream already ended.
+func (h *Hub) Open(org string) *Stream {
+	s := &Stream{hub: h, org: org, c: make(chan Event, h.cfg.Buffer), ended: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		s.end()
 		return s
 	}
-	h.streams[s] = struct{}{}
+	set := h.streams[org]
+	if set == nil {
+		set = map[*Stream]struct{}{}
+		h.streams[org] = set
+	}
+	set[s] = struct{}{}
 	return s
 }
 
@@ -36,15 +45,37 @@ func (s *Stream) Ended() <-chan struct{} { return s.ended }
 // Close ends the stream; calling it again does nothing.
 func (s *Stream) Close() {
 	s.hub.mu.Lock()
-	delete(s.hub.streams, s)
+	s.hub.forget(s)
 	s.hub.mu.Unlock()
 	s.end()
 }
 
 func (s *Stream) end() { s.once.Do(func() { close(s.ended) }) }
 
-// fanOut numbers e and hands it to every stream, ending those that are
-// too far behind.
+// forget takes s out of the hub's streams; h.mu is held.
+func (h *Hub) forget(s *Stream) {
+	set := h.streams[s.org]
+	delete(set, s)
+	if len(set) == 0 {
+		delete(h.streams, s.org)
+	}
+}
+
+// org is the org e is of ("" for none).
+func (e Event) org() string {
+	switch {
+	case e.Runtime != nil:
+		return e.Runtime.Runtime.OrgID
+	case e.Egress != nil:
+		return e.Egress.OrgID
+	case e.Provision != nil:
+		return e.Provision.OrgID
+	}
+	return ""
+}
+
+// fanOut numbers e and hands it to every stream of every org and to
+// those of its org, ending those that are too far behind.
 func (h *Hub) fanOut(e Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -53,12 +84,20 @@ func (h *Hub) fanOut(e Event) {
 	}
 	h.seq++
 	e.Seq = h.seq
-	for s := range h.streams {
+	h.offer(h.streams[""], e)
+	if org := e.org(); org != "" {
+		h.offer(h.streams[org], e)
+	}
+}
+
+// offer hands e to the streams of set; h.mu is held.
+func (h *Hub) offer(set map[*Stream]struct{}, e Event) {
+	for s := range set {
 		select {
 		case s.c <- e:
 		default:
 			h.cfg.Logger.Warn("an event stream fell behind and is ended", "buffer", h.cfg.Buffer)
-			delete(h.streams, s)
+			h.forget(s)
 			s.end()
 		}
 	}
@@ -68,8 +107,10 @@ func (h *Hub) fanOut(e Event) {
 func (h *Hub) endAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.streams {
-		delete(h.streams, s)
-		s.end()
+	for _, set := range h.streams {
+		for s := range set {
+			s.end()
+		}
 	}
+	clear(h.streams)
 }

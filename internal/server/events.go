@@ -43,13 +43,14 @@ func (w *wiring) eventsComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			cfg := fleetevents.Config{Replica: w.replica, Rows: in.st, Logger: in.logger.With("component", "events")}
+			cfg := fleetevents.Config{Replica: w.replica, Rows: in.st, EgressPerSecond: sec.EventsEgressPerSecond,
+				Logger: in.logger.With("component", "events")}
 			if bus, ok := in.st.(fleetevents.Bus); ok {
 				cfg.Bus = bus
 			}
 			hub := fleetevents.New(cfg)
 			e.gate.Observe(hub.Egress)
-			w.mount(api.Events(hub, sec.EventsHeartbeat))
+			w.mount(api.Events(hub, sec.EventsHeartbeat, sec.EventsStreamsPerUser))
 			return &eventsPart{hub: hub, runtimes: rp.svc}, nil
 		},
 		Start: func(ctx context.Context, e *eventsPart) error {

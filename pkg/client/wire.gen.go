@@ -400,6 +400,9 @@ type EgressEvent struct {
 
 	// Workspace the workspace's name
 	Workspace string `json:"workspace"`
+
+	// Suppressed how many decisions of this runtime before this one were not sent to the streams (over events_egress_per_second); absent when none
+	Suppressed int64 `json:"suppressed,omitempty"`
 }
 
 // Error The one JSON error body of the API.
