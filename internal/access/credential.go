@@ -32,9 +32,36 @@ func (s *Service) Authenticate(ctx context.Context, cred string) (Principal, err
 		if s.signin == nil {
 			return Principal{}, errdefs.Unauthenticated("invalid_session", "this server does not issue session tokens")
 		}
-		return s.signin.Verify(ctx, cred)
+		id, err := s.signin.Verify(ctx, cred)
+		if err != nil {
+			return Principal{}, err
+		}
+		return s.session(ctx, id)
 	}
 	return s.VerifyKey(ctx, cred)
+}
+
+// session returns what a live session carries now: a wallet session its
+// user (id as it is), a console session opened with a key that key,
+// checked again as if presented (checkKey: revoked, expired, its holder
+// gone), with the session.
+func (s *Service) session(ctx context.Context, id Principal) (Principal, error) {
+	if id.KeyID == "" {
+		return id, nil
+	}
+	rec, err := s.store.GetAPIKey(ctx, id.KeyID)
+	if errdefs.IsNotFound(err) {
+		return Principal{}, refuse("unknown", id.KeyID)
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	p, err := s.checkKey(ctx, rec)
+	if err != nil {
+		return Principal{}, err
+	}
+	p.Console = id.Console
+	return p, nil
 }
 
 // VerifyKey returns the principal a presented API key carries: refused
@@ -133,7 +160,11 @@ func (s *Service) Reverify(ctx context.Context, cred string) (Principal, error) 
 		if err != nil {
 			return Principal{}, err
 		}
-		return auth.CheckSession(sess, s.clock())
+		id, err := auth.CheckSession(sess, s.clock())
+		if err != nil {
+			return Principal{}, err
+		}
+		return s.session(ctx, id)
 	}
 	return Principal{}, refuse("malformed", "")
 }

@@ -41,13 +41,54 @@ func (w *SignIn) OpenSession(ctx context.Context, nonce, signature string) (stri
 	return w.si.Session(ctx, nonce, signature)
 }
 
-// SignOut ends p's session.
+// SignOut ends p's session: the console session it came through, or its
+// wallet session.
 func (w *SignIn) SignOut(ctx context.Context, p Principal) error {
-	if p.SessionID == "" {
+	id := p.SessionID
+	if p.Console != "" {
+		id = p.Console
+	}
+	if id == "" {
 		return errdefs.InvalidArgument("not_a_session", "sign out with the session token itself; revoke an API key with DELETE …/keys/{key_id}")
 	}
-	return w.si.Revoke(ctx, p.SessionID)
+	return w.si.Revoke(ctx, id)
 }
+
+// KeySession verifies an API key (Service.VerifyKey: refused as a bearer
+// key would be) and opens a console session that acts as it: re-checked
+// on every request, it dies when the key is revoked or expires and never
+// carries more than the key. It returns the session's token, for the
+// console's cookie only, and the principal, with the session.
+func (w *SignIn) KeySession(ctx context.Context, key string) (string, store.AuthSession, Principal, error) {
+	p, err := w.s.VerifyKey(ctx, key)
+	if err != nil {
+		return "", store.AuthSession{}, Principal{}, err
+	}
+	rec, err := w.s.store.GetAPIKey(ctx, p.KeyID)
+	if err != nil {
+		return "", store.AuthSession{}, Principal{}, err
+	}
+	token, sess, err := w.si.KeySession(ctx, p.KeyID, p.UserID, rec.ExpiresAt)
+	if err != nil {
+		return "", store.AuthSession{}, Principal{}, err
+	}
+	p.Console = sess.ID
+	return token, sess, p, nil
+}
+
+// Session returns the session id names, as stored (its expiry, whether
+// it was revoked), for the console to answer with.
+func (w *SignIn) Session(ctx context.Context, id string) (store.AuthSession, error) {
+	return w.s.store.GetAuthSession(ctx, id)
+}
+
+// CSRFToken is the CSRF token of the console session id
+// (auth.SignIn.CSRFToken).
+func (w *SignIn) CSRFToken(id string) string { return w.si.CSRFToken(id) }
+
+// ValidCSRF reports whether token is the CSRF token of the console
+// session id, compared in constant time.
+func (w *SignIn) ValidCSRF(id, token string) bool { return w.si.ValidCSRF(id, token) }
 
 // PreviewTTL reads how long a preview token asked for lives: ttl is a
 // duration of at most auth.MaxPreviewTTL, "" for DefaultPreviewTTL.
@@ -64,8 +105,9 @@ func (w *SignIn) PreviewTTL(ttl string) (time.Duration, error) {
 
 // IssuePreviewToken seals a token that lets a browser reach port of rt
 // for ttl (PreviewTTL) as p: it lives no longer than p's credential and
-// access (Service.PreviewToken).
+// access (Service.PreviewToken), nor than the console session p came
+// through.
 func (w *SignIn) IssuePreviewToken(p Principal, rt store.Runtime, port int, ttl time.Duration) (string, time.Time) {
 	exp := w.s.now().Add(ttl)
-	return auth.SealPreview(w.si.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: p.Credential()}), exp
+	return auth.SealPreview(w.si.Key, auth.PreviewClaims{RuntimeID: rt.ID, Port: port, Expires: exp, Credential: p.Presented()}), exp
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"syscall"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -22,25 +23,55 @@ type TerminalRequest struct {
 	Rows, Cols int    // 0 means 24x80
 	Term       string // TERM; empty means xterm-256color
 	User       string // as ExecRequest.User
+	// Scope labels the terminal (the control plane: its runtime's id);
+	// AttachTerminal must give the same.
+	Scope string
 }
 
 // TerminalStream is an open terminal: Read its output, Write its input.
-// Read must not be called concurrently with itself; the other methods may.
+// Read (and Offset) must not be called concurrently with themselves; the
+// other methods may be.
+//
+// A terminal outlives a call that breaks: when the context ends or the
+// link to the agent drops, or on Detach, the agent keeps the terminal for
+// its grace period (see the agent protocol's TerminalService), and
+// AttachTerminal re-attaches it. Close ends it at once.
 type TerminalStream struct {
+	c      *Client
 	id     string
+	termID string
 	pid    int
 	stream *connect.BidiStreamForClient[agentpb.TerminalRequest, agentpb.TerminalResponse]
 	cancel context.CancelFunc
 	// stopWatch stops ending the request side when the context ends.
 	stopWatch func() bool
 
+	// The pump receives the responses into events until the call ends; it
+	// drops them once stop is closed, and closes pumped when it returns
+	// (its last event is the call's end, endErr).
+	events chan termEvent
+	stop   chan struct{}
+	pumped chan struct{}
+	endErr error
+
 	sendMu    sync.Mutex
 	closeOnce sync.Once
 	buf       []byte
+	off       int64 // offset of buf's end: past what Read returned
 	exit      *ExitStatus
 	err       error
 	lost      int64
 }
+
+// termEvent is one response, or the end of the call.
+type termEvent struct {
+	msg *agentpb.TerminalResponse
+	err error
+}
+
+// closeWait bounds how long Close waits for the agent to report the end of
+// a terminal it closed.
+const closeWait = 10 * time.Second
 
 var _ io.ReadWriteCloser = (*TerminalStream)(nil)
 
@@ -50,38 +81,88 @@ func (c *Client) Terminal(ctx context.Context, req TerminalRequest) (*TerminalSt
 	if req.Rows < 0 || req.Cols < 0 || req.Rows > 0xffff || req.Cols > 0xffff {
 		return nil, errdefs.InvalidArgument("invalid_size", "terminal size %dx%d is out of range", req.Rows, req.Cols)
 	}
+	return c.openTerminal(ctx, &agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Start{Start: &agentpb.TerminalStart{
+		Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
+		Rows: uint32(req.Rows), Cols: uint32(req.Cols), Term: req.Term, User: req.User, Scope: req.Scope,
+	}}})
+}
+
+// AttachTerminal re-attaches the terminal with the given terminal id (see
+// TerminalStream.TerminalID) and scope (TerminalRequest.Scope) whose call
+// ended, replaying its output from
+// offset (Offset says where the replay starts: offset, or the oldest byte
+// the agent still keeps). A session still attached elsewhere is taken
+// over: its Read fails with terminal_attached_elsewhere. An id the agent
+// does not know, or knows in another scope, fails with terminal_not_found
+// (not found); an offset past
+// the output with invalid_offset.
+func (c *Client) AttachTerminal(ctx context.Context, scope, terminalID string, offset int64) (*TerminalStream, error) {
+	if terminalID == "" || offset < 0 {
+		return nil, errdefs.InvalidArgument("invalid_attach", "a terminal id and an offset of at least 0 are needed to re-attach")
+	}
+	return c.openTerminal(ctx, &agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Attach{Attach: &agentpb.TerminalAttach{
+		TerminalId: terminalID, Offset: offset, Scope: scope,
+	}}})
+}
+
+// openTerminal makes a terminal call whose first message is first.
+func (c *Client) openTerminal(ctx context.Context, first *agentpb.TerminalRequest) (*TerminalStream, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	stream := c.term.Open(sctx)
-	t := &TerminalStream{stream: stream, cancel: cancel}
+	t := &TerminalStream{c: c, stream: stream, cancel: cancel,
+		events: make(chan termEvent), stop: make(chan struct{}), pumped: make(chan struct{})}
 	// As for Exec: the request side ends with the context, or a blocked
 	// Read would not notice it.
 	t.stopWatch = context.AfterFunc(sctx, t.closeRequest)
-	_ = stream.Send(&agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Start{Start: &agentpb.TerminalStart{
-		Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
-		Rows: uint32(req.Rows), Cols: uint32(req.Cols), Term: req.Term, User: req.User,
-	}}})
+	_ = stream.Send(first)
 	msg, err := stream.Receive()
+	if err == nil && msg.GetStarted() == nil {
+		err = protocolError("first terminal event is %T, not Started", msg.GetEvent())
+	}
 	if err != nil {
-		t.Close()
+		close(t.pumped)
+		t.Detach()
 		if errors.Is(err, io.EOF) {
 			return nil, protocolError("terminal ended before it started")
 		}
 		return nil, mapError(err)
 	}
 	st := msg.GetStarted()
-	if st == nil {
-		t.Close()
-		return nil, protocolError("first terminal event is %T, not Started", msg.GetEvent())
-	}
-	t.id, t.pid = st.Id, int(st.Pid)
+	t.id, t.pid, t.termID, t.off = st.Id, int(st.Pid), st.TerminalId, st.Offset
+	go t.pump()
 	return t, nil
+}
+
+// pump receives the call's responses until it ends.
+func (t *TerminalStream) pump() {
+	defer close(t.pumped)
+	for {
+		msg, err := t.stream.Receive()
+		if err != nil {
+			t.endErr = err
+		}
+		select {
+		case t.events <- termEvent{msg: msg, err: err}:
+		case <-t.stop:
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // ID returns the terminal process's id in the agent.
 func (t *TerminalStream) ID() string { return t.id }
 
+// TerminalID returns the id to re-attach the terminal by.
+func (t *TerminalStream) TerminalID() string { return t.termID }
+
 // PID returns the terminal process's pid in the sandbox.
 func (t *TerminalStream) PID() int { return t.pid }
+
+// Offset returns the offset in the terminal's output of the next byte Read
+// returns: where a re-attach should replay from.
+func (t *TerminalStream) Offset() int64 { return t.off - int64(len(t.buf)) }
 
 // Read reads the terminal's output. It returns io.EOF once the terminal's
 // process has exited and its output is read; see Exit.
@@ -90,21 +171,28 @@ func (t *TerminalStream) Read(p []byte) (int, error) {
 		if t.err != nil {
 			return 0, t.err
 		}
-		msg, err := t.stream.Receive()
-		if err != nil {
+		var ev termEvent
+		select {
+		case ev = <-t.events:
+		case <-t.stop:
+			t.err = errdefs.Unavailable("agent_unavailable", "the terminal stream is closed")
+			continue
+		}
+		if ev.err != nil {
 			switch {
-			case errors.Is(err, io.EOF) && t.exit != nil:
+			case errors.Is(ev.err, io.EOF) && t.exit != nil:
 				t.err = io.EOF
-			case errors.Is(err, io.EOF):
+			case errors.Is(ev.err, io.EOF):
 				t.err = protocolError("terminal ended before its process exited")
 			default:
-				t.err = mapError(err)
+				t.err = mapError(ev.err)
 			}
 			continue
 		}
-		switch e := msg.GetEvent().(type) {
+		switch e := ev.msg.GetEvent().(type) {
 		case *agentpb.TerminalResponse_Output:
 			t.buf = e.Output.Data
+			t.off = e.Output.Offset + int64(len(e.Output.Data))
 		case *agentpb.TerminalResponse_Lost:
 			t.lost += e.Lost.Bytes
 		case *agentpb.TerminalResponse_Exited:
@@ -162,15 +250,55 @@ func (t *TerminalStream) Signal(sig syscall.Signal) error {
 	return t.send(&agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Signal{Signal: ps}})
 }
 
-// Close ends the session; a process still running is killed.
+// Kill ends the terminal: the agent kills its process group, and Read
+// reports the exit.
+func (t *TerminalStream) Kill() error {
+	return t.send(&agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Close{Close: true}})
+}
+
+// Close ends the session; a process still running is killed: through the
+// call while it lasts, else with a signal on a call of its own.
 func (t *TerminalStream) Close() error {
 	t.closeOnce.Do(func() {
-		t.stopWatch()
-		t.cancel()
+		_ = t.Kill()
 		t.closeRequest()
-		_ = t.stream.CloseResponse()
+		close(t.stop)
+		// The agent kills the process and reports its exit, then ends
+		// the call; ending the call first could lose the close.
+		timer := time.NewTimer(closeWait)
+		select {
+		case <-t.pumped:
+		case <-timer.C:
+		}
+		timer.Stop()
+		t.end()
+		<-t.pumped
+		// A call that ended cleanly reported the exit or carried out the
+		// close; otherwise the close may not have reached the agent.
+		if !errors.Is(t.endErr, io.EOF) {
+			ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+			defer cancel()
+			_ = t.c.Signal(ctx, t.id, syscall.SIGKILL, false)
+		}
 	})
 	return nil
+}
+
+// Detach ends the call and leaves the terminal running, for AttachTerminal
+// to re-attach within the agent's grace.
+func (t *TerminalStream) Detach() {
+	t.closeOnce.Do(func() {
+		close(t.stop)
+		t.end()
+		<-t.pumped
+	})
+}
+
+// end ends the call.
+func (t *TerminalStream) end() {
+	t.stopWatch()
+	t.cancel()
+	_ = t.stream.CloseResponse()
 }
 
 func (t *TerminalStream) closeRequest() {

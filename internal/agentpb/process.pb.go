@@ -628,9 +628,13 @@ func (*ExecResponse_Lost) isExecResponse_Event() {}
 func (*ExecResponse_Exited) isExecResponse_Event() {}
 
 type Started struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Pid           int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Pid   int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	// Terminals only: the id to re-attach it by (see TerminalService), and
+	// the offset of the first output byte this call sends.
+	TerminalId    string `protobuf:"bytes,3,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
+	Offset        int64  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -675,6 +679,20 @@ func (x *Started) GetId() string {
 func (x *Started) GetPid() int32 {
 	if x != nil {
 		return x.Pid
+	}
+	return 0
+}
+
+func (x *Started) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *Started) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
 	}
 	return 0
 }
@@ -1508,10 +1526,13 @@ const file_agent_v1_process_proto_rawDesc = "" +
 	"\x06output\x18\x02 \x01(\v2\x18.paddock.agent.v1.OutputH\x00R\x06output\x122\n" +
 	"\x04lost\x18\x03 \x01(\v2\x1c.paddock.agent.v1.OutputLostH\x00R\x04lost\x122\n" +
 	"\x06exited\x18\x04 \x01(\v2\x18.paddock.agent.v1.ExitedH\x00R\x06exitedB\a\n" +
-	"\x05event\"+\n" +
+	"\x05event\"d\n" +
 	"\aStarted\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"l\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\x1f\n" +
+	"\vterminal_id\x18\x03 \x01(\tR\n" +
+	"terminalId\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\"l\n" +
 	"\x06Output\x126\n" +
 	"\x06stream\x18\x01 \x01(\x0e2\x1e.paddock.agent.v1.OutputStreamR\x06stream\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x12\n" +

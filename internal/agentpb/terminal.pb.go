@@ -21,23 +21,89 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TerminalAttach re-attaches a terminal whose call ended.
+type TerminalAttach struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TerminalId string                 `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"` // Started.terminal_id
+	Scope      string                 `protobuf:"bytes,3,opt,name=scope,proto3" json:"scope,omitempty"`                             // TerminalStart.scope; another is "terminal_not_found"
+	// The offset to replay the output from: bytes the client already has.
+	// Older than the oldest byte kept: from that byte (Started.offset says).
+	Offset        int64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TerminalAttach) Reset() {
+	*x = TerminalAttach{}
+	mi := &file_agent_v1_terminal_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalAttach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalAttach) ProtoMessage() {}
+
+func (x *TerminalAttach) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_v1_terminal_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalAttach.ProtoReflect.Descriptor instead.
+func (*TerminalAttach) Descriptor() ([]byte, []int) {
+	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *TerminalAttach) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *TerminalAttach) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *TerminalAttach) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
 type TerminalStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Command to run; empty means $SHELL, or /bin/sh.
-	Argv          []string          `protobuf:"bytes,1,rep,name=argv,proto3" json:"argv,omitempty"`
-	Env           map[string]string `protobuf:"bytes,2,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Cwd           string            `protobuf:"bytes,3,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	Rows          uint32            `protobuf:"varint,4,opt,name=rows,proto3" json:"rows,omitempty"` // default 24
-	Cols          uint32            `protobuf:"varint,5,opt,name=cols,proto3" json:"cols,omitempty"` // default 80
-	Term          string            `protobuf:"bytes,6,opt,name=term,proto3" json:"term,omitempty"`  // TERM; default "xterm-256color"
-	User          string            `protobuf:"bytes,7,opt,name=user,proto3" json:"user,omitempty"`  // as ProcessStart.user
+	Argv []string          `protobuf:"bytes,1,rep,name=argv,proto3" json:"argv,omitempty"`
+	Env  map[string]string `protobuf:"bytes,2,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Cwd  string            `protobuf:"bytes,3,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Rows uint32            `protobuf:"varint,4,opt,name=rows,proto3" json:"rows,omitempty"` // default 24
+	Cols uint32            `protobuf:"varint,5,opt,name=cols,proto3" json:"cols,omitempty"` // default 80
+	Term string            `protobuf:"bytes,6,opt,name=term,proto3" json:"term,omitempty"`  // TERM; default "xterm-256color"
+	User string            `protobuf:"bytes,7,opt,name=user,proto3" json:"user,omitempty"`  // as ProcessStart.user
+	// An opaque label the caller gives the terminal (the control plane: its
+	// runtime's id); an attach must give the same one.
+	Scope         string `protobuf:"bytes,8,opt,name=scope,proto3" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TerminalStart) Reset() {
 	*x = TerminalStart{}
-	mi := &file_agent_v1_terminal_proto_msgTypes[0]
+	mi := &file_agent_v1_terminal_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +115,7 @@ func (x *TerminalStart) String() string {
 func (*TerminalStart) ProtoMessage() {}
 
 func (x *TerminalStart) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_v1_terminal_proto_msgTypes[0]
+	mi := &file_agent_v1_terminal_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +128,7 @@ func (x *TerminalStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalStart.ProtoReflect.Descriptor instead.
 func (*TerminalStart) Descriptor() ([]byte, []int) {
-	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{0}
+	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *TerminalStart) GetArgv() []string {
@@ -114,6 +180,13 @@ func (x *TerminalStart) GetUser() string {
 	return ""
 }
 
+func (x *TerminalStart) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
 type TerminalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -122,6 +195,8 @@ type TerminalRequest struct {
 	//	*TerminalRequest_Input
 	//	*TerminalRequest_Resize
 	//	*TerminalRequest_Signal
+	//	*TerminalRequest_Attach
+	//	*TerminalRequest_Close
 	Msg           isTerminalRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -129,7 +204,7 @@ type TerminalRequest struct {
 
 func (x *TerminalRequest) Reset() {
 	*x = TerminalRequest{}
-	mi := &file_agent_v1_terminal_proto_msgTypes[1]
+	mi := &file_agent_v1_terminal_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -141,7 +216,7 @@ func (x *TerminalRequest) String() string {
 func (*TerminalRequest) ProtoMessage() {}
 
 func (x *TerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_v1_terminal_proto_msgTypes[1]
+	mi := &file_agent_v1_terminal_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -154,7 +229,7 @@ func (x *TerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalRequest.ProtoReflect.Descriptor instead.
 func (*TerminalRequest) Descriptor() ([]byte, []int) {
-	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{1}
+	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TerminalRequest) GetMsg() isTerminalRequest_Msg {
@@ -200,6 +275,24 @@ func (x *TerminalRequest) GetSignal() Signal {
 	return Signal_SIGNAL_UNSPECIFIED
 }
 
+func (x *TerminalRequest) GetAttach() *TerminalAttach {
+	if x != nil {
+		if x, ok := x.Msg.(*TerminalRequest_Attach); ok {
+			return x.Attach
+		}
+	}
+	return nil
+}
+
+func (x *TerminalRequest) GetClose() bool {
+	if x != nil {
+		if x, ok := x.Msg.(*TerminalRequest_Close); ok {
+			return x.Close
+		}
+	}
+	return false
+}
+
 type isTerminalRequest_Msg interface {
 	isTerminalRequest_Msg()
 }
@@ -220,6 +313,16 @@ type TerminalRequest_Signal struct {
 	Signal Signal `protobuf:"varint,4,opt,name=signal,proto3,enum=paddock.agent.v1.Signal,oneof"`
 }
 
+type TerminalRequest_Attach struct {
+	Attach *TerminalAttach `protobuf:"bytes,5,opt,name=attach,proto3,oneof"` // first message only, instead of a start
+}
+
+type TerminalRequest_Close struct {
+	// Ends the terminal: its process group is killed, the call reports the
+	// exit and ends.
+	Close bool `protobuf:"varint,6,opt,name=close,proto3,oneof"`
+}
+
 func (*TerminalRequest_Start) isTerminalRequest_Msg() {}
 
 func (*TerminalRequest_Input) isTerminalRequest_Msg() {}
@@ -227,6 +330,10 @@ func (*TerminalRequest_Input) isTerminalRequest_Msg() {}
 func (*TerminalRequest_Resize) isTerminalRequest_Msg() {}
 
 func (*TerminalRequest_Signal) isTerminalRequest_Msg() {}
+
+func (*TerminalRequest_Attach) isTerminalRequest_Msg() {}
+
+func (*TerminalRequest_Close) isTerminalRequest_Msg() {}
 
 type TerminalResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -243,7 +350,7 @@ type TerminalResponse struct {
 
 func (x *TerminalResponse) Reset() {
 	*x = TerminalResponse{}
-	mi := &file_agent_v1_terminal_proto_msgTypes[2]
+	mi := &file_agent_v1_terminal_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -255,7 +362,7 @@ func (x *TerminalResponse) String() string {
 func (*TerminalResponse) ProtoMessage() {}
 
 func (x *TerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_v1_terminal_proto_msgTypes[2]
+	mi := &file_agent_v1_terminal_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -268,7 +375,7 @@ func (x *TerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalResponse.ProtoReflect.Descriptor instead.
 func (*TerminalResponse) Descriptor() ([]byte, []int) {
-	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{2}
+	return file_agent_v1_terminal_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TerminalResponse) GetEvent() isTerminalResponse_Event {
@@ -346,7 +453,12 @@ var File_agent_v1_terminal_proto protoreflect.FileDescriptor
 
 const file_agent_v1_terminal_proto_rawDesc = "" +
 	"\n" +
-	"\x17agent/v1/terminal.proto\x12\x10paddock.agent.v1\x1a\x16agent/v1/process.proto\"\xf9\x01\n" +
+	"\x17agent/v1/terminal.proto\x12\x10paddock.agent.v1\x1a\x16agent/v1/process.proto\"_\n" +
+	"\x0eTerminalAttach\x12\x1f\n" +
+	"\vterminal_id\x18\x01 \x01(\tR\n" +
+	"terminalId\x12\x14\n" +
+	"\x05scope\x18\x03 \x01(\tR\x05scope\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\x8f\x02\n" +
 	"\rTerminalStart\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12:\n" +
 	"\x03env\x18\x02 \x03(\v2(.paddock.agent.v1.TerminalStart.EnvEntryR\x03env\x12\x10\n" +
@@ -354,15 +466,18 @@ const file_agent_v1_terminal_proto_rawDesc = "" +
 	"\x04rows\x18\x04 \x01(\rR\x04rows\x12\x12\n" +
 	"\x04cols\x18\x05 \x01(\rR\x04cols\x12\x12\n" +
 	"\x04term\x18\x06 \x01(\tR\x04term\x12\x12\n" +
-	"\x04user\x18\a \x01(\tR\x04user\x1a6\n" +
+	"\x04user\x18\a \x01(\tR\x04user\x12\x14\n" +
+	"\x05scope\x18\b \x01(\tR\x05scope\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd1\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x02\n" +
 	"\x0fTerminalRequest\x127\n" +
 	"\x05start\x18\x01 \x01(\v2\x1f.paddock.agent.v1.TerminalStartH\x00R\x05start\x12\x16\n" +
 	"\x05input\x18\x02 \x01(\fH\x00R\x05input\x122\n" +
 	"\x06resize\x18\x03 \x01(\v2\x18.paddock.agent.v1.ResizeH\x00R\x06resize\x122\n" +
-	"\x06signal\x18\x04 \x01(\x0e2\x18.paddock.agent.v1.SignalH\x00R\x06signalB\x05\n" +
+	"\x06signal\x18\x04 \x01(\x0e2\x18.paddock.agent.v1.SignalH\x00R\x06signal\x12:\n" +
+	"\x06attach\x18\x05 \x01(\v2 .paddock.agent.v1.TerminalAttachH\x00R\x06attach\x12\x16\n" +
+	"\x05close\x18\x06 \x01(\bH\x00R\x05closeB\x05\n" +
 	"\x03msg\"\xee\x01\n" +
 	"\x10TerminalResponse\x125\n" +
 	"\astarted\x18\x01 \x01(\v2\x19.paddock.agent.v1.StartedH\x00R\astarted\x122\n" +
@@ -385,35 +500,37 @@ func file_agent_v1_terminal_proto_rawDescGZIP() []byte {
 	return file_agent_v1_terminal_proto_rawDescData
 }
 
-var file_agent_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_agent_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_agent_v1_terminal_proto_goTypes = []any{
-	(*TerminalStart)(nil),    // 0: paddock.agent.v1.TerminalStart
-	(*TerminalRequest)(nil),  // 1: paddock.agent.v1.TerminalRequest
-	(*TerminalResponse)(nil), // 2: paddock.agent.v1.TerminalResponse
-	nil,                      // 3: paddock.agent.v1.TerminalStart.EnvEntry
-	(*Resize)(nil),           // 4: paddock.agent.v1.Resize
-	(Signal)(0),              // 5: paddock.agent.v1.Signal
-	(*Started)(nil),          // 6: paddock.agent.v1.Started
-	(*Output)(nil),           // 7: paddock.agent.v1.Output
-	(*OutputLost)(nil),       // 8: paddock.agent.v1.OutputLost
-	(*Exited)(nil),           // 9: paddock.agent.v1.Exited
+	(*TerminalAttach)(nil),   // 0: paddock.agent.v1.TerminalAttach
+	(*TerminalStart)(nil),    // 1: paddock.agent.v1.TerminalStart
+	(*TerminalRequest)(nil),  // 2: paddock.agent.v1.TerminalRequest
+	(*TerminalResponse)(nil), // 3: paddock.agent.v1.TerminalResponse
+	nil,                      // 4: paddock.agent.v1.TerminalStart.EnvEntry
+	(*Resize)(nil),           // 5: paddock.agent.v1.Resize
+	(Signal)(0),              // 6: paddock.agent.v1.Signal
+	(*Started)(nil),          // 7: paddock.agent.v1.Started
+	(*Output)(nil),           // 8: paddock.agent.v1.Output
+	(*OutputLost)(nil),       // 9: paddock.agent.v1.OutputLost
+	(*Exited)(nil),           // 10: paddock.agent.v1.Exited
 }
 var file_agent_v1_terminal_proto_depIdxs = []int32{
-	3, // 0: paddock.agent.v1.TerminalStart.env:type_name -> paddock.agent.v1.TerminalStart.EnvEntry
-	0, // 1: paddock.agent.v1.TerminalRequest.start:type_name -> paddock.agent.v1.TerminalStart
-	4, // 2: paddock.agent.v1.TerminalRequest.resize:type_name -> paddock.agent.v1.Resize
-	5, // 3: paddock.agent.v1.TerminalRequest.signal:type_name -> paddock.agent.v1.Signal
-	6, // 4: paddock.agent.v1.TerminalResponse.started:type_name -> paddock.agent.v1.Started
-	7, // 5: paddock.agent.v1.TerminalResponse.output:type_name -> paddock.agent.v1.Output
-	8, // 6: paddock.agent.v1.TerminalResponse.lost:type_name -> paddock.agent.v1.OutputLost
-	9, // 7: paddock.agent.v1.TerminalResponse.exited:type_name -> paddock.agent.v1.Exited
-	1, // 8: paddock.agent.v1.TerminalService.Open:input_type -> paddock.agent.v1.TerminalRequest
-	2, // 9: paddock.agent.v1.TerminalService.Open:output_type -> paddock.agent.v1.TerminalResponse
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	4,  // 0: paddock.agent.v1.TerminalStart.env:type_name -> paddock.agent.v1.TerminalStart.EnvEntry
+	1,  // 1: paddock.agent.v1.TerminalRequest.start:type_name -> paddock.agent.v1.TerminalStart
+	5,  // 2: paddock.agent.v1.TerminalRequest.resize:type_name -> paddock.agent.v1.Resize
+	6,  // 3: paddock.agent.v1.TerminalRequest.signal:type_name -> paddock.agent.v1.Signal
+	0,  // 4: paddock.agent.v1.TerminalRequest.attach:type_name -> paddock.agent.v1.TerminalAttach
+	7,  // 5: paddock.agent.v1.TerminalResponse.started:type_name -> paddock.agent.v1.Started
+	8,  // 6: paddock.agent.v1.TerminalResponse.output:type_name -> paddock.agent.v1.Output
+	9,  // 7: paddock.agent.v1.TerminalResponse.lost:type_name -> paddock.agent.v1.OutputLost
+	10, // 8: paddock.agent.v1.TerminalResponse.exited:type_name -> paddock.agent.v1.Exited
+	2,  // 9: paddock.agent.v1.TerminalService.Open:input_type -> paddock.agent.v1.TerminalRequest
+	3,  // 10: paddock.agent.v1.TerminalService.Open:output_type -> paddock.agent.v1.TerminalResponse
+	10, // [10:11] is the sub-list for method output_type
+	9,  // [9:10] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_agent_v1_terminal_proto_init() }
@@ -422,13 +539,15 @@ func file_agent_v1_terminal_proto_init() {
 		return
 	}
 	file_agent_v1_process_proto_init()
-	file_agent_v1_terminal_proto_msgTypes[1].OneofWrappers = []any{
+	file_agent_v1_terminal_proto_msgTypes[2].OneofWrappers = []any{
 		(*TerminalRequest_Start)(nil),
 		(*TerminalRequest_Input)(nil),
 		(*TerminalRequest_Resize)(nil),
 		(*TerminalRequest_Signal)(nil),
+		(*TerminalRequest_Attach)(nil),
+		(*TerminalRequest_Close)(nil),
 	}
-	file_agent_v1_terminal_proto_msgTypes[2].OneofWrappers = []any{
+	file_agent_v1_terminal_proto_msgTypes[3].OneofWrappers = []any{
 		(*TerminalResponse_Started)(nil),
 		(*TerminalResponse_Output)(nil),
 		(*TerminalResponse_Lost)(nil),
@@ -440,7 +559,7 @@ func file_agent_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_v1_terminal_proto_rawDesc), len(file_agent_v1_terminal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

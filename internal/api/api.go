@@ -107,8 +107,13 @@ type API struct {
 	ssh         *sshgw.Info
 	builds      *imagebuild.Builder
 	tenancy     *tenancy.Service
+	// events is the live event stream (events.go); nil until mounted.
+	events *eventsFeature
 	// previews is the preview gateway (preview.go).
 	previews *preview.Gateway
+	// console serves the web console at the paths no route or preview
+	// takes (console.go); nil: none.
+	console http.Handler
 
 	// routes are the core routes and those of the features mounted.
 	routes []Route
@@ -227,7 +232,7 @@ func (a *API) Routes() []Route { return slices.Clone(a.routes) }
 // coreRoutes are the routes every API has, by group.
 func (a *API) coreRoutes() []Route {
 	return slices.Concat(a.metaRoutes(), a.identityRoutes(), a.orgRoutes(), a.runtimeRoutes(),
-		a.agentRoutes(), a.secretRoutes(), a.ledgerRoutes())
+		a.agentRoutes(), a.secretRoutes(), a.ledgerRoutes(), a.installationRoutes())
 }
 
 // metaRoutes are the probes and what the server offers.
@@ -370,6 +375,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if _, pattern := a.mux.Handler(r); pattern == "" {
+			if a.ServesConsole(r) {
+				a.console.ServeHTTP(w, r)
+				return
+			}
 			a.mux.ServeHTTP(&unmatched{ResponseWriter: w, r: r, a: a}, r)
 			return
 		}

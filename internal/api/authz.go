@@ -56,7 +56,9 @@ func scopeOf(r *http.Request) (scope, bool) {
 //
 //  1. the request body is bounded (413 past the route's limit);
 //  2. the credential, an API key or a session token (401), on all but
-//     public routes;
+//     public routes: the Authorization header's, or without one the
+//     console's cookie, held to its origin and CSRF token (403,
+//     console_auth.go);
 //  3. a token bucket (429 with Retry-After): the credential's, or, for a
 //     public route or a refused credential, the client address's;
 //  4. the org and workspace in the path: one the caller may not see is
@@ -86,7 +88,7 @@ func (a *API) guard(rt Route, next http.Handler) http.Handler {
 			}
 			return serve(next, w, r)
 		}
-		id, err := a.admit(w, r, func() (auth.Identity, error) { return a.authenticate(w, r) })
+		id, err := a.admit(w, r, func() (auth.Identity, error) { return a.authenticateRequest(w, r) })
 		if err != nil {
 			return err
 		}

@@ -70,6 +70,15 @@ func runtimeOut(rt store.Runtime, sb *store.Sandbox) client.Runtime {
 	return out
 }
 
+// egressOut renders one decision of the egress proxy.
+func egressOut(d store.EgressDecision) client.EgressDecision {
+	return client.EgressDecision{
+		ID: d.ID, RuntimeID: d.RuntimeID, SandboxID: d.SandboxID, At: d.At, Allowed: d.Allowed, Reason: d.Reason,
+		Method: d.Method, Host: d.Host, Port: d.Port, Addr: d.Addr, BytesUp: d.BytesUp, BytesDown: d.BytesDown,
+		DurationMS: float64(d.Duration.Microseconds()) / 1000, Brokered: d.Brokered,
+	}
+}
+
 // sandboxOut renders a ledger row with its running credits (micro-credits
 // accrued since its billing watermark): estimated = billed + running.
 func sandboxOut(sb store.Sandbox, runningMicros int64) client.Sandbox {

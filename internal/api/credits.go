@@ -209,6 +209,24 @@ func (a *API) listCreditJournal(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listCreditHolds answers the org's open holds, newest first.
+func (a *API) listCreditHolds(w http.ResponseWriter, r *http.Request) error {
+	l, o, err := a.creditsOrg(r)
+	if err != nil {
+		return err
+	}
+	page, err := pageFrom(r)
+	if err != nil {
+		return err
+	}
+	hs, next, err := l.OpenHolds(r.Context(), o.ID, page)
+	if err != nil {
+		return listError(err)
+	}
+	writeJSON(w, http.StatusOK, listOf(hs, next, entryOut))
+	return nil
+}
+
 func validKind(k store.EntryKind) bool {
 	for _, x := range store.EntryKinds {
 		if k == x {

@@ -164,6 +164,69 @@ func TestCreditsLifecycle(t *testing.T) {
 	}
 }
 
+// TestUsageByDayAndHolds charges a runtime on either side of a UTC
+// midnight and reads its usage per project and day, then lists the holds
+// the meter left open.
+func TestUsageByDayAndHolds(t *testing.T) {
+	env, clock, p, rtPath := billedEnv(t)
+	const credits = "/api/v1/org/acme/credits"
+	env.Must(t, 201, "POST", credits+"/grants", client.GrantCreditsRequest{Amount: 1000, IdempotencyKey: "g"})
+	var rt client.Runtime
+	env.Must(t, 200, "POST", rtPath+"/start", nil).Decode(t, &rt)
+	// The start's hold was captured by its first charge: none is open.
+	var holds client.List[client.CreditEntry]
+	env.Must(t, 200, "GET", credits+"/holds", nil).Decode(t, &holds)
+	if len(holds.Items) != 0 {
+		t.Fatalf("open holds after a start = %+v", holds.Items)
+	}
+
+	// From 09:00 to 00:30 the next day: the first minute was charged on
+	// March 1, the settler charges the rest on March 2.
+	clock.Advance(15*time.Hour + 30*time.Minute)
+	if _, err := env.Ledger.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var u client.Usage
+	env.Must(t, 200, "GET", "/api/v1/org/acme/usage?group_by=project&interval=day", nil).Decode(t, &u)
+	march1 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	if u.Interval != "day" || len(u.Items) != 2 || !near(u.Total.Net, 0.001*(15*3600+30*60)) {
+		t.Fatalf("usage by day = %+v", u)
+	}
+	for i, want := range []struct {
+		day time.Time
+		net float64
+	}{{march1, 0.06}, {march1.AddDate(0, 0, 1), 0.001 * (15*3600 + 29*60)}} {
+		it := u.Items[i]
+		if it.Key != p.ID || it.Name != "p1" || it.Day == nil || !it.Day.Equal(want.day) || !near(it.Net, want.net) {
+			t.Fatalf("item %d = %+v (day %v), want day %v net %v", i, it, it.Day, want.day, want.net)
+		}
+	}
+	var total client.Usage
+	env.Must(t, 200, "GET", "/api/v1/org/acme/usage?group_by=project", nil).Decode(t, &total)
+	if total.Interval != "total" || len(total.Items) != 1 || total.Items[0].Day != nil {
+		t.Fatalf("usage in total = %+v", total)
+	}
+
+	// A hold no charge or release closed (a start interrupted midway) is
+	// listed, with what it holds.
+	var o client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &o)
+	if _, err := env.Store.PostCredit(t.Context(), store.CreditPosting{OrgID: o.ID, Kind: store.EntryHold, AmountMicros: 60_000,
+		SandboxID: rt.CurrentSandboxID, RuntimeID: rt.ID, IdempotencyKey: "hold:" + rt.CurrentSandboxID + ":interrupted"}); err != nil {
+		t.Fatal(err)
+	}
+	env.Must(t, 200, "GET", credits+"/holds", nil).Decode(t, &holds)
+	if len(holds.Items) != 1 || holds.Items[0].Kind != client.EntryHold || !near(holds.Items[0].HeldChange, 0.06) || holds.Items[0].SandboxID != rt.CurrentSandboxID {
+		t.Fatalf("open holds = %+v", holds.Items)
+	}
+	// Holds are the org admins'.
+	member, _, err := auth.Keys{Store: env.Store, Now: time.Now}.Create(context.Background(), store.APIKey{Name: "m", Role: string(auth.RoleMember), OrgID: o.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, env.DoKey(t, member, "GET", credits+"/holds", nil), 403, "role_too_low")
+}
+
 func TestNewOrgsStartWithCredits(t *testing.T) {
 	env := servertest.New(t, servertest.Options{NewOrgMicros: 5_000_000})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
@@ -238,6 +301,9 @@ func TestCreditsBadInput(t *testing.T) {
 		{"journal: bad cursor", "GET", "/api/v1/org/acme/credits/journal?cursor=zzz", nil, 400, "invalid_cursor"},
 		{"journal: bad limit", "GET", "/api/v1/org/acme/credits/journal?limit=0", nil, 400, "invalid_limit"},
 		{"usage: bad group", "GET", "/api/v1/org/acme/usage?group_by=user", nil, 400, "invalid_group_by"},
+		{"usage: bad interval", "GET", "/api/v1/org/acme/usage?interval=week", nil, 400, "invalid_interval"},
+		{"holds: bad cursor", "GET", "/api/v1/org/acme/credits/holds?cursor=zzz", nil, 400, "invalid_cursor"},
+		{"holds: unknown org", "GET", "/api/v1/org/nope/credits/holds", nil, 404, "org_not_found"},
 		{"usage: from in the future", "GET", "/api/v1/org/acme/usage?from=2099-01-01T00:00:00Z", nil, 400, "invalid_time_range"},
 		{"member: bad name", "POST", "/api/v1/org/acme/ws/dev/members", `{"member": "-rf"}`, 400, "invalid_member"},
 		{"member: empty", "POST", "/api/v1/org/acme/ws/dev/members", `{"member": ""}`, 400, "invalid_member"},

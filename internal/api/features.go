@@ -43,17 +43,18 @@ func Metrics(m *metrics.Metrics) Feature {
 	}}
 }
 
-// SignIn is wallet sign-in, the session tokens it issues, and the
-// preview tokens sealed with the same key: s is the sign-in of the access
-// service the API asks (iam.Service.UseSignIn), which accepts them.
+// SignIn is wallet sign-in, the session tokens it issues, the console's
+// sessions (console.go), and the preview tokens sealed with the same key:
+// s is the sign-in of the access service the API asks
+// (iam.Service.UseSignIn), which accepts them.
 func SignIn(s *iam.SignIn) Feature {
 	return Feature{Name: "sign-in", use: func(a *API) { a.signin = s }, routes: func(a *API) []Route {
-		return []Route{
+		return append([]Route{
 			route("POST", "/api/auth/challenge", public, a.authChallenge),
 			route("POST", "/api/auth/session", public, a.createSession),
 			route("DELETE", "/api/auth/session", anyone, a.deleteSession),
 			route("POST", rtPrefix+"/previews/{port}/token", member, a.createPreviewToken),
-		}
+		}, a.consoleRoutes()...)
 	}}
 }
 
@@ -74,6 +75,7 @@ func Credits(l *ledger.Ledger) Feature {
 			route("POST", "/api/v1/org/{org}/credits/grants", installation, a.grantCredits),
 			route("POST", "/api/v1/org/{org}/credits/balance", installation, a.setCreditBalance),
 			route("GET", "/api/v1/org/{org}/credits/journal", admin, a.listCreditJournal),
+			route("GET", "/api/v1/org/{org}/credits/holds", admin, a.listCreditHolds),
 			route("GET", "/api/v1/org/{org}/usage", admin, a.getUsage),
 			route("GET", wsPrefix+"/members", viewer, a.listMembers),
 			route("POST", wsPrefix+"/members", admin, a.addMember),

@@ -19,7 +19,10 @@ type live struct {
 }
 
 type liveStream struct {
-	cred   string // "key:<id>" or "session:<id>"
+	cred string // "key:<id>" or "session:<id>"
+	// via is the console session it came through ("session:<id>"), or
+	// cred (auth.Identity.Presented).
+	via    string
 	org    string
 	user   string
 	cancel context.CancelFunc
@@ -36,7 +39,7 @@ func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.
 	}
 	l.next++
 	n := l.next
-	l.m[n] = liveStream{cred: id.Credential(), org: org, user: id.UserID, cancel: cancel}
+	l.m[n] = liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
 	return ctx, func() {
 		cancel()
 		l.mu.Lock()
@@ -56,9 +59,10 @@ func (l *live) end(match func(s liveStream) bool) {
 	}
 }
 
-// endCredential ends the streams opened with a credential.
+// endCredential ends the streams opened with a credential, or through a
+// console session ("session:<id>").
 func (l *live) endCredential(cred string) {
-	l.end(func(s liveStream) bool { return s.cred == cred })
+	l.end(func(s liveStream) bool { return s.cred == cred || s.via == cred })
 }
 
 // endMember ends a user's streams in an org ("" for every org).

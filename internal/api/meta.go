@@ -130,15 +130,7 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			continue
 		}
-		c := p.Capabilities()
-		nets := make([]string, len(c.Networks))
-		for i, n := range c.Networks {
-			nets[i] = string(n)
-		}
-		out.Providers[name] = client.ProviderCapability{
-			Isolation: c.Isolation, Pause: c.Pause, Agent: c.Agent, Networks: nets, Snapshot: c.Snapshot,
-			WritableRoot: c.WritableRoot,
-		}
+		out.Providers[name] = providerCapability(p.Capabilities())
 	}
 	out.Harnesses, out.SidecarCapabilities = a.harnessesAndSidecars(r.Context())
 	out.Images = a.imageStatuses(r.Context())

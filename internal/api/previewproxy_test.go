@@ -38,7 +38,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 			w.WriteHeader(http.StatusEarlyHints)
 			w.Header().Del("Link")
 			w.Header().Del("Set-Cookie")
-			for _, l := range []string{"Paddock_Preview=planted", "app=1"} {
+			for _, l := range []string{"Paddock_Preview=planted", "paddock_console=planted; Domain=localhost", "app=1"} {
 				w.Header().Add("Set-Cookie", l)
 			}
 			fmt.Fprintln(w, "done")
@@ -79,7 +79,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 			req.Host = host
 		}
 		req.Header.Set("Authorization", "Bearer "+env.Key)
-		req.Header.Set("Cookie", "app=1; paddock_preview=sent; other=2")
+		req.Header.Set("Cookie", "app=1; paddock_preview=sent; paddock_console=sent; other=2")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

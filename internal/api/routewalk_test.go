@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"maps"
@@ -185,8 +186,8 @@ func (a walkAnswer) through(t *testing.T) {
 }
 
 // walkCall calls op on env as key ("" sends no credentials), its path
-// parameters from params.
-func walkCall(t *testing.T, env *servertest.Env, op walkOp, params map[string]string, key string) walkAnswer {
+// parameters from params, with the header name and value pairs hdr.
+func walkCall(t *testing.T, env *servertest.Env, op walkOp, params map[string]string, key string, hdr ...string) walkAnswer {
 	t.Helper()
 	path := op.path
 	for {
@@ -233,12 +234,22 @@ func walkCall(t *testing.T, env *servertest.Env, op walkOp, params map[string]st
 	if body != nil {
 		req.Header.Set("Content-Type", op.contentType)
 	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", op.method, path, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	var b []byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// An event stream goes on: its opening comment is the answer
+		// (what it carries is held to the rules in events_test.go).
+		b, err = bufio.NewReader(resp.Body).ReadBytes('\n')
+	} else {
+		b, err = io.ReadAll(resp.Body)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,12 +443,13 @@ func walkSeen(w walkWorld) map[string]func(t *testing.T, b []byte) {
 	}
 }
 
-// TestRouteWalk calls every operation of api/openapi.yaml as four callers
+// TestRouteWalk calls every operation of api/openapi.yaml as five callers
 // and holds each answer to the access rules: without credentials, 401;
 // as another org's admin, nothing of this org is found (404); with a key
 // narrowed to another workspace, nothing of this one is found (404), and
 // of the org-wide operations only those marked narrow are allowed (403);
-// as a viewer, everything above viewer is refused (403) and the rest is
+// as a viewer, by its key and by a console session of that key (the
+// cookie), everything above viewer is refused (403) and the rest is
 // allowed. An operation the walk did not call fails it, so no new route
 // escapes.
 func TestRouteWalk(t *testing.T) {
@@ -450,56 +462,7 @@ func TestRouteWalk(t *testing.T) {
 	}
 	seen := walkSeen(w)
 
-	cases := []struct {
-		name, key string
-		check     func(t *testing.T, op walkOp, rt api.Route, a walkAnswer)
-	}{
-		{"no_credentials", "", func(t *testing.T, op walkOp, _ api.Route, a walkAnswer) {
-			if op.role != "public" {
-				a.is(t, 401, "missing_api_key")
-			}
-		}},
-		{"other_org_admin", w.other.Key, func(t *testing.T, op walkOp, _ api.Route, a walkAnswer) {
-			switch {
-			case op.role == "public":
-			case op.inOrg():
-				a.is(t, 404, "org_not_found")
-			case op.role == "installation":
-				a.is(t, 403, "installation_admin_only")
-			default:
-				a.through(t)
-			}
-		}},
-		{"narrowed_key", w.narrowed.Key, func(t *testing.T, op walkOp, rt api.Route, a walkAnswer) {
-			switch {
-			case op.role == "public":
-			case op.inWorkspace():
-				a.is(t, 404, "workspace_not_found")
-			case op.inOrg() && !rt.Narrow:
-				a.is(t, 403, "key_narrowed_to_workspace")
-			case op.role == "installation":
-				a.is(t, 403, "installation_admin_only")
-			case walkRank[op.role] > walkRank["member"]:
-				a.is(t, 403, "role_too_low")
-			case strings.Contains(op.path, "{sandbox}"):
-				// wa's sandbox, in the org the key reaches.
-				a.is(t, 404, "sandbox_not_found")
-			default:
-				a.through(t)
-			}
-		}},
-		{"viewer", w.viewer.Key, func(t *testing.T, op walkOp, _ api.Route, a walkAnswer) {
-			switch {
-			case op.role == "public":
-			case op.role == "installation":
-				a.is(t, 403, "installation_admin_only")
-			case walkRank[op.role] > walkRank["viewer"]:
-				a.is(t, 403, "role_too_low")
-			default:
-				a.through(t)
-			}
-		}},
-	}
+	cases := walkCases(w)
 
 	called := map[string]bool{}
 	for _, op := range ops {
@@ -515,7 +478,14 @@ func TestRouteWalk(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					called[op.id] = true
-					a := walkCall(t, env, op, w.params, c.key)
+					key, hdr := c.key, []string(nil)
+					if c.cookie {
+						// A session of its own for each call: the walk
+						// signs out too.
+						b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: c.key})
+						key, hdr = "", []string{"Cookie", "paddock_console=" + b.cookie, api.CSRFHeader, b.csrf, "Origin", env.URL}
+					}
+					a := walkCall(t, env, op, w.params, key, hdr...)
 					if a.status == http.StatusInternalServerError {
 						t.Errorf("answered 500: %s", a.body)
 					}
@@ -548,6 +518,70 @@ func TestRouteWalk(t *testing.T) {
 		if !called[id] {
 			t.Errorf("walkBodies has a body for %s, which the walk never called", id)
 		}
+	}
+}
+
+// walkCase is one caller the walk calls every operation as, and what it
+// must be answered.
+type walkCase struct {
+	name, key string
+	// cookie: the key's console session, with its cookie, CSRF token and
+	// this server's Origin, in place of the key.
+	cookie bool
+	check  func(t *testing.T, op walkOp, rt api.Route, a walkAnswer)
+}
+
+// walkCases are the callers of TestRouteWalk.
+func walkCases(w walkWorld) []walkCase {
+	// viewerChecks are what a viewer's key gets, and its console session.
+	viewerChecks := func(t *testing.T, op walkOp, _ api.Route, a walkAnswer) {
+		switch {
+		case op.role == "public":
+		case op.role == "installation":
+			a.is(t, 403, "installation_admin_only")
+		case walkRank[op.role] > walkRank["viewer"]:
+			a.is(t, 403, "role_too_low")
+		default:
+			a.through(t)
+		}
+	}
+	return []walkCase{
+		{"no_credentials", "", false, func(t *testing.T, op walkOp, _ api.Route, a walkAnswer) {
+			if op.role != "public" {
+				a.is(t, 401, "missing_api_key")
+			}
+		}},
+		{"other_org_admin", w.other.Key, false, func(t *testing.T, op walkOp, _ api.Route, a walkAnswer) {
+			switch {
+			case op.role == "public":
+			case op.inOrg():
+				a.is(t, 404, "org_not_found")
+			case op.role == "installation":
+				a.is(t, 403, "installation_admin_only")
+			default:
+				a.through(t)
+			}
+		}},
+		{"narrowed_key", w.narrowed.Key, false, func(t *testing.T, op walkOp, rt api.Route, a walkAnswer) {
+			switch {
+			case op.role == "public":
+			case op.inWorkspace():
+				a.is(t, 404, "workspace_not_found")
+			case op.inOrg() && !rt.Narrow:
+				a.is(t, 403, "key_narrowed_to_workspace")
+			case op.role == "installation":
+				a.is(t, 403, "installation_admin_only")
+			case walkRank[op.role] > walkRank["member"]:
+				a.is(t, 403, "role_too_low")
+			case strings.Contains(op.path, "{sandbox}"):
+				// wa's sandbox, in the org the key reaches.
+				a.is(t, 404, "sandbox_not_found")
+			default:
+				a.through(t)
+			}
+		}},
+		{"viewer", w.viewer.Key, false, viewerChecks},
+		{"viewer_console", w.viewer.Key, true, viewerChecks},
 	}
 }
 

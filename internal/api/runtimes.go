@@ -136,13 +136,7 @@ func (a *API) listEgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return listError(err)
 	}
-	writeJSON(w, http.StatusOK, listOf(ds, next, func(d store.EgressDecision) client.EgressDecision {
-		return client.EgressDecision{
-			ID: d.ID, RuntimeID: d.RuntimeID, SandboxID: d.SandboxID, At: d.At, Allowed: d.Allowed, Reason: d.Reason,
-			Method: d.Method, Host: d.Host, Port: d.Port, Addr: d.Addr, BytesUp: d.BytesUp, BytesDown: d.BytesDown,
-			DurationMS: float64(d.Duration.Microseconds()) / 1000, Brokered: d.Brokered,
-		}
-	}))
+	writeJSON(w, http.StatusOK, listOf(ds, next, egressOut))
 	return nil
 }
 

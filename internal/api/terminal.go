@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coder/websocket"
 
@@ -23,6 +24,47 @@ var termRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
 
 // terminalReadLimit bounds one message from the client.
 const terminalReadLimit = 1 << 20
+
+// termIDRE is the shape of a terminal id (the agent's "t-" and 32 hex
+// digits).
+var termIDRE = regexp.MustCompile(`^t-[0-9a-f]{32}$`)
+
+// terminalAttach is a request to re-attach a terminal: its id and the
+// offset to replay its output from.
+type terminalAttach struct {
+	id     string
+	offset int64
+}
+
+// terminalAttachOf reads attach and offset; nil without attach. A
+// re-attached terminal keeps its command, directory, user and TERM (a
+// term given is not used).
+func terminalAttachOf(r *http.Request) (*terminalAttach, error) {
+	q := r.URL.Query()
+	if !q.Has("attach") {
+		if q.Has("offset") {
+			return nil, errdefs.InvalidArgument("invalid_attach", "offset is for re-attaching a terminal: give attach too")
+		}
+		return nil, nil
+	}
+	at := &terminalAttach{id: q.Get("attach")}
+	if !termIDRE.MatchString(at.id) {
+		return nil, errdefs.InvalidArgument("invalid_attach", "attach %q is not a terminal id", at.id)
+	}
+	for _, k := range []string{"argv", "cwd", "user"} {
+		if q.Has(k) {
+			return nil, errdefs.InvalidArgument("invalid_attach", "%s is for a new terminal; a re-attached one keeps its own", k)
+		}
+	}
+	if s := q.Get("offset"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errdefs.InvalidArgument("invalid_offset", "offset must be an integer of at least 0")
+		}
+		at.offset = n
+	}
+	return at, nil
+}
 
 // terminalRequest reads the query of a terminal request: rows, cols,
 // term, cwd, and argv (repeated; empty: the sandbox's shell).
@@ -84,14 +126,21 @@ func isWebSocket(r *http.Request) bool {
 	return false
 }
 
-// terminal opens an interactive terminal in the sandbox over a WebSocket.
-// Binary messages carry the terminal's bytes both ways; text messages
-// carry control (client.TerminalMessage): started, then exit or error from
-// the server, resize and signal from the client. Everything that can fail
-// before the upgrade answers the one JSON error body.
+// terminal opens an interactive terminal in the sandbox over a WebSocket,
+// or re-attaches one (attach, offset). Binary messages carry the
+// terminal's bytes both ways; text messages carry control
+// (client.TerminalMessage): started, then exit or error from the server,
+// resize, signal and close from the client. A link that breaks leaves the
+// terminal to the agent's grace, for a re-attach; a close (the message, or
+// a normal closure) ends it. Everything that can fail before the upgrade
+// answers the one JSON error body.
 func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if !isWebSocket(r) {
 		return errdefs.InvalidArgument("websocket_required", "the terminal is a WebSocket: send Connection: Upgrade and Upgrade: websocket")
+	}
+	at, err := terminalAttachOf(r)
+	if err != nil {
+		return err
 	}
 	req, err := terminalRequest(r)
 	if err != nil {
@@ -102,17 +151,25 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	c, err := a.agentOf(r)
+	// The terminal's scope is its runtime: a terminal id re-attaches only
+	// through the runtime that opened it.
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	c, err := a.path.Dial(r.Context(), rt)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := a.live.open(r.Context(), identity(r), access(r).Org.ID)
 	defer cancel()
-	term, err := c.Terminal(ctx, req)
+	req.Scope = rt.ID
+	term, err := openTerminal(ctx, c, req, at)
 	if err != nil {
 		return err
 	}
-	defer term.Close()
+	s := &termSession{a: a, term: term, started: at != nil}
+	defer s.end()
 	// The API authenticates with a bearer header, which a browser cannot
 	// send cross-site, so the Origin check adds nothing; it stays on.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
@@ -123,10 +180,12 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(terminalReadLimit)
-	s := &termSession{a: a, conn: conn, term: term}
-	if err := s.control(ctx, client.TerminalMessage{Type: client.TerminalStarted, ID: term.ID(), PID: term.PID()}); err != nil {
+	s.conn = conn
+	if err := s.control(ctx, client.TerminalMessage{Type: client.TerminalStarted, ID: term.ID(), PID: term.PID(),
+		TerminalID: term.TerminalID(), Offset: term.Offset()}); err != nil {
 		return nil
 	}
+	s.started = true
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer cancel()
@@ -140,11 +199,41 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// openTerminal starts a terminal, or re-attaches one at its size.
+func openTerminal(ctx context.Context, c *agentconn.Client, req agentconn.TerminalRequest, at *terminalAttach) (*agentconn.TerminalStream, error) {
+	if at == nil {
+		return c.Terminal(ctx, req)
+	}
+	term, err := c.AttachTerminal(ctx, req.Scope, at.id, at.offset)
+	if err != nil {
+		return nil, err
+	}
+	if req.Rows > 0 && req.Cols > 0 {
+		// A terminal that has just ended answers with its exit, next.
+		_ = term.Resize(req.Rows, req.Cols)
+	}
+	return term, nil
+}
+
 // termSession joins a WebSocket and an agent terminal.
 type termSession struct {
 	a    *API
 	conn *websocket.Conn
 	term *agentconn.TerminalStream
+	// closing is set when the client asked to end the terminal.
+	closing atomic.Bool
+	// started is set once the client knows the terminal's id.
+	started bool
+}
+
+// end ends the session: the terminal too once it has exited or the client
+// closed it; otherwise it is left to the agent's grace, to be re-attached.
+func (s *termSession) end() {
+	if _, exited := s.term.Exit(); exited || s.closing.Load() || !s.started {
+		_ = s.term.Close()
+		return
+	}
+	s.term.Detach()
 }
 
 func (s *termSession) control(ctx context.Context, m client.TerminalMessage) error {
@@ -197,6 +286,9 @@ func (s *termSession) input(ctx context.Context) {
 	for {
 		typ, data, err := s.conn.Read(ctx)
 		if err != nil {
+			if websocket.CloseStatus(err) == websocket.StatusNormalClosure {
+				s.closing.Store(true)
+			}
 			return
 		}
 		if typ == websocket.MessageBinary {
@@ -211,6 +303,10 @@ func (s *termSession) input(ctx context.Context) {
 			return
 		}
 		switch m.Type {
+		case client.TerminalClose:
+			// The agent kills the process; output reports its exit.
+			s.closing.Store(true)
+			err = s.term.Kill()
 		case client.TerminalResize:
 			err = s.term.Resize(m.Rows, m.Cols)
 		case client.TerminalSignal:

@@ -30,11 +30,19 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return errdefs.InvalidArgument("invalid_group_by", "group_by must be one of sandbox, runtime, project, workspace, org")
 	}
+	interval := r.URL.Query().Get("interval")
+	switch interval {
+	case "":
+		interval = "total"
+	case "total", "day":
+	default:
+		return errdefs.InvalidArgument("invalid_interval", "interval must be total or day")
+	}
 	from, to, err := timeRange(r)
 	if err != nil {
 		return err
 	}
-	q := store.UsageQuery{OrgID: o.ID, GroupBy: group, From: from, To: to}
+	q := store.UsageQuery{OrgID: o.ID, GroupBy: group, From: from, To: to, Daily: interval == "day"}
 	if to.IsZero() {
 		// Up to now, including what was charged this very microsecond.
 		to = a.now()
@@ -47,7 +55,7 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := client.Usage{
-		OrgID: o.ID, GroupBy: string(group), From: timePtr(from), To: to,
+		OrgID: o.ID, GroupBy: string(group), Interval: interval, From: timePtr(from), To: to,
 		Items: make([]client.UsageItem, 0, len(rows)),
 	}
 	var total store.UsageRow
@@ -55,6 +63,7 @@ func (a *API) getUsage(w http.ResponseWriter, r *http.Request) error {
 	for _, row := range rows {
 		item := usageOut(row)
 		item.Name = n.UsageKey(ctx, group, row.Key)
+		item.Day = timePtr(row.Day)
 		out.Items = append(out.Items, item)
 		total.ChargedMicros += row.ChargedMicros
 		total.RefundedMicros += row.RefundedMicros

@@ -12,6 +12,9 @@
 //   - A session token is a PASETO v4.local token the server sealed for a
 //     user who proved a wallet address (wallet.go); it acts with the user's
 //     own memberships.
+//   - In a browser, the web console's cookie (ConsoleCookie) carries a
+//     session token instead: a wallet's session, or one opened with an API
+//     key, which acts as that key (Identity.Console names the session).
 //
 // This package holds the credentials' forms and crypto: key format and
 // hash, wallet sign-in, session and preview tokens, roles. Which key a
@@ -42,10 +45,16 @@ const keyHexLen = 48
 
 // Identity is the verified caller.
 type Identity struct {
-	// KeyID is the key presented; SessionID the session, for a session
-	// token. Exactly one is set.
+	// KeyID is the key presented; SessionID the session, for a wallet
+	// session token. Exactly one is set: a console session opened with
+	// a key acts as that key (KeyID), never as its user.
 	KeyID     string
 	SessionID string
+	// Console is the console session the credential came through (the
+	// session a console cookie names): the key's session for a console
+	// sign-in with a key, the wallet session for one with a wallet; ""
+	// for a bearer credential of its own.
+	Console string
 	// UserID is the holder: "" for an installation-wide key and for org
 	// keys made before there were users.
 	UserID string
@@ -74,6 +83,16 @@ func (id Identity) Credential() string {
 		return "session:" + id.SessionID
 	}
 	return "key:" + id.KeyID
+}
+
+// Presented names the credential as it was presented, for what it opens
+// (streams, preview tokens) to end with: the console session when there
+// is one ("session:<id>", which dies with its key too), else Credential.
+func (id Identity) Presented() string {
+	if id.Console != "" {
+		return "session:" + id.Console
+	}
+	return id.Credential()
 }
 
 // Principal is who per-user limits count against: the user, or the key

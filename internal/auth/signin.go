@@ -2,7 +2,10 @@ package auth
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,6 +25,11 @@ import (
 
 // SessionPrefix starts every session token (PASETO v4.local).
 const SessionPrefix = "v4.local."
+
+// ConsoleCookie is the web console's cookie: it carries a console
+// session's token (HttpOnly, so no script reads it). The preview gateway
+// keeps it from the apps it serves.
+const ConsoleCookie = "paddock_console"
 
 // Sign-in defaults.
 const (
@@ -198,21 +206,62 @@ func (s SignIn) Session(ctx context.Context, nonce, signature string) (string, s
 	if err != nil {
 		return "", none, store.User{}, err
 	}
-	sess := store.AuthSession{ID: uuid.NewString(), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL())}
+	token, sess, err := s.open(ctx, store.AuthSession{UserID: u.ID})
+	return token, sess, u, err
+}
+
+// KeySession opens a console session for an API key the caller has
+// verified: it names the key (keyID) and its holder (userID, "" for an
+// installation-wide key), and acts as the key, re-checked on every
+// request. It returns the token, which only the session's cookie carries.
+// It ends no later than until, the key's expiry (zero: none).
+func (s SignIn) KeySession(ctx context.Context, keyID, userID string, until time.Time) (string, store.AuthSession, error) {
+	return s.open(ctx, store.AuthSession{UserID: userID, KeyID: keyID, ExpiresAt: until})
+}
+
+// open stores sess, given its id and times now, and seals its token. It
+// lives the session TTL, or until sess.ExpiresAt when that is sooner.
+func (s SignIn) open(ctx context.Context, sess store.AuthSession) (string, store.AuthSession, error) {
+	now := s.now()
+	until := now.Add(s.sessionTTL())
+	if !sess.ExpiresAt.IsZero() && sess.ExpiresAt.Before(until) {
+		until = sess.ExpiresAt
+	}
+	sess.ID, sess.CreatedAt, sess.ExpiresAt = uuid.NewString(), now, until
 	if err := s.Store.CreateAuthSession(ctx, sess); err != nil {
-		return "", none, store.User{}, err
+		return "", store.AuthSession{}, err
 	}
 	payload, err := json.Marshal(sessionClaims{
 		Issuer:    "paddock",
-		Subject:   u.ID,
+		Subject:   sess.UserID,
 		SessionID: sess.ID,
 		IssuedAt:  sess.CreatedAt.Format(time.RFC3339),
 		Expires:   sess.ExpiresAt.Format(time.RFC3339),
 	})
 	if err != nil {
-		return "", none, store.User{}, err
+		return "", store.AuthSession{}, err
 	}
-	return paseto.Encrypt(s.Key, payload, nil, sessionAssertion), sess, u, nil
+	return paseto.Encrypt(s.Key, payload, nil, sessionAssertion), sess, nil
+}
+
+// csrfAssertion separates the console's CSRF tokens from every other use
+// of the session key.
+const csrfAssertion = "paddock console csrf v1\x00"
+
+// CSRFToken is the token a console session's unsafe requests carry in
+// X-CSRF-Token: an HMAC-SHA256 of the session's id under the session key,
+// so the server keeps nothing more, and a page that cannot read the
+// session's answers (another origin) cannot know it.
+func (s SignIn) CSRFToken(sessionID string) string {
+	m := hmac.New(sha256.New, s.Key[:])
+	m.Write([]byte(csrfAssertion + sessionID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// ValidCSRF reports whether token is the CSRF token of sessionID,
+// compared in constant time.
+func (s SignIn) ValidCSRF(sessionID, token string) bool {
+	return token != "" && hmac.Equal([]byte(token), []byte(s.CSRFToken(sessionID)))
 }
 
 // RefuseSession returns the public error for a session token wrapping why.
@@ -246,13 +295,20 @@ func (s SignIn) Verify(ctx context.Context, token string) (Identity, error) {
 }
 
 // CheckSession returns the identity a stored session carries at now:
-// refused when it was revoked or has expired.
+// refused when it was revoked or has expired. A console session opened
+// with a key returns only the key's id (KeyID) and the session (Console):
+// what the key may do is its verifier's to say, as for the key itself.
 func CheckSession(sess store.AuthSession, now time.Time) (Identity, error) {
 	switch {
 	case !sess.RevokedAt.IsZero():
 		return Identity{}, RefuseSession("revoked")
 	case !now.Before(sess.ExpiresAt):
 		return Identity{}, RefuseSession("expired")
+	}
+	if sess.KeyID != "" {
+		// A console session opened with a key is that key, which its
+		// verifier checks again (internal/access).
+		return Identity{KeyID: sess.KeyID, UserID: sess.UserID, Console: sess.ID}, nil
 	}
 	return Identity{SessionID: sess.ID, UserID: sess.UserID}, nil
 }

@@ -52,12 +52,13 @@ type Config struct {
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
 	PreviewConfig   `yaml:",inline" section:"preview"`
+	EventsConfig    `yaml:",inline" section:"events"`
 	MetricsConfig   `yaml:",inline" section:"metrics"`
 }
 
 // Section is a pointer to the section of c that the component name
 // configures (server, http, store, access, providers, egress, secrets, runtime,
-// ledger, bindings, sessions, lifecycle, ssh, preview, metrics), or nil
+// ledger, bindings, sessions, lifecycle, ssh, preview, events, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
 	v := reflect.ValueOf(c).Elem()

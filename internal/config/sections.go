@@ -191,6 +191,14 @@ type PreviewConfig struct {
 	PreviewPort   string `yaml:"preview_port" env:"PADDOCK_PREVIEW_PORT" help:"the port of preview URLs as users reach them (default the listen port; none omits it)"`
 }
 
+// EventsConfig is the live event stream's section (GET /api/v1/events).
+type EventsConfig struct {
+	// EventsHeartbeat is how often a stream sends a comment line, which
+	// keeps proxies from closing an idle stream and checks the stream's
+	// credential again; 0 means 15s.
+	EventsHeartbeat time.Duration `yaml:"events_heartbeat" env:"PADDOCK_EVENTS_HEARTBEAT" help:"how often an event stream sends a heartbeat and checks its credential again (0: 15s)"`
+}
+
 // MetricsConfig is the metrics component's section; it has no settings
 // yet.
 type MetricsConfig struct{}

@@ -271,7 +271,7 @@ func TestSection(t *testing.T) {
 		"server": &c.ServerConfig, "http": &c.HTTPConfig, "store": &c.StoreConfig, "access": &c.AccessConfig, "providers": &c.ProvidersConfig,
 		"egress": &c.EgressConfig, "secrets": &c.SecretsConfig, "runtime": &c.RuntimeConfig, "ledger": &c.LedgerConfig,
 		"bindings": &c.BindingsConfig, "sessions": &c.SessionsConfig, "lifecycle": &c.LifecycleConfig,
-		"ssh": &c.SSHConfig, "preview": &c.PreviewConfig, "metrics": &c.MetricsConfig,
+		"ssh": &c.SSHConfig, "preview": &c.PreviewConfig, "events": &c.EventsConfig, "metrics": &c.MetricsConfig,
 	}
 	if names := SectionNames(); len(names) != len(want) {
 		t.Fatalf("sections %v, want %d", names, len(want))

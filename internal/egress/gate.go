@@ -217,6 +217,17 @@ func setupNetworks(ctx context.Context, cfg GateConfig) (netip.AddrPort, []provi
 	return addr, networkers, nil
 }
 
+// Observe has fn told of each decision the proxy records here, with the
+// id its row will have, as it is recorded (before its batch is written):
+// the live event stream follows the proxy so. fn is called on the
+// proxy's requests' path and must not block. A nil Gate records nothing.
+func (g *Gate) Observe(fn func(store.EgressDecision)) {
+	if g == nil || g.rec == nil {
+		return
+	}
+	g.rec.observe.Store(&fn)
+}
+
 // Close stops the proxy, then takes back the firewall's ACCEPTs (kept
 // while another replica's proxy listens on the port) and flushes the
 // decisions it recorded.

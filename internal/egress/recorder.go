@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +27,9 @@ type recorder struct {
 
 	mu     sync.RWMutex
 	closed bool
+	// observe, when set, is told of each decision as it is recorded
+	// (Gate.Observe).
+	observe atomic.Pointer[func(store.EgressDecision)]
 
 	// through: every decision recorded before it is written (or was
 	// dropped); written is closed and replaced when it moves.
@@ -60,6 +64,9 @@ func (r *recorder) record(d Decision) {
 		ID: uuid.NewString(), OrgID: d.OrgID, WorkspaceID: d.WorkspaceID, RuntimeID: d.RuntimeID, SandboxID: d.SandboxID,
 		At: d.At, Allowed: d.Allowed, Reason: d.Reason, Refusal: string(d.Refusal), Method: d.Method, Host: d.Host, Port: d.Port,
 		Addr: d.Addr, BytesUp: d.BytesUp, BytesDown: d.BytesDown, Duration: d.Duration, Brokered: d.Brokered,
+	}
+	if fn := r.observe.Load(); fn != nil {
+		(*fn)(row)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -47,3 +47,35 @@ func TestRecorderSaysHowFarTheLogIsWritten(t *testing.T) {
 		t.Fatalf("waitRecorded on a stopped recorder: %v (ctx %v), want its own error", err, wctx.Err())
 	}
 }
+
+// TestRecorderTellsItsObserver: a decision recorded is told of at once,
+// with the id its row gets, before its batch is written.
+func TestRecorderTellsItsObserver(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "paddock.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := newRecorder(st, time.Hour, slog.New(slog.DiscardHandler))
+	t.Cleanup(r.close)
+	told := make(chan store.EgressDecision, 1)
+	fn := func(d store.EgressDecision) { told <- d }
+	r.observe.Store(&fn)
+	r.record(Decision{Identity: Identity{OrgID: "o", WorkspaceID: "w", RuntimeID: "rt", SandboxID: "sb"}, At: time.Now(),
+		Method: "CONNECT", Host: "example.com", Port: 443, Allowed: true, Reason: "allowed by rule example.com"})
+	d := <-told
+	if d.ID == "" || d.OrgID != "o" || d.RuntimeID != "rt" || d.Host != "example.com" || !d.Allowed {
+		t.Fatalf("told %+v", d)
+	}
+	if err := r.waitRecorded(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := st.SandboxEgress(ctx, store.EgressQuery{SandboxID: "sb", Hosts: []string{"example.com"}, Port: 443})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].ID != d.ID {
+		t.Fatalf("stored %+v, want the decision told of (id %s)", ds, d.ID)
+	}
+}

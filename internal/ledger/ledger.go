@@ -54,6 +54,7 @@ type Store interface {
 	GetCreditAccount(ctx context.Context, orgID string) (store.CreditAccount, error)
 	ListJournal(ctx context.Context, f store.JournalFilter, page store.Page) ([]store.JournalEntry, string, error)
 	SumUsage(ctx context.Context, q store.UsageQuery) ([]store.UsageRow, error)
+	ListOpenHolds(ctx context.Context, orgID string, page store.Page) ([]store.JournalEntry, string, error)
 	ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]store.Sandbox, error)
 
 	AddWorkspaceMember(ctx context.Context, m store.WorkspaceMember) error
@@ -223,6 +224,12 @@ func (l *Ledger) Journal(ctx context.Context, f store.JournalFilter, page store.
 // Usage sums what an org's compute cost, grouped.
 func (l *Ledger) Usage(ctx context.Context, q store.UsageQuery) ([]store.UsageRow, error) {
 	return l.store.SumUsage(ctx, q)
+}
+
+// OpenHolds lists an org's holds that still reserve credits, newest
+// first: the starts and resumes neither captured nor released yet.
+func (l *Ledger) OpenHolds(ctx context.Context, orgID string, page store.Page) ([]store.JournalEntry, string, error) {
+	return l.store.ListOpenHolds(ctx, orgID, page)
 }
 
 // AddMember adds a user to a workspace. Going over the member limit

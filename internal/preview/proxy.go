@@ -48,7 +48,7 @@ func (g *Gateway) portProxy(r *http.Request, agent *agentconn.Client, port int, 
 				// origin are nobody's in particular.
 				pr.Out.Header.Del("Cookie")
 			} else {
-				removeCookie(pr.Out, cookieName, cookiePartitioned)
+				removeCookie(pr.Out, cookieName, cookiePartitioned, auth.ConsoleCookie)
 			}
 			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
 				q.Del("token")
@@ -119,7 +119,7 @@ func appHeaderFilter(prefix string) func(http.Header) {
 			h.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
 		}
 	}
-	return func(h http.Header) { dropSetCookies(h, cookieName, cookiePartitioned) }
+	return func(h http.Header) { dropSetCookies(h, cookieName, cookiePartitioned, auth.ConsoleCookie) }
 }
 
 // informational passes the app's interim answers (103 Early Hints and

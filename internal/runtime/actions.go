@@ -489,6 +489,8 @@ func (s *Service) transitionLocked(ctx context.Context, rt store.Runtime, action
 	if sb.State != before.State {
 		s.logger.InfoContext(ctx, "sandbox "+string(sb.State), "action", action, "from", string(before.State))
 		s.publish(Event{Kind: sandboxEvent(sb.State), Runtime: rt, Sandbox: sb, Reason: sb.KillReason, At: now})
+	} else if !sb.ExpiresAt.Equal(before.ExpiresAt) {
+		s.publish(Event{Kind: EventUpdated, Runtime: rt, Sandbox: sb, At: now})
 	}
 	return rt, nil
 }

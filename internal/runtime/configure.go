@@ -103,9 +103,13 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		still := func(fresh store.Runtime) bool {
 			return reflect.DeepEqual(fresh.Config, rt.Config) && (fresh.CurrentSandboxID == "") == (rt.CurrentSandboxID == "")
 		}
-		return writeRuntime(ctx, s.store, rt, still, func(rt store.Runtime) (store.Runtime, error) {
+		saved, err := writeRuntime(ctx, s.store, rt, still, func(rt store.Runtime) (store.Runtime, error) {
 			return s.store.SetRuntimeConfig(ctx, rt.ID, rt.Version, resolved, s.now())
 		})
+		if err == nil {
+			s.publishUpdated(ctx, saved)
+		}
+		return saved, err
 	})
 	return rt, change, err
 }
@@ -225,4 +229,14 @@ func (s *Service) checkSecretRefs(ctx context.Context, rt store.Runtime, c store
 	rt.Config = c
 	_, err := s.resolveSecrets(ctx, rt, c.Network.Mode, nil)
 	return err
+}
+
+// publishUpdated tells the subscribers that rt's configuration changed,
+// with its current sandbox's row.
+func (s *Service) publishUpdated(ctx context.Context, rt store.Runtime) {
+	var sb store.Sandbox
+	if cur, err := s.CurrentSandbox(ctx, rt); err == nil && cur != nil {
+		sb = *cur
+	}
+	s.publish(Event{Kind: EventUpdated, Runtime: rt, Sandbox: sb})
 }

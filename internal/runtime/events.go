@@ -45,6 +45,10 @@ const (
 	EventKilled EventKind = "killed"
 	// EventDeleted: the runtime was deleted with its project.
 	EventDeleted EventKind = "deleted"
+	// EventUpdated: the runtime moved no status, but what a table of
+	// runtimes shows of it changed: its configuration (Configure), or
+	// its sandbox's expiry (a keepalive).
+	EventUpdated EventKind = "updated"
 )
 
 // Event is one transition of a runtime, as the runtime service recorded it.

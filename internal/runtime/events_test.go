@@ -565,3 +565,33 @@ func TestExpiryAndArchivePublish(t *testing.T) {
 		})
 	})
 }
+
+// TestUpdatesPublish: what moves no status but changes what a runtime
+// shows publishes updated: a keepalive that moves the expiry (one that
+// does not, nothing), and a configuration change (a patch that changes
+// nothing, nothing).
+func TestUpdatesPublish(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, fake.Config{}, Defaults{})
+		var h heard
+		r.s.Subscribe("test", h.add)
+		rt := r.started("p", ConfigRequest{})
+		_, err := r.s.Keepalive(r.ctx, rt.ID, 0) // the window it has already
+		r.must(err)
+		_, err = r.s.Keepalive(r.ctx, rt.ID, 2*time.Hour)
+		r.must(err)
+		idle := int64(1234)
+		_, _, err = r.s.Configure(r.ctx, rt.ID, Patch{IdleTimeoutSeconds: &idle})
+		r.must(err)
+		_, _, err = r.s.Configure(r.ctx, rt.ID, Patch{IdleTimeoutSeconds: &idle})
+		r.must(err)
+		synctest.Wait()
+		wantKinds(t, "keepalives and patches", h.kinds(rt.ID), EventCreated, EventStarting, EventRunning, EventUpdated, EventUpdated)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		last := h.es[len(h.es)-1]
+		if last.Runtime.Config.IdleTimeoutSeconds != idle || last.Sandbox.ID != last.Runtime.CurrentSandboxID || last.Sandbox.ExpiresAt.IsZero() {
+			t.Errorf("the configuration's update carries %+v, sandbox %s expiring %v", last.Runtime.Config, last.Sandbox.ID, last.Sandbox.ExpiresAt)
+		}
+	})
+}

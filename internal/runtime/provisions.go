@@ -43,6 +43,38 @@ type provisionLog struct {
 	mu       sync.Mutex
 	inflight map[string]*Provision
 	recent   []Provision // oldest first, at most recentProvisions
+	// watchers are told of every change of a provision (WatchProvisions).
+	watchers  map[int]func(Provision)
+	nextWatch int
+}
+
+// WatchProvisions has fn told of each provision as it begins, after each
+// of its steps and as it ends, until the returned func is called. fn is
+// called with the log's lock held: it must not block, nor call back.
+func (s *Service) WatchProvisions(fn func(Provision)) (stop func()) {
+	l := &s.provisions
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.watchers == nil {
+		l.watchers = map[int]func(Provision){}
+	}
+	l.nextWatch++
+	n := l.nextWatch
+	l.watchers[n] = fn
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.watchers, n)
+	}
+}
+
+// told tells the watchers of p; the log's lock is held.
+func (l *provisionLog) told(p *Provision) {
+	for _, fn := range l.watchers {
+		c := *p
+		c.Steps = slices.Clone(p.Steps)
+		fn(c)
+	}
 }
 
 // tracked is one provision being recorded.
@@ -63,6 +95,7 @@ func (l *provisionLog) begin(p Provision, now func() time.Time) *tracked {
 		l.inflight = map[string]*Provision{}
 	}
 	l.inflight[p.ID] = &p
+	l.told(&p)
 	return &tracked{log: l, p: &p, now: now}
 }
 
@@ -76,6 +109,7 @@ func (t *tracked) step(name string, fn func() error) error {
 	}
 	t.log.mu.Lock()
 	t.p.Steps = append(t.p.Steps, st)
+	t.log.told(t.p)
 	t.log.mu.Unlock()
 	return err
 }
@@ -98,6 +132,7 @@ func (t *tracked) end(err error) {
 		t.p.State, t.p.Error = "failed", publicText(err)
 	}
 	delete(l.inflight, t.p.ID)
+	l.told(t.p)
 	l.recent = append(l.recent, *t.p)
 	if len(l.recent) > recentProvisions {
 		l.recent = slices.Delete(l.recent, 0, len(l.recent)-recentProvisions)

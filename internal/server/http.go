@@ -16,13 +16,14 @@ import (
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/console"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/secrets"
 )
 
 // httpServer is the HTTP component's instance: the API, with every
-// feature the components mounted and wallet sign-in, on the listener
-// opened first.
+// feature the components mounted, wallet sign-in and the web console, on
+// the listener opened first.
 type httpServer struct {
 	api       *api.API
 	srv       *http.Server
@@ -51,7 +52,7 @@ func (w *wiring) httpComponent() component.Registration {
 	return component.Def[*httpServer]{
 		Name: httpName,
 		Requires: []string{storeName, accessName, metricsName, providersName, secretsName, egressName, runtimeName,
-			ledgerName, bindingsName, sessionsName, lifecycleName, sshName, previewName},
+			ledgerName, bindingsName, sessionsName, lifecycleName, sshName, previewName, eventsName},
 		Init:  w.initHTTP,
 		Start: func(ctx context.Context, h *httpServer) error { return h.start(ctx) },
 		Close: func(ctx context.Context, h *httpServer) error { return h.drain(ctx) },
@@ -83,12 +84,19 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		Builds: h.providers.builds.builder,
 	})
 	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.access.sessions))
+	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()))
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {
 		served = w.o.Wrap(h.api)
 	}
 	h.srv = newHTTPServer(served, h.in.logger)
+	// Event streams never end by themselves: a shutdown ends them as it
+	// begins, so that the drain waits for them no longer.
+	ev, err := component.Get[*eventsPart](ic, eventsName)
+	if err != nil {
+		return nil, err
+	}
+	h.srv.RegisterOnShutdown(ev.hub.Drain)
 	return h, nil
 }
 

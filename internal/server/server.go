@@ -113,6 +113,7 @@ const (
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
+	eventsName    = "events"
 	httpName      = "http"
 )
 
@@ -133,6 +134,7 @@ func (w *wiring) components() []component.Registration {
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),
+		w.eventsComponent(),
 		w.httpComponent(),
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/fleetevents"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -183,6 +184,9 @@ func (s *Stack) Instance() string { return s.http.in.id }
 
 // Runtimes is the runtime service.
 func (s *Stack) Runtimes() *runtime.Service { return s.http.runtime.svc }
+
+// Events is the events component's hub.
+func (s *Stack) Events() *fleetevents.Hub { return getAs[*eventsPart](s.set, eventsName).hub }
 
 // Ledger is the ledger component's ledger.
 func (s *Stack) Ledger() *ledger.Ledger { return getAs[*ledgerPart](s.set, ledgerName).ledger }

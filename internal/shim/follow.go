@@ -26,10 +26,15 @@ var streamNames = [2]agentpb.OutputStream{agentpb.OutputStream_OUTPUT_STREAM_STD
 func (p *process) follow(ctx context.Context, quit <-chan struct{}, offs [2]int64, keepFollowing, owner bool, sink eventSink) error {
 	f := followed{offs: offs}
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var exited *agentpb.Exited
 		p.mu.Lock()
 		progressed := p.readLocked(&f)
-		if owner && progressed {
+		// A follower whose call has ended no longer holds the pins: a
+		// terminal's next follower may have moved them (terminals.attach).
+		if owner && progressed && ctx.Err() == nil {
 			p.pins = f.offs
 			p.broadcastLocked()
 		}

@@ -47,6 +47,9 @@ type Options struct {
 	// unless a call names another: "user" or "root". "" means the agent's
 	// own identity.
 	User string
+	// TerminalGrace is how long a terminal whose call broke waits to be
+	// re-attached; 0 means DefaultTerminalGrace.
+	TerminalGrace time.Duration
 }
 
 // Server serves the agent protocol (see api/agent/v1) over HTTP/2
@@ -56,6 +59,7 @@ type Server struct {
 	version   string
 	startedAt time.Time
 	procs     *manager
+	terms     *terminals
 	env       injectedEnv
 	mux       *http.ServeMux
 	user      string // Options.User
@@ -79,6 +83,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
 	}
+	if opts.TerminalGrace <= 0 {
+		opts.TerminalGrace = DefaultTerminalGrace
+	}
 	fileUser, err := lookupUser(opts.User, "")
 	if err != nil {
 		return nil, fmt.Errorf("shim: %w", err)
@@ -92,6 +99,7 @@ func NewServer(opts Options) (*Server, error) {
 		quit:      make(chan struct{}),
 		user:      opts.User,
 	}
+	s.terms = newTerminals(s.procs, opts.Clock, opts.TerminalGrace)
 	hopts := []connect.HandlerOption{
 		connect.WithInterceptors(errorInterceptor{log: opts.Logger}),
 		connect.WithReadMaxBytes(maxMessageBytes),
@@ -189,6 +197,7 @@ func (s *Server) Close() {
 	s.endCalls()
 	s.procs.close()
 	s.wg.Wait()
+	s.terms.close()
 }
 
 // agentService implements AgentService.

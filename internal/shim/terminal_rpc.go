@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"connectrpc.com/connect"
 
@@ -38,19 +39,56 @@ func (h *terminalService) Open(ctx context.Context, stream *connect.BidiStream[a
 	first, err := stream.Receive()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return errInvalid("missing_start", "the first message must be a start")
+			return errInvalid("missing_start", "the first message must be a start or an attach")
 		}
 		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return errInvalid("missing_start", "the first message must be a start")
+	var (
+		t   *terminal
+		off int64
+	)
+	switch m := first.GetMsg().(type) {
+	case *agentpb.TerminalRequest_Start:
+		t, err = h.start(m.Start)
+	case *agentpb.TerminalRequest_Attach:
+		off = m.Attach.Offset
+		t, err = h.s.terms.get(m.Attach.TerminalId, m.Attach.Scope)
+	default:
+		err = errInvalid("missing_start", "the first message must be a start or an attach")
 	}
+	if err != nil {
+		return err
+	}
+	ctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	gen, off, err := h.s.terms.attach(t, off, end)
+	if err != nil {
+		return err
+	}
+	finished := false
+	defer func() { h.s.terms.left(t, gen, finished) }()
+	if err := stream.Send(&agentpb.TerminalResponse{Event: &agentpb.TerminalResponse_Started{
+		Started: &agentpb.Started{Id: t.p.id, Pid: int32(t.p.pid), TerminalId: t.id, Offset: off},
+	}}); err != nil {
+		return err
+	}
+	h.s.wg.Go(func() { terminalInput(stream, t.p, end) })
+	err = t.p.follow(ctx, h.s.quit, [2]int64{off}, true, true, terminalEvents(stream.Send))
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	// follow returns nil once it has sent the exit.
+	finished = err == nil
+	return err
+}
+
+// start starts a terminal's process.
+func (h *terminalService) start(start *agentpb.TerminalStart) (*terminal, error) {
 	argv := start.Argv
 	if len(argv) == 0 {
 		user, err := lookupUser(start.User, h.s.user)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		argv = []string{defaultShell(os.Getenv("SHELL"), "/etc/passwd", user.uid)}
 	}
@@ -62,36 +100,50 @@ func (h *terminalService) Open(ctx context.Context, stream *connect.BidiStream[a
 		User: start.User,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := h.s.procs.start(spec, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer h.s.procs.release(p)
-	if err := stream.Send(&agentpb.TerminalResponse{Event: &agentpb.TerminalResponse_Started{
-		Started: &agentpb.Started{Id: p.id, Pid: int32(p.pid)},
-	}}); err != nil {
-		return err
-	}
-	recv := func() (control, error) {
+	return h.s.terms.add(p, start.Scope), nil
+}
+
+// terminalInput applies a terminal call's messages until its request side
+// ends or the call does. The end of the request side alone does not end
+// the terminal (a close does, by killing it); a bad message ends the call.
+func terminalInput(stream *connect.BidiStream[agentpb.TerminalRequest, agentpb.TerminalResponse], p *process, end context.CancelCauseFunc) {
+	for {
 		msg, err := stream.Receive()
 		if err != nil {
-			return control{}, err
+			return
 		}
+		var c control
 		switch m := msg.GetMsg().(type) {
 		case *agentpb.TerminalRequest_Input:
-			return control{stdin: m.Input}, nil
+			c = control{stdin: m.Input}
 		case *agentpb.TerminalRequest_Resize:
-			return control{resize: m.Resize}, nil
+			c = control{resize: m.Resize}
 		case *agentpb.TerminalRequest_Signal:
-			return control{signal: m.Signal}, nil
-		case *agentpb.TerminalRequest_Start:
-			return control{start: true}, nil
+			c = control{signal: m.Signal}
+		case *agentpb.TerminalRequest_Close:
+			if m.Close {
+				p.kill(syscall.SIGKILL)
+			}
+		case *agentpb.TerminalRequest_Start, *agentpb.TerminalRequest_Attach:
+			c = control{start: true}
 		}
-		return control{}, nil
+		if err := p.apply(c); err != nil {
+			var re *rpcError
+			if c.resize != nil && errors.As(err, &re) && re.reason == "process_exited" {
+				// A window that changes as the process ends (or a
+				// re-attach's size after it ended): the exit follows.
+				continue
+			}
+			end(err)
+			return
+		}
 	}
-	return h.s.serveCall(ctx, p, recv, terminalEvents(stream.Send))
 }
 
 // defaultShell is the shell a terminal opens when it names no command, as

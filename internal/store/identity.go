@@ -76,10 +76,15 @@ type AuthChallenge struct {
 	ExpiresAt time.Time
 }
 
-// AuthSession is a wallet sign-in.
+// AuthSession is a signed-in session: a wallet sign-in (UserID, no KeyID),
+// or a console sign-in with an API key (KeyID, and UserID the key's
+// holder, "" for an installation-wide key), which acts as that key.
 type AuthSession struct {
-	ID        string
-	UserID    string
+	ID     string
+	UserID string
+	// KeyID is the API key a console sign-in presented; "" for a wallet
+	// sign-in.
+	KeyID     string
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	RevokedAt time.Time // zero while valid

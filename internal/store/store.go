@@ -556,8 +556,14 @@ type CreditQueries interface {
 	// ListJournal returns entries newest first (by Seq) and a cursor for
 	// the next page ("" when done).
 	ListJournal(ctx context.Context, f JournalFilter, page Page) ([]JournalEntry, string, error)
+	// ListOpenHolds lists orgID's holds still reserving credits, newest
+	// first, and a cursor for the next page: the meter keys a hold
+	// hold:S, and the charge (charge:S) or release (release:S) that closes
+	// it shares the suffix S; a hold with neither is open.
+	ListOpenHolds(ctx context.Context, orgID string, page Page) ([]JournalEntry, string, error)
 	// SumUsage sums the deductions and refunds of an org over a time range,
-	// grouped as q.GroupBy says, largest net charge first.
+	// grouped as q.GroupBy says, largest net charge first; with q.Daily,
+	// per UTC day as well, earliest day first (UsageRow.Day).
 	SumUsage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
 	// ListRunningSandboxes lists running rows of every org, by id, after
 	// afterID ("" for the first page), at most limit (capped at MaxLimit
@@ -696,14 +702,16 @@ type UsageQuery struct {
 	GroupBy UsageGroup
 	From    time.Time
 	To      time.Time
+	Daily   bool // one row per group and UTC day
 }
 
 // UsageRow is the usage of one group.
 type UsageRow struct {
-	Key             string // the sandbox, runtime, project, workspace or org id
-	ChargedMicros   int64  // deducted
-	RefundedMicros  int64  // refunded
-	ShortfallMicros int64  // run but not paid for
+	Key             string    // the sandbox, runtime, project, workspace or org id
+	Day             time.Time // the UTC day's midnight with UsageQuery.Daily; zero otherwise
+	ChargedMicros   int64     // deducted
+	RefundedMicros  int64     // refunded
+	ShortfallMicros int64     // run but not paid for
 	Entries         int64
 }
 

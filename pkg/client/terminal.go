@@ -28,6 +28,11 @@ type TerminalOptions struct {
 	// User is the account to run as ("user" or "root"); empty means the
 	// runtime's.
 	User string
+	// Attach re-attaches the terminal with this TerminalID (of a session
+	// whose link dropped) instead of starting one, replaying its output
+	// from byte Offset; Argv, Cwd, Term and User must then be empty.
+	Attach string
+	Offset int64
 }
 
 // maxTerminalMessage bounds one message from the server.
@@ -37,15 +42,18 @@ const maxTerminalMessage = 1 << 20
 // Read its output and Write its input. Read must not be called
 // concurrently with itself; the other methods may be.
 type Terminal struct {
-	// ID and PID identify the terminal's process.
-	ID  string
-	PID int
+	// ID and PID identify the terminal's process; TerminalID re-attaches
+	// it (TerminalOptions.Attach) after a dropped link.
+	ID         string
+	PID        int
+	TerminalID string
 
 	conn   *websocket.Conn
 	ctx    context.Context // the session's; see Terminal
 	cancel context.CancelFunc
 
 	buf  []byte
+	off  int64 // offset of buf's end in the terminal's output
 	exit *ExitStatus
 	err  error
 
@@ -54,9 +62,11 @@ type Terminal struct {
 
 var _ io.ReadWriteCloser = (*Terminal)(nil)
 
-// Terminal opens a terminal in the runtime's sandbox. ctx bounds the whole
-// session, not only the opening. Closing the terminal ends the session and
-// kills its processes.
+// Terminal opens a terminal in the runtime's sandbox, or re-attaches one
+// (opts.Attach). ctx bounds the whole session, not only the opening.
+// Closing the terminal ends the session and kills its processes; a
+// session whose link drops (ctx ends, the network fails) leaves them to be
+// re-attached within the server's grace.
 func (c *Client) Terminal(ctx context.Context, org, ws, runtimeID string, opts TerminalOptions) (*Terminal, error) {
 	r := runtimeRoute(org, ws, runtimeID, "terminal")
 	if r.err != nil {
@@ -81,6 +91,10 @@ func (c *Client) Terminal(ctx context.Context, org, ws, runtimeID string, opts T
 	for _, a := range opts.Argv {
 		q.Add("argv", a)
 	}
+	if opts.Attach != "" {
+		q.Set("attach", opts.Attach)
+		q.Set("offset", strconv.FormatInt(opts.Offset, 10))
+	}
 	h := http.Header{}
 	c.identify(h)
 	ctx, cancel := context.WithCancel(ctx)
@@ -102,9 +116,13 @@ func (c *Client) Terminal(ctx context.Context, org, ws, runtimeID string, opts T
 		t.Close()
 		return nil, err
 	}
-	t.ID, t.PID = m.ID, m.PID
+	t.ID, t.PID, t.TerminalID, t.off = m.ID, m.PID, m.TerminalID, m.Offset
 	return t, nil
 }
+
+// Offset returns the offset in the terminal's output of the next byte Read
+// returns: what to re-attach from.
+func (t *Terminal) Offset() int64 { return t.off - int64(len(t.buf)) }
 
 // next reads one message: output into t.buf (returning nil), or a control
 // message.
@@ -121,6 +139,7 @@ func (t *Terminal) next() (*TerminalMessage, error) {
 	}
 	if typ == websocket.MessageBinary {
 		t.buf = data
+		t.off += int64(len(data))
 		return nil, nil
 	}
 	var m TerminalMessage
@@ -209,9 +228,10 @@ func (t *Terminal) Exit() (ExitStatus, bool) {
 	return *t.exit, true
 }
 
-// Close ends the session.
+// Close ends the session and the terminal's processes.
 func (t *Terminal) Close() error {
 	t.closeOnce.Do(func() {
+		_ = t.control(TerminalMessage{Type: TerminalClose})
 		_ = t.conn.Close(websocket.StatusNormalClosure, "")
 		t.cancel()
 	})

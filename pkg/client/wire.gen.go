@@ -216,6 +216,22 @@ type CapabilityVersion struct {
 // CapabilityVersionList One page of capability versions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type CapabilityVersionList = List[CapabilityVersion]
 
+// ConsoleSession A console session: the CSRF token its unsafe requests send as X-CSRF-Token, and when it ends. Its token is in the HttpOnly cookie only.
+type ConsoleSession struct {
+	CSRFToken string    `json:"csrf_token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ConsoleSessionRequest A console sign-in: an API key, or a wallet's answer to a challenge (its nonce and the signature of its message). Exactly one of the two.
+type ConsoleSessionRequest struct {
+	// Key an API key, pdk_ and 48 hex digits
+	Key   string `json:"key,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
+
+	// Signature the signature of the challenge's message: 0x and 65 bytes in hex
+	Signature string `json:"signature,omitempty"`
+}
+
 // CreateInstallationKeyRequest The body of POST /api/v1/keys.
 type CreateInstallationKeyRequest struct {
 	Name string `json:"name,omitempty"`
@@ -373,6 +389,18 @@ type EgressDecision struct {
 
 // EgressDecisionList One page of egress decisions. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type EgressDecisionList = List[EgressDecision]
+
+// EgressEvent The data of an `event: egress` of GET /api/v1/events: one decision of the egress proxy, with the names of its runtime's org and workspace.
+type EgressEvent struct {
+	// Embedded struct due to allOf(#/components/schemas/EgressDecision)
+	EgressDecision `yaml:",inline"`
+	// Embedded fields due to inline allOf schema
+	// Org the org's name
+	Org string `json:"org"`
+
+	// Workspace the workspace's name
+	Workspace string `json:"workspace"`
+}
 
 // Error The one JSON error body of the API.
 type Error struct {
@@ -818,6 +846,34 @@ type PromptResult struct {
 	Events []SessionEvent `json:"events"`
 }
 
+// ProviderCapabilityMatrix One provider's capability matrix, as GET /api/capabilities says it.
+type ProviderCapabilityMatrix = ProviderCapability
+
+// ProviderStatus One provider: its capability matrix and its circuit breaker.
+type ProviderStatus struct {
+	Name string `json:"name"`
+
+	// Default the provider runtimes use when their config names none
+	Default bool `json:"default"`
+
+	// Capabilities One provider's capability matrix, as GET /api/capabilities says it.
+	Capabilities ProviderCapabilityMatrix `json:"capabilities"`
+
+	// Breaker The provider's circuit breaker: closed (calls go through), open (calls fail fast with 503 provider_circuit_open until the backend answers again), half-open (one probe is let through), or none.
+	Breaker BreakerStatus `json:"breaker"`
+}
+
+// BreakerStatus The provider's circuit breaker: closed (calls go through), open (calls fail fast with 503 provider_circuit_open until the backend answers again), half-open (one probe is let through), or none.
+type BreakerStatus struct {
+	State string `json:"state"`
+
+	// Error while not closed: the backend failure that opened it (its code and message)
+	Error string `json:"error,omitempty"`
+}
+
+// ProviderStatusList The installation's providers, the default first.
+type ProviderStatusList = List[ProviderStatus]
+
 // Provision One provisioning operation (GET /api/provisions): a start, or a restore from an archive, with its steps.
 type Provision struct {
 	ID         string          `json:"id"`
@@ -1023,6 +1079,24 @@ type RuntimeConfig struct {
 
 	// CapabilitiesJSON Sidecar capabilities: a JSON-encoded array of strings, such as "[\"computer_use\"]", each one of GET /api/capabilities' sidecar_capabilities; the sandbox sees it as SIDECAR_CAPABILITIES. 400 invalid_capabilities_json when it is not such an array, unknown_sidecar_capability for a value this installation does not offer.
 	CapabilitiesJSON string `json:"capabilities_json,omitempty"`
+}
+
+// RuntimeEvent The data of an `event: runtime` of GET /api/v1/events: a runtime's transition, or an update of what it shows (updated).
+type RuntimeEvent struct {
+	Kind string `json:"kind"`
+
+	// Org the org's name
+	Org string `json:"org"`
+
+	// Workspace the workspace's name
+	Workspace string `json:"workspace"`
+
+	// Runtime The durable agent environment of a project.
+	Runtime Runtime `json:"runtime"`
+
+	// Reason why: for killed and archived the sandbox's kill reason (reset, deleted, vanished, archived, …), for paused its pause reason (user, timeout, insufficient_credits, …), for failed the runtime's status reason; empty otherwise
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
 }
 
 // RuntimeList One page of runtimes. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1300,9 +1374,17 @@ type TarResult struct {
 
 // TerminalMessage A control message of a terminal session.
 type TerminalMessage struct {
-	Type   string `json:"type"`
-	ID     string `json:"id,omitempty"`
-	PID    int    `json:"pid,omitempty"`
+	Type string `json:"type"`
+
+	// ID started: the process's id
+	ID  string `json:"id,omitempty"`
+	PID int    `json:"pid,omitempty"`
+
+	// TerminalID started: the id to re-attach the terminal by
+	TerminalID string `json:"terminal_id,omitempty"`
+
+	// Offset started: the offset in the terminal's output of the first binary byte that follows
+	Offset int64  `json:"offset,omitempty"`
 	Rows   int    `json:"rows,omitempty"`
 	Cols   int    `json:"cols,omitempty"`
 	Signal string `json:"signal,omitempty"`
@@ -1376,11 +1458,12 @@ type UpdateUserRequest struct {
 
 // Usage What an org's compute cost over a time range, per group, from the journal's deductions and refunds.
 type Usage struct {
-	OrgID   string      `json:"org_id"`
-	GroupBy string      `json:"group_by"`
-	From    *time.Time  `json:"from,omitempty"`
-	To      time.Time   `json:"to"`
-	Items   []UsageItem `json:"items"`
+	OrgID    string      `json:"org_id"`
+	GroupBy  string      `json:"group_by"`
+	Interval string      `json:"interval"`
+	From     *time.Time  `json:"from,omitempty"`
+	To       time.Time   `json:"to"`
+	Items    []UsageItem `json:"items"`
 
 	// Total The usage of one group. key is the sandbox, runtime, project, workspace or org id; name is what people call it (a runtime's project name, a project's, a workspace's or an org's; none for a sandbox). net is charged less refunded; shortfall is compute that ran but could not be paid for.
 	Total UsageItem `json:"total"`
@@ -1392,9 +1475,12 @@ type UsageItem struct {
 	Key string `json:"key"`
 
 	// Name what people call the group: a runtime's project name, a project's, a workspace's or an org's; none for a sandbox
-	Name     string  `json:"name,omitempty"`
-	Charged  float64 `json:"charged"`
-	Refunded float64 `json:"refunded"`
+	Name string `json:"name,omitempty"`
+
+	// Day with interval=day, the UTC midnight that starts the item's day
+	Day      *time.Time `json:"day,omitempty"`
+	Charged  float64    `json:"charged"`
+	Refunded float64    `json:"refunded"`
 
 	// Net charged - refunded
 	Net float64 `json:"net"`
@@ -1419,6 +1505,50 @@ type User struct {
 
 // UserList One page of users. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type UserList = List[User]
+
+// WarmPoolStatus The warm pools and the warm sandboxes each holds now.
+type WarmPoolStatus struct {
+	Pools []WarmPoolInfo `json:"pools"`
+}
+
+// WarmSandbox One warm sandbox; it belongs to no org until a start claims it.
+type WarmSandbox struct {
+	// ID its id, which the ledger row takes when a start claims it
+	ID                string    `json:"id"`
+	State             string    `json:"state"`
+	Provider          string    `json:"provider"`
+	ProviderSandboxID string    `json:"provider_sandbox_id,omitempty"`
+	Image             string    `json:"image"`
+	CreatedAt         time.Time `json:"created_at"`
+	UpdatedAt         time.Time `json:"updated_at"`
+}
+
+// WarmPoolInfo One warm pool: its template (provider, image, resources, network), the size it is kept at and its warm sandboxes, oldest first.
+type WarmPoolInfo struct {
+	// Template the template key starts match on
+	Template string `json:"template"`
+
+	// Configured false for a template no longer configured whose warm sandboxes are still there
+	Configured bool   `json:"configured"`
+	Provider   string `json:"provider"`
+	Image      string `json:"image"`
+	CPUMillis  int64  `json:"cpu_millis,omitempty"`
+	MemoryMB   int64  `json:"memory_mb,omitempty"`
+	Network    string `json:"network,omitempty"`
+
+	// Size how many sandboxes the pool is kept at
+	Size int `json:"size"`
+
+	// Running its sandboxes are kept running with their agent link open, not paused
+	Running bool `json:"running"`
+
+	// Ready how many can be claimed now
+	Ready int `json:"ready"`
+
+	// Creating how many are being provisioned
+	Creating  int           `json:"creating"`
+	Sandboxes []WarmSandbox `json:"sandboxes"`
+}
 
 // WorkerStatus A worker's process: running, exited by itself (crashed or finished), or stopped by paddock.
 type WorkerStatus struct {

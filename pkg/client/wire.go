@@ -90,6 +90,7 @@ const (
 	TerminalStarted = "started" // server → client: ID and PID
 	TerminalResize  = "resize"  // client → server: Rows and Cols
 	TerminalSignal  = "signal"  // client → server: Signal
+	TerminalClose   = "close"   // client → server: end the terminal now (else a dropped link leaves it to be re-attached)
 	TerminalExit    = "exit"    // server → client: Exit; the session ends
 	TerminalError   = "error"   // server → client: Error; a refused control message (the session goes on) or a failure (the session closes)
 )

@@ -1,62 +1,106 @@
 // The fleet's live updates: one server-sent event stream per tab
 // (GET /api/v1/events), shared by every page that listens. The server
-// scopes it with the same Authorize as the API: a page hears only of
-// what its principal may see.
-export type FleetEvent = { type: string; data: any; id: string };
-type Listener = (e: FleetEvent) => void;
+// asks the same Authorize as the API of every event: a page hears only
+// of what its principal may see. Nothing is replayed after a break: pages
+// listening for "resync" read their lists again.
+import type { Schemas } from "./api/client";
 
-const listeners = new Map<string, Set<Listener>>();
+// What each event type carries: the server's three (their data typed by
+// the OpenAPI document) and the console's own "resync".
+export type EventData = {
+  runtime: Schemas["RuntimeEvent"];
+  egress: Schemas["EgressEvent"];
+  provision: Schemas["Provision"];
+  resync: null;
+};
+export type EventType = keyof EventData;
+export type FleetEvent<T extends EventType = EventType> = { type: T; data: EventData[T]; id: string };
+type Listener<T extends EventType> = (e: FleetEvent<T>) => void;
+
+const listeners = new Map<EventType, Set<Listener<never>>>();
 let source: EventSource | null = null;
 let broken = false;
+let retry: ReturnType<typeof setTimeout> | null = null;
 
-function dispatch(type: string, e: MessageEvent) {
-  let data: unknown = null;
+// The event types the server sends.
+const serverTypes = ["runtime", "egress", "provision"] as const;
+
+function tell<T extends EventType>(type: T, data: EventData[T], id: string) {
+  const set = listeners.get(type) as Set<Listener<T>> | undefined;
+  set?.forEach((fn) => fn({ type, data, id }));
+}
+
+function dispatch(type: (typeof serverTypes)[number], e: MessageEvent<string>) {
+  let data: EventData[typeof type];
   try {
     data = JSON.parse(e.data);
   } catch {
     return;
   }
-  listeners.get(type)?.forEach((fn) => fn({ type, data, id: e.lastEventId }));
+  tell(type, data, e.lastEventId);
+}
+
+function anyListening(): boolean {
+  return [...listeners.values()].some((s) => s.size > 0);
 }
 
 function open() {
   if (source) return;
-  source = new EventSource("/api/v1/events", { withCredentials: true });
-  source.onerror = () => {
+  const s = new EventSource("/api/v1/events", { withCredentials: true });
+  source = s;
+  s.onerror = () => {
     broken = true;
-  };
-  source.onopen = () => {
-    // After a break, what happened meanwhile is not replayed: pages
-    // listening for "resync" read their lists again.
-    if (broken) {
-      broken = false;
-      listeners.get("resync")?.forEach((fn) => fn({ type: "resync", data: null, id: "" }));
+    // A refused reconnect (a credential revoked, signed out elsewhere)
+    // closes the source for good: try again later while pages listen.
+    if (s.readyState === EventSource.CLOSED && source === s) {
+      source = null;
+      if (anyListening() && !retry) {
+        retry = setTimeout(() => {
+          retry = null;
+          if (anyListening()) open();
+        }, 5000);
+      }
     }
   };
-  for (const type of knownTypes) {
-    source.addEventListener(type, (e) => dispatch(type, e as MessageEvent));
+  s.onopen = () => {
+    if (broken) {
+      broken = false;
+      resync();
+    }
+  };
+  for (const type of serverTypes) {
+    s.addEventListener(type, (e) => dispatch(type, e as MessageEvent<string>));
   }
 }
-
-// The event types the server sends; "resync" is the console's own.
-const knownTypes = ["runtime", "egress", "provision"];
 
 // listen calls fn for every event of type until the returned function is
 // called; the stream opens with the first listener and closes with the
 // last.
-export function listen(type: string, fn: Listener): () => void {
-  let set = listeners.get(type);
-  if (!set) listeners.set(type, (set = new Set()));
+export function listen<T extends EventType>(type: T, fn: Listener<T>): () => void {
+  let set = listeners.get(type) as Set<Listener<T>> | undefined;
+  if (!set) {
+    set = new Set();
+    listeners.set(type, set as Set<Listener<never>>);
+  }
   set.add(fn);
   open();
   return () => {
-    set!.delete(fn);
-    if ([...listeners.values()].every((s) => s.size === 0)) close();
+    set.delete(fn);
+    if (!anyListening()) close();
   };
+}
+
+// resync tells the "resync" listeners to read their lists again (after a
+// break in the stream, or whenever what they show may be stale).
+export function resync() {
+  tell("resync", null, "");
 }
 
 // close ends the stream (on sign-out).
 export function close() {
+  if (retry) clearTimeout(retry);
+  retry = null;
   source?.close();
   source = null;
+  broken = false;
 }

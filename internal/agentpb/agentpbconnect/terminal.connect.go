@@ -39,9 +39,12 @@ const (
 
 // TerminalServiceClient is a client for the paddock.agent.v1.TerminalService service.
 type TerminalServiceClient interface {
-	// Open starts a session. The first request must be a TerminalStart; then
-	// input, resizes and signals. The responses are Started, the terminal's
-	// output (offsets count bytes since the start), and Exited last.
+	// Open starts a session, or re-attaches one. The first request must be a
+	// TerminalStart or a TerminalAttach; then input, resizes, signals and
+	// close. The responses are Started, the terminal's output (offsets count
+	// bytes since the start), and Exited last. An attach to an id the agent
+	// does not know fails with "terminal_not_found"; to an offset past the
+	// output, with "invalid_offset".
 	Open(context.Context) *connect.BidiStreamForClient[agentpb.TerminalRequest, agentpb.TerminalResponse]
 }
 
@@ -77,9 +80,12 @@ func (c *terminalServiceClient) Open(ctx context.Context) *connect.BidiStreamFor
 
 // TerminalServiceHandler is an implementation of the paddock.agent.v1.TerminalService service.
 type TerminalServiceHandler interface {
-	// Open starts a session. The first request must be a TerminalStart; then
-	// input, resizes and signals. The responses are Started, the terminal's
-	// output (offsets count bytes since the start), and Exited last.
+	// Open starts a session, or re-attaches one. The first request must be a
+	// TerminalStart or a TerminalAttach; then input, resizes, signals and
+	// close. The responses are Started, the terminal's output (offsets count
+	// bytes since the start), and Exited last. An attach to an id the agent
+	// does not know fails with "terminal_not_found"; to an offset past the
+	// output, with "invalid_offset".
 	Open(context.Context, *connect.BidiStream[agentpb.TerminalRequest, agentpb.TerminalResponse]) error
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/fleetevents"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -92,6 +93,9 @@ type Options struct {
 	// Store is the store's DSN (a PostgreSQL database that several Envs
 	// share as replicas); "" means SQLite in the data directory.
 	Store string
+	// EventHeartbeat is how often an event stream says it is alive; 0:
+	// api.DefaultHeartbeat.
+	EventHeartbeat time.Duration
 }
 
 // Env is a running API.
@@ -118,6 +122,8 @@ type Env struct {
 	Server *httptest.Server
 	// Stack is the server's components the Env runs.
 	Stack *server.Stack
+	// Events is the hub of the server's event stream.
+	Events *fleetevents.Hub
 }
 
 // New starts an Env and stops it when the test ends. Its stack is built
@@ -156,6 +162,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
+	env.Events = stack.Events()
 	// The test's admin key first: the server's start then makes none.
 	now := opts.Now
 	if now == nil {
@@ -206,6 +213,7 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	}
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
+	cfg.EventsHeartbeat = opts.EventHeartbeat
 	return cfg
 }
 
@@ -236,7 +244,10 @@ func (e *Env) overrides(t testing.TB, opts Options) server.Overrides {
 		Mount:   opts.Mount,
 		Wrap: func(a *api.API) http.Handler {
 			// Every request and answer is held to api/openapi.yaml (spec.go).
-			var served http.Handler = newSpecCheck(t).wrap(a, a.IsPreview)
+			// The console's pages and the sandboxes' apps are not the
+			// API's answers.
+			notAPI := func(r *http.Request) bool { return a.IsPreview(r) || a.ServesConsole(r) }
+			var served http.Handler = newSpecCheck(t).wrap(a, notAPI)
 			if opts.NoSpecCheck {
 				served = a
 			}

@@ -57,8 +57,15 @@ func CheckAuthChallenge(c store.AuthChallenge) error {
 
 // CheckAuthSession validates a new sign-in session.
 func CheckAuthSession(s store.AuthSession) error {
-	if err := Required(AuthSession, "id", s.ID, "user id", s.UserID); err != nil {
+	if err := Required(AuthSession, "id", s.ID); err != nil {
 		return err
+	}
+	if s.KeyID == "" {
+		// A wallet session is its user's; a key's session may have none
+		// (an installation-wide key).
+		if err := Required(AuthSession, "user id", s.UserID); err != nil {
+			return err
+		}
 	}
 	if s.ExpiresAt.IsZero() {
 		return Required(AuthSession, "expiry", "")

@@ -42,6 +42,8 @@ func TestIdentityChecks(t *testing.T) {
 		{"challenge without expiry", CheckAuthChallenge(store.AuthChallenge{Nonce: "n", Wallet: "w", Message: "m"}), "invalid_auth_challenge"},
 		{"session ok", CheckAuthSession(store.AuthSession{ID: "s", UserID: "u", ExpiresAt: at}), ""},
 		{"session without user", CheckAuthSession(store.AuthSession{ID: "s", ExpiresAt: at}), "invalid_auth_session"},
+		{"key session without user", CheckAuthSession(store.AuthSession{ID: "s", KeyID: "k", ExpiresAt: at}), ""},
+		{"key session without expiry", CheckAuthSession(store.AuthSession{ID: "s", KeyID: "k"}), "invalid_auth_session"},
 		{"session without expiry", CheckAuthSession(store.AuthSession{ID: "s", UserID: "u"}), "invalid_auth_session"},
 		{"api key ok", CheckAPIKey(store.APIKey{ID: "k", Hash: "h", Role: "admin"}), ""},
 		{"api key without hash", CheckAPIKey(store.APIKey{ID: "k", Role: "admin"}), "invalid_api_key"},

@@ -181,10 +181,42 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	return out, dialect.SeqCursor(out[limit-1]), nil
 }
 
+// ListOpenHolds lists the org's holds no charge or release has closed.
+func (q *queries) ListOpenHolds(ctx context.Context, orgID string, page store.Page) ([]store.JournalEntry, string, error) {
+	if orgID == "" {
+		return nil, "", errdefs.InvalidArgument("invalid_filter", "listing holds needs an org id")
+	}
+	c, after, limit, err := dialect.ParsePage(page)
+	if err != nil {
+		return nil, "", err
+	}
+	arg := pgdb.ListOpenHoldsParams{OrgID: orgID, Lim: int32(limit) + 1}
+	if after {
+		seq := c.At.UnixMicro()
+		arg.BeforeSeq = &seq
+	}
+	rows, err := q.q.ListOpenHolds(ctx, arg)
+	if err != nil {
+		return nil, "", classify("list open holds", dialect.Journal, err)
+	}
+	out := make([]store.JournalEntry, len(rows))
+	for i, r := range rows {
+		out[i] = journalEntry(r)
+	}
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	out = out[:limit]
+	return out, dialect.SeqCursor(out[limit-1]), nil
+}
+
 // SumUsage sums an org's deductions and refunds per group.
 func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
 	if err := dialect.CheckUsage(uq); err != nil {
 		return nil, err
+	}
+	if uq.Daily {
+		return q.sumUsageDaily(ctx, uq)
 	}
 	rows, err := q.q.SumUsage(ctx, pgdb.SumUsageParams{
 		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
@@ -196,6 +228,22 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 	for i, r := range rows {
 		out[i] = store.UsageRow{Key: r.Key, ChargedMicros: r.Charged, RefundedMicros: r.Refunded,
 			ShortfallMicros: r.Shortfall, Entries: r.Entries}
+	}
+	return out, nil
+}
+
+// sumUsageDaily is SumUsage per UTC day.
+func (q *queries) sumUsageDaily(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
+	rows, err := q.q.SumUsageDaily(ctx, pgdb.SumUsageDailyParams{
+		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
+	})
+	if err != nil {
+		return nil, classify("sum usage by day", dialect.Journal, err)
+	}
+	out := make([]store.UsageRow, len(rows))
+	for i, r := range rows {
+		out[i] = store.UsageRow{Key: r.Key, Day: r.Day.UTC(), ChargedMicros: r.Charged,
+			RefundedMicros: r.Refunded, ShortfallMicros: r.Shortfall, Entries: r.Entries}
 	}
 	return out, nil
 }

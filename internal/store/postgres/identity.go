@@ -283,7 +283,7 @@ func (q *queries) ConsumeAuthChallenge(ctx context.Context, nonce string, at tim
 
 func toAuthSession(s pgdb.AuthSession) store.AuthSession {
 	return store.AuthSession{
-		ID: s.ID, UserID: s.UserID, CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(),
+		ID: s.ID, UserID: fromOptString(s.UserID), KeyID: fromOptString(s.KeyID), CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC(),
 		RevokedAt: fromOptTime(s.RevokedAt),
 	}
 }
@@ -294,7 +294,7 @@ func (q *queries) CreateAuthSession(ctx context.Context, s store.AuthSession) er
 		return err
 	}
 	return classify("create auth session", dialect.AuthSession, q.q.CreateAuthSession(ctx, pgdb.CreateAuthSessionParams{
-		ID: s.ID, UserID: s.UserID, CreatedAt: orNow(s.CreatedAt), ExpiresAt: stamp(s.ExpiresAt), RevokedAt: optTime(s.RevokedAt),
+		ID: s.ID, UserID: optString(s.UserID), KeyID: optString(s.KeyID), CreatedAt: orNow(s.CreatedAt), ExpiresAt: stamp(s.ExpiresAt), RevokedAt: optTime(s.RevokedAt),
 	}))
 }
 

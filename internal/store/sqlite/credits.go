@@ -295,10 +295,42 @@ func (q *queries) listJournal(ctx context.Context, arg litedb.ListJournalParams)
 	return q.rq.ListJournal(ctx, arg)
 }
 
+// ListOpenHolds lists the org's holds no charge or release has closed.
+func (q *queries) ListOpenHolds(ctx context.Context, orgID string, page store.Page) ([]store.JournalEntry, string, error) {
+	if orgID == "" {
+		return nil, "", errdefs.InvalidArgument("invalid_filter", "listing holds needs an org id")
+	}
+	c, after, limit, err := parsePage(page)
+	if err != nil {
+		return nil, "", err
+	}
+	arg := litedb.ListOpenHoldsParams{OrgID: orgID, Lim: int64(limit) + 1}
+	if after {
+		seq := c.at
+		arg.BeforeSeq = &seq
+	}
+	rows, err := q.rq.ListOpenHolds(ctx, arg)
+	if err != nil {
+		return nil, "", classify("list open holds", resJournal, err)
+	}
+	out := make([]store.JournalEntry, len(rows))
+	for i, r := range rows {
+		out[i] = journalEntry(r)
+	}
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	out = out[:limit]
+	return out, dialect.SeqCursor(out[limit-1]), nil
+}
+
 // SumUsage sums an org's deductions and refunds per group.
 func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
 	if err := dialect.CheckUsage(uq); err != nil {
 		return nil, err
+	}
+	if uq.Daily {
+		return q.sumUsageDaily(ctx, uq)
 	}
 	rows, err := q.rq.SumUsage(ctx, litedb.SumUsageParams{
 		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
@@ -310,6 +342,22 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 	for i, r := range rows {
 		out[i] = store.UsageRow{Key: r.GroupKey, ChargedMicros: r.Charged, RefundedMicros: r.Refunded,
 			ShortfallMicros: r.Shortfall, Entries: r.Entries}
+	}
+	return out, nil
+}
+
+// sumUsageDaily is SumUsage per UTC day.
+func (q *queries) sumUsageDaily(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
+	rows, err := q.rq.SumUsageDaily(ctx, litedb.SumUsageDailyParams{
+		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
+	})
+	if err != nil {
+		return nil, classify("sum usage by day", resJournal, err)
+	}
+	out := make([]store.UsageRow, len(rows))
+	for i, r := range rows {
+		out[i] = store.UsageRow{Key: r.GroupKey, Day: time.UnixMicro(r.Day).UTC(), ChargedMicros: r.Charged,
+			RefundedMicros: r.Refunded, ShortfallMicros: r.Shortfall, Entries: r.Entries}
 	}
 	return out, nil
 }

@@ -271,7 +271,7 @@ func (q *queries) ConsumeAuthChallenge(ctx context.Context, nonce string, at tim
 
 func toAuthSession(s litedb.AuthSession) store.AuthSession {
 	return store.AuthSession{
-		ID: s.ID, UserID: s.UserID, CreatedAt: fromMicro(s.CreatedAt), ExpiresAt: fromMicro(s.ExpiresAt),
+		ID: s.ID, UserID: fromOptString(s.UserID), KeyID: fromOptString(s.KeyID), CreatedAt: fromMicro(s.CreatedAt), ExpiresAt: fromMicro(s.ExpiresAt),
 		RevokedAt: fromOptTime(s.RevokedAt),
 	}
 }
@@ -282,7 +282,7 @@ func (q *queries) CreateAuthSession(ctx context.Context, s store.AuthSession) er
 		return err
 	}
 	return classify("create auth session", resAuthSession, q.wq.CreateAuthSession(ctx, litedb.CreateAuthSessionParams{
-		ID: s.ID, UserID: s.UserID, CreatedAt: micros(orNow(s.CreatedAt)), ExpiresAt: micros(s.ExpiresAt),
+		ID: s.ID, UserID: optString(s.UserID), KeyID: optString(s.KeyID), CreatedAt: micros(orNow(s.CreatedAt)), ExpiresAt: micros(s.ExpiresAt),
 		RevokedAt: optTime(s.RevokedAt),
 	}))
 }

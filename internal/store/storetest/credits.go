@@ -457,6 +457,104 @@ func testJournal(t *testing.T, s store.Store) {
 	})
 
 	t.Run("usage", func(t *testing.T) { testSumUsage(t, f, o, w, a, b, t2, t3) })
+	t.Run("usage by day", func(t *testing.T) { testSumUsageDaily(t, s) })
+	t.Run("open holds", func(t *testing.T) { testOpenHolds(t, s) })
+}
+
+// testOpenHolds holds credits for three sandboxes, closes one hold with a
+// release and one with a charge, and lists the one left open.
+func testOpenHolds(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	o, other := f.org(), f.org()
+	w := f.workspace(o)
+	f.post(o, store.EntryGrant, 10_000)
+	f.post(other, store.EntryGrant, 10_000)
+	hold := func(o store.Org, sb store.Sandbox, suffix string) store.JournalEntry {
+		t.Helper()
+		e, err := s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryHold, AmountMicros: 100,
+			SandboxID: sb.ID, RuntimeID: sb.RuntimeID, ProjectID: sb.ProjectID, WorkspaceID: sb.WorkspaceID,
+			IdempotencyKey: "hold:" + suffix, At: f.next()})
+		must(t, err)
+		return e
+	}
+	t0 := f.next()
+	released, charged, open, newer := f.runningSandbox(w, t0), f.runningSandbox(w, t0), f.runningSandbox(w, t0), f.runningSandbox(w, t0)
+	hold(o, released, released.ID+":1")
+	hold(o, charged, charged.ID+":1")
+	openHold := hold(o, open, open.ID+":1")
+	newerHold := hold(o, newer, newer.ID+":1")
+	hold(other, f.sandbox(other, func(*store.Sandbox) {}), "x:1")
+	_, err := s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryRelease, AmountMicros: 100,
+		SandboxID: released.ID, IdempotencyKey: "release:" + released.ID + ":1", At: f.next()})
+	must(t, err)
+	_, err = s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: charged.ID, From: t0, UpTo: t0.Add(time.Minute),
+		AmountMicros: 100, ReleaseHeldMicros: 100, IdempotencyKey: "charge:" + charged.ID + ":1", At: f.next()})
+	must(t, err)
+
+	got, next, err := s.ListOpenHolds(ctx, o.ID, store.Page{})
+	must(t, err)
+	equal(t, "open holds", journalKeys(got), []string{newerHold.IdempotencyKey, openHold.IdempotencyKey})
+	equal(t, "next", next, "")
+	equal(t, "held", f.account(o).HeldMicros, int64(200))
+
+	first, next, err := s.ListOpenHolds(ctx, o.ID, store.Page{Limit: 1})
+	must(t, err)
+	equal(t, "first page", journalKeys(first), []string{newerHold.IdempotencyKey})
+	second, next, err := s.ListOpenHolds(ctx, o.ID, store.Page{Limit: 1, Cursor: next})
+	must(t, err)
+	equal(t, "second page", journalKeys(second), []string{openHold.IdempotencyKey})
+	equal(t, "last cursor", next, "")
+
+	_, _, err = s.ListOpenHolds(ctx, "", store.Page{})
+	wantKind(t, err, errdefs.ErrInvalidArgument)
+}
+
+// testSumUsageDaily charges two projects' sandboxes on either side of a
+// UTC midnight (the fixture's clock is in another zone) and sums their
+// usage per day.
+func testSumUsageDaily(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	o := f.org()
+	w := f.workspace(o)
+	day1 := base.UTC().Truncate(24 * time.Hour).Add(48 * time.Hour)
+	day2 := day1.Add(24 * time.Hour)
+	t0 := day1.Add(time.Hour)
+	a, b := f.runningSandbox(w, t0), f.runningSandbox(w, t0)
+	f.post(o, store.EntryGrant, 10_000)
+	settle := func(sb store.Sandbox, from, to time.Time, amount int64) {
+		t.Helper()
+		_, err := s.Settle(ctx, store.Settlement{OrgID: o.ID, SandboxID: sb.ID, From: from, UpTo: to, AmountMicros: amount, IdempotencyKey: uuid.NewString(), At: to})
+		must(t, err)
+	}
+	lastOf1 := day2.Add(-time.Microsecond)
+	settle(a, t0, day1.Add(2*time.Hour), 100)
+	settle(a, day1.Add(2*time.Hour), lastOf1, 300)
+	settle(b, t0, day1.Add(3*time.Hour), 50)
+	settle(a, lastOf1, day2, 7)
+	settle(a, day2, day2.Add(time.Hour), -20) // a refund
+	rows := func(q store.UsageQuery) []store.UsageRow {
+		t.Helper()
+		q.OrgID, q.Daily = o.ID, true
+		got, err := s.SumUsage(ctx, q)
+		must(t, err)
+		return got
+	}
+	equal(t, "by project and day", rows(store.UsageQuery{GroupBy: store.UsageByProject}), []store.UsageRow{
+		{Key: a.ProjectID, Day: day1, ChargedMicros: 400, Entries: 2},
+		{Key: b.ProjectID, Day: day1, ChargedMicros: 50, Entries: 1},
+		{Key: a.ProjectID, Day: day2, ChargedMicros: 7, RefundedMicros: 20, Entries: 2},
+	})
+	equal(t, "by org and day", rows(store.UsageQuery{}), []store.UsageRow{
+		{Key: o.ID, Day: day1, ChargedMicros: 450, Entries: 3},
+		{Key: o.ID, Day: day2, ChargedMicros: 7, RefundedMicros: 20, Entries: 2},
+	})
+	equal(t, "second day only", rows(store.UsageQuery{From: day2}), []store.UsageRow{
+		{Key: o.ID, Day: day2, ChargedMicros: 7, RefundedMicros: 20, Entries: 2},
+	})
+	_, err := s.SumUsage(ctx, store.UsageQuery{OrgID: o.ID, GroupBy: "user", Daily: true})
+	wantKind(t, err, errdefs.ErrInvalidArgument)
 }
 
 // testSumUsage sums the usage of the entries testJournal made in o (whose

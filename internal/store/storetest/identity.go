@@ -718,8 +718,48 @@ func testAuthSessions(t *testing.T, s store.Store) {
 		{"unknown user", store.AuthSession{ID: uuid.NewString(), UserID: uuid.NewString(), ExpiresAt: sess.ExpiresAt}, errdefs.ErrFailedPrecondition},
 		{"no expiry", store.AuthSession{ID: uuid.NewString(), UserID: u.ID}, errdefs.ErrInvalidArgument},
 		{"no user", store.AuthSession{ID: uuid.NewString(), ExpiresAt: sess.ExpiresAt}, errdefs.ErrInvalidArgument},
+		{"unknown key", store.AuthSession{ID: uuid.NewString(), KeyID: uuid.NewString(), ExpiresAt: sess.ExpiresAt}, errdefs.ErrFailedPrecondition},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) { wantKind(t, s.CreateAuthSession(ctx, tc.sess), tc.wantErr) })
 	}
+}
+
+// testKeySessions: a console session opened with an API key keeps the
+// key's id, with the key's holder as its user or none (an
+// installation-wide key), and a new wallet of the holder leaves it alone
+// while it ends the holder's wallet sessions.
+func testKeySessions(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	u := f.user(func(u *store.User) { u.Wallet = "0x" + strings.Repeat("ab", 20) })
+	o := f.org()
+	f.orgMember(o, u, "member")
+	held := f.apiKey(&o, func(k *store.APIKey) { k.UserID = u.ID })
+	inst := f.apiKey(nil, nil)
+
+	open := func(userID, keyID string) store.AuthSession {
+		t.Helper()
+		sess := store.AuthSession{ID: uuid.NewString(), UserID: userID, KeyID: keyID, CreatedAt: f.next()}
+		sess.ExpiresAt = sess.CreatedAt.Add(time.Hour)
+		must(t, s.CreateAuthSession(ctx, sess))
+		got, err := s.GetAuthSession(ctx, sess.ID)
+		must(t, err)
+		equal(t, "GetAuthSession", got, normAuthSession(sess))
+		return sess
+	}
+	bykey := open(u.ID, held.ID)
+	open("", inst.ID)
+	wallet := open(u.ID, "")
+
+	u.Wallet = "0x" + strings.Repeat("cd", 20)
+	must(t, s.UpdateUser(ctx, u))
+	got, err := s.GetAuthSession(ctx, wallet.ID)
+	must(t, err)
+	if got.RevokedAt.IsZero() {
+		t.Fatalf("a new wallet left the wallet session %+v", got)
+	}
+	got, err = s.GetAuthSession(ctx, bykey.ID)
+	must(t, err)
+	equal(t, "key session after a new wallet", got, normAuthSession(bykey))
 }

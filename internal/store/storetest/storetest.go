@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ScopedAPIKeys", testScopedAPIKeys},
 		{"AuthChallenges", testAuthChallenges},
 		{"AuthSessions", testAuthSessions},
+		{"KeySessions", testKeySessions},
 		{"SSHKeys", testSSHKeys},
 		{"Invitations", testInvitations},
 		{"Leases", testLeases},

@@ -1,25 +1,11 @@
-import { Page } from "../ui";
-export function Members() {
-  return <Page title="Members" />;
-}
-export function Keys() {
-  return <Page title="API keys" />;
-}
-export function SSHKeys() {
-  return <Page title="SSH keys" />;
-}
-export function Secrets() {
-  return <Page title="Org secrets" />;
-}
-export function Orgs() {
-  return <Page title="Orgs" />;
-}
-export function Providers() {
-  return <Page title="Providers" />;
-}
-export function WarmPool() {
-  return <Page title="Warm pool" />;
-}
-export function Provisions() {
-  return <Page title="Provisions" />;
-}
+// The administration pages, one file each under admin/: an org's
+// members, keys, SSH keys and secrets, and the installation admin's
+// orgs, providers, warm pool and provisions.
+export { Members } from "./admin/members";
+export { Keys } from "./admin/keys";
+export { SSHKeys } from "./admin/sshkeys";
+export { Secrets } from "./admin/secrets";
+export { Orgs } from "./admin/orgs";
+export { Providers } from "./admin/providers";
+export { WarmPool } from "./admin/warmpool";
+export { Provisions } from "./admin/provisions";

@@ -131,7 +131,7 @@ export function Time({ at }: { at?: string | null }) {
 }
 
 // Field is a labelled input.
-export function Field(props: JSX.HTMLAttributes<HTMLInputElement> & { label: string; id: string; hint?: string }) {
+export function Field(props: JSX.InputHTMLAttributes<HTMLInputElement> & { label: string; id: string; hint?: string }) {
   const { label, id, hint, ...rest } = props;
   return (
     <div class="field">

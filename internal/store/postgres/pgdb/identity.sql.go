@@ -87,13 +87,14 @@ func (q *Queries) CreateAuthChallenge(ctx context.Context, arg CreateAuthChallen
 }
 
 const createAuthSession = `-- name: CreateAuthSession :exec
-INSERT INTO auth_sessions (id, user_id, created_at, expires_at, revoked_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO auth_sessions (id, user_id, key_id, created_at, expires_at, revoked_at)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type CreateAuthSessionParams struct {
 	ID        string
-	UserID    string
+	UserID    *string
+	KeyID     *string
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	RevokedAt *time.Time
@@ -103,6 +104,7 @@ func (q *Queries) CreateAuthSession(ctx context.Context, arg CreateAuthSessionPa
 	_, err := q.db.Exec(ctx, createAuthSession,
 		arg.ID,
 		arg.UserID,
+		arg.KeyID,
 		arg.CreatedAt,
 		arg.ExpiresAt,
 		arg.RevokedAt,
@@ -157,7 +159,7 @@ func (q *Queries) DeleteUser(ctx context.Context, id string) (int64, error) {
 
 const endUserSessions = `-- name: EndUserSessions :exec
 UPDATE auth_sessions SET revoked_at = $1::timestamptz
-WHERE user_id = $2 AND revoked_at IS NULL
+WHERE user_id = $2::text AND key_id IS NULL AND revoked_at IS NULL
 `
 
 type EndUserSessionsParams struct {
@@ -188,7 +190,7 @@ func (q *Queries) GetAuthChallenge(ctx context.Context, nonce string) (AuthChall
 }
 
 const getAuthSession = `-- name: GetAuthSession :one
-SELECT id, user_id, created_at, expires_at, revoked_at FROM auth_sessions WHERE id = $1
+SELECT id, user_id, created_at, expires_at, revoked_at, key_id FROM auth_sessions WHERE id = $1
 `
 
 func (q *Queries) GetAuthSession(ctx context.Context, id string) (AuthSession, error) {
@@ -200,6 +202,7 @@ func (q *Queries) GetAuthSession(ctx context.Context, id string) (AuthSession, e
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,
+		&i.KeyID,
 	)
 	return i, err
 }

@@ -34,10 +34,11 @@ type AuthChallenge struct {
 
 type AuthSession struct {
 	ID        string
-	UserID    string
+	UserID    *string
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	RevokedAt *time.Time
+	KeyID     *string
 }
 
 type CapabilityBinding struct {

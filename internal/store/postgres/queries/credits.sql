@@ -110,5 +110,46 @@ FROM (
 ) u
 ORDER BY u.charged - u.refunded DESC, u.key;
 
+-- name: SumUsageDaily :many
+-- SumUsageDaily is SumUsage per UTC day as well (day is the day's
+-- midnight), earliest day first.
+SELECT u.day::timestamptz AS day, u.key::text AS key, u.charged::bigint AS charged,
+    u.refunded::bigint AS refunded, u.shortfall::bigint AS shortfall, u.entries::bigint AS entries
+FROM (
+    SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+        CASE sqlc.arg(group_by)::text
+            WHEN 'sandbox' THEN sandbox_id
+            WHEN 'runtime' THEN runtime_id
+            WHEN 'project' THEN project_id
+            WHEN 'workspace' THEN workspace_id
+            ELSE org_id
+        END AS key,
+        COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS charged,
+        COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS refunded,
+        COALESCE(SUM(shortfall_micros), 0) AS shortfall,
+        COUNT(*) AS entries
+    FROM credit_journal
+    WHERE org_id = sqlc.arg(org_id) AND kind IN ('deduction', 'refund')
+      AND (sqlc.narg(from_at)::timestamptz IS NULL OR created_at >= sqlc.narg(from_at))
+      AND (sqlc.narg(to_at)::timestamptz IS NULL OR created_at < sqlc.narg(to_at))
+    GROUP BY 1, 2
+) u
+ORDER BY u.day, u.charged - u.refunded DESC, u.key;
+
+-- name: ListOpenHolds :many
+-- ListOpenHolds lists an org's holds that neither a charge nor a release
+-- has closed: a hold keyed hold:S is closed by the entry keyed charge:S
+-- or release:S (the org's unique keys index finds them). Newest first.
+SELECT h.* FROM credit_journal h
+WHERE h.org_id = sqlc.arg(org_id) AND h.kind = 'hold'
+  AND (sqlc.narg(before_seq)::bigint IS NULL OR h.seq < sqlc.narg(before_seq))
+  AND NOT EXISTS (
+      SELECT 1 FROM credit_journal c
+      WHERE c.org_id = h.org_id
+        AND c.idempotency_key IN ('charge:' || substr(h.idempotency_key, 6), 'release:' || substr(h.idempotency_key, 6))
+  )
+ORDER BY h.seq DESC
+LIMIT sqlc.arg(lim);
+
 -- name: ListRunningSandboxes :many
 SELECT * FROM sandboxes WHERE state = 'running' AND id > $1 ORDER BY id LIMIT $2;

@@ -27,7 +27,7 @@ WHERE id = sqlc.arg(id);
 
 -- name: EndUserSessions :exec
 UPDATE auth_sessions SET revoked_at = sqlc.arg(revoked_at)::timestamptz
-WHERE user_id = sqlc.arg(user_id) AND revoked_at IS NULL;
+WHERE user_id = sqlc.arg(user_id)::text AND key_id IS NULL AND revoked_at IS NULL;
 
 -- name: DeleteUser :execrows
 DELETE FROM users WHERE id = $1;
@@ -97,8 +97,8 @@ SELECT * FROM auth_challenges WHERE nonce = $1;
 DELETE FROM auth_challenges WHERE nonce = sqlc.arg(nonce) AND expires_at > sqlc.arg(at);
 
 -- name: CreateAuthSession :exec
-INSERT INTO auth_sessions (id, user_id, created_at, expires_at, revoked_at)
-VALUES (sqlc.arg(id), sqlc.arg(user_id), sqlc.arg(created_at), sqlc.arg(expires_at), sqlc.narg(revoked_at));
+INSERT INTO auth_sessions (id, user_id, key_id, created_at, expires_at, revoked_at)
+VALUES (sqlc.arg(id), sqlc.narg(user_id), sqlc.narg(key_id), sqlc.arg(created_at), sqlc.arg(expires_at), sqlc.narg(revoked_at));
 
 -- name: GetAuthSession :one
 SELECT * FROM auth_sessions WHERE id = $1;

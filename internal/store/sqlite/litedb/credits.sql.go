@@ -545,6 +545,71 @@ func (q *Queries) ListJournalBySandbox(ctx context.Context, arg ListJournalBySan
 	return items, nil
 }
 
+const listOpenHolds = `-- name: ListOpenHolds :many
+SELECT h.seq, h.id, h.org_id, h.kind, h.amount_micros, h.held_micros, h.balance_after_micros, h.held_after_micros, h.shortfall_micros, h.sandbox_id, h.runtime_id, h.project_id, h.workspace_id, h.period_start, h.period_end, h.idempotency_key, h.note, h.actor, h.created_at FROM credit_journal h
+WHERE h.org_id = ?1 AND h.kind = 'hold'
+  AND (CAST(?2 AS INTEGER) IS NULL OR h.seq < ?2)
+  AND NOT EXISTS (
+      SELECT 1 FROM credit_journal c
+      WHERE c.org_id = h.org_id
+        AND c.idempotency_key IN ('charge:' || substr(h.idempotency_key, 6), 'release:' || substr(h.idempotency_key, 6))
+  )
+ORDER BY h.seq DESC
+LIMIT ?3
+`
+
+type ListOpenHoldsParams struct {
+	OrgID     string
+	BeforeSeq *int64
+	Lim       int64
+}
+
+// ListOpenHolds lists an org's holds that neither a charge nor a release
+// has closed: a hold keyed hold:S is closed by the entry keyed charge:S
+// or release:S (the org's unique keys index finds them). Newest first.
+func (q *Queries) ListOpenHolds(ctx context.Context, arg ListOpenHoldsParams) ([]CreditJournal, error) {
+	rows, err := q.db.QueryContext(ctx, listOpenHolds, arg.OrgID, arg.BeforeSeq, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CreditJournal
+	for rows.Next() {
+		var i CreditJournal
+		if err := rows.Scan(
+			&i.Seq,
+			&i.ID,
+			&i.OrgID,
+			&i.Kind,
+			&i.AmountMicros,
+			&i.HeldMicros,
+			&i.BalanceAfterMicros,
+			&i.HeldAfterMicros,
+			&i.ShortfallMicros,
+			&i.SandboxID,
+			&i.RuntimeID,
+			&i.ProjectID,
+			&i.WorkspaceID,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.IdempotencyKey,
+			&i.Note,
+			&i.Actor,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listRunningSandboxes = `-- name: ListRunningSandboxes :many
 SELECT id, org_id, workspace_id, project_id, runtime_id, kind, state, pause_reason, provider, provider_sandbox_id, provider_state, image, cpu_millis, memory_mb, secret_ids, kill_reason, error, billed_micros, created_at, started_at, paused_at, killed_at, expires_at, last_settled_at, version, updated_at, running_since, network, billing_version FROM sandboxes WHERE state = 'running' AND id > ? ORDER BY id LIMIT ?
 `
@@ -718,6 +783,80 @@ func (q *Queries) SumUsage(ctx context.Context, arg SumUsageParams) ([]SumUsageR
 	for rows.Next() {
 		var i SumUsageRow
 		if err := rows.Scan(
+			&i.GroupKey,
+			&i.Charged,
+			&i.Refunded,
+			&i.Shortfall,
+			&i.Entries,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sumUsageDaily = `-- name: SumUsageDaily :many
+SELECT CAST(created_at / 86400000000 * 86400000000 AS INTEGER) AS day,
+    CAST(CASE CAST(?1 AS TEXT)
+            WHEN 'sandbox' THEN sandbox_id
+            WHEN 'runtime' THEN runtime_id
+            WHEN 'project' THEN project_id
+            WHEN 'workspace' THEN workspace_id
+            ELSE org_id
+        END AS TEXT) AS group_key,
+    CAST(COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS INTEGER) AS charged,
+    CAST(COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS INTEGER) AS refunded,
+    CAST(COALESCE(SUM(shortfall_micros), 0) AS INTEGER) AS shortfall,
+    COUNT(*) AS entries
+FROM credit_journal
+WHERE org_id = ?2 AND kind IN ('deduction', 'refund')
+  AND (CAST(?3 AS INTEGER) IS NULL OR created_at >= ?3)
+  AND (CAST(?4 AS INTEGER) IS NULL OR created_at < ?4)
+GROUP BY 1, 2
+ORDER BY day, charged - refunded DESC, group_key
+`
+
+type SumUsageDailyParams struct {
+	GroupBy string
+	OrgID   string
+	FromAt  *int64
+	ToAt    *int64
+}
+
+type SumUsageDailyRow struct {
+	Day       int64
+	GroupKey  string
+	Charged   int64
+	Refunded  int64
+	Shortfall int64
+	Entries   int64
+}
+
+// SumUsageDaily is SumUsage per UTC day as well (day is the day's first
+// microsecond), earliest day first.
+func (q *Queries) SumUsageDaily(ctx context.Context, arg SumUsageDailyParams) ([]SumUsageDailyRow, error) {
+	rows, err := q.db.QueryContext(ctx, sumUsageDaily,
+		arg.GroupBy,
+		arg.OrgID,
+		arg.FromAt,
+		arg.ToAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SumUsageDailyRow
+	for rows.Next() {
+		var i SumUsageDailyRow
+		if err := rows.Scan(
+			&i.Day,
 			&i.GroupKey,
 			&i.Charged,
 			&i.Refunded,

@@ -86,13 +86,14 @@ func (q *Queries) CreateAuthChallenge(ctx context.Context, arg CreateAuthChallen
 }
 
 const createAuthSession = `-- name: CreateAuthSession :exec
-INSERT INTO auth_sessions (id, user_id, created_at, expires_at, revoked_at)
-VALUES (?1, ?2, ?3, ?4, ?5)
+INSERT INTO auth_sessions (id, user_id, key_id, created_at, expires_at, revoked_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 `
 
 type CreateAuthSessionParams struct {
 	ID        string
-	UserID    string
+	UserID    *string
+	KeyID     *string
 	CreatedAt int64
 	ExpiresAt int64
 	RevokedAt *int64
@@ -102,6 +103,7 @@ func (q *Queries) CreateAuthSession(ctx context.Context, arg CreateAuthSessionPa
 	_, err := q.db.ExecContext(ctx, createAuthSession,
 		arg.ID,
 		arg.UserID,
+		arg.KeyID,
 		arg.CreatedAt,
 		arg.ExpiresAt,
 		arg.RevokedAt,
@@ -172,7 +174,7 @@ func (q *Queries) EmailTaken(ctx context.Context, arg EmailTakenParams) (bool, e
 
 const endUserSessionsOnNewWallet = `-- name: EndUserSessionsOnNewWallet :exec
 UPDATE auth_sessions SET revoked_at = CAST(?1 AS INTEGER)
-WHERE user_id = ?2 AND revoked_at IS NULL
+WHERE user_id = CAST(?2 AS TEXT) AND key_id IS NULL AND revoked_at IS NULL
   AND (SELECT u.wallet FROM users u WHERE u.id = ?2) IS NOT CAST(?3 AS TEXT)
 `
 
@@ -205,7 +207,7 @@ func (q *Queries) GetAuthChallenge(ctx context.Context, nonce string) (AuthChall
 }
 
 const getAuthSession = `-- name: GetAuthSession :one
-SELECT id, user_id, created_at, expires_at, revoked_at FROM auth_sessions WHERE id = ?
+SELECT id, user_id, key_id, created_at, expires_at, revoked_at FROM auth_sessions WHERE id = ?
 `
 
 func (q *Queries) GetAuthSession(ctx context.Context, id string) (AuthSession, error) {
@@ -214,6 +216,7 @@ func (q *Queries) GetAuthSession(ctx context.Context, id string) (AuthSession, e
 	err := row.Scan(
 		&i.ID,
 		&i.UserID,
+		&i.KeyID,
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.RevokedAt,

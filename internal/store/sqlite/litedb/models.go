@@ -30,7 +30,8 @@ type AuthChallenge struct {
 
 type AuthSession struct {
 	ID        string
-	UserID    string
+	UserID    *string
+	KeyID     *string
 	CreatedAt int64
 	ExpiresAt int64
 	RevokedAt *int64

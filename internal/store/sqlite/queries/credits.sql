@@ -140,5 +140,42 @@ WHERE org_id = sqlc.arg(org_id) AND kind IN ('deduction', 'refund')
 GROUP BY 1
 ORDER BY charged - refunded DESC, group_key;
 
+-- name: SumUsageDaily :many
+-- SumUsageDaily is SumUsage per UTC day as well (day is the day's first
+-- microsecond), earliest day first.
+SELECT CAST(created_at / 86400000000 * 86400000000 AS INTEGER) AS day,
+    CAST(CASE CAST(sqlc.arg(group_by) AS TEXT)
+            WHEN 'sandbox' THEN sandbox_id
+            WHEN 'runtime' THEN runtime_id
+            WHEN 'project' THEN project_id
+            WHEN 'workspace' THEN workspace_id
+            ELSE org_id
+        END AS TEXT) AS group_key,
+    CAST(COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS INTEGER) AS charged,
+    CAST(COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS INTEGER) AS refunded,
+    CAST(COALESCE(SUM(shortfall_micros), 0) AS INTEGER) AS shortfall,
+    COUNT(*) AS entries
+FROM credit_journal
+WHERE org_id = sqlc.arg(org_id) AND kind IN ('deduction', 'refund')
+  AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
+  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
+GROUP BY 1, 2
+ORDER BY day, charged - refunded DESC, group_key;
+
+-- name: ListOpenHolds :many
+-- ListOpenHolds lists an org's holds that neither a charge nor a release
+-- has closed: a hold keyed hold:S is closed by the entry keyed charge:S
+-- or release:S (the org's unique keys index finds them). Newest first.
+SELECT h.* FROM credit_journal h
+WHERE h.org_id = sqlc.arg(org_id) AND h.kind = 'hold'
+  AND (CAST(sqlc.narg(before_seq) AS INTEGER) IS NULL OR h.seq < sqlc.narg(before_seq))
+  AND NOT EXISTS (
+      SELECT 1 FROM credit_journal c
+      WHERE c.org_id = h.org_id
+        AND c.idempotency_key IN ('charge:' || substr(h.idempotency_key, 6), 'release:' || substr(h.idempotency_key, 6))
+  )
+ORDER BY h.seq DESC
+LIMIT sqlc.arg(lim);
+
 -- name: ListRunningSandboxes :many
 SELECT * FROM sandboxes WHERE state = 'running' AND id > ? ORDER BY id LIMIT ?;

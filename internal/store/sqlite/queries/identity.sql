@@ -26,7 +26,7 @@ LIMIT sqlc.arg(lim);
 
 -- name: EndUserSessionsOnNewWallet :exec
 UPDATE auth_sessions SET revoked_at = CAST(sqlc.arg(revoked_at) AS INTEGER)
-WHERE user_id = sqlc.arg(user_id) AND revoked_at IS NULL
+WHERE user_id = CAST(sqlc.arg(user_id) AS TEXT) AND key_id IS NULL AND revoked_at IS NULL
   AND (SELECT u.wallet FROM users u WHERE u.id = sqlc.arg(user_id)) IS NOT CAST(sqlc.narg(wallet) AS TEXT);
 
 -- name: UpdateUser :execrows
@@ -101,8 +101,8 @@ SELECT * FROM auth_challenges WHERE nonce = ?;
 DELETE FROM auth_challenges WHERE nonce = sqlc.arg(nonce) AND expires_at > sqlc.arg(at);
 
 -- name: CreateAuthSession :exec
-INSERT INTO auth_sessions (id, user_id, created_at, expires_at, revoked_at)
-VALUES (sqlc.arg(id), sqlc.arg(user_id), sqlc.arg(created_at), sqlc.arg(expires_at), sqlc.narg(revoked_at));
+INSERT INTO auth_sessions (id, user_id, key_id, created_at, expires_at, revoked_at)
+VALUES (sqlc.arg(id), sqlc.narg(user_id), sqlc.narg(key_id), sqlc.arg(created_at), sqlc.arg(expires_at), sqlc.narg(revoked_at));
 
 -- name: GetAuthSession :one
 SELECT * FROM auth_sessions WHERE id = ?;

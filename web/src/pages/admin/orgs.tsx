@@ -1,0 +1,138 @@
+// The installation admin's orgs: list and create them, and grant an org
+// credits with its balance in view.
+import { useState } from "preact/hooks";
+import { api, must } from "../../api/client";
+import { Link } from "../../router";
+import { Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
+import { ActionForm, InputField, credits, Note, SelectField, value } from "./common";
+
+export function Orgs() {
+  const list = useAsync(async () => {
+    const l = must(await api.GET("/api/v1/orgs", { params: { query: { limit: 500 } } }));
+    return l.items ?? [];
+  }, []);
+  const [grantTo, setGrantTo] = useState("");
+  const names = (list.data ?? []).map((o) => o.name);
+  const target = grantTo || names[0] || "";
+  return (
+    <Page title="Orgs">
+      <CreateOrg onDone={list.reload} />
+      <h2>Orgs of this installation</h2>
+      <ErrorNote error={list.error} />
+      {list.data && list.data.length === 0 && <Empty>No orgs.</Empty>}
+      {list.data && list.data.length > 0 && (
+        <div class="table-wrap">
+          <table aria-label="Orgs">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Created</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((o) => (
+                <tr data-org={o.name}>
+                  <td>
+                    <Link href={`/o/${encodeURIComponent(o.name)}/w/default/runtimes`}>{o.name}</Link>
+                  </td>
+                  <td>
+                    <Time at={o.created_at} />
+                  </td>
+                  <td>
+                    <button type="button" class="btn" aria-label={`Grant credits to ${o.name}`} onClick={() => setGrantTo(o.name)}>
+                      Grant credits
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {target && <Grant orgs={names} org={target} onOrg={setGrantTo} />}
+    </Page>
+  );
+}
+
+// CreateOrg makes an org; its name is a slug.
+function CreateOrg({ onDone }: { onDone: () => void }) {
+  const [name, setName] = useState("");
+  return (
+    <section aria-labelledby="create-org-h">
+      <h2 id="create-org-h">New org</h2>
+      <ActionForm
+        label="Create an org"
+        submit="Create org"
+        onSubmit={async () => {
+          must(await api.POST("/api/v1/orgs", { body: { name: name.trim() } }));
+          setName("");
+          onDone();
+        }}
+      >
+        <InputField
+          label="Name"
+          id="org-name"
+          required
+          pattern="[a-z0-9][a-z0-9\-]{0,62}"
+          hint="lowercase letters, digits and dashes"
+          value={name}
+          onInput={(e) => setName(value(e))}
+        />
+      </ActionForm>
+    </section>
+  );
+}
+
+// newKey is an idempotency key: one per grant the admin means (a new
+// org or amount makes a new one), so a submit retried grants once.
+const newKey = () => crypto.randomUUID();
+
+// Grant shows an org's balance and grants it credits.
+function Grant({ orgs, org, onOrg }: { orgs: string[]; org: string; onOrg: (o: string) => void }) {
+  const acct = useAsync(async () => must(await api.GET("/api/v1/org/{org}/credits", { params: { path: { org } } })), [org]);
+  const [amount, setAmount] = useState("");
+  const [note, setNote] = useState("");
+  const [key, setKey] = useState(newKey);
+  const [done, setDone] = useState("");
+  const submit = async () => {
+    setDone("");
+    const e = must(
+      await api.POST("/api/v1/org/{org}/credits/grants", {
+        params: { path: { org } },
+        body: { amount: Number(amount), idempotency_key: key, note: note.trim() || undefined },
+      }),
+    );
+    setDone(`Granted ${credits(e.amount)} credits to ${org}; the balance is ${credits(e.balance_after)}.`);
+    setAmount("");
+    setNote("");
+    setKey(newKey());
+    acct.reload();
+  };
+  return (
+    <section aria-labelledby="grant-h" class="grant">
+      <h2 id="grant-h">Credit grants</h2>
+      <SelectField label="Org" id="grant-org" value={org} onChange={(e) => (onOrg(value(e)), setKey(newKey()), setDone(""))}>
+        {orgs.map((o) => (
+          <option value={o}>{o}</option>
+        ))}
+      </SelectField>
+      <ErrorNote error={acct.error} />
+      {acct.data && (
+        <dl class="props" aria-label={`Credits of ${org}`}>
+          <dt>Balance</dt>
+          <dd data-balance={acct.data.balance}>{credits(acct.data.balance)}</dd>
+          <dt>Held</dt>
+          <dd>{credits(acct.data.held)}</dd>
+          <dt>Available</dt>
+          <dd>{credits(acct.data.available)}</dd>
+        </dl>
+      )}
+      <ActionForm label={`Grant credits to ${org}`} submit="Grant" onSubmit={submit}>
+        <InputField label="Amount" id="grant-amount" type="number" required min="0.000001" step="any" value={amount} onInput={(e) => (setAmount(value(e)), setKey(newKey()))} />
+        <InputField label="Note (optional)" id="grant-note" maxLength={1024} value={note} onInput={(e) => setNote(value(e))} />
+      </ActionForm>
+      {done && <Note>{done}</Note>}
+    </section>
+  );
+}
