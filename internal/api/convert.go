@@ -56,12 +56,14 @@ func configIn(c *client.RuntimeConfig) (store.RuntimeConfig, error) {
 	return out, nil
 }
 
-// runtimeOut renders a runtime with what its current sandbox (if any) adds.
-func runtimeOut(rt store.Runtime, sb *store.Sandbox) client.Runtime {
+// runtimeOut renders a runtime with what its current sandbox (if any) adds,
+// and what an hour of its compute costs at prices p.
+func runtimeOut(rt store.Runtime, sb *store.Sandbox, p ledger.Pricing) client.Runtime {
 	out := client.Runtime{
 		ID: rt.ID, OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID, ProjectID: rt.ProjectID,
 		Status: string(rt.Status), StatusReason: rt.StatusReason, Config: configOut(rt.Config),
 		CurrentSandboxID: rt.CurrentSandboxID, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
+		CreditsPerHour: ledger.Credits(p.ClassOf(rt.Config.Provider, rt.Config.CPUMillis, rt.Config.MemoryMB).PerHour()),
 	}
 	if sb != nil && sb.ID == rt.CurrentSandboxID {
 		out.PauseReason = string(sb.PauseReason)
@@ -103,6 +105,15 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// pricing is the installation's price list; without a ledger compute is
+// free.
+func (a *API) pricing() ledger.Pricing {
+	if a.ledger == nil {
+		return ledger.Free
+	}
+	return a.ledger.Meter().Pricing()
 }
 
 // sandboxView renders a ledger row priced at the API's clock.

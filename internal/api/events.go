@@ -209,7 +209,7 @@ func (es *eventScope) render(ctx context.Context, e fleetevents.Event) (name str
 		if e.Runtime.Sandbox.ID != "" {
 			sb = &e.Runtime.Sandbox
 		}
-		out := runtimeOut(rt, sb)
+		out := runtimeOut(rt, sb, es.a.pricing())
 		out.ProjectName = es.a.tenancy.Names().Project(ctx, rt.ProjectID)
 		name, v = "runtime", client.RuntimeEvent{Kind: string(e.Runtime.Kind), Org: d.org, Workspace: d.ws,
 			Runtime: out, Reason: eventReason(*e.Runtime), At: e.Runtime.At.UTC()}

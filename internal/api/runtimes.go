@@ -36,7 +36,7 @@ func (a *API) runtimeWithSandbox(ctx context.Context, rt store.Runtime) (client.
 	if err != nil {
 		return client.Runtime{}, err
 	}
-	return runtimeOut(rt, sb), nil
+	return runtimeOut(rt, sb, a.pricing()), nil
 }
 
 func (a *API) listRuntimes(w http.ResponseWriter, r *http.Request) error {

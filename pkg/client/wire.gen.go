@@ -1037,6 +1037,9 @@ type Runtime struct {
 	PauseReason      string        `json:"pause_reason,omitempty"`
 	ExpiresAt        *time.Time    `json:"expires_at,omitempty"`
 
+	// CreditsPerHour what an hour of the runtime's compute costs at the installation's prices, in credits (exact to a millionth): its provider's rate for its cpu_millis and memory_mb, whether or not it runs now; 0 where compute is free
+	CreditsPerHour float64 `json:"credits_per_hour"`
+
 	// CapabilityProblems what went wrong applying the runtime's capabilities to its current sandbox (failed setup scripts and checks, exited workers); GET of one runtime only
 	CapabilityProblems []string  `json:"capability_problems,omitempty"`
 	CreatedAt          time.Time `json:"created_at"`

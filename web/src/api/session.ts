@@ -15,6 +15,17 @@ declare global {
   }
 }
 
+// forget drops what the tab kept of the last session (the terminals it
+// would re-attach), so the next principal in this tab never takes over
+// the last one's shell.
+function forget() {
+  try {
+    sessionStorage.clear();
+  } catch {
+    // storage refused: there is nothing to forget
+  }
+}
+
 // started records a session's CSRF token for the requests that follow.
 function started(s: ConsoleSession): ConsoleSession {
   setCSRF(s.csrf_token);
@@ -30,6 +41,7 @@ export async function resume(): Promise<ConsoleSession | null> {
 
 // signInWithKey opens a session with an API key.
 export async function signInWithKey(key: string): Promise<ConsoleSession> {
+  forget();
   return started(must(await api.POST("/api/v1/console/session", { body: { key } })));
 }
 
@@ -63,6 +75,7 @@ export async function signInWithWallet(): Promise<ConsoleSession> {
       throw walletError(e);
     }
   };
+  forget();
   const [address] = (await ask("eth_requestAccounts")) as string[];
   if (!address) throw new ApiError(0, "no_wallet_account", "the wallet shared no account");
   const ch = must(await api.POST("/api/auth/challenge", { body: { address } }));
@@ -74,5 +87,6 @@ export async function signInWithWallet(): Promise<ConsoleSession> {
 export async function signOut() {
   await api.DELETE("/api/v1/console/session").catch(() => undefined);
   setCSRF("");
+  forget();
   close();
 }
