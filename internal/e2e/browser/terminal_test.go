@@ -1,8 +1,10 @@
 package browser
 
 import (
+	"context"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -23,13 +25,31 @@ func (p *tab) openTerminal(f fleet, id string) {
 	p.waitFor("the shell's prompt", `document.querySelector(".terminal .xterm-rows").textContent.trim() !== ""`)
 }
 
-// typeLine types text and Enter into the terminal, as a user does: focus
-// is on xterm's input, keys go through the page.
+// typeLine types text and Enter into the terminal, as a keyboard does:
+// a key down carrying the character, then a key up (Puppeteer's way).
+// chromedp's KeyEvent sends the character again in a separate char event,
+// which xterm.js takes as a second keystroke.
 func (p *tab) typeLine(text string) {
 	p.t.Helper()
-	p.do("type into the terminal",
-		chromedp.Click(chromedp.CSS(".terminal .xterm-screen")),
-		chromedp.KeyEvent(text+"\r"))
+	p.do("focus the terminal", chromedp.Click(chromedp.CSS(".terminal .xterm-screen")))
+	press := func(ctx context.Context, down input.DispatchKeyEventParams) error {
+		down.Type = input.DispatchKeyEventTypeKeyDown
+		if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, down); err != nil {
+			return err
+		}
+		up := down
+		up.Type, up.Text = input.DispatchKeyEventTypeKeyUp, ""
+		_, err := chromedp.Call(ctx, input.DispatchKeyEvent, up)
+		return err
+	}
+	p.do("type "+text, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		for _, r := range text {
+			if err := press(ctx, input.DispatchKeyEventParams{Key: string(r), Text: string(r)}); err != nil {
+				return err
+			}
+		}
+		return press(ctx, input.DispatchKeyEventParams{Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, Text: "\r"})
+	}))
 }
 
 // TestTerminalEcho types `echo hello` into a running runtime's terminal
