@@ -16,15 +16,17 @@ func TestNarrowAndWide(t *testing.T) {
 	f := s.newFleet(t, "acme", "p1")
 	id := f.runtimes["p1"]
 	p := newTab(t, s.url)
-	for _, w := range []int64{1280, 400} {
-		size := fmt.Sprintf("%d×800", w)
-		p.do("resize to "+size, chromedp.EmulateViewport(w, 800))
+	widths := []int64{1280, 400}
+	for _, w := range widths {
+		p.do("resize", chromedp.EmulateViewport(w, 800))
 		p.open("/")
 		p.do("the sign-in form", chromedp.WaitVisible(chromedp.ID("signin-key")))
-		p.noOverflow("sign-in at " + size)
-		if w == 1280 {
-			p.signIn(s.key)
-		}
+		p.noOverflow(fmt.Sprintf("sign-in at %d×800", w))
+	}
+	p.signIn(s.key)
+	for _, w := range widths {
+		size := fmt.Sprintf("%d×800", w)
+		p.do("resize to "+size, chromedp.EmulateViewport(w, 800))
 		p.open(f.path("runtimes"))
 		p.waitFor("the row of p1", `document.querySelector(`+jsString(runtimeRow(id))+`) !== null`)
 		p.noOverflow("runtimes at " + size)
