@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,8 +10,7 @@ import (
 )
 
 // TestUploadListsFile uploads a file through the files tab's file input
-// and sees it listed: the listing is the runtime's directory as the API
-// answers it, after the upload.
+// and sees it listed, and the runtime holds its bytes.
 func TestUploadListsFile(t *testing.T) {
 	s := serve(t)
 	f := s.newFleet(t, "acme", "p1")
@@ -29,4 +29,15 @@ func TestUploadListsFile(t *testing.T) {
 	}
 	p.do("choose the file", chromedp.SetUploadFiles(chromedp.ID("file-upload"), []string{local}))
 	p.waitFor("greeting.txt listed", `document.querySelector('table[aria-label="Files"] tr[data-name="greeting.txt"]') !== null`)
+
+	// The files tab opens on the runtime's workspace, /workspace; the
+	// bytes there are the file's.
+	r, err := s.sdk.ReadFile(t.Context(), f.org, f.ws, id, "/workspace/greeting.txt")
+	if err != nil {
+		t.Fatalf("read the uploaded file: %v", err)
+	}
+	defer r.Close()
+	if got, err := io.ReadAll(r); err != nil || string(got) != "hello from the browser\n" {
+		t.Fatalf("the uploaded file holds %q (%v)", got, err)
+	}
 }
