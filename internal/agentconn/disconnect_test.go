@@ -161,7 +161,7 @@ func TestDisconnect(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.WriteString(term, "echo ready\n")
-		readUntil(t, term, "ready")
+		testenv.ReadUntil(t, term, "ready")
 		term.Close()
 		waitGone(t, term.PID())
 	})

@@ -173,10 +173,10 @@ func testDockerSandbox(t *testing.T, runtime string) {
 		}
 		defer term.Close()
 		fmt.Fprintf(term, "stty size\n")
-		readUntil(t, term, "12 34")
+		testenv.ReadUntil(t, term, "12 34")
 		term.Resize(56, 78)
 		fmt.Fprintf(term, "stty size\n")
-		readUntil(t, term, "56 78")
+		testenv.ReadUntil(t, term, "56 78")
 	})
 
 	t.Run("kills what a foreground exec left running", func(t *testing.T) {

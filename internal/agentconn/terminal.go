@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +27,12 @@ type TerminalRequest struct {
 	// Scope labels the terminal (the control plane: its runtime's id);
 	// AttachTerminal must give the same.
 	Scope string
+	// MaxTerminals bounds the terminals of Scope the agent keeps at once,
+	// this one included: attached, or detached in their grace, until each
+	// is forgotten (its exit reported, closed, or its grace over). Over it
+	// Terminal fails with too_many_terminals (resource exhausted); a
+	// re-attach takes no other place. 0: no bound.
+	MaxTerminals int
 }
 
 // TerminalStream is an open terminal: Read its output, Write its input.
@@ -81,9 +88,13 @@ func (c *Client) Terminal(ctx context.Context, req TerminalRequest) (*TerminalSt
 	if req.Rows < 0 || req.Cols < 0 || req.Rows > 0xffff || req.Cols > 0xffff {
 		return nil, errdefs.InvalidArgument("invalid_size", "terminal size %dx%d is out of range", req.Rows, req.Cols)
 	}
+	if req.MaxTerminals < 0 || req.MaxTerminals > math.MaxUint32 {
+		return nil, errdefs.InvalidArgument("invalid_limit", "at most %d terminals is out of range", req.MaxTerminals)
+	}
 	return c.openTerminal(ctx, &agentpb.TerminalRequest{Msg: &agentpb.TerminalRequest_Start{Start: &agentpb.TerminalStart{
 		Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
 		Rows: uint32(req.Rows), Cols: uint32(req.Cols), Term: req.Term, User: req.User, Scope: req.Scope,
+		MaxTerminals: uint32(req.MaxTerminals),
 	}}})
 }
 

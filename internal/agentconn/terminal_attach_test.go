@@ -32,10 +32,10 @@ func TestTerminalReattach(t *testing.T) {
 		t.Fatalf("started: terminal id %q, offset %d", first.TerminalID(), first.Offset())
 	}
 	io.WriteString(first, "echo one-$((1+1))\n")
-	readUntil(t, first, "one-2")
+	testenv.ReadUntil(t, first, "one-2")
 	// Output written only once the file appears, that is, while detached.
 	io.WriteString(first, "while [ ! -e "+dir+"/go ]; do sleep 0.05; done; echo later-$((2+3)); touch "+dir+"/done\n")
-	readUntil(t, first, "touch")
+	testenv.ReadUntil(t, first, "touch")
 	off := first.Offset()
 	first.Detach()
 
@@ -54,7 +54,7 @@ func TestTerminalReattach(t *testing.T) {
 	if second.Offset() != off || second.PID() != first.PID() {
 		t.Fatalf("re-attached at %d pid %d, want %d pid %d", second.Offset(), second.PID(), off, first.PID())
 	}
-	if out := readUntil(t, second, "later-5"); strings.Contains(out, "one-2") {
+	if out := testenv.ReadUntil(t, second, "later-5"); strings.Contains(out, "one-2") {
 		t.Fatalf("replay from offset %d holds output from before it: %q", off, out)
 	}
 
@@ -64,7 +64,7 @@ func TestTerminalReattach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer third.Close()
-	if out := readUntil(t, third, "later-5"); !strings.Contains(out, "one-2") {
+	if out := testenv.ReadUntil(t, third, "later-5"); !strings.Contains(out, "one-2") {
 		t.Fatalf("replay from 0 lacks the first output: %q", out)
 	}
 	_, err = io.Copy(io.Discard, second)
@@ -96,7 +96,7 @@ func TestTerminalExitWhileDetached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readUntil(t, term, "ready")
+	testenv.ReadUntil(t, term, "ready")
 	term.Detach()
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestTerminalAttachRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(term, "echo ready\n")
-	readUntil(t, term, "ready")
+	testenv.ReadUntil(t, term, "ready")
 	off := term.Offset()
 	term.Detach()
 	_, err = a.client.AttachTerminal(ctx, "", term.TerminalID(), off+1<<20)

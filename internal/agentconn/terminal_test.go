@@ -9,23 +9,8 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
-
-// readUntil reads from r until the output contains want; the test's
-// context bounds the wait.
-func readUntil(t *testing.T, r io.Reader, want string) string {
-	t.Helper()
-	var got bytes.Buffer
-	buf := make([]byte, 4096)
-	for !strings.Contains(got.String(), want) {
-		n, err := r.Read(buf)
-		got.Write(buf[:n])
-		if err != nil {
-			t.Fatalf("reading until %q: %v; got %q", want, err, got.String())
-		}
-	}
-	return got.String()
-}
 
 func TestTerminal(t *testing.T) {
 	a := startAgent(t, shim.Options{})
@@ -41,7 +26,7 @@ func TestTerminal(t *testing.T) {
 	defer term.Close()
 
 	io.WriteString(term, "stty size; echo TERM=$TERM; tty\n")
-	out := readUntil(t, term, "/dev/pts/")
+	out := testenv.ReadUntil(t, term, "/dev/pts/")
 	if !strings.Contains(out, "30 90") || !strings.Contains(out, "TERM=xterm-256color") {
 		t.Fatalf("initial terminal: %q", out)
 	}
@@ -49,7 +34,7 @@ func TestTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(term, "stty size\n")
-	readUntil(t, term, "40 100")
+	testenv.ReadUntil(t, term, "40 100")
 
 	io.WriteString(term, "exit 5\n")
 	if _, err := io.Copy(io.Discard, term); err != nil {

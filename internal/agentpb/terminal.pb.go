@@ -96,7 +96,12 @@ type TerminalStart struct {
 	User string            `protobuf:"bytes,7,opt,name=user,proto3" json:"user,omitempty"`  // as ProcessStart.user
 	// An opaque label the caller gives the terminal (the control plane: its
 	// runtime's id); an attach must give the same one.
-	Scope         string `protobuf:"bytes,8,opt,name=scope,proto3" json:"scope,omitempty"`
+	Scope string `protobuf:"bytes,8,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The most terminals of this scope the agent keeps at once, this one
+	// included: attached or detached in their grace, until each is forgotten
+	// (its exit reported, closed, or its grace over). Over it the start fails
+	// with "too_many_terminals". 0: no bound.
+	MaxTerminals  uint32 `protobuf:"varint,9,opt,name=max_terminals,json=maxTerminals,proto3" json:"max_terminals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -185,6 +190,13 @@ func (x *TerminalStart) GetScope() string {
 		return x.Scope
 	}
 	return ""
+}
+
+func (x *TerminalStart) GetMaxTerminals() uint32 {
+	if x != nil {
+		return x.MaxTerminals
+	}
+	return 0
 }
 
 type TerminalRequest struct {
@@ -458,7 +470,7 @@ const file_agent_v1_terminal_proto_rawDesc = "" +
 	"\vterminal_id\x18\x01 \x01(\tR\n" +
 	"terminalId\x12\x14\n" +
 	"\x05scope\x18\x03 \x01(\tR\x05scope\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\x8f\x02\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"\xb4\x02\n" +
 	"\rTerminalStart\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12:\n" +
 	"\x03env\x18\x02 \x03(\v2(.paddock.agent.v1.TerminalStart.EnvEntryR\x03env\x12\x10\n" +
@@ -467,7 +479,8 @@ const file_agent_v1_terminal_proto_rawDesc = "" +
 	"\x04cols\x18\x05 \x01(\rR\x04cols\x12\x12\n" +
 	"\x04term\x18\x06 \x01(\tR\x04term\x12\x12\n" +
 	"\x04user\x18\a \x01(\tR\x04user\x12\x14\n" +
-	"\x05scope\x18\b \x01(\tR\x05scope\x1a6\n" +
+	"\x05scope\x18\b \x01(\tR\x05scope\x12#\n" +
+	"\rmax_terminals\x18\t \x01(\rR\fmaxTerminals\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x02\n" +

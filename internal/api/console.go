@@ -50,10 +50,11 @@ func (a *API) consoleRoutes() []Route {
 }
 
 // createConsoleSession signs in to the console with an API key or a
-// wallet's answer to a challenge, and sets the cookie. A refusal is
-// logged with the client's address and why.
+// wallet's answer to a challenge, and sets the cookie. It must come from
+// this server's own page (signInOrigin). A refusal is logged with the
+// client's address and why.
 func (a *API) createConsoleSession(w http.ResponseWriter, r *http.Request) error {
-	if err := a.sameOrigin(r, false); err != nil {
+	if err := a.signInOrigin(r); err != nil {
 		return err
 	}
 	var req client.ConsoleSessionRequest
@@ -107,13 +108,14 @@ func (a *API) logSignInRefusal(r *http.Request, err error) {
 // endReplacedSession signs out the console session the browser's cookie
 // held before a new sign-in replaces it, so that no session lives on
 // that no browser holds. A cookie that is no longer good has nothing to
-// end.
+// end, nor has a cookie carried twice (which of them is the browser's own
+// cannot be told).
 func (a *API) endReplacedSession(r *http.Request) {
-	c, err := r.Cookie(auth.ConsoleCookie)
-	if err != nil || !auth.IsSessionToken(c.Value) {
+	token, err := a.consoleCookieOf(r)
+	if err != nil || !auth.IsSessionToken(token) {
 		return
 	}
-	old, err := a.iam.Authenticate(r.Context(), c.Value)
+	old, err := a.iam.Authenticate(r.Context(), token)
 	if err != nil || (old.Console == "" && old.SessionID == "") {
 		return
 	}
@@ -143,11 +145,15 @@ func (a *API) getConsoleSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteConsoleSession signs out: the session is revoked at once, the
-// streams it opened end, and the cookie is cleared.
+// streams it opened end, and the cookie is cleared. Like the sign-in, it
+// must come from this server's own page (signInOrigin).
 func (a *API) deleteConsoleSession(w http.ResponseWriter, r *http.Request) error {
 	id := identity(r)
 	if id.Console == "" {
 		return errNoConsoleSession
+	}
+	if err := a.signInOrigin(r); err != nil {
+		return err
 	}
 	if err := a.signin.SignOut(r.Context(), id); err != nil {
 		return err
@@ -158,27 +164,44 @@ func (a *API) deleteConsoleSession(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// consoleHostCookie is the console's cookie where it is Secure: a
+// browser keeps a __Host- cookie only when it is Secure, set over https,
+// with Path=/ and no Domain, so no other host (a preview app's page on a
+// host of the same site) can set or shadow it.
+const consoleHostCookie = "__Host-" + auth.ConsoleCookie
+
+// consoleCookieName is the name of the console's cookie on r: the
+// __Host- name when the cookie is Secure (consoleSecure), else the plain
+// one (plain http, on loopback). Only that name is read on r.
+func (a *API) consoleCookieName(r *http.Request) string {
+	if a.consoleSecure(r) {
+		return consoleHostCookie
+	}
+	return auth.ConsoleCookie
+}
+
+// consoleSecure reports whether the browser reaches the server over
+// HTTPS: the connection is TLS, or users reach it with https behind a
+// proxy that ends TLS (ownScheme).
+func (a *API) consoleSecure(r *http.Request) bool {
+	return a.ownScheme(r) == "https"
+}
+
 // setConsoleCookie sets the console's cookie: host-only (no Domain, so
 // preview hosts under this host never get it), Path=/, HttpOnly,
-// SameSite=Strict, and Secure when the console is reached over HTTPS.
+// SameSite=Strict, and, when the console is reached over HTTPS, Secure
+// and named with the __Host- prefix (consoleCookieName).
 func (a *API) setConsoleCookie(w http.ResponseWriter, r *http.Request, token string, until time.Time) {
 	http.SetCookie(w, &http.Cookie{
-		Name: auth.ConsoleCookie, Value: token, Path: "/", Expires: until, MaxAge: max(1, int(until.Sub(a.now()).Seconds())),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
+		Name: a.consoleCookieName(r), Value: token, Path: "/", Expires: until, MaxAge: max(1, int(until.Sub(a.now()).Seconds())),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.consoleSecure(r),
 	})
 }
 
 // clearConsoleCookie tells the browser to forget the console's cookie.
 func (a *API) clearConsoleCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
-		Name: auth.ConsoleCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r),
+		Name: a.consoleCookieName(r), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.consoleSecure(r),
 	})
-}
-
-// overTLS reports whether the browser reached the server over HTTPS: the
-// connection is TLS, or its Origin, which the same-origin check holds to
-// this server, says https (behind a proxy that ends TLS).
-func overTLS(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(r.Header.Get("Origin"), "https://")
 }

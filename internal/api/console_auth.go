@@ -15,14 +15,43 @@ const CSRFHeader = "X-CSRF-Token"
 
 // authenticateRequest is the credential of a request to a route: its
 // Authorization header when it has one (authenticate), else the console's
-// cookie (consoleIdentity), else none (401 from authenticate).
+// cookie (consoleIdentity), else none (401 from authenticate). A request
+// that carries the console's cookie more than once is refused, and no
+// cookie is cleared: another host of the same site (a preview app's
+// page) may have set one of them, and which is the console's own cannot
+// be told.
 func (a *API) authenticateRequest(w http.ResponseWriter, r *http.Request) (auth.Identity, error) {
 	if r.Header.Get("Authorization") == "" && a.signin != nil {
-		if c, err := r.Cookie(auth.ConsoleCookie); err == nil && c.Value != "" {
-			return a.consoleIdentity(w, r, c.Value)
+		token, err := a.consoleCookieOf(r)
+		if err != nil {
+			return auth.Identity{}, err
+		}
+		if token != "" {
+			return a.consoleIdentity(w, r, token)
 		}
 	}
 	return a.authenticate(w, r)
+}
+
+// errAmbiguousCookie answers a request that carries the console's cookie
+// more than once.
+var errAmbiguousCookie = errdefs.Unauthenticated("ambiguous_session_cookie",
+	"the request carries the console's cookie more than once (another site's page may have set one): clear this site's cookies and sign in again")
+
+// consoleCookieOf is the value of the console's cookie r carries (the
+// name consoleCookieName gives for r), "" when it has none, and
+// errAmbiguousCookie when it carries that name more than once.
+func (a *API) consoleCookieOf(r *http.Request) (string, error) {
+	name, token, n := a.consoleCookieName(r), "", 0
+	for _, c := range r.Cookies() {
+		if c.Name == name {
+			token, n = c.Value, n+1
+		}
+	}
+	if n > 1 {
+		return "", errAmbiguousCookie.WithCause(&auth.Refusal{Reason: "ambiguous_session_cookie"})
+	}
+	return token, nil
 }
 
 // consoleIdentity is the principal of the console session token a cookie
@@ -63,10 +92,18 @@ var (
 // consoleRequest holds a request the cookie of console session id
 // authenticated to what a page of another site cannot do: its Origin,
 // when it sends one, is this server's (a WebSocket upgrade must send
-// one), and an unsafe method carries the session's CSRF token.
+// one), its Sec-Fetch-Site, when it sends one, says same-origin or none
+// (whatever the method: a same-site page's GET may not wake a runtime
+// through the files or terminal routes), and an unsafe method carries
+// the session's CSRF token.
 func (a *API) consoleRequest(r *http.Request, id string) error {
 	if err := a.sameOrigin(r, isUpgrade(r)); err != nil {
 		return err
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return errOrigin.WithCause(&auth.Refusal{Reason: "origin_not_allowed"})
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
@@ -78,22 +115,47 @@ func (a *API) consoleRequest(r *http.Request, id string) error {
 	return nil
 }
 
+// signInOrigin holds a sign-in or sign-out to this server's own pages:
+// its Origin is this server's, or, when it sends none, its
+// Sec-Fetch-Site says same-origin. A browser sends Origin on the
+// console's fetch POST and DELETE; a request with neither is refused.
+func (a *API) signInOrigin(r *http.Request) error {
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return nil
+	}
+	if err := a.sameOrigin(r, true); err != nil {
+		return err
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin":
+		return nil
+	}
+	return errOrigin.WithCause(&auth.Refusal{Reason: "origin_not_allowed"})
+}
+
 // sameOrigin refuses r when its Origin header is not this server's own
 // origin, or, with required, when it has none. This server's origin is
-// the request's host with the scheme it came over (https over TLS) or
-// the one users reach the server with behind a proxy (preview_scheme).
+// the request's host with the one scheme ownScheme gives.
 func (a *API) sameOrigin(r *http.Request, required bool) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" && !required {
 		return nil
 	}
 	scheme, host, ok := strings.Cut(origin, "://")
-	scheme = strings.ToLower(scheme)
-	own := scheme == "https" && r.TLS != nil || scheme == "http" && r.TLS == nil || scheme == a.preview.Scheme
-	if !ok || !own || host == "" || !strings.EqualFold(host, r.Host) {
+	if !ok || !strings.EqualFold(scheme, a.ownScheme(r)) || host == "" || !strings.EqualFold(host, r.Host) {
 		return errOrigin.WithCause(&auth.Refusal{Reason: "origin_not_allowed"})
 	}
 	return nil
+}
+
+// ownScheme is the scheme of this server's own origin: https when the
+// connection is TLS, else the one users reach the server with
+// (preview_scheme: https behind a proxy that ends TLS, else http).
+func (a *API) ownScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return a.preview.Scheme
 }
 
 // isUpgrade reports whether r asks to become a WebSocket.

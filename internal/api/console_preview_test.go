@@ -1,9 +1,8 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/console"
-	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
-	"github.com/paddockhq/paddock/internal/shim/shimtest"
+	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -32,10 +30,7 @@ func TestConsoleNotOnPreviews(t *testing.T) {
 	t.Cleanup(app.Close)
 	_, appPort, _ := net.SplitHostPort(app.Listener.Addr().String())
 
-	dial := shimtest.Serve(t)
-	env := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})})
-	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
-	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	env := agentEnv(t)
 	var p client.Project
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
 	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
@@ -50,45 +45,36 @@ func TestConsoleNotOnPreviews(t *testing.T) {
 	}
 	// The cookie alone opens no preview.
 	for _, h := range []string{"", host} {
-		status, hdr, body := rawGet(t, env, h, pathURL, "Cookie", cookie)
-		if status != 401 || strings.Contains(body, "<p>app</p>") || hdr.Get("Content-Security-Policy") == console.Policy {
-			t.Errorf("host %q with the console's cookie alone: %d %s", h, status, body)
+		a := previewCall(t, env, h, pathURL, []string{"Cookie", cookie})
+		if a.status != 401 || strings.Contains(string(a.body), "<p>app</p>") || a.header.Get("Content-Security-Policy") == console.Policy {
+			t.Errorf("host %q with the console's cookie alone: %s", h, a)
 		}
 	}
 	// With the key: the app's page, sandboxed on the path URL, and never
 	// the console's cookie.
-	status, hdr, body := rawGet(t, env, "", pathURL, "Cookie", cookie, "Authorization", "Bearer "+env.Key)
-	if csp := hdr.Get("Content-Security-Policy"); status != 200 || !strings.HasPrefix(csp, "sandbox") || body != `<p>app</p><!-- cookie="" -->` {
-		t.Fatalf("path URL: %d %q %s", status, csp, body)
+	withKey := []string{"Cookie", cookie, "Authorization", "Bearer " + env.Key}
+	a := previewCall(t, env, "", pathURL, withKey)
+	if csp := a.header.Get("Content-Security-Policy"); a.status != 200 || !strings.HasPrefix(csp, "sandbox") || string(a.body) != `<p>app</p><!-- cookie="" -->` {
+		t.Fatalf("path URL: %s", a)
 	}
-	status, hdr, body = rawGet(t, env, host, "/", "Cookie", cookie, "Authorization", "Bearer "+env.Key)
-	if status != 200 || hdr.Get("Content-Security-Policy") == console.Policy || body != `<p>app</p><!-- cookie="app=1" -->` {
-		t.Fatalf("preview host: %d %v %s", status, hdr, body)
+	a = previewCall(t, env, host, "/", withKey)
+	if a.status != 200 || a.header.Get("Content-Security-Policy") == console.Policy || string(a.body) != `<p>app</p><!-- cookie="app=1" -->` {
+		t.Fatalf("preview host: %s", a)
 	}
 }
 
-// rawGet sends GET path to env, to host when not "", with the header
-// name and value pairs hdr.
-func rawGet(t *testing.T, env *servertest.Env, host, path string, hdr ...string) (int, http.Header, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), "GET", env.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestConsoleSameSitePreviewsWarned: a server whose preview hosts share a
+// site with the console (here the preview domain is its own host) warns
+// at its start; one with previews elsewhere does not.
+func TestConsoleSameSitePreviewsWarned(t *testing.T) {
+	for _, c := range []struct {
+		domain string
+		warn   bool
+	}{{"127.0.0.1", true}, {"previews.example", false}} {
+		var logs testenv.Buffer
+		servertest.New(t, servertest.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Preview: api.Preview{Domain: c.domain}})
+		if got := strings.Contains(logs.String(), "preview hosts share a site with the console"); got != c.warn {
+			t.Errorf("preview domain %q: warned %v, want %v:\n%s", c.domain, got, c.warn, logs.String())
+		}
 	}
-	if host != "" {
-		req.Host = host
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
 }

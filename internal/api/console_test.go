@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,18 +19,21 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// browser is what a browser holds of a console sign-in: the cookie, which
-// it sends with every request to the server, and the CSRF token the
-// console's script read from the sign-in's answer.
+// browser is what a browser holds of a console sign-in: the cookie (named
+// name, else paddock_console), which it sends with every request to the
+// server, and the CSRF token the console's script read from the
+// sign-in's answer.
 type browser struct {
 	env    *servertest.Env
 	cookie string
 	csrf   string
+	name   string
 }
 
 // do sends a request as the browser: the cookie, and on unsafe methods
-// the CSRF token. hdr are header name and value pairs that take their
-// place ("" drops one).
+// the CSRF token and the server's origin (a browser's fetch sends Origin
+// on them). hdr are header name and value pairs that take their place
+// ("" drops one).
 func (b *browser) do(t *testing.T, method, path string, body any, hdr ...string) (servertest.Response, *http.Response) {
 	t.Helper()
 	var rd io.Reader
@@ -52,10 +56,11 @@ func (b *browser) do(t *testing.T, method, path string, body any, hdr ...string)
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if b.cookie != "" {
-		req.AddCookie(&http.Cookie{Name: "paddock_console", Value: b.cookie})
+		req.AddCookie(&http.Cookie{Name: cmp.Or(b.name, "paddock_console"), Value: b.cookie})
 	}
 	if method != "GET" && method != "HEAD" {
 		req.Header.Set(api.CSRFHeader, b.csrf)
+		req.Header.Set("Origin", b.env.URL)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Del(hdr[i])
@@ -75,10 +80,11 @@ func (b *browser) do(t *testing.T, method, path string, body any, hdr ...string)
 	return servertest.Response{Status: resp.StatusCode, Body: out}, resp
 }
 
-// consoleCookie is the console's cookie an answer sets, or nil.
+// consoleCookie is the console's cookie an answer sets (by either of its
+// names), or nil.
 func consoleCookie(resp *http.Response) *http.Cookie {
 	for _, c := range resp.Cookies() {
-		if c.Name == "paddock_console" {
+		if c.Name == "paddock_console" || c.Name == "__Host-paddock_console" {
 			return c
 		}
 	}
@@ -212,6 +218,28 @@ func TestConsoleKeySession(t *testing.T) {
 	if r, _ := b.do(t, "POST", "/api/v1/org/acme/keys", mkKey, "Origin", env.URL); r.Status != 201 {
 		t.Fatalf("same origin, with the token: %d %s", r.Status, r.Body)
 	}
+	// Sec-Fetch-Site, when sent, says same-origin or none, whatever the
+	// method: a same-site page's GET (an <img> or a no-cors fetch) may
+	// not use the cookie.
+	for _, site := range []string{"same-site", "cross-site", "bogus"} {
+		wantError(t, first(b.do(t, "GET", "/api/v1/me", nil, "Sec-Fetch-Site", site)), 403, "origin_not_allowed")
+		wantError(t, first(b.do(t, "POST", "/api/v1/org/acme/keys", mkKey, "Sec-Fetch-Site", site)), 403, "origin_not_allowed")
+	}
+	for _, site := range []string{"same-origin", "none"} {
+		if r, _ := b.do(t, "GET", "/api/v1/me", nil, "Sec-Fetch-Site", site); r.Status != 200 {
+			t.Fatalf("Sec-Fetch-Site %s: %d %s", site, r.Status, r.Body)
+		}
+	}
+	if r, _ := b.do(t, "POST", "/api/v1/org/acme/keys", mkKey, "Sec-Fetch-Site", "same-origin"); r.Status != 201 {
+		t.Fatalf("Sec-Fetch-Site same-origin, with the token: %d %s", r.Status, r.Body)
+	}
+	// Only the cookie is held to it: a bearer key is not a browser's.
+	if r := env.DoKey(t, ann.Key, "GET", "/api/v1/me", nil); r.Status != 200 {
+		t.Fatalf("bearer: %d %s", r.Status, r.Body)
+	}
+	if r, _ := (&browser{env: env}).do(t, "GET", "/api/v1/me", nil, "Authorization", "Bearer "+ann.Key, "Sec-Fetch-Site", "cross-site"); r.Status != 200 {
+		t.Fatalf("bearer, cross-site: %d %s", r.Status, r.Body)
+	}
 	// An Authorization header wins: the cookie is not read, and a bearer
 	// needs no CSRF token.
 	wantError(t, first(b.do(t, "GET", "/api/v1/me", nil, "Authorization", "Bearer pdk_nothing")), 401, "invalid_api_key")
@@ -221,7 +249,7 @@ func TestConsoleKeySession(t *testing.T) {
 }
 
 // TestConsoleSessionEnds: a key's console session ends at sign-out (and
-// its cookie is cleared), at a new sign-in in the same browser, when the
+// its cookie is cleared; it must come with the server's Origin), at a new sign-in in the same browser, when the
 // key is revoked, when the key expires and when the session's own time is
 // up; the key outlives its sessions.
 func TestConsoleSessionEnds(t *testing.T) {
@@ -231,6 +259,13 @@ func TestConsoleSessionEnds(t *testing.T) {
 
 	// Sign-out: at once, and the cookie is cleared.
 	wantError(t, first(b.do(t, "DELETE", "/api/v1/console/session", nil, api.CSRFHeader, "")), 403, "csrf_token_invalid")
+	// and from the server's own page: with its Origin (or Sec-Fetch-Site
+	// same-origin).
+	wantError(t, first(b.do(t, "DELETE", "/api/v1/console/session", nil, "Origin", "")), 403, "origin_not_allowed")
+	wantError(t, first(b.do(t, "DELETE", "/api/v1/console/session", nil, "Origin", "", "Sec-Fetch-Site", "same-site")), 403, "origin_not_allowed")
+	if r, _ := b.do(t, "GET", "/api/v1/me", nil); r.Status != 200 {
+		t.Fatalf("a refused sign-out ended the session: %d %s", r.Status, r.Body)
+	}
 	r, resp := b.do(t, "DELETE", "/api/v1/console/session", nil)
 	if c := consoleCookie(resp); r.Status != 204 || c == nil || c.MaxAge >= 0 {
 		t.Fatalf("sign-out: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
@@ -327,7 +362,8 @@ func TestConsoleWalletSession(t *testing.T) {
 }
 
 // TestConsoleSignInRefusals: bad bodies are 400 with a code, bad keys and
-// cookies 401, another origin 403; a bearer credential has no console
+// cookies 401, another origin, or none without Sec-Fetch-Site
+// same-origin, 403; a bearer credential has no console
 // session to read or end.
 func TestConsoleSignInRefusals(t *testing.T) {
 	env, _ := identityEnv(t, api.Limits{})
@@ -347,6 +383,11 @@ func TestConsoleSignInRefusals(t *testing.T) {
 		{"unknown key", `{"key":"pdk_000000000000000000000000000000000000000000000000"}`, nil, 401, "invalid_api_key"},
 		{"unknown nonce", `{"nonce":"0123","signature":"0x00"}`, nil, 401, "invalid_challenge"},
 		{"other origin", client.ConsoleSessionRequest{Key: env.Key}, []string{"Origin", "http://evil.example"}, 403, "origin_not_allowed"},
+		{"no origin", client.ConsoleSessionRequest{Key: env.Key}, []string{"Origin", ""}, 403, "origin_not_allowed"},
+		{"null origin", client.ConsoleSessionRequest{Key: env.Key}, []string{"Origin", "null"}, 403, "origin_not_allowed"},
+		{"same-site, no origin", client.ConsoleSessionRequest{Key: env.Key}, []string{"Origin", "", "Sec-Fetch-Site", "same-site"}, 403, "origin_not_allowed"},
+		{"same-site", client.ConsoleSessionRequest{Key: env.Key}, []string{"Sec-Fetch-Site", "same-site"}, 403, "origin_not_allowed"},
+		{"none", client.ConsoleSessionRequest{Key: env.Key}, []string{"Origin", "", "Sec-Fetch-Site", "none"}, 403, "origin_not_allowed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, resp := anon.do(t, "POST", "/api/v1/console/session", c.body, c.hdr...)
@@ -355,6 +396,13 @@ func TestConsoleSignInRefusals(t *testing.T) {
 				t.Fatal("a refused sign-in set the cookie")
 			}
 		})
+	}
+	// The console's own fetch: Origin, or no Origin with Sec-Fetch-Site
+	// same-origin.
+	for _, hdr := range [][]string{{"Sec-Fetch-Site", "same-origin"}, {"Origin", "", "Sec-Fetch-Site", "same-origin"}} {
+		if r, _ := anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, hdr...); r.Status != 201 {
+			t.Fatalf("sign-in with %q: %d %s", hdr, r.Status, r.Body)
+		}
 	}
 	for _, cookie := range []string{"x", "v4.local.AAAA", "pdk_000000000000000000000000000000000000000000000000"} {
 		b := &browser{env: env, cookie: cookie}
@@ -367,21 +415,81 @@ func TestConsoleSignInRefusals(t *testing.T) {
 
 // TestConsoleBehindTLSProxy: behind a proxy that ends TLS (users reach the
 // server over https: preview_scheme), the console's https Origin is the
-// server's own and the cookie is Secure; an http Origin of the same host
-// is still the server's own, as a direct connection is.
+// server's own and no other: an http Origin of the same host is refused.
+// The cookie is Secure and named __Host-paddock_console, which no other
+// host can set; only that name is read, and the plain name is not.
 func TestConsoleBehindTLSProxy(t *testing.T) {
 	env := servertest.New(t, servertest.Options{Preview: api.Preview{Scheme: "https"}})
-	host := strings.TrimPrefix(env.URL, "http://")
+	own := "https://" + strings.TrimPrefix(env.URL, "http://")
 	anon := &browser{env: env}
-	r, resp := anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, "Origin", "https://"+host)
-	if c := consoleCookie(resp); r.Status != 201 || c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+	signIn := client.ConsoleSessionRequest{Key: env.Key}
+	wantError(t, first(anon.do(t, "POST", "/api/v1/console/session", signIn, "Origin", env.URL)), 403, "origin_not_allowed")
+	wantError(t, first(anon.do(t, "POST", "/api/v1/console/session", signIn, "Origin", "https://evil.example")), 403, "origin_not_allowed")
+	r, resp := anon.do(t, "POST", "/api/v1/console/session", signIn, "Origin", own)
+	c := consoleCookie(resp)
+	if r.Status != 201 || c == nil || c.Name != "__Host-paddock_console" || !c.Secure || !c.HttpOnly ||
+		c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Domain != "" {
 		t.Fatalf("sign-in over https: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
 	}
-	r, resp = anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, "Origin", "http://"+host)
-	if c := consoleCookie(resp); r.Status != 201 || c == nil || c.Secure {
-		t.Fatalf("sign-in over http: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
+	var s client.ConsoleSession
+	r.Decode(t, &s)
+	b := &browser{env: env, cookie: c.Value, csrf: s.CSRFToken, name: c.Name}
+	if r, _ := b.do(t, "GET", "/api/v1/me", nil); r.Status != 200 {
+		t.Fatalf("the __Host- cookie: %d %s", r.Status, r.Body)
 	}
-	wantError(t, first(anon.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: env.Key}, "Origin", "https://evil.example")), 403, "origin_not_allowed")
+	wantError(t, first(b.do(t, "GET", "/api/v1/me", nil, "Origin", env.URL)), 403, "origin_not_allowed")
+	// The plain name, which a page of another host of the site could
+	// set, is not read here.
+	plain := &browser{env: env, cookie: c.Value, csrf: s.CSRFToken}
+	wantError(t, first(plain.do(t, "GET", "/api/v1/me", nil)), 401, "missing_api_key")
+	wantError(t, first(b.do(t, "GET", "/api/v1/me", nil, "Cookie", "__Host-paddock_console=x; __Host-paddock_console="+c.Value)), 401, "ambiguous_session_cookie")
+	// Sign-out clears the __Host- cookie.
+	r, resp = b.do(t, "DELETE", "/api/v1/console/session", nil, "Origin", own)
+	if c := consoleCookie(resp); r.Status != 204 || c == nil || c.Name != "__Host-paddock_console" || c.MaxAge >= 0 || !c.Secure {
+		t.Fatalf("sign-out over https: %d %v", r.Status, resp.Header.Values("Set-Cookie"))
+	}
+}
+
+// TestConsoleCookieTossed: a page on another host of the same site (a
+// preview app's, when previews live under the server's host) can set a
+// paddock_console cookie with a parent Domain or a narrower Path that the
+// browser sends beside, or before, the console's own. A request that
+// carries the cookie twice is refused, whichever comes first, and clears
+// nothing: neither session acts, neither ends, and the console is handed
+// no CSRF token.
+func TestConsoleCookieTossed(t *testing.T) {
+	env, _ := identityEnv(t, api.Limits{})
+	ann := consoleMember(t, env, "ann@example.com", "member")
+	eve := consoleMember(t, env, "eve@example.com", "member")
+	victim := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	attacker := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: eve.Key})
+	both := "paddock_console=" + attacker.cookie + "; paddock_console=" + victim.cookie
+	tossed := &browser{env: env, csrf: victim.csrf}
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/v1/me"},
+		{"GET", "/api/v1/console/session"},
+		{"POST", "/api/v1/org/acme/keys"},
+		{"DELETE", "/api/v1/console/session"},
+	} {
+		r, resp := tossed.do(t, c.method, c.path, nil, "Cookie", both)
+		wantError(t, r, 401, "ambiguous_session_cookie")
+		if l := resp.Header.Values("Set-Cookie"); len(l) != 0 {
+			t.Errorf("%s %s with the cookie twice sets %q", c.method, c.path, l)
+		}
+		if bytes.Contains(r.Body, []byte(attacker.csrf)) || bytes.Contains(r.Body, []byte(victim.csrf)) {
+			t.Errorf("%s %s with the cookie twice answers a CSRF token: %s", c.method, c.path, r.Body)
+		}
+	}
+	// A sign-in with the cookie twice ends neither session it cannot
+	// attribute.
+	if r, _ := tossed.do(t, "POST", "/api/v1/console/session", client.ConsoleSessionRequest{Key: ann.Key}, "Cookie", both); r.Status != 201 {
+		t.Fatalf("sign-in with the cookie twice: %d %s", r.Status, r.Body)
+	}
+	for _, b := range []*browser{victim, attacker} {
+		if r, _ := b.do(t, "GET", "/api/v1/me", nil); r.Status != 200 {
+			t.Fatalf("a session after the tossed requests: %d %s", r.Status, r.Body)
+		}
+	}
 }
 
 // TestConsoleRateLimited: a key's console session draws from the key's

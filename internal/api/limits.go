@@ -200,10 +200,12 @@ type caps struct {
 
 // acquire takes one session for runtime and user, or answers 429 with a
 // code naming the cap that is full (too_many_exec_streams_per_runtime,
-// …). release gives it back; call it once.
+// …). An empty runtime counts against the user's cap alone (a re-attached
+// terminal: its runtime's place is the agent's to keep). release gives it
+// back; call it once.
 func (c *caps) acquire(ctx context.Context, runtime, user string) (release func(), err error) {
 	var cs []Cap
-	if c.perRuntime >= 0 {
+	if c.perRuntime >= 0 && runtime != "" {
 		cs = append(cs, Cap{Kind: c.kind + "_per_runtime", Key: runtime, Max: c.perRuntime})
 	}
 	if c.perUser >= 0 {

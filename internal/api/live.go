@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
 )
@@ -16,7 +18,30 @@ type live struct {
 	mu   sync.Mutex
 	next uint64
 	m    map[uint64]liveStream
+	// parked are the terminals whose link dropped through this server, by
+	// terminal id, while the agent may keep them for a re-attach: ending
+	// their caller's credential ends them too.
+	parked map[string]parkedTerminal
 }
+
+// parkedTerminal is a detached terminal: who opened it, until when it is
+// kept, and what closes it.
+type parkedTerminal struct {
+	by    liveStream // its cancel unused
+	until time.Time
+	close func()
+}
+
+// parkTTL is how long a detached terminal is kept in live: longer than
+// the agent's grace (60 s); closing one the agent has already ended does
+// nothing.
+const parkTTL = 2 * time.Minute
+
+// errStreamCut is the cause of a live stream's context when its caller's
+// credential was revoked or signed out, or its membership ended or
+// lowered (live.end): a terminal it opened is closed, not left to the
+// agent's grace.
+var errStreamCut = errors.New("the credential that opened the stream no longer holds")
 
 type liveStream struct {
 	cred string // "key:<id>" or "session:<id>"
@@ -25,13 +50,13 @@ type liveStream struct {
 	via    string
 	org    string
 	user   string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
 
 // open returns a context for a stream of the caller of r in org, and a
 // func to call when the stream ends.
 func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
@@ -41,20 +66,56 @@ func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.
 	n := l.next
 	l.m[n] = liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
 	return ctx, func() {
-		cancel()
+		cancel(nil)
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		delete(l.m, n)
 	}
 }
 
-// end cancels the streams match picks.
+// park keeps close, which ends the detached terminal termID that the
+// caller id opened in org, so that ending id's credential or membership
+// ends the terminal too (end), until a re-attach through this server
+// (unpark) or parkTTL after now.
+func (l *live) park(id auth.Identity, org, termID string, now time.Time, close func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.parked == nil {
+		l.parked = map[string]parkedTerminal{}
+	}
+	for k, p := range l.parked {
+		if now.After(p.until) {
+			delete(l.parked, k)
+		}
+	}
+	l.parked[termID] = parkedTerminal{
+		by:    liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID},
+		until: now.Add(parkTTL), close: close,
+	}
+}
+
+// unpark forgets a parked terminal: it was re-attached, and its new
+// stream is the one to end.
+func (l *live) unpark(termID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.parked, termID)
+}
+
+// end cancels the streams match picks, with errStreamCut, and closes the
+// parked terminals it picks.
 func (l *live) end(match func(s liveStream) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range l.m {
 		if match(s) {
-			s.cancel()
+			s.cancel(errStreamCut)
+		}
+	}
+	for k, p := range l.parked {
+		if match(p.by) {
+			delete(l.parked, k)
+			go p.close()
 		}
 	}
 }

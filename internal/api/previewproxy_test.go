@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,9 +13,6 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/api"
-	"github.com/paddockhq/paddock/internal/providers/fake"
-	"github.com/paddockhq/paddock/internal/server/servertest"
-	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -38,7 +34,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 			w.WriteHeader(http.StatusEarlyHints)
 			w.Header().Del("Link")
 			w.Header().Del("Set-Cookie")
-			for _, l := range []string{"Paddock_Preview=planted", "paddock_console=planted; Domain=localhost", "app=1"} {
+			for _, l := range []string{"Paddock_Preview=planted", "paddock_console=planted; Domain=localhost", "__Host-paddock_console=planted; Secure; Path=/", "app=1"} {
 				w.Header().Add("Set-Cookie", l)
 			}
 			fmt.Fprintln(w, "done")
@@ -49,10 +45,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 	t.Cleanup(app.Close)
 	_, appPort, _ := net.SplitHostPort(app.Listener.Addr().String())
 
-	dial := shimtest.Serve(t)
-	env := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})})
-	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
-	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	env := agentEnv(t)
 	var p client.Project
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
 	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
@@ -79,7 +72,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 			req.Host = host
 		}
 		req.Header.Set("Authorization", "Bearer "+env.Key)
-		req.Header.Set("Cookie", "app=1; paddock_preview=sent; paddock_console=sent; other=2")
+		req.Header.Set("Cookie", "app=1; paddock_preview=sent; paddock_console=sent; __Host-paddock_console=sent; other=2")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

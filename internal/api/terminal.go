@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -132,7 +133,8 @@ func isWebSocket(r *http.Request) bool {
 // (client.TerminalMessage): started, then exit or error from the server,
 // resize, signal and close from the client. A link that breaks leaves the
 // terminal to the agent's grace, for a re-attach; a close (the message, or
-// a normal closure) ends it. Everything that can fail before the upgrade
+// a normal closure) ends it, as does the caller's credential ending
+// (live). The agent bounds the runtime's terminals, detached ones too. Everything that can fail before the upgrade
 // answers the one JSON error body.
 func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if !isWebSocket(r) {
@@ -146,7 +148,13 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	release, err := a.termCaps.acquire(r.Context(), r.PathValue("runtime_id"), identity(r).Principal())
+	// A re-attach holds the user's place alone: the terminal keeps its
+	// place in its runtime's, which the agent counts (MaxTerminals).
+	capRuntime := r.PathValue("runtime_id")
+	if at != nil {
+		capRuntime = ""
+	}
+	release, err := a.termCaps.acquire(r.Context(), capRuntime, identity(r).Principal())
 	if err != nil {
 		return err
 	}
@@ -163,15 +171,22 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := a.live.open(r.Context(), identity(r), access(r).Org.ID)
 	defer cancel()
-	req.Scope = rt.ID
-	term, err := openTerminal(ctx, c, req, at)
+	req.Scope, req.MaxTerminals = rt.ID, max(a.limits.TerminalsPerRuntime, 0)
+	// The agent call is not ctx's: a cut for revocation closes the
+	// terminal over it (termSession.cut) before it ends.
+	term, err := openTerminal(r.Context(), c, req, at)
 	if err != nil {
-		return err
+		return a.terminalRefused(err)
 	}
-	s := &termSession{a: a, term: term, started: at != nil}
+	if at != nil {
+		a.live.unpark(at.id)
+	}
+	s := &termSession{a: a, term: term, started: at != nil, ctx: ctx, park: a.terminalParker(r, c, rt.ID, term.TerminalID())}
 	defer s.end()
-	// The API authenticates with a bearer header, which a browser cannot
-	// send cross-site, so the Origin check adds nothing; it stays on.
+	defer context.AfterFunc(ctx, s.cut)()
+	// The console's cookie also authenticates this upgrade: the door held
+	// it to this server's own Origin and Sec-Fetch-Site (consoleRequest).
+	// Accept's own Origin check (the Host's) stays on beside it.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
 	if err != nil {
 		// Accept answered the client.
@@ -215,19 +230,69 @@ func openTerminal(ctx context.Context, c *agentconn.Client, req agentconn.Termin
 	return term, nil
 }
 
+// terminalRefused is the agent's refusal of a terminal, its bound on
+// the runtime's terminals (too_many_terminals) told as the API's cap.
+func (a *API) terminalRefused(err error) error {
+	if pe, ok := errdefs.Public(err); ok && pe.Code == "too_many_terminals" && errors.Is(err, errdefs.ErrResourceExhausted) {
+		return errdefs.ResourceExhausted("too_many_terminals_per_runtime",
+			"this runtime has %d terminals open or waiting to be re-attached, its most; close one first", a.limits.TerminalsPerRuntime)
+	}
+	return err
+}
+
+// terminalParker returns what keeps in live a terminal the caller of r
+// leaves detached, so that ending their credential or membership closes it
+// too: re-attached through the agent client c, then closed.
+func (a *API) terminalParker(r *http.Request, c *agentconn.Client, scope, termID string) func() {
+	id, org := identity(r), access(r).Org.ID
+	return func() {
+		a.live.park(id, org, termID, a.now(), func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			// Gone already (its grace over, re-attached and closed): nothing to do.
+			if t, err := c.AttachTerminal(ctx, scope, termID, 0); err == nil {
+				_ = t.Close()
+			}
+		})
+	}
+}
+
 // termSession joins a WebSocket and an agent terminal.
 type termSession struct {
 	a    *API
 	conn *websocket.Conn
 	term *agentconn.TerminalStream
+	// ctx is the session's: it ends with the session, or at once when the
+	// caller's credential is revoked (errStreamCut).
+	ctx context.Context
+	// park keeps the terminal in live once it is detached.
+	park func()
 	// closing is set when the client asked to end the terminal.
 	closing atomic.Bool
 	// started is set once the client knows the terminal's id.
 	started bool
 }
 
+// cut ends the agent call when the session's context ends, which also
+// ends a Read of the terminal: a cut for revocation closes the terminal
+// (the agent kills it and forgets it at once), as does a session whose
+// client closed it; any other end detaches it, for the agent's grace.
+func (s *termSession) cut() {
+	if errors.Is(context.Cause(s.ctx), errStreamCut) || s.closing.Load() {
+		s.closing.Store(true)
+		_ = s.term.Close()
+		return
+	}
+	s.term.Detach()
+	if !errors.Is(context.Cause(s.ctx), errStreamCut) {
+		s.park()
+	}
+}
+
 // end ends the session: the terminal too once it has exited or the client
-// closed it; otherwise it is left to the agent's grace, to be re-attached.
+// closed it; otherwise it is left to the agent's grace, to be re-attached,
+// and parked in live.
+// A cut already under way (cut) is waited for.
 func (s *termSession) end() {
 	if _, exited := s.term.Exit(); exited || s.closing.Load() || !s.started {
 		_ = s.term.Close()

@@ -1,14 +1,12 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -19,50 +17,29 @@ import (
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
-// readTerminal reads from r until the output contains want.
-func readTerminal(t *testing.T, r io.Reader, want string) string {
+// agentEnv is an env whose fake provider's sandboxes reach a real agent
+// serving in this process (so a sandbox's loopback is the host's), with
+// org "acme" and its workspace "dev".
+func agentEnv(t *testing.T) *servertest.Env {
 	t.Helper()
-	var got bytes.Buffer
-	buf := make([]byte, 4096)
-	for !strings.Contains(got.String(), want) {
-		n, err := r.Read(buf)
-		got.Write(buf[:n])
-		if err != nil {
-			t.Fatalf("reading until %q: %v; got %q", want, err, got.String())
-		}
-	}
-	return got.String()
+	dial := shimtest.Serve(t)
+	env := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	return env
 }
 
-// droppableClient returns a client of env and a func that drops its
-// connections, as a network failure would: no close reaches the server.
-func droppableClient(t *testing.T, env *servertest.Env) (*client.Client, func()) {
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	dialer := &net.Dialer{}
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-		return c, err
-	}}}
-	sdk, err := client.New(env.URL, env.Key, client.WithHTTPClient(hc))
+// droppableClient returns a client of the server at url with key, and a
+// func that drops its connections, as a network failure would: no close
+// reaches the server.
+func droppableClient(t *testing.T, url, key string) (*client.Client, func()) {
+	t.Helper()
+	tr, drop := testenv.DroppableTransport(t)
+	sdk, err := client.New(url, key, client.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sdk, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-		conns = nil
-	}
+	return sdk, drop
 }
 
 // TestTerminalReattach runs terminals against a real agent (in this
@@ -70,10 +47,7 @@ func droppableClient(t *testing.T, env *servertest.Env) (*client.Client, func())
 // paused runtime; a dropped link leaves the terminal to be re-attached
 // with its scrollback, through its own runtime only; a close kills it.
 func TestTerminalReattach(t *testing.T) {
-	dial := shimtest.Serve(t)
-	env := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})})
-	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
-	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	env := agentEnv(t)
 	var a, b client.Project
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "a"}).Decode(t, &a)
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "b"}).Decode(t, &b)
@@ -81,7 +55,7 @@ func TestTerminalReattach(t *testing.T) {
 	env.Must(t, 200, "POST", aPath+"/start", nil)
 	env.Must(t, 200, "POST", aPath+"/pause", nil)
 	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+b.RuntimeID+"/start", nil)
-	sdk, dropLinks := droppableClient(t, env)
+	sdk, dropLinks := droppableClient(t, env.URL, env.Key)
 
 	// Opening the terminal of a paused runtime wakes it.
 	first, err := sdk.Terminal(t.Context(), "acme", "dev", a.RuntimeID, client.TerminalOptions{Argv: []string{"sh"}})
@@ -95,10 +69,10 @@ func TestTerminalReattach(t *testing.T) {
 		t.Fatalf("started: terminal id %q, offset %d", first.TerminalID, first.Offset())
 	}
 	io.WriteString(first, "echo one-$((1+1))\n")
-	readTerminal(t, first, "one-2")
+	testenv.ReadUntil(t, first, "one-2")
 	// Output that comes while nobody follows the terminal.
 	io.WriteString(first, "sleep 0.2; echo later-$((2+3))\n")
-	readTerminal(t, first, "sleep 0.2")
+	testenv.ReadUntil(t, first, "sleep 0.2")
 	dropLinks() // no close: the connection just ends
 	if _, err := io.Copy(io.Discard, first); err == nil {
 		t.Fatal("the dropped terminal read to its end")
@@ -113,11 +87,11 @@ func TestTerminalReattach(t *testing.T) {
 	if again.TerminalID != first.TerminalID || again.PID != first.PID || again.Offset() != 0 {
 		t.Fatalf("re-attached %q pid %d at %d, want %q pid %d at 0", again.TerminalID, again.PID, again.Offset(), first.TerminalID, first.PID)
 	}
-	if out := readTerminal(t, again, "later-5"); !strings.Contains(out, "one-2") {
+	if out := testenv.ReadUntil(t, again, "later-5"); !strings.Contains(out, "one-2") {
 		t.Fatalf("replay from 0 lacks the first output: %q", out)
 	}
 	io.WriteString(again, "stty size\n")
-	readTerminal(t, again, "30 100")
+	testenv.ReadUntil(t, again, "30 100")
 
 	// A terminal id re-attaches through its own runtime only.
 	_, err = sdk.Terminal(t.Context(), "acme", "dev", b.RuntimeID, client.TerminalOptions{Attach: first.TerminalID})

@@ -48,7 +48,7 @@ func (g *Gateway) portProxy(r *http.Request, agent *agentconn.Client, port int, 
 				// origin are nobody's in particular.
 				pr.Out.Header.Del("Cookie")
 			} else {
-				removeCookie(pr.Out, cookieName, cookiePartitioned, auth.ConsoleCookie)
+				removeCookie(pr.Out, ownCookies...)
 			}
 			if q := pr.Out.URL.Query(); strings.HasPrefix(q.Get("token"), auth.SessionPrefix) {
 				q.Del("token")
@@ -107,6 +107,11 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
 `, html.EscapeString(code), status, html.EscapeString(http.StatusText(status)), html.EscapeString(msg), html.EscapeString(g.door.RequestID(r.Context())))
 }
 
+// ownCookies are paddock's cookies, which an app on a preview host is
+// never sent and may not set: the gateway's, and the console's under
+// both its names (plain over http, __Host- where it is Secure).
+var ownCookies = []string{cookieName, cookiePartitioned, auth.ConsoleCookie, "__Host-" + auth.ConsoleCookie}
+
 // appHeaderFilter is what the app's answers go through, interim (1xx)
 // and final alike. A path URL shares the API's origin: it sets no cookie
 // there, and its pages run in a unique origin of their own, so they
@@ -119,7 +124,7 @@ func appHeaderFilter(prefix string) func(http.Header) {
 			h.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads")
 		}
 	}
-	return func(h http.Header) { dropSetCookies(h, cookieName, cookiePartitioned, auth.ConsoleCookie) }
+	return func(h http.Header) { dropSetCookies(h, ownCookies...) }
 }
 
 // informational passes the app's interim answers (103 Early Hints and

@@ -85,6 +85,7 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 	})
 	h.api.Mount(w.mountedFeatures()...)
 	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()))
+	warnSameSitePreviews(h.in.logger, h.access.signIn.Domain, preview.Domain)
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {
 		served = w.o.Wrap(h.api)

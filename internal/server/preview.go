@@ -1,8 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
 	"net"
+	"strings"
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
@@ -51,4 +54,37 @@ func previewOf(cfg *config.PreviewConfig, addr net.Addr) api.Preview {
 		p.Port = ""
 	}
 	return p
+}
+
+// warnSameSitePreviews warns in the log when preview hosts share a site
+// with the console: the preview domain ("" is localhost) is the host
+// users reach the server at (server: the sign-in domain, host[:port]),
+// or a parent or a child of it. A preview app's page can then set
+// cookies the browser sends to the console (the console refuses its
+// cookie sent twice, and over https reads only its __Host- cookie, which
+// no other host can set), and its requests to the console are
+// same-site. In production previews belong on a registrable domain of
+// their own.
+func warnSameSitePreviews(logger *slog.Logger, server, previewDomain string) {
+	host := server
+	if h, _, err := net.SplitHostPort(server); err == nil {
+		host = h
+	}
+	if !sameSite(host, previewDomain) {
+		return
+	}
+	logger.Warn("preview hosts share a site with the console: their pages can set cookies the browser sends to the console; "+
+		"in production, serve previews on a registrable domain of their own (preview_domain)",
+		"server_host", host, "preview_domain", cmp.Or(previewDomain, "localhost"))
+}
+
+// sameSite reports whether the preview domain (""; localhost) is host,
+// or a parent or a child of it, by name (an IP address has none).
+func sameSite(host, previewDomain string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.TrimSuffix(strings.Trim(s, "[]"), ".")) }
+	h, p := norm(host), norm(cmp.Or(previewDomain, "localhost"))
+	if h == "" || p == "" || net.ParseIP(h) != nil || net.ParseIP(p) != nil {
+		return h != "" && h == p
+	}
+	return h == p || strings.HasSuffix(h, "."+p) || strings.HasSuffix(p, "."+h)
 }

@@ -369,6 +369,11 @@ func (p *process) resize(rows, cols uint32) error {
 		return errPrecondition("process_exited", p.id, "process %s has exited", p.id)
 	}
 	if err := setWinsize(p.io.master, ptySize{rows: uint16(rows), cols: uint16(cols)}); err != nil {
+		if p.exited {
+			// The master is closed once the process has exited and its
+			// output drained; done is about to say so.
+			return errPrecondition("process_exited", p.id, "process %s has exited", p.id)
+		}
 		return &rpcError{kind: kindInternal, reason: "resize_failed", subject: p.id, msg: "cannot resize the terminal", cause: err}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -28,6 +29,9 @@ type terminals struct {
 
 	mu   sync.Mutex
 	byID map[string]*terminal
+	// starting counts the terminals of each scope being started: reserved,
+	// not yet added.
+	starting map[string]int
 }
 
 // terminal is one terminal process and the call attached to it.
@@ -45,16 +49,54 @@ type terminal struct {
 }
 
 func newTerminals(m *manager, clock Clock, grace time.Duration) *terminals {
-	return &terminals{m: m, clock: clock, grace: grace, byID: make(map[string]*terminal)}
+	return &terminals{m: m, clock: clock, grace: grace, byID: make(map[string]*terminal), starting: make(map[string]int)}
 }
 
-// add registers a new terminal process, detached until its call attaches.
+// reserve takes a place for a new terminal of scope when fewer than most
+// (0: no bound) of its terminals are kept, attached or detached, or being
+// started; add takes the place over, unreserve gives it back. A terminal
+// holds its place until it is forgotten: a re-attach takes no other.
+func (ts *terminals) reserve(scope string, most int) error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if most > 0 {
+		n := ts.starting[scope]
+		for _, t := range ts.byID {
+			if t.scope == scope {
+				n++
+			}
+		}
+		if n >= most {
+			return &rpcError{kind: kindResourceExhausted, reason: "too_many_terminals",
+				msg: fmt.Sprintf("%d terminals are open or waiting to be re-attached, the most allowed; close one first", n)}
+		}
+	}
+	ts.starting[scope]++
+	return nil
+}
+
+// unreserve gives back a place reserve took.
+func (ts *terminals) unreserve(scope string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.unreserveLocked(scope)
+}
+
+func (ts *terminals) unreserveLocked(scope string) {
+	if ts.starting[scope]--; ts.starting[scope] <= 0 {
+		delete(ts.starting, scope)
+	}
+}
+
+// add registers a new terminal process in the place reserve took for it,
+// detached until its call attaches.
 func (ts *terminals) add(p *process, scope string) *terminal {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	t := &terminal{id: "t-" + hex.EncodeToString(b), scope: scope, p: p}
 	ts.mu.Lock()
 	ts.byID[t.id] = t
+	ts.unreserveLocked(scope)
 	ts.mu.Unlock()
 	return t
 }
@@ -158,4 +200,5 @@ func (ts *terminals) close() {
 		}
 	}
 	clear(ts.byID)
+	clear(ts.starting)
 }

@@ -82,8 +82,21 @@ func (h *terminalService) Open(ctx context.Context, stream *connect.BidiStream[a
 	return err
 }
 
-// start starts a terminal's process.
+// start starts a terminal's process, in a place of its scope's
+// (TerminalStart.max_terminals).
 func (h *terminalService) start(start *agentpb.TerminalStart) (*terminal, error) {
+	if err := h.s.terms.reserve(start.Scope, int(start.MaxTerminals)); err != nil {
+		return nil, err
+	}
+	t, err := h.startReserved(start)
+	if err != nil {
+		h.s.terms.unreserve(start.Scope)
+	}
+	return t, err
+}
+
+// startReserved starts a terminal's process in the place start reserved.
+func (h *terminalService) startReserved(start *agentpb.TerminalStart) (*terminal, error) {
 	argv := start.Argv
 	if len(argv) == 0 {
 		user, err := lookupUser(start.User, h.s.user)

@@ -2,7 +2,7 @@
 // from the URL), the navigation and the page the URL names.
 import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, must, onSignedOut } from "./api/client";
+import { api, ApiError, failed, must, onSignedOut } from "./api/client";
 import { resume, signOut } from "./api/session";
 import { Link, match, navigate, useLocation, type Params } from "./router";
 import { atLeast, roleIn, ScopeContext, type Me, type Role, type Scope } from "./session";
@@ -35,8 +35,12 @@ const routes: Route[] = [
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [trouble, setTrouble] = useState<ApiError | null>(null);
   const load = async () => {
-    const s = await resume().catch(() => null);
+    const s = await resume().catch((e) => {
+      setTrouble(failed(e));
+      return null;
+    });
     setMe(s ? must(await api.GET("/api/v1/me")) : null);
   };
   useEffect(() => {
@@ -44,7 +48,7 @@ export function App() {
     return onSignedOut(() => setMe(null));
   }, []);
   if (me === undefined) return <p class="loading" aria-live="polite">Loading…</p>;
-  if (me === null) return <SignIn onSignedIn={load} />;
+  if (me === null) return <SignIn onSignedIn={load} trouble={trouble} />;
   return <Console me={me} onSignOut={() => setMe(null)} />;
 }
 

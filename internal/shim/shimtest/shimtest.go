@@ -19,13 +19,20 @@ import (
 // has one reaper.
 func Serve(t testing.TB) func(context.Context) (net.Conn, error) {
 	t.Helper()
+	return ServeWith(t, shim.Options{})
+}
+
+// ServeWith is Serve with opts (its Logger and Reaper are the test's).
+func ServeWith(t testing.TB, opts shim.Options) func(context.Context) (net.Conn, error) {
+	t.Helper()
 	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	r, err := shim.StartReaper(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := shim.NewServer(shim.Options{Logger: log, Reaper: r})
+	opts.Logger, opts.Reaper = log, r
+	srv, err := shim.NewServer(opts)
 	if err != nil {
 		r.Stop()
 		t.Fatal(err)

@@ -213,10 +213,14 @@ func CheckJournalFilter(f store.JournalFilter) error {
 	return nil
 }
 
-// SeqCursor is the journal's cursor: the last listed entry's seq, in
-// Cursor's wire form (the seq where Cursor has micros).
-func SeqCursor(e store.JournalEntry) string {
-	return Cursor{At: time.UnixMicro(e.Seq), ID: e.ID}.String()
+// SeqPage trims a page of the journal fetched with limit+1 entries to
+// limit and returns the cursor for the next page ("" when this page is
+// the last): the last listed entry's seq, in Cursor's wire form (the seq
+// where Cursor has micros).
+func SeqPage(entries []store.JournalEntry, limit int) ([]store.JournalEntry, string) {
+	return NextCursor(entries, limit, func(e store.JournalEntry) (time.Time, string) {
+		return time.UnixMicro(e.Seq), e.ID
+	})
 }
 
 // CheckUsage refuses a usage query without an org or with an unknown

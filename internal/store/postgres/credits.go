@@ -170,15 +170,8 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	if err != nil {
 		return nil, "", classify("list journal", dialect.Journal, err)
 	}
-	out := make([]store.JournalEntry, len(rows))
-	for i, r := range rows {
-		out[i] = journalEntry(r)
-	}
-	if len(out) <= limit {
-		return out, "", nil
-	}
-	out = out[:limit]
-	return out, dialect.SeqCursor(out[limit-1]), nil
+	out, next := journalPage(rows, limit)
+	return out, next, nil
 }
 
 // ListOpenHolds lists the org's holds no charge or release has closed.
@@ -199,27 +192,18 @@ func (q *queries) ListOpenHolds(ctx context.Context, orgID string, page store.Pa
 	if err != nil {
 		return nil, "", classify("list open holds", dialect.Journal, err)
 	}
-	out := make([]store.JournalEntry, len(rows))
-	for i, r := range rows {
-		out[i] = journalEntry(r)
-	}
-	if len(out) <= limit {
-		return out, "", nil
-	}
-	out = out[:limit]
-	return out, dialect.SeqCursor(out[limit-1]), nil
+	out, next := journalPage(rows, limit)
+	return out, next, nil
 }
 
-// SumUsage sums an org's deductions and refunds per group.
+// SumUsage sums an org's deductions and refunds per group, and per UTC
+// day as well with uq.Daily.
 func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
 	if err := dialect.CheckUsage(uq); err != nil {
 		return nil, err
 	}
-	if uq.Daily {
-		return q.sumUsageDaily(ctx, uq)
-	}
 	rows, err := q.q.SumUsage(ctx, pgdb.SumUsageParams{
-		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
+		Daily: uq.Daily, GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
 	})
 	if err != nil {
 		return nil, classify("sum usage", dialect.Journal, err)
@@ -228,22 +212,9 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 	for i, r := range rows {
 		out[i] = store.UsageRow{Key: r.Key, ChargedMicros: r.Charged, RefundedMicros: r.Refunded,
 			ShortfallMicros: r.Shortfall, Entries: r.Entries}
-	}
-	return out, nil
-}
-
-// sumUsageDaily is SumUsage per UTC day.
-func (q *queries) sumUsageDaily(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
-	rows, err := q.q.SumUsageDaily(ctx, pgdb.SumUsageDailyParams{
-		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
-	})
-	if err != nil {
-		return nil, classify("sum usage by day", dialect.Journal, err)
-	}
-	out := make([]store.UsageRow, len(rows))
-	for i, r := range rows {
-		out[i] = store.UsageRow{Key: r.Key, Day: r.Day.UTC(), ChargedMicros: r.Charged,
-			RefundedMicros: r.Refunded, ShortfallMicros: r.Shortfall, Entries: r.Entries}
+		if uq.Daily {
+			out[i].Day = r.Day.UTC()
+		}
 	}
 	return out, nil
 }
@@ -274,4 +245,14 @@ func journalEntry(r pgdb.CreditJournal) store.JournalEntry {
 		WorkspaceID: r.WorkspaceID, PeriodStart: fromOptTime(r.PeriodStart), PeriodEnd: fromOptTime(r.PeriodEnd),
 		IdempotencyKey: r.IdempotencyKey, Note: r.Note, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC(),
 	}
+}
+
+// journalPage is a page of entries fetched with limit+1 rows: at most
+// limit of them, and the cursor for the next page (dialect.SeqPage).
+func journalPage(rows []pgdb.CreditJournal, limit int) ([]store.JournalEntry, string) {
+	out := make([]store.JournalEntry, len(rows))
+	for i, r := range rows {
+		out[i] = journalEntry(r)
+	}
+	return dialect.SeqPage(out, limit)
 }

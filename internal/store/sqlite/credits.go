@@ -117,6 +117,16 @@ func journalEntry(r litedb.CreditJournal) store.JournalEntry {
 	}
 }
 
+// journalPage is a page of entries fetched with limit+1 rows: at most
+// limit of them, and the cursor for the next page (dialect.SeqPage).
+func journalPage(rows []litedb.CreditJournal, limit int) ([]store.JournalEntry, string) {
+	out := make([]store.JournalEntry, len(rows))
+	for i, r := range rows {
+		out[i] = journalEntry(r)
+	}
+	return dialect.SeqPage(out, limit)
+}
+
 // appendEntry inserts e and sets its Seq. A used idempotency key is
 // ErrConflict (idempotency_key_reused); nothing else has changed yet when
 // it fails, because every movement appends before it writes.
@@ -269,15 +279,8 @@ func (q *queries) ListJournal(ctx context.Context, f store.JournalFilter, page s
 	if err != nil {
 		return nil, "", classify("list journal", resJournal, err)
 	}
-	out := make([]store.JournalEntry, len(rows))
-	for i, r := range rows {
-		out[i] = journalEntry(r)
-	}
-	if len(out) <= limit {
-		return out, "", nil
-	}
-	out = out[:limit]
-	return out, dialect.SeqCursor(out[limit-1]), nil
+	out, next := journalPage(rows, limit)
+	return out, next, nil
 }
 
 // listJournal runs the variant of ListJournal that can use the journal's
@@ -313,27 +316,18 @@ func (q *queries) ListOpenHolds(ctx context.Context, orgID string, page store.Pa
 	if err != nil {
 		return nil, "", classify("list open holds", resJournal, err)
 	}
-	out := make([]store.JournalEntry, len(rows))
-	for i, r := range rows {
-		out[i] = journalEntry(r)
-	}
-	if len(out) <= limit {
-		return out, "", nil
-	}
-	out = out[:limit]
-	return out, dialect.SeqCursor(out[limit-1]), nil
+	out, next := journalPage(rows, limit)
+	return out, next, nil
 }
 
-// SumUsage sums an org's deductions and refunds per group.
+// SumUsage sums an org's deductions and refunds per group, and per UTC
+// day as well with uq.Daily.
 func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
 	if err := dialect.CheckUsage(uq); err != nil {
 		return nil, err
 	}
-	if uq.Daily {
-		return q.sumUsageDaily(ctx, uq)
-	}
 	rows, err := q.rq.SumUsage(ctx, litedb.SumUsageParams{
-		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
+		Daily: uq.Daily, GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
 	})
 	if err != nil {
 		return nil, classify("sum usage", resJournal, err)
@@ -342,22 +336,9 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 	for i, r := range rows {
 		out[i] = store.UsageRow{Key: r.GroupKey, ChargedMicros: r.Charged, RefundedMicros: r.Refunded,
 			ShortfallMicros: r.Shortfall, Entries: r.Entries}
-	}
-	return out, nil
-}
-
-// sumUsageDaily is SumUsage per UTC day.
-func (q *queries) sumUsageDaily(ctx context.Context, uq store.UsageQuery) ([]store.UsageRow, error) {
-	rows, err := q.rq.SumUsageDaily(ctx, litedb.SumUsageDailyParams{
-		GroupBy: string(uq.GroupBy), OrgID: uq.OrgID, FromAt: optTime(uq.From), ToAt: optTime(uq.To),
-	})
-	if err != nil {
-		return nil, classify("sum usage by day", resJournal, err)
-	}
-	out := make([]store.UsageRow, len(rows))
-	for i, r := range rows {
-		out[i] = store.UsageRow{Key: r.GroupKey, Day: time.UnixMicro(r.Day).UTC(), ChargedMicros: r.Charged,
-			RefundedMicros: r.Refunded, ShortfallMicros: r.Shortfall, Entries: r.Entries}
+		if uq.Daily {
+			out[i].Day = time.UnixMicro(r.Day).UTC()
+		}
 	}
 	return out, nil
 }

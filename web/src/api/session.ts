@@ -35,6 +35,11 @@ function started(s: ConsoleSession): ConsoleSession {
 // resume returns the signed-in session, or null when the browser has none.
 export async function resume(): Promise<ConsoleSession | null> {
   const a = await api.GET("/api/v1/console/session");
+  // Two cookies of the console's name (one planted by another page of
+  // this site): signing in again cannot help until the browser drops it.
+  if (a.response.status === 401 && (a.error as { code?: string } | undefined)?.code === "ambiguous_session_cookie") {
+    must(a);
+  }
   if (a.response.status === 401 || a.response.status === 404) return null;
   return started(must(a));
 }

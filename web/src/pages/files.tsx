@@ -3,10 +3,12 @@
 // download, make a directory, delete. The directory shown is in the URL
 // (?path=), so a reload or a shared link opens the same one.
 import { useState } from "preact/hooks";
-import { api, failed, must, type ApiError, type Schemas } from "../api/client";
+import { api, must, type Schemas } from "../api/client";
 import { Link, useLocation } from "../router";
 import { useScope } from "../session";
-import { Button, Empty, ErrorNote, Time, useAsync } from "../ui";
+import { Button, Empty, ErrorNote, Field, Time, useAsync } from "../ui";
+import { ActionForm, value } from "../ui/form";
+import { Table } from "../ui/table";
 import { formatBytes, join, Uploads } from "./files-upload";
 
 type FileInfo = Schemas["FileInfo"];
@@ -92,26 +94,16 @@ type Params = { org: string; workspace: string; runtime_id: string };
 function FileTable(props: { dir: string; items: FileInfo[]; base: string; params: Params; at: (p: string) => string; onChange: () => void }) {
   const { dir, items } = props;
   return (
-    <div class="table-wrap">
-      <table aria-label="Files">
-        <caption>{dir}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Size</th>
-            <th scope="col">Modified</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((f) => (
-            <FileRow f={f} {...props} />
-          ))}
-        </tbody>
-      </table>
-      {items.length === 0 && <Empty>The directory is empty.</Empty>}
-    </div>
+    <Table
+      label="Files"
+      caption={dir}
+      cols={["Name", "Type", "Size", "Modified", "Actions"]}
+      after={items.length === 0 && <Empty>The directory is empty.</Empty>}
+    >
+      {items.map((f) => (
+        <FileRow f={f} {...props} />
+      ))}
+    </Table>
   );
 }
 
@@ -158,35 +150,17 @@ function FileRow({ f, dir, base, params, at, onChange }: { f: FileInfo; dir: str
 // MakeDir makes a directory (with its parents) under the one shown.
 function MakeDir({ dir, params, onDone }: { dir: string; params: Params; onDone: () => void }) {
   const [name, setName] = useState("");
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const submit = async () => {
     const n = name.trim();
     if (!n) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const path = n.startsWith("/") ? n : join(dir, n);
-      must(await api.POST("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/files/mkdir", { params: { path: params }, body: { path, parents: true } }));
-      setName("");
-      onDone();
-    } catch (err) {
-      setError(failed(err));
-    } finally {
-      setBusy(false);
-    }
+    const path = n.startsWith("/") ? n : join(dir, n);
+    must(await api.POST("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/files/mkdir", { params: { path: params }, body: { path, parents: true } }));
+    setName("");
+    onDone();
   };
   return (
-    <form class="inline mkdir" onSubmit={submit}>
-      <div class="field">
-        <label for="mkdir-name">New directory</label>
-        <input id="mkdir-name" value={name} required onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-      </div>
-      <button type="submit" class="btn" disabled={busy} aria-busy={busy}>
-        Make directory
-      </button>
-      <ErrorNote error={error} />
-    </form>
+    <ActionForm class="inline mkdir" plain submit="Make directory" onSubmit={submit}>
+      <Field label="New directory" id="mkdir-name" value={name} required onInput={(e) => setName(value(e))} />
+    </ActionForm>
   );
 }

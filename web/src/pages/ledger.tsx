@@ -6,8 +6,10 @@ import { api, must, type Schemas } from "../api/client";
 import { listen } from "../events";
 import { Link, navigate, useLocation } from "../router";
 import { useScope } from "../session";
-import { Empty, ErrorNote, Page, Time, useAsync } from "../ui";
-import { MoreButton, usePaged } from "./money/paged";
+import { Page, Time, useAsync } from "../ui";
+import { SelectField, value } from "../ui/form";
+import { PagedList, usePaged } from "../ui/paged";
+import { Table } from "../ui/table";
 import { credits } from "./money/format";
 
 type Sandbox = Schemas["Sandbox"];
@@ -58,10 +60,9 @@ export function Ledger() {
     <Page title="Sandbox ledger">
       <p class="muted">Every sandbox of the org {org}, newest first.</p>
       <Filters state={state} kind={kind} runtime={runtime} onChange={setFilter} />
-      <ErrorNote error={list.error} />
-      <LedgerTable rows={list.items} />
-      {!list.loading && list.items.length === 0 && !list.error && <Empty>No sandbox matches.</Empty>}
-      <MoreButton list={list} label="sandboxes" />
+      <PagedList list={list} label="sandboxes" empty="No sandbox matches.">
+        {(rows) => <LedgerTable rows={rows} />}
+      </PagedList>
     </Page>
   );
 }
@@ -73,68 +74,41 @@ function Filters(props: { state: string; kind: string; runtime: string; onChange
     const l = must(await api.GET("/api/v1/org/{org}/ws/{workspace}/runtimes", { params: { path: { org, workspace: ws }, query: { limit: 500 } } }));
     return l.items ?? [];
   }, [org, ws]);
-  const pick = (name: string) => (e: Event) => props.onChange(name, (e.target as HTMLSelectElement).value);
+  const pick = (name: string) => (e: Event) => props.onChange(name, value(e));
   const known = (runtimes.data ?? []).some((r) => r.id === props.runtime);
   return (
     <form class="inline filters" role="search" aria-label="Filter the ledger" onSubmit={(e) => e.preventDefault()}>
-      <div class="field">
-        <label for="ledger-state">State</label>
-        <select id="ledger-state" value={props.state} onChange={pick("state")}>
-          <option value="">any</option>
-          {states.map((s) => (
-            <option value={s}>{s}</option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="ledger-kind">Kind</label>
-        <select id="ledger-kind" value={props.kind} onChange={pick("kind")}>
-          <option value="">any</option>
-          {kinds.map((k) => (
-            <option value={k}>{k}</option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="ledger-runtime">Runtime</label>
-        <select id="ledger-runtime" value={props.runtime} onChange={pick("runtime")}>
-          <option value="">any</option>
-          {props.runtime && !known && <option value={props.runtime}>{props.runtime}</option>}
-          {(runtimes.data ?? []).map((r) => (
-            <option value={r.id}>{r.project_name || r.id}</option>
-          ))}
-        </select>
-      </div>
+      <SelectField label="State" id="ledger-state" value={props.state} onChange={pick("state")}>
+        <option value="">any</option>
+        {states.map((s) => (
+          <option value={s}>{s}</option>
+        ))}
+      </SelectField>
+      <SelectField label="Kind" id="ledger-kind" value={props.kind} onChange={pick("kind")}>
+        <option value="">any</option>
+        {kinds.map((k) => (
+          <option value={k}>{k}</option>
+        ))}
+      </SelectField>
+      <SelectField label="Runtime" id="ledger-runtime" value={props.runtime} onChange={pick("runtime")}>
+        <option value="">any</option>
+        {props.runtime && !known && <option value={props.runtime}>{props.runtime}</option>}
+        {(runtimes.data ?? []).map((r) => (
+          <option value={r.id}>{r.project_name || r.id}</option>
+        ))}
+      </SelectField>
     </form>
   );
 }
 
 // LedgerTable is the rows, one per sandbox.
 function LedgerTable({ rows }: { rows: Sandbox[] }) {
-  if (rows.length === 0) return null;
   return (
-    <div class="table-wrap">
-      <table aria-label="Sandboxes">
-        <thead>
-          <tr>
-            <th scope="col">Created</th>
-            <th scope="col">Project</th>
-            <th scope="col">Kind</th>
-            <th scope="col">State</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Image</th>
-            <th scope="col">Resources</th>
-            <th scope="col">Credits</th>
-            <th scope="col">Ended</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((sb) => (
-            <LedgerRow sb={sb} />
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table label="Sandboxes" cols={["Created", "Project", "Kind", "State", "Provider", "Image", "Resources", "Credits", "Ended"]}>
+      {rows.map((sb) => (
+        <LedgerRow sb={sb} />
+      ))}
+    </Table>
   );
 }
 

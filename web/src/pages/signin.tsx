@@ -6,11 +6,18 @@ import { Button, ErrorNote } from "../ui";
 
 type Props = { onSignedIn: () => void };
 
-// SignIn is the page a browser without a session sees.
-export function SignIn({ onSignedIn }: Props) {
+// SignIn is the page a browser without a session sees; trouble is why the
+// last session could not be resumed, when signing in again will not help.
+export function SignIn({ onSignedIn, trouble }: Props & { trouble?: ApiError | null }) {
   return (
     <main id="main" class="signin">
       <h1>Sign in to paddock</h1>
+      {trouble?.code === "ambiguous_session_cookie" && (
+        <p class="error" role="alert">
+          This browser sends two session cookies for this site, one of them set by another page of the site. Clear this
+          site's cookies in the browser, then sign in again. <code>{trouble.code}</code>
+        </p>
+      )}
       <KeyForm onSignedIn={onSignedIn} />
       {hasWallet() && <WalletSignIn onSignedIn={onSignedIn} />}
     </main>

@@ -109,7 +109,9 @@ class Link {
       return;
     }
     if (!this.id && this.tries >= 2) {
-      this.end("The terminal could not be opened. Is the runtime running, and may you use it?");
+      this.end(
+        "The terminal could not be opened. Is the runtime running, and may you use it? A runtime keeps a bounded number of terminals, counting those whose window closed in the last minute.",
+      );
       return;
     }
     const wait = backoff[Math.min(this.tries, backoff.length - 1)];

@@ -39,6 +39,25 @@ export function ErrorNote({ error }: { error?: ApiError | null }) {
   );
 }
 
+// useAction runs an action and tells whether it is running and how it
+// last failed: what a button or a form shows while it waits.
+export function useAction(action: () => Promise<unknown> | void) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (e) {
+      setError(failed(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run };
+}
+
 // Button runs an action, shows it is busy, and reports its failure next
 // to itself.
 export function Button(
@@ -49,23 +68,14 @@ export function Button(
   },
 ) {
   const { onClick, kind = "plain", confirm, children, ...rest } = props;
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const run = async () => {
+  const { busy, error, run } = useAction(onClick);
+  const click = () => {
     if (confirm && !window.confirm(confirm)) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await onClick();
-    } catch (e) {
-      setError(failed(e));
-    } finally {
-      setBusy(false);
-    }
+    run();
   };
   return (
     <span class="button-wrap">
-      <button type="button" class={"btn btn-" + kind} disabled={busy || (rest.disabled as boolean)} aria-busy={busy} {...rest} onClick={run}>
+      <button type="button" class={"btn btn-" + kind} disabled={busy || (rest.disabled as boolean)} aria-busy={busy} {...rest} onClick={click}>
         {children}
       </button>
       {error && (
@@ -167,6 +177,29 @@ export function Page({ title, actions, children }: { title: string; actions?: Co
   );
 }
 
+// Section is a part of a page under its own heading, which names it.
+export function Section(props: JSX.HTMLAttributes<HTMLElement> & { id: string; heading: ComponentChildren }) {
+  const { id, heading, children, ...rest } = props;
+  return (
+    <section aria-labelledby={id} {...rest}>
+      <h2 id={id}>{heading}</h2>
+      {children}
+    </section>
+  );
+}
+
+// usePolled is useAsync of load, read again every ms while the page is
+// open.
+export function usePolled<T>(load: () => Promise<T>, ms: number): Async<T> {
+  const a = useAsync(load, []);
+  useEffect(() => {
+    const t = window.setInterval(a.reload, ms);
+    return () => window.clearInterval(t);
+  }, [a.reload, ms]);
+  return a;
+}
+
+// Empty says a list has nothing to show.
 export function Empty({ children }: { children?: ComponentChildren }) {
   return <p class="muted empty">{children}</p>;
 }

@@ -478,10 +478,14 @@ func (q *Queries) OpenCreditAccount(ctx context.Context, arg OpenCreditAccountPa
 }
 
 const sumUsage = `-- name: SumUsage :many
-SELECT u.key::text AS key, u.charged::bigint AS charged, u.refunded::bigint AS refunded,
-    u.shortfall::bigint AS shortfall, u.entries::bigint AS entries
+SELECT u.day::timestamptz AS day, u.key::text AS key, u.charged::bigint AS charged,
+    u.refunded::bigint AS refunded, u.shortfall::bigint AS shortfall, u.entries::bigint AS entries
 FROM (
-    SELECT CASE $1::text
+    SELECT CASE WHEN $1::boolean
+            THEN date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+            ELSE '0001-01-01 00:00:00+00'::timestamptz
+        END AS day,
+        CASE $2::text
             WHEN 'sandbox' THEN sandbox_id
             WHEN 'runtime' THEN runtime_id
             WHEN 'project' THEN project_id
@@ -493,15 +497,16 @@ FROM (
         COALESCE(SUM(shortfall_micros), 0) AS shortfall,
         COUNT(*) AS entries
     FROM credit_journal
-    WHERE org_id = $2 AND kind IN ('deduction', 'refund')
-      AND ($3::timestamptz IS NULL OR created_at >= $3)
-      AND ($4::timestamptz IS NULL OR created_at < $4)
-    GROUP BY 1
+    WHERE org_id = $3 AND kind IN ('deduction', 'refund')
+      AND ($4::timestamptz IS NULL OR created_at >= $4)
+      AND ($5::timestamptz IS NULL OR created_at < $5)
+    GROUP BY 1, 2
 ) u
-ORDER BY u.charged - u.refunded DESC, u.key
+ORDER BY u.day, u.charged - u.refunded DESC, u.key
 `
 
 type SumUsageParams struct {
+	Daily   bool
 	GroupBy string
 	OrgID   string
 	FromAt  *time.Time
@@ -509,6 +514,7 @@ type SumUsageParams struct {
 }
 
 type SumUsageRow struct {
+	Day       time.Time
 	Key       string
 	Charged   int64
 	Refunded  int64
@@ -517,9 +523,12 @@ type SumUsageRow struct {
 }
 
 // SumUsage groups by the column group_by names (sandbox, runtime,
-// project, workspace; anything else is the org).
+// project, workspace; anything else is the org), and with daily per UTC
+// day as well (day is the day's midnight; without daily it is the zero
+// time, 0001-01-01 UTC, for every row), earliest day first.
 func (q *Queries) SumUsage(ctx context.Context, arg SumUsageParams) ([]SumUsageRow, error) {
 	rows, err := q.db.Query(ctx, sumUsage,
+		arg.Daily,
 		arg.GroupBy,
 		arg.OrgID,
 		arg.FromAt,
@@ -532,80 +541,6 @@ func (q *Queries) SumUsage(ctx context.Context, arg SumUsageParams) ([]SumUsageR
 	var items []SumUsageRow
 	for rows.Next() {
 		var i SumUsageRow
-		if err := rows.Scan(
-			&i.Key,
-			&i.Charged,
-			&i.Refunded,
-			&i.Shortfall,
-			&i.Entries,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const sumUsageDaily = `-- name: SumUsageDaily :many
-SELECT u.day::timestamptz AS day, u.key::text AS key, u.charged::bigint AS charged,
-    u.refunded::bigint AS refunded, u.shortfall::bigint AS shortfall, u.entries::bigint AS entries
-FROM (
-    SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
-        CASE $1::text
-            WHEN 'sandbox' THEN sandbox_id
-            WHEN 'runtime' THEN runtime_id
-            WHEN 'project' THEN project_id
-            WHEN 'workspace' THEN workspace_id
-            ELSE org_id
-        END AS key,
-        COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS charged,
-        COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS refunded,
-        COALESCE(SUM(shortfall_micros), 0) AS shortfall,
-        COUNT(*) AS entries
-    FROM credit_journal
-    WHERE org_id = $2 AND kind IN ('deduction', 'refund')
-      AND ($3::timestamptz IS NULL OR created_at >= $3)
-      AND ($4::timestamptz IS NULL OR created_at < $4)
-    GROUP BY 1, 2
-) u
-ORDER BY u.day, u.charged - u.refunded DESC, u.key
-`
-
-type SumUsageDailyParams struct {
-	GroupBy string
-	OrgID   string
-	FromAt  *time.Time
-	ToAt    *time.Time
-}
-
-type SumUsageDailyRow struct {
-	Day       time.Time
-	Key       string
-	Charged   int64
-	Refunded  int64
-	Shortfall int64
-	Entries   int64
-}
-
-// SumUsageDaily is SumUsage per UTC day as well (day is the day's
-// midnight), earliest day first.
-func (q *Queries) SumUsageDaily(ctx context.Context, arg SumUsageDailyParams) ([]SumUsageDailyRow, error) {
-	rows, err := q.db.Query(ctx, sumUsageDaily,
-		arg.GroupBy,
-		arg.OrgID,
-		arg.FromAt,
-		arg.ToAt,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SumUsageDailyRow
-	for rows.Next() {
-		var i SumUsageDailyRow
 		if err := rows.Scan(
 			&i.Day,
 			&i.Key,

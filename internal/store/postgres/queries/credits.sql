@@ -87,36 +87,16 @@ LIMIT sqlc.arg(lim);
 
 -- name: SumUsage :many
 -- SumUsage groups by the column group_by names (sandbox, runtime,
--- project, workspace; anything else is the org).
-SELECT u.key::text AS key, u.charged::bigint AS charged, u.refunded::bigint AS refunded,
-    u.shortfall::bigint AS shortfall, u.entries::bigint AS entries
-FROM (
-    SELECT CASE sqlc.arg(group_by)::text
-            WHEN 'sandbox' THEN sandbox_id
-            WHEN 'runtime' THEN runtime_id
-            WHEN 'project' THEN project_id
-            WHEN 'workspace' THEN workspace_id
-            ELSE org_id
-        END AS key,
-        COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS charged,
-        COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS refunded,
-        COALESCE(SUM(shortfall_micros), 0) AS shortfall,
-        COUNT(*) AS entries
-    FROM credit_journal
-    WHERE org_id = sqlc.arg(org_id) AND kind IN ('deduction', 'refund')
-      AND (sqlc.narg(from_at)::timestamptz IS NULL OR created_at >= sqlc.narg(from_at))
-      AND (sqlc.narg(to_at)::timestamptz IS NULL OR created_at < sqlc.narg(to_at))
-    GROUP BY 1
-) u
-ORDER BY u.charged - u.refunded DESC, u.key;
-
--- name: SumUsageDaily :many
--- SumUsageDaily is SumUsage per UTC day as well (day is the day's
--- midnight), earliest day first.
+-- project, workspace; anything else is the org), and with daily per UTC
+-- day as well (day is the day's midnight; without daily it is the zero
+-- time, 0001-01-01 UTC, for every row), earliest day first.
 SELECT u.day::timestamptz AS day, u.key::text AS key, u.charged::bigint AS charged,
     u.refunded::bigint AS refunded, u.shortfall::bigint AS shortfall, u.entries::bigint AS entries
 FROM (
-    SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+    SELECT CASE WHEN sqlc.arg(daily)::boolean
+            THEN date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+            ELSE '0001-01-01 00:00:00+00'::timestamptz
+        END AS day,
         CASE sqlc.arg(group_by)::text
             WHEN 'sandbox' THEN sandbox_id
             WHEN 'runtime' THEN runtime_id

@@ -732,7 +732,8 @@ func (q *Queries) SettleSandbox(ctx context.Context, arg SettleSandboxParams) (i
 }
 
 const sumUsage = `-- name: SumUsage :many
-SELECT CAST(CASE CAST(?1 AS TEXT)
+SELECT CAST(CASE WHEN CAST(?1 AS BOOLEAN) THEN created_at / 86400000000 * 86400000000 ELSE 0 END AS INTEGER) AS day,
+    CAST(CASE CAST(?2 AS TEXT)
             WHEN 'sandbox' THEN sandbox_id
             WHEN 'runtime' THEN runtime_id
             WHEN 'project' THEN project_id
@@ -744,14 +745,15 @@ SELECT CAST(CASE CAST(?1 AS TEXT)
     CAST(COALESCE(SUM(shortfall_micros), 0) AS INTEGER) AS shortfall,
     COUNT(*) AS entries
 FROM credit_journal
-WHERE org_id = ?2 AND kind IN ('deduction', 'refund')
-  AND (CAST(?3 AS INTEGER) IS NULL OR created_at >= ?3)
-  AND (CAST(?4 AS INTEGER) IS NULL OR created_at < ?4)
-GROUP BY 1
-ORDER BY charged - refunded DESC, group_key
+WHERE org_id = ?3 AND kind IN ('deduction', 'refund')
+  AND (CAST(?4 AS INTEGER) IS NULL OR created_at >= ?4)
+  AND (CAST(?5 AS INTEGER) IS NULL OR created_at < ?5)
+GROUP BY 1, 2
+ORDER BY day, charged - refunded DESC, group_key
 `
 
 type SumUsageParams struct {
+	Daily   bool
 	GroupBy string
 	OrgID   string
 	FromAt  *int64
@@ -759,6 +761,7 @@ type SumUsageParams struct {
 }
 
 type SumUsageRow struct {
+	Day       int64
 	GroupKey  string
 	Charged   int64
 	Refunded  int64
@@ -767,9 +770,12 @@ type SumUsageRow struct {
 }
 
 // SumUsage groups by the column group_by names (sandbox, runtime,
-// project, workspace; anything else is the org).
+// project, workspace; anything else is the org), and with daily per UTC
+// day as well (day is the day's first microsecond; without daily it is 0
+// for every row), earliest day first.
 func (q *Queries) SumUsage(ctx context.Context, arg SumUsageParams) ([]SumUsageRow, error) {
 	rows, err := q.db.QueryContext(ctx, sumUsage,
+		arg.Daily,
 		arg.GroupBy,
 		arg.OrgID,
 		arg.FromAt,
@@ -782,79 +788,6 @@ func (q *Queries) SumUsage(ctx context.Context, arg SumUsageParams) ([]SumUsageR
 	var items []SumUsageRow
 	for rows.Next() {
 		var i SumUsageRow
-		if err := rows.Scan(
-			&i.GroupKey,
-			&i.Charged,
-			&i.Refunded,
-			&i.Shortfall,
-			&i.Entries,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const sumUsageDaily = `-- name: SumUsageDaily :many
-SELECT CAST(created_at / 86400000000 * 86400000000 AS INTEGER) AS day,
-    CAST(CASE CAST(?1 AS TEXT)
-            WHEN 'sandbox' THEN sandbox_id
-            WHEN 'runtime' THEN runtime_id
-            WHEN 'project' THEN project_id
-            WHEN 'workspace' THEN workspace_id
-            ELSE org_id
-        END AS TEXT) AS group_key,
-    CAST(COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS INTEGER) AS charged,
-    CAST(COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS INTEGER) AS refunded,
-    CAST(COALESCE(SUM(shortfall_micros), 0) AS INTEGER) AS shortfall,
-    COUNT(*) AS entries
-FROM credit_journal
-WHERE org_id = ?2 AND kind IN ('deduction', 'refund')
-  AND (CAST(?3 AS INTEGER) IS NULL OR created_at >= ?3)
-  AND (CAST(?4 AS INTEGER) IS NULL OR created_at < ?4)
-GROUP BY 1, 2
-ORDER BY day, charged - refunded DESC, group_key
-`
-
-type SumUsageDailyParams struct {
-	GroupBy string
-	OrgID   string
-	FromAt  *int64
-	ToAt    *int64
-}
-
-type SumUsageDailyRow struct {
-	Day       int64
-	GroupKey  string
-	Charged   int64
-	Refunded  int64
-	Shortfall int64
-	Entries   int64
-}
-
-// SumUsageDaily is SumUsage per UTC day as well (day is the day's first
-// microsecond), earliest day first.
-func (q *Queries) SumUsageDaily(ctx context.Context, arg SumUsageDailyParams) ([]SumUsageDailyRow, error) {
-	rows, err := q.db.QueryContext(ctx, sumUsageDaily,
-		arg.GroupBy,
-		arg.OrgID,
-		arg.FromAt,
-		arg.ToAt,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SumUsageDailyRow
-	for rows.Next() {
-		var i SumUsageDailyRow
 		if err := rows.Scan(
 			&i.Day,
 			&i.GroupKey,

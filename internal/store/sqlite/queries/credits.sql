@@ -121,29 +121,10 @@ LIMIT sqlc.arg(lim);
 
 -- name: SumUsage :many
 -- SumUsage groups by the column group_by names (sandbox, runtime,
--- project, workspace; anything else is the org).
-SELECT CAST(CASE CAST(sqlc.arg(group_by) AS TEXT)
-            WHEN 'sandbox' THEN sandbox_id
-            WHEN 'runtime' THEN runtime_id
-            WHEN 'project' THEN project_id
-            WHEN 'workspace' THEN workspace_id
-            ELSE org_id
-        END AS TEXT) AS group_key,
-    CAST(COALESCE(SUM(CASE WHEN kind = 'deduction' THEN -amount_micros ELSE 0 END), 0) AS INTEGER) AS charged,
-    CAST(COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount_micros ELSE 0 END), 0) AS INTEGER) AS refunded,
-    CAST(COALESCE(SUM(shortfall_micros), 0) AS INTEGER) AS shortfall,
-    COUNT(*) AS entries
-FROM credit_journal
-WHERE org_id = sqlc.arg(org_id) AND kind IN ('deduction', 'refund')
-  AND (CAST(sqlc.narg(from_at) AS INTEGER) IS NULL OR created_at >= sqlc.narg(from_at))
-  AND (CAST(sqlc.narg(to_at) AS INTEGER) IS NULL OR created_at < sqlc.narg(to_at))
-GROUP BY 1
-ORDER BY charged - refunded DESC, group_key;
-
--- name: SumUsageDaily :many
--- SumUsageDaily is SumUsage per UTC day as well (day is the day's first
--- microsecond), earliest day first.
-SELECT CAST(created_at / 86400000000 * 86400000000 AS INTEGER) AS day,
+-- project, workspace; anything else is the org), and with daily per UTC
+-- day as well (day is the day's first microsecond; without daily it is 0
+-- for every row), earliest day first.
+SELECT CAST(CASE WHEN CAST(sqlc.arg(daily) AS BOOLEAN) THEN created_at / 86400000000 * 86400000000 ELSE 0 END AS INTEGER) AS day,
     CAST(CASE CAST(sqlc.arg(group_by) AS TEXT)
             WHEN 'sandbox' THEN sandbox_id
             WHEN 'runtime' THEN runtime_id

@@ -4,8 +4,10 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { useScope, type Role } from "../../session";
-import { Button, Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { ActionForm, InputField, RoleOptions, SelectField, value } from "./common";
+import { Button, Field, Page, Section, Time, useAsync } from "../../ui";
+import { ActionForm, SelectField, value } from "../../ui/form";
+import { Listed, Table } from "../../ui/table";
+import { RoleOptions } from "./common";
 
 type APIKey = Schemas["APIKey"];
 
@@ -39,11 +41,9 @@ export function Keys() {
         />
       )}
       <h2>Keys of {org}</h2>
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No keys.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <KeyTable org={org} keys={list.data} wsName={wsName} canRevoke={can("member")} reload={list.reload} />
-      )}
+      <Listed list={list} empty="No keys.">
+        {(keys) => <KeyTable org={org} keys={keys} wsName={wsName} canRevoke={can("member")} reload={list.reload} />}
+      </Listed>
     </Page>
   );
 }
@@ -51,61 +51,46 @@ export function Keys() {
 function KeyTable(props: { org: string; keys: APIKey[]; wsName: (id?: string) => string; canRevoke: boolean; reload: () => void }) {
   const { org, keys, wsName, canRevoke, reload } = props;
   return (
-    <div class="table-wrap">
-      <table aria-label="API keys">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Role</th>
-            <th scope="col">Workspace</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            {canRevoke && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((k) => {
-            const name = k.name || k.prefix;
-            return (
-              <tr data-key={k.id} data-revoked={k.revoked_at ? "true" : undefined}>
-                <td>{k.name || <span class="muted">unnamed</span>}</td>
-                <td>
-                  <code>{k.prefix}…</code>
-                </td>
-                <td>{k.role}</td>
-                <td>{wsName(k.workspace_id)}</td>
-                <td>
-                  <Time at={k.created_at} />
-                </td>
-                <td>{k.expires_at ? <Time at={k.expires_at} /> : <span class="muted">never</span>}</td>
-                {canRevoke && (
-                  <td>
-                    {k.revoked_at ? (
-                      <span class="muted">
-                        revoked <Time at={k.revoked_at} />
-                      </span>
-                    ) : (
-                      <Button
-                        kind="danger"
-                        aria-label={`Revoke ${name}`}
-                        confirm={`Revoke the key ${name}? It is refused from its next request.`}
-                        onClick={async () => {
-                          must(await api.DELETE("/api/v1/org/{org}/keys/{key_id}", { params: { path: { org, key_id: k.id } } }));
-                          reload();
-                        }}
-                      >
-                        Revoke
-                      </Button>
-                    )}
-                  </td>
+    <Table label="API keys" cols={["Name", "Key", "Role", "Workspace", "Created", "Expires", canRevoke && "Actions"]}>
+      {keys.map((k) => {
+        const name = k.name || k.prefix;
+        return (
+          <tr data-key={k.id} data-revoked={k.revoked_at ? "true" : undefined}>
+            <td>{k.name || <span class="muted">unnamed</span>}</td>
+            <td>
+              <code>{k.prefix}…</code>
+            </td>
+            <td>{k.role}</td>
+            <td>{wsName(k.workspace_id)}</td>
+            <td>
+              <Time at={k.created_at} />
+            </td>
+            <td>{k.expires_at ? <Time at={k.expires_at} /> : <span class="muted">never</span>}</td>
+            {canRevoke && (
+              <td>
+                {k.revoked_at ? (
+                  <span class="muted">
+                    revoked <Time at={k.revoked_at} />
+                  </span>
+                ) : (
+                  <Button
+                    kind="danger"
+                    aria-label={`Revoke ${name}`}
+                    confirm={`Revoke the key ${name}? It is refused from its next request.`}
+                    onClick={async () => {
+                      must(await api.DELETE("/api/v1/org/{org}/keys/{key_id}", { params: { path: { org, key_id: k.id } } }));
+                      reload();
+                    }}
+                  >
+                    Revoke
+                  </Button>
                 )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+              </td>
+            )}
+          </tr>
+        );
+      })}
+    </Table>
   );
 }
 
@@ -140,12 +125,11 @@ function CreateKey(props: { org: string; admin: boolean; owner: boolean; workspa
     setHolder("");
   };
   return (
-    <section aria-labelledby="create-key-h">
-      <h2 id="create-key-h">New key</h2>
+    <Section id="create-key-h" heading="New key">
       <ActionForm label="Create an API key" submit="Create key" onSubmit={submit}>
-        <InputField label="Name" id="key-name" maxLength={100} value={name} onInput={(e) => setName(value(e))} />
+        <Field label="Name" id="key-name" maxLength={100} value={name} onInput={(e) => setName(value(e))} />
         {admin && (
-          <InputField label="Holder" id="key-holder" hint="a member's email or wallet; empty: you" maxLength={254} value={holder} onInput={(e) => setHolder(value(e))} />
+          <Field label="Holder" id="key-holder" hint="a member's email or wallet; empty: you" maxLength={254} value={holder} onInput={(e) => setHolder(value(e))} />
         )}
         <SelectField label="Role" id="key-role" value={role} onChange={(e) => setRole(value(e))}>
           <RoleOptions owner={owner} blank="my role" />
@@ -162,7 +146,7 @@ function CreateKey(props: { org: string; admin: boolean; owner: boolean; workspa
           ))}
         </SelectField>
       </ActionForm>
-    </section>
+    </Section>
   );
 }
 

@@ -4,8 +4,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { useScope, type Role } from "../../session";
-import { Button, Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { ActionForm, InputField, Note, RoleOptions, SelectField, value } from "./common";
+import { Button, Field, Page, Section, Time, useAsync } from "../../ui";
+import { ActionForm, Note, SelectField, value } from "../../ui/form";
+import { Listed, Table } from "../../ui/table";
+import { RoleOptions } from "./common";
 
 type OrgMember = Schemas["OrgMember"];
 
@@ -29,30 +31,17 @@ function OrgMembers({ org, admin, owner, added }: { org: string; admin: boolean;
     return l.items ?? [];
   }, [org, added]);
   return (
-    <section aria-labelledby="org-members-h">
-      <h2 id="org-members-h">Members of {org}</h2>
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No members.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table aria-label="Org members">
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Role</th>
-                <th scope="col">Since</th>
-                {admin && <th scope="col">Actions</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((m) => (
-                <MemberRow key={m.id} org={org} m={m} admin={admin} owner={owner} reload={list.reload} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
+    <Section id="org-members-h" heading={`Members of ${org}`}>
+      <Listed list={list} empty="No members.">
+        {(members) => (
+          <Table label="Org members" cols={["Member", "Role", "Since", admin && "Actions"]}>
+            {members.map((m) => (
+              <MemberRow key={m.id} org={org} m={m} admin={admin} owner={owner} reload={list.reload} />
+            ))}
+          </Table>
+        )}
+      </Listed>
+    </Section>
   );
 }
 
@@ -119,57 +108,43 @@ function Invitations({ org, owner, onAdded }: { org: string; owner: boolean; onA
     return l.items ?? [];
   }, [org]);
   return (
-    <section aria-labelledby="invitations-h">
-      <h2 id="invitations-h">Invitations</h2>
+    <Section id="invitations-h" heading="Invitations">
       <InviteForm org={org} owner={owner} onInvited={list.reload} onAdded={onAdded} />
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No pending invitations.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table aria-label="Invitations">
-            <thead>
-              <tr>
-                <th scope="col">Invited</th>
-                <th scope="col">Role</th>
-                <th scope="col">By</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((i) => {
-                const who = i.email || i.wallet || "";
-                return (
-                  <tr data-invitation={i.id}>
-                    <td>{who}</td>
-                    <td>{i.role}</td>
-                    <td>{i.inviter}</td>
-                    <td>
-                      <Time at={i.expires_at} />
-                    </td>
-                    <td>
-                      {(owner || i.role !== "owner") && (
-                        <Button
-                          kind="danger"
-                          aria-label={`Revoke the invitation of ${who}`}
-                          confirm={`Revoke the invitation of ${who}?`}
-                          onClick={async () => {
-                            must(await api.DELETE("/api/v1/org/{org}/invitations/{invitation}", { params: { path: { org, invitation: i.id } } }));
-                            list.reload();
-                          }}
-                        >
-                          Revoke
-                        </Button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
+      <Listed list={list} empty="No pending invitations.">
+        {(invitations) => (
+          <Table label="Invitations" cols={["Invited", "Role", "By", "Expires", "Actions"]}>
+            {invitations.map((i) => {
+              const who = i.email || i.wallet || "";
+              return (
+                <tr data-invitation={i.id}>
+                  <td>{who}</td>
+                  <td>{i.role}</td>
+                  <td>{i.inviter}</td>
+                  <td>
+                    <Time at={i.expires_at} />
+                  </td>
+                  <td>
+                    {(owner || i.role !== "owner") && (
+                      <Button
+                        kind="danger"
+                        aria-label={`Revoke the invitation of ${who}`}
+                        confirm={`Revoke the invitation of ${who}?`}
+                        onClick={async () => {
+                          must(await api.DELETE("/api/v1/org/{org}/invitations/{invitation}", { params: { path: { org, invitation: i.id } } }));
+                          list.reload();
+                        }}
+                      >
+                        Revoke
+                      </Button>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </Table>
+        )}
+      </Listed>
+    </Section>
   );
 }
 
@@ -193,7 +168,7 @@ function InviteForm(props: { org: string; owner: boolean; onInvited: () => void;
   return (
     <>
       <ActionForm label="Invite to the org" submit="Invite" onSubmit={submit}>
-        <InputField label="Email or wallet address" id="invite-member" required value={member} onInput={(e) => setMember(value(e))} />
+        <Field label="Email or wallet address" id="invite-member" required value={member} onInput={(e) => setMember(value(e))} />
         <SelectField label="Role" id="invite-role" value={role} onChange={(e) => setRole(value(e))}>
           <RoleOptions owner={owner} />
         </SelectField>
@@ -213,8 +188,7 @@ function WorkspaceMembers({ org, ws, admin }: { org: string; ws: string; admin: 
   }, [org, ws]);
   const [member, setMember] = useState("");
   return (
-    <section aria-labelledby="ws-members-h">
-      <h2 id="ws-members-h">Members of workspace {ws}</h2>
+    <Section id="ws-members-h" heading={`Members of workspace ${ws}`}>
       {admin && (
         <ActionForm
           label={`Add to workspace ${ws}`}
@@ -225,33 +199,33 @@ function WorkspaceMembers({ org, ws, admin }: { org: string; ws: string; admin: 
             list.reload();
           }}
         >
-          <InputField label="Member of the org" id="ws-member" required value={member} onInput={(e) => setMember(value(e))} />
+          <Field label="Member of the org" id="ws-member" required value={member} onInput={(e) => setMember(value(e))} />
         </ActionForm>
       )}
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No members in this workspace.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <ul class="plain-list" aria-label={`Members of workspace ${ws}`}>
-          {list.data.map((m) => (
-            <li>
-              {m.member}{" "}
-              {admin && (
-                <Button
-                  kind="danger"
-                  aria-label={`Remove ${m.member} from workspace ${ws}`}
-                  confirm={`Remove ${m.member} from workspace ${ws}? They stay in the org.`}
-                  onClick={async () => {
-                    must(await api.DELETE("/api/v1/org/{org}/ws/{workspace}/members/{member}", { params: { path: { ...path, member: m.user_id } } }));
-                    list.reload();
-                  }}
-                >
-                  Remove
-                </Button>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
+      <Listed list={list} empty="No members in this workspace.">
+        {(members) => (
+          <ul class="plain-list" aria-label={`Members of workspace ${ws}`}>
+            {members.map((m) => (
+              <li>
+                {m.member}{" "}
+                {admin && (
+                  <Button
+                    kind="danger"
+                    aria-label={`Remove ${m.member} from workspace ${ws}`}
+                    confirm={`Remove ${m.member} from workspace ${ws}? They stay in the org.`}
+                    onClick={async () => {
+                      must(await api.DELETE("/api/v1/org/{org}/ws/{workspace}/members/{member}", { params: { path: { ...path, member: m.user_id } } }));
+                      list.reload();
+                    }}
+                  >
+                    Remove
+                  </Button>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Listed>
+    </Section>
   );
 }

@@ -3,8 +3,10 @@
 import { useState } from "preact/hooks";
 import { api, must } from "../../api/client";
 import { Link } from "../../router";
-import { Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { ActionForm, InputField, credits, Note, SelectField, value } from "./common";
+import { ErrorNote, Field, Page, Section, Time, useAsync } from "../../ui";
+import { ActionForm, Note, SelectField, value } from "../../ui/form";
+import { Listed, Table } from "../../ui/table";
+import { credits } from "../money/format";
 
 export function Orgs() {
   const list = useAsync(async () => {
@@ -18,38 +20,27 @@ export function Orgs() {
     <Page title="Orgs">
       <CreateOrg onDone={list.reload} />
       <h2>Orgs of this installation</h2>
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No orgs.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table aria-label="Orgs">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
+      <Listed list={list} empty="No orgs.">
+        {(orgs) => (
+          <Table label="Orgs" cols={["Name", "Created", "Actions"]}>
+            {orgs.map((o) => (
+              <tr data-org={o.name}>
+                <td>
+                  <Link href={`/o/${encodeURIComponent(o.name)}/w/default/runtimes`}>{o.name}</Link>
+                </td>
+                <td>
+                  <Time at={o.created_at} />
+                </td>
+                <td>
+                  <button type="button" class="btn" aria-label={`Grant credits to ${o.name}`} onClick={() => setGrantTo(o.name)}>
+                    Grant credits
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {list.data.map((o) => (
-                <tr data-org={o.name}>
-                  <td>
-                    <Link href={`/o/${encodeURIComponent(o.name)}/w/default/runtimes`}>{o.name}</Link>
-                  </td>
-                  <td>
-                    <Time at={o.created_at} />
-                  </td>
-                  <td>
-                    <button type="button" class="btn" aria-label={`Grant credits to ${o.name}`} onClick={() => setGrantTo(o.name)}>
-                      Grant credits
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </Table>
+        )}
+      </Listed>
       {target && <Grant orgs={names} org={target} onOrg={setGrantTo} />}
     </Page>
   );
@@ -59,8 +50,7 @@ export function Orgs() {
 function CreateOrg({ onDone }: { onDone: () => void }) {
   const [name, setName] = useState("");
   return (
-    <section aria-labelledby="create-org-h">
-      <h2 id="create-org-h">New org</h2>
+    <Section id="create-org-h" heading="New org">
       <ActionForm
         label="Create an org"
         submit="Create org"
@@ -70,7 +60,7 @@ function CreateOrg({ onDone }: { onDone: () => void }) {
           onDone();
         }}
       >
-        <InputField
+        <Field
           label="Name"
           id="org-name"
           required
@@ -80,7 +70,7 @@ function CreateOrg({ onDone }: { onDone: () => void }) {
           onInput={(e) => setName(value(e))}
         />
       </ActionForm>
-    </section>
+    </Section>
   );
 }
 
@@ -110,8 +100,7 @@ function Grant({ orgs, org, onOrg }: { orgs: string[]; org: string; onOrg: (o: s
     acct.reload();
   };
   return (
-    <section aria-labelledby="grant-h" class="grant">
-      <h2 id="grant-h">Credit grants</h2>
+    <Section id="grant-h" heading="Credit grants" class="grant">
       <SelectField label="Org" id="grant-org" value={org} onChange={(e) => (onOrg(value(e)), setKey(newKey()), setDone(""))}>
         {orgs.map((o) => (
           <option value={o}>{o}</option>
@@ -129,10 +118,10 @@ function Grant({ orgs, org, onOrg }: { orgs: string[]; org: string; onOrg: (o: s
         </dl>
       )}
       <ActionForm label={`Grant credits to ${org}`} submit="Grant" onSubmit={submit}>
-        <InputField label="Amount" id="grant-amount" type="number" required min="0.000001" step="any" value={amount} onInput={(e) => (setAmount(value(e)), setKey(newKey()))} />
-        <InputField label="Note (optional)" id="grant-note" maxLength={1024} value={note} onInput={(e) => setNote(value(e))} />
+        <Field label="Amount" id="grant-amount" type="number" required min="0.000001" step="any" value={amount} onInput={(e) => (setAmount(value(e)), setKey(newKey()))} />
+        <Field label="Note (optional)" id="grant-note" maxLength={1024} value={note} onInput={(e) => setNote(value(e))} />
       </ActionForm>
       {done && <Note>{done}</Note>}
-    </section>
+    </Section>
   );
 }

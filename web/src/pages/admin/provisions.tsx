@@ -4,8 +4,9 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { listen } from "../../events";
-import { Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { duration, usePoll } from "./common";
+import { Empty, ErrorNote, Page, Time, usePolled } from "../../ui";
+import { Table } from "../../ui/table";
+import { duration } from "./common";
 
 type Provision = Schemas["Provision"];
 
@@ -26,8 +27,7 @@ function order(list: Provision[]): Provision[] {
 }
 
 export function Provisions() {
-  const load = useAsync(async () => must(await api.GET("/api/provisions")).items, []);
-  usePoll(load.reload, 5000);
+  const load = usePolled(async () => must(await api.GET("/api/provisions")).items, 5000);
   const [items, setItems] = useState<Provision[]>([]);
   useEffect(() => {
     if (load.data) setItems(load.data);
@@ -39,26 +39,11 @@ export function Provisions() {
       <ErrorNote error={load.error} />
       {load.data && shown.length === 0 && <Empty>No provisions yet.</Empty>}
       {shown.length > 0 && (
-        <div class="table-wrap">
-          <table aria-label="Provisions">
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">State</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Provider</th>
-                <th scope="col">Runtime</th>
-                <th scope="col">Took</th>
-                <th scope="col">Steps</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((p) => (
-                <ProvisionRow key={p.id} p={p} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Provisions" cols={["Started", "State", "Kind", "Provider", "Runtime", "Took", "Steps"]}>
+          {shown.map((p) => (
+            <ProvisionRow key={p.id} p={p} />
+          ))}
+        </Table>
       )}
     </Page>
   );

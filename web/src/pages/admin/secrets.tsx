@@ -4,8 +4,9 @@
 import { useRef, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
-import { Button, Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { ActionForm, InputField, value } from "./common";
+import { Button, Field, Page, Section, Time, useAsync } from "../../ui";
+import { ActionForm, value } from "../../ui/form";
+import { Listed, Table } from "../../ui/table";
 
 type Secret = Schemas["Secret"];
 // Level is whose secrets: the org's (ws "") or a workspace's.
@@ -43,34 +44,19 @@ function SecretSection({ level, admin }: { level: Level; admin: boolean }) {
   const id = level.ws ? "ws" : "org";
   const title = level.ws ? `Secrets of workspace ${level.ws}` : `Secrets of ${level.org}`;
   return (
-    <section aria-labelledby={`secrets-${id}-h`}>
-      <h2 id={`secrets-${id}-h`}>{title}</h2>
+    <Section id={`secrets-${id}-h`} heading={title}>
       {level.ws && <p class="muted">A workspace secret shadows the org's of the same name.</p>}
       {admin && <SecretForm level={level} id={id} replacing={replacing} onCancel={() => setReplacing("")} onDone={() => (setReplacing(""), list.reload())} />}
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No secrets.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table aria-label={title}>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Variable</th>
-                <th scope="col">Brokered to</th>
-                <th scope="col">Version</th>
-                <th scope="col">Updated</th>
-                {admin && <th scope="col">Actions</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((s) => (
-                <SecretRow s={s} level={level} admin={admin} onReplace={() => setReplacing(s.name)} reload={list.reload} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
+      <Listed list={list} empty="No secrets.">
+        {(secrets) => (
+          <Table label={title} cols={["Name", "Variable", "Brokered to", "Version", "Updated", admin && "Actions"]}>
+            {secrets.map((s) => (
+              <SecretRow s={s} level={level} admin={admin} onReplace={() => setReplacing(s.name)} reload={list.reload} />
+            ))}
+          </Table>
+        )}
+      </Listed>
+    </Section>
   );
 }
 
@@ -141,7 +127,7 @@ function SecretForm(props: { level: Level; id: string; replacing: string; onCanc
           </button>
         </p>
       ) : (
-        <InputField label="Name" id={`secret-name-${id}`} required pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}" value={name} onInput={(e) => setName(value(e))} />
+        <Field label="Name" id={`secret-name-${id}`} required pattern="[A-Za-z][A-Za-z0-9_.\-]{0,63}" value={name} onInput={(e) => setName(value(e))} />
       )}
       <div class="field field-wide">
         <label for={`secret-value-${id}`}>Value (write-only)</label>
@@ -156,7 +142,7 @@ function SecretForm(props: { level: Level; id: string; replacing: string; onCanc
           autoCapitalize="off"
         />
       </div>
-      <InputField label="Variable (optional)" id={`secret-env-${id}`} value={env} onInput={(e) => setEnv(value(e))} />
+      <Field label="Variable (optional)" id={`secret-env-${id}`} value={env} onInput={(e) => setEnv(value(e))} />
       {!replacing && (
         <>
           <div class="field check">
@@ -164,7 +150,7 @@ function SecretForm(props: { level: Level; id: string; replacing: string; onCanc
             <label for={`secret-brokered-${id}`}>Brokered (never enters the sandbox)</label>
           </div>
           {brokered && (
-            <InputField label="Hosts it may be sent to" id={`secret-hosts-${id}`} hint="comma-separated: api.example.com, *.example.com" value={hosts} onInput={(e) => setHosts(value(e))} />
+            <Field label="Hosts it may be sent to" id={`secret-hosts-${id}`} hint="comma-separated: api.example.com, *.example.com" value={hosts} onInput={(e) => setHosts(value(e))} />
           )}
         </>
       )}

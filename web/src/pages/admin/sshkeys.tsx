@@ -1,8 +1,9 @@
 // The caller's own SSH public keys, for the SSH gateway: list, add, remove.
 import { useState } from "preact/hooks";
 import { api, must } from "../../api/client";
-import { Button, Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { ActionForm, InputField, value } from "./common";
+import { Button, Field, Page, Section, Time, useAsync } from "../../ui";
+import { ActionForm, value } from "../../ui/form";
+import { Listed, Table } from "../../ui/table";
 
 export function SSHKeys() {
   const list = useAsync(async () => {
@@ -16,51 +17,39 @@ export function SSHKeys() {
       </p>
       <AddSSHKey onDone={list.reload} />
       <h2>Your keys</h2>
-      <ErrorNote error={list.error} />
-      {list.data && list.data.length === 0 && <Empty>No SSH keys yet.</Empty>}
-      {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table aria-label="SSH keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Fingerprint</th>
-                <th scope="col">Added</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((k) => {
-                const name = k.name || k.fingerprint;
-                return (
-                  <tr data-ssh-key={k.id}>
-                    <td>{k.name || <span class="muted">unnamed</span>}</td>
-                    <td>
-                      <code class="wrap">{k.fingerprint}</code>
-                    </td>
-                    <td>
-                      <Time at={k.created_at} />
-                    </td>
-                    <td>
-                      <Button
-                        kind="danger"
-                        aria-label={`Delete SSH key ${name}`}
-                        confirm={`Delete the SSH key ${name}? Connections signed in with it end within 30 s.`}
-                        onClick={async () => {
-                          must(await api.DELETE("/api/v1/me/ssh-keys/{key_id}", { params: { path: { key_id: k.id } } }));
-                          list.reload();
-                        }}
-                      >
-                        Delete
-                      </Button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Listed list={list} empty="No SSH keys yet.">
+        {(keys) => (
+          <Table label="SSH keys" cols={["Name", "Fingerprint", "Added", "Actions"]}>
+            {keys.map((k) => {
+              const name = k.name || k.fingerprint;
+              return (
+                <tr data-ssh-key={k.id}>
+                  <td>{k.name || <span class="muted">unnamed</span>}</td>
+                  <td>
+                    <code class="wrap">{k.fingerprint}</code>
+                  </td>
+                  <td>
+                    <Time at={k.created_at} />
+                  </td>
+                  <td>
+                    <Button
+                      kind="danger"
+                      aria-label={`Delete SSH key ${name}`}
+                      confirm={`Delete the SSH key ${name}? Connections signed in with it end within 30 s.`}
+                      onClick={async () => {
+                        must(await api.DELETE("/api/v1/me/ssh-keys/{key_id}", { params: { path: { key_id: k.id } } }));
+                        list.reload();
+                      }}
+                    >
+                      Delete
+                    </Button>
+                  </td>
+                </tr>
+              );
+            })}
+          </Table>
+        )}
+      </Listed>
     </Page>
   );
 }
@@ -70,8 +59,7 @@ function AddSSHKey({ onDone }: { onDone: () => void }) {
   const [name, setName] = useState("");
   const [key, setKey] = useState("");
   return (
-    <section aria-labelledby="add-ssh-h">
-      <h2 id="add-ssh-h">Add a key</h2>
+    <Section id="add-ssh-h" heading="Add a key">
       <ActionForm
         label="Add an SSH key"
         submit="Add key"
@@ -82,7 +70,7 @@ function AddSSHKey({ onDone }: { onDone: () => void }) {
           onDone();
         }}
       >
-        <InputField label="Name" id="ssh-name" maxLength={100} value={name} onInput={(e) => setName(value(e))} />
+        <Field label="Name" id="ssh-name" maxLength={100} value={name} onInput={(e) => setName(value(e))} />
         <div class="field field-wide">
           <label for="ssh-public-key">Public key</label>
           <textarea
@@ -97,6 +85,6 @@ function AddSSHKey({ onDone }: { onDone: () => void }) {
           />
         </div>
       </ActionForm>
-    </section>
+    </Section>
   );
 }

@@ -1,19 +1,18 @@
 // The warm pools: each template's size and the warm sandboxes it holds
 // now, read again every few seconds while the page is open.
 import { api, must, type Schemas } from "../../api/client";
-import { Empty, ErrorNote, Page, Time, useAsync } from "../../ui";
-import { usePoll } from "./common";
+import { Empty, Page, Section, Time, usePolled } from "../../ui";
+import { Listed, Table } from "../../ui/table";
 
 type Pool = Schemas["WarmPoolStatus"]["pools"][number];
 
 export function WarmPool() {
-  const st = useAsync(async () => must(await api.GET("/api/v1/warm-pool")).pools, []);
-  usePoll(st.reload, 5000);
+  const st = usePolled(async () => must(await api.GET("/api/v1/warm-pool")).pools, 5000);
   return (
     <Page title="Warm pool">
-      <ErrorNote error={st.error} />
-      {st.data && st.data.length === 0 && <Empty>No warm pool is configured: every start is a cold start.</Empty>}
-      {st.data?.map((p, i) => <PoolView pool={p} n={i + 1} />)}
+      <Listed list={st} empty="No warm pool is configured: every start is a cold start.">
+        {(pools) => pools.map((p, i) => <PoolView pool={p} n={i + 1} />)}
+      </Listed>
     </Page>
   );
 }
@@ -22,10 +21,15 @@ export function WarmPool() {
 function PoolView({ pool, n }: { pool: Pool; n: number }) {
   const id = `pool-${n}-h`;
   return (
-    <section aria-labelledby={id} data-pool={pool.template}>
-      <h2 id={id}>
-        {pool.image} on {pool.provider} {!pool.configured && <span class="badge">no longer configured</span>}
-      </h2>
+    <Section
+      id={id}
+      data-pool={pool.template}
+      heading={
+        <>
+          {pool.image} on {pool.provider} {!pool.configured && <span class="badge">no longer configured</span>}
+        </>
+      }
+    >
       <dl class="props">
         <dt>Ready</dt>
         <dd>
@@ -47,37 +51,25 @@ function PoolView({ pool, n }: { pool: Pool; n: number }) {
       {pool.sandboxes.length === 0 ? (
         <Empty>No warm sandboxes now.</Empty>
       ) : (
-        <div class="table-wrap">
-          <table aria-label={`Warm sandboxes of ${pool.image} on ${pool.provider}`}>
-            <thead>
-              <tr>
-                <th scope="col">Sandbox</th>
-                <th scope="col">State</th>
-                <th scope="col">Provider id</th>
-                <th scope="col">Made</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pool.sandboxes.map((s) => (
-                <tr data-warm={s.id} data-state={s.state}>
-                  <td>
-                    <code>{s.id}</code>
-                  </td>
-                  <td>
-                    <span class={"status " + (s.state === "ready" ? "status-running" : "status-starting")}>{s.state}</span>
-                  </td>
-                  <td>
-                    <code class="wrap">{s.provider_sandbox_id || "—"}</code>
-                  </td>
-                  <td>
-                    <Time at={s.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label={`Warm sandboxes of ${pool.image} on ${pool.provider}`} cols={["Sandbox", "State", "Provider id", "Made"]}>
+          {pool.sandboxes.map((s) => (
+          <tr data-warm={s.id} data-state={s.state}>
+            <td>
+              <code>{s.id}</code>
+            </td>
+            <td>
+              <span class={"status " + (s.state === "ready" ? "status-running" : "status-starting")}>{s.state}</span>
+            </td>
+            <td>
+              <code class="wrap">{s.provider_sandbox_id || "—"}</code>
+            </td>
+            <td>
+              <Time at={s.created_at} />
+            </td>
+          </tr>
+          ))}
+        </Table>
       )}
-    </section>
+    </Section>
   );
 }

@@ -1,15 +1,14 @@
 // The org's credit balance: what it owns, what holds reserve, what a new
 // start may use.
 import { api, must } from "../../api/client";
-import { ErrorNote, Time, useAsync } from "../../ui";
+import { ErrorNote, Section, Time, useAsync } from "../../ui";
 import { credits } from "./format";
 
 // Balance reads GET …/credits; reload follows the page's.
 export function Balance({ org, tick }: { org: string; tick: number }) {
   const acct = useAsync(async () => must(await api.GET("/api/v1/org/{org}/credits", { params: { path: { org } } })), [org, tick]);
   return (
-    <section aria-labelledby="balance-head">
-      <h2 id="balance-head">Balance</h2>
+    <Section id="balance-head" heading="Balance">
       <ErrorNote error={acct.error} />
       {acct.data && (
         <dl class="props balance">
@@ -25,6 +24,6 @@ export function Balance({ org, tick }: { org: string; tick: number }) {
           </dd>
         </dl>
       )}
-    </section>
+    </Section>
   );
 }

@@ -1,9 +1,10 @@
 // The org's open holds: credits reserved for starts and resumes that no
 // charge or release has closed yet.
 import { api, must } from "../../api/client";
-import { Empty, ErrorNote, Time } from "../../ui";
+import { Section, Time } from "../../ui";
+import { PagedList, usePaged } from "../../ui/paged";
+import { Table } from "../../ui/table";
 import { credits } from "./format";
-import { MoreButton, usePaged } from "./paged";
 
 // Holds lists GET …/credits/holds, newest first.
 export function Holds({ org, tick }: { org: string; tick: number }) {
@@ -12,40 +13,24 @@ export function Holds({ org, tick }: { org: string; tick: number }) {
     [org, tick],
   );
   return (
-    <section aria-labelledby="holds-head">
-      <h2 id="holds-head">Holds</h2>
-      <ErrorNote error={list.error} />
-      {list.items.length > 0 ? (
-        <div class="table-wrap">
-          <table aria-label="Holds">
-            <thead>
-              <tr>
-                <th scope="col">Held since</th>
-                <th scope="col">Credits</th>
-                <th scope="col">Sandbox</th>
-                <th scope="col">Runtime</th>
-                <th scope="col">Note</th>
+    <Section id="holds-head" heading="Holds">
+      <PagedList list={list} label="holds" empty="No credits are held: no start or resume is waiting on its first charge.">
+        {(holds) => (
+          <Table label="Holds" cols={["Held since", "Credits", "Sandbox", "Runtime", "Note"]}>
+            {holds.map((h) => (
+              <tr data-hold={h.id}>
+                <td>
+                  <Time at={h.created_at} />
+                </td>
+                <td>{credits(h.held_change)}</td>
+                <td class="mono">{h.sandbox_id?.slice(0, 8) ?? "—"}</td>
+                <td class="mono">{h.runtime_id?.slice(0, 8) ?? "—"}</td>
+                <td>{h.note}</td>
               </tr>
-            </thead>
-            <tbody>
-              {list.items.map((h) => (
-                <tr data-hold={h.id}>
-                  <td>
-                    <Time at={h.created_at} />
-                  </td>
-                  <td>{credits(h.held_change)}</td>
-                  <td class="mono">{h.sandbox_id?.slice(0, 8) ?? "—"}</td>
-                  <td class="mono">{h.runtime_id?.slice(0, 8) ?? "—"}</td>
-                  <td>{h.note}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        !list.loading && !list.error && <Empty>No credits are held: no start or resume is waiting on its first charge.</Empty>
-      )}
-      <MoreButton list={list} label="holds" />
-    </section>
+            ))}
+          </Table>
+        )}
+      </PagedList>
+    </Section>
   );
 }

@@ -3,7 +3,9 @@
 // numbers, as a table.
 import { api, must } from "../../api/client";
 import { navigate, useLocation } from "../../router";
-import { ErrorNote, useAsync } from "../../ui";
+import { ErrorNote, Section, useAsync } from "../../ui";
+import { SelectField, value } from "../../ui/form";
+import { Table } from "../../ui/table";
 import { UsageChart } from "./chart";
 import { credits, shortCredits } from "./format";
 import { daysFrom, shapeUsage, type ChartData } from "./shape";
@@ -24,21 +26,17 @@ export function Usage({ org, tick }: { org: string; tick: number }) {
   );
   const pick = (e: Event) => {
     const q = new URLSearchParams(location.search);
-    q.set("days", (e.target as HTMLSelectElement).value);
+    q.set("days", value(e));
     navigate(path + "?" + q.toString(), true);
   };
   const data = usage.data ? shapeUsage(usage.data.items, daysFrom(from, n)) : null;
   return (
-    <section aria-labelledby="usage-head">
-      <h2 id="usage-head">Usage by project and day</h2>
-      <div class="field narrow">
-        <label for="usage-range">Range</label>
-        <select id="usage-range" value={String(n)} onChange={pick}>
-          {ranges.map((r) => (
-            <option value={String(r)}>Last {r} days</option>
-          ))}
-        </select>
-      </div>
+    <Section id="usage-head" heading="Usage by project and day">
+      <SelectField label="Range" id="usage-range" narrow value={String(n)} onChange={pick}>
+        {ranges.map((r) => (
+          <option value={String(r)}>Last {r} days</option>
+        ))}
+      </SelectField>
       <ErrorNote error={usage.error} />
       {data && usage.data && (
         <>
@@ -50,7 +48,7 @@ export function Usage({ org, tick }: { org: string; tick: number }) {
           <UsageTable data={data} />
         </>
       )}
-    </section>
+    </Section>
   );
 }
 
@@ -70,32 +68,19 @@ function UsageTable({ data }: { data: ChartData }) {
   return (
     <details class="usage-table">
       <summary>Usage as a table</summary>
-      <div class="table-wrap">
-        <table aria-label="Usage by project and day">
-          <thead>
-            <tr>
-              <th scope="col">Day (UTC)</th>
-              {data.series.map((s) => (
-                <th scope="col">{s.name}</th>
-              ))}
-              <th scope="col">Total</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.days.map((d, i) => (
-              <tr data-day={d}>
-                <th scope="row" class="rowhead">
-                  {d}
-                </th>
-                {data.values[i].map((v) => (
-                  <td class="num">{credits(v)}</td>
-                ))}
-                <td class="num">{credits(data.totals[i])}</td>
-              </tr>
+      <Table label="Usage by project and day" cols={["Day (UTC)", ...data.series.map((s) => s.name), "Total"]}>
+        {data.days.map((d, i) => (
+          <tr data-day={d}>
+            <th scope="row" class="rowhead">
+              {d}
+            </th>
+            {data.values[i].map((v) => (
+              <td class="num">{credits(v)}</td>
             ))}
-          </tbody>
-        </table>
-      </div>
+            <td class="num">{credits(data.totals[i])}</td>
+          </tr>
+        ))}
+      </Table>
     </details>
   );
 }

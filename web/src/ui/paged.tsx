@@ -1,9 +1,10 @@
 // A list the API answers a page at a time (next_cursor): the first page
 // loads with the page and again when its filters change; "More" appends
 // the next one.
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { failed, type ApiError } from "../../api/client";
-import { Button, useAsync } from "../../ui";
+import { failed, type ApiError } from "../api/client";
+import { Button, Empty, ErrorNote, useAsync } from "./index";
 
 export type PageOf<T> = { items?: T[]; next_cursor?: string };
 
@@ -42,7 +43,7 @@ export function usePaged<T>(load: (cursor: string) => Promise<PageOf<T>>, deps: 
 }
 
 // MoreButton fetches the next page while there is one.
-export function MoreButton({ list, label }: { list: Paged<unknown>; label: string }) {
+function MoreButton({ list, label }: { list: Paged<unknown>; label: string }) {
   if (!list.next) return null;
   return (
     <p>
@@ -50,5 +51,20 @@ export function MoreButton({ list, label }: { list: Paged<unknown>; label: strin
         More
       </Button>
     </p>
+  );
+}
+
+// PagedList shows a paged list: its error, what children make of the
+// items so far, a note when there are none, and "More" (named "More "
+// + label) while there is a next page.
+export function PagedList<T>(props: { list: Paged<T>; label: string; empty: ComponentChildren; children: (items: T[]) => ComponentChildren }) {
+  const { list } = props;
+  return (
+    <>
+      <ErrorNote error={list.error} />
+      {list.items.length > 0 && props.children(list.items)}
+      {!list.loading && list.items.length === 0 && !list.error && <Empty>{props.empty}</Empty>}
+      <MoreButton list={list} label={props.label} />
+    </>
   );
 }
