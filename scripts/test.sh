@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs every paddock test against the real Docker engine, real SQLite and
 # a real PostgreSQL (throwaway clusters the tests start themselves).
-# Prepares the host first (scripts/setup-host.sh, which installs Docker
-# and PostgreSQL where missing) and builds the sandbox images the tests use
-# (scripts/build-images.sh), both idempotent.
+# Prepares the host first (scripts/setup-host.sh, which installs Docker,
+# PostgreSQL, Chromium and Node.js where missing), builds the sandbox
+# images the tests use (scripts/build-images.sh) and the web console
+# (scripts/build-console.sh), all idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
 ./scripts/setup-host.sh
 ./scripts/build-images.sh all
+# The web console, embedded in the binaries the tests build: its browser
+# tests (internal/e2e/browser, in Chromium) drive it.
+./scripts/build-console.sh
 # The generators the generated-code checks need (protoc from Debian, the Go
 # plugins pinned in gen-proto.sh, oapi-codegen pinned in gen-openapi.sh,
 # sqlc pinned in gen-sql.sh):
@@ -19,11 +23,14 @@ export PATH="$PATH:$(go env GOPATH)/bin"
 ./scripts/gen-openapi.sh --tools >/dev/null
 ./scripts/gen-sql.sh --tools >/dev/null
 
-# Docker and PostgreSQL tests must not skip here.
-export PADDOCK_REQUIRE_DOCKER=1 PADDOCK_REQUIRE_POSTGRES=1
+# Docker, PostgreSQL and the console's browser tests must not skip here.
+export PADDOCK_REQUIRE_DOCKER=1 PADDOCK_REQUIRE_POSTGRES=1 PADDOCK_REQUIRE_CONSOLE=1
 go vet ./...
 go test -count=1 -timeout 20m ./... "$@"
 # The end-to-end tests once more on the gVisor provider (the docker provider
 # with runtime runsc), so runc and gVisor pass the same suite side by side;
 # the provider conformance suite already runs on both in the run above.
+# The console's browser tests (./internal/e2e/browser) are not repeated:
+# what they check is the console and the API, whichever runtime runs the
+# sandboxes.
 PADDOCK_TEST_PROVIDER=gvisor go test -count=1 -timeout 20m -skip '^TestReadme$' ./internal/e2e/ "$@"
