@@ -104,3 +104,16 @@ export function close() {
   source = null;
   broken = false;
 }
+
+// A page the browser keeps in its back/forward cache must not hold its
+// stream open: each such page would keep a connection to the server, and
+// a handful of them fill the browser's connections to it, stalling the
+// next page. The stream closes as the page is left and opens again, with
+// a resync, if the page is shown again from the cache.
+window.addEventListener("pagehide", () => close());
+window.addEventListener("pageshow", (e) => {
+  if (e.persisted && anyListening()) {
+    open();
+    resync();
+  }
+});

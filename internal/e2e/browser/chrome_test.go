@@ -71,11 +71,6 @@ func startBrowser() error {
 			chromedp.Flag("disable-quic", true),
 			chromedp.Flag("disable-default-apps", true),
 			chromedp.Flag("no-default-browser-check", true),
-			// The tests load page after page; the back/forward cache
-			// would keep each left page's event stream open, and six
-			// open streams fill Chromium's connections to the server
-			// (HTTP/1.1), stalling the next load until one is evicted.
-			chromedp.Flag("disable-features", "BackForwardCache"),
 			chromedp.WindowSize(1280, 800),
 		}
 		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
