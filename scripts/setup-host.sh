@@ -46,15 +46,13 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # Merging the runsc runtime into dockerd's daemon.json.
 command -v jq >/dev/null 2>&1 || need+=(jq)
-# curl fetches the images' Node.js from the npm registry
-# (build-images.sh). Preview URLs, the SSH gateway and the web console are
+# curl fetches the pinned Node.js from the npm registry (scripts/node.sh:
+# the images' own, and the web console's build where the host has no
+# Node.js 20.19 or later; Debian 12's is 18). Preview URLs, the SSH gateway and the web console are
 # tested with real clients: curl, the OpenSSH client (ssh, scp, sftp) and
 # Debian's Chromium, headless (the console's browser tests drive it; none
 # is downloaded).
 command -v curl >/dev/null 2>&1 || need+=(curl)
-# Node.js and npm build the web console (build-console.sh), which up.sh
-# serves: Debian's where there is none.
-command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 if [ "$with_runsc" = 1 ]; then
 	command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)

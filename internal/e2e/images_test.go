@@ -219,17 +219,17 @@ func post(t *testing.T, s *servertest.Env, path string) (int, string, string) {
 }
 
 // TestDefaultImageNode: the default image's node and npm are the ones
-// scripts/build-images.sh pins, an LTS release of NODE_LTS_MAJOR (not
+// scripts/node.sh pins (for build-images.sh and build-console.sh), an LTS release of NODE_LTS_MAJOR (not
 // Debian's Node.js 18, past its end of life).
 func TestDefaultImageNode(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "scripts", "build-images.sh"))
+	script, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "scripts", "node.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pin := func(name string) string {
 		m := regexp.MustCompile(`(?m)^` + name + `=(\S+)$`).FindSubmatch(script)
 		if m == nil {
-			t.Fatalf("scripts/build-images.sh pins no %s", name)
+			t.Fatalf("scripts/node.sh pins no %s", name)
 		}
 		return string(m[1])
 	}
