@@ -15,9 +15,15 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
   const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
   const gen = useRef(0);
+  const lastTick = useRef(tick);
   useEffect(() => {
     const mine = ++gen.current;
-    setState((s) => ({ ...s, loading: true }));
+    // A reload keeps what is shown until the answer comes; a change of
+    // what is loaded (another workspace, another runtime) drops it, so a
+    // failed load never shows the last one's data under its error.
+    const reloading = lastTick.current !== tick;
+    lastTick.current = tick;
+    setState((s) => (reloading ? { ...s, loading: true } : { loading: true }));
     load().then(
       (data) => mine === gen.current && setState({ data, loading: false }),
       (e) => mine === gen.current && setState((s) => ({ data: s.data, error: failed(e), loading: false })),
