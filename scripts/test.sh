@@ -2,9 +2,10 @@
 # Runs every paddock test against the real Docker engine, real SQLite and
 # a real PostgreSQL (throwaway clusters the tests start themselves).
 # Prepares the host first (scripts/setup-host.sh, which installs Docker,
-# PostgreSQL, Chromium and Node.js where missing), builds the sandbox
-# images the tests use (scripts/build-images.sh) and the web console
-# (scripts/build-console.sh), all idempotent.
+# PostgreSQL and Chromium where missing), builds the sandbox images the
+# tests use (scripts/build-images.sh) and the web console
+# (scripts/build-console.sh, with the host's Node.js 20.19 or later, else
+# the pinned one of scripts/node.sh), all idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

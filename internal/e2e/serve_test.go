@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -158,20 +157,7 @@ func (st *starting) ready(t testing.TB, within time.Duration, need func(line str
 // about that wait, as a careful client would.
 func (s *server) waitReconciled(t testing.TB) {
 	t.Helper()
-	testenv.Eventually(t, func() error {
-		var ready pc.Readiness
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&ready)
-			resp.Body.Close()
-		}
-		for _, c := range ready.Checks {
-			if c.Name == "reconciliation" && c.OK {
-				return nil
-			}
-		}
-		return fmt.Errorf("start-up reconciliation did not finish (%v, %+v)\n%s", err, ready, s.logs)
-	})
+	testenv.WaitReconciled(t, s.url, s.logs)
 }
 
 // stop sends SIGTERM and waits for a clean exit.

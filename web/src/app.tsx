@@ -5,8 +5,8 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, ApiError, failed, must, onSignedOut } from "./api/client";
 import { resume, signOut } from "./api/session";
 import { Link, match, navigate, useLocation, type Params } from "./router";
-import { atLeast, roleIn, ScopeContext, type Me, type Role, type Scope } from "./session";
-import { useAsync } from "./ui";
+import { atLeast, roleIn, ScopeContext, useScope, type Me, type Role, type Scope } from "./session";
+import { ErrorNote, useAsync } from "./ui";
 import { SignIn } from "./pages/signin";
 import { Runtimes } from "./pages/runtimes";
 import { RuntimePage } from "./pages/runtime";
@@ -18,6 +18,7 @@ type Route = { pattern: string; render: (p: Params) => ComponentChildren; admin?
 
 // The console's pages. An org's pages take :org; a workspace's take :ws.
 const routes: Route[] = [
+  { pattern: "/o/:org", render: (p) => <OrgHome org={p.org} /> },
   { pattern: "/o/:org/w/:ws/runtimes", render: () => <Runtimes /> },
   { pattern: "/o/:org/w/:ws/runtimes/:id", render: (p) => <RuntimePage id={p.id} tab="overview" /> },
   { pattern: "/o/:org/w/:ws/runtimes/:id/:tab", render: (p) => <RuntimePage id={p.id} tab={p.tab} /> },
@@ -41,7 +42,13 @@ export function App() {
       setTrouble(failed(e));
       return null;
     });
-    setMe(s ? must(await api.GET("/api/v1/me")) : null);
+    if (!s) return setMe(null);
+    try {
+      setMe(must(await api.GET("/api/v1/me")));
+    } catch (e) {
+      setTrouble(failed(e));
+      setMe(null);
+    }
   };
   useEffect(() => {
     load();
@@ -82,7 +89,7 @@ function Console({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
   useEffect(() => {
     if (found) return;
     const first = orgs.data?.[0];
-    if (first) navigate(`/o/${encodeURIComponent(first)}/w/default/runtimes`, true);
+    if (first) navigate(`/o/${encodeURIComponent(first)}`, true);
   }, [found, orgs.data]);
   const role = roleIn(me, org);
   const scope: Scope = {
@@ -121,7 +128,7 @@ function Header({ scope, orgs, wss }: { scope: Scope; orgs: string[]; wss: strin
     <header class="top" role="banner">
       <span class="brand">paddock</span>
       <label for="org-select">Org</label>
-      <select id="org-select" value={org} onChange={(e) => go((e.target as HTMLSelectElement).value, "default")}>
+      <select id="org-select" value={org} onChange={(e) => navigate(`/o/${encodeURIComponent((e.target as HTMLSelectElement).value)}`)}>
         {!orgs.includes(org) && <option value={org}>{org || "—"}</option>}
         {orgs.map((o) => (
           <option value={o}>{o}</option>
@@ -180,4 +187,23 @@ function Nav({ scope }: { scope: Scope }) {
       )}
     </nav>
   );
+}
+
+// OrgHome sends an org's URL on to the runtimes of its first workspace
+// the principal may see (a key narrowed to a workspace: that one).
+function OrgHome({ org }: { org: string }) {
+  const { me } = useScope();
+  const wss = useAsync(async () => {
+    const l = must(await api.GET("/api/v1/org/{org}/ws", { params: { path: { org }, query: { limit: 500 } } }));
+    return (l.items ?? []).map((w) => ({ id: w.id, name: w.name }));
+  }, [org]);
+  const list = wss.data;
+  const narrowed = me.key?.workspace_id;
+  const first = list?.find((w) => w.id === narrowed) ?? list?.[0];
+  useEffect(() => {
+    if (first) navigate(`/o/${encodeURIComponent(org)}/w/${encodeURIComponent(first.name)}/runtimes`, true);
+  }, [first?.name, org]);
+  if (wss.error) return <ErrorNote error={wss.error} />;
+  if (list && list.length === 0) return <p>This org has no workspace you may see.</p>;
+  return <p aria-live="polite">Loading…</p>;
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -66,20 +64,7 @@ func serve(t *testing.T) *server {
 // done (its readiness check passes), as a careful client would.
 func (s *server) waitReconciled(t *testing.T) {
 	t.Helper()
-	testenv.Eventually(t, func() error {
-		var ready pc.Readiness
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&ready)
-			resp.Body.Close()
-		}
-		for _, c := range ready.Checks {
-			if c.Name == "reconciliation" && c.OK {
-				return nil
-			}
-		}
-		return fmt.Errorf("start-up reconciliation did not finish (%v, %+v)\n%s", err, ready, s.logs)
-	})
+	testenv.WaitReconciled(t, s.url, s.logs)
 }
 
 // start runs cmd and returns the URL it prints once it listens; the

@@ -101,20 +101,27 @@ function Filters(props: { state: string; kind: string; runtime: string; onChange
   );
 }
 
-// LedgerTable is the rows, one per sandbox.
+// LedgerTable is the rows, one per sandbox. The ledger is the org's, so
+// a row links to its runtime's page in the runtime's own workspace, when
+// the principal may see that workspace.
 function LedgerTable({ rows }: { rows: Sandbox[] }) {
+  const { org } = useScope();
+  const wss = useAsync(async () => {
+    const l = must(await api.GET("/api/v1/org/{org}/ws", { params: { path: { org }, query: { limit: 500 } } }));
+    return new Map((l.items ?? []).map((w) => [w.id, w.name]));
+  }, [org]);
   return (
     <Table label="Sandboxes" cols={["Created", "Project", "Kind", "State", "Provider", "Image", "Resources", "Credits", "Ended"]}>
       {rows.map((sb) => (
-        <LedgerRow sb={sb} />
+        <LedgerRow sb={sb} ws={sb.workspace_id ? wss.data?.get(sb.workspace_id) : undefined} />
       ))}
     </Table>
   );
 }
 
 // LedgerRow is one sandbox; its project links to its runtime's page.
-function LedgerRow({ sb }: { sb: Sandbox }) {
-  const { org, ws } = useScope();
+function LedgerRow({ sb, ws }: { sb: Sandbox; ws?: string }) {
+  const { org } = useScope();
   const why = sb.state === "killed" ? sb.kill_reason : sb.state === "paused" ? sb.pause_reason : "";
   const name = sb.project_name || (sb.runtime_id ? sb.runtime_id.slice(0, 8) : "—");
   return (
@@ -123,7 +130,7 @@ function LedgerRow({ sb }: { sb: Sandbox }) {
         <Time at={sb.created_at} />
       </td>
       <th scope="row" class="rowhead">
-        {sb.runtime_id ? <Link href={`/o/${encodeURIComponent(org)}/w/${encodeURIComponent(ws)}/runtimes/${sb.runtime_id}/sandboxes`}>{name}</Link> : name}
+        {sb.runtime_id && ws ? <Link href={`/o/${encodeURIComponent(org)}/w/${encodeURIComponent(ws)}/runtimes/${sb.runtime_id}/sandboxes`}>{name}</Link> : name}
         <div class="muted mono small" title={sb.id}>
           {sb.id.slice(0, 8)}
         </div>

@@ -12,6 +12,7 @@ export function SignIn({ onSignedIn, trouble }: Props & { trouble?: ApiError | n
   return (
     <main id="main" class="signin">
       <h1>Sign in to paddock</h1>
+      {trouble && trouble.code !== "ambiguous_session_cookie" && <ErrorNote error={trouble} />}
       {trouble?.code === "ambiguous_session_cookie" && (
         <p class="error" role="alert">
           This browser sends two session cookies for this site, one of them set by another page of the site. Clear this

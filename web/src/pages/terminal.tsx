@@ -269,6 +269,15 @@ function useLink(term: XTerm | null, where: Where, generation: number, report: (
 
 // Terminal is the terminal tab: the emulator, its status and its controls.
 export function Terminal({ runtime }: { runtime: string }) {
+  const { can } = useScope();
+  if (!can("member")) {
+    return <p class="note">A terminal is open to the org's members: your role here is viewer.</p>;
+  }
+  return <TerminalTab runtime={runtime} />;
+}
+
+// TerminalTab is the terminal of a principal who may open one.
+function TerminalTab({ runtime }: { runtime: string }) {
   const { org, ws } = useScope();
   const box = useRef<HTMLDivElement>(null);
   const bar = useRef<HTMLDivElement>(null);

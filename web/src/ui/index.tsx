@@ -44,7 +44,12 @@ export function ErrorNote({ error }: { error?: ApiError | null }) {
 export function useAction(action: () => Promise<unknown> | void) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
+  // running guards against a second run before the first re-renders busy
+  // (a double click): an action is sent once.
+  const running = useRef(false);
   const run = async () => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
     setError(null);
     try {
@@ -52,6 +57,7 @@ export function useAction(action: () => Promise<unknown> | void) {
     } catch (e) {
       setError(failed(e));
     } finally {
+      running.current = false;
       setBusy(false);
     }
   };
@@ -75,7 +81,7 @@ export function Button(
   };
   return (
     <span class="button-wrap">
-      <button type="button" class={"btn btn-" + kind} disabled={busy || (rest.disabled as boolean)} aria-busy={busy} {...rest} onClick={click}>
+      <button type="button" class={"btn btn-" + kind} {...rest} disabled={busy || Boolean(rest.disabled)} aria-busy={busy} onClick={click}>
         {children}
       </button>
       {error && (

@@ -26,7 +26,7 @@ export function Orgs() {
             {orgs.map((o) => (
               <tr data-org={o.name}>
                 <td>
-                  <Link href={`/o/${encodeURIComponent(o.name)}/w/default/runtimes`}>{o.name}</Link>
+                  <Link href={`/o/${encodeURIComponent(o.name)}`}>{o.name}</Link>
                 </td>
                 <td>
                   <Time at={o.created_at} />

@@ -55,8 +55,12 @@ function useDecisions(id: string) {
     async () => must(await api.GET("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/egress", { params: { path: rtParams(org, ws, id), query: { limit: 100 } } })),
     [org, ws, id],
   );
+  // suppressed counts the decisions the stream held back (more than the
+  // server sends a second for one runtime); the audit log has them all.
+  const [suppressed, setSuppressed] = useState(0);
   useEffect(() => {
     if (!first.data) return;
+    setSuppressed(0);
     setItems(first.data.items ?? []);
     setNext(first.data.next_cursor ?? "");
   }, [first.data]);
@@ -66,6 +70,7 @@ function useDecisions(id: string) {
         const d = e.data;
         if (!d || d.runtime_id !== id || d.org !== org || d.workspace !== ws) return;
         setItems((l) => (l.some((x) => x.id === d.id) ? l : [d, ...l].slice(0, keepDecisions)));
+        if (d.suppressed) setSuppressed((n) => n + (d.suppressed ?? 0));
       }),
     [org, ws, id],
   );
@@ -74,7 +79,7 @@ function useDecisions(id: string) {
     setItems((cur) => [...cur, ...(l.items ?? []).filter((d) => !cur.some((x) => x.id === d.id))]);
     setNext(l.next_cursor ?? "");
   };
-  return { items, next, more, error: first.error, loading: first.loading && !first.data };
+  return { items, next, more, suppressed, reload: first.reload, error: first.error, loading: first.loading && !first.data };
 }
 
 // Decisions is the live list of egress decisions, with older ones on demand.
@@ -84,6 +89,11 @@ function Decisions({ rt }: { rt: Runtime }) {
     <>
       <h2>Egress decisions</h2>
       <ErrorNote error={d.error} />
+      {d.suppressed > 0 && (
+        <p class="note">
+          {d.suppressed} more decisions were made than the live list shows; <Button onClick={d.reload}>Read them all again</Button>
+        </p>
+      )}
       {d.loading ? <p aria-live="polite">Loading…</p> : d.items.length === 0 ? <Empty>No egress decisions yet (they are made in proxy mode).</Empty> : <DecisionTable items={d.items} />}
       {d.next && <Button onClick={d.more}>Older decisions</Button>}
     </>

@@ -1,7 +1,7 @@
 // The sessions tab: a runtime's harness sessions, the transcript of the
 // one chosen, and a prompt box that runs a turn (in the chosen session,
 // or a new one) and shows its events as they stream.
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, failed, must, type ApiError, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
 import { Button, Empty, ErrorNote, Field, Time, useAsync } from "../../ui";
@@ -22,6 +22,20 @@ export function SessionsTab({ rt }: { rt: Runtime }) {
     async () => (chosen ? must(await api.GET("/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/sessions/{session_id}", { params: { path: { ...path, session_id: chosen } } })) : null),
     [org, ws, rt.id, chosen],
   );
+  // A turn running elsewhere (another tab, the CLI, an SDK) is followed
+  // by reading its transcript again each second until it ends; a turn
+  // this tab started streams instead.
+  const running = transcript.data?.status === "running" && !streamed;
+  useEffect(() => {
+    if (!running) return;
+    const t = window.setTimeout(() => transcript.reload(), 1000);
+    return () => window.clearTimeout(t);
+  }, [running, transcript.data]);
+  const wasRunning = useRef(false);
+  useEffect(() => {
+    if (wasRunning.current && !running) list.reload();
+    wasRunning.current = running;
+  }, [running]);
   const turnEnded = (sid: string | null) => {
     list.reload();
     if (sid && sid !== chosen) setChosen(sid);
