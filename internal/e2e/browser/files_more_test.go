@@ -11,7 +11,7 @@ import (
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// filesTable is the CSS selector of a row of the files table.
+// fileRow is the CSS selector of a row of the files table.
 func fileRow(name string) string {
 	return `table[aria-label="Files"] tr[data-name="` + name + `"]`
 }
@@ -86,44 +86,47 @@ func TestFilesTab(t *testing.T) {
 
 	t.Run("progress", func(t *testing.T) { uploadProgress(t, p.in(t), s, f, id) })
 
-	t.Run("mkdir-download-delete", func(t *testing.T) {
-		p := p.in(t)
-		p.do("name the directory", chromedp.SendKeys(chromedp.ID("mkdir-name"), "reports"))
-		p.click("Make directory", button("Make directory"))
-		p.waitFor("reports listed", `document.querySelector(`+jsString(fileRow("reports"))+`) !== null`)
-		if fi, err := s.sdk.StatFile(t.Context(), f.org, f.ws, id, "/workspace/reports"); err != nil || fi.Type != "directory" {
-			t.Fatalf("the API's /workspace/reports: %+v, %v", fi, err)
-		}
-		p.click("enter reports", `document.querySelector(`+jsString(fileRow("reports")+" th a")+`)`)
-		p.waitFor("the breadcrumb at reports", `document.querySelector('nav[aria-label="Directory"] [aria-current]')?.textContent === "reports" && document.querySelector('table[aria-label="Files"] caption, table[aria-label="Files"]') !== null && !document.querySelector(`+jsString(fileRow("dropped.txt"))+`)`)
-		if q := eval[string](p, `new URLSearchParams(location.search).get("path")`); q != "/workspace/reports" {
-			t.Errorf("the URL's path is %q inside reports", q)
-		}
-		const note = "a note in reports\n"
-		p.chooseFile(pageFile("note.txt", note, 0))
-		p.waitFor("note.txt listed", `document.querySelector(`+jsString(fileRow("note.txt"))+`) !== null`)
+	t.Run("mkdir-download-delete", func(t *testing.T) { dirDownloadDelete(t, p.in(t), s, f, id) })
+}
 
-		link := button("Download note.txt")
-		got := eval[string](p, `fetch(`+link+`.href).then((r) => r.ok ? r.text() : "HTTP " + r.status)`)
-		if got != note {
-			t.Errorf("the download link answers %q, want %q", got, note)
-		}
-		if dl := eval[string](p, link+`.getAttribute("download")`); dl != "note.txt" {
-			t.Errorf("the download link saves as %q", dl)
-		}
+// dirDownloadDelete makes a directory, enters it, uploads a file there,
+// downloads it and deletes it.
+func dirDownloadDelete(t *testing.T, p *tab, s *server, f fleet, id string) {
+	p.do("name the directory", chromedp.SendKeys(chromedp.ID("mkdir-name"), "reports"))
+	p.click("Make directory", button("Make directory"))
+	p.waitFor("reports listed", `document.querySelector(`+jsString(fileRow("reports"))+`) !== null`)
+	if fi, err := s.sdk.StatFile(t.Context(), f.org, f.ws, id, "/workspace/reports"); err != nil || fi.Type != "directory" {
+		t.Fatalf("the API's /workspace/reports: %+v, %v", fi, err)
+	}
+	p.click("enter reports", `document.querySelector(`+jsString(fileRow("reports")+" th a")+`)`)
+	p.waitFor("the breadcrumb at reports", `document.querySelector('nav[aria-label="Directory"] [aria-current]')?.textContent === "reports" && document.querySelector('table[aria-label="Files"] caption, table[aria-label="Files"]') !== null && !document.querySelector(`+jsString(fileRow("dropped.txt"))+`)`)
+	if q := eval[string](p, `new URLSearchParams(location.search).get("path")`); q != "/workspace/reports" {
+		t.Errorf("the URL's path is %q inside reports", q)
+	}
+	const note = "a note in reports\n"
+	p.chooseFile(pageFile("note.txt", note, 0))
+	p.waitFor("note.txt listed", `document.querySelector(`+jsString(fileRow("note.txt"))+`) !== null`)
 
-		p.click("Delete note.txt", button("Delete note.txt"))
-		p.waitFor("note.txt gone", `document.querySelector(`+jsString(fileRow("note.txt"))+`) === null && document.querySelector('table[aria-label="Files"]') !== null`)
-		l, err := s.sdk.ListFiles(t.Context(), f.org, f.ws, id, "/workspace/reports", pc.ListFilesOptions{})
-		if err != nil {
-			t.Fatal(err)
+	link := button("Download note.txt")
+	got := eval[string](p, `fetch(`+link+`.href).then((r) => r.ok ? r.text() : "HTTP " + r.status)`)
+	if got != note {
+		t.Errorf("the download link answers %q, want %q", got, note)
+	}
+	if dl := eval[string](p, link+`.getAttribute("download")`); dl != "note.txt" {
+		t.Errorf("the download link saves as %q", dl)
+	}
+
+	p.click("Delete note.txt", button("Delete note.txt"))
+	p.waitFor("note.txt gone", `document.querySelector(`+jsString(fileRow("note.txt"))+`) === null && document.querySelector('table[aria-label="Files"]') !== null`)
+	l, err := s.sdk.ListFiles(t.Context(), f.org, f.ws, id, "/workspace/reports", pc.ListFilesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range l.Items {
+		if it.Name == "note.txt" {
+			t.Errorf("the API still lists note.txt after its delete")
 		}
-		for _, it := range l.Items {
-			if it.Name == "note.txt" {
-				t.Errorf("the API still lists note.txt after its delete")
-			}
-		}
-	})
+	}
 }
 
 // uploadProgress uploads a 100 MB file made in the page and samples its

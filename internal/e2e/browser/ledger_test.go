@@ -39,16 +39,7 @@ func ledgerRows(p *tab) ([]string, []string) {
 // is in the URL, so a reload keeps it.
 func TestLedgerFilters(t *testing.T) {
 	s := serve(t)
-	f := s.newFleet(t, "acme", "p1", "p2")
-	s.startRuntime(t, f, "p1")
-	if _, err := s.sdk.ResetRuntime(t.Context(), f.org, f.ws, f.runtimes["p1"], pc.ResetRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	s.startRuntime(t, f, "p1")
-	s.startRuntime(t, f, "p2")
-	if _, err := s.sdk.PauseRuntime(t.Context(), f.org, f.ws, f.runtimes["p2"]); err != nil {
-		t.Fatal(err)
-	}
+	f := ledgerFleet(t, s)
 	api := func(filter pc.SandboxFilter) []string {
 		t.Helper()
 		l, err := s.sdk.ListSandboxes(t.Context(), f.org, filter)
@@ -127,4 +118,21 @@ func TestLedgerFilters(t *testing.T) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// ledgerFleet is acme with p1 (started, reset, started again) and p2
+// (started and paused): sandboxes in several states.
+func ledgerFleet(t *testing.T, s *server) fleet {
+	t.Helper()
+	f := s.newFleet(t, "acme", "p1", "p2")
+	s.startRuntime(t, f, "p1")
+	if _, err := s.sdk.ResetRuntime(t.Context(), f.org, f.ws, f.runtimes["p1"], pc.ResetRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	s.startRuntime(t, f, "p1")
+	s.startRuntime(t, f, "p2")
+	if _, err := s.sdk.PauseRuntime(t.Context(), f.org, f.ws, f.runtimes["p2"]); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
