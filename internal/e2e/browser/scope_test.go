@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -75,6 +76,13 @@ func TestSwitchOrgAndWorkspace(t *testing.T) {
 	p.waitFor("acme chosen", `location.pathname.startsWith("/o/acme/w/")`)
 	p.pick("ws-select", "dev")
 	p.showsOnly(dev)
+	// A move inside the app to a workspace that does not exist shows its
+	// error, and none of the last workspace's runtimes under it.
+	p.do("move to a missing workspace", chromedp.Evaluate[chromedp.Void](`history.pushState(null, "", "/o/acme/w/nope/runtimes"); dispatchEvent(new PopStateEvent("popstate"))`))
+	p.waitFor("the missing workspace's error", `[...document.querySelectorAll('[role="alert"]')].some((e) => e.textContent.includes("workspace_not_found"))`)
+	if n := eval[int](p, `document.querySelectorAll('tr[data-runtime]').length`); n != 0 {
+		t.Errorf("a missing workspace's page shows %d runtimes of the last one", n)
+	}
 }
 
 // TestViewerPagesAccessible checks, as a viewer sees them, the pages a

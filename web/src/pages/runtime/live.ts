@@ -50,6 +50,11 @@ export function useLiveRuntimes(org: string, ws: string) {
   const [list, setList] = useState<Runtime[]>([]);
   const [next, setNext] = useState("");
   const first = useAsync(() => loadPages(org, ws, "", maxPages), [org, ws]);
+  // Another workspace: nothing of the last one stays while it loads.
+  useEffect(() => {
+    setList([]);
+    setNext("");
+  }, [org, ws]);
   useEffect(() => {
     if (!first.data) return;
     setList(first.data.items);
