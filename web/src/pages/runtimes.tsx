@@ -7,6 +7,7 @@ import { useScope } from "../session";
 import { Button, Empty, ErrorNote, Field, Page, Time } from "../ui";
 import { credits, nameOf, networkMode, RuntimeActions, runtimeURL, Status, type Runtime } from "./runtime/common";
 import { useLiveRuntimes } from "./runtime/live";
+import { Table } from "../ui/table";
 
 // Runtimes is the workspace's runtimes page: the live table, "New project" for an admin, and "More".
 export function Runtimes() {
@@ -35,28 +36,11 @@ export function Runtimes() {
 // RuntimeTable is the table of runtimes, one row each.
 function RuntimeTable({ list, onChanged }: { list: Runtime[]; onChanged: (rt: Runtime) => void }) {
   return (
-    <div class="table-wrap">
-      <table class="rt-table" aria-label="Runtimes">
-        <thead>
-          <tr>
-            <th scope="col">Project</th>
-            <th scope="col">Status</th>
-            <th scope="col">Actions</th>
-            <th scope="col">Pause reason</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Image</th>
-            <th scope="col">Network</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Credits / hour</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.map((rt) => (
-            <RuntimeRow key={rt.id} rt={rt} onChanged={onChanged} />
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="rt-table" label="Runtimes" cols={["Project", "Status", "Actions", "Pause reason", "Provider", "Image", "Network", "Expires", "Credits / hour"]}>
+      {list.map((rt) => (
+        <RuntimeRow key={rt.id} rt={rt} onChanged={onChanged} />
+      ))}
+    </Table>
   );
 }
 

@@ -19,10 +19,10 @@ export function Listed<T>({ list, empty, children }: { list: Async<T[]>; empty: 
 // Table is a table named label with a head row of cols (a false one is
 // left out) and children as its body's rows; after follows the table in
 // its wrapper.
-export function Table(props: { label: string; cols: (string | false)[]; caption?: ComponentChildren; after?: ComponentChildren; children?: ComponentChildren }) {
+export function Table(props: { label: string; cols: (string | false)[]; class?: string; caption?: ComponentChildren; after?: ComponentChildren; children?: ComponentChildren }) {
   return (
     <div class="table-wrap">
-      <table aria-label={props.label}>
+      <table class={props.class} aria-label={props.label}>
         {props.caption !== undefined && <caption>{props.caption}</caption>}
         <thead>
           <tr>

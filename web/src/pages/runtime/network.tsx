@@ -7,6 +7,7 @@ import { useScope } from "../../session";
 import { Button, Empty, ErrorNote, Time, useAsync } from "../../ui";
 import { networkMode, rtParams, type Runtime } from "./common";
 import { Prop } from "./overview";
+import { Table } from "../../ui/table";
 
 type Decision = Schemas["EgressDecision"];
 
@@ -103,39 +104,24 @@ function Decisions({ rt }: { rt: Runtime }) {
 // DecisionTable is one decision a row, newest first.
 function DecisionTable({ items }: { items: Decision[] }) {
   return (
-    <div class="table-wrap">
-      <table class="rt-table" aria-label="Egress decisions">
-        <thead>
-          <tr>
-            <th scope="col">At</th>
-            <th scope="col">Decision</th>
-            <th scope="col">Method</th>
-            <th scope="col">Host</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Up / down (bytes)</th>
-            <th scope="col">Duration</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((d) => (
-            <tr key={d.id} data-egress={d.id} data-allowed={String(d.allowed)}>
-              <td>
-                <Time at={d.at} />
-              </td>
-              <td class={d.allowed ? "status-running" : "status-error"}>{d.allowed ? "allowed" : "refused"}{d.brokered ? " · brokered" : ""}</td>
-              <td>{d.method}</td>
-              <td class="mono">
-                {d.host}:{d.port}
-              </td>
-              <td>{d.reason}</td>
-              <td class="num">
-                {d.bytes_up} / {d.bytes_down}
-              </td>
-              <td class="num">{Math.round(d.duration_ms)} ms</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="rt-table" label="Egress decisions" cols={["At", "Decision", "Method", "Host", "Reason", "Up / down (bytes)", "Duration"]}>
+      {items.map((d) => (
+        <tr key={d.id} data-egress={d.id} data-allowed={String(d.allowed)}>
+          <td>
+            <Time at={d.at} />
+          </td>
+          <td class={d.allowed ? "status-running" : "status-error"}>{d.allowed ? "allowed" : "refused"}{d.brokered ? " · brokered" : ""}</td>
+          <td>{d.method}</td>
+          <td class="mono">
+            {d.host}:{d.port}
+          </td>
+          <td>{d.reason}</td>
+          <td class="num">
+            {d.bytes_up} / {d.bytes_down}
+          </td>
+          <td class="num">{Math.round(d.duration_ms)} ms</td>
+        </tr>
+      ))}
+    </Table>
   );
 }

@@ -8,6 +8,7 @@ import { api, failed, must, type ApiError, type Schemas } from "../../api/client
 import { useScope } from "../../session";
 import { Button, Empty, ErrorNote, useAsync } from "../../ui";
 import { rtParams, type Runtime } from "./common";
+import { Table } from "../../ui/table";
 
 type Port = Schemas["Port"];
 
@@ -33,34 +34,21 @@ export function PortsTab({ rt }: { rt: Runtime }) {
 // PortTable is one port a row.
 function PortTable({ rt, items, onChanged }: { rt: Runtime; items: Port[]; onChanged: () => void }) {
   return (
-    <div class="table-wrap">
-      <table class="rt-table" aria-label="Ports">
-        <thead>
-          <tr>
-            <th scope="col">Port</th>
-            <th scope="col">Listening</th>
-            <th scope="col">Process</th>
-            <th scope="col">Public</th>
-            <th scope="col">Preview</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((p) => (
-            <tr key={p.port} data-port={p.port}>
-              <td class="num">{p.port}</td>
-              <td>{p.listening ? "yes" : "no"}</td>
-              <td class="mono">{p.command ?? ""}</td>
-              <td>
-                <PublicToggle rt={rt} p={p} onChanged={onChanged} />
-              </td>
-              <td>
-                <PreviewLink rt={rt} p={p} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="rt-table" label="Ports" cols={["Port", "Listening", "Process", "Public", "Preview"]}>
+      {items.map((p) => (
+        <tr key={p.port} data-port={p.port}>
+          <td class="num">{p.port}</td>
+          <td>{p.listening ? "yes" : "no"}</td>
+          <td class="mono">{p.command ?? ""}</td>
+          <td>
+            <PublicToggle rt={rt} p={p} onChanged={onChanged} />
+          </td>
+          <td>
+            <PreviewLink rt={rt} p={p} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

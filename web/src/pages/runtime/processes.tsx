@@ -6,6 +6,7 @@ import { api, must, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
 import { Button, Empty, ErrorNote, Time, useAsync } from "../../ui";
 import { rtParams, type Runtime } from "./common";
+import { Table } from "../../ui/table";
 
 type Process = Schemas["Process"];
 
@@ -48,34 +49,20 @@ function Processes({ rt }: { rt: Runtime }) {
 // ProcessTable is one process a row, a running one with its signal control.
 function ProcessTable({ rt, items, onChanged }: { rt: Runtime; items: Process[]; onChanged: () => void }) {
   return (
-    <div class="table-wrap">
-      <table class="rt-table" aria-label="Processes">
-        <thead>
-          <tr>
-            <th scope="col">PID</th>
-            <th scope="col">Command</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Started</th>
-            <th scope="col">State</th>
-            <th scope="col">Signal</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((p) => (
-            <tr key={p.id} data-process={p.id}>
-              <td class="num">{p.pid}</td>
-              <td class="mono">{p.argv.join(" ")}</td>
-              <td>{[p.background ? "background" : "foreground", p.pty ? "terminal" : ""].filter(Boolean).join(", ")}</td>
-              <td>
-                <Time at={p.started_at} />
-              </td>
-              <td>{p.running ? "running" : p.exit ? `exited ${p.exit.signal ?? p.exit.code}` : "exited"}</td>
-              <td>{p.running && <SignalProcess rt={rt} p={p} onSent={onChanged} />}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="rt-table" label="Processes" cols={["PID", "Command", "Kind", "Started", "State", "Signal"]}>
+      {items.map((p) => (
+        <tr key={p.id} data-process={p.id}>
+          <td class="num">{p.pid}</td>
+          <td class="mono">{p.argv.join(" ")}</td>
+          <td>{[p.background ? "background" : "foreground", p.pty ? "terminal" : ""].filter(Boolean).join(", ")}</td>
+          <td>
+            <Time at={p.started_at} />
+          </td>
+          <td>{p.running ? "running" : p.exit ? `exited ${p.exit.signal ?? p.exit.code}` : "exited"}</td>
+          <td>{p.running && <SignalProcess rt={rt} p={p} onSent={onChanged} />}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

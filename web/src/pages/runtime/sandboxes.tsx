@@ -5,6 +5,7 @@ import { api, must, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
 import { Button, Empty, ErrorNote, Time, useAsync } from "../../ui";
 import { credits, type Runtime } from "./common";
+import { Table } from "../../ui/table";
 
 type Sandbox = Schemas["Sandbox"];
 
@@ -43,48 +44,32 @@ export function SandboxesTab({ rt }: { rt: Runtime }) {
 // SandboxTable is one ledger row a row.
 function SandboxTable({ items, current }: { items: Sandbox[]; current?: string }) {
   return (
-    <div class="table-wrap">
-      <table class="rt-table" aria-label="Sandboxes">
-        <thead>
-          <tr>
-            <th scope="col">Sandbox</th>
-            <th scope="col">State</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Image</th>
-            <th scope="col">Resources</th>
-            <th scope="col">Created</th>
-            <th scope="col">Killed</th>
-            <th scope="col">Credits</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((s) => (
-            <tr key={s.id} data-sandbox={s.id} data-state={s.state}>
-              <th scope="row" class="mono" title={s.id}>
-                {s.id.slice(0, 8)}
-                {s.id === current && <span class="muted"> (current)</span>}
-              </th>
-              <td>
-                <span class={"status-" + (s.state === "killed" ? "idle" : s.state)}>{s.state}</span>
-                {(s.kill_reason || s.pause_reason) && <div class="muted small">{s.kill_reason || s.pause_reason}</div>}
-                {s.error && <div class="error small">{s.error}</div>}
-              </td>
-              <td>{s.provider}</td>
-              <td class="mono">{s.image}</td>
-              <td>
-                {s.resources.cpu_millis / 1000} cores, {s.resources.memory_mb} MiB
-              </td>
-              <td>
-                <Time at={s.created_at} />
-              </td>
-              <td>
-                <Time at={s.killed_at} />
-              </td>
-              <td class="num">{credits(s.estimated_total_credits)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="rt-table" label="Sandboxes" cols={["Sandbox", "State", "Provider", "Image", "Resources", "Created", "Killed", "Credits"]}>
+      {items.map((s) => (
+        <tr key={s.id} data-sandbox={s.id} data-state={s.state}>
+          <th scope="row" class="mono" title={s.id}>
+            {s.id.slice(0, 8)}
+            {s.id === current && <span class="muted"> (current)</span>}
+          </th>
+          <td>
+            <span class={"status-" + (s.state === "killed" ? "idle" : s.state)}>{s.state}</span>
+            {(s.kill_reason || s.pause_reason) && <div class="muted small">{s.kill_reason || s.pause_reason}</div>}
+            {s.error && <div class="error small">{s.error}</div>}
+          </td>
+          <td>{s.provider}</td>
+          <td class="mono">{s.image}</td>
+          <td>
+            {s.resources.cpu_millis / 1000} cores, {s.resources.memory_mb} MiB
+          </td>
+          <td>
+            <Time at={s.created_at} />
+          </td>
+          <td>
+            <Time at={s.killed_at} />
+          </td>
+          <td class="num">{credits(s.estimated_total_credits)}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }

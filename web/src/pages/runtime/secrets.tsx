@@ -5,6 +5,7 @@ import { api, ApiError, must, type Schemas } from "../../api/client";
 import { useScope } from "../../session";
 import { Empty, ErrorNote, useAsync } from "../../ui";
 import type { Runtime } from "./common";
+import { Table } from "../../ui/table";
 
 type Secret = Schemas["Secret"];
 
@@ -33,24 +34,11 @@ export function SecretsTab({ rt }: { rt: Runtime }) {
   return (
     <>
       <ErrorNote error={bound.error} />
-      <div class="table-wrap">
-        <table class="rt-table" aria-label="Bound secrets">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Variable</th>
-              <th scope="col">Brokered to hosts</th>
-              <th scope="col">Version</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(bound.data ?? refs.map((ref) => ({ ref }) as Bound)).map((b) => (
-              <SecretRow b={b} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table class="rt-table" label="Bound secrets" cols={["Name", "Scope", "Variable", "Brokered to hosts", "Version"]}>
+        {(bound.data ?? refs.map((ref) => ({ ref }) as Bound)).map((b) => (
+          <SecretRow b={b} />
+        ))}
+      </Table>
       <p class="muted">Values are write-only: neither the API nor the console ever shows one.</p>
     </>
   );

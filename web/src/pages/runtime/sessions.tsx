@@ -8,6 +8,7 @@ import { Button, Empty, ErrorNote, Field, Time, useAsync } from "../../ui";
 import { rtParams, type Runtime } from "./common";
 import { streamPrompt, type SessionEvent } from "./stream";
 import { Transcript } from "./transcript";
+import { Table } from "../../ui/table";
 
 type Session = Schemas["Session"];
 
@@ -58,38 +59,24 @@ export function SessionsTab({ rt }: { rt: Runtime }) {
 function SessionTable({ items, chosen, onChoose }: { items: Session[]; chosen: string | null; onChoose: (id: string) => void }) {
   if (!items.length) return <Empty>No sessions yet.</Empty>;
   return (
-    <div class="table-wrap">
-      <table class="rt-table" aria-label="Sessions">
-        <thead>
-          <tr>
-            <th scope="col">Title</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Harness</th>
-            <th scope="col">Status</th>
-            <th scope="col">Turns</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map((s) => (
-            <tr key={s.id} data-session={s.id} aria-current={s.id === chosen ? "true" : undefined}>
-              <th scope="row">
-                <button type="button" class="btn btn-link" onClick={() => onChoose(s.id)}>
-                  {s.title || s.id}
-                </button>
-              </th>
-              <td>{s.kind}</td>
-              <td>{s.harness}</td>
-              <td class={"status-" + (s.status === "failed" ? "error" : s.status)}>{s.status}</td>
-              <td class="num">{s.turns}</td>
-              <td>
-                <Time at={s.updated_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="rt-table" label="Sessions" cols={["Title", "Kind", "Harness", "Status", "Turns", "Updated"]}>
+      {items.map((s) => (
+        <tr key={s.id} data-session={s.id} aria-current={s.id === chosen ? "true" : undefined}>
+          <th scope="row">
+            <button type="button" class="btn btn-link" onClick={() => onChoose(s.id)}>
+              {s.title || s.id}
+            </button>
+          </th>
+          <td>{s.kind}</td>
+          <td>{s.harness}</td>
+          <td class={"status-" + (s.status === "failed" ? "error" : s.status)}>{s.status}</td>
+          <td class="num">{s.turns}</td>
+          <td>
+            <Time at={s.updated_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
