@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the agent protocol's Go code (internal/agentpb) from
-# api/agent/v1/*.proto.
+# api/agent/v1/*.proto, and envd's, the in-sandbox API the e2b SDKs call
+# (internal/agentpb/envd/...), from api/envd/*/*.proto.
 #
 #   scripts/gen-proto.sh            regenerate in place
 #   scripts/gen-proto.sh OUTDIR     write the tree under OUTDIR instead (used by
@@ -54,8 +55,12 @@ out="${1:-.}"
 mkdir -p "$out"
 if [ "$out" = "." ]; then
 	rm -f internal/agentpb/*.pb.go internal/agentpb/agentpbconnect/*.connect.go
+	if [ -d internal/agentpb/envd ]; then
+		find internal/agentpb/envd \( -name '*.pb.go' -o -name '*.connect.go' \) -delete
+	fi
 fi
+shopt -s nullglob
 protoc -I api \
 	--go_out="$out" --go_opt=module=github.com/paddockhq/paddock \
 	--connect-go_out="$out" --connect-go_opt=module=github.com/paddockhq/paddock \
-	api/agent/v1/*.proto
+	api/agent/v1/*.proto api/envd/*/*.proto

@@ -15,6 +15,7 @@ import (
 	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
+	"github.com/paddockhq/paddock/internal/e2b"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/ledger"
@@ -70,6 +71,8 @@ type Config struct {
 	Clients clientaddr.Resolver
 	// Preview configures preview URLs (preview.go).
 	Preview Preview
+	// E2B configures the E2B-compatible surface (e2b.go).
+	E2B E2B
 	// Builds are the images the server builds in the background, for
 	// GET /api/images; nil: it builds none.
 	Builds *imagebuild.Builder
@@ -111,6 +114,8 @@ type API struct {
 	events *eventsFeature
 	// previews is the preview gateway (preview.go).
 	previews *preview.Gateway
+	// e2b is the E2B-compatible surface (e2b.go).
+	e2b *e2b.Gateway
 	// console serves the web console at the paths no route or preview
 	// takes (console.go); nil: none.
 	console http.Handler
@@ -206,6 +211,7 @@ func New(cfg Config) *API {
 		a.ready = func() bool { return true }
 	}
 	a.previews = a.newPreviews()
+	a.e2b = a.newE2B(cfg.E2B)
 	a.add(a.coreRoutes())
 	return a
 }
@@ -371,7 +377,7 @@ func (a *API) ledgerRoutes() []Route {
 // ServeHTTP routes a request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.withRequest(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.servePreview(w, r) {
+		if a.servePreview(w, r) || a.serveE2B(w, r) {
 			return
 		}
 		if _, pattern := a.mux.Handler(r); pattern == "" {

@@ -114,6 +114,7 @@ func NewServer(opts Options) (*Server, error) {
 		append(slices.Clip(hopts), connect.WithInterceptors(userInterceptor{user: fileUser}))...))
 	s.mux.Handle(agentpbconnect.NewTerminalServiceHandler(&terminalService{s: s}, hopts...))
 	s.mux.Handle(agentpbconnect.NewPortServiceHandler(&portService{s: s}, hopts...))
+	s.registerEnvd(hopts)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

@@ -1,19 +1,9 @@
 package browser
 
 import (
-	"bufio"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -27,36 +17,18 @@ type server struct {
 	logs *testenv.Buffer
 }
 
-// serve builds the binaries (once per test binary), starts a server on a
-// data directory of the test's, waits until it is ready, and stops it and
-// sweeps what it made in Docker when the test ends.
+// serve starts a server on the real Docker engine (testenv.Serve), the
+// console built into it.
 func serve(t *testing.T) *server {
 	t.Helper()
 	requireConsole(t)
-	testenv.RequireDocker(t, testenv.TestImage)
-	bin, shim := testenv.Binary(t, "paddock"), testenv.Binary(t, "paddock-shim")
-	instance := testenv.Instance(t)
-	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
-	data := t.TempDir()
-	t.Cleanup(func() { testenv.UnmountUnder(data) })
-	key := newKey(t)
-	cmd := exec.Command(bin, "serve",
-		"--listen", "127.0.0.1:0",
-		"--data-dir", data,
-		"--run-dir", filepath.Join(testenv.ShortTempDir(t), "r"),
-		"--shim-path", shim,
-		"--default-image", testenv.TestImage,
-		"--pull-images=false")
-	cmd.Env = append(os.Environ(), "PADDOCK_BOOTSTRAP_KEY="+key, "PADDOCK_INSTANCE_ID="+instance,
-		"PADDOCK_LOG_LEVEL=warn", "PADDOCK_EGRESS_DISABLED=true", "PADDOCK_SSH_LISTEN=off")
-	s := &server{key: key, logs: new(testenv.Buffer)}
-	s.url = start(t, cmd, s.logs)
-	sdk, err := pc.New(s.url, key)
+	live := testenv.Serve(t, testenv.ServeOptions{})
+	s := &server{url: live.URL, key: live.Key, logs: live.Logs}
+	sdk, err := pc.New(s.url, s.key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.sdk = sdk
-	s.waitReconciled(t)
 	return s
 }
 
@@ -65,55 +37,6 @@ func serve(t *testing.T) *server {
 func (s *server) waitReconciled(t *testing.T) {
 	t.Helper()
 	testenv.WaitReconciled(t, s.url, s.logs)
-}
-
-// start runs cmd and returns the URL it prints once it listens; the
-// process is killed (by its pid) and reaped when the test ends.
-func start(t *testing.T, cmd *exec.Cmd, logs *testenv.Buffer) string {
-	t.Helper()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "paddock listening on "); ok {
-				urls <- strings.Fields(rest)[0]
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-	})
-	select {
-	case u := <-urls:
-		return u
-	case err := <-done:
-		t.Fatalf("paddock serve exited before it listened: %v\n%s", err, logs)
-	case <-time.After(testenv.Patience):
-		t.Fatalf("paddock serve did not listen within %v\n%s", testenv.Patience, logs)
-	}
-	return ""
-}
-
-// newKey is a fresh installation admin key for PADDOCK_BOOTSTRAP_KEY.
-func newKey(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return "pdk_" + hex.EncodeToString(b)
 }
 
 // fleet is an org with a workspace named default and projects in it.
