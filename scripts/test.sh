@@ -15,6 +15,9 @@ export PATH="$PATH:/usr/local/go/bin"
 # The web console, embedded in the binaries the tests build: its browser
 # tests (internal/e2e/browser, in Chromium) drive it.
 ./scripts/build-console.sh
+# The npm packages of what the SDK and compatibility tests run in Node.js
+# (internal/e2e/sdks): the e2b SDK, the TypeScript SDK, an MCP client.
+./scripts/js-deps.sh
 # The generators the generated-code checks need (protoc from Debian, the Go
 # plugins pinned in gen-proto.sh, oapi-codegen pinned in gen-openapi.sh,
 # sqlc pinned in gen-sql.sh):
