@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -201,6 +202,10 @@ func TestEnvdUploadErrors(t *testing.T) {
 			r.Header.Set("Content-Encoding", "gzip")
 			return r
 		}, 400},
+		{"a form cut short", func() *http.Request {
+			ct, b := form(t, "cut.txt", strings.Repeat("x", 1000))
+			return post(t, filesURL(), ct, bytes.NewReader(b.Bytes()[:b.Len()-600]))
+		}, 400},
 		{"unknown user", func() *http.Request {
 			return post(t, filesURL("path", "x", "username", "bob"), "application/octet-stream", strings.NewReader("x"))
 		}, 401},
@@ -217,8 +222,8 @@ func TestEnvdUploadErrors(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(a.root, "secret")); string(b) != "s" {
 		t.Errorf("root's file now holds %q", b)
 	}
-	if names, _ := filepath.Glob(filepath.Join(a.home, ".paddock-upload-*")); len(names) != 0 {
-		t.Errorf("failed uploads left %v", names)
+	if _, err := os.Stat(filepath.Join(a.home, "cut.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a cut upload left its file: %v", err)
 	}
 }
 

@@ -360,6 +360,7 @@ func TestEnvdWatchDir(t *testing.T) {
 	a := startEnvd(t)
 	dir := filepath.Join(a.home, "w")
 	must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	must(t, os.Chown(dir, 1000, 1000))
 	next, _ := watchStream(t, a, as("", &fspb.WatchDirRequest{Path: "w", Recursive: true, IncludeEntry: true}))
 
 	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("1"), 0o644))
@@ -375,6 +376,13 @@ func TestEnvdWatchDir(t *testing.T) {
 	collectEvents(t, next, "RENAME a.txt", "CREATE b.txt")
 	must(t, os.Remove(filepath.Join(dir, "b.txt")))
 	collectEvents(t, next, "REMOVE b.txt")
+	// An upload is created and written in place, as the SDKs' watchers expect.
+	res, err := a.http.Post("http://agent/files?path=w/up.txt", "application/octet-stream", strings.NewReader("up"))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("upload: %v %v", res, err)
+	}
+	res.Body.Close()
+	collectEvents(t, next, "CREATE up.txt", "WRITE up.txt")
 
 	// Recursive: an existing subdirectory, and one made since.
 	must(t, os.WriteFile(filepath.Join(dir, "sub", "s.txt"), nil, 0o644))
