@@ -20,6 +20,7 @@ import (
 
 	fspb "github.com/paddockhq/paddock/internal/agentpb/envd/filesystem"
 	"github.com/paddockhq/paddock/internal/agentpb/envd/filesystem/filesystemconnect"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // envdAgent is an agent serving envd in the test's process, with the
@@ -473,15 +474,21 @@ func TestEnvdWatchers(t *testing.T) {
 	id := res.Msg.WatcherId
 	var pending []*fspb.FilesystemEvent
 	next := func() (*fspb.FilesystemEvent, error) {
-		for len(pending) == 0 {
+		err := testenv.Poll(time.Minute, func() error {
+			if len(pending) > 0 {
+				return nil
+			}
 			r, err := a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: id}))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			pending = r.Msg.Events
-			if len(pending) == 0 {
-				time.Sleep(10 * time.Millisecond) // polling, as the SDK's users do
+			if pending = r.Msg.Events; len(pending) == 0 {
+				return errors.New("no events yet")
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		ev := pending[0]
 		pending = pending[1:]
@@ -506,8 +513,26 @@ func TestEnvdWatchers(t *testing.T) {
 	_, err = a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: a.root}))
 	wantCode(t, "watch root's home as user", err, connect.CodePermissionDenied)
 
-	// A watcher left behind ends with the agent.
-	if _, err := a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "p"})); err != nil {
+	// Events not fetched are bounded: past the bound the watcher fails.
+	saved := maxPolledEvents
+	maxPolledEvents = 2
+	res, err = a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "p"}))
+	maxPolledEvents = saved
+	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range 3 {
+		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644))
+	}
+	err = testenv.Poll(time.Minute, func() error {
+		_, err := a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: res.Msg.WatcherId}))
+		if connect.CodeOf(err) != connect.CodeResourceExhausted {
+			return fmt.Errorf("events: %v, want resource_exhausted", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	// That watcher, left behind, ends with the agent.
 }

@@ -31,7 +31,7 @@ const defaultWatchKeepalive = 90 * time.Second
 
 // maxPolledEvents bounds the events a polled watcher keeps between polls;
 // past it the watcher fails, as an overflowing inotify queue does.
-const maxPolledEvents = 100000
+var maxPolledEvents = 100000
 
 // errWatchOverflow: more events came than a watch could keep.
 var errWatchOverflow = &rpcError{kind: kindResourceExhausted, reason: "watch_overflow", msg: "too many file system events: some were lost"}
@@ -281,6 +281,7 @@ func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb
 type polledWatch struct {
 	w         *dirWatch
 	withEntry bool
+	limit     int           // maxPolledEvents when it started
 	done      chan struct{} // closed by stop
 	stopOnce  sync.Once
 
@@ -304,7 +305,7 @@ func (p *polledWatch) collect() {
 			return
 		}
 		for _, e := range evs {
-			if len(p.events) == maxPolledEvents {
+			if len(p.events) == p.limit {
 				p.err = errWatchOverflow
 				break
 			}
@@ -324,7 +325,7 @@ func (f *envdFilesystem) CreateWatcher(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	p := &polledWatch{w: w, withEntry: m.IncludeEntry, done: make(chan struct{})}
+	p := &polledWatch{w: w, withEntry: m.IncludeEntry, limit: maxPolledEvents, done: make(chan struct{})}
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	id := "w" + hex.EncodeToString(rnd[:])
