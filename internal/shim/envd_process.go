@@ -192,6 +192,11 @@ var _ eventSink = (*envdEvents)(nil)
 func (e *envdEvents) event(ev *procpb.ProcessEvent) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.sendLocked(ev)
+}
+
+// sendLocked sends ev and restarts the keepalive interval; e.mu is held.
+func (e *envdEvents) sendLocked(ev *procpb.ProcessEvent) error {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
@@ -204,15 +209,15 @@ func (e *envdEvents) event(ev *procpb.ProcessEvent) error {
 	return nil
 }
 
-// keepalive sends a keepalive event; a failure ends the call.
+// keepalive sends a keepalive event unless the call is over; a failure
+// ends the call.
 func (e *envdEvents) keepalive() {
 	e.mu.Lock()
-	stopped := e.stopped
-	e.mu.Unlock()
-	if stopped {
+	defer e.mu.Unlock()
+	if e.stopped {
 		return
 	}
-	if err := e.event(&procpb.ProcessEvent{Event: &procpb.ProcessEvent_Keepalive{Keepalive: &procpb.ProcessEvent_KeepAlive{}}}); err != nil {
+	if err := e.sendLocked(&procpb.ProcessEvent{Event: &procpb.ProcessEvent_Keepalive{Keepalive: &procpb.ProcessEvent_KeepAlive{}}}); err != nil {
 		e.cancel(err)
 	}
 }
