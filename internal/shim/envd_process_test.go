@@ -379,6 +379,8 @@ func TestEnvdUnknownProcess(t *testing.T) {
 	wantCode(t, err, connect.CodeNotFound)
 	_, err = a.c.SendSignal(ctx, connect.NewRequest(&procpb.SendSignalRequest{Process: &procpb.ProcessSelector{Selector: &procpb.ProcessSelector_Tag{Tag: "none"}}, Signal: procpb.Signal_SIGNAL_SIGKILL}))
 	wantCode(t, err, connect.CodeNotFound)
+	_, err = a.c.SendSignal(ctx, connect.NewRequest(&procpb.SendSignalRequest{Process: &procpb.ProcessSelector{}, Signal: procpb.Signal_SIGNAL_SIGKILL}))
+	wantCode(t, err, connect.CodeUnimplemented)
 }
 
 func TestEnvdStdin(t *testing.T) {
@@ -407,6 +409,32 @@ func TestEnvdStdin(t *testing.T) {
 	if end := e.wait(); end.ExitCode != 0 || e.stdout.String() != "hello\n" {
 		t.Errorf("after closing stdin: end %v, stdout %q", end, &e.stdout)
 	}
+
+	// StreamInput: the process named first, then its input, in order.
+	s, err = a.c.Start(ctx, connect.NewRequest(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = startEvents(t, s)
+	in := a.c.StreamInput(ctx)
+	for _, m := range []*procpb.StreamInputRequest{
+		{Event: &procpb.StreamInputRequest_Start{Start: &procpb.StreamInputRequest_StartEvent{Process: byPid(e.pid)}}},
+		{Event: &procpb.StreamInputRequest_Data{Data: &procpb.StreamInputRequest_DataEvent{Input: &procpb.ProcessInput{Input: &procpb.ProcessInput_Stdin{Stdin: []byte("a")}}}}},
+		{Event: &procpb.StreamInputRequest_Keepalive{Keepalive: &procpb.StreamInputRequest_KeepAlive{}}},
+		{Event: &procpb.StreamInputRequest_Data{Data: &procpb.StreamInputRequest_DataEvent{Input: &procpb.ProcessInput{Input: &procpb.ProcessInput_Stdin{Stdin: []byte("b\n")}}}}},
+	} {
+		if err := in.Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := in.CloseAndReceive(); err != nil {
+		t.Fatal(err)
+	}
+	e.until("the streamed input's echo", func() bool { return e.stdout.String() == "ab\n" })
+	if _, err := a.c.CloseStdin(ctx, connect.NewRequest(&procpb.CloseStdinRequest{Process: byPid(e.pid)})); err != nil {
+		t.Fatal(err)
+	}
+	e.wait()
 
 	// stdin false: the process reads /dev/null, and input is refused.
 	req = &procpb.StartRequest{Process: &procpb.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-c", "cat; echo eof"}}, Stdin: new(false)}
