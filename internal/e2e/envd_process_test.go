@@ -98,6 +98,10 @@ func TestEnvdRunsAsTheSandboxUser(t *testing.T) {
 	if out, end := run("root", `echo "$(whoami) $(pwd) $HOME"`); end.ExitCode != 0 || out != "root /root /root\n" {
 		t.Errorf("root: %q, end %v", out, end)
 	}
+	// E2B's base template has sudo; the agent serves it.
+	if out, end := run("", "sudo whoami"); end.ExitCode != 0 || out != "root\n" {
+		t.Errorf("sudo: %q, end %v", out, end)
+	}
 	if out, end := run("user", "python3 -c 'import sys; print(sys.version_info[0]); sys.exit(4)'"); end.ExitCode != 4 || out != "3\n" {
 		t.Errorf("python3: %q, end %v", out, end)
 	}
