@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,10 +22,6 @@ import (
 // watchMask is what a watch asks inotify for: the changes envd reports.
 const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
-
-// Keepalives of a WatchDir stream: every Keepalive-Ping-Interval seconds
-// (the SDKs send 50), else every defaultWatchKeepalive.
-const defaultWatchKeepalive = 90 * time.Second
 
 // maxPolledEvents bounds the events a polled watcher keeps between polls;
 // past it the watcher fails, as an overflowing inotify queue does.
@@ -220,15 +214,6 @@ func (w *dirWatch) pump(out chan<- []watchEvent, errc chan<- error, done <-chan 
 	}
 }
 
-// keepaliveInterval is how often a stream sends a keepalive: the
-// Keepalive-Ping-Interval header's seconds, else defaultWatchKeepalive.
-func keepaliveInterval(h http.Header) time.Duration {
-	if n, err := strconv.Atoi(h.Get("Keepalive-Ping-Interval")); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	return defaultWatchKeepalive
-}
-
 func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb.WatchDirRequest], stream *connect.ServerStream[fspb.WatchDirResponse]) error {
 	m := req.Msg
 	u, path, err := f.s.envdTarget(req.Header(), m.Path)
@@ -248,7 +233,7 @@ func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb
 	if err := stream.Send(start); err != nil {
 		return err
 	}
-	interval := keepaliveInterval(req.Header())
+	interval := keepaliveInterval(req.Header().Get(keepaliveHeader))
 	keepalive := time.NewTicker(interval)
 	defer keepalive.Stop()
 	for {
