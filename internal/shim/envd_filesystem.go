@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,9 @@ import (
 	fspb "github.com/paddockhq/paddock/internal/agentpb/envd/filesystem"
 	"github.com/paddockhq/paddock/internal/agentpb/envd/filesystem/filesystemconnect"
 )
+
+// maxEnvdAnswerBytes bounds one answer of envd's filesystem service.
+const maxEnvdAnswerBytes = 128 << 20
 
 // envdFilesystem implements envd's filesystem.Filesystem. Each call runs
 // as its caller (see envdCaller): what the caller may not touch, the call
@@ -36,7 +40,10 @@ var _ filesystemconnect.FilesystemHandler = (*envdFilesystem)(nil)
 // /health and GET and POST /files.
 func (s *Server) registerEnvdFilesystem(hopts []connect.HandlerOption) {
 	f := &envdFilesystem{s: s, watchers: map[string]*polledWatch{}}
-	s.mux.Handle(filesystemconnect.NewFilesystemHandler(f, hopts...))
+	// A listing or a poll answers in one message, which envd does not
+	// bound: a directory of many thousand entries must fit.
+	opts := append(slices.Clip(hopts), connect.WithSendMaxBytes(maxEnvdAnswerBytes))
+	s.mux.Handle(filesystemconnect.NewFilesystemHandler(f, opts...))
 	s.mux.HandleFunc("GET /health", envdHealth)
 	s.mux.HandleFunc("GET /files", s.envdDownload)
 	s.mux.HandleFunc("POST /files", s.envdUpload)
@@ -114,12 +121,12 @@ func envdEntry(path string) (*fspb.EntryInfo, error) {
 	if err != nil {
 		return nil, fsError("stat", path, err)
 	}
-	return envdEntryOf(path, fi), nil
+	return envdEntryOf(path, fi, newIDNames()), nil
 }
 
 // envdEntryOf describes fi, found at path, as envd does: a symbolic link
 // has its target's type and permission bits, and the target resolved.
-func envdEntryOf(path string, fi fs.FileInfo) *fspb.EntryInfo {
+func envdEntryOf(path string, fi fs.FileInfo, names *idNames) *fspb.EntryInfo {
 	m := fi.Mode()
 	e := &fspb.EntryInfo{
 		Name:         fi.Name(),
@@ -145,7 +152,7 @@ func envdEntryOf(path string, fi fs.FileInfo) *fspb.EntryInfo {
 		e.Mode = uint32(target.Mode().Perm())
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.Owner, e.Group = ownerName(st.Uid), groupName(st.Gid)
+		e.Owner, e.Group = names.user(st.Uid), names.group(st.Gid)
 	}
 	return e
 }
@@ -162,22 +169,38 @@ func envdFileType(m fs.FileMode) fspb.FileType {
 	return fspb.FileType_FILE_TYPE_UNSPECIFIED
 }
 
-// ownerName is the name of the account uid, or uid itself.
-func ownerName(uid uint32) string {
-	id := strconv.FormatUint(uint64(uid), 10)
-	if u, err := user.LookupId(id); err == nil {
-		return u.Username
-	}
-	return id
+// idNames names accounts and groups by id, remembering what it looked up
+// for the span of one call (a listing names the same few many times).
+type idNames struct{ users, groups map[uint32]string }
+
+func newIDNames() *idNames {
+	return &idNames{users: map[uint32]string{}, groups: map[uint32]string{}}
 }
 
-// groupName is the name of the group gid, or gid itself.
-func groupName(gid uint32) string {
-	id := strconv.FormatUint(uint64(gid), 10)
-	if g, err := user.LookupGroupId(id); err == nil {
-		return g.Name
+// user is the name of the account uid, or uid itself.
+func (n *idNames) user(uid uint32) string {
+	if name, ok := n.users[uid]; ok {
+		return name
 	}
-	return id
+	name := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	n.users[uid] = name
+	return name
+}
+
+// group is the name of the group gid, or gid itself.
+func (n *idNames) group(gid uint32) string {
+	if name, ok := n.groups[gid]; ok {
+		return name
+	}
+	name := strconv.FormatUint(uint64(gid), 10)
+	if g, err := user.LookupGroupId(name); err == nil {
+		name = g.Name
+	}
+	n.groups[gid] = name
+	return name
 }
 
 func (f *envdFilesystem) Stat(ctx context.Context, req *connect.Request[fspb.StatRequest]) (*connect.Response[fspb.StatResponse], error) {
@@ -221,6 +244,7 @@ func listDir(ctx context.Context, path string, depth int) ([]*fspb.EntryInfo, er
 		return nil, errInvalid("not_a_directory", "path is not a directory: %s", path)
 	}
 	entries := []*fspb.EntryInfo{}
+	names := newIDNames()
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
@@ -239,7 +263,7 @@ func listDir(ctx context.Context, path string, depth int) ([]*fspb.EntryInfo, er
 			return nil // gone meanwhile
 		}
 		rel, _ := filepath.Rel(root, p)
-		e := envdEntryOf(p, info)
+		e := envdEntryOf(p, info, names)
 		e.Path = filepath.Join(path, rel)
 		entries = append(entries, e)
 		if d.IsDir() && strings.Count(rel, "/")+1 >= depth {

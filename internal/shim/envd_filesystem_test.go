@@ -160,7 +160,8 @@ func TestEnvdFsStat(t *testing.T) {
 			e.Size != 5 || e.Mode != 0o640 || e.Permissions != "-rw-r-----" || !e.ModifiedTime.AsTime().Equal(mtime) || e.SymlinkTarget != nil {
 			t.Errorf("stat %s = %v", p, e)
 		}
-		if want := ownerName(1000); e.Owner != want || e.Group != groupName(1000) {
+		names := newIDNames()
+		if want := names.user(1000); e.Owner != want || e.Group != names.group(1000) {
 			t.Errorf("stat %s: owner %q group %q, want %q", p, e.Owner, e.Group, want)
 		}
 	}
@@ -244,6 +245,27 @@ func TestEnvdFsListDir(t *testing.T) {
 	wantFsCode(t, "list root's home as user", err, connect.CodePermissionDenied)
 	if _, err := a.fs.ListDir(ctx, as("root", &fspb.ListDirRequest{Path: a.root})); err != nil {
 		t.Errorf("list root's home as root: %v", err)
+	}
+}
+
+// TestEnvdFsListDirLarge lists a directory whose listing is larger than
+// the agent's other messages may be.
+func TestEnvdFsListDirLarge(t *testing.T) {
+	a := startFsAgent(t)
+	dir := filepath.Join(a.home, "many")
+	must(t, os.Mkdir(dir, 0o755))
+	const n = 30000
+	for i := range n {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("a-rather-long-file-name-to-fill-the-listing-%06d.txt", i)))
+		must(t, err)
+		f.Close()
+	}
+	res, err := a.fs.ListDir(context.Background(), as("", &fspb.ListDirRequest{Path: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Msg.Entries) != n {
+		t.Errorf("listed %d entries, want %d", len(res.Msg.Entries), n)
 	}
 }
 
