@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
 )
 
 // envd's HTTP API beside its Connect services: GET /health, and GET and
@@ -170,9 +171,16 @@ func acceptsGzip(r *http.Request) bool {
 
 // uploaded is envd's answer for one file written.
 type uploaded struct {
-	Path string `json:"path"`
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Path     string            `json:"path"`
+	Name     string            `json:"name"`
+	Type     string            `json:"type"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// uploadedAt describes the file an upload wrote at path, as u sees it.
+func uploadedAt(u sandboxUser, path string) uploaded {
+	md, _ := asCaller(u, func() (map[string]string, error) { return fileMetadata(path), nil })
+	return uploaded{Path: path, Name: filepath.Base(path), Type: "file", Metadata: md}
 }
 
 // envdUpload serves POST /files?path=&username=: a multipart form whose
@@ -188,6 +196,11 @@ func (s *Server) envdUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeFilesError(w, r, err)
 		return
 	}
+	md, err := uploadMetadata(r.Header)
+	if err != nil {
+		s.writeFilesError(w, r, err)
+		return
+	}
 	body, err := uploadBody(r)
 	if err != nil {
 		s.writeFilesError(w, r, err)
@@ -198,9 +211,9 @@ func (s *Server) envdUpload(w http.ResponseWriter, r *http.Request) {
 	var out []uploaded
 	switch {
 	case mediaType == "application/octet-stream":
-		out, err = uploadRaw(u, q.Get("path"), q.Has("path"), body)
+		out, err = uploadRaw(u, q.Get("path"), q.Has("path"), body, md)
 	case strings.HasPrefix(mediaType, "multipart/") && params["boundary"] != "":
-		out, err = uploadParts(u, q.Get("path"), q.Has("path"), multipart.NewReader(body, params["boundary"]))
+		out, err = uploadParts(u, q.Get("path"), q.Has("path"), multipart.NewReader(body, params["boundary"]), md)
 	default:
 		err = errInvalid("unsupported_content_type", "unsupported content type: %q, expected multipart/form-data or application/octet-stream", r.Header.Get("Content-Type"))
 	}
@@ -229,7 +242,7 @@ func uploadBody(r *http.Request) (io.ReadCloser, error) {
 }
 
 // uploadRaw writes an octet-stream body to path.
-func uploadRaw(u sandboxUser, p string, hasPath bool, body io.Reader) ([]uploaded, error) {
+func uploadRaw(u sandboxUser, p string, hasPath bool, body io.Reader, md map[string]string) ([]uploaded, error) {
 	if !hasPath {
 		return nil, errInvalid("missing_path", "path query parameter is required for raw body upload")
 	}
@@ -237,15 +250,16 @@ func uploadRaw(u sandboxUser, p string, hasPath bool, body io.Reader) ([]uploade
 	if err != nil {
 		return nil, err
 	}
-	if err := writeUpload(u, path, body); err != nil {
+	if err := writeUpload(u, path, body, md); err != nil {
 		return nil, err
 	}
-	return []uploaded{{Path: path, Name: filepath.Base(path), Type: "file"}}, nil
+	return []uploaded{uploadedAt(u, path)}, nil
 }
 
-// uploadParts writes a form's "file" parts; a second part for the same
-// path is refused (the first stays written, as envd does).
-func uploadParts(u sandboxUser, p string, hasPath bool, mr *multipart.Reader) ([]uploaded, error) {
+// uploadParts writes a form's "file" parts, each with metadata md; a
+// second part for the same path is refused (the first stays written, as
+// envd does).
+func uploadParts(u sandboxUser, p string, hasPath bool, mr *multipart.Reader, md map[string]string) ([]uploaded, error) {
 	out := []uploaded{}
 	for {
 		part, err := mr.NextPart()
@@ -278,20 +292,20 @@ func uploadParts(u sandboxUser, p string, hasPath bool, mr *multipart.Reader) ([
 				return nil, errInvalid("duplicate_path", "you cannot upload multiple files to the same path '%s' in one upload request, only the first specified file was uploaded", path)
 			}
 		}
-		err = writeUpload(u, path, part)
+		err = writeUpload(u, path, part, md)
 		_ = part.Close()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, uploaded{Path: path, Name: filepath.Base(path), Type: "file"})
+		out = append(out, uploadedAt(u, path))
 	}
 }
 
-// writeUpload writes src to path as u, as envd does: it creates path's
-// parents and writes the file in place, so that a watcher sees the file
-// created and written (an existing one keeps its mode and owner). A file
-// the upload created is removed if the upload fails.
-func writeUpload(u sandboxUser, path string, src io.Reader) error {
+// writeUpload writes src to path as u, with metadata md, as envd does: it
+// creates path's parents and writes the file in place, so that a watcher
+// sees the file created and written (an existing one keeps its mode and
+// owner). A file the upload created is removed if the upload fails.
+func writeUpload(u sandboxUser, path string, src io.Reader, md map[string]string) error {
 	var f *os.File
 	var created bool
 	err := asUser(u, func() (err error) {
@@ -303,14 +317,24 @@ func writeUpload(u sandboxUser, path string, src io.Reader) error {
 	}
 	dst := &uploadWriter{f: f}
 	_, err = io.CopyBuffer(dst, src, make([]byte, 256<<10))
+	var mdErr error
+	if err == nil {
+		mdErr = setMetadata(f, md)
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err, dst.err = cerr, cerr
 	}
-	if err == nil {
+	if err == nil && mdErr == nil {
 		return nil
 	}
 	if created {
 		_ = os.Remove(path)
+	}
+	if errors.Is(mdErr, unix.ENOTSUP) {
+		return errPrecondition("metadata_unsupported", path, "the file system of %s cannot hold metadata", path)
+	}
+	if mdErr != nil {
+		return fsError("set metadata of", path, mdErr)
 	}
 	if dst.err != nil {
 		return fsError("write", path, dst.err)

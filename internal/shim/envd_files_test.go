@@ -3,11 +3,13 @@ package shim
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
@@ -16,12 +18,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	fspb "github.com/paddockhq/paddock/internal/agentpb/envd/filesystem"
 )
 
 // filesURL is /files with query's parameters (path, username).
@@ -121,7 +124,7 @@ func TestEnvdFsUpload(t *testing.T) {
 	ct, body := form(t, "ignored-name", "hello")
 	out := a.upload(t, (post(t, filesURL("path", "docs/a.txt"), ct, body)))
 	want := filepath.Join(a.home, "docs/a.txt")
-	if !slices.Equal(out, []uploaded{{Path: want, Name: "a.txt", Type: "file"}}) {
+	if len(out) != 1 || out[0].Path != want || out[0].Name != "a.txt" || out[0].Type != "file" || out[0].Metadata != nil {
 		t.Errorf("answer %v", out)
 	}
 	if b, _ := os.ReadFile(want); string(b) != "hello" || ownerOf(t, want) != 1000 || ownerOf(t, filepath.Dir(want)) != 1000 {
@@ -172,6 +175,65 @@ func TestEnvdFsUpload(t *testing.T) {
 	a.upload(t, req)
 	if p := filepath.Join(a.root, "h.txt"); ownerOf(t, p) != 0 {
 		t.Errorf("upload as root (header) owned by %d", ownerOf(t, p))
+	}
+}
+
+// TestEnvdFsMetadata: an upload's X-Metadata-* headers become the file's
+// metadata, which its entry shows; each upload replaces them.
+func TestEnvdFsMetadata(t *testing.T) {
+	a := startFsAgent(t)
+	upload := func(meta ...string) []uploaded {
+		t.Helper()
+		req := post(t, filesURL("path", "m.txt"), "application/octet-stream", strings.NewReader("m"))
+		for i := 0; i+1 < len(meta); i += 2 {
+			req.Header.Add("X-Metadata-"+meta[i], meta[i+1])
+		}
+		return a.upload(t, req)
+	}
+	stat := func() map[string]string {
+		t.Helper()
+		res, err := a.fs.Stat(context.Background(), as("", &fspb.StatRequest{Path: "m.txt"}))
+		must(t, err)
+		return res.Msg.Entry.Metadata
+	}
+	out := upload("Owner", "team-a", "build-ID", "42", "owner", "second")
+	want := map[string]string{"owner": "team-a", "build-id": "42"}
+	if len(out) != 1 || !maps.Equal(out[0].Metadata, want) {
+		t.Fatalf("answer %v, want metadata %v", out, want)
+	}
+	if got := stat(); !maps.Equal(got, want) {
+		t.Errorf("stat: metadata %v, want %v", got, want)
+	}
+	upload("kind", "x")
+	if got := stat(); !maps.Equal(got, map[string]string{"kind": "x"}) {
+		t.Errorf("after a second upload: %v", got)
+	}
+	// Multipart: every file gets the request's metadata.
+	ct, body := form(t, "m1.txt", "1", "m2.txt", "2")
+	req := post(t, filesURL(), ct, body)
+	req.Header.Set("X-Metadata-Batch", "7")
+	for _, u := range a.upload(t, req) {
+		if !maps.Equal(u.Metadata, map[string]string{"batch": "7"}) {
+			t.Errorf("%s: metadata %v", u.Path, u.Metadata)
+		}
+	}
+	upload()
+	if got := stat(); got != nil {
+		t.Errorf("an upload without metadata left %v", got)
+	}
+
+	for name, h := range map[string][2]string{
+		"a key too long":      {"X-Metadata-" + strings.Repeat("k", 250), "v"},
+		"a value not ASCII":   {"X-Metadata-K", "caf\u00e9"},
+		"too much altogether": {"X-Metadata-Big", strings.Repeat("v", 5000)},
+	} {
+		req := post(t, filesURL("path", "bad.txt"), "application/octet-stream", strings.NewReader("b"))
+		req.Header[h[0]] = []string{h[1]}
+		res, body := a.do(t, req)
+		wantFilesError(t, name, res, body, 400)
+	}
+	if _, err := os.Stat(filepath.Join(a.home, "bad.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused upload wrote its file: %v", err)
 	}
 }
 

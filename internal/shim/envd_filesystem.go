@@ -154,6 +154,7 @@ func envdEntryOf(path string, fi fs.FileInfo, names *idNames) *fspb.EntryInfo {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		e.Owner, e.Group = names.user(st.Uid), names.group(st.Gid)
 	}
+	e.Metadata = fileMetadata(path)
 	return e
 }
 
