@@ -558,3 +558,18 @@ func TestEnvdFsWatchers(t *testing.T) {
 	}
 	// That watcher, left behind, ends with the agent.
 }
+
+// TestEnvdFsWatchLimits: the kernel's inotify limits are resource
+// exhaustion, not a full disk or an internal error.
+func TestEnvdFsWatchLimits(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENOSPC} {
+		var re *rpcError
+		if err := watchError("/w", errno); !errors.As(err, &re) || re.kind != kindResourceExhausted || re.reason != "too_many_watches" {
+			t.Errorf("%v: %v", errno, err)
+		}
+	}
+	var re *rpcError
+	if err := watchError("/w", syscall.ENOENT); !errors.As(err, &re) || re.kind != kindNotFound {
+		t.Errorf("ENOENT: %v", err)
+	}
+}

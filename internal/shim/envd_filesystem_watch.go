@@ -62,7 +62,7 @@ func startWatch(u sandboxUser, path string, recursive, allowNetwork bool) (*dirW
 		}
 		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 		if err != nil {
-			return nil, fsError("watch", path, err)
+			return nil, watchError(path, err)
 		}
 		w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), root: path, recursive: recursive,
 			user: u, dirs: map[int32]string{}, buf: make([]byte, 64<<10)}
@@ -72,6 +72,17 @@ func startWatch(u sandboxUser, path string, recursive, allowNetwork bool) (*dirW
 		}
 		return w, nil
 	})
+}
+
+// watchError maps an inotify error about path: EMFILE (too many inotify
+// instances) and ENOSPC (too many watches) are the kernel's limits, not a
+// full disk.
+func watchError(path string, err error) error {
+	if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENOSPC) {
+		return &rpcError{kind: kindResourceExhausted, reason: "too_many_watches", subject: path,
+			msg: "cannot watch " + path + ": the sandbox's inotify limits are reached", cause: err}
+	}
+	return fsError("watch", path, err)
 }
 
 // onNetworkMount reports whether path is on NFS, CIFS, SMB or FUSE, whose
@@ -116,7 +127,7 @@ func (w *dirWatch) add(dir string) error {
 		return fsError("watch", dir, err)
 	}
 	if addErr != nil {
-		return fsError("watch", dir, addErr)
+		return watchError(dir, addErr)
 	}
 	w.dirs[int32(wd)] = dir
 	return nil
