@@ -1,0 +1,154 @@
+"""What the sync and async clients share: how an operation becomes a
+request, how an answer becomes a result or a PaddockError, and how an NDJSON
+event stream is read. Neither client knows an API path; both only send the
+Requests the operations (_operations.py) describe."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Mapping, Optional, Type, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from . import models
+from ._wire import Model
+from .errors import PaddockError
+
+M = TypeVar("M", bound=Model)
+
+JSON = "application/json"
+NDJSON = "application/x-ndjson"
+OCTETS = "application/octet-stream"
+
+# Decode turns a successful answer (its body read) into an operation's result.
+Decode = Callable[[httpx.Response], Any]
+
+
+def _nothing(resp: httpx.Response) -> None:
+    return None
+
+
+@dataclass
+class Request:
+    """One call of the API, as both clients send it."""
+
+    method: str
+    path: str
+    params: Dict[str, str] = field(default_factory=dict)
+    json: Any = None
+    content: Any = None
+    content_type: Optional[str] = None
+    accept: str = JSON
+    decode: Decode = _nothing
+
+    def headers(self) -> Dict[str, str]:
+        h = {"Accept": self.accept}
+        if self.content_type:
+            h["Content-Type"] = self.content_type
+        return h
+
+
+def route(prefix: str, *segments: str) -> str:
+    """prefix joined with segments, each escaped so that a name can never
+    change the route; an empty, "." or ".." segment is a ValueError."""
+    parts = [prefix]
+    for s in segments:
+        if s in ("", ".", ".."):
+            raise ValueError(f"{s!r} is not a name or id (in {prefix})")
+        parts.append(quote(s, safe=""))
+    return "/".join(parts)
+
+
+def ws_route(org: str, ws: str, *rest: str) -> str:
+    return route("/api/v1/org", org, "ws", ws, *rest)
+
+
+def runtime_route(org: str, ws: str, runtime_id: str, *rest: str) -> str:
+    return ws_route(org, ws, "runtimes", runtime_id, *rest)
+
+
+def model(cls: Type[M]) -> Decode:
+    """A Decode reading the answer's JSON body as cls."""
+    return lambda resp: cls.from_dict(resp.json())
+
+
+def body(m: Optional[Model]) -> Optional[Dict[str, Any]]:
+    """A request model's JSON, or None."""
+    return None if m is None else m.to_dict()
+
+
+def params(**values: Any) -> Dict[str, str]:
+    """Query parameters of the values that are set; booleans as true/false."""
+    out: Dict[str, str] = {}
+    for k, v in values.items():
+        if v is None:
+            continue
+        out[k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+    return out
+
+
+def check(resp: httpx.Response, raw: bytes) -> None:
+    """Raises the PaddockError of a non-2xx answer whose body is raw."""
+    if not 200 <= resp.status_code <= 299:
+        raise PaddockError.from_body(resp.status_code, raw, resp.headers.get("X-Request-Id"))
+
+
+@dataclass
+class FileMeta:
+    """What the headers of a file read say of the file, when it was opened."""
+
+    size: int
+    mode: int
+
+    @classmethod
+    def of(cls, resp: httpx.Response) -> "FileMeta":
+        size = resp.headers.get("X-Paddock-File-Size", "")
+        mode = resp.headers.get("X-Paddock-File-Mode", "")
+        return cls(int(size) if size.isdigit() else -1, int(mode, 8) if mode else 0)
+
+
+class EventReader:
+    """Reads an exec or attach stream line by line: the state the sync and
+    async streams share. feed returns the event a line holds (None for a
+    blank line) or raises the PaddockError an error event carries; end
+    raises when the stream ended before it should have."""
+
+    def __init__(self, follow: bool):
+        self.follow = follow
+        self.exit: Optional[models.ExitStatus] = None
+        self.started: Optional[models.ExecEvent] = None
+
+    def feed(self, line: str) -> Optional[models.ExecEvent]:
+        if not line.strip():
+            return None
+        try:
+            ev = models.ExecEvent.from_dict(json.loads(line))
+        except ValueError as e:
+            raise PaddockError.from_stream("unavailable", f"a malformed event in the stream: {e}") from None
+        if ev.event == "error":
+            err = ev.error
+            raise PaddockError.from_stream(err.code if err else "unavailable", err.message if err else "the stream ended with an error")
+        if ev.event == "exit":
+            self.exit = ev.exit or models.ExitStatus.from_dict({"code": 0, "exited_at": "1970-01-01T00:00:00Z", "stdout_bytes": 0, "stderr_bytes": 0})
+        return ev
+
+    def begin(self, ev: Optional[models.ExecEvent]) -> None:
+        """Checks the stream's first event, started."""
+        if ev is None or ev.event != "started":
+            raise PaddockError.from_stream("unavailable", "the stream did not begin with a started event")
+        self.started = ev
+
+    def end(self) -> None:
+        """Called at the end of the body: a followed stream must have exited."""
+        if self.follow and self.exit is None:
+            raise PaddockError.from_stream("unavailable", "the stream ended before the process exited")
+
+
+def collect(ev: models.ExecEvent, out: Mapping[str, Optional[Callable[[bytes], Any]]]) -> None:
+    """Hands an output event's data to the sink for its stream."""
+    if ev.event == "output" and ev.data is not None:
+        sink = out.get(ev.stream or "stdout")
+        if sink is not None:
+            sink(ev.data)
