@@ -326,7 +326,9 @@ class Operations:
         q = params(path=path, recursive=recursive or None, max_entries=max_entries, max_depth=max_depth)
         return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "list"), params=q, decode=model(models.FileList)))
 
-    def mkdir(self, org: str, ws: str, runtime_id: str, path: str, *, mode: Optional[int] = None, parents: Optional[bool] = None) -> models.FileInfo:
+    def mkdir(self, org: str, ws: str, runtime_id: str, path: str, *, mode: Optional[int] = None, parents: bool = True) -> models.FileInfo:
+        """Creates a directory and, unless parents is False, its missing
+        parents (an existing directory is fine then)."""
         req = models.MkdirRequest(path=path, mode=mode, parents=parents)
         p = runtime_route(org, ws, runtime_id, "files", "mkdir")
         return self._call(Request("POST", p, json=req.to_dict(), decode=model(models.FileInfo)))
