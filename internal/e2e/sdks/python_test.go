@@ -21,7 +21,7 @@ import (
 // sync and async clients' exec (one-shot and streamed), background
 // processes, files (a few MB streamed each way), a runtime's lifecycle,
 // and the errors of a missing resource, a refused key and a viewer's
-// writes. The tests make their own projects in an org and workspace made
+// writes, keys, credits and sessions. The tests make their own projects in an org and workspace made
 // here, with a viewer's key.
 func TestPythonSDK(t *testing.T) {
 	requirePython(t)
@@ -38,6 +38,7 @@ func TestPythonSDK(t *testing.T) {
 		"PADDOCK_ORG="+org,
 		"PADDOCK_WS="+ws,
 		"PADDOCK_VIEWER_KEY="+viewer,
+		"PADDOCK_VIEWER="+pythonViewer,
 	)
 	out := runPytest(t, filepath.Join(root, "sdk", "python"), env)
 	if err := out.err; err != nil {
@@ -65,6 +66,9 @@ func requirePython(t *testing.T) {
 	t.Skip(msg)
 }
 
+// pythonViewer is the viewer of the Python tests' org and workspace.
+const pythonViewer = "viewer@python.example"
+
 // pythonFleet makes org with workspace ws and a viewer of both, and
 // returns the viewer's key.
 func pythonFleet(t *testing.T, live *testenv.Served, org, ws string) string {
@@ -80,7 +84,7 @@ func pythonFleet(t *testing.T, live *testenv.Served, org, ws string) string {
 	if _, err := sdk.CreateWorkspace(ctx, org, pc.CreateWorkspaceRequest{Name: ws}); err != nil {
 		t.Fatal(err)
 	}
-	const viewer = "viewer@python.example"
+	viewer := pythonViewer
 	if _, err := sdk.AddOrgMember(ctx, org, pc.AddOrgMemberRequest{Member: viewer, Role: "viewer"}); err != nil {
 		t.Fatal(err)
 	}

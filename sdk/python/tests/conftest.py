@@ -8,6 +8,7 @@ environment:
     PADDOCK_API_KEY      the installation admin's key
     PADDOCK_ORG, PADDOCK_WS  an org and a workspace made for the tests
     PADDOCK_VIEWER_KEY   a key of a viewer of them
+    PADDOCK_VIEWER       that viewer (their email)
 
 Without PADDOCK_URL the live tests are skipped (only the model tests run),
 unless PADDOCK_REQUIRE_LIVE is set.
@@ -35,6 +36,7 @@ class Live:
     org: str
     ws: str
     viewer_key: str
+    viewer_member: str
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +47,7 @@ def live() -> Live:
             pytest.fail("PADDOCK_URL is not set")
         pytest.skip("no live server (PADDOCK_URL)")
     env = os.environ
-    return Live(url, env["PADDOCK_API_KEY"], env["PADDOCK_ORG"], env["PADDOCK_WS"], env["PADDOCK_VIEWER_KEY"])
+    return Live(url, env["PADDOCK_API_KEY"], env["PADDOCK_ORG"], env["PADDOCK_WS"], env["PADDOCK_VIEWER_KEY"], env["PADDOCK_VIEWER"])
 
 
 @pytest.fixture(scope="session")
