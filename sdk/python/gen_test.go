@@ -1,5 +1,6 @@
 // Package python holds the Go side of the Python SDK (sdk/python): the
-// test that its generated wire types match api/openapi.yaml. The SDK
+// test that what it generates (its wire types from api/openapi.yaml, its
+// clients' type stubs) is up to date. The SDK
 // itself is Python; its tests against a live server are in
 // internal/e2e/sdks.
 package python
@@ -17,11 +18,16 @@ import (
 // of internal/).
 const debianPython = "/usr/bin/python3"
 
-// TestModelsUpToDate fails when scripts/gen-python.sh would change the
-// committed paddock/models.py, that is when api/openapi.yaml (or the
-// generator) changed without it. Without Debian's python3 and PyYAML it
-// skips, except in CI (CI set).
-func TestModelsUpToDate(t *testing.T) {
+// generated are the files scripts/gen-python.sh writes, under
+// sdk/python/paddock.
+var generated = []string{"models.py", "client.pyi", "aio.pyi"}
+
+// TestGeneratedUpToDate fails when scripts/gen-python.sh would change the
+// committed paddock/models.py or the clients' stubs, that is when
+// api/openapi.yaml, paddock/_operations.py or a generator changed without
+// them. Without Debian's python3 and PyYAML it skips, except in CI (CI
+// set).
+func TestGeneratedUpToDate(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -32,22 +38,24 @@ func TestModelsUpToDate(t *testing.T) {
 		}
 		t.Skipf("%s with PyYAML is not installed: %v", debianPython, err)
 	}
-	fresh := filepath.Join(t.TempDir(), "models.py")
+	fresh := t.TempDir()
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "gen-python.sh"), fresh)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gen-python.sh: %v\n%s", err, b)
 	}
-	want, err := os.ReadFile(fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join("paddock", "models.py"))
-	if err != nil {
-		t.Fatalf("sdk/python/paddock/models.py is not committed; run scripts/gen-python.sh: %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Error("sdk/python/paddock/models.py is stale; run scripts/gen-python.sh")
+	for _, name := range generated {
+		want, err := os.ReadFile(filepath.Join(fresh, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("paddock", name))
+		if err != nil {
+			t.Fatalf("sdk/python/paddock/%s is not committed; run scripts/gen-python.sh: %v", name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("sdk/python/paddock/%s is stale; run scripts/gen-python.sh", name)
+		}
 	}
 }
 

@@ -12,8 +12,9 @@ from the API's OpenAPI document; a refused call raises PaddockError.
 """
 
 from . import models
-from .aio import AsyncExecStream, AsyncFileStream, AsyncPaddock
-from .client import ExecStream, FileStream, Paddock
+from .aio import AsyncPaddock
+from .client import Paddock
+from .streams import AsyncExecStream, AsyncFileStream, ExecStream, FileStream
 from .errors import PaddockError
 
 __version__ = "0.1.0"

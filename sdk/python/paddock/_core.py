@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Mapping, Optional, Type, TypeVar
+from typing import Any, Callable, Dict, Generic, Mapping, Optional, Type, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -17,22 +17,55 @@ from ._wire import Model
 from .errors import PaddockError
 
 M = TypeVar("M", bound=Model)
+T = TypeVar("T")
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
 OCTETS = "application/octet-stream"
 
 # Decode turns a successful answer (its body read) into an operation's result.
-Decode = Callable[[httpx.Response], Any]
+Decode = Callable[[httpx.Response], T]
 
 
-def _nothing(resp: httpx.Response) -> None:
+USER_AGENT = "paddock-python/0.1.0"
+
+# Reads wait as long as the server takes (an exec lasts as long as its
+# process); connecting, writing and waiting for a pooled connection do not.
+DEFAULT_TIMEOUT = httpx.Timeout(60.0, read=None)
+
+
+def base_headers(api_key: str) -> Dict[str, str]:
+    """The headers every request carries."""
+    h = {"User-Agent": USER_AGENT}
+    if api_key:
+        h["Authorization"] = "Bearer " + api_key
+    return h
+
+
+def build(http: Any, base: str, headers: Dict[str, str], req: "Request[Any]") -> httpx.Request:
+    """The httpx request of req, for either client."""
+    return http.build_request(
+        req.method,
+        base + req.path,
+        params=req.params or None,
+        json=req.json,
+        content=req.content,
+        headers={**headers, **req.headers()},
+    )
+
+
+def broken(e: httpx.HTTPError) -> PaddockError:
+    """The error of a stream that broke after its answer began."""
+    return PaddockError.from_stream("unavailable", f"the stream broke: {e}")
+
+
+def _nothing(resp: httpx.Response) -> Any:
     return None
 
 
 @dataclass
-class Request:
-    """One call of the API, as both clients send it."""
+class Request(Generic[T]):
+    """One call of the API, as both clients send it; T is its result."""
 
     method: str
     path: str
@@ -41,7 +74,7 @@ class Request:
     content: Any = None
     content_type: Optional[str] = None
     accept: str = JSON
-    decode: Decode = _nothing
+    decode: Decode[T] = _nothing
 
     def headers(self) -> Dict[str, str]:
         h = {"Accept": self.accept}
@@ -69,7 +102,7 @@ def runtime_route(org: str, ws: str, runtime_id: str, *rest: str) -> str:
     return ws_route(org, ws, "runtimes", runtime_id, *rest)
 
 
-def model(cls: Type[M]) -> Decode:
+def model(cls: Type[M]) -> Decode[M]:
     """A Decode reading the answer's JSON body as cls."""
     return lambda resp: cls.from_dict(resp.json())
 

@@ -9,7 +9,7 @@ method of AsyncPaddock, with the same arguments, to be awaited.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Generator, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Generator, List, Mapping, Optional, Sequence, Union
 
 from . import models
 from ._core import (
@@ -24,7 +24,10 @@ from ._core import (
     ws_route,
 )
 
-Steps = Generator[Request, Any, Any]
+if TYPE_CHECKING:
+    from .streams import ExecStream, FileStream
+
+Steps = Generator[Request[Any], Any, Any]
 
 # What a file write takes: bytes, text (written as UTF-8), a binary file
 # object or an iterable of byte chunks (an async iterable too, for
@@ -32,7 +35,7 @@ Steps = Generator[Request, Any, Any]
 Data = Any
 
 
-def _one(req: Request) -> Steps:
+def _one(req: Request[Any]) -> Steps:
     return (yield req)
 
 
@@ -47,16 +50,16 @@ class Operations:
     def _run(self, steps: Steps) -> Any:
         raise NotImplementedError
 
-    def _exec_stream(self, req: Request, follow: bool) -> Any:
+    def _exec_stream(self, req: Request[Any], follow: bool) -> Any:
         raise NotImplementedError
 
-    def _file_stream(self, req: Request, chunk_size: int) -> Any:
+    def _file_stream(self, req: Request[Any], chunk_size: int) -> Any:
         raise NotImplementedError
 
     def _content(self, data: Data) -> Any:
         raise NotImplementedError
 
-    def _call(self, req: Request) -> Any:
+    def _call(self, req: Request[Any]) -> Any:
         return self._run(_one(req))
 
     # Identity.
@@ -186,7 +189,7 @@ class Operations:
         env: Optional[Mapping[str, str]] = None,
         clear_env: Optional[bool] = None,
         cwd: Optional[str] = None,
-        user: Optional[str] = None,
+        user: Optional[models.ExecRequestUser] = None,
         stdin: Union[bytes, str, None] = None,
         timeout_ms: Optional[int] = None,
         background: Optional[bool] = None,
@@ -210,12 +213,12 @@ class Operations:
         env: Optional[Mapping[str, str]] = None,
         clear_env: Optional[bool] = None,
         cwd: Optional[str] = None,
-        user: Optional[str] = None,
+        user: Optional[models.ExecRequestUser] = None,
         stdin: Union[bytes, str, None] = None,
         open_stdin: Optional[bool] = None,
         timeout_ms: Optional[int] = None,
         background: Optional[bool] = None,
-    ) -> Any:
+    ) -> "ExecStream":
         """Starts a process and returns once it has started, with its events
         to iterate (ExecStream; AsyncExecStream for AsyncPaddock): output
         (data decoded to bytes), lost and, last, exit. Closing the stream
@@ -235,7 +238,7 @@ class Operations:
         stdout_offset: int = 0,
         stderr_offset: int = 0,
         follow: bool = True,
-    ) -> Any:
+    ) -> "ExecStream":
         """Replays a process's output from the offsets and follows it until
         it exits (follow=False: only what is buffered), as an exec stream.
         Closing the stream does not affect the process."""
@@ -263,7 +266,7 @@ class Operations:
         """Streams data to a process's stdin (one started with open_stdin),
         closing it afterwards if close; returns the bytes delivered."""
         path = runtime_route(org, ws, runtime_id, "processes", process_id, "stdin")
-        req = Request("POST", path, params=params(close=close or None), content=self._content(data), content_type=OCTETS)
+        req: Request[Any] = Request("POST", path, params=params(close=close or None), content=self._content(data), content_type=OCTETS)
         req.decode = lambda r: models.StdinResult.from_dict(r.json()).bytes
         return self._call(req)
 
@@ -281,7 +284,7 @@ class Operations:
         """A file's contents as UTF-8 text."""
         return self._call(_read_request(org, ws, runtime_id, path, 0, 0, lambda r: _text(r.content)))
 
-    def open_file(self, org: str, ws: str, runtime_id: str, path: str, *, offset: int = 0, length: int = 0, chunk_size: int = 1 << 16) -> Any:
+    def open_file(self, org: str, ws: str, runtime_id: str, path: str, *, offset: int = 0, length: int = 0, chunk_size: int = 1 << 16) -> "FileStream":
         """Opens a file for a streamed read: a FileStream (AsyncFileStream)
         of byte chunks, with the file's size and mode. A transfer that breaks
         midway raises, never ends as a short file."""
@@ -303,7 +306,7 @@ class Operations:
         file object or an iterable of byte chunks. The file changes whole or
         not at all. mode is the permission bits (e.g. 0o755)."""
         q = params(path=path, mode=None if mode is None else format(mode, "o"), parents=None if parents else False, no_overwrite=no_overwrite or None)
-        req = Request("PUT", runtime_route(org, ws, runtime_id, "files"), params=q, content=self._content(data), content_type=OCTETS)
+        req: Request[Any] = Request("PUT", runtime_route(org, ws, runtime_id, "files"), params=q, content=self._content(data), content_type=OCTETS)
         req.decode = model(models.FileInfo)
         return self._call(req)
 
@@ -382,7 +385,7 @@ def _exec_request(
     env: Optional[Mapping[str, str]],
     clear_env: Optional[bool],
     cwd: Optional[str],
-    user: Optional[str],
+    user: Optional[models.ExecRequestUser],
     stdin: Union[bytes, str, None],
     timeout_ms: Optional[int],
     background: Optional[bool],
@@ -405,6 +408,6 @@ def _exec_request(
     )
 
 
-def _read_request(org: str, ws: str, runtime_id: str, path: str, offset: int, length: int, decode: Any) -> Request:
+def _read_request(org: str, ws: str, runtime_id: str, path: str, offset: int, length: int, decode: Any) -> Request[Any]:
     q = params(path=path, offset=offset or None, length=length or None)
     return Request("GET", runtime_route(org, ws, runtime_id, "files"), params=q, accept=OCTETS, decode=decode)
