@@ -20,11 +20,13 @@ import (
 // Debian's pytest) against a live server on the real Docker engine: the
 // sync and async clients' exec (one-shot and streamed), background
 // processes, files (a few MB streamed each way), a runtime's lifecycle,
-// and the errors of a missing resource, a refused key and a viewer's
-// writes, keys, credits and sessions. The tests make their own projects in an org and workspace made
-// here, with a viewer's key.
+// keys, credits, prompts and sessions (the test image's stand-in
+// harnesses), and the errors of a missing resource, a refused key and a
+// viewer's writes. The tests make their own projects in an org and
+// workspace made here, with a viewer's key and a harness secret.
 func TestPythonSDK(t *testing.T) {
 	requirePython(t)
+	testenv.RequireDocker(t, testenv.TestImage)
 	live := testenv.Serve(t, testenv.ServeOptions{Image: testenv.DefaultImage})
 	org, ws := "pysdk", "default"
 	viewer := pythonFleet(t, live, org, ws)
@@ -39,6 +41,10 @@ func TestPythonSDK(t *testing.T) {
 		"PADDOCK_WS="+ws,
 		"PADDOCK_VIEWER_KEY="+viewer,
 		"PADDOCK_VIEWER="+pythonViewer,
+		// The test image's stand-in harness CLIs answer prompts offline,
+		// given a model credential (any value) in ANTHROPIC_API_KEY.
+		"PADDOCK_HARNESS_IMAGE="+testenv.TestImage,
+		"PADDOCK_HARNESS_SECRET="+pythonHarnessSecret,
 	)
 	out := runPytest(t, filepath.Join(root, "sdk", "python"), env)
 	if err := out.err; err != nil {
@@ -66,11 +72,16 @@ func requirePython(t *testing.T) {
 	t.Skip(msg)
 }
 
-// pythonViewer is the viewer of the Python tests' org and workspace.
-const pythonViewer = "viewer@python.example"
+// pythonViewer is the viewer of the Python tests' org and workspace, and
+// pythonHarnessSecret the workspace secret that gives the harnesses their
+// (fake) model credential.
+const (
+	pythonViewer        = "viewer@python.example"
+	pythonHarnessSecret = "anthropic"
+)
 
-// pythonFleet makes org with workspace ws and a viewer of both, and
-// returns the viewer's key.
+// pythonFleet makes org with workspace ws, a viewer of both and the
+// harness secret, and returns the viewer's key.
 func pythonFleet(t *testing.T, live *testenv.Served, org, ws string) string {
 	t.Helper()
 	ctx := t.Context()
@@ -82,6 +93,10 @@ func pythonFleet(t *testing.T, live *testenv.Served, org, ws string) string {
 		t.Fatal(err)
 	}
 	if _, err := sdk.CreateWorkspace(ctx, org, pc.CreateWorkspaceRequest{Name: ws}); err != nil {
+		t.Fatal(err)
+	}
+	secret := pc.CreateSecretRequest{Name: pythonHarnessSecret, Env: "ANTHROPIC_API_KEY", Value: "sk-test-not-real"}
+	if _, err := sdk.CreateSecret(ctx, org, ws, secret); err != nil {
 		t.Fatal(err)
 	}
 	viewer := pythonViewer

@@ -31,7 +31,7 @@ import httpx
 
 from . import models
 from ._operations import Data
-from .streams import AsyncExecStream, AsyncFileStream, ExecStream, FileStream
+from .streams import AsyncExecStream, AsyncFileStream, AsyncSessionStream, ExecStream, FileStream, SessionStream
 
 __all__ = ["{cls}"]
 
@@ -39,7 +39,7 @@ __all__ = ["{cls}"]
 class {cls}:
 '''
 
-ASYNC_NAMES = {"ExecStream": "AsyncExecStream", "FileStream": "AsyncFileStream"}
+ASYNC_NAMES = {"ExecStream": "AsyncExecStream", "FileStream": "AsyncFileStream", "SessionStream": "AsyncSessionStream"}
 
 
 def parse_class(path: str, name: str) -> ast.ClassDef:

@@ -14,7 +14,7 @@ from the API's OpenAPI document; a refused call raises PaddockError.
 from . import models
 from .aio import AsyncPaddock
 from .client import Paddock
-from .streams import AsyncExecStream, AsyncFileStream, ExecStream, FileStream
+from .streams import AsyncExecStream, AsyncFileStream, AsyncSessionStream, ExecStream, FileStream, SessionStream
 from .errors import PaddockError
 
 __version__ = "0.1.0"
@@ -23,9 +23,11 @@ __all__ = [
     "AsyncExecStream",
     "AsyncFileStream",
     "AsyncPaddock",
+    "AsyncSessionStream",
     "ExecStream",
     "FileStream",
     "Paddock",
     "PaddockError",
+    "SessionStream",
     "models",
 ]

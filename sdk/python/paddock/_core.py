@@ -23,6 +23,9 @@ JSON = "application/json"
 NDJSON = "application/x-ndjson"
 OCTETS = "application/octet-stream"
 
+# The header naming the session a streamed prompt or task runs in.
+SESSION_ID_HEADER = "X-Paddock-Session-Id"
+
 # Decode turns a successful answer (its body read) into an operation's result.
 Decode = Callable[[httpx.Response], T]
 
@@ -102,7 +105,7 @@ def runtime_route(org: str, ws: str, runtime_id: str, *rest: str) -> str:
     return ws_route(org, ws, "runtimes", runtime_id, *rest)
 
 
-def model(cls: Type[M]) -> Decode[M]:
+def as_model(cls: Type[M]) -> Decode[M]:
     """A Decode reading the answer's JSON body as cls."""
     return lambda resp: cls.from_dict(resp.json())
 
@@ -142,11 +145,37 @@ class FileMeta:
         return cls(int(size) if size.isdigit() else -1, int(mode, 8) if mode else 0)
 
 
-class EventReader:
-    """Reads an exec or attach stream line by line: the state the sync and
-    async streams share. feed returns the event a line holds (None for a
-    blank line) or raises the PaddockError an error event carries; end
-    raises when the stream ended before it should have."""
+E = TypeVar("E")
+
+
+class LineReader(Generic[E]):
+    """Reads an NDJSON stream line by line: the state a sync and an async
+    stream share. feed returns the event a line holds (None for a blank
+    line) or raises; last says whether an event ends the stream; end is
+    called at the end of the body and raises when it came too soon."""
+
+    def feed(self, line: str) -> Optional[E]:
+        raise NotImplementedError
+
+    def last(self, ev: E) -> bool:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        raise NotImplementedError
+
+
+def _decode_line(line: str, cls: Type[M]) -> Optional[M]:
+    if not line.strip():
+        return None
+    try:
+        return cls.from_dict(json.loads(line))
+    except ValueError as e:
+        raise PaddockError.from_stream("unavailable", f"a malformed event in the stream: {e}") from None
+
+
+class EventReader(LineReader[models.ExecEvent]):
+    """Reads an exec or attach stream: an error event raises the
+    PaddockError it carries; a followed stream must end with exit."""
 
     def __init__(self, follow: bool):
         self.follow = follow
@@ -154,18 +183,18 @@ class EventReader:
         self.started: Optional[models.ExecEvent] = None
 
     def feed(self, line: str) -> Optional[models.ExecEvent]:
-        if not line.strip():
+        ev = _decode_line(line, models.ExecEvent)
+        if ev is None:
             return None
-        try:
-            ev = models.ExecEvent.from_dict(json.loads(line))
-        except ValueError as e:
-            raise PaddockError.from_stream("unavailable", f"a malformed event in the stream: {e}") from None
         if ev.event == "error":
             err = ev.error
             raise PaddockError.from_stream(err.code if err else "unavailable", err.message if err else "the stream ended with an error")
         if ev.event == "exit":
             self.exit = ev.exit or models.ExitStatus.from_dict({"code": 0, "exited_at": "1970-01-01T00:00:00Z", "stdout_bytes": 0, "stderr_bytes": 0})
         return ev
+
+    def last(self, ev: models.ExecEvent) -> bool:
+        return ev.event == "exit"
 
     def begin(self, ev: Optional[models.ExecEvent]) -> None:
         """Checks the stream's first event, started."""
@@ -174,9 +203,48 @@ class EventReader:
         self.started = ev
 
     def end(self) -> None:
-        """Called at the end of the body: a followed stream must have exited."""
         if self.follow and self.exit is None:
             raise PaddockError.from_stream("unavailable", "the stream ended before the process exited")
+
+
+class SessionReader(LineReader[models.SessionEvent]):
+    """Reads a streamed prompt or task: error events are events (the
+    harness's failures are part of the transcript, and a turn that ran ends
+    with done); a stream that ends before done raises, with the last error
+    event's code when there was one."""
+
+    def __init__(self) -> None:
+        self.done: Optional[models.TurnDone] = None
+        self.last_error: Optional[models.TurnError] = None
+
+    def feed(self, line: str) -> Optional[models.SessionEvent]:
+        ev = _decode_line(line, models.SessionEvent)
+        if ev is None:
+            return None
+        if self.done is not None:
+            raise PaddockError.from_stream("unavailable", "the stream went on after its done event")
+        if ev.type == "error":
+            self.last_error = ev.error or models.TurnError(message="the turn failed")
+        if ev.type == "done":
+            self.done = ev.done or models.TurnDone(exit_code=0)
+        return ev
+
+    def last(self, ev: models.SessionEvent) -> bool:
+        return ev.type == "done"
+
+    def end(self) -> None:
+        if self.done is not None:
+            return
+        err = self.last_error
+        if err is not None:
+            raise PaddockError.from_stream(err.code or "unavailable", err.message)
+        raise PaddockError.from_stream("unavailable", "the stream ended before the turn was done")
+
+    @property
+    def failed(self) -> bool:
+        """The turn, once done, failed: its harness exited non-zero or it
+        reported an error."""
+        return self.done is not None and (self.done.exit_code != 0 or self.last_error is not None)
 
 
 def collect(ev: models.ExecEvent, out: Mapping[str, Optional[Callable[[bytes], Any]]]) -> None:

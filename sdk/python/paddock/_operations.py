@@ -16,8 +16,8 @@ from ._core import (
     NDJSON,
     OCTETS,
     Request,
+    as_model,
     body,
-    model,
     params,
     route,
     runtime_route,
@@ -25,7 +25,7 @@ from ._core import (
 )
 
 if TYPE_CHECKING:
-    from .streams import ExecStream, FileStream
+    from .streams import ExecStream, FileStream, SessionStream
 
 Steps = Generator[Request[Any], Any, Any]
 
@@ -56,6 +56,9 @@ class Operations:
     def _file_stream(self, req: Request[Any], chunk_size: int) -> Any:
         raise NotImplementedError
 
+    def _session_stream(self, req: Request[Any]) -> Any:
+        raise NotImplementedError
+
     def _content(self, data: Data) -> Any:
         raise NotImplementedError
 
@@ -66,39 +69,39 @@ class Operations:
 
     def me(self) -> models.Me:
         """Who the credential is: the user and their memberships."""
-        return self._call(Request("GET", "/api/v1/me", decode=model(models.Me)))
+        return self._call(Request("GET", "/api/v1/me", decode=as_model(models.Me)))
 
     def health(self) -> models.Health:
         """The server's liveness and version (no credential needed)."""
-        return self._call(Request("GET", "/health", decode=model(models.Health)))
+        return self._call(Request("GET", "/health", decode=as_model(models.Health)))
 
     # Orgs and workspaces.
 
     def create_org(self, name: str) -> models.Org:
         """Creates an org (the installation admin only)."""
         req = models.CreateOrgRequest(name=name)
-        return self._call(Request("POST", "/api/v1/orgs", json=req.to_dict(), decode=model(models.Org)))
+        return self._call(Request("POST", "/api/v1/orgs", json=req.to_dict(), decode=as_model(models.Org)))
 
     def list_orgs(self, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.OrgList:
         """One page of the orgs the caller sees."""
         q = params(cursor=cursor, limit=limit)
-        return self._call(Request("GET", "/api/v1/orgs", params=q, decode=model(models.OrgList)))
+        return self._call(Request("GET", "/api/v1/orgs", params=q, decode=as_model(models.OrgList)))
 
     def get_org(self, org: str) -> models.Org:
-        return self._call(Request("GET", route("/api/v1/org", org), decode=model(models.Org)))
+        return self._call(Request("GET", route("/api/v1/org", org), decode=as_model(models.Org)))
 
     def create_workspace(self, org: str, name: str) -> models.Workspace:
         req = models.CreateWorkspaceRequest(name=name)
         path = route("/api/v1/org", org, "ws")
-        return self._call(Request("POST", path, json=req.to_dict(), decode=model(models.Workspace)))
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.Workspace)))
 
     def list_workspaces(self, org: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.WorkspaceList:
         q = params(cursor=cursor, limit=limit)
         path = route("/api/v1/org", org, "ws")
-        return self._call(Request("GET", path, params=q, decode=model(models.WorkspaceList)))
+        return self._call(Request("GET", path, params=q, decode=as_model(models.WorkspaceList)))
 
     def get_workspace(self, org: str, ws: str) -> models.Workspace:
-        return self._call(Request("GET", ws_route(org, ws), decode=model(models.Workspace)))
+        return self._call(Request("GET", ws_route(org, ws), decode=as_model(models.Workspace)))
 
     # Projects.
 
@@ -121,17 +124,17 @@ class Operations:
         self, org: str, ws: str, name: str, description: Optional[str], runtime: Optional[models.RuntimeConfig], start: bool
     ) -> Steps:
         req = models.CreateProjectRequest(name=name, description=description, runtime=runtime)
-        project = yield Request("POST", ws_route(org, ws, "projects"), json=req.to_dict(), decode=model(models.Project))
+        project = yield Request("POST", ws_route(org, ws, "projects"), json=req.to_dict(), decode=as_model(models.Project))
         if start:
-            yield Request("POST", runtime_route(org, ws, project.runtime_id, "start"), decode=model(models.Runtime))
+            yield Request("POST", runtime_route(org, ws, project.runtime_id, "start"), decode=as_model(models.Runtime))
         return project
 
     def list_projects(self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.ProjectList:
         q = params(cursor=cursor, limit=limit)
-        return self._call(Request("GET", ws_route(org, ws, "projects"), params=q, decode=model(models.ProjectList)))
+        return self._call(Request("GET", ws_route(org, ws, "projects"), params=q, decode=as_model(models.ProjectList)))
 
     def get_project(self, org: str, ws: str, project: str) -> models.Project:
-        return self._call(Request("GET", ws_route(org, ws, "projects", project), decode=model(models.Project)))
+        return self._call(Request("GET", ws_route(org, ws, "projects", project), decode=as_model(models.Project)))
 
     def delete_project(self, org: str, ws: str, project: str) -> None:
         """Deletes a project and its runtime; its sandbox is killed."""
@@ -141,15 +144,15 @@ class Operations:
 
     def list_runtimes(self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.RuntimeList:
         q = params(cursor=cursor, limit=limit)
-        return self._call(Request("GET", ws_route(org, ws, "runtimes"), params=q, decode=model(models.RuntimeList)))
+        return self._call(Request("GET", ws_route(org, ws, "runtimes"), params=q, decode=as_model(models.RuntimeList)))
 
     def get_runtime(self, org: str, ws: str, runtime_id: str) -> models.Runtime:
-        return self._call(Request("GET", runtime_route(org, ws, runtime_id), decode=model(models.Runtime)))
+        return self._call(Request("GET", runtime_route(org, ws, runtime_id), decode=as_model(models.Runtime)))
 
     def configure_runtime(self, org: str, ws: str, runtime_id: str, patch: models.RuntimePatch) -> models.RuntimeUpdate:
         """Changes some of a runtime's settings; the answer says which apply now."""
         path = runtime_route(org, ws, runtime_id)
-        return self._call(Request("PATCH", path, json=patch.to_dict(), decode=model(models.RuntimeUpdate)))
+        return self._call(Request("PATCH", path, json=patch.to_dict(), decode=as_model(models.RuntimeUpdate)))
 
     def start_runtime(self, org: str, ws: str, runtime_id: str, *, secret_ids: Optional[Sequence[str]] = None) -> models.Runtime:
         """Provisions a sandbox for an idle runtime."""
@@ -175,7 +178,7 @@ class Operations:
 
     def _runtime_action(self, org: str, ws: str, runtime_id: str, action: str, req: Optional[Any]) -> Any:
         path = runtime_route(org, ws, runtime_id, action)
-        return self._call(Request("POST", path, json=body(req), decode=model(models.Runtime)))
+        return self._call(Request("POST", path, json=body(req), decode=as_model(models.Runtime)))
 
     # Exec and processes.
 
@@ -201,7 +204,7 @@ class Operations:
         run (command_not_found, runtime_not_running, …)."""
         req = _exec_request(argv, env, clear_env, cwd, user, stdin, timeout_ms, background, max_output_bytes, None)
         path = runtime_route(org, ws, runtime_id, "exec")
-        return self._call(Request("POST", path, json=req.to_dict(), decode=model(models.ExecResult)))
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.ExecResult)))
 
     def exec_stream(
         self,
@@ -253,7 +256,7 @@ class Operations:
 
     def get_process(self, org: str, ws: str, runtime_id: str, process_id: str) -> models.Process:
         path = runtime_route(org, ws, runtime_id, "processes", process_id)
-        return self._call(Request("GET", path, decode=model(models.Process)))
+        return self._call(Request("GET", path, decode=as_model(models.Process)))
 
     def signal_process(self, org: str, ws: str, runtime_id: str, process_id: str, signal: str, *, process_only: bool = False) -> None:
         """Sends a signal (TERM, KILL, INT, …) to a process's group, or to
@@ -272,7 +275,7 @@ class Operations:
 
     def kill_all_processes(self, org: str, ws: str, runtime_id: str) -> models.KillAllResult:
         path = runtime_route(org, ws, runtime_id, "processes", "kill-all")
-        return self._call(Request("POST", path, decode=model(models.KillAllResult)))
+        return self._call(Request("POST", path, decode=as_model(models.KillAllResult)))
 
     # Files.
 
@@ -307,12 +310,12 @@ class Operations:
         not at all. mode is the permission bits (e.g. 0o755)."""
         q = params(path=path, mode=None if mode is None else format(mode, "o"), parents=None if parents else False, no_overwrite=no_overwrite or None)
         req: Request[Any] = Request("PUT", runtime_route(org, ws, runtime_id, "files"), params=q, content=self._content(data), content_type=OCTETS)
-        req.decode = model(models.FileInfo)
+        req.decode = as_model(models.FileInfo)
         return self._call(req)
 
     def stat_file(self, org: str, ws: str, runtime_id: str, path: str, *, no_follow: bool = False) -> models.FileInfo:
         q = params(path=path, no_follow=no_follow or None)
-        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "stat"), params=q, decode=model(models.FileInfo)))
+        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "stat"), params=q, decode=as_model(models.FileInfo)))
 
     def list_files(
         self,
@@ -327,19 +330,19 @@ class Operations:
     ) -> models.FileList:
         """A directory's entries; truncated says there were more."""
         q = params(path=path, recursive=recursive or None, max_entries=max_entries, max_depth=max_depth)
-        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "list"), params=q, decode=model(models.FileList)))
+        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "list"), params=q, decode=as_model(models.FileList)))
 
     def mkdir(self, org: str, ws: str, runtime_id: str, path: str, *, mode: Optional[int] = None, parents: bool = True) -> models.FileInfo:
         """Creates a directory and, unless parents is False, its missing
         parents (an existing directory is fine then)."""
         req = models.MkdirRequest(path=path, mode=mode, parents=parents)
         p = runtime_route(org, ws, runtime_id, "files", "mkdir")
-        return self._call(Request("POST", p, json=req.to_dict(), decode=model(models.FileInfo)))
+        return self._call(Request("POST", p, json=req.to_dict(), decode=as_model(models.FileInfo)))
 
     def rename(self, org: str, ws: str, runtime_id: str, src: str, dst: str, *, no_overwrite: bool = False) -> models.FileInfo:
         req = models.RenameRequest(from_=src, to=dst, no_overwrite=no_overwrite or None)
         p = runtime_route(org, ws, runtime_id, "files", "rename")
-        return self._call(Request("POST", p, json=req.to_dict(), decode=model(models.FileInfo)))
+        return self._call(Request("POST", p, json=req.to_dict(), decode=as_model(models.FileInfo)))
 
     def delete_file(self, org: str, ws: str, runtime_id: str, path: str, *, recursive: bool = False) -> None:
         """Removes a file or an empty directory; recursive: a directory and
@@ -349,32 +352,77 @@ class Operations:
 
     # Sessions, credits and keys.
 
-    def prompt(self, org: str, ws: str, runtime_id: str, req: models.PromptRequest) -> models.PromptResult:
-        """Runs a harness prompt in the runtime and returns its turn."""
-        path = runtime_route(org, ws, runtime_id, "prompt")
-        return self._call(Request("POST", path, json=req.to_dict(), decode=model(models.PromptResult)))
+    def prompt(
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        prompt: str,
+        *,
+        harness: Optional[str] = None,
+        session_id: Optional[str] = None,
+        model: Optional[str] = None,
+        timeout_seconds: Optional[int] = None,
+    ) -> models.PromptResult:
+        """Runs one turn of an agent harness in the runtime, in a new
+        session or continuing session_id, and returns it once it ends. A
+        turn that ran and failed is a result with error set; a PaddockError
+        means it could not run (harness_secret_missing, session_busy, …)."""
+        req = models.PromptRequest(prompt=prompt, harness=harness, session_id=session_id, model=model, timeout_seconds=timeout_seconds)
+        return self._call(_turn(org, ws, runtime_id, "prompt", req, as_model(models.PromptResult)))
+
+    def prompt_stream(
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        prompt: str,
+        *,
+        harness: Optional[str] = None,
+        session_id: Optional[str] = None,
+        model: Optional[str] = None,
+        timeout_seconds: Optional[int] = None,
+    ) -> "SessionStream":
+        """Runs a turn like prompt and streams its SessionEvents as they
+        happen (SessionStream; AsyncSessionStream for AsyncPaddock)."""
+        req = models.PromptRequest(prompt=prompt, harness=harness, session_id=session_id, model=model, timeout_seconds=timeout_seconds)
+        return self._session_stream(_turn(org, ws, runtime_id, "prompt", req, None))
+
+    def task(
+        self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str] = None, model: Optional[str] = None, timeout_seconds: Optional[int] = None
+    ) -> models.PromptResult:
+        """Runs a prompt to completion in a new session of kind task."""
+        req = models.PromptRequest(prompt=prompt, harness=harness, model=model, timeout_seconds=timeout_seconds)
+        return self._call(_turn(org, ws, runtime_id, "task", req, as_model(models.PromptResult)))
+
+    def task_stream(
+        self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str] = None, model: Optional[str] = None, timeout_seconds: Optional[int] = None
+    ) -> "SessionStream":
+        """Runs a task like task and streams its events."""
+        req = models.PromptRequest(prompt=prompt, harness=harness, model=model, timeout_seconds=timeout_seconds)
+        return self._session_stream(_turn(org, ws, runtime_id, "task", req, None))
 
     def list_sessions(self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.SessionList:
         q = params(cursor=cursor, limit=limit)
         path = runtime_route(org, ws, runtime_id, "sessions")
-        return self._call(Request("GET", path, params=q, decode=model(models.SessionList)))
+        return self._call(Request("GET", path, params=q, decode=as_model(models.SessionList)))
 
     def get_session(self, org: str, ws: str, runtime_id: str, session_id: str) -> models.SessionTranscript:
         path = runtime_route(org, ws, runtime_id, "sessions", session_id)
-        return self._call(Request("GET", path, decode=model(models.SessionTranscript)))
+        return self._call(Request("GET", path, decode=as_model(models.SessionTranscript)))
 
     def get_credits(self, org: str) -> models.CreditAccount:
         """The org's credit balance (admins)."""
-        return self._call(Request("GET", route("/api/v1/org", org, "credits"), decode=model(models.CreditAccount)))
+        return self._call(Request("GET", route("/api/v1/org", org, "credits"), decode=as_model(models.CreditAccount)))
 
     def list_keys(self, org: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.APIKeyList:
         q = params(cursor=cursor, limit=limit)
-        return self._call(Request("GET", route("/api/v1/org", org, "keys"), params=q, decode=model(models.APIKeyList)))
+        return self._call(Request("GET", route("/api/v1/org", org, "keys"), params=q, decode=as_model(models.APIKeyList)))
 
     def create_key(self, org: str, req: models.CreateKeyRequest) -> models.CreatedKey:
         """Creates a key of the org; the answer holds the key, shown this once."""
         path = route("/api/v1/org", org, "keys")
-        return self._call(Request("POST", path, json=req.to_dict(), decode=model(models.CreatedKey)))
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.CreatedKey)))
 
     def revoke_key(self, org: str, key_id: str) -> None:
         return self._call(Request("DELETE", route("/api/v1/org", org, "keys", key_id)))
@@ -411,3 +459,12 @@ def _exec_request(
 def _read_request(org: str, ws: str, runtime_id: str, path: str, offset: int, length: int, decode: Any) -> Request[Any]:
     q = params(path=path, offset=offset or None, length=length or None)
     return Request("GET", runtime_route(org, ws, runtime_id, "files"), params=q, accept=OCTETS, decode=decode)
+
+
+def _turn(org: str, ws: str, runtime_id: str, kind: str, req: models.PromptRequest, decode: Any) -> Request[Any]:
+    """The request of a prompt or task: collected when decode is given,
+    else streamed."""
+    path = runtime_route(org, ws, runtime_id, kind)
+    if decode is None:
+        return Request("POST", path, json=req.to_dict(), accept=NDJSON)
+    return Request("POST", path, json=req.to_dict(), decode=decode)

@@ -7,9 +7,9 @@ from typing import Any, AsyncIterator, Optional
 
 import httpx
 
-from ._core import DEFAULT_TIMEOUT, EventReader, Request, base_headers, build, check
+from ._core import DEFAULT_TIMEOUT, EventReader, Request, SessionReader, base_headers, build, check
 from ._operations import Data, Operations, Steps
-from .streams import AsyncExecStream, AsyncFileStream
+from .streams import AsyncExecStream, AsyncFileStream, AsyncSessionStream
 
 
 class AsyncPaddock(Operations):
@@ -58,13 +58,16 @@ class AsyncPaddock(Operations):
                 await resp.aclose()
         return resp
 
-    async def _exec_stream(self, req: Request, follow: bool) -> AsyncExecStream:
+    async def _exec_stream(self, req: Request[Any], follow: bool) -> AsyncExecStream:
         s = AsyncExecStream(await self._open(req), EventReader(follow))
         await s._begin()
         return s
 
-    async def _file_stream(self, req: Request, chunk_size: int) -> AsyncFileStream:
+    async def _file_stream(self, req: Request[Any], chunk_size: int) -> AsyncFileStream:
         return AsyncFileStream(await self._open(req), chunk_size)
+
+    async def _session_stream(self, req: Request[Any]) -> AsyncSessionStream:
+        return AsyncSessionStream(await self._open(req), SessionReader())
 
     def _content(self, data: Data) -> Any:
         if isinstance(data, str):

@@ -6,9 +6,9 @@ from typing import Any, Iterator, Optional
 
 import httpx
 
-from ._core import DEFAULT_TIMEOUT, EventReader, Request, base_headers, build, check
+from ._core import DEFAULT_TIMEOUT, EventReader, Request, SessionReader, base_headers, build, check
 from ._operations import Data, Operations, Steps
-from .streams import ExecStream, FileStream
+from .streams import ExecStream, FileStream, SessionStream
 
 
 class Paddock(Operations):
@@ -59,11 +59,14 @@ class Paddock(Operations):
                 resp.close()
         return resp
 
-    def _exec_stream(self, req: Request, follow: bool) -> ExecStream:
+    def _exec_stream(self, req: Request[Any], follow: bool) -> ExecStream:
         return ExecStream(self._open(req), EventReader(follow))
 
-    def _file_stream(self, req: Request, chunk_size: int) -> FileStream:
+    def _file_stream(self, req: Request[Any], chunk_size: int) -> FileStream:
         return FileStream(self._open(req), chunk_size)
+
+    def _session_stream(self, req: Request[Any]) -> SessionStream:
+        return SessionStream(self._open(req), SessionReader())
 
     def _content(self, data: Data) -> Any:
         if isinstance(data, str):

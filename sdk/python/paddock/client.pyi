@@ -9,7 +9,7 @@ import httpx
 
 from . import models
 from ._operations import Data
-from .streams import AsyncExecStream, AsyncFileStream, ExecStream, FileStream
+from .streams import AsyncExecStream, AsyncFileStream, AsyncSessionStream, ExecStream, FileStream, SessionStream
 
 __all__ = ["Paddock"]
 
@@ -153,8 +153,21 @@ class Paddock:
         """Removes a file or an empty directory; recursive: a directory and
         everything under it."""
 
-    def prompt(self, org: str, ws: str, runtime_id: str, req: models.PromptRequest) -> models.PromptResult:
-        """Runs a harness prompt in the runtime and returns its turn."""
+    def prompt(self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str]=..., session_id: Optional[str]=..., model: Optional[str]=..., timeout_seconds: Optional[int]=...) -> models.PromptResult:
+        """Runs one turn of an agent harness in the runtime, in a new
+        session or continuing session_id, and returns it once it ends. A
+        turn that ran and failed is a result with error set; a PaddockError
+        means it could not run (harness_secret_missing, session_busy, …)."""
+
+    def prompt_stream(self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str]=..., session_id: Optional[str]=..., model: Optional[str]=..., timeout_seconds: Optional[int]=...) -> SessionStream:
+        """Runs a turn like prompt and streams its SessionEvents as they
+        happen (SessionStream; AsyncSessionStream for AsyncPaddock)."""
+
+    def task(self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str]=..., model: Optional[str]=..., timeout_seconds: Optional[int]=...) -> models.PromptResult:
+        """Runs a prompt to completion in a new session of kind task."""
+
+    def task_stream(self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str]=..., model: Optional[str]=..., timeout_seconds: Optional[int]=...) -> SessionStream:
+        """Runs a task like task and streams its events."""
 
     def list_sessions(self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.SessionList: ...
 

@@ -9,6 +9,9 @@ environment:
     PADDOCK_ORG, PADDOCK_WS  an org and a workspace made for the tests
     PADDOCK_VIEWER_KEY   a key of a viewer of them
     PADDOCK_VIEWER       that viewer (their email)
+    PADDOCK_HARNESS_IMAGE  an image with the stand-in harness CLIs
+    PADDOCK_HARNESS_SECRET a workspace secret giving them their (fake)
+                           model credential, ANTHROPIC_API_KEY
 
 Without PADDOCK_URL the live tests are skipped (only the model tests run),
 unless PADDOCK_REQUIRE_LIVE is set.
@@ -37,6 +40,8 @@ class Live:
     ws: str
     viewer_key: str
     viewer_member: str
+    harness_image: str
+    harness_secret: str
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +52,10 @@ def live() -> Live:
             pytest.fail("PADDOCK_URL is not set")
         pytest.skip("no live server (PADDOCK_URL)")
     env = os.environ
-    return Live(url, env["PADDOCK_API_KEY"], env["PADDOCK_ORG"], env["PADDOCK_WS"], env["PADDOCK_VIEWER_KEY"], env["PADDOCK_VIEWER"])
+    return Live(
+        url, env["PADDOCK_API_KEY"], env["PADDOCK_ORG"], env["PADDOCK_WS"], env["PADDOCK_VIEWER_KEY"], env["PADDOCK_VIEWER"],
+        env["PADDOCK_HARNESS_IMAGE"], env["PADDOCK_HARNESS_SECRET"],
+    )
 
 
 @pytest.fixture(scope="session")
@@ -70,6 +78,17 @@ class Runtime:
 def runtime(live: Live, client: Paddock) -> Iterator[Runtime]:
     name = "py-" + secrets.token_hex(4)
     project = client.create_project(live.org, live.ws, name, runtime=SMALL)
+    yield Runtime(live.org, live.ws, project.runtime_id, name)
+    client.delete_project(live.org, live.ws, name)
+
+
+@pytest.fixture(scope="module")
+def agent(live: Live, client: Paddock) -> Iterator[Runtime]:
+    """A running runtime whose image has the stand-in harness CLIs, with
+    their model credential bound."""
+    name = unique("agent")
+    config = models.RuntimeConfig(image=live.harness_image, memory_mb=256, pids_limit=128, secrets=[live.harness_secret])
+    project = client.create_project(live.org, live.ws, name, runtime=config)
     yield Runtime(live.org, live.ws, project.runtime_id, name)
     client.delete_project(live.org, live.ws, name)
 

@@ -10,7 +10,7 @@ from typing import AsyncIterator, Awaitable, Callable, TypeVar
 import pytest
 
 from conftest import Live, Runtime, unique
-from paddock import AsyncExecStream, AsyncFileStream, AsyncPaddock, PaddockError, models
+from paddock import AsyncExecStream, AsyncFileStream, AsyncPaddock, AsyncSessionStream, PaddockError, models
 
 T = TypeVar("T")
 MB = 1 << 20
@@ -124,3 +124,18 @@ def test_errors(live: Live, runtime: Runtime) -> None:
         with pytest.raises(PaddockError) as e:
             run(live, body, key)
         assert e.value.status == status and e.value.code
+
+
+def test_a_prompt_streams(live: Live, agent: Runtime) -> None:
+    async def body(p: AsyncPaddock) -> list:
+        s = await p.prompt_stream(agent.org, agent.ws, agent.id, "hello from asyncio")
+        assert isinstance(s, AsyncSessionStream) and s.session_id
+        async with s:
+            events = [ev async for ev in s]
+        assert s.done is not None and not s.failed
+        result = await p.prompt(agent.org, agent.ws, agent.id, "again", session_id=s.session_id)
+        assert result.session.turns == 2
+        return events
+
+    events = run(live, body)
+    assert events[0].text == "hello from asyncio" and events[-1].type == "done"

@@ -123,3 +123,20 @@ def wait_until(cond: Callable[[], bool], what: str, timeout: float = 120.0) -> N
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def test_stream_refusals_are_errors(client: Paddock, runtime: Runtime) -> None:
+    with pytest.raises(PaddockError) as e:
+        client.exec_stream(runtime.org, runtime.ws, runtime.id, ["no-such-command-here"])
+    assert (e.value.status, e.value.code) == (404, "command_not_found")
+    with pytest.raises(PaddockError) as e:
+        client.attach(runtime.org, runtime.ws, runtime.id, "no-such-process")
+    assert (e.value.status, e.value.code) == (404, "process_not_found")
+
+
+def test_kill_all_processes(client: Paddock, runtime: Runtime) -> None:
+    bg = client.exec(runtime.org, runtime.ws, runtime.id, ["sleep", "600"], background=True)
+    assert running(client, runtime, bg.id)
+    killed = client.kill_all_processes(runtime.org, runtime.ws, runtime.id)
+    assert isinstance(killed, models.KillAllResult) and killed.killed >= 1
+    wait_until(lambda: not running(client, runtime, bg.id), "the background process to be killed")

@@ -17,6 +17,7 @@ def test_orgs_workspaces_and_projects_are_listed(live: Live, client: Paddock) ->
     assert any(w.name == live.ws for w in client.list_workspaces(live.org).items)
     me = client.me()
     assert isinstance(me, models.Me)
+    assert client.health().status == "ok"
 
 
 def test_a_runtime_lives_and_is_torn_down(live: Live, client: Paddock) -> None:
@@ -26,6 +27,10 @@ def test_a_runtime_lives_and_is_torn_down(live: Live, client: Paddock) -> None:
     org, ws, rid = live.org, live.ws, project.runtime_id
     try:
         assert client.get_runtime(org, ws, rid).status == "idle"
+        update = client.configure_runtime(org, ws, rid, models.RuntimePatch(idle_timeout_seconds=1234, memory_mb=320))
+        assert isinstance(update, models.RuntimeUpdate)
+        assert (update.runtime.config.idle_timeout_seconds, update.runtime.config.memory_mb) == (1234, 320)
+        assert sorted(update.live + update.next_start) == ["idle_timeout_seconds", "memory_mb"]
         assert any(p.name == name for p in client.list_projects(org, ws).items)
         with pytest.raises(PaddockError) as e:
             client.exec(org, ws, rid, ["true"])
