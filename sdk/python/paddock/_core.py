@@ -188,9 +188,13 @@ class EventReader(LineReader[models.ExecEvent]):
             return None
         if ev.event == "error":
             err = ev.error
-            raise PaddockError.from_stream(err.code if err else "unavailable", err.message if err else "the stream ended with an error")
+            raise PaddockError.from_stream(
+                err.code if err else "unavailable", err.message if err else "the stream ended with an error"
+            )
         if ev.event == "exit":
-            self.exit = ev.exit or models.ExitStatus.from_dict({"code": 0, "exited_at": "1970-01-01T00:00:00Z", "stdout_bytes": 0, "stderr_bytes": 0})
+            self.exit = ev.exit or models.ExitStatus.from_dict(
+                {"code": 0, "exited_at": "1970-01-01T00:00:00Z", "stdout_bytes": 0, "stderr_bytes": 0}
+            )
         return ev
 
     def last(self, ev: models.ExecEvent) -> bool:

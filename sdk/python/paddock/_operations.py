@@ -95,7 +95,9 @@ class Operations:
         path = route("/api/v1/org", org, "ws")
         return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.Workspace)))
 
-    def list_workspaces(self, org: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.WorkspaceList:
+    def list_workspaces(
+        self, org: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.WorkspaceList:
         q = params(cursor=cursor, limit=limit)
         path = route("/api/v1/org", org, "ws")
         return self._call(Request("GET", path, params=q, decode=as_model(models.WorkspaceList)))
@@ -121,15 +123,25 @@ class Operations:
         return self._run(self._create_project(org, ws, name, description, runtime, start))
 
     def _create_project(
-        self, org: str, ws: str, name: str, description: Optional[str], runtime: Optional[models.RuntimeConfig], start: bool
+        self,
+        org: str,
+        ws: str,
+        name: str,
+        description: Optional[str],
+        runtime: Optional[models.RuntimeConfig],
+        start: bool,
     ) -> Steps:
         req = models.CreateProjectRequest(name=name, description=description, runtime=runtime)
-        project = yield Request("POST", ws_route(org, ws, "projects"), json=req.to_dict(), decode=as_model(models.Project))
+        project = yield Request(
+            "POST", ws_route(org, ws, "projects"), json=req.to_dict(), decode=as_model(models.Project)
+        )
         if start:
             yield Request("POST", runtime_route(org, ws, project.runtime_id, "start"), decode=as_model(models.Runtime))
         return project
 
-    def list_projects(self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.ProjectList:
+    def list_projects(
+        self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.ProjectList:
         q = params(cursor=cursor, limit=limit)
         return self._call(Request("GET", ws_route(org, ws, "projects"), params=q, decode=as_model(models.ProjectList)))
 
@@ -142,7 +154,9 @@ class Operations:
 
     # Runtimes.
 
-    def list_runtimes(self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.RuntimeList:
+    def list_runtimes(
+        self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.RuntimeList:
         q = params(cursor=cursor, limit=limit)
         return self._call(Request("GET", ws_route(org, ws, "runtimes"), params=q, decode=as_model(models.RuntimeList)))
 
@@ -154,7 +168,9 @@ class Operations:
         path = runtime_route(org, ws, runtime_id)
         return self._call(Request("PATCH", path, json=patch.to_dict(), decode=as_model(models.RuntimeUpdate)))
 
-    def start_runtime(self, org: str, ws: str, runtime_id: str, *, secret_ids: Optional[Sequence[str]] = None) -> models.Runtime:
+    def start_runtime(
+        self, org: str, ws: str, runtime_id: str, *, secret_ids: Optional[Sequence[str]] = None
+    ) -> models.Runtime:
         """Provisions a sandbox for an idle runtime."""
         req = models.StartRuntimeRequest(secret_ids=list(secret_ids) if secret_ids is not None else None)
         return self._runtime_action(org, ws, runtime_id, "start", req)
@@ -171,7 +187,9 @@ class Operations:
         req = models.ResetRequest(wipe_workspace=wipe_workspace or None)
         return self._runtime_action(org, ws, runtime_id, "reset", req)
 
-    def keepalive_runtime(self, org: str, ws: str, runtime_id: str, *, duration_seconds: Optional[int] = None) -> models.Runtime:
+    def keepalive_runtime(
+        self, org: str, ws: str, runtime_id: str, *, duration_seconds: Optional[int] = None
+    ) -> models.Runtime:
         """Extends the sandbox's expiry (never shortens it)."""
         req = models.KeepaliveRequest(duration_seconds=duration_seconds)
         return self._runtime_action(org, ws, runtime_id, "keepalive", req)
@@ -245,7 +263,9 @@ class Operations:
         """Replays a process's output from the offsets and follows it until
         it exits (follow=False: only what is buffered), as an exec stream.
         Closing the stream does not affect the process."""
-        q = params(stdout_offset=stdout_offset or None, stderr_offset=stderr_offset or None, follow=None if follow else False)
+        q = params(
+            stdout_offset=stdout_offset or None, stderr_offset=stderr_offset or None, follow=None if follow else False
+        )
         path = runtime_route(org, ws, runtime_id, "processes", process_id, "attach")
         return self._exec_stream(Request("GET", path, params=q, accept=NDJSON), follow)
 
@@ -258,18 +278,24 @@ class Operations:
         path = runtime_route(org, ws, runtime_id, "processes", process_id)
         return self._call(Request("GET", path, decode=as_model(models.Process)))
 
-    def signal_process(self, org: str, ws: str, runtime_id: str, process_id: str, signal: str, *, process_only: bool = False) -> None:
+    def signal_process(
+        self, org: str, ws: str, runtime_id: str, process_id: str, signal: str, *, process_only: bool = False
+    ) -> None:
         """Sends a signal (TERM, KILL, INT, …) to a process's group, or to
         the process alone."""
         req = models.SignalRequest(signal=signal, process_only=process_only or None)
         path = runtime_route(org, ws, runtime_id, "processes", process_id, "signal")
         return self._call(Request("POST", path, json=req.to_dict()))
 
-    def write_stdin(self, org: str, ws: str, runtime_id: str, process_id: str, data: Data, *, close: bool = False) -> int:
+    def write_stdin(
+        self, org: str, ws: str, runtime_id: str, process_id: str, data: Data, *, close: bool = False
+    ) -> int:
         """Streams data to a process's stdin (one started with open_stdin),
         closing it afterwards if close; returns the bytes delivered."""
         path = runtime_route(org, ws, runtime_id, "processes", process_id, "stdin")
-        req: Request[Any] = Request("POST", path, params=params(close=close or None), content=self._content(data), content_type=OCTETS)
+        req: Request[Any] = Request(
+            "POST", path, params=params(close=close or None), content=self._content(data), content_type=OCTETS
+        )
         req.decode = lambda r: models.StdinResult.from_dict(r.json()).bytes
         return self._call(req)
 
@@ -287,7 +313,17 @@ class Operations:
         """A file's contents as UTF-8 text."""
         return self._call(_read_request(org, ws, runtime_id, path, 0, 0, lambda r: _text(r.content)))
 
-    def open_file(self, org: str, ws: str, runtime_id: str, path: str, *, offset: int = 0, length: int = 0, chunk_size: int = 1 << 16) -> "FileStream":
+    def open_file(
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        path: str,
+        *,
+        offset: int = 0,
+        length: int = 0,
+        chunk_size: int = 1 << 16,
+    ) -> "FileStream":
         """Opens a file for a streamed read: a FileStream (AsyncFileStream)
         of byte chunks, with the file's size and mode. A transfer that breaks
         midway raises, never ends as a short file."""
@@ -308,14 +344,29 @@ class Operations:
         """Replaces a file with data, streamed: bytes, text (UTF-8), a binary
         file object or an iterable of byte chunks. The file changes whole or
         not at all. mode is the permission bits (e.g. 0o755)."""
-        q = params(path=path, mode=None if mode is None else format(mode, "o"), parents=None if parents else False, no_overwrite=no_overwrite or None)
-        req: Request[Any] = Request("PUT", runtime_route(org, ws, runtime_id, "files"), params=q, content=self._content(data), content_type=OCTETS)
+        q = params(
+            path=path,
+            mode=None if mode is None else format(mode, "o"),
+            parents=None if parents else False,
+            no_overwrite=no_overwrite or None,
+        )
+        req: Request[Any] = Request(
+            "PUT",
+            runtime_route(org, ws, runtime_id, "files"),
+            params=q,
+            content=self._content(data),
+            content_type=OCTETS,
+        )
         req.decode = as_model(models.FileInfo)
         return self._call(req)
 
     def stat_file(self, org: str, ws: str, runtime_id: str, path: str, *, no_follow: bool = False) -> models.FileInfo:
         q = params(path=path, no_follow=no_follow or None)
-        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "stat"), params=q, decode=as_model(models.FileInfo)))
+        return self._call(
+            Request(
+                "GET", runtime_route(org, ws, runtime_id, "files", "stat"), params=q, decode=as_model(models.FileInfo)
+            )
+        )
 
     def list_files(
         self,
@@ -330,16 +381,24 @@ class Operations:
     ) -> models.FileList:
         """A directory's entries; truncated says there were more."""
         q = params(path=path, recursive=recursive or None, max_entries=max_entries, max_depth=max_depth)
-        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "files", "list"), params=q, decode=as_model(models.FileList)))
+        return self._call(
+            Request(
+                "GET", runtime_route(org, ws, runtime_id, "files", "list"), params=q, decode=as_model(models.FileList)
+            )
+        )
 
-    def mkdir(self, org: str, ws: str, runtime_id: str, path: str, *, mode: Optional[int] = None, parents: bool = True) -> models.FileInfo:
+    def mkdir(
+        self, org: str, ws: str, runtime_id: str, path: str, *, mode: Optional[int] = None, parents: bool = True
+    ) -> models.FileInfo:
         """Creates a directory and, unless parents is False, its missing
         parents (an existing directory is fine then)."""
         req = models.MkdirRequest(path=path, mode=mode, parents=parents)
         p = runtime_route(org, ws, runtime_id, "files", "mkdir")
         return self._call(Request("POST", p, json=req.to_dict(), decode=as_model(models.FileInfo)))
 
-    def rename(self, org: str, ws: str, runtime_id: str, src: str, dst: str, *, no_overwrite: bool = False) -> models.FileInfo:
+    def rename(
+        self, org: str, ws: str, runtime_id: str, src: str, dst: str, *, no_overwrite: bool = False
+    ) -> models.FileInfo:
         req = models.RenameRequest(from_=src, to=dst, no_overwrite=no_overwrite or None)
         p = runtime_route(org, ws, runtime_id, "files", "rename")
         return self._call(Request("POST", p, json=req.to_dict(), decode=as_model(models.FileInfo)))
@@ -368,7 +427,9 @@ class Operations:
         session or continuing session_id, and returns it once it ends. A
         turn that ran and failed is a result with error set; a PaddockError
         means it could not run (harness_secret_missing, session_busy, …)."""
-        req = models.PromptRequest(prompt=prompt, harness=harness, session_id=session_id, model=model, timeout_seconds=timeout_seconds)
+        req = models.PromptRequest(
+            prompt=prompt, harness=harness, session_id=session_id, model=model, timeout_seconds=timeout_seconds
+        )
         return self._call(_turn(org, ws, runtime_id, "prompt", req, as_model(models.PromptResult)))
 
     def prompt_stream(
@@ -385,24 +446,44 @@ class Operations:
     ) -> "SessionStream":
         """Runs a turn like prompt and streams its SessionEvents as they
         happen (SessionStream; AsyncSessionStream for AsyncPaddock)."""
-        req = models.PromptRequest(prompt=prompt, harness=harness, session_id=session_id, model=model, timeout_seconds=timeout_seconds)
+        req = models.PromptRequest(
+            prompt=prompt, harness=harness, session_id=session_id, model=model, timeout_seconds=timeout_seconds
+        )
         return self._session_stream(_turn(org, ws, runtime_id, "prompt", req, None))
 
     def task(
-        self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str] = None, model: Optional[str] = None, timeout_seconds: Optional[int] = None
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        prompt: str,
+        *,
+        harness: Optional[str] = None,
+        model: Optional[str] = None,
+        timeout_seconds: Optional[int] = None,
     ) -> models.PromptResult:
         """Runs a prompt to completion in a new session of kind task."""
         req = models.PromptRequest(prompt=prompt, harness=harness, model=model, timeout_seconds=timeout_seconds)
         return self._call(_turn(org, ws, runtime_id, "task", req, as_model(models.PromptResult)))
 
     def task_stream(
-        self, org: str, ws: str, runtime_id: str, prompt: str, *, harness: Optional[str] = None, model: Optional[str] = None, timeout_seconds: Optional[int] = None
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        prompt: str,
+        *,
+        harness: Optional[str] = None,
+        model: Optional[str] = None,
+        timeout_seconds: Optional[int] = None,
     ) -> "SessionStream":
         """Runs a task like task and streams its events."""
         req = models.PromptRequest(prompt=prompt, harness=harness, model=model, timeout_seconds=timeout_seconds)
         return self._session_stream(_turn(org, ws, runtime_id, "task", req, None))
 
-    def list_sessions(self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.SessionList:
+    def list_sessions(
+        self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.SessionList:
         q = params(cursor=cursor, limit=limit)
         path = runtime_route(org, ws, runtime_id, "sessions")
         return self._call(Request("GET", path, params=q, decode=as_model(models.SessionList)))
@@ -417,7 +498,9 @@ class Operations:
 
     def list_keys(self, org: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.APIKeyList:
         q = params(cursor=cursor, limit=limit)
-        return self._call(Request("GET", route("/api/v1/org", org, "keys"), params=q, decode=as_model(models.APIKeyList)))
+        return self._call(
+            Request("GET", route("/api/v1/org", org, "keys"), params=q, decode=as_model(models.APIKeyList))
+        )
 
     def create_key(self, org: str, req: models.CreateKeyRequest) -> models.CreatedKey:
         """Creates a key of the org; the answer holds the key, shown this once."""

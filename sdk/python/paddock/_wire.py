@@ -10,7 +10,6 @@ ValueError naming the model and the field.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import datetime
 import sys
 from typing import Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar
@@ -201,8 +200,3 @@ class Model:
                 continue
             out[key] = codec.encode(v)
         return out
-
-
-def is_model(v: Any) -> bool:
-    """Whether v is an instance of a generated model."""
-    return isinstance(v, Model) and dataclasses.is_dataclass(v)

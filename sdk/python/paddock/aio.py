@@ -22,7 +22,9 @@ class AsyncPaddock(Operations):
     open_file an AsyncFileStream; write_file also takes async iterables.
     """
 
-    def __init__(self, url: str, api_key: str, *, timeout: Any = DEFAULT_TIMEOUT, http: Optional[httpx.AsyncClient] = None):
+    def __init__(
+        self, url: str, api_key: str, *, timeout: Any = DEFAULT_TIMEOUT, http: Optional[httpx.AsyncClient] = None
+    ):
         self.url = url.rstrip("/")
         self._headers = base_headers(api_key)
         self._http = http or httpx.AsyncClient(timeout=timeout)

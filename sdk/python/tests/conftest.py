@@ -53,8 +53,14 @@ def live() -> Live:
         pytest.skip("no live server (PADDOCK_URL)")
     env = os.environ
     return Live(
-        url, env["PADDOCK_API_KEY"], env["PADDOCK_ORG"], env["PADDOCK_WS"], env["PADDOCK_VIEWER_KEY"], env["PADDOCK_VIEWER"],
-        env["PADDOCK_HARNESS_IMAGE"], env["PADDOCK_HARNESS_SECRET"],
+        url,
+        env["PADDOCK_API_KEY"],
+        env["PADDOCK_ORG"],
+        env["PADDOCK_WS"],
+        env["PADDOCK_VIEWER_KEY"],
+        env["PADDOCK_VIEWER"],
+        env["PADDOCK_HARNESS_IMAGE"],
+        env["PADDOCK_HARNESS_SECRET"],
     )
 
 
@@ -87,7 +93,9 @@ def agent(live: Live, client: Paddock) -> Iterator[Runtime]:
     """A running runtime whose image has the stand-in harness CLIs, with
     their model credential bound."""
     name = unique("agent")
-    config = models.RuntimeConfig(image=live.harness_image, memory_mb=256, pids_limit=128, secrets=[live.harness_secret])
+    config = models.RuntimeConfig(
+        image=live.harness_image, memory_mb=256, pids_limit=128, secrets=[live.harness_secret]
+    )
     project = client.create_project(live.org, live.ws, name, runtime=config)
     yield Runtime(live.org, live.ws, project.runtime_id, name)
     client.delete_project(live.org, live.ws, name)

@@ -119,7 +119,12 @@ def test_errors(live: Live, runtime: Runtime) -> None:
     async def missing_stream(p: AsyncPaddock) -> None:
         await p.open_file(runtime.org, runtime.ws, runtime.id, "/tmp/no/such/file")
 
-    cases = [(missing, live.key, 404), (viewer_exec, live.viewer_key, 403), (missing_stream, live.key, 404), (missing, "pdk_" + "1" * 48, 401)]
+    cases = [
+        (missing, live.key, 404),
+        (viewer_exec, live.viewer_key, 403),
+        (missing_stream, live.key, 404),
+        (missing, "pdk_" + "1" * 48, 401),
+    ]
     for body, key, status in cases:
         with pytest.raises(PaddockError) as e:
             run(live, body, key)

@@ -22,9 +22,13 @@ def test_exec_collects_output_and_exit(client: Paddock, runtime: Runtime) -> Non
 
 def test_exec_passes_env_cwd_and_stdin(client: Paddock, runtime: Runtime) -> None:
     r = client.exec(
-        runtime.org, runtime.ws, runtime.id,
+        runtime.org,
+        runtime.ws,
+        runtime.id,
         ["sh", "-c", 'printf "%s|%s|" "$GREETING" "$(pwd)"; cat'],
-        env={"GREETING": "hi there"}, cwd="/tmp", stdin="from stdin ✓",
+        env={"GREETING": "hi there"},
+        cwd="/tmp",
+        stdin="from stdin ✓",
     )
     assert r.stdout.decode() == "hi there|/tmp|from stdin ✓"
     assert r.exit is not None and r.exit.code == 0
@@ -57,7 +61,9 @@ def test_exec_stream_yields_typed_events_in_order(client: Paddock, runtime: Runt
 
 def test_exec_stream_wait_hands_output_to_sinks(client: Paddock, runtime: Runtime) -> None:
     out, err = bytearray(), bytearray()
-    s = client.exec_stream(runtime.org, runtime.ws, runtime.id, ["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x; echo done >&2"])
+    s = client.exec_stream(
+        runtime.org, runtime.ws, runtime.id, ["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x; echo done >&2"]
+    )
     exit = s.wait(stdout=out.extend, stderr=err.extend)
     assert exit is not None and exit.code == 0
     assert bytes(out) == b"x" * 300000 and bytes(err) == b"done\n"

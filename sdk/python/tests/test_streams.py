@@ -11,7 +11,9 @@ from paddock import PaddockError
 from paddock._core import EventReader, SessionReader, route
 
 STARTED = json.dumps({"event": "started", "id": "p-1", "pid": 9})
-EXIT = json.dumps({"event": "exit", "exit": {"code": 0, "exited_at": "2026-01-02T03:04:05Z", "stdout_bytes": 2, "stderr_bytes": 0}})
+EXIT = json.dumps(
+    {"event": "exit", "exit": {"code": 0, "exited_at": "2026-01-02T03:04:05Z", "stdout_bytes": 2, "stderr_bytes": 0}}
+)
 
 
 def test_a_stream_reads_started_output_and_exit() -> None:
