@@ -119,7 +119,10 @@ class Operations:
     ) -> models.Project:
         """Creates a project and its runtime, and starts the runtime unless
         start is False (a project made with start=False has an idle runtime,
-        no compute, until start_runtime). The runtime is project.runtime_id."""
+        no compute, until start_runtime). The runtime is project.runtime_id.
+        When the start is refused (402 insufficient_credits, 503
+        image_building, …) the project stays, its runtime idle, and the
+        start's PaddockError is raised."""
         return self._run(self._create_project(org, ws, name, description, runtime, start))
 
     def _create_project(

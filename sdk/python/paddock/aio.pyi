@@ -57,7 +57,10 @@ class AsyncPaddock:
     async def create_project(self, org: str, ws: str, name: str, *, description: Optional[str]=..., runtime: Optional[models.RuntimeConfig]=..., start: bool=...) -> models.Project:
         """Creates a project and its runtime, and starts the runtime unless
         start is False (a project made with start=False has an idle runtime,
-        no compute, until start_runtime). The runtime is project.runtime_id."""
+        no compute, until start_runtime). The runtime is project.runtime_id.
+        When the start is refused (402 insufficient_credits, 503
+        image_building, …) the project stays, its runtime idle, and the
+        start's PaddockError is raised."""
 
     async def list_projects(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.ProjectList: ...
 
