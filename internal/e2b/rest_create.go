@@ -88,7 +88,7 @@ func (g *Gateway) create(c *call, defaultTimeout int64) error {
 		return err
 	}
 	ctx := c.ctx()
-	p, rt, err := g.o.Runtimes.CreateProject(ctx, c.sc.Workspace, projectName(), "made through the E2B-compatible API", cfg)
+	p, rt, err := g.makeProject(ctx, c.sc.Workspace, req, cfg)
 	if err != nil {
 		return err
 	}
@@ -108,6 +108,20 @@ func (g *Gateway) create(c *call, defaultTimeout int64) error {
 	}
 	writeJSON(c.w, http.StatusCreated, g.sandboxOut(c, rt, rec))
 	return nil
+}
+
+// makeProject creates the sandbox's project and runtime, with cfg. A
+// network left to E2B's default (open) that the provider does not offer
+// is the installation's default instead; one asked for is refused.
+func (g *Gateway) makeProject(ctx context.Context, ws store.Workspace, req newSandbox, cfg runtime.ConfigRequest) (store.Project, store.Runtime, error) {
+	const description = "made through the E2B-compatible API"
+	p, rt, err := g.o.Runtimes.CreateProject(ctx, ws, projectName(), description, cfg)
+	pe, ok := errdefs.Public(err)
+	if ok && pe.Code == runtime.CodeNetworkNotSupported && req.AllowInternetAccess == nil && cfg.Network.Mode == string(provider.NetworkOpen) {
+		cfg.Network = store.NetworkConfig{}
+		p, rt, err = g.o.Runtimes.CreateProject(ctx, ws, projectName(), description, cfg)
+	}
+	return p, rt, err
 }
 
 // undo deletes the project a create made, and returns the create's
@@ -173,7 +187,8 @@ func (g *Gateway) configOf(req newSandbox, timeout int64) (runtime.ConfigRequest
 
 // networkOf maps E2B's network settings to paddock's egress: no internet
 // is network none, rules are the egress proxy's, and otherwise (E2B's
-// default) the network is open.
+// default) the network is open (where the provider offers it:
+// makeProject).
 func networkOf(req newSandbox) store.NetworkConfig {
 	switch {
 	case req.AllowInternetAccess != nil && !*req.AllowInternetAccess:

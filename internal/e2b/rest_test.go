@@ -34,11 +34,17 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	dial := shimtest.Serve(t)
+	return newWorldOffering(t, shimtest.Serve(t), provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen)
+}
+
+// newWorldOffering is newWorld whose provider offers networks, its agent
+// reached by dial.
+func newWorldOffering(t *testing.T, dial func(context.Context) (net.Conn, error), networks ...provider.NetworkPolicy) *world {
+	t.Helper()
 	env := servertest.New(t, servertest.Options{
 		NoSpecCheck: true, // the E2B surface is not paddock's API document's
 		Provider: fake.New(fake.Config{
-			Networks: []provider.NetworkPolicy{provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen},
+			Networks: networks,
 			Agent:    func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) },
 		}),
 	})
@@ -517,4 +523,33 @@ func TestMetrics(t *testing.T) {
 	}
 	wantE2BError(t, w.do(t, w.viewer, "GET", "/sandboxes/metrics", nil), 400)
 	wantE2BError(t, w.do(t, w.viewer, "GET", path+"?start=x", nil), 400)
+}
+
+// TestNetwork: no internet is network none, rules are the egress
+// proxy's, E2B's default is open, or the installation's default where the
+// provider does not offer open; internet asked for there is refused.
+func TestNetwork(t *testing.T) {
+	dial := shimtest.Serve(t)
+	w := newWorldOffering(t, dial, provider.NetworkNone, provider.NetworkProxy, provider.NetworkOpen)
+	mode := func(w *world, s sandbox) store.NetworkConfig {
+		t.Helper()
+		rt, err := w.env.Store.GetRuntime(t.Context(), s.SandboxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt.Config.Network
+	}
+	if n := mode(w, w.create(t, w.member, map[string]any{"templateID": "base", "allow_internet_access": false})); n.Mode != "none" {
+		t.Fatalf("no internet: %+v", n)
+	}
+	n := mode(w, w.create(t, w.member, map[string]any{"templateID": "base", "network": map[string]any{"allowOut": []string{"example.com"}}}))
+	if n.Mode != "proxy" || len(n.Allow) != 1 || n.Allow[0] != "example.com" {
+		t.Fatalf("allowOut: %+v", n)
+	}
+
+	closed := newWorldOffering(t, dial, provider.NetworkNone)
+	if n := mode(closed, closed.create(t, closed.member, map[string]any{"templateID": "base"})); n.Mode != "none" {
+		t.Fatalf("E2B's default where open is not offered: %+v", n)
+	}
+	wantE2BError(t, closed.do(t, closed.member, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": true}), 422)
 }
