@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/e2b"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -552,4 +553,22 @@ func TestNetwork(t *testing.T) {
 		t.Fatalf("E2B's default where open is not offered: %+v", n)
 	}
 	wantE2BError(t, closed.do(t, closed.member, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": true}), 422)
+}
+
+// TestRateLimited: the surface spends the key's tokens of the API's rate
+// limiter; over it, a 429 in E2B's shape with Retry-After, which the SDK
+// turns into its RateLimitError.
+func TestRateLimited(t *testing.T) {
+	clock := testenv.NewClock(time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC))
+	env := servertest.New(t, servertest.Options{NoSpecCheck: true, Now: clock.Now,
+		Limits: api.Limits{PerKey: api.Rate{PerSecond: 1, Burst: 2}, PerClient: api.Rate{PerSecond: 1, Burst: 100}}})
+	w := &world{env: env}
+	for range 2 {
+		wantE2BError(t, w.do(t, env.Key, "GET", "/v2/sandboxes", nil), 403) // an installation key: admitted, then refused
+	}
+	a := w.do(t, env.Key, "GET", "/v2/sandboxes", nil)
+	wantE2BError(t, a, 429)
+	if a.header.Get("Retry-After") == "" {
+		t.Fatalf("a 429 without Retry-After: %v", a.header)
+	}
 }

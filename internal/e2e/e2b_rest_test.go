@@ -60,32 +60,13 @@ func e2bCall(t *testing.T, url, host, key string, want int, method, path string,
 func TestE2BRESTOnDocker(t *testing.T) {
 	srv := testenv.Serve(t, testenv.ServeOptions{Image: testenv.DefaultImage,
 		Args: []string{"--writable-root-unbounded"}, Env: []string{"PADDOCK_E2B_DOMAIN=e2b.test"}})
-	admin, err := pc.New(srv.URL, srv.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, key := e2bKey(t, srv)
 	ctx := t.Context()
-	if _, err := admin.CreateOrg(ctx, pc.CreateOrgRequest{Name: "acme"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.CreateWorkspace(ctx, "acme", pc.CreateWorkspaceRequest{Name: "default"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.AddOrgMember(ctx, "acme", pc.AddOrgMemberRequest{Member: "ops@example.com", Role: "member"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.AddMember(ctx, "acme", "default", pc.AddMemberRequest{Member: "ops@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	key, err := admin.CreateKey(ctx, "acme", pc.CreateKeyRequest{Member: "ops@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var s struct {
 		SandboxID, TemplateID, EnvdVersion, EnvdAccessToken string
 		Domain                                              *string
 	}
-	e2bCall(t, srv.URL, "", key.Key, 201, "POST", "/v2/sandboxes", map[string]any{
+	e2bCall(t, srv.URL, "", key, 201, "POST", "/v2/sandboxes", map[string]any{
 		"templateID": "base", "timeout": 300, "metadata": map[string]string{"suite": "e2e"},
 		"envVars": map[string]string{"GREETING": "hello from e2b"}, "allow_internet_access": false,
 	}, &s)
@@ -111,31 +92,59 @@ func TestE2BRESTOnDocker(t *testing.T) {
 		Metadata map[string]string
 	}
 	path := "/sandboxes/" + s.SandboxID
-	e2bCall(t, srv.URL, "api.e2b.test", key.Key, 200, "GET", path, nil, &d)
+	e2bCall(t, srv.URL, "api.e2b.test", key, 200, "GET", path, nil, &d)
 	if d.State != "running" || d.Metadata["suite"] != "e2e" {
 		t.Fatalf("got %+v", d)
 	}
 	var ms []struct{ MemUsed, MemTotal int64 }
-	e2bCall(t, srv.URL, "", key.Key, 200, "GET", path+"/metrics", nil, &ms)
+	e2bCall(t, srv.URL, "", key, 200, "GET", path+"/metrics", nil, &ms)
 	if len(ms) != 1 || ms[0].MemUsed <= 0 || ms[0].MemTotal != 1<<30 {
 		t.Fatalf("metrics %+v", ms)
 	}
 
-	e2bCall(t, srv.URL, "", key.Key, 204, "POST", path+"/pause", nil, nil)
-	e2bCall(t, srv.URL, "", key.Key, 200, "GET", path, nil, &d)
+	e2bCall(t, srv.URL, "", key, 204, "POST", path+"/pause", nil, nil)
+	e2bCall(t, srv.URL, "", key, 200, "GET", path, nil, &d)
 	if d.State != "paused" {
 		t.Fatalf("after pause: %+v", d)
 	}
-	e2bCall(t, srv.URL, "", key.Key, 409, "POST", path+"/pause", nil, nil)
-	e2bCall(t, srv.URL, "", key.Key, 201, "POST", "/v2"+path+"/connect", map[string]any{"timeout": 120}, &s)
+	e2bCall(t, srv.URL, "", key, 409, "POST", path+"/pause", nil, nil)
+	e2bCall(t, srv.URL, "", key, 201, "POST", "/v2"+path+"/connect", map[string]any{"timeout": 120}, &s)
 	res, err = admin.Exec(ctx, "acme", "default", s.SandboxID, pc.ExecRequest{Argv: []string{"cat", "/proc/1/status"}})
 	if err != nil || res.Exit == nil || res.Exit.Code != 0 || !strings.Contains(string(res.Stdout), "State:") {
 		t.Fatalf("after connect: %v %+v", err, res)
 	}
 
-	e2bCall(t, srv.URL, "", key.Key, 204, "DELETE", path, nil, nil)
-	e2bCall(t, srv.URL, "", key.Key, 404, "GET", path, nil, nil)
+	e2bCall(t, srv.URL, "", key, 204, "DELETE", path, nil, nil)
+	e2bCall(t, srv.URL, "", key, 404, "GET", path, nil, nil)
 	testenv.WaitFor(t, "the sandbox's container to go", func() bool {
 		return len(containersOf(t, testenv.DockerClient(t), s.SandboxID)) == 0
 	})
+}
+
+// e2bKey makes org acme with its workspace default on a live server, and
+// a member's key there; it returns the installation admin's client too.
+func e2bKey(t *testing.T, srv *testenv.Served) (*pc.Client, string) {
+	t.Helper()
+	admin, err := pc.New(srv.URL, srv.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := admin.CreateOrg(ctx, pc.CreateOrgRequest{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateWorkspace(ctx, "acme", pc.CreateWorkspaceRequest{Name: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.AddOrgMember(ctx, "acme", pc.AddOrgMemberRequest{Member: "ops@example.com", Role: "member"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.AddMember(ctx, "acme", "default", pc.AddMemberRequest{Member: "ops@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := admin.CreateKey(ctx, "acme", pc.CreateKeyRequest{Member: "ops@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin, key.Key
 }
