@@ -70,6 +70,8 @@ type Options struct {
 	// Preview configures preview URLs; its Port defaults to the test
 	// server's.
 	Preview api.Preview
+	// E2B configures the E2B-compatible surface.
+	E2B api.E2B
 	// Members says how org admins add members.
 	Members config.Members
 	// Logger is the server's logger; nil logs errors to stderr.
@@ -241,6 +243,7 @@ func (e *Env) overrides(t testing.TB, opts Options) server.Overrides {
 		Builds:    opts.Builds, BuildsFor: buildsFor,
 		Limits:  &opts.Limits,
 		Preview: &opts.Preview,
+		E2B:     opts.E2B,
 		Mount:   opts.Mount,
 		Wrap: func(a *api.API) http.Handler {
 			// Every request and answer is held to api/openapi.yaml (spec.go).
