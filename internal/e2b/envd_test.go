@@ -45,6 +45,11 @@ type gw struct {
 
 func newGW(t *testing.T) *gw {
 	t.Helper()
+	return newGWLimits(t, api.Limits{UploadBodyBytes: maxBody})
+}
+
+func newGWLimits(t *testing.T, limits api.Limits) *gw {
+	t.Helper()
 	dial, stop := serveAgent(t)
 	var down atomic.Bool
 	agent := func(ctx context.Context, _ string) (net.Conn, error) {
@@ -55,7 +60,7 @@ func newGW(t *testing.T) *gw {
 	}
 	env := servertest.New(t, servertest.Options{
 		Provider: fake.New(fake.Config{Agent: agent}), NoSpecCheck: true,
-		E2B: e2b.Config{Domain: domain}, Limits: api.Limits{UploadBodyBytes: maxBody},
+		E2B: e2b.Config{Domain: domain}, Limits: limits,
 	})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
@@ -283,11 +288,9 @@ func TestEnvdTokens(t *testing.T) {
 
 	g.env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "vera@example.com", Role: "viewer"})
 	g.env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: "vera@example.com"})
-	g.env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "bob@example.com", Role: "member"})
-	g.env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: "bob@example.com"})
-	var vera, bob client.CreatedKey
+	var vera client.CreatedKey
 	g.env.Must(t, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: "vera@example.com", Role: "viewer"}).Decode(t, &vera)
-	g.env.Must(t, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: "bob@example.com", Role: "member"}).Decode(t, &bob)
+	bob := g.member(t, "bob@example.com")
 	want(t, "a viewer's token", do(t, g.req(t, g.rt, g.tokenFor(t, vera.Key, g.rt), "GET", "/health", nil)), 401, float64(401))
 	bobs := g.tokenFor(t, bob.Key, g.rt)
 	want(t, "a member's token", do(t, g.req(t, g.rt, bobs, "GET", "/health", nil)), 204, nil)
@@ -379,14 +382,44 @@ func TestEnvdForwarding(t *testing.T) {
 	}
 }
 
+// TestEnvdRateLimit: a token's requests spend its maker's rate limit;
+// past it they answer 429 with Retry-After, in envd's shape or
+// Connect's.
+func TestEnvdRateLimit(t *testing.T) {
+	g := newGWLimits(t, api.Limits{PerKey: api.Rate{PerSecond: 0.001, Burst: 20}})
+	bob := g.member(t, "bob@example.com")
+	token := g.tokenFor(t, bob.Key, g.rt)
+	for i := range 20 {
+		if a := do(t, g.req(t, g.rt, token, "GET", "/health", nil)); a.status != 204 {
+			t.Fatalf("request %d: %d %s", i, a.status, a.body)
+		}
+	}
+	a := do(t, g.req(t, g.rt, token, "GET", "/health", nil))
+	want(t, "over the limit", a, 429, float64(429))
+	if a.header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	want(t, "over the limit, Connect", do(t, g.connect(t, token, "/filesystem.Filesystem/Stat", map[string]string{"path": "/"})), 429, "resource_exhausted")
+	// Another credential's token has its own.
+	want(t, "another maker", do(t, g.req(t, g.rt, g.token, "GET", "/health", nil)), 204, nil)
+}
+
+// member adds name to acme and its workspace dev as a member, and makes
+// them a key.
+func (g *gw) member(t *testing.T, name string) client.CreatedKey {
+	t.Helper()
+	g.env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: name, Role: "member"})
+	g.env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: name})
+	var k client.CreatedKey
+	g.env.Must(t, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: name, Role: "member"}).Decode(t, &k)
+	return k
+}
+
 // TestEnvdRevokedStream: revoking the key whose token opened a stream
 // ends the stream.
 func TestEnvdRevokedStream(t *testing.T) {
 	g := newGW(t)
-	g.env.Must(t, 201, "POST", "/api/v1/org/acme/members", client.AddOrgMemberRequest{Member: "bob@example.com", Role: "member"})
-	g.env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/members", client.AddMemberRequest{Member: "bob@example.com"})
-	var bob client.CreatedKey
-	g.env.Must(t, 201, "POST", "/api/v1/org/acme/keys", client.CreateKeyRequest{Member: "bob@example.com", Role: "member"}).Decode(t, &bob)
+	bob := g.member(t, "bob@example.com")
 	events := g.watch(t, g.tokenFor(t, bob.Key, g.rt), t.TempDir())
 	g.env.Must(t, 204, "DELETE", "/api/v1/org/acme/keys/"+bob.ID, nil)
 	for {
