@@ -2,6 +2,7 @@ package e2b
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -19,6 +20,8 @@ func (g *Gateway) envdProxy(agent *agentconn.Client, sandboxID string, who auth.
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "paddock-agent"
 		},
 		Transport: agent.Forwarder(),
+		// A stream the client or a revocation ended is no error of ours.
+		ErrorLog: slog.NewLogLogger(g.o.Logger.Handler(), slog.LevelDebug),
 		// Connect server streams (and the keepalives envd sends in them)
 		// reach the client as they are written.
 		FlushInterval: -1,
