@@ -179,9 +179,8 @@ type uploaded struct {
 // "file" parts are written to path (when given) or each to its part's
 // filename (a path, relative to the user's home or absolute), or an
 // application/octet-stream body written to path. The body may be gzip
-// (Content-Encoding). Each file streams to disk and replaces the old one
-// whole once written; its parents are created. It answers the files
-// written.
+// (Content-Encoding). Each file streams to disk; its parents are created.
+// It answers the files written.
 func (s *Server) envdUpload(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	u, err := s.envdCaller(r.Header, q.Get("username"))
@@ -288,45 +287,64 @@ func uploadParts(u sandboxUser, p string, hasPath bool, mr *multipart.Reader) ([
 	}
 }
 
-// writeUpload writes src to path as u: it creates path's parents, streams
-// src into a new file beside it and renames that over path, keeping the
-// mode of the regular file it replaces. A failed upload leaves nothing.
+// writeUpload writes src to path as u, as envd does: it creates path's
+// parents and writes the file in place, so that a watcher sees the file
+// created and written (an existing one keeps its mode and owner). A file
+// the upload created is removed if the upload fails.
 func writeUpload(u sandboxUser, path string, src io.Reader) error {
-	var tmp *os.File
-	var mode fs.FileMode
+	var f *os.File
+	var created bool
 	err := asUser(u, func() (err error) {
-		tmp, mode, err = createUpload(path)
+		f, created, err = openUpload(path)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	dst := &uploadWriter{f: tmp}
-	if _, err := io.CopyBuffer(dst, src, make([]byte, 256<<10)); err != nil {
-		if dst.err != nil {
-			return fsError("write", path, dst.err)
-		}
-		return errInvalid("invalid_body", "reading the upload of %s: %v", path, err)
+	dst := &uploadWriter{f: f}
+	_, err = io.CopyBuffer(dst, src, make([]byte, 256<<10))
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err, dst.err = cerr, cerr
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fsError("write", path, err)
+	if err == nil {
+		return nil
 	}
-	if err := tmp.Close(); err != nil {
-		return fsError("write", path, err)
+	if created {
+		_ = os.Remove(path)
 	}
-	err = asUser(u, func() error { return os.Rename(tmp.Name(), path) })
+	if dst.err != nil {
+		return fsError("write", path, dst.err)
+	}
+	return errInvalid("invalid_body", "reading the upload of %s: %v", path, err)
+}
+
+// openUpload creates path's parents and opens the file at path for
+// writing, truncated, creating it (0666 less the umask) if need be; it
+// reports whether it did. Only a regular file is written.
+func openUpload(path string) (*os.File, bool, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, fsError("mkdir", dir, err)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, false, errInvalid("is_a_directory", "path is a directory: %s", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, false, fsError("write", path, err)
+	}
+	created := err != nil
+	// O_NONBLOCK: opening a FIFO fails at once rather than waiting for a
+	// reader.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0o666)
 	if err != nil {
-		return fsError("write", path, err)
+		return nil, false, fsError("write", path, err)
 	}
-	done = true
-	return nil
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, false, errInvalid("not_a_regular_file", "path is not a regular file: %s", path)
+	}
+	return f, created, nil
 }
 
 // uploadWriter writes to f and keeps its error apart from the source's.
@@ -343,28 +361,4 @@ func (w *uploadWriter) Write(p []byte) (int, error) {
 		w.err = err
 	}
 	return n, err
-}
-
-// createUpload creates path's parents and a new file beside it, and
-// returns it with the mode path's file should have.
-func createUpload(path string) (*os.File, fs.FileMode, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, 0, fsError("mkdir", dir, err)
-	}
-	mode := fs.FileMode(0o644)
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil && fi.IsDir():
-		return nil, 0, errInvalid("is_a_directory", "path is a directory: %s", path)
-	case err == nil && fi.Mode().IsRegular():
-		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, 0, fsError("write", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, ".paddock-upload-*")
-	if err != nil {
-		return nil, 0, fsError("write", path, err)
-	}
-	return tmp, mode, nil
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -33,7 +34,7 @@ func filesURL(query ...string) string {
 }
 
 // do sends req and returns the status and body.
-func (a *envdAgent) do(t *testing.T, req *http.Request) (*http.Response, []byte) {
+func (a *fsAgent) do(t *testing.T, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
 	res, err := a.http.Do(req)
 	if err != nil {
@@ -61,7 +62,7 @@ func wantFilesError(t *testing.T, what string, res *http.Response, body []byte, 
 }
 
 // upload sends req, an upload, and decodes its answer.
-func (a *envdAgent) upload(t *testing.T, req *http.Request) []uploaded {
+func (a *fsAgent) upload(t *testing.T, req *http.Request) []uploaded {
 	t.Helper()
 	res, body := a.do(t, req)
 	var out []uploaded
@@ -105,16 +106,16 @@ func get(t *testing.T, u string) *http.Request {
 	return req
 }
 
-func TestEnvdHealth(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsHealth(t *testing.T) {
+	a := startFsAgent(t)
 	res, body := a.do(t, get(t, "http://agent/health"))
 	if res.StatusCode != http.StatusNoContent || len(body) != 0 || res.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("health: %d %v %q", res.StatusCode, res.Header, body)
 	}
 }
 
-func TestEnvdUpload(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsUpload(t *testing.T) {
+	a := startFsAgent(t)
 
 	// One file at the query's path (the SDK's write(path, data)).
 	ct, body := form(t, "ignored-name", "hello")
@@ -174,8 +175,8 @@ func TestEnvdUpload(t *testing.T) {
 	}
 }
 
-func TestEnvdUploadErrors(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsUploadErrors(t *testing.T) {
+	a := startFsAgent(t)
 	must(t, os.Mkdir(filepath.Join(a.home, "dir"), 0o755))
 	writeFile(t, filepath.Join(a.root, "secret"), "s", 0o600, 0)
 	for _, tt := range []struct {
@@ -201,6 +202,10 @@ func TestEnvdUploadErrors(t *testing.T) {
 			r.Header.Set("Content-Encoding", "gzip")
 			return r
 		}, 400},
+		{"a form cut short", func() *http.Request {
+			ct, b := form(t, "cut.txt", strings.Repeat("x", 1000))
+			return post(t, filesURL(), ct, bytes.NewReader(b.Bytes()[:b.Len()-600]))
+		}, 400},
 		{"unknown user", func() *http.Request {
 			return post(t, filesURL("path", "x", "username", "bob"), "application/octet-stream", strings.NewReader("x"))
 		}, 401},
@@ -217,13 +222,13 @@ func TestEnvdUploadErrors(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(a.root, "secret")); string(b) != "s" {
 		t.Errorf("root's file now holds %q", b)
 	}
-	if names, _ := filepath.Glob(filepath.Join(a.home, ".paddock-upload-*")); len(names) != 0 {
-		t.Errorf("failed uploads left %v", names)
+	if _, err := os.Stat(filepath.Join(a.home, "cut.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a cut upload left its file: %v", err)
 	}
 }
 
-func TestEnvdDownload(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsDownload(t *testing.T) {
+	a := startFsAgent(t)
 	writeFile(t, filepath.Join(a.home, "d.txt"), "downloaded", 0o644, 1000)
 	writeFile(t, filepath.Join(a.base, "rootonly"), "secret", 0o600, 0)
 
@@ -314,11 +319,11 @@ func heapPeak() (stop func() uint64) {
 // TestEnvdLargeFile uploads and downloads 160 MB, streamed both ways:
 // the heap (the test's and the agent's, one process) stays far below the
 // file's size.
-func TestEnvdLargeFile(t *testing.T) {
+func TestEnvdFsLargeFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 160 MB")
 	}
-	a := startEnvd(t)
+	a := startFsAgent(t)
 	const size = 160 << 20
 	seed := [32]byte{1, 2, 3}
 	want := sha256.New()

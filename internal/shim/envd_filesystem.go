@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -44,39 +43,17 @@ func (s *Server) registerEnvdFilesystem(hopts []connect.HandlerOption) {
 }
 
 // envdCaller returns the user an envd request acts as: the one named by
-// username (the /files query's), else by its Authorization header (Basic,
-// "<user>:", as the SDKs send it), else the sandbox's default user. The
-// control plane has authorized the request; the agent trusts the name.
+// username (the /files query's), else the one of its Authorization header
+// (see envdUser).
 func (s *Server) envdCaller(h http.Header, username string) (sandboxUser, error) {
 	if username == "" {
-		if auth := h.Get("Authorization"); auth != "" {
-			name, err := basicUser(auth)
-			if err != nil {
-				return sandboxUser{}, err
-			}
-			username = name
-		}
+		return s.envdUser(h)
 	}
 	u, err := lookupUser(username, s.user)
 	if err != nil {
 		return sandboxUser{}, connect.NewError(connect.CodeUnauthenticated, errors.New("invalid username: '"+username+"'"))
 	}
 	return u, nil
-}
-
-// basicUser returns the user of a Basic Authorization header.
-func basicUser(auth string) (string, error) {
-	bad := connect.NewError(connect.CodeUnauthenticated, errors.New("invalid Authorization header: want Basic <base64 of user:>"))
-	enc, ok := strings.CutPrefix(auth, "Basic ")
-	if !ok {
-		return "", bad
-	}
-	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-	if err != nil {
-		return "", bad
-	}
-	name, _, _ := strings.Cut(string(dec), ":")
-	return name, nil
 }
 
 // homeDir is u's home; the agent's own identity (outside a sandbox, in

@@ -20,11 +20,12 @@ import (
 
 	fspb "github.com/paddockhq/paddock/internal/agentpb/envd/filesystem"
 	"github.com/paddockhq/paddock/internal/agentpb/envd/filesystem/filesystemconnect"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
-// envdAgent is an agent serving envd in the test's process, with the
+// fsAgent is an agent serving envd in the test's process, with the
 // sandbox's two users' homes in a directory of the test's.
-type envdAgent struct {
+type fsAgent struct {
 	fs   filesystemconnect.FilesystemClient
 	http *http.Client
 	base string // holds home/user (user's) and root (root's)
@@ -32,11 +33,11 @@ type envdAgent struct {
 	root string // root's home
 }
 
-// startEnvd serves an agent whose default user is "user" (uid 1000), and
+// startFsAgent serves an agent whose default user is "user" (uid 1000), and
 // returns envd clients of it: Connect with the JSON codec, as the SDKs
 // call it, over HTTP/2 as the control plane forwards it. The agent
 // switches users, so the test needs root.
-func startEnvd(t *testing.T) *envdAgent {
+func startFsAgent(t *testing.T) *fsAgent {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("envd's users need the agent to run as root")
@@ -46,7 +47,7 @@ func startEnvd(t *testing.T) *envdAgent {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	a := &envdAgent{base: base, home: filepath.Join(base, "home", "user"), root: filepath.Join(base, "root")}
+	a := &fsAgent{base: base, home: filepath.Join(base, "home", "user"), root: filepath.Join(base, "root")}
 	must(t, os.Chmod(base, 0o755))
 	must(t, os.MkdirAll(filepath.Dir(a.home), 0o755))
 	must(t, os.Mkdir(a.home, 0o750))
@@ -115,7 +116,7 @@ func as[T any](user string, msg *T) *connect.Request[T] {
 }
 
 // wantCode fails unless err is a Connect error with code.
-func wantCode(t *testing.T, what string, err error, code connect.Code) {
+func wantFsCode(t *testing.T, what string, err error, code connect.Code) {
 	t.Helper()
 	if connect.CodeOf(err) != code {
 		t.Errorf("%s: error %v, want %s", what, err, code)
@@ -140,8 +141,8 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode, uid int) {
 	must(t, os.Chown(path, uid, uid))
 }
 
-func TestEnvdStat(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsStat(t *testing.T) {
+	a := startFsAgent(t)
 	ctx := context.Background()
 	writeFile(t, filepath.Join(a.home, "notes.txt"), "hello", 0o640, 1000)
 	must(t, os.Symlink(filepath.Join(a.home, "notes.txt"), filepath.Join(a.home, "link")))
@@ -182,18 +183,18 @@ func TestEnvdStat(t *testing.T) {
 	}
 
 	_, err = a.fs.Stat(ctx, as("", &fspb.StatRequest{Path: "missing"}))
-	wantCode(t, "stat missing", err, connect.CodeNotFound)
+	wantFsCode(t, "stat missing", err, connect.CodeNotFound)
 	_, err = a.fs.Stat(ctx, as("", &fspb.StatRequest{Path: "~bob/x"}))
-	wantCode(t, "stat ~bob", err, connect.CodeInvalidArgument)
+	wantFsCode(t, "stat ~bob", err, connect.CodeInvalidArgument)
 	_, err = a.fs.Stat(ctx, as("bob", &fspb.StatRequest{Path: "/"}))
-	wantCode(t, "stat as bob", err, connect.CodeUnauthenticated)
+	wantFsCode(t, "stat as bob", err, connect.CodeUnauthenticated)
 	// user may not look into root's home.
 	_, err = a.fs.Stat(ctx, as("", &fspb.StatRequest{Path: filepath.Join(a.root, "x")}))
-	wantCode(t, "stat in root's home", err, connect.CodePermissionDenied)
+	wantFsCode(t, "stat in root's home", err, connect.CodePermissionDenied)
 }
 
-func TestEnvdListDir(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsListDir(t *testing.T) {
+	a := startFsAgent(t)
 	ctx := context.Background()
 	for _, p := range []string{"a/b/c/deep.txt", "a/one.txt", "top.txt"} {
 		writeFile(t, filepath.Join(a.home, "tree", p), p, 0o644, 1000)
@@ -236,18 +237,18 @@ func TestEnvdListDir(t *testing.T) {
 	}
 
 	_, err := a.fs.ListDir(ctx, as("", &fspb.ListDirRequest{Path: "tree/top.txt"}))
-	wantCode(t, "list a file", err, connect.CodeInvalidArgument)
+	wantFsCode(t, "list a file", err, connect.CodeInvalidArgument)
 	_, err = a.fs.ListDir(ctx, as("", &fspb.ListDirRequest{Path: "nope"}))
-	wantCode(t, "list missing", err, connect.CodeNotFound)
+	wantFsCode(t, "list missing", err, connect.CodeNotFound)
 	_, err = a.fs.ListDir(ctx, as("", &fspb.ListDirRequest{Path: a.root}))
-	wantCode(t, "list root's home as user", err, connect.CodePermissionDenied)
+	wantFsCode(t, "list root's home as user", err, connect.CodePermissionDenied)
 	if _, err := a.fs.ListDir(ctx, as("root", &fspb.ListDirRequest{Path: a.root})); err != nil {
 		t.Errorf("list root's home as root: %v", err)
 	}
 }
 
-func TestEnvdMakeDirMoveRemove(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsMakeDirMoveRemove(t *testing.T) {
+	a := startFsAgent(t)
 	ctx := context.Background()
 
 	res, err := a.fs.MakeDir(ctx, as("", &fspb.MakeDirRequest{Path: "x/y/z"}))
@@ -263,12 +264,12 @@ func TestEnvdMakeDirMoveRemove(t *testing.T) {
 		}
 	}
 	_, err = a.fs.MakeDir(ctx, as("", &fspb.MakeDirRequest{Path: "x/y"}))
-	wantCode(t, "make an existing dir", err, connect.CodeAlreadyExists)
+	wantFsCode(t, "make an existing dir", err, connect.CodeAlreadyExists)
 	writeFile(t, filepath.Join(a.home, "f.txt"), "f", 0o644, 1000)
 	_, err = a.fs.MakeDir(ctx, as("", &fspb.MakeDirRequest{Path: "f.txt"}))
-	wantCode(t, "make dir over a file", err, connect.CodeInvalidArgument)
+	wantFsCode(t, "make dir over a file", err, connect.CodeInvalidArgument)
 	_, err = a.fs.MakeDir(ctx, as("", &fspb.MakeDirRequest{Path: filepath.Join(a.root, "d")}))
-	wantCode(t, "make dir in root's home", err, connect.CodePermissionDenied)
+	wantFsCode(t, "make dir in root's home", err, connect.CodePermissionDenied)
 	if _, err := a.fs.MakeDir(ctx, as("root", &fspb.MakeDirRequest{Path: "~/d"})); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestEnvdMakeDirMoveRemove(t *testing.T) {
 		t.Errorf("source still there: %v", err)
 	}
 	_, err = a.fs.Move(ctx, as("", &fspb.MoveRequest{Source: "gone.txt", Destination: "z/gone.txt"}))
-	wantCode(t, "move missing", err, connect.CodeNotFound)
+	wantFsCode(t, "move missing", err, connect.CodeNotFound)
 	if _, err := os.Stat(filepath.Join(a.home, "z")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed move created the destination's parent: %v", err)
 	}
@@ -304,9 +305,9 @@ func TestEnvdMakeDirMoveRemove(t *testing.T) {
 		t.Errorf("remove missing: %v", err)
 	}
 	_, err = a.fs.Remove(ctx, as("", &fspb.RemoveRequest{Path: filepath.Join(a.root, "d")}))
-	wantCode(t, "remove root's dir as user", err, connect.CodePermissionDenied)
+	wantFsCode(t, "remove root's dir as user", err, connect.CodePermissionDenied)
 	_, err = a.fs.Remove(ctx, as("root", &fspb.RemoveRequest{Path: "/"}))
-	wantCode(t, "remove /", err, connect.CodeInvalidArgument)
+	wantFsCode(t, "remove /", err, connect.CodeInvalidArgument)
 }
 
 // collectEvents reads stream until every event of want ("<type> <name>")
@@ -334,7 +335,7 @@ func eventKey(ev *fspb.FilesystemEvent) string {
 }
 
 // watchStream starts WatchDir and returns its next filesystem event.
-func watchStream(t *testing.T, a *envdAgent, req *connect.Request[fspb.WatchDirRequest]) (func() (*fspb.FilesystemEvent, error), *connect.ServerStreamForClient[fspb.WatchDirResponse]) {
+func watchStream(t *testing.T, a *fsAgent, req *connect.Request[fspb.WatchDirRequest]) (func() (*fspb.FilesystemEvent, error), *connect.ServerStreamForClient[fspb.WatchDirResponse]) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -356,10 +357,11 @@ func watchStream(t *testing.T, a *envdAgent, req *connect.Request[fspb.WatchDirR
 	}, st
 }
 
-func TestEnvdWatchDir(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsWatchDir(t *testing.T) {
+	a := startFsAgent(t)
 	dir := filepath.Join(a.home, "w")
 	must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	must(t, os.Chown(dir, 1000, 1000))
 	next, _ := watchStream(t, a, as("", &fspb.WatchDirRequest{Path: "w", Recursive: true, IncludeEntry: true}))
 
 	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("1"), 0o644))
@@ -375,6 +377,13 @@ func TestEnvdWatchDir(t *testing.T) {
 	collectEvents(t, next, "RENAME a.txt", "CREATE b.txt")
 	must(t, os.Remove(filepath.Join(dir, "b.txt")))
 	collectEvents(t, next, "REMOVE b.txt")
+	// An upload is created and written in place, as the SDKs' watchers expect.
+	res, err := a.http.Post("http://agent/files?path=w/up.txt", "application/octet-stream", strings.NewReader("up"))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("upload: %v %v", res, err)
+	}
+	res.Body.Close()
+	collectEvents(t, next, "CREATE up.txt", "WRITE up.txt")
 
 	// Recursive: an existing subdirectory, and one made since.
 	must(t, os.WriteFile(filepath.Join(dir, "sub", "s.txt"), nil, 0o644))
@@ -405,8 +414,8 @@ func testWatchedSoon(t *testing.T, dir string, next func() (*fspb.FilesystemEven
 	}
 }
 
-func TestEnvdWatchDirNotRecursive(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsWatchDirNotRecursive(t *testing.T) {
+	a := startFsAgent(t)
 	dir := filepath.Join(a.home, "w")
 	must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
 	req := as("", &fspb.WatchDirRequest{Path: dir})
@@ -449,12 +458,12 @@ func TestEnvdWatchDirNotRecursive(t *testing.T) {
 			err = s.Err()
 			s.Close()
 		}
-		wantCode(t, "watch "+tt.path, err, tt.code)
+		wantFsCode(t, "watch "+tt.path, err, tt.code)
 	}
 }
 
-func TestEnvdWatchers(t *testing.T) {
-	a := startEnvd(t)
+func TestEnvdFsWatchers(t *testing.T) {
+	a := startFsAgent(t)
 	ctx := context.Background()
 	dir := filepath.Join(a.home, "p")
 	must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
@@ -465,15 +474,21 @@ func TestEnvdWatchers(t *testing.T) {
 	id := res.Msg.WatcherId
 	var pending []*fspb.FilesystemEvent
 	next := func() (*fspb.FilesystemEvent, error) {
-		for len(pending) == 0 {
+		err := testenv.Poll(time.Minute, func() error {
+			if len(pending) > 0 {
+				return nil
+			}
 			r, err := a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: id}))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			pending = r.Msg.Events
-			if len(pending) == 0 {
-				time.Sleep(10 * time.Millisecond) // polling, as the SDK's users do
+			if pending = r.Msg.Events; len(pending) == 0 {
+				return errors.New("no events yet")
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		ev := pending[0]
 		pending = pending[1:]
@@ -492,14 +507,32 @@ func TestEnvdWatchers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: id}))
-	wantCode(t, "events of a removed watcher", err, connect.CodeNotFound)
+	wantFsCode(t, "events of a removed watcher", err, connect.CodeNotFound)
 	_, err = a.fs.RemoveWatcher(ctx, as("", &fspb.RemoveWatcherRequest{WatcherId: id}))
-	wantCode(t, "remove a removed watcher", err, connect.CodeNotFound)
+	wantFsCode(t, "remove a removed watcher", err, connect.CodeNotFound)
 	_, err = a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: a.root}))
-	wantCode(t, "watch root's home as user", err, connect.CodePermissionDenied)
+	wantFsCode(t, "watch root's home as user", err, connect.CodePermissionDenied)
 
-	// A watcher left behind ends with the agent.
-	if _, err := a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "p"})); err != nil {
+	// Events not fetched are bounded: past the bound the watcher fails.
+	saved := maxPolledEvents
+	maxPolledEvents = 2
+	res, err = a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "p"}))
+	maxPolledEvents = saved
+	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range 3 {
+		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644))
+	}
+	err = testenv.Poll(time.Minute, func() error {
+		_, err := a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: res.Msg.WatcherId}))
+		if connect.CodeOf(err) != connect.CodeResourceExhausted {
+			return fmt.Errorf("events: %v, want resource_exhausted", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	// That watcher, left behind, ends with the agent.
 }

@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,13 +23,9 @@ import (
 const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// Keepalives of a WatchDir stream: every Keepalive-Ping-Interval seconds
-// (the SDKs send 50), else every defaultWatchKeepalive.
-const defaultWatchKeepalive = 90 * time.Second
-
 // maxPolledEvents bounds the events a polled watcher keeps between polls;
 // past it the watcher fails, as an overflowing inotify queue does.
-const maxPolledEvents = 100000
+var maxPolledEvents = 100000
 
 // errWatchOverflow: more events came than a watch could keep.
 var errWatchOverflow = &rpcError{kind: kindResourceExhausted, reason: "watch_overflow", msg: "too many file system events: some were lost"}
@@ -220,15 +214,6 @@ func (w *dirWatch) pump(out chan<- []watchEvent, errc chan<- error, done <-chan 
 	}
 }
 
-// keepaliveInterval is how often a stream sends a keepalive: the
-// Keepalive-Ping-Interval header's seconds, else defaultWatchKeepalive.
-func keepaliveInterval(h http.Header) time.Duration {
-	if n, err := strconv.Atoi(h.Get("Keepalive-Ping-Interval")); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	return defaultWatchKeepalive
-}
-
 func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb.WatchDirRequest], stream *connect.ServerStream[fspb.WatchDirResponse]) error {
 	m := req.Msg
 	u, path, err := f.s.envdTarget(req.Header(), m.Path)
@@ -248,7 +233,7 @@ func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb
 	if err := stream.Send(start); err != nil {
 		return err
 	}
-	interval := keepaliveInterval(req.Header())
+	interval := keepaliveInterval(req.Header().Get(keepaliveHeader))
 	keepalive := time.NewTicker(interval)
 	defer keepalive.Stop()
 	for {
@@ -281,6 +266,7 @@ func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb
 type polledWatch struct {
 	w         *dirWatch
 	withEntry bool
+	limit     int           // maxPolledEvents when it started
 	done      chan struct{} // closed by stop
 	stopOnce  sync.Once
 
@@ -304,7 +290,7 @@ func (p *polledWatch) collect() {
 			return
 		}
 		for _, e := range evs {
-			if len(p.events) == maxPolledEvents {
+			if len(p.events) == p.limit {
 				p.err = errWatchOverflow
 				break
 			}
@@ -324,7 +310,7 @@ func (f *envdFilesystem) CreateWatcher(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	p := &polledWatch{w: w, withEntry: m.IncludeEntry, done: make(chan struct{})}
+	p := &polledWatch{w: w, withEntry: m.IncludeEntry, limit: maxPolledEvents, done: make(chan struct{})}
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	id := "w" + hex.EncodeToString(rnd[:])
