@@ -254,10 +254,16 @@ func TestEnvdAllowList(t *testing.T) {
 		}
 	}
 	// The agent's environment is untouched: a process started through
-	// envd does not see it. (process.Process may not be served by this
-	// agent yet; a filesystem call shows the route is the agent's.)
+	// envd does not see what SetEnv would have set.
 	a := do(t, g.connect(t, g.token, "/filesystem.Filesystem/Stat", map[string]string{"path": "/"}))
 	want(t, "an allowed route", a, 200, nil)
+	start, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/sh", "args": []string{"-c", "echo \"[$PWNED]\""}}})
+	r := g.req(t, g.rt, g.token, "POST", "/process.Process/Start", bytes.NewReader(envelope(start)))
+	r.Header.Set("Content-Type", "application/connect+json")
+	a = do(t, r)
+	if a.status != 200 || !strings.Contains(a.body, `"stdout":"W10K"`) { // "[]\n"
+		t.Errorf("a process sees the environment SetEnv would have set: %d %q", a.status, a.body)
+	}
 }
 
 // TestEnvdTokens: every request needs the sandbox's envd access token,
@@ -380,6 +386,51 @@ func TestEnvdForwarding(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestEnvdProcess: process.Process's server stream Start reaches the
+// client message by message: the command's first output arrives while it
+// still runs (it waits for a file the test writes after reading it), and
+// the stream ends with the end event.
+func TestEnvdProcess(t *testing.T) {
+	g := newGW(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	start, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/sh",
+		"args": []string{"-c", "echo first; while [ ! -e " + gate + " ]; do sleep 0.05; done; echo second"}}})
+	r := g.req(t, g.rt, g.token, "POST", "/process.Process/Start", bytes.NewReader(envelope(start)))
+	r.Header.Set("Content-Type", "application/connect+json")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("start: %d %s", resp.StatusCode, b)
+	}
+	// until reads messages until one contains s.
+	until := func(s string) {
+		t.Helper()
+		for {
+			m, end, err := nextMessage(resp.Body)
+			if err != nil || end {
+				t.Fatalf("the stream ended before %q: %q %v", s, m, err)
+			}
+			if strings.Contains(m, s) {
+				return
+			}
+		}
+	}
+	until(`"stdout":"Zmlyc3QK"`) // "first\n"
+	a := do(t, g.connect(t, g.token, "/process.Process/List", map[string]any{}))
+	if a.status != 200 || !strings.Contains(a.body, gate) {
+		t.Errorf("list while it runs: %d %s", a.status, a.body)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until(`"stdout":"c2Vjb25kCg=="`) // "second\n"
+	until(`"end"`)
 }
 
 // TestEnvdRateLimit: a token's requests spend its maker's rate limit;
