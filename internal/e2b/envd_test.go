@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/api"
-	"github.com/paddockhq/paddock/internal/e2b"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/shim"
@@ -60,7 +59,7 @@ func newGWLimits(t *testing.T, limits api.Limits) *gw {
 	}
 	env := servertest.New(t, servertest.Options{
 		Provider: fake.New(fake.Config{Agent: agent}), NoSpecCheck: true,
-		E2B: e2b.Config{Domain: domain}, Limits: limits,
+		E2BDomain: domain, Limits: limits,
 	})
 	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
