@@ -111,14 +111,14 @@ func (g *Gateway) serveEnvd(w http.ResponseWriter, r *http.Request) {
 	if err == nil && (!envdRoute(r.Method, r.URL.Path) || r.URL.RawPath != "") {
 		err = errdefs.NotFound("envd_route_not_found", "%s %s is not an envd route", r.Method, r.URL.Path)
 	}
-	if err == nil && r.ContentLength > g.o.MaxBody {
+	if err == nil && g.o.MaxBody > 0 && r.ContentLength > g.o.MaxBody {
 		err = errTooLarge(g.o.MaxBody)
 	}
 	if err != nil {
 		g.envdFail(w, r, id, err)
 		return
 	}
-	if r.Body != nil && r.Body != http.NoBody {
+	if g.o.MaxBody > 0 && r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, g.o.MaxBody)
 	}
 	rt, who, err := g.admitEnvd(w, r, id)
