@@ -20,6 +20,8 @@ import (
 // by host <port>-<sandbox id>.<Domain>; it carries the sandbox's envd
 // access token as X-Access-Token. The gateway
 //
+//   - hands a request to another port to the preview gateway
+//     (Options.Ports), whose rules hold there;
 //   - lets through envd's own routes only (envdRoute): nothing else the
 //     agent serves (paddock's agent services) is reachable;
 //   - authorizes the token through the access service on every request
@@ -83,8 +85,6 @@ func (g *Gateway) envdTarget(r *http.Request) (id string, port int, err error) {
 		return "", 0, errdefs.InvalidArgument("invalid_sandbox_port", "invalid sandbox port %q", rawPort)
 	case !store.IsID(strings.ToLower(id)):
 		return "", 0, errdefs.InvalidArgument("invalid_sandbox_id", "invalid sandbox ID: a sandbox's ID is its runtime's (a UUID)")
-	case port != EnvdPort:
-		return "", 0, errdefs.InvalidArgument("port_not_served", "port %d: only envd (port %d) is served here; reach a sandbox's other ports through paddock's preview URLs", port, EnvdPort)
 	}
 	return strings.ToLower(id), port, nil
 }
@@ -107,7 +107,11 @@ func (g *Gateway) sandboxHost(host string) (string, bool) {
 
 // serveEnvd answers one envd request.
 func (g *Gateway) serveEnvd(w http.ResponseWriter, r *http.Request) {
-	id, _, err := g.envdTarget(r)
+	id, port, err := g.envdTarget(r)
+	if err == nil && port != EnvdPort {
+		g.servePort(w, r, id, port)
+		return
+	}
 	if err == nil && (!envdRoute(r.Method, r.URL.Path) || r.URL.RawPath != "") {
 		err = errdefs.NotFound("envd_route_not_found", "%s %s is not an envd route", r.Method, r.URL.Path)
 	}
@@ -220,3 +224,20 @@ func (e *unreachableError) Error() string {
 	return "the sandbox agent is unreachable: " + e.cause.Error()
 }
 func (e *unreachableError) Unwrap() error { return e.cause }
+
+// servePort answers a request to a sandbox's port other than envd's as a
+// preview of it (Options.Ports), without E2B's routing headers and the
+// envd access token, which are no app's business.
+func (g *Gateway) servePort(w http.ResponseWriter, r *http.Request, id string, port int) {
+	if g.o.Ports == nil {
+		g.envdFail(w, r, id, errdefs.InvalidArgument("port_not_served", "port %d: only envd (port %d) is served here; reach a sandbox's other ports through paddock's preview URLs", port, EnvdPort))
+		return
+	}
+	r = r.Clone(r.Context())
+	for name := range r.Header {
+		if strings.HasPrefix(name, "E2b-") || name == headerAccessToken {
+			r.Header.Del(name)
+		}
+	}
+	g.o.Ports.ServePort(w, r, id, port)
+}

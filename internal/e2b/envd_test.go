@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,18 +215,50 @@ func TestEnvdRouting(t *testing.T) {
 	}
 	want(t, "by host", do(t, byHost("49983-"+g.rt.ID+"."+domain, "/health")), 204, nil)
 	want(t, "by host, upper case", do(t, byHost("49983-"+strings.ToUpper(g.rt.ID)+".E2B.test:80", "/health")), 204, nil)
-	want(t, "another port by host", do(t, byHost("3000-"+g.rt.ID+"."+domain, "/health")), 400, float64(400))
 	want(t, "no id by host", do(t, byHost("49983-nope."+domain, "/health")), 400, float64(400))
 
 	r := g.req(t, g.rt, g.token, "GET", "/health", nil)
-	r.Header.Set("E2b-Sandbox-Port", "3000")
-	want(t, "another port by header", do(t, r), 400, float64(400))
-	r = g.req(t, g.rt, g.token, "GET", "/health", nil)
 	r.Header.Del("E2b-Sandbox-Port")
 	want(t, "no port header", do(t, r), 400, float64(400))
 	r = g.req(t, g.rt, g.token, "GET", "/health", nil)
 	r.Header.Set("E2b-Sandbox-Id", "i1a2b3c4d5e6f7g8h9")
 	want(t, "an id that is no runtime's", do(t, r), 400, float64(400))
+	r = g.req(t, g.rt, g.token, "GET", "/health", nil)
+	r.Header.Set("E2b-Sandbox-Port", "0")
+	want(t, "port 0", do(t, r), 400, float64(400))
+}
+
+// TestEnvdOtherPorts: a sandbox's other ports, by host or by header, are
+// its preview: private until marked public (the envd access token opens
+// none), then the app's, which sees neither the token nor E2B's routing
+// headers.
+func TestEnvdOtherPorts(t *testing.T) {
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "app %s token=%q id=%q", r.URL.Path, r.Header.Get("X-Access-Token"), r.Header.Get("E2b-Sandbox-Id"))
+	}))
+	t.Cleanup(app.Close)
+	_, port, _ := net.SplitHostPort(app.Listener.Addr().String())
+	g := newGW(t)
+	byHost := func() *http.Request {
+		r, _ := http.NewRequestWithContext(t.Context(), "GET", g.env.URL+"/hello", nil)
+		r.Host = port + "-" + g.rt.ID + "." + domain
+		r.Header.Set("X-Access-Token", g.token)
+		return r
+	}
+	byHeader := func() *http.Request {
+		r := g.req(t, g.rt, g.token, "GET", "/hello", nil)
+		r.Header.Set("E2b-Sandbox-Port", port)
+		return r
+	}
+	want(t, "private, by host", do(t, byHost()), 401, "preview_needs_credentials")
+	want(t, "private, by header", do(t, byHeader()), 401, "preview_needs_credentials")
+
+	g.env.Must(t, 200, "PATCH", "/api/v1/org/acme/ws/dev/runtimes/"+g.rt.ID+"/previews/"+port, client.SetPortRequest{Public: true})
+	for what, r := range map[string]*http.Request{"by host": byHost(), "by header": byHeader()} {
+		if a := do(t, r); a.status != 200 || a.body != `app /hello token="" id=""` {
+			t.Errorf("public, %s: %d %s", what, a.status, a.body)
+		}
+	}
 }
 
 // TestEnvdAllowList: only envd's own routes reach the agent; paddock's
