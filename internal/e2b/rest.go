@@ -191,12 +191,6 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, e2bError{Code: status, Message: msg})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // decodeBody decodes an optional JSON body into v: an empty one leaves v
 // as it is. Fields the SDK sends that paddock does not read are
 // ignored.
