@@ -1,0 +1,164 @@
+package sdks
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// The org, workspace and viewer TestTypeScriptSDK prepares for the
+// SDK's tests.
+const (
+	tsOrg          = "ts-sdk"
+	tsWorkspace    = "default"
+	tsViewer       = "viewer@ts-sdk.example"
+	tsHarnessEnv   = "ANTHROPIC_API_KEY"
+	tsHarnessValue = "sk-test-not-real"
+)
+
+// TestTypeScriptSDK runs sdk/typescript's tests (node's test runner)
+// against a live paddock on the real Docker engine: the package is built
+// as users get it (npm run build) and its tests import it by its name.
+// They cover orgs, workspaces, projects and a runtime's life, exec
+// (collected, streamed, stdin, background, attach, signal), files, a
+// terminal, a prompt to the test image's harness stand-in, credits, keys,
+// and errors (404, 401, a viewer's 403).
+func TestTypeScriptSDK(t *testing.T) {
+	dir := tsPackage(t)
+	node := testenv.NodeBin(t)
+	s := testenv.Serve(t, testenv.ServeOptions{})
+	viewerKey := prepareTSOrg(t, s)
+	env := append(os.Environ(),
+		"PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PADDOCK_URL="+s.URL,
+		"PADDOCK_API_KEY="+s.Key,
+		"PADDOCK_ORG="+tsOrg,
+		"PADDOCK_WORKSPACE="+tsWorkspace,
+		"PADDOCK_VIEWER_KEY="+viewerKey,
+		"PADDOCK_VIEWER_MEMBER="+tsViewer,
+		"PADDOCK_HARNESS_SECRET=anthropic",
+	)
+	runNPM(t, dir, env, "build")
+	if err := runNPMErr(t, dir, env, "test"); err != nil {
+		t.Fatalf("the TypeScript SDK's tests failed: %v\nserver log:\n%s", err, s.Logs)
+	}
+}
+
+// tsPackage is sdk/typescript, its packages installed
+// (scripts/js-deps.sh); without them the test skips, or fails in CI.
+func tsPackage(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(testenv.RepoRoot(t), "sdk", "typescript")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
+		if os.Getenv("CI") != "" || os.Getenv("PADDOCK_REQUIRE_DOCKER") != "" {
+			t.Fatal("sdk/typescript's packages are not installed: run scripts/js-deps.sh")
+		}
+		t.Skip("sdk/typescript's packages are not installed (scripts/js-deps.sh installs them)")
+	}
+	return dir
+}
+
+// prepareTSOrg makes the org and workspace the tests use, with a secret
+// the harness stand-in takes as its model credential, a grant of 1000
+// credits, and a viewer; it returns the viewer's key.
+func prepareTSOrg(t *testing.T, s *testenv.Served) string {
+	t.Helper()
+	ctx := t.Context()
+	c, err := pc.New(s.URL, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateOrg(ctx, pc.CreateOrgRequest{Name: tsOrg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateWorkspace(ctx, tsOrg, pc.CreateWorkspaceRequest{Name: tsWorkspace}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSecret(ctx, tsOrg, tsWorkspace, pc.CreateSecretRequest{Name: "anthropic", Env: tsHarnessEnv, Value: tsHarnessValue}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GrantCredits(ctx, tsOrg, pc.GrantCreditsRequest{Amount: 1000, IdempotencyKey: "ts-sdk-grant", Note: "ts-sdk grant"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddOrgMember(ctx, tsOrg, pc.AddOrgMemberRequest{Member: tsViewer, Role: "viewer"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddMember(ctx, tsOrg, tsWorkspace, pc.AddMemberRequest{Member: tsViewer}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.CreateKey(ctx, tsOrg, pc.CreateKeyRequest{Member: tsViewer, Name: "viewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Key
+}
+
+// runNPM runs `npm run script` in dir and fails the test if it fails.
+func runNPM(t *testing.T, dir string, env []string, script string) {
+	t.Helper()
+	if err := runNPMErr(t, dir, env, script); err != nil {
+		t.Fatalf("npm run %s: %v", script, err)
+	}
+}
+
+// runNPMErr runs `npm run script` in dir, its output streamed to the
+// test's log line by line as it comes.
+func runNPMErr(t *testing.T, dir string, env []string, script string) error {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "npm", "run", "--silent", script)
+	cmd.Dir, cmd.Env = dir, env
+	// npm is looked up on the PATH the environment gives, not the test's.
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			cmd.Path = filepath.Join(strings.Split(p, string(os.PathListSeparator))[0], "npm")
+		}
+	}
+	logs := &lineLog{t: t, prefix: script + ": "}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	err := cmd.Run()
+	logs.flush()
+	return err
+}
+
+// lineLog is an io.Writer that logs each whole line it is given.
+type lineLog struct {
+	t      *testing.T
+	prefix string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+var _ io.Writer = (*lineLog)(nil)
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		l.t.Log(l.prefix + string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+// flush logs what is left, a last line without its newline.
+func (l *lineLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		l.t.Log(l.prefix + string(l.buf))
+		l.buf = nil
+	}
+}

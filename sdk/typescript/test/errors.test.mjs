@@ -1,0 +1,41 @@
+// Errors: the API's error body as a PaddockError with status, code and
+// message; 401 for a bad key, 403 for a viewer's write, 404 for what
+// does not exist.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Paddock, PaddockError } from "@paddockhq/sdk";
+import { org, p, rejects, url, viewerKey, ws } from "./env.mjs";
+
+const nobody = "00000000-0000-0000-0000-000000000000";
+
+test("what does not exist is a 404 with its code", async () => {
+  await rejects(p.getRuntime(org, ws, nobody), 404, "runtime_not_found");
+  await rejects(p.getOrg("no-such-org"), 404);
+  await rejects(p.getProject(org, ws, "no-such-project"), 404);
+});
+
+test("a key the server does not know is a 401", async () => {
+  const stranger = new Paddock({ url, apiKey: "pdk_" + "0".repeat(48) });
+  await rejects(stranger.listRuntimes(org, ws), 401, "invalid_api_key");
+  const anonymous = new Paddock({ url });
+  await rejects(anonymous.listRuntimes(org, ws), 401, "missing_api_key");
+});
+
+test("a viewer reads but may not write: a 403", async () => {
+  const viewer = new Paddock({ url, apiKey: viewerKey });
+  const page = await viewer.listRuntimes(org, ws);
+  assert.ok(Array.isArray(page.items));
+  await rejects(viewer.createProject(org, ws, "viewer-made"), 403, "role_too_low");
+  const main = page.items[0];
+  if (main) await rejects(viewer.exec(org, ws, main.id, ["true"]), 403, "role_too_low");
+  await rejects(p.getProject(org, ws, "viewer-made"), 404);
+});
+
+test("a PaddockError carries the request id, and a name no route can be", async () => {
+  const e = await p.getRuntime(org, ws, nobody).catch((x) => x);
+  assert.ok(e instanceof PaddockError && e instanceof Error);
+  assert.equal(e.notFound, true);
+  assert.match(e.requestId ?? "", /.+/);
+  assert.throws(() => p.getRuntime(org, ws, ".."), (x) => x instanceof PaddockError && x.code === "invalid_argument");
+});
