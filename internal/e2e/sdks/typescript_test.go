@@ -50,6 +50,12 @@ func TestTypeScriptSDK(t *testing.T) {
 	if err := runNPMErr(t, dir, env, "test"); err != nil {
 		t.Fatalf("the TypeScript SDK's tests failed: %v\nserver log:\n%s", err, s.Logs)
 	}
+	// The README's examples, against the same server.
+	blocks := readmeSDKBlocks(t)
+	prepareReadmeOrg(t, s)
+	t.Run("readme-go", func(t *testing.T) { testReadmeGo(t, s, blocks["go"]) })
+	t.Run("readme-ts", func(t *testing.T) { testReadmeTS(t, s, dir, env, blocks["ts"]) })
+	t.Run("readme-python", func(t *testing.T) { testReadmePython(t, s, blocks["python"]) })
 }
 
 // tsPackage is sdk/typescript, its packages installed
