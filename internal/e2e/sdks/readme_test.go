@@ -95,7 +95,7 @@ func testReadmeGo(t *testing.T, s *testenv.Served, block string) {
 // testReadmeTS type-checks the README's TypeScript example against the
 // built package (tsc, strict) and runs it (it is JavaScript too), and
 // checks what it printed.
-func testReadmeTS(t *testing.T, s *testenv.Served, dir string, env []string, block string) {
+func testReadmeTS(t *testing.T, s *testenv.Served, dir, node string, env []string, block string) {
 	tmp := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(tmp, "node_modules", "@paddockhq"), 0o755); err != nil {
 		t.Fatal(err)
@@ -109,13 +109,13 @@ func testReadmeTS(t *testing.T, s *testenv.Served, dir string, env []string, blo
 			t.Fatal(err)
 		}
 	}
-	tsc := exec.CommandContext(t.Context(), "node", filepath.Join(dir, "node_modules", "typescript", "bin", "tsc"),
+	tsc := exec.CommandContext(t.Context(), filepath.Join(node, "node"), filepath.Join(dir, "node_modules", "typescript", "bin", "tsc"),
 		"--noEmit", "--strict", "--module", "nodenext", "--target", "es2022", "--lib", "es2022,dom", "example.mts")
 	tsc.Dir, tsc.Env = tmp, env
 	if out, err := tsc.CombinedOutput(); err != nil {
 		t.Fatalf("the README's TypeScript example does not type-check: %v\n%s", err, out)
 	}
-	run := exec.CommandContext(t.Context(), "node", "example.mjs")
+	run := exec.CommandContext(t.Context(), filepath.Join(node, "node"), "example.mjs")
 	run.Dir, run.Env = tmp, env
 	out, err := run.Output()
 	if err != nil {

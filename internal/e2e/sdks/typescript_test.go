@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -46,15 +45,15 @@ func TestTypeScriptSDK(t *testing.T) {
 		"PADDOCK_VIEWER_MEMBER="+tsViewer,
 		"PADDOCK_HARNESS_SECRET=anthropic",
 	)
-	runNPM(t, dir, env, "build")
-	if err := runNPMErr(t, dir, env, "test"); err != nil {
+	runNPM(t, dir, node, env, "build")
+	if err := runNPMErr(t, dir, node, env, "test"); err != nil {
 		t.Fatalf("the TypeScript SDK's tests failed: %v\nserver log:\n%s", err, s.Logs)
 	}
 	// The README's examples, against the same server.
 	blocks := readmeSDKBlocks(t)
 	prepareReadmeOrg(t, s)
 	t.Run("readme-go", func(t *testing.T) { testReadmeGo(t, s, blocks["go"]) })
-	t.Run("readme-ts", func(t *testing.T) { testReadmeTS(t, s, dir, env, blocks["ts"]) })
+	t.Run("readme-ts", func(t *testing.T) { testReadmeTS(t, s, dir, node, env, blocks["ts"]) })
 	t.Run("readme-python", func(t *testing.T) { testReadmePython(t, s, blocks["python"]) })
 }
 
@@ -108,25 +107,19 @@ func prepareTSOrg(t *testing.T, s *testenv.Served) string {
 }
 
 // runNPM runs `npm run script` in dir and fails the test if it fails.
-func runNPM(t *testing.T, dir string, env []string, script string) {
+func runNPM(t *testing.T, dir, node string, env []string, script string) {
 	t.Helper()
-	if err := runNPMErr(t, dir, env, script); err != nil {
+	if err := runNPMErr(t, dir, node, env, script); err != nil {
 		t.Fatalf("npm run %s: %v", script, err)
 	}
 }
 
-// runNPMErr runs `npm run script` in dir, its output streamed to the
-// test's log line by line as it comes.
-func runNPMErr(t *testing.T, dir string, env []string, script string) error {
+// runNPMErr runs `npm run script` in dir with node's npm, its output
+// streamed to the test's log line by line as it comes.
+func runNPMErr(t *testing.T, dir, node string, env []string, script string) error {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "npm", "run", "--silent", script)
+	cmd := exec.CommandContext(t.Context(), filepath.Join(node, "npm"), "run", "--silent", script)
 	cmd.Dir, cmd.Env = dir, env
-	// npm is looked up on the PATH the environment gives, not the test's.
-	for _, kv := range env {
-		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			cmd.Path = filepath.Join(strings.Split(p, string(os.PathListSeparator))[0], "npm")
-		}
-	}
 	logs := &lineLog{t: t, prefix: script + ": "}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	err := cmd.Run()

@@ -39,3 +39,37 @@ test("a PaddockError carries the request id, and a name no route can be", async 
   assert.match(e.requestId ?? "", /.+/);
   assert.throws(() => p.getRuntime(org, ws, ".."), (x) => x instanceof PaddockError && x.code === "invalid_argument");
 });
+
+test("an answer that is not the API's error body still makes a PaddockError", async (t) => {
+  // A proxy in front of the server answers its own page.
+  const { createServer } = await import("node:http");
+  const proxy = createServer((req, res) => {
+    res.writeHead(502, { "Content-Type": "text/html" });
+    res.end("<html><body>upstream gone</body></html>");
+  });
+  await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
+  t.after(() => proxy.close());
+  const behind = new Paddock({ url: `http://127.0.0.1:${proxy.address().port}/paddock`, apiKey: "pdk_x" });
+  await rejects(behind.getOrg(org), 502, "unavailable");
+  const e = await behind.getOrg(org).catch((x) => x);
+  assert.equal(e.message, "Bad Gateway");
+});
+
+test("the fetch and headers options carry every request", async () => {
+  const seen = [];
+  const traced = new Paddock({
+    url,
+    apiKey: viewerKey,
+    headers: { "X-Trace": "ts-sdk" },
+    fetch: (input, init) => {
+      seen.push({ input, method: init.method, headers: init.headers });
+      return fetch(input, init);
+    },
+  });
+  await traced.listRuntimes(org, ws, { limit: 1 });
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].method, "GET");
+  assert.equal(seen[0].input, `${url}/api/v1/org/${org}/ws/${ws}/runtimes?limit=1`);
+  assert.equal(seen[0].headers["X-Trace"], "ts-sdk");
+  assert.match(seen[0].headers["Authorization"], /^Bearer pdk_/);
+});

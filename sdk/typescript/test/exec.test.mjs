@@ -112,3 +112,13 @@ test("what cannot run is a typed error", async () => {
   await rejects(p.exec(org, ws, id, { argv: ["true"], cwd: "relative" }), 400);
   await rejects(p.execStream(org, ws, id, ["no-such-command-here"]), 404, "command_not_found");
 });
+
+test("kill-all ends every process but the agent", async () => {
+  const bg = await p.exec(org, ws, id, { argv: ["sleep", "600"], background: true });
+  const res = await p.killAllProcesses(org, ws, id);
+  assert.ok(res.killed >= 1, JSON.stringify(res));
+  const got = await p.getProcess(org, ws, id, bg.id);
+  assert.equal(got.running, false);
+  // The sandbox goes on.
+  assert.equal((await p.exec(org, ws, id, ["echo", "still here"])).stdout, "still here\n");
+});

@@ -50,3 +50,15 @@ test("prompt refusals are typed errors", async () => {
   await rejects(p.prompt(org, ws, id, { prompt: "x", harness: "no-such-harness" }), 400, "unknown_harness");
   await rejects(p.prompt(org, ws, id, { prompt: "x", session_id: "nope" }), 404, "session_not_found");
 });
+
+test("a task runs in a session of its own, of kind task", async () => {
+  const r = await p.task(org, ws, id, "a task to finish");
+  assert.equal(r.session.kind, "task");
+  assert.equal(r.error, undefined);
+  assert.ok(r.events.some((e) => e.type === "done"));
+  const s = await p.taskStream(org, ws, id, "another task");
+  const events = await s.events();
+  assert.equal(events.at(-1).type, "done");
+  assert.notEqual(s.sessionId, r.session.id);
+  await rejects(p.task(org, ws, id, { prompt: "x", session_id: r.session.id }), 400);
+});
