@@ -327,7 +327,7 @@ export class Paddock {
     const url = this.t.url(p, query).replace(/^http/, "ws");
     const WS = this.WebSocketImpl ?? (globalThis.WebSocket as unknown as WebSocketConstructor | undefined);
     if (!WS) throw new PaddockError(501, "not_implemented", "no WebSocket here: pass one as the WebSocket option");
-    const socket = inBrowser() ? new WS(url) : new WS(url, { headers: this.t.headers() });
+    const socket = takesHeaders() ? new WS(url, { headers: this.t.headers() }) : new WS(url);
     return Terminal.open(socket, () => this.terminalRefusal(org, ws, runtimeId, p, query));
   }
 
@@ -439,7 +439,11 @@ function linked(signal?: AbortSignal): AbortController {
   return c;
 }
 
-/** inBrowser says whether the WebSocket is a browser's, which takes no headers. */
-function inBrowser(): boolean {
-  return typeof (globalThis as { document?: unknown }).document !== "undefined";
+/**
+ * takesHeaders says whether this runtime's WebSockets take headers: Node's
+ * (and Bun's, which says it is Node) do, a browser's or a worker's do not.
+ */
+function takesHeaders(): boolean {
+  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  return typeof proc?.versions?.node === "string";
 }

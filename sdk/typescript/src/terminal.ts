@@ -19,7 +19,7 @@ export interface WebSocketLike {
 
 /**
  * A WebSocket constructor: the global one (Node 22 and later, browsers),
- * or another such as the ws package's. Outside browsers it is called as
+ * or another such as the ws package's. On Node.js (and Bun) it is called as
  * new WebSocket(url, { headers }), which both Node's and ws take, so that
  * the API key goes in the Authorization header; a browser's WebSocket can
  * send no header, and authenticates with the console's session cookie.
