@@ -90,6 +90,7 @@ func testReadmeGo(t *testing.T, s *testenv.Served, block string) {
 	if string(out) != "hello\n" {
 		t.Errorf("the README's Go example printed %q, want %q", out, "hello\n")
 	}
+	deleteProject(t, s, "acme", "dev", "demo-go")
 }
 
 // testReadmeTS type-checks the README's TypeScript example against the
@@ -124,6 +125,7 @@ func testReadmeTS(t *testing.T, s *testenv.Served, dir, node string, env []strin
 	if strings.TrimSpace(string(out)) != "hello" {
 		t.Errorf("the README's TypeScript example printed %q, want hello", out)
 	}
+	deleteProject(t, s, "acme", "dev", "demo-ts")
 }
 
 // testReadmePython runs the README's Python example with Debian's
@@ -142,6 +144,20 @@ func testReadmePython(t *testing.T, s *testenv.Served, block string) {
 	}
 	if strings.TrimSpace(string(out)) != "hello" {
 		t.Errorf("the README's Python example printed %q, want hello", out)
+	}
+	deleteProject(t, s, "acme", "dev", "demo-py")
+}
+
+// deleteProject deletes a project and with it its runtime's sandbox, so
+// that the next one runs alone.
+func deleteProject(t *testing.T, s *testenv.Served, org, ws, project string) {
+	t.Helper()
+	c, err := pc.New(s.URL, s.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteProject(t.Context(), org, ws, project); err != nil {
+		t.Errorf("delete %s/%s/%s: %v", org, ws, project, err)
 	}
 }
 

@@ -49,7 +49,9 @@ func TestTypeScriptSDK(t *testing.T) {
 	if err := runNPMErr(t, dir, node, env, "test"); err != nil {
 		t.Fatalf("the TypeScript SDK's tests failed: %v\nserver log:\n%s", err, s.Logs)
 	}
-	// The README's examples, against the same server.
+	// The README's examples, against the same server, one runtime
+	// running at a time.
+	deleteProject(t, s, tsOrg, tsWorkspace, "ts-main")
 	blocks := readmeSDKBlocks(t)
 	prepareReadmeOrg(t, s)
 	t.Run("readme-go", func(t *testing.T) { testReadmeGo(t, s, blocks["go"]) })
