@@ -57,6 +57,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	t.Run("readme-go", func(t *testing.T) { testReadmeGo(t, s, blocks["go"]) })
 	t.Run("readme-ts", func(t *testing.T) { testReadmeTS(t, s, dir, node, env, blocks["ts"]) })
 	t.Run("readme-python", func(t *testing.T) { testReadmePython(t, s, blocks["python"]) })
+	t.Run("browser", func(t *testing.T) { testBrowserBundle(t, s, dir) })
 }
 
 // tsPackage is sdk/typescript, its packages installed
