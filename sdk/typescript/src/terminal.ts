@@ -94,7 +94,14 @@ export class Terminal implements AsyncIterable<Uint8Array> {
       this.push(b);
       return undefined;
     }
-    const m = JSON.parse(data) as TerminalMessage;
+    let m: TerminalMessage;
+    try {
+      m = JSON.parse(data) as TerminalMessage;
+    } catch {
+      this.failure = new PaddockError(503, "unavailable", "a control message of the terminal is not JSON");
+      this.ws.close(1000);
+      return undefined;
+    }
     switch (m.type) {
       case "started":
         this.id = m.id ?? "";

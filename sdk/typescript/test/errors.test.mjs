@@ -73,3 +73,22 @@ test("the fetch and headers options carry every request", async () => {
   assert.equal(seen[0].headers["X-Trace"], "ts-sdk");
   assert.match(seen[0].headers["Authorization"], /^Bearer pdk_/);
 });
+
+test("a stream broken by what stands between is a PaddockError", async (t) => {
+  // A proxy that answers an exec stream with a line that is not JSON.
+  const { createServer } = await import("node:http");
+  // Through runtime "cut", the stream ends after started, with no exit.
+  const proxy = createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "application/x-ndjson" });
+    const started = '{"event":"started","id":"p-1","pid":7}\n';
+    res.end(req.url.includes("/runtimes/cut/") ? started : started + "<html>\n");
+  });
+  await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
+  t.after(() => proxy.close());
+  const behind = new Paddock({ url: `http://127.0.0.1:${proxy.address().port}`, apiKey: "pdk_x" });
+  const s = await behind.execStream(org, ws, nobody, ["true"]);
+  assert.equal(s.id, "p-1");
+  await rejects(s.wait(), 503, "unavailable");
+  const cut = await behind.execStream(org, ws, "cut", ["true"]);
+  await rejects(cut.wait(), 503, "unavailable");
+});
