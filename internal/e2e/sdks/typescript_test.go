@@ -1,12 +1,9 @@
 package sdks
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -123,44 +120,9 @@ func runNPMErr(t *testing.T, dir, node string, env []string, script string) erro
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), filepath.Join(node, "npm"), "run", "--silent", script)
 	cmd.Dir, cmd.Env = dir, env
-	logs := &lineLog{t: t, prefix: script + ": "}
+	logs := &lineLog{t: t} // python_test.go's
 	cmd.Stdout, cmd.Stderr = logs, logs
 	err := cmd.Run()
 	logs.flush()
 	return err
-}
-
-// lineLog is an io.Writer that logs each whole line it is given.
-type lineLog struct {
-	t      *testing.T
-	prefix string
-	mu     sync.Mutex
-	buf    []byte
-}
-
-var _ io.Writer = (*lineLog)(nil)
-
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		l.t.Log(l.prefix + string(l.buf[:i]))
-		l.buf = l.buf[i+1:]
-	}
-	return len(p), nil
-}
-
-// flush logs what is left, a last line without its newline.
-func (l *lineLog) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.buf) > 0 {
-		l.t.Log(l.prefix + string(l.buf))
-		l.buf = nil
-	}
 }
