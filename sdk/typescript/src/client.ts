@@ -47,6 +47,9 @@ export interface StreamOptions {
   signal?: AbortSignal;
 }
 
+/** What an upload sends: bytes, a Blob (a File) or a stream of bytes. */
+export type UploadBody = Uint8Array | Blob | ReadableStream<Uint8Array>;
+
 const NDJSON = "application/x-ndjson";
 const OCTETS = "application/octet-stream";
 
@@ -252,7 +255,8 @@ export class Paddock {
   /** Writes to the stdin of a process started with open_stdin, and closes it after with close; answers the bytes delivered. */
   async writeStdin(org: string, ws: string, runtimeId: string, processId: string, data: string | Uint8Array, opts: { close?: boolean } = {}): Promise<number> {
     const p = runtimePath(org, ws, runtimeId, "processes", processId, "stdin");
-    const r = await this.t.json<{ bytes: number }>("POST", p, { query: { close: opts.close || undefined }, body: toBytes(data) as BodyInit, contentType: OCTETS });
+    const query = { close: opts.close || undefined };
+    const r = await this.t.json<T.StdinResult>("POST", p, { query, body: toBytes(data) as BodyInit, contentType: OCTETS });
     return r.bytes;
   }
 
@@ -274,9 +278,10 @@ export class Paddock {
   }
 
   /** Replaces a file with data (text is UTF-8), whole or not at all; answers the file. */
-  writeFile(org: string, ws: string, runtimeId: string, filePath: string, data: string | Uint8Array | Blob | ReadableStream<Uint8Array>, opts: T.WriteFileOptions = {}): Promise<T.FileInfo> {
-    const body = (typeof data === "string" || data instanceof Uint8Array ? toBytes(data) : data) as BodyInit;
-    return this.t.json("PUT", runtimePath(org, ws, runtimeId, "files"), { query: { path: filePath, ...opts }, body, contentType: OCTETS });
+  writeFile(org: string, ws: string, runtimeId: string, filePath: string, data: string | UploadBody, opts: T.WriteFileOptions = {}): Promise<T.FileInfo> {
+    const body = (typeof data === "string" ? toBytes(data) : data) as BodyInit;
+    const query = { path: filePath, ...opts };
+    return this.t.json("PUT", runtimePath(org, ws, runtimeId, "files"), { query, body, contentType: OCTETS });
   }
 
   /** Describes a file, following a final symbolic link. */
@@ -310,8 +315,9 @@ export class Paddock {
   }
 
   /** Extracts a tar under dir, creating it if missing. */
-  uploadTar(org: string, ws: string, runtimeId: string, dir: string, tar: Uint8Array | Blob | ReadableStream<Uint8Array>): Promise<T.TarResult> {
-    return this.t.json("POST", runtimePath(org, ws, runtimeId, "files", "tar"), { query: { path: dir }, body: tar as BodyInit, contentType: "application/x-tar" });
+  uploadTar(org: string, ws: string, runtimeId: string, dir: string, tar: UploadBody): Promise<T.TarResult> {
+    const p = runtimePath(org, ws, runtimeId, "files", "tar");
+    return this.t.json("POST", p, { query: { path: dir }, body: tar as BodyInit, contentType: "application/x-tar" });
   }
 
   // Terminals.

@@ -27,6 +27,7 @@ export type ExitStatus = S["ExitStatus"];
 export type Process = S["Process"];
 export type SignalRequest = S["SignalRequest"];
 export type KillAllResult = S["KillAllResult"];
+export type StdinResult = S["StdinResult"];
 export type FileInfo = S["FileInfo"];
 export type FileList = S["FileList"];
 export type MkdirRequest = S["MkdirRequest"];
