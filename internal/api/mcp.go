@@ -34,11 +34,15 @@ func MCP(version string) Feature {
 	}, routes: func(*API) []Route { return nil }}
 }
 
+// IsMCP reports whether r goes to the MCP server rather than to the API's
+// routes.
+func (a *API) IsMCP(r *http.Request) bool { return a.mcp != nil && r.URL.Path == mcpPath }
+
 // serveMCP answers a request to /mcp; ok is false when r is not one.
 // The request lives as a stream of its credential's (live): revoking the
 // key, or removing its user, ends the calls it carries at once.
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) bool {
-	if a.mcp == nil || r.URL.Path != mcpPath {
+	if !a.IsMCP(r) {
 		return false
 	}
 	id, err := a.admit(w, r, func() (auth.Identity, error) { return a.authenticate(w, r) })

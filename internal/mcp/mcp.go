@@ -20,8 +20,8 @@ import (
 	"errors"
 	"fmt"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/paddockhq/paddock/pkg/client"
 )
