@@ -70,6 +70,22 @@ func newMCPWorld(t *testing.T) *mcpWorld {
 	return &mcpWorld{served: s, runtimeID: p.RuntimeID, foreign: k.Key}
 }
 
+// connect connects the Go SDK's client to /mcp with key, acme/dev the
+// defaults.
+func (w *mcpWorld) connect(t *testing.T, key string) *sdk.ClientSession {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	ct := &sdk.StreamableClientTransport{Endpoint: w.served.URL + "/mcp?org=acme&ws=dev",
+		HTTPClient: &http.Client{Transport: bearer{key, tr}}, MaxRetries: -1}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
 // bearer adds a bearer credential to every request.
 type bearer struct {
 	key  string
@@ -105,19 +121,7 @@ func callOK(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]an
 // it.
 func TestMCPGoClientOverHTTP(t *testing.T) {
 	w := newMCPWorld(t)
-	connect := func(key string) *sdk.ClientSession {
-		tr := &http.Transport{}
-		t.Cleanup(tr.CloseIdleConnections)
-		ct := &sdk.StreamableClientTransport{Endpoint: w.served.URL + "/mcp?org=acme&ws=dev",
-			HTTPClient: &http.Client{Transport: bearer{key, tr}}, MaxRetries: -1}
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cs.Close() })
-		return cs
-	}
-	cs := connect(w.served.Key)
+	cs := w.connect(t, w.served.Key)
 	var ex struct {
 		ExitCode int    `json:"exit_code"`
 		Stdout   string `json:"stdout"`
@@ -149,7 +153,7 @@ func TestMCPGoClientOverHTTP(t *testing.T) {
 		t.Fatalf("list_files = %v", paths)
 	}
 
-	foreign := connect(w.foreign)
+	foreign := w.connect(t, w.foreign)
 	for tool, args := range map[string]map[string]any{
 		"exec":      {"runtime": w.runtimeID, "command": "touch /workspace/pwned"},
 		"read_file": {"runtime": w.runtimeID, "path": "/workspace/answer"},
@@ -158,6 +162,47 @@ func TestMCPGoClientOverHTTP(t *testing.T) {
 		if err != nil || !res.IsError || !strings.Contains(toolText(res), "org_not_found") {
 			t.Fatalf("foreign %s: %v %+v", tool, err, res)
 		}
+	}
+}
+
+// TestMCPPrompt: an agent prompts another runtime's harness (the test
+// image's stand-in for Claude Code) through the prompt tool, and
+// continues the session it answered.
+func TestMCPPrompt(t *testing.T) {
+	w := newMCPWorld(t)
+	ctx, cancel := context.WithTimeout(t.Context(), testenv.Patience)
+	defer cancel()
+	c, err := client.New(w.served.URL, w.served.Key, client.WithHTTPClient(&http.Client{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSecret(ctx, "acme", "dev", client.CreateSecretRequest{Name: "anthropic", Env: "ANTHROPIC_API_KEY", Value: "sk-test-not-real"}); err != nil {
+		t.Fatal(err)
+	}
+	cs := w.connect(t, w.served.Key)
+	var rt struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	callOK(t, cs, "create_runtime", map[string]any{"name": "helper"}, &rt)
+	if _, err := c.ConfigureRuntime(ctx, "acme", "dev", rt.ID, client.RuntimePatch{Secrets: &[]string{"anthropic"}}); err != nil {
+		t.Fatal(err)
+	}
+	callOK(t, cs, "start_runtime", map[string]any{"runtime": "helper"}, &rt)
+	if rt.Status != client.RuntimeRunning {
+		t.Fatalf("started %+v", rt)
+	}
+	var first, second struct {
+		SessionID string `json:"session_id"`
+		Result    string `json:"result"`
+	}
+	callOK(t, cs, "prompt", map[string]any{"runtime": "helper", "prompt": "list the workspace please", "timeout_seconds": 90}, &first)
+	if first.SessionID == "" || first.Result == "" {
+		t.Fatalf("prompt = %+v", first)
+	}
+	callOK(t, cs, "prompt", map[string]any{"runtime": "helper", "prompt": "and now?", "session_id": first.SessionID, "timeout_seconds": 90}, &second)
+	if second.SessionID != first.SessionID || !strings.Contains(second.Result, "previous prompt: list the workspace please") {
+		t.Fatalf("continued prompt = %+v", second)
 	}
 }
 
