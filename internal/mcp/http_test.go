@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -42,12 +43,37 @@ func (e *env) connectHTTP(t *testing.T, key, query string) *sdk.ClientSession {
 	return cs
 }
 
+// initialize is an MCP initialize request.
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+
+// post sends one JSON-RPC message to /mcp with header and decodes an
+// error body.
+func (e *env) post(t *testing.T, header map[string]string, msg string) (*http.Response, client.Error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "POST", e.URL+"/mcp", strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body client.Error
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp, body
+}
+
 // TestHTTPNeedsABearerKey: /mcp answers 401 with the API's error body to
 // a request without a credential, with one that is not a key, or with
 // only a cookie; with a key it speaks MCP.
 func TestHTTPNeedsABearerKey(t *testing.T) {
 	e := newEnv(t)
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
 	for _, tc := range []struct {
 		name   string
 		header map[string]string
@@ -61,26 +87,29 @@ func TestHTTPNeedsABearerKey(t *testing.T) {
 		{"a key", map[string]string{"Authorization": "Bearer " + e.member.Key}, 200, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(t.Context(), "POST", e.URL+"/mcp", strings.NewReader(initialize))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range tc.header {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var body client.Error
-			_ = json.NewDecoder(resp.Body).Decode(&body)
+			resp, body := e.post(t, tc.header, initialize)
 			if resp.StatusCode != tc.status || tc.code != "" && body.Code != tc.code {
 				t.Fatalf("status %d, code %q; want %d %q", resp.StatusCode, body.Code, tc.status, tc.code)
 			}
 		})
+	}
+}
+
+// TestHTTPRateLimited: requests to /mcp spend their key's tokens like any
+// API request: past its burst, 429 with Retry-After.
+func TestHTTPRateLimited(t *testing.T) {
+	// A burst the set-up's calls with the admin key fit in.
+	const burst = 30
+	e := newEnvWith(t, api.Limits{PerKey: api.Rate{PerSecond: 0.001, Burst: burst}})
+	auth := map[string]string{"Authorization": "Bearer " + e.member.Key}
+	for i := range burst {
+		if resp, body := e.post(t, auth, initialize); resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d %+v", i+1, resp.StatusCode, body)
+		}
+	}
+	resp, body := e.post(t, auth, initialize)
+	if resp.StatusCode != 429 || body.Code != "rate_limited" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("past the burst: %d %+v", resp.StatusCode, body)
 	}
 }
 

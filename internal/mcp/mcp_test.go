@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/mcp"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -39,11 +40,14 @@ type env struct {
 // errDown is a provider that cannot start compute.
 var errDown = errdefs.Unavailable("provider_down", "the provider is down")
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, api.Limits{}) }
+
+// newEnvWith is newEnv with the API's limits.
+func newEnvWith(t *testing.T, limits api.Limits) *env {
 	t.Helper()
 	dial := shimtest.Serve(t)
 	fp := fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }})
-	e := &env{Env: servertest.New(t, servertest.Options{Provider: fp}), fake: fp}
+	e := &env{Env: servertest.New(t, servertest.Options{Provider: fp, Limits: limits}), fake: fp}
 	e.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
 	e.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "other"})
 	e.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
