@@ -29,53 +29,76 @@ func ServeStdio(ctx context.Context, c *client.Client, o Options, in io.Reader, 
 	return err
 }
 
-// pending counts the requests read and not yet answered.
+// pending are the requests read and not yet answered, by id.
 type pending struct {
 	ctx  context.Context
 	mu   sync.Mutex
 	cond *sync.Cond
-	n    int
+	ids  map[string]bool
 }
 
-func (p *pending) add(d int) {
+// mark adds the ids of requests read, and removes those answered.
+func (p *pending) mark(add, done []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.n += d
+	if p.ids == nil {
+		p.ids = map[string]bool{}
+	}
+	for _, id := range add {
+		p.ids[id] = true
+	}
+	for _, id := range done {
+		delete(p.ids, id)
+	}
 	p.cond.Broadcast()
 }
 
-func (p *pending) wake() { p.add(0) }
+func (p *pending) wake() { p.mark(nil, nil) }
 
 // drain waits until every request read has been answered, or ctx ends.
 func (p *pending) drain() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.n > 0 && p.ctx.Err() == nil {
+	for len(p.ids) > 0 && p.ctx.Err() == nil {
 		p.cond.Wait()
 	}
 }
 
-// messages counts the JSON-RPC requests (requests: true) or responses in
-// complete lines of buf, and returns what remains after the last newline.
-func messages(buf []byte, requests bool) (n int, rest []byte) {
+// message is what the counting needs of a JSON-RPC message.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// lines calls f with each complete line of buf and returns what remains
+// after the last newline.
+func lines(buf []byte, f func(m message)) []byte {
 	for {
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
-			return n, buf
+			return buf
 		}
-		var one struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(buf[:i], &one) == nil && one.ID != nil && (one.Method != "") == requests {
-			n++
+		var m message
+		if json.Unmarshal(buf[:i], &m) == nil {
+			f(m)
 		}
 		buf = buf[i+1:]
 	}
 }
 
-// countingReader reads the client's messages, counting its requests; at
-// the end of its input it waits for their answers before it ends.
+// idKey is a request id in one form whatever its spelling (1, 1.0).
+func idKey(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// countingReader reads the client's messages, marking its requests
+// pending; at the end of its input it waits for their answers (a
+// cancelled request is answered too) before it ends.
 type countingReader struct {
 	r    io.Reader
 	p    *pending
@@ -84,14 +107,19 @@ type countingReader struct {
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	var k int
-	k, c.line = messages(append(c.line, b[:n]...), true)
-	c.p.add(k)
+	buf := append(c.line, b[:n]...)
 	if errors.Is(err, io.EOF) {
 		// A last line without its newline is a message too.
-		k, _ = messages(append(c.line, '\n'), true)
-		c.line = nil
-		c.p.add(k)
+		buf = append(buf, '\n')
+	}
+	var add []string
+	c.line = lines(buf, func(m message) {
+		if m.ID != nil && m.Method != "" {
+			add = append(add, idKey(m.ID))
+		}
+	})
+	c.p.mark(add, nil)
+	if errors.Is(err, io.EOF) {
 		c.p.drain()
 	}
 	return n, err
@@ -99,7 +127,8 @@ func (c *countingReader) Read(b []byte) (int, error) {
 
 func (c *countingReader) Close() error { return nil }
 
-// countingWriter writes the server's messages, counting its answers.
+// countingWriter writes the server's messages, marking the requests they
+// answer done.
 type countingWriter struct {
 	w    io.Writer
 	p    *pending
@@ -108,9 +137,13 @@ type countingWriter struct {
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
-	var k int
-	k, c.line = messages(append(c.line, b[:n]...), false)
-	c.p.add(-k)
+	var done []string
+	c.line = lines(append(c.line, b[:n]...), func(m message) {
+		if m.ID != nil && m.Method == "" {
+			done = append(done, idKey(m.ID))
+		}
+	})
+	c.p.mark(nil, done)
 	return n, err
 }
 
