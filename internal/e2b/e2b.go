@@ -46,6 +46,9 @@ type Config struct {
 	// TLS proxy with a wildcard certificate. "" serves it under Prefix
 	// only.
 	Domain string
+	// Store keeps the surface's records (E2B sandboxes' templates and
+	// metadata) and finds the orgs and workspaces keys name.
+	Store Store
 }
 
 // Door is what the surface shares with the API it is served beside: one

@@ -82,7 +82,7 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		Access: h.access.svc, Tenancy: h.access.tenancy, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Leases: h.in.leases,
 		Logs: logs.BookOf(h.in.logger), Limits: limits, LimitState: h.in.limitState(), Clients: clients, Preview: preview,
-		Builds: h.providers.builds.builder,
+		Builds: h.providers.builds.builder, E2B: api.E2B{Domain: cfg.E2BDomain, Store: h.in.st},
 	})
 	h.api.Mount(w.mountedFeatures()...)
 	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()), api.MCP(version.Version))
