@@ -40,7 +40,9 @@ func (a *API) IsMCP(r *http.Request) bool { return a.mcp != nil && r.URL.Path ==
 
 // serveMCP answers a request to /mcp; ok is false when r is not one.
 // The request lives as a stream of its credential's (live): revoking the
-// key, or removing its user, ends the calls it carries at once.
+// key, ending the session or deleting its user ends the calls it carries
+// at once (and the API ends an exec in flight of a member removed from
+// its org, as it does for any caller).
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) bool {
 	if !a.IsMCP(r) {
 		return false
@@ -71,8 +73,10 @@ func (a *API) mcpClient(version string) func(r *http.Request) (*client.Client, e
 }
 
 // inProcess hands requests to the API's own handler, as requests from the
-// address the MCP request came from, each ended when that MCP request
-// ends (outer). Answers stream back through a pipe as they are written.
+// address the MCP request came from, to the host it came to (which no
+// preview or E2B host is, or they would have taken it), each ended when
+// that MCP request ends (outer). Answers stream back through a pipe as
+// they are written.
 type inProcess struct {
 	a     *API
 	from  string
