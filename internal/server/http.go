@@ -20,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/console"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/version"
 )
 
 // httpServer is the HTTP component's instance: the API, with every
@@ -85,7 +86,7 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		Builds: h.providers.builds.builder, E2B: api.E2B{Domain: cmp.Or(w.o.E2BDomain, cfg.E2BDomain), Store: h.in.st},
 	})
 	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()))
+	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()), api.MCP(version.Version))
 	warnSameSitePreviews(h.in.logger, h.access.signIn.Domain, preview.Domain)
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {

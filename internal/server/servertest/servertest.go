@@ -247,9 +247,9 @@ func (e *Env) overrides(t testing.TB, opts Options) server.Overrides {
 		Mount:     opts.Mount,
 		Wrap: func(a *api.API) http.Handler {
 			// Every request and answer is held to api/openapi.yaml (spec.go).
-			// The console's pages and the sandboxes' apps are not the
-			// API's answers.
-			notAPI := func(r *http.Request) bool { return a.IsPreview(r) || a.ServesConsole(r) }
+			// The console's pages, the sandboxes' apps and the MCP
+			// server's JSON-RPC are not the API's answers.
+			notAPI := func(r *http.Request) bool { return a.IsPreview(r) || a.ServesConsole(r) || a.IsMCP(r) }
 			var served http.Handler = newSpecCheck(t).wrap(a, notAPI)
 			if opts.NoSpecCheck {
 				served = a
