@@ -15,11 +15,14 @@ func TestEnvdHeaders(t *testing.T) {
 		"Keepalive-Ping-Interval": "50", "Accept-Encoding": "gzip", "User-Agent": "e2b-js-sdk/2.51.0",
 		"Authorization": "Basic cm9vdDo=", "X-Access-Token": "tok", "X-Api-Key": "pdk_x", "Cookie": "paddock_console=s",
 		"E2b-Sandbox-Id": "id", "E2b-Sandbox-Port": "49983", "E2b-Traffic-Access-Token": "t", "X-Forwarded-For": "1.2.3.4",
+		"Content-Encoding": "gzip", "Range": "bytes=0-9", "If-None-Match": `"e"`, "If-Modified-Since": "Mon, 02 Jan 2006 15:04:05 GMT",
+		"X-Metadata-Owner": "ci",
 	} {
 		in.Set(name, v)
 	}
 	out := envdHeaders(in)
-	for _, kept := range []string{"Content-Type", "Connect-Protocol-Version", "Connect-Timeout-Ms", "Keepalive-Ping-Interval", "Accept-Encoding", "User-Agent", "Authorization"} {
+	for _, kept := range []string{"Content-Type", "Connect-Protocol-Version", "Connect-Timeout-Ms", "Keepalive-Ping-Interval", "Accept-Encoding", "User-Agent", "Authorization",
+		"Content-Encoding", "Range", "If-None-Match", "If-Modified-Since", "X-Metadata-Owner"} {
 		if out.Get(kept) != in.Get(kept) {
 			t.Errorf("%s: %q, want %q", kept, out.Get(kept), in.Get(kept))
 		}

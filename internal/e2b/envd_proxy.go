@@ -48,8 +48,10 @@ func (g *Gateway) envdProxy(agent *agentconn.Client, sandboxID string, who auth.
 }
 
 // envdHeaders are the headers of an envd request that reach the agent:
-// what envd reads (the content's type and encoding, Connect's and envd's
-// own, and the user as 'Authorization: Basic <user>:'), and nothing of
+// what envd reads (the content's type and encoding, ranges and
+// conditions of a download, a file's metadata (X-Metadata-*), Connect's
+// and envd's own, and the user as 'Authorization: Basic <user>:'), and
+// nothing of
 // the caller's credentials (X-Access-Token, X-API-KEY, cookies, other
 // Authorization schemes) or of E2B's routing (E2b-*).
 func envdHeaders(in http.Header) http.Header {
@@ -57,7 +59,8 @@ func envdHeaders(in http.Header) http.Header {
 	for name, vs := range in {
 		switch {
 		case name == "Accept", name == "Accept-Encoding", name == "Content-Type", name == "Content-Encoding",
-			name == "User-Agent", name == "Keepalive-Ping-Interval", strings.HasPrefix(name, "Connect-"):
+			name == "User-Agent", name == "Keepalive-Ping-Interval", strings.HasPrefix(name, "Connect-"),
+			name == "Range", strings.HasPrefix(name, "If-"), strings.HasPrefix(name, "X-Metadata-"):
 			out[name] = vs
 		}
 	}
