@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -160,44 +160,11 @@ func want(t *testing.T, what string, a envdAnswer, status int, code any) {
 	}
 }
 
-// serveAgent runs a real agent in this process (shimtest's, with a stop
-// of its own) and returns a dialer of it and its stop.
+// serveAgent runs a real agent in this process (shimtest's) and
+// returns a dialer of it and its stop.
 func serveAgent(t *testing.T) (func(context.Context) (net.Conn, error), func()) {
 	t.Helper()
-	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := shim.StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := shim.NewServer(shim.Options{Logger: log, Reaper: r})
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("agent: %v", err)
-		}
-		srv.Close()
-		r.Stop()
-	}
-	t.Cleanup(stop)
-	return testenv.UnixDialer(sock), stop
+	return shimtest.Start(t, shim.Options{})
 }
 
 // TestEnvdRouting: envd is reached by the SDK's headers at /e2b, and by

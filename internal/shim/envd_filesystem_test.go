@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,41 +58,7 @@ func startFsAgent(t *testing.T) *fsAgent {
 	}
 	t.Cleanup(func() { sandboxUsers = saved })
 
-	sock := filepath.Join(base, "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(Options{Logger: log, Reaper: r, User: UserDefault})
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	tr := &http.Transport{Protocols: &p, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		srv.Close()
-		r.Stop()
-	})
-	a.http = &http.Client{Transport: tr}
+	_, a.http, _ = serveAgent(t, Options{User: UserDefault}, true)
 	a.fs = filesystemconnect.NewFilesystemClient(a.http, "http://agent", connect.WithProtoJSON())
 	return a
 }

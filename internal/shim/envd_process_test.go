@@ -5,11 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,39 +30,8 @@ type envdAgent struct {
 // must not run in parallel: a process has one reaper.
 func startEnvdAgent(t *testing.T, opts Options) *envdAgent {
 	t.Helper()
-	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Logger, opts.Reaper = log, r
-	srv, err := NewServer(opts)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return testenv.UnixDialer(sock)(ctx)
-	}}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		srv.Close()
-		r.Stop()
-	})
-	return &envdAgent{srv: srv, c: processconnect.NewProcessClient(&http.Client{Transport: tr}, "http://agent", connect.WithProtoJSON())}
+	srv, c, _ := serveAgent(t, opts, false)
+	return &envdAgent{srv: srv, c: processconnect.NewProcessClient(c, "http://agent", connect.WithProtoJSON())}
 }
 
 // withUser sets the header in which an e2b SDK names the user a call acts as.

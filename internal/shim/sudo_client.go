@@ -113,11 +113,11 @@ func (a *sudoArgs) long(arg string, args []string, i *int) error {
 	switch name {
 	case "user":
 		if !hasValue {
-			if *i+1 >= len(args) {
-				return fmt.Errorf("option --user needs a value")
+			v, err := nextValue(args, i, "--user")
+			if err != nil {
+				return err
 			}
-			*i++
-			value = args[*i]
+			value = v
 		}
 		a.user = value
 	case "preserve-env":
@@ -145,11 +145,10 @@ func (a *sudoArgs) short(cluster string, args []string, i *int) error {
 		case 'u':
 			v := cluster[j+1:]
 			if v == "" {
-				if *i+1 >= len(args) {
-					return fmt.Errorf("option -u needs a value")
+				var err error
+				if v, err = nextValue(args, i, "-u"); err != nil {
+					return err
 				}
-				*i++
-				v = args[*i]
 			}
 			a.user = v
 			return nil
@@ -170,6 +169,15 @@ func (a *sudoArgs) short(cluster string, args []string, i *int) error {
 		}
 	}
 	return nil
+}
+
+// nextValue takes the argument after args[*i] as option's value.
+func nextValue(args []string, i *int, option string) (string, error) {
+	if *i+1 >= len(args) {
+		return "", fmt.Errorf("option %s needs a value", option)
+	}
+	*i++
+	return args[*i], nil
 }
 
 // request is what to ask the agent for.
