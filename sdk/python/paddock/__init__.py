@@ -3,6 +3,7 @@
     from paddock import Paddock
     p = Paddock(url, api_key)
     rt = p.create_project(org, ws, "demo")
+    p.start_runtime(org, ws, rt.runtime_id)
     r = p.exec(org, ws, rt.runtime_id, ["echo", "hello"])
     print(r.stdout)
 

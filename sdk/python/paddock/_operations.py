@@ -115,12 +115,12 @@ class Operations:
         *,
         description: Optional[str] = None,
         runtime: Optional[models.RuntimeConfig] = None,
-        start: bool = True,
+        start: bool = False,
     ) -> models.Project:
-        """Creates a project and its runtime, and starts the runtime unless
-        start is False (a project made with start=False has an idle runtime,
-        no compute, until start_runtime). The runtime is project.runtime_id.
-        When the start is refused (402 insufficient_credits, 503
+        """Creates a project and its runtime, idle (no compute) until
+        start_runtime, as the API and the other SDKs do; with start=True it
+        starts the runtime too. The runtime is project.runtime_id.
+        When that start is refused (402 insufficient_credits, 503
         image_building, …) the project stays, its runtime idle, and the
         start's PaddockError is raised."""
         return self._run(self._create_project(org, ws, name, description, runtime, start))

@@ -16,6 +16,7 @@ class Paddock(Operations):
 
         p = Paddock("http://127.0.0.1:8080", "pdk_…")
         project = p.create_project("acme", "default", "demo")
+        p.start_runtime("acme", "default", project.runtime_id)
         r = p.exec("acme", "default", project.runtime_id, ["echo", "hello"])
         print(r.stdout)  # b'hello\\n'
 

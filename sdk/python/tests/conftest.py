@@ -83,7 +83,7 @@ class Runtime:
 @pytest.fixture(scope="session")
 def runtime(live: Live, client: Paddock) -> Iterator[Runtime]:
     name = "py-" + secrets.token_hex(4)
-    project = client.create_project(live.org, live.ws, name, runtime=SMALL)
+    project = client.create_project(live.org, live.ws, name, runtime=SMALL, start=True)
     yield Runtime(live.org, live.ws, project.runtime_id, name)
     client.delete_project(live.org, live.ws, name)
 
@@ -96,7 +96,7 @@ def agent(live: Live, client: Paddock) -> Iterator[Runtime]:
     config = models.RuntimeConfig(
         image=live.harness_image, memory_mb=256, pids_limit=128, secrets=[live.harness_secret]
     )
-    project = client.create_project(live.org, live.ws, name, runtime=config)
+    project = client.create_project(live.org, live.ws, name, runtime=config, start=True)
     yield Runtime(live.org, live.ws, project.runtime_id, name)
     client.delete_project(live.org, live.ws, name)
 

@@ -60,12 +60,13 @@ def test_a_runtime_lives_and_is_torn_down(live: Live, client: Paddock) -> None:
 
 
 def test_the_readme_example(live: Live, client: Paddock) -> None:
-    # The five lines of the README's "SDKs" section, as written there.
+    # The lines of the README's "SDKs" section, as written there.
     from paddock import Paddock as P
 
     url, api_key, org, ws, name = live.url, live.key, live.org, live.ws, unique("demo")
     p = P(url, api_key)
     rt = p.create_project(org, ws, name)
+    p.start_runtime(org, ws, rt.runtime_id)
     try:
         r = p.exec(org, ws, rt.runtime_id, ["echo", "hello"])
         assert r.stdout == b"hello\n"
