@@ -90,8 +90,8 @@ func (c *call) ctx() context.Context { return c.r.Context() }
 // error in E2B's shape.
 func (g *Gateway) route(rt restRoute) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.o.MaxBody > 0 {
-			r.Body = http.MaxBytesReader(w, r.Body, g.o.MaxBody)
+		if g.o.MaxJSON > 0 {
+			r.Body = http.MaxBytesReader(w, r.Body, g.o.MaxJSON)
 		}
 		c := &call{w: w, r: r}
 		err := g.admit(c, rt)
