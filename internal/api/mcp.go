@@ -19,7 +19,6 @@ import (
 // mcpPath is where the MCP server answers.
 const mcpPath = "/mcp"
 
-
 // MCP is paddock's MCP server (internal/mcp) at /mcp, over Streamable
 // HTTP: version is the server's, given in initialize.
 //
