@@ -218,6 +218,22 @@ func (g *Gateway) applyTimeout(ctx context.Context, rt store.Runtime, timeout in
 	return g.o.Runtimes.SetTimeout(ctx, rt.ID, time.Duration(timeout)*time.Second)
 }
 
+// extendTimeout is applyTimeout for a sandbox already running, as E2B's
+// connect does it: the timeout only ever extends its window, and its
+// idle timeout is never lowered.
+func (g *Gateway) extendTimeout(ctx context.Context, rt store.Runtime, timeout int64) (store.Runtime, error) {
+	if idle := g.idleTimeout(timeout); idle > rt.Config.IdleTimeoutSeconds {
+		var err error
+		if rt, _, err = g.o.Runtimes.Configure(ctx, rt.ID, runtime.Patch{IdleTimeoutSeconds: &idle}); err != nil {
+			return rt, err
+		}
+	}
+	if rt.Status != store.RuntimeRunning {
+		return rt, nil
+	}
+	return g.o.Runtimes.Keepalive(ctx, rt.ID, time.Duration(timeout)*time.Second)
+}
+
 // refreshRequest is E2B's SandboxRefreshRequest.
 type refreshRequest struct {
 	Duration *int64 `json:"duration"`
