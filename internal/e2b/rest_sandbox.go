@@ -74,7 +74,8 @@ type sandboxDetail struct {
 }
 
 // lifecycle is E2B's SandboxLifecycle: paddock pauses a sandbox that
-// times out, and wakes a paused one when it is used.
+// times out; envd does not wake a paused one (connect does), as E2B's
+// without autoResume.
 type lifecycle struct {
 	OnTimeout  string `json:"onTimeout"`
 	AutoResume bool   `json:"autoResume"`
@@ -119,7 +120,7 @@ func (g *Gateway) get(c *call) error {
 	d.Domain = g.domain()
 	internet := rt.Config.Network.Mode != "none"
 	d.AllowInternetAccess = &internet
-	d.Lifecycle = &lifecycle{OnTimeout: "pause", AutoResume: true}
+	d.Lifecycle = &lifecycle{OnTimeout: "pause", AutoResume: false}
 	writeJSON(c.w, http.StatusOK, d)
 	return nil
 }

@@ -444,6 +444,11 @@ func TestList(t *testing.T) {
 	if got, _ := list("?metadata=" + url.QueryEscape("team=nobody")); len(got) != 0 {
 		t.Fatalf("metadata team=nobody: %s", ids(got))
 	}
+	// A page holds up to limit of what the filter keeps, however many
+	// records before them it passed over.
+	if got, _ := list("?limit=1&metadata=" + url.QueryEscape("team=x")); ids(got) != b.SandboxID {
+		t.Fatalf("limit 1, metadata team=x: %s", ids(got))
+	}
 	var v1 []sandbox
 	w.must(t, w.member, 200, "GET", "/sandboxes", nil).decode(t, &v1)
 	if ids(v1) != a.SandboxID+","+c.SandboxID {
