@@ -13,8 +13,9 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// Listing: the E2B sandboxes of the key's workspace, oldest first,
-// filtered by state, metadata, template and start time. A page holds up
+// Listing: the E2B sandboxes of the key's workspace, newest first (order
+// asc: oldest first), filtered by state, metadata, template and start
+// time. A page holds up
 // to limit of them: the store is read a page at a time, each asking for
 // no more than the page still lacks (so its cursor is right after the
 // last one answered), until the page is full, the store ends, or
@@ -33,12 +34,13 @@ const (
 	maxListScan = 1000
 )
 
-// listFilter is what a listing keeps.
+// listFilter is what a listing keeps, and in which order.
 type listFilter struct {
 	states       []string
 	metadata     map[string]string
 	template     string
 	startedAfter time.Time
+	oldestFirst  bool
 }
 
 func (f listFilter) keeps(d sandboxDetail) bool {
@@ -72,6 +74,13 @@ func filterOf(q url.Values) (listFilter, error) {
 		return f, err
 	}
 	f.metadata, f.template = md, q.Get("template")
+	switch q.Get("order") {
+	case "", "desc":
+	case "asc":
+		f.oldestFirst = true
+	default:
+		return f, errdefs.InvalidArgument("invalid_order", "order %q is neither asc nor desc", q.Get("order"))
+	}
 	if s := q.Get("startedAfter"); s != "" {
 		if f.startedAfter, err = time.Parse(time.RFC3339Nano, s); err != nil {
 			return f, errdefs.InvalidArgument("invalid_started_after", "startedAfter %q is not an RFC 3339 time", s)
@@ -107,7 +116,7 @@ func unescape(s string) string {
 // listPage lists one store page of the workspace's sandboxes that f
 // keeps, and the next page's cursor.
 func (g *Gateway) listPage(ctx context.Context, wsID string, page store.Page, f listFilter) ([]sandboxDetail, string, error) {
-	recs, next, err := g.o.Store.ListE2BSandboxes(ctx, wsID, page)
+	recs, next, err := g.o.Store.ListE2BSandboxes(ctx, wsID, page, !f.oldestFirst)
 	if err != nil {
 		return nil, "", err
 	}
@@ -149,6 +158,27 @@ func (g *Gateway) listFull(ctx context.Context, wsID, cursor string, limit int, 
 	return out, cursor, nil
 }
 
+// orderMark starts a next token: which order its cursor is good for.
+func orderMark(f listFilter) string {
+	if f.oldestFirst {
+		return "a."
+	}
+	return "d."
+}
+
+// cursorOf is the store's cursor in a next token, which must be of f's
+// order.
+func cursorOf(token string, f listFilter) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	cursor, ok := strings.CutPrefix(token, orderMark(f))
+	if !ok || cursor == "" {
+		return "", errdefs.InvalidArgument("invalid_next_token", "nextToken is not one this listing (in this order) answered")
+	}
+	return cursor, nil
+}
+
 // listV2 is GET /v2/sandboxes: paged, all states unless state says.
 func (g *Gateway) listV2(c *call) error {
 	q := c.r.URL.Query()
@@ -162,12 +192,16 @@ func (g *Gateway) listV2(c *call) error {
 			return errdefs.InvalidArgument("invalid_limit", "limit must be between 1 and %d", maxListLimit)
 		}
 	}
-	out, next, err := g.listFull(c.ctx(), c.sc.Workspace.ID, q.Get("nextToken"), limit, f)
+	cursor, err := cursorOf(q.Get("nextToken"), f)
+	if err != nil {
+		return err
+	}
+	out, next, err := g.listFull(c.ctx(), c.sc.Workspace.ID, cursor, limit, f)
 	if err != nil {
 		return err
 	}
 	if next != "" {
-		c.w.Header().Set("X-Next-Token", next)
+		c.w.Header().Set("X-Next-Token", orderMark(f)+next)
 	}
 	writeJSON(c.w, http.StatusOK, out)
 	return nil
@@ -179,7 +213,7 @@ func (g *Gateway) listV1(c *call) error {
 	if err != nil {
 		return err
 	}
-	f := listFilter{states: []string{stateRunning}, metadata: md}
+	f := listFilter{states: []string{stateRunning}, metadata: md, oldestFirst: true}
 	out := []sandboxDetail{}
 	page := store.Page{Limit: maxListLimit}
 	for read := 0; read < maxV1List; read += maxListLimit {

@@ -434,14 +434,25 @@ func TestList(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
+	// Newest first, as E2B lists; oldest first with order=asc.
 	page1, next := list("?limit=2")
-	if ids(page1) != a.SandboxID+","+b.SandboxID || next == "" {
+	if ids(page1) != c.SandboxID+","+b.SandboxID || next == "" {
 		t.Fatalf("page 1: %s, next %q", ids(page1), next)
 	}
+	wantE2BError(t, w.do(t, w.viewer, "GET", "/v2/sandboxes?order=asc&limit=2&nextToken="+url.QueryEscape(next), nil), 400)
 	page2, next := list("?limit=2&nextToken=" + url.QueryEscape(next))
-	if ids(page2) != c.SandboxID || next != "" {
+	if ids(page2) != a.SandboxID || next != "" {
 		t.Fatalf("page 2: %s, next %q", ids(page2), next)
 	}
+	page1, next = list("?order=asc&limit=2")
+	if ids(page1) != a.SandboxID+","+b.SandboxID || next == "" {
+		t.Fatalf("oldest first, page 1: %s, next %q", ids(page1), next)
+	}
+	page2, _ = list("?order=asc&limit=2&nextToken=" + url.QueryEscape(next))
+	if ids(page2) != c.SandboxID {
+		t.Fatalf("oldest first, page 2: %s", ids(page2))
+	}
+	wantE2BError(t, w.do(t, w.viewer, "GET", "/v2/sandboxes?order=sideways", nil), 400)
 	if got, _ := list("?state=paused"); ids(got) != b.SandboxID || got[0].State != "paused" {
 		t.Fatalf("paused: %+v", got)
 	}

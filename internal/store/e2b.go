@@ -28,6 +28,7 @@ type E2BQueries interface {
 	// GetE2BSandbox returns the E2B sandbox of runtimeID, ErrNotFound
 	// when it is not one.
 	GetE2BSandbox(ctx context.Context, runtimeID string) (E2BSandbox, error)
-	// ListE2BSandboxes lists a workspace's E2B sandboxes, oldest first.
-	ListE2BSandboxes(ctx context.Context, workspaceID string, page Page) ([]E2BSandbox, string, error)
+	// ListE2BSandboxes lists a workspace's E2B sandboxes, oldest first,
+	// or newest first; a cursor is good for the order it was made in.
+	ListE2BSandboxes(ctx context.Context, workspaceID string, page Page, newestFirst bool) ([]E2BSandbox, string, error)
 }

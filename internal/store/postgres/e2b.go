@@ -42,10 +42,14 @@ func (q *queries) GetE2BSandbox(ctx context.Context, runtimeID string) (store.E2
 	return toE2BSandbox(s), classify("get e2b sandbox", resE2B, err)
 }
 
-// ListE2BSandboxes lists workspaceID's E2B sandboxes in creation order.
-func (q *queries) ListE2BSandboxes(ctx context.Context, workspaceID string, page store.Page) ([]store.E2BSandbox, string, error) {
+// ListE2BSandboxes lists workspaceID's E2B sandboxes in creation order,
+// or newest first.
+func (q *queries) ListE2BSandboxes(ctx context.Context, workspaceID string, page store.Page, newestFirst bool) ([]store.E2BSandbox, string, error) {
 	return listPage(ctx, "list e2b sandboxes", resE2B, page,
 		func(ctx context.Context, k keyset) ([]pgdb.E2bSandbox, error) {
+			if newestFirst {
+				return q.q.ListE2BSandboxesNewestFirst(ctx, pgdb.ListE2BSandboxesNewestFirstParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+			}
 			return q.q.ListE2BSandboxes(ctx, pgdb.ListE2BSandboxesParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
 		},
 		toE2BSandbox, func(s store.E2BSandbox) (time.Time, string) { return s.CreatedAt, s.RuntimeID })

@@ -40,10 +40,14 @@ func (q *queries) GetE2BSandbox(ctx context.Context, runtimeID string) (store.E2
 	return toE2BSandbox(s)
 }
 
-// ListE2BSandboxes lists workspaceID's E2B sandboxes in creation order.
-func (q *queries) ListE2BSandboxes(ctx context.Context, workspaceID string, page store.Page) ([]store.E2BSandbox, string, error) {
+// ListE2BSandboxes lists workspaceID's E2B sandboxes in creation order,
+// or newest first.
+func (q *queries) ListE2BSandboxes(ctx context.Context, workspaceID string, page store.Page, newestFirst bool) ([]store.E2BSandbox, string, error) {
 	return listPage(ctx, "list e2b sandboxes", resE2B, page,
 		func(ctx context.Context, k keyset) ([]litedb.E2bSandbox, error) {
+			if newestFirst {
+				return q.rq.ListE2BSandboxesNewestFirst(ctx, litedb.ListE2BSandboxesNewestFirstParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+			}
 			return q.rq.ListE2BSandboxes(ctx, litedb.ListE2BSandboxesParams{WorkspaceID: workspaceID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
 		},
 		toE2BSandbox, func(s store.E2BSandbox) (time.Time, string) { return s.CreatedAt, s.RuntimeID })

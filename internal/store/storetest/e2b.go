@@ -54,17 +54,28 @@ func testE2BSandboxes(t *testing.T, s store.Store) {
 	}
 
 	// Two pages of w's sandboxes, oldest first; the other workspace's not.
-	page1, next, err := s.ListE2BSandboxes(ctx, w.ID, store.Page{Limit: 2})
+	page1, next, err := s.ListE2BSandboxes(ctx, w.ID, store.Page{Limit: 2}, false)
 	must(t, err)
 	equal(t, "page 1", page1, []store.E2BSandbox{a, b})
 	if next == "" {
 		t.Fatal("page 1 has no next cursor")
 	}
-	page2, next, err := s.ListE2BSandboxes(ctx, w.ID, store.Page{Limit: 2, Cursor: next})
+	page2, next, err := s.ListE2BSandboxes(ctx, w.ID, store.Page{Limit: 2, Cursor: next}, false)
 	must(t, err)
 	equal(t, "page 2", page2, []store.E2BSandbox{c})
 	if next != "" {
 		t.Fatalf("page 2 has a next cursor %q", next)
+	}
+
+	// Newest first, in pages too.
+	page1, next, err = s.ListE2BSandboxes(ctx, w.ID, store.Page{Limit: 2}, true)
+	must(t, err)
+	equal(t, "newest first, page 1", page1, []store.E2BSandbox{c, b})
+	page2, next, err = s.ListE2BSandboxes(ctx, w.ID, store.Page{Limit: 2, Cursor: next}, true)
+	must(t, err)
+	equal(t, "newest first, page 2", page2, []store.E2BSandbox{a})
+	if next != "" {
+		t.Fatalf("newest first, page 2 has a next cursor %q", next)
 	}
 
 	// The row goes with its runtime.

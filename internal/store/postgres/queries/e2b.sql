@@ -12,3 +12,11 @@ WHERE workspace_id = sqlc.arg(workspace_id)
        OR (created_at, runtime_id) > (sqlc.narg(after_at), sqlc.narg(after_id)::text))
 ORDER BY created_at, runtime_id
 LIMIT sqlc.arg(lim);
+
+-- name: ListE2BSandboxesNewestFirst :many
+SELECT * FROM e2b_sandboxes
+WHERE workspace_id = sqlc.arg(workspace_id)
+  AND (sqlc.narg(after_at)::timestamptz IS NULL
+       OR (created_at, runtime_id) < (sqlc.narg(after_at), sqlc.narg(after_id)::text))
+ORDER BY created_at DESC, runtime_id DESC
+LIMIT sqlc.arg(lim);

@@ -99,3 +99,53 @@ func (q *Queries) ListE2BSandboxes(ctx context.Context, arg ListE2BSandboxesPara
 	}
 	return items, nil
 }
+
+const listE2BSandboxesNewestFirst = `-- name: ListE2BSandboxesNewestFirst :many
+SELECT runtime_id, workspace_id, template_id, metadata, created_at FROM e2b_sandboxes
+WHERE workspace_id = ?1
+  AND (CAST(?2 AS INTEGER) IS NULL
+       OR (created_at, runtime_id) < (?2, CAST(?3 AS TEXT)))
+ORDER BY created_at DESC, runtime_id DESC
+LIMIT ?4
+`
+
+type ListE2BSandboxesNewestFirstParams struct {
+	WorkspaceID string
+	AfterAt     *int64
+	AfterID     *string
+	Lim         int64
+}
+
+func (q *Queries) ListE2BSandboxesNewestFirst(ctx context.Context, arg ListE2BSandboxesNewestFirstParams) ([]E2bSandbox, error) {
+	rows, err := q.db.QueryContext(ctx, listE2BSandboxesNewestFirst,
+		arg.WorkspaceID,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []E2bSandbox
+	for rows.Next() {
+		var i E2bSandbox
+		if err := rows.Scan(
+			&i.RuntimeID,
+			&i.WorkspaceID,
+			&i.TemplateID,
+			&i.Metadata,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

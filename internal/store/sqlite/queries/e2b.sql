@@ -12,3 +12,11 @@ WHERE workspace_id = sqlc.arg(workspace_id)
        OR (created_at, runtime_id) > (sqlc.narg(after_at), CAST(sqlc.narg(after_id) AS TEXT)))
 ORDER BY created_at, runtime_id
 LIMIT sqlc.arg(lim);
+
+-- name: ListE2BSandboxesNewestFirst :many
+SELECT * FROM e2b_sandboxes
+WHERE workspace_id = sqlc.arg(workspace_id)
+  AND (CAST(sqlc.narg(after_at) AS INTEGER) IS NULL
+       OR (created_at, runtime_id) < (sqlc.narg(after_at), CAST(sqlc.narg(after_id) AS TEXT)))
+ORDER BY created_at DESC, runtime_id DESC
+LIMIT sqlc.arg(lim);
