@@ -115,13 +115,21 @@ func (g *Gateway) create(c *call, defaultTimeout int64) error {
 // is the installation's default instead; one asked for is refused.
 func (g *Gateway) makeProject(ctx context.Context, ws store.Workspace, req newSandbox, cfg runtime.ConfigRequest) (store.Project, store.Runtime, error) {
 	const description = "made through the E2B-compatible API"
-	p, rt, err := g.o.Runtimes.CreateProject(ctx, ws, projectName(), description, cfg)
-	pe, ok := errdefs.Public(err)
-	if ok && pe.Code == runtime.CodeNetworkNotSupported && req.AllowInternetAccess == nil && cfg.Network.Mode == string(provider.NetworkOpen) {
-		cfg.Network = store.NetworkConfig{}
-		p, rt, err = g.o.Runtimes.CreateProject(ctx, ws, projectName(), description, cfg)
+	for {
+		p, rt, err := g.o.Runtimes.CreateProject(ctx, ws, projectName(), description, cfg)
+		pe, ok := errdefs.Public(err)
+		switch {
+		case ok && pe.Code == runtime.CodeNetworkNotSupported && req.AllowInternetAccess == nil && cfg.Network.Mode == string(provider.NetworkOpen):
+			cfg.Network = store.NetworkConfig{}
+		case ok && pe.Code == runtime.CodeRootFSNotSupported && cfg.RootFS == store.RootFSWritable:
+			// A provider that cannot bound a writable root (nor was told
+			// it need not): the root stays read-only, the home, the
+			// workspace and /tmp writable, rather than no sandbox.
+			cfg.RootFS = ""
+		default:
+			return p, rt, err
+		}
 	}
-	return p, rt, err
 }
 
 // undo deletes the project a create made, and returns the create's

@@ -42,12 +42,18 @@ func newWorld(t *testing.T) *world {
 // reached by dial.
 func newWorldOffering(t *testing.T, dial func(context.Context) (net.Conn, error), networks ...provider.NetworkPolicy) *world {
 	t.Helper()
+	return newWorldWith(t, fake.Config{
+		Networks: networks,
+		Agent:    func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) },
+	})
+}
+
+// newWorldWith is newWorld on a fake provider configured by fc.
+func newWorldWith(t *testing.T, fc fake.Config) *world {
+	t.Helper()
 	env := servertest.New(t, servertest.Options{
 		NoSpecCheck: true, // the E2B surface is not paddock's API document's
-		Provider: fake.New(fake.Config{
-			Networks: networks,
-			Agent:    func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) },
-		}),
+		Provider:    fake.New(fc),
 	})
 	for _, org := range []string{"acme", "other"} {
 		env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: org})
@@ -608,5 +614,23 @@ func TestRateLimited(t *testing.T) {
 	wantE2BError(t, a, 429)
 	if a.header.Get("Retry-After") == "" {
 		t.Fatalf("a 429 without Retry-After: %v", a.header)
+	}
+}
+
+// TestReadOnlyRootFallback: where the provider cannot bound a writable
+// root, a sandbox is still made, its root read-only.
+func TestReadOnlyRootFallback(t *testing.T) {
+	dial := shimtest.Serve(t)
+	w := newWorldWith(t, fake.Config{
+		NoWritableRoot: true, Networks: []provider.NetworkPolicy{provider.NetworkOpen},
+		Agent: func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) },
+	})
+	s := w.create(t, w.member, map[string]any{"templateID": "base"})
+	rt, err := w.env.Store.GetRuntime(t.Context(), s.SandboxID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Config.RootFS == store.RootFSWritable || rt.Status != store.RuntimeRunning {
+		t.Fatalf("the runtime %+v", rt)
 	}
 }
