@@ -12,6 +12,7 @@ log() { echo "js-deps: $*" >&2; }
 use_node "$PWD/web/.node" || exit 1
 # The projects, one directory each (a package.json and its lock file).
 PROJECTS=(
+	internal/e2e/sdks/e2b
 )
 for p in "${PROJECTS[@]}"; do
 	if [ ! -f "$p/node_modules/.package-lock.json" ] || ! cmp -s "$p/package-lock.json" "$p/node_modules/.lock-installed"; then
