@@ -79,8 +79,11 @@ describe('write and read', () => {
 
   test('a missing file is FileNotFoundError', async () => {
     await assert.rejects(sandbox.files.read('/tmp/nope/missing.txt'), FileNotFoundError)
-    await assert.rejects(sandbox.files.getInfo('/tmp/nope/missing.txt'), NotFoundError)
+    await assert.rejects(sandbox.files.getInfo('/tmp/nope/missing.txt'), FileNotFoundError)
     await assert.rejects(sandbox.files.list('/tmp/nope'), NotFoundError)
+    await assert.rejects(sandbox.files.rename('/tmp/nope/a', '/tmp/nope/b'), FileNotFoundError)
+    // Removing what is not there is not an error, as in envd.
+    await sandbox.files.remove('/tmp/nope/missing.txt')
   })
 })
 
@@ -136,6 +139,12 @@ describe('directories', () => {
 
     await sandbox.files.remove('/tmp/moved.txt')
     assert.equal(await sandbox.files.exists('/tmp/moved.txt'), false)
+    const dir = await sandbox.files.getInfo('/tmp')
+    assert.equal(dir.type, FileType.DIR)
+    assert.ok(dir.size > 0)
+    await sandbox.commands.run('ln -s /tmp /home/user/link-to-tmp')
+    assert.equal((await sandbox.files.getInfo('link-to-tmp')).symlinkTarget, '/tmp')
+
     await sandbox.files.makeDir('/tmp/gone/inner')
     await sandbox.files.remove('/tmp/gone')
     assert.equal(await sandbox.files.exists('/tmp/gone'), false)

@@ -120,6 +120,20 @@ describe('connect', () => {
   })
 })
 
+test('metrics come in', async (t) => {
+  const { sandbox } = await newSandbox(t)
+  const metrics = await waitFor(async () => {
+    const m = await sandbox.getMetrics()
+    return m.length > 0 && m
+  }, { timeoutMs: 120_000, what: 'a metric' })
+  const m = metrics[0]
+  for (const field of ['cpuCount', 'cpuUsedPct', 'memUsed', 'memTotal', 'diskUsed', 'diskTotal']) {
+    assert.equal(typeof m[field], 'number', `${field} is ${m[field]}`)
+  }
+  assert.ok(m.memTotal > 0 && m.cpuCount > 0)
+  assert.ok(m.timestamp instanceof Date)
+})
+
 describe('kill', () => {
   test('a killed sandbox is gone from lists, info and connect', async (t) => {
     const { sandbox, testId } = await newSandbox(t)
