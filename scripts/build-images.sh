@@ -10,7 +10,8 @@
 #                 as /usr/local/bin/{claude,codex,opencode,gemini,kimi}
 #   default       paddock/debian:bookworm       mmdebstrap minbase + the agent
 #                 toolchain (TOOLCHAIN below) + Node.js and npm in /usr/local
-#                 (NODE_VERSION below, from the npm registry)
+#                 (NODE_VERSION below, from the npm registry) + sudo, a
+#                 link to the agent (internal/shim/sudo.go)
 #   computer-use  paddock/computer-use:bookworm the default image's root
 #                 filesystem + a virtual display and a browser from Debian
 #                 (COMPUTER_USE_PACKAGES: Xvfb, Chromium, xdotool, xwd, fonts),
@@ -55,7 +56,7 @@ TEST_IMAGE=paddock/test-busybox:latest
 TEST_IMAGE_VERSION=3
 DEFAULT_IMAGE=paddock/debian:bookworm
 # Bumped when what the default image holds changes: an older one is rebuilt.
-DEFAULT_IMAGE_VERSION=8
+DEFAULT_IMAGE_VERSION=9
 COMPUTER_USE_IMAGE=paddock/computer-use:bookworm
 COMPUTER_USE_IMAGE_VERSION=1
 ALL_HARNESS_IMAGE=paddock/all-harness:bookworm
@@ -513,6 +514,10 @@ build_default() {
 	chroot_finish "$r"
 	mkdir -p "$r/workspace"
 	add_sandbox_user "$r" /bin/bash
+	# sudo is the agent's (internal/shim/sudo.go): no setuid binary gains
+	# anything under no-new-privileges, so the link asks the agent, which
+	# serves sudo in sandboxes whose image has it.
+	ln -s /.paddock/bin/paddock-shim "$r/usr/bin/sudo"
 	step "$DEFAULT_IMAGE" 3 3 "importing"
 	tar --numeric-owner -C "$r" -c . |
 		docker import "${DEFAULT_CHANGES[@]}" \

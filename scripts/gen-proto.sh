@@ -9,7 +9,8 @@
 #   scripts/gen-proto.sh --install  install the pinned generators first
 #   scripts/gen-proto.sh --tools    only install the pinned generators (CI)
 #
-# Tools: protoc from Debian's protobuf-compiler package, and the Go plugins
+# Tools: protoc from Debian's protobuf-compiler package (with libprotobuf-dev,
+# whose /usr/include holds the well-known types envd's protos import), and the Go plugins
 # below, installed with `go install` from the Go module proxy at the versions
 # pinned here (the same versions as the runtime libraries in go.mod).
 set -euo pipefail
@@ -25,10 +26,10 @@ if [ "${1:-}" = "--tools" ]; then
 fi
 if [ "${1:-}" = "--install" ]; then
 	shift
-	if ! command -v protoc >/dev/null 2>&1; then
+	if ! command -v protoc >/dev/null 2>&1 || [ ! -e /usr/include/google/protobuf/timestamp.proto ]; then
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -qq
-		apt-get install -y -qq --no-install-recommends protobuf-compiler >/dev/null
+		apt-get install -y -qq --no-install-recommends protobuf-compiler libprotobuf-dev >/dev/null
 	fi
 	go install "google.golang.org/protobuf/cmd/protoc-gen-go@${PROTOC_GEN_GO_VERSION}"
 	go install "connectrpc.com/connect/cmd/protoc-gen-connect-go@${PROTOC_GEN_CONNECT_GO_VERSION}"

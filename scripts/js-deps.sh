@@ -13,6 +13,8 @@ use_node "$PWD/web/.node" || exit 1
 # The projects, one directory each (a package.json and its lock file).
 PROJECTS=(
 	internal/e2e/sdks/e2b
+	sdk/typescript
+	internal/e2e/sdks/mcpclient
 )
 for p in "${PROJECTS[@]}"; do
 	if [ ! -f "$p/node_modules/.package-lock.json" ] || ! cmp -s "$p/package-lock.json" "$p/node_modules/.lock-installed"; then

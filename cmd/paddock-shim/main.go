@@ -11,6 +11,9 @@
 //	paddock-shim computer-use serve [--display :99] [--size 1280x800] [--listen 127.0.0.1:8931] [--stdio]
 //	paddock-shim computer-use call TOOL [JSON-ARGS]
 //
+// Called as "sudo" (the default image links /usr/bin/sudo to it), it is
+// the client of the agent's sudo: see internal/shim/sudo.go.
+//
 // It is built static (CGO_ENABLED=0) and imports nothing of the control
 // plane. See internal/shim and internal/shim/computeruse.
 package main
@@ -22,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/shim"
@@ -32,6 +36,10 @@ import (
 var version = "dev"
 
 func main() {
+	// The image's sudo is a link to this binary (shim.SudoLink).
+	if filepath.Base(os.Args[0]) == "sudo" {
+		os.Exit(shim.SudoMain(os.Args[1:], os.Stderr))
+	}
 	if err := run(os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "paddock-shim:", err)
 		os.Exit(1)

@@ -51,3 +51,27 @@ func (s *Service) EnvdToken(ctx context.Context, token string, rt store.Runtime)
 	}
 	return maker, nil
 }
+
+// EnvdTokenMaker returns the maker of an envd access token for
+// runtimeID, whose credential must still be good, without asking whether
+// it reaches the runtime: for a runtime that is no longer there, where
+// the E2B-compatible surface tells the token's holder, and no one else,
+// that the sandbox is gone. Refusals are EnvdToken's.
+func (s *Service) EnvdTokenMaker(ctx context.Context, token, runtimeID string) (Principal, error) {
+	refused := &auth.Refusal{Reason: "bad_envd_token"}
+	if s.signin == nil {
+		return Principal{}, errdefs.Unauthenticated("invalid_access_token", "%v", auth.ErrBadEnvdToken).WithCause(refused)
+	}
+	claims, err := auth.OpenEnvd(s.signin.Key, token, runtimeID)
+	if err != nil {
+		return Principal{}, errdefs.Unauthenticated("invalid_access_token", "%v", err).WithCause(refused)
+	}
+	maker, err := s.Reverify(ctx, claims.Credential)
+	if err != nil && RefusalOf(err) == "" {
+		return Principal{}, err
+	}
+	if err != nil {
+		return Principal{}, errdefs.Unauthenticated("invalid_access_token", "the access token's maker no longer has access").WithCause(errors.Join(refused, err))
+	}
+	return maker, nil
+}

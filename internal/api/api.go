@@ -116,6 +116,8 @@ type API struct {
 	previews *preview.Gateway
 	// e2b is the E2B-compatible surface (e2b.go).
 	e2b *e2b.Gateway
+	// mcp is the MCP server at /mcp (mcp.go); nil until mounted.
+	mcp http.Handler
 	// console serves the web console at the paths no route or preview
 	// takes (console.go); nil: none.
 	console http.Handler
@@ -377,7 +379,7 @@ func (a *API) ledgerRoutes() []Route {
 // ServeHTTP routes a request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.withRequest(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.servePreview(w, r) || a.serveE2B(w, r) {
+		if a.servePreview(w, r) || a.serveE2B(w, r) || a.serveMCP(w, r) {
 			return
 		}
 		if _, pattern := a.mux.Handler(r); pattern == "" {

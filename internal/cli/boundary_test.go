@@ -14,8 +14,10 @@ import (
 // directory) and admin_*.go (more admin commands), the CLI reaches the server only through
 // pkg/client, so no command may import a server package. The one other
 // internal package allowed is internal/auth/wallet, a leaf with no server
-// in it, which signs a wallet sign-in's challenge (wallet.go). Tests may
-// use whatever they need.
+// in it, which signs a wallet sign-in's challenge (wallet.go), and
+// internal/mcp, the MCP tools `paddock mcp` serves, which reach the
+// server only through pkg/client too (its own test holds it to that).
+// Tests may use whatever they need.
 func TestTalksOnlyThroughTheSDK(t *testing.T) {
 	t.Parallel()
 	allowed := map[string]bool{
@@ -24,6 +26,7 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/paddockhq/paddock/internal/cli":         true,
 		"github.com/paddockhq/paddock/internal/cli/clitest": true,
 		"github.com/paddockhq/paddock/internal/auth/wallet": true,
+		"github.com/paddockhq/paddock/internal/mcp":         true,
 		"github.com/spf13/cobra":                            true,
 		"github.com/spf13/pflag":                            true,
 		"golang.org/x/term":                                 true,

@@ -200,6 +200,7 @@ else PADDOCK_ORG and PADDOCK_WS, else the config file.`,
 		a.capabilitiesCmd(), a.imageCmd(),
 		a.capabilityCmd(), a.catalogCmd(), a.inventoryCmd(),
 		a.promptCmd(), a.taskCmd(), a.sessionCmd(),
+		a.mcpCmd(),
 		a.versionCmd(),
 		a.completionCmd(),
 	)

@@ -225,6 +225,12 @@ type HTTPConfig struct {
 	// client in: X-Forwarded-For (the default), Forwarded or X-Real-IP.
 	// The others are the client's own and are never read.
 	TrustedProxyHeader string `yaml:"trusted_proxy_header" env:"PADDOCK_TRUSTED_PROXY_HEADER" help:"the one header trusted proxies name the client in: X-Forwarded-For (default), Forwarded or X-Real-IP"`
+	// E2BDomain, when set, serves the E2B-compatible surface by host as
+	// E2B's cloud does: api.<E2BDomain> its REST API and
+	// <port>-<sandbox id>.<E2BDomain> a sandbox's port, for the SDKs'
+	// E2B_DOMAIN behind a TLS proxy with a wildcard certificate. The
+	// surface is served at /e2b on the API's listener either way.
+	E2BDomain string `yaml:"e2b_domain" env:"PADDOCK_E2B_DOMAIN" help:"serve the E2B-compatible API by host: api.<domain> and <port>-<sandbox id>.<domain> (default none: only at /e2b)"`
 	// Limits: rate limits, caps on concurrent sessions, body sizes.
 	Limits Limits `yaml:"limits"`
 }

@@ -46,6 +46,9 @@ type Config struct {
 	// TLS proxy with a wildcard certificate. "" serves it under Prefix
 	// only.
 	Domain string
+	// Store keeps the surface's records (E2B sandboxes' templates and
+	// metadata) and finds the orgs and workspaces keys name.
+	Store Store
 }
 
 // Door is what the surface shares with the API it is served beside: one
@@ -64,6 +67,12 @@ type Door interface {
 	RequestID(ctx context.Context) string
 }
 
+// Ports reaches a port of a sandbox, as the preview gateway does.
+type Ports interface {
+	// ServePort answers r as a request to port of the runtime named id.
+	ServePort(w http.ResponseWriter, r *http.Request, id string, port int)
+}
+
 // Options wire a Gateway.
 type Options struct {
 	Config
@@ -76,6 +85,9 @@ type Options struct {
 	// MaxBody bounds a request's body.
 	MaxBody int64
 	Logger  *slog.Logger
+	// Ports serves a sandbox's ports other than envd's (the preview
+	// gateway); nil answers them 400.
+	Ports Ports
 }
 
 // Gateway serves the surface. It is safe for concurrent use.

@@ -309,3 +309,12 @@ func (g *Gateway) awaitPort(ctx context.Context, agent *agentconn.Client, port i
 func errNotListening(port int, cause error) error {
 	return errdefs.Unavailable("port_not_listening", "nothing is listening on port %d in the sandbox", port).WithCause(cause)
 }
+
+// ServePort answers r, which reached this server on another door's host
+// (the E2B-compatible surface's <port>-<sandbox id>.<domain>), as a
+// request to port of the runtime named id on a preview host: the same
+// access rules (a public port, a preview token, a member's credentials),
+// wake and proxy.
+func (g *Gateway) ServePort(w http.ResponseWriter, r *http.Request, id string, port int) {
+	g.proxy(w, r, port, func() (store.Runtime, error) { return g.path.Resolve(r.Context(), id) }, "")
+}

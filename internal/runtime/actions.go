@@ -265,6 +265,7 @@ func (s *Service) spec(rt store.Runtime, sandboxID, image string) provider.Spec 
 		TrustedCA:    s.trustFor(rt.Config.Network.Mode),
 		WritableRoot: rt.Config.RootFS == store.RootFSWritable,
 		User:         rt.Config.UserName(),
+		Env:          rt.Config.Env,
 		Labels: map[string]string{
 			"dev.paddock.project":      rt.ProjectID,
 			"dev.paddock.workspace-id": rt.WorkspaceID,

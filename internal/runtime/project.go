@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,8 +131,36 @@ func checkBounds(c store.RuntimeConfig, d Defaults) error {
 	case c.ArchiveAfterSeconds != 0 && (c.ArchiveAfterSeconds < 60 || c.ArchiveAfterSeconds > maxArchiveAfterSeconds):
 		return errdefs.InvalidArgument("invalid_archive_after", "archive_after_seconds must be 0 (the installation default) or between 60 and %d", maxArchiveAfterSeconds)
 	}
+	return checkEnv(c.Env)
+}
+
+// Bounds of a runtime's default environment.
+const (
+	maxEnvVars  = 256
+	maxEnvBytes = 64 << 10
+)
+
+// checkEnv refuses a default environment a process could not be given:
+// names of letters, digits and '_' not starting with a digit, values
+// without NUL, within bounds.
+func checkEnv(env map[string]string) error {
+	if len(env) > maxEnvVars {
+		return errdefs.InvalidArgument("invalid_env", "at most %d environment variables", maxEnvVars)
+	}
+	size := 0
+	for k, v := range env {
+		size += len(k) + len(v)
+		if !envNameRE.MatchString(k) || strings.IndexByte(v, 0) >= 0 {
+			return errdefs.InvalidArgument("invalid_env", "environment variable %q is not valid: a name is letters, digits and '_', not starting with a digit, and a value has no NUL", k)
+		}
+	}
+	if size > maxEnvBytes {
+		return errdefs.InvalidArgument("invalid_env", "the environment is larger than %d bytes", maxEnvBytes)
+	}
 	return nil
 }
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // checkImage refuses an image the installation does not allow, and any
 // provider's snapshot: snapshots are internal, restored only by the

@@ -26,6 +26,7 @@ type Store interface {
 	ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error)
 	RecordSandboxProvider(ctx context.Context, id string, version int64, providerID string, state []byte, at time.Time) (store.Sandbox, error)
 	ExtendSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
+	SetSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
 
 	CreateWarmSandbox(ctx context.Context, w store.WarmSandbox) error
 	GetWarmSandbox(ctx context.Context, id string) (store.WarmSandbox, error)

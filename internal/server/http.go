@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/paddockhq/paddock/internal/console"
 	"github.com/paddockhq/paddock/internal/logs"
 	"github.com/paddockhq/paddock/internal/secrets"
+	"github.com/paddockhq/paddock/internal/version"
 )
 
 // httpServer is the HTTP component's instance: the API, with every
@@ -81,10 +83,10 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		Access: h.access.svc, Tenancy: h.access.tenancy, Runtimes: h.runtime.svc, Providers: h.providers.reg, Now: w.now,
 		Logger: h.in.logger, Ready: h.ready.Load, Secrets: sec, Reconciling: h.runtime.svc.Reconciling, Leases: h.in.leases,
 		Logs: logs.BookOf(h.in.logger), Limits: limits, LimitState: h.in.limitState(), Clients: clients, Preview: preview,
-		Builds: h.providers.builds.builder,
+		Builds: h.providers.builds.builder, E2B: api.E2B{Domain: cmp.Or(w.o.E2BDomain, cfg.E2BDomain), Store: h.in.st},
 	})
 	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()))
+	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()), api.MCP(version.Version))
 	warnSameSitePreviews(h.in.logger, h.access.signIn.Domain, preview.Domain)
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {

@@ -54,6 +54,8 @@ type Overrides struct {
 	// Preview configures preview URLs in place of the configuration; its
 	// Port defaults to the door's.
 	Preview *api.Preview
+	// E2BDomain is the E2B-compatible surface's domain (e2b.Config).
+	E2BDomain string
 	// Mount are API features mounted besides the components'; one named
 	// as a component's takes its place (a test's own metrics).
 	Mount []api.Feature

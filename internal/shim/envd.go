@@ -5,7 +5,7 @@ import "connectrpc.com/connect"
 // EnvdVersion is the envd version the agent speaks: the e2b SDKs gate
 // features on it (the REST API answers it as envdVersion, and GET /health
 // and the answers' headers carry it).
-const EnvdVersion = "0.5.7"
+const EnvdVersion = "0.6.4"
 
 // registerEnvd serves envd, the in-sandbox API the e2b SDKs call, on the
 // agent's link beside paddock's own services: GET /health, GET and POST

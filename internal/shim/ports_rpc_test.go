@@ -8,14 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,51 +27,8 @@ import (
 // process has one reaper.
 func startPortServer(t *testing.T) (agentpbconnect.PortServiceClient, func()) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "shim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(Options{Logger: log, Reaper: r})
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	tr := &http.Transport{Protocols: &p, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			tr.CloseIdleConnections()
-			cancel()
-			if err := <-served; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-			srv.Close()
-			r.Stop()
-		})
-	}
-	t.Cleanup(stop)
-	return agentpbconnect.NewPortServiceClient(&http.Client{Transport: tr}, "http://agent"), stop
+	_, c, stop := serveAgent(t, Options{}, true)
+	return agentpbconnect.NewPortServiceClient(c, "http://agent"), stop
 }
 
 // listen opens a TCP listener on 127.0.0.1 whose connections serve runs

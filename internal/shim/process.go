@@ -91,7 +91,8 @@ type process struct {
 }
 
 // start starts a process. A foreground process's output is pinned to its
-// caller (backpressure) until release.
+// caller (backpressure) until release; a background one's only if its spec
+// asks.
 func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error) {
 	m.mu.Lock()
 	if m.closed {
@@ -126,7 +127,7 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 		spec:    spec,
 		changed: make(chan struct{}),
 		exitCh:  make(chan struct{}),
-		pinned:  !spec.background,
+		pinned:  !spec.background || spec.pinned,
 	}
 	p.out[stdoutIdx] = newRing(m.bufSize)
 	if spec.pty == nil {

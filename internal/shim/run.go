@@ -93,6 +93,13 @@ func Run(ctx context.Context, o RunOptions) error {
 	defer stopServing()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(serveCtx, l) }()
+	if SudoEnabled() {
+		go func() {
+			if err := srv.ServeSudo(serveCtx); err != nil {
+				log.Error("sudo is not served", "err", err)
+			}
+		}()
+	}
 	log.Info("paddock-shim serving", "socket", o.Socket, "pid", os.Getpid(), "version", o.Version)
 
 	term, ended, err := awaitTerm(ctx, log, srv, sigc, served)

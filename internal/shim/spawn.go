@@ -23,7 +23,10 @@ type spawnSpec struct {
 	stdin      bool
 	pty        *ptySize
 	background bool
-	user       sandboxUser
+	// pinned holds a background process's output for its first follower
+	// until release, as a foreground process's always is.
+	pinned bool
+	user   sandboxUser
 }
 
 type ptySize struct{ rows, cols uint16 }

@@ -70,6 +70,7 @@ type Queries interface {
 	WarmQueries  // see the section at the end of this file
 	LeaseQueries // lease.go
 	LiveQueries  // buckets and caps replicas share: live.go
+	E2BQueries   // the E2B-compatible surface's sandboxes: e2b.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on
@@ -189,6 +190,10 @@ type SandboxQueries interface {
 	// reports false. It is activity, not a transition: it needs no version
 	// and does not increment it.
 	ExtendSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
+	// SetSandboxExpiry sets a running row's expiry to expires, earlier or
+	// later (a timeout set anew); a row that is not running is left alone
+	// and reports false. Like ExtendSandboxExpiry it needs no version.
+	SetSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error)
 }
 
 // MinProviderIDPrefix is the shortest provider sandbox id prefix
@@ -293,6 +298,10 @@ type RuntimeConfig struct {
 	// PublicPorts are the sandbox ports whose preview URLs need no key
 	// or token, sorted.
 	PublicPorts []int `json:"public_ports,omitempty"`
+	// Env is the default environment of every process in the runtime's
+	// sandboxes (the E2B-compatible surface's envVars), fixed when the
+	// runtime is created; a call's own environment overrides it.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // Root filesystem modes of a runtime.

@@ -1,15 +1,12 @@
 package sdks
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,42 +110,6 @@ func runLogged(t *testing.T, dir, bin string, args, env []string, limit time.Dur
 	err := cmd.Run()
 	w.flush()
 	return w.all.String(), err
-}
-
-// lineLog is an io.Writer that logs each complete line to t and keeps
-// everything written.
-type lineLog struct {
-	t       *testing.T
-	mu      sync.Mutex
-	partial []byte
-	all     bytes.Buffer
-}
-
-var _ io.Writer = (*lineLog)(nil)
-
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all.Write(p)
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		l.t.Log(string(l.partial[:i]))
-		l.partial = l.partial[i+1:]
-	}
-}
-
-// flush logs what is left after the last newline.
-func (l *lineLog) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.partial) > 0 {
-		l.t.Log(string(l.partial))
-		l.partial = nil
-	}
 }
 
 // failures is the part of node's spec report from its list of failing

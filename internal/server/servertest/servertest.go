@@ -70,6 +70,8 @@ type Options struct {
 	// Preview configures preview URLs; its Port defaults to the test
 	// server's.
 	Preview api.Preview
+	// E2BDomain is the E2B-compatible surface's domain.
+	E2BDomain string
 	// Members says how org admins add members.
 	Members config.Members
 	// Logger is the server's logger; nil logs errors to stderr.
@@ -239,14 +241,15 @@ func (e *Env) overrides(t testing.TB, opts Options) server.Overrides {
 		Pricing:   &pricing,
 		WarmPools: opts.WarmPools,
 		Builds:    opts.Builds, BuildsFor: buildsFor,
-		Limits:  &opts.Limits,
-		Preview: &opts.Preview,
-		Mount:   opts.Mount,
+		Limits:    &opts.Limits,
+		Preview:   &opts.Preview,
+		E2BDomain: opts.E2BDomain,
+		Mount:     opts.Mount,
 		Wrap: func(a *api.API) http.Handler {
 			// Every request and answer is held to api/openapi.yaml (spec.go).
-			// The console's pages and the sandboxes' apps are not the
-			// API's answers.
-			notAPI := func(r *http.Request) bool { return a.IsPreview(r) || a.ServesConsole(r) }
+			// The console's pages, the sandboxes' apps and the MCP
+			// server's JSON-RPC are not the API's answers.
+			notAPI := func(r *http.Request) bool { return a.IsPreview(r) || a.ServesConsole(r) || a.IsMCP(r) }
 			var served http.Handler = newSpecCheck(t).wrap(a, notAPI)
 			if opts.NoSpecCheck {
 				served = a

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/shim"
@@ -24,6 +25,15 @@ func Serve(t testing.TB) func(context.Context) (net.Conn, error) {
 
 // ServeWith is Serve with opts (its Logger and Reaper are the test's).
 func ServeWith(t testing.TB, opts shim.Options) func(context.Context) (net.Conn, error) {
+	t.Helper()
+	dial, _ := Start(t, opts)
+	return dial
+}
+
+// Start is ServeWith that also returns stop, which stops the agent
+// before the test ends (as a sandbox that goes away); the test's end
+// calls it too.
+func Start(t testing.TB, opts shim.Options) (dial func(context.Context) (net.Conn, error), stop func()) {
 	t.Helper()
 	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -45,13 +55,17 @@ func ServeWith(t testing.TB, opts shim.Options) func(context.Context) (net.Conn,
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, l) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("agent: %v", err)
-		}
-		srv.Close()
-		r.Stop()
-	})
-	return testenv.UnixDialer(sock)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("agent: %v", err)
+			}
+			srv.Close()
+			r.Stop()
+		})
+	}
+	t.Cleanup(stop)
+	return testenv.UnixDialer(sock), stop
 }

@@ -197,3 +197,9 @@ func (q *queries) ExtendSandboxExpiry(ctx context.Context, id string, expires ti
 	n, err := q.q.ExtendSandboxExpiry(ctx, pgdb.ExtendSandboxExpiryParams{ExpiresAt: expires, ID: id})
 	return n == 1, classify("extend a sandbox's expiry", dialect.Sandbox, err)
 }
+
+// SetSandboxExpiry sets a running row's expiry.
+func (q *queries) SetSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error) {
+	n, err := q.q.SetSandboxExpiry(ctx, pgdb.SetSandboxExpiryParams{ExpiresAt: expires, ID: id})
+	return n == 1, classify("set a sandbox's expiry", dialect.Sandbox, err)
+}

@@ -179,6 +179,12 @@ func (q *queries) ExtendSandboxExpiry(ctx context.Context, id string, expires ti
 	return n == 1, classify("extend a sandbox's expiry", resSandbox, err)
 }
 
+// SetSandboxExpiry sets a running row's expiry.
+func (q *queries) SetSandboxExpiry(ctx context.Context, id string, expires time.Time) (bool, error) {
+	n, err := q.wq.SetSandboxExpiry(ctx, litedb.SetSandboxExpiryParams{ExpiresAt: micros(expires), ID: id})
+	return n == 1, classify("set a sandbox's expiry", resSandbox, err)
+}
+
 // CountSandboxes counts the rows that are not killed, by provider and state.
 func (q *queries) CountSandboxes(ctx context.Context) ([]store.SandboxCount, error) {
 	rows, err := q.rq.CountSandboxes(ctx)

@@ -78,6 +78,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Holds", testHolds},
 		{"HoldExpiry", testHoldExpiry},
 		{"HoldRace", testHoldRace},
+		{"E2BSandboxes", testE2BSandboxes},
+		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,6 +98,14 @@ type CreditJournal struct {
 	CreatedAt          time.Time
 }
 
+type E2bSandbox struct {
+	RuntimeID   string
+	WorkspaceID string
+	TemplateID  string
+	Metadata    string
+	CreatedAt   time.Time
+}
+
 type EgressDecision struct {
 	ID             string
 	OrgID          string

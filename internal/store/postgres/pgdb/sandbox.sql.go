@@ -602,3 +602,21 @@ func (q *Queries) SandboxExists(ctx context.Context, id string) (bool, error) {
 	err := row.Scan(&exists)
 	return exists, err
 }
+
+const setSandboxExpiry = `-- name: SetSandboxExpiry :execrows
+UPDATE sandboxes SET expires_at = $1::timestamptz
+WHERE id = $2 AND state = 'running'
+`
+
+type SetSandboxExpiryParams struct {
+	ExpiresAt time.Time
+	ID        string
+}
+
+func (q *Queries) SetSandboxExpiry(ctx context.Context, arg SetSandboxExpiryParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setSandboxExpiry, arg.ExpiresAt, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -93,3 +93,7 @@ RETURNING *;
 UPDATE sandboxes SET expires_at = sqlc.arg(expires_at)::timestamptz
 WHERE id = sqlc.arg(id) AND state = 'running'
   AND expires_at IS NOT NULL AND expires_at < sqlc.arg(expires_at)::timestamptz;
+
+-- name: SetSandboxExpiry :execrows
+UPDATE sandboxes SET expires_at = sqlc.arg(expires_at)::timestamptz
+WHERE id = sqlc.arg(id) AND state = 'running';

@@ -87,6 +87,14 @@ type CreditJournal struct {
 	CreatedAt          int64
 }
 
+type E2bSandbox struct {
+	RuntimeID   string
+	WorkspaceID string
+	TemplateID  string
+	Metadata    string
+	CreatedAt   int64
+}
+
 type EgressDecision struct {
 	ID             string
 	OrgID          string

@@ -94,3 +94,7 @@ RETURNING *;
 UPDATE sandboxes SET expires_at = CAST(sqlc.arg(expires_at) AS INTEGER)
 WHERE id = sqlc.arg(id) AND state = 'running'
   AND expires_at IS NOT NULL AND expires_at < CAST(sqlc.arg(expires_at) AS INTEGER);
+
+-- name: SetSandboxExpiry :execrows
+UPDATE sandboxes SET expires_at = CAST(sqlc.arg(expires_at) AS INTEGER)
+WHERE id = sqlc.arg(id) AND state = 'running';

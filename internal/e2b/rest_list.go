@@ -1,0 +1,174 @@
+package e2b
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Listing: the E2B sandboxes of the key's workspace, oldest first, a page
+// of the store at a time, filtered by state, metadata, template and start
+// time within the page (so a page may hold fewer than limit). The next
+// page's token is the X-Next-Token header, none on the last.
+
+// Bounds of a listing page: E2B's default and largest.
+const (
+	defaultListLimit = 100
+	maxListLimit     = 100
+	// maxV1List bounds the sandboxes the v1 listing, which does not page,
+	// reads.
+	maxV1List = 1000
+)
+
+// listFilter is what a listing keeps.
+type listFilter struct {
+	states       []string
+	metadata     map[string]string
+	template     string
+	startedAfter time.Time
+}
+
+func (f listFilter) keeps(d sandboxDetail) bool {
+	if len(f.states) > 0 && !slices.Contains(f.states, d.State) {
+		return false
+	}
+	for k, v := range f.metadata {
+		if got, ok := d.Metadata[k]; !ok || got != v {
+			return false
+		}
+	}
+	if f.template != "" && f.template != d.TemplateID {
+		return false
+	}
+	return f.startedAfter.IsZero() || d.StartedAt.After(f.startedAfter)
+}
+
+// filterOf parses a listing's query.
+func filterOf(q url.Values) (listFilter, error) {
+	var f listFilter
+	for _, v := range q["state"] {
+		for s := range strings.SplitSeq(v, ",") {
+			if s != stateRunning && s != statePaused {
+				return f, errdefs.InvalidArgument("invalid_state", "state %q is neither %s nor %s", s, stateRunning, statePaused)
+			}
+			f.states = append(f.states, s)
+		}
+	}
+	md, err := metadataFilter(q.Get("metadata"))
+	if err != nil {
+		return f, err
+	}
+	f.metadata, f.template = md, q.Get("template")
+	if s := q.Get("startedAfter"); s != "" {
+		if f.startedAfter, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return f, errdefs.InvalidArgument("invalid_started_after", "startedAfter %q is not an RFC 3339 time", s)
+		}
+	}
+	return f, nil
+}
+
+// metadataFilter parses the metadata filter as the SDKs send it: a query
+// string k=v&…, whose keys and values the JS SDK escaped once more.
+func metadataFilter(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	pairs, err := url.ParseQuery(s)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("invalid_metadata", "the metadata filter %q is not k=v&…", s)
+	}
+	md := map[string]string{}
+	for k, vs := range pairs {
+		md[unescape(k)] = unescape(vs[len(vs)-1])
+	}
+	return md, nil
+}
+
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// listPage lists one store page of the workspace's sandboxes that f
+// keeps, and the next page's cursor.
+func (g *Gateway) listPage(ctx context.Context, wsID string, page store.Page, f listFilter) ([]sandboxDetail, string, error) {
+	recs, next, err := g.o.Store.ListE2BSandboxes(ctx, wsID, page)
+	if err != nil {
+		return nil, "", err
+	}
+	out := []sandboxDetail{}
+	for _, rec := range recs {
+		rt, err := g.o.Path.InWorkspace(ctx, wsID, rec.RuntimeID)
+		if errdefs.IsNotFound(err) {
+			continue // killed since the page was read
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		d, err := g.detail(ctx, rt, rec)
+		if err != nil {
+			return nil, "", err
+		}
+		if f.keeps(d) {
+			out = append(out, d)
+		}
+	}
+	return out, next, nil
+}
+
+// listV2 is GET /v2/sandboxes: paged, all states unless state says.
+func (g *Gateway) listV2(c *call) error {
+	q := c.r.URL.Query()
+	f, err := filterOf(q)
+	if err != nil {
+		return err
+	}
+	limit := defaultListLimit
+	if s := q.Get("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil || limit < 1 || limit > maxListLimit {
+			return errdefs.InvalidArgument("invalid_limit", "limit must be between 1 and %d", maxListLimit)
+		}
+	}
+	out, next, err := g.listPage(c.ctx(), c.sc.Workspace.ID, store.Page{Cursor: q.Get("nextToken"), Limit: limit}, f)
+	if err != nil {
+		return err
+	}
+	if next != "" {
+		c.w.Header().Set("X-Next-Token", next)
+	}
+	writeJSON(c.w, http.StatusOK, out)
+	return nil
+}
+
+// listV1 is GET /sandboxes: the running sandboxes, unpaged.
+func (g *Gateway) listV1(c *call) error {
+	md, err := metadataFilter(c.r.URL.Query().Get("metadata"))
+	if err != nil {
+		return err
+	}
+	f := listFilter{states: []string{stateRunning}, metadata: md}
+	out := []sandboxDetail{}
+	page := store.Page{Limit: maxListLimit}
+	for read := 0; read < maxV1List; read += maxListLimit {
+		ds, next, err := g.listPage(c.ctx(), c.sc.Workspace.ID, page, f)
+		if err != nil {
+			return err
+		}
+		out = append(out, ds...)
+		if next == "" {
+			break
+		}
+		page.Cursor = next
+	}
+	writeJSON(c.w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,64 @@
+package shim
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+// serveAgent runs a Server with opts (its logger and reaper filled in) on
+// a unix socket of the test's, and returns it, a client of it (HTTP/2
+// with prior knowledge when h2, else HTTP/1.1, as the e2b SDK speaks
+// through the gateway) and stop, which the test's end calls too. Tests
+// that use it must not run in parallel: a process has one reaper.
+func serveAgent(t *testing.T, opts Options, h2 bool) (srv *Server, c *http.Client, stop func()) {
+	t.Helper()
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r, err := StartReaper(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger, opts.Reaper = log, r
+	srv, err = NewServer(opts)
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return testenv.UnixDialer(sock)(ctx)
+	}}
+	if h2 {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		tr.Protocols = &p
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			tr.CloseIdleConnections()
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			srv.Close()
+			r.Stop()
+		})
+	}
+	t.Cleanup(stop)
+	return srv, &http.Client{Transport: tr}, stop
+}

@@ -1,0 +1,455 @@
+// Paddock is the client: one server, one credential, a method per
+// operation, named as the Go SDK (pkg/client) names them. Every method
+// takes the org, the workspace and the runtime it acts on first.
+
+import { fromBase64, toBase64, toBytes, toText } from "./bytes.js";
+import { PaddockError } from "./errors.js";
+import { ExecStream, type ProcessControl } from "./exec.js";
+import { PromptStream } from "./sessions.js";
+import { Terminal, type WebSocketConstructor } from "./terminal.js";
+import { path, runtimePath, Transport, wsPath, type Fetch, type Query } from "./transport.js";
+import type * as T from "./types.js";
+
+/** How to reach the server. */
+export interface PaddockOptions {
+  /** The server's URL, e.g. "http://127.0.0.1:8080" (a path prefix behind a proxy is kept). */
+  url: string;
+  /** An API key ("pdk_…") or a session token, sent as a bearer token; none in a browser that has the console's cookie. */
+  apiKey?: string;
+  /** The fetch to send requests with; globalThis.fetch by default. */
+  fetch?: Fetch;
+  /** The WebSocket constructor for terminals; globalThis.WebSocket by default. */
+  WebSocket?: WebSocketConstructor;
+  /** More headers every request carries. */
+  headers?: Record<string, string>;
+}
+
+/** An exec's request: ExecRequest, with stdin as text or bytes rather than base64. */
+export type ExecInput = Omit<T.ExecRequest, "stdin"> & { stdin?: string | Uint8Array };
+
+/** The answer of a collected exec, its output decoded. A background process has no exit. */
+export interface ExecOutput {
+  id: string;
+  pid: number;
+  exit?: T.ExitStatus;
+  /** The exit code, once exited: -1 when a signal ended the process. */
+  exitCode?: number;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Uint8Array;
+  stderrBytes: Uint8Array;
+  /** Output beyond max_output_bytes was discarded. */
+  truncated: boolean;
+}
+
+/** Options of a streamed call: a signal that ends it. */
+export interface StreamOptions {
+  signal?: AbortSignal;
+}
+
+/** What an upload sends: bytes, a Blob (a File) or a stream of bytes. */
+export type UploadBody = Uint8Array | Blob | ReadableStream<Uint8Array>;
+
+const NDJSON = "application/x-ndjson";
+const OCTETS = "application/octet-stream";
+
+/** Client of one paddock server. */
+export class Paddock {
+  private readonly t: Transport;
+  private readonly WebSocketImpl?: WebSocketConstructor;
+
+  constructor(opts: PaddockOptions) {
+    let u: URL;
+    try {
+      u = new URL(opts.url);
+    } catch {
+      throw new PaddockError(400, "invalid_argument", `server URL ${JSON.stringify(opts.url)} is not a URL`);
+    }
+    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash || u.username) {
+      throw new PaddockError(400, "invalid_argument", `server URL ${JSON.stringify(opts.url)} must be http(s)://host[/prefix]`);
+    }
+    const base = u.origin + u.pathname.replace(/\/+$/, "");
+    const f = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.t = new Transport(base, opts.apiKey, f, opts.headers ?? {});
+    this.WebSocketImpl = opts.WebSocket;
+  }
+
+  /** The server URL the client talks to. */
+  get baseURL(): string {
+    return this.t.baseURL;
+  }
+
+  /** Who the caller is: its credential, user, scope and memberships. */
+  me(): Promise<T.Me> {
+    return this.t.json("GET", path("me"));
+  }
+
+  // Orgs and workspaces.
+
+  /** Lists one page of the orgs the key may see. */
+  listOrgs(opts: T.ListOptions = {}): Promise<T.Page<T.Org>> {
+    return this.t.json("GET", path("orgs"), { query: { ...opts } });
+  }
+
+  /** Creates an org; it needs an installation admin key. */
+  createOrg(req: T.CreateOrgRequest | string): Promise<T.Org> {
+    return this.t.json("POST", path("orgs"), { json: named(req) });
+  }
+
+  /** Returns the org named org. */
+  getOrg(org: string): Promise<T.Org> {
+    return this.t.json("GET", path("org", org));
+  }
+
+  /** Lists one page of org's workspaces. */
+  listWorkspaces(org: string, opts: T.ListOptions = {}): Promise<T.Page<T.Workspace>> {
+    return this.t.json("GET", path("org", org, "ws"), { query: { ...opts } });
+  }
+
+  /** Creates a workspace in org. */
+  createWorkspace(org: string, req: T.CreateWorkspaceRequest | string): Promise<T.Workspace> {
+    return this.t.json("POST", path("org", org, "ws"), { json: named(req) });
+  }
+
+  /** Returns the workspace named ws in org. */
+  getWorkspace(org: string, ws: string): Promise<T.Workspace> {
+    return this.t.json("GET", wsPath(org, ws));
+  }
+
+  // Projects and runtimes.
+
+  /** Creates a project in org/ws, and with it its runtime (runtime_id), idle. */
+  createProject(org: string, ws: string, req: T.CreateProjectRequest | string): Promise<T.Project> {
+    return this.t.json("POST", wsPath(org, ws, "projects"), { json: named(req) });
+  }
+
+  /** Lists one page of the projects in org/ws. */
+  listProjects(org: string, ws: string, opts: T.ListOptions = {}): Promise<T.Page<T.Project>> {
+    return this.t.json("GET", wsPath(org, ws, "projects"), { query: { ...opts } });
+  }
+
+  /** Returns a project of org/ws by name or id. */
+  getProject(org: string, ws: string, project: string): Promise<T.Project> {
+    return this.t.json("GET", wsPath(org, ws, "projects", project));
+  }
+
+  /** Deletes a project, by name or id, and its runtime (reset first). */
+  async deleteProject(org: string, ws: string, project: string): Promise<void> {
+    await this.t.json("DELETE", wsPath(org, ws, "projects", project));
+  }
+
+  /** Lists one page of the runtimes in org/ws. */
+  listRuntimes(org: string, ws: string, opts: T.ListOptions = {}): Promise<T.Page<T.Runtime>> {
+    return this.t.json("GET", wsPath(org, ws, "runtimes"), { query: { ...opts } });
+  }
+
+  /** Returns a runtime of org/ws. */
+  getRuntime(org: string, ws: string, runtimeId: string): Promise<T.Runtime> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId));
+  }
+
+  /** Changes some of a runtime's settings; the answer says which apply now and which at the next start. */
+  configureRuntime(org: string, ws: string, runtimeId: string, patch: T.RuntimePatch): Promise<T.RuntimeUpdate> {
+    return this.t.json("PATCH", runtimePath(org, ws, runtimeId), { json: patch });
+  }
+
+  /** Provisions a sandbox for the runtime; one already running is 409 runtime_already_running. */
+  startRuntime(org: string, ws: string, runtimeId: string, req: T.StartRuntimeRequest = {}): Promise<T.Runtime> {
+    return this.action(org, ws, runtimeId, "start", req);
+  }
+
+  /** Suspends the runtime's sandbox, keeping its state. */
+  pauseRuntime(org: string, ws: string, runtimeId: string): Promise<T.Runtime> {
+    return this.action(org, ws, runtimeId, "pause");
+  }
+
+  /** Resumes a paused runtime. */
+  resumeRuntime(org: string, ws: string, runtimeId: string): Promise<T.Runtime> {
+    return this.action(org, ws, runtimeId, "resume");
+  }
+
+  /** Terminates the runtime's sandbox and returns it to idle. */
+  resetRuntime(org: string, ws: string, runtimeId: string, req: T.ResetRequest = {}): Promise<T.Runtime> {
+    return this.action(org, ws, runtimeId, "reset", req);
+  }
+
+  /** Extends the expiry window of the runtime's sandbox. */
+  keepaliveRuntime(org: string, ws: string, runtimeId: string, req: T.KeepaliveRequest = {}): Promise<T.Runtime> {
+    return this.action(org, ws, runtimeId, "keepalive", req);
+  }
+
+  private action(org: string, ws: string, runtimeId: string, verb: string, req?: object): Promise<T.Runtime> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, verb), req === undefined ? {} : { json: req });
+  }
+
+  // Exec and processes.
+
+  /**
+   * Runs a process and answers its output once it exits (a background
+   * process answers at once, with no exit). The exit code is in the
+   * answer, not an error: an error means the process could not run (404
+   * command_not_found, 409 runtime_not_running, …).
+   */
+  async exec(org: string, ws: string, runtimeId: string, req: ExecInput | string[]): Promise<ExecOutput> {
+    const r = await this.t.json<T.ExecResult>("POST", runtimePath(org, ws, runtimeId, "exec"), { json: execBody(req) });
+    const stdoutBytes = fromBase64(r.stdout);
+    const stderrBytes = fromBase64(r.stderr);
+    return {
+      id: r.id,
+      pid: r.pid,
+      exit: r.exit,
+      exitCode: r.exit?.code,
+      stdout: toText(stdoutBytes),
+      stderr: toText(stderrBytes),
+      stdoutBytes,
+      stderrBytes,
+      truncated: r.truncated,
+    };
+  }
+
+  /**
+   * Starts a process and answers once it started, streaming its events
+   * (for await). Closing the stream, or the signal, kills a foreground
+   * process; a background one goes on (attach to it again by id).
+   */
+  async execStream(org: string, ws: string, runtimeId: string, req: ExecInput | string[], opts: StreamOptions = {}): Promise<ExecStream> {
+    const abort = linked(opts.signal);
+    const p = runtimePath(org, ws, runtimeId, "exec");
+    const resp = await this.t.send("POST", p, { json: execBody(req), accept: NDJSON, signal: abort.signal });
+    return ExecStream.open(resp, true, abort, this.processControl(org, ws, runtimeId));
+  }
+
+  /** Replays a process's output from the offsets and follows it until it exits (follow: false: the replay alone). */
+  async attach(org: string, ws: string, runtimeId: string, processId: string, opts: T.AttachOptions & StreamOptions = {}): Promise<ExecStream> {
+    const { signal, ...query } = opts;
+    const abort = linked(signal);
+    const p = runtimePath(org, ws, runtimeId, "processes", processId, "attach");
+    const resp = await this.t.send("GET", p, { query, accept: NDJSON, signal: abort.signal });
+    return ExecStream.open(resp, query.follow !== false, abort, this.processControl(org, ws, runtimeId));
+  }
+
+  private processControl(org: string, ws: string, runtimeId: string): ProcessControl {
+    return {
+      writeStdin: (id, data, close) => this.writeStdin(org, ws, runtimeId, id, data, { close }),
+      signal: (id, signal) => this.signalProcess(org, ws, runtimeId, id, signal),
+    };
+  }
+
+  /** Lists the sandbox's running processes and its recent exited background ones. */
+  async listProcesses(org: string, ws: string, runtimeId: string): Promise<T.Process[]> {
+    const l = await this.t.json<T.Page<T.Process>>("GET", runtimePath(org, ws, runtimeId, "processes"));
+    return l.items ?? [];
+  }
+
+  /** Describes one process; an unknown id is 404 process_not_found. */
+  getProcess(org: string, ws: string, runtimeId: string, processId: string): Promise<T.Process> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "processes", processId));
+  }
+
+  /** Sends a signal ("TERM", "KILL", …) to a process's group, or to it alone with process_only. */
+  async signalProcess(org: string, ws: string, runtimeId: string, processId: string, req: T.SignalRequest | string): Promise<void> {
+    const body = typeof req === "string" ? { signal: req } : req;
+    await this.t.json("POST", runtimePath(org, ws, runtimeId, "processes", processId, "signal"), { json: body });
+  }
+
+  /** Writes to the stdin of a process started with open_stdin, and closes it after with close; answers the bytes delivered. */
+  async writeStdin(org: string, ws: string, runtimeId: string, processId: string, data: string | Uint8Array, opts: { close?: boolean } = {}): Promise<number> {
+    const p = runtimePath(org, ws, runtimeId, "processes", processId, "stdin");
+    const query = { close: opts.close || undefined };
+    const r = await this.t.json<T.StdinResult>("POST", p, { query, body: toBytes(data) as BodyInit, contentType: OCTETS });
+    return r.bytes;
+  }
+
+  /** Kills every process of the sandbox except its agent, and says how many. */
+  killAllProcesses(org: string, ws: string, runtimeId: string): Promise<T.KillAllResult> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "processes", "kill-all"));
+  }
+
+  // Files. Paths are absolute paths in the sandbox.
+
+  /** Reads a file's bytes (a range with offset and length). */
+  readFile(org: string, ws: string, runtimeId: string, filePath: string, opts: T.ReadFileOptions = {}): Promise<Uint8Array> {
+    return this.t.bytes("GET", runtimePath(org, ws, runtimeId, "files"), { query: { path: filePath, ...opts }, accept: OCTETS });
+  }
+
+  /** Reads a file as UTF-8 text. */
+  async readText(org: string, ws: string, runtimeId: string, filePath: string): Promise<string> {
+    return toText(await this.readFile(org, ws, runtimeId, filePath));
+  }
+
+  /** Replaces a file with data (text is UTF-8), whole or not at all; answers the file. */
+  writeFile(org: string, ws: string, runtimeId: string, filePath: string, data: string | UploadBody, opts: T.WriteFileOptions = {}): Promise<T.FileInfo> {
+    const body = (typeof data === "string" ? toBytes(data) : data) as BodyInit;
+    const query = { path: filePath, ...opts };
+    return this.t.json("PUT", runtimePath(org, ws, runtimeId, "files"), { query, body, contentType: OCTETS });
+  }
+
+  /** Describes a file, following a final symbolic link. */
+  statFile(org: string, ws: string, runtimeId: string, filePath: string): Promise<T.FileInfo> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "files", "stat"), { query: { path: filePath } });
+  }
+
+  /** Lists a directory (recursive, bounded by max_entries and max_depth). */
+  listFiles(org: string, ws: string, runtimeId: string, dir: string, opts: T.ListFilesOptions = {}): Promise<T.FileList> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "files", "list"), { query: { path: dir, ...opts } });
+  }
+
+  /** Creates a directory (with parents: its missing parents too, and an existing one is fine). */
+  mkdir(org: string, ws: string, runtimeId: string, dir: string, opts: Omit<T.MkdirRequest, "path"> = {}): Promise<T.FileInfo> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "files", "mkdir"), { json: { path: dir, ...opts } });
+  }
+
+  /** Removes a file or an empty directory; with recursive, a directory and all under it. */
+  async deleteFile(org: string, ws: string, runtimeId: string, filePath: string, opts: { recursive?: boolean } = {}): Promise<void> {
+    await this.t.json("DELETE", runtimePath(org, ws, runtimeId, "files"), { query: { path: filePath, recursive: opts.recursive || undefined } });
+  }
+
+  /** Moves a file or directory (replacing the target unless no_overwrite); answers it at its new path. */
+  rename(org: string, ws: string, runtimeId: string, from: string, to: string, opts: { no_overwrite?: boolean } = {}): Promise<T.FileInfo> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "files", "rename"), { json: { from, to, ...opts } });
+  }
+
+  /** Downloads a tar of a directory's contents, or of one file. */
+  downloadTar(org: string, ws: string, runtimeId: string, filePath: string): Promise<Uint8Array> {
+    return this.t.bytes("GET", runtimePath(org, ws, runtimeId, "files", "tar"), { query: { path: filePath }, accept: "application/x-tar" });
+  }
+
+  /** Extracts a tar under dir, creating it if missing. */
+  uploadTar(org: string, ws: string, runtimeId: string, dir: string, tar: UploadBody): Promise<T.TarResult> {
+    const p = runtimePath(org, ws, runtimeId, "files", "tar");
+    return this.t.json("POST", p, { query: { path: dir }, body: tar as BodyInit, contentType: "application/x-tar" });
+  }
+
+  // Terminals.
+
+  /**
+   * Opens a terminal (a PTY) in the sandbox over a WebSocket, or
+   * re-attaches one (attach, offset). Closing it kills its processes; a
+   * link that drops leaves it to be re-attached within the server's grace.
+   */
+  terminal(org: string, ws: string, runtimeId: string, opts: T.TerminalOptions = {}): Promise<Terminal> {
+    const p = runtimePath(org, ws, runtimeId, "terminal");
+    const query = opts as Query;
+    const url = this.t.url(p, query).replace(/^http/, "ws");
+    const WS = this.WebSocketImpl ?? (globalThis.WebSocket as unknown as WebSocketConstructor | undefined);
+    if (!WS) throw new PaddockError(501, "not_implemented", "no WebSocket here: pass one as the WebSocket option");
+    const socket = takesHeaders() ? new WS(url, { headers: this.t.headers() }) : new WS(url);
+    return Terminal.open(socket, () => this.terminalRefusal(org, ws, runtimeId, p, query));
+  }
+
+  /**
+   * terminalRefusal says why a terminal's WebSocket did not open, which
+   * the WebSocket API does not tell: the same request without the upgrade
+   * answers the server's refusal of the caller, and once that is only
+   * websocket_required, the runtime itself answers whether it exists.
+   */
+  private async terminalRefusal(org: string, ws: string, runtimeId: string, p: string, query: Query): Promise<PaddockError> {
+    const probe = await this.t.send("GET", p, { query }).catch((e: unknown) => e);
+    if (probe instanceof PaddockError && probe.code !== "websocket_required") return probe;
+    const rt = await this.getRuntime(org, ws, runtimeId).catch((e: unknown) => e);
+    if (rt instanceof PaddockError) return rt;
+    return new PaddockError(503, "unavailable", "the terminal's WebSocket did not open");
+  }
+
+  // Prompts and sessions.
+
+  /** Runs one turn of an agent harness and answers once it ends (a failed turn has error set). */
+  prompt(org: string, ws: string, runtimeId: string, req: T.PromptRequest | string): Promise<T.PromptResult> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "prompt"), { json: promptBody(req) });
+  }
+
+  /** Runs one turn and streams its events (for await); sessionId names its session. */
+  promptStream(org: string, ws: string, runtimeId: string, req: T.PromptRequest | string, opts: StreamOptions = {}): Promise<PromptStream> {
+    return this.sessionStream(runtimePath(org, ws, runtimeId, "prompt"), promptBody(req), opts);
+  }
+
+  /** Runs a prompt to completion in a new session of kind task. */
+  task(org: string, ws: string, runtimeId: string, req: T.PromptRequest | string): Promise<T.PromptResult> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "task"), { json: promptBody(req) });
+  }
+
+  /** Runs a task and streams its events. */
+  taskStream(org: string, ws: string, runtimeId: string, req: T.PromptRequest | string, opts: StreamOptions = {}): Promise<PromptStream> {
+    return this.sessionStream(runtimePath(org, ws, runtimeId, "task"), promptBody(req), opts);
+  }
+
+  private async sessionStream(p: string, body: T.PromptRequest, opts: StreamOptions): Promise<PromptStream> {
+    const abort = linked(opts.signal);
+    const resp = await this.t.send("POST", p, { json: body, accept: NDJSON, signal: abort.signal });
+    return new PromptStream(resp, abort);
+  }
+
+  /** Lists one page of a runtime's sessions, newest first. */
+  listSessions(org: string, ws: string, runtimeId: string, opts: T.ListOptions = {}): Promise<T.Page<T.Session>> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "sessions"), { query: { ...opts } });
+  }
+
+  /** Returns a session with its whole transcript. */
+  getSession(org: string, ws: string, runtimeId: string, sessionId: string): Promise<T.SessionTranscript> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "sessions", sessionId));
+  }
+
+  // Credits and keys.
+
+  /** Returns org's credit balance and its most recent movements. */
+  getCredits(org: string): Promise<T.CreditAccount> {
+    return this.t.json("GET", path("org", org, "credits"));
+  }
+
+  /** Lists one page of org's credit movements, newest first, narrowed by f. */
+  listCreditJournal(org: string, f: T.JournalFilter = {}): Promise<T.Page<T.CreditEntry>> {
+    return this.t.json("GET", path("org", org, "credits", "journal"), { query: { ...f } });
+  }
+
+  /** Returns what org's compute cost, grouped as q says. */
+  getUsage(org: string, q: T.UsageQuery = {}): Promise<T.Usage> {
+    return this.t.json("GET", path("org", org, "usage"), { query: { ...q } });
+  }
+
+  /** Makes an API key in org; the key itself is in the answer, this once. */
+  createKey(org: string, req: T.CreateKeyRequest = {}): Promise<T.CreatedKey> {
+    return this.t.json("POST", path("org", org, "keys"), { json: req });
+  }
+
+  /** Lists one page of org's keys, without the keys themselves. */
+  listKeys(org: string, opts: T.ListOptions = {}): Promise<T.Page<T.APIKey>> {
+    return this.t.json("GET", path("org", org, "keys"), { query: { ...opts } });
+  }
+
+  /** Revokes a key of org: it is refused from its next request. */
+  async revokeKey(org: string, keyId: string): Promise<void> {
+    await this.t.json("DELETE", path("org", org, "keys", keyId));
+  }
+}
+
+/** named makes a request of a bare name. */
+function named<R extends { name: string }>(req: R | string): R {
+  return (typeof req === "string" ? { name: req } : req) as R;
+}
+
+function execBody(req: ExecInput | string[]): T.ExecRequest {
+  if (Array.isArray(req)) return { argv: req };
+  const { stdin, ...rest } = req;
+  return stdin === undefined ? rest : { ...rest, stdin: toBase64(toBytes(stdin)) };
+}
+
+function promptBody(req: T.PromptRequest | string): T.PromptRequest {
+  return typeof req === "string" ? { prompt: req } : req;
+}
+
+/** linked is an AbortController that also aborts when signal does. */
+function linked(signal?: AbortSignal): AbortController {
+  const c = new AbortController();
+  if (signal?.aborted) c.abort(signal.reason);
+  else signal?.addEventListener("abort", () => c.abort(signal.reason), { once: true });
+  return c;
+}
+
+/**
+ * takesHeaders says whether this runtime's WebSockets take headers: Node's
+ * (and Bun's, which says it is Node) do, a browser's or a worker's do not.
+ */
+function takesHeaders(): boolean {
+  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  return typeof proc?.versions?.node === "string";
+}
