@@ -23,7 +23,9 @@ func TestE2BSDK(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(t), "internal", "e2e", "sdks", "e2b")
 	requireNodeModules(t, dir, "e2b")
 	node := testenv.NodeBin(t)
-	live := testenv.Serve(t, testenv.ServeOptions{Image: testenv.DefaultImage})
+	// E2B users write anywhere: the sandboxes have writable roots, which
+	// this Docker engine cannot bound.
+	live := testenv.Serve(t, testenv.ServeOptions{Image: testenv.DefaultImage, Args: []string{"--writable-root-unbounded"}})
 	sdk, err := pc.New(live.URL, live.Key)
 	if err != nil {
 		t.Fatal(err)

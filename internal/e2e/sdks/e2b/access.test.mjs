@@ -54,13 +54,14 @@ test('envd answers 401 without the sandbox\'s own access token', { skip: !foreig
   assert.equal((await health('not-a-token')).status, 401)
   // The sandbox's own token passes.
   assert.equal((await health(sandbox.envdAccessToken)).status, 204)
-  // The SDK with the other org's sandbox's token is refused too.
+  // A Connect call with the other org's sandbox's token is refused too.
   const list = await fetch(`${sandboxUrl}/filesystem.Filesystem/ListDir`, {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',
       'Connect-Protocol-Version': '1',
       'E2b-Sandbox-Id': sandbox.sandboxId,
+      'E2b-Sandbox-Port': '49983',
       'X-Access-Token': theirs.envdAccessToken,
     },
     body: JSON.stringify({ path: '/home/user', depth: 1 }),

@@ -132,13 +132,16 @@ describe('directories', () => {
     assert.equal(info.group, 'user')
     assert.ok(info.modifiedTime instanceof Date)
 
-    const moved = await sandbox.files.rename('stat-me.txt', '/tmp/moved.txt')
-    assert.equal(moved.path, '/tmp/moved.txt')
+    // Within one filesystem: /tmp is another one here, and a move across
+    // filesystems fails in envd too (a rename(2)).
+    const moved = await sandbox.files.rename('stat-me.txt', '/home/user/tree/moved.txt')
+    assert.equal(moved.name, 'moved.txt')
+    assert.equal(moved.path, '/home/user/tree/moved.txt')
     assert.equal(await sandbox.files.exists('stat-me.txt'), false)
-    assert.equal(await sandbox.files.read('/tmp/moved.txt'), 'twelve bytes')
+    assert.equal(await sandbox.files.read('/home/user/tree/moved.txt'), 'twelve bytes')
 
-    await sandbox.files.remove('/tmp/moved.txt')
-    assert.equal(await sandbox.files.exists('/tmp/moved.txt'), false)
+    await sandbox.files.remove('/home/user/tree/moved.txt')
+    assert.equal(await sandbox.files.exists('/home/user/tree/moved.txt'), false)
     const dir = await sandbox.files.getInfo('/tmp')
     assert.equal(dir.type, FileType.DIR)
     assert.ok(dir.size > 0)
