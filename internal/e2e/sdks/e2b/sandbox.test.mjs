@@ -62,6 +62,19 @@ describe('list', () => {
     assert.deepEqual(none, [])
   })
 
+  test('filters by template and start time', async (t) => {
+    const { sandbox, testId } = await newSandbox(t)
+    const info = await sandbox.getInfo()
+    const byTemplate = await listAll({ query: { metadata: { testId }, template: info.templateId } })
+    assert.deepEqual(byTemplate.map((s) => s.sandboxId), [sandbox.sandboxId])
+    assert.deepEqual(await listAll({ query: { metadata: { testId }, template: 'unknown-template' } }), [])
+
+    const since = await listAll({ query: { metadata: { testId }, startedAfter: info.startedAt } })
+    assert.deepEqual(since.map((s) => s.sandboxId), [sandbox.sandboxId])
+    const later = new Date(info.startedAt.getTime() + 1_000)
+    assert.deepEqual(await listAll({ query: { metadata: { testId }, startedAfter: later } }), [])
+  })
+
   // E2B lists newest first and fills each page with matches; paddock
   // lists oldest first and filters within each store page.
   test('pages with a limit, newest first', { todo: 'GET /v2/sandboxes: oldest first, filters within a page' }, async (t) => {
