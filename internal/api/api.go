@@ -105,6 +105,7 @@ type API struct {
 	clients     clientaddr.Resolver
 	execCaps    *caps
 	termCaps    *caps
+	mcpCaps     *caps // mcp.go
 	live        live
 	preview     Preview
 	ssh         *sshgw.Info

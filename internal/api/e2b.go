@@ -13,7 +13,7 @@ type E2B = e2b.Config
 // rate limits and open streams.
 func (a *API) newE2B(cfg E2B) *e2b.Gateway {
 	return e2b.New(e2b.Options{Config: cfg, Path: a.path, IAM: a.iam, Runtimes: a.runtimes,
-		Tenancy: a.tenancy, Door: previewDoor{a}, MaxBody: a.limits.UploadBodyBytes, Logger: a.logger,
+		Tenancy: a.tenancy, Door: previewDoor{a}, MaxBody: a.limits.UploadBodyBytes, MaxJSON: a.limits.JSONBodyBytes, Logger: a.logger,
 		Ports: a.previews})
 }
 

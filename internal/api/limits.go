@@ -34,6 +34,9 @@ type Limits struct {
 	ExecPerUser         int
 	TerminalsPerRuntime int
 	TerminalsPerUser    int
+	// MCPPerUser is how many requests to /mcp one user (or key) has in
+	// flight at once (mcp.go).
+	MCPPerUser int
 	// Request bodies: JSON on every route; file uploads (PUT …/files,
 	// POST …/files/tar); capability bundles.
 	JSONBodyBytes   int64
@@ -55,6 +58,7 @@ var DefaultLimits = Limits{
 	ExecPerUser:         64,
 	TerminalsPerRuntime: 8,
 	TerminalsPerUser:    16,
+	MCPPerUser:          8,
 	JSONBodyBytes:       1 << 20,
 	UploadBodyBytes:     1 << 30,
 	BundleBodyBytes:     binding.MaxBundleBytes,
@@ -71,6 +75,7 @@ func (l Limits) withDefaults() Limits {
 	}{
 		{&l.ExecPerRuntime, d.ExecPerRuntime}, {&l.ExecPerUser, d.ExecPerUser},
 		{&l.TerminalsPerRuntime, d.TerminalsPerRuntime}, {&l.TerminalsPerUser, d.TerminalsPerUser},
+		{&l.MCPPerUser, d.MCPPerUser},
 	} {
 		if *f.v == 0 {
 			*f.v = f.d
@@ -226,8 +231,11 @@ func (c *caps) acquire(ctx context.Context, runtime, user string) (release func(
 }
 
 func (c *caps) noun() string {
-	if c.kind == "exec_streams" {
+	switch c.kind {
+	case "exec_streams":
 		return "exec streams"
+	case "mcp_requests":
+		return "requests to /mcp in flight"
 	}
 	return c.kind
 }

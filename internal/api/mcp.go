@@ -31,6 +31,11 @@ const mcpPath = "/mcp"
 func MCP(version string) Feature {
 	return Feature{Name: "mcp", use: func(a *API) {
 		a.mcp = mcp.Handler(a.mcpClient(version), mcp.Options{Version: version}, a.logger)
+		// A file tool holds up to mcp.MaxFileBytes (in base64, twice: as
+		// text and as structured content) while it answers, so how many
+		// requests one user has in flight is bounded as exec streams are
+		// (Limits.MCPPerUser; past it, 429 too_many_mcp_requests_per_user).
+		a.mcpCaps = &caps{kind: "mcp_requests", perRuntime: -1, perUser: a.limits.MCPPerUser, state: a.state}
 	}, routes: func(*API) []Route { return nil }}
 }
 
@@ -52,6 +57,12 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) bool {
 		a.fail(r.Context(), w, err)
 		return true
 	}
+	release, err := a.mcpCaps.acquire(r.Context(), "", id.Principal())
+	if err != nil {
+		a.fail(r.Context(), w, err)
+		return true
+	}
+	defer release()
 	ctx, end := a.live.open(auth.WithIdentity(r.Context(), id), id, "")
 	defer end()
 	a.mcp.ServeHTTP(w, r.WithContext(ctx))

@@ -249,6 +249,7 @@ type Limits struct {
 	ExecStreamsPerUser    int `yaml:"exec_streams_per_user" env:"PADDOCK_EXEC_STREAMS_PER_USER" help:"concurrent exec streams per user (0: 64; negative: no cap)"`
 	TerminalsPerRuntime   int `yaml:"terminals_per_runtime" env:"PADDOCK_TERMINALS_PER_RUNTIME" help:"concurrent terminals per runtime (0: 8; negative: no cap)"`
 	TerminalsPerUser      int `yaml:"terminals_per_user" env:"PADDOCK_TERMINALS_PER_USER" help:"concurrent terminals per user (0: 16; negative: no cap)"`
+	MCPRequestsPerUser    int `yaml:"mcp_requests_per_user" env:"PADDOCK_MCP_REQUESTS_PER_USER" help:"requests to /mcp in flight per user (0: 8; negative: no cap)"`
 	// Request bodies: JSON, file uploads, capability bundles.
 	JSONBodyBytes   int64 `yaml:"json_body_bytes" env:"PADDOCK_JSON_BODY_BYTES" help:"largest JSON request body in bytes (0: 1 MiB)"`
 	UploadBodyBytes int64 `yaml:"upload_body_bytes" env:"PADDOCK_UPLOAD_BODY_BYTES" help:"largest file upload in bytes (0: 1 GiB)"`

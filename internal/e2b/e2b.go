@@ -82,8 +82,10 @@ type Options struct {
 	Runtimes *runtime.Service
 	Tenancy  *tenancy.Service
 	Door     Door
-	// MaxBody bounds a request's body.
+	// MaxBody bounds an envd request's body (an upload); MaxJSON a REST
+	// request's (JSON), which is decoded whole.
 	MaxBody int64
+	MaxJSON int64
 	Logger  *slog.Logger
 	// Ports serves a sandbox's ports other than envd's (the preview
 	// gateway); nil answers them 400.

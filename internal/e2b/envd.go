@@ -109,8 +109,14 @@ func (g *Gateway) sandboxHost(host string) (string, bool) {
 func (g *Gateway) serveEnvd(w http.ResponseWriter, r *http.Request) {
 	id, port, err := g.envdTarget(r)
 	if err == nil && port != EnvdPort {
-		g.servePort(w, r, id, port)
-		return
+		if _, byHost := g.sandboxHost(r.Host); !byHost {
+			// Under /e2b the answer would share the API's and the
+			// console's origin: an app's there is a preview host's only.
+			err = errdefs.InvalidArgument("port_not_served", "port %d: only envd (port %d) is served under %s; reach a sandbox's other ports at its host %d-<sandbox id>.<e2b domain> or its preview URL", port, EnvdPort, Prefix, port)
+		} else {
+			g.servePort(w, r, id, port)
+			return
+		}
 	}
 	if err == nil && (!envdRoute(r.Method, r.URL.Path) || r.URL.RawPath != "") {
 		err = errdefs.NotFound("envd_route_not_found", "%s %s is not an envd route", r.Method, r.URL.Path)
@@ -235,7 +241,7 @@ func (g *Gateway) servePort(w http.ResponseWriter, r *http.Request, id string, p
 	}
 	r = r.Clone(r.Context())
 	for name := range r.Header {
-		if strings.HasPrefix(name, "E2b-") || name == headerAccessToken {
+		if strings.HasPrefix(name, "E2b-") || name == headerAccessToken || name == "X-Api-Key" {
 			r.Header.Del(name)
 		}
 	}

@@ -195,13 +195,14 @@ func TestEnvdRouting(t *testing.T) {
 	want(t, "port 0", do(t, r), 400, float64(400))
 }
 
-// TestEnvdOtherPorts: a sandbox's other ports, by host or by header, are
-// its preview: private until marked public (the envd access token opens
+// TestEnvdOtherPorts: a sandbox's other ports, by host, are its
+// preview: private until marked public (the envd access token opens
 // none), then the app's, which sees neither the token nor E2B's routing
-// headers.
+// headers nor an API key; by header, under the API's own origin, they
+// are refused.
 func TestEnvdOtherPorts(t *testing.T) {
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "app %s token=%q id=%q", r.URL.Path, r.Header.Get("X-Access-Token"), r.Header.Get("E2b-Sandbox-Id"))
+		fmt.Fprintf(w, "app %s token=%q id=%q key=%q", r.URL.Path, r.Header.Get("X-Access-Token"), r.Header.Get("E2b-Sandbox-Id"), r.Header.Get("X-Api-Key"))
 	}))
 	t.Cleanup(app.Close)
 	_, port, _ := net.SplitHostPort(app.Listener.Addr().String())
@@ -210,6 +211,7 @@ func TestEnvdOtherPorts(t *testing.T) {
 		r, _ := http.NewRequestWithContext(t.Context(), "GET", g.env.URL+"/hello", nil)
 		r.Host = port + "-" + g.rt.ID + "." + domain
 		r.Header.Set("X-Access-Token", g.token)
+		r.Header.Set("X-Api-Key", "pdk_not_the_apps")
 		return r
 	}
 	byHeader := func() *http.Request {
@@ -218,14 +220,15 @@ func TestEnvdOtherPorts(t *testing.T) {
 		return r
 	}
 	want(t, "private, by host", do(t, byHost()), 401, "preview_needs_credentials")
-	want(t, "private, by header", do(t, byHeader()), 401, "preview_needs_credentials")
+	// Under /e2b an app's answer would share the API's and the console's
+	// origin: only envd is served there.
+	want(t, "by header", do(t, byHeader()), 400, nil)
 
 	g.env.Must(t, 200, "PATCH", "/api/v1/org/acme/ws/dev/runtimes/"+g.rt.ID+"/previews/"+port, client.SetPortRequest{Public: true})
-	for what, r := range map[string]*http.Request{"by host": byHost(), "by header": byHeader()} {
-		if a := do(t, r); a.status != 200 || a.body != `app /hello token="" id=""` {
-			t.Errorf("public, %s: %d %s", what, a.status, a.body)
-		}
+	if a := do(t, byHost()); a.status != 200 || a.body != `app /hello token="" id="" key=""` {
+		t.Errorf("public, by host: %d %s", a.status, a.body)
 	}
+	want(t, "public, by header", do(t, byHeader()), 400, nil)
 }
 
 // TestEnvdAllowList: only envd's own routes reach the agent; paddock's

@@ -63,10 +63,10 @@ func (g *Gateway) restRoutes() []restRoute {
 		{"POST /v2/sandboxes", iam.Member, g.createV2},
 		{"GET /sandboxes", iam.Viewer, g.listV1},
 		{"GET /v2/sandboxes", iam.Viewer, g.listV2},
-		{"GET /sandboxes/metrics", iam.Viewer, g.metricsOfMany},
+		{"GET /sandboxes/metrics", iam.Member, g.metricsOfMany},
 		{"GET /sandboxes/{id}", iam.Viewer, g.get},
 		{"DELETE /sandboxes/{id}", iam.Member, g.kill},
-		{"GET /sandboxes/{id}/metrics", iam.Viewer, g.metrics},
+		{"GET /sandboxes/{id}/metrics", iam.Member, g.metrics},
 		{"POST /sandboxes/{id}/timeout", iam.Member, g.setTimeout},
 		{"POST /sandboxes/{id}/refreshes", iam.Member, g.refresh},
 		{"POST /sandboxes/{id}/pause", iam.Member, g.pause},
@@ -90,8 +90,8 @@ func (c *call) ctx() context.Context { return c.r.Context() }
 // error in E2B's shape.
 func (g *Gateway) route(rt restRoute) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.o.MaxBody > 0 {
-			r.Body = http.MaxBytesReader(w, r.Body, g.o.MaxBody)
+		if g.o.MaxJSON > 0 {
+			r.Body = http.MaxBytesReader(w, r.Body, g.o.MaxJSON)
 		}
 		c := &call{w: w, r: r}
 		err := g.admit(c, rt)

@@ -17,7 +17,7 @@ const (
 	defaultReadBytes = 256 << 10
 	// MaxFileBytes is the most read_file returns and write_file writes in
 	// one call.
-	MaxFileBytes = 16 << 20
+	MaxFileBytes = 4 << 20
 )
 
 // Encodings of file contents.

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -180,4 +181,50 @@ func TestHTTPRevokedKey(t *testing.T) {
 	if _, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "list_runtimes"}); err == nil {
 		t.Fatal("a revoked key called a tool")
 	}
+}
+
+// TestHTTPRequestsInFlightCapped: one user has at most MCPPerUser
+// requests to /mcp in flight; past it a request is 429
+// too_many_mcp_requests_per_user, and once one ends the next is served.
+func TestHTTPRequestsInFlightCapped(t *testing.T) {
+	e := newEnvWith(t, api.Limits{MCPPerUser: 1})
+	id := e.startedRuntime(t, "box")
+	cs := e.connectHTTP(t, e.member.Key, "?org=acme&ws=dev")
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, _ := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "exec", Arguments: map[string]any{"runtime": id, "command": "sleep 600", "timeout_seconds": 900}})
+		done <- res
+	}()
+	var pid string
+	testenv.Eventually(t, func() error {
+		var ps client.List[client.Process]
+		e.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/runtimes/"+id+"/processes", nil).Decode(t, &ps)
+		for _, p := range ps.Items {
+			if p.Running && strings.Contains(strings.Join(p.Argv, " "), "sleep 600") {
+				pid = p.ID
+				return nil
+			}
+		}
+		return errors.New("the command does not run yet")
+	})
+	resp, body := e.post(t, map[string]string{"Authorization": "Bearer " + e.member.Key}, initialize)
+	if resp.StatusCode != http.StatusTooManyRequests || body.Code != "too_many_mcp_requests_per_user" {
+		t.Fatalf("a second request in flight: %d %+v", resp.StatusCode, body)
+	}
+	// Another user is not held back by this one's.
+	if resp, body := e.post(t, map[string]string{"Authorization": "Bearer " + e.viewer.Key}, initialize); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another user's request: %d %+v", resp.StatusCode, body)
+	}
+	e.Must(t, 204, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+id+"/processes/"+pid+"/signal", client.SignalRequest{Signal: "KILL"})
+	select {
+	case <-done:
+	case <-time.After(testenv.Patience):
+		t.Fatal("the exec did not end")
+	}
+	testenv.Eventually(t, func() error {
+		if resp, body := e.post(t, map[string]string{"Authorization": "Bearer " + e.member.Key}, initialize); resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("after the first ended: %d %+v", resp.StatusCode, body)
+		}
+		return nil
+	})
 }

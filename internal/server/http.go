@@ -244,6 +244,7 @@ func limitsOf(l config.Limits) api.Limits {
 		ExecPerUser:         l.ExecStreamsPerUser,
 		TerminalsPerRuntime: l.TerminalsPerRuntime,
 		TerminalsPerUser:    l.TerminalsPerUser,
+		MCPPerUser:          l.MCPRequestsPerUser,
 		JSONBodyBytes:       l.JSONBodyBytes,
 		UploadBodyBytes:     l.UploadBodyBytes,
 		BundleBodyBytes:     l.BundleBodyBytes,
