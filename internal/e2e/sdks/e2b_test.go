@@ -54,6 +54,43 @@ func TestE2BSDK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s\nserver log:\n%s", err, failures(out), live.Logs)
 	}
+	t.Run("README", func(t *testing.T) { testReadmeE2B(t, dir, node, env) })
+}
+
+// testReadmeE2B runs the JavaScript example of README.md's "Using the E2B
+// SDK" section as it is, with the SDK's environment pointed at the test's
+// server: it must exit 0 having printed the sandbox's uname.
+func testReadmeE2B(t *testing.T, dir, node string, env []string) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## Using the E2B SDK\n")
+	if !ok {
+		t.Fatal(`README.md has no "Using the E2B SDK" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, ok := strings.Cut(section, "\n```js\n")
+	if !ok {
+		t.Fatal(`README.md's "Using the E2B SDK" section has no js example`)
+	}
+	block, _, _ = strings.Cut(block, "\n```")
+	// The example imports e2b: it runs beside the project's packages.
+	tmp := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(tmp, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(tmp, "example.mjs")
+	if err := os.WriteFile(script, []byte(block+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runLogged(t, tmp, filepath.Join(node, "node"), []string{script}, env, 5*time.Minute)
+	if err != nil {
+		t.Fatalf("the README's example: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Linux ") {
+		t.Fatalf("the README's example printed %q, not the sandbox's uname", out)
+	}
 }
 
 // requireNodeModules fails (skips outside CI) unless scripts/js-deps.sh
