@@ -186,8 +186,25 @@ describe('watch', () => {
     }
   })
 
-  test('watching a missing directory is FileNotFoundError', async () => {
+  test('a watch can carry each entry\'s info', async () => {
+    await sandbox.files.makeDir('ewatch')
+    const events = []
+    const handle = await sandbox.files.watchDir('ewatch', (e) => events.push(e), { includeEntry: true })
+    try {
+      await sandbox.files.write('ewatch/e.txt', 'entry')
+      const event = await waitFor(() => events.find((e) => e.type === FilesystemEventType.WRITE && e.name === 'e.txt'), { what: 'a write event' })
+      assert.equal(event.entry?.name, 'e.txt')
+      assert.equal(event.entry?.path, '/home/user/ewatch/e.txt')
+      assert.equal(event.entry?.type, FileType.FILE)
+    } finally {
+      await handle.stop()
+    }
+  })
+
+  test('watching a missing directory is FileNotFoundError, a file SandboxError', async () => {
     await assert.rejects(sandbox.files.watchDir('/tmp/no-such-dir', () => {}), FileNotFoundError)
+    await sandbox.files.write('/tmp/not-a-dir.txt', 'x')
+    await assert.rejects(sandbox.files.watchDir('/tmp/not-a-dir.txt', () => {}), SandboxError)
   })
 })
 
