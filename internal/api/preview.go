@@ -75,6 +75,12 @@ func (d previewDoor) Status(err error) (int, string) {
 
 func (d previewDoor) RequestID(ctx context.Context) string { return requestIDFrom(ctx) }
 
+// HoldStream counts an envd stream of the E2B surface as an exec stream
+// (e2b.Door).
+func (d previewDoor) HoldStream(ctx context.Context, runtimeID, principal string) (func(), error) {
+	return d.a.execCaps.acquire(ctx, runtimeID, principal)
+}
+
 // portsOf lists rt's ports: those listening in its sandbox (when it has a
 // running one) and those marked public.
 func (a *API) portsOf(ctx context.Context, rt store.Runtime, prefix string) ([]client.Port, error) {

@@ -39,7 +39,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 			}
 			fmt.Fprintln(w, "done")
 		case "/whoami":
-			fmt.Fprintf(w, "cookie=%q auth=%q", r.Header.Get("Cookie"), r.Header.Get("Authorization"))
+			fmt.Fprintf(w, "cookie=%q auth=%q key=%q", r.Header.Get("Cookie"), r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
 		}
 	}))
 	t.Cleanup(app.Close)
@@ -72,6 +72,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 			req.Host = host
 		}
 		req.Header.Set("Authorization", "Bearer "+env.Key)
+		req.Header.Set("X-Api-Key", env.Key) // as an e2b SDK sends it
 		req.Header.Set("Cookie", "app=1; paddock_preview=sent; paddock_console=sent; __Host-paddock_console=sent; other=2")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -96,7 +97,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 		if want := []string{"app=1"}; strings.Join(final, "|") != strings.Join(want, "|") {
 			t.Errorf("final Set-Cookie %q, want %q", final, want)
 		}
-		if _, _, body := get(t, host, "/whoami"); body != `cookie="app=1; other=2" auth=""` {
+		if _, _, body := get(t, host, "/whoami"); body != `cookie="app=1; other=2" auth="" key=""` {
 			t.Errorf("what reached the app: %s", body)
 		}
 	})
@@ -108,7 +109,7 @@ func TestPreviewAppHeaders(t *testing.T) {
 		if len(final) != 0 {
 			t.Errorf("final Set-Cookie %q, want none", final)
 		}
-		if _, _, body := get(t, "", pathURL+"/whoami"); body != `cookie="" auth=""` {
+		if _, _, body := get(t, "", pathURL+"/whoami"); body != `cookie="" auth="" key=""` {
 			t.Errorf("what reached the app: %s", body)
 		}
 	})

@@ -65,6 +65,10 @@ type Door interface {
 	Status(err error) (int, string)
 	// RequestID is the request's id, as the door logs it.
 	RequestID(ctx context.Context) string
+	// HoldStream holds a place among the exec streams of the runtime and
+	// of the principal (the API's caps) until release; full, it is a
+	// resource-exhausted error.
+	HoldStream(ctx context.Context, runtimeID, principal string) (release func(), err error)
 }
 
 // Ports reaches a port of a sandbox, as the preview gateway does.

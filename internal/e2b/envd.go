@@ -63,6 +63,16 @@ func envdRoute(method, path string) bool {
 	return method == http.MethodPost && envdRouteRE.MatchString(path)
 }
 
+// isEnvdStream reports whether path is a server stream's, open for as
+// long as a process runs or a directory is watched.
+func isEnvdStream(path string) bool {
+	switch path {
+	case "/process.Process/Start", "/process.Process/Connect", "/filesystem.Filesystem/WatchDir":
+		return true
+	}
+	return false
+}
+
 // isConnectPath reports whether path is a Connect method's, whose errors
 // a Connect client reads in Connect's shape.
 func isConnectPath(path string) bool {
@@ -138,6 +148,16 @@ func (g *Gateway) serveEnvd(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		g.envdFail(w, r, id, err)
 		return
+	}
+	if isEnvdStream(r.URL.Path) {
+		// A stream holds its place among the caller's and the runtime's
+		// exec streams, as paddock's own do, for as long as it is open.
+		release, err := g.o.Door.HoldStream(r.Context(), rt.ID, who.Principal())
+		if err != nil {
+			g.envdFail(w, r, id, err)
+			return
+		}
+		defer release()
 	}
 	ctx, end := g.o.Door.Live(r.Context(), who, rt.OrgID)
 	defer end()

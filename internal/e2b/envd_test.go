@@ -519,3 +519,35 @@ func TestEnvdNotRunning(t *testing.T) {
 		t.Errorf("agent unreachable: %s", a.body)
 	}
 }
+
+// TestEnvdStreamsCapped: envd's server streams count among the exec
+// streams of the caller and of the runtime, as paddock's own do: past the
+// cap a stream is refused (resource_exhausted), a unary call is not, and
+// once one ends another may open.
+func TestEnvdStreamsCapped(t *testing.T) {
+	g := newGWLimits(t, api.Limits{UploadBodyBytes: maxBody, ExecPerUser: 1})
+	dir := t.TempDir()
+	first := g.watch(t, g.token, dir)
+	msg, _ := json.Marshal(map[string]any{"path": dir})
+	r := g.req(t, g.rt, g.token, "POST", "/filesystem.Filesystem/WatchDir", bytes.NewReader(envelope(msg)))
+	r.Header.Set("Content-Type", "application/connect+json")
+	a := do(t, r)
+	if a.status != http.StatusTooManyRequests || a.code() != "resource_exhausted" {
+		t.Fatalf("a second stream past the cap: %d %s", a.status, a.body)
+	}
+	want(t, "a unary call", do(t, g.connect(t, g.token, "/filesystem.Filesystem/Stat", map[string]string{"path": dir})), 200, nil)
+	first.Close()
+	testenv.Eventually(t, func() error {
+		r := g.req(t, g.rt, g.token, "POST", "/filesystem.Filesystem/WatchDir", bytes.NewReader(envelope(msg)))
+		r.Header.Set("Content-Type", "application/connect+json")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if m, _, err := nextMessage(resp.Body); err != nil || !strings.Contains(m, "start") {
+			return fmt.Errorf("a stream after the first ended: %q %v", m, err)
+		}
+		return nil
+	})
+}

@@ -59,7 +59,12 @@ func (g *Gateway) bringUp(c *call, rt store.Runtime, rec store.E2BSandbox, timeo
 	if err != nil {
 		return err
 	}
-	if rt, err = g.applyTimeout(c.ctx(), rt, timeout); err != nil {
+	if woke {
+		rt, err = g.applyTimeout(c.ctx(), rt, timeout)
+	} else {
+		rt, err = g.extendTimeout(c.ctx(), rt, timeout)
+	}
+	if err != nil {
 		return err
 	}
 	status := http.StatusOK

@@ -13,10 +13,13 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// Listing: the E2B sandboxes of the key's workspace, oldest first, a page
-// of the store at a time, filtered by state, metadata, template and start
-// time within the page (so a page may hold fewer than limit). The next
-// page's token is the X-Next-Token header, none on the last.
+// Listing: the E2B sandboxes of the key's workspace, oldest first,
+// filtered by state, metadata, template and start time. A page holds up
+// to limit of them: the store is read a page at a time, each asking for
+// no more than the page still lacks (so its cursor is right after the
+// last one answered), until the page is full, the store ends, or
+// maxListScan records were read. The next page's token is the
+// X-Next-Token header, none on the last.
 
 // Bounds of a listing page: E2B's default and largest.
 const (
@@ -25,6 +28,9 @@ const (
 	// maxV1List bounds the sandboxes the v1 listing, which does not page,
 	// reads.
 	maxV1List = 1000
+	// maxListScan bounds the records one page of a filtered listing reads;
+	// a page that reached it may hold fewer than limit, with a next token.
+	maxListScan = 1000
 )
 
 // listFilter is what a listing keeps.
@@ -125,6 +131,24 @@ func (g *Gateway) listPage(ctx context.Context, wsID string, page store.Page, f 
 	return out, next, nil
 }
 
+// listFull lists up to limit sandboxes f keeps from cursor on, and the
+// cursor after the last record it read ("" at the end).
+func (g *Gateway) listFull(ctx context.Context, wsID, cursor string, limit int, f listFilter) ([]sandboxDetail, string, error) {
+	out := []sandboxDetail{}
+	for scanned := 0; len(out) < limit && scanned < maxListScan; {
+		want := limit - len(out)
+		ds, next, err := g.listPage(ctx, wsID, store.Page{Cursor: cursor, Limit: want}, f)
+		if err != nil {
+			return nil, "", err
+		}
+		out, cursor, scanned = append(out, ds...), next, scanned+want
+		if next == "" {
+			break
+		}
+	}
+	return out, cursor, nil
+}
+
 // listV2 is GET /v2/sandboxes: paged, all states unless state says.
 func (g *Gateway) listV2(c *call) error {
 	q := c.r.URL.Query()
@@ -138,7 +162,7 @@ func (g *Gateway) listV2(c *call) error {
 			return errdefs.InvalidArgument("invalid_limit", "limit must be between 1 and %d", maxListLimit)
 		}
 	}
-	out, next, err := g.listPage(c.ctx(), c.sc.Workspace.ID, store.Page{Cursor: q.Get("nextToken"), Limit: limit}, f)
+	out, next, err := g.listFull(c.ctx(), c.sc.Workspace.ID, q.Get("nextToken"), limit, f)
 	if err != nil {
 		return err
 	}

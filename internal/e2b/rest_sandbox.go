@@ -74,7 +74,8 @@ type sandboxDetail struct {
 }
 
 // lifecycle is E2B's SandboxLifecycle: paddock pauses a sandbox that
-// times out, and wakes a paused one when it is used.
+// times out; envd does not wake a paused one (connect does), as E2B's
+// without autoResume.
 type lifecycle struct {
 	OnTimeout  string `json:"onTimeout"`
 	AutoResume bool   `json:"autoResume"`
@@ -119,7 +120,7 @@ func (g *Gateway) get(c *call) error {
 	d.Domain = g.domain()
 	internet := rt.Config.Network.Mode != "none"
 	d.AllowInternetAccess = &internet
-	d.Lifecycle = &lifecycle{OnTimeout: "pause", AutoResume: true}
+	d.Lifecycle = &lifecycle{OnTimeout: "pause", AutoResume: false}
 	writeJSON(c.w, http.StatusOK, d)
 	return nil
 }
@@ -216,6 +217,22 @@ func (g *Gateway) applyTimeout(ctx context.Context, rt store.Runtime, timeout in
 		return rt, err
 	}
 	return g.o.Runtimes.SetTimeout(ctx, rt.ID, time.Duration(timeout)*time.Second)
+}
+
+// extendTimeout is applyTimeout for a sandbox already running, as E2B's
+// connect does it: the timeout only ever extends its window, and its
+// idle timeout is never lowered.
+func (g *Gateway) extendTimeout(ctx context.Context, rt store.Runtime, timeout int64) (store.Runtime, error) {
+	if idle := g.idleTimeout(timeout); idle > rt.Config.IdleTimeoutSeconds {
+		var err error
+		if rt, _, err = g.o.Runtimes.Configure(ctx, rt.ID, runtime.Patch{IdleTimeoutSeconds: &idle}); err != nil {
+			return rt, err
+		}
+	}
+	if rt.Status != store.RuntimeRunning {
+		return rt, nil
+	}
+	return g.o.Runtimes.Keepalive(ctx, rt.ID, time.Duration(timeout)*time.Second)
 }
 
 // refreshRequest is E2B's SandboxRefreshRequest.

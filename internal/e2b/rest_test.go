@@ -370,6 +370,11 @@ func TestTimeout(t *testing.T) {
 	wantE2BError(t, w.do(t, w.member, "POST", path+"/timeout", map[string]any{"timeout": 0}), 400)
 	wantE2BError(t, w.do(t, w.member, "POST", path+"/timeout", map[string]any{"timeout": 86401}), 400)
 	w.must(t, w.member, 204, "POST", path+"/refreshes", map[string]any{"duration": 60})
+	// connect to a running sandbox only ever extends its window, as E2B's.
+	w.must(t, w.member, 200, "POST", "/v2"+path+"/connect", map[string]any{"timeout": 10})
+	if d := time.Until(w.get(t, w.member, s.SandboxID).EndAt); d < 880*time.Second {
+		t.Fatalf("a connect with a shorter timeout cut the window to %v", d)
+	}
 
 	w.must(t, w.member, 204, "POST", path+"/timeout", map[string]any{"timeout": 20})
 	paused, err := w.env.Runtimes.PauseIfExpired(t.Context(), s.SandboxID, time.Now().Add(5*time.Second))
@@ -438,6 +443,11 @@ func TestList(t *testing.T) {
 	}
 	if got, _ := list("?metadata=" + url.QueryEscape("team=nobody")); len(got) != 0 {
 		t.Fatalf("metadata team=nobody: %s", ids(got))
+	}
+	// A page holds up to limit of what the filter keeps, however many
+	// records before them it passed over.
+	if got, _ := list("?limit=1&metadata=" + url.QueryEscape("team=x")); ids(got) != b.SandboxID {
+		t.Fatalf("limit 1, metadata team=x: %s", ids(got))
 	}
 	var v1 []sandbox
 	w.must(t, w.member, 200, "GET", "/sandboxes", nil).decode(t, &v1)

@@ -43,6 +43,11 @@ func (g *Gateway) portProxy(r *http.Request, agent *agentconn.Client, port int, 
 			// paddock's own credentials stop here.
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del(tokenHeader)
+			// A paddock key in E2B's header (the E2B surface takes it
+			// there); the app's own X-API-KEY is left alone.
+			if strings.HasPrefix(pr.Out.Header.Get("X-Api-Key"), auth.KeyPrefix) {
+				pr.Out.Header.Del("X-Api-Key")
+			}
 			if prefix != "" {
 				// A path URL takes no cookies: those of the API's
 				// origin are nobody's in particular.

@@ -55,10 +55,10 @@ class AsyncPaddock:
     async def get_workspace(self, org: str, ws: str) -> models.Workspace: ...
 
     async def create_project(self, org: str, ws: str, name: str, *, description: Optional[str]=..., runtime: Optional[models.RuntimeConfig]=..., start: bool=...) -> models.Project:
-        """Creates a project and its runtime, and starts the runtime unless
-        start is False (a project made with start=False has an idle runtime,
-        no compute, until start_runtime). The runtime is project.runtime_id.
-        When the start is refused (402 insufficient_credits, 503
+        """Creates a project and its runtime, idle (no compute) until
+        start_runtime, as the API and the other SDKs do; with start=True it
+        starts the runtime too. The runtime is project.runtime_id.
+        When that start is refused (402 insufficient_credits, 503
         image_building, …) the project stays, its runtime idle, and the
         start's PaddockError is raised."""
 

@@ -19,6 +19,7 @@ class Paddock:
 
         p = Paddock("http://127.0.0.1:8080", "pdk_…")
         project = p.create_project("acme", "default", "demo")
+        p.start_runtime("acme", "default", project.runtime_id)
         r = p.exec("acme", "default", project.runtime_id, ["echo", "hello"])
         print(r.stdout)  # b'hello\n'
 
@@ -57,10 +58,10 @@ class Paddock:
     def get_workspace(self, org: str, ws: str) -> models.Workspace: ...
 
     def create_project(self, org: str, ws: str, name: str, *, description: Optional[str]=..., runtime: Optional[models.RuntimeConfig]=..., start: bool=...) -> models.Project:
-        """Creates a project and its runtime, and starts the runtime unless
-        start is False (a project made with start=False has an idle runtime,
-        no compute, until start_runtime). The runtime is project.runtime_id.
-        When the start is refused (402 insufficient_credits, 503
+        """Creates a project and its runtime, idle (no compute) until
+        start_runtime, as the API and the other SDKs do; with start=True it
+        starts the runtime too. The runtime is project.runtime_id.
+        When that start is refused (402 insufficient_credits, 503
         image_building, …) the project stays, its runtime idle, and the
         start's PaddockError is raised."""
 
