@@ -67,12 +67,14 @@ describe('write and read', () => {
 
   test('a 64 MiB file round-trips', async () => {
     const data = randomBytes(64 * 1024 * 1024)
-    const info = await sandbox.files.write('/tmp/large.bin', data)
+    // Minutes, not the SDK's default minute, for a slow machine.
+    const slow = { requestTimeoutMs: 600_000 }
+    const info = await sandbox.files.write('/tmp/large.bin', data, slow)
     assert.equal(info.path, '/tmp/large.bin')
     assert.equal((await sandbox.files.getInfo('/tmp/large.bin')).size, data.length)
-    const sum = await sandbox.commands.run('sha256sum /tmp/large.bin')
+    const sum = await sandbox.commands.run('sha256sum /tmp/large.bin', { timeoutMs: 600_000 })
     assert.equal(sum.stdout.split(' ')[0], sha256(data))
-    const back = await sandbox.files.read('/tmp/large.bin', { format: 'bytes' })
+    const back = await sandbox.files.read('/tmp/large.bin', { format: 'bytes', ...slow })
     assert.equal(back.length, data.length)
     assert.equal(sha256(back), sha256(data))
   })
