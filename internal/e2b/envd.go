@@ -149,6 +149,14 @@ func (g *Gateway) serveEnvd(w http.ResponseWriter, r *http.Request) {
 		g.envdFail(w, r, id, err)
 		return
 	}
+	if r.URL.Path == "/health" {
+		// The SDK's isRunning() polls it: answered here, from the
+		// runtime's state, it is no activity, so polling does not keep
+		// a sandbox from its timeout (E2B's envd answers the same 204).
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if isEnvdStream(r.URL.Path) {
 		// A stream holds its place among the caller's and the runtime's
 		// exec streams, as paddock's own do, for as long as it is open.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/providers/fake"
@@ -69,6 +70,16 @@ func newGWLimits(t *testing.T, limits api.Limits) *gw {
 	g.rt = g.start(t, "p1")
 	g.token = g.tokenFor(t, env.Key, g.rt)
 	return g
+}
+
+// currentSandbox is the id of the runtime's sandbox now.
+func (g *gw) currentSandbox(t *testing.T) string {
+	t.Helper()
+	rt, err := g.env.Store.GetRuntime(t.Context(), g.rt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt.CurrentSandboxID
 }
 
 // start makes a project named name and starts its runtime.
@@ -512,8 +523,22 @@ func TestEnvdNotRunning(t *testing.T) {
 	want(t, "deleted, to its token's holder", do(t, g.req(t, other, otherToken, "GET", "/health", nil)), 502, float64(502))
 	want(t, "deleted, to anyone else", do(t, g.req(t, other, g.token, "GET", "/health", nil)), 401, float64(401))
 
+	// /health is no activity: it moves no expiry, not even one near.
+	sbID := g.currentSandbox(t)
+	if _, err := g.env.Store.SetSandboxExpiry(t.Context(), sbID, time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := g.env.Store.GetSandbox(t.Context(), sbID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "health", do(t, g.req(t, g.rt, g.token, "GET", "/health", nil)), 204, nil)
+	if after, err := g.env.Store.GetSandbox(t.Context(), before.ID); err != nil || !after.ExpiresAt.Equal(before.ExpiresAt) {
+		t.Errorf("/health moved the expiry from %v to %v (%v)", before.ExpiresAt, after.ExpiresAt, err)
+	}
+
 	g.agentDown()
-	a = do(t, g.req(t, g.rt, g.token, "GET", "/health", nil))
+	a = do(t, g.req(t, g.rt, g.token, "GET", "/files?path=/", nil))
 	want(t, "agent unreachable", a, 502, float64(502))
 	if !strings.Contains(a.body, "port is not open") {
 		t.Errorf("agent unreachable: %s", a.body)

@@ -259,6 +259,19 @@ func TestCreateGetKill(t *testing.T) {
 	if _, err := w.env.Store.GetRuntime(t.Context(), s.SandboxID); err == nil {
 		t.Fatal("the runtime outlived its kill")
 	}
+	// The org's ledger keeps the sandbox's row, as any runtime's: billed
+	// while it ran, killed as deleted.
+	var ledger client.List[client.Sandbox]
+	w.env.Must(t, 200, "GET", "/api/v1/org/acme/sandboxes", nil).Decode(t, &ledger)
+	var row *client.Sandbox
+	for i := range ledger.Items {
+		if ledger.Items[i].RuntimeID == s.SandboxID {
+			row = &ledger.Items[i]
+		}
+	}
+	if row == nil || row.State != "killed" || row.KillReason == "" {
+		t.Fatalf("the ledger's row of the killed sandbox: %+v", row)
+	}
 	wantE2BError(t, w.do(t, w.member, "GET", "/sandboxes/not-a-uuid", nil), 404)
 
 	// The v1 create too, with its 15 s default timeout.
