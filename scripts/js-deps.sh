@@ -12,6 +12,7 @@ log() { echo "js-deps: $*" >&2; }
 use_node "$PWD/web/.node" || exit 1
 # The projects, one directory each (a package.json and its lock file).
 PROJECTS=(
+	internal/e2e/sdks/e2b
 	sdk/typescript
 	internal/e2e/sdks/mcpclient
 )
