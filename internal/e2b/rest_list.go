@@ -155,7 +155,31 @@ func (g *Gateway) listFull(ctx context.Context, wsID, cursor string, limit int, 
 			break
 		}
 	}
+	if cursor != "" && len(out) == limit {
+		// A full page has a next one only if a sandbox past it is kept,
+		// as E2B answers: the SDK's hasNext is then false on the last.
+		more, err := g.keptFrom(ctx, wsID, cursor, f)
+		if err != nil || !more {
+			return out, "", err
+		}
+	}
 	return out, cursor, nil
+}
+
+// keptFrom reports whether f keeps a sandbox from cursor on (true, too,
+// when it gave up after maxListScan records).
+func (g *Gateway) keptFrom(ctx context.Context, wsID, cursor string, f listFilter) (bool, error) {
+	for scanned := 0; scanned < maxListScan; scanned += maxListLimit {
+		ds, next, err := g.listPage(ctx, wsID, store.Page{Cursor: cursor, Limit: maxListLimit}, f)
+		if err != nil || len(ds) > 0 {
+			return len(ds) > 0, err
+		}
+		if next == "" {
+			return false, nil
+		}
+		cursor = next
+	}
+	return true, nil
 }
 
 // orderMark starts a next token: which order its cursor is good for.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,16 @@ func TestE2BSDK(t *testing.T) {
 	out, err := runLogged(t, dir, filepath.Join(node, "node"), args, env, 45*time.Minute)
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s\nserver log:\n%s", err, failures(out), live.Logs)
+	}
+	// A test marked todo or skipped passes node's run; here nothing may.
+	for _, kind := range []string{"todo", "skipped", "cancelled"} {
+		m := regexp.MustCompile(`(?m)^ℹ ` + kind + ` (\d+)$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("node's summary has no %s count", kind)
+		}
+		if m[1] != "0" {
+			t.Fatalf("node --test: %s tests were %s", m[1], kind)
+		}
 	}
 	t.Run("README", func(t *testing.T) { testReadmeE2B(t, dir, node, env) })
 }

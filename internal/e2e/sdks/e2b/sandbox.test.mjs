@@ -93,13 +93,15 @@ describe('list', () => {
     assert.deepEqual([first[0].sandboxId, second[0].sandboxId].sort(), [older.sandboxId, newer.sandboxId].sort())
   })
 
-  // E2B lists newest first by default (order=desc); paddock lists oldest
-  // first and ignores order.
-  test('lists newest first', { todo: 'GET /v2/sandboxes lists oldest first and ignores order' }, async (t) => {
+  // E2B lists newest first by default (order=desc), oldest first with
+  // order=asc.
+  test('lists newest first, or oldest first when asked', async (t) => {
     const { sandbox: older, testId } = await newSandbox(t)
     const { sandbox: newer } = await newSandbox(t, { metadata: { testId } })
     const all = await listAll({ query: { metadata: { testId } } })
     assert.deepEqual(all.map((s) => s.sandboxId), [newer.sandboxId, older.sandboxId])
+    const asc = await listAll({ query: { metadata: { testId } }, order: 'asc' })
+    assert.deepEqual(asc.map((s) => s.sandboxId), [older.sandboxId, newer.sandboxId])
   })
 })
 
