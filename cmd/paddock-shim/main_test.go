@@ -46,6 +46,11 @@ func TestDependencies(t *testing.T) {
 		module + "/internal/agentauth":              true,
 		module + "/internal/agentpb":                true,
 		module + "/internal/agentpb/agentpbconnect": true,
+		// envd's protocol, which the agent serves to the e2b SDKs.
+		module + "/internal/agentpb/envd/filesystem":                   true,
+		module + "/internal/agentpb/envd/filesystem/filesystemconnect": true,
+		module + "/internal/agentpb/envd/process":                      true,
+		module + "/internal/agentpb/envd/process/processconnect":       true,
 	}
 	modulesAllowed := []string{
 		"golang.org/x/sys/",
