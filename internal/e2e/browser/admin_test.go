@@ -3,6 +3,7 @@ package browser
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -209,5 +211,20 @@ func TestInstallationAdministration(t *testing.T) {
 // balanceShown is the balance the page shows in dd[data-balance].
 func balanceShown(p *tab) float64 {
 	p.t.Helper()
-	return eval[float64](p, `Number(document.querySelector("dd[data-balance]").dataset.balance)`)
+	// The balance is shown again whenever the org's credits reload (an
+	// event may reload them): read it once it is there.
+	const shown = `document.querySelector("dd[data-balance]")?.dataset.balance ?? ""`
+	p.waitFor("the balance shown", shown+` !== ""`)
+	var v string
+	err := testenv.Poll(testenv.Patience, func() error {
+		if v = eval[string](p, shown); v == "" {
+			return errors.New("the balance is reloading")
+		}
+		return nil
+	})
+	f, perr := strconv.ParseFloat(v, 64)
+	if err != nil || perr != nil {
+		p.t.Fatalf("the balance shown %q: %v %v\n%s", v, err, perr, p.describe())
+	}
+	return f
 }
