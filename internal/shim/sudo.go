@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,6 +83,15 @@ func SudoEnabled() bool {
 	return filepath.Clean(target) == filepath.Clean(self)
 }
 
+// Limits of sudo's calls (variables for tests): a request is read within
+// sudoRequestTimeout, and at most maxSudoCalls are served at once (a
+// call beyond is refused), so that clients that never finish asking
+// cannot hold the agent's goroutines and file descriptors.
+var (
+	sudoRequestTimeout = 10 * time.Second
+	maxSudoCalls       = 64
+)
+
 // ServeSudo serves sudo on the sandbox's abstract socket until ctx is
 // done.
 func (s *Server) ServeSudo(ctx context.Context) error {
@@ -89,25 +99,68 @@ func (s *Server) ServeSudo(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sudo: listen: %w", err)
 	}
+	defer l.Close()
 	go func() {
 		<-ctx.Done()
 		_ = l.Close()
 	}()
+	calls := make(chan struct{}, maxSudoCalls)
+	acceptSudo(ctx, l.AcceptUnix, func(c *net.UnixConn) { s.sudoConn(c, calls) })
+	return nil
+}
+
+// acceptSudo hands serve each connection accept returns until ctx is
+// done. An accept that fails while it is not (too many open files, say)
+// is tried again after a pause that doubles, up to a second.
+func acceptSudo(ctx context.Context, accept func() (*net.UnixConn, error), serve func(*net.UnixConn)) {
+	var pause time.Duration
 	for {
-		c, err := l.AcceptUnix()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("sudo: accept: %w", err)
+		c, err := accept()
+		if err == nil {
+			pause = 0
+			serve(c)
+			continue
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			s.sudoCall(c)
-		}()
+		if ctx.Err() != nil {
+			return
+		}
+		pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
+}
+
+// sudoConn serves the call on c, or refuses it when calls (a semaphore)
+// is full. c is closed when the call ends or the server closes.
+func (s *Server) sudoConn(c *net.UnixConn, calls chan struct{}) {
+	select {
+	case calls <- struct{}{}:
+	default:
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = json.NewEncoder(c).Encode(sudoMessage{Error: "sudo: too many calls at once", Code: 1})
+		_ = c.Close()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-calls }()
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-s.quit:
+			case <-done:
+			}
+			_ = c.Close()
+		}()
+		s.sudoCall(c)
+	}()
 }
 
 // sudoCall serves one sudo: it starts the command, relays signals until
@@ -115,7 +168,9 @@ func (s *Server) ServeSudo(ctx context.Context) error {
 // command's process group with it.
 func (s *Server) sudoCall(c *net.UnixConn) {
 	enc := json.NewEncoder(c)
+	_ = c.SetReadDeadline(time.Now().Add(sudoRequestTimeout))
 	req, files, err := readSudoRequest(c)
+	_ = c.SetReadDeadline(time.Time{})
 	if err != nil {
 		_ = enc.Encode(sudoMessage{Error: err.Error(), Code: 1})
 		return
@@ -227,6 +282,10 @@ func readSudoRequest(c *net.UnixConn) (sudoRequest, []*os.File, error) {
 	if err != nil {
 		return req, nil, err
 	}
+	if err := checkNotSudoConn(c, files); err != nil {
+		closeFiles(files)
+		return req, nil, err
+	}
 	if _, err := io.ReadFull(c, head[n:]); err != nil {
 		closeFiles(files)
 		return req, nil, fmt.Errorf("sudo: read request: %w", err)
@@ -267,6 +326,24 @@ func parseRights(oob []byte) ([]*os.File, error) {
 		files[i] = os.NewFile(uintptr(fd), fmt.Sprintf("sudo-fd%d", i))
 	}
 	return files, nil
+}
+
+// checkNotSudoConn refuses files when one is a client's end of a sudo
+// connection (the caller's own, say): the agent would hold it open, and
+// the call would never see its client go.
+func checkNotSudoConn(c *net.UnixConn, files []*os.File) error {
+	ours := c.LocalAddr().String()
+	for _, f := range files {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue
+		}
+		peer, err := unix.Getpeername(int(f.Fd()))
+		if sa, ok := peer.(*unix.SockaddrUnix); ok && err == nil && sa.Name == ours {
+			return errors.New("sudo: a standard stream is a sudo connection")
+		}
+	}
+	return nil
 }
 
 func closeFiles(files []*os.File) {
