@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -178,7 +179,9 @@ func (s *Server) sudoCall(c *net.UnixConn) {
 	defer closeFiles(files)
 	uid := peerUID(c)
 	exited := make(chan syscall.WaitStatus, 1)
-	pid, err := s.sudoStart(req, files, func(ws syscall.WaitStatus) { exited <- ws })
+	g := &sudoGroup{}
+	pid, err := s.sudoStart(req, files, func(ws syscall.WaitStatus) { g.reaped(); exited <- ws })
+	g.started(pid)
 	if err != nil {
 		_ = enc.Encode(sudoMessage{Error: err.Error(), Code: sudoStartCode(err)})
 		return
@@ -188,15 +191,47 @@ func (s *Server) sudoCall(c *net.UnixConn) {
 	s.log.Info("sudo", "pid", pid, "user", req.User, "by_uid", uid, "argv0", req.Argv[0])
 	_ = enc.Encode(sudoMessage{Pid: pid})
 	gone := make(chan struct{})
-	go relaySudoSignals(c, pid, gone)
+	go relaySudoSignals(c, g, gone)
 	select {
 	case ws := <-exited:
 		_ = enc.Encode(sudoExit(ws))
 	case <-gone:
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		g.kill(syscall.SIGKILL)
 		<-exited
 	case <-s.quit:
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		g.kill(syscall.SIGKILL)
+	}
+}
+
+// sudoGroup is a sudo command's process group. It is signalled only until
+// its leader is reaped: from then on its id may name another's group.
+type sudoGroup struct {
+	mu     sync.Mutex
+	pid    int
+	exited bool
+}
+
+// started records the leader's pid.
+func (g *sudoGroup) started(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pid = pid
+}
+
+// reaped records that the leader was reaped (the reaper calls it before
+// it reaps anything else).
+func (g *sudoGroup) reaped() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.exited = true
+}
+
+// kill sends sig to the group unless its leader has been reaped.
+func (g *sudoGroup) kill(sig syscall.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.exited && g.pid > 0 {
+		_ = syscall.Kill(-g.pid, sig)
 	}
 }
 
@@ -254,7 +289,7 @@ func sudoExit(ws syscall.WaitStatus) sudoMessage {
 
 // relaySudoSignals sends the signals the client forwards to the
 // command's process group, and closes gone when the client goes away.
-func relaySudoSignals(c *net.UnixConn, pid int, gone chan<- struct{}) {
+func relaySudoSignals(c *net.UnixConn, g *sudoGroup, gone chan<- struct{}) {
 	defer close(gone)
 	dec := json.NewDecoder(bufio.NewReader(c))
 	for {
@@ -263,7 +298,7 @@ func relaySudoSignals(c *net.UnixConn, pid int, gone chan<- struct{}) {
 			return
 		}
 		if m.Signal > 0 && m.Signal < 65 {
-			_ = syscall.Kill(-pid, syscall.Signal(m.Signal))
+			g.kill(syscall.Signal(m.Signal))
 		}
 	}
 }

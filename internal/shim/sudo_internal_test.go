@@ -3,11 +3,13 @@ package shim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -292,4 +294,32 @@ func socketPair() (*net.UnixConn, *net.UnixConn, error) {
 		return c.(*net.UnixConn)
 	}
 	return conn(fds[0]), conn(fds[1]), nil
+}
+
+// TestSudoSignalsStopAtReap: once the command's leader has been reaped,
+// neither the relay nor the call's end signals its group's id, which may
+// name another's group by then.
+func TestSudoSignalsStopAtReap(t *testing.T) {
+	other := exec.Command("sleep", "60")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(t, other.Start())
+	g := &sudoGroup{}
+	g.started(other.Process.Pid) // the reaped command's id, now other's
+	g.reaped()
+	a, b, err := socketPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	gone := make(chan struct{})
+	go relaySudoSignals(a, g, gone)
+	must(t, json.NewEncoder(b).Encode(sudoMessage{Signal: int(syscall.SIGKILL)}))
+	b.Close()
+	<-gone
+	g.kill(syscall.SIGKILL)
+	must(t, other.Process.Signal(syscall.SIGTERM))
+	var ee *exec.ExitError
+	if err := other.Wait(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Fatalf("the other group ended with %v, want SIGTERM (ours)", err)
+	}
 }
