@@ -287,14 +287,23 @@ func sudoExit(ws syscall.WaitStatus) sudoMessage {
 	return sudoMessage{Exited: true, Code: ws.ExitStatus()}
 }
 
+// maxSudoMessage bounds a message the client sends after its request (a
+// line of JSON, a signal): a longer one ends the call.
+const maxSudoMessage = 4 << 10
+
 // relaySudoSignals sends the signals the client forwards to the
-// command's process group, and closes gone when the client goes away.
+// command's process group, and closes gone when the client goes away or
+// sends what is not a message.
 func relaySudoSignals(c *net.UnixConn, g *sudoGroup, gone chan<- struct{}) {
 	defer close(gone)
-	dec := json.NewDecoder(bufio.NewReader(c))
+	r := bufio.NewReaderSize(c, maxSudoMessage)
 	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return // gone, or a line too long (bufio.ErrBufferFull)
+		}
 		var m sudoMessage
-		if err := dec.Decode(&m); err != nil {
+		if err := json.Unmarshal(line, &m); err != nil {
 			return
 		}
 		if m.Signal > 0 && m.Signal < 65 {

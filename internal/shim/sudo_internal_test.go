@@ -323,3 +323,25 @@ func TestSudoSignalsStopAtReap(t *testing.T) {
 		t.Fatalf("the other group ended with %v, want SIGTERM (ours)", err)
 	}
 }
+
+// TestSudoRelayBoundsMessages: a message line longer than maxSudoMessage
+// ends the relay (and so the call) rather than being read on and on.
+func TestSudoRelayBoundsMessages(t *testing.T) {
+	a, b, err := socketPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	defer b.Close()
+	gone := make(chan struct{})
+	go relaySudoSignals(a, &sudoGroup{}, gone)
+	must(t, json.NewEncoder(b).Encode(sudoMessage{Signal: int(syscall.SIGWINCH)}))
+	if _, err := b.Write([]byte(`{"signal":1,"error":"` + strings.Repeat("x", maxSudoMessage))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gone:
+	case <-time.After(time.Minute):
+		t.Fatal("the relay reads on past a message's bound")
+	}
+}
