@@ -241,6 +241,23 @@ func TestEnvdFsListDirLarge(t *testing.T) {
 	}
 }
 
+// TestEnvdFsListDirBounded: a listing whose entries pass maxListBytes
+// stops and fails, at any depth.
+func TestEnvdFsListDirBounded(t *testing.T) {
+	a := startFsAgent(t)
+	dir := filepath.Join(a.home, "deep")
+	for i := range 50 {
+		dir = filepath.Join(dir, fmt.Sprintf("level-%02d-%s", i, strings.Repeat("d", 40)))
+	}
+	must(t, os.MkdirAll(dir, 0o755))
+	setVar(t, &maxListBytes, 16<<10)
+	_, err := a.fs.ListDir(context.Background(), as("", &fspb.ListDirRequest{Path: "deep", Depth: 100}))
+	wantFsCode(t, "a listing past the bound", err, connect.CodeResourceExhausted)
+	if _, err := a.fs.ListDir(context.Background(), as("", &fspb.ListDirRequest{Path: "deep", Depth: 2})); err != nil {
+		t.Errorf("a listing within the bound: %v", err)
+	}
+}
+
 func TestEnvdFsMakeDirMoveRemove(t *testing.T) {
 	a := startFsAgent(t)
 	ctx := context.Background()
