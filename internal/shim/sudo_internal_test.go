@@ -231,12 +231,14 @@ func TestSudoRefusesItsConnection(t *testing.T) {
 	setSudoLimits(t, time.Hour, 64)
 	startSudo(t)
 	c := dialSudo(t)
-	rc, err := c.File()
+	// The connection's own descriptor (c.File would dup it and turn off
+	// its deadlines).
+	rc, err := c.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
-	fd := int(rc.Fd())
+	fd := -1
+	must(t, rc.Control(func(raw uintptr) { fd = int(raw) }))
 	if _, _, err := c.WriteMsgUnix([]byte{0, 0, 0, 9}, unix.UnixRights(0, 1, fd), nil); err != nil {
 		t.Fatal(err)
 	}
