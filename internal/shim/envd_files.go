@@ -304,17 +304,19 @@ func uploadParts(u sandboxUser, p string, hasPath bool, mr *multipart.Reader, md
 // writeUpload writes src to path as u, with metadata md, as envd does: it
 // creates path's parents and writes the file in place, so that a watcher
 // sees the file created and written (an existing one keeps its mode and
-// owner). A file the upload created is removed if the upload fails.
+// owner). A file the upload created is removed if the upload fails, as u
+// and only while it is still the file created (see upload.discard).
 func writeUpload(u sandboxUser, path string, src io.Reader, md map[string]string) error {
-	var f *os.File
-	var created bool
+	var up *upload
 	err := asUser(u, func() (err error) {
-		f, created, err = openUpload(path)
+		up, err = openUpload(path)
 		return err
 	})
 	if err != nil {
 		return err
 	}
+	defer up.closeDir()
+	f := up.f
 	dst := &uploadWriter{f: f}
 	_, err = io.CopyBuffer(dst, src, make([]byte, 256<<10))
 	var mdErr error
@@ -327,8 +329,8 @@ func writeUpload(u sandboxUser, path string, src io.Reader, md map[string]string
 	if err == nil && mdErr == nil {
 		return nil
 	}
-	if created {
-		_ = os.Remove(path)
+	if up.created {
+		_ = asUser(u, up.discard)
 	}
 	if errors.Is(mdErr, unix.ENOTSUP) {
 		return errPrecondition("metadata_unsupported", path, "the file system of %s cannot hold metadata", path)
@@ -342,33 +344,81 @@ func writeUpload(u sandboxUser, path string, src io.Reader, md map[string]string
 	return errInvalid("invalid_body", "reading the upload of %s: %v", path, err)
 }
 
+// upload is a file opened for an upload: the file, its parent directory
+// (an O_PATH descriptor, held so that the file is removed from the
+// directory it was created in, whatever its path names by then), its
+// name there and its identity, and whether the upload created it.
+type upload struct {
+	f        *os.File
+	dir      int
+	base     string
+	dev, ino uint64
+	created  bool
+}
+
+// closeDir closes the parent directory's descriptor.
+func (up *upload) closeDir() { _ = unix.Close(up.dir) }
+
+// discard removes the file the upload created, unless its name in the
+// parent directory now holds another file.
+func (up *upload) discard() error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(up.dir, up.base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if st.Dev != up.dev || st.Ino != up.ino {
+		return unix.ESTALE
+	}
+	return unix.Unlinkat(up.dir, up.base, 0)
+}
+
 // openUpload creates path's parents and opens the file at path for
 // writing, truncated, creating it (0666 less the umask) if need be; it
 // reports whether it did. Only a regular file is written.
-func openUpload(path string) (*os.File, bool, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, false, fsError("mkdir", dir, err)
+func openUpload(path string) (*upload, error) {
+	dir, base := filepath.Split(path)
+	if base == "" {
+		return nil, errInvalid("is_a_directory", "path is a directory: %s", path)
 	}
-	fi, err := os.Stat(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fsError("mkdir", dir, err)
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fsError("mkdir", dir, err)
+	}
+	up, err := openUploadAt(dfd, path, base)
+	if err != nil {
+		_ = unix.Close(dfd)
+		return nil, err
+	}
+	return up, nil
+}
+
+// openUploadAt opens base in the directory dfd (path, for errors) as
+// openUpload does.
+func openUploadAt(dfd int, path, base string) (*upload, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(dfd, base, &st, 0)
 	switch {
-	case err == nil && fi.IsDir():
-		return nil, false, errInvalid("is_a_directory", "path is a directory: %s", path)
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return nil, errInvalid("is_a_directory", "path is a directory: %s", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, false, fsError("write", path, err)
+		return nil, fsError("write", path, err)
 	}
 	created := err != nil
 	// O_NONBLOCK: opening a FIFO fails at once rather than waiting for a
 	// reader.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0o666)
+	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o666)
 	if err != nil {
-		return nil, false, fsError("write", path, err)
+		return nil, fsError("write", path, err)
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	f := os.NewFile(uintptr(fd), path)
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		_ = f.Close()
-		return nil, false, errInvalid("not_a_regular_file", "path is not a regular file: %s", path)
+		return nil, errInvalid("not_a_regular_file", "path is not a regular file: %s", path)
 	}
-	return f, created, nil
+	return &upload{f: f, dir: dfd, base: base, dev: st.Dev, ino: st.Ino, created: created}, nil
 }
 
 // uploadWriter writes to f and keeps its error apart from the source's.

@@ -419,3 +419,38 @@ func TestEnvdFsLargeFile(t *testing.T) {
 		t.Errorf("downloaded %d bytes (%v), digest match %v", n, err, bytes.Equal(got.Sum(nil), want.Sum(nil)))
 	}
 }
+
+// swapReader, on its first read, runs swap and then fails, as a client
+// that goes away mid-upload does.
+type swapReader struct{ swap func() }
+
+func (r swapReader) Read([]byte) (int, error) {
+	r.swap()
+	return 0, errors.New("the client went away")
+}
+
+// TestEnvdFsUploadCleanupStaysPut fails an upload after the user swapped
+// the new file's parent for a link to root's directory: the cleanup
+// removes the file it created from the directory it created it in, and
+// never root's file of the same name the path now leads to.
+func TestEnvdFsUploadCleanupStaysPut(t *testing.T) {
+	a := startFsAgent(t)
+	victim := filepath.Join(a.base, "etc")
+	writeFile(t, filepath.Join(victim, "passwd"), "root:x:0:0", 0o644, 0)
+	dir, moved := filepath.Join(a.home, "d"), filepath.Join(a.home, "d.old")
+	src := swapReader{swap: func() {
+		must(t, os.Rename(dir, moved))
+		must(t, os.Symlink(victim, dir))
+	}}
+	err := writeUpload(sandboxUsers[UserDefault], filepath.Join(dir, "passwd"), src, nil)
+	var re *rpcError
+	if !errors.As(err, &re) || re.reason != "invalid_body" {
+		t.Fatalf("upload: %v, want invalid_body", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(victim, "passwd")); err != nil || string(b) != "root:x:0:0" {
+		t.Fatalf("root's file: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(moved, "passwd")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the file the upload created stayed: %v", err)
+	}
+}

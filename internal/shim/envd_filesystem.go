@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fspb "github.com/paddockhq/paddock/internal/agentpb/envd/filesystem"
@@ -23,6 +25,11 @@ import (
 
 // maxEnvdAnswerBytes bounds one answer of envd's filesystem service.
 const maxEnvdAnswerBytes = 128 << 20
+
+// maxListBytes bounds the entries a listing builds (their encoded size; a
+// variable for tests): past it, it stops walking and fails, rather than
+// holding more than it could answer.
+var maxListBytes = maxEnvdAnswerBytes
 
 // envdFilesystem implements envd's filesystem.Filesystem. Each call runs
 // as its caller (see envdCaller): what the caller may not touch, the call
@@ -246,6 +253,7 @@ func listDir(ctx context.Context, path string, depth int) ([]*fspb.EntryInfo, er
 	}
 	entries := []*fspb.EntryInfo{}
 	names := newIDNames()
+	size := 0
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
@@ -266,6 +274,10 @@ func listDir(ctx context.Context, path string, depth int) ([]*fspb.EntryInfo, er
 		rel, _ := filepath.Rel(root, p)
 		e := envdEntryOf(p, info, names)
 		e.Path = filepath.Join(path, rel)
+		if size += proto.Size(e); size > maxListBytes {
+			return &rpcError{kind: kindResourceExhausted, reason: "listing_too_large", subject: path,
+				msg: fmt.Sprintf("the listing of %s is larger than %d MiB: list fewer levels or a smaller directory", path, maxListBytes>>20)}
+		}
 		entries = append(entries, e)
 		if d.IsDir() && strings.Count(rel, "/")+1 >= depth {
 			return fs.SkipDir

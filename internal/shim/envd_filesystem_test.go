@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,12 @@ type fsAgent struct {
 // switches users, so the test needs root.
 func startFsAgent(t *testing.T) *fsAgent {
 	t.Helper()
+	return startFsAgentWith(t, Options{})
+}
+
+// startFsAgentWith is startFsAgent with opts (its default user set).
+func startFsAgentWith(t *testing.T, opts Options) *fsAgent {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("envd's users need the agent to run as root")
 	}
@@ -58,7 +65,8 @@ func startFsAgent(t *testing.T) *fsAgent {
 	}
 	t.Cleanup(func() { sandboxUsers = saved })
 
-	_, a.http, _ = serveAgent(t, Options{User: UserDefault}, true)
+	opts.User = UserDefault
+	_, a.http, _ = serveAgent(t, opts, true)
 	a.fs = filesystemconnect.NewFilesystemClient(a.http, "http://agent", connect.WithProtoJSON())
 	return a
 }
@@ -230,6 +238,23 @@ func TestEnvdFsListDirLarge(t *testing.T) {
 	}
 	if len(res.Msg.Entries) != n {
 		t.Errorf("listed %d entries, want %d", len(res.Msg.Entries), n)
+	}
+}
+
+// TestEnvdFsListDirBounded: a listing whose entries pass maxListBytes
+// stops and fails, at any depth.
+func TestEnvdFsListDirBounded(t *testing.T) {
+	a := startFsAgent(t)
+	dir := filepath.Join(a.home, "deep")
+	for i := range 50 {
+		dir = filepath.Join(dir, fmt.Sprintf("level-%02d-%s", i, strings.Repeat("d", 40)))
+	}
+	must(t, os.MkdirAll(dir, 0o755))
+	setVar(t, &maxListBytes, 16<<10)
+	_, err := a.fs.ListDir(context.Background(), as("", &fspb.ListDirRequest{Path: "deep", Depth: 100}))
+	wantFsCode(t, "a listing past the bound", err, connect.CodeResourceExhausted)
+	if _, err := a.fs.ListDir(context.Background(), as("", &fspb.ListDirRequest{Path: "deep", Depth: 2})); err != nil {
+		t.Errorf("a listing within the bound: %v", err)
 	}
 }
 
@@ -521,6 +546,135 @@ func TestEnvdFsWatchers(t *testing.T) {
 		t.Error(err)
 	}
 	// That watcher, left behind, ends with the agent.
+}
+
+// setVar sets *v to val for the test.
+func setVar[T any](t *testing.T, v *T, val T) {
+	saved := *v
+	*v = val
+	t.Cleanup(func() { *v = saved })
+}
+
+// TestEnvdFsWatcherBounds: a polled watcher fails once the events it keeps
+// pass maxPolledBytes, and an agent keeps at most maxPolledWatchers.
+func TestEnvdFsWatcherBounds(t *testing.T) {
+	a := startFsAgent(t)
+	ctx := context.Background()
+	dir := filepath.Join(a.home, "b")
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.Chown(dir, 1000, 1000))
+	setVar(t, &maxPolledBytes, 1<<10)
+	setVar(t, &maxPolledWatchers, 2)
+	res, err := a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d-%s", i, strings.Repeat("n", 200))), nil, 0o644))
+	}
+	err = testenv.Poll(time.Minute, func() error {
+		_, err := a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: res.Msg.WatcherId}))
+		if connect.CodeOf(err) != connect.CodeResourceExhausted {
+			return fmt.Errorf("events: %v, want resource_exhausted", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+
+	second, err := a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "b"}))
+	wantFsCode(t, "a third watcher", err, connect.CodeResourceExhausted)
+	if _, err := a.fs.RemoveWatcher(ctx, as("", &fspb.RemoveWatcherRequest{WatcherId: second.Msg.WatcherId})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "b"})); err != nil {
+		t.Fatalf("a watcher after one was removed: %v", err)
+	}
+}
+
+// TestEnvdFsWatcherExpires: a polled watcher nobody polls for
+// polledWatchIdle is removed; each poll starts its idle time again.
+func TestEnvdFsWatcherExpires(t *testing.T) {
+	clock := newFakeClock()
+	a := startFsAgentWith(t, Options{Clock: clock})
+	ctx := context.Background()
+	res, err := a.fs.CreateWatcher(ctx, as("", &fspb.CreateWatcherRequest{Path: "."}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll := func() error {
+		_, err := a.fs.GetWatcherEvents(ctx, as("", &fspb.GetWatcherEventsRequest{WatcherId: res.Msg.WatcherId}))
+		return err
+	}
+	for range 3 {
+		clock.advance(polledWatchIdle - time.Second)
+		if err := poll(); err != nil {
+			t.Fatalf("a watcher polled in time: %v", err)
+		}
+	}
+	clock.advance(polledWatchIdle)
+	wantFsCode(t, "a watcher nobody polled", poll(), connect.CodeNotFound)
+}
+
+// fakeClock is a Clock whose time moves only when the test advances it;
+// timers due then run, in the test's goroutine.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	c    *fakeClock
+	at   time.Time
+	f    func()
+	done bool // fired or stopped
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	pending := !t.done
+	t.done = true
+	return pending
+}
+
+// advance moves the time on by d and runs the timers due.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []*fakeTimer
+	for _, t := range c.timers {
+		if !t.done && !t.at.After(c.now) {
+			t.done = true
+			due = append(due, t)
+		}
+	}
+	c.mu.Unlock()
+	for _, t := range due {
+		t.f()
+	}
 }
 
 // TestEnvdFsWatchLimits: the kernel's inotify limits are resource

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"connectrpc.com/connect"
 	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
 
 	fspb "github.com/paddockhq/paddock/internal/agentpb/envd/filesystem"
 )
@@ -23,9 +25,17 @@ import (
 const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// maxPolledEvents bounds the events a polled watcher keeps between polls;
-// past it the watcher fails, as an overflowing inotify queue does.
-var maxPolledEvents = 100000
+// Bounds of polled watchers (variables for tests): one keeps at most
+// maxPolledEvents events and maxPolledBytes of them (encoded) between
+// polls, past either of which it fails, as an overflowing inotify queue
+// does; an agent keeps at most maxPolledWatchers, and removes one nobody
+// polled for polledWatchIdle.
+var (
+	maxPolledEvents   = 100000
+	maxPolledBytes    = 16 << 20
+	maxPolledWatchers = 64
+	polledWatchIdle   = 5 * time.Minute
+)
 
 // errWatchOverflow: more events came than a watch could keep.
 var errWatchOverflow = &rpcError{kind: kindResourceExhausted, reason: "watch_overflow", msg: "too many file system events: some were lost"}
@@ -275,14 +285,22 @@ func (f *envdFilesystem) WatchDir(ctx context.Context, req *connect.Request[fspb
 // polledWatch is a watch whose events wait to be fetched
 // (GetWatcherEvents), envd's non-streaming watcher.
 type polledWatch struct {
-	w         *dirWatch
-	withEntry bool
-	limit     int           // maxPolledEvents when it started
-	done      chan struct{} // closed by stop
-	stopOnce  sync.Once
+	id         string
+	w          *dirWatch
+	withEntry  bool
+	limit      int           // maxPolledEvents when it started
+	limitBytes int           // maxPolledBytes when it started
+	done       chan struct{} // closed by stop
+	stopOnce   sync.Once
+
+	// Guarded by the envdFilesystem's mu: the idle timer, and how many
+	// times it was armed (an earlier arming's expiry changes nothing).
+	idle  Timer
+	armed uint64
 
 	mu     sync.Mutex
 	events []*fspb.FilesystemEvent
+	size   int   // of events, encoded
 	err    error // why it stopped watching
 }
 
@@ -301,11 +319,17 @@ func (p *polledWatch) collect() {
 			return
 		}
 		for _, e := range evs {
-			if len(p.events) == p.limit {
-				p.err = errWatchOverflow
+			if p.err != nil {
 				break
 			}
-			p.events = append(p.events, p.w.event(e, p.withEntry))
+			ev := p.w.event(e, p.withEntry)
+			size := proto.Size(ev)
+			if len(p.events) == p.limit || p.size+size > p.limitBytes {
+				p.err, p.events, p.size = errWatchOverflow, nil, 0
+				break
+			}
+			p.events = append(p.events, ev)
+			p.size += size
 		}
 		p.mu.Unlock()
 	}
@@ -321,12 +345,19 @@ func (f *envdFilesystem) CreateWatcher(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	p := &polledWatch{w: w, withEntry: m.IncludeEntry, limit: maxPolledEvents, done: make(chan struct{})}
 	var rnd [12]byte
 	_, _ = rand.Read(rnd[:])
 	id := "w" + hex.EncodeToString(rnd[:])
+	p := &polledWatch{id: id, w: w, withEntry: m.IncludeEntry, limit: maxPolledEvents, limitBytes: maxPolledBytes, done: make(chan struct{})}
 	f.mu.Lock()
+	if len(f.watchers) >= maxPolledWatchers {
+		f.mu.Unlock()
+		w.close()
+		return nil, &rpcError{kind: kindResourceExhausted, reason: "too_many_watchers", subject: path,
+			msg: fmt.Sprintf("too many watchers: at most %d at once, remove one first", maxPolledWatchers)}
+	}
 	f.watchers[id] = p
+	f.armLocked(p)
 	f.mu.Unlock()
 	f.s.wg.Go(p.collect)
 	f.s.wg.Go(func() {
@@ -339,7 +370,32 @@ func (f *envdFilesystem) CreateWatcher(ctx context.Context, req *connect.Request
 	return connect.NewResponse(&fspb.CreateWatcherResponse{WatcherId: id}), nil
 }
 
-// watcher returns the polled watch called id.
+// armLocked (re)starts p's idle timer: nobody polling it for
+// polledWatchIdle removes it. f.mu is held.
+func (f *envdFilesystem) armLocked(p *polledWatch) {
+	if p.idle != nil {
+		p.idle.Stop()
+	}
+	p.armed++
+	armed := p.armed
+	p.idle = f.s.procs.clock.AfterFunc(polledWatchIdle, func() { f.expire(p, armed) })
+}
+
+// expire removes p, which nobody polled since its timer's arming armed.
+func (f *envdFilesystem) expire(p *polledWatch, armed uint64) {
+	f.mu.Lock()
+	if p.armed != armed || f.watchers[p.id] != p {
+		f.mu.Unlock()
+		return
+	}
+	delete(f.watchers, p.id)
+	f.mu.Unlock()
+	f.s.log.Debug("watcher not polled within its idle time", "id", p.id)
+	p.stop()
+}
+
+// watcher returns the polled watch called id, removed (remove) or with
+// its idle time started again.
 func (f *envdFilesystem) watcher(id string, remove bool) (*polledWatch, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -347,9 +403,12 @@ func (f *envdFilesystem) watcher(id string, remove bool) (*polledWatch, error) {
 	if !ok {
 		return nil, errNotFound("watcher_not_found", id, "watcher with id %s not found", id)
 	}
-	if remove {
-		delete(f.watchers, id)
+	if !remove {
+		f.armLocked(p)
+		return p, nil
 	}
+	delete(f.watchers, id)
+	p.idle.Stop()
 	return p, nil
 }
 
@@ -367,7 +426,7 @@ func (f *envdFilesystem) GetWatcherEvents(ctx context.Context, req *connect.Requ
 		return nil, fsError("watch", p.w.root, p.err)
 	}
 	events := p.events
-	p.events = nil
+	p.events, p.size = nil, 0
 	return connect.NewResponse(&fspb.GetWatcherEventsResponse{Events: events}), nil
 }
 

@@ -11,7 +11,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,6 +84,15 @@ func SudoEnabled() bool {
 	return filepath.Clean(target) == filepath.Clean(self)
 }
 
+// Limits of sudo's calls (variables for tests): a request is read within
+// sudoRequestTimeout, and at most maxSudoCalls are served at once (a
+// call beyond is refused), so that clients that never finish asking
+// cannot hold the agent's goroutines and file descriptors.
+var (
+	sudoRequestTimeout = 10 * time.Second
+	maxSudoCalls       = 64
+)
+
 // ServeSudo serves sudo on the sandbox's abstract socket until ctx is
 // done.
 func (s *Server) ServeSudo(ctx context.Context) error {
@@ -89,25 +100,68 @@ func (s *Server) ServeSudo(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sudo: listen: %w", err)
 	}
+	defer l.Close()
 	go func() {
 		<-ctx.Done()
 		_ = l.Close()
 	}()
+	calls := make(chan struct{}, maxSudoCalls)
+	acceptSudo(ctx, l.AcceptUnix, func(c *net.UnixConn) { s.sudoConn(c, calls) })
+	return nil
+}
+
+// acceptSudo hands serve each connection accept returns until ctx is
+// done. An accept that fails while it is not (too many open files, say)
+// is tried again after a pause that doubles, up to a second.
+func acceptSudo(ctx context.Context, accept func() (*net.UnixConn, error), serve func(*net.UnixConn)) {
+	var pause time.Duration
 	for {
-		c, err := l.AcceptUnix()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("sudo: accept: %w", err)
+		c, err := accept()
+		if err == nil {
+			pause = 0
+			serve(c)
+			continue
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			s.sudoCall(c)
-		}()
+		if ctx.Err() != nil {
+			return
+		}
+		pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
+}
+
+// sudoConn serves the call on c, or refuses it when calls (a semaphore)
+// is full. c is closed when the call ends or the server closes.
+func (s *Server) sudoConn(c *net.UnixConn, calls chan struct{}) {
+	select {
+	case calls <- struct{}{}:
+	default:
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = json.NewEncoder(c).Encode(sudoMessage{Error: "sudo: too many calls at once", Code: 1})
+		_ = c.Close()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-calls }()
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-s.quit:
+			case <-done:
+			}
+			_ = c.Close()
+		}()
+		s.sudoCall(c)
+	}()
 }
 
 // sudoCall serves one sudo: it starts the command, relays signals until
@@ -115,7 +169,9 @@ func (s *Server) ServeSudo(ctx context.Context) error {
 // command's process group with it.
 func (s *Server) sudoCall(c *net.UnixConn) {
 	enc := json.NewEncoder(c)
+	_ = c.SetReadDeadline(time.Now().Add(sudoRequestTimeout))
 	req, files, err := readSudoRequest(c)
+	_ = c.SetReadDeadline(time.Time{})
 	if err != nil {
 		_ = enc.Encode(sudoMessage{Error: err.Error(), Code: 1})
 		return
@@ -123,7 +179,9 @@ func (s *Server) sudoCall(c *net.UnixConn) {
 	defer closeFiles(files)
 	uid := peerUID(c)
 	exited := make(chan syscall.WaitStatus, 1)
-	pid, err := s.sudoStart(req, files, func(ws syscall.WaitStatus) { exited <- ws })
+	g := &sudoGroup{}
+	pid, err := s.sudoStart(req, files, func(ws syscall.WaitStatus) { g.reaped(); exited <- ws })
+	g.started(pid)
 	if err != nil {
 		_ = enc.Encode(sudoMessage{Error: err.Error(), Code: sudoStartCode(err)})
 		return
@@ -133,15 +191,47 @@ func (s *Server) sudoCall(c *net.UnixConn) {
 	s.log.Info("sudo", "pid", pid, "user", req.User, "by_uid", uid, "argv0", req.Argv[0])
 	_ = enc.Encode(sudoMessage{Pid: pid})
 	gone := make(chan struct{})
-	go relaySudoSignals(c, pid, gone)
+	go relaySudoSignals(c, g, gone)
 	select {
 	case ws := <-exited:
 		_ = enc.Encode(sudoExit(ws))
 	case <-gone:
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		g.kill(syscall.SIGKILL)
 		<-exited
 	case <-s.quit:
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		g.kill(syscall.SIGKILL)
+	}
+}
+
+// sudoGroup is a sudo command's process group. It is signalled only until
+// its leader is reaped: from then on its id may name another's group.
+type sudoGroup struct {
+	mu     sync.Mutex
+	pid    int
+	exited bool
+}
+
+// started records the leader's pid.
+func (g *sudoGroup) started(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pid = pid
+}
+
+// reaped records that the leader was reaped (the reaper calls it before
+// it reaps anything else).
+func (g *sudoGroup) reaped() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.exited = true
+}
+
+// kill sends sig to the group unless its leader has been reaped.
+func (g *sudoGroup) kill(sig syscall.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.exited && g.pid > 0 {
+		_ = syscall.Kill(-g.pid, sig)
 	}
 }
 
@@ -197,18 +287,27 @@ func sudoExit(ws syscall.WaitStatus) sudoMessage {
 	return sudoMessage{Exited: true, Code: ws.ExitStatus()}
 }
 
+// maxSudoMessage bounds a message the client sends after its request (a
+// line of JSON, a signal): a longer one ends the call.
+const maxSudoMessage = 4 << 10
+
 // relaySudoSignals sends the signals the client forwards to the
-// command's process group, and closes gone when the client goes away.
-func relaySudoSignals(c *net.UnixConn, pid int, gone chan<- struct{}) {
+// command's process group, and closes gone when the client goes away or
+// sends what is not a message.
+func relaySudoSignals(c *net.UnixConn, g *sudoGroup, gone chan<- struct{}) {
 	defer close(gone)
-	dec := json.NewDecoder(bufio.NewReader(c))
+	r := bufio.NewReaderSize(c, maxSudoMessage)
 	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return // gone, or a line too long (bufio.ErrBufferFull)
+		}
 		var m sudoMessage
-		if err := dec.Decode(&m); err != nil {
+		if err := json.Unmarshal(line, &m); err != nil {
 			return
 		}
 		if m.Signal > 0 && m.Signal < 65 {
-			_ = syscall.Kill(-pid, syscall.Signal(m.Signal))
+			g.kill(syscall.Signal(m.Signal))
 		}
 	}
 }
@@ -225,6 +324,10 @@ func readSudoRequest(c *net.UnixConn) (sudoRequest, []*os.File, error) {
 	}
 	files, err := parseRights(oob[:oobn])
 	if err != nil {
+		return req, nil, err
+	}
+	if err := checkNotSudoConn(c, files); err != nil {
+		closeFiles(files)
 		return req, nil, err
 	}
 	if _, err := io.ReadFull(c, head[n:]); err != nil {
@@ -267,6 +370,24 @@ func parseRights(oob []byte) ([]*os.File, error) {
 		files[i] = os.NewFile(uintptr(fd), fmt.Sprintf("sudo-fd%d", i))
 	}
 	return files, nil
+}
+
+// checkNotSudoConn refuses files when one is a client's end of a sudo
+// connection (the caller's own, say): the agent would hold it open, and
+// the call would never see its client go.
+func checkNotSudoConn(c *net.UnixConn, files []*os.File) error {
+	ours := c.LocalAddr().String()
+	for _, f := range files {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue
+		}
+		peer, err := unix.Getpeername(int(f.Fd()))
+		if sa, ok := peer.(*unix.SockaddrUnix); ok && err == nil && sa.Name == ours {
+			return errors.New("sudo: a standard stream is a sudo connection")
+		}
+	}
+	return nil
 }
 
 func closeFiles(files []*os.File) {
