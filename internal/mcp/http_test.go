@@ -159,16 +159,7 @@ func TestHTTPRevokedKey(t *testing.T) {
 		done <- res
 	}()
 	// Once the command runs, the key is revoked.
-	testenv.Eventually(t, func() error {
-		var ps client.List[client.Process]
-		e.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/runtimes/"+id+"/processes", nil).Decode(t, &ps)
-		for _, p := range ps.Items {
-			if p.Running && strings.Contains(strings.Join(p.Argv, " "), "sleep 600") {
-				return nil
-			}
-		}
-		return errors.New("the command does not run yet")
-	})
+	e.running(t, id, "sleep 600")
 	e.Must(t, 204, "DELETE", "/api/v1/org/acme/keys/"+e.member.ID, nil)
 	select {
 	case res := <-done:
@@ -195,18 +186,7 @@ func TestHTTPRequestsInFlightCapped(t *testing.T) {
 		res, _ := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "exec", Arguments: map[string]any{"runtime": id, "command": "sleep 600", "timeout_seconds": 900}})
 		done <- res
 	}()
-	var pid string
-	testenv.Eventually(t, func() error {
-		var ps client.List[client.Process]
-		e.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/runtimes/"+id+"/processes", nil).Decode(t, &ps)
-		for _, p := range ps.Items {
-			if p.Running && strings.Contains(strings.Join(p.Argv, " "), "sleep 600") {
-				pid = p.ID
-				return nil
-			}
-		}
-		return errors.New("the command does not run yet")
-	})
+	pid := e.running(t, id, "sleep 600")
 	resp, body := e.post(t, map[string]string{"Authorization": "Bearer " + e.member.Key}, initialize)
 	if resp.StatusCode != http.StatusTooManyRequests || body.Code != "too_many_mcp_requests_per_user" {
 		t.Fatalf("a second request in flight: %d %+v", resp.StatusCode, body)
@@ -227,4 +207,23 @@ func TestHTTPRequestsInFlightCapped(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// running waits until a process of runtime id whose command line holds
+// cmd runs, and returns its id.
+func (e *env) running(t *testing.T, id, cmd string) string {
+	t.Helper()
+	var pid string
+	testenv.Eventually(t, func() error {
+		var ps client.List[client.Process]
+		e.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/runtimes/"+id+"/processes", nil).Decode(t, &ps)
+		for _, p := range ps.Items {
+			if p.Running && strings.Contains(strings.Join(p.Argv, " "), cmd) {
+				pid = p.ID
+				return nil
+			}
+		}
+		return errors.New("the command does not run yet")
+	})
+	return pid
 }
