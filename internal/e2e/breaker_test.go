@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"regexp"
@@ -23,7 +24,13 @@ import (
 // starts.
 func TestBreakerWithAStoppedEngine(t *testing.T) {
 	testenv.RequireDocker(t, testenv.TestImage)
+	_, hadDocker0 := net.InterfaceByName("docker0")
 	engine := testenv.StartDockerd(t)
+	// The dedicated engine leaves the host's interfaces alone (one started
+	// with --bridge none in the host's namespace deletes docker0).
+	if _, err := net.InterfaceByName("docker0"); hadDocker0 == nil && err != nil {
+		t.Errorf("the dedicated engine took docker0 away from the host: %v", err)
+	}
 	// The test image, copied into the dedicated engine.
 	save := exec.Command("docker", "save", testenv.TestImage)
 	load := exec.Command("docker", "-H", engine.Host, "load")

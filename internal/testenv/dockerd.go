@@ -16,9 +16,9 @@ import (
 )
 
 // Dockerd is a Docker engine a test starts for itself, with its own
-// socket, data root, exec root and containerd, and no bridge or firewall
-// rules: tests that stop, break or restart an engine use one of these,
-// never the shared engine.
+// socket, data root, exec root, containerd and network namespace, and no
+// bridge or firewall rules: tests that stop, break or restart an engine
+// use one of these, never the shared engine.
 type Dockerd struct {
 	Host string // unix://… for DOCKER_HOST or a provider's Host
 	dir  string
@@ -59,7 +59,10 @@ func (d *Dockerd) Start(t testing.TB) {
 		"--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
 	)
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A network namespace of its own: an engine started with --bridge none
+	// deletes docker0 where it runs, which would take the shared engine's
+	// default bridge away from the host.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET}
 	if err := d.cmd.Start(); err != nil {
 		t.Fatalf("start dockerd: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -219,14 +220,26 @@ func ensureRule(table, chain string, rule ...string) error {
 // from the host could not be put in place. The server does not start.
 const CodeFirewallFailed = "firewall_failed"
 
+// metadataDrop is the rule (table raw, chain PREROUTING) that drops what
+// an open bridge sends to the link-local range, cloud metadata among it.
+// It sits in raw PREROUTING, before routing, where Docker never writes:
+// Docker deletes and inserts again FORWARD's jump to DOCKER-USER each time
+// it creates a network, and in that gap FORWARD accepts whatever a bridge
+// sends out, so a rule in DOCKER-USER (where an earlier release kept this
+// one) let a sandbox through now and then.
+func metadataDrop(openBridge string) []string {
+	return []string{"-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP"}
+}
+
 // installFirewall drops what the bridges send to the host, and what the
 // open bridge sends to the metadata range. Each bridge's INPUT rules sit in
 // its own chain, jumped to from the top of INPUT, ahead of anything that
-// would accept the traffic; the metadata rule sits at the top of
-// DOCKER-USER. The proxy's ACCEPT is added by AllowProxy, once the proxy
-// listens. Without iptables (or root) it fails with firewall_unavailable,
-// and the proxy and open modes are not offered; when iptables runs but a
-// rule cannot be added it fails with firewall_failed.
+// would accept the traffic; the metadata rule sits at the top of raw
+// PREROUTING (see metadataDrop). The proxy's ACCEPT is added by
+// AllowProxy, once the proxy listens. Without iptables (or root) it fails
+// with firewall_unavailable, and the proxy and open modes are not offered;
+// when iptables runs but a rule cannot be added it fails with
+// firewall_failed.
 func installFirewall(proxyBridge, openBridge string) error {
 	if _, err := rulesOf("INPUT"); err != nil {
 		return errdefs.FailedPrecondition("firewall_unavailable",
@@ -237,15 +250,27 @@ func installFirewall(proxyBridge, openBridge string) error {
 			"paddock could not install the firewall rules that keep sandboxes away from the host's services").WithCause(err)
 	}
 	for _, bridge := range []string{proxyBridge, openBridge} {
+		// Rules name the bridges; in another network namespace than the
+		// engine's they would be in place and hold nothing back.
+		if _, err := net.InterfaceByName(bridge); err != nil {
+			return fail(fmt.Errorf("bridge %s is not in paddock's network namespace (paddock must run in the Docker engine's): %w", bridge, err))
+		}
 		if err := bridgeChain(bridge); err != nil {
 			return fail(err)
 		}
 	}
-	// DOCKER-USER exists once Docker has started with iptables enabled.
-	if err := ensureRule("filter", "DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP"); err != nil {
+	if err := ensureRule("raw", "PREROUTING", metadataDrop(openBridge)...); err != nil {
 		return fail(err)
 	}
+	// The earlier release's copy in DOCKER-USER goes once this one holds.
+	deleteAll("filter", "DOCKER-USER", metadataDrop(openBridge))
 	return nil
+}
+
+// deleteAll deletes every copy of rule from table's chain.
+func deleteAll(table, chain string, rule []string) {
+	for iptables(append([]string{"-t", table, "-D", chain}, rule...)...) == nil {
+	}
 }
 
 // bridgeChain makes bridge's chain end in a DROP and jumps to it from the
@@ -446,10 +471,11 @@ func listenersOn(addr netip.Addr) (map[int]bool, error) {
 }
 
 // RemoveFirewall deletes the jumps to bridge's chain and its metadata
-// rule, and the chain.
+// rule (and an earlier release's, in DOCKER-USER), and the chain.
 func RemoveFirewall(bridge string) {
 	chain := FirewallChain(bridge)
 	_ = deleteRules("INPUT", func(rule string) bool { return rule == "-A INPUT -i "+bridge+" -j "+chain })
+	deleteAll("raw", "PREROUTING", metadataDrop(bridge))
 	_ = deleteRules("DOCKER-USER", func(rule string) bool { return strings.Contains(rule, " -i "+bridge+" ") })
 	if iptables("-F", chain) == nil {
 		_ = iptables("-X", chain)
@@ -472,7 +498,7 @@ func (p *Provider) networkMode(n provider.NetworkPolicy) string {
 // offeredNetworks: none always; proxy and open once SetupNetworks made the
 // networks and their firewall rules. Under gVisor too: its network stack
 // runs in the sandbox, but its packets still leave through the container's
-// veth onto the bridge, so the host's rules (INPUT, DOCKER-USER, icc off)
+// veth onto the bridge, so the host's rules (raw PREROUTING, INPUT, icc off)
 // apply to them as to runc's. What gVisor bypasses is the container's own
 // namespace's rules, and with them Docker's embedded DNS (see resolvConf).
 func (p *Provider) offeredNetworks() []provider.NetworkPolicy {

@@ -526,7 +526,7 @@ func testKeepTheHostAway(t *testing.T, fl flavour) {
 	if e.reaches(t, p, none, proxyAddr.String()) || e.reaches(t, p, open, proxyAddr.String()) {
 		t.Error("a none or open sandbox reached the egress proxy")
 	}
-	if err := exec.Command("iptables", "-w", "-C", "DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP").Run(); err != nil {
+	if err := exec.Command("iptables", "-w", "-t", "raw", "-C", "PREROUTING", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP").Run(); err != nil {
 		t.Errorf("no rule keeps open sandboxes from the metadata range: %v", err)
 	}
 
@@ -542,8 +542,15 @@ func testKeepTheHostAway(t *testing.T, fl flavour) {
 	if !e.reachesSoon(t, open, net.JoinHostPort(openGW, allPort)) {
 		t.Error("control: without the INPUT drop an open sandbox still could not reach the host; the probe proves nothing")
 	}
+	// An earlier release kept the metadata rule in DOCKER-USER: a start
+	// takes it away.
+	earlier := []string{"DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP"}
+	ipt(t, "-I", earlier...)
 	if _, err := p.SetupNetworks(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if exec.Command("iptables", append([]string{"-w", "-C"}, earlier...)...).Run() == nil {
+		t.Error("the earlier release's metadata rule in DOCKER-USER is still there after a start")
 	}
 	if e.reaches(t, p, proxied, onBridge) || !e.reachesSoon(t, proxied, proxyAddr.String()) {
 		t.Error("SetupNetworks did not restore the rules in order")
@@ -664,7 +671,8 @@ func makeOutside(t *testing.T) outside {
 
 // TestOpenModeGoesOut: an open sandbox reaches a server beyond the host (a
 // network namespace the test made), but not a link-local address routed
-// the same way, which the metadata rule drops; none and proxy sandboxes
+// the same way, which the metadata rule drops, even while FORWARD accepts
+// its bridge's traffic (as in Docker's gap); none and proxy sandboxes
 // reach neither. Without the rule the link-local address answers, so the
 // probe would see a hole. An open sandbox is told of resolvers it can
 // reach: Docker's embedded one on runc, the host's under gVisor.
@@ -692,8 +700,16 @@ func testOpenModeGoesOut(t *testing.T, fl flavour) {
 			t.Errorf("a %s sandbox reached beyond the host directly", name)
 		}
 	}
+	// Docker deletes and inserts again FORWARD's jump to DOCKER-USER at
+	// every network it creates, and in that gap FORWARD accepts what a
+	// bridge sends out. An ACCEPT for this bridge on top of FORWARD stands
+	// in for the gap: the metadata rule holds ahead of it.
 	openBridge, _ := bridgeOf(t, e, nets.Open)
-	for exec.Command("iptables", "-w", "-D", "DOCKER-USER", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP").Run() == nil {
+	ipt(t, "-I", "FORWARD", "1", "-i", openBridge, "-j", "ACCEPT")
+	if e.reaches(t, p, open, out.linkLocal) {
+		t.Error("an open sandbox reached a link-local address while FORWARD accepted its bridge's traffic (Docker's gap)")
+	}
+	for exec.Command("iptables", "-w", "-t", "raw", "-D", "PREROUTING", "-i", openBridge, "-d", "169.254.0.0/16", "-j", "DROP").Run() == nil {
 	}
 	if !e.reachesSoon(t, open, out.linkLocal) {
 		t.Error("control: without the metadata rule the link-local address still did not answer; the probe proves nothing")
