@@ -264,3 +264,13 @@ type Capabilities struct {
 	// operator allowed an unbounded one.
 	WritableRoot bool `json:"writable_root"`
 }
+
+// Relabeler is implemented by providers that can change the labels of
+// compute that exists (a Pod's; a Docker container's are fixed): a warm
+// sandbox claimed for a runtime then carries that runtime's and org's
+// labels, so reconciliation after a crash finds its owner. labels are set
+// over the compute's own; the standard ones of StandardLabels are the
+// caller's to give.
+type Relabeler interface {
+	Relabel(ctx context.Context, h Handle, labels map[string]string) error
+}

@@ -1,0 +1,109 @@
+package agentauth_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/agentauth"
+)
+
+// tlsPair runs a TLS handshake over loopback TCP (buffered, unlike
+// net.Pipe, so an alert never blocks on a peer that is writing) between a
+// server with srv and a client with cli, and returns each end's error.
+func tlsPair(t *testing.T, srv, cli *tls.Config) (serverErr, clientErr error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	done := make(chan error, 1)
+	go func() {
+		a, err := l.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer a.Close()
+		_ = a.SetDeadline(time.Now().Add(30 * time.Second))
+		s := tls.Server(a, srv)
+		if err = s.HandshakeContext(context.Background()); err == nil {
+			// What the client sends once through.
+			_, err = io.ReadFull(s, make([]byte, 2))
+		}
+		done <- err
+	}()
+	b, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_ = b.SetDeadline(time.Now().Add(30 * time.Second))
+	c := tls.Client(b, cli)
+	if clientErr = c.HandshakeContext(context.Background()); clientErr == nil {
+		_, clientErr = c.Write([]byte("hi"))
+	}
+	serverErr = <-done
+	if clientErr == nil && serverErr != nil {
+		// TLS 1.3 finishes the client's handshake before the server
+		// checks its certificate: the refusal comes with the next read.
+		_, clientErr = c.Read(make([]byte, 1))
+	}
+	return serverErr, clientErr
+}
+
+// TestTLSPinnedBothWays: the control plane and the agent of one key get
+// through; a control plane with another sandbox's key is refused by the
+// agent, and an agent with another key by the control plane; an end that
+// presents the same role as the other (a Pod posing as the control plane
+// with the agent's own certificate) is refused.
+func TestTLSPinnedBothWays(t *testing.T) {
+	key, other := mustKey(t), mustKey(t)
+	srv := func(k []byte) *tls.Config {
+		c, err := agentauth.ServerTLSConfig(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	cli := func(k []byte) *tls.Config {
+		c, err := agentauth.ClientTLSConfig(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if se, ce := tlsPair(t, srv(key), cli(key)); se != nil || ce != nil {
+		t.Fatalf("same key: server %v, client %v", se, ce)
+	}
+	// Another sandbox's control-plane certificate, from a client that
+	// takes any agent: the agent refuses it.
+	foreign := cli(other).Clone()
+	foreign.VerifyPeerCertificate = nil
+	if se, ce := tlsPair(t, srv(key), foreign); !errors.Is(se, agentauth.ErrUnverified) || ce == nil {
+		t.Errorf("a control plane with another key: the agent said %v, the client %v; want ErrUnverified and a failure", se, ce)
+	}
+	if _, ce := tlsPair(t, srv(other), cli(key)); !errors.Is(ce, agentauth.ErrUnverified) {
+		t.Errorf("an agent with another key: the control plane said %v, want ErrUnverified", ce)
+	}
+	// A client presenting the agent's own certificate.
+	posing := srv(key).Clone()
+	posing.ServerName = agentauth.TLSServerName
+	posing.VerifyPeerCertificate = nil
+	if se, _ := tlsPair(t, srv(key), posing); !errors.Is(se, agentauth.ErrUnverified) {
+		t.Errorf("a client with the agent's certificate: the agent said %v, want ErrUnverified", se)
+	}
+	// No client certificate at all.
+	bare := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}
+	if se, _ := tlsPair(t, srv(key), bare); se == nil {
+		t.Error("a client without a certificate got through")
+	}
+	if _, err := agentauth.ServerTLSConfig([]byte("short")); err == nil {
+		t.Error("a short key made a config")
+	}
+}
