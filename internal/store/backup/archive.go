@@ -188,6 +188,12 @@ func (a *archiveReader) end() error {
 		}
 		return unreadable(err)
 	}
+	return a.drain()
+}
+
+// drain reads the rest of the file, for its checksum: unreadable when the
+// file is damaged or cut short, nil when it holds.
+func (a *archiveReader) drain() error {
 	if _, err := io.Copy(io.Discard, a.gz); err != nil {
 		return unreadable(err)
 	}

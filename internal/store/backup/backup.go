@@ -166,6 +166,12 @@ func load(ctx context.Context, tx Tx, a *archiveReader, m Manifest) error {
 			return err
 		}
 		if _, err := copyTable(ctx, src, tx, table); err != nil {
+			// A damaged file can inflate into well-formed but wrong
+			// content (a column's name changed, say) before its
+			// checksum, at the end, fails: the checksum decides.
+			if derr := a.drain(); derr != nil {
+				return derr
+			}
 			return fmt.Errorf("restore %s: %w", table, err)
 		}
 	}

@@ -250,6 +250,38 @@ func withManifest(t *testing.T, file []byte, edit func(m *backup.Manifest)) []by
 	return out.Bytes()
 }
 
+// underChecksum is file with a column's name changed in a table's header,
+// under the gzip checksum of the original: a file damaged so that it
+// inflates into well-formed but wrong content, whose checksum fails only
+// at its end.
+func underChecksum(t *testing.T, file []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := []byte(`{"name":"sealed"`), []byte(`{"name":"sealee"`)
+	if bytes.Count(raw, from) != 1 {
+		t.Fatalf("the backup holds %q %d times, want once", from, bytes.Count(raw, from))
+	}
+	raw = bytes.Replace(raw, from, to, 1)
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := out.Bytes()
+	copy(b[len(b)-8:len(b)-4], file[len(file)-8:len(file)-4]) // the original CRC-32
+	return b
+}
+
 // TestRestoreRefuses: a restore refuses, with a stable code and nothing
 // written, a store in use, a schema it does not match, another secrets
 // key (unless forced), and a damaged or cut-short file.
@@ -275,6 +307,7 @@ func TestRestoreRefuses(t *testing.T) {
 		}, "backup_key_mismatch"},
 		{"a cut-short file", file[:len(file)*9/10], nil, "backup_unreadable"},
 		{"a damaged file", corrupt, nil, "backup_unreadable"},
+		{"content changed under its checksum", underChecksum(t, file), nil, "backup_unreadable"},
 		{"a damaged file into postgres", corrupt, func(t *testing.T) backup.Location {
 			return backup.Location{DataDir: freshDir(t, src), Database: emptyPostgres(t)}
 		}, "backup_unreadable"},
