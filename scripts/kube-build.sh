@@ -100,11 +100,11 @@ if [ ! -x "$bin/kube-network-policies" ]; then
 	mkdir -p "$n"
 	if [ ! -f "$n/go.sum" ]; then
 		printf 'module paddock.local/netpolbuild\n\ngo 1.24\n\nrequire sigs.k8s.io/kube-network-policies %s\n' "$NETPOL_VERSION" >"$n/go.mod"
-		printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kube-network-policies/cmd/kube-network-policies"\n' >"$n/tools.go"
+		printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kube-network-policies/cmd"\n' >"$n/tools.go"
 		(cd "$n" && GOFLAGS=-mod=mod go mod tidy)
 	fi
 	echo "kube-build: building kube-network-policies $NETPOL_VERSION" >&2
-	(cd "$n" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/kube-network-policies.new" sigs.k8s.io/kube-network-policies/cmd/kube-network-policies)
+	(cd "$n" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/kube-network-policies.new" sigs.k8s.io/kube-network-policies/cmd)
 	mv -f "$bin/kube-network-policies.new" "$bin/kube-network-policies"
 fi
 

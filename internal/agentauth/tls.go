@@ -2,6 +2,7 @@ package agentauth
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,7 +10,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
+	"net"
 	"time"
 )
 
@@ -117,4 +120,40 @@ func ServerTLSConfig(key []byte) (*tls.Config, error) {
 // agent's.
 func ClientTLSConfig(key []byte) (*tls.Config, error) {
 	return tlsConfig(key, roleControlPlane, roleAgent)
+}
+
+// DialTLS opens a stream to the agent of key at addr over TCP: TLS with
+// both ends pinned, then the handshake (Verify) inside it. The returned
+// connection is ready for the agent protocol.
+func DialTLS(ctx context.Context, addr string, key []byte) (net.Conn, error) {
+	cfg, err := ClientTLSConfig(key)
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn := tls.Client(raw, cfg)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		_ = raw.Close()
+		return nil, fmt.Errorf("%w: TLS: %v", ErrUnverified, err)
+	}
+	if err := Verify(ctx, conn, key); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// ListenTLS wraps l, a TCP listener, for the agent of key: each
+// connection must finish TLS as the control plane (ServerTLSConfig) and
+// then the handshake (NewListener) before Accept returns it.
+func ListenTLS(l net.Listener, key []byte, log *slog.Logger) (*Listener, error) {
+	cfg, err := ServerTLSConfig(key)
+	if err != nil {
+		return nil, err
+	}
+	return NewListener(tls.NewListener(l, cfg), key, log), nil
 }

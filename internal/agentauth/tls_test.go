@@ -107,3 +107,57 @@ func TestTLSPinnedBothWays(t *testing.T) {
 		t.Error("a short key made a config")
 	}
 }
+
+// TestDialTLS: the control plane reaches the agent of its key over TCP
+// and is served; with another sandbox's key it is refused
+// (ErrUnverified), and so is a peer that skips TLS and sends the
+// handshake in the clear.
+func TestDialTLS(t *testing.T) {
+	key := mustKey(t)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := agentauth.ListenTLS(inner, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := agentauth.DialTLS(ctx, inner.Addr().String(), key)
+	if err != nil {
+		t.Fatalf("DialTLS with the sandbox's key: %v", err)
+	}
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping" {
+		t.Fatalf("echo: %q %v", got, err)
+	}
+	_ = c.Close()
+	if _, err := agentauth.DialTLS(ctx, inner.Addr().String(), mustKey(t)); !errors.Is(err, agentauth.ErrUnverified) {
+		t.Errorf("DialTLS with another key: %v, want ErrUnverified", err)
+	}
+	raw, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := agentauth.Verify(ctx, raw, key); err == nil {
+		t.Error("the handshake in the clear, without TLS, got through")
+	}
+}
