@@ -180,8 +180,10 @@ func (s *Service) provision(ctx context.Context, tr *tracked, p provider.Provide
 	if warm != nil {
 		s.warm.kick() // refill behind this claim
 		h := &provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
-		if err := tr.step("relabel", func() error { return relabelClaimed(ctx, p, *h, rt) }); err != nil {
-			return h, err
+		if r, ok := relabeler(p); ok {
+			if err := tr.step("relabel", func() error { return relabelClaimed(ctx, r, *h, rt) }); err != nil {
+				return h, err
+			}
 		}
 		if s.warmRunning(warm.Template) {
 			// Running, its link open: the claim was all there was to do.

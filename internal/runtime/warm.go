@@ -207,22 +207,26 @@ func (s *Service) claimWarm(ctx context.Context, q tx, rt store.Runtime, templat
 	return &w, nil
 }
 
-// relabelClaimed puts rt's labels (its id and its org's) on the
-// warm sandbox h it claimed, where the provider can change them (a Pod's):
-// after a crash, reconciliation finds the compute's owner by its labels
-// as it does for compute made for rt. A provider whose labels are fixed
-// (a Docker container's) keeps the pool's: the sandbox id they carry is
-// the row's.
-func relabelClaimed(ctx context.Context, p provider.Provider, h provider.Handle, rt store.Runtime) error {
+// relabeler is p as a Relabeler when the provider behind it (and behind
+// its breaker) can change its compute's labels (a Pod's; a Docker
+// container's are fixed).
+func relabeler(p provider.Provider) (provider.Relabeler, bool) {
+	inner := p
+	if b, ok := p.(interface{ Unwrap() provider.Provider }); ok {
+		inner = b.Unwrap()
+	}
+	if _, ok := inner.(provider.Relabeler); !ok {
+		return nil, false
+	}
 	r, ok := p.(provider.Relabeler)
-	if !ok {
-		return nil
-	}
-	err := r.Relabel(ctx, h, map[string]string{provider.LabelRuntime: rt.ID, provider.LabelOrg: rt.OrgID})
-	if errors.Is(err, errdefs.ErrNotImplemented) {
-		return nil
-	}
-	return err
+	return r, ok
+}
+
+// relabelClaimed puts rt's labels (its id and its org's) on the warm
+// sandbox h it claimed: after a crash, reconciliation finds the compute's
+// owner by its labels as it does for compute made for rt.
+func relabelClaimed(ctx context.Context, r provider.Relabeler, h provider.Handle, rt store.Runtime) error {
+	return r.Relabel(ctx, h, map[string]string{provider.LabelRuntime: rt.ID, provider.LabelOrg: rt.OrgID})
 }
 
 // isWarm reports whether compute (providerID, labelled as sandbox id) is
