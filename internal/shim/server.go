@@ -86,7 +86,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.TerminalGrace <= 0 {
 		opts.TerminalGrace = DefaultTerminalGrace
 	}
-	fileUser, err := lookupUser(opts.User, "")
+	fileUser, err := agentUser(opts.User, "")
 	if err != nil {
 		return nil, fmt.Errorf("shim: %w", err)
 	}
