@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -24,8 +25,12 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/agentconn"
+	procpb "github.com/paddockhq/paddock/internal/agentpb/envd/process"
+	"github.com/paddockhq/paddock/internal/agentpb/envd/process/processconnect"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
@@ -359,6 +364,7 @@ func TestServeTCPAsPodUser(t *testing.T) {
 	a.checkTerminal(t)
 	a.checkPort(t)
 	a.checkEnvdFiles(t)
+	a.checkEnvdProcess(t)
 
 	c, err := agentauth.DialTLS(ctx, a.addr, mustKey(t))
 	if err == nil || !errors.Is(err, agentauth.ErrUnverified) {
@@ -519,5 +525,50 @@ func (a *podAgent) checkEnvdFiles(t *testing.T) {
 	}
 	if code, body := get("username=root&path=" + filepath.Join(a.work, "hello.txt")); code != http.StatusForbidden || !strings.Contains(body, "not available in this sandbox") {
 		t.Errorf("envd download as root: %d %q, want 403", code, body)
+	}
+}
+
+// checkEnvdProcess starts a process through envd's process service: uid
+// 1000's; one as root is refused.
+func (a *podAgent) checkEnvdProcess(t *testing.T) {
+	t.Helper()
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &p, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return agentauth.DialTLS(ctx, a.addr, a.key)
+	}}
+	defer tr.CloseIdleConnections()
+	pc := processconnect.NewProcessClient(&http.Client{Transport: tr}, "http://agent")
+	start := func(user string) (*connect.ServerStreamForClient[procpb.StartResponse], error) {
+		req := connect.NewRequest(&procpb.StartRequest{Process: &procpb.ProcessConfig{Cmd: "id", Args: []string{"-u"}}})
+		if user != "" {
+			req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":")))
+		}
+		return pc.Start(t.Context(), req)
+	}
+	s, err := start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var end *procpb.ProcessEvent_EndEvent
+	for s.Receive() {
+		ev := s.Msg().GetEvent()
+		out.Write(ev.GetData().GetStdout())
+		if e := ev.GetEnd(); e != nil {
+			end = e
+		}
+	}
+	if err := s.Err(); err != nil || end == nil || end.GetExitCode() != 0 || out.String() != "1000\n" {
+		t.Errorf("envd process: %q, end %v, %v", out.String(), end, err)
+	}
+	s, err = start("root")
+	if err == nil {
+		for s.Receive() {
+		}
+		err = s.Err()
+	}
+	if connect.CodeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), `user "root" is not available`) {
+		t.Errorf("envd process as root: %v, want permission denied", err)
 	}
 }
