@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -278,19 +279,33 @@ type podAgent struct {
 
 // startPodAgent installs the shim as the init container does and starts
 // the installed copy with the sandbox container's command (see the
-// Kubernetes provider), on a free loopback port.
-func startPodAgent(t *testing.T) *podAgent {
+// Kubernetes provider), on a free loopback port. With podHome the agent
+// runs in a mount namespace of its own whose /home holds only
+// /home/user, uid 1000's, as a Pod's workspace claim (util-linux's
+// unshare and setpriv set it up, then drop to uid 1000 and every
+// capability).
+func startPodAgent(t *testing.T, podHome bool) *podAgent {
 	t.Helper()
 	bin, key := installForPod(t)
 	a := &podAgent{addr: freeLoopbackPort(t), key: key, home: podDir(t, "home"), run: podDir(t, "run"), work: podDir(t, "work")}
 	ca := filepath.Join(podRoot(t), "ca.pem")
 	testCA(t, ca)
-	a.cmd = exec.Command(filepath.Join(bin, "paddock-shim"), "serve", "--listen", a.addr,
-		"--key-file", filepath.Join(bin, "agent.key"), "--run-dir", a.run, "--user", "", "--trust", ca, "--grace", "1s")
-	a.cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + a.home}
+	argv := []string{filepath.Join(bin, "paddock-shim"), "serve", "--listen", a.addr,
+		"--key-file", filepath.Join(bin, "agent.key"), "--run-dir", a.run, "--user", "", "--trust", ca, "--grace", "1s"}
+	if podHome {
+		const script = `mount -t tmpfs -o mode=0755 tmpfs /home && mkdir -m 0750 /home/user && chown 1000:1000 /home/user &&
+			exec setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all "$@"`
+		argv = append([]string{"unshare", "--mount", "--", "sh", "-c", script, "sh"}, argv...)
+	}
+	a.cmd = exec.Command(argv[0], argv[1:]...)
+	a.cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + a.home}
 	a.cmd.Dir = a.work
 	a.cmd.Stderr = t.Output()
-	asPodUser(t, a.cmd)
+	if !podHome {
+		asPodUser(t, a.cmd)
+	} else if os.Geteuid() != 0 {
+		t.Skip("a mount namespace needs the test to run as root")
+	}
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +349,7 @@ func (a *podAgent) exec(t *testing.T, req agentconn.ExecRequest) string {
 // file is gone and the trust bundle is in the run directory; no unix
 // socket is made.
 func TestServeTCPAsPodUser(t *testing.T) {
-	a := startPodAgent(t)
+	a := startPodAgent(t, false)
 	ctx := t.Context()
 	if status, err := os.ReadFile("/proc/" + strconv.Itoa(a.cmd.Process.Pid) + "/status"); err != nil {
 		t.Fatal(err)
@@ -363,6 +378,7 @@ func TestServeTCPAsPodUser(t *testing.T) {
 	a.checkFiles(t)
 	a.checkTerminal(t)
 	a.checkPort(t)
+	a.checkPortList(t)
 	a.checkEnvdFiles(t)
 	a.checkEnvdProcess(t)
 
@@ -466,8 +482,9 @@ func (a *podAgent) checkTerminal(t *testing.T) {
 	}
 	defer term.Close()
 	_, _ = io.WriteString(term, "echo uid=$(id -u)-; tty; exit 7\n")
-	testenv.ReadUntil(t, term, "uid=1000-")
-	testenv.ReadUntil(t, term, "/dev/pts/")
+	if out := testenv.ReadUntil(t, term, "/dev/pts/"); !strings.Contains(out, "uid=1000-") {
+		t.Errorf("terminal: %q", out)
+	}
 	if _, err := io.Copy(io.Discard, term); err != nil {
 		t.Fatal(err)
 	}
@@ -501,6 +518,26 @@ func (a *podAgent) checkPort(t *testing.T) {
 	}
 }
 
+// checkPortList lists the listening ports: the agent's own is among them,
+// with its pid, which it found as uid 1000.
+func (a *podAgent) checkPortList(t *testing.T) {
+	t.Helper()
+	ports, err := a.client.ListPorts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(a.addr)
+	for _, p := range ports {
+		if strconv.Itoa(p.Port) == port && p.Address == "127.0.0.1" {
+			if p.PID != a.cmd.Process.Pid || p.Command != "paddock-shim" {
+				t.Errorf("the agent's port: %+v", p)
+			}
+			return
+		}
+	}
+	t.Errorf("the agent's port %s is not listed: %+v", port, ports)
+}
+
 // checkEnvdFiles reads a file through envd's /files as the agent's own
 // account, and is refused one as root.
 func (a *podAgent) checkEnvdFiles(t *testing.T) {
@@ -528,9 +565,9 @@ func (a *podAgent) checkEnvdFiles(t *testing.T) {
 	}
 }
 
-// checkEnvdProcess starts a process through envd's process service: uid
-// 1000's; one as root is refused.
-func (a *podAgent) checkEnvdProcess(t *testing.T) {
+// envdStart starts argv through envd's process service, as user ("" names
+// none), and returns its standard output once it ended, or the error.
+func (a *podAgent) envdStart(t *testing.T, user string, argv ...string) (string, error) {
 	t.Helper()
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
@@ -539,17 +576,15 @@ func (a *podAgent) checkEnvdProcess(t *testing.T) {
 	}}
 	defer tr.CloseIdleConnections()
 	pc := processconnect.NewProcessClient(&http.Client{Transport: tr}, "http://agent")
-	start := func(user string) (*connect.ServerStreamForClient[procpb.StartResponse], error) {
-		req := connect.NewRequest(&procpb.StartRequest{Process: &procpb.ProcessConfig{Cmd: "id", Args: []string{"-u"}}})
-		if user != "" {
-			req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":")))
-		}
-		return pc.Start(t.Context(), req)
+	req := connect.NewRequest(&procpb.StartRequest{Process: &procpb.ProcessConfig{Cmd: argv[0], Args: argv[1:]}})
+	if user != "" {
+		req.Header().Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":")))
 	}
-	s, err := start("")
+	s, err := pc.Start(t.Context(), req)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
+	defer s.Close()
 	var out bytes.Buffer
 	var end *procpb.ProcessEvent_EndEvent
 	for s.Receive() {
@@ -559,16 +594,55 @@ func (a *podAgent) checkEnvdProcess(t *testing.T) {
 			end = e
 		}
 	}
-	if err := s.Err(); err != nil || end == nil || end.GetExitCode() != 0 || out.String() != "1000\n" {
-		t.Errorf("envd process: %q, end %v, %v", out.String(), end, err)
+	if err := s.Err(); err != nil {
+		return "", err
 	}
-	s, err = start("root")
-	if err == nil {
-		for s.Receive() {
-		}
-		err = s.Err()
+	if end == nil || end.GetExitCode() != 0 {
+		return "", fmt.Errorf("%q ended with %v, output %q", argv, end, out.String())
 	}
+	return out.String(), nil
+}
+
+// envdRun is envdStart that fails the test on an error.
+func (a *podAgent) envdRun(t *testing.T, user string, argv ...string) string {
+	t.Helper()
+	out, err := a.envdStart(t, user, argv...)
+	if err != nil {
+		t.Fatalf("envd %q: %v", argv, err)
+	}
+	return out
+}
+
+// checkEnvdProcess starts a process through envd's process service: uid
+// 1000's; one as root is refused.
+func (a *podAgent) checkEnvdProcess(t *testing.T) {
+	t.Helper()
+	if out := a.envdRun(t, "", "id", "-u"); out != "1000\n" {
+		t.Errorf("envd process: %q", out)
+	}
+	_, err := a.envdStart(t, "root", "id", "-u")
 	if connect.CodeOf(err) != connect.CodePermissionDenied || !strings.Contains(err.Error(), `user "root" is not available`) {
 		t.Errorf("envd process as root: %v, want permission denied", err)
+	}
+}
+
+// TestPodUserHome: where /home/user is there (a Pod's workspace claim),
+// the uid 1000 agent is the account "user": its processes get HOME and
+// USER, and envd's start in the home.
+func TestPodUserHome(t *testing.T) {
+	a := startPodAgent(t, true)
+	if status, err := os.ReadFile("/proc/" + strconv.Itoa(a.cmd.Process.Pid) + "/status"); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(string(status), "\nCapEff:\t0000000000000000\n") || !strings.Contains(string(status), "\nUid:\t1000\t1000\t1000\t1000\n") {
+		t.Fatalf("the agent is not uid 1000 without capabilities:\n%s", status)
+	}
+	if out := a.exec(t, agentconn.ExecRequest{Argv: []string{"sh", "-c", `echo "$HOME $USER $LOGNAME"; id -u`}}); out != "/home/user user user\n1000\n" {
+		t.Errorf("exec: %q", out)
+	}
+	if out := a.envdRun(t, "", "pwd"); out != "/home/user\n" {
+		t.Errorf("envd's working directory: %q", out)
+	}
+	if out := a.envdRun(t, "user", "sh", "-c", `echo "$HOME"; id -u`); out != "/home/user\n1000\n" {
+		t.Errorf("envd as user: %q", out)
 	}
 }

@@ -279,7 +279,7 @@ func asProcessOwner(pid int, look bool, fn func() error) error {
 		return err
 	}
 	owner := sandboxUser{uid: int(sys.Uid), gid: int(sys.Gid)}
-	if owner.isAgent() {
+	if owner.isAgent() || !canSwitchUsers() {
 		return err
 	}
 	if look && !haveFileIDs() {
