@@ -86,6 +86,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.TerminalGrace <= 0 {
 		opts.TerminalGrace = DefaultTerminalGrace
 	}
+	// Whether the agent may act as another account is read here, on a
+	// thread that never dropped the capabilities to (see canSwitchUsers).
+	_ = canSwitchUsers()
 	fileUser, err := agentUser(opts.User, "")
 	if err != nil {
 		return nil, fmt.Errorf("shim: %w", err)
