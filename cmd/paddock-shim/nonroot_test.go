@@ -646,3 +646,37 @@ func TestPodUserHome(t *testing.T) {
 		t.Errorf("envd as user: %q", out)
 	}
 }
+
+// TestInstallOnReadOnlyRoot: install works as the init container runs it,
+// on a read-only root with only its target directory writable (a mount
+// namespace of its own: util-linux's unshare and setpriv make the root
+// and the test's directory read-only, mount the target, and drop to uid
+// 1000 and every capability), and the installed copy runs.
+func TestInstallOnReadOnlyRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a mount namespace needs the test to run as root")
+	}
+	shim := shimForPod(t)
+	root := podRoot(t)
+	keyDir := podDir(t, "key")
+	writeKey(t, filepath.Join(keyDir, "agent.key"))
+	bin := podDir(t, "bin")
+	const script = `set -e
+mount -t tmpfs -o mode=0755,uid=1000,gid=1000 tmpfs "$BIN"
+for m in / "$(findmnt -n -o TARGET -T "$ROOT")"; do mount -o remount,ro,bind "$m"; done
+if touch "$ROOT/probe" 2>/dev/null; then echo "the root is writable"; exit 3; fi
+drop() { setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+drop "$SHIM" install "$BIN" --key-from "$KEY"
+drop "$BIN/paddock-shim" version
+stat -c '%n %a %u' "$BIN"/*`
+	cmd := exec.Command("unshare", "--mount", "--", "sh", "-c", script)
+	cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "BIN=" + bin, "ROOT=" + root, "SHIM=" + shim, "KEY=" + filepath.Join(keyDir, "agent.key")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	want := "dev\n" + bin + "/agent.key 400 1000\n" + bin + "/paddock-shim 555 1000\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
