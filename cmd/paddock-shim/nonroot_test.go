@@ -363,8 +363,8 @@ func TestServeTCPAsPodUser(t *testing.T) {
 	if _, err := os.Stat(bundle); err != nil {
 		t.Errorf("no trust bundle in the run directory: %v", err)
 	}
-	out := a.exec(t, agentconn.ExecRequest{Argv: []string{"sh", "-c", `id -u; id -g; echo "$HOME"; pwd; echo "$SSL_CERT_FILE"`}})
-	if want := strings.Join([]string{"1000", "1000", a.home, a.work, bundle}, "\n") + "\n"; out != want {
+	out := a.exec(t, agentconn.ExecRequest{Argv: []string{"sh", "-c", `id -u; id -g; echo "$HOME"; pwd; echo "$SSL_CERT_FILE"; cat /proc/$$/oom_score_adj`}})
+	if want := strings.Join([]string{"1000", "1000", a.home, a.work, bundle, "1000"}, "\n") + "\n"; out != want {
 		t.Errorf("exec: %q, want %q", out, want)
 	}
 	if out := a.exec(t, agentconn.ExecRequest{Argv: []string{"id", "-u"}, User: "user"}); out != "1000\n" {
@@ -375,6 +375,7 @@ func TestServeTCPAsPodUser(t *testing.T) {
 	_, err = a.client.Terminal(ctx, agentconn.TerminalRequest{User: "root"})
 	wantRefused(t, err)
 
+	a.checkSudo(t)
 	a.checkFiles(t)
 	a.checkTerminal(t)
 	a.checkPort(t)
@@ -414,6 +415,25 @@ func wantRefused(t *testing.T, err error) {
 	pub, ok := errdefs.Public(err)
 	if !ok || !errors.Is(err, errdefs.ErrPermissionDenied) || pub.Code != "user_not_permitted" || !strings.Contains(pub.Message, `"root"`) {
 		t.Fatalf("got %v, want permission denied, user_not_permitted", err)
+	}
+}
+
+// checkSudo runs the agent's sudo client (the shim called as sudo): the
+// agent serves no sudo (an agent that cannot switch users never does, see
+// TestAgentThatCannotSwitchUsers), and the client says so, exit 1.
+func (a *podAgent) checkSudo(t *testing.T) {
+	t.Helper()
+	dir := podDir(t, "sudo")
+	if err := os.Symlink(filepath.Join(podRoot(t), "paddock-shim"), filepath.Join(dir, "sudo")); err != nil {
+		t.Fatal(err)
+	}
+	es, err := a.client.Exec(t.Context(), agentconn.ExecRequest{Argv: []string{filepath.Join(dir, "sudo"), "id", "-u"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	if st, err := es.Wait(io.Discard, &stderr); err != nil || st.Code != 1 || !strings.Contains(stderr.String(), "the sandbox's agent does not serve sudo") {
+		t.Errorf("sudo: %+v %v %q", st, err, stderr.String())
 	}
 }
 
