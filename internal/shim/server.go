@@ -45,7 +45,8 @@ type Options struct {
 	Clock Clock
 	// User is the account processes run as and files are written as
 	// unless a call names another: "user" or "root". "" means the agent's
-	// own identity.
+	// own identity (see ownAccount). An account the agent cannot become
+	// is an error (see agentUser).
 	User string
 	// TerminalGrace is how long a terminal whose call broke waits to be
 	// re-attached; 0 means DefaultTerminalGrace.
