@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/big"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +26,7 @@ import (
 )
 
 // writeCA writes a self-signed CA certificate (PEM) to path.
-func writeCA(t *testing.T, path string) {
+func writeCA(t testing.TB, path string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -41,7 +43,7 @@ func writeCA(t *testing.T, path string) {
 }
 
 // writeKeyFile writes a new agent key to a file of dir and returns both.
-func writeKeyFile(t *testing.T, dir string) (string, []byte) {
+func writeKeyFile(t testing.TB, dir string) (string, []byte) {
 	t.Helper()
 	key, err := agentauth.NewKey()
 	if err != nil {
@@ -63,70 +65,104 @@ func h2Over(dial func(context.Context) (net.Conn, error)) *http.Client {
 	}}}
 }
 
-// TestRunServesSocketAndTCP: with a socket and a TCP address the agent
-// serves the protocol on both, the TCP one inside TLS pinned to its key
-// (another key cannot finish it), and writes the trust bundle to its run
-// directory, not the socket's.
-func TestRunServesSocketAndTCP(t *testing.T) {
+// bothAgent is Run serving on a unix socket and a TCP address.
+type bothAgent struct {
+	sock, sockDir, runDir, addr string
+	key                         []byte
+	overTLS, overSocket         *http.Client
+	stop                        func() error // ends Run and returns its error
+}
+
+// runBoth runs the agent on a socket and a free loopback port with a key,
+// a run directory of its own and a CA to trust, until the test ends.
+func runBoth(t testing.TB) *bothAgent {
 	for _, k := range append(trustEnv, "NODE_EXTRA_CA_CERTS") {
 		t.Setenv(k, "")
 	}
-	sockDir, runDir := testenv.ShortTempDir(t), t.TempDir()
-	sock := filepath.Join(sockDir, "agent.sock")
+	a := &bothAgent{sockDir: testenv.ShortTempDir(t), runDir: t.TempDir()}
+	a.sock = filepath.Join(a.sockDir, "agent.sock")
 	keyFile, key := writeKeyFile(t, t.TempDir())
+	a.key = key
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	writeCA(t, ca)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
+	a.addr = l.Addr().String()
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ran := make(chan error, 1)
 	go func() {
-		ran <- Run(ctx, RunOptions{Logger: slog.New(slog.DiscardHandler), Socket: sock, Listen: addr,
-			KeyFile: keyFile, RunDir: runDir, TrustFile: ca, Grace: time.Second})
+		ran <- Run(ctx, RunOptions{Logger: slog.New(slog.DiscardHandler), Socket: a.sock, Listen: a.addr,
+			KeyFile: keyFile, RunDir: a.runDir, TrustFile: ca, Grace: time.Second})
 	}()
-	overTLS := h2Over(func(ctx context.Context) (net.Conn, error) { return agentauth.DialTLS(ctx, addr, key) })
-	overSocket := h2Over(func(ctx context.Context) (net.Conn, error) {
-		c, err := testenv.UnixDialer(sock)(ctx)
-		if err == nil {
-			if err = agentauth.Verify(ctx, c, key); err != nil {
-				c.Close()
-			}
-		}
-		return c, err
-	})
-	for name, hc := range map[string]*http.Client{"tcp": overTLS, "socket": overSocket} {
-		testenv.Eventually(t, func() error {
-			res, err := hc.Get("http://agent/healthz")
-			if err != nil {
-				return err
-			}
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 {
-				t.Fatalf("%s: healthz %s over %s", name, res.Status, res.Proto)
-			}
-			return nil
+	var once sync.Once
+	var runErr error
+	a.stop = func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-ran
 		})
-		hc.CloseIdleConnections()
+		return runErr
 	}
-	if _, err := agentauth.DialTLS(ctx, addr, mustNewKey(t)); !errors.Is(err, agentauth.ErrUnverified) {
+	t.Cleanup(func() { _ = a.stop() })
+	a.overTLS = h2Over(func(ctx context.Context) (net.Conn, error) { return agentauth.DialTLS(ctx, a.addr, key) })
+	a.overSocket = h2Over(a.dialSocket)
+	t.Cleanup(a.overTLS.CloseIdleConnections)
+	t.Cleanup(a.overSocket.CloseIdleConnections)
+	return a
+}
+
+// dialSocket connects to the agent's socket and proves the key.
+func (a *bothAgent) dialSocket(ctx context.Context) (net.Conn, error) {
+	c, err := testenv.UnixDialer(a.sock)(ctx)
+	if err == nil {
+		if err = agentauth.Verify(ctx, c, a.key); err != nil {
+			c.Close()
+		}
+	}
+	return c, err
+}
+
+// healthz asks for the agent's /healthz through hc.
+func healthz(hc *http.Client) error {
+	res, err := hc.Get("http://agent/healthz")
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 {
+		return fmt.Errorf("healthz %s over %s", res.Status, res.Proto)
+	}
+	return nil
+}
+
+// TestRunServesSocketAndTCP: with a socket and a TCP address the agent
+// serves the protocol on both, the TCP one inside TLS pinned to its key
+// (another key cannot finish it), and writes the trust bundle to its run
+// directory, not the socket's.
+func TestRunServesSocketAndTCP(t *testing.T) {
+	a := runBoth(t)
+	for name, hc := range map[string]*http.Client{"tcp": a.overTLS, "socket": a.overSocket} {
+		testenv.Eventually(t, func() error { return healthz(hc) })
+		if err := healthz(hc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := agentauth.DialTLS(t.Context(), a.addr, mustNewKey(t)); !errors.Is(err, agentauth.ErrUnverified) {
 		t.Errorf("another key over TCP: %v, want ErrUnverified", err)
 	}
-	if _, err := os.Stat(filepath.Join(runDir, BundleName)); err != nil {
+	if _, err := os.Stat(filepath.Join(a.runDir, BundleName)); err != nil {
 		t.Errorf("no bundle in the run directory: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(sockDir, BundleName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(a.sockDir, BundleName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a bundle beside the socket: %v", err)
 	}
-	cancel()
-	if err := <-ran; err != nil {
+	if err := a.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(a.sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind: %v", err)
 	}
 }
@@ -160,5 +196,33 @@ func TestRunRefusesOptions(t *testing.T) {
 	}
 	if _, err := os.Stat(keyFile); err != nil {
 		t.Errorf("the key file: %v", err)
+	}
+}
+
+// BenchmarkLink compares the agent link on a unix socket with the one
+// over TCP inside pinned TLS (loopback): a call on an open connection
+// (GET /healthz over HTTP/2), and a new connection (dial, TLS for TCP, and
+// the key handshake).
+func BenchmarkLink(b *testing.B) {
+	a := runBoth(b)
+	testenv.Eventually(b, func() error { return healthz(a.overTLS) })
+	tlsDial := func(ctx context.Context) (net.Conn, error) { return agentauth.DialTLS(ctx, a.addr, a.key) }
+	for _, l := range []struct {
+		name string
+		hc   *http.Client
+		dial func(context.Context) (net.Conn, error)
+	}{{"unix", a.overSocket, a.dialSocket}, {"tls", a.overTLS, tlsDial}} {
+		b.Run(l.name+"/call", func(b *testing.B) {
+			testenv.BenchLatency(b, func() error { return healthz(l.hc) })
+		})
+		b.Run(l.name+"/connect", func(b *testing.B) {
+			testenv.BenchLatency(b, func() error {
+				c, err := l.dial(context.Background())
+				if err == nil {
+					c.Close()
+				}
+				return err
+			})
+		})
 	}
 }
