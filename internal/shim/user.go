@@ -59,12 +59,12 @@ func lookupUser(name, fallback string) (sandboxUser, error) {
 
 // ownAccount is the agent's own identity, uid and gid. An agent that is
 // not root runs everything as itself (a Kubernetes Pod runs it as uid
-// 1000, with no capabilities): when its ids are one of accounts' other
-// than root's and that account's home is a directory, it is that account,
-// with its name and home, so that processes get HOME, USER and a working
-// directory as they would had they named it. Otherwise (root outside a
-// sandbox, as in tests, or a developer's own account) it has no name and
-// no home, and processes inherit the agent's.
+// 1000, with no capabilities): when its ids are those of an account in
+// accounts other than root and that account's home is a directory, it is
+// that account, with its name and home, so that processes get HOME, USER
+// and a working directory as they would had they named it. Otherwise
+// (root outside a sandbox, as in tests, or a developer's own account) it
+// has no name and no home, and processes inherit the agent's.
 func ownAccount(uid, gid int, accounts map[string]sandboxUser) sandboxUser {
 	if uid != 0 {
 		for _, u := range accounts {
