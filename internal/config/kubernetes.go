@@ -52,10 +52,14 @@ type KubernetesProvider struct {
 	// port admits only them. Empty admits any, and only the agent link's
 	// pinned TLS keeps others out.
 	AgentFrom []string `yaml:"agent_from"`
-	// ProxyAddress is address:port where the Pods reach the egress proxy
+	// ProxyAddress is IPv4-address:port where the Pods reach the egress proxy
 	// (an address of paddock's host that the Pod network routes to); ""
 	// offers no proxy mode.
 	ProxyAddress string `yaml:"proxy_address"`
+	// PodCIDRs are the cluster's Pod networks, which the egress proxy
+	// refuses to reach; empty reads them from the nodes (which needs the
+	// right to list nodes).
+	PodCIDRs []string `yaml:"pod_cidrs"`
 	// StartTimeout bounds a Pod's scheduling, image and agent start (0:
 	// the provider's default).
 	StartTimeout time.Duration `yaml:"start_timeout"`
@@ -101,14 +105,27 @@ func (k KubernetesProvider) AgentFromPrefixes() ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// PodCIDRPrefixes reads PodCIDRs, each a CIDR.
+func (k KubernetesProvider) PodCIDRPrefixes() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range k.PodCIDRs {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("pod_cidrs %q is not a CIDR", s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
 // ProxyAddrPort reads ProxyAddress; invalid when it is unset.
 func (k KubernetesProvider) ProxyAddrPort() (netip.AddrPort, error) {
 	if k.ProxyAddress == "" {
 		return netip.AddrPort{}, nil
 	}
 	ap, err := netip.ParseAddrPort(k.ProxyAddress)
-	if err != nil || ap.Port() == 0 || ap.Addr().Zone() != "" || ap.Addr().IsUnspecified() {
-		return netip.AddrPort{}, fmt.Errorf("proxy_address %q is not address:port (an address the Pods reach, and a port)", k.ProxyAddress)
+	if err != nil || ap.Port() == 0 || !ap.Addr().Is4() || ap.Addr().IsUnspecified() {
+		return netip.AddrPort{}, fmt.Errorf("proxy_address %q is not IPv4-address:port (an address the Pods reach, and a port)", k.ProxyAddress)
 	}
 	return ap, nil
 }
@@ -159,6 +176,9 @@ func (k *KubernetesProvider) validate() error {
 		return err
 	}
 	if _, err := k.ProxyAddrPort(); err != nil {
+		return err
+	}
+	if _, err := k.PodCIDRPrefixes(); err != nil {
 		return err
 	}
 	if k.StartTimeout != 0 && (k.StartTimeout < 5*time.Second || k.StartTimeout > time.Hour) {

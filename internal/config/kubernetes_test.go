@@ -36,6 +36,7 @@ providers:
       network_policies: true
       agent_from: [10.99.77.1, 10.0.0.0/8]
       proxy_address: 10.99.77.1:3128
+      pod_cidrs: [10.244.0.0/16]
       start_timeout: 90s
 `), 0o600); err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ providers:
 			{Key: "node.kubernetes.io/unreachable", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: &thirty},
 		},
 		ImagePullPolicy: "Never", NetworkPolicies: true,
-		AgentFrom: []string{"10.99.77.1", "10.0.0.0/8"}, ProxyAddress: "10.99.77.1:3128", StartTimeout: 90 * time.Second,
+		AgentFrom: []string{"10.99.77.1", "10.0.0.0/8"}, ProxyAddress: "10.99.77.1:3128", PodCIDRs: []string{"10.244.0.0/16"}, StartTimeout: 90 * time.Second,
 	}
 	if !reflect.DeepEqual(k, want) {
 		t.Fatalf("block = %+v\nwant    %+v", k, want)
@@ -72,6 +73,9 @@ providers:
 	}
 	if ap, err := k.ProxyAddrPort(); err != nil || ap != netip.MustParseAddrPort("10.99.77.1:3128") {
 		t.Errorf("proxy_address = %v, %v", ap, err)
+	}
+	if p, err := k.PodCIDRPrefixes(); err != nil || !reflect.DeepEqual(p, []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}) {
+		t.Errorf("pod_cidrs = %v, %v", p, err)
 	}
 	if got := k.ShimImageOrDefault(); got != DefaultShimImage() || !strings.HasPrefix(got, "paddock/shim:") {
 		t.Errorf("the default shim image is %q, want %q", got, DefaultShimImage())
@@ -157,6 +161,8 @@ func TestKubernetesProviderValidate(t *testing.T) {
 		`agent_from "10.0.0.0/33"`:         func(p *ProviderConfig) { p.Kubernetes.AgentFrom = []string{"10.0.0.0/33"} },
 		`proxy_address "10.0.0.1"`:         func(p *ProviderConfig) { p.Kubernetes.ProxyAddress = "10.0.0.1" },
 		`proxy_address "0.0.0.0:3128"`:     func(p *ProviderConfig) { p.Kubernetes.ProxyAddress = "0.0.0.0:3128" },
+		`proxy_address "[fd00::1]:3128"`:   func(p *ProviderConfig) { p.Kubernetes.ProxyAddress = "[fd00::1]:3128" },
+		`pod_cidrs "10.244.0.0"`:           func(p *ProviderConfig) { p.Kubernetes.PodCIDRs = []string{"10.244.0.0"} },
 		"start_timeout 1s is neither 0":    func(p *ProviderConfig) { p.Kubernetes.StartTimeout = time.Second },
 		`kind "k8s" is not one of docker,`: func(p *ProviderConfig) { p.Kind = "k8s" },
 	} {
