@@ -183,7 +183,8 @@ fw_rule() { echo "FORWARD -i pdk-node-+ -o pdk-node-+ -m comment --comment $FW_T
 queue_rule() { echo "FORWARD -m conntrack --ctstate NEW -m comment --comment $FW_TAG-netpol -j NFQUEUE --queue-num 100"; }
 
 network_up() {
-	ip addr show dev lo | grep -q "inet $HOST_ADDR/32" || ip addr add "$HOST_ADDR/32" dev lo
+	# (No `| grep -q` under pipefail: the writer's SIGPIPE fails the test.)
+	[[ $(ip -4 addr show dev lo) == *"inet $HOST_ADDR/32 "* ]] || ip addr add "$HOST_ADDR/32" dev lo
 	local n ip gw
 	for n in "${NODES[@]}"; do
 		ip=$(node_ip "$n")
@@ -438,7 +439,7 @@ import_images() {
 		r=$(ref "$img")
 		need=()
 		for n in "${NODES[@]}"; do
-			ctr_ "$n" images ls "name==$r" | grep -qF "dev.paddock.docker-id=$id" || need+=("$n")
+			[[ $(ctr_ "$n" images ls "name==$r") == *"dev.paddock.docker-id=$id"* ]] || need+=("$n")
 		done
 		[ ${#need[@]} -gt 0 ] || continue
 		tar=$DIR/import.tar

@@ -336,3 +336,24 @@ func TestKubeOwnedSecretCollected(t *testing.T) {
 		return nil
 	})
 }
+
+// TestKubeShimImage: the shim image runs in the cluster as the provider
+// runs it (uid 1000, read-only root): its only file, /paddock-shim, is the
+// static binary just built.
+func TestKubeShimImage(t *testing.T) {
+	kc := testenv.Kube(t)
+	img := testenv.KubeShimImage(t)
+	if again := testenv.KubeShimImage(t); again != img {
+		t.Fatalf("the shim image is %s, then %s", img, again)
+	}
+	kubePod(t, kc, "shim", kc.Nodes[1], []string{"/paddock-shim", "version"}, func(s *corev1.PodSpec) {
+		s.Containers[0].Image = img
+		s.Containers[0].SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptrTo(true)}
+	})
+	if p := waitPod(t, kc, "shim", corev1.PodSucceeded, corev1.PodFailed); p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("paddock-shim version failed in %s: %s", img, podLogs(t, kc, "shim"))
+	}
+	if out := strings.TrimSpace(podLogs(t, kc, "shim")); out == "" {
+		t.Fatal("paddock-shim version printed nothing")
+	}
+}
