@@ -90,19 +90,25 @@ launch() {
 	echo "$! $exe" >"$RUN/$name.pid"
 }
 
-# stop NAME: SIGTERM, then SIGKILL after 15 s.
+# stop NAME…: SIGTERM to each, then SIGKILL to those still there after
+# 15 s.
 stop() {
-	local pf=$RUN/$1.pid pid
-	if alive "$1"; then
-		read -r pid _ <"$pf"
-		kill -TERM "$pid" 2>/dev/null || true
+	local name pid pids=()
+	for name in "$@"; do
+		if alive "$name"; then
+			read -r pid _ <"$RUN/$name.pid"
+			kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
+		fi
+	done
+	for pid in "${pids[@]}"; do
 		for _ in $(seq 1 150); do
 			[ -e "/proc/$pid" ] || break
 			sleep 0.1
 		done
 		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pf"
+	done
+	for name in "$@"; do rm -f "$RUN/$name.pid"; done
 }
 
 # --- certificates, tokens, kubeconfigs -----------------------------------
@@ -544,16 +550,16 @@ cmd_down() {
 	exec 8>"$DIR/up.lock"
 	flock 8
 	local n
+	stop "${NODES[@]/%/-kubelet}" "${NODES[@]/%/-netpol}"
 	for n in "${NODES[@]}"; do
-		stop "$n-kubelet"
-		stop "$n-netpol"
 		kill_pods "$n"
-		stop "$n-containerd"
+	done
+	stop "${NODES[@]/%/-containerd}"
+	for n in "${NODES[@]}"; do
 		rm -rf "$(node_dir "$n")/ipam"
 		remove_cgroups "$n"
 	done
-	stop kube-scheduler
-	stop kube-controller-manager
+	stop kube-scheduler kube-controller-manager
 	stop kube-apiserver
 	stop etcd
 	unmount_under "$DIR"

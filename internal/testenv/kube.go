@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,6 +77,9 @@ func kubeVars(t testing.TB) map[string]string {
 			kubeMissing(t, "%s", why)
 		}
 		kubeEnv.vars, kubeEnv.err = kubeUp(RepoRoot(t))
+		if kubeEnv.err == nil {
+			kubeEnv.err = sweepKubeNamespaces(kubeEnv.vars)
+		}
 	}
 	if kubeEnv.err != nil {
 		kubeMissing(t, "kubernetes test cluster: %v", kubeEnv.err)
@@ -192,6 +196,40 @@ func newKubeCluster(vars map[string]string) (*KubeCluster, error) {
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
+// A test's namespace carries these labels: what it is, and the test
+// process that made it.
+const (
+	testNamespaceLabel = "dev.paddock.test"
+	testPIDLabel       = "dev.paddock.test-pid"
+)
+
+// sweepKubeNamespaces deletes the namespaces of test processes that are
+// gone (killed before their cleanup ran), with everything in them. The
+// cluster runs on this machine, so a pid that is not running here is not
+// a test's any more.
+func sweepKubeNamespaces(vars map[string]string) error {
+	kc, err := newKubeCluster(vars)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	list, err := kc.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: testNamespaceLabel + "=true"})
+	if err != nil {
+		return fmt.Errorf("list test namespaces: %w", err)
+	}
+	for _, ns := range list.Items {
+		pid, err := strconv.Atoi(ns.Labels[testPIDLabel])
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH || ns.DeletionTimestamp != nil {
+			continue
+		}
+		err = kc.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete namespace %s: %w", ns.Name, err)
+		}
+	}
+	return nil
+}
+
 // kubeNamespace creates a namespace named after t and deletes it when t
 // ends, waiting until its Pods are gone.
 func kubeNamespace(t testing.TB, c kubernetes.Interface) string {
@@ -204,7 +242,9 @@ func kubeNamespace(t testing.TB, c kubernetes.Interface) string {
 	}
 	name := "t-" + base + "-" + hex.EncodeToString(suffix)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"dev.paddock.test": "true"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		testNamespaceLabel: "true", testPIDLabel: strconv.Itoa(os.Getpid()),
+	}}}
 	if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
