@@ -57,7 +57,6 @@ func kubeMissing(t testing.TB, format string, args ...any) {
 var kubeEnv struct {
 	sync.Mutex
 	vars map[string]string
-	err  error
 }
 
 // RequireKube skips (or, with PADDOCK_REQUIRE_KUBE=1, fails) unless the
@@ -72,17 +71,19 @@ func kubeVars(t testing.TB) map[string]string {
 	t.Helper()
 	kubeEnv.Lock()
 	defer kubeEnv.Unlock()
-	if kubeEnv.vars == nil && kubeEnv.err == nil {
+	if kubeEnv.vars == nil {
 		if why := kubeUnavailable(); why != "" {
 			kubeMissing(t, "%s", why)
 		}
-		kubeEnv.vars, kubeEnv.err = kubeUp(RepoRoot(t))
-		if kubeEnv.err == nil {
-			kubeEnv.err = sweepKubeNamespaces(kubeEnv.vars)
+		// A failure is not kept: the next test tries again.
+		vars, err := kubeUp(RepoRoot(t))
+		if err == nil {
+			err = sweepKubeNamespaces(vars)
 		}
-	}
-	if kubeEnv.err != nil {
-		kubeMissing(t, "kubernetes test cluster: %v", kubeEnv.err)
+		if err != nil {
+			kubeMissing(t, "kubernetes test cluster: %v", err)
+		}
+		kubeEnv.vars = vars
 	}
 	return kubeEnv.vars
 }
