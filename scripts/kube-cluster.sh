@@ -25,7 +25,9 @@
 # rules named paddock-kube are added (Docker's FORWARD policy is DROP).
 #
 # State lives under PADDOCK_KUBE_DIR (default /var/lib/paddock-kube);
-# every process has a pidfile there and `down` stops only those.
+# every process has a pidfile there and `down` stops only those. One
+# cluster per machine: the namespaces, interfaces and addresses above are
+# fixed, whatever the directory.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
