@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -355,5 +357,35 @@ func TestKubeShimImage(t *testing.T) {
 	}
 	if out := strings.TrimSpace(podLogs(t, kc, "shim")); out == "" {
 		t.Fatal("paddock-shim version printed nothing")
+	}
+}
+
+// TestKubePodPidsLimit: the kubelets cap every Pod's processes
+// (podPidsLimit), the pids limit the provider relies on and cannot set per
+// Pod.
+func TestKubePodPidsLimit(t *testing.T) {
+	kc := testenv.Kube(t)
+	testenv.KubeImage(t, testenv.TestImage)
+	pod := kubePod(t, kc, "pids", kc.Nodes[0], []string{"sleep", "3600"})
+	waitPod(t, kc, "pids", corev1.PodRunning)
+	// cgroup v1 (this machine): <root>/<node's cgroupRoot>/kubepods/[<qos>/]pod<uid>.
+	pattern := []string{
+		"/sys/fs/cgroup/pids/*/kubepods/pod" + string(pod.UID) + "/pids.max",
+		"/sys/fs/cgroup/pids/*/kubepods/*/pod" + string(pod.UID) + "/pids.max",
+	}
+	var files []string
+	for _, p := range pattern {
+		m, _ := filepath.Glob(p)
+		files = append(files, m...)
+	}
+	if len(files) != 1 {
+		t.Fatalf("pod %s's pids cgroup: found %v", pod.UID, files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(b)); got != "1024" {
+		t.Fatalf("%s = %s, want 1024", files[0], got)
 	}
 }
