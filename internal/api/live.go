@@ -17,7 +17,7 @@ import (
 type live struct {
 	mu   sync.Mutex
 	next uint64
-	m    map[uint64]liveStream
+	m    map[uint64]*liveStream
 	// parked are the terminals whose link dropped through this server, by
 	// terminal id, while the agent may keep them for a re-attach: ending
 	// their caller's credential ends them too.
@@ -51,35 +51,74 @@ type liveStream struct {
 	org    string
 	user   string
 	cancel context.CancelCauseFunc
+	// cut is set when end picked the stream, whether or not its context
+	// had already ended: a terminal it leaves detached is closed, not
+	// parked (liveHold.park).
+	cut bool
 }
 
-// open returns a context for a stream of the caller of r in org, and a
+// open returns a context for a stream of the caller id in org, and a
 // func to call when the stream ends.
 func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.Context, func()) {
+	ctx, h := l.hold(ctx, id, org)
+	return ctx, h.release
+}
+
+// A liveHold is a stream's place in live. Its context may end (stop)
+// before the place is given up (release, park), so that a credential
+// ended in between still reaches what the stream leaves behind.
+type liveHold struct {
+	l *live
+	n uint64
+	s *liveStream
+}
+
+// hold registers a stream of the caller id in org and returns its
+// context, which ends with errStreamCut when end picks the stream.
+func (l *live) hold(ctx context.Context, id auth.Identity, org string) (context.Context, *liveHold) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
-		l.m = map[uint64]liveStream{}
+		l.m = map[uint64]*liveStream{}
 	}
 	l.next++
-	n := l.next
-	l.m[n] = liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
-	return ctx, func() {
-		cancel(nil)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		delete(l.m, n)
-	}
+	s := &liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
+	l.m[l.next] = s
+	return ctx, &liveHold{l: l, n: l.next, s: s}
 }
 
-// park keeps close, which ends the detached terminal termID that the
-// caller id opened in org, so that ending id's credential or membership
-// ends the terminal too (end), until a re-attach through this server
-// (unpark) or parkTTL after now.
-func (l *live) park(id auth.Identity, org, termID string, now time.Time, close func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// stop ends the stream's context and keeps its place.
+func (h *liveHold) stop() { h.s.cancel(nil) }
+
+// release ends the stream's context and gives up its place.
+func (h *liveHold) release() {
+	h.s.cancel(nil)
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	delete(h.l.m, h.n)
+}
+
+// park gives up the stream's place for the detached terminal termID it
+// leaves (live.park), and reports whether it did: not when the stream was
+// cut, even after its context had ended, for the caller to close the
+// terminal itself.
+func (h *liveHold) park(termID string, now time.Time, close func()) bool {
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	delete(h.l.m, h.n)
+	if h.s.cut {
+		return false
+	}
+	h.l.parkLocked(h.s, termID, now, close)
+	return true
+}
+
+// parkLocked keeps close, which ends the detached terminal termID that
+// the stream by left, so that ending by's credential or membership ends
+// the terminal too (end), until a re-attach through this server (unpark)
+// or parkTTL after now. l.mu is held.
+func (l *live) parkLocked(by *liveStream, termID string, now time.Time, close func()) {
 	if l.parked == nil {
 		l.parked = map[string]parkedTerminal{}
 	}
@@ -89,7 +128,7 @@ func (l *live) park(id auth.Identity, org, termID string, now time.Time, close f
 		}
 	}
 	l.parked[termID] = parkedTerminal{
-		by:    liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID},
+		by:    liveStream{cred: by.cred, via: by.via, org: by.org, user: by.user},
 		until: now.Add(parkTTL), close: close,
 	}
 }
@@ -108,7 +147,8 @@ func (l *live) end(match func(s liveStream) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range l.m {
-		if match(s) {
+		if match(*s) {
+			s.cut = true
 			s.cancel(errStreamCut)
 		}
 	}
