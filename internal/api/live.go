@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
 // live tracks the streams open into sandboxes (foreground execs,
@@ -22,7 +23,30 @@ type live struct {
 	// terminal id, while the agent may keep them for a re-attach: ending
 	// their caller's credential ends them too.
 	parked map[string]parkedTerminal
+	// ends counts the calls of end. marks counts, by the ends before
+	// them, the requests in flight that have not registered a stream yet
+	// (mark); ended keeps the ends since the oldest, for hold to catch a
+	// credential ended after its request was authenticated and before its
+	// stream was registered.
+	ends  uint64
+	marks map[uint64]int
+	ended []liveEnd
 }
+
+// liveEnd is one call of end: its number and what it picked.
+type liveEnd struct {
+	n     uint64
+	match func(s liveStream) bool
+}
+
+// liveMark is a request's place in live's ends, taken before its
+// credential is checked (mark).
+type liveMark struct {
+	ends uint64
+	done bool // given up: registered, or the request ended
+}
+
+type liveMarkKey struct{}
 
 // parkedTerminal is a detached terminal: who opened it, until when it is
 // kept, and what closes it.
@@ -42,6 +66,17 @@ const parkTTL = 2 * time.Minute
 // lowered (live.end): a terminal it opened is closed, not left to the
 // agent's grace.
 var errStreamCut = errors.New("the credential that opened the stream no longer holds")
+
+// endedWhileOpening answers a stream whose caller's credential or
+// membership ended while it was opening (its context is cut as soon as
+// hold registers it): as the door now refuses the credential.
+func endedWhileOpening(id auth.Identity) error {
+	if id.Console != "" || id.SessionID != "" {
+		return auth.RefuseSession("revoked")
+	}
+	return errdefs.Unauthenticated("invalid_api_key", "the API key is malformed, unknown, expired or revoked").
+		WithCause(&auth.Refusal{Reason: "revoked", KeyID: id.KeyID})
+}
 
 type liveStream struct {
 	cred string // "key:<id>" or "session:<id>"
@@ -64,6 +99,49 @@ func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.
 	return ctx, h.release
 }
 
+// mark notes, on the context of a request about to be authenticated,
+// how many ends have been, so that the stream it may register (hold) is
+// cut at once if its credential ended in between. Call the func returned
+// when the request ends.
+func (l *live) mark(ctx context.Context) (context.Context, func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.marks == nil {
+		l.marks = map[uint64]int{}
+	}
+	m := &liveMark{ends: l.ends}
+	l.marks[m.ends]++
+	return context.WithValue(ctx, liveMarkKey{}, m), func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.unmarkLocked(m)
+	}
+}
+
+// unmarkLocked gives up m and forgets the ends no mark needs. l.mu is
+// held.
+func (l *live) unmarkLocked(m *liveMark) {
+	if m.done {
+		return
+	}
+	m.done = true
+	if l.marks[m.ends]--; l.marks[m.ends] == 0 {
+		delete(l.marks, m.ends)
+	}
+	if len(l.ended) == 0 {
+		return // nothing to forget: a request costs no walk of the marks
+	}
+	oldest := l.ends
+	for n := range l.marks {
+		oldest = min(oldest, n)
+	}
+	i := 0
+	for i < len(l.ended) && l.ended[i].n <= oldest {
+		i++
+	}
+	l.ended = append(l.ended[:0:0], l.ended[i:]...)
+}
+
 // A liveHold is a stream's place in live. Its context may end (stop)
 // before the place is given up (release, park), so that a credential
 // ended in between still reaches what the stream leaves behind.
@@ -74,7 +152,8 @@ type liveHold struct {
 }
 
 // hold registers a stream of the caller id in org and returns its
-// context, which ends with errStreamCut when end picks the stream.
+// context, which ends with errStreamCut when end picks the stream, or
+// picked it since its request's mark: a request registers one stream.
 func (l *live) hold(ctx context.Context, id auth.Identity, org string) (context.Context, *liveHold) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()
@@ -85,6 +164,15 @@ func (l *live) hold(ctx context.Context, id auth.Identity, org string) (context.
 	l.next++
 	s := &liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
 	l.m[l.next] = s
+	if m, ok := ctx.Value(liveMarkKey{}).(*liveMark); ok && !m.done {
+		for _, e := range l.ended {
+			if e.n > m.ends && e.match(*s) {
+				s.cut = true
+				s.cancel(errStreamCut)
+			}
+		}
+		l.unmarkLocked(m)
+	}
 	return ctx, &liveHold{l: l, n: l.next, s: s}
 }
 
@@ -146,6 +234,10 @@ func (l *live) unpark(termID string) {
 func (l *live) end(match func(s liveStream) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.ends++
+	if len(l.marks) > 0 {
+		l.ended = append(l.ended, liveEnd{n: l.ends, match: match})
+	}
 	for _, s := range l.m {
 		if match(*s) {
 			s.cut = true

@@ -169,8 +169,12 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	terminalHook("open", "")
 	ctx, hold := a.live.hold(r.Context(), identity(r), access(r).Org.ID)
 	defer hold.release()
+	if errors.Is(context.Cause(ctx), errStreamCut) {
+		return endedWhileOpening(identity(r))
+	}
 	req.Scope, req.MaxTerminals = rt.ID, max(a.limits.TerminalsPerRuntime, 0)
 	// The agent call is not ctx's: a cut for revocation closes the
 	// terminal over it (termSession.cut) before it ends.
@@ -201,16 +205,7 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	s.started = true
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer hold.stop()
-		s.output(ctx)
-	})
-	wg.Go(func() {
-		defer hold.stop()
-		s.input(ctx)
-	})
-	wg.Wait()
+	s.run(ctx)
 	return nil
 }
 
@@ -329,8 +324,9 @@ func (s *termSession) end(stopCut func() bool) {
 }
 
 // terminalHooked, set only by tests (export_test.go), is called as a
-// terminal session reaches a point of its end ("cut", "end", "park"),
-// with the terminal's id, for a test to order a race.
+// terminal's request is about to register in live ("open", no id yet)
+// or its session reaches a point of its end ("cut", "end", "park"), with
+// the terminal's id, for a test to order a race.
 var terminalHooked atomic.Pointer[func(point, termID string)]
 
 // terminalHook calls the test's terminalHooked, if any.
@@ -338,6 +334,21 @@ func terminalHook(point, termID string) {
 	if h := terminalHooked.Load(); h != nil {
 		(*h)(point, termID)
 	}
+}
+
+// run joins the WebSocket and the terminal until either side ends; the
+// first to end ends ctx, which ends the other.
+func (s *termSession) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer s.hold.stop()
+		s.output(ctx)
+	})
+	wg.Go(func() {
+		defer s.hold.stop()
+		s.input(ctx)
+	})
+	wg.Wait()
 }
 
 func (s *termSession) control(ctx context.Context, m client.TerminalMessage) error {

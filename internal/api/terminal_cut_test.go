@@ -262,6 +262,52 @@ func TestTerminalEndsWithItsCredentialWhileParking(t *testing.T) {
 	}
 }
 
+// TestTerminalSignedOutWhileOpening: a sign-out that lands after the
+// terminal's request was authenticated, before its stream is registered
+// under the session, refuses the terminal (401 invalid_session) instead
+// of leaving it running under a session that is gone.
+func TestTerminalSignedOutWhileOpening(t *testing.T) {
+	env, rt, _ := terminalEnv(t, shim.Options{TerminalGrace: time.Hour}, api.Limits{})
+	ann := consoleMember(t, env, "ann@example.com", "member")
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	opening, signedOut := make(chan struct{}), make(chan struct{})
+	signedOutOnce := sync.OnceFunc(func() { close(signedOut) })
+	t.Cleanup(signedOutOnce)
+	var once sync.Once
+	api.SetTerminalHook(t, func(point, _ string) {
+		if point == "open" {
+			once.Do(func() { close(opening); <-signedOut })
+		}
+	})
+	u := "ws" + strings.TrimPrefix(env.URL, "http") + "/api/v1/org/acme/ws/dev/runtimes/" + rt + "/terminal?argv=sh"
+	hdr := http.Header{"Origin": {env.URL}}
+	hdr.Set("Cookie", (&http.Cookie{Name: "paddock_console", Value: b.cookie}).String())
+	type dialed struct {
+		conn *websocket.Conn
+		resp *http.Response
+		err  error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		conn, resp, err := websocket.Dial(t.Context(), u, &websocket.DialOptions{HTTPHeader: hdr})
+		done <- dialed{conn, resp, err}
+	}()
+	<-opening
+	if r, _ := b.do(t, "DELETE", "/api/v1/console/session", nil); r.Status != 204 {
+		t.Fatalf("sign-out: %d %s", r.Status, r.Body)
+	}
+	signedOutOnce()
+	d := <-done
+	if d.err == nil {
+		d.conn.CloseNow()
+		t.Fatal("a terminal opened through a session signed out while it was opening")
+	}
+	resp, err := d.resp, d.err
+	if resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("the terminal of a session signed out while it was opening: %v (%v), want 401", err, resp)
+	}
+}
+
 // TestTerminalCapCountsDetached: a terminal whose link dropped holds its
 // place in its runtime's cap through its grace, so opening and dropping
 // terminals never gets past the cap; re-attaching one takes no second
