@@ -83,7 +83,6 @@ providers:
 	if k.ShimImage = "registry.example/paddock/shim:1"; k.ShimImageOrDefault() != k.ShimImage {
 		t.Errorf("a named shim image is not used: %q", k.ShimImageOrDefault())
 	}
-
 	// A misspelt key is an error, as everywhere in the file.
 	if err := os.WriteFile(file, []byte("providers: [{name: k, kind: kubernetes, kubernetes: {namespace: a, storageclass: x}}]\n"), 0o600); err != nil {
 		t.Fatal(err)
