@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,10 +87,13 @@ func (p *Provider) NetworkSubnets(ctx context.Context) ([]netip.Prefix, error) {
 	if len(p.cfg.PodCIDRs) > 0 {
 		return p.cfg.PodCIDRs, nil
 	}
+	unknown := func(err error) error {
+		return errdefs.FailedPrecondition(CodePodCIDRsUnknown,
+			"the kubernetes provider cannot read the nodes' Pod networks; give them in its configuration (pod_cidrs)").WithCause(err)
+	}
 	nodes, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, errdefs.FailedPrecondition("pod_cidrs_unknown",
-			"the kubernetes provider cannot read the nodes' Pod networks; give them in its configuration (pod_cidrs)").WithCause(err)
+		return nil, unknown(err)
 	}
 	var out []netip.Prefix
 	seen := map[netip.Prefix]bool{}
@@ -101,8 +105,15 @@ func (p *Provider) NetworkSubnets(ctx context.Context) ([]netip.Prefix, error) {
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil, unknown(errors.New("no node has spec.podCIDRs"))
+	}
 	return out, nil
 }
+
+// CodePodCIDRsUnknown: the cluster's Pod networks are neither configured
+// nor on its nodes.
+const CodePodCIDRsUnknown = "pod_cidrs_unknown"
 
 // SandboxAddrs returns the addresses of h's Pod, those it sends from: the
 // egress proxy binds the sandbox's credentials to them.
