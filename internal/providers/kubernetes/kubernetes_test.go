@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -102,7 +103,11 @@ func TestReconcileMaterial(t *testing.T) {
 	if err := e.p.Destroy(e.ctx(t), h); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []struct{ kind, name string }{{"pod", h.ID}, {"secret", h.ID + "-agent"}, {"networkpolicy", h.ID + "-net"}} {
+	// Destroy waited: the Pod is gone, not only being deleted.
+	if _, err := e.k.Client.CoreV1().Pods(e.k.Namespace).Get(e.ctx(t), h.ID, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Pod after Destroy: %v", err)
+	}
+	for _, o := range []struct{ kind, name string }{{"secret", h.ID + "-agent"}, {"networkpolicy", h.ID + "-net"}} {
 		if e.exists(t, o.kind, o.name) {
 			t.Errorf("%s %s is left after Destroy", o.kind, o.name)
 		}

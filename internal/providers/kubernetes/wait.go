@@ -195,17 +195,20 @@ func (p *Provider) waitGone(ctx context.Context, pod *corev1.Pod) error {
 	defer tick.Stop()
 	force := time.NewTimer(p.cfg.StartTimeout)
 	defer force.Stop()
+	recheck := false
 	for {
 		changed := p.changes.wait()
-		if c, err := p.pods.Get(pod.Name); err != nil || c.UID != pod.UID {
+		if c, err := p.pods.Get(pod.Name); recheck || err != nil || c.UID != pod.UID {
 			got, err := p.cs.CoreV1().Pods(p.cfg.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) || (err == nil && got.UID != pod.UID) {
 				return nil
 			}
 		}
+		recheck = false
 		select {
 		case <-changed:
 		case <-tick.C:
+			recheck = true // the informer may lag: ask the API server
 		case <-force.C:
 			p.logger.WarnContext(ctx, "a sandbox's Pod outlived its grace period; deleting it without its node", "pod", pod.Name, "node", pod.Spec.NodeName)
 			if err := p.deletePod(ctx, pod, true); err != nil {
