@@ -1,7 +1,14 @@
 package kubernetes_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +238,38 @@ func claimOf(pod *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// TestTrustedCA: the CA a runtime trusts reaches the agent (through the
+// Pod's Secret, as --trust), and the processes it starts are pointed at a
+// bundle that holds it.
+func TestTrustedCA(t *testing.T) {
+	e := newEnv(t, nil)
+	spec := e.spec()
+	spec.TrustedCA = selfSignedPEM(t)
+	h := e.started(t, spec)
+	out, code := e.run(t, h, "sh", "-c", `cat "$SSL_CERT_FILE"`)
+	line := strings.Split(string(spec.TrustedCA), "\n")[1]
+	if code != 0 || !strings.Contains(out, line) {
+		t.Fatalf("the bundle at $SSL_CERT_FILE (exit %d) lacks the CA:\n%s", code, out)
+	}
+}
+
+// selfSignedPEM is a new self-signed CA certificate, PEM-encoded.
+func selfSignedPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pdk test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
