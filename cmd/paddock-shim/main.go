@@ -1,8 +1,15 @@
 // Command paddock-shim is paddock's in-sandbox agent. It runs as PID 1 in
 // every sandbox (reaping orphans and forwarding signals) and serves the agent
-// protocol (api/agent/v1) over HTTP/2 cleartext on a unix socket:
+// protocol (api/agent/v1) over HTTP/2 cleartext on a unix socket, or over
+// TCP inside TLS pinned to the sandbox's agent key, or both:
 //
 //	paddock-shim serve --socket /.paddock/run/agent.sock
+//	paddock-shim serve --listen :7443 --key-file KEY --run-dir DIR
+//
+// In an image that holds nothing else (a Kubernetes Pod's init container)
+// it copies itself, and the agent key, to where the sandbox runs it:
+//
+//	paddock-shim install DIR [--key-from FILE]
 //
 // In sandboxes of the computer-use image it also runs the computer-use
 // sidecar (a virtual display, a browser and an MCP server driving them)
@@ -20,6 +27,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,35 +62,66 @@ func run(args []string, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "computer-use" {
 		return computeruse.Main(context.Background(), args[1:], os.Stdin, os.Stdout, stderr, version)
 	}
-	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--key-file PATH] [--trust PATH] [--grace DURATION] [--user NAME] [--log-level LEVEL]\n%s", computeruse.Usage)
+	if len(args) > 0 && args[0] == "install" {
+		return install(args[1:], stderr)
 	}
+	if len(args) == 0 || args[0] != "serve" {
+		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--listen ADDR] [--key-file PATH] [--run-dir DIR] [--trust PATH] [--grace DURATION] [--user NAME] [--log-level LEVEL]\n%s\n%s", installUsage, computeruse.Usage)
+	}
+	o, err := serveOptions(args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	return shim.Run(context.Background(), o)
+}
+
+// serveOptions parses serve's flags.
+func serveOptions(args []string, stderr io.Writer) (shim.RunOptions, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	socket := fs.String("socket", "/.paddock/run/agent.sock", "unix socket to serve on")
+	socket := fs.String("socket", defaultSocket, "unix socket to serve on (the default unless --listen is given alone)")
+	listen := fs.String("listen", "", "TCP address to serve on, as host:port: TLS pinned to the agent key, so it needs --key-file")
 	keyFile := fs.String("key-file", "", "file holding the sandbox's agent key; read and deleted at start, then every connection must prove the key")
-	trust := fs.String("trust", "", "CA certificate (PEM) every process trusts beside the image's roots; a bundle of both is written beside the socket")
+	runDir := fs.String("run-dir", "", "writable directory for the agent's own files (the CA bundle of --trust); default the socket's directory")
+	trust := fs.String("trust", "", "CA certificate (PEM) every process trusts beside the image's roots; a bundle of both is written to the run directory")
 	grace := fs.Duration("grace", 10*time.Second, "how long processes get to exit on SIGTERM before they are killed")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	user := fs.String("user", "", `the account processes run as and files are written as unless a call names another: "user" (uid 1000) or "root"; empty means the agent's own`)
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	if err := fs.Parse(args); err != nil {
+		return shim.RunOptions{}, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+		return shim.RunOptions{}, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	if *listen != "" && !flagSet(fs, "socket") {
+		*socket = "" // --listen alone: no unix socket
+	}
+	if *listen != "" && *keyFile == "" {
+		return shim.RunOptions{}, errors.New("serve: --listen needs --key-file: the agent does not serve TCP without its key")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("serve: --log-level: %w", err)
+		return shim.RunOptions{}, fmt.Errorf("serve: --log-level: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-	return shim.Run(context.Background(), shim.RunOptions{
-		Logger:    log,
+	return shim.RunOptions{
+		Logger:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})),
 		Socket:    *socket,
+		Listen:    *listen,
 		KeyFile:   *keyFile,
+		RunDir:    *runDir,
 		TrustFile: *trust,
 		Version:   version,
 		Grace:     *grace,
 		User:      *user,
-	})
+	}, nil
+}
+
+// defaultSocket is where the agent serves when given no address.
+const defaultSocket = "/.paddock/run/agent.sock"
+
+// flagSet reports whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"go/build"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -277,5 +278,32 @@ func TestUsage(t *testing.T) {
 	var out strings.Builder
 	if err := run([]string{"version"}, &out); err != nil || strings.TrimSpace(out.String()) != version {
 		t.Errorf("version: %q %v", out.String(), err)
+	}
+}
+
+// TestServeOptions: --listen alone serves no unix socket, with --socket
+// both; no address means the default socket; --listen without
+// --key-file is refused; --run-dir is passed on.
+func TestServeOptions(t *testing.T) {
+	for _, c := range []struct {
+		args                []string
+		socket, listen, run string
+	}{
+		{nil, defaultSocket, "", ""},
+		{[]string{"--listen", ":7443", "--key-file", "k", "--run-dir", "/r"}, "", ":7443", "/r"},
+		{[]string{"--listen", ":7443", "--key-file", "k", "--socket", "/s.sock"}, "/s.sock", ":7443", ""},
+		{[]string{"--socket", "/s.sock"}, "/s.sock", "", ""},
+	} {
+		o, err := serveOptions(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if o.Socket != c.socket || o.Listen != c.listen || o.RunDir != c.run {
+			t.Errorf("%q: socket %q listen %q run dir %q", c.args, o.Socket, o.Listen, o.RunDir)
+		}
+	}
+	err := run([]string{"serve", "--listen", ":7443"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--listen needs --key-file") {
+		t.Errorf("--listen without a key: %v", err)
 	}
 }

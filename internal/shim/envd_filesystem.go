@@ -67,7 +67,7 @@ func (s *Server) envdCaller(h http.Header, username string) (sandboxUser, error)
 	if err != nil {
 		return sandboxUser{}, connect.NewError(connect.CodeUnauthenticated, errors.New("invalid username: '"+username+"'"))
 	}
-	return u, nil
+	return u, mayBecome(u)
 }
 
 // homeDir is u's home; the agent's own identity (outside a sandbox, in

@@ -57,7 +57,7 @@ func (s *Server) envdUser(h http.Header) (sandboxUser, error) {
 	if err != nil {
 		return sandboxUser{}, connect.NewError(connect.CodeUnauthenticated, fmt.Errorf("invalid username: '%s'", name))
 	}
-	return u, nil
+	return u, mayBecome(u)
 }
 
 // envdSpec validates an envd start request made with header h.

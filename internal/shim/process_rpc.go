@@ -246,7 +246,7 @@ func (s *Server) execSpec(m *agentpb.ProcessStart) (*spawnSpec, time.Duration, e
 	if m.TimeoutMs < 0 {
 		return nil, 0, errInvalid("invalid_timeout", "timeout must not be negative")
 	}
-	user, err := lookupUser(m.User, s.user)
+	user, err := agentUser(m.User, s.user)
 	if err != nil {
 		return nil, 0, err
 	}

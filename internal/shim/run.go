@@ -20,13 +20,21 @@ import (
 // RunOptions configure Run.
 type RunOptions struct {
 	Logger *slog.Logger
-	Socket string // unix socket path to serve on
+	// Socket is the unix socket path to serve on; "" serves on none.
+	Socket string
+	// Listen is a TCP address to serve on ("" serves on none): TLS with
+	// both ends pinned to certificates derived from the key, then the
+	// handshake (agentauth.ListenTLS). It needs KeyFile.
+	Listen string
 	// KeyFile, when set, names the file holding the sandbox's agent key
 	// (see internal/agentauth). Run reads and deletes it before serving,
 	// and then serves only connections that prove they hold the key's
 	// other end: the control plane's. A missing or unreadable key file is
 	// an error.
 	KeyFile string
+	// RunDir is the directory the agent writes its own files to (the
+	// trust bundle of TrustFile); "" means the socket's directory.
+	RunDir string
 	// TrustFile, when set, names a CA certificate (PEM) every process the
 	// shim starts trusts beside the image's roots (see installTrust): the
 	// egress proxy's, which brokered secrets need.
@@ -39,16 +47,36 @@ type RunOptions struct {
 	Grace time.Duration
 }
 
-// Run is the shim's main loop as a sandbox's init: it starts the reaper,
-// serves on the unix socket, and on SIGTERM or SIGINT (or when ctx is done)
-// forwards the signal to every process, waits up to the grace period, kills
-// what is left, and returns. SIGHUP, SIGUSR1 and SIGUSR2 are forwarded
-// without stopping. Every other signal a process sends it is dropped: by
-// default SIGQUIT, SIGABRT, SIGSEGV and the like would end a Go program,
-// and with it the sandbox.
-func Run(ctx context.Context, o RunOptions) error {
+// check validates o and fills in its defaults.
+func (o *RunOptions) check() error {
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
+	}
+	if o.Socket == "" && o.Listen == "" {
+		return errors.New("nothing to serve on: give a unix socket, a TCP address or both")
+	}
+	if o.Listen != "" && o.KeyFile == "" {
+		return errors.New("serving on TCP needs the agent key (a key file): without it anyone who reaches the port would drive the sandbox")
+	}
+	if o.RunDir == "" && o.Socket != "" {
+		o.RunDir = filepath.Dir(o.Socket)
+	}
+	if o.TrustFile != "" && o.RunDir == "" {
+		return errors.New("trust: the agent has no run directory to write the CA bundle to: give one (or a unix socket, whose directory it uses)")
+	}
+	return nil
+}
+
+// Run is the shim's main loop as a sandbox's init: it starts the reaper,
+// serves on the unix socket and the TCP address, and on SIGTERM or SIGINT
+// (or when ctx is done) forwards the signal to every process, waits up to
+// the grace period, kills what is left, and returns. SIGHUP, SIGUSR1 and
+// SIGUSR2 are forwarded without stopping. Every other signal a process
+// sends it is dropped: by default SIGQUIT, SIGABRT, SIGSEGV and the like
+// would end a Go program, and with it the sandbox.
+func Run(ctx context.Context, o RunOptions) error {
+	if err := o.check(); err != nil {
+		return err
 	}
 	log := o.Logger
 	key, err := protectAndTakeKey(o)
@@ -61,20 +89,14 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	defer reaper.Stop()
 
-	l, err := listenSocket(o.Socket, key, log)
+	ls, closeAll, err := listenAll(o, key, log)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(o.Socket)
-	// Whoever can reach the socket's directory may use it.
-	if err := os.Chmod(o.Socket, 0o666); err != nil {
-		_ = l.Close()
-		return fmt.Errorf("chmod socket: %w", err)
-	}
+	defer closeAll()
 
 	srv, err := NewServer(Options{Logger: log, Reaper: reaper, Version: o.Version, User: o.User})
 	if err != nil {
-		_ = l.Close()
 		return err
 	}
 	defer srv.Close()
@@ -91,8 +113,10 @@ func Run(ctx context.Context, o RunOptions) error {
 
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, l) }()
+	served := make(chan error, len(ls))
+	for _, l := range ls {
+		go func() { served <- srv.Serve(serveCtx, l) }()
+	}
 	if SudoEnabled() {
 		go func() {
 			if err := srv.ServeSudo(serveCtx); err != nil {
@@ -100,22 +124,26 @@ func Run(ctx context.Context, o RunOptions) error {
 			}
 		}()
 	}
-	log.Info("paddock-shim serving", "socket", o.Socket, "pid", os.Getpid(), "version", o.Version)
+	log.Info("paddock-shim serving", "socket", o.Socket, "listen", o.Listen, "uid", os.Geteuid(), "pid", os.Getpid(), "version", o.Version)
 
 	term, ended, err := awaitTerm(ctx, log, srv, sigc, served)
-	if ended {
-		return err
+	if !ended {
+		terminateAll(ctx, log, srv, term, o.Grace)
 	}
-	terminateAll(ctx, log, srv, term, o.Grace)
 	stopServing()
-	err = <-served
+	for range len(ls) - 1 {
+		err = errors.Join(err, <-served)
+	}
+	if !ended {
+		err = errors.Join(err, <-served)
+	}
 	srv.Close()
 	return err
 }
 
 // protectAndTakeKey keeps every other process of the sandbox from reading
 // this one's memory, takes the agent key from o.KeyFile (nil without one)
-// and installs o.TrustFile's trust beside the socket.
+// and installs o.TrustFile's trust in the run directory.
 func protectAndTakeKey(o RunOptions) (key []byte, err error) {
 	// Nothing else in the sandbox may read this process's memory (its key,
 	// when it has one) or attach to it.
@@ -130,11 +158,46 @@ func protectAndTakeKey(o RunOptions) (key []byte, err error) {
 		key = k
 	}
 	if o.TrustFile != "" {
-		if err := installTrust(o.TrustFile, filepath.Dir(o.Socket)); err != nil {
+		if err := installTrust(o.TrustFile, o.RunDir); err != nil {
 			return nil, err
 		}
 	}
 	return key, nil
+}
+
+// listenAll listens on o's unix socket and TCP address, each it names,
+// and returns the listeners and what closes them and removes the socket.
+func listenAll(o RunOptions, key []byte, log *slog.Logger) ([]net.Listener, func(), error) {
+	var ls []net.Listener
+	closeAll := func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+		if o.Socket != "" {
+			_ = os.Remove(o.Socket)
+		}
+	}
+	if o.Socket != "" {
+		l, err := listenSocket(o.Socket, key, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		ls = append(ls, l)
+		// Whoever can reach the socket's directory may use it.
+		if err := os.Chmod(o.Socket, 0o666); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("chmod socket: %w", err)
+		}
+	}
+	if o.Listen != "" {
+		l, err := listenTCP(o.Listen, key, log)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ls = append(ls, l)
+	}
+	return ls, closeAll, nil
 }
 
 // listenSocket listens on the unix socket path, in place of a stale one,
@@ -151,6 +214,36 @@ func listenSocket(path string, key []byte, log *slog.Logger) (net.Listener, erro
 		l = agentauth.NewListener(l, key, log)
 	}
 	return l, nil
+}
+
+// listenTCP listens on the TCP address addr for the control plane of key
+// (agentauth.ListenTLS): a peer that does not hold the key cannot finish
+// TLS.
+func listenTCP(addr string, key []byte, log *slog.Logger) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	tl, err := agentauth.ListenTLS(l, key, log)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	return streamListener{tl}, nil
+}
+
+// streamListener hides what kind of connection its listener accepts. TLS
+// is only the link's tunnel: inside it the agent protocol is the same
+// HTTP/2 with prior knowledge as on the unix socket, and net/http, shown
+// a *tls.Conn, would speak what TLS negotiated (no ALPN: HTTP/1.1).
+type streamListener struct{ net.Listener }
+
+func (l streamListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return struct{ net.Conn }{c}, nil
 }
 
 // awaitTerm forwards the signals on sigc to srv's processes until ctx ends

@@ -45,7 +45,8 @@ type Options struct {
 	Clock Clock
 	// User is the account processes run as and files are written as
 	// unless a call names another: "user" or "root". "" means the agent's
-	// own identity.
+	// own identity (see ownAccount). An account the agent cannot become
+	// is an error (see agentUser).
 	User string
 	// TerminalGrace is how long a terminal whose call broke waits to be
 	// re-attached; 0 means DefaultTerminalGrace.
@@ -86,7 +87,10 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.TerminalGrace <= 0 {
 		opts.TerminalGrace = DefaultTerminalGrace
 	}
-	fileUser, err := lookupUser(opts.User, "")
+	// Whether the agent may act as another account is read here, on a
+	// thread that never dropped the capabilities to (see canSwitchUsers).
+	_ = canSwitchUsers()
+	fileUser, err := agentUser(opts.User, "")
 	if err != nil {
 		return nil, fmt.Errorf("shim: %w", err)
 	}

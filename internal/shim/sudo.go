@@ -67,9 +67,15 @@ type sudoMessage struct {
 // maxSudoRequest bounds a request (argv and environment).
 const maxSudoRequest = 1 << 20
 
-// SudoEnabled reports whether the image asks for sudo: SudoLink is a
-// symbolic link to the agent's own binary.
+// SudoEnabled reports whether the image asks for sudo (SudoLink is a
+// symbolic link to the agent's own binary) and the agent can serve it: it
+// can act as another account. An agent that cannot (one that runs as
+// uid 1000 with no capabilities) does not serve sudo, and the client says
+// so.
 func SudoEnabled() bool {
+	if !canSwitchUsers() {
+		return false
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return false
@@ -237,7 +243,7 @@ func (g *sudoGroup) kill(sig syscall.Signal) {
 
 // sudoStart starts req's command with files as its standard streams.
 func (s *Server) sudoStart(req sudoRequest, files []*os.File, onExit func(syscall.WaitStatus)) (int, error) {
-	u, err := lookupUser(req.User, UserRoot)
+	u, err := agentUser(req.User, UserRoot)
 	if err != nil {
 		return 0, err
 	}

@@ -99,7 +99,7 @@ func (h *terminalService) start(start *agentpb.TerminalStart) (*terminal, error)
 func (h *terminalService) startReserved(start *agentpb.TerminalStart) (*terminal, error) {
 	argv := start.Argv
 	if len(argv) == 0 {
-		user, err := lookupUser(start.User, h.s.user)
+		user, err := agentUser(start.User, h.s.user)
 		if err != nil {
 			return nil, err
 		}

@@ -19,8 +19,9 @@ var systemBundles = []string{
 	"/etc/ssl/ca-bundle.pem",
 }
 
-// BundleName is the CA bundle the shim writes beside its socket when it is
-// given a CA to trust: the image's roots and that CA.
+// BundleName is the CA bundle the shim writes to its run directory (by
+// default its socket's; see RunOptions.RunDir) when it is given a CA to
+// trust: the image's roots and that CA.
 const BundleName = "ca-certificates.crt"
 
 // trustEnv are the variables that point TLS clients at a CA bundle:

@@ -21,6 +21,9 @@ import (
 // writable root needs): enough to start a process as either and to signal
 // it. A process started as user has no capabilities; one started as root
 // has the sandbox's root's, never the agent's three (see dropAgentCaps).
+// An agent that is not root (a Kubernetes Pod's, uid 1000 with no
+// capabilities) runs everything as its own account and refuses a call
+// that names another (see agentUser).
 type sandboxUser struct {
 	name     string
 	uid, gid int
@@ -39,14 +42,13 @@ var sandboxUsers = map[string]sandboxUser{
 }
 
 // lookupUser returns the account called name; "" means fallback, and an
-// empty fallback the agent's own identity (as when it runs outside a
-// sandbox, in tests).
+// empty fallback the agent's own identity (see ownAccount).
 func lookupUser(name, fallback string) (sandboxUser, error) {
 	if name == "" {
 		name = fallback
 	}
 	if name == "" {
-		return sandboxUser{uid: os.Geteuid(), gid: os.Getegid()}, nil
+		return ownAccount(os.Geteuid(), os.Getegid(), sandboxUsers), nil
 	}
 	u, ok := sandboxUsers[name]
 	if !ok {
@@ -54,6 +56,76 @@ func lookupUser(name, fallback string) (sandboxUser, error) {
 	}
 	return u, nil
 }
+
+// ownAccount is the agent's own identity, uid and gid. An agent that is
+// not root runs everything as itself (a Kubernetes Pod runs it as uid
+// 1000, with no capabilities): when its ids are those of an account in
+// accounts other than root and that account's home is a directory, it is
+// that account, with its name and home, so that processes get HOME, USER
+// and a working directory as they would had they named it. Otherwise
+// (root outside a sandbox, as in tests, or a developer's own account) it
+// has no name and no home, and processes inherit the agent's.
+func ownAccount(uid, gid int, accounts map[string]sandboxUser) sandboxUser {
+	if uid != 0 {
+		for _, u := range accounts {
+			if u.uid != uid || u.gid != gid {
+				continue
+			}
+			if st, err := os.Stat(u.home); err == nil && st.IsDir() {
+				return u
+			}
+		}
+	}
+	return sandboxUser{uid: uid, gid: gid}
+}
+
+// agentUser is lookupUser for what the agent does for a call: an account
+// other than its own is refused when the agent cannot become it (it runs
+// without CAP_SETUID and CAP_SETGID, as a Pod's non-root agent does), with
+// a stable reason rather than the kernel's EPERM halfway through.
+func agentUser(name, fallback string) (sandboxUser, error) {
+	u, err := lookupUser(name, fallback)
+	if err != nil {
+		return sandboxUser{}, err
+	}
+	if err := mayBecome(u); err != nil {
+		return sandboxUser{}, err
+	}
+	return u, nil
+}
+
+// mayBecome refuses u, with the reason user_not_permitted, when the agent
+// cannot act as it.
+func mayBecome(u sandboxUser) error {
+	if u.isAgent() || canSwitchUsers() {
+		return nil
+	}
+	own := lookupOwnName()
+	return errPermission("user_not_permitted", u.name,
+		"user %q is not available in this sandbox: its agent runs as uid %d without the privilege to switch users, so everything runs as %s",
+		u.name, os.Geteuid(), own)
+}
+
+// lookupOwnName names the agent's own account for a message.
+func lookupOwnName() string {
+	if u := ownAccount(os.Geteuid(), os.Getegid(), sandboxUsers); u.name != "" {
+		return fmt.Sprintf("%q (name no user, or %q)", u.name, u.name)
+	}
+	return "the agent's own account (name no user)"
+}
+
+// canSwitchUsers reports whether the agent may act as another account:
+// whether it holds CAP_SETUID and CAP_SETGID. It is read once, on a
+// thread of the agent's that never dropped them (a variable for tests).
+var canSwitchUsers = sync.OnceValue(func() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	return has(unix.CAP_SETUID) && has(unix.CAP_SETGID)
+})
 
 // isAgent reports whether u is the agent's own identity, so that acting as
 // u needs no switch.
@@ -207,7 +279,7 @@ func asProcessOwner(pid int, look bool, fn func() error) error {
 		return err
 	}
 	owner := sandboxUser{uid: int(sys.Uid), gid: int(sys.Gid)}
-	if owner.isAgent() {
+	if owner.isAgent() || !canSwitchUsers() {
 		return err
 	}
 	if look && !haveFileIDs() {
