@@ -30,6 +30,13 @@ func (p *Provider) DialAgent(ctx context.Context, h provider.Handle) (net.Conn, 
 	if err != nil {
 		return nil, err
 	}
+	if pod.Status.Phase != corev1.PodRunning || len(podAddrs(pod)) == 0 {
+		// The informer may lag behind the API server (another replica
+		// started the Pod a moment ago): ask it before saying no.
+		if pod, err = p.lookup(ctx, st); err != nil {
+			return nil, err
+		}
+	}
 	addrs := podAddrs(pod)
 	if pod.Status.Phase != corev1.PodRunning || len(addrs) == 0 {
 		return nil, errdefs.Unavailable(CodeAgentUnavailable, "the sandbox is not running")

@@ -19,6 +19,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/provider/providertest"
 	"github.com/paddockhq/paddock/internal/providers/kubernetes"
 )
 
@@ -112,6 +113,17 @@ func TestAgentLinkChecks(t *testing.T) {
 	forged.State = []byte(`{"v":1,"pod":"` + h.ID + `","key":"` + agentauth.EncodeKey(wrong) + `"}`)
 	_, err = e.p.DialAgent(e.ctx(t), forged)
 	wantCode(t, "DialAgent with another key", err, errdefs.ErrUnavailable, kubernetes.CodeAgentUnverified)
+
+	// Another replica (a provider of its own, with the handle the store
+	// keeps) reaches the same agent.
+	other := startProvider(t, e.cfg)
+	conn, err := other.DialAgent(e.ctx(t), h)
+	if err != nil {
+		t.Fatalf("DialAgent from another replica: %v", err)
+	}
+	if err := providertest.CheckAgent(e.ctx(t), conn); err != nil {
+		t.Fatalf("the agent through another replica: %v", err)
+	}
 
 	log, err := e.p.AgentLog(e.ctx(t), h, 50)
 	if err != nil || strings.TrimSpace(log) == "" {

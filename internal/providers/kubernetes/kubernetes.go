@@ -34,7 +34,7 @@ type Provider struct {
 	pods    corelisters.PodNamespaceLister
 	changes *notifier
 	stop    chan struct{}
-	close   sync.Once
+	closed  sync.Once
 }
 
 var (
@@ -166,7 +166,7 @@ func (p *Provider) startInformer(ctx context.Context) error {
 
 // Close stops the Pod informer. Sandboxes keep running.
 func (p *Provider) Close() error {
-	p.close.Do(func() {
+	p.closed.Do(func() {
 		close(p.stop)
 		if p.factory != nil {
 			p.factory.Shutdown()
