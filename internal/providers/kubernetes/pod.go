@@ -32,7 +32,7 @@ const (
 	volRun        = "run"
 	volKey        = "key"
 	volTrust      = "trust"
-	gracePeriod   = int64(2)
+	gracePeriod   = int64(1) // Destroy releases compute: nothing in the Pod is kept (the claim is)
 	agentPortName = "agent"
 )
 
