@@ -4,24 +4,29 @@
 # with the Docker engine, and starts the engine if it is not running.
 # Idempotent; fast when everything is already there.
 #
-#   scripts/setup-host.sh [--serve-only] [--no-wait]
+#   scripts/setup-host.sh [--serve-only] [--kube] [--no-wait]
 #
 # --serve-only sets up only what serving needs, leaving out gVisor's runsc
 # (only the gvisor provider needs it) and the clients tests use: up.sh
 # serves sooner, running this script again once the server's own builds
 # are done, for the rest.
 #
+# --kube adds what the local Kubernetes test cluster
+# (scripts/kube-cluster.sh) takes from Debian: etcd (its etcd-server
+# package) and the CNI plugins; containerd comes with docker.io.
+#
 # One run at a time on a machine: a run waits for the one under way, or
 # with --no-wait leaves the work to it and exits 0.
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"
-with_runsc=1 wait_lock=1
+with_runsc=1 with_kube=0 wait_lock=1
 for arg in "$@"; do
 	case "$arg" in
 	--serve-only) with_runsc=0 ;;
+	--kube) with_kube=1 ;;
 	--no-wait) wait_lock=0 ;;
 	*)
-		echo "usage: $0 [--serve-only] [--no-wait]" >&2
+		echo "usage: $0 [--serve-only] [--kube] [--no-wait]" >&2
 		exit 2
 		;;
 	esac
@@ -77,11 +82,26 @@ if [ "$with_runsc" = 1 ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/de
 	echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/paddock.conf
 	need+=(postgresql)
 fi
+# The Kubernetes test cluster: etcd for its control plane, containerd for
+# each node (its own instance, beside Docker's), the ptp, host-local and
+# loopback CNI plugins. Debian's etcd-server would also start a system
+# etcd; the cluster runs its own, on other ports.
+new_etcd=0
+if [ "$with_kube" = 1 ]; then
+	command -v etcd >/dev/null 2>&1 || { need+=(etcd-server) && new_etcd=1; }
+	command -v containerd >/dev/null 2>&1 || need+=(containerd)
+	[ -x /usr/lib/cni/ptp ] || need+=(containernetworking-plugins)
+	command -v nsenter >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+	command -v openssl >/dev/null 2>&1 || need+=(openssl)
+fi
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup-host: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ "$new_etcd" = 1 ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+	systemctl disable --now etcd >/dev/null 2>&1 || true
 fi
 if ! command -v go >/dev/null 2>&1; then
 	echo "setup-host: Go 1.26 or newer is needed (go.mod); install it at /usr/local/go" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every paddock test against the real Docker engine, real SQLite and
-# a real PostgreSQL (throwaway clusters the tests start themselves).
+# Runs every paddock test against the real Docker engine, real SQLite,
+# a real PostgreSQL (throwaway clusters the tests start themselves) and a
+# real two-node Kubernetes cluster (scripts/kube-cluster.sh).
 # Prepares the host first (scripts/setup-host.sh, which installs Docker,
 # PostgreSQL and Chromium where missing), builds the sandbox images the
 # tests use (scripts/build-images.sh) and the web console
@@ -10,8 +11,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-./scripts/setup-host.sh
+./scripts/setup-host.sh --kube
 ./scripts/build-images.sh all
+# The local Kubernetes cluster: its binaries, built from the Go module
+# proxy once and cached by version (minutes cold, nothing warm), then the
+# cluster itself, left running for the next run (a running one is kept).
+./scripts/kube-build.sh >/dev/null
+./scripts/kube-cluster.sh up
 # The web console, embedded in the binaries the tests build: its browser
 # tests (internal/e2e/browser, in Chromium) drive it.
 ./scripts/build-console.sh
@@ -27,8 +33,9 @@ export PATH="$PATH:$(go env GOPATH)/bin"
 ./scripts/gen-openapi.sh --tools >/dev/null
 ./scripts/gen-sql.sh --tools >/dev/null
 
-# Docker, PostgreSQL and the console's browser tests must not skip here.
-export PADDOCK_REQUIRE_DOCKER=1 PADDOCK_REQUIRE_POSTGRES=1 PADDOCK_REQUIRE_CONSOLE=1
+# Docker, PostgreSQL, Kubernetes and the console's browser tests must not
+# skip here.
+export PADDOCK_REQUIRE_DOCKER=1 PADDOCK_REQUIRE_POSTGRES=1 PADDOCK_REQUIRE_CONSOLE=1 PADDOCK_REQUIRE_KUBE=1
 go vet ./...
 go test -count=1 -timeout 20m ./... "$@"
 # The end-to-end tests once more on the gVisor provider (the docker provider

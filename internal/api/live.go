@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/errdefs"
 )
 
 // live tracks the streams open into sandboxes (foreground execs,
@@ -17,12 +18,35 @@ import (
 type live struct {
 	mu   sync.Mutex
 	next uint64
-	m    map[uint64]liveStream
+	m    map[uint64]*liveStream
 	// parked are the terminals whose link dropped through this server, by
 	// terminal id, while the agent may keep them for a re-attach: ending
 	// their caller's credential ends them too.
 	parked map[string]parkedTerminal
+	// ends counts the calls of end. marks counts, by the ends before
+	// them, the requests in flight that have not registered a stream yet
+	// (mark); ended keeps the ends since the oldest, for hold to catch a
+	// credential ended after its request was authenticated and before its
+	// stream was registered.
+	ends  uint64
+	marks map[uint64]int
+	ended []liveEnd
 }
+
+// liveEnd is one call of end: its number and what it picked.
+type liveEnd struct {
+	n     uint64
+	match func(s liveStream) bool
+}
+
+// liveMark is a request's place in live's ends, taken before its
+// credential is checked (mark).
+type liveMark struct {
+	ends uint64
+	done bool // given up: registered, or the request ended
+}
+
+type liveMarkKey struct{}
 
 // parkedTerminal is a detached terminal: who opened it, until when it is
 // kept, and what closes it.
@@ -43,6 +67,17 @@ const parkTTL = 2 * time.Minute
 // agent's grace.
 var errStreamCut = errors.New("the credential that opened the stream no longer holds")
 
+// endedWhileOpening answers a stream whose caller's credential or
+// membership ended while it was opening (its context is cut as soon as
+// hold registers it): as the door now refuses the credential.
+func endedWhileOpening(id auth.Identity) error {
+	if id.Console != "" || id.SessionID != "" {
+		return auth.RefuseSession("revoked")
+	}
+	return errdefs.Unauthenticated("invalid_api_key", "the API key is malformed, unknown, expired or revoked").
+		WithCause(&auth.Refusal{Reason: "revoked", KeyID: id.KeyID})
+}
+
 type liveStream struct {
 	cred string // "key:<id>" or "session:<id>"
 	// via is the console session it came through ("session:<id>"), or
@@ -51,35 +86,127 @@ type liveStream struct {
 	org    string
 	user   string
 	cancel context.CancelCauseFunc
+	// cut is set when end picked the stream, whether or not its context
+	// had already ended: a terminal it leaves detached is closed, not
+	// parked (liveHold.park).
+	cut bool
 }
 
-// open returns a context for a stream of the caller of r in org, and a
+// open returns a context for a stream of the caller id in org, and a
 // func to call when the stream ends.
 func (l *live) open(ctx context.Context, id auth.Identity, org string) (context.Context, func()) {
+	ctx, h := l.hold(ctx, id, org)
+	return ctx, h.release
+}
+
+// mark notes, on the context of a request about to be authenticated,
+// how many ends have been, so that the stream it may register (hold) is
+// cut at once if its credential ended in between. Call the func returned
+// when the request ends.
+func (l *live) mark(ctx context.Context) (context.Context, func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.marks == nil {
+		l.marks = map[uint64]int{}
+	}
+	m := &liveMark{ends: l.ends}
+	l.marks[m.ends]++
+	return context.WithValue(ctx, liveMarkKey{}, m), func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.unmarkLocked(m)
+	}
+}
+
+// unmarkLocked gives up m and forgets the ends no mark needs. l.mu is
+// held.
+func (l *live) unmarkLocked(m *liveMark) {
+	if m.done {
+		return
+	}
+	m.done = true
+	if l.marks[m.ends]--; l.marks[m.ends] == 0 {
+		delete(l.marks, m.ends)
+	}
+	if len(l.ended) == 0 {
+		return // nothing to forget: a request costs no walk of the marks
+	}
+	oldest := l.ends
+	for n := range l.marks {
+		oldest = min(oldest, n)
+	}
+	i := 0
+	for i < len(l.ended) && l.ended[i].n <= oldest {
+		i++
+	}
+	l.ended = append(l.ended[:0:0], l.ended[i:]...)
+}
+
+// A liveHold is a stream's place in live. Its context may end (stop)
+// before the place is given up (release, park), so that a credential
+// ended in between still reaches what the stream leaves behind.
+type liveHold struct {
+	l *live
+	n uint64
+	s *liveStream
+}
+
+// hold registers a stream of the caller id in org and returns its
+// context, which ends with errStreamCut when end picks the stream, or
+// picked it since its request's mark: a request registers one stream.
+func (l *live) hold(ctx context.Context, id auth.Identity, org string) (context.Context, *liveHold) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
-		l.m = map[uint64]liveStream{}
+		l.m = map[uint64]*liveStream{}
 	}
 	l.next++
-	n := l.next
-	l.m[n] = liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
-	return ctx, func() {
-		cancel(nil)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		delete(l.m, n)
+	s := &liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID, cancel: cancel}
+	l.m[l.next] = s
+	if m, ok := ctx.Value(liveMarkKey{}).(*liveMark); ok && !m.done {
+		for _, e := range l.ended {
+			if e.n > m.ends && e.match(*s) {
+				s.cut = true
+				s.cancel(errStreamCut)
+			}
+		}
+		l.unmarkLocked(m)
 	}
+	return ctx, &liveHold{l: l, n: l.next, s: s}
 }
 
-// park keeps close, which ends the detached terminal termID that the
-// caller id opened in org, so that ending id's credential or membership
-// ends the terminal too (end), until a re-attach through this server
-// (unpark) or parkTTL after now.
-func (l *live) park(id auth.Identity, org, termID string, now time.Time, close func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// stop ends the stream's context and keeps its place.
+func (h *liveHold) stop() { h.s.cancel(nil) }
+
+// release ends the stream's context and gives up its place.
+func (h *liveHold) release() {
+	h.s.cancel(nil)
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	delete(h.l.m, h.n)
+}
+
+// park gives up the stream's place for the detached terminal termID it
+// leaves (live.park), and reports whether it did: not when the stream was
+// cut, even after its context had ended, for the caller to close the
+// terminal itself.
+func (h *liveHold) park(termID string, now time.Time, close func()) bool {
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	delete(h.l.m, h.n)
+	if h.s.cut {
+		return false
+	}
+	h.l.parkLocked(h.s, termID, now, close)
+	return true
+}
+
+// parkLocked keeps close, which ends the detached terminal termID that
+// the stream by left, so that ending by's credential or membership ends
+// the terminal too (end), until a re-attach through this server (unpark)
+// or parkTTL after now. l.mu is held.
+func (l *live) parkLocked(by *liveStream, termID string, now time.Time, close func()) {
 	if l.parked == nil {
 		l.parked = map[string]parkedTerminal{}
 	}
@@ -89,7 +216,7 @@ func (l *live) park(id auth.Identity, org, termID string, now time.Time, close f
 		}
 	}
 	l.parked[termID] = parkedTerminal{
-		by:    liveStream{cred: id.Credential(), via: id.Presented(), org: org, user: id.UserID},
+		by:    liveStream{cred: by.cred, via: by.via, org: by.org, user: by.user},
 		until: now.Add(parkTTL), close: close,
 	}
 }
@@ -107,8 +234,13 @@ func (l *live) unpark(termID string) {
 func (l *live) end(match func(s liveStream) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.ends++
+	if len(l.marks) > 0 {
+		l.ended = append(l.ended, liveEnd{n: l.ends, match: match})
+	}
 	for _, s := range l.m {
-		if match(s) {
+		if match(*s) {
+			s.cut = true
 			s.cancel(errStreamCut)
 		}
 	}

@@ -57,6 +57,9 @@ func (a *API) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := newRequestID()
 		ctx := logs.With(context.WithValue(r.Context(), requestIDKey{}, id), logs.KeyRequest, id)
+		// Before any credential is checked (live.hold).
+		ctx, unmark := a.live.mark(ctx)
+		defer unmark()
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}

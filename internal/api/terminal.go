@@ -169,8 +169,12 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := a.live.open(r.Context(), identity(r), access(r).Org.ID)
-	defer cancel()
+	terminalHook("open", "")
+	ctx, hold := a.live.hold(r.Context(), identity(r), access(r).Org.ID)
+	defer hold.release()
+	if errors.Is(context.Cause(ctx), errStreamCut) {
+		return endedWhileOpening(identity(r))
+	}
 	req.Scope, req.MaxTerminals = rt.ID, max(a.limits.TerminalsPerRuntime, 0)
 	// The agent call is not ctx's: a cut for revocation closes the
 	// terminal over it (termSession.cut) before it ends.
@@ -181,9 +185,9 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	if at != nil {
 		a.live.unpark(at.id)
 	}
-	s := &termSession{a: a, term: term, started: at != nil, ctx: ctx, park: a.terminalParker(r, c, rt.ID, term.TerminalID())}
-	defer s.end()
-	defer context.AfterFunc(ctx, s.cut)()
+	s := &termSession{a: a, term: term, started: at != nil, ctx: ctx, hold: hold, cutDone: make(chan struct{}),
+		closeDetached: terminalCloser(c, rt.ID, term.TerminalID())}
+	defer s.end(context.AfterFunc(ctx, s.cut))
 	// The console's cookie also authenticates this upgrade: the door held
 	// it to this server's own Origin and Sec-Fetch-Site (consoleRequest).
 	// Accept's own Origin check (the Host's) stays on beside it.
@@ -201,16 +205,7 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	s.started = true
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer cancel()
-		s.output(ctx)
-	})
-	wg.Go(func() {
-		defer cancel()
-		s.input(ctx)
-	})
-	wg.Wait()
+	s.run(ctx)
 	return nil
 }
 
@@ -240,20 +235,17 @@ func (a *API) terminalRefused(err error) error {
 	return err
 }
 
-// terminalParker returns what keeps in live a terminal the caller of r
-// leaves detached, so that ending their credential or membership closes it
-// too: re-attached through the agent client c, then closed.
-func (a *API) terminalParker(r *http.Request, c *agentconn.Client, scope, termID string) func() {
-	id, org := identity(r), access(r).Org.ID
+// terminalCloser returns what closes the terminal termID of scope once
+// its call has ended: it re-attaches it through the agent client c and
+// closes it. One already gone (its grace over, re-attached and closed)
+// is left.
+func terminalCloser(c *agentconn.Client, scope, termID string) func() {
 	return func() {
-		a.live.park(id, org, termID, a.now(), func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			// Gone already (its grace over, re-attached and closed): nothing to do.
-			if t, err := c.AttachTerminal(ctx, scope, termID, 0); err == nil {
-				_ = t.Close()
-			}
-		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if t, err := c.AttachTerminal(ctx, scope, termID, 0); err == nil {
+			_ = t.Close()
+		}
 	}
 }
 
@@ -265,40 +257,98 @@ type termSession struct {
 	// ctx is the session's: it ends with the session, or at once when the
 	// caller's credential is revoked (errStreamCut).
 	ctx context.Context
-	// park keeps the terminal in live once it is detached.
-	park func()
+	// hold is the session's place in live, kept until the terminal is
+	// closed or parked.
+	hold *liveHold
+	// closeDetached closes the terminal once its call has ended.
+	closeDetached func()
+	// cutDone is closed when cut has ended the agent call; detached is
+	// set when it left the terminal running.
+	cutDone  chan struct{}
+	detached bool
 	// closing is set when the client asked to end the terminal.
 	closing atomic.Bool
 	// started is set once the client knows the terminal's id.
 	started bool
 }
 
+// cutting reports whether the session's end must close the terminal
+// rather than leave it to the agent's grace: its caller's credential
+// ended (errStreamCut), or its client closed it.
+func (s *termSession) cutting() bool {
+	return errors.Is(context.Cause(s.ctx), errStreamCut) || s.closing.Load()
+}
+
 // cut ends the agent call when the session's context ends, which also
 // ends a Read of the terminal: a cut for revocation closes the terminal
 // (the agent kills it and forgets it at once), as does a session whose
-// client closed it; any other end detaches it, for the agent's grace.
+// client closed it; any other end detaches it, for end to park.
 func (s *termSession) cut() {
-	if errors.Is(context.Cause(s.ctx), errStreamCut) || s.closing.Load() {
-		s.closing.Store(true)
+	defer close(s.cutDone)
+	terminalHook("cut", s.term.TerminalID())
+	if s.cutting() {
 		_ = s.term.Close()
 		return
 	}
 	s.term.Detach()
-	if !errors.Is(context.Cause(s.ctx), errStreamCut) {
-		s.park()
+	s.detached = true
+}
+
+// end ends the session once its cut, when its context ended (stopCut
+// reports false), has ended the agent call. The terminal is closed once
+// it has exited, was never shown to the client, or cutting says so;
+// otherwise it is left to the agent's grace, to be re-attached, and
+// parked in live: unless the caller's credential ended in the meantime,
+// which closes it (liveHold.park).
+func (s *termSession) end(stopCut func() bool) {
+	terminalHook("end", s.term.TerminalID())
+	if !stopCut() {
+		<-s.cutDone
+	}
+	_, exited := s.term.Exit()
+	if exited || !s.started || s.cutting() {
+		// A terminal cut detached before its client closed it is
+		// closed over a call of its own.
+		if s.detached && !exited {
+			s.closeDetached()
+			return
+		}
+		_ = s.term.Close()
+		return
+	}
+	s.term.Detach()
+	terminalHook("park", s.term.TerminalID())
+	if !s.hold.park(s.term.TerminalID(), s.a.now(), s.closeDetached) {
+		s.closeDetached()
 	}
 }
 
-// end ends the session: the terminal too once it has exited or the client
-// closed it; otherwise it is left to the agent's grace, to be re-attached,
-// and parked in live.
-// A cut already under way (cut) is waited for.
-func (s *termSession) end() {
-	if _, exited := s.term.Exit(); exited || s.closing.Load() || !s.started {
-		_ = s.term.Close()
-		return
+// terminalHooked, set only by tests (export_test.go), is called as a
+// terminal's request is about to register in live ("open", no id yet)
+// or its session reaches a point of its end ("cut", "end", "park"), with
+// the terminal's id, for a test to order a race.
+var terminalHooked atomic.Pointer[func(point, termID string)]
+
+// terminalHook calls the test's terminalHooked, if any.
+func terminalHook(point, termID string) {
+	if h := terminalHooked.Load(); h != nil {
+		(*h)(point, termID)
 	}
-	s.term.Detach()
+}
+
+// run joins the WebSocket and the terminal until either side ends; the
+// first to end ends ctx, which ends the other.
+func (s *termSession) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer s.hold.stop()
+		s.output(ctx)
+	})
+	wg.Go(func() {
+		defer s.hold.stop()
+		s.input(ctx)
+	})
+	wg.Wait()
 }
 
 func (s *termSession) control(ctx context.Context, m client.TerminalMessage) error {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,6 +177,135 @@ func TestTerminalEndsWithItsConsoleSession(t *testing.T) {
 		}
 	}
 	wantTerminalClosed(t, env, rt, started.PID, started.TerminalID)
+}
+
+// TestTerminalCutLateStillCloses: a sign-out whose cut of the terminal
+// runs only once the session's handler is ending (a loaded machine) still
+// closes the terminal: the session's end does not detach it first.
+func TestTerminalCutLateStillCloses(t *testing.T) {
+	env, rt, _ := terminalEnv(t, shim.Options{TerminalGrace: time.Hour}, api.Limits{})
+	ann := consoleMember(t, env, "ann@example.com", "member")
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	ending := make(chan struct{})
+	endingOnce := sync.OnceFunc(func() { close(ending) })
+	t.Cleanup(endingOnce)
+	api.SetTerminalHook(t, func(point, _ string) {
+		switch point {
+		case "end":
+			endingOnce()
+		case "cut":
+			<-ending
+		}
+	})
+	// Output that goes on ends the session's output side once the
+	// sign-out has closed its WebSocket, without waiting for the cut.
+	argv := url.Values{"argv": {"sh", "-c", "while :; do echo tick; sleep 0.05; done"}}
+	u := "ws" + strings.TrimPrefix(env.URL, "http") + "/api/v1/org/acme/ws/dev/runtimes/" + rt + "/terminal?" + argv.Encode()
+	hdr := http.Header{"Origin": {env.URL}}
+	hdr.Set("Cookie", (&http.Cookie{Name: "paddock_console", Value: b.cookie}).String())
+	conn, resp, err := websocket.Dial(t.Context(), u, &websocket.DialOptions{HTTPHeader: hdr})
+	if err != nil {
+		t.Fatalf("the console's terminal: %v (%v)", err, resp)
+	}
+	defer conn.CloseNow()
+	typ, data, err := conn.Read(t.Context())
+	var started client.TerminalMessage
+	if err != nil || typ != websocket.MessageText || json.Unmarshal(data, &started) != nil || started.Type != client.TerminalStarted {
+		t.Fatalf("first message: %v %s %v", typ, data, err)
+	}
+
+	if r, _ := b.do(t, "DELETE", "/api/v1/console/session", nil); r.Status != 204 {
+		t.Fatalf("sign-out: %d %s", r.Status, r.Body)
+	}
+	for {
+		if _, _, err := conn.Read(t.Context()); err != nil {
+			break
+		}
+	}
+	wantTerminalClosed(t, env, rt, started.PID, started.TerminalID)
+}
+
+// TestTerminalEndsWithItsCredentialWhileParking: a credential or
+// membership that ends after a terminal's link dropped, before the
+// server has parked the detached terminal, still closes it.
+func TestTerminalEndsWithItsCredentialWhileParking(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(bob client.CreatedKey) string // the path to DELETE
+	}{
+		{"revoked key", func(bob client.CreatedKey) string { return "/api/v1/org/acme/keys/" + bob.ID }},
+		{"removed member", func(client.CreatedKey) string { return "/api/v1/org/acme/members/bob@example.com" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, a, _ := terminalEnv(t, shim.Options{TerminalGrace: time.Hour}, api.Limits{})
+			bob := consoleMember(t, env, "bob@example.com", "member")
+			parking, ended := make(chan struct{}), make(chan struct{})
+			endedOnce := sync.OnceFunc(func() { close(ended) })
+			t.Cleanup(endedOnce) // a failed test lets the parking go on
+			var once sync.Once
+			api.SetTerminalHook(t, func(point, _ string) {
+				if point == "park" {
+					once.Do(func() { close(parking); <-ended })
+				}
+			})
+			sdk, drop := droppableClient(t, env.URL, bob.Key)
+			tm, err := sdk.Terminal(t.Context(), "acme", "dev", a, client.TerminalOptions{Argv: []string{"sleep", "1000"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			drop()
+			<-parking
+			env.Must(t, 204, "DELETE", tc.end(bob), nil)
+			endedOnce()
+			wantTerminalClosed(t, env, a, tm.PID, tm.TerminalID)
+		})
+	}
+}
+
+// TestTerminalSignedOutWhileOpening: a sign-out that lands after the
+// terminal's request was authenticated, before its stream is registered
+// under the session, refuses the terminal (401 invalid_session) instead
+// of leaving it running under a session that is gone.
+func TestTerminalSignedOutWhileOpening(t *testing.T) {
+	env, rt, _ := terminalEnv(t, shim.Options{TerminalGrace: time.Hour}, api.Limits{})
+	ann := consoleMember(t, env, "ann@example.com", "member")
+	b := consoleSignIn(t, env, client.ConsoleSessionRequest{Key: ann.Key})
+	opening, signedOut := make(chan struct{}), make(chan struct{})
+	signedOutOnce := sync.OnceFunc(func() { close(signedOut) })
+	t.Cleanup(signedOutOnce)
+	var once sync.Once
+	api.SetTerminalHook(t, func(point, _ string) {
+		if point == "open" {
+			once.Do(func() { close(opening); <-signedOut })
+		}
+	})
+	u := "ws" + strings.TrimPrefix(env.URL, "http") + "/api/v1/org/acme/ws/dev/runtimes/" + rt + "/terminal?argv=sh"
+	hdr := http.Header{"Origin": {env.URL}}
+	hdr.Set("Cookie", (&http.Cookie{Name: "paddock_console", Value: b.cookie}).String())
+	type dialed struct {
+		conn *websocket.Conn
+		resp *http.Response
+		err  error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		conn, resp, err := websocket.Dial(t.Context(), u, &websocket.DialOptions{HTTPHeader: hdr})
+		done <- dialed{conn, resp, err}
+	}()
+	<-opening
+	if r, _ := b.do(t, "DELETE", "/api/v1/console/session", nil); r.Status != 204 {
+		t.Fatalf("sign-out: %d %s", r.Status, r.Body)
+	}
+	signedOutOnce()
+	d := <-done
+	if d.err == nil {
+		d.conn.CloseNow()
+		t.Fatal("a terminal opened through a session signed out while it was opening")
+	}
+	resp, err := d.resp, d.err
+	if resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("the terminal of a session signed out while it was opening: %v (%v), want 401", err, resp)
+	}
 }
 
 // TestTerminalCapCountsDetached: a terminal whose link dropped holds its
