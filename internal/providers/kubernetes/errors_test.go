@@ -53,6 +53,14 @@ func TestNew(t *testing.T) {
 	_, err = kubernetes.New(t.Context(), cfg, nil)
 	wantCode(t, "dead cluster", err, errdefs.ErrUnavailable, kubernetes.CodeClusterUnavailable)
 
+	p := startProvider(t, kubernetes.Config{Kubeconfig: k.Kubeconfig, Namespace: k.Namespace, ShimImage: k.ShimImage})
+	if err := p.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if p.Name() != kubernetes.Name {
+		t.Fatalf("Name = %q", p.Name())
+	}
+
 	_, err = kubernetes.New(t.Context(), kubernetes.Config{Kubeconfig: k.Kubeconfig, Namespace: k.Namespace}, nil)
 	wantCode(t, "no shim image", err, errdefs.ErrInvalidArgument, kubernetes.CodeInvalidConfig)
 	if _, err := os.Stat(k.Kubeconfig); err != nil {

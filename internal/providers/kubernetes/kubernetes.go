@@ -175,6 +175,16 @@ func (p *Provider) Close() error {
 	return nil
 }
 
+// Ping checks that the cluster answers and the namespace is there, for
+// readiness probes.
+func (p *Provider) Ping(ctx context.Context) error {
+	host := ""
+	if rc, err := restConfig(p.cfg); err == nil {
+		host = rc.Host
+	}
+	return checkCluster(ctx, p.cs, p.cfg.Namespace, host)
+}
+
 // Name returns the provider's registry name.
 func (p *Provider) Name() string { return p.cfg.Name }
 
