@@ -21,6 +21,12 @@ import (
 type sandbox struct {
 	id     string
 	client *agentconn.Client
+	// uid and home are what a process of the sandbox's default account
+	// sees: id -u and $HOME.
+	uid, home string
+	// stop stops the sandbox the way its provider does and checks that
+	// the agent ended its processes and exited 0.
+	stop func(t *testing.T)
 }
 
 // docker runs the docker CLI.
@@ -97,7 +103,17 @@ func startSandbox(t testing.TB, runtime string) *sandbox {
 		}
 		return nil
 	})
-	return &sandbox{id: id, client: c}
+	stop := func(t *testing.T) {
+		ctx := ctxT(t)
+		if _, err := docker(ctx, "stop", "-t", "20", id); err != nil {
+			t.Fatal(err)
+		}
+		code, err := docker(ctx, "inspect", "-f", "{{.State.ExitCode}}", id)
+		if err != nil || code != "0" {
+			t.Fatalf("exit code %q %v", code, err)
+		}
+	}
+	return &sandbox{id: id, client: c, uid: "0", home: "/workspace", stop: stop}
 }
 
 // TestDockerSandbox drives the shim binary as PID 1 of a hardened container
@@ -110,8 +126,11 @@ func TestDockerSandbox(t *testing.T) {
 	}
 }
 
-func testDockerSandbox(t *testing.T, runtime string) {
-	sb := startSandbox(t, runtime)
+func testDockerSandbox(t *testing.T, runtime string) { testSandbox(t, startSandbox(t, runtime)) }
+
+// testSandbox drives sb's agent end to end: exec, files, tar, a terminal,
+// what a foreground exec leaves, orphans, and the stop.
+func testSandbox(t *testing.T, sb *sandbox) {
 	c := sb.client
 	ctx := ctxT(t)
 
@@ -128,7 +147,7 @@ func testDockerSandbox(t *testing.T, runtime string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(res.Stdout) != "/workspace /workspace 0\nin\n" || res.Exit.Code != 4 {
+		if string(res.Stdout) != sb.home+" /workspace "+sb.uid+"\nin\n" || res.Exit.Code != 4 {
 			t.Fatalf("got %q %+v", res.Stdout, res.Exit)
 		}
 		_, err = c.Run(ctx, agentconn.ExecRequest{Argv: []string{"no-such-command"}})
@@ -226,13 +245,5 @@ func testDockerSandbox(t *testing.T, runtime string) {
 		})
 	})
 
-	t.Run("stops on SIGTERM", func(t *testing.T) {
-		if _, err := docker(ctx, "stop", "-t", "20", sb.id); err != nil {
-			t.Fatal(err)
-		}
-		code, err := docker(ctx, "inspect", "-f", "{{.State.ExitCode}}", sb.id)
-		if err != nil || code != "0" {
-			t.Fatalf("exit code %q %v", code, err)
-		}
-	})
+	t.Run("stops on SIGTERM", sb.stop)
 }

@@ -338,8 +338,14 @@ func TestDockerPorts(t *testing.T) {
 	}
 }
 
-func testDockerPorts(t *testing.T, runtime string) {
-	sb := startSandbox(t, runtime)
+func testDockerPorts(t *testing.T, runtime string) { testPorts(t, startSandbox(t, runtime)) }
+
+// TestKubernetesPorts reaches a web server inside a Pod of the test
+// cluster whose network mode is none, through its agent.
+func TestKubernetesPorts(t *testing.T) { testPorts(t, startKubeSandbox(t)) }
+
+// testPorts reaches a web server in sb through its agent.
+func testPorts(t *testing.T, sb *sandbox) {
 	c := sb.client
 	ctx := ctxT(t)
 

@@ -58,9 +58,35 @@ type Config struct {
 	// the host paddock runs on, routed from the Pod network); invalid
 	// offers no proxy mode.
 	ProxyAddr netip.AddrPort
-	// StartTimeout bounds a Pod's scheduling, image and agent start.
+	// PodCIDRs are the cluster's Pod networks, which the egress proxy
+	// refuses to reach (NetworkSubnets); empty reads them from the nodes
+	// (spec.podCIDRs), which needs the right to list nodes.
+	PodCIDRs []netip.Prefix
+	// StartTimeout bounds a Pod's scheduling, image and agent start; 0
+	// means DefaultStartTimeout.
 	StartTimeout time.Duration
 }
+
+// Name is the provider's registry name unless its Config names it.
+const Name = "kubernetes"
+
+// AgentPort is the TCP port the agent listens on in every Pod (TLS, see
+// internal/agentauth).
+const AgentPort = 7443
+
+// Defaults applied when a Config or a Spec leaves a value at zero.
+const (
+	DefaultStartTimeout = 2 * time.Minute
+	DefaultMemoryMB     = 1024
+	DefaultCPUMillis    = 1000
+	DefaultTmpMB        = 512
+	DefaultDiskMB       = 1024
+)
+
+// TmpMemoryDivisor bounds /tmp (a memory-backed emptyDir, counted against
+// the Pod's memory limit) to this fraction of the memory limit, as the
+// Docker provider does.
+const TmpMemoryDivisor = 4
 
 // restConfig loads the client configuration cfg names.
 func restConfig(cfg Config) (*rest.Config, error) {
