@@ -145,7 +145,9 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg provider
 
 // newProvider makes the provider pc configures, and returns how to
 // release it (nil: nothing to release). shim is the agent binary of the
-// docker providers, found by the first one.
+// docker providers, found by the first one. A kubernetes provider checks
+// that its cluster answers and its namespace exists: a start without them
+// fails, naming the provider.
 func newProvider(ctx context.Context, pc config.ProviderConfig, cfg providerSettings, instance string, shim *string,
 	logger *slog.Logger) (provider.Provider, func(startFailed bool), error) {
 	switch pc.Kind {
@@ -153,6 +155,19 @@ func newProvider(ctx context.Context, pc config.ProviderConfig, cfg providerSett
 		return fake.New(fake.Config{Name: pc.Name, Instance: instance, NoPause: pc.NoPause, NoSnapshot: pc.NoSnapshot}), nil, nil
 	case "docker":
 		return newDocker(pc, cfg, instance, shim, logger)
+	case config.KindKubernetes:
+		kc, err := kubeConfig(pc, cfg.egress, instance)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := kubernetes.New(ctx, kc, logger)
+		if err != nil {
+			// Its text only: a failed start is reported by its text, and
+			// the command line reads a *url.Error in the chain (client-go's
+			// dial of the cluster) as the paddock server being unreachable.
+			return nil, nil, errors.New(err.Error())
+		}
+		return p, func(bool) { _ = p.Close() }, nil
 	}
 	return nil, nil, fmt.Errorf("unknown kind %q", pc.Kind)
 }
@@ -212,6 +227,10 @@ func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kub
 	if err != nil {
 		return kubernetes.Config{}, err
 	}
+	cidrs, err := k.PodCIDRPrefixes()
+	if err != nil {
+		return kubernetes.Config{}, err
+	}
 	if e.Disabled {
 		proxy = netip.AddrPort{}
 	}
@@ -237,6 +256,7 @@ func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kub
 		NetworkPolicies: k.NetworkPolicies,
 		AgentFrom:       from,
 		ProxyAddr:       proxy,
+		PodCIDRs:        cidrs,
 		StartTimeout:    k.StartTimeout,
 	}, nil
 }

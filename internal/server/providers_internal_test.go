@@ -70,7 +70,7 @@ func TestKubeConfig(t *testing.T) {
 		RuntimeClass: "gvisor", StorageClass: "fast", NodeSelector: map[string]string{"pool": "sb"},
 		Tolerations:     []config.Toleration{{Key: "k", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: &seconds}},
 		ImagePullPolicy: "Never", NetworkPolicies: true, AgentFrom: []string{"10.99.77.1"},
-		ProxyAddress: "10.99.77.1:3128", StartTimeout: time.Minute,
+		ProxyAddress: "10.99.77.1:3128", PodCIDRs: []string{"10.244.0.0/16"}, StartTimeout: time.Minute,
 	}}
 	got, err := kubeConfig(pc, config.Egress{}, "inst-1")
 	if err != nil {
@@ -83,6 +83,7 @@ func TestKubeConfig(t *testing.T) {
 		ShimImage:       config.DefaultShimImage(),
 		ImagePullPolicy: corev1.PullNever, NetworkPolicies: true,
 		AgentFrom: []netip.Prefix{netip.MustParsePrefix("10.99.77.1/32")}, ProxyAddr: netip.MustParseAddrPort("10.99.77.1:3128"),
+		PodCIDRs:     []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")},
 		StartTimeout: time.Minute,
 	}
 	if !reflect.DeepEqual(got, want) {
