@@ -17,6 +17,17 @@ import (
 // Kubernetes cluster.
 const KindKubernetes = "kubernetes"
 
+// A kubernetes provider's start_timeout: the default, and the longest. A
+// Pod's start must end within paddock's bound on one provider action (2
+// minutes, runtime.Defaults.ProvisionTimeout) with time to spare, so that
+// the provider says why a Pod did not start (unschedulable, image not
+// found) and a failed start is cleaned up, instead of both running out
+// together.
+const (
+	DefaultKubeStartTimeout = 90 * time.Second
+	MaxKubeStartTimeout     = 100 * time.Second
+)
+
 // KubernetesProvider is a kubernetes provider's settings: the
 // `kubernetes:` block of its entry in the providers list. In the
 // environment (PADDOCK_PROVIDERS) such a provider is name=kubernetes:NAMESPACE,
@@ -61,7 +72,7 @@ type KubernetesProvider struct {
 	// right to list nodes).
 	PodCIDRs []string `yaml:"pod_cidrs"`
 	// StartTimeout bounds a Pod's scheduling, image and agent start (0:
-	// the provider's default).
+	// DefaultKubeStartTimeout; at most MaxKubeStartTimeout).
 	StartTimeout time.Duration `yaml:"start_timeout"`
 }
 
@@ -79,6 +90,15 @@ type Toleration struct {
 // DefaultShimImage is the shim image of this build
 // (scripts/build-images.sh shim tags it so).
 func DefaultShimImage() string { return "paddock/shim:" + version.Version }
+
+// StartTimeoutOrDefault is StartTimeout, or DefaultKubeStartTimeout when
+// unset.
+func (k KubernetesProvider) StartTimeoutOrDefault() time.Duration {
+	if k.StartTimeout != 0 {
+		return k.StartTimeout
+	}
+	return DefaultKubeStartTimeout
+}
 
 // ShimImageOrDefault is ShimImage, or DefaultShimImage when unset.
 func (k KubernetesProvider) ShimImageOrDefault() string {
@@ -181,8 +201,9 @@ func (k *KubernetesProvider) validate() error {
 	if _, err := k.PodCIDRPrefixes(); err != nil {
 		return err
 	}
-	if k.StartTimeout != 0 && (k.StartTimeout < 5*time.Second || k.StartTimeout > time.Hour) {
-		return fmt.Errorf("start_timeout %s is neither 0 (the default) nor between 5s and 1h", k.StartTimeout)
+	if k.StartTimeout != 0 && (k.StartTimeout < 5*time.Second || k.StartTimeout > MaxKubeStartTimeout) {
+		return fmt.Errorf("start_timeout %s is neither 0 (%s) nor between 5s and %s (a start must end within paddock's 2-minute bound on one provider action)",
+			k.StartTimeout, DefaultKubeStartTimeout, MaxKubeStartTimeout)
 	}
 	return nil
 }

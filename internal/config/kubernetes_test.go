@@ -80,6 +80,9 @@ providers:
 	if got := k.ShimImageOrDefault(); got != DefaultShimImage() || !strings.HasPrefix(got, "paddock/shim:") {
 		t.Errorf("the default shim image is %q, want %q", got, DefaultShimImage())
 	}
+	if k.StartTimeoutOrDefault() != 90*time.Second || (KubernetesProvider{}).StartTimeoutOrDefault() != DefaultKubeStartTimeout {
+		t.Errorf("start timeout %s, unset %s", k.StartTimeoutOrDefault(), (KubernetesProvider{}).StartTimeoutOrDefault())
+	}
 	if k.ShimImage = "registry.example/paddock/shim:1"; k.ShimImageOrDefault() != k.ShimImage {
 		t.Errorf("a named shim image is not used: %q", k.ShimImageOrDefault())
 	}
@@ -163,6 +166,7 @@ func TestKubernetesProviderValidate(t *testing.T) {
 		`proxy_address "[fd00::1]:3128"`:   func(p *ProviderConfig) { p.Kubernetes.ProxyAddress = "[fd00::1]:3128" },
 		`pod_cidrs "10.244.0.0"`:           func(p *ProviderConfig) { p.Kubernetes.PodCIDRs = []string{"10.244.0.0"} },
 		"start_timeout 1s is neither 0":    func(p *ProviderConfig) { p.Kubernetes.StartTimeout = time.Second },
+		"start_timeout 2m0s is neither 0":  func(p *ProviderConfig) { p.Kubernetes.StartTimeout = 2 * time.Minute },
 		`kind "k8s" is not one of docker,`: func(p *ProviderConfig) { p.Kind = "k8s" },
 	} {
 		c := Default()

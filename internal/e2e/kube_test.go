@@ -140,7 +140,7 @@ func newKubeEnv(t *testing.T, pool int, providers ...kubeProvider) *kubeEnv {
       agent_from: [%s]
       proxy_address: %s
       pod_cidrs: [%s]
-      start_timeout: 2m
+      start_timeout: 90s
 `, p.name, kc.Kubeconfig, kc.Namespace, kc.RuntimeClass, kc.StorageClass, shimImage, p.policies,
 			strings.Join(dialsFrom(t, kc.PodCIDRs), ", "), proxy, strings.Join(cidrs, ", "))
 	}

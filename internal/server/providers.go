@@ -213,7 +213,9 @@ func newDocker(pc config.ProviderConfig, cfg providerSettings, instance string, 
 
 // kubeConfig is the configuration of the kubernetes provider pc: its
 // kubernetes block, the instance id its objects carry, and the egress
-// proxy's address only while egress is on (without it, no proxy mode).
+// proxy's address only while egress is on (without it, no proxy mode). A
+// Pod's start is bounded below the runtime service's bound on a provider
+// action (config.DefaultKubeStartTimeout when unset).
 func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kubernetes.Config, error) {
 	k := pc.Kubernetes
 	if k == nil {
@@ -257,7 +259,7 @@ func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kub
 		AgentFrom:       from,
 		ProxyAddr:       proxy,
 		PodCIDRs:        cidrs,
-		StartTimeout:    k.StartTimeout,
+		StartTimeout:    k.StartTimeoutOrDefault(),
 	}, nil
 }
 

@@ -92,6 +92,10 @@ func TestKubeConfig(t *testing.T) {
 	if got, err := kubeConfig(pc, config.Egress{Disabled: true}, "inst-1"); err != nil || got.ProxyAddr.IsValid() {
 		t.Errorf("with egress disabled the proxy is at %v (%v), want nowhere", got.ProxyAddr, err)
 	}
+	pc.Kubernetes.StartTimeout = 0
+	if got, err := kubeConfig(pc, config.Egress{}, "inst-1"); err != nil || got.StartTimeout != config.DefaultKubeStartTimeout {
+		t.Errorf("an unset start timeout is %s (%v), want %s", got.StartTimeout, err, config.DefaultKubeStartTimeout)
+	}
 	if _, err := kubeConfig(config.ProviderConfig{Name: "kube", Kind: config.KindKubernetes}, config.Egress{}, "i"); err == nil {
 		t.Error("a kubernetes provider without its block was made")
 	}
