@@ -105,6 +105,7 @@ type kubeEnv struct {
 type kubeProvider struct {
 	name     string
 	policies bool
+	start    string // start_timeout; "" 90s
 }
 
 // newKubeEnv writes the config file of providers on the test cluster (the
@@ -140,9 +141,9 @@ func newKubeEnv(t *testing.T, pool int, providers ...kubeProvider) *kubeEnv {
       agent_from: [%s]
       proxy_address: %s
       pod_cidrs: [%s]
-      start_timeout: 90s
+      start_timeout: %s
 `, p.name, kc.Kubeconfig, kc.Namespace, kc.RuntimeClass, kc.StorageClass, shimImage, p.policies,
-			strings.Join(dialsFrom(t, kc.PodCIDRs), ", "), proxy, strings.Join(cidrs, ", "))
+			strings.Join(dialsFrom(t, kc.PodCIDRs), ", "), proxy, strings.Join(cidrs, ", "), cmp.Or(p.start, "90s"))
 	}
 	if pool > 0 {
 		fmt.Fprintf(&y, "warm_pools:\n  - {cpu_millis: 100, memory_mb: 96, size: %d, running: true}\n", pool)
@@ -486,9 +487,11 @@ func kubeAccounted(t testing.TB, e *kubeEnv) error {
 // TestKubernetesUnenforcedNetworks: on a cluster declared without
 // NetworkPolicy enforcement, the provider offers only open, and a runtime
 // asking for none (the default) or proxy is refused with a clear 4xx,
-// never run silently open.
+// never run silently open. A Pod that cannot start within start_timeout
+// (every node cordoned) fails its start with the provider's reason, and
+// leaves no Pod.
 func TestKubernetesUnenforcedNetworks(t *testing.T) {
-	e := newKubeEnv(t, 0, kubeProvider{name: "open-only", policies: false})
+	e := newKubeEnv(t, 0, kubeProvider{name: "open-only", policies: false, start: "5s"})
 	e.orgAndWorkspace(t)
 	caps, err := e.c.Capabilities(t.Context())
 	if err != nil {
@@ -515,6 +518,22 @@ func TestKubernetesUnenforcedNetworks(t *testing.T) {
 	if got := e.exec(t, rid, "echo", "open"); got != "open\n" {
 		t.Fatalf("exec in the open runtime = %q", got)
 	}
+
+	stuck := e.project(t, "stuck", pc.RuntimeConfig{CPUMillis: 100, MemoryMB: 128, Network: &pc.NetworkPolicy{Mode: "open"}})
+	for _, n := range e.kc.Nodes {
+		e.cordon(t, n, true)
+		t.Cleanup(func() { e.cordon(t, n, false) })
+	}
+	_, err = e.c.StartRuntime(t.Context(), "acme", "dev", stuck, pc.StartRuntimeRequest{})
+	var ae *pc.Error
+	if !errors.As(err, &ae) || ae.StatusCode == http.StatusInternalServerError || ae.Code == "internal" {
+		t.Fatalf("a start no node can take: %v, want the provider's reason", err)
+	}
+	t.Logf("a start no node can take: %d %s: %s", ae.StatusCode, ae.Code, ae.Message)
+	if rt, err := e.c.GetRuntime(t.Context(), "acme", "dev", stuck); err != nil || rt.Status != pc.RuntimeError || rt.StatusReason == "" {
+		t.Fatalf("the runtime after it = %+v (%v), want error with a reason", rt, err)
+	}
+	testenv.WaitFor(t, "the failed start's Pod to go", func() bool { return len(e.pods(t, provider.LabelRuntime, stuck)) == 0 })
 }
 
 // getJSON GETs url with key and decodes its 200 answer into v.
