@@ -2,14 +2,18 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/paddockhq/paddock/internal/providers/kubernetes"
 )
@@ -67,4 +71,38 @@ func KubeAgentFrom(t testing.TB, k *KubeCluster) []netip.Prefix {
 		_ = c.Close()
 	}
 	return out
+}
+
+// KubeCordon marks node of k unschedulable until t ends, holding a
+// machine-wide lock meanwhile: tests in other packages that cordon a node
+// of the shared cluster wait their turn, so the cluster never has every
+// node cordoned at once.
+func KubeCordon(t testing.TB, k *KubeCluster, node string) {
+	t.Helper()
+	lock, err := os.OpenFile("/var/lock/paddock-kube-cordon.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		_ = lock.Close()
+		t.Fatal(err)
+	}
+	set := func(ctx context.Context, v bool) error {
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"unschedulable": v}})
+		_, err := k.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+	t.Cleanup(func() {
+		defer lock.Close() // and the lock with it
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := set(ctx, false); err != nil {
+			t.Errorf("uncordoning %s: %v", node, err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := set(ctx, true); err != nil {
+		t.Fatalf("cordoning %s: %v", node, err)
+	}
 }

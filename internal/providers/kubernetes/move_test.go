@@ -1,14 +1,10 @@
 package kubernetes_test
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // TestWorkspaceMovesNodes: what a runtime wrote in /workspace survives
@@ -30,7 +26,7 @@ func TestWorkspaceMovesNodes(t *testing.T) {
 	if err := e.p.Destroy(e.ctx(t), first); err != nil {
 		t.Fatal(err)
 	}
-	e.cordon(t, node)
+	testenv.KubeCordon(t, e.k.KubeCluster, node)
 
 	next := spec
 	next.SandboxID = uuid.NewString()
@@ -40,25 +36,5 @@ func TestWorkspaceMovesNodes(t *testing.T) {
 	}
 	if out, code := e.run(t, second, "cat", "/workspace/f"); out != "survived" || code != 0 {
 		t.Fatalf("the file on the other node: %q %d", out, code)
-	}
-}
-
-// cordon marks node unschedulable until the test ends.
-func (e *env) cordon(t *testing.T, node string) {
-	t.Helper()
-	set := func(ctx context.Context, v bool) error {
-		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"unschedulable": v}})
-		_, err := e.k.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
-		return err
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := set(ctx, false); err != nil {
-			t.Errorf("uncordoning %s: %v", node, err)
-		}
-	})
-	if err := set(e.ctx(t), true); err != nil {
-		t.Fatal(err)
 	}
 }
