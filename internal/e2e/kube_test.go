@@ -15,14 +15,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -106,6 +104,9 @@ type kubeProvider struct {
 	name     string
 	policies bool
 	start    string // start_timeout; "" 90s
+	// nowhere selects a node label no node has: the provider's Pods are
+	// never scheduled, and its starts run until start_timeout.
+	nowhere bool
 }
 
 // newKubeEnv writes the config file of providers on the test cluster (the
@@ -122,9 +123,12 @@ func newKubeEnv(t *testing.T, pool int, providers ...kubeProvider) *kubeEnv {
 		data: t.TempDir(), key: testenv.NewAdminKey(t), inst: "pdkkube-" + hex.EncodeToString(b)}
 	proxy := netip.AddrPortFrom(kc.HostAddr, uint16(freeHostPort(t, kc.HostAddr)))
 	var y strings.Builder
-	var cidrs []string
+	var cidrs, from []string
 	for _, c := range kc.PodCIDRs {
 		cidrs = append(cidrs, c.String())
+	}
+	for _, a := range testenv.KubeAgentFrom(t, kc) { // where the server dials agents from
+		from = append(from, a.String())
 	}
 	fmt.Fprintf(&y, "provider: %s\nproviders:\n", providers[0].name)
 	for _, p := range providers {
@@ -143,7 +147,10 @@ func newKubeEnv(t *testing.T, pool int, providers ...kubeProvider) *kubeEnv {
       pod_cidrs: [%s]
       start_timeout: %s
 `, p.name, kc.Kubeconfig, kc.Namespace, kc.RuntimeClass, kc.StorageClass, shimImage, p.policies,
-			strings.Join(dialsFrom(t, kc.PodCIDRs), ", "), proxy, strings.Join(cidrs, ", "), cmp.Or(p.start, "90s"))
+			strings.Join(from, ", "), proxy, strings.Join(cidrs, ", "), cmp.Or(p.start, "90s"))
+		if p.nowhere {
+			y.WriteString("      node_selector: {paddock.test/nowhere: \"true\"}\n")
+		}
 	}
 	if pool > 0 {
 		fmt.Fprintf(&y, "warm_pools:\n  - {cpu_millis: 100, memory_mb: 96, size: %d, running: true}\n", pool)
@@ -172,26 +179,6 @@ func (e *kubeEnv) start(t *testing.T) {
 		}
 	})
 	e.s, e.c = s, sdkFor(t, s, e.key)
-}
-
-// dialsFrom returns the addresses this host sends from to each of the Pod
-// networks: where the server's dials of agents come from (agent_from). A
-// UDP socket's connect picks the route and sends nothing.
-func dialsFrom(t testing.TB, podCIDRs []netip.Prefix) []string {
-	t.Helper()
-	var out []string
-	for _, c := range podCIDRs {
-		conn, err := net.Dial("udp4", netip.AddrPortFrom(c.Addr().Next(), 9).String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		src := conn.LocalAddr().(*net.UDPAddr).IP.String()
-		_ = conn.Close()
-		if !slices.Contains(out, src) {
-			out = append(out, src)
-		}
-	}
-	return out
 }
 
 // freeHostPort returns a port of addr nothing listens on now.
@@ -272,15 +259,6 @@ func (e *kubeEnv) orgAndWorkspace(t testing.TB) {
 	}
 }
 
-// cordon marks node unschedulable (or schedulable again).
-func (e *kubeEnv) cordon(t testing.TB, node string, on bool) {
-	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
-	if _, err := e.kc.Client.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("cordon %s %t: %v", node, on, err)
-	}
-}
-
 // TestKubernetesProvider runs paddock serve on the test cluster through
 // the API and the Go client: a runtime runs, execs and writes a file in a
 // Pod; capabilities say Pods cannot pause and which networks are offered;
@@ -290,7 +268,7 @@ func (e *kubeEnv) cordon(t testing.TB, node string, on bool) {
 // a killed server restarted finds its Pods, removes the one a cut-short
 // start left, and settles the row of a Pod deleted behind its back.
 func TestKubernetesProvider(t *testing.T) {
-	e := newKubeEnv(t, 1, kubeProvider{name: "kube", policies: true})
+	e := newKubeEnv(t, 1, kubeProvider{name: "kube", policies: true}, kubeProvider{name: "nowhere", policies: true, nowhere: true})
 	e.orgAndWorkspace(t)
 	caps, err := e.c.Capabilities(t.Context())
 	if err != nil {
@@ -345,15 +323,18 @@ func kubeArchiveAndMove(t *testing.T, e *kubeEnv) string {
 		t.Fatalf("after the archive the runtime has %d claims, want its workspace's kept", n)
 	}
 
-	e.cordon(t, first.Spec.NodeName, true)
-	t.Cleanup(func() { e.cordon(t, first.Spec.NodeName, false) })
-	if got := e.exec(t, rid, "cat", "/workspace/kept.txt"); got != "across nodes\n" {
-		t.Fatalf("the file after the move = %q", got)
+	t.Run("move", func(t *testing.T) { // the node is cordoned until it ends
+		testenv.KubeCordon(t, e.kc, first.Spec.NodeName)
+		if got := e.exec(t, rid, "cat", "/workspace/kept.txt"); got != "across nodes\n" {
+			t.Fatalf("the file after the move = %q", got)
+		}
+		if second := e.livePod(t, rid); second.Spec.NodeName == first.Spec.NodeName || second.Name == first.Name {
+			t.Fatalf("the woken runtime runs in %s on %s, first %s on %s (cordoned)", second.Name, second.Spec.NodeName, first.Name, first.Spec.NodeName)
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
-	if second := e.livePod(t, rid); second.Spec.NodeName == first.Spec.NodeName || second.Name == first.Name {
-		t.Fatalf("the woken runtime runs in %s on %s, first %s on %s (cordoned)", second.Name, second.Spec.NodeName, first.Name, first.Spec.NodeName)
-	}
-	e.cordon(t, first.Spec.NodeName, false)
 	// It stays running from now on: the restart must find its Pod.
 	long := int64(600)
 	if _, err := e.c.ConfigureRuntime(t.Context(), "acme", "dev", rid, pc.RuntimePatch{IdleTimeoutSeconds: &long}); err != nil {
@@ -411,19 +392,12 @@ func kubeWarmClaim(t *testing.T, e *kubeEnv) string {
 // Every Pod of the installation is then a live row's or the warm pool's,
 // and every live row has its Pod.
 func kubeCrash(t *testing.T, e *kubeEnv, running, vanishing string) {
-	// The cut-short start's Pod cannot be scheduled (every node is
-	// cordoned), so the server is surely killed in the middle of it.
-	cut := e.project(t, "cut", pc.RuntimeConfig{CPUMillis: 100, MemoryMB: 128})
-	for _, n := range e.kc.Nodes {
-		e.cordon(t, n, true)
-		t.Cleanup(func() { e.cordon(t, n, false) })
-	}
+	// The cut-short start's Pod is never scheduled (its provider selects
+	// no node), so the server is surely killed in the middle of it.
+	cut := e.project(t, "cut", pc.RuntimeConfig{Provider: "nowhere", CPUMillis: 100, MemoryMB: 128})
 	go func() { _, _ = e.c.StartRuntime(context.Background(), "acme", "dev", cut, pc.StartRuntimeRequest{}) }()
 	testenv.WaitFor(t, "the cut-short start's Pod", func() bool { return len(e.pods(t, provider.LabelRuntime, cut)) > 0 })
 	e.s.kill(t)
-	for _, n := range e.kc.Nodes {
-		e.cordon(t, n, false)
-	}
 	gone := e.livePod(t, vanishing)
 	zero := int64(0)
 	if err := e.kc.Client.CoreV1().Pods(e.kc.Namespace).Delete(t.Context(), gone.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
@@ -488,10 +462,11 @@ func kubeAccounted(t testing.TB, e *kubeEnv) error {
 // NetworkPolicy enforcement, the provider offers only open, and a runtime
 // asking for none (the default) or proxy is refused with a clear 4xx,
 // never run silently open. A Pod that cannot start within start_timeout
-// (every node cordoned) fails its start with the provider's reason, and
-// leaves no Pod.
+// (no node matches its provider's selector) fails its start with the
+// provider's reason, and leaves no Pod.
 func TestKubernetesUnenforcedNetworks(t *testing.T) {
-	e := newKubeEnv(t, 0, kubeProvider{name: "open-only", policies: false, start: "5s"})
+	e := newKubeEnv(t, 0, kubeProvider{name: "open-only", policies: false},
+		kubeProvider{name: "nowhere", policies: false, start: "5s", nowhere: true})
 	e.orgAndWorkspace(t)
 	caps, err := e.c.Capabilities(t.Context())
 	if err != nil {
@@ -519,11 +494,7 @@ func TestKubernetesUnenforcedNetworks(t *testing.T) {
 		t.Fatalf("exec in the open runtime = %q", got)
 	}
 
-	stuck := e.project(t, "stuck", pc.RuntimeConfig{CPUMillis: 100, MemoryMB: 128, Network: &pc.NetworkPolicy{Mode: "open"}})
-	for _, n := range e.kc.Nodes {
-		e.cordon(t, n, true)
-		t.Cleanup(func() { e.cordon(t, n, false) })
-	}
+	stuck := e.project(t, "stuck", pc.RuntimeConfig{Provider: "nowhere", CPUMillis: 100, MemoryMB: 128, Network: &pc.NetworkPolicy{Mode: "open"}})
 	_, err = e.c.StartRuntime(t.Context(), "acme", "dev", stuck, pc.StartRuntimeRequest{})
 	var ae *pc.Error
 	if !errors.As(err, &ae) || ae.StatusCode == http.StatusInternalServerError || ae.Code == "internal" {
