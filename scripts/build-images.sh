@@ -3,7 +3,7 @@
 # harness CLIs, the npm registry) and imports them into the local Docker
 # engine. No container registry is used.
 #
-#   scripts/build-images.sh [--force] [test|default|computer-use|all-harness|all]...
+#   scripts/build-images.sh [--force] [test|default|computer-use|all-harness|all|shim]...
 #
 #   test          paddock/test-busybox:latest   busybox-static with every
 #                 applet, plus the harness stand-in (internal/harness/standin)
@@ -27,6 +27,12 @@
 #                 under /opt/paddock/harnesses, each run through a wrapper in
 #                 /usr/local/bin
 #   all           all four (the default)
+#   shim          paddock/shim:VERSION         only the static agent, at
+#                 /paddock-shim (VERSION: internal/version's, or
+#                 PADDOCK_VERSION): the init container of a kubernetes
+#                 provider's Pods copies it from there. Not in "all"; push it
+#                 to a registry of your own for a cluster (README, "Running
+#                 on Kubernetes").
 #
 #   scripts/build-images.sh --list  prints each target and its image,
 #                 one "TARGET IMAGE" a line (what a server's image builder
@@ -61,6 +67,9 @@ COMPUTER_USE_IMAGE=paddock/computer-use:bookworm
 COMPUTER_USE_IMAGE_VERSION=1
 ALL_HARNESS_IMAGE=paddock/all-harness:bookworm
 ALL_HARNESS_IMAGE_VERSION=4
+# The shim image is tagged with paddock's version, the one a kubernetes
+# provider names unless told otherwise (config.DefaultShimImage).
+SHIM_REPOSITORY=paddock/shim
 SUITE=bookworm
 PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # The default image's toolchain: what agent CLIs and their tool calls expect.
@@ -115,7 +124,7 @@ DEFAULT_CHANGES=(
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-	echo "usage: $0 [--force] [test|default|computer-use|all-harness|all]... | --list" >&2
+	echo "usage: $0 [--force] [test|default|computer-use|all-harness|all|shim]... | --list" >&2
 	exit 2
 }
 
@@ -687,6 +696,46 @@ WRAPPER
 	log "built $ALL_HARNESS_IMAGE in $(elapsed "$start")s ($(image_size "$ALL_HARNESS_IMAGE"))"
 }
 
+# paddock_version prints the version paddock is built with: PADDOCK_VERSION,
+# else internal/version's default.
+paddock_version() {
+	if [ -n "${PADDOCK_VERSION:-}" ]; then
+		echo "$PADDOCK_VERSION"
+		return
+	fi
+	sed -n 's/^var Version = "\(.*\)"$/\1/p' "$REPO_ROOT/internal/version/version.go"
+}
+
+# build_shim makes paddock/shim:VERSION: one file, the static agent at
+# /paddock-shim, imported from a tar (no base image, no registry). It is
+# current while its dev.paddock.shim-hash label is the hash of the agent
+# built now (the Go build cache makes that quick).
+build_shim() {
+	if ! command -v go >/dev/null 2>&1; then
+		log "the shim image's agent is built with Go, which is not on PATH (run scripts/setup-host.sh)"
+		exit 1
+	fi
+	local img start hash old
+	img=$SHIM_REPOSITORY:$(paddock_version)
+	start=$(date +%s.%N)
+	new_scratch
+	mkdir -p "$SCRATCH/rootfs"
+	(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$(paddock_version)" \
+		-o "$SCRATCH/rootfs/paddock-shim" ./cmd/paddock-shim)
+	hash=$(sha256sum <"$SCRATCH/rootfs/paddock-shim" | cut -c1-16)
+	need_build shim "$img" "dev.paddock.shim-hash=$hash" || return 0
+	old=$(image_id "$img")
+	chmod 0555 "$SCRATCH/rootfs/paddock-shim"
+	tar --numeric-owner --owner=0 --group=0 -C "$SCRATCH/rootfs" -c paddock-shim |
+		docker import \
+			-c 'ENTRYPOINT ["/paddock-shim"]' \
+			-c 'LABEL dev.paddock.image=shim' \
+			-c "LABEL dev.paddock.shim-hash=$hash" \
+			- "$img" >/dev/null
+	drop_replaced "$old" "$img"
+	log "built $img in $(elapsed "$start")s ($(image_size "$img"))"
+}
+
 elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
 
 # main parses the command line and builds the targets named. The script
@@ -694,7 +743,7 @@ elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'
 main() {
 	if [ "${1:-}" = --list ]; then
 		printf '%s %s\n' test "$TEST_IMAGE" default "$DEFAULT_IMAGE" \
-			computer-use "$COMPUTER_USE_IMAGE" all-harness "$ALL_HARNESS_IMAGE"
+			computer-use "$COMPUTER_USE_IMAGE" all-harness "$ALL_HARNESS_IMAGE" shim "$SHIM_REPOSITORY:$(paddock_version)"
 		exit 0
 	fi
 
@@ -703,7 +752,7 @@ main() {
 	for arg in "$@"; do
 		case "$arg" in
 		--force | -f) force=1 ;;
-		test | default | computer-use | all-harness) targets+=("$arg") ;;
+		test | default | computer-use | all-harness | shim) targets+=("$arg") ;;
 		all) targets+=(test default computer-use all-harness) ;;
 		-h | --help) usage ;;
 		*)
@@ -729,6 +778,7 @@ main() {
 		default) build_default ;;
 		computer-use) build_computer_use ;;
 		all-harness) build_all_harness ;;
+		shim) build_shim ;;
 		esac
 	done
 }

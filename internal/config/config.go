@@ -116,8 +116,9 @@ func (e Egress) AllowInternalPrefixes() ([]netip.Prefix, error) {
 // ProviderConfig is one named provider.
 type ProviderConfig struct {
 	Name string `yaml:"name"`
-	// Kind is the implementation: docker (containers on a Docker engine)
-	// or fake (in memory, for tests and demos).
+	// Kind is the implementation: docker (containers on a Docker engine),
+	// kubernetes (Pods on a cluster) or fake (in memory, for tests and
+	// demos).
 	Kind string `yaml:"kind"`
 	// Runtime is a docker provider's OCI runtime: "" for the engine's
 	// default (runc), "runsc" for gVisor. The engine must know it
@@ -129,10 +130,15 @@ type ProviderConfig struct {
 	// provider, to see how paddock runs on providers without them.
 	NoPause    bool `yaml:"no_pause"`
 	NoSnapshot bool `yaml:"no_snapshot"`
+	// Kubernetes is a kubernetes provider's settings (required for that
+	// kind, refused on the others).
+	Kubernetes *KubernetesProvider `yaml:"kubernetes"`
 }
 
 // ParseProviders reads PADDOCK_PROVIDERS: comma-separated
-// name=kind[:runtime], or a bare kind named after itself.
+// name=kind[:runtime], or a bare kind named after itself. For a
+// kubernetes provider the part after the colon is its namespace
+// (name=kubernetes:NAMESPACE), on the in-cluster config.
 func ParseProviders(s string) ([]ProviderConfig, error) {
 	var out []ProviderConfig
 	for _, item := range SplitList(s) {
@@ -144,7 +150,11 @@ func ParseProviders(s string) ([]ProviderConfig, error) {
 		if name == "" || kind == "" {
 			return nil, fmt.Errorf("provider %q: want name=kind[:runtime]", item)
 		}
-		out = append(out, ProviderConfig{Name: name, Kind: kind, Runtime: rt})
+		pc := ProviderConfig{Name: name, Kind: kind, Runtime: rt}
+		if kind == KindKubernetes {
+			pc.Runtime, pc.Kubernetes = "", &KubernetesProvider{Namespace: rt}
+		}
+		out = append(out, pc)
 	}
 	return out, nil
 }
@@ -405,7 +415,8 @@ func (c *PreviewConfig) validate() error {
 }
 
 // validateProviders checks the provider list: unique valid names, known
-// kinds, runtimes only on docker, and a default among them.
+// kinds, each kind's settings only on it (a kubernetes provider's valid),
+// and a default among them.
 func (c *ProvidersConfig) validateProviders() error {
 	seen := map[string]bool{}
 	for _, p := range c.ProviderList() {
@@ -414,12 +425,21 @@ func (c *ProvidersConfig) validateProviders() error {
 			return fmt.Errorf("provider name %q must be 1 to 63 lower-case letters, digits or '-'", p.Name)
 		case seen[p.Name]:
 			return fmt.Errorf("provider %q is listed twice", p.Name)
-		case p.Kind != "docker" && p.Kind != "fake":
-			return fmt.Errorf("provider %q: kind %q is not one of docker, fake", p.Name, p.Kind)
+		case p.Kind != "docker" && p.Kind != "fake" && p.Kind != KindKubernetes:
+			return fmt.Errorf("provider %q: kind %q is not one of docker, kubernetes, fake", p.Name, p.Kind)
 		case p.Kind != "docker" && (p.Runtime != "" || p.DockerHost != ""):
 			return fmt.Errorf("provider %q: runtime and docker_host are for docker providers", p.Name)
 		case p.Kind != "fake" && (p.NoPause || p.NoSnapshot):
 			return fmt.Errorf("provider %q: no_pause and no_snapshot are for fake providers", p.Name)
+		case p.Kind != KindKubernetes && p.Kubernetes != nil:
+			return fmt.Errorf("provider %q: a kubernetes block is for kubernetes providers", p.Name)
+		case p.Kind == KindKubernetes && p.Kubernetes == nil:
+			return fmt.Errorf("provider %q: a kubernetes provider needs its kubernetes block (at least namespace)", p.Name)
+		}
+		if p.Kubernetes != nil {
+			if err := p.Kubernetes.validate(); err != nil {
+				return fmt.Errorf("provider %q: kubernetes: %w", p.Name, err)
+			}
 		}
 		seen[p.Name] = true
 	}

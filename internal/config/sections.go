@@ -67,11 +67,11 @@ type AccessConfig struct {
 type ProvidersConfig struct {
 	// Provider is the default provider's name: one of Providers, or,
 	// when Providers is empty, the kind of the only provider (docker or
-	// fake), named after it.
+	// fake), named after it. A kubernetes provider is always listed.
 	Provider string `yaml:"provider" env:"PADDOCK_PROVIDER" flag:"provider" help:"sandbox provider: docker or fake"`
 	// Providers are the providers this installation offers, by name; a
 	// runtime picks one (runtime.provider), else gets Provider.
-	Providers  []ProviderConfig `yaml:"providers" env:"PADDOCK_PROVIDERS" parse:"providers" help:"the providers offered, by name: name=kind[:runtime],… in the environment, a list of {name, kind, runtime, docker_host, no_pause, no_snapshot} in the file"`
+	Providers  []ProviderConfig `yaml:"providers" env:"PADDOCK_PROVIDERS" parse:"providers" help:"the providers offered, by name: name=kind[:runtime],… in the environment (name=kubernetes:namespace for one on the in-cluster config), a list of {name, kind, runtime, docker_host, no_pause, no_snapshot, kubernetes: {kubeconfig, context, namespace, runtime_class, storage_class, node_selector, tolerations, shim_image, image_pull_policy, network_policies, agent_from, proxy_address, pod_cidrs, start_timeout}} in the file"`
 	DockerHost string           `yaml:"docker_host" env:"PADDOCK_DOCKER_HOST" help:"the Docker engine of docker providers that name none (default DOCKER_HOST, then the local socket)"`
 	ShimPath   string           `yaml:"shim_path" env:"PADDOCK_SHIM_PATH" flag:"shim-path" help:"path to the static paddock-shim binary (default: next to paddock, then PATH)"`
 	RunDir     string           `yaml:"run_dir" env:"PADDOCK_RUN_DIR" flag:"run-dir" help:"directory for agent sockets (default <data-dir>/run when short enough)"`

@@ -141,7 +141,7 @@ var typeParsers = []struct {
 // namedParsers read the values that have a grammar of their own, named
 // by a field's `parse` tag.
 var namedParsers = map[string]parser{
-	// providers: name=kind[:runtime],…
+	// providers: name=kind[:runtime],… (name=kubernetes:namespace)
 	"providers": func(v reflect.Value, s string) error {
 		ps, err := ParseProviders(s)
 		if err == nil {
@@ -238,6 +238,9 @@ func (s Setting) Format(c *Config) string {
 			out[i] = p.Name + "=" + p.Kind
 			if p.Runtime != "" {
 				out[i] += ":" + p.Runtime
+			}
+			if p.Kubernetes != nil && p.Kubernetes.Namespace != "" {
+				out[i] += ":" + p.Kubernetes.Namespace
 			}
 		}
 		return strings.Join(out, ",")

@@ -57,7 +57,8 @@ type BreakerConfig struct {
 // so it recovers with or without traffic.
 //
 // It forwards the optional interfaces (Lister, WorkspaceRemover,
-// Snapshotter, Sizer, and the docker provider's SetupNetworks and Ping)
+// Snapshotter, Sizer, AgentLogger, ImageInspector, ImageChecker,
+// Relabeler, Networker, NetworkAddresser, and Ping)
 // through the same breaker; one the provider lacks answers ErrNotImplemented
 // (or, for Sizer, an unknown capacity), which callers already expect of
 // providers whose Capabilities say so.
@@ -300,6 +301,9 @@ var (
 	_ ImageInspector   = (*Breaker)(nil)
 	_ NetworkAddresser = (*Breaker)(nil)
 	_ ImageChecker     = (*Breaker)(nil)
+	_ AgentLogger      = (*Breaker)(nil)
+	_ Relabeler        = (*Breaker)(nil)
+	_ Networker        = (*Breaker)(nil)
 )
 
 func (b *Breaker) Name() string               { return b.p.Name() }
@@ -420,6 +424,20 @@ func (b *Breaker) CheckImage(ctx context.Context, image string) error {
 		return errdefs.NotImplemented("check_image_not_supported", "provider %s cannot check images", b.p.Name())
 	}
 	return call0(b, "check_image", func() error { return c.CheckImage(ctx, image) })
+}
+
+// CodeRelabelNotSupported is the answer of Relabel for a provider whose
+// compute's labels are fixed (a Docker container's).
+const CodeRelabelNotSupported = "relabel_not_supported"
+
+// Relabel sets labels on existing compute; a provider whose labels are
+// fixed answers not implemented (CodeRelabelNotSupported).
+func (b *Breaker) Relabel(ctx context.Context, h Handle, labels map[string]string) error {
+	r, ok := b.p.(Relabeler)
+	if !ok {
+		return errdefs.NotImplemented(CodeRelabelNotSupported, "provider %s cannot change the labels of its compute", b.p.Name())
+	}
+	return call0(b, "relabel", func() error { return r.Relabel(ctx, h, labels) })
 }
 
 // SetupNetworks sets up the provider's egress networks; a provider without

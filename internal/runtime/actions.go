@@ -170,7 +170,8 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, s
 }
 
 // provision makes the compute of the reserved row sb run: a claimed warm
-// sandbox is adopted (resumed, unless its pool keeps it running), else
+// sandbox is relabelled for rt and adopted (resumed, unless its pool keeps
+// it running), else
 // the provider creates and starts one from image and its handle is
 // recorded on sb. It returns the handle of what exists, nil when nothing
 // does, for failStart to undo.
@@ -179,6 +180,11 @@ func (s *Service) provision(ctx context.Context, tr *tracked, p provider.Provide
 	if warm != nil {
 		s.warm.kick() // refill behind this claim
 		h := &provider.Handle{Provider: p.Name(), ID: warm.ProviderSandboxID, State: warm.ProviderState}
+		if r, ok := relabeler(p); ok {
+			if err := tr.step("relabel", func() error { return relabelClaimed(ctx, r, *h, rt) }); err != nil {
+				return h, err
+			}
+		}
 		if s.warmRunning(warm.Template) {
 			// Running, its link open: the claim was all there was to do.
 			return h, tr.step("adopt_link", func() error { return s.agents.adopt(ctx, warm.ID, rt.ID, *sb) })

@@ -37,6 +37,10 @@ import (
 // LabelWarm marks compute made for the warm pool.
 const LabelWarm = "dev.paddock.warm"
 
+// CodeWarmPoolPaused refuses a warm pool kept paused on a provider that
+// cannot pause (kubernetes).
+const CodeWarmPoolPaused = "warm_pool_cannot_pause"
+
 // WarmPool asks for Size sandboxes kept ready for runtimes whose resolved
 // config matches the template. Zero fields take the installation's
 // defaults, as a project created without them would.
@@ -64,7 +68,8 @@ type warmPools struct {
 
 // newWarmPools resolves the configured pools once: defaults applied, as a
 // project created without those fields would get them. A pool naming an
-// unknown provider or an invalid config makes the pools unusable (err).
+// unknown provider or an invalid config, or a pool kept paused on a
+// provider that cannot pause, makes the pools unusable (err).
 func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 	w := &warmPools{kicks: make(chan struct{}, 1)}
 	for _, wp := range pools {
@@ -82,6 +87,13 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 		p, err := s.providers.Get(c.Provider)
 		if err != nil {
 			w.err = err
+			return w
+		}
+		if !wp.Running && !p.Capabilities().Pause {
+			// Its sandboxes would run unclaimed with no link open, and a
+			// claim would have to dial: say running, which is what it is.
+			w.err = errdefs.InvalidArgument(CodeWarmPoolPaused,
+				"warm pool for image %q: provider %s cannot pause, so its warm sandboxes must be kept running (warm_pool_running, or running: true in warm_pools)", c.Image, p.Name())
 			return w
 		}
 		key := templateKey(p.Name(), c)
@@ -154,7 +166,7 @@ func (s *Service) warmRunning(template string) bool {
 	pools, _ := s.resolvedPools()
 	for _, rp := range pools {
 		if rp.key == template {
-			return rp.running || !rp.provider.Capabilities().Pause
+			return rp.running
 		}
 	}
 	return false
@@ -193,6 +205,28 @@ func (s *Service) claimWarm(ctx context.Context, q tx, rt store.Runtime, templat
 	}
 	s.metrics.WarmClaim(true)
 	return &w, nil
+}
+
+// relabeler is p as a Relabeler when the provider behind it (and behind
+// its breaker) can change its compute's labels (a Pod's; a Docker
+// container's are fixed).
+func relabeler(p provider.Provider) (provider.Relabeler, bool) {
+	inner := p
+	if b, ok := p.(interface{ Unwrap() provider.Provider }); ok {
+		inner = b.Unwrap()
+	}
+	if _, ok := inner.(provider.Relabeler); !ok {
+		return nil, false
+	}
+	r, ok := p.(provider.Relabeler)
+	return r, ok
+}
+
+// relabelClaimed puts rt's labels (its id and its org's) on the warm
+// sandbox h it claimed: after a crash, reconciliation finds the compute's
+// owner by its labels as it does for compute made for rt.
+func relabelClaimed(ctx context.Context, r provider.Relabeler, h provider.Handle, rt store.Runtime) error {
+	return r.Relabel(ctx, h, map[string]string{provider.LabelRuntime: rt.ID, provider.LabelOrg: rt.OrgID})
 }
 
 // isWarm reports whether compute (providerID, labelled as sandbox id) is

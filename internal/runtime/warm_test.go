@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -52,5 +53,36 @@ func TestWarmPoolConfig(t *testing.T) {
 	// One template, one pool: a claim must know whether it is running.
 	if err := svc(WarmPool{Size: 1}, WarmPool{Size: 1, Running: true}).ValidateWarmPools(); err == nil {
 		t.Error("two pools of one template (one running) were accepted")
+	}
+}
+
+// TestWarmPoolOnAProviderThatCannotPause: a pool kept paused on a
+// provider that cannot pause is refused before the server serves, saying
+// to keep it running; a running one is served, and a claim takes its
+// sandbox as it runs (no resume).
+func TestWarmPoolOnAProviderThatCannotPause(t *testing.T) {
+	reg := provider.NewRegistry()
+	reg.Register(fake.New(fake.Config{NoPause: true}))
+	s := New(Config{Providers: reg, Defaults: Defaults{Image: "paddock/base:1"}, WarmPools: []WarmPool{{Size: 1}}})
+	err := s.ValidateWarmPools()
+	if pe, ok := errdefs.Public(err); !errors.Is(err, errdefs.ErrInvalidArgument) || !ok || pe.Code != CodeWarmPoolPaused ||
+		!strings.Contains(err.Error(), "cannot pause") || !strings.Contains(err.Error(), "warm_pool_running") {
+		t.Fatalf("a paused pool on a provider that cannot pause: %v, want invalid %s naming warm_pool_running", err, CodeWarmPoolPaused)
+	}
+
+	r := newRigWith(t, rigOptions{Fake: fake.Config{NoPause: true}, WarmPools: []WarmPool{{Size: 1, Running: true}}})
+	r.must(r.s.ValidateWarmPools())
+	if made, err := r.s.FillWarmPools(r.ctx); err != nil || made != 1 {
+		t.Fatalf("filled %d, %v; want 1", made, err)
+	}
+	if live := r.fake.Live(); len(live) != 1 || live[0].Status.State != provider.StateRunning {
+		t.Fatalf("warm compute = %+v, want one running", live)
+	}
+	rt := r.started("p", ConfigRequest{})
+	if pv := r.s.Provisions(); len(pv) == 0 || !pv[0].Warm {
+		t.Fatalf("the start did not claim the running warm sandbox: %+v", pv)
+	}
+	if got, _ := r.get(rt.ID); got.Status != store.RuntimeRunning || r.fake.Calls(fake.OpResume) != 0 {
+		t.Fatalf("runtime %s after %d resumes, want running with none", got.Status, r.fake.Calls(fake.OpResume))
 	}
 }

@@ -38,7 +38,7 @@ func (s *Service) WarmPoolViews(ctx context.Context) ([]WarmPoolView, error) {
 		out = append(out, WarmPoolView{
 			Template: rp.key, Configured: true, Provider: rp.provider.Name(), Image: rp.config.Image,
 			CPUMillis: rp.config.CPUMillis, MemoryMB: rp.config.MemoryMB, Network: rp.config.Network.Mode,
-			Size: rp.size, Running: rp.running || !rp.provider.Capabilities().Pause,
+			Size: rp.size, Running: rp.running,
 			Sandboxes: []store.WarmSandbox{},
 		})
 	}

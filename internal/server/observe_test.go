@@ -112,7 +112,7 @@ func TestSeveralProvidersMetricsAndReadiness(t *testing.T) {
 			names = append(names, st.Name)
 		}
 		got := strings.Join(names, ",")
-		if got != "resolve_secrets,reserve,create,record,start,mark_running" && got != "resolve_secrets,reserve,resume,mark_running" {
+		if got != "resolve_secrets,reserve,create,record,start,mark_running" && got != "resolve_secrets,reserve,relabel,resume,mark_running" {
 			t.Fatalf("provision steps of %s = %s", id, got)
 		}
 	}

@@ -8,11 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
@@ -20,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/providers/fake"
+	"github.com/paddockhq/paddock/internal/providers/kubernetes"
 )
 
 // providerSet is the providers component's instance: the registry of the
@@ -125,53 +130,137 @@ func registerProviders(ctx context.Context, reg *provider.Registry, cfg provider
 		closers = append(closers, func(bool) { b.Close() })
 	}
 	for _, pc := range list {
-		switch pc.Kind {
-		case "fake":
-			guard(fake.New(fake.Config{Name: pc.Name, Instance: instance, NoPause: pc.NoPause, NoSnapshot: pc.NoSnapshot}))
-		case "docker":
-			if shim == "" {
-				var err error
-				if shim, err = findShim(cfg.ShimPath); err != nil {
-					release(true)
-					return nil, err
-				}
-			}
-			host := pc.DockerHost
-			if host == "" {
-				host = cfg.DockerHost
-			}
-			p, err := docker.New(docker.Config{
-				Name:        pc.Name,
-				Runtime:     pc.Runtime,
-				Host:        host,
-				Instance:    instance,
-				ShimPath:    shim,
-				RunDir:      runDir(cfg),
-				DiskDir:     filepath.Join(cfg.dataDir, "disks"),
-				PullMissing: cfg.PullImages,
-				Networks:    dockerNetworks(cfg.egress, instance),
-
-				WritableRootUnbounded: cfg.WritableRootUnbounded,
-			}, logger.With("provider", pc.Name))
-			if err != nil {
-				release(true)
-				return nil, fmt.Errorf("provider %s: %w", pc.Name, err)
-			}
-			closers = append(closers, func(startFailed bool) {
-				if startFailed {
-					if err := p.ReleaseRunDir(); err != nil {
-						logger.Warn("releasing the run directory after a failed start", "err", err)
-					}
-				}
-				_ = p.Close()
-			})
-			guard(p)
-		default:
+		p, closer, err := newProvider(ctx, pc, cfg, instance, &shim, logger.With("provider", pc.Name))
+		if err != nil {
 			release(true)
-			return nil, fmt.Errorf("provider %s: unknown kind %q", pc.Name, pc.Kind)
+			return nil, fmt.Errorf("provider %s: %w", pc.Name, err)
 		}
+		if closer != nil {
+			closers = append(closers, closer)
+		}
+		guard(p)
 	}
 	return release, nil
+}
+
+// newProvider makes the provider pc configures, and returns how to
+// release it (nil: nothing to release). shim is the agent binary of the
+// docker providers, found by the first one. A kubernetes provider checks
+// that its cluster answers and its namespace exists: a start without them
+// fails, naming the provider.
+func newProvider(ctx context.Context, pc config.ProviderConfig, cfg providerSettings, instance string, shim *string,
+	logger *slog.Logger) (provider.Provider, func(startFailed bool), error) {
+	switch pc.Kind {
+	case "fake":
+		return fake.New(fake.Config{Name: pc.Name, Instance: instance, NoPause: pc.NoPause, NoSnapshot: pc.NoSnapshot}), nil, nil
+	case "docker":
+		return newDocker(pc, cfg, instance, shim, logger)
+	case config.KindKubernetes:
+		kc, err := kubeConfig(pc, cfg.egress, instance)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := kubernetes.New(ctx, kc, logger)
+		if err != nil {
+			// Its text only: a failed start is reported by its text, and
+			// the command line reads a *url.Error in the chain (client-go's
+			// dial of the cluster) as the paddock server being unreachable.
+			return nil, nil, errors.New(err.Error())
+		}
+		return p, func(bool) { _ = p.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("unknown kind %q", pc.Kind)
+}
+
+// newDocker makes a docker provider; a start that fails releases its run
+// directory's mount.
+func newDocker(pc config.ProviderConfig, cfg providerSettings, instance string, shim *string, logger *slog.Logger) (provider.Provider, func(bool), error) {
+	if *shim == "" {
+		var err error
+		if *shim, err = findShim(cfg.ShimPath); err != nil {
+			return nil, nil, err
+		}
+	}
+	host := pc.DockerHost
+	if host == "" {
+		host = cfg.DockerHost
+	}
+	p, err := docker.New(docker.Config{
+		Name:        pc.Name,
+		Runtime:     pc.Runtime,
+		Host:        host,
+		Instance:    instance,
+		ShimPath:    *shim,
+		RunDir:      runDir(cfg),
+		DiskDir:     filepath.Join(cfg.dataDir, "disks"),
+		PullMissing: cfg.PullImages,
+		Networks:    dockerNetworks(cfg.egress, instance),
+
+		WritableRootUnbounded: cfg.WritableRootUnbounded,
+	}, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func(startFailed bool) {
+		if startFailed {
+			if err := p.ReleaseRunDir(); err != nil {
+				logger.Warn("releasing the run directory after a failed start", "err", err)
+			}
+		}
+		_ = p.Close()
+	}, nil
+}
+
+// kubeConfig is the configuration of the kubernetes provider pc: its
+// kubernetes block, the instance id its objects carry, and the egress
+// proxy's address only while egress is on (without it, no proxy mode). A
+// Pod's start is bounded below the runtime service's bound on a provider
+// action (config.DefaultKubeStartTimeout when unset).
+func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kubernetes.Config, error) {
+	k := pc.Kubernetes
+	if k == nil {
+		return kubernetes.Config{}, errors.New("a kubernetes provider needs its kubernetes block")
+	}
+	from, err := k.AgentFromPrefixes()
+	if err != nil {
+		return kubernetes.Config{}, err
+	}
+	proxy, err := k.ProxyAddrPort()
+	if err != nil {
+		return kubernetes.Config{}, err
+	}
+	cidrs, err := k.PodCIDRPrefixes()
+	if err != nil {
+		return kubernetes.Config{}, err
+	}
+	if e.Disabled {
+		proxy = netip.AddrPort{}
+	}
+	tolerations := make([]corev1.Toleration, len(k.Tolerations))
+	for i, t := range k.Tolerations {
+		tolerations[i] = corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		}
+	}
+	return kubernetes.Config{
+		Name:            pc.Name,
+		Instance:        instance,
+		Kubeconfig:      k.Kubeconfig,
+		Context:         k.Context,
+		Namespace:       k.Namespace,
+		RuntimeClass:    k.RuntimeClass,
+		StorageClass:    k.StorageClass,
+		NodeSelector:    maps.Clone(k.NodeSelector),
+		Tolerations:     tolerations,
+		ShimImage:       k.ShimImageOrDefault(),
+		ImagePullPolicy: corev1.PullPolicy(k.ImagePullPolicy),
+		NetworkPolicies: k.NetworkPolicies,
+		AgentFrom:       from,
+		ProxyAddr:       proxy,
+		PodCIDRs:        cidrs,
+		StartTimeout:    k.StartTimeoutOrDefault(),
+	}, nil
 }
 
 // registerGiven registers the providers a test gives, as they are, the

@@ -1,10 +1,16 @@
 package server
 
 import (
+	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/providers/kubernetes"
 )
 
 // TestDockerNetworksKeepEarlierOnes: with neither network named, the
@@ -50,5 +56,47 @@ func TestDockerNetworksKeepEarlierOnes(t *testing.T) {
 	off.Egress.Disabled = true
 	if n := dockerNetworks(off.Egress, "inst-1"); n != nil {
 		t.Errorf("networks with egress disabled = %+v, want none", n)
+	}
+}
+
+// TestKubeConfig: a kubernetes provider's block becomes the provider's
+// Config as written (tolerations as Kubernetes has them, the default shim
+// image when none is named), and the egress proxy's address reaches it
+// only while egress is on.
+func TestKubeConfig(t *testing.T) {
+	seconds := int64(30)
+	pc := config.ProviderConfig{Name: "kube", Kind: config.KindKubernetes, Kubernetes: &config.KubernetesProvider{
+		Kubeconfig: "/etc/paddock/kubeconfig", Context: "ci", Namespace: "sandboxes",
+		RuntimeClass: "gvisor", StorageClass: "fast", NodeSelector: map[string]string{"pool": "sb"},
+		Tolerations:     []config.Toleration{{Key: "k", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: &seconds}},
+		ImagePullPolicy: "Never", NetworkPolicies: true, AgentFrom: []string{"10.99.77.1"},
+		ProxyAddress: "10.99.77.1:3128", PodCIDRs: []string{"10.244.0.0/16"}, StartTimeout: time.Minute,
+	}}
+	got, err := kubeConfig(pc, config.Egress{}, "inst-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kubernetes.Config{
+		Name: "kube", Instance: "inst-1", Kubeconfig: "/etc/paddock/kubeconfig", Context: "ci", Namespace: "sandboxes",
+		RuntimeClass: "gvisor", StorageClass: "fast", NodeSelector: map[string]string{"pool": "sb"},
+		Tolerations:     []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds}},
+		ShimImage:       config.DefaultShimImage(),
+		ImagePullPolicy: corev1.PullNever, NetworkPolicies: true,
+		AgentFrom: []netip.Prefix{netip.MustParsePrefix("10.99.77.1/32")}, ProxyAddr: netip.MustParseAddrPort("10.99.77.1:3128"),
+		PodCIDRs:     []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")},
+		StartTimeout: time.Minute,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("kubeConfig = %+v\nwant        %+v", got, want)
+	}
+	if got, err := kubeConfig(pc, config.Egress{Disabled: true}, "inst-1"); err != nil || got.ProxyAddr.IsValid() {
+		t.Errorf("with egress disabled the proxy is at %v (%v), want nowhere", got.ProxyAddr, err)
+	}
+	pc.Kubernetes.StartTimeout = 0
+	if got, err := kubeConfig(pc, config.Egress{}, "inst-1"); err != nil || got.StartTimeout != config.DefaultKubeStartTimeout {
+		t.Errorf("an unset start timeout is %s (%v), want %s", got.StartTimeout, err, config.DefaultKubeStartTimeout)
+	}
+	if _, err := kubeConfig(config.ProviderConfig{Name: "kube", Kind: config.KindKubernetes}, config.Egress{}, "i"); err == nil {
+		t.Error("a kubernetes provider without its block was made")
 	}
 }

@@ -1,5 +1,5 @@
 // Package fake is an in-memory provider that implements the whole provider
-// contract (Provider, Lister, WorkspaceRemover, Snapshotter) with the same
+// contract (Provider, Lister, WorkspaceRemover, Snapshotter, Relabeler) with the same
 // transitions and error kinds as the Docker provider, for API and CLI tests.
 // It is a real implementation, held to the same conformance suite
 // (providertest), not a mock.
@@ -42,6 +42,7 @@ const (
 	OpRemoveWorkspace = "remove_workspace"
 	OpSnapshot        = "snapshot"
 	OpRemoveSnapshot  = "remove_snapshot"
+	OpRelabel         = "relabel"
 )
 
 // Config configures a Provider. The zero value is a working provider
@@ -109,6 +110,7 @@ var (
 	_ provider.Lister           = (*Provider)(nil)
 	_ provider.WorkspaceRemover = (*Provider)(nil)
 	_ provider.Snapshotter      = (*Provider)(nil)
+	_ provider.Relabeler        = (*Provider)(nil)
 )
 
 // New returns a fake provider.

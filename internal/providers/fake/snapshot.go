@@ -154,3 +154,19 @@ func isArchiveRef(ref string) bool {
 	}
 	return true
 }
+
+// Relabel sets labels over the compute's own, as a Pod's labels can be
+// changed (provider.Relabeler): a claimed warm sandbox then names its
+// runtime and org. Compute that does not exist is not found.
+func (p *Provider) Relabel(ctx context.Context, h provider.Handle, labels map[string]string) error {
+	return p.update(ctx, OpRelabel, h, func(c *compute) error {
+		for k, v := range labels {
+			if k == "" || strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
+				return errdefs.InvalidArgument(CodeInvalidLabels, "label %q is not valid", k)
+			}
+		}
+		c.Labels = maps.Clone(c.Labels)
+		maps.Copy(c.Labels, labels)
+		return nil
+	})
+}
