@@ -288,6 +288,10 @@ func (s *Service) failStart(ctx context.Context, p provider.Provider, rt store.R
 		msg = pe.Message
 	}
 	s.logger.WarnContext(ctx, "runtime start failed", "runtime", rt.ID, "sandbox", sb.ID, "err", cause)
+	// The start may have failed because its own time ran out: the cleanup
+	// gets time of its own.
+	ctx, cancel := s.detached(ctx)
+	defer cancel()
 	s.forgetAgent(rt.ID, sb.ID) // a claimed warm sandbox's link, if it was adopted
 	if h != nil {
 		if err := p.Destroy(ctx, *h); err != nil {
