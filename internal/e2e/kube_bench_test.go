@@ -16,7 +16,7 @@ import (
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// kubeEcho runs `echo hello` in runtime rid through the API and checks
+// echo runs `echo hello` in runtime rid through the API and checks
 // its answer.
 func (e *kubeEnv) echo(ctx context.Context, rid string) error {
 	res, err := e.sdk.Exec(ctx, "acme", "dev", rid, pc.ExecRequest{Argv: []string{"echo", "hello"}})
