@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/paddockhq/paddock/internal/providers/kubernetes"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// kubeEnv is an in-process server whose provider is the kubernetes one,
+// on the test cluster in a namespace of the benchmark's own.
+type kubeEnv struct {
+	k       *testenv.KubeCluster
+	env     *servertest.Env
+	sdk     *pc.Client
+	kubectl string // the cluster's kubectl binary
+}
+
+// newKubeEnv starts the server on the test cluster (or skips; fails with
+// PADDOCK_REQUIRE_KUBE=1) with the test image and the shim image built
+// from this tree imported, and the given warm pools.
+func newKubeEnv(b *testing.B, pools []runtime.WarmPool) *kubeEnv {
+	b.Helper()
+	k := testenv.Kube(b)
+	shim := testenv.KubeShimImage(b)
+	testenv.KubeImage(b, testenv.TestImage)
+	instance := testenv.Instance(b)
+	ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
+	defer cancel()
+	p, err := kubernetes.New(ctx, kubernetes.Config{
+		Instance:        instance,
+		Kubeconfig:      k.Kubeconfig,
+		Namespace:       k.Namespace,
+		RuntimeClass:    k.RuntimeClass,
+		StorageClass:    k.StorageClass,
+		ShimImage:       shim,
+		ImagePullPolicy: corev1.PullNever,
+		NetworkPolicies: true,
+		AgentFrom:       kubeAgentFrom(b, k),
+		PodCIDRs:        k.PodCIDRs,
+		StartTimeout:    3 * time.Minute,
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatalf("kubernetes.New: %v", err)
+	}
+	b.Cleanup(func() { p.Close() })
+	env := servertest.New(b, servertest.Options{
+		Provider: p, Instance: instance, Image: testenv.TestImage,
+		WarmPools: pools, NoSpecCheck: true,
+	})
+	env.Must(b, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
+	env.Must(b, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	b.Cleanup(tr.CloseIdleConnections)
+	sdk, err := pc.New(env.URL, env.Key, pc.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &kubeEnv{k: k, env: env, sdk: sdk, kubectl: kubectlPath(b)}
+}
+
+// kubeAgentFrom are the addresses this host sends from to the Pod
+// networks: the server dials agents from them.
+func kubeAgentFrom(b *testing.B, k *testenv.KubeCluster) []netip.Prefix {
+	b.Helper()
+	var out []netip.Prefix
+	for _, cidr := range k.PodCIDRs {
+		c, err := net.Dial("udp", netip.AddrPortFrom(cidr.Addr().Next(), kubernetes.AgentPort).String())
+		if err != nil {
+			b.Fatalf("routing to the Pod network %s: %v", cidr, err)
+		}
+		out = append(out, netip.PrefixFrom(c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), 32))
+		c.Close()
+	}
+	return out
+}
+
+// kubectlPath is the kubectl of the cluster's bin dir
+// (PADDOCK_KUBE_BIN of `scripts/kube-cluster.sh env`).
+func kubectlPath(b *testing.B) string {
+	b.Helper()
+	out, err := exec.Command(filepath.Join(testenv.RepoRoot(b), "scripts", "kube-cluster.sh"), "env").Output()
+	if err != nil {
+		b.Fatalf("kube-cluster.sh env: %v", err)
+	}
+	for l := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "PADDOCK_KUBE_BIN="); ok {
+			return filepath.Join(v, "kubectl")
+		}
+	}
+	b.Fatalf("kube-cluster.sh env has no PADDOCK_KUBE_BIN:\n%s", out)
+	return ""
+}
+
+// kubectlArgs are the arguments that point kubectl at the cluster and
+// the benchmark's namespace, then args.
+func (e *kubeEnv) kubectlArgs(args ...string) []string {
+	return append([]string{"--kubeconfig", e.k.Kubeconfig, "-n", e.k.Namespace}, args...)
+}
+
+// kubectlRun runs `kubectl run NAME --image IMG … --rm -i -- echo hello`
+// and returns how long until its output was read; the Pod's removal
+// (--rm), after the output, is waited for but not timed.
+func (e *kubeEnv) kubectlRun(name, image string) (time.Duration, error) {
+	cmd := exec.Command(e.kubectl, e.kubectlArgs("run", name, "--image", image,
+		"--image-pull-policy", "Never", "--restart", "Never", "--rm", "-i",
+		"--command", "--", "echo", "hello")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(out)
+	line, rerr := r.ReadString('\n')
+	d := time.Since(t0)
+	_, _ = io.Copy(io.Discard, r)
+	if err := cmd.Wait(); err != nil {
+		return d, fmt.Errorf("kubectl run: %w: %s", err, stderr.String())
+	}
+	if rerr != nil || line != "hello\n" {
+		return d, fmt.Errorf("kubectl run: output %q, %v: %s", line, rerr, stderr.String())
+	}
+	return d, nil
+}
