@@ -71,6 +71,14 @@ type KubernetesProvider struct {
 	// refuses to reach; empty reads them from the nodes (which needs the
 	// right to list nodes).
 	PodCIDRs []string `yaml:"pod_cidrs"`
+	// Overcommit divides a sandbox's CPU and memory limits into what the
+	// scheduler reserves for it: 0 or 1 reserves all (Guaranteed QoS), 4 a
+	// quarter; at most 100.
+	Overcommit int `yaml:"overcommit"`
+	// APIQPS and APIBurst bound the provider's requests to the API server
+	// (0: 50 a second, bursts of 100).
+	APIQPS   float32 `yaml:"api_qps"`
+	APIBurst int     `yaml:"api_burst"`
 	// StartTimeout bounds a Pod's scheduling, image and agent start (0:
 	// DefaultKubeStartTimeout; at most MaxKubeStartTimeout).
 	StartTimeout time.Duration `yaml:"start_timeout"`
@@ -200,6 +208,12 @@ func (k *KubernetesProvider) validate() error {
 	}
 	if _, err := k.PodCIDRPrefixes(); err != nil {
 		return err
+	}
+	switch {
+	case k.Overcommit < 0 || k.Overcommit > 100:
+		return fmt.Errorf("overcommit %d is not between 0 and 100", k.Overcommit)
+	case k.APIQPS < 0 || k.APIBurst < 0:
+		return fmt.Errorf("api_qps %v and api_burst %d must not be negative", k.APIQPS, k.APIBurst)
 	}
 	if k.StartTimeout != 0 && (k.StartTimeout < 5*time.Second || k.StartTimeout > MaxKubeStartTimeout) {
 		return fmt.Errorf("start_timeout %s is neither 0 (%s) nor between 5s and %s (a start must end within paddock's 2-minute bound on one provider action)",

@@ -166,6 +166,8 @@ func TestKubernetesProviderValidate(t *testing.T) {
 		`proxy_address "[fd00::1]:3128"`:   func(p *ProviderConfig) { p.Kubernetes.ProxyAddress = "[fd00::1]:3128" },
 		`pod_cidrs "10.244.0.0"`:           func(p *ProviderConfig) { p.Kubernetes.PodCIDRs = []string{"10.244.0.0"} },
 		"start_timeout 1s is neither 0":    func(p *ProviderConfig) { p.Kubernetes.StartTimeout = time.Second },
+		"overcommit 101 is not between":    func(p *ProviderConfig) { p.Kubernetes.Overcommit = 101 },
+		"api_qps -1 and api_burst 0":       func(p *ProviderConfig) { p.Kubernetes.APIQPS = -1 },
 		"start_timeout 2m0s is neither 0":  func(p *ProviderConfig) { p.Kubernetes.StartTimeout = 2 * time.Minute },
 		`kind "k8s" is not one of docker,`: func(p *ProviderConfig) { p.Kind = "k8s" },
 	} {

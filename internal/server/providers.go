@@ -259,6 +259,9 @@ func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kub
 		AgentFrom:       from,
 		ProxyAddr:       proxy,
 		PodCIDRs:        cidrs,
+		Overcommit:      k.Overcommit,
+		QPS:             k.APIQPS,
+		Burst:           k.APIBurst,
 		StartTimeout:    k.StartTimeoutOrDefault(),
 	}, nil
 }

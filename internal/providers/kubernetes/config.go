@@ -62,6 +62,17 @@ type Config struct {
 	// refuses to reach (NetworkSubnets); empty reads them from the nodes
 	// (spec.podCIDRs), which needs the right to list nodes.
 	PodCIDRs []netip.Prefix
+	// Overcommit divides a sandbox's CPU and memory limits into its
+	// requests (what the scheduler reserves): 1 (or 0), the default,
+	// reserves all of it (Guaranteed QoS); 4 reserves a quarter, so a node
+	// holds four times as many sandboxes that are mostly idle, at the risk
+	// of contention and eviction when they are not.
+	Overcommit int
+	// QPS and Burst bound the provider's requests to the API server (0:
+	// DefaultQPS and DefaultBurst; client-go's own 5 and 10 throttle a
+	// fleet's starts by seconds).
+	QPS   float32
+	Burst int
 	// StartTimeout bounds a Pod's scheduling, image and agent start; 0
 	// means DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -77,6 +88,11 @@ const AgentPort = 7443
 // Defaults applied when a Config or a Spec leaves a value at zero.
 const (
 	DefaultStartTimeout = 2 * time.Minute
+	// DefaultQPS and DefaultBurst bound the provider's API requests.
+	DefaultQPS   = 50
+	DefaultBurst = 100
+	// MaxOvercommit is the largest Overcommit.
+	MaxOvercommit = 100
 	DefaultMemoryMB     = 1024
 	DefaultCPUMillis    = 1000
 	DefaultTmpMB        = 512

@@ -68,6 +68,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Provider, error
 	if err != nil {
 		return nil, errdefs.InvalidArgument(CodeInvalidConfig, "the kubernetes provider's client configuration cannot be loaded").WithCause(err)
 	}
+	rc.QPS, rc.Burst = cfg.QPS, cfg.Burst
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, errdefs.InvalidArgument(CodeInvalidConfig, "the kubernetes provider's client configuration is not valid").WithCause(err)
@@ -97,7 +98,16 @@ func checkConfig(cfg *Config) error {
 	if cfg.ImagePullPolicy == "" {
 		cfg.ImagePullPolicy = corev1.PullIfNotPresent
 	}
+	cfg.Overcommit = max(cfg.Overcommit, 1)
+	if cfg.QPS <= 0 {
+		cfg.QPS = DefaultQPS
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultBurst
+	}
 	switch {
+	case cfg.Overcommit > MaxOvercommit:
+		return bad("overcommit %d is more than %d", cfg.Overcommit, MaxOvercommit)
 	case cfg.Namespace == "":
 		return bad("the kubernetes provider needs a namespace")
 	case cfg.ShimImage == "":

@@ -36,6 +36,20 @@ const (
 	agentPortName = "agent"
 )
 
+// binSize bounds the in-memory directory the agent is copied into.
+var binSize = resource.NewQuantity(32<<20, resource.BinarySI)
+
+// requests are what the scheduler reserves for a sandbox limited to cpu
+// millicores and mem MiB: the limits divided by the overcommit, and never
+// nothing.
+func (p *Provider) requests(cpu, mem int64) corev1.ResourceList {
+	n := max(int64(p.cfg.Overcommit), 1)
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(max(cpu/n, 1), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(max(mem<<20/n, 1<<20), resource.BinarySI),
+	}
+}
+
 // podFor builds spec's hardened Pod, named name, carrying labels. It is
 // created gated (startGate): the scheduler leaves it alone until Start
 // lifts the gate, so a created sandbox holds no node, and its Secret and
@@ -48,7 +62,7 @@ func (p *Provider) podFor(spec provider.Spec, name string, labels map[string]str
 			corev1.ResourceMemory: *resource.NewQuantity(mem<<20, resource.BinarySI),
 		},
 	}
-	res.Requests = res.Limits.DeepCopy()
+	res.Requests = p.requests(cpu, mem)
 	uid, gid := int64(provider.UserUID), int64(provider.UserGID)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.cfg.Namespace, Labels: labels},
@@ -140,7 +154,9 @@ func (p *Provider) volumes(spec provider.Spec, pod string, tmpMB int64) []corev1
 	vols := []corev1.Volume{
 		{Name: volWorkspace, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(spec.Workspace)}}},
 		{Name: volTmp, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: tmp}}},
-		{Name: volBin, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		// In memory: a copy of the agent per Pod on the node's disk adds up
+		// (16 MiB each); here it counts against the Pod's memory instead.
+		{Name: volBin, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: binSize}}},
 		{Name: volRun, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: volKey, VolumeSource: secret(agentauth.KeyFileName)},
 	}

@@ -306,3 +306,30 @@ func TestDecodeHandle(t *testing.T) {
 		t.Errorf("decode = %+v, %v", st, err)
 	}
 }
+
+// TestPodOvercommit: with an overcommit of 4 the scheduler reserves a
+// quarter of a sandbox's limits, which stay whole; the default reserves
+// all of it; an overcommit past the largest is refused. The agent's copy
+// is in memory, not on the node's disk.
+func TestPodOvercommit(t *testing.T) {
+	res := func(p *Provider) corev1.ResourceRequirements {
+		return p.podFor(testSpec(), "p", nil).Spec.Containers[0].Resources
+	}
+	r := res(testProvider(Config{Overcommit: 4}))
+	if r.Requests.Cpu().MilliValue() != 125 || r.Requests.Memory().Value() != 64<<20 ||
+		r.Limits.Cpu().MilliValue() != 500 || r.Limits.Memory().Value() != 256<<20 {
+		t.Errorf("overcommit 4: requests %v, limits %v; want 125m/64Mi of 500m/256Mi", r.Requests, r.Limits)
+	}
+	if r := res(testProvider(Config{})); !r.Requests.Cpu().Equal(*r.Limits.Cpu()) || !r.Requests.Memory().Equal(*r.Limits.Memory()) {
+		t.Errorf("no overcommit: requests %v, limits %v; want them equal", r.Requests, r.Limits)
+	}
+	cfg := Config{Namespace: "ns", ShimImage: "s", Overcommit: MaxOvercommit + 1}
+	if err := checkConfig(&cfg); err == nil {
+		t.Errorf("overcommit %d was taken", cfg.Overcommit)
+	}
+	for _, v := range testProvider(Config{}).podFor(testSpec(), "p", nil).Spec.Volumes {
+		if v.Name == volBin && (v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory) {
+			t.Errorf("the agent's directory is %+v, want in memory", v.VolumeSource)
+		}
+	}
+}
