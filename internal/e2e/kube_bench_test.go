@@ -18,7 +18,7 @@ import (
 
 // echo runs `echo hello` in runtime rid through the API and checks
 // its answer.
-func (e *kubeEnv) echo(ctx context.Context, rid string) error {
+func (e *kubeBench) echo(ctx context.Context, rid string) error {
 	res, err := e.sdk.Exec(ctx, "acme", "dev", rid, pc.ExecRequest{Argv: []string{"echo", "hello"}})
 	if err == nil && (res.Exit == nil || res.Exit.Code != 0 || string(res.Stdout) != "hello\n") {
 		err = fmt.Errorf("echo: exit %+v, stdout %q", res.Exit, res.Stdout)
@@ -37,7 +37,7 @@ func (e *kubeEnv) echo(ctx context.Context, rid string) error {
 //	go test -run '^$' -bench KubeLifecycle -benchtime 10x ./internal/e2e
 func BenchmarkKubeLifecycle(b *testing.B) {
 	warmCfg := pc.RuntimeConfig{CPUMillis: 100, MemoryMB: 128}
-	e := newKubeEnv(b, []runtime.WarmPool{{CPUMillis: warmCfg.CPUMillis, MemoryMB: warmCfg.MemoryMB, Size: 1, Running: true}})
+	e := newKubeBench(b, []runtime.WarmPool{{CPUMillis: warmCfg.CPUMillis, MemoryMB: warmCfg.MemoryMB, Size: 1, Running: true}})
 	ctx := context.Background()
 	n := 0
 	createStartExec := func(warm bool) func() (time.Duration, error) {
@@ -106,7 +106,7 @@ func BenchmarkKubeLifecycle(b *testing.B) {
 //
 //	go test -run '^$' -bench KubeExec -benchtime 20x ./internal/e2e
 func BenchmarkKubeExec(b *testing.B) {
-	e := newKubeEnv(b, nil)
+	e := newKubeBench(b, nil)
 	ctx := context.Background()
 	p, err := e.sdk.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "exec", Runtime: &pc.RuntimeConfig{CPUMillis: 200, MemoryMB: 128}})
 	if err != nil {
@@ -150,11 +150,12 @@ func BenchmarkKubeExec(b *testing.B) {
 // RSS of the cluster's control plane (etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler) and of the nodes' daemons.
 // Then it deletes them all and checks that no Pod and no claim is left.
+// The provider reserves a tenth of each runtime's limits (overcommit 10).
 // It fails at once if the runtimes' requests cannot fit the nodes.
 //
 //	PADDOCK_BENCH_KUBE_FLEET=200 go test -run '^$' -bench KubeFleet -benchtime 1x -timeout 60m ./internal/e2e
 func BenchmarkKubeFleet(b *testing.B) {
-	e := newKubeEnv(b, nil)
+	e := newKubeBenchOvercommit(b, nil, fleetOvercommit)
 	n := fleetSize(b)
 	e.fleetFits(b, n)
 	ctx := context.Background()
@@ -194,7 +195,7 @@ func BenchmarkKubeFleet(b *testing.B) {
 
 // startFleetAlone is the baseline of BenchmarkKubeFleet: the median of
 // three runtimes created and started one at a time, then deleted.
-func (e *kubeEnv) startFleetAlone(b *testing.B) time.Duration {
+func (e *kubeBench) startFleetAlone(b *testing.B) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	var ds []time.Duration

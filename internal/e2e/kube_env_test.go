@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,19 +22,25 @@ import (
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// kubeEnv is an in-process server whose provider is the kubernetes one,
+// kubeBench is an in-process server whose provider is the kubernetes one,
 // on the test cluster in a namespace of the benchmark's own.
-type kubeEnv struct {
+type kubeBench struct {
 	k       *testenv.KubeCluster
 	env     *servertest.Env
 	sdk     *pc.Client
 	kubectl string // the cluster's kubectl binary
 }
 
-// newKubeEnv starts the server on the test cluster (or skips; fails with
+// newKubeBench starts the server on the test cluster (or skips; fails with
 // PADDOCK_REQUIRE_KUBE=1) with the test image and the shim image built
 // from this tree imported, and the given warm pools.
-func newKubeEnv(b *testing.B, pools []runtime.WarmPool) *kubeEnv {
+func newKubeBench(b *testing.B, pools []runtime.WarmPool) *kubeBench {
+	return newKubeBenchOvercommit(b, pools, 1)
+}
+
+// newKubeBenchOvercommit is newKubeBench with the provider reserving
+// limits/overcommit for each Pod.
+func newKubeBenchOvercommit(b *testing.B, pools []runtime.WarmPool, overcommit int) *kubeBench {
 	b.Helper()
 	k := testenv.Kube(b)
 	shim := testenv.KubeShimImage(b)
@@ -53,8 +57,9 @@ func newKubeEnv(b *testing.B, pools []runtime.WarmPool) *kubeEnv {
 		ShimImage:       shim,
 		ImagePullPolicy: corev1.PullNever,
 		NetworkPolicies: true,
-		AgentFrom:       kubeAgentFrom(b, k),
+		AgentFrom:       testenv.KubeAgentFrom(b, k),
 		PodCIDRs:        k.PodCIDRs,
+		Overcommit:      overcommit,
 		StartTimeout:    3 * time.Minute,
 	}, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -73,23 +78,7 @@ func newKubeEnv(b *testing.B, pools []runtime.WarmPool) *kubeEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &kubeEnv{k: k, env: env, sdk: sdk, kubectl: kubectlPath(b)}
-}
-
-// kubeAgentFrom are the addresses this host sends from to the Pod
-// networks: the server dials agents from them.
-func kubeAgentFrom(b *testing.B, k *testenv.KubeCluster) []netip.Prefix {
-	b.Helper()
-	var out []netip.Prefix
-	for _, cidr := range k.PodCIDRs {
-		c, err := net.Dial("udp", netip.AddrPortFrom(cidr.Addr().Next(), kubernetes.AgentPort).String())
-		if err != nil {
-			b.Fatalf("routing to the Pod network %s: %v", cidr, err)
-		}
-		out = append(out, netip.PrefixFrom(c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), 32))
-		c.Close()
-	}
-	return out
+	return &kubeBench{k: k, env: env, sdk: sdk, kubectl: kubectlPath(b)}
 }
 
 // kubectlPath is the kubectl of the cluster's bin dir
@@ -111,14 +100,14 @@ func kubectlPath(b *testing.B) string {
 
 // kubectlArgs are the arguments that point kubectl at the cluster and
 // the benchmark's namespace, then args.
-func (e *kubeEnv) kubectlArgs(args ...string) []string {
+func (e *kubeBench) kubectlArgs(args ...string) []string {
 	return append([]string{"--kubeconfig", e.k.Kubeconfig, "-n", e.k.Namespace}, args...)
 }
 
 // kubectlRun runs `kubectl run NAME --image IMG … --rm -i -- echo hello`
 // and returns how long until its output was read; the Pod's removal
 // (--rm), after the output, is waited for but not timed.
-func (e *kubeEnv) kubectlRun(name, image string) (time.Duration, error) {
+func (e *kubeBench) kubectlRun(name, image string) (time.Duration, error) {
 	cmd := exec.Command(e.kubectl, e.kubectlArgs("run", name, "--image", image,
 		"--image-pull-policy", "Never", "--restart", "Never", "--rm", "-i",
 		"--command", "--", "echo", "hello")...)

@@ -174,35 +174,15 @@ func must(t *testing.T, what string, err error) {
 // CheckAgent speaks HTTP/2 cleartext (prior knowledge) over conn, asks
 // GET /healthz and returns an error unless it answers 200. It closes conn.
 func CheckAgent(ctx context.Context, conn net.Conn) error {
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
 	used := false
-	tr := &http.Transport{
-		Protocols: &protos,
-		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			if used {
-				return nil, errors.New("the agent stream was already used")
-			}
-			used = true
-			return conn, nil
-		},
-	}
+	tr := provider.AgentTransport(func(context.Context) (net.Conn, error) {
+		if used {
+			return nil, errors.New("the agent stream was already used")
+		}
+		used = true
+		return conn, nil
+	})
 	defer tr.CloseIdleConnections()
 	defer conn.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://agent/healthz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.ProtoMajor != 2 {
-		return errors.New("the agent did not answer over HTTP/2")
-	}
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("the agent's health check answered " + resp.Status)
-	}
-	return nil
+	return provider.ProbeAgent(ctx, &http.Client{Transport: tr})
 }

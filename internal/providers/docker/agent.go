@@ -152,32 +152,14 @@ func (p *Provider) logTail(ctx context.Context, id string) string {
 // agentTransport speaks HTTP/2 cleartext with prior knowledge to the
 // verified agent of container id.
 func (p *Provider) agentTransport(id, sockDir string, key []byte) *http.Transport {
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	return &http.Transport{
-		Protocols: &protos,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return p.dialVerified(ctx, id, sockDir, key)
-		},
-	}
+	return provider.AgentTransport(func(ctx context.Context) (net.Conn, error) {
+		return p.dialVerified(ctx, id, sockDir, key)
+	})
 }
 
 // probeHealth asks the agent for GET /healthz once.
 func probeHealth(ctx context.Context, hc *http.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://agent/healthz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("agent health: status %d", resp.StatusCode)
-	}
-	return nil
+	return provider.ProbeAgent(ctx, hc)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/kubernetes"
+	"github.com/paddockhq/paddock/internal/testenv"
 )
 
 // env is one test's cluster, namespace, provider and images.
@@ -49,7 +50,7 @@ func newEnvOn(t *testing.T, k *cluster, mutate func(*kubernetes.Config)) *env {
 		ShimImage:       k.ShimImage,
 		ImagePullPolicy: corev1.PullNever,
 		NetworkPolicies: true,
-		AgentFrom:       k.agentFrom(t),
+		AgentFrom:       testenv.KubeAgentFrom(t, k.KubeCluster),
 		PodCIDRs:        k.PodCIDRs,
 		ProxyAddr:       netip.AddrPortFrom(k.HostAddr, 3128),
 		StartTimeout:    90 * time.Second,
@@ -177,22 +178,6 @@ func (e *env) exists(t *testing.T, kind, name string) bool {
 		t.Fatalf("reading %s %s: %v", kind, name, err)
 	}
 	return meta.GetDeletionTimestamp() == nil
-}
-
-// agentFrom are the addresses this host sends from to the Pod networks
-// (one per node here): the control plane dials agents from them.
-func (k *cluster) agentFrom(t *testing.T) []netip.Prefix {
-	t.Helper()
-	var out []netip.Prefix
-	for _, cidr := range k.PodCIDRs {
-		c, err := net.Dial("udp", netip.AddrPortFrom(cidr.Addr().Next(), kubernetes.AgentPort).String())
-		if err != nil {
-			t.Fatalf("routing to the Pod network %s: %v", cidr, err)
-		}
-		out = append(out, netip.PrefixFrom(c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), 32))
-		c.Close()
-	}
-	return out
 }
 
 func randHex(n int) string {

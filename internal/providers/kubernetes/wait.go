@@ -19,6 +19,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/agentauth"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/provider"
 )
 
 const (
@@ -225,27 +226,9 @@ func (p *Provider) waitGone(ctx context.Context, pod *corev1.Pod) error {
 func probeHealth(ctx context.Context, addr string, key []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	tr := &http.Transport{
-		Protocols: &protos,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return agentauth.DialTLS(ctx, addr, key)
-		},
-	}
+	tr := provider.AgentTransport(func(ctx context.Context) (net.Conn, error) {
+		return agentauth.DialTLS(ctx, addr, key)
+	})
 	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://agent/healthz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("agent health: status %d", resp.StatusCode)
-	}
-	return nil
+	return provider.ProbeAgent(ctx, &http.Client{Transport: tr})
 }
