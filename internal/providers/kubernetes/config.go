@@ -92,11 +92,11 @@ const (
 	DefaultQPS   = 50
 	DefaultBurst = 100
 	// MaxOvercommit is the largest Overcommit.
-	MaxOvercommit = 100
-	DefaultMemoryMB     = 1024
-	DefaultCPUMillis    = 1000
-	DefaultTmpMB        = 512
-	DefaultDiskMB       = 1024
+	MaxOvercommit    = 100
+	DefaultMemoryMB  = 1024
+	DefaultCPUMillis = 1000
+	DefaultTmpMB     = 512
+	DefaultDiskMB    = 1024
 )
 
 // TmpMemoryDivisor bounds /tmp (a memory-backed emptyDir, counted against
