@@ -64,7 +64,8 @@ func (s *suite) testLifecycle(t *testing.T, p provider.Provider) {
 // testTransitions checks the operations a state does not allow.
 func (s *suite) testTransitions(t *testing.T, p provider.Provider) {
 	if !p.Capabilities().Pause {
-		t.Skip("the provider cannot pause")
+		s.testNoPause(t, p)
+		return
 	}
 	h := s.create(t, p, s.spec(t, p))
 
@@ -88,6 +89,26 @@ func (s *suite) testTransitions(t *testing.T, p provider.Provider) {
 	// A paused sandbox can be destroyed.
 	must(t, "Destroy while paused", p.Destroy(s.ctx(t), h))
 	_, err = p.Inspect(s.ctx(t), h)
+	wantKind(t, "Inspect after Destroy", err, errdefs.ErrNotFound)
+}
+
+// testNoPause checks a provider that declares it cannot pause: before
+// and after Start, Pause and Resume are not implemented and change
+// nothing, and the agent is reachable only once started.
+func (s *suite) testNoPause(t *testing.T, p provider.Provider) {
+	h := s.create(t, p, s.spec(t, p))
+	wantKind(t, "Pause before Start", p.Pause(s.ctx(t), h), errdefs.ErrNotImplemented)
+	if p.Capabilities().Agent {
+		_, err := p.DialAgent(s.ctx(t), h)
+		wantKind(t, "DialAgent before Start", err, errdefs.ErrUnavailable)
+	}
+	s.wantState(t, p, h, provider.StateStopped)
+	must(t, "Start", p.Start(s.ctx(t), h))
+	wantKind(t, "Pause", p.Pause(s.ctx(t), h), errdefs.ErrNotImplemented)
+	wantKind(t, "Resume", p.Resume(s.ctx(t), h), errdefs.ErrNotImplemented)
+	s.wantState(t, p, h, provider.StateRunning)
+	must(t, "Destroy", p.Destroy(s.ctx(t), h))
+	_, err := p.Inspect(s.ctx(t), h)
 	wantKind(t, "Inspect after Destroy", err, errdefs.ErrNotFound)
 }
 
