@@ -285,12 +285,26 @@ wait_for() {
 
 # --- nodes -----------------------------------------------------------------
 
-# cgroup_root NODE: the node's kubelet's cgroupRoot in every cgroup v1
-# hierarchy (a cpuset needs its parent's cpus and mems).
-cgroup_root() {
+# hierarchies: the cgroup hierarchies' roots, each ending in /: every v1
+# hierarchy, or the one unified (v2) root, never a group inside one (on
+# v2, /sys/fs/cgroup/*/ are the groups of the host's services and of its
+# Docker engine).
+hierarchies() {
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		echo /sys/fs/cgroup/
+		return
+	fi
 	local h
 	for h in /sys/fs/cgroup/*/; do
-		[ -f "$h/cgroup.procs" ] || continue
+		[ -f "$h/cgroup.procs" ] && echo "$h"
+	done
+}
+
+# cgroup_root NODE: the node's kubelet's cgroupRoot in every cgroup
+# hierarchy (a v1 cpuset needs its parent's cpus and mems).
+cgroup_root() {
+	local h
+	for h in $(hierarchies); do
 		mkdir -p "$h$1"
 		if [ -f "$h/cpuset.cpus" ] && [ -z "$(cat "$h$1/cpuset.cpus")" ]; then
 			cat "$h/cpuset.cpus" >"$h$1/cpuset.cpus"
@@ -541,7 +555,7 @@ unmount_under() {
 # remove_cgroups NODE: the node's cgroup tree, deepest first.
 remove_cgroups() {
 	local h
-	for h in /sys/fs/cgroup/*/; do
+	for h in $(hierarchies); do
 		[ -d "$h$1" ] || continue
 		find "$h$1" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	done

@@ -103,9 +103,11 @@ func tlsConfig(key []byte, own, peer string) (*tls.Config, error) {
 		ServerName:   TLSServerName,
 		// The chain is checked by the pin alone: no CA vouches for
 		// either end.
-		InsecureSkipVerify:    true,
-		ClientAuth:            tls.RequireAnyClientCert,
-		VerifyPeerCertificate: pinned(theirs.Public().(ed25519.PublicKey)),
+		InsecureSkipVerify: true,
+		// A resumed session skips VerifyPeerCertificate: never resume.
+		SessionTicketsDisabled: true,
+		ClientAuth:             tls.RequireAnyClientCert,
+		VerifyPeerCertificate:  pinned(theirs.Public().(ed25519.PublicKey)),
 	}, nil
 }
 
@@ -138,7 +140,7 @@ func DialTLS(ctx context.Context, addr string, key []byte) (net.Conn, error) {
 	conn := tls.Client(raw, cfg)
 	if err := conn.HandshakeContext(ctx); err != nil {
 		_ = raw.Close()
-		return nil, fmt.Errorf("%w: TLS: %v", ErrUnverified, err)
+		return nil, tlsFailure(err)
 	}
 	if err := Verify(ctx, conn, key); err != nil {
 		_ = conn.Close()
@@ -156,4 +158,16 @@ func ListenTLS(l net.Listener, key []byte, log *slog.Logger) (*Listener, error) 
 		return nil, err
 	}
 	return NewListener(tls.NewListener(l, cfg), key, log), nil
+}
+
+// tlsFailure is the error of a failed TLS handshake: unverified when a
+// certificate was refused (the pin on this end, or the peer's alert that
+// ours is bad), and otherwise the network's error as it is, so a reset or
+// a timeout is not taken for an impostor.
+func tlsFailure(err error) error {
+	var alert tls.AlertError
+	if errors.Is(err, ErrUnverified) || errors.As(err, &alert) && (alert == 42 || alert == 116) { // bad_certificate, certificate_required
+		return fmt.Errorf("%w: TLS: %v", ErrUnverified, err)
+	}
+	return fmt.Errorf("agent link TLS: %w", err)
 }

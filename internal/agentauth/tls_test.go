@@ -161,3 +161,29 @@ func TestDialTLS(t *testing.T) {
 		t.Error("the handshake in the clear, without TLS, got through")
 	}
 }
+
+// TestDialTLSNetworkFailure: a link that breaks during TLS (a listener
+// that closes each connection at once) fails the dial with the network's
+// error, not ErrUnverified: nothing proved an impostor.
+func TestDialTLSNetworkFailure(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = agentauth.DialTLS(ctx, l.Addr().String(), mustKey(t))
+	if err == nil || errors.Is(err, agentauth.ErrUnverified) {
+		t.Fatalf("DialTLS to a link that breaks: %v, want a network error that is not ErrUnverified", err)
+	}
+}

@@ -63,6 +63,11 @@ type KubernetesProvider struct {
 	// port admits only them. Empty admits any, and only the agent link's
 	// pinned TLS keeps others out.
 	AgentFrom []string `yaml:"agent_from"`
+	// DenyCIDRs are addresses (CIDRs or single addresses) no sandbox
+	// reaches in the open mode, beside the metadata range, agent_from and
+	// proxy_address, which are closed anyway: name the API server, the
+	// nodes and the cluster's services here.
+	DenyCIDRs []string `yaml:"deny_cidrs"`
 	// ProxyAddress is IPv4-address:port where the Pods reach the egress proxy
 	// (an address of paddock's host that the Pod network routes to); ""
 	// offers no proxy mode.
@@ -118,15 +123,25 @@ func (k KubernetesProvider) ShimImageOrDefault() string {
 
 // AgentFromPrefixes reads AgentFrom: each entry a CIDR or one address.
 func (k KubernetesProvider) AgentFromPrefixes() ([]netip.Prefix, error) {
+	return prefixes("agent_from", k.AgentFrom)
+}
+
+// DenyPrefixes reads DenyCIDRs: each entry a CIDR or one address.
+func (k KubernetesProvider) DenyPrefixes() ([]netip.Prefix, error) {
+	return prefixes("deny_cidrs", k.DenyCIDRs)
+}
+
+// prefixes reads the setting key's entries, each a CIDR or one address.
+func prefixes(key string, list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, s := range k.AgentFrom {
+	for _, s := range list {
 		if p, err := netip.ParsePrefix(s); err == nil {
 			out = append(out, p.Masked())
 			continue
 		}
 		a, err := netip.ParseAddr(s)
 		if err != nil || a.Zone() != "" {
-			return nil, fmt.Errorf("agent_from %q is not a CIDR or an IP address", s)
+			return nil, fmt.Errorf("%s %q is not a CIDR or an IP address", key, s)
 		}
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
 	}
@@ -207,6 +222,9 @@ func (k *KubernetesProvider) validate() error {
 		return err
 	}
 	if _, err := k.PodCIDRPrefixes(); err != nil {
+		return err
+	}
+	if _, err := k.DenyPrefixes(); err != nil {
 		return err
 	}
 	switch {

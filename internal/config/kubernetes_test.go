@@ -167,6 +167,7 @@ func TestKubernetesProviderValidate(t *testing.T) {
 		`pod_cidrs "10.244.0.0"`:           func(p *ProviderConfig) { p.Kubernetes.PodCIDRs = []string{"10.244.0.0"} },
 		"start_timeout 1s is neither 0":    func(p *ProviderConfig) { p.Kubernetes.StartTimeout = time.Second },
 		"overcommit 101 is not between":    func(p *ProviderConfig) { p.Kubernetes.Overcommit = 101 },
+		`deny_cidrs "10.0.0.0/8x"`:         func(p *ProviderConfig) { p.Kubernetes.DenyCIDRs = []string{"10.0.0.0/8x"} },
 		"api_qps -1 and api_burst 0":       func(p *ProviderConfig) { p.Kubernetes.APIQPS = -1 },
 		"start_timeout 2m0s is neither 0":  func(p *ProviderConfig) { p.Kubernetes.StartTimeout = 2 * time.Minute },
 		`kind "k8s" is not one of docker,`: func(p *ProviderConfig) { p.Kind = "k8s" },

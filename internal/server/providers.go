@@ -233,6 +233,10 @@ func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kub
 	if err != nil {
 		return kubernetes.Config{}, err
 	}
+	deny, err := k.DenyPrefixes()
+	if err != nil {
+		return kubernetes.Config{}, err
+	}
 	if e.Disabled {
 		proxy = netip.AddrPort{}
 	}
@@ -258,6 +262,7 @@ func kubeConfig(pc config.ProviderConfig, e config.Egress, instance string) (kub
 		NetworkPolicies: k.NetworkPolicies,
 		AgentFrom:       from,
 		ProxyAddr:       proxy,
+		DenyCIDRs:       deny,
 		PodCIDRs:        cidrs,
 		Overcommit:      k.Overcommit,
 		QPS:             k.APIQPS,

@@ -54,6 +54,11 @@ type Config struct {
 	// admits any address, and only the pinned TLS of the agent link
 	// (internal/agentauth) keeps others out.
 	AgentFrom []netip.Prefix
+	// DenyCIDRs are addresses no sandbox reaches in the open mode beside
+	// those closed anyway (the metadata range, AgentFrom, ProxyAddr): the
+	// API server, the nodes, the cluster's services, as the operator names
+	// them.
+	DenyCIDRs []netip.Prefix
 	// ProxyAddr is where the Pods reach the egress proxy (an address of
 	// the host paddock runs on, routed from the Pod network); invalid
 	// offers no proxy mode.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -25,7 +26,8 @@ var MetadataRange = netip.MustParsePrefix("169.254.0.0/16")
 //
 //   - none: nothing;
 //   - proxy: the egress proxy's address and port only;
-//   - open: anywhere over IPv4 except MetadataRange (IPv6 is not opened).
+//   - open: anywhere over IPv4 but the addresses openClosed lists (IPv6
+//     is not opened).
 //
 // Only a network plugin that enforces NetworkPolicy makes this hold
 // (Config.NetworkPolicies); without one only open is offered.
@@ -59,10 +61,33 @@ func (p *Provider) policyFor(mode provider.NetworkPolicy, name, sandboxID string
 		}}
 	case provider.NetworkOpen:
 		np.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{
-			To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{MetadataRange.String()}}}},
+			To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: p.openClosed()}}},
 		}}
 	}
 	return np
+}
+
+// openClosed are the IPv4 blocks an open sandbox never reaches: the
+// metadata range, paddock's own addresses (those it dials agents from,
+// and the egress proxy's) and Config.DenyCIDRs (the API server, the nodes,
+// the services, as the operator names them).
+func (p *Provider) openClosed() []string {
+	out := []string{MetadataRange.String()}
+	seen := map[netip.Prefix]bool{MetadataRange: true}
+	add := func(pfx netip.Prefix) {
+		pfx = pfx.Masked()
+		if pfx.Addr().Is4() && pfx.Bits() > 0 && !seen[pfx] && !MetadataRange.Contains(pfx.Addr()) {
+			seen[pfx] = true
+			out = append(out, pfx.String())
+		}
+	}
+	for _, pfx := range append(slices.Clone(p.cfg.AgentFrom), p.cfg.DenyCIDRs...) {
+		add(pfx)
+	}
+	if p.cfg.ProxyAddr.IsValid() {
+		add(netip.PrefixFrom(p.cfg.ProxyAddr.Addr(), 32))
+	}
+	return out
 }
 
 // SetupNetworks returns where the egress proxy must listen: Config.ProxyAddr

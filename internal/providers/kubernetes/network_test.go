@@ -44,15 +44,24 @@ func (e *env) connects(t *testing.T, h provider.Handle, addr netip.AddrPort) boo
 }
 
 // TestNetworkModes: none reaches nothing; proxy reaches only the proxy's
-// address and port; open reaches the host but not the metadata range,
-// which it does reach once its NetworkPolicy is gone (so the listener
-// there is reachable and the policy is what stops it).
+// address and port; open reaches an address beyond but neither the
+// metadata range, nor the address paddock dials agents from (where the
+// test's API server is too), nor one the operator denies, all of which it does reach once its NetworkPolicy is gone (so
+// the listeners there are reachable and the policy is what stops it).
 func TestNetworkModes(t *testing.T) {
 	k := kubeCluster(t)
 	server := listen(t, k.HostAddr)
 	proxy := listen(t, k.HostAddr)
-	metadata := linkLocalListener(t)
-	e := newEnvOn(t, k, func(c *kubernetes.Config) { c.ProxyAddr = proxy })
+	metadata := loListener(t, netip.MustParseAddr("169.254.77.77"))
+	denied := loListener(t, netip.MustParseAddr("10.246.250.7"))
+	// An address no setting closes: what the open mode is for.
+	outside := loListener(t, netip.MustParseAddr("10.246.251.9"))
+	agentFrom := testenv.KubeAgentFrom(t, k.KubeCluster)
+	control := listen(t, agentFrom[0].Addr())
+	e := newEnvOn(t, k, func(c *kubernetes.Config) {
+		c.ProxyAddr = proxy
+		c.DenyCIDRs = []netip.Prefix{netip.PrefixFrom(denied.Addr(), 32)}
+	})
 
 	spec := e.spec()
 	spec.Network = provider.NetworkNone
@@ -74,16 +83,21 @@ func TestNetworkModes(t *testing.T) {
 	spec = e.spec()
 	spec.Network = provider.NetworkOpen
 	open := e.started(t, spec)
-	if !e.connects(t, open, server) {
-		t.Error("a sandbox in mode open did not reach the host")
+	if !e.connects(t, open, outside) {
+		t.Errorf("a sandbox in mode open did not reach %s", outside)
 	}
-	if e.connects(t, open, metadata) {
-		t.Error("a sandbox in mode open reached the metadata range")
+	closed := map[string]netip.AddrPort{"the metadata range": metadata, "a denied address": denied, "the control plane's address": control}
+	for what, addr := range closed {
+		if e.connects(t, open, addr) {
+			t.Errorf("a sandbox in mode open reached %s (%s)", what, addr)
+		}
 	}
 	e.deletePolicy(t, open)
 	testenv.Eventually(t, func() error {
-		if !e.connects(t, open, metadata) {
-			return fmt.Errorf("without its policy the sandbox does not reach %s either", metadata)
+		for what, addr := range closed {
+			if !e.connects(t, open, addr) {
+				return fmt.Errorf("without its policy the sandbox does not reach %s (%s) either", what, addr)
+			}
 		}
 		return nil
 	})
@@ -119,11 +133,11 @@ func (e *env) deletePolicy(t *testing.T, h provider.Handle) {
 	}
 }
 
-// linkLocalListener stands in for a cloud's metadata service: a listener
-// on a link-local address put on this host's loopback for the test.
-func linkLocalListener(t *testing.T) netip.AddrPort {
+// loListener is a listener on addr, which the test puts on this host's
+// loopback until it ends: a link-local one stands in for a cloud's
+// metadata service, another for an address the operator denies.
+func loListener(t *testing.T, addr netip.Addr) netip.AddrPort {
 	t.Helper()
-	addr := netip.MustParseAddr("169.254.77.77")
 	if out, err := exec.Command("ip", "addr", "add", addr.String()+"/32", "dev", "lo").CombinedOutput(); err != nil {
 		t.Fatalf("adding %s to lo: %v: %s", addr, err, out)
 	}
