@@ -15,6 +15,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/testenv"
+	"github.com/paddockhq/paddock/internal/version"
 )
 
 // script builds "images" as files in its directory, speaking the protocol
@@ -246,6 +247,7 @@ func TestBuildImagesList(t *testing.T) {
 	want := map[string]string{
 		"test": "paddock/test-busybox:latest", "default": "paddock/debian:bookworm",
 		"computer-use": "paddock/computer-use:bookworm", "all-harness": "paddock/all-harness:bookworm",
+		"shim": "paddock/shim:" + version.Version, // the Kubernetes provider's agent image
 	}
 	got := map[string]string{}
 	for _, im := range b.Images() {

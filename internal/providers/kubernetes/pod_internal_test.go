@@ -193,7 +193,8 @@ func TestKubeLabels(t *testing.T) {
 
 // TestPolicies checks each network mode's NetworkPolicy.
 func TestPolicies(t *testing.T) {
-	p := testProvider(Config{NetworkPolicies: true, ProxyAddr: netip.MustParseAddrPort("10.0.0.1:3128"), AgentFrom: []netip.Prefix{netip.MustParsePrefix("10.9.0.7/32")}})
+	p := testProvider(Config{NetworkPolicies: true, ProxyAddr: netip.MustParseAddrPort("10.0.0.1:3128"), AgentFrom: []netip.Prefix{netip.MustParsePrefix("10.9.0.7/32")},
+		DenyCIDRs: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12"), netip.MustParsePrefix("169.254.169.254/32")}})
 	for _, tc := range []struct {
 		mode  provider.NetworkPolicy
 		check func(t *testing.T, eg []networkingv1.NetworkPolicyEgressRule)
@@ -209,7 +210,7 @@ func TestPolicies(t *testing.T) {
 			}
 		}},
 		{provider.NetworkOpen, func(t *testing.T, eg []networkingv1.NetworkPolicyEgressRule) {
-			if len(eg) != 1 || eg[0].To[0].IPBlock.CIDR != "0.0.0.0/0" || !slices.Equal(eg[0].To[0].IPBlock.Except, []string{"169.254.0.0/16"}) {
+			if len(eg) != 1 || eg[0].To[0].IPBlock.CIDR != "0.0.0.0/0" || !slices.Equal(eg[0].To[0].IPBlock.Except, []string{"169.254.0.0/16", "10.9.0.7/32", "10.96.0.0/12", "10.0.0.1/32"}) {
 				t.Errorf("open egress %+v", eg)
 			}
 		}},
