@@ -160,9 +160,11 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 	if p := s.process(t, bg.ID); !p.Running {
 		t.Fatalf("the background process stopped with its follower: %+v", p)
 	}
-	if out := s.run(t, "ls", "-a", "/workspace"); strings.Contains(out, "partial") {
-		t.Fatalf("a partial upload was left: %q", out)
-	}
+	// The agent removes a cut upload once its call ends, which the server
+	// notices after the client has gone: wait for it, as for the processes.
+	testenv.WaitFor(t, "the partial upload to be removed", func() bool {
+		return !strings.Contains(s.run(t, "ls", "-a", "/workspace"), "partial")
+	})
 	testenv.WaitFor(t, "the agent's descriptors to settle", func() bool {
 		return s.run(t, "sh", "-c", "ls /proc/1/fd | wc -l") == shimFDs
 	})
