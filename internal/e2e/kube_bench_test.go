@@ -46,15 +46,9 @@ func BenchmarkKubeLifecycle(b *testing.B) {
 			pooled := map[string]bool{}
 			if warm {
 				cfg = warmCfg
-				if _, err := e.env.Runtimes.FillWarmPools(ctx); err != nil {
+				var err error
+				if pooled, err = filledWarmPools(ctx, e.env); err != nil {
 					return 0, err
-				}
-				ws, err := e.env.Store.ListWarmSandboxes(ctx)
-				if err != nil {
-					return 0, err
-				}
-				for _, w := range ws {
-					pooled[w.ID] = true
 				}
 			}
 			n++

@@ -46,15 +46,9 @@ func BenchmarkLifecycle(b *testing.B) {
 			cfg := &pc.RuntimeConfig{MemoryMB: 512}
 			if warm {
 				cfg = template
-				if _, err := e.env.Runtimes.FillWarmPools(ctx); err != nil {
+				var err error
+				if ready, err = filledWarmPools(ctx, e.env); err != nil {
 					return 0, err
-				}
-				ws, err := e.env.Store.ListWarmSandboxes(ctx)
-				if err != nil {
-					return 0, err
-				}
-				for _, w := range ws {
-					ready[w.ID] = true
 				}
 			}
 			n++
@@ -118,4 +112,21 @@ func BenchmarkLifecycle(b *testing.B) {
 			return time.Since(t0), err
 		})
 	})
+}
+
+// filledWarmPools fills env's warm pools and returns the ids of the warm
+// sandboxes ready, which a warm start must claim one of.
+func filledWarmPools(ctx context.Context, env *servertest.Env) (map[string]bool, error) {
+	if _, err := env.Runtimes.FillWarmPools(ctx); err != nil {
+		return nil, err
+	}
+	ws, err := env.Store.ListWarmSandboxes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, w := range ws {
+		ids[w.ID] = true
+	}
+	return ids, nil
 }
