@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/shim"
@@ -42,6 +43,13 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
+
+// The main goroutine keeps the main thread to itself. The agent acts as
+// other accounts on threads of their own and throws away one it cannot
+// restore; the runtime cannot end the main thread, and would keep it,
+// wedged, with the identity it was left with, which the account's
+// processes could then signal.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	// The image's sudo is a link to this binary (shim.SudoLink).

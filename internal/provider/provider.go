@@ -209,6 +209,9 @@ const (
 type Resources struct {
 	CPUMillis int64 // 1000 = one core
 	MemoryMB  int64
+	// PidsLimit bounds the sandbox's processes and threads, the agent's
+	// aside: a provider whose limit counts the agent's threads too adds
+	// agentpb.AgentThreads to it.
 	PidsLimit int64
 	// DiskMB is the workspace's disk quota, fixed when the workspace is
 	// created: writes past it fail with ENOSPC. 0 = provider default.

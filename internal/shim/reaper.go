@@ -33,6 +33,10 @@ type Reaper struct {
 	orphans    atomic.Int64
 	sigc       chan os.Signal
 	stop, done chan struct{}
+
+	// capless is the thread root's processes are forked on, without the
+	// agent's own capabilities (see forkExec and dropAgentCaps).
+	capless *dedicatedThread
 }
 
 var reaperRunning atomic.Bool
@@ -45,11 +49,12 @@ func StartReaper(log *slog.Logger) (*Reaper, error) {
 		return nil, errors.New("shim: a reaper is already running in this process")
 	}
 	r := &Reaper{
-		log:    log,
-		owners: make(map[int]func(syscall.WaitStatus)),
-		sigc:   make(chan os.Signal, 1),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
+		log:     log,
+		owners:  make(map[int]func(syscall.WaitStatus)),
+		sigc:    make(chan os.Signal, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		capless: newDedicatedThread(dropAgentCaps),
 	}
 	if os.Getpid() != 1 {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -74,6 +79,7 @@ func (r *Reaper) Stop() {
 	}
 	close(r.stop)
 	<-r.done
+	r.capless.close()
 	signal.Stop(r.sigc)
 	if r.subreaper {
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/agentauth"
+	"github.com/paddockhq/paddock/internal/agentpb"
 )
 
 // RunOptions configure Run.
@@ -83,6 +84,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
+	reserveThreads(agentpb.AgentThreads)
 	reaper, err := StartReaper(log)
 	if err != nil {
 		return err

@@ -235,9 +235,9 @@ func forkExec(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, attr *s
 		return r.Start(start, onExit)
 	}
 	// Root keeps root's capabilities in the sandbox, not the agent's own:
-	// it is forked on a thread without them.
+	// it is forked on the thread without them.
 	var pid int
-	err := onThread(dropAgentCaps, func() (err error) {
+	err := r.capless.do(func() (err error) {
 		pid, err = r.Start(start, onExit)
 		return err
 	})

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -131,30 +129,6 @@ var canSwitchUsers = sync.OnceValue(func() bool {
 // u needs no switch.
 func (u sandboxUser) isAgent() bool { return u.uid == os.Geteuid() && u.gid == os.Getegid() }
 
-// onThread runs fn on an OS thread of its own, prepared by setup, and
-// throws the thread away afterwards: credentials and capabilities are per
-// thread in Linux, and a goroutine that ends locked to its thread takes
-// the thread with it, so nothing else ever runs with what setup changed.
-// A panic in fn is fn's error (an internal one), not the agent's end: no
-// handler of the runtime's catches it on this goroutine.
-func onThread(setup func() error, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		defer func() {
-			if p := recover(); p != nil {
-				errc <- fmt.Errorf("panic: %v\n%s", p, debug.Stack())
-			}
-		}()
-		if err := setup(); err != nil {
-			errc <- err
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}
-
 // asUser runs fn with u's file-system identity: its uid and gid, no
 // supplementary groups. What fn creates is u's and what it may touch is
 // what u may. The thread's real and saved ids stay the agent's: the kernel
@@ -167,7 +141,7 @@ func asUser(u sandboxUser, fn func() error) error {
 	if u.isAgent() {
 		return fn()
 	}
-	return onThread(func() error { return setFileIDs(u) }, fn)
+	return onThread(func() error { return setFileIDs(u) }, restoreThread, fn)
 }
 
 // setFileIDs gives the calling thread u's file-system ids: setfsuid and
@@ -219,11 +193,18 @@ func setAllIDs(u sandboxUser) error {
 // ones (and so its file-system ones), the gid first, while the thread
 // still has CAP_SETGID.
 func setEffectiveIDs(u sandboxUser) error {
-	keep := ^uintptr(0) // -1: unchanged
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESGID, keep, uintptr(u.gid), keep); e != 0 {
-		return e
+	if err := setEffectiveID(syscall.SYS_SETRESGID, u.gid); err != nil {
+		return err
 	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, keep, uintptr(u.uid), keep); e != 0 {
+	return setEffectiveID(syscall.SYS_SETRESUID, u.uid)
+}
+
+// setEffectiveID sets the calling thread's effective uid or gid (call
+// SYS_SETRESUID or SYS_SETRESGID) to id, and leaves the real and saved
+// ones alone.
+func setEffectiveID(call uintptr, id int) error {
+	keep := ^uintptr(0) // -1: unchanged
+	if _, _, e := syscall.RawSyscall(call, keep, uintptr(id), keep); e != 0 {
 		return e
 	}
 	return nil
@@ -283,7 +264,8 @@ func asProcessOwner(pid int, look bool, fn func() error) error {
 		return err
 	}
 	if look && !haveFileIDs() {
-		return onThread(func() error { return setAllIDs(owner) }, fn)
+		// Real and saved ids do not come back: the thread is thrown away.
+		return onThread(func() error { return setAllIDs(owner) }, nil, fn)
 	}
 	return asUser(owner, fn)
 }

@@ -108,7 +108,7 @@ func testAgentUnreachable(t *testing.T, u sandboxUser, setup func() error) {
 	inside, done := make(chan struct{}), make(chan struct{})
 	callErr := make(chan error, 1)
 	go func() {
-		callErr <- onThread(setup, func() error {
+		callErr <- onThread(setup, restoreThread, func() error {
 			err := os.WriteFile(filepath.Join(dir, "made"), nil, 0o644)
 			close(inside)
 			<-done
@@ -143,7 +143,7 @@ func testAgentUnreachable(t *testing.T, u sandboxUser, setup func() error) {
 // TestOnThreadPanicIsAnError: a handler that panics on a thread of its
 // own (a file call as user) fails that call; the agent lives on.
 func TestOnThreadPanicIsAnError(t *testing.T) {
-	err := onThread(func() error { return nil }, func() error {
+	err := onThread(func() error { return nil }, restoreThread, func() error {
 		var m map[string]int
 		m["x"]++ // a nil map: panics
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/paddockhq/paddock/internal/agentauth"
+	"github.com/paddockhq/paddock/internal/agentpb"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 )
@@ -236,9 +237,9 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 }
 
 // limits are the container's limits for r, the provider's defaults where
-// r has none: processes (more under gVisor, whose threads count), memory
-// in MiB, CPU in millicores, and the sizes in MiB of /tmp and /dev/shm,
-// which share a part of the memory.
+// r has none: processes (the agent's threads on top; more under gVisor,
+// whose own threads count), memory in MiB, CPU in millicores, and the
+// sizes in MiB of /tmp and /dev/shm, which share a part of the memory.
 func (p *Provider) limits(r provider.Resources) (pids, memMB, cpuMillis, tmpMB, shmMB int64) {
 	pids = r.PidsLimit
 	if pids == 0 {
@@ -246,6 +247,8 @@ func (p *Provider) limits(r provider.Resources) (pids, memMB, cpuMillis, tmpMB, 
 	}
 	if p.gvisor() {
 		pids = GVisorPidsLimit(pids)
+	} else {
+		pids += agentpb.AgentThreads
 	}
 	memMB = r.MemoryMB
 	if memMB == 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 
+	"github.com/paddockhq/paddock/internal/agentpb"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/provider/providertest"
@@ -35,9 +36,11 @@ func TestHardening(t *testing.T) { eachFlavour(t, false, testHardening) }
 func testHardening(t *testing.T, fl flavour) {
 	e := newFlavourEnv(t, fl)
 	underGVisor := fl.runtime != ""
-	// Under gVisor the pids cgroup counts the sandbox kernel's threads too,
-	// so the provider raises it (4×64+64; see GVisorPidsLimit).
-	wantPids := int64(64)
+	// The agent's threads come on top of the sandbox's 64 (see
+	// agentpb.AgentThreads). Under gVisor the pids cgroup counts the
+	// sandbox kernel's threads too, so the provider raises it (4×64+64;
+	// see GVisorPidsLimit).
+	wantPids := int64(64 + agentpb.AgentThreads)
 	if underGVisor {
 		wantPids = 320
 	}
