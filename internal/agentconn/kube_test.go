@@ -2,14 +2,13 @@ package agentconn_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -54,44 +53,35 @@ func startKubeSandbox(t *testing.T) *sandbox {
 	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
 	t.Cleanup(func() { c.Close() })
 	stop := func(t *testing.T) {
-		code, err := exitOnDestroy(t, k, p, h)
-		if err != nil || code != 0 {
-			t.Fatalf("the agent's exit code %d, %v; want 0", code, err)
+		if code := exitOnSIGTERM(t, k, c, h); code != 0 {
+			t.Fatalf("the agent's exit code %d; want 0", code)
 		}
 	}
 	return &sandbox{id: h.ID, client: c, uid: "1000", home: provider.UserHome, stop: stop}
 }
 
-// exitOnDestroy destroys h's Pod and returns the exit code its sandbox
-// container reported on the way (the kubelet writes it before the Pod
-// goes).
-func exitOnDestroy(t *testing.T, k *testenv.KubeCluster, p provider.Provider, h provider.Handle) (int32, error) {
+// exitOnSIGTERM has a process of the sandbox send SIGTERM to the agent,
+// PID 1 of its container, as the kubelet does when the Pod is deleted,
+// and returns the exit code the container reports. The Pod stays (its
+// restart policy is Never), so its status is there to read: a deleted
+// Pod's last status is not always written before it goes.
+func exitOnSIGTERM(t *testing.T, k *testenv.KubeCluster, c *agentconn.Client, h provider.Handle) int32 {
 	ctx := ctxT(t)
-	w, err := k.Client.CoreV1().Pods(k.Namespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + h.ID})
-	if err != nil {
-		return 0, err
-	}
-	defer w.Stop()
-	destroyed := make(chan error, 1)
-	go func() { destroyed <- p.Destroy(ctx, h) }()
-	code, seen := int32(0), false
-	for ev := range w.ResultChan() {
-		if pod, ok := ev.Object.(*corev1.Pod); ok {
-			for _, cs := range pod.Status.ContainerStatuses {
-				if cs.Name == "sandbox" && cs.State.Terminated != nil {
-					code, seen = cs.State.Terminated.ExitCode, true
-				}
+	// The call ends with the agent; its answer does not matter.
+	_, _ = c.Run(ctx, agentconn.ExecRequest{Argv: []string{"kill", "-TERM", "1"}})
+	var code int32
+	testenv.Eventually(t, func() error {
+		pod, err := k.Client.CoreV1().Pods(k.Namespace).Get(ctx, h.ID, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name == "sandbox" && cs.State.Terminated != nil {
+				code = cs.State.Terminated.ExitCode
+				return nil
 			}
 		}
-		if ev.Type == watch.Deleted {
-			break
-		}
-	}
-	if err := <-destroyed; err != nil {
-		return 0, err
-	}
-	if !seen {
-		t.Fatal("the Pod went without its container's exit status")
-	}
-	return code, nil
+		return fmt.Errorf("the sandbox container has not ended: %+v", pod.Status.ContainerStatuses)
+	})
+	return code
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
+	"github.com/paddockhq/paddock/internal/agentpb"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/server/servertest"
@@ -126,7 +127,7 @@ func TestDockerRuntimeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc := ins.HostConfig
-	wantPids := int64(64)
+	wantPids := int64(64 + agentpb.AgentThreads) // the agent's threads on top
 	if _, rt := testenv.TestProvider(t); rt != "" {
 		wantPids = docker.GVisorPidsLimit(64) // the Sentry's threads count too
 	}
