@@ -205,9 +205,6 @@ func terminalReconnect(t *testing.T, s *server, f fleet) {
 	p.waitFor("one on the screen", rowsWithLine("one")+` === 1`)
 	// The shell prints "two" when the test lets it, while the network is
 	// cut, and then says so in a file the test reads through the API.
-	p.typeLine("rm -f /workspace/go /workspace/done; until [ -e /workspace/go ]; do sleep 1; done; echo two; touch /workspace/done")
-	p.setOffline(true)
-	p.waitFor("the terminal reconnecting", terminalStatus+` === "Reconnecting…"`)
 	run := func(argv ...string) int {
 		r, err := s.sdk.Exec(t.Context(), f.org, f.ws, id, pc.ExecRequest{Argv: argv})
 		if err != nil {
@@ -218,6 +215,12 @@ func terminalReconnect(t *testing.T, s *server, f fleet) {
 		}
 		return r.Exit.Code
 	}
+	p.typeLine("rm -f /workspace/go /workspace/done /workspace/looping; touch /workspace/looping; until [ -e /workspace/go ]; do sleep 1; done; echo two; touch /workspace/done")
+	// The line has reached the shell before the network goes: keys still
+	// on their way would be lost with the socket.
+	testenv.WaitFor(t, "the shell to run the loop", func() bool { return run("test", "-e", "/workspace/looping") == 0 })
+	p.setOffline(true)
+	p.waitFor("the terminal reconnecting", terminalStatus+` === "Reconnecting…"`)
 	run("touch", "/workspace/go")
 	testenv.WaitFor(t, "the shell to print two", func() bool { return run("test", "-e", "/workspace/done") == 0 })
 	if n := eval[int](p, rowsWithLine("two")); n != 0 {
