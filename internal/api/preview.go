@@ -103,9 +103,13 @@ func (a *API) portsOf(ctx context.Context, rt store.Runtime, prefix string) ([]c
 			}
 			byPort[l.Port] = &client.Port{Port: l.Port, Listening: true, Address: l.Address, PID: l.PID, Command: l.Command}
 		}
-		// A port declared public once listening is public now.
-		if rt, err = a.runtimes.PublishListening(ctx, rt, listening); err != nil {
-			return nil, err
+		// A port declared public once listening is public now; the list
+		// answers even when that cannot be written yet (the next request
+		// writes it).
+		if published, err := a.runtimes.PublishListening(ctx, rt, listening); err == nil {
+			rt = published
+		} else {
+			a.logger.WarnContext(ctx, "could not make a listening port declared public public", "runtime", rt.ID, "err", err)
 		}
 	}
 	for _, p := range rt.Config.PublicPorts {
