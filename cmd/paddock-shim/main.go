@@ -11,6 +11,12 @@
 //
 //	paddock-shim install DIR [--key-from FILE]
 //
+// Inside a sandbox, it prints the public URL at which the preview gateway
+// serves one of the sandbox's ports, so an agent can tell its user where
+// its app runs:
+//
+//	paddock-shim url PORT
+//
 // In sandboxes of the computer-use image it also runs the computer-use
 // sidecar (a virtual display, a browser and an MCP server driving them)
 // and a small client of it:
@@ -73,8 +79,11 @@ func run(args []string, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "install" {
 		return install(args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "url" {
+		return previewURL(args[1:], os.Stdout)
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--listen ADDR] [--key-file PATH] [--run-dir DIR] [--trust PATH] [--grace DURATION] [--user NAME] [--log-level LEVEL]\n%s\n%s", installUsage, computeruse.Usage)
+		return fmt.Errorf("usage: paddock-shim serve [--socket PATH] [--listen ADDR] [--key-file PATH] [--run-dir DIR] [--trust PATH] [--grace DURATION] [--user NAME] [--log-level LEVEL]\n%s\n%s\n%s", installUsage, urlUsage, computeruse.Usage)
 	}
 	o, err := serveOptions(args[1:], stderr)
 	if err != nil {
@@ -132,4 +141,20 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// urlUsage is the url command's line of the usage.
+const urlUsage = "       paddock-shim url PORT   (this sandbox's public preview URL of PORT)"
+
+// previewURL prints this sandbox's preview URL of the one port args name.
+func previewURL(args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: paddock-shim url PORT")
+	}
+	u, err := shim.PreviewURL(os.Getenv, args[0])
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, u)
+	return err
 }

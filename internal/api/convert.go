@@ -31,8 +31,24 @@ func configOut(c store.RuntimeConfig) client.RuntimeConfig {
 		Network:            &client.NetworkPolicy{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny},
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFSMode(),
-		User: c.UserName(), CapabilitiesJSON: sidecar.JSON(c.Sidecars),
+		User: c.UserName(), CapabilitiesJSON: sidecar.JSON(c.Sidecars), Ports: portsOut(c.Ports),
 	}
+}
+
+func portsOut(ps []store.DeclaredPort) []client.RuntimePort {
+	var out []client.RuntimePort
+	for _, p := range ps {
+		out = append(out, client.RuntimePort{Port: p.Port, Public: p.Public})
+	}
+	return out
+}
+
+func portsIn(ps []client.RuntimePort) []store.DeclaredPort {
+	var out []store.DeclaredPort
+	for _, p := range ps {
+		out = append(out, store.DeclaredPort{Port: p.Port, Public: p.Public})
+	}
+	return out
 }
 
 func configIn(c *client.RuntimeConfig) (store.RuntimeConfig, error) {
@@ -43,12 +59,16 @@ func configIn(c *client.RuntimeConfig) (store.RuntimeConfig, error) {
 	if err != nil {
 		return store.RuntimeConfig{}, err
 	}
+	prov, err := providerOf(c.Provider, c.MetadataJSON)
+	if err != nil {
+		return store.RuntimeConfig{}, err
+	}
 	out := store.RuntimeConfig{
-		Image: c.Image, Provider: c.Provider, CPUMillis: c.CPUMillis, MemoryMB: c.MemoryMB,
+		Image: c.Image, Provider: prov, CPUMillis: c.CPUMillis, MemoryMB: c.MemoryMB,
 		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFS,
-		User: c.User, Sidecars: sidecars,
+		User: c.User, Sidecars: sidecars, Ports: portsIn(c.Ports),
 	}
 	if c.Network != nil {
 		out.Network = store.NetworkConfig{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny}

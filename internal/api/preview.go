@@ -39,7 +39,7 @@ func (a *API) servePreview(w http.ResponseWriter, r *http.Request) bool {
 // limits, error body and open streams.
 func (a *API) newPreviews() *preview.Gateway {
 	return preview.New(preview.Options{Config: a.preview, Path: a.path,
-		Door: previewDoor{a}, MaxBody: a.limits.UploadBodyBytes, Logger: a.logger})
+		Door: previewDoor{a}, MaxBody: a.limits.UploadBodyBytes, Logger: a.logger, Publish: a.runtimes.PublishIfListening})
 }
 
 // previewDoor is what the preview gateway shares with the API
@@ -94,12 +94,22 @@ func (a *API) portsOf(ctx context.Context, rt store.Runtime, prefix string) ([]c
 		if err != nil {
 			return nil, err
 		}
+		var listening []int
 		for _, l := range ls {
+			listening = append(listening, l.Port)
 			if p, seen := byPort[l.Port]; seen {
 				p.Address += ", " + l.Address
 				continue
 			}
 			byPort[l.Port] = &client.Port{Port: l.Port, Listening: true, Address: l.Address, PID: l.PID, Command: l.Command}
+		}
+		// A port declared public once listening is public now; the list
+		// answers even when that cannot be written yet (the next request
+		// writes it).
+		if published, err := a.runtimes.PublishListening(ctx, rt, listening); err == nil {
+			rt = published
+		} else {
+			a.logger.WarnContext(ctx, "could not make a listening port declared public public", "runtime", rt.ID, "err", err)
 		}
 	}
 	for _, p := range rt.Config.PublicPorts {

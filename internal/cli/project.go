@@ -49,7 +49,8 @@ func (a *app) projectCreateCmd(sc *scope) *cobra.Command {
 		Long: `Create a project and its runtime. Runtime settings left unset take the
 server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 		Example: `  paddock project create agent --org acme --ws dev --image paddock/debian:bookworm --cpu 1 --memory 1G --idle-timeout 30m
-  paddock project create agent --network proxy --allow pypi.org --allow files.pythonhosted.org`,
+  paddock project create agent --network proxy --allow pypi.org --allow files.pythonhosted.org
+  paddock project create web --port 3000:public --port 8000`,
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rc, set, err := settings.config(cmd)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // set` share. create adds the ones fixed at creation (provider, disk).
 type runtimeSettings struct {
 	image, provider, network, cpu, memory, disk, rootfs, user string
-	allow, deny, secrets, capabilities                        []string
+	allow, deny, secrets, capabilities, ports                 []string
 	pids                                                      int64
 	idle, maxLifetime, archiveAfter                           time.Duration
 }
@@ -41,6 +42,7 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	if create {
 		f.StringVar(&s.provider, "provider", "", "sandbox provider (see 'paddock capabilities')")
 		f.StringVar(&s.disk, "disk", "", "workspace disk quota: 512 (MB), 512M or 20G (default: the server's)")
+		f.StringSliceVar(&s.ports, "port", nil, "a port the runtime declares, PORT or PORT:public (public once it listens); the sandbox sees its preview URL as PADDOCK_PREVIEW_URL_<PORT> (repeatable)")
 	}
 }
 
@@ -177,7 +179,24 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 			return c, false, err
 		}
 	}
+	if c.Ports, err = declaredPorts(s.ports); err != nil {
+		return c, false, err
+	}
 	return c, !reflect.ValueOf(c).IsZero(), nil
+}
+
+// declaredPorts reads --port: PORT or PORT:public each.
+func declaredPorts(flags []string) ([]client.RuntimePort, error) {
+	var out []client.RuntimePort
+	for _, f := range flags {
+		num, mode, hasMode := strings.Cut(f, ":")
+		port, err := strconv.Atoi(num)
+		if err != nil || port < 1 || port > 65535 || (hasMode && mode != "public") {
+			return nil, usagef("--port %q: want PORT or PORT:public, PORT 1 to 65535", f)
+		}
+		out = append(out, client.RuntimePort{Port: port, Public: hasMode})
+	}
+	return out, nil
 }
 
 func (a *app) runtimeSetCmd(sc *scope) *cobra.Command {

@@ -22,7 +22,6 @@ package preview
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -85,6 +84,11 @@ type Options struct {
 	// MaxBody bounds a request's body.
 	MaxBody int64
 	Logger  *slog.Logger
+	// Publish, when set, makes port of rt public when rt declares it
+	// public once listening and its agent sees it listen
+	// (runtime.Service.PublishIfListening), and reports whether it is
+	// public now.
+	Publish func(ctx context.Context, rt store.Runtime, port int) (store.Runtime, bool, error)
 }
 
 // Gateway serves previews. It is safe for concurrent use.
@@ -94,19 +98,17 @@ type Gateway struct {
 	door    Door
 	maxBody int64
 	logger  *slog.Logger
+	publish func(ctx context.Context, rt store.Runtime, port int) (store.Runtime, bool, error)
 	// transports are the proxy's (proxy.go).
 	transports portTransports
 }
 
 // New returns a Gateway.
 func New(o Options) *Gateway {
-	if o.Scheme == "" {
-		o.Scheme = "http"
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{cfg: o.Config, path: o.Path, door: o.Door, maxBody: o.MaxBody, logger: o.Logger}
+	return &Gateway{cfg: o.Config, path: o.Path, door: o.Door, maxBody: o.MaxBody, logger: o.Logger, publish: o.Publish}
 }
 
 const (
@@ -123,12 +125,7 @@ var hostRE = regexp.MustCompile(`^([0-9]{1,5})-([0-9a-f]{12})$`)
 // portsPathRE is a path URL: the runtime's path, ports, P, then the rest.
 var portsPathRE = regexp.MustCompile(`^/api/v1/org/([^/]+)/ws/([^/]+)/runtimes/([^/]+)/ports/([0-9]{1,5})(/.*)?$`)
 
-func (g *Gateway) domain() string {
-	if g.cfg.Domain == "" {
-		return "localhost"
-	}
-	return strings.ToLower(g.cfg.Domain)
-}
+func (g *Gateway) domain() string { return g.cfg.domain() }
 
 // host parses a request's Host as a preview host.
 func (g *Gateway) host(host string) (port int, short string, ok bool) {
@@ -151,13 +148,7 @@ func (g *Gateway) host(host string) (port int, short string, ok bool) {
 }
 
 // URL is the preview URL of port on rt.
-func (g *Gateway) URL(rt store.Runtime, port int) string {
-	u := fmt.Sprintf("%s://%d-%s.%s", g.cfg.Scheme, port, iam.ShortID(rt.ID), g.domain())
-	if g.cfg.Port != "" {
-		u += ":" + g.cfg.Port
-	}
-	return u + "/"
-}
+func (g *Gateway) URL(rt store.Runtime, port int) string { return g.cfg.URL(rt.ID, port) }
 
 // isPortsPath is a cheap first test for a path URL, so that API requests
 // skip the expression.

@@ -55,7 +55,7 @@ func anonymous(r *http.Request, prefix string) bool {
 // credential is refused (Admit); an anonymous request has paid the
 // address already.
 func (g *Gateway) access(w http.ResponseWriter, r *http.Request, rt store.Runtime, port int, prefix string, anon bool) (grant, error) {
-	public := rt.ID != "" && slices.Contains(rt.Config.PublicPorts, port)
+	public := rt.ID != "" && (slices.Contains(rt.Config.PublicPorts, port) || g.publishIfListening(r, rt, port))
 	switch {
 	case anon && public:
 		return grant{}, nil
@@ -84,6 +84,21 @@ func (g *Gateway) access(w http.ResponseWriter, r *http.Request, rt store.Runtim
 		return grant{}, err
 	}
 	return grant{cred: id.Credential(), id: id}, nil
+}
+
+// publishIfListening makes port public when rt declares it public once
+// listening and something listens on it now (Options.Publish), and
+// reports whether it did. A failure to ask leaves the port private.
+func (g *Gateway) publishIfListening(r *http.Request, rt store.Runtime, port int) bool {
+	if g.publish == nil {
+		return false
+	}
+	_, public, err := g.publish(r.Context(), rt, port)
+	if err != nil {
+		g.logger.WarnContext(r.Context(), "could not tell whether a port declared public listens", "runtime", rt.ID, "port", port, "err", err)
+		return false
+	}
+	return public
 }
 
 // token looks for a preview token of rt and port in r

@@ -66,6 +66,10 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if err := checkBounds(c, d); err != nil {
 		return c, err
 	}
+	c, err := checkDeclaredPorts(c)
+	if err != nil {
+		return c, err
+	}
 	if err := s.checkNetwork(c.Network); err != nil {
 		return c, err
 	}

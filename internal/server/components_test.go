@@ -25,8 +25,8 @@ func TestComponentOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"store", "access", "metrics", "providers", "secrets", "egress", "runtime", "ledger",
-		"bindings", "sessions", "lifecycle", "ssh", "preview", "events", "http",
+		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
+		"bindings", "sessions", "lifecycle", "ssh", "events", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)

@@ -6,8 +6,10 @@ import (
 	"maps"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -33,7 +35,7 @@ type runtimePart struct {
 func (w *wiring) runtimeComponent() component.Registration {
 	return component.Def[*runtimePart]{
 		Name:     runtimeName,
-		Requires: []string{storeName, providersName, secretsName, egressName, metricsName},
+		Requires: []string{storeName, providersName, secretsName, egressName, metricsName, previewName},
 		Init: func(ctx context.Context, ic *component.InitContext) (*runtimePart, error) {
 			deps, err := runtimeDepsOf(ic)
 			if err != nil {
@@ -69,6 +71,7 @@ type runtimeDeps struct {
 	secrets   *secrets.Service
 	egress    *egressPart
 	metrics   *metrics.Metrics
+	preview   api.Preview
 }
 
 func runtimeDepsOf(ic *component.InitContext) (d runtimeDeps, err error) {
@@ -84,7 +87,10 @@ func runtimeDepsOf(ic *component.InitContext) (d runtimeDeps, err error) {
 	if d.egress, err = component.Get[*egressPart](ic, egressName); err != nil {
 		return d, err
 	}
-	d.metrics, err = component.Get[*metrics.Metrics](ic, metricsName)
+	if d.metrics, err = component.Get[*metrics.Metrics](ic, metricsName); err != nil {
+		return d, err
+	}
+	d.preview, err = component.Get[api.Preview](ic, previewName)
 	return d, err
 }
 
@@ -114,6 +120,17 @@ func (w *wiring) runtimeConfig(cfg *config.RuntimeConfig, d runtimeDeps, rp *run
 			}
 			maps.Copy(env, d.egress.gate.Env(sb))
 			maps.Copy(env, sidecar.Env(ctx, d.in.st, sb))
+			if sb.RuntimeID != "" {
+				// Its own preview URLs; a warm sandbox learns them when
+				// a runtime claims it.
+				rt, err := d.in.st.GetRuntime(ctx, sb.RuntimeID)
+				switch {
+				case err == nil:
+					maps.Copy(env, d.preview.Env(rt))
+				case !errdefs.IsNotFound(err):
+					return nil, err
+				}
+			}
 			return env, nil
 		},
 		Secrets:        d.secrets,

@@ -298,10 +298,21 @@ type RuntimeConfig struct {
 	// PublicPorts are the sandbox ports whose preview URLs need no key
 	// or token, sorted.
 	PublicPorts []int `json:"public_ports,omitempty"`
+	// Ports are the ports the runtime declares, sorted: each one's
+	// preview URL reaches its sandboxes' environment, and one marked
+	// Public joins PublicPorts once something listens on it.
+	Ports []DeclaredPort `json:"ports,omitempty"`
 	// Env is the default environment of every process in the runtime's
 	// sandboxes (the E2B-compatible surface's envVars), fixed when the
 	// runtime is created; a call's own environment overrides it.
 	Env map[string]string `json:"env,omitempty"`
+}
+
+// DeclaredPort is a port a runtime declares (RuntimeConfig.Ports).
+type DeclaredPort struct {
+	Port int `json:"port"`
+	// Public makes the port public once something listens on it.
+	Public bool `json:"public,omitempty"`
 }
 
 // Root filesystem modes of a runtime.

@@ -1085,6 +1085,12 @@ type RuntimeConfig struct {
 
 	// CapabilitiesJSON Sidecar capabilities: a JSON-encoded array of strings, such as "[\"computer_use\"]", each one of GET /api/capabilities' sidecar_capabilities; the sandbox sees it as SIDECAR_CAPABILITIES. 400 invalid_capabilities_json when it is not such an array, unknown_sidecar_capability for a value this installation does not offer.
 	CapabilitiesJSON string `json:"capabilities_json,omitempty"`
+
+	// Ports The ports the runtime declares: each one's preview URL reaches the sandbox as PADDOCK_PREVIEW_URL_<PORT> (any port's as `paddock-shim url PORT`), and one with public true becomes public (its preview answers without a credential) once something listens on it. Given at creation; 400 invalid_port for a port out of 1 to 65535 or given twice.
+	Ports []RuntimePort `json:"ports,omitempty"`
+
+	// MetadataJSON Create only, never answered: a JSON-encoded object, the blueprint's metadata. Its runtime_backend names the provider (docker, gvisor, any configured one), as provider does: an unknown one answers 400 unknown_provider, and one different from provider 400 runtime_backend_conflict. 400 invalid_metadata_json when it is not such an object or holds another key.
+	MetadataJSON string `json:"metadata_json,omitempty"`
 }
 
 // RuntimeEvent The data of an `event: runtime` of GET /api/v1/events: a runtime's transition, or an update of what it shows (updated).
@@ -1128,6 +1134,14 @@ type RuntimePatch struct {
 
 	// CapabilitiesJSON replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start
 	CapabilitiesJSON *string `json:"capabilities_json,omitempty"`
+}
+
+// RuntimePort A port a runtime declares (RuntimeConfig.ports).
+type RuntimePort struct {
+	Port int `json:"port"`
+
+	// Public the port becomes public once something listens on it: its preview then answers without a credential
+	Public bool `json:"public,omitempty"`
 }
 
 // RuntimeUpdate The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start).

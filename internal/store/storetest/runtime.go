@@ -128,6 +128,7 @@ func fullRuntimeConfig() store.RuntimeConfig {
 		IdleTimeoutSeconds: 600, MaxLifetimeSeconds: 3600, ArchiveAfterSeconds: 86400,
 		Secrets: []string{"token"}, RootFS: store.RootFSWritable, User: store.UserDefault,
 		Sidecars: []string{"browser"}, PublicPorts: []int{80, 3000},
+		Ports: []store.DeclaredPort{{Port: 3000, Public: true}, {Port: 8080}},
 	}
 }
 

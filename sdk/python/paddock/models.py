@@ -992,6 +992,21 @@ class RuntimeConfig(Model):
     unknown_sidecar_capability for a value this installation does not offer.
     """
 
+    ports: Optional[List[RuntimePort]] = None
+    """The ports the runtime declares: each one's preview URL reaches the sandbox as
+    PADDOCK_PREVIEW_URL_<PORT> (any port's as `paddock-shim url PORT`), and one with public true
+    becomes public (its preview answers without a credential) once something listens on it.
+    Given at creation; 400 invalid_port for a port out of 1 to 65535 or given twice.
+    """
+
+    metadata_json: Optional[str] = None
+    """Create only, never answered: a JSON-encoded object, the blueprint's metadata. Its
+    runtime_backend names the provider (docker, gvisor, any configured one), as provider does:
+    an unknown one answers 400 unknown_provider, and one different from provider 400
+    runtime_backend_conflict. 400 invalid_metadata_json when it is not such an object or holds
+    another key.
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("image", "image", STR, False),
         ("provider", "provider", STR, False),
@@ -1007,6 +1022,8 @@ class RuntimeConfig(Model):
         ("rootfs", "rootfs", STR, False),
         ("user", "user", STR, False),
         ("capabilities_json", "capabilities_json", STR, False),
+        ("ports", "ports", ListOf(Ref("RuntimePort")), False),
+        ("metadata_json", "metadata_json", STR, False),
     )
 
 
@@ -3749,6 +3766,23 @@ class PromptResult(Model):
     )
 
 
+@dataclass(kw_only=True)
+class RuntimePort(Model):
+    """A port a runtime declares (RuntimeConfig.ports)."""
+
+    port: int
+
+    public: Optional[bool] = None
+    """the port becomes public once something listens on it: its preview then answers without a
+    credential
+    """
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("port", "port", INT, True),
+        ("public", "public", BOOL, False),
+    )
+
+
 NetworkPolicy = Union[Literal["none", "proxy", "open"], "NetworkRules"]
 """The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on
 mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy.
@@ -3879,6 +3913,7 @@ __all__ = [
     "RuntimePatchRootfs",
     "RuntimePatchUser",
     "RuntimePauseReason",
+    "RuntimePort",
     "RuntimeStatus",
     "RuntimeUpdate",
     "SSHInfo",

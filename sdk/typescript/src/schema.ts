@@ -2362,6 +2362,10 @@ export interface components {
             user?: "user" | "root";
             /** @description Sidecar capabilities: a JSON-encoded array of strings, such as "[\"computer_use\"]", each one of GET /api/capabilities' sidecar_capabilities; the sandbox sees it as SIDECAR_CAPABILITIES. 400 invalid_capabilities_json when it is not such an array, unknown_sidecar_capability for a value this installation does not offer. */
             capabilities_json?: string;
+            /** @description The ports the runtime declares: each one's preview URL reaches the sandbox as PADDOCK_PREVIEW_URL_<PORT> (any port's as `paddock-shim url PORT`), and one with public true becomes public (its preview answers without a credential) once something listens on it. Given at creation; 400 invalid_port for a port out of 1 to 65535 or given twice. */
+            ports?: components["schemas"]["RuntimePort"][];
+            /** @description Create only, never answered: a JSON-encoded object, the blueprint's metadata. Its runtime_backend names the provider (docker, gvisor, any configured one), as provider does: an unknown one answers 400 unknown_provider, and one different from provider 400 runtime_backend_conflict. 400 invalid_metadata_json when it is not such an object or holds another key. */
+            metadata_json?: string;
         };
         /** @description The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy. */
         NetworkPolicy: ("none" | "proxy" | "open") | components["schemas"]["NetworkRules"];
@@ -3516,6 +3520,12 @@ export interface components {
             usage?: components["schemas"]["TurnUsage"];
             /** @description this turn's */
             events: components["schemas"]["SessionEvent"][];
+        };
+        /** @description A port a runtime declares (RuntimeConfig.ports). */
+        RuntimePort: {
+            port: number;
+            /** @description the port becomes public once something listens on it: its preview then answers without a credential */
+            public?: boolean;
         };
     };
     responses: {

@@ -14,6 +14,7 @@ export type CreateWorkspaceRequest = S["CreateWorkspaceRequest"];
 export type Project = S["Project"];
 export type CreateProjectRequest = S["CreateProjectRequest"];
 export type RuntimeConfig = S["RuntimeConfig"];
+export type RuntimePort = S["RuntimePort"];
 export type Runtime = S["Runtime"];
 export type RuntimePatch = S["RuntimePatch"];
 export type RuntimeUpdate = S["RuntimeUpdate"];
