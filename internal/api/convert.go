@@ -31,7 +31,7 @@ func configOut(c store.RuntimeConfig) client.RuntimeConfig {
 		Network:            &client.NetworkPolicy{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny},
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFSMode(),
-		User: c.UserName(), CapabilitiesJSON: sidecar.JSON(c.Sidecars),
+		User: c.UserName(), CapabilitiesJSON: sidecar.JSON(c.Sidecars), Harness: c.Harness, Model: c.Model,
 	}
 }
 
@@ -48,7 +48,7 @@ func configIn(c *client.RuntimeConfig) (store.RuntimeConfig, error) {
 		PidsLimit: c.PidsLimit, DiskMB: c.DiskMB,
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFS,
-		User: c.User, Sidecars: sidecars,
+		User: c.User, Sidecars: sidecars, Harness: c.Harness, Model: c.Model,
 	}
 	if c.Network != nil {
 		out.Network = store.NetworkConfig{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny}
