@@ -17,6 +17,7 @@ import (
 // set` share. create adds the ones fixed at creation (provider, disk).
 type runtimeSettings struct {
 	image, provider, network, cpu, memory, disk, rootfs, user string
+	harness, model                                            string
 	allow, deny, secrets, capabilities                        []string
 	pids                                                      int64
 	idle, maxLifetime, archiveAfter                           time.Duration
@@ -41,6 +42,8 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	if create {
 		f.StringVar(&s.provider, "provider", "", "sandbox provider (see 'paddock capabilities')")
 		f.StringVar(&s.disk, "disk", "", "workspace disk quota: 512 (MB), 512M or 20G (default: the server's)")
+		f.StringVar(&s.harness, "harness", "", "the agent harness a prompt runs when it names none (see 'paddock capabilities'; default: the server's)")
+		f.StringVar(&s.model, "model", "", "the model a prompt's harness is given when the prompt names none (default: the harness's)")
 	}
 }
 
@@ -138,7 +141,7 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 	if err != nil {
 		return client.RuntimeConfig{}, false, err
 	}
-	c := client.RuntimeConfig{Image: s.image, Provider: s.provider}
+	c := client.RuntimeConfig{Image: s.image, Provider: s.provider, Harness: s.harness, Model: s.model}
 	if n := p.Network; n != nil {
 		c.Network = &client.NetworkPolicy{Mode: n.Mode}
 		if n.Allow != nil {
