@@ -201,3 +201,29 @@ func TestProjectFromTemplate(t *testing.T) {
 		t.Fatalf("config after the template's delete = %+v", rt.Config)
 	}
 }
+
+// TestRuntimeModelChanges: a runtime's harness and model change at once,
+// checked as at creation; "" gives the default back.
+func TestRuntimeModelChanges(t *testing.T) {
+	env, _, rtPath := setup(t)
+	var up client.RuntimeUpdate
+	model, harness := "o3", "codex"
+	env.Must(t, 200, "PATCH", rtPath, client.RuntimePatch{Model: &model, Harness: &harness}).Decode(t, &up)
+	if up.Runtime.Config.Model != "o3" || up.Runtime.Config.Harness != "codex" || len(up.Live) != 2 || len(up.NextStart) != 0 {
+		t.Fatalf("update = %+v", up)
+	}
+	bad := "hal"
+	if r := env.Must(t, 400, "PATCH", rtPath, client.RuntimePatch{Harness: &bad}); r.Code() != "unknown_harness" {
+		t.Fatalf("an unknown harness: %s", r.Body)
+	}
+	bad = "-rf"
+	if r := env.Must(t, 400, "PATCH", rtPath, client.RuntimePatch{Model: &bad}); r.Code() != "invalid_model" {
+		t.Fatalf("a model read as a flag: %s", r.Body)
+	}
+	none := ""
+	var cleared client.RuntimeUpdate
+	env.Must(t, 200, "PATCH", rtPath, client.RuntimePatch{Model: &none}).Decode(t, &cleared)
+	if cleared.Runtime.Config.Model != "" || cleared.Runtime.Config.Harness != "codex" {
+		t.Fatalf("model cleared = %+v", cleared.Runtime.Config)
+	}
+}

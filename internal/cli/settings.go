@@ -42,9 +42,9 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 	if create {
 		f.StringVar(&s.provider, "provider", "", "sandbox provider (see 'paddock capabilities')")
 		f.StringVar(&s.disk, "disk", "", "workspace disk quota: 512 (MB), 512M or 20G (default: the server's)")
-		f.StringVar(&s.harness, "harness", "", "the agent harness a prompt runs when it names none (see 'paddock capabilities'; default: the server's)")
-		f.StringVar(&s.model, "model", "", "the model a prompt's harness is given when the prompt names none (default: the harness's)")
 	}
+	f.StringVar(&s.harness, "harness", "", "the agent harness a prompt runs when it names none (see 'paddock capabilities'; default: the server's)")
+	f.StringVar(&s.model, "model", "", "the model a prompt's harness is given when the prompt names none (default: the harness's)")
 }
 
 // patch returns the settings whose flags were given: --allow and --deny
@@ -54,6 +54,12 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 	changed := cmd.Flags().Changed
 	if changed("image") {
 		p.Image = &s.image
+	}
+	if changed("harness") {
+		p.Harness = &s.harness
+	}
+	if changed("model") {
+		p.Model = &s.model
 	}
 	if changed("cpu") {
 		v, err := parseCPU(s.cpu)

@@ -55,6 +55,10 @@ func TestTemplateCommands(t *testing.T) {
 		t.Fatalf("runtime from the template = %+v", rt)
 	}
 	fails("template_not_found", "project", "create", "x", "--template", "nope")
+	clitest.MustRun(t, env, "runtime", "set", "agent", "--model", "o3")
+	if rt := clitest.JSON[client.Runtime](t, env, "runtime", "get", "agent"); rt.Config.Model != "o3" || rt.Config.Harness != "codex" {
+		t.Fatalf("runtime after set --model = %+v", rt.Config)
+	}
 
 	// --start: running when the command returns.
 	clitest.MustRun(t, env, "project", "create", "started", "--template", "coder", "--start")

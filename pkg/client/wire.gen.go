@@ -1152,6 +1152,12 @@ type RuntimePatch struct {
 
 	// CapabilitiesJSON replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start
 	CapabilitiesJSON *string `json:"capabilities_json,omitempty"`
+
+	// Harness the harness a prompt runs when it names none (see RuntimeConfig; empty: the installation's default again); applies at once
+	Harness *string `json:"harness,omitempty"`
+
+	// Model the model a prompt runs when it names none (see RuntimeConfig; empty: the harness's default again); applies at once
+	Model *string `json:"model,omitempty"`
 }
 
 // RuntimeUpdate The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start).

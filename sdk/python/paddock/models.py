@@ -1493,6 +1493,16 @@ class RuntimePatch(Model):
     applies at the next start
     """
 
+    harness: Optional[str] = None
+    """the harness a prompt runs when it names none (see RuntimeConfig; empty: the installation's
+    default again); applies at once
+    """
+
+    model: Optional[str] = None
+    """the model a prompt runs when it names none (see RuntimeConfig; empty: the harness's default
+    again); applies at once
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("image", "image", STR, False),
         ("cpu_millis", "cpu_millis", INT, False),
@@ -1506,6 +1516,8 @@ class RuntimePatch(Model):
         ("rootfs", "rootfs", STR, False),
         ("user", "user", STR, False),
         ("capabilities_json", "capabilities_json", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
     )
 
 

@@ -2613,6 +2613,10 @@ export interface components {
             user?: "user" | "root";
             /** @description replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start */
             capabilities_json?: string;
+            /** @description the harness a prompt runs when it names none (see RuntimeConfig; empty: the installation's default again); applies at once */
+            harness?: string;
+            /** @description the model a prompt runs when it names none (see RuntimeConfig; empty: the harness's default again); applies at once */
+            model?: string;
         };
         /** @description The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start). */
         RuntimeUpdate: {
