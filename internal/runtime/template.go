@@ -9,6 +9,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/harness"
+	"github.com/paddockhq/paddock/internal/sidecar"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -155,8 +156,8 @@ func FromTemplate(t, c store.RuntimeConfig) store.RuntimeConfig {
 	}
 	if c.Sidecars != nil {
 		out.Sidecars = c.Sidecars
-		if c.Image == "" {
-			out.Image = "" // the sidecars choose theirs
+		if c.Image == "" && sidecar.IsImage(out.Image) {
+			out.Image = "" // chosen by the template's sidecars: chosen again
 		}
 	}
 	if c.Env != nil {
