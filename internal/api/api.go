@@ -279,8 +279,8 @@ func (a *API) identityRoutes() []Route {
 	}
 }
 
-// orgRoutes are orgs, their members, invitations and keys, workspaces
-// and projects.
+// orgRoutes are orgs, their members, invitations and keys, workspaces,
+// projects and templates.
 func (a *API) orgRoutes() []Route {
 	return []Route{
 		route("POST", "/api/v1/orgs", installation, a.createOrg),
@@ -305,6 +305,11 @@ func (a *API) orgRoutes() []Route {
 		route("GET", wsPrefix+"/projects", viewer, a.listProjects),
 		route("GET", wsPrefix+"/projects/{project}", viewer, a.getProject),
 		route("DELETE", wsPrefix+"/projects/{project}", admin, a.deleteProject),
+
+		route("POST", wsPrefix+"/templates", admin, a.createTemplate),
+		route("GET", wsPrefix+"/templates", viewer, a.listTemplates),
+		route("GET", wsPrefix+"/templates/{template}", viewer, a.getTemplate),
+		route("DELETE", wsPrefix+"/templates/{template}", admin, a.deleteTemplate),
 	}
 }
 

@@ -32,6 +32,7 @@ func configOut(c store.RuntimeConfig) client.RuntimeConfig {
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFSMode(),
 		User: c.UserName(), CapabilitiesJSON: sidecar.JSON(c.Sidecars), Ports: portsOut(c.Ports),
+		Harness: c.Harness, Model: c.Model,
 	}
 }
 
@@ -69,6 +70,7 @@ func configIn(c *client.RuntimeConfig) (store.RuntimeConfig, error) {
 		IdleTimeoutSeconds: c.IdleTimeoutSeconds, MaxLifetimeSeconds: c.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: c.ArchiveAfterSeconds, Secrets: c.Secrets, RootFS: c.RootFS,
 		User: c.User, Sidecars: sidecars, Ports: portsIn(c.Ports),
+		Harness: c.Harness, Model: c.Model,
 	}
 	if c.Network != nil {
 		out.Network = store.NetworkConfig{Mode: c.Network.Mode, Allow: c.Network.Allow, Deny: c.Network.Deny}

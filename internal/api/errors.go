@@ -70,13 +70,21 @@ var genericCodes = map[int]string{
 // is logged with its cause and answered with a generic message: internal
 // text never reaches a client.
 func writeError(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, err error) {
+	if pe, ok := errdefs.Public(err); ok && pe.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds()))))
+	}
+	status, body := errorBody(ctx, logger, err)
+	writeJSON(w, status, body)
+}
+
+// errorBody is err's status and the one error body that says it, logged
+// as writeError logs it: also for an error answered inside another body
+// (a project's start_error).
+func errorBody(ctx context.Context, logger *slog.Logger, err error) (int, client.Error) {
 	status := statusOf(err)
 	body := client.Error{RequestID: requestIDFrom(ctx)}
 	if pe, ok := errdefs.Public(err); ok {
 		body.Code, body.Message = pe.Code, pe.Message
-		if pe.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds()))))
-		}
 		if pe.Cause != nil {
 			logger.InfoContext(ctx, "request failed", "code", pe.Code, "status", status, "err", err)
 		}
@@ -89,7 +97,7 @@ func writeError(ctx context.Context, w http.ResponseWriter, logger *slog.Logger,
 		}
 		logger.ErrorContext(ctx, "request failed", "status", status, "err", err)
 	}
-	writeJSON(w, status, body)
+	return status, body
 }
 
 // fail answers err with the one error body. A request whose context ended

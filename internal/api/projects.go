@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -32,11 +33,27 @@ func (a *API) createProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if req.Template != "" {
+		t, err := a.runtimes.Template(ctx, ws, req.Template)
+		if err != nil {
+			return err
+		}
+		cfg = runtime.FromTemplate(t.Config, cfg)
+	}
 	p, rt, err := a.runtimes.CreateProject(ctx, ws, req.Name, req.Description, cfg)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, projectOut(p, rt.ID))
+	out := projectOut(p, rt.ID)
+	if req.Start {
+		// The project stands whatever the start does: a start that fails
+		// is said in the answer, not as the request's error.
+		if _, err := a.runtimes.Start(ctx, rt.ID, nil); err != nil {
+			_, body := errorBody(ctx, a.logger, err)
+			out.StartError = &body
+		}
+	}
+	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 

@@ -292,6 +292,7 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 	env.Must(t, 201, "POST", rtPath+"/capabilities", client.InstallCapabilityRequest{Name: "repo-tools", Source: "catalog"}).Decode(t, &binding)
 	env.Must(t, 201, "POST", "/api/v1/org/walk-a/secrets", client.CreateSecretRequest{Name: "walk-token", Value: "org"})
 	env.Must(t, 201, "POST", "/api/v1/org/walk-a/ws/wa/secrets", client.CreateSecretRequest{Name: "walk-token", Value: "ws"})
+	env.Must(t, 201, "POST", "/api/v1/org/walk-a/ws/wa/templates", client.CreateTemplateRequest{Name: "walk-tpl"})
 
 	var viewer client.OrgMember
 	env.Must(t, 201, "POST", "/api/v1/org/walk-a/members", client.AddOrgMemberRequest{Member: "viewer@example.com", Role: "viewer"}).Decode(t, &viewer)
@@ -331,6 +332,7 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 		"name":       "repo-tools",
 		"version":    "1.0.0",
 		"invitation": inv.ID,
+		"template":   "walk-tpl",
 	}
 	return w
 }
@@ -599,6 +601,7 @@ func TestRouteWalkRateLimited(t *testing.T) {
 		"sandbox": uuid.NewString(), "secret": "walk-token", "process_id": "p-1", "binding_id": uuid.NewString(),
 		"session_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
 		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
+		"template": "walk-tpl",
 	}
 	// The one request the address may make without a credential.
 	env.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)

@@ -91,7 +91,7 @@ func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
 		Image: req.Image, CPUMillis: req.CPUMillis, MemoryMB: req.MemoryMB, PidsLimit: req.PidsLimit,
 		IdleTimeoutSeconds: req.IdleTimeoutSeconds, MaxLifetimeSeconds: req.MaxLifetimeSeconds,
 		ArchiveAfterSeconds: req.ArchiveAfterSeconds, Secrets: req.Secrets, RootFS: req.RootFS,
-		User: req.User,
+		User: req.User, Harness: req.Harness, Model: req.Model,
 	}
 	if req.CapabilitiesJSON != nil {
 		sidecars, err := sidecar.Parse(*req.CapabilitiesJSON)

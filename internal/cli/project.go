@@ -40,17 +40,21 @@ func (a *app) projectCmd() *cobra.Command {
 
 func (a *app) projectCreateCmd(sc *scope) *cobra.Command {
 	var (
-		description string
-		settings    runtimeSettings
+		description, template string
+		start                 bool
+		settings              runtimeSettings
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a project and its runtime",
 		Long: `Create a project and its runtime. Runtime settings left unset take the
-server's defaults. No compute is provisioned until 'paddock runtime start'.`,
+template's (--template), else the server's defaults. No compute is
+provisioned until 'paddock runtime start', or at once with --start; a start
+that fails leaves the project, says why and exits 1.`,
 		Example: `  paddock project create agent --org acme --ws dev --image paddock/debian:bookworm --cpu 1 --memory 1G --idle-timeout 30m
   paddock project create agent --network proxy --allow pypi.org --allow files.pythonhosted.org
-  paddock project create web --port 3000:public --port 8000`,
+  paddock project create web --port 3000:public --port 8000
+  paddock project create agent --template coder --memory 8G --start`,
 		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rc, set, err := settings.config(cmd)
@@ -61,7 +65,7 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 			if err != nil {
 				return err
 			}
-			req := client.CreateProjectRequest{Name: args[0], Description: description}
+			req := client.CreateProjectRequest{Name: args[0], Description: description, Template: template, Start: start}
 			if set {
 				req.Runtime = &rc
 			}
@@ -69,11 +73,19 @@ server's defaults. No compute is provisioned until 'paddock runtime start'.`,
 			if err != nil {
 				return err
 			}
-			return a.printProject(p)
+			if err := a.printProject(p); err != nil {
+				return err
+			}
+			if e := p.StartError; e != nil {
+				return fmt.Errorf("project %s was created, but its runtime did not start: %s (%s)", p.Name, e.Message, e.Code)
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&description, "description", "", "what the project is for")
+	f.StringVar(&template, "template", "", "the template, by name or id, the runtime starts from; the flags given override its settings")
+	f.BoolVar(&start, "start", false, "start the runtime once the project is created")
 	settings.register(cmd, true)
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 // set` share. create adds the ones fixed at creation (provider, disk).
 type runtimeSettings struct {
 	image, provider, network, cpu, memory, disk, rootfs, user string
+	harness, model                                            string
 	allow, deny, secrets, capabilities, ports                 []string
 	pids                                                      int64
 	idle, maxLifetime, archiveAfter                           time.Duration
@@ -44,6 +45,8 @@ func (s *runtimeSettings) register(cmd *cobra.Command, create bool) {
 		f.StringVar(&s.disk, "disk", "", "workspace disk quota: 512 (MB), 512M or 20G (default: the server's)")
 		f.StringSliceVar(&s.ports, "port", nil, "a port the runtime declares, PORT or PORT:public (public once it listens); the sandbox sees its preview URL as PADDOCK_PREVIEW_URL_<PORT> (repeatable)")
 	}
+	f.StringVar(&s.harness, "harness", "", "the agent harness a prompt runs when it names none (see 'paddock capabilities'; default: the server's)")
+	f.StringVar(&s.model, "model", "", "the model a prompt's harness is given when the prompt names none (default: the harness's)")
 }
 
 // patch returns the settings whose flags were given: --allow and --deny
@@ -53,6 +56,12 @@ func (s *runtimeSettings) patch(cmd *cobra.Command) (client.RuntimePatch, error)
 	changed := cmd.Flags().Changed
 	if changed("image") {
 		p.Image = &s.image
+	}
+	if changed("harness") {
+		p.Harness = &s.harness
+	}
+	if changed("model") {
+		p.Model = &s.model
 	}
 	if changed("cpu") {
 		v, err := parseCPU(s.cpu)
@@ -140,7 +149,7 @@ func (s *runtimeSettings) config(cmd *cobra.Command) (client.RuntimeConfig, bool
 	if err != nil {
 		return client.RuntimeConfig{}, false, err
 	}
-	c := client.RuntimeConfig{Image: s.image, Provider: s.provider}
+	c := client.RuntimeConfig{Image: s.image, Provider: s.provider, Harness: s.harness, Model: s.model}
 	if n := p.Network; n != nil {
 		c.Network = &client.NetworkPolicy{Mode: n.Mode}
 		if n.Allow != nil {

@@ -28,6 +28,9 @@ type Patch struct {
 	User                *string
 	// Sidecars replaces the sidecar capabilities (already parsed).
 	Sidecars *[]string
+	// Harness and Model are what a prompt runs when it names none; ""
+	// is the default again.
+	Harness, Model *string
 }
 
 // Change says when a configuration change takes effect: Live settings
@@ -42,7 +45,7 @@ type Change struct {
 // liveSettings take effect at once, with or without a sandbox: the egress
 // proxy reads the rules at every request, and the lifecycle reads its
 // timeouts at every tick.
-var liveSettings = []string{"network.allow", "network.deny", "idle_timeout_seconds", "max_lifetime_seconds", "archive_after_seconds"}
+var liveSettings = []string{"network.allow", "network.deny", "idle_timeout_seconds", "max_lifetime_seconds", "archive_after_seconds", "harness", "model"}
 
 // Configure applies patch to a runtime's configuration, validated as at
 // creation. It answers which settings apply now and which at the next
@@ -129,6 +132,8 @@ func (patch Patch) apply(c store.RuntimeConfig) store.RuntimeConfig {
 	set(&c.Secrets, patch.Secrets)
 	set(&c.RootFS, patch.RootFS)
 	set(&c.User, patch.User)
+	set(&c.Harness, patch.Harness)
+	set(&c.Model, patch.Model)
 	if patch.Sidecars != nil {
 		if patch.Image == nil && sidecar.IsImage(c.Image) {
 			c.Image = "" // chosen by the sidecars: chosen again
@@ -175,6 +180,8 @@ func changedSettings(a, b store.RuntimeConfig) []string {
 	add("capabilities_json", sidecar.JSON(a.Sidecars), sidecar.JSON(b.Sidecars))
 	add("rootfs", a.RootFSMode(), b.RootFSMode())
 	add("user", a.UserName(), b.UserName())
+	add("harness", a.Harness, b.Harness)
+	add("model", a.Model, b.Model)
 	return out
 }
 

@@ -79,7 +79,7 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if err := s.checkImage(c.Provider, c.Image); err != nil {
 		return c, err
 	}
-	return c, nil
+	return c, checkAgent(c)
 }
 
 // withDefaults fills what c leaves out from the installation's defaults d.
@@ -300,20 +300,8 @@ func validImageRef(s string) bool {
 // CreateProject creates a project and, in the same transaction, its one
 // runtime in status idle. No compute is provisioned.
 func (s *Service) CreateProject(ctx context.Context, ws store.Workspace, name, description string, req ConfigRequest) (store.Project, store.Runtime, error) {
-	cfg, err := s.resolveConfig(req)
+	cfg, err := s.checkConfig(ctx, ws, req)
 	if err != nil {
-		return store.Project{}, store.Runtime{}, err
-	}
-	if err := checkRulesApply(cfg.Network.Mode, cfg.Network.Allow, cfg.Network.Deny); err != nil {
-		return store.Project{}, store.Runtime{}, err
-	}
-	if err := s.checkOffered(ctx, cfg); err != nil {
-		return store.Project{}, store.Runtime{}, err
-	}
-	if err := s.checkImagePresent(ctx, cfg); err != nil {
-		return store.Project{}, store.Runtime{}, err
-	}
-	if err := s.checkSecretRefs(ctx, store.Runtime{OrgID: ws.OrgID, WorkspaceID: ws.ID}, cfg); err != nil {
 		return store.Project{}, store.Runtime{}, err
 	}
 	now := s.now()

@@ -35,6 +35,8 @@ type Store interface {
 	DeleteWarmSandbox(ctx context.Context, id string) error
 
 	ListEgress(ctx context.Context, runtimeID string, page store.Page) ([]store.EgressDecision, string, error)
+
+	store.TemplateQueries
 }
 
 // tx is what the Service's helpers do inside one of its transactions (an

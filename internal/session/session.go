@@ -158,7 +158,7 @@ type Outcome struct {
 // that cannot run it) are returned and nothing is recorded; once it runs,
 // a failure is a turn that ends with error and done events.
 func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(harness.Event) error) (Outcome, error) {
-	req := t.Request
+	req := withRuntimeModel(rt, t.Request)
 	timeout, err := turnTimeout(req)
 	if err != nil {
 		return Outcome{}, err
@@ -225,6 +225,15 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(h
 	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h, req.Model), emit)
 }
 
+// withRuntimeModel is req with the runtime's model when it names none:
+// the model is the runtime's setting, a prompt's only overrides it.
+func withRuntimeModel(rt store.Runtime, req Request) Request {
+	if req.Model == "" {
+		req.Model = rt.Config.Model
+	}
+	return req
+}
+
 // turnTimeout checks req's prompt and returns the turn's timeout.
 func turnTimeout(req Request) (time.Duration, error) {
 	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptBytes || !utf8.ValidString(req.Prompt) {
@@ -241,7 +250,7 @@ func turnTimeout(req Request) (time.Duration, error) {
 
 // sessionAndHarness finds the session req continues (none: a zero
 // session) and the harness the turn runs: the one req names, else the
-// session's, else the default.
+// session's, else the runtime's, else the default.
 func (s *Service) sessionAndHarness(ctx context.Context, rt store.Runtime, req Request) (store.Session, *harness.Harness, error) {
 	var sess store.Session
 	if req.SessionID != "" {
@@ -257,6 +266,9 @@ func (s *Service) sessionAndHarness(ctx context.Context, rt store.Runtime, req R
 	name := req.Harness
 	if name == "" {
 		name = sess.Harness
+	}
+	if name == "" {
+		name = rt.Config.Harness
 	}
 	if name == "" {
 		name = s.def

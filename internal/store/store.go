@@ -67,10 +67,11 @@ type Queries interface {
 	SessionQueries // capability.go
 	EgressQueries
 	SecretQueries
-	WarmQueries  // see the section at the end of this file
-	LeaseQueries // lease.go
-	LiveQueries  // buckets and caps replicas share: live.go
-	E2BQueries   // the E2B-compatible surface's sandboxes: e2b.go
+	WarmQueries     // see the section at the end of this file
+	LeaseQueries    // lease.go
+	LiveQueries     // buckets and caps replicas share: live.go
+	E2BQueries      // the E2B-compatible surface's sandboxes: e2b.go
+	TemplateQueries // runtime templates: template.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on
@@ -306,6 +307,12 @@ type RuntimeConfig struct {
 	// sandboxes (the E2B-compatible surface's envVars), fixed when the
 	// runtime is created; a call's own environment overrides it.
 	Env map[string]string `json:"env,omitempty"`
+	// Harness is the agent harness a prompt runs when it names none and
+	// continues no session ("": the installation's default).
+	Harness string `json:"harness,omitempty"`
+	// Model is the model a prompt's harness is given when the prompt
+	// names none ("": the harness's own default).
+	Model string `json:"model,omitempty"`
 }
 
 // DeclaredPort is a port a runtime declares (RuntimeConfig.Ports).

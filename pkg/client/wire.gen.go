@@ -269,6 +269,12 @@ type CreateProjectRequest struct {
 
 	// Runtime Unset fields take the installation's defaults.
 	Runtime *RuntimeConfig `json:"runtime,omitempty"`
+
+	// Template A template of the workspace, by name or id, whose runtime config the project starts from; each field runtime gives overrides the template's (network as a whole). 404 template_not_found.
+	Template string `json:"template,omitempty"`
+
+	// Start Start the runtime once the project is created. A start that fails leaves the project (and its idle or error runtime) and says why in the answer's start_error.
+	Start bool `json:"start,omitempty"`
 }
 
 // CreateSecretRequest Makes a secret. env defaults to the name in upper case with - and . as _. A brokered secret needs hosts: the domains (api.example.com, *.example.com) the egress proxy may send it to.
@@ -286,6 +292,15 @@ type CreateSecretRequest struct {
 
 	// Hosts domains (api.example.com, *.example.com) a brokered secret may be sent to
 	Hosts []string `json:"hosts,omitempty"`
+}
+
+// CreateTemplateRequest Creates a template. runtime is the config projects made from it start with; what it leaves out takes the installation's defaults.
+type CreateTemplateRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+
+	// Runtime Unset fields take the installation's defaults.
+	Runtime *RuntimeConfig `json:"runtime,omitempty"`
 }
 
 // CreateUserRequest A user needs an email or a wallet address (400 missing_identity).
@@ -808,6 +823,9 @@ type Project struct {
 	Description string    `json:"description,omitempty"`
 	RuntimeID   string    `json:"runtime_id"`
 	CreatedAt   time.Time `json:"created_at"`
+
+	// StartError The one JSON error body of the API.
+	StartError *Error `json:"start_error,omitempty"`
 }
 
 // ProjectList One page of projects. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
@@ -1091,6 +1109,12 @@ type RuntimeConfig struct {
 
 	// MetadataJSON Create only, never answered: a JSON-encoded object, the blueprint's metadata. Its runtime_backend names the provider (docker, gvisor, any configured one), as provider does: an unknown one answers 400 unknown_provider, and one different from provider 400 runtime_backend_conflict. 400 invalid_metadata_json when it is not such an object or holds another key.
 	MetadataJSON string `json:"metadata_json,omitempty"`
+
+	// Harness The agent harness a prompt runs when it names none and continues no session (one of GET /api/capabilities' harnesses; 400 unknown_harness otherwise). Unset: the installation's default.
+	Harness string `json:"harness,omitempty"`
+
+	// Model The model a prompt's harness is given when the prompt names none. Letters, digits and . _ : / @ + -, starting with a letter or digit (400 invalid_model otherwise). Unset: the harness's own default.
+	Model string `json:"model,omitempty"`
 }
 
 // RuntimeEvent The data of an `event: runtime` of GET /api/v1/events: a runtime's transition, or an update of what it shows (updated).
@@ -1134,6 +1158,12 @@ type RuntimePatch struct {
 
 	// CapabilitiesJSON replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start
 	CapabilitiesJSON *string `json:"capabilities_json,omitempty"`
+
+	// Harness the harness a prompt runs when it names none (see RuntimeConfig; empty: the installation's default again); applies at once
+	Harness *string `json:"harness,omitempty"`
+
+	// Model the model a prompt runs when it names none (see RuntimeConfig; empty: the harness's default again); applies at once
+	Model *string `json:"model,omitempty"`
 }
 
 // RuntimePort A port a runtime declares (RuntimeConfig.ports).
@@ -1391,6 +1421,22 @@ type TarResult struct {
 	Entries int64 `json:"entries"`
 	Bytes   int64 `json:"bytes"`
 }
+
+// Template What a project's runtime starts from: a runtime config kept under a name in a workspace. runtime holds only the fields the template sets; the others take the installation's defaults when a project is created from it.
+type Template struct {
+	ID          string `json:"id"`
+	OrgID       string `json:"org_id"`
+	WorkspaceID string `json:"workspace_id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+
+	// Runtime Unset fields take the installation's defaults.
+	Runtime   RuntimeConfig `json:"runtime"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// TemplateList One page of templates. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type TemplateList = List[Template]
 
 // TerminalMessage A control message of a terminal session.
 type TerminalMessage struct {

@@ -116,14 +116,16 @@ class Operations:
         description: Optional[str] = None,
         runtime: Optional[models.RuntimeConfig] = None,
         start: bool = False,
+        template: Optional[str] = None,
     ) -> models.Project:
         """Creates a project and its runtime, idle (no compute) until
         start_runtime, as the API and the other SDKs do; with start=True it
         starts the runtime too. The runtime is project.runtime_id.
         When that start is refused (402 insufficient_credits, 503
         image_building, …) the project stays, its runtime idle, and the
-        start's PaddockError is raised."""
-        return self._run(self._create_project(org, ws, name, description, runtime, start))
+        start's PaddockError is raised. template names a template of the
+        workspace the runtime starts from; runtime's fields override it."""
+        return self._run(self._create_project(org, ws, name, description, runtime, start, template))
 
     def _create_project(
         self,
@@ -133,8 +135,9 @@ class Operations:
         description: Optional[str],
         runtime: Optional[models.RuntimeConfig],
         start: bool,
+        template: Optional[str] = None,
     ) -> Steps:
-        req = models.CreateProjectRequest(name=name, description=description, runtime=runtime)
+        req = models.CreateProjectRequest(name=name, description=description, runtime=runtime, template=template)
         project = yield Request(
             "POST", ws_route(org, ws, "projects"), json=req.to_dict(), decode=as_model(models.Project)
         )
@@ -154,6 +157,39 @@ class Operations:
     def delete_project(self, org: str, ws: str, project: str) -> None:
         """Deletes a project and its runtime; its sandbox is killed."""
         return self._call(Request("DELETE", ws_route(org, ws, "projects", project)))
+
+    # Templates.
+
+    def create_template(
+        self,
+        org: str,
+        ws: str,
+        name: str,
+        *,
+        description: Optional[str] = None,
+        runtime: Optional[models.RuntimeConfig] = None,
+    ) -> models.Template:
+        """Creates a template: a runtime config projects start from
+        (create_project(template=...)), checked as a project's is."""
+        req = models.CreateTemplateRequest(name=name, description=description, runtime=runtime)
+        return self._call(
+            Request("POST", ws_route(org, ws, "templates"), json=req.to_dict(), decode=as_model(models.Template))
+        )
+
+    def list_templates(
+        self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.TemplateList:
+        q = params(cursor=cursor, limit=limit)
+        return self._call(
+            Request("GET", ws_route(org, ws, "templates"), params=q, decode=as_model(models.TemplateList))
+        )
+
+    def get_template(self, org: str, ws: str, template: str) -> models.Template:
+        return self._call(Request("GET", ws_route(org, ws, "templates", template), decode=as_model(models.Template)))
+
+    def delete_template(self, org: str, ws: str, template: str) -> None:
+        """Deletes a template; the projects made from it keep their config."""
+        return self._call(Request("DELETE", ws_route(org, ws, "templates", template)))
 
     # Runtimes.
 

@@ -57,13 +57,14 @@ class Paddock:
 
     def get_workspace(self, org: str, ws: str) -> models.Workspace: ...
 
-    def create_project(self, org: str, ws: str, name: str, *, description: Optional[str]=..., runtime: Optional[models.RuntimeConfig]=..., start: bool=...) -> models.Project:
+    def create_project(self, org: str, ws: str, name: str, *, description: Optional[str]=..., runtime: Optional[models.RuntimeConfig]=..., start: bool=..., template: Optional[str]=...) -> models.Project:
         """Creates a project and its runtime, idle (no compute) until
         start_runtime, as the API and the other SDKs do; with start=True it
         starts the runtime too. The runtime is project.runtime_id.
         When that start is refused (402 insufficient_credits, 503
         image_building, …) the project stays, its runtime idle, and the
-        start's PaddockError is raised."""
+        start's PaddockError is raised. template names a template of the
+        workspace the runtime starts from; runtime's fields override it."""
 
     def list_projects(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.ProjectList: ...
 
@@ -71,6 +72,17 @@ class Paddock:
 
     def delete_project(self, org: str, ws: str, project: str) -> None:
         """Deletes a project and its runtime; its sandbox is killed."""
+
+    def create_template(self, org: str, ws: str, name: str, *, description: Optional[str]=..., runtime: Optional[models.RuntimeConfig]=...) -> models.Template:
+        """Creates a template: a runtime config projects start from
+        (create_project(template=...)), checked as a project's is."""
+
+    def list_templates(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.TemplateList: ...
+
+    def get_template(self, org: str, ws: str, template: str) -> models.Template: ...
+
+    def delete_template(self, org: str, ws: str, template: str) -> None:
+        """Deletes a template; the projects made from it keep their config."""
 
     def list_runtimes(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.RuntimeList: ...
 

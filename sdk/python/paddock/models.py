@@ -882,6 +882,11 @@ class Project(Model):
 
     created_at: datetime.datetime
 
+    start_error: Optional[Error] = None
+    """Only in the answer of a create with start: why the runtime did not start (the project was
+    created).
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("id", "id", STR, True),
         ("org_id", "org_id", STR, True),
@@ -890,6 +895,7 @@ class Project(Model):
         ("description", "description", STR, False),
         ("runtime_id", "runtime_id", STR, True),
         ("created_at", "created_at", TIME, True),
+        ("start_error", "start_error", Ref("Error"), False),
     )
 
 
@@ -921,10 +927,23 @@ class CreateProjectRequest(Model):
 
     runtime: Optional[RuntimeConfig] = None
 
+    template: Optional[str] = None
+    """A template of the workspace, by name or id, whose runtime config the project starts from;
+    each field runtime gives overrides the template's (network as a whole). 404
+    template_not_found.
+    """
+
+    start: Optional[bool] = None
+    """Start the runtime once the project is created. A start that fails leaves the project (and
+    its idle or error runtime) and says why in the answer's start_error.
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("name", "name", STR, True),
         ("description", "description", STR, False),
         ("runtime", "runtime", Ref("RuntimeConfig"), False),
+        ("template", "template", STR, False),
+        ("start", "start", BOOL, False),
     )
 
 
@@ -1007,6 +1026,18 @@ class RuntimeConfig(Model):
     another key.
     """
 
+    harness: Optional[str] = None
+    """The agent harness a prompt runs when it names none and continues no session (one of GET
+    /api/capabilities' harnesses; 400 unknown_harness otherwise). Unset: the installation's
+    default.
+    """
+
+    model: Optional[str] = None
+    """The model a prompt's harness is given when the prompt names none. Letters, digits and . _ :
+    / @ + -, starting with a letter or digit (400 invalid_model otherwise). Unset: the harness's
+    own default.
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("image", "image", STR, False),
         ("provider", "provider", STR, False),
@@ -1024,6 +1055,8 @@ class RuntimeConfig(Model):
         ("capabilities_json", "capabilities_json", STR, False),
         ("ports", "ports", ListOf(Ref("RuntimePort")), False),
         ("metadata_json", "metadata_json", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
     )
 
 
@@ -1477,6 +1510,16 @@ class RuntimePatch(Model):
     applies at the next start
     """
 
+    harness: Optional[str] = None
+    """the harness a prompt runs when it names none (see RuntimeConfig; empty: the installation's
+    default again); applies at once
+    """
+
+    model: Optional[str] = None
+    """the model a prompt runs when it names none (see RuntimeConfig; empty: the harness's default
+    again); applies at once
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("image", "image", STR, False),
         ("cpu_millis", "cpu_millis", INT, False),
@@ -1490,6 +1533,8 @@ class RuntimePatch(Model):
         ("rootfs", "rootfs", STR, False),
         ("user", "user", STR, False),
         ("capabilities_json", "capabilities_json", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
     )
 
 
@@ -3783,6 +3828,73 @@ class RuntimePort(Model):
     )
 
 
+@dataclass(kw_only=True)
+class Template(Model):
+    """What a project's runtime starts from: a runtime config kept under a name in a workspace.
+    runtime holds only the fields the template sets; the others take the installation's defaults
+    when a project is created from it.
+    """
+
+    id: str
+
+    org_id: str
+
+    workspace_id: str
+
+    name: str
+
+    description: Optional[str] = None
+
+    runtime: RuntimeConfig
+
+    created_at: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("org_id", "org_id", STR, True),
+        ("workspace_id", "workspace_id", STR, True),
+        ("name", "name", STR, True),
+        ("description", "description", STR, False),
+        ("runtime", "runtime", Ref("RuntimeConfig"), True),
+        ("created_at", "created_at", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
+class TemplateList(Model):
+    """One page of templates. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: Optional[List[Template]] = None
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("Template")), False),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class CreateTemplateRequest(Model):
+    """Creates a template. runtime is the config projects made from it start with; what it leaves
+    out takes the installation's defaults.
+    """
+
+    name: str
+
+    description: Optional[str] = None
+
+    runtime: Optional[RuntimeConfig] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("description", "description", STR, False),
+        ("runtime", "runtime", Ref("RuntimeConfig"), False),
+    )
+
+
 NetworkPolicy = Union[Literal["none", "proxy", "open"], "NetworkRules"]
 """The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on
 mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy.
@@ -3822,6 +3934,7 @@ __all__ = [
     "CreateOrgRequest",
     "CreateProjectRequest",
     "CreateSecretRequest",
+    "CreateTemplateRequest",
     "CreateUserRequest",
     "CreateWorkspaceRequest",
     "CreatedKey",
@@ -3949,6 +4062,8 @@ __all__ = [
     "StdinResult",
     "StepResult",
     "TarResult",
+    "Template",
+    "TemplateList",
     "TerminalMessage",
     "TerminalMessageType",
     "ToolCall",

@@ -73,3 +73,21 @@ def test_the_readme_example(live: Live, client: Paddock) -> None:
     finally:
         p.delete_project(org, ws, name)
         p.close()
+
+
+def test_a_project_from_a_template(live: Live, client: Paddock) -> None:
+    org, ws, name = live.org, live.ws, unique("tpl")
+    tpl = client.create_template(
+        org, ws, name, description="small", runtime=models.RuntimeConfig(cpu_millis=SMALL.cpu_millis, memory_mb=SMALL.memory_mb, model="m-1")
+    )
+    assert isinstance(tpl, models.Template) and tpl.runtime.model == "m-1"
+    assert client.get_template(org, ws, name).id == tpl.id
+    assert any(t.name == name for t in client.list_templates(org, ws).items)
+    project = client.create_project(org, ws, unique("from-tpl"), template=name, runtime=models.RuntimeConfig(model="m-2"))
+    config = client.get_runtime(org, ws, project.runtime_id).config
+    assert (config.cpu_millis, config.memory_mb, config.model) == (SMALL.cpu_millis, SMALL.memory_mb, "m-2")
+    client.delete_project(org, ws, project.id)
+    client.delete_template(org, ws, name)
+    with pytest.raises(PaddockError) as e:
+        client.get_template(org, ws, name)
+    assert (e.value.status, e.value.code) == (404, "template_not_found")

@@ -138,6 +138,26 @@ export class Paddock {
     await this.t.json("DELETE", wsPath(org, ws, "projects", project));
   }
 
+  /** Creates a template in org/ws: a runtime config projects start from (CreateProjectRequest.template). */
+  createTemplate(org: string, ws: string, req: T.CreateTemplateRequest | string): Promise<T.Template> {
+    return this.t.json("POST", wsPath(org, ws, "templates"), { json: named(req) });
+  }
+
+  /** Lists one page of the templates in org/ws. */
+  listTemplates(org: string, ws: string, opts: T.ListOptions = {}): Promise<T.Page<T.Template>> {
+    return this.t.json("GET", wsPath(org, ws, "templates"), { query: { ...opts } });
+  }
+
+  /** Returns a template of org/ws by name or id. */
+  getTemplate(org: string, ws: string, template: string): Promise<T.Template> {
+    return this.t.json("GET", wsPath(org, ws, "templates", template));
+  }
+
+  /** Deletes a template, by name or id; the projects made from it keep their config. */
+  async deleteTemplate(org: string, ws: string, template: string): Promise<void> {
+    await this.t.json("DELETE", wsPath(org, ws, "templates", template));
+  }
+
   /** Lists one page of the runtimes in org/ws. */
   listRuntimes(org: string, ws: string, opts: T.ListOptions = {}): Promise<T.Page<T.Runtime>> {
     return this.t.json("GET", wsPath(org, ws, "runtimes"), { query: { ...opts } });

@@ -2030,6 +2030,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        get: operations["listTemplates"];
+        put?: never;
+        /** Create a template: a runtime config kept under a name, which projects start from. It is checked as a project's runtime config is (400 invalid_resources, image_not_allowed, image_not_found, unknown_harness, invalid_model, secret_not_found; 422 network_policy_not_supported, exceeds_host_capacity); 409 template_exists. */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/templates/{template}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                /** @description the template's UUID or name */
+                template: string;
+            };
+            cookie?: never;
+        };
+        /** A template; 404 template_not_found. */
+        get: operations["getTemplate"];
+        put?: never;
+        post?: never;
+        /** Delete a template; the projects made from it keep their runtime config. */
+        delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2319,6 +2366,8 @@ export interface components {
             runtime_id: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Only in the answer of a create with start: why the runtime did not start (the project was created). */
+            start_error?: components["schemas"]["Error"];
         };
         /** @description One page of projects. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
         ProjectList: {
@@ -2330,6 +2379,10 @@ export interface components {
             name: string;
             description?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
+            /** @description A template of the workspace, by name or id, whose runtime config the project starts from; each field runtime gives overrides the template's (network as a whole). 404 template_not_found. */
+            template?: string;
+            /** @description Start the runtime once the project is created. A start that fails leaves the project (and its idle or error runtime) and says why in the answer's start_error. */
+            start?: boolean;
         };
         /** @description Unset fields take the installation's defaults. */
         RuntimeConfig: {
@@ -2366,6 +2419,10 @@ export interface components {
             ports?: components["schemas"]["RuntimePort"][];
             /** @description Create only, never answered: a JSON-encoded object, the blueprint's metadata. Its runtime_backend names the provider (docker, gvisor, any configured one), as provider does: an unknown one answers 400 unknown_provider, and one different from provider 400 runtime_backend_conflict. 400 invalid_metadata_json when it is not such an object or holds another key. */
             metadata_json?: string;
+            /** @description The agent harness a prompt runs when it names none and continues no session (one of GET /api/capabilities' harnesses; 400 unknown_harness otherwise). Unset: the installation's default. */
+            harness?: string;
+            /** @description The model a prompt's harness is given when the prompt names none. Letters, digits and . _ : / @ + -, starting with a letter or digit (400 invalid_model otherwise). Unset: the harness's own default. */
+            model?: string;
         };
         /** @description The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy. */
         NetworkPolicy: ("none" | "proxy" | "open") | components["schemas"]["NetworkRules"];
@@ -2560,6 +2617,10 @@ export interface components {
             user?: "user" | "root";
             /** @description replaces the sidecar capabilities, a JSON-encoded array of strings (see RuntimeConfig); applies at the next start */
             capabilities_json?: string;
+            /** @description the harness a prompt runs when it names none (see RuntimeConfig; empty: the installation's default again); applies at once */
+            harness?: string;
+            /** @description the model a prompt runs when it names none (see RuntimeConfig; empty: the harness's default again); applies at once */
+            model?: string;
         };
         /** @description The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start). */
         RuntimeUpdate: {
@@ -3526,6 +3587,31 @@ export interface components {
             port: number;
             /** @description the port becomes public once something listens on it: its preview then answers without a credential */
             public?: boolean;
+        };
+        /** @description What a project's runtime starts from: a runtime config kept under a name in a workspace. runtime holds only the fields the template sets; the others take the installation's defaults when a project is created from it. */
+        Template: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            org_id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            name: string;
+            description?: string;
+            runtime: components["schemas"]["RuntimeConfig"];
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description One page of templates. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        TemplateList: {
+            items?: components["schemas"]["Template"][];
+            next_cursor?: string;
+        };
+        /** @description Creates a template. runtime is the config projects made from it start with; what it leaves out takes the installation's defaults. */
+        CreateTemplateRequest: {
+            name: string;
+            description?: string;
+            runtime?: components["schemas"]["RuntimeConfig"];
         };
     };
     responses: {
@@ -7605,6 +7691,140 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SessionTranscript"];
                 };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                /** @description the template's UUID or name */
+                template: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                /** @description the template's UUID or name */
+                template: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error"];
             401: components["responses"]["Unauthorized"];

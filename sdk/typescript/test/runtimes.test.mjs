@@ -62,3 +62,17 @@ test("a bad server URL is refused at once", () => {
   assert.throws(() => new Paddock({ url: "ftp://example.com", apiKey }), /http/);
   assert.throws(() => new Paddock({ url: url + "?x=1", apiKey }), /http/);
 });
+
+test("templates: create, get, list, a project from one, delete", async () => {
+  const tpl = await p.createTemplate(org, ws, { name: "ts-tpl", runtime: { ...small, model: "m-1" } });
+  assert.equal(tpl.runtime.model, "m-1");
+  assert.equal((await p.getTemplate(org, ws, "ts-tpl")).id, tpl.id);
+  assert.ok((await p.listTemplates(org, ws)).items.some((t) => t.name === "ts-tpl"));
+  const proj = await p.createProject(org, ws, { name: "ts-from-tpl", template: "ts-tpl", runtime: { model: "m-2" } });
+  const cfg = (await p.getRuntime(org, ws, proj.runtime_id)).config;
+  assert.equal(cfg.memory_mb, small.memory_mb);
+  assert.equal(cfg.model, "m-2");
+  await p.deleteProject(org, ws, "ts-from-tpl");
+  await p.deleteTemplate(org, ws, "ts-tpl");
+  await rejects(p.getTemplate(org, ws, "ts-tpl"), 404, "template_not_found");
+});

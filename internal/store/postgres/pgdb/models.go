@@ -272,6 +272,16 @@ type SshKey struct {
 	CreatedAt   time.Time
 }
 
+type Template struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	Config      string
+	CreatedAt   time.Time
+}
+
 type User struct {
 	ID        string
 	Email     *string

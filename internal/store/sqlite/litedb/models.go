@@ -261,6 +261,16 @@ type SshKey struct {
 	CreatedAt   int64
 }
 
+type Template struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Description string
+	Config      string
+	CreatedAt   int64
+}
+
 type User struct {
 	ID        string
 	Email     *string
