@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -26,6 +27,7 @@ import (
 type Conn struct {
 	addr      string
 	cfg       *ssh.ClientConfig
+	signers   [][]ssh.Signer // the keys each auth method offers
 	keepAlive time.Duration
 	logger    *slog.Logger
 
@@ -36,13 +38,13 @@ type Conn struct {
 	wg     sync.WaitGroup // the watch and keepalive of each connection
 }
 
-// NewConn returns a Conn to addr (host:port) made with cfg; it does not
-// dial until it is used.
-func NewConn(addr string, cfg *ssh.ClientConfig, keepAlive time.Duration, logger *slog.Logger) *Conn {
+// NewConn returns a Conn to addr (host:port) made with cfg, logging in
+// with signer; it does not dial until it is used.
+func NewConn(addr string, cfg *ssh.ClientConfig, signer ssh.Signer, keepAlive time.Duration, logger *slog.Logger) *Conn {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{addr: addr, cfg: cfg, keepAlive: keepAlive, logger: logger}
+	return &Conn{addr: addr, cfg: cfg, signers: [][]ssh.Signer{{signer}}, keepAlive: keepAlive, logger: logger}
 }
 
 // client returns the live connection, dialling one if there is none.
@@ -94,26 +96,45 @@ func (c *Conn) dial(ctx context.Context) (*ssh.Client, error) {
 		_ = nc.SetDeadline(time.Now().Add(c.cfg.Timeout))
 	}
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
-	sc, chans, reqs, err := ssh.NewClientConn(nc, c.addr, c.cfg)
+	cfg, loggingIn := c.watchedConfig()
+	sc, chans, reqs, err := ssh.NewClientConn(nc, c.addr, cfg)
 	stop()
 	if err != nil {
 		_ = nc.Close()
-		return nil, handshakeErr(c.addr, err)
+		return nil, handshakeErr(c.addr, cfg.User, loggingIn(), err)
 	}
 	_ = nc.SetDeadline(time.Time{})
 	c.logger.Info("connected to the machine over ssh", "addr", c.addr)
 	return ssh.NewClient(sc, chans, reqs), nil
 }
 
+// watchedConfig is the client configuration for one dial, and whether
+// that dial got as far as offering the key: the host key was accepted and
+// the login began.
+func (c *Conn) watchedConfig() (*ssh.ClientConfig, func() bool) {
+	cfg := *c.cfg
+	var offered atomic.Bool
+	auth := make([]ssh.AuthMethod, 0, len(cfg.Auth))
+	for _, signers := range c.signers {
+		auth = append(auth, ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
+			offered.Store(true)
+			return signers, nil
+		}))
+	}
+	cfg.Auth = auth
+	return &cfg, offered.Load
+}
+
 // handshakeErr says why the SSH handshake with addr failed: a host key
-// refused (unknown or changed) is said as such.
-func handshakeErr(addr string, err error) error {
+// refused (unknown or changed), or a login refused once the key was
+// offered.
+func handshakeErr(addr, user string, loggingIn bool, err error) error {
 	var hk *hostKeyError
 	if errors.As(err, &hk) {
 		return hk.public(addr)
 	}
-	if strings.Contains(err.Error(), "unable to authenticate") {
-		return errdefs.FailedPrecondition(CodeAuthFailed, "the machine %s refused the configured key", addr).WithCause(err)
+	if loggingIn {
+		return errdefs.FailedPrecondition(CodeAuthFailed, "the machine %s did not let %s log in with the configured key", addr, user).WithCause(err)
 	}
 	return errdefs.Unavailable(CodeUnreachable, "the ssh handshake with %s failed", addr).WithCause(err)
 }
@@ -154,14 +175,14 @@ func (c *Conn) keepalive(cl *ssh.Client, gone chan struct{}) {
 
 // retry runs op on the live connection; when the connection turns out to
 // be dead (it ended before or during op), op runs once more on a new one.
-func (c *Conn) retry(ctx context.Context, op func(*ssh.Client) error) error {
+func (c *Conn) retry(ctx context.Context, op func(*ssh.Client, <-chan struct{}) error) error {
 	var err error
 	for range 2 {
 		cl, gone, cerr := c.client(ctx)
 		if cerr != nil {
 			return cerr
 		}
-		if err = op(cl); err == nil {
+		if err = op(cl, gone); err == nil {
 			return nil
 		}
 		select {
@@ -182,7 +203,59 @@ func (c *Conn) retry(ctx context.Context, op func(*ssh.Client) error) error {
 
 // isConnErr reports whether err says the SSH connection itself failed.
 func isConnErr(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, errLinkGone)
+}
+
+// errLinkGone: the connection ended while an operation waited on it.
+var errLinkGone = errors.New("the ssh connection ended")
+
+// await runs fn, and returns its result, or errLinkGone once the
+// connection has ended (gone), or ctx's error, whichever comes first. A
+// channel opened on a connection that is ending may never be answered
+// (x/crypto/ssh adds it after its last sweep of the connection's
+// channels), so no operation waits on one alone. What fn returns after
+// await gave up is handed to drop.
+func await[T any](ctx context.Context, gone <-chan struct{}, fn func() (T, error), drop func(T)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	var mu sync.Mutex
+	abandoned := false
+	go func() {
+		v, err := fn()
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			if err == nil {
+				drop(v)
+			}
+			return
+		}
+		ch <- result{v, err}
+	}()
+	var zero T
+	var err error
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-gone:
+		err = errLinkGone
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	mu.Lock()
+	abandoned = true
+	mu.Unlock()
+	select {
+	case r := <-ch: // it came as we gave up
+		if r.err == nil {
+			drop(r.v)
+		}
+	default:
+	}
+	return zero, err
 }
 
 // Run runs argv on the machine in a session of its own, with stdin as its
@@ -192,8 +265,8 @@ func (c *Conn) Run(ctx context.Context, stdin []byte, argv ...string) ([]byte, e
 	var out, errOut bytes.Buffer
 	cmd := quoteArgs(argv)
 	var exitErr error
-	err := c.retry(ctx, func(cl *ssh.Client) error {
-		s, err := cl.NewSession()
+	err := c.retry(ctx, func(cl *ssh.Client, gone <-chan struct{}) error {
+		s, err := await(ctx, gone, cl.NewSession, func(s *ssh.Session) { _ = s.Close() })
 		if err != nil {
 			return err
 		}
@@ -214,6 +287,10 @@ func (c *Conn) Run(ctx context.Context, stdin []byte, argv ...string) ([]byte, e
 				return nil
 			}
 			return err
+		case <-gone:
+			_ = s.Close()
+			<-done
+			return errLinkGone
 		case <-ctx.Done():
 			_ = s.Signal(ssh.SIGKILL)
 			_ = s.Close()
@@ -235,9 +312,9 @@ func (c *Conn) Run(ctx context.Context, stdin []byte, argv ...string) ([]byte, e
 // through a pipe that does).
 func (c *Conn) DialUnix(ctx context.Context, path string) (net.Conn, error) {
 	var ch net.Conn
-	err := c.retry(ctx, func(cl *ssh.Client) error {
+	err := c.retry(ctx, func(cl *ssh.Client, gone <-chan struct{}) error {
 		var err error
-		ch, err = cl.DialContext(ctx, "unix", path)
+		ch, err = await(ctx, gone, func() (net.Conn, error) { return cl.Dial("unix", path) }, func(c net.Conn) { _ = c.Close() })
 		return err
 	})
 	if err != nil {

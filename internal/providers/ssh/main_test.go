@@ -17,7 +17,10 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.RemoveBinaries()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		// A channel opened on a connection just as it ends is never
+		// answered (x/crypto/ssh; see await in conn.go): the opener's
+		// goroutine waits for good, abandoned by the provider.
+		if err := goleak.Find(goleak.IgnoreTopFunction("golang.org/x/crypto/ssh.(*mux).openChannel")); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

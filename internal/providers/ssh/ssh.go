@@ -114,11 +114,11 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cc, addr, err := clientConfig(&cfg)
+	cc, signer, addr, err := clientConfig(&cfg)
 	if err != nil {
 		return nil, errdefs.InvalidArgument(CodeInvalidConfig, "ssh provider %q: %s", cfg.Name, err.Error()).WithCause(err)
 	}
-	conn := NewConn(addr, cc, cfg.KeepAlive, logger)
+	conn := NewConn(addr, cc, signer, cfg.KeepAlive, logger)
 	dp, err := docker.New(docker.Config{
 		Name:         cfg.Name,
 		Host:         "unix://" + cfg.DockerSocket,
@@ -138,10 +138,11 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 }
 
 // clientConfig checks cfg, fills its defaults, and returns the SSH client
-// configuration and the address to dial.
-func clientConfig(cfg *Config) (*ssh.ClientConfig, string, error) {
+// configuration (without its auth methods: Conn adds them), the key to log
+// in with, and the address to dial.
+func clientConfig(cfg *Config) (*ssh.ClientConfig, ssh.Signer, string, error) {
 	if cfg.Name == "" || cfg.Address == "" || cfg.User == "" || cfg.KeyFile == "" {
-		return nil, "", errors.New("name, address, user and key_file are required")
+		return nil, nil, "", errors.New("name, address, user and key_file are required")
 	}
 	addr := cfg.Address
 	if _, _, err := net.SplitHostPort(addr); err != nil {
@@ -149,15 +150,15 @@ func clientConfig(cfg *Config) (*ssh.ClientConfig, string, error) {
 	}
 	b, err := os.ReadFile(cfg.KeyFile)
 	if err != nil {
-		return nil, "", fmt.Errorf("the key file cannot be read: %w", err)
+		return nil, nil, "", fmt.Errorf("the key file cannot be read: %w", err)
 	}
 	signer, err := ssh.ParsePrivateKey(b)
 	if err != nil {
-		return nil, "", fmt.Errorf("the key file %s holds no usable private key (an unencrypted OpenSSH key is needed): %w", cfg.KeyFile, err)
+		return nil, nil, "", fmt.Errorf("the key file %s holds no usable private key (an unencrypted OpenSSH key is needed): %w", cfg.KeyFile, err)
 	}
 	check, algos, err := hostKeyCheck(cfg.HostKey, cfg.KnownHosts, addr)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	cfg.DockerSocket = orDefault(cfg.DockerSocket, DefaultDockerSocket)
 	cfg.RunDir = orDefault(cfg.RunDir, DefaultRunDir)
@@ -170,11 +171,10 @@ func clientConfig(cfg *Config) (*ssh.ClientConfig, string, error) {
 	}
 	return &ssh.ClientConfig{
 		User:              cfg.User,
-		Auth:              []ssh.AuthMethod{ssh.PublicKeys(signer)},
 		HostKeyCallback:   check,
 		HostKeyAlgorithms: algos,
 		Timeout:           cfg.DialTimeout,
-	}, addr, nil
+	}, signer, addr, nil
 }
 
 func orDefault(s, d string) string {

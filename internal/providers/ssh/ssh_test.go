@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"log/slog"
 	"net"
@@ -175,7 +176,8 @@ func TestLinkDropsAndReconnects(t *testing.T) {
 
 // TestHostKeyPinned refuses a machine whose host key is not the pinned
 // one, or that the known_hosts file does not know, before anything runs
-// there; a known_hosts file that knows it is accepted.
+// there; a known_hosts file that knows it is accepted. A key the machine
+// does not take is said as such.
 func TestHostKeyPinned(t *testing.T) {
 	h := machine(t)
 	ctx := t.Context()
@@ -215,6 +217,24 @@ func TestHostKeyPinned(t *testing.T) {
 	}
 	if err := newProvider(t, known).Ping(ctx); err != nil {
 		t.Fatalf("ping with the machine known: %v", err)
+	}
+
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := xssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger := config(t, h, "ssh")
+	stranger.KeyFile = filepath.Join(dir, "stranger")
+	if err := os.WriteFile(stranger.KeyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = newProvider(t, stranger).Ping(ctx)
+	if pe, ok := errdefs.Public(err); !ok || pe.Code != ssh.CodeAuthFailed {
+		t.Fatalf("ping with a key the machine does not know = %v, want %s", err, ssh.CodeAuthFailed)
 	}
 
 	none := config(t, h, "ssh")
