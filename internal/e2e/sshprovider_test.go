@@ -27,34 +27,7 @@ func TestSSHProvider(t *testing.T) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	m := testenv.StartSSHHost(t)
 	m.Engine.LoadImage(t, testenv.TestImage)
-	bin := testenv.Binary(t, "paddock")
-	shim := testenv.Binary(t, "paddock-shim")
-	instance := testenv.Instance(t)
-	const key = "pdk_0123456789abcdef0123456789abcdef0123456789ab55aa"
-	data := t.TempDir()
-	config := filepath.Join(data, "paddock.yaml")
-	y := fmt.Sprintf(`provider: docker
-providers:
-  - {name: docker, kind: docker}
-  - name: box
-    kind: ssh
-    ssh:
-      address: %s
-      user: root
-      key_file: %s
-      host_key: %q
-      docker_socket: %s
-      run_dir: %s
-      disk_dir: %s
-`, m.Addr, m.KeyFile, m.HostKey, m.Socket, filepath.Join(m.Dir, "run"), filepath.Join(m.Dir, "disks"))
-	if err := os.WriteFile(config, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := serveCommand(t, bin, shim, data, testenv.ShortTempDir(t)+"/r", instance, key, "PADDOCK_PROVIDERS=", "PADDOCK_PROVIDER=")
-	cmd.Args = append(cmd.Args, "--config", config)
-	s := launch(t, cmd, testenv.Patience, nil)
-	t.Cleanup(func() { s.stop(t) }) // before the machine goes
-	c := sdkFor(t, s, key)
+	c := serveWithMachine(t, m)
 	ctx := t.Context()
 
 	caps, err := c.Capabilities(ctx)
@@ -95,18 +68,7 @@ providers:
 		t.Fatalf("exec on the machine: %v", err)
 	}
 	// The sandbox is the machine engine's, not the shared one's.
-	eng, err := client.NewClientWithOpts(client.WithHost(m.Engine.Host), client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	onMachine := func() int {
-		cs, err := eng.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelRuntime+"="+p.RuntimeID))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(cs)
-	}
+	onMachine := func() int { return machineContainers(t, m, p.RuntimeID) }
 	if n := onMachine(); n != 1 {
 		t.Fatalf("%d containers of the runtime on the machine's engine, want 1", n)
 	}
@@ -133,4 +95,53 @@ providers:
 		}
 		return nil
 	})
+}
+
+// serveWithMachine starts a server whose config file lists a docker
+// provider (the default) and m as the ssh provider "box", and returns an
+// admin's client of it.
+func serveWithMachine(t *testing.T, m *testenv.SSHHost) *pc.Client {
+	t.Helper()
+	bin := testenv.Binary(t, "paddock")
+	shim := testenv.Binary(t, "paddock-shim")
+	const key = "pdk_0123456789abcdef0123456789abcdef0123456789ab55aa"
+	data := t.TempDir()
+	config := filepath.Join(data, "paddock.yaml")
+	y := fmt.Sprintf(`provider: docker
+providers:
+  - {name: docker, kind: docker}
+  - name: box
+    kind: ssh
+    ssh:
+      address: %s
+      user: root
+      key_file: %s
+      host_key: %q
+      docker_socket: %s
+      run_dir: %s
+      disk_dir: %s
+`, m.Addr, m.KeyFile, m.HostKey, m.Socket, filepath.Join(m.Dir, "run"), filepath.Join(m.Dir, "disks"))
+	if err := os.WriteFile(config, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := serveCommand(t, bin, shim, data, testenv.ShortTempDir(t)+"/r", testenv.Instance(t), key, "PADDOCK_PROVIDERS=", "PADDOCK_PROVIDER=")
+	cmd.Args = append(cmd.Args, "--config", config)
+	s := launch(t, cmd, testenv.Patience, nil)
+	t.Cleanup(func() { s.stop(t) }) // before the machine goes
+	return sdkFor(t, s, key)
+}
+
+// machineContainers counts the running containers of runtime rid on m's engine.
+func machineContainers(t *testing.T, m *testenv.SSHHost, rid string) int {
+	t.Helper()
+	eng, err := client.NewClientWithOpts(client.WithHost(m.Engine.Host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	cs, err := eng.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelRuntime+"="+rid))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cs)
 }
