@@ -61,6 +61,9 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ "$with_runsc" = 1 ]; then
 	command -v ssh >/dev/null 2>&1 && command -v sftp >/dev/null 2>&1 || need+=(openssh-client)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
+	# The ssh provider's tests run a real sshd of their own (in the
+	# network namespace of a dedicated engine); the system's is not used.
+	[ -x /usr/sbin/sshd ] || need+=(openssh-server)
 fi
 # The README's local package index (python3 -m http.server) and its pty
 # (script, in util-linux).

@@ -56,7 +56,7 @@ func providerCapability(c provider.Capabilities) client.ProviderCapability {
 	}
 	return client.ProviderCapability{
 		Isolation: c.Isolation, Pause: c.Pause, Agent: c.Agent, Networks: nets, Snapshot: c.Snapshot,
-		WritableRoot: c.WritableRoot,
+		WritableRoot: c.WritableRoot, GPUs: c.GPUs,
 	}
 }
 

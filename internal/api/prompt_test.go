@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -247,6 +248,23 @@ func TestSidecarCapabilities(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCapabilitiesListGPUs: a provider's GPUs (an ssh provider's machine's,
+// from nvidia-smi; here the fake host's) are in its matrix in GET
+// /api/capabilities, and a provider without any has no gpus key.
+func TestCapabilitiesListGPUs(t *testing.T) {
+	env := servertest.New(t, servertest.Options{Provider: fake.New(fake.Config{GPUs: []string{"NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"}})})
+	r := env.Must(t, 200, "GET", "/api/capabilities", nil)
+	var c client.Capabilities
+	r.Decode(t, &c)
+	if got := c.Providers["fake"].GPUs; strings.Join(got, ",") != "NVIDIA A100-SXM4-80GB,NVIDIA A100-SXM4-80GB" {
+		t.Fatalf("gpus = %q, want the host's two", got)
+	}
+	bare := servertest.New(t, servertest.Options{})
+	if b := bare.Must(t, 200, "GET", "/api/capabilities", nil).Body; strings.Contains(string(b), `"gpus"`) {
+		t.Fatalf("a provider without GPUs lists some: %s", b)
+	}
+}
 
 // TestCapabilitiesDiscovery: GET /api/capabilities names the harnesses,
 // the default one, and the sidecar capabilities (whose images the fake

@@ -117,8 +117,9 @@ func (e Egress) AllowInternalPrefixes() ([]netip.Prefix, error) {
 type ProviderConfig struct {
 	Name string `yaml:"name"`
 	// Kind is the implementation: docker (containers on a Docker engine),
-	// kubernetes (Pods on a cluster) or fake (in memory, for tests and
-	// demos).
+	// kubernetes (Pods on a cluster), ssh (containers on the Docker
+	// engine of a machine reached over SSH) or fake (in memory, for tests
+	// and demos).
 	Kind string `yaml:"kind"`
 	// Runtime is a docker provider's OCI runtime: "" for the engine's
 	// default (runc), "runsc" for gVisor. The engine must know it
@@ -133,6 +134,9 @@ type ProviderConfig struct {
 	// Kubernetes is a kubernetes provider's settings (required for that
 	// kind, refused on the others).
 	Kubernetes *KubernetesProvider `yaml:"kubernetes"`
+	// SSH is an ssh provider's settings (required for that kind, refused
+	// on the others).
+	SSH *SSHProvider `yaml:"ssh"`
 }
 
 // ParseProviders reads PADDOCK_PROVIDERS: comma-separated
@@ -425,8 +429,8 @@ func (c *ProvidersConfig) validateProviders() error {
 			return fmt.Errorf("provider name %q must be 1 to 63 lower-case letters, digits or '-'", p.Name)
 		case seen[p.Name]:
 			return fmt.Errorf("provider %q is listed twice", p.Name)
-		case p.Kind != "docker" && p.Kind != "fake" && p.Kind != KindKubernetes:
-			return fmt.Errorf("provider %q: kind %q is not one of docker, kubernetes, fake", p.Name, p.Kind)
+		case p.Kind != "docker" && p.Kind != "fake" && p.Kind != KindKubernetes && p.Kind != KindSSH:
+			return fmt.Errorf("provider %q: kind %q is not one of docker, kubernetes, ssh, fake", p.Name, p.Kind)
 		case p.Kind != "docker" && (p.Runtime != "" || p.DockerHost != ""):
 			return fmt.Errorf("provider %q: runtime and docker_host are for docker providers", p.Name)
 		case p.Kind != "fake" && (p.NoPause || p.NoSnapshot):
@@ -435,6 +439,15 @@ func (c *ProvidersConfig) validateProviders() error {
 			return fmt.Errorf("provider %q: a kubernetes block is for kubernetes providers", p.Name)
 		case p.Kind == KindKubernetes && p.Kubernetes == nil:
 			return fmt.Errorf("provider %q: a kubernetes provider needs its kubernetes block (at least namespace)", p.Name)
+		case p.Kind != KindSSH && p.SSH != nil:
+			return fmt.Errorf("provider %q: an ssh block is for ssh providers", p.Name)
+		case p.Kind == KindSSH && p.SSH == nil:
+			return fmt.Errorf("provider %q: an ssh provider needs its ssh block (address, user, key_file and a pinned host key) in the config file", p.Name)
+		}
+		if p.SSH != nil {
+			if err := p.SSH.validate(); err != nil {
+				return fmt.Errorf("provider %q: ssh: %w", p.Name, err)
+			}
 		}
 		if p.Kubernetes != nil {
 			if err := p.Kubernetes.validate(); err != nil {

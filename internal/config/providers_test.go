@@ -33,7 +33,7 @@ func TestProviders(t *testing.T) {
 	}{
 		"default not listed": {"nope", []ProviderConfig{{Name: "docker", Kind: "docker"}}, "not one of the listed"},
 		"listed twice":       {"a", []ProviderConfig{{Name: "a", Kind: "fake"}, {Name: "a", Kind: "fake"}}, "listed twice"},
-		"unknown kind":       {"a", []ProviderConfig{{Name: "a", Kind: "vm"}}, "not one of docker, kubernetes, fake"},
+		"unknown kind":       {"a", []ProviderConfig{{Name: "a", Kind: "vm"}}, "not one of docker, kubernetes, ssh, fake"},
 		"bad name":           {"A b", []ProviderConfig{{Name: "A b", Kind: "fake"}}, "must be"},
 		"runtime on fake":    {"a", []ProviderConfig{{Name: "a", Kind: "fake", Runtime: "runsc"}}, "for docker providers"},
 		"no_pause on docker": {"a", []ProviderConfig{{Name: "a", Kind: "docker", NoPause: true}}, "for fake providers"},

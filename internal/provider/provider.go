@@ -266,6 +266,9 @@ type Capabilities struct {
 	// filesystem (Spec.WritableRoot) within its disk quota, or the
 	// operator allowed an unbounded one.
 	WritableRoot bool `json:"writable_root"`
+	// GPUs are the host's GPUs by name, one entry each, as far as the
+	// provider knows them (the ssh provider asks nvidia-smi); empty: none.
+	GPUs []string `json:"gpus,omitempty"`
 }
 
 // Relabeler is implemented by providers that can change the labels of

@@ -25,6 +25,7 @@ import (
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/providers/fake"
 	"github.com/paddockhq/paddock/internal/providers/kubernetes"
+	sshprovider "github.com/paddockhq/paddock/internal/providers/ssh"
 )
 
 // providerSet is the providers component's instance: the registry of the
@@ -155,6 +156,8 @@ func newProvider(ctx context.Context, pc config.ProviderConfig, cfg providerSett
 		return fake.New(fake.Config{Name: pc.Name, Instance: instance, NoPause: pc.NoPause, NoSnapshot: pc.NoSnapshot}), nil, nil
 	case "docker":
 		return newDocker(pc, cfg, instance, shim, logger)
+	case config.KindSSH:
+		return newSSH(pc, cfg, instance, shim, logger)
 	case config.KindKubernetes:
 		kc, err := kubeConfig(pc, cfg.egress, instance)
 		if err != nil {
@@ -209,6 +212,38 @@ func newDocker(pc config.ProviderConfig, cfg providerSettings, instance string, 
 		}
 		_ = p.Close()
 	}, nil
+}
+
+// newSSH makes an ssh provider: the docker provider's settings (the shim,
+// pulling missing images) on the machine its ssh block names. It does not
+// dial: the breaker's first ping does, and readiness reports a machine it
+// cannot reach.
+func newSSH(pc config.ProviderConfig, cfg providerSettings, instance string, shim *string, logger *slog.Logger) (provider.Provider, func(bool), error) {
+	if *shim == "" {
+		var err error
+		if *shim, err = findShim(cfg.ShimPath); err != nil {
+			return nil, nil, err
+		}
+	}
+	s := pc.SSH
+	p, err := sshprovider.New(sshprovider.Config{
+		Name:         pc.Name,
+		Address:      s.Address,
+		User:         s.User,
+		KeyFile:      s.KeyFile,
+		HostKey:      s.HostKey,
+		KnownHosts:   s.KnownHosts,
+		DockerSocket: s.DockerSocket,
+		RunDir:       s.RunDir,
+		DiskDir:      s.DiskDir,
+		Instance:     instance,
+		ShimPath:     *shim,
+		PullMissing:  cfg.PullImages,
+	}, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func(bool) { _ = p.Close() }, nil
 }
 
 // kubeConfig is the configuration of the kubernetes provider pc: its

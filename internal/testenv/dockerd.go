@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,7 +22,7 @@ type Dockerd struct {
 	Host string // unix://… for DOCKER_HOST or a provider's Host
 	dir  string
 	cmd  *exec.Cmd
-	logs *bytes.Buffer
+	logs *Buffer // dockerd writes it while Start reads it
 }
 
 // StartDockerd starts a dedicated engine under a fresh directory and stops
@@ -34,7 +33,7 @@ func StartDockerd(t testing.TB) *Dockerd {
 	if _, err := exec.LookPath("dockerd"); err != nil || os.Geteuid() != 0 {
 		unavailable(t, "a dedicated Docker engine needs root and dockerd (%v)", err)
 	}
-	d := &Dockerd{dir: ShortTempDir(t), logs: &bytes.Buffer{}}
+	d := &Dockerd{dir: ShortTempDir(t), logs: new(Buffer)}
 	d.Host = "unix://" + filepath.Join(d.dir, "docker.sock")
 	if err := os.WriteFile(filepath.Join(d.dir, "daemon.json"), runtimesConfig(t), 0o600); err != nil {
 		t.Fatal(err)

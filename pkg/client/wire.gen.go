@@ -139,6 +139,9 @@ type ProviderCapability struct {
 
 	// WritableRoot a writable root within the disk quota (or unbounded, when the operator allows it)
 	WritableRoot bool `json:"writable_root"`
+
+	// GPUs the host's GPUs by name, one entry each, where the provider finds them (an ssh provider asks nvidia-smi on its machine); absent: none
+	GPUs []string `json:"gpus,omitempty"`
 }
 
 // CapabilityBinding A capability version attached to a runtime.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -40,6 +39,9 @@ const cleanupTimeout = 30 * time.Second
 // before is never removed here.
 func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.Handle, retErr error) {
 	if err := p.validateSpec(&spec); err != nil {
+		return provider.Handle{}, err
+	}
+	if err := p.prepareMachine(ctx); err != nil {
 		return provider.Handle{}, err
 	}
 	if err := p.checkRuntime(ctx); err != nil {
@@ -81,7 +83,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	if err != nil {
 		return provider.Handle{}, err
 	}
-	sockDir, err := p.makeSocketDir()
+	sockDir, err := p.makeSocketDir(ctx)
 	if err != nil {
 		return provider.Handle{}, err
 	}
@@ -141,13 +143,13 @@ func (p *Provider) workspaceVolume(ctx context.Context, spec provider.Spec) (und
 // will be, under the run dir. Its name is random, not derived from the
 // sandbox's id: a sandbox that learns where run directories live still
 // cannot name another sandbox's.
-func (p *Provider) makeSocketDir() (string, error) {
+func (p *Provider) makeSocketDir(ctx context.Context) (string, error) {
 	dirID := make([]byte, runDirIDLen/2)
 	if _, err := rand.Read(dirID); err != nil {
 		return "", fmt.Errorf("run directory name: %w", err)
 	}
 	sockDir := filepath.Join(p.cfg.RunDir, hex.EncodeToString(dirID))
-	if err := os.Mkdir(sockDir, 0o700); err != nil {
+	if err := p.machine.mkdir(ctx, sockDir); err != nil {
 		return "", errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be created").WithCause(err)
 	}
 	return sockDir, nil
@@ -330,13 +332,13 @@ func sandboxUser(spec provider.Spec) string {
 // ownWorkspace gives the root of a workspace's filesystem to the account
 // the sandbox runs as, so that it may write there; what is inside keeps its
 // owners.
-func (p *Provider) ownWorkspace(spec provider.Spec) error {
+func (p *Provider) ownWorkspace(ctx context.Context, spec provider.Spec) error {
 	id := 0
 	if sandboxUser(spec) == provider.UserDefault {
 		id = provider.UserUID
 	}
 	_, mnt := p.diskPaths(spec.Workspace)
-	if err := os.Lchown(mnt, id, id); err != nil {
+	if err := p.machine.lchown(ctx, mnt, id, id); err != nil {
 		return diskErr("give the workspace to its user", err)
 	}
 	return nil
@@ -444,7 +446,7 @@ func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, 
 		if err := p.mountDisk(ctx, spec.Workspace); err != nil {
 			return false, err
 		}
-		return false, p.ownWorkspace(spec)
+		return false, p.ownWorkspace(ctx, spec)
 	case !cerrdefs.IsNotFound(err):
 		return false, engineErr("inspect the workspace of", err)
 	}
@@ -456,7 +458,7 @@ func (p *Provider) ensureVolume(ctx context.Context, spec provider.Spec) (bool, 
 	if err := p.makeDisk(ctx, spec.Workspace, size); err != nil {
 		return false, err
 	}
-	if err := p.ownWorkspace(spec); err != nil {
+	if err := p.ownWorkspace(ctx, spec); err != nil {
 		p.removeDisk(context.WithoutCancel(ctx), spec.Workspace)
 		return false, err
 	}

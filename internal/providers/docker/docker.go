@@ -23,9 +23,11 @@ import (
 	"debug/elf"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +113,12 @@ type Config struct {
 	// bound their size (only overlay2 over xfs with project quotas can):
 	// their writes then land on the engine's storage outside any quota.
 	WritableRootUnbounded bool
+	// Machine, when set, is the engine's host reached from afar (the ssh
+	// provider): the engine's API (at Host, a unix:// socket there) and
+	// the agents' sockets are dialled through it, RunDir and DiskDir are
+	// paths there, and what the provider does on its host is done there
+	// by commands (see machine.go). Networks are not offered on it.
+	Machine Machine
 
 	shimSource string // the copy of ShimPath that sandboxes mount
 }
@@ -121,6 +129,10 @@ type Provider struct {
 	cfg    Config
 	cli    *client.Client
 	logger *slog.Logger
+	// machine is the engine's host: this one, or Config.Machine.
+	machine host
+
+	prepMu sync.Mutex // prepareMachine
 
 	pidMu sync.Mutex
 	pids  map[string]int // container id -> host pid of its init (the agent)
@@ -201,10 +213,13 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, errdefs.InvalidArgument("invalid_disk_dir", "the workspace disk directory is not valid").WithCause(err)
 	}
+	cfg.DiskDir = diskDir
+	if cfg.Machine != nil {
+		return newRemote(cfg, logger)
+	}
 	if err := os.MkdirAll(diskDir, 0o700); err != nil {
 		return nil, errdefs.FailedPrecondition("disk_dir_unusable", "the workspace disk directory %q cannot be created", diskDir).WithCause(err)
 	}
-	cfg.DiskDir = diskDir
 
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if cfg.Host != "" {
@@ -219,7 +234,53 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		cli.Close()
 		return nil, err
 	}
-	return &Provider{cfg: cfg, cli: cli, logger: logger, pids: map[string]int{}, runDir: use}, nil
+	return &Provider{cfg: cfg, cli: cli, logger: logger, machine: localHost{}, pids: map[string]int{}, runDir: use}, nil
+}
+
+// newRemote is New for an engine on cfg.Machine: its client dials the
+// engine's socket there, and the run and disk directories are made there
+// (the shim uploaded) when the provider is first used (Ping, Create).
+func newRemote(cfg Config, logger *slog.Logger) (*Provider, error) {
+	if cfg.Runtime != "" || cfg.Networks != nil {
+		return nil, errdefs.InvalidArgument("invalid_machine_config", "an engine reached from afar offers neither another OCI runtime nor network modes")
+	}
+	sock := "/var/run/docker.sock"
+	if cfg.Host != "" {
+		var ok bool
+		if sock, ok = strings.CutPrefix(cfg.Host, "unix://"); !ok || !filepath.IsAbs(sock) {
+			return nil, errdefs.InvalidArgument("invalid_docker_host", "the engine's socket on the machine must be unix:///absolute/path, not %q", cfg.Host)
+		}
+	}
+	m := cfg.Machine
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation(),
+		client.WithDialContext(func(ctx context.Context, _, _ string) (net.Conn, error) { return m.DialUnix(ctx, sock) }))
+	if err != nil {
+		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
+	}
+	return &Provider{cfg: cfg, cli: cli, logger: logger, machine: remoteHost{m}, pids: map[string]int{}}, nil
+}
+
+// prepareMachine makes the run and disk directories on the remote
+// machine and uploads the shim there, once: until it succeeds, every
+// Ping and Create tries again.
+func (p *Provider) prepareMachine(ctx context.Context) error {
+	if p.cfg.Machine == nil {
+		return nil
+	}
+	p.prepMu.Lock()
+	defer p.prepMu.Unlock()
+	if p.cfg.shimSource != "" {
+		return nil
+	}
+	if _, err := p.cfg.Machine.Run(ctx, nil, "mkdir", "-p", "-m", "0700", "--", p.cfg.DiskDir); err != nil {
+		return errdefs.Unavailable(CodeProviderError, "the workspace disk directory %q cannot be made on the machine", p.cfg.DiskDir).WithCause(err)
+	}
+	src, err := prepareRemoteRunDir(ctx, p.cfg.Machine, p.cfg.RunDir, p.cfg.ShimPath)
+	if err != nil {
+		return errdefs.Unavailable(CodeProviderError, "the run directory %q cannot be prepared on the machine", p.cfg.RunDir).WithCause(err)
+	}
+	p.cfg.shimSource = src
+	return nil
 }
 
 // Close releases the engine client's connections and the run directory
@@ -236,6 +297,9 @@ func (p *Provider) Close() error {
 func (p *Provider) Ping(ctx context.Context) error {
 	if _, err := p.cli.Ping(ctx); err != nil {
 		return engineErr("reach", err)
+	}
+	if err := p.prepareMachine(ctx); err != nil {
+		return err
 	}
 	return p.checkRuntime(ctx)
 }

@@ -43,6 +43,9 @@ func RunscPaused(pid int) (paused, ok bool) { return runscPaused(pid) }
 // frozen is whether this provider's container whose init is pid is
 // paused: from runsc under gVisor, else from the freezer.
 func (p *Provider) frozen(pid int) (isFrozen, ok bool) {
+	if p.cfg.Machine != nil {
+		return false, false // the pid is the machine's: its engine's flag tells
+	}
 	if p.gvisor() {
 		return runscPaused(pid)
 	}

@@ -49,20 +49,20 @@ const lockedOwner = 2147483646
 // the agent of container id. key may be nil for sandboxes created before
 // keys existed; then the peer credentials must be checkable.
 func (p *Provider) dialVerified(ctx context.Context, id, sockDir string, key []byte) (net.Conn, error) {
-	conn, err := dialSocketNoFollow(ctx, sockDir)
+	conn, peerChecked, err := p.machine.dialAgent(ctx, sockDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.verifyAgent(ctx, id, conn, key); err != nil {
+	if err := p.verifyAgent(ctx, id, conn, key, peerChecked); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
 	return conn, nil
 }
 
-func (p *Provider) verifyAgent(ctx context.Context, id string, conn net.Conn, key []byte) error {
+func (p *Provider) verifyAgent(ctx context.Context, id string, conn net.Conn, key []byte, peerCheckable bool) error {
 	checkedPeer := false
-	if !p.gvisor() {
+	if peerCheckable && !p.gvisor() {
 		pid, err := p.initPID(ctx, id)
 		if err != nil {
 			return err

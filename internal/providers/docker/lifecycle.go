@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -53,7 +52,7 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 		if !p.ownedSocketDir(sockDir) {
 			return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory is not under this server's run directory")
 		}
-		if err := p.prepareRunDir(sockDir, key, st.Trust); err != nil {
+		if err := p.prepareRunDir(ctx, sockDir, key, st.Trust); err != nil {
 			return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be prepared").WithCause(err)
 		}
 		p.forgetPID(h.ID)
@@ -75,7 +74,7 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 	if err := p.waitAgent(ctx, h.ID, sockDir, key); err != nil {
 		return err
 	}
-	if err := lockRunDir(sockDir); err != nil {
+	if err := p.machine.lockRunDir(ctx, sockDir); err != nil {
 		return errdefs.FailedPrecondition("run_dir_unusable", "the sandbox's socket directory cannot be locked").WithCause(err)
 	}
 	p.logger.DebugContext(ctx, "sandbox started", "container", h.ID, "agent_ready_after", time.Since(start))
@@ -84,19 +83,19 @@ func (p *Provider) Start(ctx context.Context, h provider.Handle) error {
 
 // prepareRunDir empties a sandbox's run directory, gives it back to the
 // sandbox and writes the agent's key file, and the CA it trusts, into it.
-func (p *Provider) prepareRunDir(dir string, key []byte, trust string) error {
-	if err := unlockRunDir(dir); err != nil {
+func (p *Provider) prepareRunDir(ctx context.Context, dir string, key []byte, trust string) error {
+	if err := p.machine.unlockRunDir(ctx, dir); err != nil {
 		return err
 	}
 	if trust != "" {
-		if err := os.WriteFile(filepath.Join(dir, trustName), []byte(trust), 0o444); err != nil {
+		if err := p.machine.writeFile(ctx, filepath.Join(dir, trustName), []byte(trust), 0o444); err != nil {
 			return err
 		}
 	}
 	if key == nil {
 		return nil
 	}
-	return agentauth.WriteKeyFile(filepath.Join(dir, agentauth.KeyFileName), key)
+	return p.machine.writeFile(ctx, filepath.Join(dir, agentauth.KeyFileName), []byte(agentauth.EncodeKey(key)+"\n"), 0o600)
 }
 
 // Pause freezes a running container. Pausing a paused sandbox is not an
@@ -227,7 +226,7 @@ func (p *Provider) removeSocketDir(ctx context.Context, dir string) {
 		p.logger.WarnContext(ctx, "not removing a socket directory outside the run directory", "dir", dir, "run_dir", p.cfg.RunDir)
 		return
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := p.machine.removeAll(ctx, dir); err != nil {
 		p.logger.WarnContext(ctx, "removing a sandbox socket directory", "dir", dir, "err", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -59,16 +58,18 @@ func (p *Provider) diskPaths(volume string) (img, mnt string) {
 // serializes them, across replicas too.
 func (p *Provider) makeDisk(ctx context.Context, volume string, sizeMB int64) (retErr error) {
 	img, mnt := p.diskPaths(volume)
-	if _, err := os.Lstat(img); err == nil {
+	imgThere, err := p.machine.exists(ctx, img)
+	if imgThere {
 		p.logger.WarnContext(ctx, "removing a workspace disk an interrupted create left", "image", img)
 		p.removeDisk(ctx, volume)
-	} else if isMnt, _ := isMountPoint(mnt); isMnt || !errors.Is(err, os.ErrNotExist) {
+	} else if isMnt, _ := p.machine.isMountPoint(ctx, mnt); isMnt || err != nil {
 		p.removeDisk(ctx, volume)
 	} else {
-		_ = os.Remove(mnt) // an empty mount point made before the crash
+		_ = p.machine.remove(ctx, mnt) // an empty mount point made before the crash
 	}
-	f, err := os.OpenFile(img, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	// Sparse: the host pays for what is written.
+	if err := p.machine.createSparse(ctx, img, sizeMB<<20); err != nil {
+		p.removeDisk(context.WithoutCancel(ctx), volume)
 		return diskErr("create the workspace disk image", err)
 	}
 	defer func() {
@@ -76,29 +77,22 @@ func (p *Provider) makeDisk(ctx context.Context, volume string, sizeMB int64) (r
 			p.removeDisk(context.WithoutCancel(ctx), volume)
 		}
 	}()
-	err = f.Truncate(sizeMB << 20) // sparse: the host pays for what is written
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return diskErr("size the workspace disk image", err)
-	}
 	// No reserved blocks (the whole quota is the sandbox's), an inode per
 	// 8 KiB (package trees are many small files), root-owned root; inode
 	// tables and journal not written out: the fresh sparse image reads as
 	// zeros already, and writing the journal would cost the host 64 MiB of
 	// disk for every 10 GiB workspace before it holds a byte.
-	if err := run(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-i", "8192", "-E", "root_owner=0:0,lazy_itable_init=1,lazy_journal_init=1", img); err != nil {
+	if err := p.machine.run(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-i", "8192", "-E", "root_owner=0:0,lazy_itable_init=1,lazy_journal_init=1", img); err != nil {
 		return diskErr("format the workspace disk", err)
 	}
-	if err := os.Mkdir(mnt, 0o700); err != nil {
+	if err := p.machine.mkdir(ctx, mnt); err != nil {
 		return diskErr("create the workspace mount point", err)
 	}
 	if err := p.mountDisk(ctx, volume); err != nil {
 		return err
 	}
 	// A workspace starts empty.
-	if err := os.Remove(filepath.Join(mnt, "lost+found")); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := p.machine.remove(ctx, filepath.Join(mnt, "lost+found")); err != nil {
 		return diskErr("prepare the workspace disk", err)
 	}
 	return nil
@@ -108,14 +102,14 @@ func (p *Provider) makeDisk(ctx context.Context, volume string, sizeMB int64) (r
 // mounted already (it is not after the host rebooted).
 func (p *Provider) mountDisk(ctx context.Context, volume string) error {
 	img, mnt := p.diskPaths(volume)
-	mounted, err := isMountPoint(mnt)
+	mounted, err := p.machine.isMountPoint(ctx, mnt)
 	if err != nil {
 		return diskErr("check the workspace mount", err)
 	}
 	if mounted {
 		return nil
 	}
-	if err := run(ctx, "mount", "-t", "ext4", "-o", "loop,nosuid,nodev", img, mnt); err != nil {
+	if err := p.machine.run(ctx, "mount", "-t", "ext4", "-o", "loop,nosuid,nodev", img, mnt); err != nil {
 		return diskErr("mount the workspace disk", err)
 	}
 	return nil
@@ -154,7 +148,7 @@ func (p *Provider) lockDisk(volume string) (unlock func()) {
 	d.mu.Unlock()
 	l.mu.Lock()
 	unlockHost := func() {}
-	if p.cfg.RunDir != "" {
+	if p.cfg.RunDir != "" && p.cfg.Machine == nil { // replicas share a local host's disks only
 		var err error
 		if unlockHost, err = lockFile(filepath.Join(p.cfg.RunDir, ".disk-"+volume+".lock")); err != nil {
 			p.logger.Warn("workspace disk locked for this server only", "volume", volume, "err", err)
@@ -182,14 +176,14 @@ func (p *Provider) lockDisk(volume string) (unlock func()) {
 func (p *Provider) releaseDisk(ctx context.Context, volume string) {
 	defer p.lockDisk(volume)()
 	_, mnt := p.diskPaths(volume)
-	if mounted, err := isMountPoint(mnt); err != nil || !mounted {
+	if mounted, err := p.machine.isMountPoint(ctx, mnt); err != nil || !mounted {
 		return
 	}
 	cs, err := p.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("volume", volume))})
 	if err != nil || len(cs) > 0 {
 		return
 	}
-	if err := unix.Unmount(mnt, 0); err != nil {
+	if err := p.machine.unmount(ctx, mnt, false); err != nil {
 		p.logger.DebugContext(ctx, "workspace disk kept mounted", "mount", mnt, "err", err)
 	}
 }
@@ -198,17 +192,17 @@ func (p *Provider) releaseDisk(ctx context.Context, volume string) {
 // best effort; what it cannot remove is logged.
 func (p *Provider) removeDisk(ctx context.Context, volume string) {
 	img, mnt := p.diskPaths(volume)
-	if mounted, _ := isMountPoint(mnt); mounted {
+	if mounted, _ := p.machine.isMountPoint(ctx, mnt); mounted {
 		// Lazily: a sandbox being torn down may still hold it for a moment.
-		if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil {
+		if err := p.machine.unmount(ctx, mnt, true); err != nil {
 			p.logger.WarnContext(ctx, "unmounting a workspace disk", "mount", mnt, "err", err)
 			return
 		}
 	}
-	if err := os.Remove(mnt); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := p.machine.remove(ctx, mnt); err != nil {
 		p.logger.WarnContext(ctx, "removing a workspace mount point", "mount", mnt, "err", err)
 	}
-	if err := os.Remove(img); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := p.machine.remove(ctx, img); err != nil {
 		p.logger.WarnContext(ctx, "removing a workspace disk image", "image", img, "err", err)
 	}
 }

@@ -67,6 +67,8 @@ type Config struct {
 	Capacity provider.Resources
 	// NoWritableRoot takes writable roots out of Capabilities.
 	NoWritableRoot bool
+	// GPUs are the fake host's GPUs, as Capabilities reports them.
+	GPUs []string
 	// NoPause takes pausing out: Capabilities.Pause is false, and Pause
 	// and Resume fail with ErrNotImplemented, as a provider whose compute
 	// cannot be frozen does.
@@ -152,6 +154,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		Networks:     networks,
 		Snapshot:     !p.cfg.NoSnapshot,
 		WritableRoot: !p.cfg.NoWritableRoot,
+		GPUs:         slices.Clone(p.cfg.GPUs),
 	}
 }
 

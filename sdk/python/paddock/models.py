@@ -527,6 +527,11 @@ class ProviderCapability(Model):
     writable_root: bool
     """a writable root within the disk quota (or unbounded, when the operator allows it)"""
 
+    gpus: Optional[List[str]] = None
+    """the host's GPUs by name, one entry each, where the provider finds them (an ssh provider asks
+    nvidia-smi on its machine); absent: none
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("isolation", "isolation", STR, True),
         ("pause", "pause", BOOL, True),
@@ -534,6 +539,7 @@ class ProviderCapability(Model):
         ("networks", "networks", ListOf(STR), True),
         ("snapshot", "snapshot", BOOL, True),
         ("writable_root", "writable_root", BOOL, True),
+        ("gpus", "gpus", ListOf(STR), False),
     )
 
 
@@ -610,6 +616,8 @@ class ProviderCapabilityMatrix(Model):
 
     writable_root: bool
 
+    gpus: Optional[List[str]] = None
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("isolation", "isolation", STR, True),
         ("pause", "pause", BOOL, True),
@@ -617,6 +625,7 @@ class ProviderCapabilityMatrix(Model):
         ("networks", "networks", ListOf(STR), True),
         ("snapshot", "snapshot", BOOL, True),
         ("writable_root", "writable_root", BOOL, True),
+        ("gpus", "gpus", ListOf(STR), False),
     )
 
 

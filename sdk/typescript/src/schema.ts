@@ -2210,6 +2210,8 @@ export interface components {
                     snapshot: boolean;
                     /** @description a writable root within the disk quota (or unbounded, when the operator allows it) */
                     writable_root: boolean;
+                    /** @description the host's GPUs by name, one entry each, where the provider finds them (an ssh provider asks nvidia-smi on its machine); absent: none */
+                    gpus?: string[];
                 };
             };
             /** @description the agent harnesses prompt and task can run */
@@ -2248,6 +2250,7 @@ export interface components {
             networks: string[];
             snapshot: boolean;
             writable_root: boolean;
+            gpus?: string[];
         };
         /** @description The warm pools and the warm sandboxes each holds now. */
         WarmPoolStatus: {
