@@ -288,6 +288,30 @@ type CreateSecretRequest struct {
 	Hosts []string `json:"hosts,omitempty"`
 }
 
+// CreateTasksRequest A batch of tasks to run. Give runtime_id or runtime, not both.
+type CreateTasksRequest struct {
+	// RuntimeID the runtime whose configuration (image, resources, network, secrets, environment) the sandboxes are made from; its workspace is not copied
+	RuntimeID string `json:"runtime_id,omitempty"`
+
+	// Runtime Unset fields take the installation's defaults.
+	Runtime *RuntimeConfig `json:"runtime,omitempty"`
+
+	// Argv the command, run in /workspace
+	Argv []string `json:"argv"`
+
+	// Score a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on stdout is the task's score
+	Score []string `json:"score,omitempty"`
+
+	// TimeoutSeconds argv's time limit (default 600); the score command has a minute of its own
+	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
+
+	// Count how many tasks (default 1)
+	Count int `json:"count,omitempty"`
+
+	// Concurrency how many of them run at once at most (default count, at most 32)
+	Concurrency int `json:"concurrency,omitempty"`
+}
+
 // CreateUserRequest A user needs an email or a wallet address (400 missing_identity).
 type CreateUserRequest struct {
 	Email string `json:"email,omitempty"`
@@ -1189,7 +1213,7 @@ type Sandbox struct {
 	Resources Resources `json:"resources"`
 	SecretIDs []string  `json:"secret_ids,omitempty"`
 
-	// KillReason Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start), exited (the compute stopped by itself).
+	// KillReason Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start, or of its task), exited (the compute stopped by itself), finished (its task ran to the end), timed_out (its task's time limit passed).
 	KillReason            string     `json:"kill_reason,omitempty"`
 	Error                 string     `json:"error,omitempty"`
 	BilledCredits         float64    `json:"billed_credits"`
@@ -1377,6 +1401,64 @@ type TarResult struct {
 	Entries int64 `json:"entries"`
 	Bytes   int64 `json:"bytes"`
 }
+
+// Task One evaluation run and what came of it.
+type Task struct {
+	ID      string `json:"id"`
+	BatchID string `json:"batch_id"`
+
+	// RuntimeID the runtime it was made from; absent for an inline configuration
+	RuntimeID string `json:"runtime_id,omitempty"`
+
+	// SandboxID its ledger row (kind task); set once it starts
+	SandboxID string `json:"sandbox_id,omitempty"`
+
+	// Status pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit, or it could not run: see error), timed_out, cancelled
+	Status         string   `json:"status"`
+	Image          string   `json:"image,omitempty"`
+	Argv           []string `json:"argv"`
+	ScoreArgv      []string `json:"score_argv,omitempty"`
+	TimeoutSeconds int64    `json:"timeout_seconds"`
+
+	// ExitCode the command's exit status, once it exited
+	ExitCode *int `json:"exit_code,omitempty"`
+
+	// Stdout the first 64 KiB of its standard output
+	Stdout string `json:"stdout,omitempty"`
+
+	// Stderr the first 64 KiB of its standard error
+	Stderr string `json:"stderr,omitempty"`
+
+	// StdoutTruncated stdout was longer than what is kept
+	StdoutTruncated bool `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool `json:"stderr_truncated,omitempty"`
+
+	// Score the JSON value the score command printed
+	Score json.RawMessage `json:"score,omitempty"`
+
+	// ScoreError why there is no score: the score command failed or did not print valid JSON
+	ScoreError string `json:"score_error,omitempty"`
+
+	// Error why it failed, timed out or could not run
+	Error      string     `json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// TaskBatch A batch of tasks, how many are in each status, and its tasks.
+type TaskBatch struct {
+	ID          string `json:"id"`
+	Count       int    `json:"count"`
+	Concurrency int    `json:"concurrency"`
+
+	// Statuses how many of its tasks are in each status
+	Statuses map[string]int `json:"statuses"`
+	Tasks    []Task         `json:"tasks"`
+}
+
+// TaskList One page of tasks. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type TaskList = List[Task]
 
 // TerminalMessage A control message of a terminal session.
 type TerminalMessage struct {

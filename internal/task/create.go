@@ -1,0 +1,112 @@
+package task
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// Request asks for a batch of Count tasks, Concurrency of them at most
+// running at once, each running Argv (then Score, when given) in a
+// sandbox made from Source with a time limit of Timeout.
+type Request struct {
+	// Source is the runtime the sandboxes are made from (its id set), or
+	// an inline configuration (Runtimes.TaskSource).
+	Source      store.Runtime
+	Argv        []string
+	Score       []string
+	Timeout     time.Duration // 0: DefaultTimeout
+	Count       int           // 0: 1
+	Concurrency int           // 0: Count
+}
+
+func invalid(format string, args ...any) error {
+	return errdefs.InvalidArgument(CodeInvalid, format, args...)
+}
+
+// check validates r and fills its defaults.
+func (r *Request) check() error {
+	if r.Timeout == 0 {
+		r.Timeout = DefaultTimeout
+	}
+	if r.Count == 0 {
+		r.Count = 1
+	}
+	if r.Concurrency == 0 {
+		r.Concurrency = min(r.Count, MaxConcurrency)
+	}
+	switch {
+	case len(r.Argv) == 0 || r.Argv[0] == "":
+		return invalid("argv is required: the command to run, as a list of arguments")
+	case len(r.Argv) > MaxArgs || len(r.Score) > MaxArgs:
+		return invalid("argv and score take at most %d arguments", MaxArgs)
+	case len(r.Score) > 0 && r.Score[0] == "":
+		return invalid("score must name a command")
+	case r.Timeout < time.Second || r.Timeout > MaxTimeout:
+		return invalid("timeout_seconds must be between 1 and %d", int64(MaxTimeout/time.Second))
+	case r.Count < 1 || r.Count > MaxCount:
+		return invalid("count must be between 1 and %d", MaxCount)
+	case r.Concurrency < 1 || r.Concurrency > MaxConcurrency:
+		return invalid("concurrency must be between 1 and %d", MaxConcurrency)
+	}
+	for _, a := range append(r.Argv, r.Score...) {
+		if strings.ContainsRune(a, 0) {
+			return invalid("an argument contains a NUL byte")
+		}
+	}
+	return nil
+}
+
+// Create records a batch of r.Count pending tasks of ws in one
+// transaction and starts running them, r.Concurrency at a time; it
+// returns the batch's id and its tasks as recorded.
+func (s *Service) Create(ctx context.Context, ws store.Workspace, r Request) (string, []Task, error) {
+	if err := r.check(); err != nil {
+		return "", nil, err
+	}
+	spec := Spec{V: specVersion, RuntimeID: r.Source.ID, ProjectID: r.Source.ProjectID, Config: r.Source.Config,
+		Argv: r.Argv, Score: r.Score, TimeoutSeconds: int64(r.Timeout / time.Second), Concurrency: r.Concurrency}
+	batch := uuid.NewString()
+	tasks := make([]Task, 0, r.Count)
+	for range r.Count {
+		t, err := s.newTask(ws, batch, spec)
+		if err != nil {
+			return "", nil, err
+		}
+		tasks = append(tasks, t)
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return "", nil, errdefs.Unavailable(CodeShuttingDown, "the server is shutting down")
+	}
+	err := s.store.InTx(ctx, func(q store.Queries) error {
+		for _, t := range tasks {
+			if err := q.CreateTask(ctx, t.Task); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		// Recorded but not run: the next start's reconciliation fails them.
+		return "", nil, errdefs.Unavailable(CodeShuttingDown, "the server is shutting down")
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runBatch(tasks, r.Concurrency)
+	}()
+	return batch, tasks, nil
+}
