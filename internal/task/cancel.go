@@ -13,7 +13,7 @@ const CodeFinished = "task_finished"
 
 // Cancel cancels the task id of ws: a pending one never runs; a running
 // one's sandbox is killed (as deleted) and the task ends cancelled, with
-// the output it had. A task that has ended answers 409 task_finished.
+// the output it had, before Cancel returns. A task that has ended answers 409 task_finished.
 func (s *Service) Cancel(ctx context.Context, ws store.Workspace, id string) (Task, error) {
 	t, err := s.Get(ctx, ws, id)
 	if err != nil {
@@ -32,11 +32,17 @@ func (s *Service) Cancel(ctx context.Context, ws store.Workspace, id string) (Ta
 		return s.Cancel(ctx, ws, id) // it moved on meanwhile: decide again
 	}
 	s.mu.Lock()
-	cancel := s.cancel[id]
+	r := s.running[id]
 	s.mu.Unlock()
 	switch {
-	case cancel != nil:
-		cancel(errCancelled) // its runner kills the sandbox and records the end
+	case r != nil:
+		// Its runner kills the sandbox and records the end; the answer
+		// waits for that, unless the caller leaves first.
+		r.cancel(errCancelled)
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
 	case from == store.TaskRunning:
 		// Run by another server: its sandbox is killed here, its runner
 		// finds the task cancelled.

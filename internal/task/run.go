@@ -44,13 +44,15 @@ func (s *Service) runBatch(tasks []Task, limit int) {
 func (s *Service) run(t Task) {
 	ctx, cancel := context.WithCancelCause(s.base)
 	defer cancel(nil)
+	r := &runner{cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
-	s.cancel[t.ID] = cancel
+	s.running[t.ID] = r
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.cancel, t.ID)
+		delete(s.running, t.ID)
 		s.mu.Unlock()
+		close(r.done)
 	}()
 	if ctx.Err() != nil {
 		s.finish(ctx, t, store.TaskPending, store.TaskFailed, reasonRestarted)

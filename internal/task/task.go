@@ -118,7 +118,7 @@ type Service struct {
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	cancel map[string]context.CancelCauseFunc // running here, by task id
+	running map[string]*runner // running here, by task id
 	closed bool
 }
 
@@ -132,7 +132,7 @@ func New(cfg Config) *Service {
 	}
 	base, stop := context.WithCancel(context.Background())
 	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, logger: cfg.Logger, now: cfg.Now,
-		base: base, stop: stop, cancel: map[string]context.CancelCauseFunc{}}
+		base: base, stop: stop, running: map[string]*runner{}}
 }
 
 // Close cancels the tasks running here and waits for their goroutines,
@@ -220,3 +220,10 @@ func (s *Service) newTask(ws store.Workspace, batch string, spec Spec) (Task, er
 var errCancelled = errors.New("task cancelled")
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// runner is a task running here: how to cancel it, and when it has
+// ended (its sandbox killed and its end recorded).
+type runner struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
