@@ -325,4 +325,3 @@ func TestTaskReconciledAfterRestart(t *testing.T) {
 		t.Fatalf("a second reconciliation: %d, %v", n, err)
 	}
 }
-

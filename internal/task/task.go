@@ -114,12 +114,12 @@ type Service struct {
 	logger   *slog.Logger
 	now      func() time.Time
 
-	base   context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
+	base    context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
 	running map[string]*runner // running here, by task id
-	closed bool
+	closed  bool
 }
 
 // New makes a Service.
