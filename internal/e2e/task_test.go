@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
@@ -323,5 +324,22 @@ func TestTaskReconciledAfterRestart(t *testing.T) {
 	e.gone(t, sbID)
 	if n, err := e.env.Tasks.Reconcile(ctx); err != nil || n != 0 {
 		t.Fatalf("a second reconciliation: %d, %v", n, err)
+	}
+}
+
+// TestTaskCLIOnDocker: `paddock task run --wait` runs a command and its
+// score on Docker, prints the tasks, and exits 0 when they succeeded.
+func TestTaskCLIOnDocker(t *testing.T) {
+	e := newTaskEnv(t)
+	env := clitest.Env(e.env.URL, e.env.Key)
+	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	out := clitest.MustRun(t, env, "task", "run", "--runtime", "p1", "--count", "2", "--score", `echo '{"pass": 1}'`, "--wait", "--", "sh", "-c", "echo ok")
+	rows := clitest.Table(out)
+	if len(rows) != 3 || rows[1][2] != pc.TaskSucceeded || rows[2][2] != pc.TaskSucceeded || rows[1][3] != "0" || rows[1][4] != `{"pass":1}` {
+		t.Fatalf("task run --wait printed %q", out)
+	}
+	show := clitest.MustRun(t, env, "task", "show", rows[1][0])
+	if !strings.Contains(show, "# stdout\nok\n") {
+		t.Fatalf("task show printed %q", show)
 	}
 }
