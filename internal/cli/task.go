@@ -151,12 +151,16 @@ func (a *app) taskListCmd(sc *scope) *cobra.Command {
 
 func (a *app) taskShowCmd(sc *scope) *cobra.Command {
 	return a.taskActionCmd(sc, "show", "Show an evaluation task: status, exit code, score and output",
-		func(ctx context.Context, s session, id string) (client.Task, error) { return s.c.GetTask(ctx, s.org, s.ws, id) })
+		func(ctx context.Context, s session, id string) (client.Task, error) {
+			return s.c.GetTask(ctx, s.org, s.ws, id)
+		})
 }
 
 func (a *app) taskCancelCmd(sc *scope) *cobra.Command {
 	return a.taskActionCmd(sc, "cancel", "Cancel a pending or running evaluation task; its sandbox is killed",
-		func(ctx context.Context, s session, id string) (client.Task, error) { return s.c.CancelTask(ctx, s.org, s.ws, id) })
+		func(ctx context.Context, s session, id string) (client.Task, error) {
+			return s.c.CancelTask(ctx, s.org, s.ws, id)
+		})
 }
 
 // taskActionCmd is `task VERB TASK`: it prints the task act returns.
