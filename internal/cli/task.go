@@ -44,8 +44,8 @@ func (a *app) taskRunCmd(sc *scope) *cobra.Command {
 		Use:   "run [flags] [--] COMMAND [ARG...]",
 		Short: "Run a command as an evaluation task, or a batch of them, in sandboxes of their own",
 		Long: `Run COMMAND in a new sandbox of kind task made from a runtime's configuration
-(--runtime; its workspace is not copied) or from an image (--image), with a
-time limit; its exit code, output and score (the JSON --score prints, run
+(--runtime; its workspace is not copied) or from an image (--image; by default
+the installation's), with a time limit; its exit code, output and score (the JSON --score prints, run
 after COMMAND in the same sandbox) are recorded and the sandbox is killed.
 --count runs a batch of that many, --concurrency of them at once at most.
 --wait waits for them to end, prints them, and exits 1 unless all succeeded.`,
@@ -75,8 +75,8 @@ after COMMAND in the same sandbox) are recorded and the sandbox is killed.
 
 // taskRun is `task run`.
 func (a *app) taskRun(ctx context.Context, sc *scope, o taskRunOptions, argv []string) error {
-	if (o.runtime == "") == (o.image == "") {
-		return usagef("give --runtime or --image, one of them")
+	if o.runtime != "" && o.image != "" {
+		return usagef("give --runtime or --image, not both")
 	}
 	secs, err := durationSeconds("timeout", o.timeout, true)
 	if err != nil {
