@@ -41,7 +41,8 @@ func (a *API) createTasks(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	batch, tasks, err := a.tasks.Create(ctx, ws, task.Request{
-		Source: src, Argv: req.Argv, Score: req.Score, Timeout: time.Duration(req.TimeoutSeconds) * time.Second,
+		Source: src, Argv: req.Argv, Prompt: req.Prompt, Harness: req.Harness, Model: req.Model,
+		Score: req.Score, Timeout: time.Duration(req.TimeoutSeconds) * time.Second,
 		Count: req.Count, Concurrency: req.Concurrency,
 	})
 	if err != nil {
@@ -138,8 +139,9 @@ func taskView(t task.Task) client.Task {
 	res := t.Result
 	out := client.Task{
 		ID: t.ID, BatchID: t.BatchID, RuntimeID: t.Spec.RuntimeID, SandboxID: t.SandboxID, Status: t.Status,
-		Image: t.Spec.Config.Image, Argv: t.Spec.Argv, ScoreArgv: t.Spec.Score, TimeoutSeconds: t.Spec.TimeoutSeconds,
-		ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr,
+		Image: t.Spec.Config.Image, Argv: t.Spec.Argv, Prompt: t.Spec.Prompt, Harness: t.Spec.Harness, Model: t.Spec.Model,
+		ScoreArgv: t.Spec.Score, TimeoutSeconds: t.Spec.TimeoutSeconds,
+		ExitCode: res.ExitCode, Answer: res.Answer, Stdout: res.Stdout, Stderr: res.Stderr,
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
 		Score: res.Score, ScoreError: res.ScoreError, Error: res.Error, CreatedAt: t.CreatedAt.UTC(),
 	}

@@ -48,6 +48,9 @@ func TestTaskRefusals(t *testing.T) {
 		{"timeout too long", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Argv: []string{"true"}, TimeoutSeconds: 86401}, 400, "invalid_task"},
 		{"image not allowed", client.CreateTasksRequest{Runtime: &client.RuntimeConfig{Image: "evil/miner:1"}, Argv: []string{"true"}}, 400, "image_not_allowed"},
 		{"unknown field", map[string]any{"argv": []string{"true"}, "nope": 1}, 400, "unknown_field"},
+		{"argv and prompt", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Argv: []string{"true"}, Prompt: "hi"}, 400, "invalid_task"},
+		{"harness without prompt", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Argv: []string{"true"}, Harness: "codex"}, 400, "invalid_task"},
+		{"unknown harness", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Prompt: "hi", Harness: "nope"}, 400, "unknown_harness"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantError(t, env.Do(t, "POST", tasksPath, tc.body), tc.status, tc.code)

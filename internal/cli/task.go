@@ -32,28 +32,31 @@ func exitOf(t client.Task) string {
 }
 
 type taskRunOptions struct {
-	runtime, image, score string
-	timeout               time.Duration
-	count, concurrency    int
-	wait                  bool
+	runtime, image, score  string
+	prompt, harness, model string
+	timeout                time.Duration
+	count, concurrency     int
+	wait                   bool
 }
 
 func (a *app) taskRunCmd(sc *scope) *cobra.Command {
 	var o taskRunOptions
 	cmd := &cobra.Command{
-		Use:   "run [flags] [--] COMMAND [ARG...]",
+		Use:   "run [flags] [--] COMMAND [ARG...] | run --prompt PROMPT [flags]",
 		Short: "Run a command as an evaluation task, or a batch of them, in sandboxes of their own",
 		Long: `Run COMMAND in a new sandbox of kind task made from a runtime's configuration
 (--runtime; its workspace is not copied) or from an image (--image; by default
 the installation's), with a time limit; its exit code, output and score (the JSON --score prints, run
 after COMMAND in the same sandbox) are recorded and the sandbox is killed.
+--prompt runs one turn of an agent harness instead (--harness, --model; the
+runtime's secrets must hold its model credential) and records its answer.
 --count runs a batch of that many, --concurrency of them at once at most.
 --wait waits for them to end, prints them, and exits 1 unless all succeeded.`,
 		Example: `  paddock task run --runtime agent -- pytest -q
   paddock task run --runtime agent --count 20 --concurrency 4 --score 'cat score.json' --wait -- ./eval.sh`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("expected the COMMAND to run")
+			if (len(args) == 0) == (o.prompt == "") {
+				return usagef("expected the COMMAND to run, or --prompt, one of them")
 			}
 			return nil
 		},
@@ -65,6 +68,9 @@ after COMMAND in the same sandbox) are recorded and the sandbox is killed.
 	fl := cmd.Flags()
 	fl.StringVar(&o.runtime, "runtime", "", "the runtime (name or id) whose configuration the sandboxes take")
 	fl.StringVar(&o.image, "image", "", "make the sandboxes from this image instead of a runtime")
+	fl.StringVar(&o.prompt, "prompt", "", "run a turn of an agent harness with this prompt instead of a command")
+	fl.StringVar(&o.harness, "harness", "", "the prompt's harness (default: claude-code)")
+	fl.StringVar(&o.model, "model", "", "the prompt's model (default: the harness's)")
 	fl.StringVar(&o.score, "score", "", "a shell command whose JSON output is the score")
 	fl.DurationVar(&o.timeout, "timeout", 0, "the command's time limit (default 10m)")
 	fl.IntVar(&o.count, "count", 0, "how many tasks (default 1)")
@@ -82,7 +88,8 @@ func (a *app) taskRun(ctx context.Context, sc *scope, o taskRunOptions, argv []s
 	if err != nil {
 		return err
 	}
-	req := client.CreateTasksRequest{Argv: argv, TimeoutSeconds: secs, Count: o.count, Concurrency: o.concurrency}
+	req := client.CreateTasksRequest{Argv: argv, Prompt: o.prompt, Harness: o.harness, Model: o.model,
+		TimeoutSeconds: secs, Count: o.count, Concurrency: o.concurrency}
 	if o.score != "" {
 		req.Score = []string{"sh", "-c", o.score}
 	}
@@ -186,6 +193,7 @@ func (a *app) taskActionCmd(sc *scope, verb, short string, act func(ctx context.
 func (a *app) printTask(t client.Task) error {
 	if err := a.printObject(t, []field{
 		{"ID", t.ID}, {"BATCH", t.BatchID}, {"STATUS", t.Status}, {"EXIT", exitOf(t)},
+		{"PROMPT", oneLine(t.Prompt, 80)}, {"HARNESS", t.Harness}, {"ANSWER", oneLine(t.Answer, 200)},
 		{"SCORE", string(t.Score)}, {"SCORE_ERROR", t.ScoreError}, {"ERROR", t.Error},
 		{"RUNTIME", t.RuntimeID}, {"IMAGE", t.Image}, {"SANDBOX", t.SandboxID},
 		{"COMMAND", fmt.Sprintf("%q", t.Argv)}, {"TIMEOUT", strconv.FormatInt(t.TimeoutSeconds, 10) + "s"},

@@ -58,10 +58,19 @@ func TestTaskCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"task", "run", "--runtime", "agent", "--image", "x", "--", "true"}, // both sources
 		{"task", "run", "--runtime", "agent"},                               // no command
+		{"task", "run", "--prompt", "hi", "--", "true"},                     // a prompt and a command
 	} {
 		if _, _, code := clitest.Run(t, env, args...); code != cli.ExitUsage {
 			t.Fatalf("%q: exit %d, want usage", args, code)
 		}
+	}
+	clitest.MustRun(t, env, "task", "run", "--runtime", "agent", "--prompt", "review the code", "--harness", "codex", "--model", "m1")
+	sent = client.CreateTasksRequest{}
+	if err := json.Unmarshal([]byte(a.body("POST /api/v1/org/{org}/ws/{workspace}/tasks")), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Prompt != "review the code" || sent.Harness != "codex" || sent.Model != "m1" || len(sent.Argv) != 0 {
+		t.Fatalf("a prompt task sent %+v", sent)
 	}
 	// --wait waits for the batch, prints it, and fails when a task did.
 	out, _, code := clitest.Run(t, env, "task", "run", "--wait", "true")

@@ -343,3 +343,20 @@ func TestTaskCLIOnDocker(t *testing.T) {
 		t.Fatalf("task show printed %q", show)
 	}
 }
+
+// TestTaskPrompt: a task may be a harness turn: its harness's command
+// line runs in the task's sandbox with the runtime's model secret, and
+// the turn's answer is read from the harness's stream.
+func TestTaskPrompt(t *testing.T) {
+	e := newTaskEnv(t)
+	rt := "/api/v1/org/acme/ws/dev/runtimes/" + e.runtimeID
+	e.env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/secrets", pc.CreateSecretRequest{Name: "anthropic", Env: "ANTHROPIC_API_KEY", Value: "sk-test-not-real"})
+	e.env.Must(t, 200, "PATCH", rt, pc.RuntimePatch{Secrets: &[]string{"anthropic"}})
+	b := e.run(t, pc.CreateTasksRequest{Prompt: "list the workspace please", Score: []string{"echo", `{"graded": true}`}})
+	tk := e.done(t, b.Tasks[0].ID)
+	if tk.Status != pc.TaskSucceeded || tk.Harness != "claude-code" || tk.Prompt != "list the workspace please" || tk.Answer == "" ||
+		tk.Argv[0] != "claude" || string(tk.Score) != `{"graded":true}` {
+		t.Fatalf("a prompt task: %+v", tk)
+	}
+	e.gone(t, tk.SandboxID)
+}

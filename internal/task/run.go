@@ -12,6 +12,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/harness"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -110,7 +111,7 @@ func (s *Service) execute(ctx context.Context, sb store.Sandbox, limit time.Dura
 		t.Result.Error = publicText(err)
 		return store.TaskFailed, runtime.KillFinished
 	}
-	st, stdout, stderr, err := runIn(ctx, agent, t.Spec.Argv, limit, MaxOutputBytes)
+	st, stdout, stderr, err := runIn(ctx, agent, agentconn.ExecRequest{Argv: t.Spec.Argv, Env: t.Spec.Env, Cwd: workdir, Timeout: limit}, MaxOutputBytes)
 	t.Result.Stdout, t.Result.StdoutTruncated = stdout.String(), stdout.Truncated
 	t.Result.Stderr, t.Result.StderrTruncated = stderr.String(), stderr.Truncated
 	switch {
@@ -128,6 +129,9 @@ func (s *Service) execute(ctx context.Context, sb store.Sandbox, limit time.Dura
 	}
 	code := st.Code
 	t.Result.ExitCode = &code
+	if t.Spec.Prompt != "" {
+		t.Result.Answer = answer(t.Spec.Harness, stdout.Bytes(), code, stderr.String())
+	}
 	if len(t.Spec.Score) > 0 {
 		t.Result.Score, t.Result.ScoreError = score(ctx, agent, t.Spec.Score)
 	}
@@ -139,7 +143,7 @@ func (s *Service) execute(ctx context.Context, sb store.Sandbox, limit time.Dura
 
 // score runs argv and returns the JSON it printed, or why there is none.
 func score(ctx context.Context, agent *agentconn.Client, argv []string) (json.RawMessage, string) {
-	st, stdout, _, err := runIn(ctx, agent, argv, ScoreTimeout, maxScoreBytes)
+	st, stdout, _, err := runIn(ctx, agent, agentconn.ExecRequest{Argv: argv, Cwd: workdir, Timeout: ScoreTimeout}, maxScoreBytes)
 	out := bytes.TrimSpace(stdout.Bytes())
 	switch {
 	case err != nil:
@@ -158,15 +162,15 @@ func score(ctx context.Context, agent *agentconn.Client, argv []string) (json.Ra
 	return compact.Bytes(), ""
 }
 
-// runIn runs argv in the sandbox of agent with a time limit, keeping max
-// bytes of each stream.
-func runIn(ctx context.Context, agent *agentconn.Client, argv []string, limit time.Duration, max int) (agentconn.ExitStatus, *agentconn.LimitedBuffer, *agentconn.LimitedBuffer, error) {
+// runIn runs req (its Timeout the limit) in the sandbox of agent,
+// keeping max bytes of each stream.
+func runIn(ctx context.Context, agent *agentconn.Client, req agentconn.ExecRequest, max int) (agentconn.ExitStatus, *agentconn.LimitedBuffer, *agentconn.LimitedBuffer, error) {
 	stdout, stderr := &agentconn.LimitedBuffer{Max: max}, &agentconn.LimitedBuffer{Max: max}
 	// The agent kills the process at the limit; the context is the
 	// bound on a link that stops answering.
-	ctx, cancel := context.WithTimeout(ctx, limit+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, req.Timeout+30*time.Second)
 	defer cancel()
-	es, err := agent.Exec(ctx, agentconn.ExecRequest{Argv: argv, Timeout: limit})
+	es, err := agent.Exec(ctx, req)
 	if err != nil {
 		return agentconn.ExitStatus{}, stdout, stderr, err
 	}
@@ -180,4 +184,23 @@ func publicText(err error) string {
 		return pe.Message
 	}
 	return "an internal error"
+}
+
+// answer reads the last assistant message of a harness turn from its
+// stream on stdout, as a session would.
+func answer(name string, stdout []byte, exitCode int, stderr string) string {
+	h, ok := harness.Lookup(name)
+	if !ok {
+		return ""
+	}
+	p := h.NewParser()
+	for _, line := range bytes.Split(stdout, []byte("\n")) {
+		p.Feed(line)
+	}
+	for _, ev := range p.Finish(exitCode, stderr) {
+		if ev.Done != nil {
+			return ev.Done.Result
+		}
+	}
+	return ""
 }

@@ -48,20 +48,30 @@ type Spec struct {
 	V int `json:"v"`
 	// RuntimeID is the runtime whose configuration the sandbox was made
 	// from; "" for an inline configuration.
-	RuntimeID      string              `json:"runtime_id,omitempty"`
-	ProjectID      string              `json:"project_id,omitempty"`
-	Config         store.RuntimeConfig `json:"config"`
-	Argv           []string            `json:"argv"`
-	Score          []string            `json:"score,omitempty"`
-	TimeoutSeconds int64               `json:"timeout_seconds"`
+	RuntimeID string              `json:"runtime_id,omitempty"`
+	ProjectID string              `json:"project_id,omitempty"`
+	Config    store.RuntimeConfig `json:"config"`
+	Argv      []string            `json:"argv"`
+	// Env is given to argv's process: a harness's, for a prompt.
+	Env map[string]string `json:"env,omitempty"`
+	// Prompt, Harness and Model say the harness turn argv runs, when
+	// the task is a prompt.
+	Prompt         string   `json:"prompt,omitempty"`
+	Harness        string   `json:"harness,omitempty"`
+	Model          string   `json:"model,omitempty"`
+	Score          []string `json:"score,omitempty"`
+	TimeoutSeconds int64    `json:"timeout_seconds"`
 	// Concurrency is its batch's limit of tasks running at once.
 	Concurrency int `json:"concurrency"`
 }
 
 // Result is what came of a task: stored as its row's result.
 type Result struct {
-	V               int             `json:"v"`
-	ExitCode        *int            `json:"exit_code,omitempty"`
+	V        int  `json:"v"`
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Answer is a prompt's last assistant message, read from the
+	// harness's stream.
+	Answer          string          `json:"answer,omitempty"`
 	Stdout          string          `json:"stdout,omitempty"`
 	Stderr          string          `json:"stderr,omitempty"`
 	StdoutTruncated bool            `json:"stdout_truncated,omitempty"`
@@ -190,10 +200,17 @@ func (s *Service) List(ctx context.Context, ws store.Workspace, batch string, pa
 
 // Public error codes of tasks.
 const (
-	CodeNotFound     = "task_not_found"
-	CodeInvalid      = "invalid_task"
-	CodeShuttingDown = "shutting_down"
+	CodeNotFound       = "task_not_found"
+	CodeInvalid        = "invalid_task"
+	CodeShuttingDown   = "shutting_down"
+	CodeUnknownHarness = "unknown_harness"
 )
+
+// MaxPrompt bounds a prompt task's prompt.
+const MaxPrompt = 256 << 10
+
+// workdir is where a task's command runs.
+const workdir = "/workspace"
 
 // write stores t's status, sandbox and result if it is still in from.
 func (s *Service) write(ctx context.Context, t Task, from string) (bool, error) {

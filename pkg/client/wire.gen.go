@@ -288,7 +288,7 @@ type CreateSecretRequest struct {
 	Hosts []string `json:"hosts,omitempty"`
 }
 
-// CreateTasksRequest A batch of tasks to run. Give runtime_id or runtime, not both.
+// CreateTasksRequest A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them.
 type CreateTasksRequest struct {
 	// RuntimeID the runtime whose configuration (image, resources, network, secrets, environment) the sandboxes are made from; its workspace is not copied
 	RuntimeID string `json:"runtime_id,omitempty"`
@@ -297,7 +297,16 @@ type CreateTasksRequest struct {
 	Runtime *RuntimeConfig `json:"runtime,omitempty"`
 
 	// Argv the command, run in /workspace
-	Argv []string `json:"argv"`
+	Argv []string `json:"argv,omitempty"`
+
+	// Prompt instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must hold the harness's model credential
+	Prompt string `json:"prompt,omitempty"`
+
+	// Harness the prompt's harness (default claude-code); GET /api/capabilities lists them
+	Harness string `json:"harness,omitempty"`
+
+	// Model the prompt's model, as the harness names models
+	Model string `json:"model,omitempty"`
 
 	// Score a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on stdout is the task's score
 	Score []string `json:"score,omitempty"`
@@ -1414,14 +1423,22 @@ type Task struct {
 	SandboxID string `json:"sandbox_id,omitempty"`
 
 	// Status pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit, or it could not run: see error), timed_out, cancelled
-	Status         string   `json:"status"`
-	Image          string   `json:"image,omitempty"`
+	Status string `json:"status"`
+	Image  string `json:"image,omitempty"`
+
+	// Argv the command run (for a prompt, its harness's command line)
 	Argv           []string `json:"argv"`
+	Prompt         string   `json:"prompt,omitempty"`
+	Harness        string   `json:"harness,omitempty"`
+	Model          string   `json:"model,omitempty"`
 	ScoreArgv      []string `json:"score_argv,omitempty"`
 	TimeoutSeconds int64    `json:"timeout_seconds"`
 
 	// ExitCode the command's exit status, once it exited
 	ExitCode *int `json:"exit_code,omitempty"`
+
+	// Answer a prompt's last assistant message
+	Answer string `json:"answer,omitempty"`
 
 	// Stdout the first 64 KiB of its standard output
 	Stdout string `json:"stdout,omitempty"`

@@ -3758,7 +3758,7 @@ class PromptResult(Model):
 
 @dataclass(kw_only=True)
 class CreateTasksRequest(Model):
-    """A batch of tasks to run. Give runtime_id or runtime, not both."""
+    """A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them."""
 
     runtime_id: Optional[str] = None
     """the runtime whose configuration (image, resources, network, secrets, environment) the
@@ -3767,8 +3767,19 @@ class CreateTasksRequest(Model):
 
     runtime: Optional[RuntimeConfig] = None
 
-    argv: List[str]
+    argv: Optional[List[str]] = None
     """the command, run in /workspace"""
+
+    prompt: Optional[str] = None
+    """instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must
+    hold the harness's model credential
+    """
+
+    harness: Optional[str] = None
+    """the prompt's harness (default claude-code); GET /api/capabilities lists them"""
+
+    model: Optional[str] = None
+    """the prompt's model, as the harness names models"""
 
     score: Optional[List[str]] = None
     """a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on
@@ -3787,7 +3798,10 @@ class CreateTasksRequest(Model):
     WIRE: ClassVar[Sequence[Field]] = (
         ("runtime_id", "runtime_id", STR, False),
         ("runtime", "runtime", Ref("RuntimeConfig"), False),
-        ("argv", "argv", ListOf(STR), True),
+        ("argv", "argv", ListOf(STR), False),
+        ("prompt", "prompt", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
         ("score", "score", ListOf(STR), False),
         ("timeout_seconds", "timeout_seconds", INT, False),
         ("count", "count", INT, False),
@@ -3817,6 +3831,13 @@ class Task(Model):
     image: Optional[str] = None
 
     argv: List[str]
+    """the command run (for a prompt, its harness's command line)"""
+
+    prompt: Optional[str] = None
+
+    harness: Optional[str] = None
+
+    model: Optional[str] = None
 
     score_argv: Optional[List[str]] = None
 
@@ -3824,6 +3845,9 @@ class Task(Model):
 
     exit_code: Optional[int] = None
     """the command's exit status, once it exited"""
+
+    answer: Optional[str] = None
+    """a prompt's last assistant message"""
 
     stdout: Optional[str] = None
     """the first 64 KiB of its standard output"""
@@ -3859,9 +3883,13 @@ class Task(Model):
         ("status", "status", STR, True),
         ("image", "image", STR, False),
         ("argv", "argv", ListOf(STR), True),
+        ("prompt", "prompt", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
         ("score_argv", "score_argv", ListOf(STR), False),
         ("timeout_seconds", "timeout_seconds", INT, True),
         ("exit_code", "exit_code", INT, False),
+        ("answer", "answer", STR, False),
         ("stdout", "stdout", STR, False),
         ("stderr", "stderr", STR, False),
         ("stdout_truncated", "stdout_truncated", BOOL, False),

@@ -2045,7 +2045,7 @@ export interface paths {
         /** The workspace's tasks, oldest first, or one batch's (`batch_id`). */
         get: operations["listTasks"];
         put?: never;
-        /** Run a batch of `count` tasks (default 1), at most `concurrency` at once: each runs `argv` in a sandbox of kind task made from the runtime `runtime_id`'s configuration or from the inline `runtime` (not both), with a fresh workspace, then `score` when given; answers at once with the batch, its tasks pending. 400 invalid_task, 404 runtime_not_found, 402 as a start; a sandbox's own start failure fails its task. */
+        /** Run a batch of `count` tasks (default 1), at most `concurrency` at once: each runs `argv` (or a harness turn, `prompt`) in a sandbox of kind task made from the runtime `runtime_id`'s configuration or from the inline `runtime` (not both), with a fresh workspace, then `score` when given; answers at once with the batch, its tasks pending. 400 invalid_task, unknown_harness, 404 runtime_not_found; a sandbox that cannot start (402 as a start would) fails its task. */
         post: operations["createTasks"];
         delete?: never;
         options?: never;
@@ -3587,7 +3587,7 @@ export interface components {
             /** @description this turn's */
             events: components["schemas"]["SessionEvent"][];
         };
-        /** @description A batch of tasks to run. Give runtime_id or runtime, not both. */
+        /** @description A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them. */
         CreateTasksRequest: {
             /**
              * Format: uuid
@@ -3596,7 +3596,13 @@ export interface components {
             runtime_id?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
             /** @description the command, run in /workspace */
-            argv: string[];
+            argv?: string[];
+            /** @description instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must hold the harness's model credential */
+            prompt?: string;
+            /** @description the prompt's harness (default claude-code); GET /api/capabilities lists them */
+            harness?: string;
+            /** @description the prompt's model, as the harness names models */
+            model?: string;
             /** @description a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on stdout is the task's score */
             score?: string[];
             /** @description argv's time limit (default 600); the score command has a minute of its own */
@@ -3625,11 +3631,17 @@ export interface components {
              */
             status: "pending" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
             image?: string;
+            /** @description the command run (for a prompt, its harness's command line) */
             argv: string[];
+            prompt?: string;
+            harness?: string;
+            model?: string;
             score_argv?: string[];
             timeout_seconds: number;
             /** @description the command's exit status, once it exited */
             exit_code?: number;
+            /** @description a prompt's last assistant message */
+            answer?: string;
             /** @description the first 64 KiB of its standard output */
             stdout?: string;
             /** @description the first 64 KiB of its standard error */
