@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -236,7 +237,7 @@ func (s *Service) newTask(ws store.Workspace, batch string, spec Spec) (Task, er
 
 var errCancelled = errors.New("task cancelled")
 
-func itoa(n int) string { return fmt.Sprint(n) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // runner is a task running here: how to cancel it, and when it has
 // ended (its sandbox killed and its end recorded).
