@@ -127,3 +127,26 @@ func TestTaskThatCannotStart(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskStartReconciles: a server that starts on the store of one that
+// stopped mid-task fails the tasks it left, before serving them.
+func TestTaskStartReconciles(t *testing.T) {
+	dir := t.TempDir()
+	env := servertest.New(t, servertest.Options{DataDir: dir})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	var ws client.Workspace
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"}).Decode(t, &ws)
+	var o client.Org
+	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &o)
+	left := store.Task{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: ws.ID, BatchID: uuid.NewString(), SandboxID: uuid.NewString(),
+		Status: store.TaskRunning, Spec: []byte(`{"v":1,"argv":["sleep","300"],"timeout_seconds":600,"concurrency":1}`), Result: []byte(`{"v":1}`)}
+	if err := env.Store.CreateTask(t.Context(), left); err != nil {
+		t.Fatal(err)
+	}
+	next := servertest.New(t, servertest.Options{DataDir: dir})
+	var tk client.Task
+	next.Must(t, 200, "GET", tasksPath+"/"+left.ID, nil).Decode(t, &tk)
+	if tk.Status != client.TaskFailed || !strings.Contains(tk.Error, "server stopped") || tk.FinishedAt == nil {
+		t.Fatalf("the task left running: %+v", tk)
+	}
+}

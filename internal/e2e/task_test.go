@@ -360,3 +360,31 @@ func TestTaskPrompt(t *testing.T) {
 	}
 	e.gone(t, tk.SandboxID)
 }
+
+// TestTaskServerStops: a server that stops while a task runs fails it
+// and kills its sandbox (interrupted) before the runtime service closes.
+func TestTaskServerStops(t *testing.T) {
+	e := newTaskEnv(t)
+	b := e.run(t, pc.CreateTasksRequest{Argv: []string{"sleep", "300"}})
+	id := b.Tasks[0].ID
+	var tk pc.Task
+	testenv.WaitFor(t, "the task's sandbox to run", func() bool {
+		tk = e.task(t, id)
+		return tk.SandboxID != "" && e.row(t, tk.SandboxID).State == pc.SandboxRunning
+	})
+	if err := e.env.Tasks.Close(); err != nil { // as the tasks component's Close
+		t.Fatal(err)
+	}
+	tk = e.task(t, id)
+	if tk.Status != pc.TaskFailed || !strings.Contains(tk.Error, "server stopped") {
+		t.Fatalf("the task: %+v", tk)
+	}
+	if sb := e.row(t, tk.SandboxID); sb.State != pc.SandboxKilled || sb.KillReason != runtime.KillInterrupted {
+		t.Fatalf("its sandbox: %+v", sb)
+	}
+	e.gone(t, tk.SandboxID)
+	// A closed service takes no more tasks.
+	if r := e.env.Do(t, "POST", tasksPath, pc.CreateTasksRequest{RuntimeID: e.runtimeID, Argv: []string{"true"}}); r.Status != 503 || r.Code() != "shutting_down" {
+		t.Fatalf("a task after close: %d %s", r.Status, r.Body)
+	}
+}
