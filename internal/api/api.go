@@ -27,6 +27,7 @@ import (
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/sshgw"
+	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
@@ -98,6 +99,7 @@ type API struct {
 	logs        *logs.Book
 	bindings    *binding.Service
 	sessions    *session.Service
+	tasks       *task.Service
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits

@@ -9,6 +9,7 @@ import (
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/sshgw"
+	"github.com/paddockhq/paddock/internal/task"
 )
 
 // Feature is a part of the API that is there only when the component that
@@ -113,6 +114,19 @@ func Sessions(s *session.Service) Feature {
 			route("POST", rtPrefix+"/task", member, a.task),
 			route("GET", rtPrefix+"/sessions", viewer, a.listSessions),
 			route("GET", rtPrefix+"/sessions/{session_id}", viewer, a.getSession),
+		}
+	}}
+}
+
+// Tasks are evaluation runs in sandboxes of kind task, and their batches.
+func Tasks(s *task.Service) Feature {
+	return Feature{Name: "tasks", use: func(a *API) { a.tasks = s }, routes: func(a *API) []Route {
+		return []Route{
+			route("POST", wsPrefix+"/tasks", member, a.createTasks),
+			route("GET", wsPrefix+"/tasks", viewer, a.listTasks),
+			route("GET", wsPrefix+"/tasks/{task_id}", viewer, a.getTask),
+			route("DELETE", wsPrefix+"/tasks/{task_id}", member, a.cancelTask),
+			route("GET", wsPrefix+"/task-batches/{batch_id}", viewer, a.getTaskBatch),
 		}
 	}}
 }

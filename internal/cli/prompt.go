@@ -41,19 +41,21 @@ func (o *turnOptions) register(cmd *cobra.Command, prompt bool) {
 }
 
 func (a *app) promptCmd() *cobra.Command {
-	return a.turnCmd(client.SessionPrompt)
+	var sc scope
+	return a.turnCmd(client.SessionPrompt, &sc)
 }
 
 func (a *app) taskCmd() *cobra.Command {
-	return a.turnCmd(client.SessionTask)
+	var sc scope
+	cmd := a.turnCmd(client.SessionTask, &sc)
+	// The evaluation runs: paddock task run|ls|show|cancel (task.go).
+	cmd.AddCommand(a.taskRunCmd(&sc), a.taskListCmd(&sc), a.taskShowCmd(&sc), a.taskCancelCmd(&sc))
+	return cmd
 }
 
 // turnCmd is `prompt` or `task`.
-func (a *app) turnCmd(kind string) *cobra.Command {
-	var (
-		sc   scope
-		opts turnOptions
-	)
+func (a *app) turnCmd(kind string, sc *scope) *cobra.Command {
+	var opts turnOptions
 	cmd := &cobra.Command{
 		Use:   "prompt RUNTIME [PROMPT|-]",
 		Short: "Prompt the agent harness in a runtime's sandbox",
@@ -89,7 +91,7 @@ prompt', without --session. ` + runtimeArg
 		}
 		req := client.PromptRequest{Prompt: text, Harness: opts.harness, SessionID: opts.session, Model: opts.model, TimeoutSeconds: secs}
 		ctx := cmd.Context()
-		t, err := a.target(ctx, &sc, args[0])
+		t, err := a.target(ctx, sc, args[0])
 		if err != nil {
 			return err
 		}
@@ -98,7 +100,7 @@ prompt', without --session. ` + runtimeArg
 		}
 		return a.turnStreamed(ctx, t, kind, req, opts.ndjson)
 	}
-	scopeFlags(cmd, &sc, true)
+	scopeFlags(cmd, sc, true)
 	opts.register(cmd, kind == client.SessionPrompt)
 	return cmd
 }

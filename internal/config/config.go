@@ -49,6 +49,7 @@ type Config struct {
 	LedgerConfig    `yaml:",inline" section:"ledger"`
 	BindingsConfig  `yaml:",inline" section:"bindings"`
 	SessionsConfig  `yaml:",inline" section:"sessions"`
+	TasksConfig     `yaml:",inline" section:"tasks"`
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
 	PreviewConfig   `yaml:",inline" section:"preview"`

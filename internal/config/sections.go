@@ -158,6 +158,10 @@ type SessionsConfig struct {
 	DefaultHarness string `yaml:"default_harness" env:"PADDOCK_DEFAULT_HARNESS" help:"the agent harness prompts and tasks run when they name none (default claude-code)"`
 }
 
+// TasksConfig is evaluation tasks' (none: a request bounds its own
+// batch).
+type TasksConfig struct{}
+
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
 	// ReconcileConcurrency is how many runtimes a reconciliation handles

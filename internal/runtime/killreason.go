@@ -13,10 +13,12 @@ const (
 	KillArchived        = "archived"         // the runtime was archived: files saved, compute released
 	KillInterrupted     = "interrupted"      // the server stopped in the middle of a start
 	KillExited          = "exited"           // the compute stopped by itself
+	KillFinished        = "finished"         // its task ran to the end
+	KillTimedOut        = "timed_out"        // its task's time limit passed
 )
 
 // KillReasons is every kill reason a ledger row can carry.
 var KillReasons = []string{
 	KillDeleted, KillReset, KillProvisionFailed, KillProjectDeleted,
-	KillVanished, KillArchived, KillInterrupted, KillExited,
+	KillVanished, KillArchived, KillInterrupted, KillExited, KillFinished, KillTimedOut,
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/task"
 )
 
 // Overrides are what a test gives the server's components in place of
@@ -201,6 +202,9 @@ func (s *Stack) Bindings() *binding.Service { return getAs[*binding.Service](s.s
 
 // Sessions is the sessions service.
 func (s *Stack) Sessions() *session.Service { return getAs[*session.Service](s.set, sessionsName) }
+
+// Tasks is the tasks component's service.
+func (s *Stack) Tasks() *task.Service { return getAs[*task.Service](s.set, tasksName) }
 
 // SignIn is the API's wallet sign-in.
 func (s *Stack) SignIn() *auth.SignIn { return s.http.access.signIn }

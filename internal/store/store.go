@@ -72,6 +72,7 @@ type Queries interface {
 	LiveQueries     // buckets and caps replicas share: live.go
 	E2BQueries      // the E2B-compatible surface's sandboxes: e2b.go
 	TemplateQueries // runtime templates: template.go
+	TaskQueries     // evaluation runs: task.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

@@ -297,6 +297,39 @@ type CreateSecretRequest struct {
 	Hosts []string `json:"hosts,omitempty"`
 }
 
+// CreateTasksRequest A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them.
+type CreateTasksRequest struct {
+	// RuntimeID the runtime whose configuration (image, resources, network, secrets, environment) the sandboxes are made from; its workspace is not copied
+	RuntimeID string `json:"runtime_id,omitempty"`
+
+	// Runtime Unset fields take the installation's defaults.
+	Runtime *RuntimeConfig `json:"runtime,omitempty"`
+
+	// Argv the command, run in /workspace
+	Argv []string `json:"argv,omitempty"`
+
+	// Prompt instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must hold the harness's model credential
+	Prompt string `json:"prompt,omitempty"`
+
+	// Harness the prompt's harness (default claude-code); GET /api/capabilities lists them
+	Harness string `json:"harness,omitempty"`
+
+	// Model the prompt's model, as the harness names models
+	Model string `json:"model,omitempty"`
+
+	// Score a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on stdout is the task's score
+	Score []string `json:"score,omitempty"`
+
+	// TimeoutSeconds argv's time limit (default 600); the score command has a minute of its own
+	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
+
+	// Count how many tasks (default 1)
+	Count int `json:"count,omitempty"`
+
+	// Concurrency how many of them run at once at most (default count, at most 32)
+	Concurrency int `json:"concurrency,omitempty"`
+}
+
 // CreateTemplateRequest Creates a template. runtime is the config projects made from it start with; what it leaves out takes the installation's defaults.
 type CreateTemplateRequest struct {
 	Name        string `json:"name"`
@@ -1236,7 +1269,7 @@ type Sandbox struct {
 	Resources Resources `json:"resources"`
 	SecretIDs []string  `json:"secret_ids,omitempty"`
 
-	// KillReason Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start), exited (the compute stopped by itself).
+	// KillReason Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start, or of its task), exited (the compute stopped by itself), finished (its task ran to the end), timed_out (its task's time limit passed).
 	KillReason            string     `json:"kill_reason,omitempty"`
 	Error                 string     `json:"error,omitempty"`
 	BilledCredits         float64    `json:"billed_credits"`
@@ -1424,6 +1457,72 @@ type TarResult struct {
 	Entries int64 `json:"entries"`
 	Bytes   int64 `json:"bytes"`
 }
+
+// Task One evaluation run and what came of it.
+type Task struct {
+	ID      string `json:"id"`
+	BatchID string `json:"batch_id"`
+
+	// RuntimeID the runtime it was made from; absent for an inline configuration
+	RuntimeID string `json:"runtime_id,omitempty"`
+
+	// SandboxID its ledger row (kind task); set once it starts
+	SandboxID string `json:"sandbox_id,omitempty"`
+
+	// Status pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit, or it could not run: see error), timed_out, cancelled
+	Status string `json:"status"`
+	Image  string `json:"image,omitempty"`
+
+	// Argv the command run (for a prompt, its harness's command line)
+	Argv           []string `json:"argv"`
+	Prompt         string   `json:"prompt,omitempty"`
+	Harness        string   `json:"harness,omitempty"`
+	Model          string   `json:"model,omitempty"`
+	ScoreArgv      []string `json:"score_argv,omitempty"`
+	TimeoutSeconds int64    `json:"timeout_seconds"`
+
+	// ExitCode the command's exit status, once it exited
+	ExitCode *int `json:"exit_code,omitempty"`
+
+	// Answer a prompt's last assistant message
+	Answer string `json:"answer,omitempty"`
+
+	// Stdout the first 64 KiB of its standard output
+	Stdout string `json:"stdout,omitempty"`
+
+	// Stderr the first 64 KiB of its standard error
+	Stderr string `json:"stderr,omitempty"`
+
+	// StdoutTruncated stdout was longer than what is kept
+	StdoutTruncated bool `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool `json:"stderr_truncated,omitempty"`
+
+	// Score the JSON value the score command printed
+	Score json.RawMessage `json:"score,omitempty"`
+
+	// ScoreError why there is no score: the score command failed or did not print valid JSON
+	ScoreError string `json:"score_error,omitempty"`
+
+	// Error why it failed, timed out or could not run
+	Error      string     `json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// TaskBatch A batch of tasks, how many are in each status, and its tasks.
+type TaskBatch struct {
+	ID          string `json:"id"`
+	Count       int    `json:"count"`
+	Concurrency int    `json:"concurrency"`
+
+	// Statuses how many of its tasks are in each status
+	Statuses map[string]int `json:"statuses"`
+	Tasks    []Task         `json:"tasks"`
+}
+
+// TaskList One page of tasks. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type TaskList = List[Task]
 
 // Template What a project's runtime starts from: a runtime config kept under a name in a workspace. runtime holds only the fields the template sets; the others take the installation's defaults when a project is created from it.
 type Template struct {

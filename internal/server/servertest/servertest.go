@@ -33,6 +33,7 @@ import (
 	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/task"
 )
 
 // Options configure an Env.
@@ -110,6 +111,7 @@ type Env struct {
 	Secrets  *secrets.Service
 	Bindings *binding.Service
 	Sessions *session.Service
+	Tasks    *task.Service
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -162,6 +164,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Stack = stack
 	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
+	env.Tasks = stack.Tasks()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
 	env.Events = stack.Events()

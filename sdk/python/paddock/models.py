@@ -93,10 +93,11 @@ RuntimeStatus = Literal["idle", "starting", "running", "paused", "archived", "er
 
 SSHKeyRole = Literal["viewer", "member", "admin", "owner"]
 
-SandboxKillReason = Literal["deleted", "reset", "provision_failed", "project_deleted", "vanished", "archived", "interrupted", "exited"]
+SandboxKillReason = Literal["deleted", "reset", "provision_failed", "project_deleted", "vanished", "archived", "interrupted", "exited", "finished", "timed_out"]
 """Why a killed row was killed: deleted (its compute was killed), reset, provision_failed,
 project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped
-in the middle of its start), exited (the compute stopped by itself).
+in the middle of its start, or of its task), exited (the compute stopped by itself), finished
+(its task ran to the end), timed_out (its task's time limit passed).
 """
 
 SandboxKind = Literal["runtime", "task", "world"]
@@ -116,6 +117,11 @@ SessionStatus = Literal["running", "completed", "failed"]
 SessionTranscriptKind = Literal["prompt", "task"]
 
 SessionTranscriptStatus = Literal["running", "completed", "failed"]
+
+TaskStatus = Literal["pending", "running", "succeeded", "failed", "timed_out", "cancelled"]
+"""pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit, or
+it could not run: see error), timed_out, cancelled
+"""
 
 TerminalMessageType = Literal["started", "resize", "signal", "close", "exit", "error"]
 
@@ -1718,7 +1724,8 @@ class Sandbox(Model):
     kill_reason: Optional[SandboxKillReason] = None
     """Why a killed row was killed: deleted (its compute was killed), reset, provision_failed,
     project_deleted, vanished (the compute disappeared), archived, interrupted (the server
-    stopped in the middle of its start), exited (the compute stopped by itself).
+    stopped in the middle of its start, or of its task), exited (the compute stopped by itself),
+    finished (its task ran to the end), timed_out (its task's time limit passed).
     """
 
     error: Optional[str] = None
@@ -3821,6 +3828,193 @@ class PromptResult(Model):
 
 
 @dataclass(kw_only=True)
+class CreateTasksRequest(Model):
+    """A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them."""
+
+    runtime_id: Optional[str] = None
+    """the runtime whose configuration (image, resources, network, secrets, environment) the
+    sandboxes are made from; its workspace is not copied
+    """
+
+    runtime: Optional[RuntimeConfig] = None
+
+    argv: Optional[List[str]] = None
+    """the command, run in /workspace"""
+
+    prompt: Optional[str] = None
+    """instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must
+    hold the harness's model credential
+    """
+
+    harness: Optional[str] = None
+    """the prompt's harness (default claude-code); GET /api/capabilities lists them"""
+
+    model: Optional[str] = None
+    """the prompt's model, as the harness names models"""
+
+    score: Optional[List[str]] = None
+    """a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on
+    stdout is the task's score
+    """
+
+    timeout_seconds: Optional[int] = None
+    """argv's time limit (default 600); the score command has a minute of its own"""
+
+    count: Optional[int] = None
+    """how many tasks (default 1)"""
+
+    concurrency: Optional[int] = None
+    """how many of them run at once at most (default count, at most 32)"""
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("runtime_id", "runtime_id", STR, False),
+        ("runtime", "runtime", Ref("RuntimeConfig"), False),
+        ("argv", "argv", ListOf(STR), False),
+        ("prompt", "prompt", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
+        ("score", "score", ListOf(STR), False),
+        ("timeout_seconds", "timeout_seconds", INT, False),
+        ("count", "count", INT, False),
+        ("concurrency", "concurrency", INT, False),
+    )
+
+
+@dataclass(kw_only=True)
+class Task(Model):
+    """One evaluation run and what came of it."""
+
+    id: str
+
+    batch_id: str
+
+    runtime_id: Optional[str] = None
+    """the runtime it was made from; absent for an inline configuration"""
+
+    sandbox_id: Optional[str] = None
+    """its ledger row (kind task); set once it starts"""
+
+    status: TaskStatus
+    """pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit,
+    or it could not run: see error), timed_out, cancelled
+    """
+
+    image: Optional[str] = None
+
+    argv: List[str]
+    """the command run (for a prompt, its harness's command line)"""
+
+    prompt: Optional[str] = None
+
+    harness: Optional[str] = None
+
+    model: Optional[str] = None
+
+    score_argv: Optional[List[str]] = None
+
+    timeout_seconds: int
+
+    exit_code: Optional[int] = None
+    """the command's exit status, once it exited"""
+
+    answer: Optional[str] = None
+    """a prompt's last assistant message"""
+
+    stdout: Optional[str] = None
+    """the first 64 KiB of its standard output"""
+
+    stderr: Optional[str] = None
+    """the first 64 KiB of its standard error"""
+
+    stdout_truncated: Optional[bool] = None
+    """stdout was longer than what is kept"""
+
+    stderr_truncated: Optional[bool] = None
+
+    score: Optional[Any] = None
+    """the JSON value the score command printed"""
+
+    score_error: Optional[str] = None
+    """why there is no score: the score command failed or did not print valid JSON"""
+
+    error: Optional[str] = None
+    """why it failed, timed out or could not run"""
+
+    created_at: datetime.datetime
+
+    started_at: Optional[datetime.datetime] = None
+
+    finished_at: Optional[datetime.datetime] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("batch_id", "batch_id", STR, True),
+        ("runtime_id", "runtime_id", STR, False),
+        ("sandbox_id", "sandbox_id", STR, False),
+        ("status", "status", STR, True),
+        ("image", "image", STR, False),
+        ("argv", "argv", ListOf(STR), True),
+        ("prompt", "prompt", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
+        ("score_argv", "score_argv", ListOf(STR), False),
+        ("timeout_seconds", "timeout_seconds", INT, True),
+        ("exit_code", "exit_code", INT, False),
+        ("answer", "answer", STR, False),
+        ("stdout", "stdout", STR, False),
+        ("stderr", "stderr", STR, False),
+        ("stdout_truncated", "stdout_truncated", BOOL, False),
+        ("stderr_truncated", "stderr_truncated", BOOL, False),
+        ("score", "score", ANY, False),
+        ("score_error", "score_error", STR, False),
+        ("error", "error", STR, False),
+        ("created_at", "created_at", TIME, True),
+        ("started_at", "started_at", TIME, False),
+        ("finished_at", "finished_at", TIME, False),
+    )
+
+
+@dataclass(kw_only=True)
+class TaskList(Model):
+    """One page of tasks. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: List[Task]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("Task")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class TaskBatch(Model):
+    """A batch of tasks, how many are in each status, and its tasks."""
+
+    id: str
+
+    count: int
+
+    concurrency: int
+
+    statuses: Dict[str, int]
+    """how many of its tasks are in each status"""
+
+    tasks: List[Task]
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("count", "count", INT, True),
+        ("concurrency", "concurrency", INT, True),
+        ("statuses", "statuses", MapOf(INT), True),
+        ("tasks", "tasks", ListOf(Ref("Task")), True),
+    )
+
+
+@dataclass(kw_only=True)
 class RuntimePort(Model):
     """A port a runtime declares (RuntimeConfig.ports)."""
 
@@ -3943,6 +4137,7 @@ __all__ = [
     "CreateOrgRequest",
     "CreateProjectRequest",
     "CreateSecretRequest",
+    "CreateTasksRequest",
     "CreateTemplateRequest",
     "CreateUserRequest",
     "CreateWorkspaceRequest",
@@ -4071,6 +4266,10 @@ __all__ = [
     "StdinResult",
     "StepResult",
     "TarResult",
+    "Task",
+    "TaskBatch",
+    "TaskList",
+    "TaskStatus",
     "Template",
     "TemplateList",
     "TerminalMessage",

@@ -2077,6 +2077,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's tasks, oldest first, or one batch's (`batch_id`). */
+        get: operations["listTasks"];
+        put?: never;
+        /** Run a batch of `count` tasks (default 1), at most `concurrency` at once: each runs `argv` (or a harness turn, `prompt`) in a sandbox of kind task made from the runtime `runtime_id`'s configuration or from the inline `runtime` (not both), with a fresh workspace, then `score` when given; answers at once with the batch, its tasks pending. 400 invalid_task, unknown_harness, 404 runtime_not_found; a sandbox that cannot start (402 as a start would) fails its task. */
+        post: operations["createTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/tasks/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        /** A task: its status, exit code, output, score and sandbox. 404 task_not_found. */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        /** Cancel a pending or running task: a pending one never runs, a running one's sandbox is killed and it ends `cancelled` with the output it had. 409 task_finished once it has ended. */
+        delete: operations["cancelTask"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/task-batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        /** A batch of tasks: how many are in each status, and its tasks. 404 task_batch_not_found. */
+        get: operations["getTaskBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2713,10 +2783,10 @@ export interface components {
             };
             secret_ids?: string[];
             /**
-             * @description Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start), exited (the compute stopped by itself).
+             * @description Why a killed row was killed: deleted (its compute was killed), reset, provision_failed, project_deleted, vanished (the compute disappeared), archived, interrupted (the server stopped in the middle of its start, or of its task), exited (the compute stopped by itself), finished (its task ran to the end), timed_out (its task's time limit passed).
              * @enum {string}
              */
-            kill_reason?: "deleted" | "reset" | "provision_failed" | "project_deleted" | "vanished" | "archived" | "interrupted" | "exited";
+            kill_reason?: "deleted" | "reset" | "provision_failed" | "project_deleted" | "vanished" | "archived" | "interrupted" | "exited" | "finished" | "timed_out";
             error?: string;
             billed_credits: number;
             running_credits: number;
@@ -3584,6 +3654,98 @@ export interface components {
             usage?: components["schemas"]["TurnUsage"];
             /** @description this turn's */
             events: components["schemas"]["SessionEvent"][];
+        };
+        /** @description A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them. */
+        CreateTasksRequest: {
+            /**
+             * Format: uuid
+             * @description the runtime whose configuration (image, resources, network, secrets, environment) the sandboxes are made from; its workspace is not copied
+             */
+            runtime_id?: string;
+            runtime?: components["schemas"]["RuntimeConfig"];
+            /** @description the command, run in /workspace */
+            argv?: string[];
+            /** @description instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must hold the harness's model credential */
+            prompt?: string;
+            /** @description the prompt's harness (default claude-code); GET /api/capabilities lists them */
+            harness?: string;
+            /** @description the prompt's model, as the harness names models */
+            model?: string;
+            /** @description a command run after argv in the same sandbox (unless argv timed out); the JSON it prints on stdout is the task's score */
+            score?: string[];
+            /** @description argv's time limit (default 600); the score command has a minute of its own */
+            timeout_seconds?: number;
+            /** @description how many tasks (default 1) */
+            count?: number;
+            /** @description how many of them run at once at most (default count, at most 32) */
+            concurrency?: number;
+        };
+        /** @description One evaluation run and what came of it. */
+        Task: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            batch_id: string;
+            /**
+             * Format: uuid
+             * @description the runtime it was made from; absent for an inline configuration
+             */
+            runtime_id?: string;
+            /** @description its ledger row (kind task); set once it starts */
+            sandbox_id?: string;
+            /**
+             * @description pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit, or it could not run: see error), timed_out, cancelled
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed" | "timed_out" | "cancelled";
+            image?: string;
+            /** @description the command run (for a prompt, its harness's command line) */
+            argv: string[];
+            prompt?: string;
+            harness?: string;
+            model?: string;
+            score_argv?: string[];
+            timeout_seconds: number;
+            /** @description the command's exit status, once it exited */
+            exit_code?: number;
+            /** @description a prompt's last assistant message */
+            answer?: string;
+            /** @description the first 64 KiB of its standard output */
+            stdout?: string;
+            /** @description the first 64 KiB of its standard error */
+            stderr?: string;
+            /** @description stdout was longer than what is kept */
+            stdout_truncated?: boolean;
+            stderr_truncated?: boolean;
+            /** @description the JSON value the score command printed */
+            score?: unknown;
+            /** @description why there is no score: the score command failed or did not print valid JSON */
+            score_error?: string;
+            /** @description why it failed, timed out or could not run */
+            error?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /** Format: date-time */
+            finished_at?: string;
+        };
+        /** @description One page of tasks. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        TaskList: {
+            items: components["schemas"]["Task"][];
+            next_cursor?: string;
+        };
+        /** @description A batch of tasks, how many are in each status, and its tasks. */
+        TaskBatch: {
+            /** Format: uuid */
+            id: string;
+            count: number;
+            concurrency: number;
+            /** @description how many of its tasks are in each status */
+            statuses: {
+                [key: string]: number;
+            };
+            tasks: components["schemas"]["Task"][];
         };
         /** @description A port a runtime declares (RuntimeConfig.ports). */
         RuntimePort: {
@@ -7828,6 +7990,176 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+                batch_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createTasks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTasksRequest"];
+            };
+        };
+        responses: {
+            /** @description the batch as recorded */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskBatch"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    cancelTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the task as it stands */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getTaskBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskBatch"];
+                };
             };
             400: components["responses"]["Error"];
             401: components["responses"]["Unauthorized"];

@@ -272,6 +272,18 @@ type SshKey struct {
 	CreatedAt   time.Time
 }
 
+type Task struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	BatchID     string
+	SandboxID   string
+	Status      string
+	Spec        string
+	Result      string
+	CreatedAt   time.Time
+}
+
 type Template struct {
 	ID          string
 	OrgID       string

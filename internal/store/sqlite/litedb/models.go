@@ -261,6 +261,18 @@ type SshKey struct {
 	CreatedAt   int64
 }
 
+type Task struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	BatchID     string
+	SandboxID   string
+	Status      string
+	Spec        string
+	Result      string
+	CreatedAt   int64
+}
+
 type Template struct {
 	ID          string
 	OrgID       string

@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
+)
+
+// Tasks (migration 0017).
+
+const resTask = dialect.Task
+
+func toTask(t pgdb.Task) store.Task {
+	return store.Task{ID: t.ID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, BatchID: t.BatchID, SandboxID: t.SandboxID,
+		Status: t.Status, Spec: json.RawMessage(t.Spec), Result: json.RawMessage(t.Result), CreatedAt: t.CreatedAt.UTC()}
+}
+
+// CreateTask inserts t.
+func (q *queries) CreateTask(ctx context.Context, t store.Task) error {
+	if err := dialect.CheckTask(t); err != nil {
+		return err
+	}
+	return classify("create task", resTask, q.q.CreateTask(ctx, pgdb.CreateTaskParams{
+		ID: t.ID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, BatchID: t.BatchID, SandboxID: t.SandboxID,
+		Status: t.Status, Spec: string(t.Spec), Result: string(t.Result), CreatedAt: orNow(t.CreatedAt),
+	}))
+}
+
+// GetTask returns the task id.
+func (q *queries) GetTask(ctx context.Context, id string) (store.Task, error) {
+	t, err := q.q.GetTask(ctx, id)
+	return toTask(t), classify("get task", resTask, err)
+}
+
+// ListTasks lists a workspace's tasks, or one batch's, oldest first.
+func (q *queries) ListTasks(ctx context.Context, f store.TaskFilter, page store.Page) ([]store.Task, string, error) {
+	return listPage(ctx, "list tasks", resTask, page,
+		func(ctx context.Context, k keyset) ([]pgdb.Task, error) {
+			return q.q.ListTasks(ctx, pgdb.ListTasksParams{WorkspaceID: f.WorkspaceID, BatchID: f.BatchID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+		},
+		toTask, func(t store.Task) (time.Time, string) { return t.CreatedAt, t.ID })
+}
+
+// UpdateTask writes t's status, sandbox and result if it is still in from.
+func (q *queries) UpdateTask(ctx context.Context, t store.Task, from string) (bool, error) {
+	if err := dialect.CheckTask(t); err != nil {
+		return false, err
+	}
+	n, err := q.q.UpdateTask(ctx, pgdb.UpdateTaskParams{Status: t.Status, SandboxID: t.SandboxID, Result: string(t.Result), ID: t.ID, FromStatus: from})
+	return n == 1, classify("update task", resTask, err)
+}
+
+// ListUnfinishedTasks lists the pending and running tasks.
+func (q *queries) ListUnfinishedTasks(ctx context.Context) ([]store.Task, error) {
+	rows, err := q.q.ListUnfinishedTasks(ctx)
+	return mapRows(rows, toTask), classify("list unfinished tasks", resTask, err)
+}

@@ -1,0 +1,112 @@
+package task
+
+import (
+	"context"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/runtime"
+	"github.com/paddockhq/paddock/internal/store"
+)
+
+// CodeFinished refuses to cancel a task that has ended.
+const CodeFinished = "task_finished"
+
+// Cancel cancels the task id of ws: a pending one never runs; a running
+// one's sandbox is killed (as deleted) and the task ends cancelled, with
+// the output it had, before Cancel returns. A task that has ended answers 409 task_finished.
+func (s *Service) Cancel(ctx context.Context, ws store.Workspace, id string) (Task, error) {
+	t, err := s.Get(ctx, ws, id)
+	if err != nil {
+		return t, err
+	}
+	if store.TaskFinal(t.Status) {
+		return t, errdefs.Conflict(CodeFinished, "task %s has ended (%s); there is nothing to cancel", id, t.Status)
+	}
+	from := t.Status
+	t.Status = store.TaskCancelled
+	ok, err := s.write(ctx, t, from)
+	if err != nil {
+		return t, err
+	}
+	if !ok {
+		return s.Cancel(ctx, ws, id) // it moved on meanwhile: decide again
+	}
+	s.mu.Lock()
+	r := s.running[id]
+	s.mu.Unlock()
+	switch {
+	case r != nil:
+		// Its runner kills the sandbox and records the end; the answer
+		// waits for that, unless the caller leaves first.
+		r.cancel(errCancelled)
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+	case from == store.TaskRunning:
+		// Run by another server: its sandbox is killed here, its runner
+		// finds the task cancelled.
+		if _, err := s.runtimes.EndTaskSandbox(ctx, t.SandboxID, runtime.KillDeleted); err != nil && !errdefs.IsNotFound(err) {
+			return t, err
+		}
+	}
+	return s.Get(ctx, ws, id)
+}
+
+// Reconcile ends the tasks a stopped server left pending or running: each
+// is failed, and the sandbox it names is killed as interrupted (its
+// compute destroyed; a row never made is nothing to kill). The server
+// calls it as it starts, before it runs any task.
+func (s *Service) Reconcile(ctx context.Context) (int, error) {
+	left, err := s.store.ListUnfinishedTasks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, row := range left {
+		t, err := Decode(row)
+		if err != nil {
+			return n, err
+		}
+		if t.SandboxID != "" {
+			if _, err := s.runtimes.EndTaskSandbox(ctx, t.SandboxID, runtime.KillInterrupted); err != nil && !errdefs.IsNotFound(err) {
+				return n, err
+			}
+		}
+		from := t.Status
+		t.Status = store.TaskFailed
+		t.Result.Error = reasonRestarted
+		t.Result.FinishedAt = s.now().UTC()
+		if _, err := s.write(ctx, t, from); err != nil {
+			return n, err
+		}
+		s.logger.WarnContext(ctx, "failed a task its server left unfinished", "task", t.ID, "sandbox", t.SandboxID)
+		n++
+	}
+	return n, nil
+}
+
+// Batch is a summary of one batch of tasks.
+type Batch struct {
+	ID          string
+	Count       int
+	Concurrency int
+	Statuses    map[string]int // how many tasks are in each status
+	Tasks       []Task
+}
+
+// BatchOf summarizes the batch id of ws.
+func (s *Service) BatchOf(ctx context.Context, ws store.Workspace, id string) (Batch, error) {
+	tasks, _, err := s.List(ctx, ws, id, store.Page{Limit: MaxCount})
+	if err != nil {
+		return Batch{}, err
+	}
+	if len(tasks) == 0 {
+		return Batch{}, errdefs.NotFound("task_batch_not_found", "batch %s not found", id)
+	}
+	b := Batch{ID: id, Count: len(tasks), Concurrency: tasks[0].Spec.Concurrency, Statuses: map[string]int{}, Tasks: tasks}
+	for _, t := range tasks {
+		b.Statuses[t.Status]++
+	}
+	return b, nil
+}
