@@ -71,6 +71,7 @@ type Queries interface {
 	LeaseQueries // lease.go
 	LiveQueries  // buckets and caps replicas share: live.go
 	E2BQueries   // the E2B-compatible surface's sandboxes: e2b.go
+	SnapshotQueries // snapshots taken on request: snapshot.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HoldExpiry", testHoldExpiry},
 		{"HoldRace", testHoldRace},
 		{"E2BSandboxes", testE2BSandboxes},
+		{"Snapshots", testSnapshots},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
 	for _, tc := range tests {
