@@ -67,10 +67,10 @@ type Queries interface {
 	SessionQueries // capability.go
 	EgressQueries
 	SecretQueries
-	WarmQueries  // see the section at the end of this file
-	LeaseQueries // lease.go
-	LiveQueries  // buckets and caps replicas share: live.go
-	E2BQueries   // the E2B-compatible surface's sandboxes: e2b.go
+	WarmQueries     // see the section at the end of this file
+	LeaseQueries    // lease.go
+	LiveQueries     // buckets and caps replicas share: live.go
+	E2BQueries      // the E2B-compatible surface's sandboxes: e2b.go
 	SnapshotQueries // snapshots taken on request: snapshot.go
 }
 
