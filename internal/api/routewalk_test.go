@@ -315,22 +315,23 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 
 	// Everything the paths name is org A's, in wa.
 	w.params = map[string]string{
-		"org":        "walk-a",
-		"workspace":  "wa",
-		"project":    "p1",
-		"runtime_id": p.RuntimeID,
-		"sandbox":    rt.CurrentSandboxID,
-		"secret":     "walk-token",
-		"process_id": "p-1",
-		"binding_id": binding.ID,
-		"port":       "8080",
-		"session_id": uuid.NewString(),
-		"key_id":     w.viewer.ID,
-		"member":     "viewer@example.com",
-		"user":       viewer.UserID,
-		"name":       "repo-tools",
-		"version":    "1.0.0",
-		"invitation": inv.ID,
+		"org":         "walk-a",
+		"workspace":   "wa",
+		"project":     "p1",
+		"runtime_id":  p.RuntimeID,
+		"sandbox":     rt.CurrentSandboxID,
+		"secret":      "walk-token",
+		"process_id":  "p-1",
+		"binding_id":  binding.ID,
+		"port":        "8080",
+		"session_id":  uuid.NewString(),
+		"snapshot_id": uuid.NewString(),
+		"key_id":      w.viewer.ID,
+		"member":      "viewer@example.com",
+		"user":        viewer.UserID,
+		"name":        "repo-tools",
+		"version":     "1.0.0",
+		"invitation":  inv.ID,
 	}
 	return w
 }
@@ -597,7 +598,7 @@ func TestRouteWalkRateLimited(t *testing.T) {
 	params := map[string]string{
 		"org": "walk-a", "workspace": "wa", "project": "p1", "runtime_id": uuid.NewString(),
 		"sandbox": uuid.NewString(), "secret": "walk-token", "process_id": "p-1", "binding_id": uuid.NewString(),
-		"session_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
+		"session_id": uuid.NewString(), "snapshot_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
 		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
 	}
 	// The one request the address may make without a credential.

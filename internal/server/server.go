@@ -110,6 +110,7 @@ const (
 	ledgerName    = "ledger"
 	bindingsName  = "bindings"
 	sessionsName  = "sessions"
+	snapshotsName = "snapshots"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
@@ -131,6 +132,7 @@ func (w *wiring) components() []component.Registration {
 		w.ledgerComponent(),
 		w.bindingsComponent(),
 		w.sessionsComponent(),
+		w.snapshotsComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

@@ -117,6 +117,9 @@ SessionTranscriptKind = Literal["prompt", "task"]
 
 SessionTranscriptStatus = Literal["running", "completed", "failed"]
 
+SnapshotDestination = Literal["local", "s3"]
+"""where the artifact is kept"""
+
 TerminalMessageType = Literal["started", "resize", "signal", "close", "exit", "error"]
 
 UsageGroupBy = Literal["sandbox", "runtime", "project", "workspace", "org"]
@@ -3749,6 +3752,116 @@ class PromptResult(Model):
     )
 
 
+@dataclass(kw_only=True)
+class Snapshot(Model):
+    """A named copy of a runtime's workspace files and configuration. It outlives its runtime."""
+
+    id: str
+
+    workspace_id: str
+
+    runtime_id: str
+    """the runtime it was taken of, which may since be deleted"""
+
+    name: str
+
+    provider: str
+    """the runtime's provider when it was taken"""
+
+    image: str
+    """the runtime's image when it was taken"""
+
+    config: RuntimeConfig
+
+    destination: SnapshotDestination
+    """where the artifact is kept"""
+
+    size_bytes: int
+    """the artifact's size, billed per GiB-hour while it exists"""
+
+    created_at: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("workspace_id", "workspace_id", STR, True),
+        ("runtime_id", "runtime_id", STR, True),
+        ("name", "name", STR, True),
+        ("provider", "provider", STR, True),
+        ("image", "image", STR, True),
+        ("config", "config", Ref("RuntimeConfig"), True),
+        ("destination", "destination", STR, True),
+        ("size_bytes", "size_bytes", INT, True),
+        ("created_at", "created_at", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
+class SnapshotList(Model):
+    """One page of snapshots. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: List[Snapshot]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("Snapshot")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class CreateSnapshotRequest(Model):
+    """The optional body of a snapshot's creation."""
+
+    name: Optional[str] = None
+    """1 to 63 lowercase letters, digits or dashes, unique in the workspace; default snap-<UTC
+    time>
+    """
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class RestoreSnapshotRequest(Model):
+    """Exactly one of runtime_id and project_name."""
+
+    runtime_id: Optional[str] = None
+    """restore into this runtime of the workspace"""
+
+    project_name: Optional[str] = None
+    """restore into a new project of this name"""
+
+    provider: Optional[str] = None
+    """with project_name: the new runtime's provider (default the snapshot's)"""
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("runtime_id", "runtime_id", STR, False),
+        ("project_name", "project_name", STR, False),
+        ("provider", "provider", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class RestoreSnapshotResult(Model):
+    """A restore's outcome: the runtime, running with the snapshot's files, and the project when a
+    new one was made.
+    """
+
+    project: Optional[Project] = None
+    """the new project, when restored into one"""
+
+    runtime: Runtime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("project", "project", Ref("Project"), False),
+        ("runtime", "runtime", Ref("Runtime"), True),
+    )
+
+
 NetworkPolicy = Union[Literal["none", "proxy", "open"], "NetworkRules"]
 """The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on
 mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy.
@@ -3788,6 +3901,7 @@ __all__ = [
     "CreateOrgRequest",
     "CreateProjectRequest",
     "CreateSecretRequest",
+    "CreateSnapshotRequest",
     "CreateUserRequest",
     "CreateWorkspaceRequest",
     "CreatedKey",
@@ -3867,6 +3981,8 @@ __all__ = [
     "ResolvedMCPServer",
     "ResolvedMCPServerType",
     "Resources",
+    "RestoreSnapshotRequest",
+    "RestoreSnapshotResult",
     "Role",
     "Runtime",
     "RuntimeConfig",
@@ -3910,6 +4026,9 @@ __all__ = [
     "SetRoleRequest",
     "SidecarCapability",
     "SignalRequest",
+    "Snapshot",
+    "SnapshotDestination",
+    "SnapshotList",
     "StartRuntimeRequest",
     "StdinResult",
     "StepResult",
