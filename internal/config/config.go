@@ -205,6 +205,8 @@ func Default() Config {
 			CreditRateCPU:    280, // about one credit per core-hour
 			CreditRateMemory: 70,  // about a quarter of a credit per GiB-hour
 			CreditFirstSlice: time.Minute,
+			// A hundredth of a credit per GiB-hour of snapshots.
+			CreditSnapshotRate: 10_000,
 		},
 		LedgerConfig: LedgerConfig{
 			SettleInterval: 30 * time.Second,

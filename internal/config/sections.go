@@ -137,6 +137,7 @@ type RuntimeConfig struct {
 	CreditRateMemory    int64         `yaml:"credit_rate_memory" env:"PADDOCK_CREDIT_RATE_MEMORY" flag:"credit-rate-memory" help:"micro-credits per GiB-second of compute"`
 	CreditProviderRates string        `yaml:"credit_provider_rates" env:"PADDOCK_CREDIT_PROVIDER_RATES" flag:"credit-provider-rates" help:"per-provider rates, name=cpu:memory,… (override the two above)"`
 	CreditFirstSlice    time.Duration `yaml:"credit_first_slice" env:"PADDOCK_CREDIT_FIRST_SLICE" flag:"credit-first-slice" help:"compute a start or resume prepays"`
+	CreditSnapshotRate  int64         `yaml:"credit_snapshot_rate" env:"PADDOCK_CREDIT_SNAPSHOT_RATE" flag:"credit-snapshot-rate" help:"micro-credits per GiB-hour of a snapshot's storage"`
 }
 
 // LedgerConfig is how often running compute is charged and how many

@@ -40,6 +40,20 @@ type Snapshot struct {
 	// SizeBytes is the artifact's size, what is billed.
 	SizeBytes int64
 	CreatedAt time.Time
+	// BilledUntil is the ledger's watermark: its storage is charged up to
+	// here (CreatedAt when it is created).
+	BilledUntil time.Time
+}
+
+// SnapshotCharge is one charge for a snapshot's storage, of the period
+// from its watermark From to UpTo.
+type SnapshotCharge struct {
+	OrgID        string
+	SnapshotID   string
+	From         time.Time // the snapshot's current watermark
+	UpTo         time.Time // its new one
+	AmountMicros int64     // > 0
+	At           time.Time // zero = now
 }
 
 // SnapshotQueries keep snapshots' records (the artifacts are the snapshot
@@ -52,9 +66,16 @@ type SnapshotQueries interface {
 	// ListSnapshots lists a workspace's snapshots, oldest first; only
 	// runtimeID's when it is not "".
 	ListSnapshots(ctx context.Context, workspaceID, runtimeID string, page Page) ([]Snapshot, string, error)
-	// ListOrgSnapshots lists every snapshot of an org (what the ledger
-	// bills), oldest first.
-	ListOrgSnapshots(ctx context.Context, orgID string) ([]Snapshot, error)
+	// ListSnapshotsAfter lists snapshots of every org by id after afterID
+	// ("" for the first page), at most limit: the settler's scan.
+	ListSnapshotsAfter(ctx context.Context, afterID string, limit int) ([]Snapshot, error)
+	// ChargeSnapshotStorage records a deduction (no sandbox; the
+	// snapshot's runtime and workspace) of c.AmountMicros, at most the
+	// available balance with the rest as shortfall, and moves the
+	// snapshot's watermark from c.From to c.UpTo, together. A snapshot
+	// whose watermark is not c.From is ErrConflict (settlement_stale) and
+	// changes nothing, so a period is never charged twice.
+	ChargeSnapshotStorage(ctx context.Context, c SnapshotCharge) (JournalEntry, error)
 	// DeleteSnapshot deletes the record id.
 	DeleteSnapshot(ctx context.Context, id string) error
 }

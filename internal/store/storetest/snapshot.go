@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -20,6 +21,7 @@ func (f *fixture) snapshot(w store.Workspace, rt store.Runtime, name string, siz
 	}
 	must(f.t, f.s.CreateSnapshot(f.ctx, s))
 	s.CreatedAt = ts(s.CreatedAt)
+	s.BilledUntil = s.CreatedAt
 	return s
 }
 
@@ -55,9 +57,24 @@ func testSnapshots(t *testing.T, s store.Store) {
 	ofRT, _, err := s.ListSnapshots(ctx, w.ID, rt.ID, store.Page{})
 	must(t, err)
 	equal(t, "of one runtime", ofRT, []store.Snapshot{a, c})
-	all, err := s.ListOrgSnapshots(ctx, o.ID)
-	must(t, err)
-	equal(t, "of the org", all, []store.Snapshot{a, b, c, d})
+	var all []store.Snapshot
+	for after := ""; ; {
+		got, err := s.ListSnapshotsAfter(ctx, after, 2)
+		must(t, err)
+		if len(got) == 0 {
+			break
+		}
+		all, after = append(all, got...), got[len(got)-1].ID
+	}
+	for _, want := range []store.Snapshot{a, b, c, d} {
+		found := false
+		for _, g := range all {
+			found = found || g.ID == want.ID
+		}
+		if !found {
+			t.Fatalf("the settler's scan misses %s", want.Name)
+		}
+	}
 
 	must(t, s.DeleteSnapshot(ctx, a.ID))
 	if _, err := s.GetSnapshot(ctx, a.ID); !errdefs.IsNotFound(err) {
@@ -72,4 +89,46 @@ func testSnapshots(t *testing.T, s store.Store) {
 func isCode(err error, code string) bool {
 	e, ok := errdefs.Public(err)
 	return ok && e.Code == code
+}
+
+// testSnapshotCharges: a storage charge moves the snapshot's watermark,
+// takes at most the balance (the rest is shortfall) and is journaled with
+// its runtime and workspace; one from a stale watermark changes nothing.
+func testSnapshotCharges(t *testing.T, s store.Store) {
+	f := newFixture(t, s)
+	ctx := f.ctx
+	o := f.org()
+	w := f.workspace(o)
+	rt := f.runtime(w)
+	snap := f.snapshot(w, rt, "billed", 1<<30)
+	_, err := s.PostCredit(ctx, store.CreditPosting{OrgID: o.ID, Kind: store.EntryGrant, AmountMicros: 1000, IdempotencyKey: "grant"})
+	must(t, err)
+
+	from, mid := snap.BilledUntil, snap.BilledUntil.Add(time.Hour)
+	e, err := s.ChargeSnapshotStorage(ctx, store.SnapshotCharge{OrgID: o.ID, SnapshotID: snap.ID, From: from, UpTo: mid, AmountMicros: 600})
+	must(t, err)
+	if e.Kind != store.EntryDeduction || e.AmountMicros != -600 || e.BalanceAfterMicros != 400 || e.RuntimeID != rt.ID || e.WorkspaceID != w.ID || e.SandboxID != "" {
+		t.Fatalf("charge entry %+v", e)
+	}
+	got, err := s.GetSnapshot(ctx, snap.ID)
+	must(t, err)
+	if !got.BilledUntil.Equal(ts(mid)) {
+		t.Fatalf("watermark %s, want %s", got.BilledUntil, ts(mid))
+	}
+	if _, err := s.ChargeSnapshotStorage(ctx, store.SnapshotCharge{OrgID: o.ID, SnapshotID: snap.ID, From: from, UpTo: mid, AmountMicros: 600}); !isCode(err, "settlement_stale") {
+		t.Fatalf("the same period again: err = %v, want settlement_stale", err)
+	}
+	if _, err := s.ChargeSnapshotStorage(ctx, store.SnapshotCharge{OrgID: f.org().ID, SnapshotID: snap.ID, From: mid, UpTo: mid.Add(time.Hour), AmountMicros: 1}); !errdefs.IsNotFound(err) {
+		t.Fatalf("another org's snapshot: err = %v, want not found", err)
+	}
+	e, err = s.ChargeSnapshotStorage(ctx, store.SnapshotCharge{OrgID: o.ID, SnapshotID: snap.ID, From: mid, UpTo: mid.Add(time.Hour), AmountMicros: 600})
+	must(t, err)
+	if e.AmountMicros != -400 || e.ShortfallMicros != 200 || e.BalanceAfterMicros != 0 {
+		t.Fatalf("charge past the balance: %+v", e)
+	}
+	a, err := s.GetCreditAccount(ctx, o.ID)
+	must(t, err)
+	if a.BalanceMicros != 0 {
+		t.Fatalf("balance %d, want 0", a.BalanceMicros)
+	}
 }

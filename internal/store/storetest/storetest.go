@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HoldRace", testHoldRace},
 		{"E2BSandboxes", testE2BSandboxes},
 		{"Snapshots", testSnapshots},
+		{"SnapshotCharges", testSnapshotCharges},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
 	for _, tc := range tests {

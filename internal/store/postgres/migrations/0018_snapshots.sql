@@ -18,7 +18,8 @@ CREATE TABLE snapshots (
     location     TEXT NOT NULL CHECK (location <> ''),
     size_bytes   BIGINT NOT NULL CHECK (size_bytes >= 0),
     created_at   TIMESTAMPTZ NOT NULL,
+    -- The ledger's watermark: storage is charged up to here.
+    billed_until TIMESTAMPTZ NOT NULL,
     UNIQUE (workspace_id, name)
 );
 CREATE INDEX snapshots_workspace ON snapshots (workspace_id, created_at, id);
-CREATE INDEX snapshots_org ON snapshots (org_id, created_at, id);

@@ -272,6 +272,7 @@ type Snapshot struct {
 	Location    string
 	SizeBytes   int64
 	CreatedAt   time.Time
+	BilledUntil time.Time
 }
 
 type SshKey struct {

@@ -11,9 +11,9 @@ import (
 )
 
 const createSnapshot = `-- name: CreateSnapshot :exec
-INSERT INTO snapshots (id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at)
+INSERT INTO snapshots (id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at, billed_until)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10, $11, $12)
+        $7, $8, $9, $10, $11, $12, $12)
 `
 
 type CreateSnapshotParams struct {
@@ -62,7 +62,7 @@ func (q *Queries) DeleteSnapshot(ctx context.Context, id string) (int64, error) 
 }
 
 const getSnapshot = `-- name: GetSnapshot :one
-SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at FROM snapshots WHERE id = $1
+SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at, billed_until FROM snapshots WHERE id = $1
 `
 
 func (q *Queries) GetSnapshot(ctx context.Context, id string) (Snapshot, error) {
@@ -81,49 +81,38 @@ func (q *Queries) GetSnapshot(ctx context.Context, id string) (Snapshot, error) 
 		&i.Location,
 		&i.SizeBytes,
 		&i.CreatedAt,
+		&i.BilledUntil,
 	)
 	return i, err
 }
 
-const listOrgSnapshots = `-- name: ListOrgSnapshots :many
-SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at FROM snapshots WHERE org_id = $1 ORDER BY created_at, id
+const getSnapshotForUpdate = `-- name: GetSnapshotForUpdate :one
+SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at, billed_until FROM snapshots WHERE id = $1 FOR UPDATE
 `
 
-func (q *Queries) ListOrgSnapshots(ctx context.Context, orgID string) ([]Snapshot, error) {
-	rows, err := q.db.Query(ctx, listOrgSnapshots, orgID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Snapshot
-	for rows.Next() {
-		var i Snapshot
-		if err := rows.Scan(
-			&i.ID,
-			&i.OrgID,
-			&i.WorkspaceID,
-			&i.RuntimeID,
-			&i.Name,
-			&i.Provider,
-			&i.Image,
-			&i.Config,
-			&i.Destination,
-			&i.Location,
-			&i.SizeBytes,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+func (q *Queries) GetSnapshotForUpdate(ctx context.Context, id string) (Snapshot, error) {
+	row := q.db.QueryRow(ctx, getSnapshotForUpdate, id)
+	var i Snapshot
+	err := row.Scan(
+		&i.ID,
+		&i.OrgID,
+		&i.WorkspaceID,
+		&i.RuntimeID,
+		&i.Name,
+		&i.Provider,
+		&i.Image,
+		&i.Config,
+		&i.Destination,
+		&i.Location,
+		&i.SizeBytes,
+		&i.CreatedAt,
+		&i.BilledUntil,
+	)
+	return i, err
 }
 
 const listSnapshots = `-- name: ListSnapshots :many
-SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at FROM snapshots
+SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at, billed_until FROM snapshots
 WHERE workspace_id = $1
   AND ($2::text = '' OR runtime_id = $2::text)
   AND ($3::timestamptz IS NULL
@@ -168,6 +157,7 @@ func (q *Queries) ListSnapshots(ctx context.Context, arg ListSnapshotsParams) ([
 			&i.Location,
 			&i.SizeBytes,
 			&i.CreatedAt,
+			&i.BilledUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -177,4 +167,65 @@ func (q *Queries) ListSnapshots(ctx context.Context, arg ListSnapshotsParams) ([
 		return nil, err
 	}
 	return items, nil
+}
+
+const listSnapshotsAfter = `-- name: ListSnapshotsAfter :many
+SELECT id, org_id, workspace_id, runtime_id, name, provider, image, config, destination, location, size_bytes, created_at, billed_until FROM snapshots WHERE id > $1::text ORDER BY id LIMIT $2
+`
+
+type ListSnapshotsAfterParams struct {
+	AfterID string
+	Lim     int32
+}
+
+func (q *Queries) ListSnapshotsAfter(ctx context.Context, arg ListSnapshotsAfterParams) ([]Snapshot, error) {
+	rows, err := q.db.Query(ctx, listSnapshotsAfter, arg.AfterID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Snapshot
+	for rows.Next() {
+		var i Snapshot
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrgID,
+			&i.WorkspaceID,
+			&i.RuntimeID,
+			&i.Name,
+			&i.Provider,
+			&i.Image,
+			&i.Config,
+			&i.Destination,
+			&i.Location,
+			&i.SizeBytes,
+			&i.CreatedAt,
+			&i.BilledUntil,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const setSnapshotBilledUntil = `-- name: SetSnapshotBilledUntil :execrows
+UPDATE snapshots SET billed_until = $1 WHERE id = $2 AND billed_until = $3
+`
+
+type SetSnapshotBilledUntilParams struct {
+	UpTo   time.Time
+	ID     string
+	FromAt time.Time
+}
+
+func (q *Queries) SetSnapshotBilledUntil(ctx context.Context, arg SetSnapshotBilledUntilParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setSnapshotBilledUntil, arg.UpTo, arg.ID, arg.FromAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

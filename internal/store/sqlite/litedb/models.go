@@ -261,6 +261,7 @@ type Snapshot struct {
 	Location    string
 	SizeBytes   int64
 	CreatedAt   int64
+	BilledUntil int64
 }
 
 type SshKey struct {
