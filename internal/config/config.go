@@ -49,6 +49,7 @@ type Config struct {
 	LedgerConfig    `yaml:",inline" section:"ledger"`
 	BindingsConfig  `yaml:",inline" section:"bindings"`
 	SessionsConfig  `yaml:",inline" section:"sessions"`
+	SnapshotsConfig `yaml:",inline" section:"snapshots"`
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
 	PreviewConfig   `yaml:",inline" section:"preview"`
@@ -58,7 +59,7 @@ type Config struct {
 
 // Section is a pointer to the section of c that the component name
 // configures (server, http, store, access, providers, egress, secrets, runtime,
-// ledger, bindings, sessions, lifecycle, ssh, preview, events, metrics), or nil
+// ledger, bindings, sessions, snapshots, lifecycle, ssh, preview, events, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
 	v := reflect.ValueOf(c).Elem()

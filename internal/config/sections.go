@@ -159,6 +159,23 @@ type SessionsConfig struct {
 	DefaultHarness string `yaml:"default_harness" env:"PADDOCK_DEFAULT_HARNESS" help:"the agent harness prompts and tasks run when they name none (default claude-code)"`
 }
 
+// SnapshotsConfig is where snapshots are kept: under the data directory,
+// or in an S3-compatible bucket when an endpoint is set (checked at
+// start: an endpoint that resolves to an internal address is refused
+// unless S3AllowInternal says otherwise).
+type SnapshotsConfig struct {
+	SnapshotsS3Endpoint  string `yaml:"snapshots_s3_endpoint" env:"PADDOCK_SNAPSHOTS_S3_ENDPOINT" flag:"snapshots-s3-endpoint" help:"keep snapshots in this S3-compatible service, http(s)://host:port (default: under the data directory)"`
+	SnapshotsS3Bucket    string `yaml:"snapshots_s3_bucket" env:"PADDOCK_SNAPSHOTS_S3_BUCKET" flag:"snapshots-s3-bucket" help:"the bucket snapshots are kept in"`
+	SnapshotsS3Region    string `yaml:"snapshots_s3_region" env:"PADDOCK_SNAPSHOTS_S3_REGION" flag:"snapshots-s3-region" help:"the bucket's region"`
+	SnapshotsS3AccessKey string `yaml:"snapshots_s3_access_key" env:"PADDOCK_SNAPSHOTS_S3_ACCESS_KEY" flag:"snapshots-s3-access-key" help:"the access key id of the bucket's credentials"`
+	// SnapshotsS3SecretKey is read from the file or the environment,
+	// never a flag.
+	SnapshotsS3SecretKey string `yaml:"snapshots_s3_secret_key" env:"PADDOCK_SNAPSHOTS_S3_SECRET_KEY" help:"the secret key of the bucket's credentials; file or environment only"`
+	// SnapshotsS3AllowInternal opens an endpoint that resolves to a
+	// loopback, link-local or private address: the installation's own.
+	SnapshotsS3AllowInternal bool `yaml:"snapshots_s3_allow_internal" env:"PADDOCK_SNAPSHOTS_S3_ALLOW_INTERNAL" flag:"snapshots-s3-allow-internal" help:"allow the S3 endpoint to resolve to an internal address (loopback, link-local, private)"`
+}
+
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
 	// ReconcileConcurrency is how many runtimes a reconciliation handles

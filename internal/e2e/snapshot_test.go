@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/snapshot"
+	"github.com/paddockhq/paddock/internal/snapshot/s3test"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -207,4 +210,47 @@ func TestSnapshotForeignOrg(t *testing.T) {
 		t.Fatalf("another org lists %+v", l.Items)
 	}
 	env.Must(t, 200, "GET", snapsPath+"/"+s.ID, nil)
+}
+
+// TestSnapshotS3RoundTrip: a runtime's snapshot kept in a real
+// S3-compatible bucket on loopback (allowed explicitly) restores into a
+// new project with its files, and its deletion removes the object.
+func TestSnapshotS3RoundTrip(t *testing.T) {
+	e := newSnapEnv(t)
+	srv := s3test.Start(t, "snaps")
+	s3, err := snapshot.NewS3(t.Context(), snapshot.S3Config{
+		Endpoint: srv.URL, Bucket: srv.Bucket, Region: "us-east-1", AccessKey: "key", SecretKey: "secret", AllowInternal: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := snapshot.New(snapshot.Config{Store: e.env.Store, Runtimes: e.env.Runtimes, Destination: s3})
+	rt, err := e.env.Store.GetRuntime(t.Context(), e.rid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := svc.Create(t.Context(), rt, "in-s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Destination != "s3" || snap.SizeBytes <= 0 {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	ws, err := e.env.Store.GetWorkspace(t.Context(), rt.WorkspaceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, restored, err := svc.RestoreAsProject(t.Context(), ws, snap, "from-s3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.exec(t, restored.ID, "cat", "/workspace/notes/a.txt"); got != "hello\n" {
+		t.Fatalf("restored from S3: %q", got)
+	}
+	if err := svc.Delete(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3.Get(t.Context(), snap.Location); !errdefs.IsNotFound(err) {
+		t.Fatalf("the object after delete: %v", err)
+	}
 }

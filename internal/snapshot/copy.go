@@ -54,7 +54,7 @@ func destinationFailed(err error) error {
 	if _, ok := errdefs.Public(err); ok {
 		return err
 	}
-	return errdefs.Unavailable("snapshot_destination_unavailable", "the snapshot's destination failed; try again").WithCause(err)
+	return errdefs.Unavailable(CodeDestinationUnavailable, "the snapshot's destination failed; try again").WithCause(err)
 }
 
 // freeze stops every running process the agent runs (its process group)
@@ -88,7 +88,11 @@ func freeze(ctx context.Context, c *agentconn.Client) (thaw func(), err error) {
 // copyIn empties the sandbox's workspace and extracts snap's artifact
 // into it.
 func (s *Service) copyIn(ctx context.Context, c *agentconn.Client, snap store.Snapshot) error {
-	r, err := s.dest.Get(ctx, snap.Location)
+	d, err := s.destOf(snap)
+	if err != nil {
+		return err
+	}
+	r, err := d.Get(ctx, snap.Location)
 	if err != nil {
 		return destinationFailed(err)
 	}

@@ -39,6 +39,9 @@ const (
 	CodeNotPortable = "snapshot_not_portable"
 	// CodeArtifactMissing: the record is there, its artifact is not.
 	CodeArtifactMissing = "snapshot_artifact_missing"
+	// CodeDestinationUnavailable: the destination failed, or is not
+	// configured any more.
+	CodeDestinationUnavailable = "snapshot_destination_unavailable"
 )
 
 // Runtimes is what the service asks of the runtime service: every sandbox
@@ -58,9 +61,13 @@ type Store interface {
 
 // Config is a Service's dependencies.
 type Config struct {
-	Store       Store
-	Runtimes    Runtimes
+	Store    Store
+	Runtimes Runtimes
+	// Destination is where new snapshots go; Others are destinations
+	// snapshots taken before may be at (the local one after an S3 bucket
+	// was configured).
 	Destination Destination
+	Others      []Destination
 	Logger      *slog.Logger
 	Now         func() time.Time
 }
@@ -70,6 +77,7 @@ type Service struct {
 	store    Store
 	runtimes Runtimes
 	dest     Destination
+	dests    map[string]Destination
 	logger   *slog.Logger
 	now      func() time.Time
 }
@@ -82,11 +90,20 @@ func New(c Config) *Service {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Service{store: c.Store, runtimes: c.Runtimes, dest: c.Destination, logger: c.Logger, now: c.Now}
+	dests := map[string]Destination{}
+	for _, d := range append(c.Others, c.Destination) {
+		dests[d.Name()] = d
+	}
+	return &Service{store: c.Store, runtimes: c.Runtimes, dest: c.Destination, dests: dests, logger: c.Logger, now: c.Now}
 }
 
-// Destination is where the service keeps its artifacts.
-func (s *Service) Destination() Destination { return s.dest }
+// destOf is the destination snap's artifact is at.
+func (s *Service) destOf(snap store.Snapshot) (Destination, error) {
+	if d, ok := s.dests[snap.Destination]; ok {
+		return d, nil
+	}
+	return nil, errdefs.Unavailable(CodeDestinationUnavailable, "snapshot %s is kept at a %s destination this installation no longer has", snap.ID, snap.Destination)
+}
 
 // Create takes a snapshot named name ("" names it by the time) of rt: a
 // paused or archived runtime is woken first, as for any operation in its
@@ -144,8 +161,12 @@ func (s *Service) List(ctx context.Context, ws store.Workspace, runtimeID string
 // Delete removes snap's artifact, then its record: a destination that
 // fails leaves both, to be deleted again.
 func (s *Service) Delete(ctx context.Context, snap store.Snapshot) error {
-	if err := s.dest.Delete(ctx, snap.Location); err != nil {
-		return errdefs.Unavailable("snapshot_destination_unavailable", "the snapshot's destination did not delete it; try again").WithCause(err)
+	d, err := s.destOf(snap)
+	if err != nil {
+		return err
+	}
+	if err := d.Delete(ctx, snap.Location); err != nil {
+		return errdefs.Unavailable(CodeDestinationUnavailable, "the snapshot's destination did not delete it; try again").WithCause(err)
 	}
 	return s.store.DeleteSnapshot(ctx, snap.ID)
 }
