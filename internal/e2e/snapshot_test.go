@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -253,4 +254,45 @@ func TestSnapshotS3RoundTrip(t *testing.T) {
 	if _, err := s3.Get(t.Context(), snap.Location); !errdefs.IsNotFound(err) {
 		t.Fatalf("the object after delete: %v", err)
 	}
+}
+
+// TestSnapshotFreezesProcesses: a process writing two files in lockstep
+// as fast as it can is stopped while the workspace is copied, so the
+// snapshot holds the two within one step of each other; it is continued
+// after and keeps writing.
+func TestSnapshotFreezesProcesses(t *testing.T) {
+	e := newSnapEnv(t)
+	ctx := t.Context()
+	// Each file is written whole (a rename), as an application that keeps
+	// its files consistent does; the freeze makes the two one moment.
+	// Between a and b in the tar's (name) order, a file that takes a while
+	// to copy: without the freeze the writer would run on meanwhile.
+	e.exec(t, e.rid, "sh", "-c", "mkdir -p /workspace/c && head -c 24000000 /dev/urandom > /workspace/c/a2")
+	loop := `mkdir -p /workspace/c; cd /workspace/c; i=0; while :; do i=$((i+1)); echo $i > .a; mv .a a; echo $i > .b; mv .b b; done`
+	if _, err := e.sdk.Exec(ctx, "acme", "dev", e.rid, pc.ExecRequest{Argv: []string{"sh", "-c", loop}, Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, func() error {
+		if n := strings.TrimSpace(e.exec(t, e.rid, "sh", "-c", "cat /workspace/c/b 2>/dev/null || echo 0")); len(n) < 3 {
+			return fmt.Errorf("the writer is at %q", n)
+		}
+		return nil
+	})
+	s := e.snapshot(t, e.rid, "frozen")
+	res := e.restore(t, s.ID, pc.RestoreSnapshotRequest{ProjectName: "frozen-copy"})
+	var a, b int
+	got := e.exec(t, res.Runtime.ID, "cat", "/workspace/c/a", "/workspace/c/b")
+	if _, err := fmt.Sscanf(got, "%d\n%d\n", &a, &b); err != nil {
+		t.Fatalf("restored %q: %v", got, err)
+	}
+	if a-b < 0 || a-b > 1 {
+		t.Fatalf("the snapshot has a=%d b=%d: not one moment of the writer", a, b)
+	}
+	after := e.exec(t, e.rid, "cat", "/workspace/c/a")
+	testenv.Eventually(t, func() error {
+		if e.exec(t, e.rid, "cat", "/workspace/c/a") == after {
+			return fmt.Errorf("the writer is still at %q after the snapshot", after)
+		}
+		return nil
+	})
 }
