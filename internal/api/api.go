@@ -26,6 +26,7 @@ import (
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/secrets"
 	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/tenancy"
@@ -100,6 +101,7 @@ type API struct {
 	bindings    *binding.Service
 	sessions    *session.Service
 	tasks       *task.Service
+	snapshots   *snapshot.Service
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits

@@ -50,6 +50,7 @@ type Config struct {
 	BindingsConfig  `yaml:",inline" section:"bindings"`
 	SessionsConfig  `yaml:",inline" section:"sessions"`
 	TasksConfig     `yaml:",inline" section:"tasks"`
+	SnapshotsConfig `yaml:",inline" section:"snapshots"`
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
 	PreviewConfig   `yaml:",inline" section:"preview"`
@@ -59,7 +60,7 @@ type Config struct {
 
 // Section is a pointer to the section of c that the component name
 // configures (server, http, store, access, providers, egress, secrets, runtime,
-// ledger, bindings, sessions, lifecycle, ssh, preview, events, metrics), or nil
+// ledger, bindings, sessions, snapshots, lifecycle, ssh, preview, events, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
 	v := reflect.ValueOf(c).Elem()
@@ -210,6 +211,8 @@ func Default() Config {
 			CreditRateCPU:    280, // about one credit per core-hour
 			CreditRateMemory: 70,  // about a quarter of a credit per GiB-hour
 			CreditFirstSlice: time.Minute,
+			// A hundredth of a credit per GiB-hour of snapshots.
+			CreditSnapshotRate: 10_000,
 		},
 		LedgerConfig: LedgerConfig{
 			SettleInterval: 30 * time.Second,

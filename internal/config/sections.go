@@ -137,6 +137,7 @@ type RuntimeConfig struct {
 	CreditRateMemory    int64         `yaml:"credit_rate_memory" env:"PADDOCK_CREDIT_RATE_MEMORY" flag:"credit-rate-memory" help:"micro-credits per GiB-second of compute"`
 	CreditProviderRates string        `yaml:"credit_provider_rates" env:"PADDOCK_CREDIT_PROVIDER_RATES" flag:"credit-provider-rates" help:"per-provider rates, name=cpu:memory,… (override the two above)"`
 	CreditFirstSlice    time.Duration `yaml:"credit_first_slice" env:"PADDOCK_CREDIT_FIRST_SLICE" flag:"credit-first-slice" help:"compute a start or resume prepays"`
+	CreditSnapshotRate  int64         `yaml:"credit_snapshot_rate" env:"PADDOCK_CREDIT_SNAPSHOT_RATE" flag:"credit-snapshot-rate" help:"micro-credits per GiB-hour of a snapshot's storage"`
 }
 
 // LedgerConfig is how often running compute is charged and how many
@@ -161,6 +162,22 @@ type SessionsConfig struct {
 // TasksConfig is evaluation tasks' (none: a request bounds its own
 // batch).
 type TasksConfig struct{}
+// SnapshotsConfig is where snapshots are kept: under the data directory,
+// or in an S3-compatible bucket when an endpoint is set (checked at
+// start: an endpoint that resolves to an internal address is refused
+// unless S3AllowInternal says otherwise).
+type SnapshotsConfig struct {
+	SnapshotsS3Endpoint  string `yaml:"snapshots_s3_endpoint" env:"PADDOCK_SNAPSHOTS_S3_ENDPOINT" flag:"snapshots-s3-endpoint" help:"keep snapshots in this S3-compatible service, http(s)://host:port (default: under the data directory)"`
+	SnapshotsS3Bucket    string `yaml:"snapshots_s3_bucket" env:"PADDOCK_SNAPSHOTS_S3_BUCKET" flag:"snapshots-s3-bucket" help:"the bucket snapshots are kept in"`
+	SnapshotsS3Region    string `yaml:"snapshots_s3_region" env:"PADDOCK_SNAPSHOTS_S3_REGION" flag:"snapshots-s3-region" help:"the bucket's region"`
+	SnapshotsS3AccessKey string `yaml:"snapshots_s3_access_key" env:"PADDOCK_SNAPSHOTS_S3_ACCESS_KEY" flag:"snapshots-s3-access-key" help:"the access key id of the bucket's credentials"`
+	// SnapshotsS3SecretKey is read from the file or the environment,
+	// never a flag.
+	SnapshotsS3SecretKey string `yaml:"snapshots_s3_secret_key" env:"PADDOCK_SNAPSHOTS_S3_SECRET_KEY" help:"the secret key of the bucket's credentials; file or environment only"`
+	// SnapshotsS3AllowInternal opens an endpoint that resolves to a
+	// loopback, link-local or private address: the installation's own.
+	SnapshotsS3AllowInternal bool `yaml:"snapshots_s3_allow_internal" env:"PADDOCK_SNAPSHOTS_S3_ALLOW_INTERNAL" flag:"snapshots-s3-allow-internal" help:"allow the S3 endpoint to resolve to an internal address (loopback, link-local, private)"`
+}
 
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {

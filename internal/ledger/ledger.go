@@ -56,6 +56,8 @@ type Store interface {
 	SumUsage(ctx context.Context, q store.UsageQuery) ([]store.UsageRow, error)
 	ListOpenHolds(ctx context.Context, orgID string, page store.Page) ([]store.JournalEntry, string, error)
 	ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]store.Sandbox, error)
+	ListSnapshotsAfter(ctx context.Context, afterID string, limit int) ([]store.Snapshot, error)
+	ChargeSnapshotStorage(ctx context.Context, c store.SnapshotCharge) (store.JournalEntry, error)
 
 	AddWorkspaceMember(ctx context.Context, m store.WorkspaceMember) error
 	RemoveWorkspaceMember(ctx context.Context, workspaceID, userID string) error

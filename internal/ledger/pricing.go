@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
 	"sort"
 	"strings"
@@ -34,14 +35,22 @@ type Pricing struct {
 	// FirstSlice is how much compute a start or resume prepays; an org
 	// that cannot pay for it cannot start.
 	FirstSlice time.Duration
+	// SnapshotMicros is what a snapshot's storage costs: micro-credits per
+	// GiB-hour, charged by the settler while the snapshot exists.
+	SnapshotMicros int64
 }
 
 // DefaultPricing is about one credit per core-hour and a quarter of a
 // credit per GiB-hour, with the first minute prepaid.
 var DefaultPricing = Pricing{
-	Default:    Rate{CPUMicros: 280, MemoryMicros: 70},
-	FirstSlice: time.Minute,
+	Default:        Rate{CPUMicros: 280, MemoryMicros: 70},
+	FirstSlice:     time.Minute,
+	SnapshotMicros: DefaultSnapshotMicros,
 }
+
+// DefaultSnapshotMicros is a hundredth of a credit per GiB-hour of a
+// snapshot's storage.
+const DefaultSnapshotMicros = 10_000
 
 // Free prices nothing: compute costs nothing, so nothing is held, charged
 // or paused for lack of credits.
@@ -65,6 +74,9 @@ func (p Pricing) Validate() error {
 		if err := check("rate of provider "+name, r); err != nil {
 			return err
 		}
+	}
+	if p.SnapshotMicros < 0 || p.SnapshotMicros > maxRate {
+		return errdefs.InvalidArgument("invalid_pricing", "the snapshot rate must be between 0 and %d micro-credits per GiB-hour", maxRate)
 	}
 	if p.FirstSlice < time.Second || p.FirstSlice > 24*time.Hour {
 		return errdefs.InvalidArgument("invalid_pricing", "the first slice must be between 1s and 24h, not %s", p.FirstSlice)
@@ -120,6 +132,21 @@ func (c Class) Cost(d time.Duration) int64 {
 
 // PerHour is what an hour of compute costs.
 func (c Class) PerHour() int64 { return c.Cost(time.Hour) }
+
+// StorageCost is what size bytes kept for d cost at perGiBHour
+// micro-credits per GiB-hour, rounded down to a micro-credit.
+func StorageCost(size int64, d time.Duration, perGiBHour int64) int64 {
+	if size <= 0 || d <= 0 || perGiBHour <= 0 {
+		return 0
+	}
+	n := new(big.Int).Mul(big.NewInt(size), big.NewInt(perGiBHour))
+	n.Mul(n, big.NewInt(int64(d/time.Microsecond)))
+	n.Quo(n, new(big.Int).Mul(big.NewInt(1<<30), big.NewInt(int64(time.Hour/time.Microsecond))))
+	if !n.IsInt64() {
+		return math.MaxInt64
+	}
+	return n.Int64()
+}
 
 // FormatCredits formats micro-credits as a decimal number of credits with
 // six places.
@@ -183,5 +210,5 @@ func (p Pricing) String() string {
 		r := p.Providers[n]
 		parts = append(parts, fmt.Sprintf("%s=%d:%d", n, r.CPUMicros, r.MemoryMicros))
 	}
-	return strings.Join(parts, ",") + " first_slice=" + p.FirstSlice.String()
+	return strings.Join(parts, ",") + " first_slice=" + p.FirstSlice.String() + fmt.Sprintf(" snapshot=%d", p.SnapshotMicros)
 }

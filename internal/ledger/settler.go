@@ -27,11 +27,14 @@ type TickResult struct {
 	FailedOrgs      int   // orgs whose settlements failed (logged by id; retried next tick)
 	PausedCredits   int   // runtimes paused for insufficient credits
 	PausedSeats     int   // runtimes paused for a workspace over its member limit
+	// Storage is what the round charged for snapshots' storage.
+	Storage StorageResult
 }
 
 // Tick charges every running sandbox up to now, then pauses the running
 // runtimes of each org whose balance ran out and of each workspace over
-// its member limit. Each deduction is guarded by the row's watermark, so a
+// its member limit, then charges snapshots' storage (an org its storage
+// emptied is paused by the next round's compute charge). Each deduction is guarded by the row's watermark, so a
 // sandbox that an action settled meanwhile is skipped, never charged
 // twice. An org whose settlements fail is logged and counted, and its rows
 // wait for the next tick; the other orgs are charged.
@@ -102,7 +105,8 @@ func (l *Ledger) Tick(ctx context.Context) (TickResult, error) {
 		}
 		done[id] = true
 	}
-	return res, nil
+	res.Storage, err = l.chargeSnapshots(ctx, upTo)
+	return res, err
 }
 
 // orgDue is settlements of one org.

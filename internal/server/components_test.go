@@ -26,7 +26,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	want := []string{
 		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
-		"bindings", "sessions", "tasks", "lifecycle", "ssh", "events", "http",
+		"bindings", "sessions", "tasks", "snapshots", "lifecycle", "ssh", "events", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
@@ -146,6 +146,24 @@ func TestInitsReadTheirSection(t *testing.T) {
 	}
 	if _, err := w2.build(t.Context()); err == nil || !strings.Contains(err.Error(), "no-such-harness") {
 		t.Fatalf("a sessions section naming an unknown harness built: %v", err)
+	}
+
+	// A snapshot bucket on loopback, not allowed: the server does not
+	// start, and says why (nothing is dialled).
+	cfg3, _, ln3 := failingConfig(t)
+	d3, err := openDoorsFor(cfg3, Overrides{Listener: ln3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w3 := newWiring(cfg3, slog.New(slog.DiscardHandler), io.Discard, d3, Overrides{Listener: ln3, Providers: []provider.Provider{f}, Manual: true})
+	w3.sections = func(name string) any {
+		if name == snapshotsName {
+			return &config.SnapshotsConfig{SnapshotsS3Endpoint: "http://127.0.0.1:9", SnapshotsS3Bucket: "b"}
+		}
+		return cfg3.Section(name)
+	}
+	if _, err := w3.build(t.Context()); err == nil || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "snapshots_s3_allow_internal") {
+		t.Fatalf("a snapshot bucket on loopback built: %v", err)
 	}
 }
 

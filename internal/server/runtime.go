@@ -157,9 +157,10 @@ func pricingOf(cfg *config.RuntimeConfig) (ledger.Pricing, error) {
 		return ledger.Pricing{}, fmt.Errorf("credit provider rates: %w", err)
 	}
 	p := ledger.Pricing{
-		Default:    ledger.Rate{CPUMicros: cfg.CreditRateCPU, MemoryMicros: cfg.CreditRateMemory},
-		Providers:  rates,
-		FirstSlice: cfg.CreditFirstSlice,
+		Default:        ledger.Rate{CPUMicros: cfg.CreditRateCPU, MemoryMicros: cfg.CreditRateMemory},
+		Providers:      rates,
+		FirstSlice:     cfg.CreditFirstSlice,
+		SnapshotMicros: cfg.CreditSnapshotRate,
 	}
 	if err := p.Validate(); err != nil {
 		return ledger.Pricing{}, fmt.Errorf("credit pricing: %w", err)

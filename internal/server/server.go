@@ -111,6 +111,7 @@ const (
 	bindingsName  = "bindings"
 	sessionsName  = "sessions"
 	tasksName     = "tasks"
+	snapshotsName = "snapshots"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
@@ -133,6 +134,7 @@ func (w *wiring) components() []component.Registration {
 		w.bindingsComponent(),
 		w.sessionsComponent(),
 		w.tasksComponent(),
+		w.snapshotsComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

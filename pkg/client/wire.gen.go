@@ -297,6 +297,12 @@ type CreateSecretRequest struct {
 	Hosts []string `json:"hosts,omitempty"`
 }
 
+// CreateSnapshotRequest The optional body of a snapshot's creation.
+type CreateSnapshotRequest struct {
+	// Name 1 to 63 lowercase letters, digits or dashes, unique in the workspace; default snap-<UTC time>
+	Name string `json:"name,omitempty"`
+}
+
 // CreateTasksRequest A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them.
 type CreateTasksRequest struct {
 	// RuntimeID the runtime whose configuration (image, resources, network, secrets, environment) the sandboxes are made from; its workspace is not copied
@@ -1073,6 +1079,27 @@ type ResolvedMCPServer struct {
 	URL        string            `json:"url,omitempty"`
 }
 
+// RestoreSnapshotRequest Exactly one of runtime_id and project_name.
+type RestoreSnapshotRequest struct {
+	// RuntimeID restore into this runtime of the workspace
+	RuntimeID string `json:"runtime_id,omitempty"`
+
+	// ProjectName restore into a new project of this name
+	ProjectName string `json:"project_name,omitempty"`
+
+	// Provider with project_name: the new runtime's provider (default the snapshot's)
+	Provider string `json:"provider,omitempty"`
+}
+
+// RestoreSnapshotResult A restore's outcome: the runtime, running with the snapshot's files, and the project when a new one was made.
+type RestoreSnapshotResult struct {
+	// Project A unit of work; it has exactly one runtime, runtime_id.
+	Project *Project `json:"project,omitempty"`
+
+	// Runtime The durable agent environment of a project.
+	Runtime Runtime `json:"runtime"`
+}
+
 // Role A role in an org, each including the ones before it: viewer reads; member operates runtimes; admin manages projects, runtime settings, capabilities, members, keys and secrets; owner also sets member limits and grants owner.
 type Role = string
 
@@ -1429,6 +1456,35 @@ type SignalRequest struct {
 	// ProcessOnly signal the process alone, not its group
 	ProcessOnly bool `json:"process_only,omitempty"`
 }
+
+// Snapshot A named copy of a runtime's workspace files and configuration. It outlives its runtime.
+type Snapshot struct {
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+
+	// RuntimeID the runtime it was taken of, which may since be deleted
+	RuntimeID string `json:"runtime_id"`
+	Name      string `json:"name"`
+
+	// Provider the runtime's provider when it was taken
+	Provider string `json:"provider"`
+
+	// Image the runtime's image when it was taken
+	Image string `json:"image"`
+
+	// Config Unset fields take the installation's defaults.
+	Config RuntimeConfig `json:"config"`
+
+	// Destination where the artifact is kept
+	Destination string `json:"destination"`
+
+	// SizeBytes the artifact's size, billed per GiB-hour while it exists
+	SizeBytes int64     `json:"size_bytes"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// SnapshotList One page of snapshots. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type SnapshotList = List[Snapshot]
 
 // StartRuntimeRequest The optional body of start.
 type StartRuntimeRequest struct {

@@ -81,6 +81,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"E2BSandboxes", testE2BSandboxes},
 		{"Templates", testTemplates},
 		{"Tasks", testTasks},
+		{"Snapshots", testSnapshots},
+		{"SnapshotCharges", testSnapshotCharges},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
 	for _, tc := range tests {

@@ -118,6 +118,9 @@ SessionTranscriptKind = Literal["prompt", "task"]
 
 SessionTranscriptStatus = Literal["running", "completed", "failed"]
 
+SnapshotDestination = Literal["local", "s3"]
+"""where the artifact is kept"""
+
 TaskStatus = Literal["pending", "running", "succeeded", "failed", "timed_out", "cancelled"]
 """pending (waiting for its batch's turn), running, succeeded (exit 0), failed (non-zero exit, or
 it could not run: see error), timed_out, cancelled
@@ -3828,6 +3831,116 @@ class PromptResult(Model):
 
 
 @dataclass(kw_only=True)
+class Snapshot(Model):
+    """A named copy of a runtime's workspace files and configuration. It outlives its runtime."""
+
+    id: str
+
+    workspace_id: str
+
+    runtime_id: str
+    """the runtime it was taken of, which may since be deleted"""
+
+    name: str
+
+    provider: str
+    """the runtime's provider when it was taken"""
+
+    image: str
+    """the runtime's image when it was taken"""
+
+    config: RuntimeConfig
+
+    destination: SnapshotDestination
+    """where the artifact is kept"""
+
+    size_bytes: int
+    """the artifact's size, billed per GiB-hour while it exists"""
+
+    created_at: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("workspace_id", "workspace_id", STR, True),
+        ("runtime_id", "runtime_id", STR, True),
+        ("name", "name", STR, True),
+        ("provider", "provider", STR, True),
+        ("image", "image", STR, True),
+        ("config", "config", Ref("RuntimeConfig"), True),
+        ("destination", "destination", STR, True),
+        ("size_bytes", "size_bytes", INT, True),
+        ("created_at", "created_at", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
+class SnapshotList(Model):
+    """One page of snapshots. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: List[Snapshot]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("Snapshot")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class CreateSnapshotRequest(Model):
+    """The optional body of a snapshot's creation."""
+
+    name: Optional[str] = None
+    """1 to 63 lowercase letters, digits or dashes, unique in the workspace; default snap-<UTC
+    time>
+    """
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class RestoreSnapshotRequest(Model):
+    """Exactly one of runtime_id and project_name."""
+
+    runtime_id: Optional[str] = None
+    """restore into this runtime of the workspace"""
+
+    project_name: Optional[str] = None
+    """restore into a new project of this name"""
+
+    provider: Optional[str] = None
+    """with project_name: the new runtime's provider (default the snapshot's)"""
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("runtime_id", "runtime_id", STR, False),
+        ("project_name", "project_name", STR, False),
+        ("provider", "provider", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class RestoreSnapshotResult(Model):
+    """A restore's outcome: the runtime, running with the snapshot's files, and the project when a
+    new one was made.
+    """
+
+    project: Optional[Project] = None
+    """the new project, when restored into one"""
+
+    runtime: Runtime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("project", "project", Ref("Project"), False),
+        ("runtime", "runtime", Ref("Runtime"), True),
+    )
+
+
+@dataclass(kw_only=True)
 class CreateTasksRequest(Model):
     """A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them."""
 
@@ -4137,6 +4250,7 @@ __all__ = [
     "CreateOrgRequest",
     "CreateProjectRequest",
     "CreateSecretRequest",
+    "CreateSnapshotRequest",
     "CreateTasksRequest",
     "CreateTemplateRequest",
     "CreateUserRequest",
@@ -4218,6 +4332,8 @@ __all__ = [
     "ResolvedMCPServer",
     "ResolvedMCPServerType",
     "Resources",
+    "RestoreSnapshotRequest",
+    "RestoreSnapshotResult",
     "Role",
     "Runtime",
     "RuntimeConfig",
@@ -4262,6 +4378,9 @@ __all__ = [
     "SetRoleRequest",
     "SidecarCapability",
     "SignalRequest",
+    "Snapshot",
+    "SnapshotDestination",
+    "SnapshotList",
     "StartRuntimeRequest",
     "StdinResult",
     "StepResult",

@@ -2147,6 +2147,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        /** The snapshots taken of this runtime, oldest first. */
+        get: operations["listRuntimeSnapshots"];
+        put?: never;
+        /** Take a snapshot of the runtime: its workspace files (everything under /workspace) and its configuration, stored as one named, sized artifact at the installation's destination. A paused or archived runtime is woken first; the processes in its sandbox are stopped while the workspace is copied and continued after. 409 snapshot_exists for a name taken in the workspace, runtime_not_running for a runtime with no sandbox. */
+        post: operations["createSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's snapshots, oldest first, of every runtime, including runtimes since deleted. */
+        get: operations["listSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/snapshots/{snapshot_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                snapshot_id: components["parameters"]["snapshot_id"];
+            };
+            cookie?: never;
+        };
+        /** A snapshot. 404 snapshot_not_found. */
+        get: operations["getSnapshot"];
+        put?: never;
+        post?: never;
+        /** Delete a snapshot: its artifact, then its record; its storage is billed no longer. */
+        delete: operations["deleteSnapshot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/snapshots/{snapshot_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                snapshot_id: components["parameters"]["snapshot_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restore a snapshot, either into a runtime of the workspace (runtime_id: a runtime with a sandbox is reset first, so its processes end; it is started, its workspace replaced by the snapshot's, and it keeps its own configuration) or into a new project (project_name: created with the snapshot's configuration, on provider when given, started and filled). It answers the runtime running. 422 snapshot_not_portable when the provider asked for cannot run the snapshot's image or configuration; a failed restore into a new project deletes the project. */
+        post: operations["restoreSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3655,6 +3748,64 @@ export interface components {
             /** @description this turn's */
             events: components["schemas"]["SessionEvent"][];
         };
+        /** @description A named copy of a runtime's workspace files and configuration. It outlives its runtime. */
+        Snapshot: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            /**
+             * Format: uuid
+             * @description the runtime it was taken of, which may since be deleted
+             */
+            runtime_id: string;
+            name: string;
+            /** @description the runtime's provider when it was taken */
+            provider: string;
+            /** @description the runtime's image when it was taken */
+            image: string;
+            config: components["schemas"]["RuntimeConfig"];
+            /**
+             * @description where the artifact is kept
+             * @enum {string}
+             */
+            destination: "local" | "s3";
+            /**
+             * Format: int64
+             * @description the artifact's size, billed per GiB-hour while it exists
+             */
+            size_bytes: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description One page of snapshots. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        SnapshotList: {
+            items: components["schemas"]["Snapshot"][];
+            next_cursor?: string;
+        };
+        /** @description The optional body of a snapshot's creation. */
+        CreateSnapshotRequest: {
+            /** @description 1 to 63 lowercase letters, digits or dashes, unique in the workspace; default snap-<UTC time> */
+            name?: string;
+        };
+        /** @description Exactly one of runtime_id and project_name. */
+        RestoreSnapshotRequest: {
+            /**
+             * Format: uuid
+             * @description restore into this runtime of the workspace
+             */
+            runtime_id?: string;
+            /** @description restore into a new project of this name */
+            project_name?: string;
+            /** @description with project_name: the new runtime's provider (default the snapshot's) */
+            provider?: string;
+        };
+        /** @description A restore's outcome: the runtime, running with the snapshot's files, and the project when a new one was made. */
+        RestoreSnapshotResult: {
+            /** @description the new project, when restored into one */
+            project?: components["schemas"]["Project"];
+            runtime: components["schemas"]["Runtime"];
+        };
         /** @description A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them. */
         CreateTasksRequest: {
             /**
@@ -3849,6 +4000,7 @@ export interface components {
         /** @description the project's UUID or name */
         project: string;
         runtime_id: string;
+        snapshot_id: string;
         /** @description a TCP port in the sandbox */
         port: number;
         /** @description our sandbox UUID or the provider's sandbox id */
@@ -8166,6 +8318,217 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
+        };
+    };
+    listRuntimeSnapshots: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateSnapshotRequest"];
+            };
+        };
+        responses: {
+            /** @description taken */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snapshot"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listSnapshots: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                snapshot_id: components["parameters"]["snapshot_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snapshot"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                snapshot_id: components["parameters"]["snapshot_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    restoreSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                snapshot_id: components["parameters"]["snapshot_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestoreSnapshotRequest"];
+            };
+        };
+        responses: {
+            /** @description restored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestoreSnapshotResult"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
         };
     };
 }

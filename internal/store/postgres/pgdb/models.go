@@ -259,6 +259,22 @@ type SessionEvent struct {
 	Body      string
 }
 
+type Snapshot struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	RuntimeID   string
+	Name        string
+	Provider    string
+	Image       string
+	Config      string
+	Destination string
+	Location    string
+	SizeBytes   int64
+	CreatedAt   time.Time
+	BilledUntil time.Time
+}
+
 type SshKey struct {
 	ID          string
 	UserID      string
