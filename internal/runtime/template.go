@@ -137,6 +137,9 @@ func FromTemplate(t, c store.RuntimeConfig) store.RuntimeConfig {
 	}
 	set(&out.Image, c.Image)
 	set(&out.Provider, c.Provider)
+	if c.Ports != nil {
+		out.Ports = c.Ports
+	}
 	set(&out.RootFS, c.RootFS)
 	set(&out.User, c.User)
 	set(&out.Harness, c.Harness)

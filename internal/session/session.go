@@ -158,7 +158,7 @@ type Outcome struct {
 // that cannot run it) are returned and nothing is recorded; once it runs,
 // a failure is a turn that ends with error and done events.
 func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(harness.Event) error) (Outcome, error) {
-	req := withRuntimeModel(rt, t.Request)
+	req := t.Request
 	timeout, err := turnTimeout(req)
 	if err != nil {
 		return Outcome{}, err
@@ -167,6 +167,7 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(h
 	if err != nil {
 		return Outcome{}, err
 	}
+	req = s.withRuntimeModel(rt, h, req)
 	// Before anything wakes or runs: the model credential.
 	if err := s.checkSecret(ctx, rt, h); err != nil {
 		return Outcome{}, err
@@ -225,10 +226,17 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(h
 	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h, req.Model), emit)
 }
 
-// withRuntimeModel is req with the runtime's model when it names none:
-// the model is the runtime's setting, a prompt's only overrides it.
-func withRuntimeModel(rt store.Runtime, req Request) Request {
-	if req.Model == "" {
+// withRuntimeModel is req with the runtime's model when it names none
+// and the turn runs the harness that model is for: the runtime's (the
+// default one, when the runtime names none). The model is the runtime's
+// setting, a prompt's only overrides it; another harness's turn (named
+// by the prompt or its session) keeps that harness's own default.
+func (s *Service) withRuntimeModel(rt store.Runtime, h *harness.Harness, req Request) Request {
+	own := rt.Config.Harness
+	if own == "" {
+		own = s.def
+	}
+	if req.Model == "" && h.Name == own {
 		req.Model = rt.Config.Model
 	}
 	return req

@@ -261,8 +261,10 @@ func newRemote(cfg Config, logger *slog.Logger) (*Provider, error) {
 }
 
 // prepareMachine makes the run and disk directories on the remote
-// machine and uploads the shim there, once: until it succeeds, every
-// Ping and Create tries again.
+// machine and uploads the shim there: until it succeeds, every Ping and
+// Create tries again, and once it has, each checks the shim is still
+// there (a machine that rebooted lost its run directory with its tmpfs)
+// and prepares the machine again when it is not.
 func (p *Provider) prepareMachine(ctx context.Context) error {
 	if p.cfg.Machine == nil {
 		return nil
@@ -270,7 +272,15 @@ func (p *Provider) prepareMachine(ctx context.Context) error {
 	p.prepMu.Lock()
 	defer p.prepMu.Unlock()
 	if p.cfg.shimSource != "" {
-		return nil
+		ok, err := remoteHost{p.cfg.Machine}.exists(ctx, p.cfg.shimSource)
+		if err != nil {
+			return errdefs.Unavailable(CodeProviderError, "the machine does not answer").WithCause(err)
+		}
+		if ok {
+			return nil
+		}
+		p.logger.Warn("the shim is gone from the machine's run directory (a reboot?): preparing the machine again", "run_dir", p.cfg.RunDir)
+		p.cfg.shimSource = ""
 	}
 	if _, err := p.cfg.Machine.Run(ctx, nil, "mkdir", "-p", "-m", "0700", "--", p.cfg.DiskDir); err != nil {
 		return errdefs.Unavailable(CodeProviderError, "the workspace disk directory %q cannot be made on the machine", p.cfg.DiskDir).WithCause(err)

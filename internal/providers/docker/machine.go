@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -134,7 +135,10 @@ func prepareRemoteRunDir(ctx context.Context, m Machine, runDir, shim string) (s
 	if ok, err := r.exists(ctx, dst); err != nil || ok {
 		return dst, err
 	}
-	tmp := filepath.Join(runDir, ".shim-upload")
+	// A name of its own: two servers sharing the machine may upload at once.
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(runDir, ".shim-upload-"+hex.EncodeToString(rnd[:]))
 	_, err = r.sh(ctx, b, `rm -f "$1" && cat >"$1" && chmod 0555 "$1" && mv -f "$1" "$2"`, tmp, dst)
 	return dst, err
 }

@@ -173,6 +173,12 @@ func (c *Conn) keepalive(cl *ssh.Client, gone chan struct{}) {
 	}
 }
 
+// ranOnce is an error of an operation that may have acted on the
+// machine before the link failed: retry does not run it again.
+type ranOnce struct{ error }
+
+func (e ranOnce) Unwrap() error { return e.error }
+
 // retry runs op on the live connection; when the connection turns out to
 // be dead (it ended before or during op), op runs once more on a new one.
 func (c *Conn) retry(ctx context.Context, op func(*ssh.Client, <-chan struct{}) error) error {
@@ -184,6 +190,10 @@ func (c *Conn) retry(ctx context.Context, op func(*ssh.Client, <-chan struct{}) 
 		}
 		if err = op(cl, gone); err == nil {
 			return nil
+		}
+		var ran ranOnce
+		if errors.As(err, &ran) {
+			return ran.error
 		}
 		select {
 		case <-gone:
@@ -279,6 +289,8 @@ func (c *Conn) Run(ctx context.Context, stdin []byte, argv ...string) ([]byte, e
 		}
 		done := make(chan error, 1)
 		go func() { done <- s.Run(cmd) }()
+		// From here the command may have run: a link lost now fails the
+		// call rather than running the command a second time.
 		select {
 		case err := <-done:
 			var ee *ssh.ExitError
@@ -286,11 +298,11 @@ func (c *Conn) Run(ctx context.Context, stdin []byte, argv ...string) ([]byte, e
 				exitErr = err // the command's own failure, not the link's
 				return nil
 			}
-			return err
+			return ranOnce{err}
 		case <-gone:
 			_ = s.Close()
 			<-done
-			return errLinkGone
+			return ranOnce{errLinkGone}
 		case <-ctx.Done():
 			_ = s.Signal(ssh.SIGKILL)
 			_ = s.Close()

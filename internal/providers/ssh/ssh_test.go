@@ -275,3 +275,23 @@ func TestCapabilitiesFollowTheMachine(t *testing.T) {
 		t.Errorf("capacity = %+v, %v", res, err)
 	}
 }
+
+// TestMachineLosesItsRunDirectory: a machine that rebooted lost its run
+// directory (a tmpfs) with the shim in it, while the provider's link came
+// back; the next sandbox prepares the machine again rather than failing
+// until the server restarts.
+func TestMachineLosesItsRunDirectory(t *testing.T) {
+	h := machine(t)
+	cfg := config(t, h, "ssh")
+	p := newProvider(t, cfg)
+	started(t, p, cfg.Instance)
+	// The machine is a network namespace of this host: its run directory
+	// is a directory here.
+	if err := os.RemoveAll(cfg.RunDir); err != nil {
+		t.Fatal(err)
+	}
+	hd := started(t, p, cfg.Instance)
+	if err := agentAnswers(t.Context(), p, hd); err != nil {
+		t.Fatalf("the agent of a sandbox made after the run directory went: %v", err)
+	}
+}
