@@ -162,6 +162,7 @@ type SessionsConfig struct {
 // TasksConfig is evaluation tasks' (none: a request bounds its own
 // batch).
 type TasksConfig struct{}
+
 // SnapshotsConfig is where snapshots are kept: under the data directory,
 // or in an S3-compatible bucket when an endpoint is set (checked at
 // start: an endpoint that resolves to an internal address is refused

@@ -29,7 +29,11 @@ func TestFromTemplate(t *testing.T) {
 			func() store.RuntimeConfig { c := tpl; c.Secrets = []string{}; return c }()},
 		{"ports replaced", func() store.RuntimeConfig { c := tpl; c.Ports = []store.DeclaredPort{{Port: 80}}; return c }(),
 			store.RuntimeConfig{Ports: []store.DeclaredPort{{Port: 3000, Public: true}}},
-			func() store.RuntimeConfig { c := tpl; c.Ports = []store.DeclaredPort{{Port: 3000, Public: true}}; return c }()},
+			func() store.RuntimeConfig {
+				c := tpl
+				c.Ports = []store.DeclaredPort{{Port: 3000, Public: true}}
+				return c
+			}()},
 		{"sidecars keep a template's own image", tpl, store.RuntimeConfig{Sidecars: []string{}},
 			func() store.RuntimeConfig { c := tpl; c.Sidecars = []string{}; return c }()},
 		{"sidecars choose their image again", store.RuntimeConfig{Image: computerUse, Sidecars: []string{"computer_use"}},
