@@ -1,14 +1,18 @@
 package snapshot
 
 import (
+	"archive/tar"
 	"compress/gzip"
 	"context"
 	"errors"
 	"io"
+	"path"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/capability"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
@@ -104,8 +108,47 @@ func (s *Service) copyIn(ctx context.Context, c *agentconn.Client, snap store.Sn
 	if err := emptyWorkspace(ctx, c); err != nil {
 		return err
 	}
-	_, err = c.UploadTar(ctx, provider.WorkspacePath, zr)
+	_, err = c.UploadTar(ctx, provider.WorkspacePath, withoutCapabilities(zr))
 	return err
+}
+
+// capabilitiesDir is capability.Root relative to the workspace: the
+// runtime's bound capabilities, which its bindings write again at every
+// start (while a restore runs, too). They are the runtime's, not the
+// snapshot's: a restore neither removes nor writes them.
+var capabilitiesDir = strings.TrimPrefix(strings.TrimPrefix(capability.Root, provider.WorkspacePath), "/")
+
+// underCapabilities reports whether name, a path relative to the
+// workspace ("./" or not), is capabilitiesDir or under it.
+func underCapabilities(name string) bool {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	return name == capabilitiesDir || strings.HasPrefix(name, capabilitiesDir+"/")
+}
+
+// withoutCapabilities is the tar stream r without its entries under
+// capabilitiesDir.
+func withoutCapabilities(r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		tr, tw := tar.NewReader(r), tar.NewWriter(pw)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				pw.CloseWithError(tw.Close())
+				return
+			}
+			if err == nil && !underCapabilities(h.Name) {
+				if err = tw.WriteHeader(h); err == nil {
+					_, err = io.Copy(tw, tr)
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(errdefs.Unavailable("snapshot_artifact_corrupt", "the snapshot's artifact cannot be read").WithCause(err))
+				return
+			}
+		}
+	}()
+	return pr
 }
 
 // emptyWorkspace removes everything under the workspace, leaving the
@@ -117,7 +160,7 @@ func emptyWorkspace(ctx context.Context, c *agentconn.Client) error {
 			return err
 		}
 		for _, e := range entries {
-			if err := c.RemoveAll(ctx, e.Path); err != nil {
+			if err := removeAllButCapabilities(ctx, c, e); err != nil {
 				return err
 			}
 		}
@@ -125,4 +168,26 @@ func emptyWorkspace(ctx context.Context, c *agentconn.Client) error {
 			return nil
 		}
 	}
+}
+
+// removeAllButCapabilities removes e, or, for the directory that holds
+// capabilitiesDir, everything in it but that.
+func removeAllButCapabilities(ctx context.Context, c *agentconn.Client, e agentconn.FileInfo) error {
+	rel := strings.TrimPrefix(strings.TrimPrefix(e.Path, provider.WorkspacePath), "/")
+	switch {
+	case underCapabilities(rel):
+		return nil
+	case e.IsDir() && strings.HasPrefix(capabilitiesDir, rel+"/"):
+		entries, _, err := c.List(ctx, e.Path, agentconn.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, in := range entries {
+			if err := removeAllButCapabilities(ctx, c, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c.RemoveAll(ctx, e.Path)
 }

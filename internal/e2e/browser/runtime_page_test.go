@@ -126,7 +126,11 @@ func pageProcesses(t *testing.T, s *server, p *tab, f fleet) {
 	}
 	kill := fmt.Sprintf("Send KILL to process %d", proc.PID)
 	p.click(kill, button(kill))
-	p.waitFor("sleep 300 gone from the running", `(() => { const r = `+row+`; return r === null || !r.textContent.includes("running"); })()`)
+	// A click that lands as the list refreshes under it can be lost: the
+	// button is clicked again until the row no longer says running.
+	testenv.WaitFor(t, "sleep 300 gone from the running", func() bool {
+		return eval[bool](p, `(() => { const r = `+row+`; if (r === null || !r.textContent.includes("running")) return true; const b = `+button(kill)+`; if (b) b.click(); return false; })()`)
+	})
 	procs, err := s.sdk.ListProcesses(t.Context(), f.org, f.ws, id)
 	if err != nil {
 		t.Fatal(err)
