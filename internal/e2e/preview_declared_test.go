@@ -73,8 +73,9 @@ func TestPreviewURLsInTheSandbox(t *testing.T) {
 	if fmt.Sprint(vars) != fmt.Sprint(want) {
 		t.Fatalf("the sandbox's preview variables %v, want %v", vars, want)
 	}
-	if got := runAsUser(t, sdk, p.RuntimeID, shimPath, "url", "4321"); got != url(4321)+"\n" {
-		t.Fatalf("paddock-shim url 4321 printed %q, want %q", got, url(4321))
+	// The agent is on every process's PATH, so it is run by name.
+	if got := runAsUser(t, sdk, p.RuntimeID, "sh", "-c", "command -v paddock-shim && paddock-shim url 4321"); got != shimPath+"\n"+url(4321)+"\n" {
+		t.Fatalf("paddock-shim url 4321 by name printed %q, want %q then %q", got, shimPath, url(4321))
 	}
 
 	// Before anything listens, the port declared public is private.

@@ -303,9 +303,16 @@ func ptyDims(rows, cols uint32) (ptySize, error) {
 // the environment or gave a PATH of its own.
 const ToolsDir = "/workspace/.paddock/capabilities/bin"
 
+// AgentBinDir is where every provider puts the agent in a sandbox
+// (/.paddock/bin/paddock-shim). It is on every process's PATH, before
+// ToolsDir, so an agent in the sandbox runs `paddock-shim url 3000` by
+// name; a sandbox without it (a test's host process) adds nothing.
+const AgentBinDir = "/.paddock/bin"
+
 // buildEnv merges, each over the one before: the shim's environment
 // (unless clear), the injected environment, extra, and the request's; then
-// it adds ToolsDir to a PATH the request did not give.
+// it adds AgentBinDir (where it exists) and ToolsDir to a PATH the request
+// did not give.
 func buildEnv(req map[string]string, clear bool, injected, extra map[string]string) ([]string, error) {
 	env := map[string]string{}
 	if !clear {
@@ -323,14 +330,31 @@ func buildEnv(req map[string]string, clear bool, injected, extra map[string]stri
 		}
 		env[k] = v
 	}
-	if _, given := req["PATH"]; !given && env["PATH"] != "" && !slices.Contains(filepath.SplitList(env["PATH"]), ToolsDir) {
-		env["PATH"] += string(filepath.ListSeparator) + ToolsDir
+	if _, given := req["PATH"]; !given && env["PATH"] != "" {
+		env["PATH"] = appendPath(env["PATH"], AgentBinDir, ToolsDir)
 	}
 	out := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])
 	}
 	return out, nil
+}
+
+// appendPath adds to path each of dirs it lacks, in order; AgentBinDir
+// only where it exists.
+func appendPath(path string, dirs ...string) string {
+	for _, d := range dirs {
+		if slices.Contains(filepath.SplitList(path), d) {
+			continue
+		}
+		if d == AgentBinDir {
+			if _, err := os.Stat(d); err != nil {
+				continue
+			}
+		}
+		path += string(filepath.ListSeparator) + d
+	}
+	return path
 }
 
 // checkCwd validates a working directory for a process of user's; ""
