@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
@@ -78,4 +79,19 @@ func (s *Service) RestoreAsProject(ctx context.Context, ws store.Workspace, snap
 		return p, rt, err
 	}
 	return p, rt, s.copyIn(ctx, c, snap)
+}
+
+// FillWorkspace extracts the snapshot id of workspace wsID into the
+// workspace of the sandbox whose agent is c (a task's): emptied first,
+// as for a restore. A snapshot deleted since, or another workspace's, is
+// not found.
+func (s *Service) FillWorkspace(ctx context.Context, c *agentconn.Client, wsID, id string) error {
+	snap, err := s.store.GetSnapshot(ctx, id)
+	if errdefs.IsNotFound(err) || (err == nil && snap.WorkspaceID != wsID) {
+		return errdefs.NotFound(CodeNotFound, "snapshot %s is gone from this workspace", id)
+	}
+	if err != nil {
+		return err
+	}
+	return s.copyIn(ctx, c, snap)
 }

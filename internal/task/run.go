@@ -107,7 +107,16 @@ func (s *Service) finish(ctx context.Context, t Task, from, status, errText stri
 // task's status and the kill reason of its sandbox.
 func (s *Service) execute(ctx context.Context, sb store.Sandbox, limit time.Duration, t *Task) (string, string) {
 	agent, err := s.runtimes.TaskAgent(sb)
-	if err != nil {
+	if err == nil {
+		err = s.fill(ctx, agent, t)
+	}
+	switch {
+	case err != nil && errors.Is(context.Cause(ctx), errCancelled):
+		return store.TaskCancelled, runtime.KillDeleted
+	case err != nil && ctx.Err() != nil:
+		t.Result.Error = reasonRestarted
+		return store.TaskFailed, runtime.KillInterrupted
+	case err != nil:
 		t.Result.Error = publicText(err)
 		return store.TaskFailed, runtime.KillFinished
 	}
