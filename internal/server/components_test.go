@@ -165,6 +165,34 @@ func TestInitsReadTheirSection(t *testing.T) {
 	if _, err := w3.build(t.Context()); err == nil || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "snapshots_s3_allow_internal") {
 		t.Fatalf("a snapshot bucket on loopback built: %v", err)
 	}
+
+	// The bucket's credentials from the org's secrets: both names, and no
+	// keys of the installation's beside them.
+	for _, c := range []struct {
+		sec  config.SnapshotsConfig
+		want string
+	}{
+		{config.SnapshotsConfig{SnapshotsS3AccessKeySecret: "ak"}, "set both"},
+		{config.SnapshotsConfig{SnapshotsS3AccessKeySecret: "ak", SnapshotsS3SecretKeySecret: "sk", SnapshotsS3AccessKey: "k"}, "not both"},
+	} {
+		cfg4, _, ln4 := failingConfig(t)
+		d4, err := openDoorsFor(cfg4, Overrides{Listener: ln4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w4 := newWiring(cfg4, slog.New(slog.DiscardHandler), io.Discard, d4, Overrides{Listener: ln4, Providers: []provider.Provider{f}, Manual: true})
+		w4.sections = func(name string) any {
+			if name == snapshotsName {
+				sec := c.sec
+				sec.SnapshotsS3Endpoint, sec.SnapshotsS3Bucket, sec.SnapshotsS3AllowInternal = "http://127.0.0.1:9", "b", true
+				return &sec
+			}
+			return cfg4.Section(name)
+		}
+		if _, err := w4.build(t.Context()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("snapshot bucket credentials %+v built: %v", c.sec, err)
+		}
+	}
 }
 
 // TestGatewayAndBuildsHaveTheirOwnLifetime: the SSH gateway starts and

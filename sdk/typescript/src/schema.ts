@@ -2163,7 +2163,7 @@ export interface paths {
         /** The snapshots taken of this runtime, oldest first. */
         get: operations["listRuntimeSnapshots"];
         put?: never;
-        /** Take a snapshot of the runtime: its workspace files (everything under /workspace) and its configuration, stored as one named, sized artifact at the installation's destination. A paused or archived runtime is woken first; the processes in its sandbox are stopped while the workspace is copied and continued after. 409 snapshot_exists for a name taken in the workspace, runtime_not_running for a runtime with no sandbox. */
+        /** Take a snapshot of the runtime: its workspace files (everything under /workspace) and its configuration, stored as one named, sized artifact at the installation's destination. A paused or archived runtime is woken first; the processes in its sandbox are stopped while the workspace is copied and continued after. 409 snapshot_exists for a name taken in the workspace, runtime_not_running for a runtime with no sandbox; 422 snapshot_credentials_missing when the bucket takes the org's credentials from its secrets and one is missing. */
         post: operations["createSnapshot"];
         delete?: never;
         options?: never;
@@ -2210,7 +2210,7 @@ export interface paths {
         get: operations["getSnapshot"];
         put?: never;
         post?: never;
-        /** Delete a snapshot: its artifact, then its record; its storage is billed no longer. */
+        /** Delete a snapshot: its artifact, then its record; its storage is billed no longer. 422 snapshot_credentials_missing when the bucket takes the org's credentials from its secrets and one is missing (the snapshot is kept). */
         delete: operations["deleteSnapshot"];
         options?: never;
         head?: never;
@@ -8500,6 +8500,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
