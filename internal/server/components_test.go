@@ -165,9 +165,13 @@ func TestInitsReadTheirSection(t *testing.T) {
 	if _, err := w3.build(t.Context()); err == nil || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "snapshots_s3_allow_internal") {
 		t.Fatalf("a snapshot bucket on loopback built: %v", err)
 	}
+}
 
-	// The bucket's credentials from the org's secrets: both names, and no
-	// keys of the installation's beside them.
+// TestSnapshotBucketCredentialsSection: the snapshot bucket's
+// credentials from the org's secrets take both names, and no keys of the
+// installation's beside them; otherwise the server does not start, and
+// says why.
+func TestSnapshotBucketCredentialsSection(t *testing.T) {
 	for _, c := range []struct {
 		sec  config.SnapshotsConfig
 		want string
@@ -175,7 +179,7 @@ func TestInitsReadTheirSection(t *testing.T) {
 		{config.SnapshotsConfig{SnapshotsS3AccessKeySecret: "ak"}, "set both"},
 		{config.SnapshotsConfig{SnapshotsS3AccessKeySecret: "ak", SnapshotsS3SecretKeySecret: "sk", SnapshotsS3AccessKey: "k"}, "not both"},
 	} {
-		cfg4, _, ln4 := failingConfig(t)
+		cfg4, f, ln4 := failingConfig(t)
 		d4, err := openDoorsFor(cfg4, Overrides{Listener: ln4})
 		if err != nil {
 			t.Fatal(err)
