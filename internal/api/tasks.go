@@ -46,7 +46,7 @@ func (a *API) createTasks(w http.ResponseWriter, r *http.Request) error {
 // taskSource resolves req's one source: a runtime of the workspace, a
 // template, a snapshot (each another workspace's is not found), or an
 // inline configuration (the installation's defaults when none is given).
-// A template's name is recorded as given.
+// A template given by id is recorded by its name.
 func (a *API) taskSource(ctx context.Context, ws store.Workspace, req *client.CreateTasksRequest) (store.Runtime, error) {
 	n := 0
 	for _, given := range []bool{req.RuntimeID != "", req.Runtime != nil, req.Template != "", req.Snapshot != ""} {

@@ -71,7 +71,11 @@ func (s *Service) run(t Task) {
 	}
 	limit := time.Duration(t.Spec.TimeoutSeconds) * time.Second
 	src := store.Runtime{ID: t.Spec.RuntimeID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, ProjectID: t.Spec.ProjectID, Config: t.Spec.Config}
-	sb, err := s.runtimes.StartTaskSandbox(ctx, t.SandboxID, src, limit+ScoreTimeout)
+	bound := limit + ScoreTimeout
+	if t.Spec.SnapshotID != "" {
+		bound += fillTimeout
+	}
+	sb, err := s.runtimes.StartTaskSandbox(ctx, t.SandboxID, src, bound)
 	if err != nil {
 		s.finish(ctx, t, store.TaskRunning, store.TaskFailed, publicText(err))
 		return
