@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -20,28 +22,12 @@ func (a *API) createTasks(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
-	var src store.Runtime
-	switch {
-	case req.RuntimeID != "" && req.Runtime != nil:
-		return errdefs.InvalidArgument(task.CodeInvalid, "give runtime_id or runtime, not both")
-	case req.RuntimeID != "":
-		if !isUUID(req.RuntimeID) {
-			return errdefs.InvalidArgument(task.CodeInvalid, "runtime_id must be a UUID")
-		}
-		if src, err = a.path.InWorkspace(ctx, ws.ID, req.RuntimeID); err != nil {
-			return err
-		}
-	default:
-		cfg, err := configIn(req.Runtime)
-		if err != nil {
-			return err
-		}
-		if src, err = a.runtimes.TaskSource(ctx, ws, cfg); err != nil {
-			return err
-		}
+	src, err := a.taskSource(ctx, ws, &req)
+	if err != nil {
+		return err
 	}
 	batch, tasks, err := a.tasks.Create(ctx, ws, task.Request{
-		Source: src, Argv: req.Argv, Prompt: req.Prompt, Harness: req.Harness, Model: req.Model,
+		Source: src, Template: req.Template, SnapshotID: req.Snapshot, Argv: req.Argv, Prompt: req.Prompt, Harness: req.Harness, Model: req.Model,
 		Score: req.Score, Timeout: time.Duration(req.TimeoutSeconds) * time.Second,
 		Count: req.Count, Concurrency: req.Concurrency,
 	})
@@ -55,6 +41,49 @@ func (a *API) createTasks(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, out)
 	return nil
+}
+
+// taskSource resolves req's one source: a runtime of the workspace, a
+// template, a snapshot (each another workspace's is not found), or an
+// inline configuration (the installation's defaults when none is given).
+// A template given by id is recorded by its name.
+func (a *API) taskSource(ctx context.Context, ws store.Workspace, req *client.CreateTasksRequest) (store.Runtime, error) {
+	n := 0
+	for _, given := range []bool{req.RuntimeID != "", req.Runtime != nil, req.Template != "", req.Snapshot != ""} {
+		if given {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return store.Runtime{}, errdefs.InvalidArgument(task.CodeInvalid, "give one source of runtime_id, runtime, template and snapshot, not several")
+	case req.RuntimeID != "":
+		if !isUUID(req.RuntimeID) {
+			return store.Runtime{}, errdefs.InvalidArgument(task.CodeInvalid, "runtime_id must be a UUID")
+		}
+		return a.path.InWorkspace(ctx, ws.ID, req.RuntimeID)
+	case req.Template != "":
+		t, err := a.runtimes.Template(ctx, ws, req.Template)
+		if err != nil {
+			return store.Runtime{}, err
+		}
+		req.Template = t.Name
+		return a.runtimes.TaskSource(ctx, ws, runtime.FromTemplate(t.Config, store.RuntimeConfig{}))
+	case req.Snapshot != "":
+		if !isUUID(req.Snapshot) {
+			return store.Runtime{}, errdefs.InvalidArgument(task.CodeInvalid, "snapshot must be a snapshot's id, a UUID")
+		}
+		snap, err := a.tasks.Snapshot(ctx, ws, req.Snapshot)
+		if err != nil {
+			return store.Runtime{}, err
+		}
+		return a.runtimes.TaskSource(ctx, ws, snap.Config)
+	}
+	cfg, err := configIn(req.Runtime)
+	if err != nil {
+		return store.Runtime{}, err
+	}
+	return a.runtimes.TaskSource(ctx, ws, cfg)
 }
 
 func (a *API) listTasks(w http.ResponseWriter, r *http.Request) error {
@@ -138,7 +167,7 @@ func (a *API) getTaskBatch(w http.ResponseWriter, r *http.Request) error {
 func taskView(t task.Task) client.Task {
 	res := t.Result
 	out := client.Task{
-		ID: t.ID, BatchID: t.BatchID, RuntimeID: t.Spec.RuntimeID, SandboxID: t.SandboxID, Status: t.Status,
+		ID: t.ID, BatchID: t.BatchID, RuntimeID: t.Spec.RuntimeID, Template: t.Spec.Template, SnapshotID: t.Spec.SnapshotID, SandboxID: t.SandboxID, Status: t.Status,
 		Image: t.Spec.Config.Image, Argv: t.Spec.Argv, Prompt: t.Spec.Prompt, Harness: t.Spec.Harness, Model: t.Spec.Model,
 		ScoreArgv: t.Spec.Score, TimeoutSeconds: t.Spec.TimeoutSeconds,
 		ExitCode: res.ExitCode, Answer: res.Answer, Stdout: res.Stdout, Stderr: res.Stderr,

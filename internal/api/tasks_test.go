@@ -51,6 +51,12 @@ func TestTaskRefusals(t *testing.T) {
 		{"argv and prompt", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Argv: []string{"true"}, Prompt: "hi"}, 400, "invalid_task"},
 		{"harness without prompt", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Argv: []string{"true"}, Harness: "codex"}, 400, "invalid_task"},
 		{"unknown harness", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Prompt: "hi", Harness: "nope"}, 400, "unknown_harness"},
+		{"template and runtime", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Template: "t", Argv: []string{"true"}}, 400, "invalid_task"},
+		{"template and snapshot", client.CreateTasksRequest{Template: "t", Snapshot: uuid.NewString(), Argv: []string{"true"}}, 400, "invalid_task"},
+		{"snapshot and inline", client.CreateTasksRequest{Runtime: &client.RuntimeConfig{}, Snapshot: uuid.NewString(), Argv: []string{"true"}}, 400, "invalid_task"},
+		{"snapshot not a UUID", client.CreateTasksRequest{Snapshot: "x", Argv: []string{"true"}}, 400, "invalid_task"},
+		{"unknown template", client.CreateTasksRequest{Template: "nope", Argv: []string{"true"}}, 404, "template_not_found"},
+		{"unknown snapshot", client.CreateTasksRequest{Snapshot: uuid.NewString(), Argv: []string{"true"}}, 404, "snapshot_not_found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantError(t, env.Do(t, "POST", tasksPath, tc.body), tc.status, tc.code)
@@ -86,8 +92,20 @@ func TestTaskOthersSeeNothing(t *testing.T) {
 	}
 	wantError(t, env.DoKey(t, key, "GET", tasksPath+"/"+id, nil), 404, "org_not_found")
 	wantError(t, env.DoKey(t, key, "GET", "/api/v1/org/other/ws/dev/tasks/"+id, nil), 404, "task_not_found")
-	// Nor can it run a task from acme's runtime.
+	// Nor can it run a task from acme's runtime or template, by name or
+	// id, nor can acme's other workspace.
 	wantError(t, env.DoKey(t, key, "POST", "/api/v1/org/other/ws/dev/tasks", client.CreateTasksRequest{RuntimeID: p.RuntimeID, Argv: []string{"true"}}), 404, "runtime_not_found")
+	var tpl client.Template
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/templates", client.CreateTemplateRequest{Name: "tpl"}).Decode(t, &tpl)
+	for _, ref := range []string{tpl.Name, tpl.ID} {
+		wantError(t, env.DoKey(t, key, "POST", "/api/v1/org/other/ws/dev/tasks", client.CreateTasksRequest{Template: ref, Argv: []string{"true"}}), 404, "template_not_found")
+		wantError(t, env.Do(t, "POST", "/api/v1/org/acme/ws/ops/tasks", client.CreateTasksRequest{Template: ref, Argv: []string{"true"}}), 404, "template_not_found")
+	}
+	var list client.List[client.Task]
+	env.MustKey(t, key, 200, "GET", "/api/v1/org/other/ws/dev/tasks", nil).Decode(t, &list)
+	if len(list.Items) != 0 {
+		t.Fatalf("the other org has tasks: %+v", list.Items)
+	}
 }
 
 // TestTaskThatCannotStart: a task whose sandbox cannot start (the org

@@ -33,6 +33,7 @@ func exitOf(t client.Task) string {
 
 type taskRunOptions struct {
 	runtime, image, score  string
+	template, snapshot     string
 	prompt, harness, model string
 	timeout                time.Duration
 	count, concurrency     int
@@ -44,15 +45,17 @@ func (a *app) taskRunCmd(sc *scope) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] [--] COMMAND [ARG...] | run --prompt PROMPT [flags]",
 		Short: "Run a command as an evaluation task, or a batch of them, in sandboxes of their own",
-		Long: `Run COMMAND in a new sandbox of kind task made from a runtime's configuration
-(--runtime; its workspace is not copied) or from an image (--image; by default
-the installation's), with a time limit; its exit code, output and score (the JSON --score prints, run
+		Long: `Run COMMAND in a new sandbox of kind task made from one source: a runtime's
+configuration (--runtime; its workspace is not copied), a template (--template),
+a snapshot (--snapshot: its configuration, and its workspace files copied in
+first), or an image (--image; by default the installation's), with a time limit; its exit code, output and score (the JSON --score prints, run
 after COMMAND in the same sandbox) are recorded and the sandbox is killed.
 --prompt runs one turn of an agent harness instead (--harness, --model; the
 runtime's secrets must hold its model credential) and records its answer.
 --count runs a batch of that many, --concurrency of them at once at most.
 --wait waits for them to end, prints them, and exits 1 unless all succeeded.`,
 		Example: `  paddock task run --runtime agent -- pytest -q
+  paddock task run --snapshot 0b6f… --score 'cat score.json' -- make test
   paddock task run --runtime agent --count 20 --concurrency 4 --score 'cat score.json' --wait -- ./eval.sh`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if (len(args) == 0) == (o.prompt == "") {
@@ -68,6 +71,8 @@ runtime's secrets must hold its model credential) and records its answer.
 	fl := cmd.Flags()
 	fl.StringVar(&o.runtime, "runtime", "", "the runtime (name or id) whose configuration the sandboxes take")
 	fl.StringVar(&o.image, "image", "", "make the sandboxes from this image instead of a runtime")
+	fl.StringVar(&o.template, "template", "", "make the sandboxes from this template (name or id)")
+	fl.StringVar(&o.snapshot, "snapshot", "", "make the sandboxes from this snapshot (id): its configuration and workspace files")
 	fl.StringVar(&o.prompt, "prompt", "", "run a turn of an agent harness with this prompt instead of a command")
 	fl.StringVar(&o.harness, "harness", "", "the prompt's harness (default: claude-code)")
 	fl.StringVar(&o.model, "model", "", "the prompt's model (default: the harness's)")
@@ -81,8 +86,14 @@ runtime's secrets must hold its model credential) and records its answer.
 
 // taskRun is `task run`.
 func (a *app) taskRun(ctx context.Context, sc *scope, o taskRunOptions, argv []string) error {
-	if o.runtime != "" && o.image != "" {
-		return usagef("give --runtime or --image, not both")
+	given := 0
+	for _, v := range []string{o.runtime, o.image, o.template, o.snapshot} {
+		if v != "" {
+			given++
+		}
+	}
+	if given > 1 {
+		return usagef("give one of --runtime, --image, --template and --snapshot")
 	}
 	secs, err := durationSeconds("timeout", o.timeout, true)
 	if err != nil {
@@ -97,11 +108,16 @@ func (a *app) taskRun(ctx context.Context, sc *scope, o taskRunOptions, argv []s
 	if err != nil {
 		return err
 	}
-	if o.runtime != "" {
+	switch {
+	case o.runtime != "":
 		if req.RuntimeID, err = a.runtimeID(ctx, s.c, s.org, s.ws, o.runtime); err != nil {
 			return err
 		}
-	} else {
+	case o.template != "":
+		req.Template = o.template
+	case o.snapshot != "":
+		req.Snapshot = o.snapshot
+	default:
 		req.Runtime = &client.RuntimeConfig{Image: o.image}
 	}
 	b, err := s.c.CreateTasks(ctx, s.org, s.ws, req)

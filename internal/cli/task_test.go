@@ -59,6 +59,7 @@ func TestTaskCommands(t *testing.T) {
 		{"task", "run", "--runtime", "agent", "--image", "x", "--", "true"}, // both sources
 		{"task", "run", "--runtime", "agent"},                               // no command
 		{"task", "run", "--prompt", "hi", "--", "true"},                     // a prompt and a command
+		{"task", "run", "--template", "t", "--snapshot", "s", "--", "true"}, // two sources
 	} {
 		if _, _, code := clitest.Run(t, env, args...); code != cli.ExitUsage {
 			t.Fatalf("%q: exit %d, want usage", args, code)
@@ -71,6 +72,24 @@ func TestTaskCommands(t *testing.T) {
 	}
 	if sent.Prompt != "review the code" || sent.Harness != "codex" || sent.Model != "m1" || len(sent.Argv) != 0 {
 		t.Fatalf("a prompt task sent %+v", sent)
+	}
+	// --template and --snapshot name the batch's source; an unknown one
+	// is the server's 404.
+	clitest.MustRun(t, env, "template", "create", "tpl")
+	clitest.MustRun(t, env, "task", "run", "--template", "tpl", "--", "true")
+	sent = client.CreateTasksRequest{}
+	if err := json.Unmarshal([]byte(a.body("POST /api/v1/org/{org}/ws/{workspace}/tasks")), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Template != "tpl" || sent.Runtime != nil || sent.RuntimeID != "" {
+		t.Fatalf("a template task sent %+v", sent)
+	}
+	missing := "6f1c1b7e-0000-4000-8000-000000000000"
+	if _, errOut, code := clitest.Run(t, env, "task", "run", "--snapshot", missing, "--", "true"); code != cli.ExitError || !strings.Contains(errOut, "snapshot_not_found") {
+		t.Fatalf("a task from a missing snapshot: exit %d, %q", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(a.body("POST /api/v1/org/{org}/ws/{workspace}/tasks")), &sent); err != nil || sent.Snapshot != missing {
+		t.Fatalf("a snapshot task sent %+v (%v)", sent, err)
 	}
 	// --wait waits for the batch, prints it, and fails when a task did.
 	out, _, code := clitest.Run(t, env, "task", "run", "--wait", "true")

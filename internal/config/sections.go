@@ -175,6 +175,11 @@ type SnapshotsConfig struct {
 	// SnapshotsS3SecretKey is read from the file or the environment,
 	// never a flag.
 	SnapshotsS3SecretKey string `yaml:"snapshots_s3_secret_key" env:"PADDOCK_SNAPSHOTS_S3_SECRET_KEY" help:"the secret key of the bucket's credentials; file or environment only"`
+	// SnapshotsS3AccessKeySecret and SnapshotsS3SecretKeySecret name org
+	// secrets instead of the keys above: each org's snapshots are read
+	// and written with the values of its own secrets of those names.
+	SnapshotsS3AccessKeySecret string `yaml:"snapshots_s3_access_key_secret" env:"PADDOCK_SNAPSHOTS_S3_ACCESS_KEY_SECRET" flag:"snapshots-s3-access-key-secret" help:"the org secret (by name) each org's bucket access key id is in, instead of snapshots_s3_access_key"`
+	SnapshotsS3SecretKeySecret string `yaml:"snapshots_s3_secret_key_secret" env:"PADDOCK_SNAPSHOTS_S3_SECRET_KEY_SECRET" flag:"snapshots-s3-secret-key-secret" help:"the org secret (by name) each org's bucket secret key is in, instead of snapshots_s3_secret_key"`
 	// SnapshotsS3AllowInternal opens an endpoint that resolves to a
 	// loopback, link-local or private address: the installation's own.
 	SnapshotsS3AllowInternal bool `yaml:"snapshots_s3_allow_internal" env:"PADDOCK_SNAPSHOTS_S3_ALLOW_INTERNAL" flag:"snapshots-s3-allow-internal" help:"allow the S3 endpoint to resolve to an internal address (loopback, link-local, private)"`

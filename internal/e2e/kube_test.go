@@ -107,6 +107,8 @@ type kubeProvider struct {
 	// nowhere selects a node label no node has: the provider's Pods are
 	// never scheduled, and its starts run until start_timeout.
 	nowhere bool
+	// docker makes it a provider on the host's Docker engine instead.
+	docker bool
 }
 
 // newKubeEnv writes the config file of providers on the test cluster (the
@@ -132,6 +134,10 @@ func newKubeEnv(t *testing.T, pool int, providers ...kubeProvider) *kubeEnv {
 	}
 	fmt.Fprintf(&y, "provider: %s\nproviders:\n", providers[0].name)
 	for _, p := range providers {
+		if p.docker {
+			fmt.Fprintf(&y, "  - name: %s\n    kind: docker\n", p.name)
+			continue
+		}
 		fmt.Fprintf(&y, `  - name: %s
     kind: kubernetes
     kubernetes:

@@ -91,7 +91,7 @@ func newTaskEnv(t *testing.T) *taskEnv {
 // run posts req and returns the batch.
 func (e *taskEnv) run(t *testing.T, req pc.CreateTasksRequest) pc.TaskBatch {
 	t.Helper()
-	if req.RuntimeID == "" && req.Runtime == nil {
+	if req.RuntimeID == "" && req.Runtime == nil && req.Template == "" && req.Snapshot == "" {
 		req.RuntimeID = e.runtimeID
 	}
 	var b pc.TaskBatch

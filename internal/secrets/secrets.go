@@ -281,6 +281,22 @@ func (s *Service) Resolve(ctx context.Context, orgID, workspaceID string, refs [
 	return out, nil
 }
 
+// OrgValue opens org orgID's own secret name (not a workspace's) for a
+// use of the server's: a snapshot bucket's credentials. A missing one is
+// 404 secret_not_found; a brokered one is refused, as its value never
+// leaves the egress proxy.
+func (s *Service) OrgValue(ctx context.Context, orgID, name string) (string, error) {
+	sec, err := s.Get(ctx, orgID, "", name)
+	if err != nil {
+		return "", err
+	}
+	if sec.Brokered {
+		return "", errdefs.FailedPrecondition("secret_brokered", "secret %q is brokered: its value is only sent by the egress proxy", name)
+	}
+	v, err := s.keys.Open(sec)
+	return string(v), err
+}
+
 // Env is what the agent of sb injects for its secrets: each value as its
 // variable, or for a brokered secret the placeholder the proxy swaps (its
 // value is not even opened). A secret deleted since sb started is left out.

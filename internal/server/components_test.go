@@ -26,7 +26,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	want := []string{
 		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
-		"bindings", "sessions", "tasks", "snapshots", "lifecycle", "ssh", "events", "http",
+		"bindings", "sessions", "snapshots", "tasks", "lifecycle", "ssh", "events", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
@@ -164,6 +164,38 @@ func TestInitsReadTheirSection(t *testing.T) {
 	}
 	if _, err := w3.build(t.Context()); err == nil || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "snapshots_s3_allow_internal") {
 		t.Fatalf("a snapshot bucket on loopback built: %v", err)
+	}
+}
+
+// TestSnapshotBucketCredentialsSection: the snapshot bucket's
+// credentials from the org's secrets take both names, and no keys of the
+// installation's beside them; otherwise the server does not start, and
+// says why.
+func TestSnapshotBucketCredentialsSection(t *testing.T) {
+	for _, c := range []struct {
+		sec  config.SnapshotsConfig
+		want string
+	}{
+		{config.SnapshotsConfig{SnapshotsS3AccessKeySecret: "ak"}, "set both"},
+		{config.SnapshotsConfig{SnapshotsS3AccessKeySecret: "ak", SnapshotsS3SecretKeySecret: "sk", SnapshotsS3AccessKey: "k"}, "not both"},
+	} {
+		cfg4, f, ln4 := failingConfig(t)
+		d4, err := openDoorsFor(cfg4, Overrides{Listener: ln4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w4 := newWiring(cfg4, slog.New(slog.DiscardHandler), io.Discard, d4, Overrides{Listener: ln4, Providers: []provider.Provider{f}, Manual: true})
+		w4.sections = func(name string) any {
+			if name == snapshotsName {
+				sec := c.sec
+				sec.SnapshotsS3Endpoint, sec.SnapshotsS3Bucket, sec.SnapshotsS3AllowInternal = "http://127.0.0.1:9", "b", true
+				return &sec
+			}
+			return cfg4.Section(name)
+		}
+		if _, err := w4.build(t.Context()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("snapshot bucket credentials %+v built: %v", c.sec, err)
+		}
 	}
 }
 

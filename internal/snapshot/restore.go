@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/tenancy"
@@ -39,7 +40,9 @@ func (s *Service) RestoreInto(ctx context.Context, rt store.Runtime, snap store.
 // (on providerName when not ""), starts its runtime and fills its
 // workspace from snap. A failure deletes the project again. On another
 // provider than the snapshot's, a configuration that provider refuses
-// (its image, its root filesystem mode) is 422 snapshot_not_portable.
+// (its image, its root filesystem mode, a network policy it does not
+// offer, more than its nodes have) is 422 snapshot_not_portable, naming
+// the refusal.
 func (s *Service) RestoreAsProject(ctx context.Context, ws store.Workspace, snap store.Snapshot, name, providerName string) (_ store.Project, _ store.Runtime, retErr error) {
 	if snap.WorkspaceID != ws.ID {
 		return store.Project{}, store.Runtime{}, errdefs.NotFound(CodeNotFound, "no snapshot %s in this workspace", snap.ID)
@@ -53,7 +56,7 @@ func (s *Service) RestoreAsProject(ctx context.Context, ws store.Workspace, snap
 		cfg.Provider = providerName
 	}
 	p, rt, err := s.runtimes.CreateProject(ctx, ws, name, "restored from snapshot "+snap.Name, cfg)
-	if moved && errors.Is(err, errdefs.ErrInvalidArgument) {
+	if moved && (errors.Is(err, errdefs.ErrInvalidArgument) || errors.Is(err, errdefs.ErrFailedPrecondition)) {
 		msg := errdefs.PublicMessage(err, "its configuration is refused there")
 		return p, rt, errdefs.FailedPrecondition(CodeNotPortable, "snapshot %s (%s on %s) cannot be restored on provider %s: %s",
 			snap.Name, snap.Image, snap.Provider, providerName, msg).WithCause(err)
@@ -78,4 +81,19 @@ func (s *Service) RestoreAsProject(ctx context.Context, ws store.Workspace, snap
 		return p, rt, err
 	}
 	return p, rt, s.copyIn(ctx, c, snap)
+}
+
+// FillWorkspace extracts the snapshot id of workspace wsID into the
+// workspace of the sandbox whose agent is c (a task's): emptied first,
+// as for a restore. A snapshot deleted since, or another workspace's, is
+// not found.
+func (s *Service) FillWorkspace(ctx context.Context, c *agentconn.Client, wsID, id string) error {
+	snap, err := s.store.GetSnapshot(ctx, id)
+	if errdefs.IsNotFound(err) || (err == nil && snap.WorkspaceID != wsID) {
+		return errdefs.NotFound(CodeNotFound, "snapshot %s is gone from this workspace", id)
+	}
+	if err != nil {
+		return err
+	}
+	return s.copyIn(ctx, c, snap)
 }

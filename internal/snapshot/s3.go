@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -38,6 +39,12 @@ type S3Config struct {
 	AllowInternal bool
 	// Resolve looks up the endpoint's host; nil is the system's resolver.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// OrgCredentials, when set, replaces AccessKey and SecretKey: each
+	// org's artifacts (keys "<org id>/…") are read and written with the
+	// credentials it returns for that org (its own secrets'), looked up
+	// at each use. The bucket is then not checked at start, having no
+	// credentials of its own.
+	OrgCredentials func(ctx context.Context, orgID string) (accessKey, secretKey string, err error)
 }
 
 // S3 keeps artifacts as objects of one bucket. Its endpoint's host was
@@ -45,9 +52,14 @@ type S3Config struct {
 // that address, so a name that later resolves elsewhere (DNS rebinding)
 // reaches nothing new.
 type S3 struct {
-	client *minio.Client
+	client *minio.Client // with the installation's credentials
 	bucket string
 	addr   netip.AddrPort
+	// orgCreds and what a client per org is made with, when each org
+	// brings its own credentials.
+	orgCreds func(ctx context.Context, orgID string) (string, string, error)
+	host     string
+	opts     minio.Options
 }
 
 var _ Destination = (*S3)(nil)
@@ -74,12 +86,15 @@ func NewS3(ctx context.Context, c S3Config) (*S3, error) {
 		},
 		ForceAttemptHTTP2: true, TLSHandshakeTimeout: 30 * time.Second, MaxIdleConnsPerHost: 8,
 	}
-	mc, err := minio.New(u.Host, &minio.Options{
-		Creds: credentials.NewStaticV4(c.AccessKey, c.SecretKey, ""), Secure: u.Scheme == "https",
-		Region: c.Region, Transport: tr, BucketLookup: minio.BucketLookupPath,
-	})
+	opts := minio.Options{Secure: u.Scheme == "https", Region: c.Region, Transport: tr, BucketLookup: minio.BucketLookupPath}
+	withCreds := opts
+	withCreds.Creds = credentials.NewStaticV4(c.AccessKey, c.SecretKey, "")
+	mc, err := minio.New(u.Host, &withCreds)
 	if err != nil {
 		return nil, refused("endpoint %q: %v", c.Endpoint, err)
+	}
+	if c.OrgCredentials != nil {
+		return &S3{client: mc, bucket: c.Bucket, addr: addr, orgCreds: c.OrgCredentials, host: u.Host, opts: opts}, nil
 	}
 	ok, err := mc.BucketExists(ctx, c.Bucket)
 	if err != nil {
@@ -151,7 +166,11 @@ func (s *S3) Addr() netip.AddrPort { return s.addr }
 
 // Put uploads r as the object key (in parts: its size is not known).
 func (s *S3) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
-	info, err := s.client.PutObject(ctx, s.bucket, key, r, -1, minio.PutObjectOptions{
+	mc, err := s.clientFor(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	info, err := mc.PutObject(ctx, s.bucket, key, r, -1, minio.PutObjectOptions{
 		ContentType: "application/gzip",
 		// Signed headers, unsigned payload: the body is streamed once,
 		// as it is written, in plain chunks any S3 service reads.
@@ -165,7 +184,11 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
 
 // Get opens the object key.
 func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
-	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	mc, err := s.clientFor(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := mc.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err == nil {
 		_, err = obj.Stat()
 	}
@@ -183,8 +206,39 @@ func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 
 // Delete removes the object key; a missing one is no error.
 func (s *S3) Delete(ctx context.Context, key string) error {
-	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+	mc, err := s.clientFor(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := mc.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
 		return fmt.Errorf("delete snapshot object: %w", err)
 	}
 	return nil
+}
+
+// CodeCredentialsMissing: the bucket takes each org's credentials from
+// its secrets, and the org lacks one of them.
+const CodeCredentialsMissing = "snapshot_credentials_missing"
+
+// clientFor is the client key's artifact is read and written with: the
+// installation's, or one with the credentials of the org key belongs to.
+func (s *S3) clientFor(ctx context.Context, key string) (*minio.Client, error) {
+	if s.orgCreds == nil {
+		return s.client, nil
+	}
+	org, _, ok := strings.Cut(key, "/")
+	if !ok || org == "" {
+		return nil, fmt.Errorf("snapshot key %q names no org", key)
+	}
+	ak, sk, err := s.orgCreds(ctx, org)
+	if errdefs.IsNotFound(err) {
+		return nil, errdefs.FailedPrecondition(CodeCredentialsMissing, "the snapshot bucket takes its credentials from the org's secrets: %s",
+			errdefs.PublicMessage(err, "one is missing")).WithCause(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	opts := s.opts
+	opts.Creds = credentials.NewStaticV4(ak, sk, "")
+	return minio.New(s.host, &opts)
 }

@@ -166,6 +166,9 @@ func (s *Service) Delete(ctx context.Context, snap store.Snapshot) error {
 		return err
 	}
 	if err := d.Delete(ctx, snap.Location); err != nil {
+		if _, ok := errdefs.Public(err); ok {
+			return err // the org's credentials are missing, say
+		}
 		return errdefs.Unavailable(CodeDestinationUnavailable, "the snapshot's destination did not delete it; try again").WithCause(err)
 	}
 	return s.store.DeleteSnapshot(ctx, snap.ID)

@@ -21,6 +21,11 @@ type Request struct {
 	// Source is the runtime the sandboxes are made from (its id set), or
 	// an inline configuration (Runtimes.TaskSource).
 	Source store.Runtime
+	// Template names the template Source was made from, to record.
+	Template string
+	// SnapshotID is the snapshot Source was made from: its workspace
+	// files are copied into each task's sandbox before Argv runs.
+	SnapshotID string
 	// Argv is the command; or Prompt, a turn of Harness (default
 	// harness.Default) with Model, run to completion.
 	Argv        []string
@@ -79,7 +84,8 @@ func (r *Request) check() error {
 // spec is what r asks each task to do: a prompt becomes its harness's
 // command line for one non-interactive turn.
 func (r *Request) spec() (Spec, error) {
-	spec := Spec{V: specVersion, RuntimeID: r.Source.ID, ProjectID: r.Source.ProjectID, Config: r.Source.Config,
+	spec := Spec{V: specVersion, RuntimeID: r.Source.ID, ProjectID: r.Source.ProjectID, Template: r.Template,
+		SnapshotID: r.SnapshotID, Config: r.Source.Config,
 		Argv: r.Argv, Score: r.Score, TimeoutSeconds: int64(r.Timeout / time.Second), Concurrency: r.Concurrency}
 	if r.Prompt == "" {
 		return spec, nil

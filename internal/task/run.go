@@ -71,7 +71,11 @@ func (s *Service) run(t Task) {
 	}
 	limit := time.Duration(t.Spec.TimeoutSeconds) * time.Second
 	src := store.Runtime{ID: t.Spec.RuntimeID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, ProjectID: t.Spec.ProjectID, Config: t.Spec.Config}
-	sb, err := s.runtimes.StartTaskSandbox(ctx, t.SandboxID, src, limit+ScoreTimeout)
+	bound := limit + ScoreTimeout
+	if t.Spec.SnapshotID != "" {
+		bound += fillTimeout
+	}
+	sb, err := s.runtimes.StartTaskSandbox(ctx, t.SandboxID, src, bound)
 	if err != nil {
 		s.finish(ctx, t, store.TaskRunning, store.TaskFailed, publicText(err))
 		return
@@ -107,7 +111,16 @@ func (s *Service) finish(ctx context.Context, t Task, from, status, errText stri
 // task's status and the kill reason of its sandbox.
 func (s *Service) execute(ctx context.Context, sb store.Sandbox, limit time.Duration, t *Task) (string, string) {
 	agent, err := s.runtimes.TaskAgent(sb)
-	if err != nil {
+	if err == nil {
+		err = s.fill(ctx, agent, t)
+	}
+	switch {
+	case err != nil && errors.Is(context.Cause(ctx), errCancelled):
+		return store.TaskCancelled, runtime.KillDeleted
+	case err != nil && ctx.Err() != nil:
+		t.Result.Error = reasonRestarted
+		return store.TaskFailed, runtime.KillInterrupted
+	case err != nil:
 		t.Result.Error = publicText(err)
 		return store.TaskFailed, runtime.KillFinished
 	}

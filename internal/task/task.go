@@ -49,10 +49,15 @@ type Spec struct {
 	V int `json:"v"`
 	// RuntimeID is the runtime whose configuration the sandbox was made
 	// from; "" for an inline configuration.
-	RuntimeID string              `json:"runtime_id,omitempty"`
-	ProjectID string              `json:"project_id,omitempty"`
-	Config    store.RuntimeConfig `json:"config"`
-	Argv      []string            `json:"argv"`
+	RuntimeID string `json:"runtime_id,omitempty"`
+	ProjectID string `json:"project_id,omitempty"`
+	// Template is the template (by name) the configuration came from.
+	Template string `json:"template,omitempty"`
+	// SnapshotID is the snapshot the configuration came from: its
+	// workspace files are copied into the sandbox before argv runs.
+	SnapshotID string              `json:"snapshot_id,omitempty"`
+	Config     store.RuntimeConfig `json:"config"`
+	Argv       []string            `json:"argv"`
 	// Env is given to argv's process: a harness's, for a prompt.
 	Env map[string]string `json:"env,omitempty"`
 	// Prompt, Harness and Model say the harness turn argv runs, when
@@ -99,6 +104,16 @@ type Runtimes interface {
 	EndTaskSandbox(ctx context.Context, sandboxID, reason string) (store.Sandbox, error)
 }
 
+// Snapshots is what tasks use of the snapshot service: a task made from
+// a snapshot has its workspace files copied in before its command runs.
+type Snapshots interface {
+	// Get returns the snapshot id of ws; another workspace's is not found.
+	Get(ctx context.Context, ws store.Workspace, id string) (store.Snapshot, error)
+	// FillWorkspace extracts the snapshot id of workspace wsID into the
+	// workspace of the sandbox whose agent is c.
+	FillWorkspace(ctx context.Context, c *agentconn.Client, wsID, id string) error
+}
+
 // Store is what tasks use of the store.
 type Store interface {
 	store.Transactor
@@ -113,17 +128,21 @@ type Store interface {
 type Config struct {
 	Store    Store
 	Runtimes Runtimes
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Snapshots copies a snapshot's files into a task's sandbox; without
+	// it, a task cannot be made from a snapshot.
+	Snapshots Snapshots
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 // Service makes, runs, lists and cancels tasks. It owns the goroutines
 // that run them: Close cancels them and waits.
 type Service struct {
-	store    Store
-	runtimes Runtimes
-	logger   *slog.Logger
-	now      func() time.Time
+	store     Store
+	runtimes  Runtimes
+	snapshots Snapshots
+	logger    *slog.Logger
+	now       func() time.Time
 
 	base    context.Context
 	stop    context.CancelFunc
@@ -142,7 +161,7 @@ func New(cfg Config) *Service {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, logger: cfg.Logger, now: cfg.Now,
+	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, snapshots: cfg.Snapshots, logger: cfg.Logger, now: cfg.Now,
 		base: base, stop: stop, running: map[string]*runner{}}
 }
 

@@ -303,13 +303,19 @@ type CreateSnapshotRequest struct {
 	Name string `json:"name,omitempty"`
 }
 
-// CreateTasksRequest A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them.
+// CreateTasksRequest A batch of tasks to run. Give at most one source (runtime_id, runtime, template, snapshot; none is the installation's default configuration); argv or prompt, one of them.
 type CreateTasksRequest struct {
 	// RuntimeID the runtime whose configuration (image, resources, network, secrets, environment) the sandboxes are made from; its workspace is not copied
 	RuntimeID string `json:"runtime_id,omitempty"`
 
 	// Runtime Unset fields take the installation's defaults.
 	Runtime *RuntimeConfig `json:"runtime,omitempty"`
+
+	// Template a template of the workspace (name or id) whose configuration the sandboxes are made from, as a project's would be
+	Template string `json:"template,omitempty"`
+
+	// Snapshot a snapshot of the workspace: the sandboxes take its configuration, and its workspace files are copied in before argv runs
+	Snapshot string `json:"snapshot,omitempty"`
 
 	// Argv the command, run in /workspace
 	Argv []string `json:"argv,omitempty"`
@@ -1521,6 +1527,12 @@ type Task struct {
 
 	// RuntimeID the runtime it was made from; absent for an inline configuration
 	RuntimeID string `json:"runtime_id,omitempty"`
+
+	// Template the template it was made from, by name
+	Template string `json:"template,omitempty"`
+
+	// SnapshotID the snapshot it was made from: its workspace files were copied in
+	SnapshotID string `json:"snapshot_id,omitempty"`
 
 	// SandboxID its ledger row (kind task); set once it starts
 	SandboxID string `json:"sandbox_id,omitempty"`

@@ -26,7 +26,7 @@ const (
 // They cover orgs, workspaces, projects and a runtime's life, exec
 // (collected, streamed, stdin, background, attach, signal), files, a
 // terminal, a prompt to the test image's harness stand-in, credits, keys,
-// and errors (404, 401, a viewer's 403).
+// snapshots, evaluation tasks, and errors (404, 401, a viewer's 403).
 func TestTypeScriptSDK(t *testing.T) {
 	dir := tsPackage(t)
 	node := testenv.NodeBin(t)

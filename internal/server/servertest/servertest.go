@@ -87,6 +87,8 @@ type Options struct {
 	// metrics): the SSH gateway's info; one named as a component's takes
 	// its place (a test's own metrics).
 	Mount []api.Feature
+	// Configure, when set, changes the server's configuration last.
+	Configure func(*config.Config)
 	// Wrap, when set, wraps what the server serves, outside the spec
 	// check: to watch the requests a client sends.
 	Wrap func(http.Handler) http.Handler
@@ -219,6 +221,9 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
 	cfg.EventsHeartbeat = opts.EventHeartbeat
+	if opts.Configure != nil {
+		opts.Configure(&cfg)
+	}
 	return cfg
 }
 

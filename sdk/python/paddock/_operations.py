@@ -549,6 +549,86 @@ class Operations:
     def revoke_key(self, org: str, key_id: str) -> None:
         return self._call(Request("DELETE", route("/api/v1/org", org, "keys", key_id)))
 
+    # Snapshots and evaluation tasks.
+
+    def create_snapshot(self, org: str, ws: str, runtime_id: str, name: Optional[str] = None) -> models.Snapshot:
+        """Takes a snapshot of a runtime's workspace files and configuration
+        (named name, else by the time)."""
+        req = models.CreateSnapshotRequest(name=name)
+        path = runtime_route(org, ws, runtime_id, "snapshots")
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.Snapshot)))
+
+    def list_runtime_snapshots(
+        self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.SnapshotList:
+        q = params(cursor=cursor, limit=limit)
+        path = runtime_route(org, ws, runtime_id, "snapshots")
+        return self._call(Request("GET", path, params=q, decode=as_model(models.SnapshotList)))
+
+    def list_snapshots(
+        self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.SnapshotList:
+        """The workspace's snapshots, deleted runtimes' included."""
+        q = params(cursor=cursor, limit=limit)
+        return self._call(
+            Request("GET", ws_route(org, ws, "snapshots"), params=q, decode=as_model(models.SnapshotList))
+        )
+
+    def get_snapshot(self, org: str, ws: str, snapshot_id: str) -> models.Snapshot:
+        return self._call(Request("GET", ws_route(org, ws, "snapshots", snapshot_id), decode=as_model(models.Snapshot)))
+
+    def delete_snapshot(self, org: str, ws: str, snapshot_id: str) -> None:
+        """Deletes a snapshot: its artifact, then its record."""
+        return self._call(Request("DELETE", ws_route(org, ws, "snapshots", snapshot_id)))
+
+    def restore_snapshot(
+        self,
+        org: str,
+        ws: str,
+        snapshot_id: str,
+        *,
+        runtime_id: Optional[str] = None,
+        project_name: Optional[str] = None,
+        provider: Optional[str] = None,
+    ) -> models.RestoreSnapshotResult:
+        """Restores a snapshot into a runtime of the workspace (runtime_id)
+        or a new project (project_name, on provider)."""
+        req = models.RestoreSnapshotRequest(runtime_id=runtime_id, project_name=project_name, provider=provider)
+        path = ws_route(org, ws, "snapshots", snapshot_id, "restore")
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.RestoreSnapshotResult)))
+
+    def create_tasks(self, org: str, ws: str, req: models.CreateTasksRequest) -> models.TaskBatch:
+        """Runs a batch of evaluation tasks; answers at once, its tasks pending."""
+        return self._call(
+            Request("POST", ws_route(org, ws, "tasks"), json=req.to_dict(), decode=as_model(models.TaskBatch))
+        )
+
+    def list_tasks(
+        self,
+        org: str,
+        ws: str,
+        *,
+        batch_id: Optional[str] = None,
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> models.TaskList:
+        """The workspace's tasks, oldest first, or one batch's."""
+        q = params(batch_id=batch_id, cursor=cursor, limit=limit)
+        return self._call(Request("GET", ws_route(org, ws, "tasks"), params=q, decode=as_model(models.TaskList)))
+
+    def get_task(self, org: str, ws: str, task_id: str) -> models.Task:
+        return self._call(Request("GET", ws_route(org, ws, "tasks", task_id), decode=as_model(models.Task)))
+
+    def cancel_task(self, org: str, ws: str, task_id: str) -> models.Task:
+        """Cancels a task: a pending one never runs, a running one's sandbox is killed."""
+        return self._call(Request("DELETE", ws_route(org, ws, "tasks", task_id), decode=as_model(models.Task)))
+
+    def get_task_batch(self, org: str, ws: str, batch_id: str) -> models.TaskBatch:
+        """A batch: how many of its tasks are in each status, and its tasks."""
+        return self._call(
+            Request("GET", ws_route(org, ws, "task-batches", batch_id), decode=as_model(models.TaskBatch))
+        )
+
 
 def _exec_request(
     argv: Sequence[str],

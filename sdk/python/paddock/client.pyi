@@ -198,3 +198,35 @@ class Paddock:
         """Creates a key of the org; the answer holds the key, shown this once."""
 
     def revoke_key(self, org: str, key_id: str) -> None: ...
+
+    def create_snapshot(self, org: str, ws: str, runtime_id: str, name: Optional[str]=...) -> models.Snapshot:
+        """Takes a snapshot of a runtime's workspace files and configuration
+        (named name, else by the time)."""
+
+    def list_runtime_snapshots(self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.SnapshotList: ...
+
+    def list_snapshots(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.SnapshotList:
+        """The workspace's snapshots, deleted runtimes' included."""
+
+    def get_snapshot(self, org: str, ws: str, snapshot_id: str) -> models.Snapshot: ...
+
+    def delete_snapshot(self, org: str, ws: str, snapshot_id: str) -> None:
+        """Deletes a snapshot: its artifact, then its record."""
+
+    def restore_snapshot(self, org: str, ws: str, snapshot_id: str, *, runtime_id: Optional[str]=..., project_name: Optional[str]=..., provider: Optional[str]=...) -> models.RestoreSnapshotResult:
+        """Restores a snapshot into a runtime of the workspace (runtime_id)
+        or a new project (project_name, on provider)."""
+
+    def create_tasks(self, org: str, ws: str, req: models.CreateTasksRequest) -> models.TaskBatch:
+        """Runs a batch of evaluation tasks; answers at once, its tasks pending."""
+
+    def list_tasks(self, org: str, ws: str, *, batch_id: Optional[str]=..., cursor: Optional[str]=..., limit: Optional[int]=...) -> models.TaskList:
+        """The workspace's tasks, oldest first, or one batch's."""
+
+    def get_task(self, org: str, ws: str, task_id: str) -> models.Task: ...
+
+    def cancel_task(self, org: str, ws: str, task_id: str) -> models.Task:
+        """Cancels a task: a pending one never runs, a running one's sandbox is killed."""
+
+    def get_task_batch(self, org: str, ws: str, batch_id: str) -> models.TaskBatch:
+        """A batch: how many of its tasks are in each status, and its tasks."""

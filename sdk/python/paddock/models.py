@@ -3942,7 +3942,9 @@ class RestoreSnapshotResult(Model):
 
 @dataclass(kw_only=True)
 class CreateTasksRequest(Model):
-    """A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them."""
+    """A batch of tasks to run. Give at most one source (runtime_id, runtime, template, snapshot;
+    none is the installation's default configuration); argv or prompt, one of them.
+    """
 
     runtime_id: Optional[str] = None
     """the runtime whose configuration (image, resources, network, secrets, environment) the
@@ -3950,6 +3952,16 @@ class CreateTasksRequest(Model):
     """
 
     runtime: Optional[RuntimeConfig] = None
+
+    template: Optional[str] = None
+    """a template of the workspace (name or id) whose configuration the sandboxes are made from, as
+    a project's would be
+    """
+
+    snapshot: Optional[str] = None
+    """a snapshot of the workspace: the sandboxes take its configuration, and its workspace files
+    are copied in before argv runs
+    """
 
     argv: Optional[List[str]] = None
     """the command, run in /workspace"""
@@ -3982,6 +3994,8 @@ class CreateTasksRequest(Model):
     WIRE: ClassVar[Sequence[Field]] = (
         ("runtime_id", "runtime_id", STR, False),
         ("runtime", "runtime", Ref("RuntimeConfig"), False),
+        ("template", "template", STR, False),
+        ("snapshot", "snapshot", STR, False),
         ("argv", "argv", ListOf(STR), False),
         ("prompt", "prompt", STR, False),
         ("harness", "harness", STR, False),
@@ -4003,6 +4017,12 @@ class Task(Model):
 
     runtime_id: Optional[str] = None
     """the runtime it was made from; absent for an inline configuration"""
+
+    template: Optional[str] = None
+    """the template it was made from, by name"""
+
+    snapshot_id: Optional[str] = None
+    """the snapshot it was made from: its workspace files were copied in"""
 
     sandbox_id: Optional[str] = None
     """its ledger row (kind task); set once it starts"""
@@ -4063,6 +4083,8 @@ class Task(Model):
         ("id", "id", STR, True),
         ("batch_id", "batch_id", STR, True),
         ("runtime_id", "runtime_id", STR, False),
+        ("template", "template", STR, False),
+        ("snapshot_id", "snapshot_id", STR, False),
         ("sandbox_id", "sandbox_id", STR, False),
         ("status", "status", STR, True),
         ("image", "image", STR, False),

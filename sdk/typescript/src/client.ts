@@ -440,6 +440,63 @@ export class Paddock {
   async revokeKey(org: string, keyId: string): Promise<void> {
     await this.t.json("DELETE", path("org", org, "keys", keyId));
   }
+
+  // Snapshots and evaluation tasks.
+
+  /** Takes a snapshot of a runtime's workspace files and configuration (a name, or one by the time). */
+  createSnapshot(org: string, ws: string, runtimeId: string, req: T.CreateSnapshotRequest | string = {}): Promise<T.Snapshot> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "snapshots"), { json: typeof req === "string" ? { name: req } : req });
+  }
+
+  /** Lists one page of a runtime's snapshots. */
+  listRuntimeSnapshots(org: string, ws: string, runtimeId: string, opts: T.ListOptions = {}): Promise<T.Page<T.Snapshot>> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "snapshots"), { query: { ...opts } });
+  }
+
+  /** Lists one page of the snapshots in org/ws, deleted runtimes' included. */
+  listSnapshots(org: string, ws: string, opts: T.ListOptions = {}): Promise<T.Page<T.Snapshot>> {
+    return this.t.json("GET", wsPath(org, ws, "snapshots"), { query: { ...opts } });
+  }
+
+  /** Returns a snapshot of org/ws. */
+  getSnapshot(org: string, ws: string, snapshotId: string): Promise<T.Snapshot> {
+    return this.t.json("GET", wsPath(org, ws, "snapshots", snapshotId));
+  }
+
+  /** Deletes a snapshot: its artifact, then its record. */
+  async deleteSnapshot(org: string, ws: string, snapshotId: string): Promise<void> {
+    await this.t.json("DELETE", wsPath(org, ws, "snapshots", snapshotId));
+  }
+
+  /** Restores a snapshot into a runtime of org/ws ({runtime_id}) or a new project ({project_name, provider}). */
+  restoreSnapshot(org: string, ws: string, snapshotId: string, req: T.RestoreSnapshotRequest): Promise<T.RestoreSnapshotResult> {
+    return this.t.json("POST", wsPath(org, ws, "snapshots", snapshotId, "restore"), { json: req });
+  }
+
+  /** Runs a batch of evaluation tasks; answers at once, its tasks pending. */
+  createTasks(org: string, ws: string, req: T.CreateTasksRequest): Promise<T.TaskBatch> {
+    return this.t.json("POST", wsPath(org, ws, "tasks"), { json: req });
+  }
+
+  /** Lists one page of the tasks in org/ws, oldest first, or one batch's ({batch_id}). */
+  listTasks(org: string, ws: string, opts: T.TaskListOptions = {}): Promise<T.Page<T.Task>> {
+    return this.t.json("GET", wsPath(org, ws, "tasks"), { query: { ...opts } });
+  }
+
+  /** Returns a task of org/ws and what came of it. */
+  getTask(org: string, ws: string, taskId: string): Promise<T.Task> {
+    return this.t.json("GET", wsPath(org, ws, "tasks", taskId));
+  }
+
+  /** Cancels a task: a pending one never runs, a running one's sandbox is killed. */
+  cancelTask(org: string, ws: string, taskId: string): Promise<T.Task> {
+    return this.t.json("DELETE", wsPath(org, ws, "tasks", taskId));
+  }
+
+  /** Returns a batch of tasks: how many are in each status, and its tasks. */
+  getTaskBatch(org: string, ws: string, batchId: string): Promise<T.TaskBatch> {
+    return this.t.json("GET", wsPath(org, ws, "task-batches", batchId));
+  }
 }
 
 /** named makes a request of a bare name. */

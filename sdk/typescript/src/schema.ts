@@ -2092,7 +2092,7 @@ export interface paths {
         /** The workspace's tasks, oldest first, or one batch's (`batch_id`). */
         get: operations["listTasks"];
         put?: never;
-        /** Run a batch of `count` tasks (default 1), at most `concurrency` at once: each runs `argv` (or a harness turn, `prompt`) in a sandbox of kind task made from the runtime `runtime_id`'s configuration or from the inline `runtime` (not both), with a fresh workspace, then `score` when given; answers at once with the batch, its tasks pending. 400 invalid_task, unknown_harness, 404 runtime_not_found; a sandbox that cannot start (402 as a start would) fails its task. */
+        /** Run a batch of `count` tasks (default 1), at most `concurrency` at once: each runs `argv` (or a harness turn, `prompt`) in a sandbox of kind task made from one source: the runtime `runtime_id`'s configuration, the inline `runtime`, the workspace template `template`, or the snapshot `snapshot` (its configuration, and its workspace files copied in before `argv` runs); otherwise with a fresh workspace; then `score` when given; answers at once with the batch, its tasks pending. 400 invalid_task, unknown_harness, 404 runtime_not_found, template_not_found, snapshot_not_found; a sandbox that cannot start (402 as a start would) fails its task. */
         post: operations["createTasks"];
         delete?: never;
         options?: never;
@@ -2163,7 +2163,7 @@ export interface paths {
         /** The snapshots taken of this runtime, oldest first. */
         get: operations["listRuntimeSnapshots"];
         put?: never;
-        /** Take a snapshot of the runtime: its workspace files (everything under /workspace) and its configuration, stored as one named, sized artifact at the installation's destination. A paused or archived runtime is woken first; the processes in its sandbox are stopped while the workspace is copied and continued after. 409 snapshot_exists for a name taken in the workspace, runtime_not_running for a runtime with no sandbox. */
+        /** Take a snapshot of the runtime: its workspace files (everything under /workspace) and its configuration, stored as one named, sized artifact at the installation's destination. A paused or archived runtime is woken first; the processes in its sandbox are stopped while the workspace is copied and continued after. 409 snapshot_exists for a name taken in the workspace, runtime_not_running for a runtime with no sandbox; 422 snapshot_credentials_missing when the bucket takes the org's credentials from its secrets and one is missing. */
         post: operations["createSnapshot"];
         delete?: never;
         options?: never;
@@ -2210,7 +2210,7 @@ export interface paths {
         get: operations["getSnapshot"];
         put?: never;
         post?: never;
-        /** Delete a snapshot: its artifact, then its record; its storage is billed no longer. */
+        /** Delete a snapshot: its artifact, then its record; its storage is billed no longer. 422 snapshot_credentials_missing when the bucket takes the org's credentials from its secrets and one is missing (the snapshot is kept). */
         delete: operations["deleteSnapshot"];
         options?: never;
         head?: never;
@@ -3806,7 +3806,7 @@ export interface components {
             project?: components["schemas"]["Project"];
             runtime: components["schemas"]["Runtime"];
         };
-        /** @description A batch of tasks to run. Give runtime_id or runtime, not both; argv or prompt, one of them. */
+        /** @description A batch of tasks to run. Give at most one source (runtime_id, runtime, template, snapshot; none is the installation's default configuration); argv or prompt, one of them. */
         CreateTasksRequest: {
             /**
              * Format: uuid
@@ -3814,6 +3814,13 @@ export interface components {
              */
             runtime_id?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
+            /** @description a template of the workspace (name or id) whose configuration the sandboxes are made from, as a project's would be */
+            template?: string;
+            /**
+             * Format: uuid
+             * @description a snapshot of the workspace: the sandboxes take its configuration, and its workspace files are copied in before argv runs
+             */
+            snapshot?: string;
             /** @description the command, run in /workspace */
             argv?: string[];
             /** @description instead of argv: one turn of an agent harness, run to completion; the sandbox's secrets must hold the harness's model credential */
@@ -3842,6 +3849,13 @@ export interface components {
              * @description the runtime it was made from; absent for an inline configuration
              */
             runtime_id?: string;
+            /** @description the template it was made from, by name */
+            template?: string;
+            /**
+             * Format: uuid
+             * @description the snapshot it was made from: its workspace files were copied in
+             */
+            snapshot_id?: string;
             /** @description its ledger row (kind task); set once it starts */
             sandbox_id?: string;
             /**
@@ -8486,6 +8500,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

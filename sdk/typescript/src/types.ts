@@ -71,3 +71,13 @@ export type ListFilesOptions = Omit<QueryOf<"listFiles">, "path">;
 export type WriteFileOptions = Omit<QueryOf<"writeFile">, "path">;
 export type ReadFileOptions = Omit<QueryOf<"readFile">, "path">;
 export type TerminalOptions = QueryOf<"terminal">;
+
+// Snapshots and tasks.
+export type Snapshot = S["Snapshot"];
+export type CreateSnapshotRequest = S["CreateSnapshotRequest"];
+export type RestoreSnapshotRequest = S["RestoreSnapshotRequest"];
+export type RestoreSnapshotResult = S["RestoreSnapshotResult"];
+export type CreateTasksRequest = S["CreateTasksRequest"];
+export type Task = S["Task"];
+export type TaskBatch = S["TaskBatch"];
+export type TaskListOptions = QueryOf<"listTasks">;
