@@ -23,6 +23,9 @@ type Sandbox struct {
 	Org, Workspace, Runtime string
 }
 
+// InstanceFeature is the name of instance mode's feature.
+const InstanceFeature = "instance"
+
 // instancePrefix is where the instance routes are.
 const instancePrefix = "/api/sandbox"
 
@@ -58,7 +61,7 @@ var instanceOps = []instanceOp{
 // whose runtime routes it mirrors. The port proxy is there too, at
 // /api/sandbox/ports/{port}/…, as at the runtime's path URL.
 func Instance(target func() (Sandbox, bool)) Feature {
-	return Feature{Name: "instance", use: func(a *API) { a.instance = target }, routes: func(a *API) []Route {
+	return Feature{Name: InstanceFeature, use: func(a *API) { a.instance = target }, routes: func(a *API) []Route {
 		byKey := map[string]Route{}
 		for _, rt := range a.routes {
 			byKey[rt.Method+" "+rt.Pattern] = rt
