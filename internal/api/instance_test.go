@@ -226,3 +226,33 @@ func newLoopbackApp(t *testing.T) *httptest.Server {
 	t.Cleanup(app.Close)
 	return app
 }
+
+// TestInstanceFromTemplate: a start in instance mode whose project does
+// not exist makes it from instance_template; a later start finds it and
+// makes nothing.
+func TestInstanceFromTemplate(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("before", func(t *testing.T) {
+		env := servertest.New(t, servertest.Options{DataDir: dir})
+		env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+		env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+		env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/templates", client.CreateTemplateRequest{Name: "svc-tpl", Runtime: &client.RuntimeConfig{CPUMillis: 1500, IdleTimeoutSeconds: 777}})
+	})
+	mode := config.InstanceConfig{Instance: "acme/dev/svc", InstanceTemplate: "svc-tpl"}
+	var first client.Runtime
+	t.Run("made", func(t *testing.T) {
+		env := servertest.New(t, servertest.Options{DataDir: dir, InstanceMode: mode})
+		env.Must(t, 200, "GET", "/api/sandbox", nil).Decode(t, &first)
+		if first.Config.CPUMillis != 1500 || first.Config.IdleTimeoutSeconds != 777 {
+			t.Fatalf("the instance's runtime is not the template's: %+v", first.Config)
+		}
+	})
+	env := servertest.New(t, servertest.Options{DataDir: dir, InstanceMode: mode})
+	var again client.Runtime
+	env.Must(t, 200, "GET", "/api/sandbox", nil).Decode(t, &again)
+	var projects client.List[client.Project]
+	env.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/projects", nil).Decode(t, &projects)
+	if again.ID != first.ID || len(projects.Items) != 1 {
+		t.Fatalf("a second start serves %s (first %s), projects %+v", again.ID, first.ID, projects.Items)
+	}
+}
