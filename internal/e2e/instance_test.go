@@ -102,4 +102,3 @@ func instancePortOnDocker(t *testing.T, env *servertest.Env, sdk *pc.Client, run
 		t.Fatalf("the instance's port proxy: %d %s", resp.StatusCode, b)
 	}
 }
-
