@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/api"
@@ -254,5 +255,35 @@ func TestInstanceFromTemplate(t *testing.T) {
 	env.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/projects", nil).Decode(t, &projects)
 	if again.ID != first.ID || len(projects.Items) != 1 {
 		t.Fatalf("a second start serves %s (first %s), projects %+v", again.ID, first.ID, projects.Items)
+	}
+}
+
+// TestRuntimeSecretBindsAtOnce: binds of different secrets to one runtime
+// at the same time all hold: each applies to the bindings as written.
+func TestRuntimeSecretBindsAtOnce(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	var names []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("s%d", i))
+		env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/secrets", client.CreateSecretRequest{Name: names[i], Value: "v"})
+	}
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Go(func() {
+			if r := env.Do(t, "PUT", rtPath+"/secrets/"+n, nil); r.Status != 200 {
+				t.Errorf("bind %s: %d %s", n, r.Status, r.Body)
+			}
+		})
+	}
+	wg.Wait()
+	var bound client.RuntimeSecrets
+	env.Must(t, 200, "GET", rtPath+"/secrets", nil).Decode(t, &bound)
+	if got := slices.Sorted(slices.Values(bound.Secrets)); !slices.Equal(got, names) {
+		t.Fatalf("bound at once: %v, want %v", got, names)
 	}
 }
