@@ -19,6 +19,7 @@ import (
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/internal/sshgw"
+	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -285,5 +286,23 @@ func TestRuntimeSecretBindsAtOnce(t *testing.T) {
 	env.Must(t, 200, "GET", rtPath+"/secrets", nil).Decode(t, &bound)
 	if got := slices.Sorted(slices.Values(bound.Secrets)); !slices.Equal(got, names) {
 		t.Fatalf("bound at once: %v, want %v", got, names)
+	}
+}
+
+// TestInstanceNotReady: until the server has found the instance's
+// runtime, its routes and port proxy answer 503 instance_not_ready.
+func TestInstanceNotReady(t *testing.T) {
+	a := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
+	a.Mount(api.Instance(noInstance))
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	for _, p := range []string{"/api/sandbox", "/api/sandbox/ports/8080/"} {
+		req, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := send(t, req); res.Status != http.StatusServiceUnavailable || res.Code() != "instance_not_ready" {
+			t.Errorf("GET %s before the instance is known: %d %s", p, res.Status, res.Body)
+		}
 	}
 }
