@@ -121,6 +121,9 @@ type API struct {
 	previews *preview.Gateway
 	// e2b is the E2B-compatible surface (e2b.go).
 	e2b *e2b.Gateway
+	// instance is the runtime an installation in instance mode serves
+	// under /api/sandbox (instance.go); nil until mounted.
+	instance func() (Sandbox, bool)
 	// mcp is the MCP server at /mcp (mcp.go); nil until mounted.
 	mcp http.Handler
 	// console serves the web console at the paths no route or preview
@@ -145,6 +148,20 @@ type Route struct {
 	// Body is the class of the route's body limit.
 	Body    body
 	handler handlerFunc
+	// scoped, when set, is the pattern whose org and workspace the route
+	// is authorized in (an instance route's runtime route, instance.go);
+	// door, when set, goes before the guard (it names them).
+	scoped string
+	door   func(http.Handler) http.Handler
+}
+
+// scope is the pattern the route is authorized by: its own, or the
+// runtime route an instance route mirrors.
+func (rt Route) scope() string {
+	if rt.scoped != "" {
+		return rt.scoped
+	}
+	return rt.Pattern
 }
 
 func route(method, pattern string, need Need, h handlerFunc) Route {
@@ -226,7 +243,11 @@ func New(cfg Config) *API {
 // add routes rts.
 func (a *API) add(rts []Route) {
 	for _, rt := range rts {
-		a.mux.Handle(rt.Method+" "+rt.Pattern, a.guard(rt, a.handle(rt.handler)))
+		h := a.guard(rt, a.handle(rt.handler))
+		if rt.door != nil {
+			h = rt.door(h)
+		}
+		a.mux.Handle(rt.Method+" "+rt.Pattern, h)
 	}
 	a.routes = append(a.routes, rts...)
 }
@@ -329,6 +350,9 @@ func (a *API) runtimeRoutes() []Route {
 		route("POST", rtPrefix+"/resume", member, a.resumeRuntime),
 		route("POST", rtPrefix+"/reset", member, a.resetRuntime),
 		route("POST", rtPrefix+"/keepalive", member, a.keepaliveRuntime),
+		route("GET", rtPrefix+"/secrets", viewer, a.listRuntimeSecrets),
+		route("PUT", rtPrefix+"/secrets/{secret}", admin, a.bindRuntimeSecret),
+		route("DELETE", rtPrefix+"/secrets/{secret}", admin, a.unbindRuntimeSecret),
 	}
 }
 
@@ -389,7 +413,7 @@ func (a *API) ledgerRoutes() []Route {
 // ServeHTTP routes a request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.withRequest(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.servePreview(w, r) || a.serveE2B(w, r) || a.serveMCP(w, r) {
+		if a.servePreview(w, r) || a.serveInstancePort(w, r) || a.serveE2B(w, r) || a.serveMCP(w, r) {
 			return
 		}
 		if _, pattern := a.mux.Handler(r); pattern == "" {

@@ -156,7 +156,8 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (auth.Identit
 // any credential may use, a route outside an org that asks a role) are
 // the server's.
 func (a *API) authorize(r *http.Request, rt Route, id auth.Identity) (scope, error) {
-	hasOrg := strings.Contains(rt.Pattern, "{org}")
+	pattern := rt.scope()
+	hasOrg := strings.Contains(pattern, "{org}")
 	switch {
 	case rt.Need == anyone && hasOrg:
 		return scope{}, fmt.Errorf("route %s %s: an org route needs a role", rt.Method, rt.Pattern)
@@ -167,7 +168,7 @@ func (a *API) authorize(r *http.Request, rt Route, id auth.Identity) (scope, err
 	if hasOrg {
 		t.Org = r.PathValue("org")
 	}
-	if strings.Contains(rt.Pattern, "{workspace}") {
+	if strings.Contains(pattern, "{workspace}") {
 		t.Workspace = r.PathValue("workspace")
 	}
 	sc, err := a.iam.Authorize(r.Context(), id, rt.Need, t)

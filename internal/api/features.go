@@ -60,10 +60,13 @@ func SignIn(s *iam.SignIn) Feature {
 }
 
 // SSH says where the SSH gateway listens and which host key it has
-// (GET /api/v1/ssh).
+// (GET /api/v1/ssh), and what connecting to one runtime takes.
 func SSH(info *sshgw.Info) Feature {
 	return Feature{Name: "ssh", use: func(a *API) { a.ssh = info }, routes: func(a *API) []Route {
-		return []Route{route("GET", "/api/v1/ssh", anyone, a.sshInfo)}
+		return []Route{
+			route("GET", "/api/v1/ssh", anyone, a.sshInfo),
+			route("GET", rtPrefix+"/ssh", member, a.runtimeSSH),
+		}
 	}}
 }
 

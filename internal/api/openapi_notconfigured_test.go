@@ -30,6 +30,11 @@ var agentOrProvider501 = map[string]string{
 	"listPorts":        "asks the sandbox agent which ports listen",
 	"prompt":           "runs the harness through the sandbox agent",
 	"task":             "runs the harness through the sandbox agent",
+	"sandboxStart":     "startRuntime, on the instance's runtime",
+	"sandboxExec":      "exec, on the instance's runtime",
+	"sandboxListPorts": "listPorts, on the instance's runtime",
+	"sandboxPrompt":    "prompt, on the instance's runtime",
+	"sandboxTask":      "task, on the instance's runtime",
 }
 
 // TestOpenAPINoNotConfigured501: no operation declares a 501 but those that

@@ -87,8 +87,13 @@ func TestOpenAPIRoles(t *testing.T) {
 func fullAPI() *api.API {
 	a := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
 	a.Mount(api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil), api.Tasks(nil), api.Snapshots(nil), api.Events(nil, 0, 0))
+	// Last: its routes mirror the runtime routes mounted before it.
+	a.Mount(api.Instance(noInstance))
 	return a
 }
+
+// noInstance is an instance mode whose runtime is not known yet.
+func noInstance() (api.Sandbox, bool) { return api.Sandbox{}, false }
 
 // openapiDoc is the served document's operations, by path and method.
 type openapiDoc struct {

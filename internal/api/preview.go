@@ -25,9 +25,11 @@ type Preview = preview.Config
 // ShortID is how a preview host names a runtime (iam.ShortID).
 func ShortID(runtimeID string) string { return iam.ShortID(runtimeID) }
 
-// IsPreview reports whether r goes to a sandbox's port (a preview host or
-// a path URL) rather than to the API.
-func (a *API) IsPreview(r *http.Request) bool { return a.previews.Is(r) }
+// IsPreview reports whether r goes to a sandbox's port (a preview host, a
+// path URL, or the instance's port proxy) rather than to the API.
+func (a *API) IsPreview(r *http.Request) bool {
+	return a.previews.Is(r) || a.instance != nil && instancePortRE.MatchString(r.URL.Path)
+}
 
 // servePreview answers a request to a preview host or a path URL; ok is
 // false when r is neither.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -37,8 +38,11 @@ type walkOp struct {
 	contentType      string   // of its request body; "" when it takes none
 }
 
-func (op walkOp) inOrg() bool       { return strings.Contains(op.path, "{org}") }
-func (op walkOp) inWorkspace() bool { return strings.Contains(op.path, "{workspace}") }
+// An instance route (/api/sandbox…) is in its runtime's org and
+// workspace, as the runtime route it mirrors.
+func (op walkOp) inOrg() bool       { return strings.Contains(op.path, "{org}") || op.instance() }
+func (op walkOp) inWorkspace() bool { return strings.Contains(op.path, "{workspace}") || op.instance() }
+func (op walkOp) instance() bool    { return strings.HasPrefix(op.path, "/api/sandbox") }
 
 // meta is an operation outside /api: probes and scrapes, never rate
 // limited.
@@ -283,6 +287,7 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 	var p client.Project
 	env.Must(t, 201, "POST", "/api/v1/org/walk-a/ws/wa/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
 	w.runtimeID = p.RuntimeID
+	walkInstance.target.Store(&api.Sandbox{Org: "walk-a", Workspace: "wa", Runtime: p.RuntimeID})
 	rtPath := "/api/v1/org/walk-a/ws/wa/runtimes/" + p.RuntimeID
 	rt := runtimeOf(t, env.Must(t, 200, "POST", rtPath+"/start", nil))
 	if rt.CurrentSandboxID == "" {
@@ -640,5 +645,22 @@ func walkFeatures(t *testing.T) []api.Feature {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []api.Feature{api.Metrics(metrics.New()), api.SSH(sshgw.NewInfo("127.0.0.1:2222", key.PublicKey()))}
+	return []api.Feature{api.Metrics(metrics.New()), api.SSH(sshgw.NewInfo("127.0.0.1:2222", key.PublicKey())), walkInstance.feature()}
+}
+
+// walkInstanceMode is the walk's instance mode: its runtime is wa's, once
+// newWalkWorld has made it.
+type walkInstanceMode struct{ target atomic.Pointer[api.Sandbox] }
+
+var walkInstance walkInstanceMode
+
+// feature is instance mode on the runtime the walk sets.
+func (m *walkInstanceMode) feature() api.Feature {
+	return api.Instance(func() (api.Sandbox, bool) {
+		if s := m.target.Load(); s != nil {
+			return *s, true
+		}
+		// Before a world: a runtime of an org that does not exist.
+		return api.Sandbox{Org: "walk-none", Workspace: "none", Runtime: "00000000-0000-4000-8000-000000000000"}, true
+	})
 }

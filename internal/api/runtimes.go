@@ -78,7 +78,6 @@ func (a *API) getRuntime(w http.ResponseWriter, r *http.Request) error {
 // configureRuntime changes a runtime's settings (PATCH) and says which
 // apply at once and which at the next start.
 func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
 	rt, err := a.runtimeOf(r)
 	if err != nil {
 		return err
@@ -106,6 +105,13 @@ func (a *API) configureRuntime(w http.ResponseWriter, r *http.Request) error {
 		}
 		patch.Allow, patch.Deny = n.Allow, n.Deny
 	}
+	return a.applyPatch(w, r, rt, patch)
+}
+
+// applyPatch applies patch to rt and answers the runtime as written and
+// when each change takes effect.
+func (a *API) applyPatch(w http.ResponseWriter, r *http.Request, rt store.Runtime, patch runtime.Patch) error {
+	ctx := r.Context()
 	rt, change, err := a.runtimes.Configure(ctx, rt.ID, patch)
 	if err != nil {
 		return err

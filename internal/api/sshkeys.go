@@ -79,13 +79,39 @@ func (a *API) deleteSSHKey(w http.ResponseWriter, r *http.Request) error {
 // sshInfo: GET /api/v1/ssh, the gateway's address and host key (mounted
 // only when the gateway is on).
 func (a *API) sshInfo(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, client.SSHInfo{Address: a.sshAddress(r), HostKey: a.ssh.HostKey, Fingerprint: a.ssh.Fingerprint})
+	return nil
+}
+
+// sshAddress is where the gateway is reached, as r's caller reaches the
+// API.
+func (a *API) sshAddress(r *http.Request) string {
 	addr := a.ssh.Address
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		// The gateway listens on every interface: it is reached where the
 		// API is.
 		addr = net.JoinHostPort(sshHostOf(r.Host), port)
 	}
-	writeJSON(w, http.StatusOK, client.SSHInfo{Address: addr, HostKey: a.ssh.HostKey, Fingerprint: a.ssh.Fingerprint})
+	return addr
+}
+
+// runtimeSSH is what connecting to the runtime over the SSH gateway
+// takes: the gateway's address and host key, the user (the runtime's
+// id), and the command. The caller needs the member role, as the gateway
+// asks of the key it signs in with.
+func (a *API) runtimeSSH(w http.ResponseWriter, r *http.Request) error {
+	rt, err := a.runtimeOf(r)
+	if err != nil {
+		return err
+	}
+	addr := a.sshAddress(r)
+	cmd := "ssh " + rt.ID + "@" + addr
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		cmd = "ssh -p " + port + " " + rt.ID + "@" + host
+	}
+	writeJSON(w, http.StatusOK, client.RuntimeSSH{
+		Address: addr, HostKey: a.ssh.HostKey, Fingerprint: a.ssh.Fingerprint, User: rt.ID, Command: cmd,
+	})
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ type Config struct {
 	SessionsConfig  `yaml:",inline" section:"sessions"`
 	TasksConfig     `yaml:",inline" section:"tasks"`
 	SnapshotsConfig `yaml:",inline" section:"snapshots"`
+	InstanceConfig  `yaml:",inline" section:"instance"`
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
 	PreviewConfig   `yaml:",inline" section:"preview"`
@@ -60,7 +62,7 @@ type Config struct {
 
 // Section is a pointer to the section of c that the component name
 // configures (server, http, store, access, providers, egress, secrets, runtime,
-// ledger, bindings, sessions, snapshots, lifecycle, ssh, preview, events, metrics), or nil
+// ledger, bindings, sessions, snapshots, instance, lifecycle, ssh, preview, events, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
 	v := reflect.ValueOf(c).Elem()
@@ -279,6 +281,29 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+func (c *InstanceConfig) validate() error {
+	if c.Instance == "" {
+		if c.InstanceTemplate != "" {
+			return fmt.Errorf("instance_template (PADDOCK_INSTANCE_TEMPLATE) is set without instance")
+		}
+		return nil
+	}
+	if _, _, _, ok := c.Names(); !ok {
+		return fmt.Errorf("instance (PADDOCK_INSTANCE, --instance) %q is not org/workspace/project", c.Instance)
+	}
+	return nil
+}
+
+// Names are the org, workspace and project Instance names; ok is false
+// when it is not three names, or is "".
+func (c InstanceConfig) Names() (org, workspace, project string, ok bool) {
+	parts := strings.Split(c.Instance, "/")
+	if len(parts) != 3 || slices.Contains(parts, "") {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
 }
 
 func (c *ServerConfig) validate() error {

@@ -185,6 +185,18 @@ type SnapshotsConfig struct {
 	SnapshotsS3AllowInternal bool `yaml:"snapshots_s3_allow_internal" env:"PADDOCK_SNAPSHOTS_S3_ALLOW_INTERNAL" flag:"snapshots-s3-allow-internal" help:"allow the S3 endpoint to resolve to an internal address (loopback, link-local, private)"`
 }
 
+// InstanceConfig is instance mode: an installation that is one sandbox
+// service instance names its runtime, whose operations it also serves
+// under /api/sandbox.
+type InstanceConfig struct {
+	// Instance is org/workspace/project (names); "" is no instance mode.
+	// What it names and does not exist is made at start.
+	Instance string `yaml:"instance" env:"PADDOCK_INSTANCE" flag:"instance" help:"instance mode: org/workspace/project, the one runtime this installation serves under /api/sandbox (made at start when missing)"`
+	// InstanceTemplate is the template (in the workspace) the project is
+	// made from when it does not exist; "" the installation's defaults.
+	InstanceTemplate string `yaml:"instance_template" env:"PADDOCK_INSTANCE_TEMPLATE" flag:"instance-template" help:"the template the instance's project is made from when it does not exist (default: the installation's defaults)"`
+}
+
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
 	// ReconcileConcurrency is how many runtimes a reconciliation handles

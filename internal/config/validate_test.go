@@ -54,3 +54,35 @@ func TestValidate(t *testing.T) {
 		t.Errorf("a disabled egress's port is checked: %v", err)
 	}
 }
+
+// TestInstanceSetting: instance names org/workspace/project or is empty;
+// instance_template needs it; the environment sets both.
+func TestInstanceSetting(t *testing.T) {
+	for _, bad := range []InstanceConfig{
+		{Instance: "acme/dev"}, {Instance: "acme//svc"}, {Instance: "a/b/c/d"}, {InstanceTemplate: "tpl"},
+	} {
+		c := Default()
+		c.InstanceConfig = bad
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "instance") {
+			t.Errorf("%+v: %v, want a refusal naming the setting", bad, err)
+		}
+	}
+	c := Default()
+	c.InstanceConfig = InstanceConfig{Instance: "acme/dev/svc", InstanceTemplate: "tpl"}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if org, ws, project, ok := c.Names(); !ok || org != "acme" || ws != "dev" || project != "svc" {
+		t.Fatalf("names %q %q %q %v", org, ws, project, ok)
+	}
+	e := Default()
+	if err := e.LoadEnv(func(k string) (string, bool) {
+		v, ok := map[string]string{"PADDOCK_INSTANCE": "acme/dev/svc", "PADDOCK_INSTANCE_TEMPLATE": "tpl"}[k]
+		return v, ok
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if e.Instance != "acme/dev/svc" || e.InstanceTemplate != "tpl" {
+		t.Fatalf("from the environment: %+v", e.InstanceConfig)
+	}
+}

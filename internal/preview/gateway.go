@@ -309,3 +309,11 @@ func errNotListening(port int, cause error) error {
 func (g *Gateway) ServePort(w http.ResponseWriter, r *http.Request, id string, port int) {
 	g.proxy(w, r, port, func() (store.Runtime, error) { return g.path.Resolve(r.Context(), id) }, "")
 }
+
+// ServeIn answers r, a request under prefix to port of runtime id in
+// workspace ws of org (names), as a path URL there: the same access
+// rules, wake and proxy. An installation in instance mode serves its
+// runtime's ports so, under its own prefix.
+func (g *Gateway) ServeIn(w http.ResponseWriter, r *http.Request, org, ws, id string, port int, prefix string) {
+	g.proxy(w, r, port, func() (store.Runtime, error) { return g.path.ResolveIn(r.Context(), org, ws, id) }, prefix)
+}

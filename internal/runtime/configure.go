@@ -24,8 +24,13 @@ type Patch struct {
 	MaxLifetimeSeconds  *int64
 	ArchiveAfterSeconds *int64
 	Secrets             *[]string
-	RootFS              *string
-	User                *string
+	// BindSecret adds one secret reference to the runtime's bound
+	// secrets (after Secrets), unless it is there; UnbindSecret removes
+	// one. Each applies to the configuration as it is when written, so
+	// two at once both hold.
+	BindSecret, UnbindSecret *string
+	RootFS                   *string
+	User                     *string
 	// Sidecars replaces the sidecar capabilities (already parsed).
 	Sidecars *[]string
 	// Harness and Model are what a prompt runs when it names none; ""
@@ -130,6 +135,12 @@ func (patch Patch) apply(c store.RuntimeConfig) store.RuntimeConfig {
 	set(&c.MaxLifetimeSeconds, patch.MaxLifetimeSeconds)
 	set(&c.ArchiveAfterSeconds, patch.ArchiveAfterSeconds)
 	set(&c.Secrets, patch.Secrets)
+	if ref := deref(patch.BindSecret); ref != "" && !slices.Contains(c.Secrets, ref) {
+		c.Secrets = append(slices.Clone(c.Secrets), ref)
+	}
+	if ref := deref(patch.UnbindSecret); ref != "" {
+		c.Secrets = slices.DeleteFunc(slices.Clone(c.Secrets), func(s string) bool { return s == ref })
+	}
 	set(&c.RootFS, patch.RootFS)
 	set(&c.User, patch.User)
 	set(&c.Harness, patch.Harness)

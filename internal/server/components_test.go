@@ -26,7 +26,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	want := []string{
 		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
-		"bindings", "sessions", "snapshots", "tasks", "lifecycle", "ssh", "events", "http",
+		"bindings", "sessions", "snapshots", "tasks", "lifecycle", "ssh", "events", "instance", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
@@ -45,6 +45,16 @@ func TestMountedFeaturesTestsReplace(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	if want := []string{"credits", "metrics", "ssh"}; !slices.Equal(names, want) {
+		t.Fatalf("mounted %v, want %v", names, want)
+	}
+	// Instance mode's feature is mounted last, after a test's too: its
+	// routes mirror the runtime routes of the others (the SSH one here).
+	w.mount(api.Instance(nil))
+	names = nil
+	for _, f := range w.mountedFeatures() {
+		names = append(names, f.Name)
+	}
+	if want := []string{"credits", "metrics", "ssh", "instance"}; !slices.Equal(names, want) {
 		t.Fatalf("mounted %v, want %v", names, want)
 	}
 }

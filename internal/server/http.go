@@ -54,7 +54,7 @@ func (w *wiring) httpComponent() component.Registration {
 	return component.Def[*httpServer]{
 		Name: httpName,
 		Requires: []string{storeName, accessName, metricsName, providersName, secretsName, egressName, runtimeName,
-			ledgerName, bindingsName, sessionsName, tasksName, lifecycleName, sshName, previewName, eventsName},
+			ledgerName, bindingsName, sessionsName, tasksName, lifecycleName, sshName, previewName, eventsName, instanceName},
 		Init:  w.initHTTP,
 		Start: func(ctx context.Context, h *httpServer) error { return h.start(ctx) },
 		Close: func(ctx context.Context, h *httpServer) error { return h.drain(ctx) },
@@ -126,12 +126,24 @@ func (h *httpServer) requires(ic *component.InitContext) (sec *secrets.Service, 
 }
 
 // mountedFeatures are the features the components mounted, and a test's
-// (Overrides.Mount) in place of those of the same name.
+// (Overrides.Mount) in place of those of the same name; instance mode's
+// last, since its routes mirror the others' runtime routes.
 func (w *wiring) mountedFeatures() []api.Feature {
 	fs := slices.DeleteFunc(slices.Clone(w.features), func(f api.Feature) bool {
 		return slices.ContainsFunc(w.o.Mount, func(m api.Feature) bool { return m.Name == f.Name })
 	})
-	return append(fs, w.o.Mount...)
+	fs = append(fs, w.o.Mount...)
+	slices.SortStableFunc(fs, func(a, b api.Feature) int {
+		return cmp.Compare(boolInt(a.Name == api.InstanceFeature), boolInt(b.Name == api.InstanceFeature))
+	})
+	return fs
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // clientsOf finds the address a request came from, trusting the

@@ -116,6 +116,7 @@ const (
 	sshName       = "ssh"
 	previewName   = "preview"
 	eventsName    = "events"
+	instanceName  = "instance"
 	httpName      = "http"
 )
 
@@ -139,6 +140,7 @@ func (w *wiring) components() []component.Registration {
 		w.sshComponent(),
 		w.previewComponent(),
 		w.eventsComponent(),
+		w.instanceComponent(),
 		w.httpComponent(),
 	}
 }

@@ -1243,6 +1243,24 @@ type RuntimePort struct {
 	Public bool `json:"public,omitempty"`
 }
 
+// RuntimeSSH What connecting to one runtime over the SSH gateway takes: where the gateway is, its host key, the user that names the runtime, and the command.
+type RuntimeSSH struct {
+	Address     string `json:"address"`
+	HostKey     string `json:"host_key"`
+	Fingerprint string `json:"fingerprint"`
+
+	// User the runtime's id, the SSH username that names it
+	User string `json:"user"`
+
+	// Command the ssh command that opens a shell there
+	Command string `json:"command"`
+}
+
+// RuntimeSecrets The secrets bound to a runtime, by id or name as they were bound (its config's secrets).
+type RuntimeSecrets struct {
+	Secrets []string `json:"secrets"`
+}
+
 // RuntimeUpdate The answer to a RuntimePatch: the runtime as it is now, and which changed settings apply at once (live: to the current sandbox, or there is none) and which when the runtime next starts (next_start).
 type RuntimeUpdate struct {
 	// Runtime The durable agent environment of a project.

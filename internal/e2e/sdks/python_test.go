@@ -27,9 +27,10 @@ import (
 func TestPythonSDK(t *testing.T) {
 	requirePython(t)
 	testenv.RequireDocker(t, testenv.TestImage)
-	live := testenv.Serve(t, testenv.ServeOptions{Image: testenv.DefaultImage})
+	live := testenv.Serve(t, testenv.ServeOptions{Image: testenv.DefaultImage, Args: []string{"--instance", pyInstance}})
 	org, ws := "pysdk", "default"
 	viewer := pythonFleet(t, live, org, ws)
+	prepareInstance(t, live, pyInstanceOrg)
 	root := testenv.RepoRoot(t)
 	env := append(os.Environ(),
 		"PYTHONPATH="+filepath.Join(root, "sdk", "python"),

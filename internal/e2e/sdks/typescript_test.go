@@ -30,8 +30,9 @@ const (
 func TestTypeScriptSDK(t *testing.T) {
 	dir := tsPackage(t)
 	node := testenv.NodeBin(t)
-	s := testenv.Serve(t, testenv.ServeOptions{})
+	s := testenv.Serve(t, testenv.ServeOptions{Args: []string{"--instance", tsInstance}})
 	viewerKey := prepareTSOrg(t, s)
+	prepareTSInstance(t, s)
 	env := append(os.Environ(),
 		"PATH="+node+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"PADDOCK_URL="+s.URL,

@@ -101,6 +101,9 @@ type Options struct {
 	// EventHeartbeat is how often an event stream says it is alive; 0:
 	// api.DefaultHeartbeat.
 	EventHeartbeat time.Duration
+	// InstanceMode, when its Instance names org/workspace/project, is
+	// instance mode: the API serves that runtime under /api/sandbox.
+	InstanceMode config.InstanceConfig
 }
 
 // Env is a running API.
@@ -221,6 +224,7 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
 	cfg.EventsHeartbeat = opts.EventHeartbeat
+	cfg.InstanceConfig = opts.InstanceMode
 	if opts.Configure != nil {
 		opts.Configure(&cfg)
 	}

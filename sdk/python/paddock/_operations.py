@@ -628,6 +628,81 @@ class Operations:
         return self._call(
             Request("GET", ws_route(org, ws, "task-batches", batch_id), decode=as_model(models.TaskBatch))
         )
+    # Instance mode: a runtime's secret bindings and SSH, and the operations of the runtime a server in instance mode serves under /api/sandbox.
+
+    def list_runtime_secrets(self, org: str, ws: str, runtime_id: str) -> models.RuntimeSecrets:
+        """The secrets bound to a runtime."""
+        path = runtime_route(org, ws, runtime_id, "secrets")
+        return self._call(Request("GET", path, decode=as_model(models.RuntimeSecrets)))
+
+    def bind_runtime_secret(self, org: str, ws: str, runtime_id: str, secret: str) -> models.RuntimeUpdate:
+        """Binds a secret (id or name) to a runtime; it applies to its next sandbox."""
+        path = runtime_route(org, ws, runtime_id, "secrets", secret)
+        return self._call(Request("PUT", path, decode=as_model(models.RuntimeUpdate)))
+
+    def unbind_runtime_secret(self, org: str, ws: str, runtime_id: str, secret: str) -> models.RuntimeUpdate:
+        """Unbinds a secret from a runtime (secret_not_bound when it names none)."""
+        path = runtime_route(org, ws, runtime_id, "secrets", secret)
+        return self._call(Request("DELETE", path, decode=as_model(models.RuntimeUpdate)))
+
+    def runtime_ssh(self, org: str, ws: str, runtime_id: str) -> models.RuntimeSSH:
+        """What connecting to a runtime over the SSH gateway takes."""
+        return self._call(Request("GET", runtime_route(org, ws, runtime_id, "ssh"), decode=as_model(models.RuntimeSSH)))
+
+    def get_instance(self) -> models.Runtime:
+        """The instance's runtime."""
+        return self._call(Request("GET", route("/api/sandbox"), decode=as_model(models.Runtime)))
+
+    def start_instance(self) -> models.Runtime:
+        return self._instance_action("start")
+
+    def stop_instance(self) -> models.Runtime:
+        """Stops (pauses) the instance's sandbox, keeping its state."""
+        return self._instance_action("stop")
+
+    def resume_instance(self) -> models.Runtime:
+        return self._instance_action("resume")
+
+    def _instance_action(self, action: str) -> Any:
+        return self._call(Request("POST", route("/api/sandbox", action), json=body(None), decode=as_model(models.Runtime)))
+
+    def instance_exec(
+        self, argv: Sequence[str], *, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+    ) -> models.ExecResult:
+        """Runs a process in the instance's sandbox, as exec."""
+        req = _exec_request(argv, env, None, cwd, None, None, timeout_ms, None, None, None)
+        return self._call(Request("POST", route("/api/sandbox", "exec"), json=req.to_dict(), decode=as_model(models.ExecResult)))
+
+    def snapshot_instance(self, *, name: Optional[str] = None) -> models.Snapshot:
+        """Takes a snapshot of the instance's runtime."""
+        req = models.CreateSnapshotRequest(name=name)
+        return self._call(Request("POST", route("/api/sandbox", "snapshot"), json=req.to_dict(), decode=as_model(models.Snapshot)))
+
+    def list_instance_snapshots(self, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.SnapshotList:
+        q = params(cursor=cursor, limit=limit)
+        return self._call(Request("GET", route("/api/sandbox", "snapshots"), params=q, decode=as_model(models.SnapshotList)))
+
+    def instance_ssh(self) -> models.RuntimeSSH:
+        return self._call(Request("GET", route("/api/sandbox", "ssh"), decode=as_model(models.RuntimeSSH)))
+
+    def list_instance_secrets(self) -> models.RuntimeSecrets:
+        return self._call(Request("GET", route("/api/sandbox", "secrets"), decode=as_model(models.RuntimeSecrets)))
+
+    def bind_instance_secret(self, secret: str) -> models.RuntimeUpdate:
+        return self._call(Request("PUT", route("/api/sandbox", "secrets", secret), decode=as_model(models.RuntimeUpdate)))
+
+    def unbind_instance_secret(self, secret: str) -> models.RuntimeUpdate:
+        return self._call(Request("DELETE", route("/api/sandbox", "secrets", secret), decode=as_model(models.RuntimeUpdate)))
+
+    def list_instance_ports(self) -> models.PortList:
+        return self._call(Request("GET", route("/api/sandbox", "previews"), decode=as_model(models.PortList)))
+
+    def set_instance_port_public(self, port: int, public: bool) -> models.Port:
+        """Opens (public) or closes (private) a port of the instance's sandbox."""
+        req = models.SetPortRequest(public=public)
+        path = route("/api/sandbox", "previews", str(port))
+        return self._call(Request("PATCH", path, json=req.to_dict(), decode=as_model(models.Port)))
 
 
 def _exec_request(

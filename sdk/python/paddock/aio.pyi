@@ -227,3 +227,46 @@ class AsyncPaddock:
 
     async def get_task_batch(self, org: str, ws: str, batch_id: str) -> models.TaskBatch:
         """A batch: how many of its tasks are in each status, and its tasks."""
+
+    async def list_runtime_secrets(self, org: str, ws: str, runtime_id: str) -> models.RuntimeSecrets:
+        """The secrets bound to a runtime."""
+
+    async def bind_runtime_secret(self, org: str, ws: str, runtime_id: str, secret: str) -> models.RuntimeUpdate:
+        """Binds a secret (id or name) to a runtime; it applies to its next sandbox."""
+
+    async def unbind_runtime_secret(self, org: str, ws: str, runtime_id: str, secret: str) -> models.RuntimeUpdate:
+        """Unbinds a secret from a runtime (secret_not_bound when it names none)."""
+
+    async def runtime_ssh(self, org: str, ws: str, runtime_id: str) -> models.RuntimeSSH:
+        """What connecting to a runtime over the SSH gateway takes."""
+
+    async def get_instance(self) -> models.Runtime:
+        """The instance's runtime."""
+
+    async def start_instance(self) -> models.Runtime: ...
+
+    async def stop_instance(self) -> models.Runtime:
+        """Stops (pauses) the instance's sandbox, keeping its state."""
+
+    async def resume_instance(self) -> models.Runtime: ...
+
+    async def instance_exec(self, argv: Sequence[str], *, env: Optional[Mapping[str, str]]=..., cwd: Optional[str]=..., timeout_ms: Optional[int]=...) -> models.ExecResult:
+        """Runs a process in the instance's sandbox, as exec."""
+
+    async def snapshot_instance(self, *, name: Optional[str]=...) -> models.Snapshot:
+        """Takes a snapshot of the instance's runtime."""
+
+    async def list_instance_snapshots(self, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.SnapshotList: ...
+
+    async def instance_ssh(self) -> models.RuntimeSSH: ...
+
+    async def list_instance_secrets(self) -> models.RuntimeSecrets: ...
+
+    async def bind_instance_secret(self, secret: str) -> models.RuntimeUpdate: ...
+
+    async def unbind_instance_secret(self, secret: str) -> models.RuntimeUpdate: ...
+
+    async def list_instance_ports(self) -> models.PortList: ...
+
+    async def set_instance_port_public(self, port: int, public: bool) -> models.Port:
+        """Opens (public) or closes (private) a port of the instance's sandbox."""

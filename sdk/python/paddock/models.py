@@ -4233,6 +4233,44 @@ class CreateTemplateRequest(Model):
     )
 
 
+@dataclass(kw_only=True)
+class RuntimeSecrets(Model):
+    """The secrets bound to a runtime, by id or name as they were bound (its config's secrets)."""
+
+    secrets: List[str]
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("secrets", "secrets", ListOf(STR), True),
+    )
+
+
+@dataclass(kw_only=True)
+class RuntimeSSH(Model):
+    """What connecting to one runtime over the SSH gateway takes: where the gateway is, its host
+    key, the user that names the runtime, and the command.
+    """
+
+    address: str
+
+    host_key: str
+
+    fingerprint: str
+
+    user: str
+    """the runtime's id, the SSH username that names it"""
+
+    command: str
+    """the ssh command that opens a shell there"""
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("address", "address", STR, True),
+        ("host_key", "host_key", STR, True),
+        ("fingerprint", "fingerprint", STR, True),
+        ("user", "user", STR, True),
+        ("command", "command", STR, True),
+    )
+
+
 NetworkPolicy = Union[Literal["none", "proxy", "open"], "NetworkRules"]
 """The egress policy. A bare mode string ("proxy") is short for {"mode": "proxy"}. Rules given on
 mode none or open, where nothing would apply them, are refused: 400 network_rules_need_proxy.
@@ -4369,6 +4407,8 @@ __all__ = [
     "RuntimePatchUser",
     "RuntimePauseReason",
     "RuntimePort",
+    "RuntimeSSH",
+    "RuntimeSecrets",
     "RuntimeStatus",
     "RuntimeUpdate",
     "SSHInfo",

@@ -7,7 +7,7 @@ import { PaddockError } from "./errors.js";
 import { ExecStream, type ProcessControl } from "./exec.js";
 import { PromptStream } from "./sessions.js";
 import { Terminal, type WebSocketConstructor } from "./terminal.js";
-import { path, runtimePath, Transport, wsPath, type Fetch, type Query } from "./transport.js";
+import { path, runtimePath, segment, Transport, wsPath, type Fetch, type Query } from "./transport.js";
 import type * as T from "./types.js";
 
 /** How to reach the server. */
@@ -211,20 +211,7 @@ export class Paddock {
    * command_not_found, 409 runtime_not_running, …).
    */
   async exec(org: string, ws: string, runtimeId: string, req: ExecInput | string[]): Promise<ExecOutput> {
-    const r = await this.t.json<T.ExecResult>("POST", runtimePath(org, ws, runtimeId, "exec"), { json: execBody(req) });
-    const stdoutBytes = fromBase64(r.stdout);
-    const stderrBytes = fromBase64(r.stderr);
-    return {
-      id: r.id,
-      pid: r.pid,
-      exit: r.exit,
-      exitCode: r.exit?.code,
-      stdout: toText(stdoutBytes),
-      stderr: toText(stderrBytes),
-      stdoutBytes,
-      stderrBytes,
-      truncated: r.truncated,
-    };
+    return execOutput(await this.t.json<T.ExecResult>("POST", runtimePath(org, ws, runtimeId, "exec"), { json: execBody(req) }));
   }
 
   /**
@@ -497,11 +484,129 @@ export class Paddock {
   getTaskBatch(org: string, ws: string, batchId: string): Promise<T.TaskBatch> {
     return this.t.json("GET", wsPath(org, ws, "task-batches", batchId));
   }
+  // Instance mode: a runtime's secret bindings and SSH, and the operations of the runtime a server in instance mode serves under /api/sandbox.
+
+  /** The secrets bound to a runtime. */
+  listRuntimeSecrets(org: string, ws: string, runtimeId: string): Promise<T.RuntimeSecrets> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "secrets"));
+  }
+
+  /** Binds a secret (id or name) to a runtime; it applies to its next sandbox. */
+  bindRuntimeSecret(org: string, ws: string, runtimeId: string, secret: string): Promise<T.RuntimeUpdate> {
+    return this.t.json("PUT", runtimePath(org, ws, runtimeId, "secrets", secret));
+  }
+
+  /** Unbinds a secret from a runtime (404 secret_not_bound when it names none). */
+  unbindRuntimeSecret(org: string, ws: string, runtimeId: string, secret: string): Promise<T.RuntimeUpdate> {
+    return this.t.json("DELETE", runtimePath(org, ws, runtimeId, "secrets", secret));
+  }
+
+  /** What connecting to a runtime over the SSH gateway takes. */
+  runtimeSSH(org: string, ws: string, runtimeId: string): Promise<T.RuntimeSSH> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "ssh"));
+  }
+
+  /** The instance's runtime. */
+  getInstance(): Promise<T.Runtime> {
+    return this.t.json("GET", sandboxPath());
+  }
+
+  /** Starts the instance's runtime. */
+  startInstance(req: T.StartRuntimeRequest = {}): Promise<T.Runtime> {
+    return this.t.json("POST", sandboxPath("start"), { json: req });
+  }
+
+  /** Runs a process in the instance's sandbox, as exec. */
+  async instanceExec(req: ExecInput | string[]): Promise<ExecOutput> {
+    return execOutput(await this.t.json<T.ExecResult>("POST", sandboxPath("exec"), { json: execBody(req) }));
+  }
+
+  /** Runs one turn of a harness in the instance's sandbox, as prompt. */
+  instancePrompt(req: T.PromptRequest | string): Promise<T.PromptResult> {
+    return this.t.json("POST", sandboxPath("prompt"), { json: promptBody(req) });
+  }
+
+  /** Runs a prompt to completion as a task in the instance's sandbox. */
+  instanceTask(req: T.PromptRequest | string): Promise<T.PromptResult> {
+    return this.t.json("POST", sandboxPath("task"), { json: promptBody(req) });
+  }
+
+  /** Stops (pauses) the instance's sandbox, keeping its state. */
+  stopInstance(): Promise<T.Runtime> {
+    return this.t.json("POST", sandboxPath("stop"), {});
+  }
+
+  /** Continues the instance's stopped sandbox. */
+  resumeInstance(): Promise<T.Runtime> {
+    return this.t.json("POST", sandboxPath("resume"), {});
+  }
+
+  /** Takes a snapshot of the instance's runtime. */
+  snapshotInstance(req: T.CreateSnapshotRequest = {}): Promise<T.Snapshot> {
+    return this.t.json("POST", sandboxPath("snapshot"), { json: req });
+  }
+
+  /** The snapshots of the instance's runtime, a page at a time. */
+  listInstanceSnapshots(opts: T.ListOptions = {}): Promise<T.Page<T.Snapshot>> {
+    return this.t.json("GET", sandboxPath("snapshots"), { query: { ...opts } });
+  }
+
+  /** What connecting to the instance's sandbox over the SSH gateway takes. */
+  instanceSSH(): Promise<T.RuntimeSSH> {
+    return this.t.json("GET", sandboxPath("ssh"));
+  }
+
+  /** The secrets bound to the instance's runtime. */
+  listInstanceSecrets(): Promise<T.RuntimeSecrets> {
+    return this.t.json("GET", sandboxPath("secrets"));
+  }
+
+  /** Binds a secret to the instance's runtime. */
+  bindInstanceSecret(secret: string): Promise<T.RuntimeUpdate> {
+    return this.t.json("PUT", sandboxPath("secrets", secret));
+  }
+
+  /** Unbinds a secret from the instance's runtime. */
+  unbindInstanceSecret(secret: string): Promise<T.RuntimeUpdate> {
+    return this.t.json("DELETE", sandboxPath("secrets", secret));
+  }
+
+  /** The instance's sandbox's ports. */
+  listInstancePorts(): Promise<T.Page<T.Port>> {
+    return this.t.json("GET", sandboxPath("previews"));
+  }
+
+  /** Opens (public) or closes (private) a port of the instance's sandbox. */
+  setInstancePortPublic(port: number, isPublic: boolean): Promise<T.Port> {
+    return this.t.json("PATCH", sandboxPath("previews", String(port)), { json: { public: isPublic } });
+  }
+}
+
+/** sandboxPath is the path of the instance's operation named by rest. */
+function sandboxPath(...rest: string[]): string {
+  return ["/api/sandbox", ...rest.map(segment)].join("/");
 }
 
 /** named makes a request of a bare name. */
 function named<R extends { name: string }>(req: R | string): R {
   return (typeof req === "string" ? { name: req } : req) as R;
+}
+
+/** execOutput is an exec's answer with its output decoded. */
+function execOutput(r: T.ExecResult): ExecOutput {
+  const stdoutBytes = fromBase64(r.stdout);
+  const stderrBytes = fromBase64(r.stderr);
+  return {
+    id: r.id,
+    pid: r.pid,
+    exit: r.exit,
+    exitCode: r.exit?.code,
+    stdout: toText(stdoutBytes),
+    stderr: toText(stderrBytes),
+    stdoutBytes,
+    stderrBytes,
+    truncated: r.truncated,
+  };
 }
 
 function execBody(req: ExecInput | string[]): T.ExecRequest {

@@ -2240,6 +2240,323 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        /** The secrets bound to the runtime (its config's secrets), by id or name as they were bound. */
+        get: operations["listRuntimeSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/secrets/{secret}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the secret's id or name */
+                secret: components["parameters"]["secret"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /** Bind a secret (id or name) to the runtime: a configuration change as PATCH's secrets, checked the same way (404 secret_not_found, 400 secret_env_conflict, 422 brokered_secret_needs_proxy); binding one already bound changes nothing. It applies to the next sandbox when the runtime has one now. */
+        put: operations["bindRuntimeSecret"];
+        post?: never;
+        /** Unbind a secret, named as the runtime's config names it: 404 secret_not_bound when it names none. It applies to the next sandbox when the runtime has one now. */
+        delete: operations["unbindRuntimeSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/ssh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        /** What connecting to the runtime over the SSH gateway takes: the gateway's address and host key, the user (the runtime's id) and the ssh command. Mounted when the SSH gateway is on. */
+        get: operations["getRuntimeSSH"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The instance's runtime. The same operation as getRuntime, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        get: operations["getInstance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a process in the instance's sandbox (as exec: JSON or an NDJSON stream by Accept). The same operation as exec, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxExec"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/prompt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run one turn of an agent harness in the instance's sandbox. The same operation as prompt, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxPrompt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/task": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a prompt to completion as a task in the instance's sandbox. The same operation as task, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start the instance's runtime when it is idle (or restore it when archived). The same operation as startRuntime, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxStart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop the instance's sandbox, keeping its state (a pause: resume continues it, and any operation in it wakes it). The same operation as pauseRuntime, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxStop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Continue the instance's stopped sandbox. The same operation as resumeRuntime, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take a snapshot of the instance's runtime. The same operation as createSnapshot, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The snapshots taken of the instance's runtime, oldest first. The same operation as listRuntimeSnapshots, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        get: operations["sandboxListSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/ssh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What connecting to the instance's sandbox over the SSH gateway takes. Mounted when the SSH gateway is on too. The same operation as getRuntimeSSH, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        get: operations["sandboxSSH"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The secrets bound to the instance's runtime. The same operation as listRuntimeSecrets, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        get: operations["sandboxListSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/secrets/{secret}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the secret's id or name */
+                secret: components["parameters"]["secret"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /** Bind a secret to the instance's runtime. The same operation as bindRuntimeSecret, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        put: operations["sandboxBindSecret"];
+        post?: never;
+        /** Unbind a secret from the instance's runtime. The same operation as unbindRuntimeSecret, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        delete: operations["sandboxUnbindSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/previews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The instance's sandbox's ports, each with its preview URL and path URL; its servers are also reached at /api/sandbox/ports/{port}/…, with the access rules of a path URL. The same operation as listPorts, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        get: operations["sandboxListPorts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/previews/{port}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a TCP port in the sandbox */
+                port: components["parameters"]["port"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Open (public) or close (private) a port of the instance's sandbox. The same operation as setPort, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        patch: operations["sandboxSetPort"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3942,6 +4259,20 @@ export interface components {
             name: string;
             description?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
+        };
+        /** @description The secrets bound to a runtime, by id or name as they were bound (its config's secrets). */
+        RuntimeSecrets: {
+            secrets: string[];
+        };
+        /** @description What connecting to one runtime over the SSH gateway takes: where the gateway is, its host key, the user that names the runtime, and the command. */
+        RuntimeSSH: {
+            address: string;
+            host_key: string;
+            fingerprint: string;
+            /** @description the runtime's id, the SSH username that names it */
+            user: string;
+            /** @description the ssh command that opens a shell there */
+            command: string;
         };
     };
     responses: {
@@ -8542,6 +8873,624 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["Error"];
             422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listRuntimeSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeSecrets"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    bindRuntimeSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the secret's id or name */
+                secret: components["parameters"]["secret"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description bound */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeUpdate"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    unbindRuntimeSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the secret's id or name */
+                secret: components["parameters"]["secret"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description unbound */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeUpdate"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getRuntimeSSH: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeSSH"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runtime"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxExec: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecRequest"];
+            };
+        };
+        responses: {
+            /** @description the exit and collected output, or the event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecResult"];
+                    "application/x-ndjson": components["schemas"]["ExecEvent"];
+                };
+            };
+            /** @description a background process started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecResult"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["SessionsCapped"];
+            501: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxPrompt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromptRequest"];
+            };
+        };
+        responses: {
+            /** @description the turn's result, or its event stream */
+            200: {
+                headers: {
+                    /** @description the session the turn runs in (streamed answers) */
+                    "X-Paddock-Session-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptResult"];
+                    "application/x-ndjson": components["schemas"]["SessionEvent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            501: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromptRequest"];
+            };
+        };
+        responses: {
+            /** @description the task's result, or its event stream */
+            200: {
+                headers: {
+                    /** @description the task's session (streamed answers) */
+                    "X-Paddock-Session-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptResult"];
+                    "application/x-ndjson": components["schemas"]["SessionEvent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            501: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StartRuntimeRequest"];
+            };
+        };
+        responses: {
+            /** @description running */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runtime"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            501: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxStop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description paused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runtime"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description running */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Runtime"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateSnapshotRequest"];
+            };
+        };
+        responses: {
+            /** @description taken */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snapshot"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxListSnapshots: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxSSH: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeSSH"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxListSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeSecrets"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxBindSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the secret's id or name */
+                secret: components["parameters"]["secret"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description bound */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeUpdate"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxUnbindSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the secret's id or name */
+                secret: components["parameters"]["secret"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description unbound */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeUpdate"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxListPorts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            501: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxSetPort: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a TCP port in the sandbox */
+                port: components["parameters"]["port"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPortRequest"];
+            };
+        };
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Port"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -51,6 +51,12 @@ export type CreatedKey = S["CreatedKey"];
 export type CreateKeyRequest = S["CreateKeyRequest"];
 export type Me = S["Me"];
 export type APIError = S["Error"];
+// Instance mode.
+export type RuntimeSecrets = S["RuntimeSecrets"];
+export type RuntimeSSH = S["RuntimeSSH"];
+export type Snapshot = S["Snapshot"];
+export type CreateSnapshotRequest = S["CreateSnapshotRequest"];
+export type Port = S["Port"];
 
 /** One page of a listing; nextCursor is "" (or absent) on the last page. */
 export interface Page<T> {
