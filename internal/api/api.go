@@ -29,8 +29,8 @@ import (
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
-	"github.com/paddockhq/paddock/internal/workflow"
 	"github.com/paddockhq/paddock/internal/tenancy"
+	"github.com/paddockhq/paddock/internal/workflow"
 )
 
 // Config wires an API: the services every API has. What only some have

@@ -247,4 +247,3 @@ func optionalTime(t time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
-
