@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
@@ -47,7 +48,7 @@ func timeoutOf(step Step) time.Duration {
 // exec runs an exec step's command in the runtime's sandbox (woken if
 // paused or archived), keeping the first MaxOutputBytes of each stream.
 func (s *Service) exec(ctx context.Context, rt store.Runtime, step Step, st *StepState) {
-	c, _, err := s.runtimes.AgentOf(ctx, rt)
+	c, err := s.agentOf(ctx, rt)
 	if err != nil {
 		s.fail(st, err)
 		return
@@ -79,6 +80,31 @@ func (s *Service) exec(ctx context.Context, rt store.Runtime, step Step, st *Ste
 		st.Status = StepSucceeded
 		if code != 0 {
 			st.Status, st.Error = StepFailed, "the command exited with status "+itoa(code)
+		}
+	}
+}
+
+// agentWait bounds how long an exec step waits for a runtime the
+// server cannot reach yet (503: a start-up reconciliation holds it).
+const agentWait = 2 * time.Minute
+
+// agentOf dials rt's agent, waking it if paused; while the runtime is
+// unavailable for a moment (a restarted server reconciling it) it tries
+// again each second, up to agentWait.
+func (s *Service) agentOf(ctx context.Context, rt store.Runtime) (*agentconn.Client, error) {
+	deadline := time.Now().Add(agentWait)
+	for {
+		c, _, err := s.runtimes.AgentOf(ctx, rt)
+		if err == nil || !errors.Is(err, errdefs.ErrUnavailable) || time.Now().After(deadline) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		if rt, err = s.store.GetRuntime(ctx, rt.ID); err != nil {
+			return nil, err
 		}
 	}
 }
