@@ -48,7 +48,8 @@ func (r *Request) check() error {
 		}
 		seen[st.Name] = true
 		if err := st.check(); err != nil {
-			return invalid("steps[%d] (%s): %s", i, st.Name, errdefs.PublicMessage(err, "invalid"))
+			pe, _ := errdefs.Public(err)
+			return errdefs.InvalidArgument(pe.Code, "steps[%d] (%s): %s", i, st.Name, pe.Message)
 		}
 	}
 	return nil
