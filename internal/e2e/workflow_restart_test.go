@@ -24,7 +24,9 @@ func TestWorkflowResumesAfterRestart(t *testing.T) {
 	const key = "pdk_00000000000000000000000000000000000000000000c0de"
 	// The same replica at both starts, as a server restarted with the same
 	// settings is: it takes the workflows lease back at once.
-	start := func() *server { return serveIn(t, bin, shim, data, runDir, instance, key, "PADDOCK_REPLICA_ID=workflow-restart") }
+	start := func() *server {
+		return serveIn(t, bin, shim, data, runDir, instance, key, "PADDOCK_REPLICA_ID=workflow-restart")
+	}
 	s := start()
 	c := sdkFor(t, s, key)
 	ctx := t.Context()
