@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -271,5 +274,57 @@ func TestWorkflowCancel(t *testing.T) {
 	e.env.Must(t, 200, "POST", e.rtPath+"/exec", pc.ExecRequest{Argv: sh(`for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline; echo; done 2>/dev/null | grep -c "^sleep 300"`)}).Decode(t, &res)
 	if string(res.Stdout) != "0\n" {
 		t.Fatalf("the cancelled step's process still runs: %q", res.Stdout)
+	}
+}
+
+// TestWorkflowCLIOnDocker: `paddock workflow run -f FILE --follow` runs a
+// workflow from a YAML file and prints each step as it ends; ls, show,
+// cancel and rm do what they say.
+func TestWorkflowCLIOnDocker(t *testing.T) {
+	e := newWorkflowEnv(t)
+	env := clitest.Env(e.env.URL, e.env.Key)
+	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	file := filepath.Join(t.TempDir(), "build.yaml")
+	if err := os.WriteFile(file, []byte(`name: build
+steps:
+  - {name: hello, type: exec, argv: [sh, -c, "echo hello"]}
+  - name: count
+    type: exec
+    argv: [sh, -c, "echo 3"]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := clitest.MustRun(t, env, "workflow", "run", "p1", "-f", file, "--follow")
+	if !strings.Contains(out, "step hello succeeded (exit 0): hello\n") || !strings.Contains(out, "step count succeeded (exit 0): 3\n") ||
+		!strings.HasSuffix(out, "run succeeded\n") {
+		t.Fatalf("workflow run --follow printed %q", out)
+	}
+	rows := clitest.Table(clitest.MustRun(t, env, "workflow", "ls", "p1"))
+	if len(rows) != 2 || rows[1][1] != "build" || rows[1][4] != pc.WorkflowSucceeded {
+		t.Fatalf("workflow ls: %q", rows)
+	}
+	show := clitest.MustRun(t, env, "workflow", "show", "p1", "build")
+	if !strings.Contains(show, "hello") || !strings.Contains(show, "succeeded") {
+		t.Fatalf("workflow show: %q", show)
+	}
+
+	if err := os.WriteFile(file, []byte(`{"name": "long", "steps": [{"type": "exec", "argv": ["sleep", "300"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clitest.MustRun(t, env, "workflow", "run", "p1", "-f", file)
+	testenv.WaitFor(t, "the long step to run", func() bool {
+		var wf pc.Workflow
+		e.env.Must(t, 200, "GET", e.rtPath+"/workflows/long", nil).Decode(t, &wf)
+		return wf.LastRun.Steps[0].Status == pc.StepRunning
+	})
+	if out := clitest.MustRun(t, env, "workflow", "cancel", "p1", "long"); !strings.Contains(out, "cancelled") {
+		t.Fatalf("workflow cancel: %q", out)
+	}
+	if _, _, code := clitest.Run(t, env, "workflow", "follow", "p1", "long"); code != 1 {
+		t.Fatalf("following a cancelled run exited %d, want 1", code)
+	}
+	clitest.MustRun(t, env, "workflow", "rm", "p1", "long")
+	if r := e.env.Do(t, "GET", e.rtPath+"/workflows/long", nil); r.Status != 404 {
+		t.Fatalf("the removed workflow: %d", r.Status)
 	}
 }
