@@ -71,3 +71,11 @@ export type ListFilesOptions = Omit<QueryOf<"listFiles">, "path">;
 export type WriteFileOptions = Omit<QueryOf<"writeFile">, "path">;
 export type ReadFileOptions = Omit<QueryOf<"readFile">, "path">;
 export type TerminalOptions = QueryOf<"terminal">;
+
+// Workflows.
+export type CreateWorkflowRequest = S["CreateWorkflowRequest"];
+export type WorkflowStep = S["WorkflowStep"];
+export type WorkflowStepState = S["WorkflowStepState"];
+export type WorkflowRun = S["WorkflowRun"];
+export type Workflow = S["Workflow"];
+export type WorkflowEvent = S["WorkflowEvent"];
