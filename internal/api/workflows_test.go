@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	"github.com/paddockhq/paddock/pkg/client"
@@ -115,4 +116,47 @@ func TestWorkflowOthersSeeNothing(t *testing.T) {
 	}
 	wantError(t, env.DoKey(t, key, "POST", foreign+"/workflows", client.CreateWorkflowRequest{Name: "x", Steps: []client.WorkflowStep{execStep("true")}}), 404, "runtime_not_found")
 	env.Must(t, 200, "GET", rtPath+"/workflows/"+wf.ID, nil) // still there
+}
+
+// TestWorkflowsRunOnTheLeaseHolder: two servers on one store; the first
+// holds the workflows lease, the second waits for it. A workflow made
+// through the second is run by the first, once: the second runs no
+// workflow while it does not hold the lease.
+func TestWorkflowsRunOnTheLeaseHolder(t *testing.T) {
+	dir := t.TempDir()
+	a := servertest.New(t, servertest.Options{DataDir: dir})
+	holds := func(env *servertest.Env) bool {
+		var r client.Readiness
+		env.Must(t, 200, "GET", "/readyz", nil).Decode(t, &r)
+		for _, l := range r.Leases {
+			if l.Name == "workflows" {
+				return l.Held
+			}
+		}
+		t.Fatalf("%s runs no workflows lease: %+v", r.Replica, r.Leases)
+		return false
+	}
+	testenv.WaitFor(t, "the first server to hold the workflows lease", func() bool { return holds(a) })
+	b := servertest.New(t, servertest.Options{DataDir: dir})
+	if holds(b) {
+		t.Fatal("the second server holds the workflows lease the first holds")
+	}
+	b.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: "acme"})
+	b.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"})
+	var p client.Project
+	b.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	b.Must(t, 201, "POST", rtPath+"/workflows", client.CreateWorkflowRequest{Name: "w", Steps: []client.WorkflowStep{execStep("true")}})
+	var wf client.Workflow
+	testenv.WaitFor(t, "the run to end", func() bool {
+		b.Must(t, 200, "GET", rtPath+"/workflows/w", nil).Decode(t, &wf)
+		return client.WorkflowDone(wf.LastRun.Status)
+	})
+	// The fake provider runs no agent: the step ran (and failed) once.
+	if st := wf.LastRun.Steps[0]; st.Attempts != 1 || st.ErrorCode != "runtime_not_running" {
+		t.Fatalf("the step: %+v", st)
+	}
+	if holds(b) || !holds(a) {
+		t.Fatal("the lease moved")
+	}
 }
