@@ -195,8 +195,8 @@ func (a *API) followWorkflow(w http.ResponseWriter, r *http.Request) error {
 	err = a.workflows.Follow(r.Context(), wf, id, func(ev workflow.Event) error {
 		out := client.WorkflowEvent{Type: ev.Type, RunID: ev.RunID, Status: ev.Status, Time: ev.Time}
 		if ev.Step != nil {
-			st := stepStateOut(*ev.Step)
-			out.Index, out.Step = ev.Index, &st
+			st, idx := stepStateOut(*ev.Step), ev.Index
+			out.Index, out.Step = &idx, &st
 		}
 		return ew.send(out)
 	})

@@ -177,6 +177,9 @@ func TestWorkflowFollow(t *testing.T) {
 	seen := map[string]bool{}
 	for _, ev := range events {
 		if ev.Step != nil {
+			if want := map[string]int{"wait": 0, "after": 1}[ev.Step.Name]; ev.Index == nil || *ev.Index != want {
+				t.Fatalf("step %s's event has index %v, want %d", ev.Step.Name, ev.Index, want)
+			}
 			seen[ev.Step.Name+" "+ev.Step.Status] = true
 			if ev.Step.Name == "wait" && ev.Step.Status == pc.StepSucceeded && ev.Step.Stdout != "waited\n" {
 				t.Fatalf("the wait step's end: %+v", ev.Step)

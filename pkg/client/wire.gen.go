@@ -1823,7 +1823,7 @@ type WorkflowEvent struct {
 	Status string `json:"status"`
 
 	// Index step: the step's position, from 0
-	Index int `json:"index,omitempty"`
+	Index *int `json:"index,omitempty"`
 
 	// Step One step's state in a run, and its output.
 	Step *WorkflowStepState `json:"step,omitempty"`
