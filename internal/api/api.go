@@ -30,6 +30,7 @@ import (
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/tenancy"
+	"github.com/paddockhq/paddock/internal/workflow"
 )
 
 // Config wires an API: the services every API has. What only some have
@@ -102,6 +103,7 @@ type API struct {
 	sessions    *session.Service
 	tasks       *task.Service
 	snapshots   *snapshot.Service
+	workflows   *workflow.Service
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits

@@ -341,6 +341,8 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 		"invitation":  inv.ID,
 		"template":    "walk-tpl",
 		"snapshot_id": uuid.NewString(),
+		"workflow":    "walk-wf",
+		"run_id":      uuid.NewString(),
 	}
 	return w
 }
@@ -609,7 +611,7 @@ func TestRouteWalkRateLimited(t *testing.T) {
 		"sandbox": uuid.NewString(), "secret": "walk-token", "process_id": "p-1", "binding_id": uuid.NewString(),
 		"session_id": uuid.NewString(), "task_id": uuid.NewString(), "batch_id": uuid.NewString(), "snapshot_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
 		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
-		"template": "walk-tpl",
+		"template": "walk-tpl", "workflow": "walk-wf", "run_id": uuid.NewString(),
 	}
 	// The one request the address may make without a credential.
 	env.MustKey(t, "", 401, "GET", "/api/v1/orgs", nil)

@@ -30,6 +30,7 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/spf13/cobra":                            true,
 		"github.com/spf13/pflag":                            true,
 		"golang.org/x/term":                                 true,
+		"gopkg.in/yaml.v3":                                  true, // workflow files; a parser, no server code
 	}
 	for _, dir := range []string{".", "clitest"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

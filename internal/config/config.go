@@ -52,6 +52,7 @@ type Config struct {
 	SessionsConfig  `yaml:",inline" section:"sessions"`
 	TasksConfig     `yaml:",inline" section:"tasks"`
 	SnapshotsConfig `yaml:",inline" section:"snapshots"`
+	WorkflowsConfig `yaml:",inline" section:"workflows"`
 	InstanceConfig  `yaml:",inline" section:"instance"`
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
@@ -62,7 +63,7 @@ type Config struct {
 
 // Section is a pointer to the section of c that the component name
 // configures (server, http, store, access, providers, egress, secrets, runtime,
-// ledger, bindings, sessions, snapshots, instance, lifecycle, ssh, preview, events, metrics), or nil
+// ledger, bindings, sessions, snapshots, workflows, instance, lifecycle, ssh, preview, events, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
 	v := reflect.ValueOf(c).Elem()

@@ -163,6 +163,10 @@ type SessionsConfig struct {
 // batch).
 type TasksConfig struct{}
 
+// WorkflowsConfig is workflows' (none: a workflow's definition bounds
+// its own steps, and its runs run on the holder of the workflows lease).
+type WorkflowsConfig struct{}
+
 // SnapshotsConfig is where snapshots are kept: under the data directory,
 // or in an S3-compatible bucket when an endpoint is set (checked at
 // start: an endpoint that resolves to an internal address is refused

@@ -12,7 +12,7 @@ import (
 )
 
 // leaseNames are the leases of the server's background loops.
-var leaseNames = []string{"lifecycle", "settle", "warm-pool"}
+var leaseNames = []string{"lifecycle", "settle", "warm-pool", "workflows"}
 
 // readiness is what url's /readyz answers.
 func readiness(t *testing.T, url string) client.Readiness {

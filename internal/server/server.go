@@ -112,6 +112,7 @@ const (
 	sessionsName  = "sessions"
 	tasksName     = "tasks"
 	snapshotsName = "snapshots"
+	workflowsName = "workflows"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
@@ -136,6 +137,7 @@ func (w *wiring) components() []component.Registration {
 		w.sessionsComponent(),
 		w.snapshotsComponent(),
 		w.tasksComponent(),
+		w.workflowsComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

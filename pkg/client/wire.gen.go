@@ -360,6 +360,16 @@ type CreateUserRequest struct {
 	Name   string `json:"name,omitempty"`
 }
 
+// CreateWorkflowRequest A workflow to create on a runtime.
+type CreateWorkflowRequest struct {
+	// Name unique on the runtime: letters, digits, '.', '_' and '-', starting with a letter or digit
+	Name  string         `json:"name"`
+	Steps []WorkflowStep `json:"steps"`
+
+	// Schedule runs it again: a cron expression of five fields in UTC (*/5 * * * *), a descriptor (@hourly, @daily), or an interval (@every 10m, or just 10m; at least 1s). A time that comes while the previous run still runs is skipped.
+	Schedule string `json:"schedule,omitempty"`
+}
+
 // CreateWorkspaceRequest Creates a workspace; name is a slug.
 type CreateWorkspaceRequest struct {
 	Name string `json:"name"`
@@ -1816,6 +1826,135 @@ type WorkerStatus struct {
 
 	// Output its last 4 KiB once exited
 	Output string `json:"output,omitempty"`
+}
+
+// Workflow A named sequence of steps run on a runtime, its schedule, and its newest run.
+type Workflow struct {
+	ID        string         `json:"id"`
+	RuntimeID string         `json:"runtime_id"`
+	Name      string         `json:"name"`
+	Steps     []WorkflowStep `json:"steps"`
+	Schedule  string         `json:"schedule,omitempty"`
+
+	// NextRunAt when the schedule starts its next run
+	NextRunAt *time.Time `json:"next_run_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+
+	// LastRun One run of a workflow, with each step's state.
+	LastRun *WorkflowRun `json:"last_run,omitempty"`
+}
+
+// WorkflowEvent One event of a followed run: type run (the run's status; the last event once it has ended) or step (a step whose state changed: index and step).
+type WorkflowEvent struct {
+	Type  string `json:"type"`
+	RunID string `json:"run_id"`
+
+	// Status the run's status
+	Status string `json:"status"`
+
+	// Index step: the step's position, from 0
+	Index *int `json:"index,omitempty"`
+
+	// Step One step's state in a run, and its output.
+	Step *WorkflowStepState `json:"step,omitempty"`
+	Time time.Time          `json:"time"`
+}
+
+// WorkflowList One page of workflows. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type WorkflowList = List[Workflow]
+
+// WorkflowRun One run of a workflow, with each step's state.
+type WorkflowRun struct {
+	ID         string `json:"id"`
+	WorkflowID string `json:"workflow_id"`
+
+	// Status pending (not picked up yet), running, succeeded (every step succeeded or failed with continue_on_error), failed (a step failed), cancelled
+	Status string              `json:"status"`
+	Steps  []WorkflowStepState `json:"steps"`
+
+	// Error why it failed: the step that did
+	Error      string     `json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// WorkflowRunList One page of a workflow's runs. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type WorkflowRunList = List[WorkflowRun]
+
+// WorkflowStep One step of a workflow. type says which fields it takes: exec (argv, env, cwd), prompt (prompt, harness, model: one turn of the harness in the runtime's sandbox, as POST …/prompt), task (argv or prompt, and score: an evaluation task made from the runtime's configuration, as POST …/tasks).
+type WorkflowStep struct {
+	// Name unique in the workflow; default step-N
+	Name string `json:"name,omitempty"`
+	Type string `json:"type"`
+
+	// Argv exec and task: the command
+	Argv []string `json:"argv,omitempty"`
+
+	// Env exec: variables added to the command's environment
+	Env map[string]string `json:"env,omitempty"`
+
+	// Cwd exec: the working directory, absolute (default /workspace)
+	Cwd string `json:"cwd,omitempty"`
+
+	// Prompt prompt, and task instead of argv: what the harness is asked
+	Prompt string `json:"prompt,omitempty"`
+
+	// Harness the prompt's harness; GET /api/capabilities lists them
+	Harness string `json:"harness,omitempty"`
+	Model   string `json:"model,omitempty"`
+
+	// Score task: the scoring command (see CreateTasksRequest)
+	Score []string `json:"score,omitempty"`
+
+	// TimeoutSeconds the step's time limit (default 600)
+	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
+
+	// ContinueOnError a failure of this step is recorded on it and the run goes on; without it the run fails and the later steps are skipped
+	ContinueOnError bool `json:"continue_on_error,omitempty"`
+}
+
+// WorkflowStepState One step's state in a run, and its output.
+type WorkflowStepState struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+
+	// Status pending, running, succeeded, failed (see error and error_code), cancelled (the run was cancelled while it ran), skipped (an earlier step failed, or the run was cancelled first)
+	Status string `json:"status"`
+
+	// Attempts how many times it has been started: more than 1 when a server stopped while it ran and the run was resumed
+	Attempts int `json:"attempts,omitempty"`
+
+	// ExitCode exec and task: the command's exit status
+	ExitCode *int `json:"exit_code,omitempty"`
+
+	// Stdout exec and task: the first 64 KiB of its standard output
+	Stdout string `json:"stdout,omitempty"`
+
+	// Stderr exec and task: the first 64 KiB of its standard error
+	Stderr          string `json:"stderr,omitempty"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+
+	// Result prompt: the last assistant message; task: a prompt's answer
+	Result string `json:"result,omitempty"`
+
+	// SessionID prompt: the session the turn ran in
+	SessionID string `json:"session_id,omitempty"`
+
+	// TaskID task: the task it ran (GET …/tasks/{task_id})
+	TaskID string `json:"task_id,omitempty"`
+
+	// Score task: the JSON its score command printed
+	Score json.RawMessage `json:"score,omitempty"`
+
+	// Error why it failed
+	Error string `json:"error,omitempty"`
+
+	// ErrorCode the error's code when it has one: the API's (harness_secret_missing, runtime_not_running, …), timed_out, or task_<status> for a task that did not succeed
+	ErrorCode  string     `json:"error_code,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
 // Workspace Groups projects inside an org.

@@ -34,6 +34,7 @@ import (
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
+	"github.com/paddockhq/paddock/internal/workflow"
 )
 
 // Options configure an Env.
@@ -117,9 +118,11 @@ type Env struct {
 	Bindings *binding.Service
 	Sessions *session.Service
 	Tasks    *task.Service
-	Provider provider.Provider
-	Fake     *fake.Provider // the provider, when it is the fake
-	Instance string
+	// Workflows is the workflow service.
+	Workflows *workflow.Service
+	Provider  provider.Provider
+	Fake      *fake.Provider // the provider, when it is the fake
+	Instance  string
 	// SignIn is the API's wallet sign-in (its session key is the data
 	// directory's).
 	SignIn *auth.SignIn
@@ -169,7 +172,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Stack = stack
 	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
-	env.Tasks = stack.Tasks()
+	env.Tasks, env.Workflows = stack.Tasks(), stack.Workflows()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
 	env.Events = stack.Events()

@@ -9,6 +9,7 @@ method of AsyncPaddock, with the same arguments, to be awaited.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Generator, List, Mapping, Optional, Sequence, Union
 
 from . import models
@@ -23,6 +24,7 @@ from ._core import (
     runtime_route,
     ws_route,
 )
+from .errors import PaddockError
 
 if TYPE_CHECKING:
     from .streams import ExecStream, FileStream, SessionStream
@@ -705,6 +707,77 @@ class Operations:
         return self._call(Request("PATCH", path, json=req.to_dict(), decode=as_model(models.Port)))
 
 
+    # Workflows: named steps run in order on a runtime, their runs, and a follow.
+
+    def create_workflow(
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        name: str,
+        steps: Sequence[models.WorkflowStep],
+        *,
+        schedule: Optional[str] = None,
+    ) -> models.Workflow:
+        """Creates a workflow on the runtime; its first run starts at once
+        (last_run, pending). schedule runs it again (cron, @hourly, @every 10m)."""
+        req = models.CreateWorkflowRequest(name=name, steps=list(steps), schedule=schedule)
+        path = runtime_route(org, ws, runtime_id, "workflows")
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.Workflow)))
+
+    def list_workflows(
+        self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.WorkflowList:
+        """The runtime's workflows, oldest first, each with its newest run."""
+        q = params(cursor=cursor, limit=limit)
+        path = runtime_route(org, ws, runtime_id, "workflows")
+        return self._call(Request("GET", path, params=q, decode=as_model(models.WorkflowList)))
+
+    def get_workflow(self, org: str, ws: str, runtime_id: str, workflow: str) -> models.Workflow:
+        """A workflow (its id or name) with its newest run."""
+        path = runtime_route(org, ws, runtime_id, "workflows", workflow)
+        return self._call(Request("GET", path, decode=as_model(models.Workflow)))
+
+    def delete_workflow(self, org: str, ws: str, runtime_id: str, workflow: str) -> None:
+        """Deletes a workflow and its runs; a run in progress is cancelled first."""
+        return self._call(Request("DELETE", runtime_route(org, ws, runtime_id, "workflows", workflow)))
+
+    def cancel_workflow(
+        self, org: str, ws: str, runtime_id: str, workflow: str, *, run_id: Optional[str] = None
+    ) -> models.WorkflowRun:
+        """Cancels the workflow's run run_id (its newest by default)."""
+        path = runtime_route(org, ws, runtime_id, "workflows", workflow, "cancel")
+        return self._call(Request("POST", path, params=params(run_id=run_id), decode=as_model(models.WorkflowRun)))
+
+    def list_workflow_runs(
+        self,
+        org: str,
+        ws: str,
+        runtime_id: str,
+        workflow: str,
+        *,
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> models.WorkflowRunList:
+        """A workflow's runs, newest first, each with its steps."""
+        q = params(cursor=cursor, limit=limit)
+        path = runtime_route(org, ws, runtime_id, "workflows", workflow, "runs")
+        return self._call(Request("GET", path, params=q, decode=as_model(models.WorkflowRunList)))
+
+    def get_workflow_run(self, org: str, ws: str, runtime_id: str, workflow: str, run_id: str) -> models.WorkflowRun:
+        """One run of a workflow with its steps."""
+        path = runtime_route(org, ws, runtime_id, "workflows", workflow, "runs", run_id)
+        return self._call(Request("GET", path, decode=as_model(models.WorkflowRun)))
+
+    def follow_workflow(
+        self, org: str, ws: str, runtime_id: str, workflow: str, *, run_id: Optional[str] = None
+    ) -> List[models.WorkflowEvent]:
+        """Follows the workflow's run run_id (its newest by default) until it
+        ends and answers its events: its status, each step as its state
+        changed, and its final status last."""
+        path = runtime_route(org, ws, runtime_id, "workflows", workflow, "follow")
+        return self._call(Request("GET", path, params=params(run_id=run_id), accept=NDJSON, decode=_workflow_events))
+
 def _exec_request(
     argv: Sequence[str],
     env: Optional[Mapping[str, str]],
@@ -745,3 +818,18 @@ def _turn(org: str, ws: str, runtime_id: str, kind: str, req: models.PromptReque
     if decode is None:
         return Request("POST", path, json=req.to_dict(), accept=NDJSON)
     return Request("POST", path, json=req.to_dict(), decode=decode)
+
+
+def _workflow_events(resp: Any) -> List[models.WorkflowEvent]:
+    """A followed run's NDJSON events; an error line is its PaddockError."""
+    out: List[models.WorkflowEvent] = []
+    for line in resp.text.splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if "code" in d:
+            raise PaddockError(503, d["code"], d.get("message", ""), d.get("request_id"))
+        out.append(models.WorkflowEvent.from_dict(d))
+    if not out or out[-1].type != "run" or out[-1].status in ("pending", "running"):
+        raise PaddockError(503, "unavailable", "the event stream ended before the run did")
+    return out

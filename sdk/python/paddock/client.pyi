@@ -273,3 +273,30 @@ class Paddock:
 
     def set_instance_port_public(self, port: int, public: bool) -> models.Port:
         """Opens (public) or closes (private) a port of the instance's sandbox."""
+
+    def create_workflow(self, org: str, ws: str, runtime_id: str, name: str, steps: Sequence[models.WorkflowStep], *, schedule: Optional[str]=...) -> models.Workflow:
+        """Creates a workflow on the runtime; its first run starts at once
+        (last_run, pending). schedule runs it again (cron, @hourly, @every 10m)."""
+
+    def list_workflows(self, org: str, ws: str, runtime_id: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.WorkflowList:
+        """The runtime's workflows, oldest first, each with its newest run."""
+
+    def get_workflow(self, org: str, ws: str, runtime_id: str, workflow: str) -> models.Workflow:
+        """A workflow (its id or name) with its newest run."""
+
+    def delete_workflow(self, org: str, ws: str, runtime_id: str, workflow: str) -> None:
+        """Deletes a workflow and its runs; a run in progress is cancelled first."""
+
+    def cancel_workflow(self, org: str, ws: str, runtime_id: str, workflow: str, *, run_id: Optional[str]=...) -> models.WorkflowRun:
+        """Cancels the workflow's run run_id (its newest by default)."""
+
+    def list_workflow_runs(self, org: str, ws: str, runtime_id: str, workflow: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.WorkflowRunList:
+        """A workflow's runs, newest first, each with its steps."""
+
+    def get_workflow_run(self, org: str, ws: str, runtime_id: str, workflow: str, run_id: str) -> models.WorkflowRun:
+        """One run of a workflow with its steps."""
+
+    def follow_workflow(self, org: str, ws: str, runtime_id: str, workflow: str, *, run_id: Optional[str]=...) -> List[models.WorkflowEvent]:
+        """Follows the workflow's run run_id (its newest by default) until it
+        ends and answers its events: its status, each step as its state
+        changed, and its final status last."""

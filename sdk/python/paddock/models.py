@@ -136,6 +136,22 @@ WarmSandboxState = Literal["creating", "ready"]
 
 WorkerStatusState = Literal["running", "exited", "stopped"]
 
+WorkflowEventType = Literal["run", "step"]
+
+WorkflowRunStatus = Literal["pending", "running", "succeeded", "failed", "cancelled"]
+"""pending (not picked up yet), running, succeeded (every step succeeded or failed with
+continue_on_error), failed (a step failed), cancelled
+"""
+
+WorkflowStepStateStatus = Literal["pending", "running", "succeeded", "failed", "cancelled", "skipped"]
+"""pending, running, succeeded, failed (see error and error_code), cancelled (the run was cancelled
+while it ran), skipped (an earlier step failed, or the run was cancelled first)
+"""
+
+WorkflowStepStateType = Literal["exec", "prompt", "task"]
+
+WorkflowStepType = Literal["exec", "prompt", "task"]
+
 
 @dataclass(kw_only=True)
 class Error(Model):
@@ -4234,6 +4250,291 @@ class CreateTemplateRequest(Model):
 
 
 @dataclass(kw_only=True)
+class WorkflowStep(Model):
+    """One step of a workflow. type says which fields it takes: exec (argv, env, cwd), prompt
+    (prompt, harness, model: one turn of the harness in the runtime's sandbox, as POST
+    …/prompt), task (argv or prompt, and score: an evaluation task made from the runtime's
+    configuration, as POST …/tasks).
+    """
+
+    name: Optional[str] = None
+    """unique in the workflow; default step-N"""
+
+    type: WorkflowStepType
+
+    argv: Optional[List[str]] = None
+    """exec and task: the command"""
+
+    env: Optional[Dict[str, str]] = None
+    """exec: variables added to the command's environment"""
+
+    cwd: Optional[str] = None
+    """exec: the working directory, absolute (default /workspace)"""
+
+    prompt: Optional[str] = None
+    """prompt, and task instead of argv: what the harness is asked"""
+
+    harness: Optional[str] = None
+    """the prompt's harness; GET /api/capabilities lists them"""
+
+    model: Optional[str] = None
+
+    score: Optional[List[str]] = None
+    """task: the scoring command (see CreateTasksRequest)"""
+
+    timeout_seconds: Optional[int] = None
+    """the step's time limit (default 600)"""
+
+    continue_on_error: Optional[bool] = None
+    """a failure of this step is recorded on it and the run goes on; without it the run fails and
+    the later steps are skipped
+    """
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, False),
+        ("type", "type", STR, True),
+        ("argv", "argv", ListOf(STR), False),
+        ("env", "env", MapOf(STR), False),
+        ("cwd", "cwd", STR, False),
+        ("prompt", "prompt", STR, False),
+        ("harness", "harness", STR, False),
+        ("model", "model", STR, False),
+        ("score", "score", ListOf(STR), False),
+        ("timeout_seconds", "timeout_seconds", INT, False),
+        ("continue_on_error", "continue_on_error", BOOL, False),
+    )
+
+
+@dataclass(kw_only=True)
+class CreateWorkflowRequest(Model):
+    """A workflow to create on a runtime."""
+
+    name: str
+    """unique on the runtime: letters, digits, '.', '_' and '-', starting with a letter or digit"""
+
+    steps: List[WorkflowStep]
+
+    schedule: Optional[str] = None
+    """runs it again: a cron expression of five fields in UTC (*/5 * * * *), a descriptor (@hourly,
+    @daily), or an interval (@every 10m, or just 10m; at least 1s). A time that comes while the
+    previous run still runs is skipped.
+    """
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("steps", "steps", ListOf(Ref("WorkflowStep")), True),
+        ("schedule", "schedule", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class WorkflowStepState(Model):
+    """One step's state in a run, and its output."""
+
+    name: str
+
+    type: WorkflowStepStateType
+
+    status: WorkflowStepStateStatus
+    """pending, running, succeeded, failed (see error and error_code), cancelled (the run was
+    cancelled while it ran), skipped (an earlier step failed, or the run was cancelled first)
+    """
+
+    attempts: Optional[int] = None
+    """how many times it has been started: more than 1 when a server stopped while it ran and the
+    run was resumed
+    """
+
+    exit_code: Optional[int] = None
+    """exec and task: the command's exit status"""
+
+    stdout: Optional[str] = None
+    """exec and task: the first 64 KiB of its standard output"""
+
+    stderr: Optional[str] = None
+    """exec and task: the first 64 KiB of its standard error"""
+
+    stdout_truncated: Optional[bool] = None
+
+    stderr_truncated: Optional[bool] = None
+
+    result: Optional[str] = None
+    """prompt: the last assistant message; task: a prompt's answer"""
+
+    session_id: Optional[str] = None
+    """prompt: the session the turn ran in"""
+
+    task_id: Optional[str] = None
+    """task: the task it ran (GET …/tasks/{task_id})"""
+
+    score: Optional[Any] = None
+    """task: the JSON its score command printed"""
+
+    error: Optional[str] = None
+    """why it failed"""
+
+    error_code: Optional[str] = None
+    """the error's code when it has one: the API's (harness_secret_missing, runtime_not_running,
+    …), timed_out, or task_<status> for a task that did not succeed
+    """
+
+    started_at: Optional[datetime.datetime] = None
+
+    finished_at: Optional[datetime.datetime] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("type", "type", STR, True),
+        ("status", "status", STR, True),
+        ("attempts", "attempts", INT, False),
+        ("exit_code", "exit_code", INT, False),
+        ("stdout", "stdout", STR, False),
+        ("stderr", "stderr", STR, False),
+        ("stdout_truncated", "stdout_truncated", BOOL, False),
+        ("stderr_truncated", "stderr_truncated", BOOL, False),
+        ("result", "result", STR, False),
+        ("session_id", "session_id", STR, False),
+        ("task_id", "task_id", STR, False),
+        ("score", "score", ANY, False),
+        ("error", "error", STR, False),
+        ("error_code", "error_code", STR, False),
+        ("started_at", "started_at", TIME, False),
+        ("finished_at", "finished_at", TIME, False),
+    )
+
+
+@dataclass(kw_only=True)
+class WorkflowRun(Model):
+    """One run of a workflow, with each step's state."""
+
+    id: str
+
+    workflow_id: str
+
+    status: WorkflowRunStatus
+    """pending (not picked up yet), running, succeeded (every step succeeded or failed with
+    continue_on_error), failed (a step failed), cancelled
+    """
+
+    steps: List[WorkflowStepState]
+
+    error: Optional[str] = None
+    """why it failed: the step that did"""
+
+    created_at: datetime.datetime
+
+    started_at: Optional[datetime.datetime] = None
+
+    finished_at: Optional[datetime.datetime] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("workflow_id", "workflow_id", STR, True),
+        ("status", "status", STR, True),
+        ("steps", "steps", ListOf(Ref("WorkflowStepState")), True),
+        ("error", "error", STR, False),
+        ("created_at", "created_at", TIME, True),
+        ("started_at", "started_at", TIME, False),
+        ("finished_at", "finished_at", TIME, False),
+    )
+
+
+@dataclass(kw_only=True)
+class WorkflowRunList(Model):
+    """One page of a workflow's runs. next_cursor is empty on the last page; pass it as ?cursor= to
+    get the next one.
+    """
+
+    items: List[WorkflowRun]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("WorkflowRun")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class Workflow(Model):
+    """A named sequence of steps run on a runtime, its schedule, and its newest run."""
+
+    id: str
+
+    runtime_id: str
+
+    name: str
+
+    steps: List[WorkflowStep]
+
+    schedule: Optional[str] = None
+
+    next_run_at: Optional[datetime.datetime] = None
+    """when the schedule starts its next run"""
+
+    created_at: datetime.datetime
+
+    last_run: Optional[WorkflowRun] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("runtime_id", "runtime_id", STR, True),
+        ("name", "name", STR, True),
+        ("steps", "steps", ListOf(Ref("WorkflowStep")), True),
+        ("schedule", "schedule", STR, False),
+        ("next_run_at", "next_run_at", TIME, False),
+        ("created_at", "created_at", TIME, True),
+        ("last_run", "last_run", Ref("WorkflowRun"), False),
+    )
+
+
+@dataclass(kw_only=True)
+class WorkflowList(Model):
+    """One page of workflows. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: List[Workflow]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("Workflow")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class WorkflowEvent(Model):
+    """One event of a followed run: type run (the run's status; the last event once it has ended)
+    or step (a step whose state changed: index and step).
+    """
+
+    type: WorkflowEventType
+
+    run_id: str
+
+    status: str
+    """the run's status"""
+
+    index: Optional[int] = None
+    """step: the step's position, from 0"""
+
+    step: Optional[WorkflowStepState] = None
+
+    time: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("type", "type", STR, True),
+        ("run_id", "run_id", STR, True),
+        ("status", "status", STR, True),
+        ("index", "index", INT, False),
+        ("step", "step", Ref("WorkflowStepState"), False),
+        ("time", "time", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
 class RuntimeSecrets(Model):
     """The secrets bound to a runtime, by id or name as they were bound (its config's secrets)."""
 
@@ -4314,6 +4615,7 @@ __all__ = [
     "CreateTasksRequest",
     "CreateTemplateRequest",
     "CreateUserRequest",
+    "CreateWorkflowRequest",
     "CreateWorkspaceRequest",
     "CreatedKey",
     "CreditAccount",
@@ -4474,6 +4776,18 @@ __all__ = [
     "WarmSandboxState",
     "WorkerStatus",
     "WorkerStatusState",
+    "Workflow",
+    "WorkflowEvent",
+    "WorkflowEventType",
+    "WorkflowList",
+    "WorkflowRun",
+    "WorkflowRunList",
+    "WorkflowRunStatus",
+    "WorkflowStep",
+    "WorkflowStepState",
+    "WorkflowStepStateStatus",
+    "WorkflowStepStateType",
+    "WorkflowStepType",
     "Workspace",
     "WorkspaceList",
     "WorkspaceMember",

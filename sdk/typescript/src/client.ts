@@ -5,6 +5,7 @@
 import { fromBase64, toBase64, toBytes, toText } from "./bytes.js";
 import { PaddockError } from "./errors.js";
 import { ExecStream, type ProcessControl } from "./exec.js";
+import { ndjson } from "./ndjson.js";
 import { PromptStream } from "./sessions.js";
 import { Terminal, type WebSocketConstructor } from "./terminal.js";
 import { path, runtimePath, segment, Transport, wsPath, type Fetch, type Query } from "./transport.js";
@@ -580,11 +581,68 @@ export class Paddock {
   setInstancePortPublic(port: number, isPublic: boolean): Promise<T.Port> {
     return this.t.json("PATCH", sandboxPath("previews", String(port)), { json: { public: isPublic } });
   }
-}
 
-/** sandboxPath is the path of the instance's operation named by rest. */
-function sandboxPath(...rest: string[]): string {
-  return ["/api/sandbox", ...rest.map(segment)].join("/");
+  // Workflows: named steps run in order on a runtime, their runs, and a live follow.
+
+  /** Creates a workflow on the runtime; its first run starts at once (last_run, pending). */
+  createWorkflow(org: string, ws: string, runtimeId: string, req: T.CreateWorkflowRequest): Promise<T.Workflow> {
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "workflows"), { json: req });
+  }
+
+  /** Lists one page of the runtime's workflows, oldest first, each with its newest run. */
+  listWorkflows(org: string, ws: string, runtimeId: string, opts: T.ListOptions = {}): Promise<T.Page<T.Workflow>> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "workflows"), { query: { ...opts } });
+  }
+
+  /** Returns a workflow (its id or name) with its newest run. */
+  getWorkflow(org: string, ws: string, runtimeId: string, workflow: string): Promise<T.Workflow> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "workflows", workflow));
+  }
+
+  /** Deletes a workflow and its runs; a run in progress is cancelled first. */
+  async deleteWorkflow(org: string, ws: string, runtimeId: string, workflow: string): Promise<void> {
+    await this.t.json("DELETE", runtimePath(org, ws, runtimeId, "workflows", workflow));
+  }
+
+  /** Cancels the workflow's run runId (its newest when absent) and answers it. */
+  cancelWorkflow(org: string, ws: string, runtimeId: string, workflow: string, runId?: string): Promise<T.WorkflowRun> {
+    const query = runId ? { run_id: runId } : {};
+    return this.t.json("POST", runtimePath(org, ws, runtimeId, "workflows", workflow, "cancel"), { query });
+  }
+
+  /** Lists one page of a workflow's runs, newest first. */
+  listWorkflowRuns(org: string, ws: string, runtimeId: string, workflow: string, opts: T.ListOptions = {}): Promise<T.Page<T.WorkflowRun>> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "workflows", workflow, "runs"), { query: { ...opts } });
+  }
+
+  /** Returns one run of a workflow with its steps. */
+  getWorkflowRun(org: string, ws: string, runtimeId: string, workflow: string, runId: string): Promise<T.WorkflowRun> {
+    return this.t.json("GET", runtimePath(org, ws, runtimeId, "workflows", workflow, "runs", runId));
+  }
+
+  /**
+   * Follows the workflow's run runId (its newest when absent) live: yields
+   * the run's status, each step as its state changes, and the run's final
+   * status last. A stream that ends before the run did throws.
+   */
+  async *followWorkflow(
+    org: string, ws: string, runtimeId: string, workflow: string, runId?: string, opts: StreamOptions = {},
+  ): AsyncGenerator<T.WorkflowEvent, void, undefined> {
+    const abort = linked(opts.signal);
+    const query = runId ? { run_id: runId } : {};
+    const resp = await this.t.send("GET", runtimePath(org, ws, runtimeId, "workflows", workflow, "follow"), { query, accept: NDJSON, signal: abort.signal });
+    if (!resp.body) throw new PaddockError(503, "unavailable", "the event stream has no body");
+    try {
+      for await (const line of ndjson<T.WorkflowEvent & { code?: string; message?: string }>(resp.body)) {
+        if (line.code) throw new PaddockError(503, line.code, line.message ?? "the follow failed");
+        yield line;
+        if (line.type === "run" && line.status !== "pending" && line.status !== "running") return;
+      }
+      throw new PaddockError(503, "unavailable", "the event stream ended before the run did");
+    } finally {
+      abort.abort();
+    }
+  }
 }
 
 /** named makes a request of a bare name. */
@@ -634,4 +692,9 @@ function linked(signal?: AbortSignal): AbortController {
 function takesHeaders(): boolean {
   const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
   return typeof proc?.versions?.node === "string";
+}
+
+/** sandboxPath is the path of the instance's operation named by rest. */
+function sandboxPath(...rest: string[]): string {
+  return ["/api/sandbox", ...rest.map(segment)].join("/");
 }

@@ -2557,6 +2557,157 @@ export interface paths {
         patch: operations["sandboxSetPort"];
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        /** The runtime's workflows, oldest first, each with its newest run. */
+        get: operations["listWorkflows"];
+        put?: never;
+        /** Create a workflow: named steps (exec, prompt, task) run in order on the runtime, each step's state and output kept. Its first run starts at once (pending until the replica that runs workflows picks it up); a `schedule` runs it again at each of its times. Nothing is checked against the runtime's secrets here: a prompt step whose harness lacks its model credential fails when it runs (harness_secret_missing). 400 invalid_workflow, invalid_schedule, unknown_harness; 409 workflow_exists (the name is taken on the runtime). */
+        post: operations["createWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows/{workflow}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        /** A workflow with its steps, schedule and newest run. 404 workflow_not_found. */
+        get: operations["getWorkflow"];
+        put?: never;
+        post?: never;
+        /** Delete a workflow and its runs; a run in progress is cancelled first. 404 workflow_not_found. */
+        delete: operations["deleteWorkflow"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows/{workflow}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the workflow's newest run (or `run_id`): its running step is stopped and recorded cancelled with the output it had, the steps after it skipped, the run cancelled. The schedule is kept. 409 workflow_run_finished once the run has ended; 404 workflow_not_found, workflow_run_not_found. */
+        post: operations["cancelWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows/{workflow}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        /** The workflow's runs, newest first, each with its steps. */
+        get: operations["listWorkflowRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows/{workflow}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        /** One run of the workflow with its steps. 404 workflow_run_not_found. */
+        get: operations["getWorkflowRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows/{workflow}/follow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        /** Follow the workflow's newest run (or `run_id`) live, as newline-delimited JSON `WorkflowEvent`s, each flushed as it happens: first the run's status and each step as it stands, then each step whose state changes (running, then its end with its output), and last the run's final status, when the stream ends. A run that has ended answers its steps and its end at once. 404 workflow_not_found, workflow_run_not_found (the workflow has no run). */
+        get: operations["followWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4260,6 +4411,140 @@ export interface components {
             description?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
         };
+        /** @description One step of a workflow. type says which fields it takes: exec (argv, env, cwd), prompt (prompt, harness, model: one turn of the harness in the runtime's sandbox, as POST …/prompt), task (argv or prompt, and score: an evaluation task made from the runtime's configuration, as POST …/tasks). */
+        WorkflowStep: {
+            /** @description unique in the workflow; default step-N */
+            name?: string;
+            /** @enum {string} */
+            type: "exec" | "prompt" | "task";
+            /** @description exec and task: the command */
+            argv?: string[];
+            /** @description exec: variables added to the command's environment */
+            env?: {
+                [key: string]: string;
+            };
+            /** @description exec: the working directory, absolute (default /workspace) */
+            cwd?: string;
+            /** @description prompt, and task instead of argv: what the harness is asked */
+            prompt?: string;
+            /** @description the prompt's harness; GET /api/capabilities lists them */
+            harness?: string;
+            model?: string;
+            /** @description task: the scoring command (see CreateTasksRequest) */
+            score?: string[];
+            /** @description the step's time limit (default 600) */
+            timeout_seconds?: number;
+            /** @description a failure of this step is recorded on it and the run goes on; without it the run fails and the later steps are skipped */
+            continue_on_error?: boolean;
+        };
+        /** @description A workflow to create on a runtime. */
+        CreateWorkflowRequest: {
+            /** @description unique on the runtime: letters, digits, '.', '_' and '-', starting with a letter or digit */
+            name: string;
+            steps: components["schemas"]["WorkflowStep"][];
+            /** @description runs it again: a cron expression of five fields in UTC (*\/5 * * * *), a descriptor (@hourly, @daily), or an interval (@every 10m, or just 10m; at least 1s). A time that comes while the previous run still runs is skipped. */
+            schedule?: string;
+        };
+        /** @description One step's state in a run, and its output. */
+        WorkflowStepState: {
+            name: string;
+            /** @enum {string} */
+            type: "exec" | "prompt" | "task";
+            /**
+             * @description pending, running, succeeded, failed (see error and error_code), cancelled (the run was cancelled while it ran), skipped (an earlier step failed, or the run was cancelled first)
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "skipped";
+            /** @description how many times it has been started: more than 1 when a server stopped while it ran and the run was resumed */
+            attempts?: number;
+            /** @description exec and task: the command's exit status */
+            exit_code?: number;
+            /** @description exec and task: the first 64 KiB of its standard output */
+            stdout?: string;
+            /** @description exec and task: the first 64 KiB of its standard error */
+            stderr?: string;
+            stdout_truncated?: boolean;
+            stderr_truncated?: boolean;
+            /** @description prompt: the last assistant message; task: a prompt's answer */
+            result?: string;
+            /** @description prompt: the session the turn ran in */
+            session_id?: string;
+            /** @description task: the task it ran (GET …/tasks/{task_id}) */
+            task_id?: string;
+            /** @description task: the JSON its score command printed */
+            score?: unknown;
+            /** @description why it failed */
+            error?: string;
+            /** @description the error's code when it has one: the API's (harness_secret_missing, runtime_not_running, …), timed_out, or task_<status> for a task that did not succeed */
+            error_code?: string;
+            /** Format: date-time */
+            started_at?: string;
+            /** Format: date-time */
+            finished_at?: string;
+        };
+        /** @description One run of a workflow, with each step's state. */
+        WorkflowRun: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workflow_id: string;
+            /**
+             * @description pending (not picked up yet), running, succeeded (every step succeeded or failed with continue_on_error), failed (a step failed), cancelled
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed" | "cancelled";
+            steps: components["schemas"]["WorkflowStepState"][];
+            /** @description why it failed: the step that did */
+            error?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /** Format: date-time */
+            finished_at?: string;
+        };
+        /** @description One page of a workflow's runs. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        WorkflowRunList: {
+            items: components["schemas"]["WorkflowRun"][];
+            next_cursor?: string;
+        };
+        /** @description A named sequence of steps run on a runtime, its schedule, and its newest run. */
+        Workflow: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            runtime_id: string;
+            name: string;
+            steps: components["schemas"]["WorkflowStep"][];
+            schedule?: string;
+            /**
+             * Format: date-time
+             * @description when the schedule starts its next run
+             */
+            next_run_at?: string;
+            /** Format: date-time */
+            created_at: string;
+            last_run?: components["schemas"]["WorkflowRun"];
+        };
+        /** @description One page of workflows. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        WorkflowList: {
+            items: components["schemas"]["Workflow"][];
+            next_cursor?: string;
+        };
+        /** @description One event of a followed run: type run (the run's status; the last event once it has ended) or step (a step whose state changed: index and step). */
+        WorkflowEvent: {
+            /** @enum {string} */
+            type: "run" | "step";
+            /** Format: uuid */
+            run_id: string;
+            /** @description the run's status */
+            status: string;
+            /** @description step: the step's position, from 0 */
+            index?: number;
+            step?: components["schemas"]["WorkflowStepState"];
+            /** Format: date-time */
+            time: string;
+        };
         /** @description The secrets bound to a runtime, by id or name as they were bound (its config's secrets). */
         RuntimeSecrets: {
             secrets: string[];
@@ -4377,6 +4662,8 @@ export interface components {
         capability_name: string;
         /** @description one of its versions, e.g. 1.2.0 */
         capability_version: string;
+        /** @description the workflow's UUID or name */
+        workflow: string;
         /** @description an absolute path inside the sandbox; empty, relative or NUL-containing paths answer 400 invalid_path */
         path: string;
     };
@@ -9493,6 +9780,286 @@ export interface operations {
             415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description the workflow and its first run, pending */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    cancelWorkflow: {
+        parameters: {
+            query?: {
+                run_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the run as it stands */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRun"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listWorkflowRuns: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRunList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getWorkflowRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRun"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    followWorkflow: {
+        parameters: {
+            query?: {
+                run_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                runtime_id: components["parameters"]["runtime_id"];
+                /** @description the workflow's UUID or name */
+                workflow: components["parameters"]["workflow"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the run's events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["WorkflowEvent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
         };
     };
 }

@@ -54,8 +54,6 @@ export type APIError = S["Error"];
 // Instance mode.
 export type RuntimeSecrets = S["RuntimeSecrets"];
 export type RuntimeSSH = S["RuntimeSSH"];
-export type Snapshot = S["Snapshot"];
-export type CreateSnapshotRequest = S["CreateSnapshotRequest"];
 export type Port = S["Port"];
 
 /** One page of a listing; nextCursor is "" (or absent) on the last page. */
@@ -87,3 +85,10 @@ export type CreateTasksRequest = S["CreateTasksRequest"];
 export type Task = S["Task"];
 export type TaskBatch = S["TaskBatch"];
 export type TaskListOptions = QueryOf<"listTasks">;
+// Workflows.
+export type CreateWorkflowRequest = S["CreateWorkflowRequest"];
+export type WorkflowStep = S["WorkflowStep"];
+export type WorkflowStepState = S["WorkflowStepState"];
+export type WorkflowRun = S["WorkflowRun"];
+export type Workflow = S["Workflow"];
+export type WorkflowEvent = S["WorkflowEvent"];

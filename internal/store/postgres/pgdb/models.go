@@ -333,6 +333,27 @@ type WarmSandbox struct {
 	UpdatedAt         time.Time
 }
 
+type Workflow struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	RuntimeID   string
+	Name        string
+	Spec        string
+	NextRunAt   *time.Time
+	CreatedAt   time.Time
+}
+
+type WorkflowRun struct {
+	ID          string
+	WorkflowID  string
+	OrgID       string
+	WorkspaceID string
+	Status      string
+	State       string
+	CreatedAt   time.Time
+}
+
 type Workspace struct {
 	ID          string
 	OrgID       string

@@ -322,6 +322,27 @@ type WarmSandbox struct {
 	UpdatedAt         int64
 }
 
+type Workflow struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	RuntimeID   string
+	Name        string
+	Spec        string
+	NextRunAt   *int64
+	CreatedAt   int64
+}
+
+type WorkflowRun struct {
+	ID          string
+	WorkflowID  string
+	OrgID       string
+	WorkspaceID string
+	Status      string
+	State       string
+	CreatedAt   int64
+}
+
 type Workspace struct {
 	ID          string
 	OrgID       string

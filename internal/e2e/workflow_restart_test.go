@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// TestWorkflowResumesAfterRestart: a server killed (SIGKILL) while a
+// workflow's step runs is started again on the same data directory; the
+// run resumes where it stopped: the step already done is not run again,
+// the step cut short is run again from its beginning (two attempts), and
+// the run finishes.
+func TestWorkflowResumesAfterRestart(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	bin := testenv.Binary(t, "paddock")
+	shim := testenv.Binary(t, "paddock-shim")
+	instance := testenv.Instance(t)
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
+	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
+	const key = "pdk_00000000000000000000000000000000000000000000c0de"
+	// The same replica at both starts, as a server restarted with the same
+	// settings is: it takes the workflows lease back at once.
+	start := func() *server {
+		return serveIn(t, bin, shim, data, runDir, instance, key, "PADDOCK_REPLICA_ID=workflow-restart")
+	}
+	s := start()
+	c := sdkFor(t, s, key)
+	ctx := t.Context()
+	rt := crashRuntimes(t, c, 1)[0]
+	if _, err := c.StartRuntime(ctx, "acme", "dev", rt, pc.StartRuntimeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.CreateWorkflow(ctx, "acme", "dev", rt, pc.CreateWorkflowRequest{Name: "resume", Steps: []pc.WorkflowStep{
+		{Name: "first", Type: pc.StepExec, Argv: sh("echo first >> log")},
+		{Name: "cut", Type: pc.StepExec, Argv: sh("echo start >> log; sleep 5; echo cut-done")},
+		{Name: "last", Type: pc.StepExec, Argv: sh("cat log")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, "the second step to run", func() bool {
+		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "resume")
+		return err == nil && wf.LastRun.Steps[1].Status == pc.StepRunning
+	})
+	s.kill(t)
+
+	s = start()
+	c = sdkFor(t, s, key)
+	var run pc.WorkflowRun
+	testenv.WaitFor(t, "the resumed run to end", func() bool {
+		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "resume")
+		if err != nil {
+			return false
+		}
+		run = *wf.LastRun
+		return pc.WorkflowDone(run.Status)
+	})
+	st := run.Steps
+	if run.Status != pc.WorkflowSucceeded || st[0].Attempts != 1 || st[1].Attempts != 2 || st[1].Stdout != "cut-done\n" ||
+		st[2].Stdout != "first\nstart\nstart\n" {
+		t.Fatalf("the resumed run: %+v\n%s", run, s.logs)
+	}
+	s.stop(t)
+}

@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/postgres/pgdb"
+)
+
+// Workflows and their runs (migration 0021).
+
+func toWorkflow(w pgdb.Workflow) store.Workflow {
+	return store.Workflow{ID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID, RuntimeID: w.RuntimeID, Name: w.Name,
+		Spec: json.RawMessage(w.Spec), NextRunAt: fromOptTime(w.NextRunAt), CreatedAt: w.CreatedAt.UTC()}
+}
+
+func toWorkflowRun(r pgdb.WorkflowRun) store.WorkflowRun {
+	return store.WorkflowRun{ID: r.ID, WorkflowID: r.WorkflowID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID,
+		Status: r.Status, State: json.RawMessage(r.State), CreatedAt: r.CreatedAt.UTC()}
+}
+
+// CreateWorkflow inserts w.
+func (q *queries) CreateWorkflow(ctx context.Context, w store.Workflow) error {
+	if err := dialect.CheckWorkflow(w); err != nil {
+		return err
+	}
+	return classify("create workflow", dialect.Workflow, q.q.CreateWorkflow(ctx, pgdb.CreateWorkflowParams{
+		ID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID, RuntimeID: w.RuntimeID, Name: w.Name,
+		Spec: string(w.Spec), NextRunAt: optTime(w.NextRunAt), CreatedAt: orNow(w.CreatedAt),
+	}))
+}
+
+// GetWorkflow returns the workflow id.
+func (q *queries) GetWorkflow(ctx context.Context, id string) (store.Workflow, error) {
+	w, err := q.q.GetWorkflow(ctx, id)
+	return toWorkflow(w), classify("get workflow", dialect.Workflow, err)
+}
+
+// ListWorkflows lists a runtime's workflows, oldest first.
+func (q *queries) ListWorkflows(ctx context.Context, runtimeID string, page store.Page) ([]store.Workflow, string, error) {
+	return listPage(ctx, "list workflows", dialect.Workflow, page,
+		func(ctx context.Context, k keyset) ([]pgdb.Workflow, error) {
+			return q.q.ListWorkflows(ctx, pgdb.ListWorkflowsParams{RuntimeID: runtimeID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+		}, toWorkflow, func(w store.Workflow) (time.Time, string) { return w.CreatedAt, w.ID })
+}
+
+// DeleteWorkflow deletes the workflow id and its runs.
+func (q *queries) DeleteWorkflow(ctx context.Context, id string) error {
+	n, err := q.q.DeleteWorkflow(ctx, id)
+	return deleted(dialect.Workflow, n, err)
+}
+
+// SetWorkflowNextRun moves the next run from from to next.
+func (q *queries) SetWorkflowNextRun(ctx context.Context, id string, from, next time.Time) (bool, error) {
+	n, err := q.q.SetWorkflowNextRun(ctx, pgdb.SetWorkflowNextRunParams{NextRunAt: optTime(next), ID: id, FromAt: optTime(from)})
+	return n == 1, classify("set workflow next run", dialect.Workflow, err)
+}
+
+// ListDueWorkflows lists the workflows due at at.
+func (q *queries) ListDueWorkflows(ctx context.Context, at time.Time) ([]store.Workflow, error) {
+	rows, err := q.q.ListDueWorkflows(ctx, optTime(at))
+	return mapRows(rows, toWorkflow), classify("list due workflows", dialect.Workflow, err)
+}
+
+// CreateWorkflowRun inserts r.
+func (q *queries) CreateWorkflowRun(ctx context.Context, r store.WorkflowRun) error {
+	if err := dialect.CheckWorkflowRun(r); err != nil {
+		return err
+	}
+	return classify("create workflow run", dialect.WorkflowRun, q.q.CreateWorkflowRun(ctx, pgdb.CreateWorkflowRunParams{
+		ID: r.ID, WorkflowID: r.WorkflowID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, Status: r.Status,
+		State: string(r.State), CreatedAt: orNow(r.CreatedAt),
+	}))
+}
+
+// GetWorkflowRun returns the run id.
+func (q *queries) GetWorkflowRun(ctx context.Context, id string) (store.WorkflowRun, error) {
+	r, err := q.q.GetWorkflowRun(ctx, id)
+	return toWorkflowRun(r), classify("get workflow run", dialect.WorkflowRun, err)
+}
+
+// ListWorkflowRuns lists a workflow's runs, newest first.
+func (q *queries) ListWorkflowRuns(ctx context.Context, workflowID string, page store.Page) ([]store.WorkflowRun, string, error) {
+	return listPage(ctx, "list workflow runs", dialect.WorkflowRun, page,
+		func(ctx context.Context, k keyset) ([]pgdb.WorkflowRun, error) {
+			return q.q.ListWorkflowRuns(ctx, pgdb.ListWorkflowRunsParams{WorkflowID: workflowID, BeforeAt: k.At, BeforeID: k.ID, Lim: k.Fetch})
+		}, toWorkflowRun, func(r store.WorkflowRun) (time.Time, string) { return r.CreatedAt, r.ID })
+}
+
+// UpdateWorkflowRun writes r's status and state if it is still in from.
+func (q *queries) UpdateWorkflowRun(ctx context.Context, r store.WorkflowRun, from string) (bool, error) {
+	if err := dialect.CheckWorkflowRun(r); err != nil {
+		return false, err
+	}
+	n, err := q.q.UpdateWorkflowRun(ctx, pgdb.UpdateWorkflowRunParams{Status: r.Status, State: string(r.State), ID: r.ID, FromStatus: from})
+	return n == 1, classify("update workflow run", dialect.WorkflowRun, err)
+}
+
+// ListUnfinishedWorkflowRuns lists the pending and running runs.
+func (q *queries) ListUnfinishedWorkflowRuns(ctx context.Context) ([]store.WorkflowRun, error) {
+	rows, err := q.q.ListUnfinishedWorkflowRuns(ctx)
+	return mapRows(rows, toWorkflowRun), classify("list unfinished workflow runs", dialect.WorkflowRun, err)
+}

@@ -1,0 +1,48 @@
+-- name: CreateWorkflow :exec
+INSERT INTO workflows (id, org_id, workspace_id, runtime_id, name, spec, next_run_at, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(workspace_id), sqlc.arg(runtime_id), sqlc.arg(name),
+        sqlc.arg(spec), sqlc.narg(next_run_at), sqlc.arg(created_at));
+
+-- name: GetWorkflow :one
+SELECT * FROM workflows WHERE id = ?;
+
+-- name: ListWorkflows :many
+SELECT * FROM workflows
+WHERE runtime_id = sqlc.arg(runtime_id)
+  AND (CAST(sqlc.narg(after_at) AS INTEGER) IS NULL
+       OR (created_at, id) > (sqlc.narg(after_at), CAST(sqlc.narg(after_id) AS TEXT)))
+ORDER BY created_at, id
+LIMIT sqlc.arg(lim);
+
+-- name: DeleteWorkflow :execrows
+DELETE FROM workflows WHERE id = ?;
+
+-- name: SetWorkflowNextRun :execrows
+UPDATE workflows SET next_run_at = sqlc.narg(next_run_at)
+WHERE id = sqlc.arg(id) AND next_run_at IS sqlc.narg(from_at);
+
+-- name: ListDueWorkflows :many
+SELECT * FROM workflows WHERE next_run_at IS NOT NULL AND next_run_at <= sqlc.arg(at) ORDER BY next_run_at, id;
+
+-- name: CreateWorkflowRun :exec
+INSERT INTO workflow_runs (id, workflow_id, org_id, workspace_id, status, state, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(workflow_id), sqlc.arg(org_id), sqlc.arg(workspace_id), sqlc.arg(status),
+        sqlc.arg(state), sqlc.arg(created_at));
+
+-- name: GetWorkflowRun :one
+SELECT * FROM workflow_runs WHERE id = ?;
+
+-- name: ListWorkflowRuns :many
+SELECT * FROM workflow_runs
+WHERE workflow_id = sqlc.arg(workflow_id)
+  AND (CAST(sqlc.narg(before_at) AS INTEGER) IS NULL
+       OR (created_at, id) < (CAST(sqlc.narg(before_at) AS INTEGER), CAST(sqlc.narg(before_id) AS TEXT)))
+ORDER BY created_at DESC, id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: UpdateWorkflowRun :execrows
+UPDATE workflow_runs SET status = sqlc.arg(status), state = sqlc.arg(state)
+WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
+
+-- name: ListUnfinishedWorkflowRuns :many
+SELECT * FROM workflow_runs WHERE status IN ('pending', 'running') ORDER BY created_at, id;
