@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Templates", testTemplates},
 		{"Tasks", testTasks},
 		{"Snapshots", testSnapshots},
+		{"TemplateBuilds", testTemplateBuilds},
 		{"SnapshotCharges", testSnapshotCharges},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
