@@ -29,6 +29,7 @@ import (
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
+	"github.com/paddockhq/paddock/internal/templatebuild"
 	"github.com/paddockhq/paddock/internal/tenancy"
 )
 
@@ -102,6 +103,7 @@ type API struct {
 	sessions    *session.Service
 	tasks       *task.Service
 	snapshots   *snapshot.Service
+	tplBuilds   *templatebuild.Service
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits

@@ -30,6 +30,7 @@ var agentOrProvider501 = map[string]string{
 	"listPorts":        "asks the sandbox agent which ports listen",
 	"prompt":           "runs the harness through the sandbox agent",
 	"task":             "runs the harness through the sandbox agent",
+	"buildTemplate":    "builds on the provider's engine (ImageBuilder)",
 }
 
 // TestOpenAPINoNotConfigured501: no operation declares a 501 but those that

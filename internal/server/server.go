@@ -112,6 +112,7 @@ const (
 	sessionsName  = "sessions"
 	tasksName     = "tasks"
 	snapshotsName = "snapshots"
+	buildsName    = "template_builds"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
@@ -135,6 +136,7 @@ func (w *wiring) components() []component.Registration {
 		w.sessionsComponent(),
 		w.tasksComponent(),
 		w.snapshotsComponent(),
+		w.templateBuildsComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

@@ -63,4 +63,10 @@ type TemplateBuildQueries interface {
 	OrgImageAllowed(ctx context.Context, orgID, image string) (bool, error)
 	// DeleteOrgImage takes image off orgID's allow-list.
 	DeleteOrgImage(ctx context.Context, orgID, image string) error
+	// CountImageUsers counts orgID's runtimes and templates whose config
+	// names image.
+	CountImageUsers(ctx context.Context, orgID, image string) (int64, error)
+	// SetTemplateConfig replaces the config of template t.ID with
+	// t.Config (a build's image).
+	SetTemplateConfig(ctx context.Context, t Template) error
 }

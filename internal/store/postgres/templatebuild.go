@@ -86,3 +86,20 @@ func (q *queries) DeleteOrgImage(ctx context.Context, orgID, image string) error
 	n, err := q.q.DeleteOrgImage(ctx, pgdb.DeleteOrgImageParams{OrgID: orgID, Image: image})
 	return affected("delete org image", dialect.OrgImage, n, err)
 }
+
+// SetTemplateConfig replaces t's config.
+func (q *queries) SetTemplateConfig(ctx context.Context, t store.Template) error {
+	config, err := dialect.CheckTemplate(t)
+	if err != nil {
+		return err
+	}
+	n, err := q.q.SetTemplateConfig(ctx, pgdb.SetTemplateConfigParams{Config: config, ID: t.ID})
+	return affected("set template config", dialect.Template, n, err)
+}
+
+// CountImageUsers counts orgID's runtimes and templates configured with
+// image.
+func (q *queries) CountImageUsers(ctx context.Context, orgID, image string) (int64, error) {
+	n, err := q.q.CountImageUsers(ctx, pgdb.CountImageUsersParams{OrgID: orgID, Image: image})
+	return n, classify("count image users", dialect.OrgImage, err)
+}

@@ -80,6 +80,30 @@ func testTemplateBuilds(t *testing.T, s store.Store) {
 	must(t, s.AddOrgImage(ctx, o.ID, img, c.ID)) // again: still one
 	allowed(o.ID, true)
 	allowed(o2.ID, false)
+	users := func(want int64) {
+		t.Helper()
+		n, err := s.CountImageUsers(ctx, o.ID, img)
+		must(t, err)
+		if n != want {
+			t.Fatalf("image users = %d, want %d", n, want)
+		}
+	}
+	users(0)
+	tpl := store.Template{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: w.ID, Name: "web", CreatedAt: f.next()}
+	must(t, s.CreateTemplate(ctx, tpl))
+	tpl.Config.Image = img
+	must(t, s.SetTemplateConfig(ctx, tpl))
+	gotT, err := s.GetTemplate(ctx, tpl.ID)
+	must(t, err)
+	equal(t, "template image", gotT.Config.Image, img)
+	users(1)
+	rt := f.runtimeFor(f.project(w))
+	rt.Config.Image = img
+	must(t, s.CreateRuntime(ctx, rt))
+	users(2)
+	if n, err := s.CountImageUsers(ctx, o2.ID, img); err != nil || n != 0 {
+		t.Fatalf("another org's users = %d, %v; want 0", n, err)
+	}
 	must(t, s.DeleteOrgImage(ctx, o.ID, img))
 	allowed(o.ID, false)
 	if err := s.DeleteOrgImage(ctx, o.ID, img); !errors.Is(err, errdefs.ErrNotFound) {

@@ -32,6 +32,23 @@ func (q *Queries) AddOrgImage(ctx context.Context, arg AddOrgImageParams) error 
 	return err
 }
 
+const countImageUsers = `-- name: CountImageUsers :one
+SELECT ((SELECT COUNT(*) FROM runtimes r WHERE r.org_id = $1 AND (r.config::jsonb ->> 'image') = $2::text)
+      + (SELECT COUNT(*) FROM templates t WHERE t.org_id = $1 AND (t.config::jsonb ->> 'image') = $2::text))::bigint AS users
+`
+
+type CountImageUsersParams struct {
+	OrgID string
+	Image string
+}
+
+func (q *Queries) CountImageUsers(ctx context.Context, arg CountImageUsersParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countImageUsers, arg.OrgID, arg.Image)
+	var users int64
+	err := row.Scan(&users)
+	return users, err
+}
+
 const createTemplateBuild = `-- name: CreateTemplateBuild :exec
 INSERT INTO template_builds (id, org_id, workspace_id, template, state, image, digest, size_bytes, error_code, log_tail, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6,
@@ -215,4 +232,21 @@ func (q *Queries) OrgImageCount(ctx context.Context, arg OrgImageCountParams) (i
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const setTemplateConfig = `-- name: SetTemplateConfig :execrows
+UPDATE templates SET config = $1 WHERE id = $2
+`
+
+type SetTemplateConfigParams struct {
+	Config string
+	ID     string
+}
+
+func (q *Queries) SetTemplateConfig(ctx context.Context, arg SetTemplateConfigParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setTemplateConfig, arg.Config, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -29,3 +29,10 @@ SELECT COUNT(*) FROM org_images WHERE org_id = sqlc.arg(org_id) AND image = sqlc
 
 -- name: DeleteOrgImage :execrows
 DELETE FROM org_images WHERE org_id = sqlc.arg(org_id) AND image = sqlc.arg(image);
+
+-- name: SetTemplateConfig :execrows
+UPDATE templates SET config = sqlc.arg(config) WHERE id = sqlc.arg(id);
+
+-- name: CountImageUsers :one
+SELECT ((SELECT COUNT(*) FROM runtimes r WHERE r.org_id = sqlc.arg(org_id) AND (r.config::jsonb ->> 'image') = sqlc.arg(image)::text)
+      + (SELECT COUNT(*) FROM templates t WHERE t.org_id = sqlc.arg(org_id) AND (t.config::jsonb ->> 'image') = sqlc.arg(image)::text))::bigint AS users;
