@@ -50,7 +50,10 @@ func (a *API) buildTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer job.Close()
 	ev := newEventWriter(w)
-	res, err := a.tplBuilds.Run(r.Context(), job, func(l provider.BuildLine) {
+	res, err := a.tplBuilds.Run(r.Context(), job, func(b store.TemplateBuild) {
+		out := templateBuildOut(b)
+		_ = ev.send(client.TemplateBuildEvent{Event: "started", Build: &out})
+	}, func(l provider.BuildLine) {
 		kind := "output"
 		if l.Step > 0 {
 			kind = "step"

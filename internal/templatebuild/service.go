@@ -184,11 +184,11 @@ type Result struct {
 	Template store.Template
 }
 
-// Run records the build, runs it telling progress each line, and, when it
+// Run records the build (telling started), runs it telling progress each line, and, when it
 // succeeds, puts its image on the org's allow-list and creates or updates
 // the template. A failure is recorded with its code and answered; it
 // leaves no image.
-func (s *Service) Run(ctx context.Context, j *Job, progress func(provider.BuildLine)) (Result, error) {
+func (s *Service) Run(ctx context.Context, j *Job, started func(store.TemplateBuild), progress func(provider.BuildLine)) (Result, error) {
 	ws := j.req.Workspace
 	id := uuid.NewString()
 	b := store.TemplateBuild{
@@ -198,6 +198,9 @@ func (s *Service) Run(ctx context.Context, j *Job, progress func(provider.BuildL
 	if err := s.cfg.Store.CreateTemplateBuild(ctx, b); err != nil {
 		return Result{}, err
 	}
+	b.CreatedAt = b.CreatedAt.Truncate(time.Microsecond)
+	b.UpdatedAt = b.CreatedAt
+	started(b)
 	tail := &logTail{}
 	built, err := s.build(ctx, j, b, func(l provider.BuildLine) {
 		tail.add(l)

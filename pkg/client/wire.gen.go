@@ -1618,7 +1618,7 @@ type TemplateBuild struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// TemplateBuildEvent One line of a build's stream: step (step of steps begins, text its instruction), output (text, a line of output), done (build and template) or error (error, and the build recorded failed).
+// TemplateBuildEvent One line of a build's stream: started (build, recorded, state building), step (step of steps begins, text its instruction), output (text, a line of output), done (build and template) or error (error, and the build recorded failed).
 type TemplateBuildEvent struct {
 	Event string `json:"event"`
 	Step  int    `json:"step,omitempty"`

@@ -31,7 +31,7 @@ const (
 )
 
 // BuildImage builds spec on the engine with its classic builder: RUN steps
-// in containers with no network (NetworkMode none), no new privileges,
+// in containers with no network (NetworkMode none),
 // and spec's CPU and memory (no swap); nothing pulled (the caller has
 // checked every base is on the engine); no cache shared with other
 // builds. The engine's default OCI runtime runs the steps: the classic
@@ -46,7 +46,7 @@ func (p *Provider) BuildImage(ctx context.Context, spec provider.BuildSpec, prog
 	opts := build.ImageBuildOptions{
 		Tags: []string{spec.Tag}, Dockerfile: spec.Dockerfile, Labels: labels,
 		NoCache: true, Remove: true, ForceRemove: true, PullParent: false,
-		NetworkMode: "none", SecurityOpt: []string{"no-new-privileges"},
+		NetworkMode: "none",
 		CPUPeriod: 100_000, CPUQuota: spec.CPUMillis * 100,
 		Memory: spec.MemoryMB << 20, MemorySwap: spec.MemoryMB << 20,
 		Version: build.BuilderV1,
@@ -143,6 +143,7 @@ func buildLine(line string, step int, made *[]string, progress func(provider.Bui
 		return n
 	case madeRE.MatchString(line):
 		*made = append(*made, madeRE.FindStringSubmatch(line)[1])
+		progress(provider.BuildLine{Text: line})
 	case runInRE.MatchString(line), strings.HasPrefix(line, "Removing intermediate container"),
 		strings.HasPrefix(line, "Successfully built"), strings.HasPrefix(line, "Successfully tagged"), line == "":
 	default:

@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/google/uuid"
+
+	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/testenv"
+	pc "github.com/paddockhq/paddock/pkg/client"
+)
+
+// buildContext is a tar of files (name → content).
+func buildContext(t *testing.T, files map[string]string) *bytes.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(buf.Bytes())
+}
+
+// releaseBuildStep lets the build step waiting for /tmp/go (its command
+// holding token) go on, once it runs: the engine's exec in its container.
+// It runs beside the build, so it answers its error rather than failing t.
+func releaseBuildStep(ctx context.Context, cli *client.Client, token string) error {
+	return testenv.Poll(testenv.Patience, func() error {
+		cs, err := cli.ContainerList(ctx, container.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if !strings.Contains(c.Command, token) {
+				continue
+			}
+			ex, err := cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: []string{"touch", "/tmp/go"}})
+			if err != nil {
+				return err
+			}
+			return cli.ContainerExecStart(ctx, ex.ID, container.ExecStartOptions{})
+		}
+		return errors.New("no build step waits for its release yet")
+	})
+}
+
+var madeLine = regexp.MustCompile(`^ ---> ([0-9a-f]{12,64})$`)
+
+// TestTemplateBuildOnDocker: on real Docker, a Dockerfile FROM the test
+// image with a COPY and RUN steps builds, its progress streamed while it
+// runs; its RUN steps have no network (the host's loopback listener is
+// not reached); a runtime from the template sees what COPY and RUN left;
+// the build is recorded; another org can neither name the image nor
+// build from it; deleting the template, once no runtime names the image,
+// removes it.
+func TestTemplateBuildOnDocker(t *testing.T) {
+	env, cli, _, _ := dockerEnv(t)
+	sdk, err := pc.New(env.URL, env.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	token := uuid.NewString()
+	dockerfile := fmt.Sprintf(`FROM %s
+COPY hello.txt /opt/hello.txt
+RUN echo built > /opt/run.txt && ls /sys/class/net > /opt/net.txt
+RUN if nc -w 2 127.0.0.1 %d </dev/null; then echo reached; else echo unreachable; fi > /opt/reached.txt
+RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; [ -e /tmp/go ]
+`, testenv.TestImage, port, token)
+	var (
+		mu     sync.Mutex
+		events []pc.TemplateBuildEvent
+	)
+	released := make(chan error, 1)
+	var building pc.TemplateBuild
+	b, tpl, err := sdk.BuildTemplate(bounded(t), "acme", "dev", "web", "", buildContext(t, map[string]string{"Dockerfile": dockerfile, "hello.txt": "hello from the context\n"}),
+		func(ev pc.TemplateBuildEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, ev)
+			if ev.Event == pc.BuildEventStarted {
+				building = *ev.Build
+			}
+			// Progress arrives while the build still runs: its last step
+			// waits for the test, which lets it go only after this.
+			if ev.Event == pc.BuildEventOutput && ev.Text == "waiting-"+token {
+				var got pc.TemplateBuild
+				env.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev/template-builds/"+building.ID, nil).Decode(t, &got)
+				if got.State != "building" {
+					t.Errorf("the build while its step waits: %+v", got)
+				}
+				go func() { released <- releaseBuildStep(t.Context(), cli, token) }()
+			}
+		})
+	if err != nil {
+		t.Fatalf("build: %v (events %+v)", err, events)
+	}
+	if rerr := <-released; rerr != nil {
+		t.Fatalf("releasing the build's last step: %v", rerr)
+	}
+	if building.ID != b.ID || b.State != "succeeded" || b.Digest == "" || b.SizeBytes <= 0 || !strings.HasPrefix(b.Image, "paddock-org/") || tpl.Runtime.Image != b.Image {
+		t.Fatalf("build %+v, template %+v", b, tpl)
+	}
+	// Every step is told (the engine adds one per label it puts on).
+	steps, total := 0, 0
+	for _, ev := range events {
+		if ev.Event == pc.BuildEventStep {
+			steps, total = steps+1, ev.Steps
+		}
+	}
+	if steps < 5 || steps != total {
+		t.Fatalf("%d step events of %d, want every one, at least 5: %+v", steps, total, events)
+	}
+	if err := ln.(*net.TCPListener).SetDeadline(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := ln.Accept(); err == nil {
+		c.Close()
+		t.Fatal("a RUN step reached the host's loopback")
+	}
+
+	// A runtime from the template sees what the build left.
+	var p pc.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{Name: "built", Template: "web", Start: true,
+		Runtime: &pc.RuntimeConfig{CPUMillis: 500, MemoryMB: 128, PidsLimit: 64}}).Decode(t, &p)
+	if p.StartError != nil {
+		t.Fatalf("start: %+v", p.StartError)
+	}
+	out, err := sdk.Exec(bounded(t), "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"cat", "/opt/hello.txt", "/opt/run.txt", "/opt/net.txt", "/opt/reached.txt"}})
+	if err != nil || out.Exit == nil || out.Exit.Code != 0 {
+		t.Fatalf("exec: %+v, %v", out, err)
+	}
+	if got := string(out.Stdout); got != "hello from the context\nbuilt\nlo\nunreachable\n" {
+		t.Fatalf("the built image holds %q", got)
+	}
+	list, err := sdk.ListTemplateBuilds(bounded(t), "acme", "dev", "web", pc.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].ID != b.ID || !strings.Contains(list.Items[0].LogTail, "Step 5/") {
+		t.Fatalf("builds: %+v, %v", list, err)
+	}
+
+	otherOrgRefused(t, env, sdk, b.Image)
+
+	// The image stays while a runtime names it; the template's deletion
+	// removes it once none does.
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/projects/built", nil)
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/templates/web", nil)
+	if _, err := cli.ImageInspect(t.Context(), b.Image); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("the deleted template's image: %v", err)
+	}
+	env.Must(t, 400, "POST", "/api/v1/org/acme/ws/dev/templates", pc.CreateTemplateRequest{Name: "again", Runtime: &pc.RuntimeConfig{Image: b.Image}})
+}
+
+// otherOrgRefused: another org names image (acme's) in vain: as a
+// template's, a project's or a build's base.
+func otherOrgRefused(t *testing.T, env *servertest.Env, sdk *pc.Client, image string) {
+	t.Helper()
+	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "rival"})
+	env.Must(t, 201, "POST", "/api/v1/org/rival/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	wantCode(t, env.Do(t, "POST", "/api/v1/org/rival/ws/dev/templates", pc.CreateTemplateRequest{Name: "stolen", Runtime: &pc.RuntimeConfig{Image: image}}), 400, "image_not_allowed")
+	wantCode(t, env.Do(t, "POST", "/api/v1/org/rival/ws/dev/projects", pc.CreateProjectRequest{Name: "stolen", Runtime: &pc.RuntimeConfig{Image: image}}), 400, "image_not_allowed")
+	_, _, err := sdk.BuildTemplate(bounded(t), "rival", "dev", "stolen", "", buildContext(t, map[string]string{"Dockerfile": "FROM " + image + "\n"}), nil)
+	if e := (*pc.Error)(nil); !errors.As(err, &e) || e.Code != "image_not_allowed" {
+		t.Fatalf("a build from another org's image: %v", err)
+	}
+}
+
+// wantCode fails unless r is an error of status and code.
+func wantCode(t *testing.T, r servertest.Response, status int, code string) {
+	t.Helper()
+	var e pc.Error
+	r.Decode(t, &e)
+	if r.Status != status || e.Code != code {
+		t.Fatalf("answer %d %+v, want %d %s", r.Status, e, status, code)
+	}
+}
+
+// TestTemplateBuildRefusals: on real Docker, a base the engine lacks is
+// refused before anything runs (and not pulled), as is one off the
+// allow-list; a RUN that fails ends the stream with build_step_failed,
+// the build recorded failed, and leaves neither its tag nor the images
+// its steps made.
+func TestTemplateBuildRefusals(t *testing.T) {
+	env, cli, _, _ := dockerEnv(t)
+	sdk, err := pc.New(env.URL, env.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(dockerfile string, progress func(pc.TemplateBuildEvent)) (pc.TemplateBuild, error) {
+		b, _, err := sdk.BuildTemplate(bounded(t), "acme", "dev", "bad", "", buildContext(t, map[string]string{"Dockerfile": dockerfile, "a.txt": "a"}), progress)
+		return b, err
+	}
+	code := func(err error) string {
+		var e *pc.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("err %v, want an API error", err)
+		}
+		return e.Code
+	}
+	missing := "paddock/no-such-base-" + uuid.NewString()[:8] + ":1"
+	if _, err := build("FROM "+missing+"\nRUN true\n", nil); code(err) != "base_image_not_found" || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("a missing base: %v", err)
+	}
+	if _, err := cli.ImageInspect(t.Context(), missing); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("the missing base after the refusal: %v", err)
+	}
+	if _, err := build("FROM debian:bookworm\n", nil); code(err) != "image_not_allowed" {
+		t.Fatalf("a base off the allow-list: %v", err)
+	}
+	if _, err := build("FROM "+testenv.TestImage+"\nADD https://example.com/x /x\n", nil); code(err) != "invalid_dockerfile" {
+		t.Fatalf("ADD of a URL: %v", err)
+	}
+	if _, err := build("FROM "+testenv.TestImage+"\nCOPY --from=debian:bookworm /etc/hostname /x\n", nil); code(err) != "image_not_allowed" {
+		t.Fatalf("COPY --from an image off the allow-list: %v", err)
+	}
+
+	base, err := cli.ImageInspect(t.Context(), testenv.TestImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	b, err := build("FROM "+testenv.TestImage+"\nCOPY a.txt /a.txt\nRUN echo one > /one\nRUN echo about to fail; exit 3\n", func(ev pc.TemplateBuildEvent) {
+		if m := madeLine.FindStringSubmatch(ev.Text); m != nil {
+			made = append(made, m[1])
+		}
+	})
+	if code(err) != "build_step_failed" || !strings.Contains(err.Error(), "step 4") || b.State != "failed" {
+		t.Fatalf("a failing RUN: %+v, %v", b, err)
+	}
+	got, err := sdk.GetTemplateBuild(bounded(t), "acme", "dev", b.ID)
+	if err != nil || got.State != "failed" || got.ErrorCode != "build_step_failed" || !strings.Contains(got.LogTail, "about to fail") {
+		t.Fatalf("the failed build's record: %+v, %v", got, err)
+	}
+	if len(made) < 3 {
+		t.Fatalf("the steps made %v", made)
+	}
+	for _, id := range made {
+		insp, err := cli.ImageInspect(t.Context(), id)
+		if err == nil && insp.ID != base.ID {
+			t.Errorf("image %s of the failed build is still there", id)
+		}
+	}
+	if _, err := cli.ImageInspect(t.Context(), b.Image); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("the failed build's tag: %v", err)
+	}
+	env.Must(t, 404, "GET", "/api/v1/org/acme/ws/dev/templates/bad", nil)
+}
