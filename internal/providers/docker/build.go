@@ -47,7 +47,7 @@ func (p *Provider) BuildImage(ctx context.Context, spec provider.BuildSpec, prog
 		Tags: []string{spec.Tag}, Dockerfile: spec.Dockerfile, Labels: labels,
 		NoCache: true, Remove: true, ForceRemove: true, PullParent: false,
 		NetworkMode: "none",
-		CPUPeriod: 100_000, CPUQuota: spec.CPUMillis * 100,
+		CPUPeriod:   100_000, CPUQuota: spec.CPUMillis * 100,
 		Memory: spec.MemoryMB << 20, MemorySwap: spec.MemoryMB << 20,
 		Version: build.BuilderV1,
 	}
