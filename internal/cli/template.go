@@ -155,7 +155,7 @@ func (a *app) templateRemoveCmd(sc *scope) *cobra.Command {
 settings. The images a template's builds made ('paddock template build')
 are removed with it, each unless a runtime or another template of the
 org still names it.`,
-		Args:    rangeArgs(1, 100, "one or more TEMPLATEs"),
+		Args: rangeArgs(1, 100, "one or more TEMPLATEs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.workspaceSession(sc)
 			if err != nil {
