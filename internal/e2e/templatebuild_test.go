@@ -164,7 +164,7 @@ RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.
 		t.Fatalf("builds: %+v, %v", list, err)
 	}
 
-	otherOrgRefused(t, env, sdk, b.Image)
+	otherOrgRefused(t, env, sdk, b)
 
 	// The image stays while a runtime names it; the template's deletion
 	// removes it once none does.
@@ -177,9 +177,10 @@ RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.
 }
 
 // otherOrgRefused: another org names image (acme's) in vain: as a
-// template's, a project's or a build's base.
-func otherOrgRefused(t *testing.T, env *servertest.Env, sdk *pc.Client, image string) {
+// template's, a project's or a build's base; nor see acme's build.
+func otherOrgRefused(t *testing.T, env *servertest.Env, sdk *pc.Client, b pc.TemplateBuild) {
 	t.Helper()
+	image := b.Image
 	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "rival"})
 	env.Must(t, 201, "POST", "/api/v1/org/rival/ws", pc.CreateWorkspaceRequest{Name: "dev"})
 	wantCode(t, env.Do(t, "POST", "/api/v1/org/rival/ws/dev/templates", pc.CreateTemplateRequest{Name: "stolen", Runtime: &pc.RuntimeConfig{Image: image}}), 400, "image_not_allowed")
@@ -188,6 +189,7 @@ func otherOrgRefused(t *testing.T, env *servertest.Env, sdk *pc.Client, image st
 	if e := (*pc.Error)(nil); !errors.As(err, &e) || e.Code != "image_not_allowed" {
 		t.Fatalf("a build from another org's image: %v", err)
 	}
+	wantCode(t, env.Do(t, "GET", "/api/v1/org/rival/ws/dev/template-builds/"+b.ID, nil), 404, "template_build_not_found")
 }
 
 // wantCode fails unless r is an error of status and code.
