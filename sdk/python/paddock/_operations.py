@@ -9,9 +9,11 @@ method of AsyncPaddock, with the same arguments, to be awaited.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Generator, List, Mapping, Optional, Sequence, Union
 
 from . import models
+from .errors import PaddockError
 from ._core import (
     NDJSON,
     OCTETS,
@@ -549,6 +551,46 @@ class Operations:
     def revoke_key(self, org: str, key_id: str) -> None:
         return self._call(Request("DELETE", route("/api/v1/org", org, "keys", key_id)))
 
+    # Template builds.
+
+    def build_template(
+        self, org: str, ws: str, template: str, context: bytes, *, dockerfile: Optional[str] = None
+    ) -> models.TemplateBuildEvent:
+        """Builds template's image on the server's engine from context, a
+        tar holding the Dockerfile (at dockerfile, default Dockerfile), from
+        local base images, and creates or updates the template to use it.
+        It answers the stream's done event (its build and template; events,
+        the steps and output before it); a build that fails is a
+        PaddockError with the build's code (build_step_failed, …)."""
+        path = ws_route(org, ws, "templates", template, "builds")
+        q = params(dockerfile=dockerfile)
+        return self._call(
+            Request(
+                "POST", path, params=q, content=context, content_type="application/x-tar", accept=NDJSON,
+                decode=_build_result,
+            )
+        )
+
+    def list_template_builds(
+        self,
+        org: str,
+        ws: str,
+        *,
+        template: Optional[str] = None,
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> models.TemplateBuildList:
+        """The workspace's template builds, oldest first (template's only)."""
+        q = params(template=template, cursor=cursor, limit=limit)
+        return self._call(
+            Request("GET", ws_route(org, ws, "template-builds"), params=q, decode=as_model(models.TemplateBuildList))
+        )
+
+    def get_template_build(self, org: str, ws: str, build_id: str) -> models.TemplateBuild:
+        return self._call(
+            Request("GET", ws_route(org, ws, "template-builds", build_id), decode=as_model(models.TemplateBuild))
+        )
+
 
 def _exec_request(
     argv: Sequence[str],
@@ -590,3 +632,24 @@ def _turn(org: str, ws: str, runtime_id: str, kind: str, req: models.PromptReque
     if decode is None:
         return Request("POST", path, json=req.to_dict(), accept=NDJSON)
     return Request("POST", path, json=req.to_dict(), decode=decode)
+
+
+# The status a build's error event stands for (the stream's was 200).
+_BUILD_ERROR_STATUS = {"build_step_failed": 400, "build_timeout": 503}
+
+
+def _build_result(resp: Any) -> models.TemplateBuildEvent:
+    """The done event of a build's stream, or its error as a PaddockError."""
+    for line in resp.text.splitlines():
+        if not line.strip():
+            continue
+        ev = models.TemplateBuildEvent.from_dict(json.loads(line))
+        if ev.event == "done":
+            return ev
+        if ev.event == "error":
+            e = ev.error
+            code = e.code if e else "internal"
+            raise PaddockError(
+                _BUILD_ERROR_STATUS.get(code, 500), code, e.message if e else "the build failed", e.request_id if e else None
+            )
+    raise PaddockError(503, "unavailable", "the build's stream ended before its result")
