@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	goruntime "runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +92,7 @@ func TestTemplateBuildOnDocker(t *testing.T) {
 	dockerfile := fmt.Sprintf(`FROM %s
 COPY hello.txt /opt/hello.txt
 RUN echo built > /opt/run.txt && ls /sys/class/net > /opt/net.txt
+RUN (cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes) > /opt/mem.txt && (cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) > /opt/cpu.txt
 RUN if nc -w 2 127.0.0.1 %d </dev/null; then echo reached; else echo unreachable; fi > /opt/reached.txt
 RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; [ -e /tmp/go ]
 `, testenv.TestImage, port, token)
@@ -158,6 +161,16 @@ RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.
 	}
 	if got := string(out.Stdout); got != "hello from the context\nbuilt\nlo\nunreachable\n" {
 		t.Fatalf("the built image holds %q", got)
+	}
+	// The RUN steps ran within the build's limits (the defaults: 2 GiB,
+	// 2 cores, or the host's if fewer).
+	limits, err := sdk.Exec(bounded(t), "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"cat", "/opt/mem.txt", "/opt/cpu.txt"}})
+	if err != nil || limits.Exit == nil || limits.Exit.Code != 0 {
+		t.Fatalf("exec: %+v, %v", limits, err)
+	}
+	mem, cpu, _ := strings.Cut(strings.TrimSpace(string(limits.Stdout)), "\n")
+	if mem != "2147483648" || !strings.HasPrefix(cpu, strconv.Itoa(min(2, goruntime.NumCPU())*100_000)) {
+		t.Fatalf("a RUN step's limits: memory %q, cpu %q", mem, cpu)
 	}
 	list, err := sdk.ListTemplateBuilds(bounded(t), "acme", "dev", "web", pc.ListOptions{})
 	if err != nil || len(list.Items) != 1 || list.Items[0].ID != b.ID || !strings.Contains(list.Items[0].LogTail, "Step 5/") {

@@ -41,14 +41,15 @@ func (p *Provider) BuildImage(ctx context.Context, spec provider.BuildSpec, prog
 	if err != nil {
 		return provider.BuiltImage{}, err
 	}
+	cpu, mem := p.buildLimits(ctx, spec)
 	labels := map[string]string{provider.LabelManaged: "true", provider.LabelInstance: p.cfg.Instance, provider.LabelProvider: p.Name()}
 	maps.Copy(labels, spec.Labels)
 	opts := build.ImageBuildOptions{
 		Tags: []string{spec.Tag}, Dockerfile: spec.Dockerfile, Labels: labels,
 		NoCache: true, Remove: true, ForceRemove: true, PullParent: false,
 		NetworkMode: "none",
-		CPUPeriod:   100_000, CPUQuota: spec.CPUMillis * 100,
-		Memory: spec.MemoryMB << 20, MemorySwap: spec.MemoryMB << 20,
+		CPUPeriod:   100_000, CPUQuota: cpu * 100,
+		Memory: mem << 20, MemorySwap: mem << 20,
 		Version: build.BuilderV1,
 	}
 	res, err := p.cli.ImageBuild(ctx, spec.Context, opts)
@@ -67,6 +68,21 @@ func (p *Provider) BuildImage(ctx context.Context, spec provider.BuildSpec, prog
 		return provider.BuiltImage{}, engineErr("inspect the built image", err)
 	}
 	return provider.BuiltImage{ID: insp.ID, SizeBytes: insp.Size}, nil
+}
+
+// buildLimits are spec's CPU and memory, each at most what the host has
+// (the engine refuses a CPU quota above its cores).
+func (p *Provider) buildLimits(ctx context.Context, spec provider.BuildSpec) (cpuMillis, memoryMB int64) {
+	cpuMillis, memoryMB = spec.CPUMillis, spec.MemoryMB
+	if host, err := p.Capacity(ctx); err == nil {
+		if host.CPUMillis > 0 && cpuMillis > host.CPUMillis {
+			cpuMillis = host.CPUMillis
+		}
+		if host.MemoryMB > 0 && memoryMB > host.MemoryMB {
+			memoryMB = host.MemoryMB
+		}
+	}
+	return cpuMillis, memoryMB
 }
 
 // imageIDs are the ids of every image on the engine (intermediate ones too).
