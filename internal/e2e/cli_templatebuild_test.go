@@ -16,7 +16,8 @@ import (
 // the template uses the image and a runtime from it sees the files; a
 // failing step exits non-zero with its code; template builds lists both.
 func TestCLITemplateBuild(t *testing.T) {
-	srv, _, _, _ := dockerEnv(t)
+	srv, cli, _, _ := dockerEnv(t)
+	removeOrgImages(t, srv, cli, "acme")
 	env := clitest.Env(srv.URL, srv.Key)
 	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
 	dir := t.TempDir()

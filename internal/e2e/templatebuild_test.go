@@ -17,9 +17,12 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
@@ -67,6 +70,27 @@ func releaseBuildStep(ctx context.Context, cli *client.Client, token string) err
 	})
 }
 
+// removeOrgImages removes, when t ends, the images built for org (a test
+// that failed half-way may leave one).
+func removeOrgImages(t *testing.T, env *servertest.Env, cli *client.Client, org string) {
+	t.Helper()
+	var o pc.Org
+	env.Must(t, 200, "GET", "/api/v1/org/"+org, nil).Decode(t, &o)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelOrg+"="+o.ID))})
+		if err != nil {
+			t.Logf("list the test's built images: %v", err)
+			return
+		}
+		for _, img := range imgs {
+			if _, err := cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				t.Logf("remove the test's built image %s: %v", img.ID, err)
+			}
+		}
+	})
+}
+
 var madeLine = regexp.MustCompile(`^ ---> ([0-9a-f]{12,64})$`)
 
 // TestTemplateBuildOnDocker: on real Docker, a Dockerfile FROM the test
@@ -78,6 +102,7 @@ var madeLine = regexp.MustCompile(`^ ---> ([0-9a-f]{12,64})$`)
 // removes it.
 func TestTemplateBuildOnDocker(t *testing.T) {
 	env, cli, _, _ := dockerEnv(t)
+	removeOrgImages(t, env, cli, "acme")
 	sdk, err := pc.New(env.URL, env.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +247,7 @@ func wantCode(t *testing.T, r servertest.Response, status int, code string) {
 // its steps made.
 func TestTemplateBuildRefusals(t *testing.T) {
 	env, cli, _, _ := dockerEnv(t)
+	removeOrgImages(t, env, cli, "acme")
 	sdk, err := pc.New(env.URL, env.Key)
 	if err != nil {
 		t.Fatal(err)
