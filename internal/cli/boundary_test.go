@@ -17,6 +17,7 @@ import (
 // in it, which signs a wallet sign-in's challenge (wallet.go), and
 // internal/mcp, the MCP tools `paddock mcp` serves, which reach the
 // server only through pkg/client too (its own test holds it to that).
+// moby's patternmatcher, a leaf, reads a build context's .dockerignore.
 // Tests may use whatever they need.
 func TestTalksOnlyThroughTheSDK(t *testing.T) {
 	t.Parallel()
@@ -30,6 +31,9 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/spf13/cobra":                            true,
 		"github.com/spf13/pflag":                            true,
 		"golang.org/x/term":                                 true,
+		// .dockerignore's patterns, as Docker reads them (template build).
+		"github.com/moby/patternmatcher":            true,
+		"github.com/moby/patternmatcher/ignorefile": true,
 	}
 	for _, dir := range []string{".", "clitest"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
