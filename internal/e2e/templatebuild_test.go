@@ -22,8 +22,11 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/google/uuid"
 
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/templatebuild"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -310,4 +313,63 @@ func TestTemplateBuildRefusals(t *testing.T) {
 		t.Fatalf("the failed build's tag: %v", err)
 	}
 	env.Must(t, 404, "GET", "/api/v1/org/acme/ws/dev/templates/bad", nil)
+}
+
+// TestTemplateBuildLimits: on real Docker, with the service's own limits
+// made small, a context past its size is build_context_too_large before
+// anything is recorded, and a build past its time is stopped as
+// build_timeout, recorded failed, its step's container gone and no image
+// left.
+func TestTemplateBuildLimits(t *testing.T) {
+	env, cli, _, _ := dockerEnv(t)
+	removeOrgImages(t, env, cli, "acme")
+	reg := provider.NewRegistry()
+	reg.Register(env.Provider)
+	svc := templatebuild.New(templatebuild.Config{
+		Store: env.Store, Runtimes: env.Runtimes, Providers: reg, MaxContextBytes: 16 << 10, Timeout: 2 * time.Second,
+	})
+	var ws pc.Workspace
+	env.Must(t, 200, "GET", "/api/v1/org/acme/ws/dev", nil).Decode(t, &ws)
+	w := store.Workspace{ID: ws.ID, OrgID: ws.OrgID, Name: ws.Name}
+
+	big := buildContext(t, map[string]string{"Dockerfile": "FROM " + testenv.TestImage + "\n", "big": strings.Repeat("x", 32<<10)})
+	if _, err := svc.Prepare(t.Context(), templatebuild.Request{Workspace: w, Template: "big", Context: big}); errCode(err) != "build_context_too_large" {
+		t.Fatalf("a context past the limit: %v", err)
+	}
+
+	token := uuid.NewString()
+	job, err := svc.Prepare(t.Context(), templatebuild.Request{Workspace: w, Template: "slow", Context: buildContext(t, map[string]string{
+		"Dockerfile": "FROM " + testenv.TestImage + "\nRUN echo " + token + "; sleep 300\n",
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	res, err := svc.Run(t.Context(), job, func(store.TemplateBuild) {}, func(provider.BuildLine) {})
+	if errCode(err) != "build_timeout" || res.Build.State != store.BuildFailed || res.Build.ErrorCode != "build_timeout" {
+		t.Fatalf("a build past its time: %+v, %v", res.Build, err)
+	}
+	if _, err := cli.ImageInspect(t.Context(), res.Build.Image); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("the stopped build's tag: %v", err)
+	}
+	testenv.Eventually(t, func() error {
+		cs, err := cli.ContainerList(t.Context(), container.ListOptions{All: true})
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if strings.Contains(c.Command, token) {
+				return fmt.Errorf("the stopped build's step container %s is still there", c.ID[:12])
+			}
+		}
+		return nil
+	})
+}
+
+// errCode is err's public code.
+func errCode(err error) string {
+	if pe, ok := errdefs.Public(err); ok {
+		return pe.Code
+	}
+	return ""
 }
