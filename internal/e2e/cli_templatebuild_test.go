@@ -16,8 +16,9 @@ import (
 // the template uses the image and a runtime from it sees the files; a
 // failing step exits non-zero with its code; template builds lists both.
 func TestCLITemplateBuild(t *testing.T) {
-	srv, cli, _, _ := dockerEnv(t)
-	removeOrgImages(t, srv, cli, "acme")
+	cleanup := removeOrgImages(t)
+	srv, _, _, _ := dockerEnv(t)
+	cleanup(srv, "acme")
 	env := clitest.Env(srv.URL, srv.Key)
 	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
 	dir := t.TempDir()

@@ -73,25 +73,33 @@ func releaseBuildStep(ctx context.Context, cli *client.Client, token string) err
 	})
 }
 
-// removeOrgImages removes, when t ends, the images built for org (a test
-// that failed half-way may leave one).
-func removeOrgImages(t *testing.T, env *servertest.Env, cli *client.Client, org string) {
+// removeOrgImages removes, when t ends (after its server and sandboxes
+// are gone: it is registered first), the images built for the orgs it is
+// given (a test that failed half-way may leave one).
+func removeOrgImages(t *testing.T) (add func(env *servertest.Env, org string)) {
 	t.Helper()
-	var o pc.Org
-	env.Must(t, 200, "GET", "/api/v1/org/"+org, nil).Decode(t, &o)
+	cli := testenv.DockerClient(t)
+	var orgs []string
 	t.Cleanup(func() {
 		ctx := context.Background()
-		imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelOrg+"="+o.ID))})
-		if err != nil {
-			t.Logf("list the test's built images: %v", err)
-			return
-		}
-		for _, img := range imgs {
-			if _, err := cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
-				t.Logf("remove the test's built image %s: %v", img.ID, err)
+		for _, o := range orgs {
+			imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", provider.LabelOrg+"="+o))})
+			if err != nil {
+				t.Logf("list the test's built images: %v", err)
+				return
+			}
+			for _, img := range imgs {
+				if _, err := cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+					t.Logf("remove the test's built image %s: %v", img.ID, err)
+				}
 			}
 		}
 	})
+	return func(env *servertest.Env, org string) {
+		var o pc.Org
+		env.Must(t, 200, "GET", "/api/v1/org/"+org, nil).Decode(t, &o)
+		orgs = append(orgs, o.ID)
+	}
 }
 
 var madeLine = regexp.MustCompile(`^ ---> ([0-9a-f]{12,64})$`)
@@ -101,11 +109,13 @@ var madeLine = regexp.MustCompile(`^ ---> ([0-9a-f]{12,64})$`)
 // runs; its RUN steps have no network (the host's loopback listener is
 // not reached); a runtime from the template sees what COPY and RUN left;
 // the build is recorded; another org can neither name the image nor
-// build from it; deleting the template, once no runtime names the image,
-// removes it.
+// build from it; a second build points the template at its image;
+// deleting the template removes the image nothing names and keeps the one
+// a runtime does, which still starts.
 func TestTemplateBuildOnDocker(t *testing.T) {
+	cleanup := removeOrgImages(t)
 	env, cli, _, _ := dockerEnv(t)
-	removeOrgImages(t, env, cli, "acme")
+	cleanup(env, "acme")
 	sdk, err := pc.New(env.URL, env.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -207,14 +217,25 @@ RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.
 
 	otherOrgRefused(t, env, sdk, b)
 
-	// The image stays while a runtime names it; the template's deletion
-	// removes it once none does.
-	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/projects/built", nil)
-	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/templates/web", nil)
-	if _, err := cli.ImageInspect(t.Context(), b.Image); !cerrdefs.IsNotFound(err) {
-		t.Fatalf("the deleted template's image: %v", err)
+	// A build of the template again points it at the new image.
+	b2, tpl2, err := sdk.BuildTemplate(bounded(t), "acme", "dev", "web", "", buildContext(t, map[string]string{"Dockerfile": "FROM " + testenv.TestImage + "\nRUN echo v2 > /v2.txt\n"}), nil)
+	if err != nil || tpl2.ID != tpl.ID || tpl2.Runtime.Image != b2.Image || b2.Image == b.Image {
+		t.Fatalf("a second build: %+v, %+v, %v", b2, tpl2, err)
 	}
-	env.Must(t, 400, "POST", "/api/v1/org/acme/ws/dev/templates", pc.CreateTemplateRequest{Name: "again", Runtime: &pc.RuntimeConfig{Image: b.Image}})
+
+	// Deleting the template removes the images its builds made that
+	// nothing names (the second), and keeps the one a runtime names.
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/templates/web", nil)
+	if _, err := cli.ImageInspect(t.Context(), b2.Image); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("the deleted template's unused image: %v", err)
+	}
+	env.Must(t, 400, "POST", "/api/v1/org/acme/ws/dev/templates", pc.CreateTemplateRequest{Name: "again", Runtime: &pc.RuntimeConfig{Image: b2.Image}})
+	if _, err := cli.ImageInspect(t.Context(), b.Image); err != nil {
+		t.Fatalf("the image a runtime names: %v", err)
+	}
+	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/reset", nil)
+	env.Must(t, 200, "POST", "/api/v1/org/acme/ws/dev/runtimes/"+p.RuntimeID+"/start", nil)
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/projects/built", nil)
 }
 
 // otherOrgRefused: another org names image (acme's) in vain: as a
@@ -249,8 +270,9 @@ func wantCode(t *testing.T, r servertest.Response, status int, code string) {
 // the build recorded failed, and leaves neither its tag nor the images
 // its steps made.
 func TestTemplateBuildRefusals(t *testing.T) {
+	cleanup := removeOrgImages(t)
 	env, cli, _, _ := dockerEnv(t)
-	removeOrgImages(t, env, cli, "acme")
+	cleanup(env, "acme")
 	sdk, err := pc.New(env.URL, env.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -321,8 +343,9 @@ func TestTemplateBuildRefusals(t *testing.T) {
 // build_timeout, recorded failed, its step's container gone and no image
 // left.
 func TestTemplateBuildLimits(t *testing.T) {
+	cleanup := removeOrgImages(t)
 	env, cli, _, _ := dockerEnv(t)
-	removeOrgImages(t, env, cli, "acme")
+	cleanup(env, "acme")
 	reg := provider.NewRegistry()
 	reg.Register(env.Provider)
 	svc := templatebuild.New(templatebuild.Config{

@@ -111,6 +111,8 @@ var (
 	stepRE  = regexp.MustCompile(`^Step (\d+)/(\d+) : (.*)$`)
 	madeRE  = regexp.MustCompile(`^ ---> ([0-9a-f]{12,64})$`)
 	runInRE = regexp.MustCompile(`^ ---> (Running in|Using cache)`)
+	// ansiRE: the colour the engine puts around a step's stderr.
+	ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 )
 
 // readBuild reads the engine's build stream to its end, telling progress
@@ -149,7 +151,7 @@ func readBuild(r io.Reader, progress func(provider.BuildLine)) (made []string, e
 // buildLine tells progress one line of the build's output and returns the
 // step it is in; an image a step made is added to made.
 func buildLine(line string, step int, made *[]string, progress func(provider.BuildLine)) int {
-	line = strings.TrimRight(line, "\r")
+	line = ansiRE.ReplaceAllString(strings.TrimRight(line, "\r"), "")
 	switch {
 	case stepRE.MatchString(line):
 		m := stepRE.FindStringSubmatch(line)
