@@ -168,24 +168,19 @@ RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.
 	if building.ID != b.ID || b.State != "succeeded" || b.Digest == "" || b.SizeBytes <= 0 || !strings.HasPrefix(b.Image, "paddock-org/") || tpl.Runtime.Image != b.Image {
 		t.Fatalf("build %+v, template %+v", b, tpl)
 	}
-	// Every step is told (the engine adds one per label it puts on).
-	steps, total := 0, 0
-	for _, ev := range events {
-		if ev.Event == pc.BuildEventStep {
-			steps, total = steps+1, ev.Steps
-		}
-	}
-	if steps < 5 || steps != total {
-		t.Fatalf("%d step events of %d, want every one, at least 5: %+v", steps, total, events)
-	}
-	if err := ln.(*net.TCPListener).SetDeadline(time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if c, err := ln.Accept(); err == nil {
-		c.Close()
-		t.Fatal("a RUN step reached the host's loopback")
-	}
+	checkBuildEvents(t, events, ln)
 
+	p := checkBuiltRuntime(t, env, sdk, b)
+
+	otherOrgRefused(t, env, sdk, b)
+
+	rebuildAndDelete(t, env, sdk, b, tpl, p)
+}
+
+// checkBuiltRuntime starts a runtime from template web (build b's) and
+// checks what the build left in its image and that b is listed.
+func checkBuiltRuntime(t *testing.T, env *servertest.Env, sdk *pc.Client, b pc.TemplateBuild) pc.Project {
+	t.Helper()
 	// A runtime from the template sees what the build left.
 	var p pc.Project
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{Name: "built", Template: "web", Start: true,
@@ -214,9 +209,37 @@ RUN echo waiting-%s; i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.
 	if err != nil || len(list.Items) != 1 || list.Items[0].ID != b.ID || !strings.Contains(list.Items[0].LogTail, "Step 5/") {
 		t.Fatalf("builds: %+v, %v", list, err)
 	}
+	return p
+}
 
-	otherOrgRefused(t, env, sdk, b)
+// checkBuildEvents checks that every step of the build was told and that
+// no RUN step reached ln, a listener on the host's loopback.
+func checkBuildEvents(t *testing.T, events []pc.TemplateBuildEvent, ln net.Listener) {
+	t.Helper()
+	// Every step is told (the engine adds one per label it puts on).
+	steps, total := 0, 0
+	for _, ev := range events {
+		if ev.Event == pc.BuildEventStep {
+			steps, total = steps+1, ev.Steps
+		}
+	}
+	if steps < 5 || steps != total {
+		t.Fatalf("%d step events of %d, want every one, at least 5: %+v", steps, total, events)
+	}
+	if err := ln.(*net.TCPListener).SetDeadline(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := ln.Accept(); err == nil {
+		c.Close()
+		t.Fatal("a RUN step reached the host's loopback")
+	}
+}
 
+// rebuildAndDelete builds template web again (after build b made tpl,
+// which project p runs), then deletes the template and the project.
+func rebuildAndDelete(t *testing.T, env *servertest.Env, sdk *pc.Client, b pc.TemplateBuild, tpl pc.Template, p pc.Project) {
+	t.Helper()
+	cli := testenv.DockerClient(t)
 	// A build of the template again points it at the new image.
 	b2, tpl2, err := sdk.BuildTemplate(bounded(t), "acme", "dev", "web", "", buildContext(t, map[string]string{"Dockerfile": "FROM " + testenv.TestImage + "\nRUN echo v2 > /v2.txt\n"}), nil)
 	if err != nil || tpl2.ID != tpl.ID || tpl2.Runtime.Image != b2.Image || b2.Image == b.Image {

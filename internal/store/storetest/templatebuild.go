@@ -65,7 +65,13 @@ func testTemplateBuilds(t *testing.T, s store.Store) {
 		t.Fatalf("ended building: err = %v, want invalid argument", err)
 	}
 
-	// An org's images are its own.
+	testOrgImages(t, f, w, o, o2, a, c)
+}
+
+// testOrgImages: an org's allow-list of built images, the count of what
+// names an image, and a template's config replaced.
+func testOrgImages(t *testing.T, f *fixture, w store.Workspace, o, o2 store.Org, a, c store.TemplateBuild) {
+	s, ctx := f.s, f.ctx
 	img := a.Image
 	allowed := func(org string, want bool) {
 		t.Helper()
