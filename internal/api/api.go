@@ -29,6 +29,7 @@ import (
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
+	"github.com/paddockhq/paddock/internal/templatebuild"
 	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/internal/workflow"
 )
@@ -104,6 +105,7 @@ type API struct {
 	tasks       *task.Service
 	snapshots   *snapshot.Service
 	workflows   *workflow.Service
+	tplBuilds   *templatebuild.Service
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits

@@ -18,6 +18,8 @@ import (
 var codeStatus = map[string]int{
 	"body_too_large":         http.StatusRequestEntityTooLarge,
 	"unsupported_media_type": http.StatusUnsupportedMediaType,
+	// A template build's context past the installation's limit.
+	"build_context_too_large": http.StatusRequestEntityTooLarge,
 }
 
 // kindStatus is the HTTP status of each kind.

@@ -35,6 +35,7 @@ var agentOrProvider501 = map[string]string{
 	"sandboxListPorts": "listPorts, on the instance's runtime",
 	"sandboxPrompt":    "prompt, on the instance's runtime",
 	"sandboxTask":      "task, on the instance's runtime",
+	"buildTemplate":    "builds on the provider's engine (ImageBuilder)",
 }
 
 // TestOpenAPINoNotConfigured501: no operation declares a 501 but those that

@@ -91,6 +91,7 @@ func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err := a.runtimes.DeleteTemplate(r.Context(), t); err != nil {
 		return err
 	}
+	a.removeBuiltImages(r, t)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

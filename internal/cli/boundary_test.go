@@ -17,6 +17,7 @@ import (
 // in it, which signs a wallet sign-in's challenge (wallet.go), and
 // internal/mcp, the MCP tools `paddock mcp` serves, which reach the
 // server only through pkg/client too (its own test holds it to that).
+// moby's patternmatcher, a leaf, reads a build context's .dockerignore.
 // Tests may use whatever they need.
 func TestTalksOnlyThroughTheSDK(t *testing.T) {
 	t.Parallel()
@@ -31,6 +32,9 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/spf13/pflag":                            true,
 		"golang.org/x/term":                                 true,
 		"gopkg.in/yaml.v3":                                  true, // workflow files; a parser, no server code
+		// .dockerignore's patterns, as Docker reads them (template build).
+		"github.com/moby/patternmatcher":            true,
+		"github.com/moby/patternmatcher/ignorefile": true,
 	}
 	for _, dir := range []string{".", "clitest"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

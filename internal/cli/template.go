@@ -69,7 +69,8 @@ func (a *app) templateCmd() *cobra.Command {
 	var sc scope
 	cmd := groupCmd("template", "Create, list and delete templates: what a project's runtime starts from")
 	scopeFlags(cmd, &sc, true)
-	cmd.AddCommand(a.templateCreateCmd(&sc), a.templateListCmd(&sc), a.templateGetCmd(&sc), a.templateRemoveCmd(&sc))
+	cmd.AddCommand(a.templateCreateCmd(&sc), a.templateListCmd(&sc), a.templateGetCmd(&sc), a.templateRemoveCmd(&sc),
+		a.templateBuildCmd(&sc), a.templateBuildsCmd(&sc))
 	return cmd
 }
 
@@ -150,7 +151,11 @@ func (a *app) templateRemoveCmd(sc *scope) *cobra.Command {
 		Use:     "rm TEMPLATE...",
 		Aliases: []string{"delete"},
 		Short:   "Delete templates, by name or id; projects made from them keep their settings",
-		Args:    rangeArgs(1, 100, "one or more TEMPLATEs"),
+		Long: `Delete templates, by name or id. Projects made from them keep their
+settings. The images a template's builds made ('paddock template build')
+are removed with it, each unless a runtime or another template of the
+org still names it.`,
+		Args: rangeArgs(1, 100, "one or more TEMPLATEs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.workspaceSession(sc)
 			if err != nil {

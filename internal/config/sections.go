@@ -201,6 +201,16 @@ type InstanceConfig struct {
 	InstanceTemplate string `yaml:"instance_template" env:"PADDOCK_INSTANCE_TEMPLATE" flag:"instance-template" help:"the template the instance's project is made from when it does not exist (default: the installation's defaults)"`
 }
 
+// TemplateBuildsConfig bounds the builds of templates' images from
+// Dockerfiles (internal/templatebuild); 0 takes each default.
+type TemplateBuildsConfig struct {
+	TemplateBuildProvider     string        `yaml:"template_build_provider" env:"PADDOCK_TEMPLATE_BUILD_PROVIDER" flag:"template-build-provider" help:"the provider whose engine builds templates' images (default: the default provider)"`
+	TemplateBuildMaxContextMB int64         `yaml:"template_build_max_context_mb" env:"PADDOCK_TEMPLATE_BUILD_MAX_CONTEXT_MB" flag:"template-build-max-context-mb" help:"the largest build context a template build takes, in MiB (0: 256)"`
+	TemplateBuildTimeout      time.Duration `yaml:"template_build_timeout" env:"PADDOCK_TEMPLATE_BUILD_TIMEOUT" flag:"template-build-timeout" help:"how long a template build may run before it is stopped (0: 15m)"`
+	TemplateBuildCPUMillis    int64         `yaml:"template_build_cpu_millis" env:"PADDOCK_TEMPLATE_BUILD_CPU_MILLIS" flag:"template-build-cpu-millis" help:"the CPU a template build's RUN steps may use, in millicores (0: 2000)"`
+	TemplateBuildMemoryMB     int64         `yaml:"template_build_memory_mb" env:"PADDOCK_TEMPLATE_BUILD_MEMORY_MB" flag:"template-build-memory-mb" help:"the memory a template build's RUN steps may use, in MiB, without swap (0: 2048)"`
+}
+
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
 	// ReconcileConcurrency is how many runtimes a reconciliation handles

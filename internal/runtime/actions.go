@@ -40,7 +40,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	image := rt.Config.Image
 	if rt.Status == store.RuntimeArchived && rt.Snapshot != "" {
 		image = rt.Snapshot // restore what was archived
-	} else if err := s.checkImage(rt.Config.Provider, image); err != nil {
+	} else if err := s.checkImage(ctx, rt.OrgID, rt.Config.Provider, image); err != nil {
 		// Configured before the allow-list said otherwise.
 		return rt, errdefs.FailedPrecondition(CodeImageNotAllowed, "the runtime's image %q is not allowed on this installation; create a project with an allowed image", image).WithCause(err)
 	}

@@ -38,7 +38,7 @@ const CodeImageNotFound = "image_not_found"
 const CodeSidecarImageConflict = "sidecar_image_conflict"
 
 // resolveConfig fills defaults and validates req.
-func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) {
+func (s *Service) resolveConfig(ctx context.Context, orgID string, req ConfigRequest) (store.RuntimeConfig, error) {
 	d := s.defaults
 	c := req
 	if want := sidecar.Image(c.Sidecars); want != "" {
@@ -76,7 +76,7 @@ func (s *Service) resolveConfig(req ConfigRequest) (store.RuntimeConfig, error) 
 	if !validImageRef(c.Image) {
 		return c, errdefs.InvalidArgument("invalid_image", "image reference %q is not valid", c.Image)
 	}
-	if err := s.checkImage(c.Provider, c.Image); err != nil {
+	if err := s.checkImage(ctx, orgID, c.Provider, c.Image); err != nil {
 		return c, err
 	}
 	return c, checkAgent(c)
@@ -169,11 +169,14 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // checkImage refuses an image the installation does not allow, and any
 // provider's snapshot: snapshots are internal, restored only by the
 // runtime they were taken of.
-func (s *Service) checkImage(providerName, image string) error {
+func (s *Service) checkImage(ctx context.Context, orgID, providerName, image string) error {
 	if p, err := s.providers.Get(providerName); err == nil {
 		if snap, ok := p.(provider.Snapshotter); ok && snap.IsSnapshot(image) {
 			return errdefs.InvalidArgument(CodeImageNotAllowed, "image %q is a snapshot; snapshots cannot be named as a runtime's image", image)
 		}
+	}
+	if strings.HasPrefix(image, OrgImagePrefix) {
+		return s.checkOrgImage(ctx, orgID, image)
 	}
 	if !imageAllowed(image, s.defaults.Image, s.defaults.AllowedImages) {
 		return errdefs.InvalidArgument(CodeImageNotAllowed, "image %q is not on this installation's allow-list (ask its operator, or see --allowed-images)", image)

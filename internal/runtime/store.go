@@ -37,6 +37,9 @@ type Store interface {
 	ListEgress(ctx context.Context, runtimeID string, page store.Page) ([]store.EgressDecision, string, error)
 
 	store.TemplateQueries
+	// OrgImageAllowed: an org's own images (template builds).
+	OrgImageAllowed(ctx context.Context, orgID, image string) (bool, error)
+	SetTemplateConfig(ctx context.Context, t store.Template) error
 }
 
 // tx is what the Service's helpers do inside one of its transactions (an

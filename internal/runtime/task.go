@@ -22,7 +22,7 @@ import (
 // project's would be, and returns the runtime-shaped source a task's
 // sandbox is made from (no id: it backs no runtime).
 func (s *Service) TaskSource(ctx context.Context, ws store.Workspace, req ConfigRequest) (store.Runtime, error) {
-	cfg, err := s.resolveConfig(req)
+	cfg, err := s.resolveConfig(ctx, ws.OrgID, req)
 	if err == nil {
 		err = checkRulesApply(cfg.Network.Mode, cfg.Network.Allow, cfg.Network.Deny)
 	}
@@ -59,7 +59,7 @@ func (s *Service) StartTaskSandbox(ctx context.Context, id string, src store.Run
 		err = available(p)
 	}
 	if err == nil {
-		err = s.checkImage(c.Provider, c.Image)
+		err = s.checkImage(ctx, src.OrgID, c.Provider, c.Image)
 	}
 	if images := s.imagesFor(c.Provider); err == nil && images != nil {
 		err = images.Check(ctx, c.Image)

@@ -113,6 +113,7 @@ const (
 	tasksName     = "tasks"
 	snapshotsName = "snapshots"
 	workflowsName = "workflows"
+	buildsName    = "template_builds"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
@@ -138,6 +139,7 @@ func (w *wiring) components() []component.Registration {
 		w.snapshotsComponent(),
 		w.tasksComponent(),
 		w.workflowsComponent(),
+		w.templateBuildsComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

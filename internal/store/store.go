@@ -67,14 +67,15 @@ type Queries interface {
 	SessionQueries // capability.go
 	EgressQueries
 	SecretQueries
-	WarmQueries     // see the section at the end of this file
-	LeaseQueries    // lease.go
-	LiveQueries     // buckets and caps replicas share: live.go
-	E2BQueries      // the E2B-compatible surface's sandboxes: e2b.go
-	TemplateQueries // runtime templates: template.go
-	TaskQueries     // evaluation runs: task.go
-	SnapshotQueries // snapshots taken on request: snapshot.go
-	WorkflowQueries // workflows and their runs: workflow.go
+	WarmQueries          // see the section at the end of this file
+	LeaseQueries         // lease.go
+	LiveQueries          // buckets and caps replicas share: live.go
+	E2BQueries           // the E2B-compatible surface's sandboxes: e2b.go
+	TemplateQueries      // runtime templates: template.go
+	TaskQueries          // evaluation runs: task.go
+	SnapshotQueries      // snapshots taken on request: snapshot.go
+	WorkflowQueries      // workflows and their runs: workflow.go
+	TemplateBuildQueries // template builds and org images: templatebuild.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

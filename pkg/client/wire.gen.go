@@ -1633,6 +1633,51 @@ type Template struct {
 	CreatedAt time.Time     `json:"created_at"`
 }
 
+// TemplateBuild One build of a template's image from a Dockerfile.
+type TemplateBuild struct {
+	ID          string `json:"id"`
+	WorkspaceID string `json:"workspace_id"`
+
+	// Template the template's name
+	Template string `json:"template"`
+	State    string `json:"state"`
+
+	// Image the image's reference, paddock-org/<org id>/<template>:<build id>
+	Image string `json:"image"`
+
+	// Digest the built image's id (sha256:…), once succeeded
+	Digest    string `json:"digest,omitempty"`
+	SizeBytes int64  `json:"size_bytes"`
+
+	// ErrorCode a failed build's code
+	ErrorCode string `json:"error_code,omitempty"`
+
+	// LogTail the end of the build's output
+	LogTail   string    `json:"log_tail,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TemplateBuildEvent One line of a build's stream: started (build, recorded, state building), step (step of steps begins, text its instruction), output (text, a line of output), done (build and template) or error (error, and the build recorded failed).
+type TemplateBuildEvent struct {
+	Event string `json:"event"`
+	Step  int    `json:"step,omitempty"`
+	Steps int    `json:"steps,omitempty"`
+	Text  string `json:"text,omitempty"`
+
+	// Build One build of a template's image from a Dockerfile.
+	Build *TemplateBuild `json:"build,omitempty"`
+
+	// Template What a project's runtime starts from: a runtime config kept under a name in a workspace. runtime holds only the fields the template sets; the others take the installation's defaults when a project is created from it.
+	Template *Template `json:"template,omitempty"`
+
+	// Error The one JSON error body of the API.
+	Error *Error `json:"error,omitempty"`
+}
+
+// TemplateBuildList One page of template builds. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type TemplateBuildList = List[TemplateBuild]
+
 // TemplateList One page of templates. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type TemplateList = List[Template]
 

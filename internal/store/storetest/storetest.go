@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tasks", testTasks},
 		{"Snapshots", testSnapshots},
 		{"Workflows", testWorkflows},
+		{"TemplateBuilds", testTemplateBuilds},
 		{"SnapshotCharges", testSnapshotCharges},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}

@@ -778,6 +778,47 @@ class Operations:
         path = runtime_route(org, ws, runtime_id, "workflows", workflow, "follow")
         return self._call(Request("GET", path, params=params(run_id=run_id), accept=NDJSON, decode=_workflow_events))
 
+    # Template builds.
+
+    def build_template(
+        self, org: str, ws: str, template: str, context: bytes, *, dockerfile: Optional[str] = None
+    ) -> models.TemplateBuildEvent:
+        """Builds template's image on the server's engine from context, a
+        tar holding the Dockerfile (at dockerfile, default Dockerfile), from
+        local base images, and creates or updates the template to use it.
+        It answers the stream's done event (its build and template; events,
+        the steps and output before it); a build that fails is a
+        PaddockError with the build's code (build_step_failed, …)."""
+        path = ws_route(org, ws, "templates", template, "builds")
+        q = params(dockerfile=dockerfile)
+        return self._call(
+            Request(
+                "POST", path, params=q, content=context, content_type="application/x-tar", accept=NDJSON,
+                decode=_build_result,
+            )
+        )
+
+    def list_template_builds(
+        self,
+        org: str,
+        ws: str,
+        *,
+        template: Optional[str] = None,
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> models.TemplateBuildList:
+        """The workspace's template builds, oldest first (template's only)."""
+        q = params(template=template, cursor=cursor, limit=limit)
+        return self._call(
+            Request("GET", ws_route(org, ws, "template-builds"), params=q, decode=as_model(models.TemplateBuildList))
+        )
+
+    def get_template_build(self, org: str, ws: str, build_id: str) -> models.TemplateBuild:
+        return self._call(
+            Request("GET", ws_route(org, ws, "template-builds", build_id), decode=as_model(models.TemplateBuild))
+        )
+
+
 def _exec_request(
     argv: Sequence[str],
     env: Optional[Mapping[str, str]],
@@ -833,3 +874,24 @@ def _workflow_events(resp: Any) -> List[models.WorkflowEvent]:
     if not out or out[-1].type != "run" or out[-1].status in ("pending", "running"):
         raise PaddockError(503, "unavailable", "the event stream ended before the run did")
     return out
+
+
+# The status a build's error event stands for (the stream's was 200).
+_BUILD_ERROR_STATUS = {"build_step_failed": 400, "build_timeout": 503}
+
+
+def _build_result(resp: Any) -> models.TemplateBuildEvent:
+    """The done event of a build's stream, or its error as a PaddockError."""
+    for line in resp.text.splitlines():
+        if not line.strip():
+            continue
+        ev = models.TemplateBuildEvent.from_dict(json.loads(line))
+        if ev.event == "done":
+            return ev
+        if ev.event == "error":
+            e = ev.error
+            code = e.code if e else "internal"
+            raise PaddockError(
+                _BUILD_ERROR_STATUS.get(code, 500), code, e.message if e else "the build failed", e.request_id if e else None
+            )
+    raise PaddockError(503, "unavailable", "the build's stream ended before its result")

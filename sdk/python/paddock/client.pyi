@@ -300,3 +300,16 @@ class Paddock:
         """Follows the workflow's run run_id (its newest by default) until it
         ends and answers its events: its status, each step as its state
         changed, and its final status last."""
+
+    def build_template(self, org: str, ws: str, template: str, context: bytes, *, dockerfile: Optional[str]=...) -> models.TemplateBuildEvent:
+        """Builds template's image on the server's engine from context, a
+        tar holding the Dockerfile (at dockerfile, default Dockerfile), from
+        local base images, and creates or updates the template to use it.
+        It answers the stream's done event (its build and template; events,
+        the steps and output before it); a build that fails is a
+        PaddockError with the build's code (build_step_failed, …)."""
+
+    def list_template_builds(self, org: str, ws: str, *, template: Optional[str]=..., cursor: Optional[str]=..., limit: Optional[int]=...) -> models.TemplateBuildList:
+        """The workspace's template builds, oldest first (template's only)."""
+
+    def get_template_build(self, org: str, ws: str, build_id: str) -> models.TemplateBuild: ...

@@ -126,6 +126,10 @@ TaskStatus = Literal["pending", "running", "succeeded", "failed", "timed_out", "
 it could not run: see error), timed_out, cancelled
 """
 
+TemplateBuildEventEvent = Literal["started", "step", "output", "done", "error"]
+
+TemplateBuildState = Literal["building", "succeeded", "failed"]
+
 TerminalMessageType = Literal["started", "resize", "signal", "close", "exit", "error"]
 
 UsageGroupBy = Literal["sandbox", "runtime", "project", "workspace", "org"]
@@ -4250,6 +4254,100 @@ class CreateTemplateRequest(Model):
 
 
 @dataclass(kw_only=True)
+class TemplateBuild(Model):
+    """One build of a template's image from a Dockerfile."""
+
+    id: str
+
+    workspace_id: str
+
+    template: str
+    """the template's name"""
+
+    state: TemplateBuildState
+
+    image: str
+    """the image's reference, paddock-org/<org id>/<template>:<build id>"""
+
+    digest: Optional[str] = None
+    """the built image's id (sha256:…), once succeeded"""
+
+    size_bytes: int
+
+    error_code: Optional[str] = None
+    """a failed build's code"""
+
+    log_tail: Optional[str] = None
+    """the end of the build's output"""
+
+    created_at: datetime.datetime
+
+    updated_at: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("workspace_id", "workspace_id", STR, True),
+        ("template", "template", STR, True),
+        ("state", "state", STR, True),
+        ("image", "image", STR, True),
+        ("digest", "digest", STR, False),
+        ("size_bytes", "size_bytes", INT, True),
+        ("error_code", "error_code", STR, False),
+        ("log_tail", "log_tail", STR, False),
+        ("created_at", "created_at", TIME, True),
+        ("updated_at", "updated_at", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
+class TemplateBuildList(Model):
+    """One page of template builds. next_cursor is empty on the last page; pass it as ?cursor= to
+    get the next one.
+    """
+
+    items: List[TemplateBuild]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("TemplateBuild")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class TemplateBuildEvent(Model):
+    """One line of a build's stream: started (build, recorded, state building), step (step of steps
+    begins, text its instruction), output (text, a line of output), done (build and template) or
+    error (error, and the build recorded failed).
+    """
+
+    event: TemplateBuildEventEvent
+
+    step: Optional[int] = None
+
+    steps: Optional[int] = None
+
+    text: Optional[str] = None
+
+    build: Optional[TemplateBuild] = None
+
+    template: Optional[Template] = None
+
+    error: Optional[Error] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("event", "event", STR, True),
+        ("step", "step", INT, False),
+        ("steps", "steps", INT, False),
+        ("text", "text", STR, False),
+        ("build", "build", Ref("TemplateBuild"), False),
+        ("template", "template", Ref("Template"), False),
+        ("error", "error", Ref("Error"), False),
+    )
+
+
+@dataclass(kw_only=True)
 class WorkflowStep(Model):
     """One step of a workflow. type says which fields it takes: exec (argv, env, cwd), prompt
     (prompt, harness, model: one turn of the harness in the runtime's sandbox, as POST
@@ -4754,6 +4852,11 @@ __all__ = [
     "TaskList",
     "TaskStatus",
     "Template",
+    "TemplateBuild",
+    "TemplateBuildEvent",
+    "TemplateBuildEventEvent",
+    "TemplateBuildList",
+    "TemplateBuildState",
     "TemplateList",
     "TerminalMessage",
     "TerminalMessageType",

@@ -52,6 +52,17 @@ export interface StreamOptions {
 export type UploadBody = Uint8Array | Blob | ReadableStream<Uint8Array>;
 
 const NDJSON = "application/x-ndjson";
+
+/** Options of buildTemplate. */
+export interface BuildTemplateOptions extends StreamOptions {
+  /** The Dockerfile's path in the context (default Dockerfile). */
+  dockerfile?: string;
+  /** Called with each started, step and output event as it comes. */
+  onEvent?: (ev: T.TemplateBuildEvent) => void;
+}
+
+/** The status a build's error event stands for (the stream's was 200). */
+const BUILD_ERROR_STATUS: Record<string, number> = { build_step_failed: 400, build_timeout: 503 };
 const OCTETS = "application/octet-stream";
 
 /** Client of one paddock server. */
@@ -642,6 +653,52 @@ export class Paddock {
     } finally {
       abort.abort();
     }
+  }
+
+  // Template builds
+
+  /**
+   * Builds template's image in org/ws on the server's engine from context, a
+   * tar holding the Dockerfile (at opts.dockerfile, default Dockerfile), from
+   * local base images; the template is created or updated to use it. Each
+   * started, step and output event goes to opts.onEvent as it comes. It
+   * resolves to the build and the template; a build that fails rejects with a
+   * PaddockError of the build's code (build_step_failed, build_timeout, …).
+   */
+  async buildTemplate(
+    org: string,
+    ws: string,
+    template: string,
+    context: UploadBody,
+    opts: BuildTemplateOptions = {},
+  ): Promise<{ build: T.TemplateBuild; template: T.Template }> {
+    const resp = await this.t.send("POST", wsPath(org, ws, "templates", template, "builds"), {
+      query: opts.dockerfile ? { dockerfile: opts.dockerfile } : undefined,
+      body: context as BodyInit,
+      contentType: "application/x-tar",
+      accept: NDJSON,
+      signal: opts.signal,
+    });
+    if (!resp.body) throw new PaddockError(503, "unavailable", "the build's answer has no body");
+    for await (const ev of ndjson<T.TemplateBuildEvent>(resp.body)) {
+      if (ev.event === "done" && ev.build && ev.template) return { build: ev.build, template: ev.template };
+      if (ev.event === "error") {
+        const code = ev.error?.code ?? "internal";
+        throw new PaddockError(BUILD_ERROR_STATUS[code] ?? 500, code, ev.error?.message ?? "the build failed", ev.error?.request_id);
+      }
+      opts.onEvent?.(ev);
+    }
+    throw new PaddockError(503, "unavailable", "the build's stream ended before its result");
+  }
+
+  /** Lists one page of org/ws's template builds, oldest first (only opts.template's when given). */
+  listTemplateBuilds(org: string, ws: string, opts: T.ListOptions & { template?: string } = {}): Promise<T.Page<T.TemplateBuild>> {
+    return this.t.json("GET", wsPath(org, ws, "template-builds"), { query: { ...opts } });
+  }
+
+  /** Returns a template build of org/ws. */
+  getTemplateBuild(org: string, ws: string, buildId: string): Promise<T.TemplateBuild> {
+    return this.t.json("GET", wsPath(org, ws, "template-builds", buildId));
   }
 }
 

@@ -5,7 +5,7 @@
 //   const r = await p.exec("acme", "research", runtimeId, ["echo", "hello"]);
 //   console.log(r.stdout);
 
-export { Paddock, type ExecInput, type ExecOutput, type PaddockOptions, type StreamOptions, type UploadBody } from "./client.js";
+export { Paddock, type BuildTemplateOptions, type ExecInput, type ExecOutput, type PaddockOptions, type StreamOptions, type UploadBody } from "./client.js";
 export { PaddockError } from "./errors.js";
 export { ExecStream, type ProcessEvent, type ProcessOutput, type StreamName } from "./exec.js";
 export { PromptStream, SESSION_ID_HEADER } from "./sessions.js";

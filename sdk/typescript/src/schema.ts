@@ -2708,6 +2708,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/templates/{template}/builds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                /** @description the template's name (created by the build when the workspace has none of this name) */
+                template: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build a template's image from a Dockerfile, on the host's engine, from local base images only.
+         * @description The body is the build context, a tar holding the Dockerfile (at `dockerfile`, default `Dockerfile`).
+         *     Before anything runs the server checks the context (413 build_context_too_large past the installation's
+         *     limit, 400 invalid_build_context, dockerfile_not_found), the Dockerfile (400 invalid_dockerfile: a variable
+         *     in FROM, ADD of a URL, ONBUILD) and each base image it names (FROM, COPY --from): allowed for the org
+         *     (400 image_not_allowed) and on the engine (400 base_image_not_found: nothing is pulled).
+         *     Then the answer is 200 and a stream of newline-delimited JSON `TemplateBuildEvent`s, each flushed as it
+         *     comes: `started` (the build's record) first, `step` as each step begins, `output` for each line of a step's output, and last `done` (the
+         *     build and its template) or `error` (the code: build_step_failed, build_timeout, or the template's own
+         *     refusal; the build recorded as failed and its image removed). RUN steps have no network and run within
+         *     the installation's CPU and memory limits. The image is tagged paddock-org/<org id>/<template>:<build id>,
+         *     put on the org's own allow-list (no other org may name it), and the template is created with it or
+         *     pointed at it.
+         */
+        post: operations["buildTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/template-builds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's template builds, oldest first; only one template's with ?template=. */
+        get: operations["listTemplateBuilds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/template-builds/{build_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                build_id: string;
+            };
+            cookie?: never;
+        };
+        /** A template build. 404 template_build_not_found. */
+        get: operations["getTemplateBuild"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4410,6 +4493,47 @@ export interface components {
             name: string;
             description?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
+        };
+        /** @description One build of a template's image from a Dockerfile. */
+        TemplateBuild: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            /** @description the template's name */
+            template: string;
+            /** @enum {string} */
+            state: "building" | "succeeded" | "failed";
+            /** @description the image's reference, paddock-org/<org id>/<template>:<build id> */
+            image: string;
+            /** @description the built image's id (sha256:…), once succeeded */
+            digest?: string;
+            /** Format: int64 */
+            size_bytes: number;
+            /** @description a failed build's code */
+            error_code?: string;
+            /** @description the end of the build's output */
+            log_tail?: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description One page of template builds. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        TemplateBuildList: {
+            items: components["schemas"]["TemplateBuild"][];
+            next_cursor?: string;
+        };
+        /** @description One line of a build's stream: started (build, recorded, state building), step (step of steps begins, text its instruction), output (text, a line of output), done (build and template) or error (error, and the build recorded failed). */
+        TemplateBuildEvent: {
+            /** @enum {string} */
+            event: "started" | "step" | "output" | "done" | "error";
+            step?: number;
+            steps?: number;
+            text?: string;
+            build?: components["schemas"]["TemplateBuild"];
+            template?: components["schemas"]["Template"];
+            error?: components["schemas"]["Error"];
         };
         /** @description One step of a workflow. type says which fields it takes: exec (argv, env, cwd), prompt (prompt, harness, model: one turn of the harness in the runtime's sandbox, as POST …/prompt), task (argv or prompt, and score: an evaluation task made from the runtime's configuration, as POST …/tasks). */
         WorkflowStep: {
@@ -10053,6 +10177,116 @@ export interface operations {
                 };
                 content: {
                     "application/x-ndjson": components["schemas"]["WorkflowEvent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    buildTemplate: {
+        parameters: {
+            query?: {
+                /** @description the Dockerfile's path in the context (default Dockerfile) */
+                dockerfile?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                /** @description the template's name (created by the build when the workspace has none of this name) */
+                template: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-tar": string;
+            };
+        };
+        responses: {
+            /** @description the build's progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["TemplateBuildEvent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            501: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listTemplateBuilds: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+                /** @description only this template's builds */
+                template?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateBuildList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getTemplateBuild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                build_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateBuild"];
                 };
             };
             400: components["responses"]["Error"];

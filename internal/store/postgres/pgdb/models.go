@@ -310,6 +310,21 @@ type Template struct {
 	CreatedAt   time.Time
 }
 
+type TemplateBuild struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Template    string
+	State       string
+	Image       string
+	Digest      string
+	SizeBytes   int64
+	ErrorCode   string
+	LogTail     string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type User struct {
 	ID        string
 	Email     *string

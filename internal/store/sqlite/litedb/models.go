@@ -299,6 +299,21 @@ type Template struct {
 	CreatedAt   int64
 }
 
+type TemplateBuild struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Template    string
+	State       string
+	Image       string
+	Digest      string
+	SizeBytes   int64
+	ErrorCode   string
+	LogTail     string
+	CreatedAt   int64
+	UpdatedAt   int64
+}
+
 type User struct {
 	ID        string
 	Email     *string
