@@ -47,9 +47,14 @@ const (
 	logTailBytes           = 8 << 10
 )
 
+// Store is what the service keeps of builds and of the orgs' images.
+type Store interface {
+	store.TemplateBuildQueries
+}
+
 // Config configures a Service.
 type Config struct {
-	Store     store.Store
+	Store     Store
 	Runtimes  *runtime.Service
 	Providers *provider.Registry
 	// Provider builds the images ("" = the registry's default).
