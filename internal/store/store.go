@@ -73,6 +73,7 @@ type Queries interface {
 	E2BQueries      // the E2B-compatible surface's sandboxes: e2b.go
 	TemplateQueries // runtime templates: template.go
 	TaskQueries     // evaluation runs: task.go
+	WorldQueries    // sets of sandboxes on one network: world.go
 	SnapshotQueries // snapshots taken on request: snapshot.go
 }
 
