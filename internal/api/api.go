@@ -30,6 +30,7 @@ import (
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/tenancy"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Config wires an API: the services every API has. What only some have
@@ -101,6 +102,7 @@ type API struct {
 	bindings    *binding.Service
 	sessions    *session.Service
 	tasks       *task.Service
+	worlds      *world.Service
 	snapshots   *snapshot.Service
 	images      []string
 	signin      *iam.SignIn

@@ -111,6 +111,7 @@ const (
 	bindingsName  = "bindings"
 	sessionsName  = "sessions"
 	tasksName     = "tasks"
+	worldsName    = "worlds"
 	snapshotsName = "snapshots"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
@@ -134,6 +135,7 @@ func (w *wiring) components() []component.Registration {
 		w.bindingsComponent(),
 		w.sessionsComponent(),
 		w.tasksComponent(),
+		w.worldsComponent(),
 		w.snapshotsComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),

@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Overrides are what a test gives the server's components in place of
@@ -205,6 +206,9 @@ func (s *Stack) Sessions() *session.Service { return getAs[*session.Service](s.s
 
 // Tasks is the tasks component's service.
 func (s *Stack) Tasks() *task.Service { return getAs[*task.Service](s.set, tasksName) }
+
+// Worlds is the worlds component's service.
+func (s *Stack) Worlds() *world.Service { return getAs[*world.Service](s.set, worldsName) }
 
 // SignIn is the API's wallet sign-in.
 func (s *Stack) SignIn() *auth.SignIn { return s.http.access.signIn }

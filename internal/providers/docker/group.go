@@ -34,7 +34,7 @@ func groupNetwork(id string) string { return "paddock-world-" + id }
 // CreateGroup makes group id's network and its firewall chain.
 func (p *Provider) CreateGroup(ctx context.Context, id string) error {
 	if p.gvisor() {
-		return errdefs.NotImplemented(CodeGroupsNotSupported, "provider %s runs gVisor, where a world's members cannot name each other: use a runc provider for worlds", p.Name())
+		return errdefs.FailedPrecondition(CodeGroupsNotSupported, "provider %s runs gVisor, where a world's members cannot name each other: use a runc provider for worlds", p.Name())
 	}
 	if !provider.ValidName(id, 64) {
 		return errdefs.InvalidArgument(provider.CodeInvalidSpec, "group id %q is not valid", id)
