@@ -34,6 +34,7 @@ import (
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Options configure an Env.
@@ -112,6 +113,7 @@ type Env struct {
 	Bindings *binding.Service
 	Sessions *session.Service
 	Tasks    *task.Service
+	Worlds   *world.Service
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -164,7 +166,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Stack = stack
 	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
-	env.Tasks = stack.Tasks()
+	env.Tasks, env.Worlds = stack.Tasks(), stack.Worlds()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
 	env.Events = stack.Events()
