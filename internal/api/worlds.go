@@ -25,6 +25,9 @@ func (a *API) createWorld(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if len(m.Env) > 0 {
+			cfg.Env = m.Env
+		}
 		req.Members = append(req.Members, world.MemberRequest{Name: m.Name, Template: m.Template, Config: cfg, Command: m.Command})
 	}
 	out, err := a.worlds.Create(ctx, ws, req)

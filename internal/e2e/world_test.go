@@ -13,10 +13,13 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 
+	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/cli/clitest"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
+	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -327,5 +330,78 @@ func wantErrorCode(t *testing.T, res servertest.Response, status int, code strin
 	t.Helper()
 	if res.Status != status || res.Code() != code {
 		t.Fatalf("got %d %s, want %d %s", res.Status, res.Body, status, code)
+	}
+}
+
+// TestWorldCLIOnDocker: `paddock world create` starts members from
+// --member specs (image, env, a command), `world exec` runs a command in
+// one that reaches another by name and exits with its code, and `ls`,
+// `pause`, `resume` and `rm` act on the world by name.
+func TestWorldCLIOnDocker(t *testing.T) {
+	e := newWorldEnv(t)
+	env := clitest.Env(e.env.URL, e.env.Key)
+	env["PADDOCK_ORG"], env["PADDOCK_WS"] = "acme", "dev"
+	img := testenv.TestImage
+	clitest.MustRun(t, env, "world", "create", "arena",
+		"--member", "name=server,image="+img+",memory=64,cmd=echo hello from cli > /workspace/index.html && exec busybox httpd -f -p 8080 -h /workspace",
+		"--member", "name=player,image="+img+",env=GREETING=hi there")
+	testenv.Eventually(t, func() error {
+		out, _, code := clitest.Run(t, env, "world", "exec", "arena", "player", "--", "sh", "-c",
+			`printf 'GET /index.html HTTP/1.0\r\n\r\n' | busybox nc -w 3 server 8080`)
+		if code != 0 || !strings.Contains(out, "hello from cli") {
+			return fmt.Errorf("world exec: %d %q", code, out)
+		}
+		return nil
+	})
+	if out := clitest.MustRun(t, env, "world", "exec", "arena", "player", "--", "sh", "-c", "echo $GREETING"); strings.TrimSpace(out) != "hi there" {
+		t.Fatalf("the member's env: %q", out)
+	}
+	if _, _, code := clitest.Run(t, env, "world", "exec", "arena", "player", "--", "sh", "-c", "exit 3"); code != 3 {
+		t.Fatalf("world exec of exit 3 exited %d", code)
+	}
+	rows := clitest.Table(clitest.MustRun(t, env, "world", "ls"))
+	if len(rows) != 2 || rows[1][1] != "arena" || rows[1][2] != "running" || rows[1][3] != "2" {
+		t.Fatalf("world ls: %v", rows)
+	}
+	if out := clitest.MustRun(t, env, "world", "pause", "arena"); !strings.Contains(out, "paused") {
+		t.Fatalf("world pause: %q", out)
+	}
+	if out := clitest.MustRun(t, env, "world", "resume", "arena"); !strings.Contains(out, "running") {
+		t.Fatalf("world resume: %q", out)
+	}
+	var w pc.World
+	e.env.Must(t, 200, "GET", worldsPath+"/"+rows[1][0], nil).Decode(t, &w)
+	if out := clitest.MustRun(t, env, "world", "rm", "arena"); !strings.Contains(out, "deleted") {
+		t.Fatalf("world rm: %q", out)
+	}
+	e.noTrace(t, w)
+}
+
+// TestWorldOtherOrgSeesNothing: another org's admin finds no world of
+// acme's, by acme's path or its own, and cannot act on it.
+func TestWorldOtherOrgSeesNothing(t *testing.T) {
+	e := newWorldEnv(t)
+	w := e.create(t, "private", plainMember("a"))
+	e.env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "other"})
+	e.env.Must(t, 201, "POST", "/api/v1/org/other/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	var o pc.Org
+	e.env.Must(t, 200, "GET", "/api/v1/org/other", nil).Decode(t, &o)
+	key, _, err := auth.Keys{Store: e.env.Store, Now: time.Now}.Create(t.Context(), store.APIKey{Name: "other admin", Role: string(auth.RoleAdmin), OrgID: o.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErrorCode(t, e.env.DoKey(t, key, "GET", worldsPath+"/"+w.ID, nil), 404, "org_not_found")
+	theirs := "/api/v1/org/other/ws/dev/worlds/" + w.ID
+	wantErrorCode(t, e.env.DoKey(t, key, "GET", theirs, nil), 404, "world_not_found")
+	wantErrorCode(t, e.env.DoKey(t, key, "DELETE", theirs, nil), 404, "world_not_found")
+	wantErrorCode(t, e.env.DoKey(t, key, "POST", theirs+"/pause", nil), 404, "world_not_found")
+	wantErrorCode(t, e.env.DoKey(t, key, "POST", theirs+"/members/a/exec", pc.ExecRequest{Argv: []string{"true"}}), 404, "world_not_found")
+	var list pc.WorldList
+	e.env.DoKey(t, key, "GET", "/api/v1/org/other/ws/dev/worlds", nil).Decode(t, &list)
+	if len(list.Items) != 0 {
+		t.Fatalf("the other org lists %+v", list.Items)
+	}
+	if got := e.get(t, w.ID); got.Status != "running" {
+		t.Fatalf("acme's world after the other org's tries: %+v", got)
 	}
 }

@@ -42,6 +42,13 @@ func (s *Service) grouper(providerName string) (provider.Grouper, error) {
 	return g, nil
 }
 
+// WorldsSupported answers world_not_supported unless providerName's
+// provider can put a world on a private network.
+func (s *Service) WorldsSupported(providerName string) error {
+	_, err := s.grouper(providerName)
+	return err
+}
+
 // CreateWorldNetwork makes world's private network on providerName.
 func (s *Service) CreateWorldNetwork(ctx context.Context, providerName, world string) error {
 	g, err := s.grouper(providerName)

@@ -107,7 +107,7 @@ func (s *Service) resolve(ctx context.Context, ws store.Workspace, r Request) (S
 			Command: m.Command, SandboxID: uuid.NewString()})
 		srcs = append(srcs, src)
 	}
-	return spec, srcs, nil
+	return spec, srcs, s.runtimes.WorldsSupported(spec.Provider)
 }
 
 // Create makes a world of ws: its network, then every member's sandbox,

@@ -88,6 +88,7 @@ func (w World) Member(name string) (Member, bool) {
 type Runtimes interface {
 	TaskSource(ctx context.Context, ws store.Workspace, req store.RuntimeConfig) (store.Runtime, error)
 	Template(ctx context.Context, ws store.Workspace, ref string) (store.Template, error)
+	WorldsSupported(providerName string) error
 	CreateWorldNetwork(ctx context.Context, providerName, world string) error
 	RemoveWorldNetwork(ctx context.Context, providerName, world string) error
 	WorldNetworks(ctx context.Context) (map[string][]string, error)

@@ -1864,6 +1864,9 @@ type WorldMemberRequest struct {
 	// Runtime Unset fields take the installation's defaults.
 	Runtime *RuntimeConfig `json:"runtime,omitempty"`
 
+	// Env the environment of every process in the member
+	Env map[string]string `json:"env,omitempty"`
+
 	// Command started in the background in /workspace once every member runs
 	Command []string `json:"command,omitempty"`
 }
