@@ -33,7 +33,9 @@ func noWorlds(t *testing.T, env *servertest.Env) {
 func TestWorldRefusals(t *testing.T) {
 	env, _, _ := setup(t)
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/templates", client.CreateTemplateRequest{Name: "base"})
-	member := func(name string) client.WorldMemberRequest { return client.WorldMemberRequest{Name: name, Template: "base"} }
+	member := func(name string) client.WorldMemberRequest {
+		return client.WorldMemberRequest{Name: name, Template: "base"}
+	}
 	many := make([]client.WorldMemberRequest, 17)
 	for i := range many {
 		many[i] = member("m" + string(rune('a'+i)))
