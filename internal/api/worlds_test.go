@@ -51,7 +51,6 @@ func TestWorldRefusals(t *testing.T) {
 		{"bad world name", client.CreateWorldRequest{Name: "-w", Members: []client.WorldMemberRequest{member("a")}}, 400, "invalid_world"},
 		{"bad member name", client.CreateWorldRequest{Name: "w", Members: []client.WorldMemberRequest{member("A_b")}}, 400, "invalid_world"},
 		{"a name twice", client.CreateWorldRequest{Name: "w", Members: []client.WorldMemberRequest{member("a"), member("a")}}, 400, "invalid_world"},
-		{"no image or template", client.CreateWorldRequest{Name: "w", Members: []client.WorldMemberRequest{{Name: "a"}}}, 400, "invalid_world"},
 		{"a network of its own", client.CreateWorldRequest{Name: "w", Members: []client.WorldMemberRequest{{Name: "a", Template: "base",
 			Runtime: &client.RuntimeConfig{Network: &client.NetworkPolicy{Mode: "open"}}}}}, 400, "invalid_world"},
 		{"empty command", client.CreateWorldRequest{Name: "w", Members: []client.WorldMemberRequest{{Name: "a", Template: "base", Command: []string{""}}}}, 400, "invalid_world"},

@@ -34,8 +34,17 @@ func (s *Service) grouper(providerName string) (provider.Grouper, error) {
 	if err != nil {
 		return nil, err
 	}
+	inner := p
+	for {
+		w, ok := inner.(interface{ Unwrap() provider.Provider })
+		if !ok {
+			break
+		}
+		inner = w.Unwrap()
+	}
+	_, can := inner.(provider.Grouper)
 	g, ok := p.(provider.Grouper)
-	if !ok {
+	if !ok || !can {
 		return nil, errdefs.FailedPrecondition(CodeWorldNotSupported,
 			"provider %s cannot put a world's members on a private network of their own: use a Docker provider", p.Name())
 	}

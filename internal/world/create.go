@@ -55,8 +55,6 @@ func (r Request) check() error {
 			return invalid("member name %q is not valid: a DNS label (lowercase letters, digits and '-', at most 63)", m.Name)
 		case seen[m.Name]:
 			return invalid("member name %q is given twice", m.Name)
-		case m.Template == "" && m.Config.Image == "":
-			return invalid("member %s needs a template or an image", m.Name)
 		case len(m.Command) > MaxArgs:
 			return invalid("member %s: command has more than %d arguments", m.Name, MaxArgs)
 		case len(m.Command) > 0 && m.Command[0] == "":
