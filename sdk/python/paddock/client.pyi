@@ -198,3 +198,24 @@ class Paddock:
         """Creates a key of the org; the answer holds the key, shown this once."""
 
     def revoke_key(self, org: str, key_id: str) -> None: ...
+
+    def create_world(self, org: str, ws: str, name: str, members: Sequence[models.WorldMemberRequest]) -> models.World:
+        """Starts a world: a sandbox for each member on one private network,
+        where each reaches the others by member name; returns once every
+        member runs."""
+
+    def list_worlds(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.WorldList: ...
+
+    def get_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """A world with its members' ledger rows and its cost."""
+
+    def delete_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """Tears a world down: every member and its network."""
+
+    def pause_world(self, org: str, ws: str, world_id: str) -> models.World: ...
+
+    def resume_world(self, org: str, ws: str, world_id: str) -> models.World: ...
+
+    def exec_world_member(self, org: str, ws: str, world_id: str, member: str, argv: Sequence[str], *, cwd: Optional[str]=...) -> models.ExecResult:
+        """Runs a process in member of a running world and returns its
+        output and exit, as exec does."""
