@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
+	"github.com/paddockhq/paddock/internal/providers/docker"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
@@ -273,6 +276,51 @@ func TestWorldFailingMemberLeavesNothing(t *testing.T) {
 		if m.Sandbox == nil || m.Sandbox.State != "killed" || m.Sandbox.KillReason != runtime.KillProvisionFailed {
 			t.Fatalf("member %s: %+v", m.Name, m.Sandbox)
 		}
+	}
+	e.noTrace(t, w)
+}
+
+// failingProvider is the Docker provider that refuses to create the
+// sandbox of the world member named bad.
+type failingProvider struct{ *docker.Provider }
+
+func (p failingProvider) Create(ctx context.Context, spec provider.Spec) (provider.Handle, error) {
+	if spec.GroupName == "bad" {
+		return provider.Handle{}, errdefs.Unavailable("engine_unavailable", "the engine refused the container")
+	}
+	return p.Provider.Create(ctx, spec)
+}
+
+// TestWorldMemberThatCannotBeMade: a member whose sandbox the provider
+// cannot create, after another member's started, fails the create: the
+// started member is killed and removed, the network too, and the world
+// is recorded failed.
+func TestWorldMemberThatCannotBeMade(t *testing.T) {
+	instance := testenv.Instance(t)
+	env := servertest.New(t, servertest.Options{
+		Provider: failingProvider{testenv.DockerProvider(t, instance)}, Instance: instance, Image: testenv.TestImage,
+		Pricing: &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute}, NewOrgMicros: 1_000_000_000,
+	})
+	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	e := &worldEnv{env: env, cli: testenv.DockerClient(t)}
+	res := env.Do(t, "POST", worldsPath, pc.CreateWorldRequest{Name: "epsilon", Members: []pc.WorldMemberRequest{serverMember("good"), plainMember("bad")}})
+	if res.Status != 503 || res.Code() != "engine_unavailable" {
+		t.Fatalf("a member that cannot be made: %d %s", res.Status, res.Body)
+	}
+	var list pc.WorldList
+	env.Must(t, 200, "GET", worldsPath, nil).Decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].Status != "failed" {
+		t.Fatalf("worlds: %+v", list.Items)
+	}
+	w := list.Items[0]
+	for _, m := range w.Members {
+		if m.Sandbox == nil || m.Sandbox.State != "killed" || m.Sandbox.KillReason != runtime.KillProvisionFailed {
+			t.Fatalf("member %s: %+v", m.Name, m.Sandbox)
+		}
+	}
+	if w.Members[0].Sandbox.StartedAt == nil {
+		t.Fatal("the good member never started: the test proves nothing")
 	}
 	e.noTrace(t, w)
 }
