@@ -127,8 +127,15 @@ type Service struct {
 	now      func() time.Time
 
 	mu     sync.Mutex
-	locks  map[string]*sync.Mutex
+	locks  map[string]*worldLock
 	closed bool
+}
+
+// worldLock serializes the actions on one world; it goes from the map
+// once no action holds or waits for it.
+type worldLock struct {
+	sync.Mutex
+	users int
 }
 
 // New makes a Service.
@@ -139,7 +146,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, logger: cfg.Logger, now: cfg.Now, locks: map[string]*sync.Mutex{}}
+	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, logger: cfg.Logger, now: cfg.Now, locks: map[string]*worldLock{}}
 }
 
 // Close refuses new worlds; the worlds that run keep running (a world is
@@ -156,12 +163,20 @@ func (s *Service) lock(id string) func() {
 	s.mu.Lock()
 	l, ok := s.locks[id]
 	if !ok {
-		l = &sync.Mutex{}
+		l = &worldLock{}
 		s.locks[id] = l
 	}
+	l.users++
 	s.mu.Unlock()
 	l.Lock()
-	return l.Unlock
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(s.locks, id)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // Decode reads a stored world's spec.
