@@ -50,6 +50,7 @@ type Config struct {
 	BindingsConfig  `yaml:",inline" section:"bindings"`
 	SessionsConfig  `yaml:",inline" section:"sessions"`
 	TasksConfig     `yaml:",inline" section:"tasks"`
+	WorldsConfig    `yaml:",inline" section:"worlds"`
 	SnapshotsConfig `yaml:",inline" section:"snapshots"`
 	LifecycleConfig `yaml:",inline" section:"lifecycle"`
 	SSHConfig       `yaml:",inline" section:"ssh"`
@@ -60,7 +61,7 @@ type Config struct {
 
 // Section is a pointer to the section of c that the component name
 // configures (server, http, store, access, providers, egress, secrets, runtime,
-// ledger, bindings, sessions, snapshots, lifecycle, ssh, preview, events, metrics), or nil
+// ledger, bindings, sessions, tasks, worlds, snapshots, lifecycle, ssh, preview, events, metrics), or nil
 // for a name that has none.
 func (c *Config) Section(name string) any {
 	v := reflect.ValueOf(c).Elem()

@@ -163,6 +163,10 @@ type SessionsConfig struct {
 // batch).
 type TasksConfig struct{}
 
+// WorldsConfig is worlds' (none: a request names its members, the
+// provider makes the network).
+type WorldsConfig struct{}
+
 // SnapshotsConfig is where snapshots are kept: under the data directory,
 // or in an S3-compatible bucket when an endpoint is set (checked at
 // start: an endpoint that resolves to an internal address is refused
