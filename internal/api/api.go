@@ -32,6 +32,7 @@ import (
 	"github.com/paddockhq/paddock/internal/templatebuild"
 	"github.com/paddockhq/paddock/internal/tenancy"
 	"github.com/paddockhq/paddock/internal/workflow"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Config wires an API: the services every API has. What only some have
@@ -103,6 +104,7 @@ type API struct {
 	bindings    *binding.Service
 	sessions    *session.Service
 	tasks       *task.Service
+	worlds      *world.Service
 	snapshots   *snapshot.Service
 	workflows   *workflow.Service
 	tplBuilds   *templatebuild.Service

@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock/internal/session"
 	"github.com/paddockhq/paddock/internal/sshgw"
 	"github.com/paddockhq/paddock/internal/task"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Feature is a part of the API that is there only when the component that
@@ -117,6 +118,22 @@ func Sessions(s *session.Service) Feature {
 			route("POST", rtPrefix+"/task", member, a.task),
 			route("GET", rtPrefix+"/sessions", viewer, a.listSessions),
 			route("GET", rtPrefix+"/sessions/{session_id}", viewer, a.getSession),
+		}
+	}}
+}
+
+// Worlds are sets of sandboxes of kind world started together on one
+// private network.
+func Worlds(s *world.Service) Feature {
+	return Feature{Name: "worlds", use: func(a *API) { a.worlds = s }, routes: func(a *API) []Route {
+		return []Route{
+			route("POST", wsPrefix+"/worlds", member, a.createWorld),
+			route("GET", wsPrefix+"/worlds", viewer, a.listWorlds),
+			route("GET", wsPrefix+"/worlds/{world_id}", viewer, a.worldAction(a.getWorld)),
+			route("DELETE", wsPrefix+"/worlds/{world_id}", member, a.worldAction(a.deleteWorld)),
+			route("POST", wsPrefix+"/worlds/{world_id}/pause", member, a.worldAction(a.pauseWorld)),
+			route("POST", wsPrefix+"/worlds/{world_id}/resume", member, a.worldAction(a.resumeWorld)),
+			route("POST", wsPrefix+"/worlds/{world_id}/members/{member_name}/exec", member, a.execWorldMember),
 		}
 	}}
 }

@@ -146,6 +146,8 @@ var walkBodies = map[string]string{
 	"createWorkspace":       `{"name":"walk-new"}`,
 	"createProject":         `{"name":"walk-new"}`,
 	"exec":                  `{"argv":["true"]}`,
+	"execWorldMember":       `{"argv":["true"]}`,
+	"createWorld":           `{"name":"walk","members":[{"name":"a"}]}`,
 	"signalProcess":         `{"signal":"TERM"}`,
 	"mkdir":                 `{"path":"/tmp/walk"}`,
 	"rename":                `{"from":"/tmp/a","to":"/tmp/b"}`,
@@ -344,6 +346,8 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 		"workflow":    "walk-wf",
 		"run_id":      uuid.NewString(),
 		"build_id":    uuid.NewString(),
+		"world_id":    uuid.NewString(),
+		"member_name": "a",
 	}
 	return w
 }
@@ -610,6 +614,7 @@ func TestRouteWalkRateLimited(t *testing.T) {
 	params := map[string]string{
 		"org": "walk-a", "workspace": "wa", "project": "p1", "runtime_id": uuid.NewString(),
 		"sandbox": uuid.NewString(), "secret": "walk-token", "process_id": "p-1", "binding_id": uuid.NewString(),
+		"world_id": uuid.NewString(), "member_name": "a",
 		"session_id": uuid.NewString(), "task_id": uuid.NewString(), "batch_id": uuid.NewString(), "snapshot_id": uuid.NewString(), "build_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
 		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
 		"template": "walk-tpl", "workflow": "walk-wf", "run_id": uuid.NewString(),

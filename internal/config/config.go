@@ -51,6 +51,7 @@ type Config struct {
 	BindingsConfig       `yaml:",inline" section:"bindings"`
 	SessionsConfig       `yaml:",inline" section:"sessions"`
 	TasksConfig          `yaml:",inline" section:"tasks"`
+	WorldsConfig         `yaml:",inline" section:"worlds"`
 	SnapshotsConfig      `yaml:",inline" section:"snapshots"`
 	TemplateBuildsConfig `yaml:",inline" section:"template_builds"`
 	WorkflowsConfig      `yaml:",inline" section:"workflows"`

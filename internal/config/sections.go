@@ -166,6 +166,9 @@ type TasksConfig struct{}
 // WorkflowsConfig is workflows' (none: a workflow's definition bounds
 // its own steps, and its runs run on the holder of the workflows lease).
 type WorkflowsConfig struct{}
+// WorldsConfig is worlds' (none: a request names its members, the
+// provider makes the network).
+type WorldsConfig struct{}
 
 // SnapshotsConfig is where snapshots are kept: under the data directory,
 // or in an S3-compatible bucket when an endpoint is set (checked at

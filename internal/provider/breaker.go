@@ -58,7 +58,7 @@ type BreakerConfig struct {
 //
 // It forwards the optional interfaces (Lister, WorkspaceRemover,
 // Snapshotter, Sizer, AgentLogger, ImageInspector, ImageChecker,
-// Relabeler, Networker, NetworkAddresser, and Ping)
+// Relabeler, Networker, NetworkAddresser, Grouper, and Ping)
 // through the same breaker; one the provider lacks answers ErrNotImplemented
 // (or, for Sizer, an unknown capacity), which callers already expect of
 // providers whose Capabilities say so.
@@ -304,6 +304,7 @@ var (
 	_ AgentLogger      = (*Breaker)(nil)
 	_ Relabeler        = (*Breaker)(nil)
 	_ Networker        = (*Breaker)(nil)
+	_ Grouper          = (*Breaker)(nil)
 )
 
 func (b *Breaker) Name() string               { return b.p.Name() }
@@ -478,4 +479,37 @@ func (b *Breaker) AllowProxy(ctx context.Context) (func(), error) {
 		return func() {}, nil
 	}
 	return call(b, "allow_proxy", func() (func(), error) { return n.AllowProxy(ctx) })
+}
+
+// grouper is the guarded provider as a Grouper, or world_not_supported.
+func (b *Breaker) grouper() (Grouper, error) {
+	g, ok := b.p.(Grouper)
+	if !ok {
+		return nil, errdefs.FailedPrecondition("world_not_supported", "provider %s cannot put a world's members on a private network of their own", b.p.Name())
+	}
+	return g, nil
+}
+
+func (b *Breaker) CreateGroup(ctx context.Context, id string) error {
+	g, err := b.grouper()
+	if err != nil {
+		return err
+	}
+	return call0(b, "create_group", func() error { return g.CreateGroup(ctx, id) })
+}
+
+func (b *Breaker) RemoveGroup(ctx context.Context, id string) error {
+	g, err := b.grouper()
+	if err != nil {
+		return err
+	}
+	return call0(b, "remove_group", func() error { return g.RemoveGroup(ctx, id) })
+}
+
+func (b *Breaker) Groups(ctx context.Context) ([]string, error) {
+	g, err := b.grouper()
+	if err != nil {
+		return nil, err
+	}
+	return call(b, "groups", func() ([]string, error) { return g.Groups(ctx) })
 }

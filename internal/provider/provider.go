@@ -72,6 +72,20 @@ type Listed struct {
 	Status Status
 }
 
+// Grouper is implemented by providers that put a group of sandboxes (a
+// world's) on one private network of their own: the members reach each
+// other by name and nothing else (no egress, not the host, not another
+// group's members). CreateGroup makes the network of the group id (a
+// network that exists already is kept); RemoveGroup removes it (one that
+// does not exist is not an error; one a sandbox is still on is); Groups
+// lists the ids of the groups of this installation that have a network,
+// for the reconciler. A provider without it cannot run a world.
+type Grouper interface {
+	CreateGroup(ctx context.Context, id string) error
+	RemoveGroup(ctx context.Context, id string) error
+	Groups(ctx context.Context) ([]string, error)
+}
+
 // WorkspaceRemover is implemented by providers whose workspace volumes
 // outlive their compute. RemoveWorkspace deletes the named volume; a volume
 // that does not exist is not an error.
@@ -155,6 +169,7 @@ const (
 	LabelRuntime   = "dev.paddock.runtime"   // runtime UUID, if any
 	LabelOrg       = "dev.paddock.org"       // org UUID
 	LabelWorkspace = "dev.paddock.workspace" // workspace volume owner (runtime UUID)
+	LabelGroup     = "dev.paddock.group"     // a group's (world's) network: the group's id
 	// LabelProvider names the provider that made the compute, so that two
 	// providers on one engine (docker and gvisor) each list only their own.
 	LabelProvider = "dev.paddock.provider"
@@ -188,6 +203,11 @@ type Spec struct {
 	User   string
 	Env    map[string]string
 	Labels map[string]string // extra labels; the standard ones are added by the provider
+	// Group, when set, puts the sandbox on the private network of the
+	// group of that id (a world's), made with Grouper.CreateGroup, and on
+	// no other: the group's other sandboxes reach it by GroupName.
+	Group     string
+	GroupName string
 }
 
 // WorkspacePath is where the workspace volume is mounted in every sandbox.

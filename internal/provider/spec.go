@@ -69,6 +69,15 @@ func Validate(spec *Spec, instance string, offered []NetworkPolicy) error {
 	default:
 		return bad("network policy %q is not one of none, proxy, open", spec.Network)
 	}
+	if spec.Group != "" {
+		if !ValidName(spec.Group, 64) || !ValidName(spec.GroupName, 63) {
+			return bad("group %q and its member name %q must be letters, digits, '.', '_' and '-'", spec.Group, spec.GroupName)
+		}
+		if spec.Network != NetworkNone {
+			return bad("a sandbox of a group is on its group's network only: its network policy must be none")
+		}
+		return nil
+	}
 	if !slices.Contains(offered, spec.Network) {
 		return errdefs.NotImplemented(CodeNetworkNotSupported, "network policy %q is not offered by this provider", spec.Network)
 	}

@@ -53,26 +53,44 @@ func taskLink(id string) string { return "task/" + id }
 // charged like a start; any failure destroys what was made and kills the
 // row as provision_failed, and the public error is returned.
 func (s *Service) StartTaskSandbox(ctx context.Context, id string, src store.Runtime, limit time.Duration) (store.Sandbox, error) {
-	c := src.Config
+	return s.startLoose(ctx, loose{id: id, kind: store.KindTask, src: src, limit: limit, volume: s.taskVolume(id)})
+}
+
+// loose is a sandbox outside every runtime's state machine: a task's or
+// a world member's.
+type loose struct {
+	id     string
+	kind   store.SandboxKind
+	src    store.Runtime
+	limit  time.Duration // its row's expiry from its start; 0 for none
+	volume string        // its own workspace volume, which goes with it
+	// group and member put it on a group's private network (a world's).
+	group, member string
+}
+
+// startLoose provisions and starts l's sandbox through the ledger, as
+// StartTaskSandbox says.
+func (s *Service) startLoose(ctx context.Context, l loose) (store.Sandbox, error) {
+	c := l.src.Config
 	p, err := s.providers.Get(c.Provider)
 	if err == nil {
 		err = available(p)
 	}
 	if err == nil {
-		err = s.checkImage(ctx, src.OrgID, c.Provider, c.Image)
+		err = s.checkImage(ctx, l.src.OrgID, c.Provider, c.Image)
 	}
 	if images := s.imagesFor(c.Provider); err == nil && images != nil {
 		err = images.Check(ctx, c.Image)
 	}
 	var secretIDs []string
 	if err == nil {
-		secretIDs, err = s.resolveSecrets(ctx, src, c.Network.Mode, nil)
+		secretIDs, err = s.resolveSecrets(ctx, l.src, c.Network.Mode, nil)
 	}
 	if err != nil {
 		return store.Sandbox{}, err
 	}
-	sb := s.newRow(src, p.Name(), c.Image, secretIDs)
-	sb.ID, sb.Kind = id, store.KindTask
+	sb := s.newRow(l.src, p.Name(), c.Image, secretIDs)
+	sb.ID, sb.Kind = l.id, l.kind
 	err = s.store.InTx(ctx, func(q store.Queries) error {
 		if s.billing != nil {
 			if err := s.billing.Reserve(ctx, q, sb, sb.CreatedAt); err != nil {
@@ -88,13 +106,17 @@ func (s *Service) StartTaskSandbox(ctx context.Context, id string, src store.Run
 	ctx, cancel := s.detached(ctx)
 	defer cancel()
 	ctx = logs.With(ctx, logs.KeySandbox, sb.ID)
-	h, err := s.provisionTask(ctx, p, src, &sb)
+	h, err := s.provisionLoose(ctx, p, l, &sb)
 	if err != nil {
-		return s.failTask(ctx, p, sb, h, err)
+		return s.failLoose(ctx, p, sb, h, l.volume, err)
 	}
 	now := s.now()
+	var expires time.Time
+	if l.limit > 0 {
+		expires = now.Add(l.limit)
+	}
 	err = s.store.InTx(ctx, func(q store.Queries) error {
-		if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, now.Add(limit)); err != nil {
+		if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
 			return err
 		}
 		if s.billing != nil {
@@ -103,17 +125,18 @@ func (s *Service) StartTaskSandbox(ctx context.Context, id string, src store.Run
 		return nil
 	})
 	if err != nil {
-		return s.failTask(ctx, p, sb, h, err)
+		return s.failLoose(ctx, p, sb, h, l.volume, err)
 	}
-	s.logger.InfoContext(ctx, "task sandbox started", "sandbox", sb.ID, "provider_sandbox_id", h.ID)
+	s.logger.InfoContext(ctx, string(l.kind)+" sandbox started", "sandbox", sb.ID, "provider_sandbox_id", h.ID)
 	return s.store.GetSandbox(ctx, sb.ID)
 }
 
-// provisionTask creates and starts the compute of the task row sb,
-// recording its handle on sb; it returns the handle of what exists.
-func (s *Service) provisionTask(ctx context.Context, p provider.Provider, src store.Runtime, sb *store.Sandbox) (*provider.Handle, error) {
-	spec := s.spec(src, sb.ID, sb.Image)
-	spec.Workspace = s.taskVolume(sb.ID)
+// provisionLoose creates and starts the compute of l's row sb, recording
+// its handle on sb; it returns the handle of what exists.
+func (s *Service) provisionLoose(ctx context.Context, p provider.Provider, l loose, sb *store.Sandbox) (*provider.Handle, error) {
+	spec := s.spec(l.src, sb.ID, sb.Image)
+	spec.Workspace = l.volume
+	spec.Group, spec.GroupName = l.group, l.member
 	h, err := p.Create(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -126,19 +149,19 @@ func (s *Service) provisionTask(ctx context.Context, p provider.Provider, src st
 	return &h, p.Start(ctx, h)
 }
 
-// failTask undoes a task sandbox's start: the compute and its workspace
+// failLoose undoes a loose sandbox's start: the compute and its workspace
 // are destroyed, the hold released and the row killed.
-func (s *Service) failTask(ctx context.Context, p provider.Provider, sb store.Sandbox, h *provider.Handle, cause error) (store.Sandbox, error) {
+func (s *Service) failLoose(ctx context.Context, p provider.Provider, sb store.Sandbox, h *provider.Handle, volume string, cause error) (store.Sandbox, error) {
 	pubErr := providerFailure("start", cause)
-	s.logger.WarnContext(ctx, "task sandbox start failed", "sandbox", sb.ID, "err", cause)
+	s.logger.WarnContext(ctx, string(sb.Kind)+" sandbox start failed", "sandbox", sb.ID, "err", cause)
 	ctx, cancel := s.detached(ctx)
 	defer cancel()
 	if h != nil {
 		if err := p.Destroy(ctx, *h); err != nil && !errdefs.IsNotFound(err) {
-			s.logger.ErrorContext(ctx, "destroying a failed task sandbox", "sandbox", sb.ID, "err", err)
+			s.logger.ErrorContext(ctx, "destroying a failed sandbox", "sandbox", sb.ID, "err", err)
 		}
 	}
-	s.removeTaskVolume(ctx, p, sb.ID)
+	s.removeVolume(ctx, p, sb.ID, volume)
 	msg := "provisioning failed"
 	if pe, ok := errdefs.Public(pubErr); ok {
 		msg = pe.Message
@@ -156,30 +179,42 @@ func (s *Service) failTask(ctx context.Context, p provider.Provider, sb store.Sa
 		return err
 	})
 	if err != nil {
-		s.logger.ErrorContext(ctx, "recording a failed task sandbox", "sandbox", sb.ID, "err", err)
+		s.logger.ErrorContext(ctx, "recording a failed sandbox", "sandbox", sb.ID, "err", err)
 	}
 	return sb, pubErr
 }
 
 // TaskAgent returns a client of the running task sandbox sb's agent.
 func (s *Service) TaskAgent(sb store.Sandbox) (*agentconn.Client, error) {
+	return s.looseAgent(sb, taskLink(sb.ID))
+}
+
+// looseAgent returns a client of the running loose sandbox sb's agent,
+// kept in the pool under link.
+func (s *Service) looseAgent(sb store.Sandbox, link string) (*agentconn.Client, error) {
 	p, err := s.providers.Get(sb.Provider)
 	if err != nil {
 		return nil, err
 	}
 	if !p.Capabilities().Agent {
-		return nil, errdefs.NotImplemented(CodeAgentNotSupported, "provider %s does not run the sandbox agent: a task cannot run there", p.Name())
+		return nil, errdefs.NotImplemented(CodeAgentNotSupported, "provider %s does not run the sandbox agent: a %s cannot run there", p.Name(), sb.Kind)
 	}
-	return s.agents.get(taskLink(sb.ID), sb, p)
+	return s.agents.get(link, sb, p)
 }
 
 // EndTaskSandbox destroys a task sandbox's compute and workspace, settles
 // it and kills its row with reason; a row killed already (its compute
 // deleted through the ledger) keeps its reason, and its workspace goes.
 func (s *Service) EndTaskSandbox(ctx context.Context, sandboxID, reason string) (store.Sandbox, error) {
+	return s.endLoose(ctx, sandboxID, reason, taskLink(sandboxID), s.taskVolume(sandboxID))
+}
+
+// endLoose ends a loose sandbox as EndTaskSandbox says; its agent's
+// client is under link and its workspace is volume.
+func (s *Service) endLoose(ctx context.Context, sandboxID, reason, link, volume string) (store.Sandbox, error) {
 	ctx, cancel := s.detached(ctx)
 	defer cancel()
-	s.agents.forget(taskLink(sandboxID), "")
+	s.agents.forget(link, "")
 	sb, err := s.store.GetSandbox(ctx, sandboxID)
 	if err != nil {
 		return sb, err
@@ -204,18 +239,18 @@ func (s *Service) EndTaskSandbox(ctx context.Context, sandboxID, reason string) 
 			return sb, err
 		}
 	}
-	s.removeTaskVolume(ctx, p, sb.ID)
+	s.removeVolume(ctx, p, sb.ID, volume)
 	return s.store.GetSandbox(ctx, sb.ID)
 }
 
-// removeTaskVolume removes a task sandbox's workspace, where its
-// provider keeps workspaces apart from compute.
-func (s *Service) removeTaskVolume(ctx context.Context, p provider.Provider, id string) {
+// removeVolume removes a loose sandbox's workspace, where its provider
+// keeps workspaces apart from compute.
+func (s *Service) removeVolume(ctx context.Context, p provider.Provider, id, volume string) {
 	wr, ok := p.(provider.WorkspaceRemover)
 	if !ok {
 		return
 	}
-	if err := wr.RemoveWorkspace(ctx, s.taskVolume(id)); err != nil && !errdefs.IsNotFound(err) {
-		s.logger.WarnContext(ctx, "removing a task sandbox's workspace", "sandbox", id, "err", err)
+	if err := wr.RemoveWorkspace(ctx, volume); err != nil && !errdefs.IsNotFound(err) {
+		s.logger.WarnContext(ctx, "removing a sandbox's workspace", "sandbox", id, "err", err)
 	}
 }

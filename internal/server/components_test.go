@@ -26,7 +26,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	want := []string{
 		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
-		"bindings", "sessions", "snapshots", "tasks", "workflows", "template_builds", "lifecycle", "ssh", "events", "instance", "http",
+		"bindings", "sessions", "snapshots", "tasks", "worlds", "workflows", "template_builds", "lifecycle", "ssh", "events", "instance", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)

@@ -54,7 +54,7 @@ func (w *wiring) httpComponent() component.Registration {
 	return component.Def[*httpServer]{
 		Name: httpName,
 		Requires: []string{storeName, accessName, metricsName, providersName, secretsName, egressName, runtimeName,
-			ledgerName, bindingsName, sessionsName, tasksName, workflowsName, lifecycleName, sshName, previewName, eventsName, instanceName},
+			ledgerName, bindingsName, sessionsName, tasksName, worldsName, workflowsName, lifecycleName, sshName, previewName, eventsName, instanceName},
 		Init:  w.initHTTP,
 		Start: func(ctx context.Context, h *httpServer) error { return h.start(ctx) },
 		Close: func(ctx context.Context, h *httpServer) error { return h.drain(ctx) },

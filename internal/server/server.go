@@ -111,6 +111,7 @@ const (
 	bindingsName  = "bindings"
 	sessionsName  = "sessions"
 	tasksName     = "tasks"
+	worldsName    = "worlds"
 	snapshotsName = "snapshots"
 	workflowsName = "workflows"
 	buildsName    = "template_builds"
@@ -138,6 +139,7 @@ func (w *wiring) components() []component.Registration {
 		w.sessionsComponent(),
 		w.snapshotsComponent(),
 		w.tasksComponent(),
+		w.worldsComponent(),
 		w.workflowsComponent(),
 		w.templateBuildsComponent(),
 		w.lifecycleComponent(),

@@ -25,6 +25,7 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/workflow"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Overrides are what a test gives the server's components in place of
@@ -215,6 +216,8 @@ func (s *Stack) Workflows() *workflow.Service {
 	}
 	return p.svc
 }
+// Worlds is the worlds component's service.
+func (s *Stack) Worlds() *world.Service { return getAs[*world.Service](s.set, worldsName) }
 
 // SignIn is the API's wallet sign-in.
 func (s *Stack) SignIn() *auth.SignIn { return s.http.access.signIn }

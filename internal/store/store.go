@@ -76,6 +76,7 @@ type Queries interface {
 	SnapshotQueries      // snapshots taken on request: snapshot.go
 	WorkflowQueries      // workflows and their runs: workflow.go
 	TemplateBuildQueries // template builds and org images: templatebuild.go
+	WorldQueries         // sets of sandboxes on one network: world.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

@@ -375,6 +375,12 @@ type CreateWorkspaceRequest struct {
 	Name string `json:"name"`
 }
 
+// CreateWorldRequest A world to start: its name and its members.
+type CreateWorldRequest struct {
+	Name    string               `json:"name"`
+	Members []WorldMemberRequest `json:"members"`
+}
+
 // CreatedKey A new key, with the key itself, shown this once.
 type CreatedKey struct {
 	// Embedded struct due to allOf(#/components/schemas/APIKey)
@@ -2026,3 +2032,55 @@ type WorkspaceMember struct {
 
 // WorkspaceMemberList One page of workspace members. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type WorkspaceMemberList = List[WorkspaceMember]
+
+// World A set of sandboxes started together on one private network, and what they cost.
+type World struct {
+	ID          string `json:"id"`
+	OrgID       string `json:"org_id"`
+	WorkspaceID string `json:"workspace_id"`
+	Name        string `json:"name"`
+
+	// Status starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost), failed (a member could not start, or a member's compute was gone after a restart: see error)
+	Status   string        `json:"status"`
+	Provider string        `json:"provider"`
+	Error    string        `json:"error,omitempty"`
+	Members  []WorldMember `json:"members"`
+
+	// BilledCredits what its members' rows have been billed
+	BilledCredits float64 `json:"billed_credits"`
+
+	// EstimatedTotalCredits billed plus what its running members have accrued since
+	EstimatedTotalCredits float64   `json:"estimated_total_credits"`
+	CreatedAt             time.Time `json:"created_at"`
+}
+
+// WorldList One page of worlds. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type WorldList = List[World]
+
+// WorldMember One member of a world and its ledger row (kind world).
+type WorldMember struct {
+	Name      string   `json:"name"`
+	Template  string   `json:"template,omitempty"`
+	Image     string   `json:"image"`
+	Command   []string `json:"command,omitempty"`
+	SandboxID string   `json:"sandbox_id"`
+
+	// Sandbox One row of the org's compute ledger.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// WorldMemberRequest One member: a template (name or id), an inline runtime configuration (image, resources, env, …; no network: the world's replaces it), or both, the inline fields over the template's.
+type WorldMemberRequest struct {
+	// Name the name the other members reach it by
+	Name     string `json:"name"`
+	Template string `json:"template,omitempty"`
+
+	// Runtime Unset fields take the installation's defaults.
+	Runtime *RuntimeConfig `json:"runtime,omitempty"`
+
+	// Env the environment of every process in the member
+	Env map[string]string `json:"env,omitempty"`
+
+	// Command started in the background in /workspace once every member runs
+	Command []string `json:"command,omitempty"`
+}

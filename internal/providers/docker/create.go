@@ -97,7 +97,7 @@ func (p *Provider) Create(ctx context.Context, spec provider.Spec) (_ provider.H
 	if p.afterDiskMount != nil {
 		p.afterDiskMount()
 	}
-	resp, err := p.cli.ContainerCreate(ctx, cfg, hostCfg, nil, nil, name)
+	resp, err := p.cli.ContainerCreate(ctx, cfg, hostCfg, groupEndpoint(spec), nil, name)
 	unlockDisk()
 	if err != nil {
 		return provider.Handle{}, containerCreateErr(spec, err)
@@ -186,8 +186,13 @@ func (p *Provider) containerConfig(spec provider.Spec, sockDir string) (*contain
 		Env:        envList,
 		Labels:     p.labels(spec),
 	}
+	netMode := p.networkMode(spec.Network)
+	if spec.Group != "" {
+		netMode = groupNetwork(spec.Group)
+		cfg.Hostname = spec.GroupName
+	}
 	hostCfg := &container.HostConfig{
-		NetworkMode:    container.NetworkMode(p.networkMode(spec.Network)),
+		NetworkMode:    container.NetworkMode(netMode),
 		CapDrop:        []string{"ALL"},
 		CapAdd:         agentCaps,
 		SecurityOpt:    []string{"no-new-privileges"},

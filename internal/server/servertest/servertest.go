@@ -35,6 +35,7 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/workflow"
+	"github.com/paddockhq/paddock/internal/world"
 )
 
 // Options configure an Env.
@@ -120,9 +121,11 @@ type Env struct {
 	Tasks    *task.Service
 	// Workflows is the workflow service.
 	Workflows *workflow.Service
-	Provider  provider.Provider
-	Fake      *fake.Provider // the provider, when it is the fake
-	Instance  string
+	// Worlds is the worlds service.
+	Worlds   *world.Service
+	Provider provider.Provider
+	Fake     *fake.Provider // the provider, when it is the fake
+	Instance string
 	// SignIn is the API's wallet sign-in (its session key is the data
 	// directory's).
 	SignIn *auth.SignIn
@@ -173,6 +176,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
 	env.Tasks, env.Workflows = stack.Tasks(), stack.Workflows()
+	env.Worlds = stack.Worlds()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
 	env.Events = stack.Events()

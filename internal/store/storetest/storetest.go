@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"E2BSandboxes", testE2BSandboxes},
 		{"Templates", testTemplates},
 		{"Tasks", testTasks},
+		{"Worlds", testWorlds},
 		{"Snapshots", testSnapshots},
 		{"Workflows", testWorkflows},
 		{"TemplateBuilds", testTemplateBuilds},

@@ -818,6 +818,44 @@ class Operations:
             Request("GET", ws_route(org, ws, "template-builds", build_id), decode=as_model(models.TemplateBuild))
         )
 
+    # Worlds.
+
+    def create_world(self, org: str, ws: str, name: str, members: Sequence[models.WorldMemberRequest]) -> models.World:
+        """Starts a world: a sandbox for each member on one private network,
+        where each reaches the others by member name; returns once every
+        member runs."""
+        req = models.CreateWorldRequest(name=name, members=list(members))
+        return self._call(Request("POST", ws_route(org, ws, "worlds"), json=req.to_dict(), decode=as_model(models.World)))
+
+    def list_worlds(
+        self, org: str, ws: str, *, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.WorldList:
+        q = params(cursor=cursor, limit=limit)
+        return self._call(Request("GET", ws_route(org, ws, "worlds"), params=q, decode=as_model(models.WorldList)))
+
+    def get_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """A world with its members' ledger rows and its cost."""
+        return self._call(Request("GET", ws_route(org, ws, "worlds", world_id), decode=as_model(models.World)))
+
+    def delete_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """Tears a world down: every member and its network."""
+        return self._call(Request("DELETE", ws_route(org, ws, "worlds", world_id), decode=as_model(models.World)))
+
+    def pause_world(self, org: str, ws: str, world_id: str) -> models.World:
+        return self._call(Request("POST", ws_route(org, ws, "worlds", world_id, "pause"), decode=as_model(models.World)))
+
+    def resume_world(self, org: str, ws: str, world_id: str) -> models.World:
+        return self._call(Request("POST", ws_route(org, ws, "worlds", world_id, "resume"), decode=as_model(models.World)))
+
+    def exec_world_member(
+        self, org: str, ws: str, world_id: str, member: str, argv: Sequence[str], *, cwd: Optional[str] = None
+    ) -> models.ExecResult:
+        """Runs a process in member of a running world and returns its
+        output and exit, as exec does."""
+        req = _exec_request(argv, None, None, cwd, None, None, None, None, None, None)
+        path = ws_route(org, ws, "worlds", world_id, "members", member, "exec")
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.ExecResult)))
+
 
 def _exec_request(
     argv: Sequence[str],

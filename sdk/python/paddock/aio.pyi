@@ -310,3 +310,24 @@ class AsyncPaddock:
         """The workspace's template builds, oldest first (template's only)."""
 
     async def get_template_build(self, org: str, ws: str, build_id: str) -> models.TemplateBuild: ...
+
+    async def create_world(self, org: str, ws: str, name: str, members: Sequence[models.WorldMemberRequest]) -> models.World:
+        """Starts a world: a sandbox for each member on one private network,
+        where each reaches the others by member name; returns once every
+        member runs."""
+
+    async def list_worlds(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.WorldList: ...
+
+    async def get_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """A world with its members' ledger rows and its cost."""
+
+    async def delete_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """Tears a world down: every member and its network."""
+
+    async def pause_world(self, org: str, ws: str, world_id: str) -> models.World: ...
+
+    async def resume_world(self, org: str, ws: str, world_id: str) -> models.World: ...
+
+    async def exec_world_member(self, org: str, ws: str, world_id: str, member: str, argv: Sequence[str], *, cwd: Optional[str]=...) -> models.ExecResult:
+        """Runs a process in member of a running world and returns its
+        output and exit, as exec does."""

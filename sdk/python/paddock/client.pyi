@@ -313,3 +313,24 @@ class Paddock:
         """The workspace's template builds, oldest first (template's only)."""
 
     def get_template_build(self, org: str, ws: str, build_id: str) -> models.TemplateBuild: ...
+
+    def create_world(self, org: str, ws: str, name: str, members: Sequence[models.WorldMemberRequest]) -> models.World:
+        """Starts a world: a sandbox for each member on one private network,
+        where each reaches the others by member name; returns once every
+        member runs."""
+
+    def list_worlds(self, org: str, ws: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.WorldList: ...
+
+    def get_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """A world with its members' ledger rows and its cost."""
+
+    def delete_world(self, org: str, ws: str, world_id: str) -> models.World:
+        """Tears a world down: every member and its network."""
+
+    def pause_world(self, org: str, ws: str, world_id: str) -> models.World: ...
+
+    def resume_world(self, org: str, ws: str, world_id: str) -> models.World: ...
+
+    def exec_world_member(self, org: str, ws: str, world_id: str, member: str, argv: Sequence[str], *, cwd: Optional[str]=...) -> models.ExecResult:
+        """Runs a process in member of a running world and returns its
+        output and exit, as exec does."""

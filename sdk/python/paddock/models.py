@@ -156,6 +156,11 @@ WorkflowStepStateType = Literal["exec", "prompt", "task"]
 
 WorkflowStepType = Literal["exec", "prompt", "task"]
 
+WorldStatus = Literal["starting", "running", "paused", "deleting", "deleted", "failed"]
+"""starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost), failed
+(a member could not start, or a member's compute was gone after a restart: see error)
+"""
+
 
 @dataclass(kw_only=True)
 class Error(Model):
@@ -4254,6 +4259,137 @@ class CreateTemplateRequest(Model):
 
 
 @dataclass(kw_only=True)
+class CreateWorldRequest(Model):
+    """A world to start: its name and its members."""
+
+    name: str
+
+    members: List[WorldMemberRequest]
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("members", "members", ListOf(Ref("WorldMemberRequest")), True),
+    )
+
+
+@dataclass(kw_only=True)
+class WorldMemberRequest(Model):
+    """One member: a template (name or id), an inline runtime configuration (image, resources, env,
+    …; no network: the world's replaces it), or both, the inline fields over the template's.
+    """
+
+    name: str
+    """the name the other members reach it by"""
+
+    template: Optional[str] = None
+
+    runtime: Optional[RuntimeConfig] = None
+
+    env: Optional[Dict[str, str]] = None
+    """the environment of every process in the member"""
+
+    command: Optional[List[str]] = None
+    """started in the background in /workspace once every member runs"""
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("template", "template", STR, False),
+        ("runtime", "runtime", Ref("RuntimeConfig"), False),
+        ("env", "env", MapOf(STR), False),
+        ("command", "command", ListOf(STR), False),
+    )
+
+
+@dataclass(kw_only=True)
+class WorldMember(Model):
+    """One member of a world and its ledger row (kind world)."""
+
+    name: str
+
+    template: Optional[str] = None
+
+    image: str
+
+    command: Optional[List[str]] = None
+
+    sandbox_id: str
+
+    sandbox: Optional[Sandbox] = None
+    """its ledger row, once it was made"""
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("template", "template", STR, False),
+        ("image", "image", STR, True),
+        ("command", "command", ListOf(STR), False),
+        ("sandbox_id", "sandbox_id", STR, True),
+        ("sandbox", "sandbox", Ref("Sandbox"), False),
+    )
+
+
+@dataclass(kw_only=True)
+class World(Model):
+    """A set of sandboxes started together on one private network, and what they cost."""
+
+    id: str
+
+    org_id: str
+
+    workspace_id: str
+
+    name: str
+
+    status: WorldStatus
+    """starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost),
+    failed (a member could not start, or a member's compute was gone after a restart: see error)
+    """
+
+    provider: str
+
+    error: Optional[str] = None
+
+    members: List[WorldMember]
+
+    billed_credits: float
+    """what its members' rows have been billed"""
+
+    estimated_total_credits: float
+    """billed plus what its running members have accrued since"""
+
+    created_at: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("org_id", "org_id", STR, True),
+        ("workspace_id", "workspace_id", STR, True),
+        ("name", "name", STR, True),
+        ("status", "status", STR, True),
+        ("provider", "provider", STR, True),
+        ("error", "error", STR, False),
+        ("members", "members", ListOf(Ref("WorldMember")), True),
+        ("billed_credits", "billed_credits", FLOAT, True),
+        ("estimated_total_credits", "estimated_total_credits", FLOAT, True),
+        ("created_at", "created_at", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
+class WorldList(Model):
+    """One page of worlds. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: List[World]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("World")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
 class TemplateBuild(Model):
     """One build of a template's image from a Dockerfile."""
 
@@ -4715,6 +4851,7 @@ __all__ = [
     "CreateUserRequest",
     "CreateWorkflowRequest",
     "CreateWorkspaceRequest",
+    "CreateWorldRequest",
     "CreatedKey",
     "CreditAccount",
     "CreditEntry",
@@ -4895,4 +5032,9 @@ __all__ = [
     "WorkspaceList",
     "WorkspaceMember",
     "WorkspaceMemberList",
+    "World",
+    "WorldList",
+    "WorldMember",
+    "WorldMemberRequest",
+    "WorldStatus",
 ]

@@ -700,6 +700,43 @@ export class Paddock {
   getTemplateBuild(org: string, ws: string, buildId: string): Promise<T.TemplateBuild> {
     return this.t.json("GET", wsPath(org, ws, "template-builds", buildId));
   }
+
+  // Worlds: sandboxes started, paused and torn down as one on a private network.
+
+  /** Starts a world in org/ws: a sandbox for each member on one private network; answers once every member runs. */
+  createWorld(org: string, ws: string, req: T.CreateWorldRequest): Promise<T.World> {
+    return this.t.json("POST", wsPath(org, ws, "worlds"), { json: req });
+  }
+
+  /** Lists one page of org/ws's worlds, oldest first. */
+  listWorlds(org: string, ws: string, opts: T.ListOptions = {}): Promise<T.Page<T.World>> {
+    return this.t.json("GET", wsPath(org, ws, "worlds"), { query: { ...opts } });
+  }
+
+  /** Returns a world with its members' ledger rows and its cost. */
+  getWorld(org: string, ws: string, id: string): Promise<T.World> {
+    return this.t.json("GET", wsPath(org, ws, "worlds", id));
+  }
+
+  /** Tears a world down: every member and its network; answers it, deleted. */
+  deleteWorld(org: string, ws: string, id: string): Promise<T.World> {
+    return this.t.json("DELETE", wsPath(org, ws, "worlds", id));
+  }
+
+  /** Pauses every member of a world. */
+  pauseWorld(org: string, ws: string, id: string): Promise<T.World> {
+    return this.t.json("POST", wsPath(org, ws, "worlds", id, "pause"));
+  }
+
+  /** Resumes every member of a world. */
+  resumeWorld(org: string, ws: string, id: string): Promise<T.World> {
+    return this.t.json("POST", wsPath(org, ws, "worlds", id, "resume"));
+  }
+
+  /** Runs a process in member of a running world and answers its output and exit, as exec does. */
+  async execWorldMember(org: string, ws: string, id: string, member: string, req: ExecInput | string[]): Promise<ExecOutput> {
+    return execOutput(await this.t.json<T.ExecResult>("POST", wsPath(org, ws, "worlds", id, "members", member, "exec"), { json: execBody(req) }));
+  }
 }
 
 /** named makes a request of a bare name. */

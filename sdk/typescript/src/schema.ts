@@ -2791,6 +2791,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/ws/{workspace}/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's worlds, oldest first, deleted and failed ones included (with their cost). */
+        get: operations["listWorlds"];
+        put?: never;
+        /** Start a world: a sandbox of kind world for each member (from a template, an inline configuration, or a template with the inline fields over it), all on one private network made for the world, where each member reaches the others by member name and nothing else (no egress, not the host, not another world's members); each member's command then starts in the background. Answers once every member runs. A member that cannot start tears down those started and the network, and the world is recorded failed. 400 invalid_world and the runtime configuration's codes (image_not_allowed, invalid_network_rule, …); 404 template_not_found; 402 insufficient_credits; 422 world_not_supported (a provider without private networks: ssh, kubernetes, gVisor), firewall_unavailable. */
+        post: operations["createWorld"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/worlds/{world_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        /** A world: its status, its members with their ledger rows, and its total cost. 404 world_not_found. */
+        get: operations["getWorld"];
+        put?: never;
+        post?: never;
+        /** Tear a running or paused world down: every member's sandbox is killed (deleted) and its network removed. The world is kept, deleted, with its cost. 409 world_conflict while it starts or once it is gone. */
+        delete: operations["deleteWorld"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/worlds/{world_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause every member of a running world (a paused one answers as it is); if one cannot be paused, those paused are resumed and the world stays running. 409 world_conflict. */
+        post: operations["pauseWorld"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/worlds/{world_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume every member of a paused world (a running one answers as it is); if one cannot be resumed, those resumed are paused again. 402 insufficient_credits; 409 world_conflict. */
+        post: operations["resumeWorld"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/ws/{workspace}/worlds/{world_id}/members/{member_name}/exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+                member_name: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a process in a member of a running world, through its agent, as a runtime's collected exec (the same body and answer; background answers at once with the process id; no streaming). Files reach a member through its commands. 404 world_member_not_found; 409 world_conflict when the world is not running; the exec errors of a runtime. */
+        post: operations["execWorldMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4493,6 +4610,64 @@ export interface components {
             name: string;
             description?: string;
             runtime?: components["schemas"]["RuntimeConfig"];
+        };
+        /** @description A world to start: its name and its members. */
+        CreateWorldRequest: {
+            name: string;
+            members: components["schemas"]["WorldMemberRequest"][];
+        };
+        /** @description One member: a template (name or id), an inline runtime configuration (image, resources, env, …; no network: the world's replaces it), or both, the inline fields over the template's. */
+        WorldMemberRequest: {
+            /** @description the name the other members reach it by */
+            name: string;
+            template?: string;
+            runtime?: components["schemas"]["RuntimeConfig"];
+            /** @description the environment of every process in the member */
+            env?: {
+                [key: string]: string;
+            };
+            /** @description started in the background in /workspace once every member runs */
+            command?: string[];
+        };
+        /** @description One member of a world and its ledger row (kind world). */
+        WorldMember: {
+            name: string;
+            template?: string;
+            image: string;
+            command?: string[];
+            /** Format: uuid */
+            sandbox_id: string;
+            /** @description its ledger row, once it was made */
+            sandbox?: components["schemas"]["Sandbox"];
+        };
+        /** @description A set of sandboxes started together on one private network, and what they cost. */
+        World: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            org_id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            name: string;
+            /**
+             * @description starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost), failed (a member could not start, or a member's compute was gone after a restart: see error)
+             * @enum {string}
+             */
+            status: "starting" | "running" | "paused" | "deleting" | "deleted" | "failed";
+            provider: string;
+            error?: string;
+            members: components["schemas"]["WorldMember"][];
+            /** @description what its members' rows have been billed */
+            billed_credits: number;
+            /** @description billed plus what its running members have accrued since */
+            estimated_total_credits: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description One page of worlds. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        WorldList: {
+            items: components["schemas"]["World"][];
+            next_cursor?: string;
         };
         /** @description One build of a template's image from a Dockerfile. */
         TemplateBuild: {
@@ -10294,6 +10469,263 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
+        };
+    };
+    listWorlds: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorldList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createWorld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorldRequest"];
+            };
+        };
+        responses: {
+            /** @description the world as it runs */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["World"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getWorld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["World"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteWorld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the world as deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["World"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    pauseWorld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the world */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["World"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    resumeWorld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the world */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["World"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["Error"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    execWorldMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the workspace's name */
+                workspace: components["parameters"]["workspace"];
+                world_id: string;
+                member_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecRequest"];
+            };
+        };
+        responses: {
+            /** @description the process's output and exit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecResult"];
+                };
+            };
+            /** @description a background process started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecResult"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
         };
     };
 }

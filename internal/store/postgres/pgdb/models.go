@@ -376,3 +376,13 @@ type Workspace struct {
 	CreatedAt   time.Time
 	MemberLimit int64
 }
+
+type World struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Status      string
+	Spec        string
+	CreatedAt   time.Time
+}

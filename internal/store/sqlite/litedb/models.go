@@ -365,3 +365,13 @@ type Workspace struct {
 	CreatedAt   int64
 	MemberLimit int64
 }
+
+type World struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	Name        string
+	Status      string
+	Spec        string
+	CreatedAt   int64
+}

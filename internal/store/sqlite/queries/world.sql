@@ -1,0 +1,21 @@
+-- name: CreateWorld :exec
+INSERT INTO worlds (id, org_id, workspace_id, name, status, spec, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(workspace_id), sqlc.arg(name), sqlc.arg(status), sqlc.arg(spec), sqlc.arg(created_at));
+
+-- name: GetWorld :one
+SELECT * FROM worlds WHERE id = ?;
+
+-- name: ListWorlds :many
+SELECT * FROM worlds
+WHERE workspace_id = sqlc.arg(workspace_id)
+  AND (CAST(sqlc.narg(after_at) AS INTEGER) IS NULL
+       OR (created_at, id) > (sqlc.narg(after_at), CAST(sqlc.narg(after_id) AS TEXT)))
+ORDER BY created_at, id
+LIMIT sqlc.arg(lim);
+
+-- name: UpdateWorld :execrows
+UPDATE worlds SET status = sqlc.arg(status), spec = sqlc.arg(spec)
+WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
+
+-- name: ListLiveWorlds :many
+SELECT * FROM worlds WHERE status NOT IN ('deleted', 'failed') ORDER BY created_at, id;
