@@ -74,6 +74,7 @@ type Queries interface {
 	TemplateQueries // runtime templates: template.go
 	TaskQueries     // evaluation runs: task.go
 	SnapshotQueries // snapshots taken on request: snapshot.go
+	HostQueries     // machines orgs brought: host.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

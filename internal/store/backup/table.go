@@ -12,7 +12,7 @@ var Tables = []string{
 	"api_keys", "credit_accounts", "credit_journal", "workspace_members", "org_members",
 	"warm_sandboxes", "egress_decisions", "secrets", "capability_versions",
 	"capability_bindings", "sessions", "session_events", "auth_challenges",
-	"auth_sessions", "ssh_keys", "invitations", "e2b_sandboxes", "templates", "tasks", "snapshots",
+	"auth_sessions", "ssh_keys", "invitations", "e2b_sandboxes", "templates", "tasks", "snapshots", "hosts",
 }
 
 // Skipped are the tables left behind on purpose: each store keeps its own

@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tasks", testTasks},
 		{"Snapshots", testSnapshots},
 		{"SnapshotCharges", testSnapshotCharges},
+		{"Hosts", testHosts},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
 	for _, tc := range tests {

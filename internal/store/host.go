@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// ---------------------------------------------------------------------------
+// Hosts
+//
+// Vocabulary:
+//
+//   - Host: a machine an org brought (`paddock host add`), reached over
+//     SSH. It backs an ssh provider that only its org's runtimes use,
+//     named HostProviderPrefix + its id in the provider registry; the
+//     org names it by Name.
+// ---------------------------------------------------------------------------
+
+// HostProviderPrefix starts the registry name of a host's provider.
+const HostProviderPrefix = "host-"
+
+// Host is one registered machine.
+type Host struct {
+	ID    string
+	OrgID string
+	// Name is what the org calls it (unique in the org), and what a
+	// runtime names as its provider.
+	Name string
+	// Address is sshd's host:port; User the account logged in as.
+	Address string
+	User    string
+	// HostKey pins the machine's host key, one line as authorized_keys
+	// writes it.
+	HostKey string
+	// KeyID and SealedKey are the private key, sealed under the secrets
+	// key KeyID and bound to the row (never returned by the API).
+	KeyID     string
+	SealedKey []byte
+	// DockerSocket, RunDir and DiskDir are paths on the machine.
+	DockerSocket string
+	RunDir       string
+	DiskDir      string
+	// CreatedBy is the principal that registered it.
+	CreatedBy string
+	CreatedAt time.Time
+}
+
+// ProviderName is the registry name of h's provider.
+func (h Host) ProviderName() string { return HostProviderPrefix + h.ID }
+
+// HostQueries keep registered hosts.
+type HostQueries interface {
+	// CreateHost inserts h; a name taken in its org is ErrConflict with
+	// the code host_exists.
+	CreateHost(ctx context.Context, h Host) error
+	GetHost(ctx context.Context, id string) (Host, error)
+	GetHostByName(ctx context.Context, orgID, name string) (Host, error)
+	// ListHosts lists an org's hosts, oldest first.
+	ListHosts(ctx context.Context, orgID string, page Page) ([]Host, string, error)
+	// ListHostsAfter lists hosts of every org by id after afterID ("" for
+	// the first page), at most limit: the server's scan at start.
+	ListHostsAfter(ctx context.Context, afterID string, limit int) ([]Host, error)
+	// DeleteHost deletes the record id.
+	DeleteHost(ctx context.Context, id string) error
+}

@@ -1,0 +1,79 @@
+package sqlite
+
+import (
+	"context"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
+	"github.com/paddockhq/paddock/internal/store/dialect"
+	"github.com/paddockhq/paddock/internal/store/sqlite/litedb"
+)
+
+// Hosts (migration 0019).
+
+const resHost = dialect.Host
+
+func toHost(h litedb.Host) (store.Host, error) {
+	return store.Host{ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.SshUser, HostKey: h.HostKey,
+		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
+		CreatedBy: h.CreatedBy, CreatedAt: fromMicro(h.CreatedAt)}, nil
+}
+
+// CreateHost inserts h; its name is unique in its org.
+func (q *queries) CreateHost(ctx context.Context, h store.Host) error {
+	if err := dialect.CheckHost(h); err != nil {
+		return err
+	}
+	err := classify("create host", resHost, q.wq.CreateHost(ctx, litedb.CreateHostParams{
+		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, SshUser: h.User, HostKey: h.HostKey,
+		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
+		CreatedBy: h.CreatedBy, CreatedAt: micros(orNow(h.CreatedAt)),
+	}))
+	if errdefs.IsConflict(err) {
+		return dialect.HostExists(err)
+	}
+	return err
+}
+
+// GetHost returns the host id.
+func (q *queries) GetHost(ctx context.Context, id string) (store.Host, error) {
+	h, err := q.rq.GetHost(ctx, id)
+	if err != nil {
+		return store.Host{}, classify("get host", resHost, err)
+	}
+	return toHost(h)
+}
+
+// GetHostByName returns orgID's host called name.
+func (q *queries) GetHostByName(ctx context.Context, orgID, name string) (store.Host, error) {
+	h, err := q.rq.GetHostByName(ctx, litedb.GetHostByNameParams{OrgID: orgID, Name: name})
+	if err != nil {
+		return store.Host{}, classify("get host", resHost, err)
+	}
+	return toHost(h)
+}
+
+// ListHosts lists orgID's hosts in registration order.
+func (q *queries) ListHosts(ctx context.Context, orgID string, page store.Page) ([]store.Host, string, error) {
+	return listPage(ctx, "list hosts", resHost, page,
+		func(ctx context.Context, k keyset) ([]litedb.Host, error) {
+			return q.rq.ListHosts(ctx, litedb.ListHostsParams{OrgID: orgID, AfterAt: k.At, AfterID: k.ID, Lim: k.Fetch})
+		},
+		toHost, func(h store.Host) (time.Time, string) { return h.CreatedAt, h.ID })
+}
+
+// ListHostsAfter lists hosts of every org by id after afterID.
+func (q *queries) ListHostsAfter(ctx context.Context, afterID string, limit int) ([]store.Host, error) {
+	rows, err := q.rq.ListHostsAfter(ctx, litedb.ListHostsAfterParams{AfterID: afterID, Lim: int64(min(max(limit, 1), store.MaxLimit*10))})
+	if err != nil {
+		return nil, classify("list hosts", resHost, err)
+	}
+	return mapRows(rows, toHost)
+}
+
+// DeleteHost deletes the host id.
+func (q *queries) DeleteHost(ctx context.Context, id string) error {
+	n, err := q.wq.DeleteHost(ctx, id)
+	return affected("delete host", resHost, n, err)
+}
