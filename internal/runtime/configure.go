@@ -72,7 +72,7 @@ func (s *Service) Configure(ctx context.Context, runtimeID string, patch Patch) 
 		// The image is checked against today's allow-list even when
 		// unchanged by this patch: the resolved config must be valid as a
 		// whole.
-		resolved, err := s.resolveConfig(next)
+		resolved, err := s.resolveConfig(ctx, rt.OrgID, next)
 		if err != nil {
 			return rt, err
 		}

@@ -37,6 +37,7 @@ type Store interface {
 	ListEgress(ctx context.Context, runtimeID string, page store.Page) ([]store.EgressDecision, string, error)
 
 	store.TemplateQueries
+	GetHostByName(ctx context.Context, orgID, name string) (store.Host, error)
 }
 
 // tx is what the Service's helpers do inside one of its transactions (an

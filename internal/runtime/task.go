@@ -22,7 +22,7 @@ import (
 // project's would be, and returns the runtime-shaped source a task's
 // sandbox is made from (no id: it backs no runtime).
 func (s *Service) TaskSource(ctx context.Context, ws store.Workspace, req ConfigRequest) (store.Runtime, error) {
-	cfg, err := s.resolveConfig(req)
+	cfg, err := s.resolveConfig(ctx, ws.OrgID, req)
 	if err == nil {
 		err = checkRulesApply(cfg.Network.Mode, cfg.Network.Allow, cfg.Network.Deny)
 	}

@@ -55,7 +55,7 @@ func checkAgent(c store.RuntimeConfig) error {
 // runs every check a project's creation runs: bounds, allow-list, the
 // provider's offer, the image's presence and the secrets it names.
 func (s *Service) checkConfig(ctx context.Context, ws store.Workspace, req ConfigRequest) (store.RuntimeConfig, error) {
-	cfg, err := s.resolveConfig(req)
+	cfg, err := s.resolveConfig(ctx, ws.OrgID, req)
 	if err != nil {
 		return cfg, err
 	}

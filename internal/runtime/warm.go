@@ -76,7 +76,7 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 		if wp.Size <= 0 {
 			continue
 		}
-		c, err := s.resolveConfig(ConfigRequest{
+		c, err := s.resolveConfig(context.Background(), "", ConfigRequest{
 			Image: wp.Image, Provider: wp.Provider, CPUMillis: wp.CPUMillis,
 			MemoryMB: wp.MemoryMB, PidsLimit: wp.PidsLimit, DiskMB: wp.DiskMB, Network: store.NetworkConfig{Mode: wp.Network},
 		})

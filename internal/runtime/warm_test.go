@@ -29,7 +29,7 @@ func TestWarmPoolConfig(t *testing.T) {
 	if pools, _ := s.resolvedPools(); len(pools) != 2 {
 		t.Fatalf("%d pools resolved, want 2 (a pool of size 0 is none)", len(pools))
 	}
-	cfg, err := s.resolveConfig(ConfigRequest{})
+	cfg, err := s.resolveConfig(t.Context(), "", ConfigRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestComponentOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
+		"store", "access", "metrics", "providers", "secrets", "hosts", "egress", "preview", "runtime", "ledger",
 		"bindings", "sessions", "tasks", "snapshots", "lifecycle", "ssh", "events", "http",
 	}
 	if !slices.Equal(got, want) {

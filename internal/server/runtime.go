@@ -35,7 +35,7 @@ type runtimePart struct {
 func (w *wiring) runtimeComponent() component.Registration {
 	return component.Def[*runtimePart]{
 		Name:     runtimeName,
-		Requires: []string{storeName, providersName, secretsName, egressName, metricsName, previewName},
+		Requires: []string{storeName, providersName, secretsName, hostsName, egressName, metricsName, previewName},
 		Init: func(ctx context.Context, ic *component.InitContext) (*runtimePart, error) {
 			deps, err := runtimeDepsOf(ic)
 			if err != nil {

@@ -112,6 +112,7 @@ const (
 	sessionsName  = "sessions"
 	tasksName     = "tasks"
 	snapshotsName = "snapshots"
+	hostsName     = "hosts"
 	lifecycleName = "lifecycle"
 	sshName       = "ssh"
 	previewName   = "preview"
@@ -128,6 +129,7 @@ func (w *wiring) components() []component.Registration {
 		w.metricsComponent(),
 		w.providersComponent(),
 		w.secretsComponent(),
+		w.hostsComponent(),
 		w.egressComponent(),
 		w.runtimeComponent(),
 		w.ledgerComponent(),

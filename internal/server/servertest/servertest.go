@@ -99,6 +99,9 @@ type Options struct {
 	// EventHeartbeat is how often an event stream says it is alive; 0:
 	// api.DefaultHeartbeat.
 	EventHeartbeat time.Duration
+	// ShimPath is the agent binary the machines orgs register run; "":
+	// none (registering one answers host_unavailable).
+	ShimPath string
 }
 
 // Env is a running API.
@@ -219,6 +222,7 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
 	cfg.EventsHeartbeat = opts.EventHeartbeat
+	cfg.ShimPath = opts.ShimPath
 	return cfg
 }
 
