@@ -3,8 +3,8 @@ package api_test
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"fmt"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

@@ -17,6 +17,8 @@ import (
 // in it, which signs a wallet sign-in's challenge (wallet.go), and
 // internal/mcp, the MCP tools `paddock mcp` serves, which reach the
 // server only through pkg/client too (its own test holds it to that).
+// golang.org/x/crypto/ssh reads a known_hosts file for `host add`
+// (host.go).
 // Tests may use whatever they need.
 func TestTalksOnlyThroughTheSDK(t *testing.T) {
 	t.Parallel()
@@ -30,6 +32,8 @@ func TestTalksOnlyThroughTheSDK(t *testing.T) {
 		"github.com/spf13/cobra":                            true,
 		"github.com/spf13/pflag":                            true,
 		"golang.org/x/term":                                 true,
+		"golang.org/x/crypto/ssh":                           true,
+		"golang.org/x/crypto/ssh/knownhosts":                true,
 	}
 	for _, dir := range []string{".", "clitest"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
