@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -30,6 +31,8 @@ func hostOut(h store.Host) client.Host {
 	out := client.Host{
 		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.User, HostKey: h.HostKey,
 		DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir, Provider: h.ProviderName(),
+		IdleTeardownSeconds: int64(h.IdleTeardown / time.Second), TeardownCommand: h.TeardownCommand,
+		State: string(h.State), LastUsedAt: h.LastUsedAt,
 		CreatedBy: h.CreatedBy, CreatedAt: h.CreatedAt,
 	}
 	if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(h.HostKey)); err == nil {
@@ -47,9 +50,16 @@ func (a *API) addHost(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req, false); err != nil {
 		return err
 	}
+	var idle time.Duration
+	if req.IdleTeardown != "" {
+		if idle, err = time.ParseDuration(req.IdleTeardown); err != nil || idle <= 0 {
+			return errdefs.InvalidArgument(host.CodeInvalid, "idle_teardown %q is a positive duration such as 30m", req.IdleTeardown)
+		}
+	}
 	h, err := a.hosts.Add(r.Context(), org.ID, identity(r).Principal(), host.Spec{
 		Name: req.Name, Address: req.Address, User: req.User, PrivateKey: []byte(req.PrivateKey), HostKey: req.HostKey,
 		DockerSocket: req.DockerSocket, RunDir: req.RunDir, DiskDir: req.DiskDir,
+		IdleTeardown: idle, TeardownCommand: req.TeardownCommand,
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ var hostColumns = []column[client.Host]{
 	{"ADDRESS", func(h client.Host) string { return h.Address }},
 	{"USER", func(h client.Host) string { return h.User }},
 	{"HOST_KEY", func(h client.Host) string { return h.HostKeyFingerprint }},
+	{"STATE", func(h client.Host) string { return h.State }},
 	{"PROVIDER", func(h client.Host) string { return h.Provider }},
 	{"CREATED", func(h client.Host) string { return ts(h.CreatedAt) }},
 }
@@ -36,6 +37,10 @@ func hostFields(h client.Host) []field {
 		{"DOCKER_SOCKET", h.DockerSocket},
 		{"RUN_DIR", h.RunDir},
 		{"DISK_DIR", h.DiskDir},
+		{"IDLE_TEARDOWN_SECONDS", fmt.Sprint(h.IdleTeardownSeconds)},
+		{"TEARDOWN_COMMAND", h.TeardownCommand},
+		{"STATE", h.State},
+		{"LAST_USED", ts(h.LastUsedAt)},
 		{"PROVIDER", h.Provider},
 		{"CREATED_BY", h.CreatedBy},
 		{"CREATED", ts(h.CreatedAt)},
@@ -71,7 +76,12 @@ registers it: a host key other than the pinned one, a key it refuses, or an
 engine that does not answer are refused, and nothing is kept.
 
 A runtime of the org then runs there when it names NAME as its provider
-(project create --provider NAME).`,
+(project create --provider NAME).
+
+With --idle-teardown, once no sandbox has run there for that long, the
+server archives the runtimes paused there, removes its directory on the
+machine, runs --teardown-command over SSH and hangs up; the next start on
+it connects again.`,
 		Example: `  paddock host add gpu1 --ssh root@203.0.113.7 --key-file ~/.ssh/id_ed25519 --known-hosts ~/.ssh/known_hosts
   paddock host add lab --ssh ops@lab.example.com:2222 --key-file lab.key --host-key "ssh-ed25519 AAAAC3Nz..."`,
 		Args: exactArgs("NAME"),
@@ -99,6 +109,8 @@ A runtime of the org then runs there when it names NAME as its provider
 	f.StringVar(&hf.req.DockerSocket, "docker-socket", "", "the engine's socket on the machine (default /var/run/docker.sock)")
 	f.StringVar(&hf.req.RunDir, "run-dir", "", "the agents' directory on the machine (default /run/paddock)")
 	f.StringVar(&hf.req.DiskDir, "disk-dir", "", "the workspace disks' directory on the machine (default /var/lib/paddock/disks)")
+	f.StringVar(&hf.req.IdleTeardown, "idle-teardown", "", "tear the machine down after this long with no sandbox running on it (30m, 2h; default never)")
+	f.StringVar(&hf.req.TeardownCommand, "teardown-command", "", "a shell command run on the machine when it is torn down (e.g. 'poweroff')")
 	return cmd
 }
 

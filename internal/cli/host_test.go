@@ -39,12 +39,12 @@ func TestHostCommands(t *testing.T) {
 		t.Fatalf("a known_hosts file without the machine: exit %d, %q", code, errOut)
 	}
 
-	h := clitest.JSON[client.Host](t, env, append(base, "--known-hosts", known, "-o", "json")...)
-	if h.Name != "box" || h.HostKey != m.HostKey || h.Address != m.Addr {
+	h := clitest.JSON[client.Host](t, env, append(base, "--known-hosts", known, "--idle-teardown", "2h", "--teardown-command", "true", "-o", "json")...)
+	if h.Name != "box" || h.HostKey != m.HostKey || h.Address != m.Addr || h.IdleTeardownSeconds != 7200 || h.TeardownCommand != "true" {
 		t.Fatalf("host add = %+v", h)
 	}
 	rows := clitest.Table(clitest.MustRun(t, env, "host", "ls"))
-	if len(rows) != 2 || rows[1][0] != "box" || rows[1][1] != m.Addr {
+	if len(rows) != 2 || rows[1][0] != "box" || rows[1][1] != m.Addr || rows[1][4] != "ready" {
 		t.Fatalf("host ls printed %v", rows)
 	}
 	if got := clitest.JSON[client.Host](t, env, "host", "get", "box", "-o", "json"); got.ID != h.ID {

@@ -37,6 +37,7 @@ const CheckTimeout = 30 * time.Second
 type Store interface {
 	store.HostQueries
 	CountSandboxes(ctx context.Context) ([]store.SandboxCount, error)
+	ListSandboxes(ctx context.Context, f store.SandboxFilter, page store.Page) ([]store.Sandbox, string, error)
 }
 
 // Config configures a Service.
@@ -62,10 +63,8 @@ type Service struct {
 
 	mu     sync.Mutex
 	closed bool
-	owned  map[string]closer // registry name → the provider to close
+	owned  map[string]providerCloser // registry name → its provider
 }
-
-type closer interface{ Close() error }
 
 // New returns a Service; Load registers the stored machines.
 func New(cfg Config) *Service {
@@ -75,7 +74,7 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
-	return &Service{cfg: cfg, logger: cfg.Logger, owned: map[string]closer{}}
+	return &Service{cfg: cfg, logger: cfg.Logger, owned: map[string]providerCloser{}}
 }
 
 // Load registers every stored machine's provider. It does not dial: a

@@ -5,6 +5,7 @@ import (
 	"net"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/crypto/ssh"
@@ -25,7 +26,13 @@ type Spec struct {
 	HostKey             string
 	DockerSocket        string
 	RunDir, DiskDir     string
+	// IdleTeardown (0: never) and TeardownCommand: see store.Host.
+	IdleTeardown    time.Duration
+	TeardownCommand string
 }
+
+// MaxTeardownCommand bounds a teardown command's length.
+const MaxTeardownCommand = 4096
 
 // Add registers the machine spec for orgID, by createdBy: it checks the
 // spec, connects (the host key, the login, the engine), seals the key and
@@ -69,8 +76,11 @@ func (s *Service) Add(ctx context.Context, orgID, createdBy string, spec Spec) (
 
 // hostOf checks spec and returns the row it makes (not yet sealed).
 func (s *Service) hostOf(orgID, createdBy string, spec Spec) (store.Host, error) {
-	h := store.Host{ID: uuid.NewString(), OrgID: orgID, Name: spec.Name, User: spec.User, CreatedBy: createdBy, CreatedAt: s.cfg.Now(),
-		DockerSocket: spec.DockerSocket, RunDir: spec.RunDir, DiskDir: spec.DiskDir}
+	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
+	h := store.Host{ID: uuid.NewString(), OrgID: orgID, Name: spec.Name, User: spec.User, CreatedBy: createdBy, CreatedAt: now,
+		State: store.HostReady, LastUsedAt: now,
+		DockerSocket: spec.DockerSocket, RunDir: spec.RunDir, DiskDir: spec.DiskDir,
+		IdleTeardown: spec.IdleTeardown, TeardownCommand: spec.TeardownCommand}
 	switch {
 	case !tenancy.NameRE.MatchString(spec.Name) || strings.HasPrefix(spec.Name, store.HostProviderPrefix):
 		return h, errdefs.InvalidArgument(CodeInvalidName, "a host's name is lowercase letters, digits and '-' (at most 63), not starting with %q", store.HostProviderPrefix)
@@ -80,6 +90,10 @@ func (s *Service) hostOf(orgID, createdBy string, spec Spec) (store.Host, error)
 		return h, errdefs.InvalidArgument(CodeInvalid, "name the account to log in as (user)")
 	case len(spec.PrivateKey) == 0:
 		return h, errdefs.InvalidArgument(CodeInvalidKey, "the private key to log in with is required")
+	case spec.IdleTeardown < 0 || spec.IdleTeardown%time.Second != 0 || len(spec.TeardownCommand) > MaxTeardownCommand:
+		return h, errdefs.InvalidArgument(CodeInvalid, "idle_teardown is a positive duration in whole seconds, and teardown_command at most %d bytes", MaxTeardownCommand)
+	case spec.RunDir != "" && strings.Count(path.Clean(spec.RunDir), "/") < 2:
+		return h, errdefs.InvalidArgument(CodeInvalid, "run_dir %q is removed when the machine is torn down: name a directory of paddock's own, at least two levels deep", spec.RunDir)
 	case spec.HostKey == "":
 		return h, errdefs.InvalidArgument(CodeHostKeyRequired, "the machine's host key must be pinned (host_key; the command line's --host-key or --known-hosts)")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/store"
 )
 
 // The machines an org brought (internal/host) are providers of that org
@@ -46,4 +47,28 @@ const CodeHostUnavailable = "host_unavailable"
 
 func unknownProvider(name string) error {
 	return errdefs.InvalidArgument("unknown_provider", "provider %q is not offered by this installation", name)
+}
+
+// ArchiveForTeardown archives a paused runtime now, whatever its
+// archive_after, so that the machine it is on can be torn down (see
+// internal/host); it reports whether it did. A runtime that is not
+// paused, or whose root would lose its changes, is left as it is.
+func (s *Service) ArchiveForTeardown(ctx context.Context, runtimeID string) (bool, error) {
+	return onRuntime(ctx, s, runtimeID, func(ctx context.Context, rt store.Runtime) (bool, error) {
+		if rt.Status != store.RuntimePaused || rt.CurrentSandboxID == "" {
+			return false, nil
+		}
+		sb, err := s.store.GetSandbox(ctx, rt.CurrentSandboxID)
+		if err != nil || sb.State != store.SandboxPaused {
+			return false, err
+		}
+		p, err := s.providers.Get(sb.Provider)
+		if err != nil {
+			return false, err
+		}
+		if !canArchive(p, rt) {
+			return false, nil
+		}
+		return true, s.archive(ctx, p, rt, sb)
+	})
 }

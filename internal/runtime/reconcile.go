@@ -156,6 +156,9 @@ func (s *Service) RemoveOrphans(ctx context.Context) ([]Orphan, error) {
 		if !ok {
 			continue
 		}
+		if pk, ok := p.(interface{ Parked() bool }); ok && pk.Parked() {
+			continue // a machine torn down: not dialled for this
+		}
 		listed, err := l.List(ctx, s.instance)
 		if _, owned := s.providers.Owner(name); err != nil && owned {
 			s.logger.WarnContext(ctx, "an org's machine could not be listed for orphans", "provider", name, "err", err)

@@ -26,7 +26,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	want := []string{
 		"store", "access", "metrics", "providers", "secrets", "hosts", "egress", "preview", "runtime", "ledger",
-		"bindings", "sessions", "tasks", "snapshots", "lifecycle", "ssh", "events", "http",
+		"bindings", "sessions", "tasks", "snapshots", "host-teardown", "lifecycle", "ssh", "events", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)

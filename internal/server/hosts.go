@@ -44,3 +44,49 @@ func (w *wiring) hostsComponent() component.Registration {
 		Close: func(_ context.Context, s *host.Service) error { return s.Close() },
 	}.Registration()
 }
+
+// hostTeardown is the loop that tears down idle machines.
+type hostTeardown struct {
+	hosts  *host.Service
+	rts    host.Runtimes
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// hostTeardownComponent tears down the machines orgs brought once they
+// have been idle for their idle_teardown, archiving what paddock has on
+// them through the runtime service; it stops before the runtime service
+// closes.
+func (w *wiring) hostTeardownComponent() component.Registration {
+	return component.Def[*hostTeardown]{
+		Name:     hostTeardownName,
+		Requires: []string{hostsName, runtimeName},
+		Init: func(_ context.Context, ic *component.InitContext) (*hostTeardown, error) {
+			hs, err := component.Get[*host.Service](ic, hostsName)
+			if err != nil {
+				return nil, err
+			}
+			rp, err := component.Get[*runtimePart](ic, runtimeName)
+			if err != nil {
+				return nil, err
+			}
+			return &hostTeardown{hosts: hs, rts: rp.svc, done: make(chan struct{})}, nil
+		},
+		Start: func(_ context.Context, ht *hostTeardown) error {
+			ctx, cancel := context.WithCancel(context.Background())
+			ht.cancel = cancel
+			go func() {
+				defer close(ht.done)
+				ht.hosts.Run(ctx, ht.rts)
+			}()
+			return nil
+		},
+		Close: func(_ context.Context, ht *hostTeardown) error {
+			if ht.cancel != nil {
+				ht.cancel()
+				<-ht.done
+			}
+			return nil
+		},
+	}.Registration()
+}

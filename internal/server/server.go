@@ -100,24 +100,25 @@ func (w *wiring) mount(f api.Feature) { w.features = append(w.features, f) }
 
 // The components' names.
 const (
-	storeName     = "store"
-	accessName    = "access"
-	metricsName   = "metrics"
-	providersName = "providers"
-	secretsName   = "secrets"
-	egressName    = "egress"
-	runtimeName   = "runtime"
-	ledgerName    = "ledger"
-	bindingsName  = "bindings"
-	sessionsName  = "sessions"
-	tasksName     = "tasks"
-	snapshotsName = "snapshots"
-	hostsName     = "hosts"
-	lifecycleName = "lifecycle"
-	sshName       = "ssh"
-	previewName   = "preview"
-	eventsName    = "events"
-	httpName      = "http"
+	storeName        = "store"
+	accessName       = "access"
+	metricsName      = "metrics"
+	providersName    = "providers"
+	secretsName      = "secrets"
+	egressName       = "egress"
+	runtimeName      = "runtime"
+	ledgerName       = "ledger"
+	bindingsName     = "bindings"
+	sessionsName     = "sessions"
+	tasksName        = "tasks"
+	snapshotsName    = "snapshots"
+	hostsName        = "hosts"
+	hostTeardownName = "host-teardown"
+	lifecycleName    = "lifecycle"
+	sshName          = "ssh"
+	previewName      = "preview"
+	eventsName       = "events"
+	httpName         = "http"
 )
 
 // components are paddock's subsystems. Their order is the order they
@@ -137,6 +138,7 @@ func (w *wiring) components() []component.Registration {
 		w.sessionsComponent(),
 		w.tasksComponent(),
 		w.snapshotsComponent(),
+		w.hostTeardownComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

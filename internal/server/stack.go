@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/fleetevents"
+	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -205,6 +206,9 @@ func (s *Stack) Sessions() *session.Service { return getAs[*session.Service](s.s
 
 // Tasks is the tasks component's service.
 func (s *Stack) Tasks() *task.Service { return getAs[*task.Service](s.set, tasksName) }
+
+// Hosts keeps the machines orgs brought.
+func (s *Stack) Hosts() *host.Service { return getAs[*host.Service](s.set, hostsName) }
 
 // SignIn is the API's wallet sign-in.
 func (s *Stack) SignIn() *auth.SignIn { return s.http.access.signIn }

@@ -40,10 +40,29 @@ type Host struct {
 	DockerSocket string
 	RunDir       string
 	DiskDir      string
+	// IdleTeardown is how long it may go with no sandbox running before
+	// paddock tears it down (0: never); TeardownCommand runs on it over
+	// SSH then (a rented machine powering itself off).
+	IdleTeardown    time.Duration
+	TeardownCommand string
+	// State is HostReady, or HostTornDown once torn down until a sandbox
+	// runs on it again; LastUsedAt is when one last ran there (its
+	// registration, before any).
+	State      HostState
+	LastUsedAt time.Time
 	// CreatedBy is the principal that registered it.
 	CreatedBy string
 	CreatedAt time.Time
 }
+
+// HostState says whether a host is torn down.
+type HostState string
+
+// The states of a host.
+const (
+	HostReady    HostState = "ready"
+	HostTornDown HostState = "torn_down"
+)
 
 // ProviderName is the registry name of h's provider.
 func (h Host) ProviderName() string { return HostProviderPrefix + h.ID }
@@ -60,6 +79,8 @@ type HostQueries interface {
 	// ListHostsAfter lists hosts of every org by id after afterID ("" for
 	// the first page), at most limit: the server's scan at start.
 	ListHostsAfter(ctx context.Context, afterID string, limit int) ([]Host, error)
+	// SetHostState writes the state and last use of host id.
+	SetHostState(ctx context.Context, id string, state HostState, lastUsed time.Time) error
 	// DeleteHost deletes the record id.
 	DeleteHost(ctx context.Context, id string) error
 }

@@ -53,6 +53,12 @@ type AddHostRequest struct {
 	DockerSocket string `json:"docker_socket,omitempty"`
 	RunDir       string `json:"run_dir,omitempty"`
 	DiskDir      string `json:"disk_dir,omitempty"`
+
+	// IdleTeardown tear the machine down after this long with no sandbox running on it (a duration: 30m, 2h); left out: never
+	IdleTeardown string `json:"idle_teardown,omitempty"`
+
+	// TeardownCommand a shell command run on the machine over SSH when it is torn down, e.g. to power it off
+	TeardownCommand string `json:"teardown_command,omitempty"`
 }
 
 // AddMemberRequest Adds a member of the org to the workspace; anyone else is 404 member_not_found, unless the installation allows direct adds (`members.direct_add`: an existing user named by address joins the org as a member). Only the installation admin makes users: its add of an email or a wallet no user has yet makes one.
@@ -658,13 +664,25 @@ type Host struct {
 	HostKey string `json:"host_key"`
 
 	// HostKeyFingerprint its SHA256 fingerprint
-	HostKeyFingerprint string    `json:"host_key_fingerprint,omitempty"`
-	DockerSocket       string    `json:"docker_socket,omitempty"`
-	RunDir             string    `json:"run_dir,omitempty"`
-	DiskDir            string    `json:"disk_dir,omitempty"`
-	Provider           string    `json:"provider"`
-	CreatedBy          string    `json:"created_by"`
-	CreatedAt          time.Time `json:"created_at"`
+	HostKeyFingerprint string `json:"host_key_fingerprint,omitempty"`
+	DockerSocket       string `json:"docker_socket,omitempty"`
+	RunDir             string `json:"run_dir,omitempty"`
+	DiskDir            string `json:"disk_dir,omitempty"`
+
+	// IdleTeardownSeconds torn down after this long with no sandbox running on it; 0: never
+	IdleTeardownSeconds int64 `json:"idle_teardown_seconds,omitempty"`
+
+	// TeardownCommand run on the machine over SSH when it is torn down
+	TeardownCommand string `json:"teardown_command,omitempty"`
+
+	// State torn_down once torn down, until a sandbox runs there again (the next start connects again)
+	State string `json:"state"`
+
+	// LastUsedAt when a sandbox last ran there (its registration, before any)
+	LastUsedAt time.Time `json:"last_used_at"`
+	Provider   string    `json:"provider"`
+	CreatedBy  string    `json:"created_by"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // HostList One page of machines. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.

@@ -22,6 +22,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -98,6 +99,9 @@ type Provider struct {
 
 	gpuMu sync.Mutex
 	gpus  []string // the machine's GPUs, once asked (nil before)
+
+	runDir string      // the run directory on the machine
+	parked atomic.Bool // torn down (Teardown) and not used since
 }
 
 var (
@@ -135,7 +139,7 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &Provider{d: dp, name: cfg.Name, conn: conn, logger: logger}, nil
+	return &Provider{d: dp, name: cfg.Name, conn: conn, logger: logger, runDir: cfg.RunDir}, nil
 }
 
 // clientConfig checks cfg, fills its defaults, and returns the SSH client

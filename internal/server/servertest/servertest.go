@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/fleetevents"
+	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -115,6 +116,7 @@ type Env struct {
 	Bindings *binding.Service
 	Sessions *session.Service
 	Tasks    *task.Service
+	Hosts    *host.Service
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -167,7 +169,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Stack = stack
 	env.Store, env.Runtimes, env.Ledger = stack.Store(), stack.Runtimes(), stack.Ledger()
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
-	env.Tasks = stack.Tasks()
+	env.Tasks, env.Hosts = stack.Tasks(), stack.Hosts()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
 	env.Events = stack.Events()

@@ -14,6 +14,9 @@ func CheckHost(h store.Host) error {
 		"user", h.User, "host key", h.HostKey, "key id", h.KeyID); err != nil {
 		return err
 	}
+	if h.IdleTeardown < 0 {
+		return errdefs.InvalidArgument("invalid_host", "a host's idle teardown is not negative")
+	}
 	if len(h.SealedKey) == 0 {
 		return errdefs.InvalidArgument("invalid_host", "a host's key is required")
 	}

@@ -17,6 +17,8 @@ const resHost = dialect.Host
 func toHost(h pgdb.Host) store.Host {
 	return store.Host{ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.SshUser, HostKey: h.HostKey,
 		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
+		IdleTeardown: time.Duration(h.IdleTeardownSeconds) * time.Second, TeardownCommand: h.TeardownCommand,
+		State: store.HostState(h.State), LastUsedAt: h.LastUsedAt.UTC(),
 		CreatedBy: h.CreatedBy, CreatedAt: h.CreatedAt.UTC()}
 }
 
@@ -28,6 +30,7 @@ func (q *queries) CreateHost(ctx context.Context, h store.Host) error {
 	err := classify("create host", resHost, q.q.CreateHost(ctx, pgdb.CreateHostParams{
 		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, SshUser: h.User, HostKey: h.HostKey,
 		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
+		IdleTeardownSeconds: int64(h.IdleTeardown / time.Second), TeardownCommand: h.TeardownCommand,
 		CreatedBy: h.CreatedBy, CreatedAt: orNow(h.CreatedAt),
 	}))
 	if errdefs.IsConflict(err) {
@@ -61,6 +64,12 @@ func (q *queries) ListHosts(ctx context.Context, orgID string, page store.Page) 
 func (q *queries) ListHostsAfter(ctx context.Context, afterID string, limit int) ([]store.Host, error) {
 	rows, err := q.q.ListHostsAfter(ctx, pgdb.ListHostsAfterParams{AfterID: afterID, Lim: int32(min(max(limit, 1), store.MaxLimit*10))})
 	return mapRows(rows, toHost), classify("list hosts", resHost, err)
+}
+
+// SetHostState writes host id's state and last use.
+func (q *queries) SetHostState(ctx context.Context, id string, state store.HostState, lastUsed time.Time) error {
+	n, err := q.q.SetHostState(ctx, pgdb.SetHostStateParams{State: string(state), LastUsedAt: lastUsed, ID: id})
+	return affected("set host state", resHost, n, err)
 }
 
 // DeleteHost deletes the host id.

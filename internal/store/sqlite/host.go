@@ -17,6 +17,8 @@ const resHost = dialect.Host
 func toHost(h litedb.Host) (store.Host, error) {
 	return store.Host{ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.SshUser, HostKey: h.HostKey,
 		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
+		IdleTeardown: time.Duration(h.IdleTeardownSeconds) * time.Second, TeardownCommand: h.TeardownCommand,
+		State: store.HostState(h.State), LastUsedAt: fromMicro(h.LastUsedAt),
 		CreatedBy: h.CreatedBy, CreatedAt: fromMicro(h.CreatedAt)}, nil
 }
 
@@ -28,6 +30,7 @@ func (q *queries) CreateHost(ctx context.Context, h store.Host) error {
 	err := classify("create host", resHost, q.wq.CreateHost(ctx, litedb.CreateHostParams{
 		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, SshUser: h.User, HostKey: h.HostKey,
 		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
+		IdleTeardownSeconds: int64(h.IdleTeardown / time.Second), TeardownCommand: h.TeardownCommand,
 		CreatedBy: h.CreatedBy, CreatedAt: micros(orNow(h.CreatedAt)),
 	}))
 	if errdefs.IsConflict(err) {
@@ -70,6 +73,12 @@ func (q *queries) ListHostsAfter(ctx context.Context, afterID string, limit int)
 		return nil, classify("list hosts", resHost, err)
 	}
 	return mapRows(rows, toHost)
+}
+
+// SetHostState writes host id's state and last use.
+func (q *queries) SetHostState(ctx context.Context, id string, state store.HostState, lastUsed time.Time) error {
+	n, err := q.wq.SetHostState(ctx, litedb.SetHostStateParams{State: string(state), LastUsedAt: micros(lastUsed), ID: id})
+	return affected("set host state", resHost, n, err)
 }
 
 // DeleteHost deletes the host id.

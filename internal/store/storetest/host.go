@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,10 +18,12 @@ func (f *fixture) host(o store.Org, name string) store.Host {
 		ID: uuid.NewString(), OrgID: o.ID, Name: name, Address: "10.0.0.1:22", User: "root",
 		HostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample", KeyID: "k1", SealedKey: []byte{1, 2, 3},
 		DockerSocket: "/var/run/docker.sock", RunDir: "/run/paddock", DiskDir: "/var/lib/paddock/disks",
+		IdleTeardown: 90 * time.Second, TeardownCommand: "poweroff",
 		CreatedBy: "key:x", CreatedAt: f.next(),
 	}
 	must(f.t, f.s.CreateHost(f.ctx, h))
 	h.CreatedAt = ts(h.CreatedAt)
+	h.State, h.LastUsedAt = store.HostReady, h.CreatedAt
 	return h
 }
 
@@ -61,9 +64,19 @@ func testHosts(t *testing.T, s store.Store) {
 		t.Fatalf("every org's hosts: %d, want 4", len(all))
 	}
 
+	used := ts(f.next())
+	must(t, s.SetHostState(ctx, a.ID, store.HostTornDown, used))
+	got, err = s.GetHost(ctx, a.ID)
+	must(t, err)
+	a.State, a.LastUsedAt = store.HostTornDown, used
+	equal(t, "torn down", got, a)
+
 	must(t, s.DeleteHost(ctx, b.ID))
 	if _, err := s.GetHost(ctx, b.ID); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("deleted: err = %v, want not found", err)
+	}
+	if err := s.SetHostState(ctx, b.ID, store.HostReady, used); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Fatalf("state of a deleted host: err = %v, want not found", err)
 	}
 	if err := s.DeleteHost(ctx, b.ID); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("deleted twice: err = %v, want not found", err)

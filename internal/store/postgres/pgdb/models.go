@@ -127,19 +127,23 @@ type EgressDecision struct {
 }
 
 type Host struct {
-	ID           string
-	OrgID        string
-	Name         string
-	Address      string
-	SshUser      string
-	HostKey      string
-	KeyID        string
-	SealedKey    []byte
-	DockerSocket string
-	RunDir       string
-	DiskDir      string
-	CreatedBy    string
-	CreatedAt    time.Time
+	ID                  string
+	OrgID               string
+	Name                string
+	Address             string
+	SshUser             string
+	HostKey             string
+	KeyID               string
+	SealedKey           []byte
+	DockerSocket        string
+	RunDir              string
+	DiskDir             string
+	IdleTeardownSeconds int64
+	TeardownCommand     string
+	State               string
+	LastUsedAt          time.Time
+	CreatedBy           string
+	CreatedAt           time.Time
 }
 
 type Invitation struct {

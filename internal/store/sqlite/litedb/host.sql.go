@@ -10,25 +10,29 @@ import (
 )
 
 const createHost = `-- name: CreateHost :exec
-INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, created_by, created_at)
+INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
+                   idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-        ?8, ?9, ?10, ?11, ?12, ?13)
+        ?8, ?9, ?10, ?11,
+        ?12, ?13, 'ready', ?14, ?15, ?14)
 `
 
 type CreateHostParams struct {
-	ID           string
-	OrgID        string
-	Name         string
-	Address      string
-	SshUser      string
-	HostKey      string
-	KeyID        string
-	SealedKey    []byte
-	DockerSocket string
-	RunDir       string
-	DiskDir      string
-	CreatedBy    string
-	CreatedAt    int64
+	ID                  string
+	OrgID               string
+	Name                string
+	Address             string
+	SshUser             string
+	HostKey             string
+	KeyID               string
+	SealedKey           []byte
+	DockerSocket        string
+	RunDir              string
+	DiskDir             string
+	IdleTeardownSeconds int64
+	TeardownCommand     string
+	CreatedAt           int64
+	CreatedBy           string
 }
 
 func (q *Queries) CreateHost(ctx context.Context, arg CreateHostParams) error {
@@ -44,8 +48,10 @@ func (q *Queries) CreateHost(ctx context.Context, arg CreateHostParams) error {
 		arg.DockerSocket,
 		arg.RunDir,
 		arg.DiskDir,
-		arg.CreatedBy,
+		arg.IdleTeardownSeconds,
+		arg.TeardownCommand,
 		arg.CreatedAt,
+		arg.CreatedBy,
 	)
 	return err
 }
@@ -63,7 +69,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id string) (int64, error) {
 }
 
 const getHost = `-- name: GetHost :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, created_by, created_at FROM hosts WHERE id = ?
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE id = ?
 `
 
 func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
@@ -81,6 +87,10 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 		&i.DockerSocket,
 		&i.RunDir,
 		&i.DiskDir,
+		&i.IdleTeardownSeconds,
+		&i.TeardownCommand,
+		&i.State,
+		&i.LastUsedAt,
 		&i.CreatedBy,
 		&i.CreatedAt,
 	)
@@ -88,7 +98,7 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 }
 
 const getHostByName = `-- name: GetHostByName :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, created_by, created_at FROM hosts WHERE org_id = ?1 AND name = ?2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE org_id = ?1 AND name = ?2
 `
 
 type GetHostByNameParams struct {
@@ -111,6 +121,10 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 		&i.DockerSocket,
 		&i.RunDir,
 		&i.DiskDir,
+		&i.IdleTeardownSeconds,
+		&i.TeardownCommand,
+		&i.State,
+		&i.LastUsedAt,
 		&i.CreatedBy,
 		&i.CreatedAt,
 	)
@@ -118,7 +132,7 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, created_by, created_at FROM hosts
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts
 WHERE org_id = ?1
   AND (CAST(?2 AS INTEGER) IS NULL
        OR (created_at, id) > (?2, CAST(?3 AS TEXT)))
@@ -159,6 +173,10 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 			&i.DockerSocket,
 			&i.RunDir,
 			&i.DiskDir,
+			&i.IdleTeardownSeconds,
+			&i.TeardownCommand,
+			&i.State,
+			&i.LastUsedAt,
 			&i.CreatedBy,
 			&i.CreatedAt,
 		); err != nil {
@@ -176,7 +194,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 }
 
 const listHostsAfter = `-- name: ListHostsAfter :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, created_by, created_at FROM hosts WHERE id > ?1 ORDER BY id LIMIT ?2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE id > ?1 ORDER BY id LIMIT ?2
 `
 
 type ListHostsAfterParams struct {
@@ -205,6 +223,10 @@ func (q *Queries) ListHostsAfter(ctx context.Context, arg ListHostsAfterParams) 
 			&i.DockerSocket,
 			&i.RunDir,
 			&i.DiskDir,
+			&i.IdleTeardownSeconds,
+			&i.TeardownCommand,
+			&i.State,
+			&i.LastUsedAt,
 			&i.CreatedBy,
 			&i.CreatedAt,
 		); err != nil {
@@ -219,4 +241,22 @@ func (q *Queries) ListHostsAfter(ctx context.Context, arg ListHostsAfterParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const setHostState = `-- name: SetHostState :execrows
+UPDATE hosts SET state = ?1, last_used_at = ?2 WHERE id = ?3
+`
+
+type SetHostStateParams struct {
+	State      string
+	LastUsedAt int64
+	ID         string
+}
+
+func (q *Queries) SetHostState(ctx context.Context, arg SetHostStateParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, setHostState, arg.State, arg.LastUsedAt, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }

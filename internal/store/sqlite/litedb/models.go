@@ -116,19 +116,23 @@ type EgressDecision struct {
 }
 
 type Host struct {
-	ID           string
-	OrgID        string
-	Name         string
-	Address      string
-	SshUser      string
-	HostKey      string
-	KeyID        string
-	SealedKey    []byte
-	DockerSocket string
-	RunDir       string
-	DiskDir      string
-	CreatedBy    string
-	CreatedAt    int64
+	ID                  string
+	OrgID               string
+	Name                string
+	Address             string
+	SshUser             string
+	HostKey             string
+	KeyID               string
+	SealedKey           []byte
+	DockerSocket        string
+	RunDir              string
+	DiskDir             string
+	IdleTeardownSeconds int64
+	TeardownCommand     string
+	State               string
+	LastUsedAt          int64
+	CreatedBy           string
+	CreatedAt           int64
 }
 
 type Invitation struct {

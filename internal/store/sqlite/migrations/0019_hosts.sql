@@ -17,6 +17,14 @@ CREATE TABLE hosts (
     docker_socket TEXT NOT NULL,
     run_dir       TEXT NOT NULL,
     disk_dir      TEXT NOT NULL,
+    -- Auto-teardown: after idle_teardown_seconds (0: never) with no
+    -- sandbox running on it since last_used_at, paddock archives what it
+    -- has there, removes its run directory, runs teardown_command over
+    -- SSH and hangs up: state torn_down until a sandbox runs there again.
+    idle_teardown_seconds BIGINT NOT NULL DEFAULT 0 CHECK (idle_teardown_seconds >= 0),
+    teardown_command TEXT NOT NULL DEFAULT '',
+    state         TEXT NOT NULL DEFAULT 'ready' CHECK (state IN ('ready', 'torn_down')),
+    last_used_at  INTEGER NOT NULL,
     created_by    TEXT NOT NULL,
     created_at    INTEGER NOT NULL,
     UNIQUE (org_id, name)

@@ -1,7 +1,9 @@
 -- name: CreateHost :exec
-INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, created_by, created_at)
+INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
+                   idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at)
 VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(name), sqlc.arg(address), sqlc.arg(ssh_user), sqlc.arg(host_key), sqlc.arg(key_id),
-        sqlc.arg(sealed_key), sqlc.arg(docker_socket), sqlc.arg(run_dir), sqlc.arg(disk_dir), sqlc.arg(created_by), sqlc.arg(created_at));
+        sqlc.arg(sealed_key), sqlc.arg(docker_socket), sqlc.arg(run_dir), sqlc.arg(disk_dir),
+        sqlc.arg(idle_teardown_seconds), sqlc.arg(teardown_command), 'ready', sqlc.arg(created_at), sqlc.arg(created_by), sqlc.arg(created_at));
 
 -- name: GetHost :one
 SELECT * FROM hosts WHERE id = ?;
@@ -22,3 +24,6 @@ SELECT * FROM hosts WHERE id > sqlc.arg(after_id) ORDER BY id LIMIT sqlc.arg(lim
 
 -- name: DeleteHost :execrows
 DELETE FROM hosts WHERE id = ?;
+
+-- name: SetHostState :execrows
+UPDATE hosts SET state = sqlc.arg(state), last_used_at = sqlc.arg(last_used_at) WHERE id = sqlc.arg(id);
