@@ -9,6 +9,7 @@ import (
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/host"
+	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/store"
 	"github.com/paddockhq/paddock/pkg/client"
 )
@@ -32,7 +33,7 @@ func hostOut(h store.Host) client.Host {
 		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.User, HostKey: h.HostKey,
 		DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir, Provider: h.ProviderName(),
 		IdleTeardownSeconds: int64(h.IdleTeardown / time.Second), TeardownCommand: h.TeardownCommand,
-		State: string(h.State), LastUsedAt: h.LastUsedAt,
+		State: string(h.State), LastUsedAt: h.LastUsedAt, CostPerHour: ledger.Credits(h.CostPerHourMicros),
 		CreatedBy: h.CreatedBy, CreatedAt: h.CreatedAt,
 	}
 	if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(h.HostKey)); err == nil {
@@ -56,10 +57,14 @@ func (a *API) addHost(w http.ResponseWriter, r *http.Request) error {
 			return errdefs.InvalidArgument(host.CodeInvalid, "idle_teardown %q is a positive duration such as 30m", req.IdleTeardown)
 		}
 	}
+	cost, err := ledger.MicrosOf(req.CostPerHour)
+	if err != nil {
+		return err
+	}
 	h, err := a.hosts.Add(r.Context(), org.ID, identity(r).Principal(), host.Spec{
 		Name: req.Name, Address: req.Address, User: req.User, PrivateKey: []byte(req.PrivateKey), HostKey: req.HostKey,
 		DockerSocket: req.DockerSocket, RunDir: req.RunDir, DiskDir: req.DiskDir,
-		IdleTeardown: idle, TeardownCommand: req.TeardownCommand,
+		IdleTeardown: idle, TeardownCommand: req.TeardownCommand, CostPerHourMicros: cost,
 	})
 	if err != nil {
 		return err

@@ -39,6 +39,7 @@ func hostFields(h client.Host) []field {
 		{"DISK_DIR", h.DiskDir},
 		{"IDLE_TEARDOWN_SECONDS", fmt.Sprint(h.IdleTeardownSeconds)},
 		{"TEARDOWN_COMMAND", h.TeardownCommand},
+		{"COST_PER_HOUR", fmt.Sprint(h.CostPerHour)},
 		{"STATE", h.State},
 		{"LAST_USED", ts(h.LastUsedAt)},
 		{"PROVIDER", h.Provider},
@@ -111,6 +112,7 @@ it connects again.`,
 	f.StringVar(&hf.req.DiskDir, "disk-dir", "", "the workspace disks' directory on the machine (default /var/lib/paddock/disks)")
 	f.StringVar(&hf.req.IdleTeardown, "idle-teardown", "", "tear the machine down after this long with no sandbox running on it (30m, 2h; default never)")
 	f.StringVar(&hf.req.TeardownCommand, "teardown-command", "", "a shell command run on the machine when it is torn down (e.g. 'poweroff')")
+	f.Float64Var(&hf.req.CostPerHour, "cost-per-hour", 0, "credits each sandbox on the machine is billed per hour, in place of the resource rate")
 	return cmd
 }
 

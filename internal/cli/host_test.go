@@ -39,8 +39,8 @@ func TestHostCommands(t *testing.T) {
 		t.Fatalf("a known_hosts file without the machine: exit %d, %q", code, errOut)
 	}
 
-	h := clitest.JSON[client.Host](t, env, append(base, "--known-hosts", known, "--idle-teardown", "2h", "--teardown-command", "true", "-o", "json")...)
-	if h.Name != "box" || h.HostKey != m.HostKey || h.Address != m.Addr || h.IdleTeardownSeconds != 7200 || h.TeardownCommand != "true" {
+	h := clitest.JSON[client.Host](t, env, append(base, "--known-hosts", known, "--idle-teardown", "2h", "--teardown-command", "true", "--cost-per-hour", "1.5", "-o", "json")...)
+	if h.Name != "box" || h.HostKey != m.HostKey || h.Address != m.Addr || h.IdleTeardownSeconds != 7200 || h.TeardownCommand != "true" || h.CostPerHour != 1.5 {
 		t.Fatalf("host add = %+v", h)
 	}
 	rows := clitest.Table(clitest.MustRun(t, env, "host", "ls"))

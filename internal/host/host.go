@@ -64,6 +64,7 @@ type Service struct {
 	mu     sync.Mutex
 	closed bool
 	owned  map[string]providerCloser // registry name → its provider
+	hourly map[string]int64          // registry name → its cost per hour
 }
 
 // New returns a Service; Load registers the stored machines.
@@ -74,7 +75,7 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
-	return &Service{cfg: cfg, logger: cfg.Logger, owned: map[string]providerCloser{}}
+	return &Service{cfg: cfg, logger: cfg.Logger, owned: map[string]providerCloser{}, hourly: map[string]int64{}}
 }
 
 // Load registers every stored machine's provider. It does not dial: a
@@ -126,7 +127,21 @@ func (s *Service) add(h store.Host, p providerCloser) error {
 		return err
 	}
 	s.owned[p.Name()] = p
+	if h.CostPerHourMicros > 0 {
+		s.hourly[p.Name()] = h.CostPerHourMicros
+	}
 	return nil
+}
+
+// HourlyRate is the cost per hour of the machine whose provider is
+// registered as provider, in micro-credits, for the ledger's pricing
+// (ledger.Pricing.Hourly): false for every other provider, and for a
+// machine without one (its sandboxes are priced by their resources).
+func (s *Service) HourlyRate(provider string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.hourly[provider]
+	return v, ok
 }
 
 // Close closes every machine's provider (their SSH connections).
@@ -139,6 +154,7 @@ func (s *Service) Close() error {
 		_ = p.Close()
 	}
 	clear(s.owned)
+	clear(s.hourly)
 	return nil
 }
 

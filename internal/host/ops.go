@@ -29,6 +29,9 @@ type Spec struct {
 	// IdleTeardown (0: never) and TeardownCommand: see store.Host.
 	IdleTeardown    time.Duration
 	TeardownCommand string
+	// CostPerHourMicros bills each sandbox on it by the hour instead of
+	// by its resources (0: by its resources).
+	CostPerHourMicros int64
 }
 
 // MaxTeardownCommand bounds a teardown command's length.
@@ -80,7 +83,7 @@ func (s *Service) hostOf(orgID, createdBy string, spec Spec) (store.Host, error)
 	h := store.Host{ID: uuid.NewString(), OrgID: orgID, Name: spec.Name, User: spec.User, CreatedBy: createdBy, CreatedAt: now,
 		State: store.HostReady, LastUsedAt: now,
 		DockerSocket: spec.DockerSocket, RunDir: spec.RunDir, DiskDir: spec.DiskDir,
-		IdleTeardown: spec.IdleTeardown, TeardownCommand: spec.TeardownCommand}
+		IdleTeardown: spec.IdleTeardown, TeardownCommand: spec.TeardownCommand, CostPerHourMicros: spec.CostPerHourMicros}
 	switch {
 	case !tenancy.NameRE.MatchString(spec.Name) || strings.HasPrefix(spec.Name, store.HostProviderPrefix):
 		return h, errdefs.InvalidArgument(CodeInvalidName, "a host's name is lowercase letters, digits and '-' (at most 63), not starting with %q", store.HostProviderPrefix)
@@ -178,6 +181,7 @@ func (s *Service) Remove(ctx context.Context, h store.Host) error {
 	s.mu.Lock()
 	p := s.owned[h.ProviderName()]
 	delete(s.owned, h.ProviderName())
+	delete(s.hourly, h.ProviderName())
 	s.cfg.Providers.Remove(h.ProviderName())
 	s.mu.Unlock()
 	if p != nil {

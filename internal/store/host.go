@@ -45,6 +45,9 @@ type Host struct {
 	// SSH then (a rented machine powering itself off).
 	IdleTeardown    time.Duration
 	TeardownCommand string
+	// CostPerHourMicros is what each sandbox on it is billed per hour, in
+	// place of the resource rate (0: the resource rate).
+	CostPerHourMicros int64
 	// State is HostReady, or HostTornDown once torn down until a sandbox
 	// runs on it again; LastUsedAt is when one last ran there (its
 	// registration, before any).

@@ -59,6 +59,9 @@ type AddHostRequest struct {
 
 	// TeardownCommand a shell command run on the machine over SSH when it is torn down, e.g. to power it off
 	TeardownCommand string `json:"teardown_command,omitempty"`
+
+	// CostPerHour credits each sandbox on the machine is billed per hour (charged per second by the ledger) in place of the resource rate; left out: the resource rate
+	CostPerHour float64 `json:"cost_per_hour,omitempty"`
 }
 
 // AddMemberRequest Adds a member of the org to the workspace; anyone else is 404 member_not_found, unless the installation allows direct adds (`members.direct_add`: an existing user named by address joins the org as a member). Only the installation admin makes users: its add of an email or a wallet no user has yet makes one.
@@ -674,6 +677,9 @@ type Host struct {
 
 	// TeardownCommand run on the machine over SSH when it is torn down
 	TeardownCommand string `json:"teardown_command,omitempty"`
+
+	// CostPerHour credits each sandbox on it is billed per hour, per second, in place of the resource rate; 0: the resource rate
+	CostPerHour float64 `json:"cost_per_hour,omitempty"`
 
 	// State torn_down once torn down, until a sandbox runs there again (the next start connects again)
 	State string `json:"state"`

@@ -14,8 +14,8 @@ func CheckHost(h store.Host) error {
 		"user", h.User, "host key", h.HostKey, "key id", h.KeyID); err != nil {
 		return err
 	}
-	if h.IdleTeardown < 0 {
-		return errdefs.InvalidArgument("invalid_host", "a host's idle teardown is not negative")
+	if h.IdleTeardown < 0 || h.CostPerHourMicros < 0 {
+		return errdefs.InvalidArgument("invalid_host", "a host's idle teardown and cost per hour are not negative")
 	}
 	if len(h.SealedKey) == 0 {
 		return errdefs.InvalidArgument("invalid_host", "a host's key is required")

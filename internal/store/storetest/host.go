@@ -18,7 +18,7 @@ func (f *fixture) host(o store.Org, name string) store.Host {
 		ID: uuid.NewString(), OrgID: o.ID, Name: name, Address: "10.0.0.1:22", User: "root",
 		HostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample", KeyID: "k1", SealedKey: []byte{1, 2, 3},
 		DockerSocket: "/var/run/docker.sock", RunDir: "/run/paddock", DiskDir: "/var/lib/paddock/disks",
-		IdleTeardown: 90 * time.Second, TeardownCommand: "poweroff",
+		IdleTeardown: 90 * time.Second, TeardownCommand: "poweroff", CostPerHourMicros: 1_500_000,
 		CreatedBy: "key:x", CreatedAt: f.next(),
 	}
 	must(f.t, f.s.CreateHost(f.ctx, h))

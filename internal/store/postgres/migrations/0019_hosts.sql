@@ -23,6 +23,9 @@ CREATE TABLE hosts (
     -- SSH and hangs up: state torn_down until a sandbox runs there again.
     idle_teardown_seconds BIGINT NOT NULL DEFAULT 0 CHECK (idle_teardown_seconds >= 0),
     teardown_command TEXT NOT NULL DEFAULT '',
+    -- What each sandbox on it is billed, in micro-credits per hour, in
+    -- place of the resource rate (0: the resource rate).
+    cost_per_hour_micros BIGINT NOT NULL DEFAULT 0 CHECK (cost_per_hour_micros >= 0),
     state         TEXT NOT NULL DEFAULT 'ready' CHECK (state IN ('ready', 'torn_down')),
     last_used_at  TIMESTAMPTZ NOT NULL,
     created_by    TEXT NOT NULL,

@@ -12,10 +12,10 @@ import (
 
 const createHost = `-- name: CreateHost :exec
 INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
-                   idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at)
+                   idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11,
-        $12, $13, 'ready', $14, $15, $14)
+        $12, $13, $14, 'ready', $15, $16, $15)
 `
 
 type CreateHostParams struct {
@@ -32,6 +32,7 @@ type CreateHostParams struct {
 	DiskDir             string
 	IdleTeardownSeconds int64
 	TeardownCommand     string
+	CostPerHourMicros   int64
 	CreatedAt           time.Time
 	CreatedBy           string
 }
@@ -51,6 +52,7 @@ func (q *Queries) CreateHost(ctx context.Context, arg CreateHostParams) error {
 		arg.DiskDir,
 		arg.IdleTeardownSeconds,
 		arg.TeardownCommand,
+		arg.CostPerHourMicros,
 		arg.CreatedAt,
 		arg.CreatedBy,
 	)
@@ -70,7 +72,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id string) (int64, error) {
 }
 
 const getHost = `-- name: GetHost :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE id = $1
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE id = $1
 `
 
 func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
@@ -90,6 +92,7 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 		&i.DiskDir,
 		&i.IdleTeardownSeconds,
 		&i.TeardownCommand,
+		&i.CostPerHourMicros,
 		&i.State,
 		&i.LastUsedAt,
 		&i.CreatedBy,
@@ -99,7 +102,7 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 }
 
 const getHostByName = `-- name: GetHostByName :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE org_id = $1 AND name = $2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE org_id = $1 AND name = $2
 `
 
 type GetHostByNameParams struct {
@@ -124,6 +127,7 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 		&i.DiskDir,
 		&i.IdleTeardownSeconds,
 		&i.TeardownCommand,
+		&i.CostPerHourMicros,
 		&i.State,
 		&i.LastUsedAt,
 		&i.CreatedBy,
@@ -133,7 +137,7 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts
 WHERE org_id = $1
   AND ($2::timestamptz IS NULL
        OR (created_at, id) > ($2, $3::text))
@@ -176,6 +180,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 			&i.DiskDir,
 			&i.IdleTeardownSeconds,
 			&i.TeardownCommand,
+			&i.CostPerHourMicros,
 			&i.State,
 			&i.LastUsedAt,
 			&i.CreatedBy,
@@ -192,7 +197,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 }
 
 const listHostsAfter = `-- name: ListHostsAfter :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE id > $1::text ORDER BY id LIMIT $2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE id > $1::text ORDER BY id LIMIT $2
 `
 
 type ListHostsAfterParams struct {
@@ -223,6 +228,7 @@ func (q *Queries) ListHostsAfter(ctx context.Context, arg ListHostsAfterParams) 
 			&i.DiskDir,
 			&i.IdleTeardownSeconds,
 			&i.TeardownCommand,
+			&i.CostPerHourMicros,
 			&i.State,
 			&i.LastUsedAt,
 			&i.CreatedBy,

@@ -140,6 +140,7 @@ type Host struct {
 	DiskDir             string
 	IdleTeardownSeconds int64
 	TeardownCommand     string
+	CostPerHourMicros   int64
 	State               string
 	LastUsedAt          time.Time
 	CreatedBy           string

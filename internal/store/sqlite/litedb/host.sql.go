@@ -11,10 +11,10 @@ import (
 
 const createHost = `-- name: CreateHost :exec
 INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
-                   idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at)
+                   idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
         ?8, ?9, ?10, ?11,
-        ?12, ?13, 'ready', ?14, ?15, ?14)
+        ?12, ?13, ?14, 'ready', ?15, ?16, ?15)
 `
 
 type CreateHostParams struct {
@@ -31,6 +31,7 @@ type CreateHostParams struct {
 	DiskDir             string
 	IdleTeardownSeconds int64
 	TeardownCommand     string
+	CostPerHourMicros   int64
 	CreatedAt           int64
 	CreatedBy           string
 }
@@ -50,6 +51,7 @@ func (q *Queries) CreateHost(ctx context.Context, arg CreateHostParams) error {
 		arg.DiskDir,
 		arg.IdleTeardownSeconds,
 		arg.TeardownCommand,
+		arg.CostPerHourMicros,
 		arg.CreatedAt,
 		arg.CreatedBy,
 	)
@@ -69,7 +71,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id string) (int64, error) {
 }
 
 const getHost = `-- name: GetHost :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE id = ?
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE id = ?
 `
 
 func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
@@ -89,6 +91,7 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 		&i.DiskDir,
 		&i.IdleTeardownSeconds,
 		&i.TeardownCommand,
+		&i.CostPerHourMicros,
 		&i.State,
 		&i.LastUsedAt,
 		&i.CreatedBy,
@@ -98,7 +101,7 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 }
 
 const getHostByName = `-- name: GetHostByName :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE org_id = ?1 AND name = ?2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE org_id = ?1 AND name = ?2
 `
 
 type GetHostByNameParams struct {
@@ -123,6 +126,7 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 		&i.DiskDir,
 		&i.IdleTeardownSeconds,
 		&i.TeardownCommand,
+		&i.CostPerHourMicros,
 		&i.State,
 		&i.LastUsedAt,
 		&i.CreatedBy,
@@ -132,7 +136,7 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts
 WHERE org_id = ?1
   AND (CAST(?2 AS INTEGER) IS NULL
        OR (created_at, id) > (?2, CAST(?3 AS TEXT)))
@@ -175,6 +179,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 			&i.DiskDir,
 			&i.IdleTeardownSeconds,
 			&i.TeardownCommand,
+			&i.CostPerHourMicros,
 			&i.State,
 			&i.LastUsedAt,
 			&i.CreatedBy,
@@ -194,7 +199,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 }
 
 const listHostsAfter = `-- name: ListHostsAfter :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, state, last_used_at, created_by, created_at FROM hosts WHERE id > ?1 ORDER BY id LIMIT ?2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE id > ?1 ORDER BY id LIMIT ?2
 `
 
 type ListHostsAfterParams struct {
@@ -225,6 +230,7 @@ func (q *Queries) ListHostsAfter(ctx context.Context, arg ListHostsAfterParams) 
 			&i.DiskDir,
 			&i.IdleTeardownSeconds,
 			&i.TeardownCommand,
+			&i.CostPerHourMicros,
 			&i.State,
 			&i.LastUsedAt,
 			&i.CreatedBy,

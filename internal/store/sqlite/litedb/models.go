@@ -129,6 +129,7 @@ type Host struct {
 	DiskDir             string
 	IdleTeardownSeconds int64
 	TeardownCommand     string
+	CostPerHourMicros   int64
 	State               string
 	LastUsedAt          int64
 	CreatedBy           string
