@@ -38,24 +38,26 @@ var instanceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 // each embedded inline (the file's keys are flat; see sections.go). The
 // `section` tag names the section for Section and the settings reference.
 type Config struct {
-	ServerConfig    `yaml:",inline" section:"server"`
-	HTTPConfig      `yaml:",inline" section:"http"`
-	StoreConfig     `yaml:",inline" section:"store"`
-	AccessConfig    `yaml:",inline" section:"access"`
-	ProvidersConfig `yaml:",inline" section:"providers"`
-	EgressConfig    `yaml:",inline" section:"egress"`
-	SecretsConfig   `yaml:",inline" section:"secrets"`
-	RuntimeConfig   `yaml:",inline" section:"runtime"`
-	LedgerConfig    `yaml:",inline" section:"ledger"`
-	BindingsConfig  `yaml:",inline" section:"bindings"`
-	SessionsConfig  `yaml:",inline" section:"sessions"`
-	TasksConfig     `yaml:",inline" section:"tasks"`
-	SnapshotsConfig `yaml:",inline" section:"snapshots"`
-	LifecycleConfig `yaml:",inline" section:"lifecycle"`
-	SSHConfig       `yaml:",inline" section:"ssh"`
-	PreviewConfig   `yaml:",inline" section:"preview"`
-	EventsConfig    `yaml:",inline" section:"events"`
-	MetricsConfig   `yaml:",inline" section:"metrics"`
+	ServerConfig       `yaml:",inline" section:"server"`
+	HTTPConfig         `yaml:",inline" section:"http"`
+	StoreConfig        `yaml:",inline" section:"store"`
+	AccessConfig       `yaml:",inline" section:"access"`
+	ProvidersConfig    `yaml:",inline" section:"providers"`
+	EgressConfig       `yaml:",inline" section:"egress"`
+	SecretsConfig      `yaml:",inline" section:"secrets"`
+	HostsConfig        `yaml:",inline" section:"hosts"`
+	RuntimeConfig      `yaml:",inline" section:"runtime"`
+	LedgerConfig       `yaml:",inline" section:"ledger"`
+	BindingsConfig     `yaml:",inline" section:"bindings"`
+	SessionsConfig     `yaml:",inline" section:"sessions"`
+	TasksConfig        `yaml:",inline" section:"tasks"`
+	SnapshotsConfig    `yaml:",inline" section:"snapshots"`
+	HostTeardownConfig `yaml:",inline" section:"host-teardown"`
+	LifecycleConfig    `yaml:",inline" section:"lifecycle"`
+	SSHConfig          `yaml:",inline" section:"ssh"`
+	PreviewConfig      `yaml:",inline" section:"preview"`
+	EventsConfig       `yaml:",inline" section:"events"`
+	MetricsConfig      `yaml:",inline" section:"metrics"`
 }
 
 // Section is a pointer to the section of c that the component name

@@ -180,6 +180,15 @@ type SnapshotsConfig struct {
 	SnapshotsS3AllowInternal bool `yaml:"snapshots_s3_allow_internal" env:"PADDOCK_SNAPSHOTS_S3_ALLOW_INTERNAL" flag:"snapshots-s3-allow-internal" help:"allow the S3 endpoint to resolve to an internal address (loopback, link-local, private)"`
 }
 
+// HostsConfig is the machines orgs bring (none: they are registered
+// through the API).
+type HostsConfig struct{}
+
+// HostTeardownConfig is how often idle machines are looked for.
+type HostTeardownConfig struct {
+	HostTeardownEvery time.Duration `yaml:"host_teardown_every" env:"PADDOCK_HOST_TEARDOWN_EVERY" flag:"host-teardown-every" help:"how often the machines orgs brought are checked for their idle teardown (0: 30s)"`
+}
+
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
 	// ReconcileConcurrency is how many runtimes a reconciliation handles

@@ -2,13 +2,15 @@ package host
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// TeardownEvery is how often the server looks for idle machines.
-const TeardownEvery = 30 * time.Second
+// DefaultTeardownEvery is how often the server looks for idle machines
+// unless configured.
+const DefaultTeardownEvery = 30 * time.Second
 
 // Runtimes is what auto-teardown asks of the runtime service: to archive
 // a paused runtime on the machine now (its snapshot and workspace stay
@@ -22,9 +24,13 @@ type tearable interface {
 	Teardown(ctx context.Context, command string) error
 }
 
-// Run tears down idle machines every TeardownEvery until ctx ends.
-func (s *Service) Run(ctx context.Context, rts Runtimes) {
-	t := time.NewTicker(TeardownEvery)
+// Run tears down idle machines every every (DefaultTeardownEvery when
+// not positive) until ctx ends.
+func (s *Service) Run(ctx context.Context, rts Runtimes, every time.Duration) {
+	if every <= 0 {
+		every = DefaultTeardownEvery
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -93,11 +99,15 @@ func (s *Service) teardownIfIdle(ctx context.Context, rts Runtimes, h store.Host
 	if p == nil {
 		return nil
 	}
-	if err := p.Teardown(ctx, h.TeardownCommand); err != nil {
+	// Of replicas at this round, the one that moves the state tears down.
+	if claimed, err := s.cfg.Store.ClaimHostTeardown(ctx, h.ID, h.LastUsedAt); err != nil || !claimed {
 		return err
 	}
+	if err := p.Teardown(ctx, h.TeardownCommand); err != nil {
+		return errors.Join(err, s.cfg.Store.SetHostState(context.WithoutCancel(ctx), h.ID, store.HostReady, h.LastUsedAt))
+	}
 	s.logger.InfoContext(ctx, "idle machine torn down", "host", h.ID, "org", h.OrgID, "name", h.Name, "idle_since", h.LastUsedAt)
-	return s.cfg.Store.SetHostState(ctx, h.ID, store.HostTornDown, h.LastUsedAt)
+	return nil
 }
 
 // sandboxesOn counts the sandboxes running or starting on h, and lists

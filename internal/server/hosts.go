@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/secrets"
 )
@@ -49,6 +51,7 @@ func (w *wiring) hostsComponent() component.Registration {
 type hostTeardown struct {
 	hosts  *host.Service
 	rts    host.Runtimes
+	every  time.Duration
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -70,14 +73,18 @@ func (w *wiring) hostTeardownComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			return &hostTeardown{hosts: hs, rts: rp.svc, done: make(chan struct{})}, nil
+			cfg, err := component.SectionOf[*config.HostTeardownConfig](ic)
+			if err != nil {
+				return nil, err
+			}
+			return &hostTeardown{hosts: hs, rts: rp.svc, every: cfg.HostTeardownEvery, done: make(chan struct{})}, nil
 		},
 		Start: func(_ context.Context, ht *hostTeardown) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			ht.cancel = cancel
 			go func() {
 				defer close(ht.done)
-				ht.hosts.Run(ctx, ht.rts)
+				ht.hosts.Run(ctx, ht.rts, ht.every)
 			}()
 			return nil
 		},

@@ -84,6 +84,10 @@ type HostQueries interface {
 	ListHostsAfter(ctx context.Context, afterID string, limit int) ([]Host, error)
 	// SetHostState writes the state and last use of host id.
 	SetHostState(ctx context.Context, id string, state HostState, lastUsed time.Time) error
+	// ClaimHostTeardown moves host id to torn_down if it is ready and
+	// was last used at lastUsed, and reports whether it did: of replicas
+	// tearing one machine down at once, one does.
+	ClaimHostTeardown(ctx context.Context, id string, lastUsed time.Time) (bool, error)
 	// DeleteHost deletes the record id.
 	DeleteHost(ctx context.Context, id string) error
 }

@@ -81,6 +81,12 @@ func (q *queries) SetHostState(ctx context.Context, id string, state store.HostS
 	return affected("set host state", resHost, n, err)
 }
 
+// ClaimHostTeardown moves host id from ready at lastUsed to torn_down.
+func (q *queries) ClaimHostTeardown(ctx context.Context, id string, lastUsed time.Time) (bool, error) {
+	n, err := q.wq.ClaimHostTeardown(ctx, litedb.ClaimHostTeardownParams{ID: id, LastUsedAt: micros(lastUsed)})
+	return n == 1, classify("claim host teardown", resHost, err)
+}
+
 // DeleteHost deletes the host id.
 func (q *queries) DeleteHost(ctx context.Context, id string) error {
 	n, err := q.wq.DeleteHost(ctx, id)

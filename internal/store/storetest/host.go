@@ -64,12 +64,25 @@ func testHosts(t *testing.T, s store.Store) {
 		t.Fatalf("every org's hosts: %d, want 4", len(all))
 	}
 
+	if ok, err := s.ClaimHostTeardown(ctx, c.ID, c.LastUsedAt.Add(time.Second)); err != nil || ok {
+		t.Fatalf("a claim at another last use: %v, %v", ok, err)
+	}
+	ok, err := s.ClaimHostTeardown(ctx, c.ID, c.LastUsedAt)
+	must(t, err)
+	if again, err := s.ClaimHostTeardown(ctx, c.ID, c.LastUsedAt); !ok || again || err != nil {
+		t.Fatalf("claims: first %v, second %v (%v), want one", ok, again, err)
+	}
 	used := ts(f.next())
 	must(t, s.SetHostState(ctx, a.ID, store.HostTornDown, used))
 	got, err = s.GetHost(ctx, a.ID)
 	must(t, err)
 	a.State, a.LastUsedAt = store.HostTornDown, used
 	equal(t, "torn down", got, a)
+	got, err = s.GetHost(ctx, c.ID)
+	must(t, err)
+	if got.State != store.HostTornDown {
+		t.Fatalf("claimed: state %s", got.State)
+	}
 
 	must(t, s.DeleteHost(ctx, b.ID))
 	if _, err := s.GetHost(ctx, b.ID); !errors.Is(err, errdefs.ErrNotFound) {

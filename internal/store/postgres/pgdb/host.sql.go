@@ -10,6 +10,23 @@ import (
 	"time"
 )
 
+const claimHostTeardown = `-- name: ClaimHostTeardown :execrows
+UPDATE hosts SET state = 'torn_down' WHERE id = $1 AND state = 'ready' AND last_used_at = $2
+`
+
+type ClaimHostTeardownParams struct {
+	ID         string
+	LastUsedAt time.Time
+}
+
+func (q *Queries) ClaimHostTeardown(ctx context.Context, arg ClaimHostTeardownParams) (int64, error) {
+	result, err := q.db.Exec(ctx, claimHostTeardown, arg.ID, arg.LastUsedAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const createHost = `-- name: CreateHost :exec
 INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
                    idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at)

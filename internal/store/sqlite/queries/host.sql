@@ -27,3 +27,6 @@ DELETE FROM hosts WHERE id = ?;
 
 -- name: SetHostState :execrows
 UPDATE hosts SET state = sqlc.arg(state), last_used_at = sqlc.arg(last_used_at) WHERE id = sqlc.arg(id);
+
+-- name: ClaimHostTeardown :execrows
+UPDATE hosts SET state = 'torn_down' WHERE id = sqlc.arg(id) AND state = 'ready' AND last_used_at = sqlc.arg(last_used_at);
