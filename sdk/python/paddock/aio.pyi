@@ -195,3 +195,14 @@ class AsyncPaddock:
         """Creates a key of the org; the answer holds the key, shown this once."""
 
     async def revoke_key(self, org: str, key_id: str) -> None: ...
+
+    async def add_host(self, org: str, req: models.AddHostRequest) -> models.Host:
+        """Registers a machine for the org; the server checks it first and
+        never answers its key."""
+
+    async def list_hosts(self, org: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.HostList: ...
+
+    async def get_host(self, org: str, name: str) -> models.Host: ...
+
+    async def remove_host(self, org: str, name: str) -> None:
+        """Removes the org's machine (409 host_in_use while a sandbox is on it)."""

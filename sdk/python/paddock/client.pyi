@@ -198,3 +198,14 @@ class Paddock:
         """Creates a key of the org; the answer holds the key, shown this once."""
 
     def revoke_key(self, org: str, key_id: str) -> None: ...
+
+    def add_host(self, org: str, req: models.AddHostRequest) -> models.Host:
+        """Registers a machine for the org; the server checks it first and
+        never answers its key."""
+
+    def list_hosts(self, org: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.HostList: ...
+
+    def get_host(self, org: str, name: str) -> models.Host: ...
+
+    def remove_host(self, org: str, name: str) -> None:
+        """Removes the org's machine (409 host_in_use while a sandbox is on it)."""

@@ -440,6 +440,28 @@ export class Paddock {
   async revokeKey(org: string, keyId: string): Promise<void> {
     await this.t.json("DELETE", path("org", org, "keys", keyId));
   }
+
+  // Hosts: the machines an org brings.
+
+  /** Registers a machine for org; the server checks it first and never answers its key. */
+  addHost(org: string, req: T.AddHostRequest): Promise<T.Host> {
+    return this.t.json("POST", path("org", org, "hosts"), { json: req });
+  }
+
+  /** Lists one page of org's machines. */
+  listHosts(org: string, opts: T.ListOptions = {}): Promise<T.Page<T.Host>> {
+    return this.t.json("GET", path("org", org, "hosts"), { query: { ...opts } });
+  }
+
+  /** Returns org's machine called name. */
+  getHost(org: string, name: string): Promise<T.Host> {
+    return this.t.json("GET", path("org", org, "hosts", name));
+  }
+
+  /** Removes org's machine called name (409 host_in_use while a sandbox is on it). */
+  async removeHost(org: string, name: string): Promise<void> {
+    await this.t.json("DELETE", path("org", org, "hosts", name));
+  }
 }
 
 /** named makes a request of a bare name. */

@@ -51,6 +51,8 @@ export type CreatedKey = S["CreatedKey"];
 export type CreateKeyRequest = S["CreateKeyRequest"];
 export type Me = S["Me"];
 export type APIError = S["Error"];
+export type Host = S["Host"];
+export type AddHostRequest = S["AddHostRequest"];
 
 /** One page of a listing; nextCursor is "" (or absent) on the last page. */
 export interface Page<T> {
