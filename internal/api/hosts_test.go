@@ -120,6 +120,12 @@ func TestHostIsTheOrgsProvider(t *testing.T) {
 		t.Fatalf("the answer holds the private key: %s", body.Body)
 	}
 	env.Must(t, 409, "POST", hostsPath, req)
+	// The installation's listings do not show an org's machine.
+	var caps client.Capabilities
+	env.Must(t, 200, "GET", "/api/capabilities", nil).Decode(t, &caps)
+	if _, ok := caps.Providers[h.Provider]; ok || len(caps.Providers) != 1 {
+		t.Fatalf("capabilities list %v", caps.Providers)
+	}
 	var got client.Host
 	env.Must(t, 200, "GET", hostsPath+"/box", nil).Decode(t, &got)
 	if got.ID != h.ID {
