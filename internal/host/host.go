@@ -158,8 +158,6 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// sealOf is h's key as the keyring seals and opens it: a secret bound to
-// the host's row (its id and org).
-func sealOf(h store.Host) store.Secret {
-	return store.Secret{ID: h.ID, OrgID: h.OrgID, Name: "host " + h.Name, KeyID: h.KeyID, Sealed: h.SealedKey}
-}
+// sealOf is h's key as the keyring seals and opens it (and a rotation of
+// the secrets key seals it again).
+func sealOf(h store.Host) store.Secret { return secrets.HostKeySecret(h) }

@@ -88,6 +88,9 @@ type HostQueries interface {
 	// was last used at lastUsed, and reports whether it did: of replicas
 	// tearing one machine down at once, one does.
 	ClaimHostTeardown(ctx context.Context, id string, lastUsed time.Time) (bool, error)
+	// SetHostSeal writes host id's private key sealed anew (a rotation of
+	// the secrets key).
+	SetHostSeal(ctx context.Context, id, keyID string, sealed []byte) error
 	// DeleteHost deletes the record id.
 	DeleteHost(ctx context.Context, id string) error
 }

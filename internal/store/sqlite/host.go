@@ -87,6 +87,12 @@ func (q *queries) ClaimHostTeardown(ctx context.Context, id string, lastUsed tim
 	return n == 1, classify("claim host teardown", resHost, err)
 }
 
+// SetHostSeal writes host id's key, sealed again under keyID.
+func (q *queries) SetHostSeal(ctx context.Context, id, keyID string, sealed []byte) error {
+	n, err := q.wq.SetHostSeal(ctx, litedb.SetHostSealParams{KeyID: keyID, SealedKey: sealed, ID: id})
+	return affected("seal host key", resHost, n, err)
+}
+
 // DeleteHost deletes the host id.
 func (q *queries) DeleteHost(ctx context.Context, id string) error {
 	n, err := q.wq.DeleteHost(ctx, id)

@@ -72,6 +72,10 @@ func testHosts(t *testing.T, s store.Store) {
 	if again, err := s.ClaimHostTeardown(ctx, c.ID, c.LastUsedAt); !ok || again || err != nil {
 		t.Fatalf("claims: first %v, second %v (%v), want one", ok, again, err)
 	}
+	must(t, s.SetHostSeal(ctx, c.ID, "k2", []byte{9}))
+	if got, err := s.GetHost(ctx, c.ID); err != nil || got.KeyID != "k2" || string(got.SealedKey) != "\x09" {
+		t.Fatalf("sealed anew: %+v %v", got, err)
+	}
 	used := ts(f.next())
 	must(t, s.SetHostState(ctx, a.ID, store.HostTornDown, used))
 	got, err = s.GetHost(ctx, a.ID)

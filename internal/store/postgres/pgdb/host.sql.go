@@ -261,6 +261,24 @@ func (q *Queries) ListHostsAfter(ctx context.Context, arg ListHostsAfterParams) 
 	return items, nil
 }
 
+const setHostSeal = `-- name: SetHostSeal :execrows
+UPDATE hosts SET key_id = $1, sealed_key = $2 WHERE id = $3
+`
+
+type SetHostSealParams struct {
+	KeyID     string
+	SealedKey []byte
+	ID        string
+}
+
+func (q *Queries) SetHostSeal(ctx context.Context, arg SetHostSealParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setHostSeal, arg.KeyID, arg.SealedKey, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setHostState = `-- name: SetHostState :execrows
 UPDATE hosts SET state = $1, last_used_at = $2 WHERE id = $3
 `

@@ -30,3 +30,6 @@ UPDATE hosts SET state = sqlc.arg(state), last_used_at = sqlc.arg(last_used_at) 
 
 -- name: ClaimHostTeardown :execrows
 UPDATE hosts SET state = 'torn_down' WHERE id = sqlc.arg(id) AND state = 'ready' AND last_used_at = sqlc.arg(last_used_at);
+
+-- name: SetHostSeal :execrows
+UPDATE hosts SET key_id = sqlc.arg(key_id), sealed_key = sqlc.arg(sealed_key) WHERE id = sqlc.arg(id);
