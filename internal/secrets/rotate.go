@@ -107,9 +107,15 @@ func HostKeySecret(h store.Host) store.Secret {
 	return store.Secret{ID: h.ID, OrgID: h.OrgID, Name: "host " + h.Name, KeyID: h.KeyID, Sealed: h.SealedKey}
 }
 
+// hostSealer is what resealHosts uses of the rotation's transaction.
+type hostSealer interface {
+	ListHostsAfter(ctx context.Context, afterID string, limit int) ([]store.Host, error)
+	SetHostSeal(ctx context.Context, id, keyID string, sealed []byte) error
+}
+
 // resealHosts seals every registered machine's key again under next, in
 // the rotation's transaction, and returns how many it sealed.
-func resealHosts(ctx context.Context, q store.Queries, keys *Keyring, next string) (int, error) {
+func resealHosts(ctx context.Context, q hostSealer, keys *Keyring, next string) (int, error) {
 	n, after := 0, ""
 	for {
 		hs, err := q.ListHostsAfter(ctx, after, store.MaxLimit)
