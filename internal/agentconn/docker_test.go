@@ -27,6 +27,8 @@ type sandbox struct {
 	// stop stops the sandbox the way its provider does and checks that
 	// the agent ended its processes and exited 0.
 	stop func(t *testing.T)
+	// midway, when set, runs between the checks (a link that drops).
+	midway func(t *testing.T)
 }
 
 // docker runs the docker CLI.
@@ -184,6 +186,10 @@ func testSandbox(t *testing.T, sb *sandbox) {
 			t.Fatalf("copied file: %+v %v", fi, err)
 		}
 	})
+
+	if sb.midway != nil {
+		t.Run("midway", sb.midway)
+	}
 
 	t.Run("terminal", func(t *testing.T) {
 		term, err := c.Terminal(ctx, agentconn.TerminalRequest{Rows: 12, Cols: 34})

@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/clientaddr"
 	"github.com/paddockhq/paddock/internal/e2b"
+	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/ledger"
@@ -108,6 +109,7 @@ type API struct {
 	snapshots   *snapshot.Service
 	workflows   *workflow.Service
 	tplBuilds   *templatebuild.Service
+	hosts       *host.Service
 	images      []string
 	signin      *iam.SignIn
 	limits      Limits

@@ -30,7 +30,7 @@ func TestUnmountedFeaturesHaveNoRoutes(t *testing.T) {
 	t.Cleanup(srv.Close)
 	core := routeSet(bare)
 	param := regexp.MustCompile(`\{[^}]+\}`)
-	for _, f := range []api.Feature{api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil), api.Tasks(nil), api.Worlds(nil), api.Snapshots(nil), api.Workflows(nil), api.TemplateBuilds(nil), api.Events(nil, 0, 0), api.Instance(noInstance)} {
+	for _, f := range []api.Feature{api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil), api.Tasks(nil), api.Worlds(nil), api.Snapshots(nil), api.Hosts(nil), api.Workflows(nil), api.TemplateBuilds(nil), api.Events(nil, 0, 0), api.Instance(noInstance)} {
 		t.Run(f.Name, func(t *testing.T) {
 			with := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
 			with.Mount(f)

@@ -86,7 +86,7 @@ func TestOpenAPIRoles(t *testing.T) {
 // them configured has: its route table is the whole API.
 func fullAPI() *api.API {
 	a := api.New(api.Config{Tenancy: tenancy.New(tenancy.Config{})})
-	a.Mount(api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil), api.Tasks(nil), api.Worlds(nil), api.Snapshots(nil), api.Workflows(nil), api.TemplateBuilds(nil), api.Events(nil, 0, 0))
+	a.Mount(api.Metrics(nil), api.SignIn(nil), api.SSH(nil), api.Credits(nil), api.Capabilities(nil), api.Sessions(nil), api.Tasks(nil), api.Worlds(nil), api.Snapshots(nil), api.Hosts(nil), api.Workflows(nil), api.TemplateBuilds(nil), api.Events(nil, 0, 0))
 	// Last: its routes mirror the runtime routes mounted before it.
 	a.Mount(api.Instance(noInstance))
 	return a

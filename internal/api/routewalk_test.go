@@ -348,6 +348,7 @@ func newWalkWorld(t *testing.T, env *servertest.Env) walkWorld {
 		"build_id":    uuid.NewString(),
 		"world_id":    uuid.NewString(),
 		"member_name": "a",
+		"host":        "no-such-host",
 	}
 	return w
 }
@@ -615,7 +616,7 @@ func TestRouteWalkRateLimited(t *testing.T) {
 		"org": "walk-a", "workspace": "wa", "project": "p1", "runtime_id": uuid.NewString(),
 		"sandbox": uuid.NewString(), "secret": "walk-token", "process_id": "p-1", "binding_id": uuid.NewString(),
 		"world_id": uuid.NewString(), "member_name": "a",
-		"session_id": uuid.NewString(), "task_id": uuid.NewString(), "batch_id": uuid.NewString(), "snapshot_id": uuid.NewString(), "build_id": uuid.NewString(), "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
+		"session_id": uuid.NewString(), "task_id": uuid.NewString(), "batch_id": uuid.NewString(), "snapshot_id": uuid.NewString(), "build_id": uuid.NewString(), "host": "no-such-host", "key_id": uuid.NewString(), "member": "viewer@example.com", "port": "8080",
 		"user": uuid.NewString(), "name": "repo-tools", "version": "1.0.0", "invitation": uuid.NewString(),
 		"template": "walk-tpl", "workflow": "walk-wf", "run_id": uuid.NewString(),
 	}

@@ -46,6 +46,7 @@ type Config struct {
 	ProvidersConfig      `yaml:",inline" section:"providers"`
 	EgressConfig         `yaml:",inline" section:"egress"`
 	SecretsConfig        `yaml:",inline" section:"secrets"`
+	HostsConfig          `yaml:",inline" section:"hosts"`
 	RuntimeConfig        `yaml:",inline" section:"runtime"`
 	LedgerConfig         `yaml:",inline" section:"ledger"`
 	BindingsConfig       `yaml:",inline" section:"bindings"`
@@ -56,6 +57,7 @@ type Config struct {
 	TemplateBuildsConfig `yaml:",inline" section:"template_builds"`
 	WorkflowsConfig      `yaml:",inline" section:"workflows"`
 	InstanceConfig       `yaml:",inline" section:"instance"`
+	HostTeardownConfig   `yaml:",inline" section:"host-teardown"`
 	LifecycleConfig      `yaml:",inline" section:"lifecycle"`
 	SSHConfig            `yaml:",inline" section:"ssh"`
 	PreviewConfig        `yaml:",inline" section:"preview"`

@@ -214,6 +214,15 @@ type TemplateBuildsConfig struct {
 	TemplateBuildMemoryMB     int64         `yaml:"template_build_memory_mb" env:"PADDOCK_TEMPLATE_BUILD_MEMORY_MB" flag:"template-build-memory-mb" help:"the memory a template build's RUN steps may use, in MiB, without swap (0: 2048)"`
 }
 
+// HostsConfig is the machines orgs bring (none: they are registered
+// through the API).
+type HostsConfig struct{}
+
+// HostTeardownConfig is how often idle machines are looked for.
+type HostTeardownConfig struct {
+	HostTeardownEvery time.Duration `yaml:"host_teardown_every" env:"PADDOCK_HOST_TEARDOWN_EVERY" flag:"host-teardown-every" help:"how often the machines orgs brought are checked for their idle teardown (0: 30s)"`
+}
+
 // LifecycleConfig is reconciliation.
 type LifecycleConfig struct {
 	// ReconcileConcurrency is how many runtimes a reconciliation handles

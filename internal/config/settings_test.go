@@ -270,7 +270,7 @@ func TestSection(t *testing.T) {
 	want := map[string]any{
 		"server": &c.ServerConfig, "http": &c.HTTPConfig, "store": &c.StoreConfig, "access": &c.AccessConfig, "providers": &c.ProvidersConfig,
 		"egress": &c.EgressConfig, "secrets": &c.SecretsConfig, "runtime": &c.RuntimeConfig, "ledger": &c.LedgerConfig,
-		"bindings": &c.BindingsConfig, "sessions": &c.SessionsConfig, "tasks": &c.TasksConfig, "worlds": &c.WorldsConfig, "snapshots": &c.SnapshotsConfig, "workflows": &c.WorkflowsConfig, "template_builds": &c.TemplateBuildsConfig, "instance": &c.InstanceConfig, "lifecycle": &c.LifecycleConfig,
+		"bindings": &c.BindingsConfig, "sessions": &c.SessionsConfig, "tasks": &c.TasksConfig, "worlds": &c.WorldsConfig, "snapshots": &c.SnapshotsConfig, "workflows": &c.WorkflowsConfig, "template_builds": &c.TemplateBuildsConfig, "instance": &c.InstanceConfig, "hosts": &c.HostsConfig, "host-teardown": &c.HostTeardownConfig, "lifecycle": &c.LifecycleConfig,
 		"ssh": &c.SSHConfig, "preview": &c.PreviewConfig, "events": &c.EventsConfig, "metrics": &c.MetricsConfig,
 	}
 	if names := SectionNames(); len(names) != len(want) {

@@ -38,6 +38,11 @@ type Pricing struct {
 	// SnapshotMicros is what a snapshot's storage costs: micro-credits per
 	// GiB-hour, charged by the settler while the snapshot exists.
 	SnapshotMicros int64
+	// Hourly, when set, names the providers priced by the hour instead of
+	// by their resources (a machine an org brought with a cost per hour):
+	// micro-credits per hour for each sandbox on it, and whether provider
+	// is one.
+	Hourly func(provider string) (microsPerHour int64, ok bool)
 }
 
 // DefaultPricing is about one credit per core-hour and a quarter of a
@@ -95,6 +100,11 @@ func (p Pricing) RateOf(provider string) Rate {
 // ClassOf returns the resource class of compute with the given provider
 // and resources.
 func (p Pricing) ClassOf(provider string, cpuMillis, memoryMB int64) Class {
+	if p.Hourly != nil {
+		if h, ok := p.Hourly(provider); ok {
+			return Class{perHour: min(max(h, 0), maxHourly)}
+		}
+	}
 	r := p.RateOf(provider)
 	clamp := func(v int64) uint64 { return uint64(min(max(v, 0), 1<<24)) }
 	// Micro-credits per second, times 1000 (millis per core) times 1024
@@ -105,19 +115,32 @@ func (p Pricing) ClassOf(provider string, cpuMillis, memoryMB int64) Class {
 
 // Class is a resource class: what one sandbox's compute costs per second.
 type Class struct {
-	num uint64 // micro-credits per second × 1000 × 1024
+	num     uint64 // micro-credits per second × 1000 × 1024
+	perHour int64  // or, when set, micro-credits per hour
 }
+
+// maxHourly bounds an hourly price: a million credits an hour.
+const maxHourly = 1_000_000 * MicrosPerCredit
 
 // den turns Class.num times microseconds into micro-credits.
 const den = 1000 * 1024 * uint64(time.Second/time.Microsecond)
 
 // Free reports whether the class costs nothing.
-func (c Class) Free() bool { return c.num == 0 }
+func (c Class) Free() bool { return c.num == 0 && c.perHour == 0 }
 
 // Cost is what d of compute costs, rounded down to a micro-credit.
 func (c Class) Cost(d time.Duration) int64 {
-	if d <= 0 || c.num == 0 {
+	if d <= 0 || c.Free() {
 		return 0
+	}
+	if c.perHour > 0 {
+		hi, lo := bits.Mul64(uint64(c.perHour), uint64(d/time.Microsecond))
+		hour := uint64(time.Hour / time.Microsecond)
+		if hi >= hour {
+			return math.MaxInt64
+		}
+		q, _ := bits.Div64(hi, lo, hour)
+		return int64(min(q, math.MaxInt64))
 	}
 	hi, lo := bits.Mul64(c.num, uint64(d/time.Microsecond))
 	if hi >= den {

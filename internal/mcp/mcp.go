@@ -51,6 +51,7 @@ func NewServer(c *client.Client, o Options) *sdk.Server {
 	t := &tools{c: c, o: o}
 	t.addRuntimeTools(s)
 	t.addSandboxTools(s)
+	t.addHostTools(s)
 	return s
 }
 

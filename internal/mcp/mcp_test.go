@@ -23,8 +23,8 @@ import (
 )
 
 // allTools are the tools every server has, sorted.
-var allTools = []string{"create_runtime", "delete_runtime", "exec", "list_files", "list_runtimes", "pause_runtime",
-	"preview_url", "prompt", "read_file", "resume_runtime", "start_runtime", "write_file"}
+var allTools = []string{"add_host", "create_runtime", "delete_runtime", "exec", "list_files", "list_hosts", "list_runtimes", "pause_runtime",
+	"preview_url", "prompt", "read_file", "remove_host", "resume_runtime", "start_runtime", "write_file"}
 
 // env is a real API (servertest) whose fake provider's sandboxes have a
 // real agent (shimtest, on the host), with org acme (workspace dev) and

@@ -37,7 +37,8 @@ const CodeImageNotFound = "image_not_found"
 // runtime's sidecar capabilities choose.
 const CodeSidecarImageConflict = "sidecar_image_conflict"
 
-// resolveConfig fills defaults and validates req.
+// resolveConfig fills defaults and validates req, a configuration of a
+// runtime of orgID ("" for the installation's own, a warm pool's).
 func (s *Service) resolveConfig(ctx context.Context, orgID string, req ConfigRequest) (store.RuntimeConfig, error) {
 	d := s.defaults
 	c := req
@@ -59,14 +60,15 @@ func (s *Service) resolveConfig(ctx context.Context, orgID string, req ConfigReq
 			c.Provider = s.providers.Default()
 		}
 	}
-	if _, err := s.providers.Get(c.Provider); err != nil {
+	var err error
+	if c.Provider, err = s.providerFor(ctx, orgID, c.Provider); err != nil {
 		return c, err
 	}
 	c = withDefaults(c, d)
 	if err := checkBounds(c, d); err != nil {
 		return c, err
 	}
-	c, err := checkDeclaredPorts(c)
+	c, err = checkDeclaredPorts(c)
 	if err != nil {
 		return c, err
 	}

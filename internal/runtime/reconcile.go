@@ -142,19 +142,28 @@ type Orphan struct {
 
 // RemoveOrphans destroys the compute of this installation whose ledger row
 // is missing or killed. Compute whose row is still starting is left to the
-// start that owns it (or to Reconcile, which kills such rows first).
+// start that owns it (or to Reconcile, which kills such rows first). A
+// machine an org brought that cannot be listed (it is down) is passed
+// over, not the installation's failure.
 func (s *Service) RemoveOrphans(ctx context.Context) ([]Orphan, error) {
 	var removed []Orphan
-	for _, name := range s.providers.Names() {
+	for _, name := range s.providers.AllNames() {
 		p, err := s.providers.Get(name)
 		if err != nil {
-			return removed, err
+			continue // an org's machine removed meanwhile
 		}
 		l, ok := p.(provider.Lister)
 		if !ok {
 			continue
 		}
+		if pk, ok := p.(interface{ Parked() bool }); ok && pk.Parked() {
+			continue // a machine torn down: not dialled for this
+		}
 		listed, err := l.List(ctx, s.instance)
+		if _, owned := s.providers.Owner(name); err != nil && owned {
+			s.logger.WarnContext(ctx, "an org's machine could not be listed for orphans", "provider", name, "err", err)
+			continue
+		}
 		if err != nil {
 			return removed, providerFailure("list", err)
 		}

@@ -40,6 +40,7 @@ type Store interface {
 	// OrgImageAllowed: an org's own images (template builds).
 	OrgImageAllowed(ctx context.Context, orgID, image string) (bool, error)
 	SetTemplateConfig(ctx context.Context, t store.Template) error
+	GetHostByName(ctx context.Context, orgID, name string) (store.Host, error)
 }
 
 // tx is what the Service's helpers do inside one of its transactions (an

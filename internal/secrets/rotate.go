@@ -14,6 +14,7 @@ import (
 // Rotation says what a key rotation did.
 type Rotation struct {
 	Secrets int    // how many were sealed again
+	Hosts   int    // how many machines' keys were sealed again
 	KeyID   string // the new key's id
 	// KeyFile is where the new key is, or "" when it came from the
 	// environment (PADDOCK_SECRETS_NEW_KEY).
@@ -61,7 +62,7 @@ func Rotate(ctx context.Context, st store.Transactor, dataDir, envKey, newEnvKey
 		next = keys.CurrentKeyID() // the next key, while its file exists
 	}
 
-	n := 0
+	n, hosts := 0, 0
 	err = st.InTx(ctx, func(q store.Queries) error {
 		n = 0 // a transaction PostgreSQL aborted runs again, whole
 		all, err := q.AllSecrets(ctx)
@@ -84,12 +85,13 @@ func Rotate(ctx context.Context, st store.Transactor, dataDir, envKey, newEnvKey
 			}
 			n++
 		}
-		return nil
+		hosts, err = resealHosts(ctx, q, keys, next)
+		return err
 	})
 	if err != nil {
 		return Rotation{}, err
 	}
-	r := Rotation{Secrets: n, KeyID: next}
+	r := Rotation{Secrets: n, Hosts: hosts, KeyID: next}
 	if envKey == "" {
 		r.KeyFile = filepath.Join(dataDir, KeyFile)
 		if err := os.Rename(filepath.Join(dataDir, NextKeyFile), r.KeyFile); err != nil {
@@ -97,4 +99,49 @@ func Rotate(ctx context.Context, st store.Transactor, dataDir, envKey, newEnvKey
 		}
 	}
 	return r, nil
+}
+
+// HostKeySecret is a machine's private key as the keyring seals and opens
+// it: a secret bound to the host's row (its id and org).
+func HostKeySecret(h store.Host) store.Secret {
+	return store.Secret{ID: h.ID, OrgID: h.OrgID, Name: "host " + h.Name, KeyID: h.KeyID, Sealed: h.SealedKey}
+}
+
+// hostSealer is what resealHosts uses of the rotation's transaction.
+type hostSealer interface {
+	ListHostsAfter(ctx context.Context, afterID string, limit int) ([]store.Host, error)
+	SetHostSeal(ctx context.Context, id, keyID string, sealed []byte) error
+}
+
+// resealHosts seals every registered machine's key again under next, in
+// the rotation's transaction, and returns how many it sealed.
+func resealHosts(ctx context.Context, q hostSealer, keys *Keyring, next string) (int, error) {
+	n, after := 0, ""
+	for {
+		hs, err := q.ListHostsAfter(ctx, after, store.MaxLimit)
+		if err != nil {
+			return n, err
+		}
+		for _, h := range hs {
+			sec := HostKeySecret(h)
+			if sec.KeyID == next {
+				continue
+			}
+			value, err := keys.open(sec)
+			if err != nil {
+				return n, err
+			}
+			if err := keys.sealWith(next, &sec, value); err != nil {
+				return n, err
+			}
+			if err := q.SetHostSeal(ctx, h.ID, sec.KeyID, sec.Sealed); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if len(hs) < store.MaxLimit {
+			return n, nil
+		}
+		after = hs[len(hs)-1].ID
+	}
 }

@@ -351,3 +351,7 @@ func (s *Service) each(ctx context.Context, orgID string, ids []string, want fun
 	}
 	return nil
 }
+
+// Keyring is the keyring the service seals with; other sealed values of
+// the installation (a registered machine's key) use it too.
+func (s *Service) Keyring() *Keyring { return s.keys }

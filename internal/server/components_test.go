@@ -25,8 +25,8 @@ func TestComponentOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"store", "access", "metrics", "providers", "secrets", "egress", "preview", "runtime", "ledger",
-		"bindings", "sessions", "snapshots", "tasks", "worlds", "workflows", "template_builds", "lifecycle", "ssh", "events", "instance", "http",
+		"store", "access", "metrics", "providers", "secrets", "hosts", "egress", "preview", "runtime", "ledger",
+		"bindings", "sessions", "snapshots", "tasks", "worlds", "workflows", "template_builds", "host-teardown", "lifecycle", "ssh", "events", "instance", "http",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)

@@ -36,6 +36,10 @@ type providerSet struct {
 	// provider's engine.
 	builds  *imageBuilds
 	release func(startFailed bool)
+	// shimPath and pullImages are the providers section's, for the
+	// machines orgs bring (the hosts component).
+	shimPath   string
+	pullImages bool
 	// served: the server served; a start that failed before it also
 	// undoes what the providers set up on the host.
 	served atomic.Bool
@@ -62,7 +66,7 @@ func (w *wiring) providersComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			ps := &providerSet{reg: provider.NewRegistry()}
+			ps := &providerSet{reg: provider.NewRegistry(), shimPath: cfg.ShimPath, pullImages: cfg.PullImages}
 			if len(w.o.Providers) > 0 {
 				ps.release = registerGiven(ps.reg, w.o.Providers, m)
 			} else if ps.release, err = registerProviders(ctx, ps.reg, providerSettings{cfg, w.egress, in.dataDir}, in.id, m, in.logger); err != nil {

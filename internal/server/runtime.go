@@ -10,6 +10,7 @@ import (
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/metrics"
 	"github.com/paddockhq/paddock/internal/runtime"
@@ -35,7 +36,7 @@ type runtimePart struct {
 func (w *wiring) runtimeComponent() component.Registration {
 	return component.Def[*runtimePart]{
 		Name:     runtimeName,
-		Requires: []string{storeName, providersName, secretsName, egressName, metricsName, previewName},
+		Requires: []string{storeName, providersName, secretsName, hostsName, egressName, metricsName, previewName},
 		Init: func(ctx context.Context, ic *component.InitContext) (*runtimePart, error) {
 			deps, err := runtimeDepsOf(ic)
 			if err != nil {
@@ -49,6 +50,9 @@ func (w *wiring) runtimeComponent() component.Registration {
 			if rp.pricing, err = w.pricing(cfg); err != nil {
 				return nil, err
 			}
+			// The machines orgs brought with a cost per hour are priced
+			// by the hour.
+			rp.pricing.Hourly = deps.hosts.HourlyRate
 			rp.meter = ledger.NewMeter(rp.pricing)
 			rp.svc = runtime.New(w.runtimeConfig(cfg, deps, rp))
 			if err := rp.svc.ValidateWarmPools(); err != nil {
@@ -71,6 +75,7 @@ type runtimeDeps struct {
 	secrets   *secrets.Service
 	egress    *egressPart
 	metrics   *metrics.Metrics
+	hosts     *host.Service
 	preview   api.Preview
 }
 
@@ -88,6 +93,9 @@ func runtimeDepsOf(ic *component.InitContext) (d runtimeDeps, err error) {
 		return d, err
 	}
 	if d.metrics, err = component.Get[*metrics.Metrics](ic, metricsName); err != nil {
+		return d, err
+	}
+	if d.hosts, err = component.Get[*host.Service](ic, hostsName); err != nil {
 		return d, err
 	}
 	d.preview, err = component.Get[api.Preview](ic, previewName)

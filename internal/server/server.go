@@ -100,27 +100,29 @@ func (w *wiring) mount(f api.Feature) { w.features = append(w.features, f) }
 
 // The components' names.
 const (
-	storeName     = "store"
-	accessName    = "access"
-	metricsName   = "metrics"
-	providersName = "providers"
-	secretsName   = "secrets"
-	egressName    = "egress"
-	runtimeName   = "runtime"
-	ledgerName    = "ledger"
-	bindingsName  = "bindings"
-	sessionsName  = "sessions"
-	tasksName     = "tasks"
-	worldsName    = "worlds"
-	snapshotsName = "snapshots"
-	workflowsName = "workflows"
-	buildsName    = "template_builds"
-	lifecycleName = "lifecycle"
-	sshName       = "ssh"
-	previewName   = "preview"
-	eventsName    = "events"
-	instanceName  = "instance"
-	httpName      = "http"
+	storeName        = "store"
+	accessName       = "access"
+	metricsName      = "metrics"
+	providersName    = "providers"
+	secretsName      = "secrets"
+	egressName       = "egress"
+	runtimeName      = "runtime"
+	ledgerName       = "ledger"
+	bindingsName     = "bindings"
+	sessionsName     = "sessions"
+	tasksName        = "tasks"
+	worldsName       = "worlds"
+	snapshotsName    = "snapshots"
+	workflowsName    = "workflows"
+	buildsName       = "template_builds"
+	hostsName        = "hosts"
+	hostTeardownName = "host-teardown"
+	lifecycleName    = "lifecycle"
+	sshName          = "ssh"
+	previewName      = "preview"
+	eventsName       = "events"
+	instanceName     = "instance"
+	httpName         = "http"
 )
 
 // components are paddock's subsystems. Their order is the order they
@@ -132,6 +134,7 @@ func (w *wiring) components() []component.Registration {
 		w.metricsComponent(),
 		w.providersComponent(),
 		w.secretsComponent(),
+		w.hostsComponent(),
 		w.egressComponent(),
 		w.runtimeComponent(),
 		w.ledgerComponent(),
@@ -142,6 +145,7 @@ func (w *wiring) components() []component.Registration {
 		w.worldsComponent(),
 		w.workflowsComponent(),
 		w.templateBuildsComponent(),
+		w.hostTeardownComponent(),
 		w.lifecycleComponent(),
 		w.sshComponent(),
 		w.previewComponent(),

@@ -16,6 +16,7 @@ import (
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/fleetevents"
+	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -218,6 +219,8 @@ func (s *Stack) Workflows() *workflow.Service {
 }
 // Worlds is the worlds component's service.
 func (s *Stack) Worlds() *world.Service { return getAs[*world.Service](s.set, worldsName) }
+// Hosts keeps the machines orgs brought.
+func (s *Stack) Hosts() *host.Service { return getAs[*host.Service](s.set, hostsName) }
 
 // SignIn is the API's wallet sign-in.
 func (s *Stack) SignIn() *auth.SignIn { return s.http.access.signIn }

@@ -77,6 +77,7 @@ type Queries interface {
 	WorkflowQueries      // workflows and their runs: workflow.go
 	TemplateBuildQueries // template builds and org images: templatebuild.go
 	WorldQueries         // sets of sandboxes on one network: world.go
+	HostQueries          // machines orgs brought: host.go
 }
 
 // TenancyQueries are the operations on the installation's facts and on

@@ -283,3 +283,14 @@ func (d *Dockerd) LoadImage(t testing.TB, ref string) {
 		t.Fatal(err)
 	}
 }
+
+// Containers counts the running containers of runtime runtimeID on this
+// engine (by the label every provider puts on them).
+func (d *Dockerd) Containers(t testing.TB, runtimeID string) int {
+	t.Helper()
+	out, err := exec.Command("docker", "-H", d.Host, "ps", "-q", "--filter", "label=dev.paddock.runtime="+runtimeID).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	return len(strings.Fields(string(out)))
+}

@@ -35,6 +35,35 @@ type APIKey struct {
 // APIKeyList One page of API keys. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type APIKeyList = List[APIKey]
 
+// AddHostRequest Registers a machine. The paths on the machine default to the ssh provider's (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks).
+type AddHostRequest struct {
+	Name string `json:"name"`
+
+	// Address sshd's host or host:port (port 22 when left out)
+	Address string `json:"address"`
+
+	// User the account to log in as
+	User string `json:"user"`
+
+	// PrivateKey the private key to log in with (OpenSSH's format, unencrypted)
+	PrivateKey string `json:"private_key"`
+
+	// HostKey the machine's host key, pinned: one line as authorized_keys writes it
+	HostKey      string `json:"host_key"`
+	DockerSocket string `json:"docker_socket,omitempty"`
+	RunDir       string `json:"run_dir,omitempty"`
+	DiskDir      string `json:"disk_dir,omitempty"`
+
+	// IdleTeardown tear the machine down after this long with no sandbox running on it (a duration: 30m, 2h); left out: never
+	IdleTeardown string `json:"idle_teardown,omitempty"`
+
+	// TeardownCommand a shell command run on the machine over SSH when it is torn down, e.g. to power it off
+	TeardownCommand string `json:"teardown_command,omitempty"`
+
+	// CostPerHour credits each sandbox on the machine is billed per hour (charged per second by the ledger) in place of the resource rate; left out: the resource rate
+	CostPerHour float64 `json:"cost_per_hour,omitempty"`
+}
+
 // AddMemberRequest Adds a member of the org to the workspace; anyone else is 404 member_not_found, unless the installation allows direct adds (`members.direct_add`: an existing user named by address joins the org as a member). Only the installation admin makes users: its add of an email or a wallet no user has yet makes one.
 type AddMemberRequest struct {
 	// Member a user id, an email address or a wallet address
@@ -645,6 +674,47 @@ type Health struct {
 	Status  string `json:"status"`
 	Version string `json:"version"`
 }
+
+// Host A machine an org registered. Its private key is never returned. provider is the name its runtimes' configurations hold (host-<id>); the org may name it by name instead.
+type Host struct {
+	ID    string `json:"id"`
+	OrgID string `json:"org_id"`
+	Name  string `json:"name"`
+
+	// Address sshd's host:port
+	Address string `json:"address"`
+	User    string `json:"user"`
+
+	// HostKey the pinned host key, as authorized_keys writes it
+	HostKey string `json:"host_key"`
+
+	// HostKeyFingerprint its SHA256 fingerprint
+	HostKeyFingerprint string `json:"host_key_fingerprint,omitempty"`
+	DockerSocket       string `json:"docker_socket,omitempty"`
+	RunDir             string `json:"run_dir,omitempty"`
+	DiskDir            string `json:"disk_dir,omitempty"`
+
+	// IdleTeardownSeconds torn down after this long with no sandbox running on it; 0: never
+	IdleTeardownSeconds int64 `json:"idle_teardown_seconds,omitempty"`
+
+	// TeardownCommand run on the machine over SSH when it is torn down
+	TeardownCommand string `json:"teardown_command,omitempty"`
+
+	// CostPerHour credits each sandbox on it is billed per hour, per second, in place of the resource rate; 0: the resource rate
+	CostPerHour float64 `json:"cost_per_hour,omitempty"`
+
+	// State torn_down once torn down, until a sandbox runs there again (the next start connects again)
+	State string `json:"state"`
+
+	// LastUsedAt when a sandbox last ran there (its registration, before any)
+	LastUsedAt time.Time `json:"last_used_at"`
+	Provider   string    `json:"provider"`
+	CreatedBy  string    `json:"created_by"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// HostList One page of machines. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
+type HostList = List[Host]
 
 // ImageStatus One sandbox image: whether it is there, and how far its build is when the server builds it in the background.
 type ImageStatus struct {

@@ -337,8 +337,20 @@ func (c *Conn) DialUnix(ctx context.Context, path string) (net.Conn, error) {
 
 // Close closes the connection and waits for its goroutines.
 func (c *Conn) Close() error {
+	return c.close(true)
+}
+
+// Hangup closes the live connection, if there is one; unlike Close, the
+// next operation dials again.
+func (c *Conn) Hangup() error {
+	return c.close(false)
+}
+
+func (c *Conn) close(forGood bool) error {
 	c.mu.Lock()
-	c.closed = true
+	if forGood {
+		c.closed = true
+	}
 	cl := c.cl
 	c.cl = nil
 	c.mu.Unlock()
@@ -346,7 +358,9 @@ func (c *Conn) Close() error {
 	if cl != nil {
 		err = cl.Close()
 	}
-	c.wg.Wait()
+	if forGood {
+		c.wg.Wait()
+	}
 	return err
 }
 

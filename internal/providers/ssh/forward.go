@@ -15,8 +15,10 @@ import (
 // Name returns the provider's registry name.
 func (p *Provider) Name() string { return p.name }
 
-// Create is the Docker provider's, on the machine.
+// Create is the Docker provider's, on the machine; a machine torn down
+// is in use again.
 func (p *Provider) Create(ctx context.Context, spec provider.Spec) (provider.Handle, error) {
+	p.parked.Store(false)
 	return p.d.Create(ctx, spec)
 }
 

@@ -22,6 +22,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -62,8 +63,9 @@ type Config struct {
 	// engine and do the host's steps (docker.Machine).
 	User string
 	// KeyFile is the private key to log in with (OpenSSH's format,
-	// unencrypted).
+	// unencrypted); Key is the key itself, in its place.
 	KeyFile string
+	Key     []byte
 	// HostKey pins the machine's host key (one line as authorized_keys
 	// writes it); KnownHosts names a known_hosts file instead. One is
 	// required.
@@ -97,6 +99,9 @@ type Provider struct {
 
 	gpuMu sync.Mutex
 	gpus  []string // the machine's GPUs, once asked (nil before)
+
+	runDir string      // the run directory on the machine
+	parked atomic.Bool // torn down (Teardown) and not used since
 }
 
 var (
@@ -134,27 +139,23 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &Provider{d: dp, name: cfg.Name, conn: conn, logger: logger}, nil
+	return &Provider{d: dp, name: cfg.Name, conn: conn, logger: logger, runDir: cfg.RunDir}, nil
 }
 
 // clientConfig checks cfg, fills its defaults, and returns the SSH client
 // configuration (without its auth methods: Conn adds them), the key to log
 // in with, and the address to dial.
 func clientConfig(cfg *Config) (*ssh.ClientConfig, ssh.Signer, string, error) {
-	if cfg.Name == "" || cfg.Address == "" || cfg.User == "" || cfg.KeyFile == "" {
+	if cfg.Name == "" || cfg.Address == "" || cfg.User == "" || (cfg.KeyFile == "" && len(cfg.Key) == 0) {
 		return nil, nil, "", errors.New("name, address, user and key_file are required")
 	}
 	addr := cfg.Address
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort(addr, "22")
 	}
-	b, err := os.ReadFile(cfg.KeyFile)
+	signer, err := loginKey(cfg)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("the key file cannot be read: %w", err)
-	}
-	signer, err := ssh.ParsePrivateKey(b)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("the key file %s holds no usable private key (an unencrypted OpenSSH key is needed): %w", cfg.KeyFile, err)
+		return nil, nil, "", err
 	}
 	check, algos, err := hostKeyCheck(cfg.HostKey, cfg.KnownHosts, addr)
 	if err != nil {
@@ -175,6 +176,23 @@ func clientConfig(cfg *Config) (*ssh.ClientConfig, ssh.Signer, string, error) {
 		HostKeyAlgorithms: algos,
 		Timeout:           cfg.DialTimeout,
 	}, signer, addr, nil
+}
+
+// loginKey reads the private key to log in with: Key, or KeyFile's.
+func loginKey(cfg *Config) (ssh.Signer, error) {
+	b, from := cfg.Key, "the key"
+	if len(b) == 0 {
+		var err error
+		if b, err = os.ReadFile(cfg.KeyFile); err != nil {
+			return nil, fmt.Errorf("the key file cannot be read: %w", err)
+		}
+		from = "the key file " + cfg.KeyFile
+	}
+	signer, err := ssh.ParsePrivateKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s holds no usable private key (an unencrypted OpenSSH key is needed): %w", from, err)
+	}
+	return signer, nil
 }
 
 func orDefault(s, d string) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/paddockhq/paddock/internal/binding"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/fleetevents"
+	"github.com/paddockhq/paddock/internal/host"
 	"github.com/paddockhq/paddock/internal/imagebuild"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/provider"
@@ -106,6 +107,9 @@ type Options struct {
 	// InstanceMode, when its Instance names org/workspace/project, is
 	// instance mode: the API serves that runtime under /api/sandbox.
 	InstanceMode config.InstanceConfig
+	// ShimPath is the agent binary the machines orgs register run; "":
+	// none (registering one answers host_unavailable).
+	ShimPath string
 }
 
 // Env is a running API.
@@ -122,7 +126,9 @@ type Env struct {
 	// Workflows is the workflow service.
 	Workflows *workflow.Service
 	// Worlds is the worlds service.
-	Worlds   *world.Service
+	Worlds *world.Service
+	// Hosts is the machines orgs brought.
+	Hosts    *host.Service
 	Provider provider.Provider
 	Fake     *fake.Provider // the provider, when it is the fake
 	Instance string
@@ -177,6 +183,7 @@ func New(t testing.TB, opts Options) *Env {
 	env.Secrets, env.Bindings, env.Sessions = stack.Secrets(), stack.Bindings(), stack.Sessions()
 	env.Tasks, env.Workflows = stack.Tasks(), stack.Workflows()
 	env.Worlds = stack.Worlds()
+	env.Hosts = stack.Hosts()
 	env.SignIn, env.API, env.Instance = stack.SignIn(), stack.API(), stack.Instance()
 	env.Access = stack.Access()
 	env.Events = stack.Events()
@@ -231,6 +238,7 @@ func (e *Env) config(t testing.TB, opts Options) config.Config {
 	cfg.NewOrgCredits = float64(opts.NewOrgMicros) / ledger.MicrosPerCredit
 	cfg.Members = opts.Members
 	cfg.EventsHeartbeat = opts.EventHeartbeat
+	cfg.ShimPath = opts.ShimPath
 	cfg.InstanceConfig = opts.InstanceMode
 	if opts.Configure != nil {
 		opts.Configure(&cfg)

@@ -26,7 +26,7 @@ func TestSameComponentsAsTheServer(t *testing.T) {
 	if got := env.Stack.Components(); !slices.Equal(got, want) {
 		t.Fatalf("servertest's components %v, the server's %v", got, want)
 	}
-	if len(want) != 21 || want[0] != "store" || want[len(want)-1] != "http" {
+	if len(want) != 23 || want[0] != "store" || want[len(want)-1] != "http" {
 		t.Fatalf("the server's components: %v", want)
 	}
 	body := string(env.MustKey(t, "", 200, "GET", "/metrics", nil).Body)

@@ -13,7 +13,7 @@ var Tables = []string{
 	"warm_sandboxes", "egress_decisions", "secrets", "capability_versions",
 	"capability_bindings", "sessions", "session_events", "auth_challenges",
 	"auth_sessions", "ssh_keys", "invitations", "e2b_sandboxes", "templates", "tasks", "snapshots",
-	"workflows", "workflow_runs", "template_builds", "org_images", "worlds",
+	"workflows", "workflow_runs", "template_builds", "org_images", "worlds", "hosts",
 }
 
 // Skipped are the tables left behind on purpose: each store keeps its own

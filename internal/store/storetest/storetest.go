@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Workflows", testWorkflows},
 		{"TemplateBuilds", testTemplateBuilds},
 		{"SnapshotCharges", testSnapshotCharges},
+		{"Hosts", testHosts},
 		{"SetSandboxExpiry", testSetSandboxExpiry},
 	}
 	for _, tc := range tests {

@@ -856,6 +856,27 @@ class Operations:
         path = ws_route(org, ws, "worlds", world_id, "members", member, "exec")
         return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.ExecResult)))
 
+    # Hosts: the machines an org brings.
+
+    def add_host(self, org: str, req: models.AddHostRequest) -> models.Host:
+        """Registers a machine for the org; the server checks it first and
+        never answers its key."""
+        path = route("/api/v1/org", org, "hosts")
+        return self._call(Request("POST", path, json=req.to_dict(), decode=as_model(models.Host)))
+
+    def list_hosts(self, org: str, *, cursor: Optional[str] = None, limit: Optional[int] = None) -> models.HostList:
+        q = params(cursor=cursor, limit=limit)
+        return self._call(
+            Request("GET", route("/api/v1/org", org, "hosts"), params=q, decode=as_model(models.HostList))
+        )
+
+    def get_host(self, org: str, name: str) -> models.Host:
+        return self._call(Request("GET", route("/api/v1/org", org, "hosts", name), decode=as_model(models.Host)))
+
+    def remove_host(self, org: str, name: str) -> None:
+        """Removes the org's machine (409 host_in_use while a sandbox is on it)."""
+        return self._call(Request("DELETE", route("/api/v1/org", org, "hosts", name)))
+
 
 def _exec_request(
     argv: Sequence[str],

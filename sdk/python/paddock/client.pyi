@@ -334,3 +334,14 @@ class Paddock:
     def exec_world_member(self, org: str, ws: str, world_id: str, member: str, argv: Sequence[str], *, cwd: Optional[str]=...) -> models.ExecResult:
         """Runs a process in member of a running world and returns its
         output and exit, as exec does."""
+
+    def add_host(self, org: str, req: models.AddHostRequest) -> models.Host:
+        """Registers a machine for the org; the server checks it first and
+        never answers its key."""
+
+    def list_hosts(self, org: str, *, cursor: Optional[str]=..., limit: Optional[int]=...) -> models.HostList: ...
+
+    def get_host(self, org: str, name: str) -> models.Host: ...
+
+    def remove_host(self, org: str, name: str) -> None:
+        """Removes the org's machine (409 host_in_use while a sandbox is on it)."""

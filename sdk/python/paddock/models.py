@@ -38,6 +38,9 @@ ExecRequestUser = Literal["user", "root"]
 
 FileInfoType = Literal["file", "directory", "symlink", "other"]
 
+HostState = Literal["ready", "torn_down"]
+"""torn_down once torn down, until a sandbox runs there again (the next start connects again)"""
+
 ImageStatusState = Literal["ready", "building", "pending", "failed", "missing"]
 """pending: waits for the builds before it; missing: not on the host and not being built"""
 
@@ -987,6 +990,150 @@ class CreateProjectRequest(Model):
         ("runtime", "runtime", Ref("RuntimeConfig"), False),
         ("template", "template", STR, False),
         ("start", "start", BOOL, False),
+    )
+
+
+@dataclass(kw_only=True)
+class Host(Model):
+    """A machine an org registered. Its private key is never returned. provider is the name its
+    runtimes' configurations hold (host-<id>); the org may name it by name instead.
+    """
+
+    id: str
+
+    org_id: str
+
+    name: str
+
+    address: str
+    """sshd's host:port"""
+
+    user: str
+
+    host_key: str
+    """the pinned host key, as authorized_keys writes it"""
+
+    host_key_fingerprint: Optional[str] = None
+    """its SHA256 fingerprint"""
+
+    docker_socket: Optional[str] = None
+
+    run_dir: Optional[str] = None
+
+    disk_dir: Optional[str] = None
+
+    idle_teardown_seconds: Optional[int] = None
+    """torn down after this long with no sandbox running on it; 0: never"""
+
+    teardown_command: Optional[str] = None
+    """run on the machine over SSH when it is torn down"""
+
+    cost_per_hour: Optional[float] = None
+    """credits each sandbox on it is billed per hour, per second, in place of the resource rate; 0:
+    the resource rate
+    """
+
+    state: HostState
+    """torn_down once torn down, until a sandbox runs there again (the next start connects again)"""
+
+    last_used_at: datetime.datetime
+    """when a sandbox last ran there (its registration, before any)"""
+
+    provider: str
+
+    created_by: str
+
+    created_at: datetime.datetime
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("id", "id", STR, True),
+        ("org_id", "org_id", STR, True),
+        ("name", "name", STR, True),
+        ("address", "address", STR, True),
+        ("user", "user", STR, True),
+        ("host_key", "host_key", STR, True),
+        ("host_key_fingerprint", "host_key_fingerprint", STR, False),
+        ("docker_socket", "docker_socket", STR, False),
+        ("run_dir", "run_dir", STR, False),
+        ("disk_dir", "disk_dir", STR, False),
+        ("idle_teardown_seconds", "idle_teardown_seconds", INT, False),
+        ("teardown_command", "teardown_command", STR, False),
+        ("cost_per_hour", "cost_per_hour", FLOAT, False),
+        ("state", "state", STR, True),
+        ("last_used_at", "last_used_at", TIME, True),
+        ("provider", "provider", STR, True),
+        ("created_by", "created_by", STR, True),
+        ("created_at", "created_at", TIME, True),
+    )
+
+
+@dataclass(kw_only=True)
+class HostList(Model):
+    """One page of machines. next_cursor is empty on the last page; pass it as ?cursor= to get the
+    next one.
+    """
+
+    items: List[Host]
+
+    next_cursor: Optional[str] = None
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("items", "items", ListOf(Ref("Host")), True),
+        ("next_cursor", "next_cursor", STR, False),
+    )
+
+
+@dataclass(kw_only=True)
+class AddHostRequest(Model):
+    """Registers a machine. The paths on the machine default to the ssh provider's
+    (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks).
+    """
+
+    name: str
+
+    address: str
+    """sshd's host or host:port (port 22 when left out)"""
+
+    user: str
+    """the account to log in as"""
+
+    private_key: str
+    """the private key to log in with (OpenSSH's format, unencrypted)"""
+
+    host_key: str
+    """the machine's host key, pinned: one line as authorized_keys writes it"""
+
+    docker_socket: Optional[str] = None
+
+    run_dir: Optional[str] = None
+
+    disk_dir: Optional[str] = None
+
+    idle_teardown: Optional[str] = None
+    """tear the machine down after this long with no sandbox running on it (a duration: 30m, 2h);
+    left out: never
+    """
+
+    teardown_command: Optional[str] = None
+    """a shell command run on the machine over SSH when it is torn down, e.g. to power it off"""
+
+    cost_per_hour: Optional[float] = None
+    """credits each sandbox on the machine is billed per hour (charged per second by the ledger) in
+    place of the resource rate; left out: the resource rate
+    """
+
+    WIRE: ClassVar[Sequence[Field]] = (
+        ("name", "name", STR, True),
+        ("address", "address", STR, True),
+        ("user", "user", STR, True),
+        ("private_key", "private_key", STR, True),
+        ("host_key", "host_key", STR, True),
+        ("docker_socket", "docker_socket", STR, False),
+        ("run_dir", "run_dir", STR, False),
+        ("disk_dir", "disk_dir", STR, False),
+        ("idle_teardown", "idle_teardown", STR, False),
+        ("teardown_command", "teardown_command", STR, False),
+        ("cost_per_hour", "cost_per_hour", FLOAT, False),
     )
 
 
@@ -4815,6 +4962,7 @@ mode none or open, where nothing would apply them, are refused: 400 network_rule
 __all__ = [
     "APIKey",
     "APIKeyList",
+    "AddHostRequest",
     "AddMemberRequest",
     "AddOrgMemberRequest",
     "AddOrgMemberRequestRole",
@@ -4874,6 +5022,9 @@ __all__ = [
     "GrantCreditsRequest",
     "HarnessInfo",
     "Health",
+    "Host",
+    "HostList",
+    "HostState",
     "ImageStatus",
     "ImageStatusList",
     "ImageStatusState",

@@ -737,6 +737,28 @@ export class Paddock {
   async execWorldMember(org: string, ws: string, id: string, member: string, req: ExecInput | string[]): Promise<ExecOutput> {
     return execOutput(await this.t.json<T.ExecResult>("POST", wsPath(org, ws, "worlds", id, "members", member, "exec"), { json: execBody(req) }));
   }
+
+  // Hosts: the machines an org brings.
+
+  /** Registers a machine for org; the server checks it first and never answers its key. */
+  addHost(org: string, req: T.AddHostRequest): Promise<T.Host> {
+    return this.t.json("POST", path("org", org, "hosts"), { json: req });
+  }
+
+  /** Lists one page of org's machines. */
+  listHosts(org: string, opts: T.ListOptions = {}): Promise<T.Page<T.Host>> {
+    return this.t.json("GET", path("org", org, "hosts"), { query: { ...opts } });
+  }
+
+  /** Returns org's machine called name. */
+  getHost(org: string, name: string): Promise<T.Host> {
+    return this.t.json("GET", path("org", org, "hosts", name));
+  }
+
+  /** Removes org's machine called name (409 host_in_use while a sandbox is on it). */
+  async removeHost(org: string, name: string): Promise<void> {
+    await this.t.json("DELETE", path("org", org, "hosts", name));
+  }
 }
 
 /** named makes a request of a bare name. */

@@ -2908,6 +2908,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/{org}/hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+            };
+            cookie?: never;
+        };
+        /** The org's machines, oldest first, without their keys. */
+        get: operations["listHosts"];
+        put?: never;
+        /**
+         * Register a machine for the org.
+         * @description The machine is checked before anything is stored: its host key must be the one pinned (422
+         *     ssh_host_key_changed, naming the key it showed), the key must log in (422 ssh_auth_failed), and its
+         *     Docker engine must answer through the connection (422 host_unreachable). 400 host_key_required when
+         *     nothing is pinned, invalid_host_key, invalid_host_private_key, invalid_host_name, invalid_host; 409
+         *     host_exists for a name the org has, or that one of the installation's providers has. The private key is
+         *     sealed with the secrets key and never returned. A runtime of the org then names the machine as its
+         *     provider (or metadata_json's runtime_backend).
+         */
+        post: operations["addHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/{org}/hosts/{host}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the machine's name in the org */
+                host: string;
+            };
+            cookie?: never;
+        };
+        /** A machine of the org. 404 host_not_found, for another org's too. */
+        get: operations["getHost"];
+        put?: never;
+        post?: never;
+        /** Remove a machine: the one who added it, or an admin (to others 404 host_not_found). 409 host_in_use while a sandbox is on it (starting, running or paused): archive or delete those runtimes first. Its connection closes; runtimes configured on it answer unknown_provider from then on. */
+        delete: operations["removeHost"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3217,6 +3270,76 @@ export interface components {
             template?: string;
             /** @description Start the runtime once the project is created. A start that fails leaves the project (and its idle or error runtime) and says why in the answer's start_error. */
             start?: boolean;
+        };
+        /** @description A machine an org registered. Its private key is never returned. provider is the name its runtimes' configurations hold (host-<id>); the org may name it by name instead. */
+        Host: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            org_id: string;
+            name: string;
+            /** @description sshd's host:port */
+            address: string;
+            user: string;
+            /** @description the pinned host key, as authorized_keys writes it */
+            host_key: string;
+            /** @description its SHA256 fingerprint */
+            host_key_fingerprint?: string;
+            docker_socket?: string;
+            run_dir?: string;
+            disk_dir?: string;
+            /** @description torn down after this long with no sandbox running on it; 0: never */
+            idle_teardown_seconds?: number;
+            /** @description run on the machine over SSH when it is torn down */
+            teardown_command?: string;
+            /**
+             * Format: double
+             * @description credits each sandbox on it is billed per hour, per second, in place of the resource rate; 0: the resource rate
+             */
+            cost_per_hour?: number;
+            /**
+             * @description torn_down once torn down, until a sandbox runs there again (the next start connects again)
+             * @enum {string}
+             */
+            state: "ready" | "torn_down";
+            /**
+             * Format: date-time
+             * @description when a sandbox last ran there (its registration, before any)
+             */
+            last_used_at: string;
+            provider: string;
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description One page of machines. next_cursor is empty on the last page; pass it as ?cursor= to get the next one. */
+        HostList: {
+            items: components["schemas"]["Host"][];
+            next_cursor?: string;
+        };
+        /** @description Registers a machine. The paths on the machine default to the ssh provider's (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks). */
+        AddHostRequest: {
+            name: string;
+            /** @description sshd's host or host:port (port 22 when left out) */
+            address: string;
+            /** @description the account to log in as */
+            user: string;
+            /** @description the private key to log in with (OpenSSH's format, unencrypted) */
+            private_key: string;
+            /** @description the machine's host key, pinned: one line as authorized_keys writes it */
+            host_key: string;
+            docker_socket?: string;
+            run_dir?: string;
+            disk_dir?: string;
+            /** @description tear the machine down after this long with no sandbox running on it (a duration: 30m, 2h); left out: never */
+            idle_teardown?: string;
+            /** @description a shell command run on the machine over SSH when it is torn down, e.g. to power it off */
+            teardown_command?: string;
+            /**
+             * Format: double
+             * @description credits each sandbox on the machine is billed per hour (charged per second by the ledger) in place of the resource rate; left out: the resource rate
+             */
+            cost_per_hour?: number;
         };
         /** @description Unset fields take the installation's defaults. */
         RuntimeConfig: {
@@ -10726,6 +10849,134 @@ export interface operations {
             422: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
+        };
+    };
+    listHosts: {
+        parameters: {
+            query?: {
+                /** @description next_cursor from the previous page */
+                cursor?: components["parameters"]["cursor"];
+                limit?: components["parameters"]["limit"];
+            };
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostList"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    addHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddHostRequest"];
+            };
+        };
+        responses: {
+            /** @description registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Host"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the machine's name in the org */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Host"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    removeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the org's name */
+                org: components["parameters"]["org"];
+                /** @description the machine's name in the org */
+                host: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
         };
     };
 }

@@ -61,6 +61,8 @@ export type APIError = S["Error"];
 export type RuntimeSecrets = S["RuntimeSecrets"];
 export type RuntimeSSH = S["RuntimeSSH"];
 export type Port = S["Port"];
+export type Host = S["Host"];
+export type AddHostRequest = S["AddHostRequest"];
 
 /** One page of a listing; nextCursor is "" (or absent) on the last page. */
 export interface Page<T> {

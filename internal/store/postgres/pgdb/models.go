@@ -126,6 +126,27 @@ type EgressDecision struct {
 	Refusal        string
 }
 
+type Host struct {
+	ID                  string
+	OrgID               string
+	Name                string
+	Address             string
+	SshUser             string
+	HostKey             string
+	KeyID               string
+	SealedKey           []byte
+	DockerSocket        string
+	RunDir              string
+	DiskDir             string
+	IdleTeardownSeconds int64
+	TeardownCommand     string
+	CostPerHourMicros   int64
+	State               string
+	LastUsedAt          time.Time
+	CreatedBy           string
+	CreatedAt           time.Time
+}
+
 type Invitation struct {
 	ID        string
 	OrgID     string

@@ -115,6 +115,27 @@ type EgressDecision struct {
 	Refusal        string
 }
 
+type Host struct {
+	ID                  string
+	OrgID               string
+	Name                string
+	Address             string
+	SshUser             string
+	HostKey             string
+	KeyID               string
+	SealedKey           []byte
+	DockerSocket        string
+	RunDir              string
+	DiskDir             string
+	IdleTeardownSeconds int64
+	TeardownCommand     string
+	CostPerHourMicros   int64
+	State               string
+	LastUsedAt          int64
+	CreatedBy           string
+	CreatedAt           int64
+}
+
 type Invitation struct {
 	ID        string
 	OrgID     string
