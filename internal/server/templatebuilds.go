@@ -12,7 +12,8 @@ import (
 // templateBuildsComponent builds templates' images from Dockerfiles on
 // the engine of the provider configured (the default one unless said),
 // within the configured limits; it mounts the build's and the builds'
-// routes.
+// routes. From its Start it fails, every minute, the builds a stopped
+// server left building past their time limit; its Close stops that.
 func (w *wiring) templateBuildsComponent() component.Registration {
 	return component.Def[*templatebuild.Service]{
 		Name:     buildsName,
@@ -42,6 +43,14 @@ func (w *wiring) templateBuildsComponent() component.Registration {
 			})
 			w.mount(api.TemplateBuilds(s))
 			return s, nil
+		},
+		Start: func(_ context.Context, s *templatebuild.Service) error {
+			s.StartSweeping()
+			return nil
+		},
+		Close: func(_ context.Context, s *templatebuild.Service) error {
+			s.Close()
+			return nil
 		},
 	}.Registration()
 }

@@ -53,6 +53,11 @@ type TemplateBuildQueries interface {
 	// ErrorCode, LogTail, UpdatedAt); a build that is not building is
 	// ErrConflict.
 	FinishTemplateBuild(ctx context.Context, b TemplateBuild) error
+	// FailStaleTemplateBuilds fails, with code, the builds still
+	// building that began before before: no server builds them any more
+	// (a build is stopped at its time limit, and one whose server died
+	// was never finished), and answers how many.
+	FailStaleTemplateBuilds(ctx context.Context, before, now time.Time, code string) (int64, error)
 	GetTemplateBuild(ctx context.Context, id string) (TemplateBuild, error)
 	// ListTemplateBuilds lists a workspace's builds, oldest first; only
 	// template's when it is not "".

@@ -70,7 +70,12 @@ type Config struct {
 }
 
 // Service builds templates' images.
-type Service struct{ cfg Config }
+type Service struct {
+	cfg Config
+	// stop and done end the sweeps (sweep.go).
+	stop context.CancelFunc
+	done chan struct{}
+}
 
 // New returns a Service with cfg's zero limits defaulted.
 func New(cfg Config) *Service {

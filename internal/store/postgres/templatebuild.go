@@ -49,6 +49,12 @@ func (q *queries) FinishTemplateBuild(ctx context.Context, b store.TemplateBuild
 	return classify("finish template build", resBuild, err)
 }
 
+// FailStaleTemplateBuilds fails the builds left building since before.
+func (q *queries) FailStaleTemplateBuilds(ctx context.Context, before, now time.Time, code string) (int64, error) {
+	n, err := q.q.FailStaleTemplateBuilds(ctx, pgdb.FailStaleTemplateBuildsParams{ErrorCode: code, UpdatedAt: now, Before: before})
+	return n, classify("fail stale template builds", resBuild, err)
+}
+
 // GetTemplateBuild returns the build id.
 func (q *queries) GetTemplateBuild(ctx context.Context, id string) (store.TemplateBuild, error) {
 	b, err := q.q.GetTemplateBuild(ctx, id)

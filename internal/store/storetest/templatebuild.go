@@ -65,6 +65,23 @@ func testTemplateBuilds(t *testing.T, s store.Store) {
 		t.Fatalf("ended building: err = %v, want invalid argument", err)
 	}
 
+	// A build left building since before c began is failed; c, begun
+	// since, and the finished a are left alone.
+	failedAt := f.next()
+	n, err := s.FailStaleTemplateBuilds(ctx, c.CreatedAt, failedAt, "build_interrupted")
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("stale builds failed: %d, want 1 (b)", n)
+	}
+	got, err = s.GetTemplateBuild(ctx, b.ID)
+	must(t, err)
+	if got.State != store.BuildFailed || got.ErrorCode != "build_interrupted" || !got.UpdatedAt.Equal(ts(failedAt)) {
+		t.Fatalf("the stale build: %+v, want failed build_interrupted at %v", got, ts(failedAt))
+	}
+	if got, err = s.GetTemplateBuild(ctx, c.ID); err != nil || got.State != store.BuildBuilding {
+		t.Fatalf("a build begun since: %+v, %v; want building", got, err)
+	}
+
 	testOrgImages(t, f, w, o, o2, a, c)
 }
 

@@ -36,3 +36,7 @@ UPDATE templates SET config = sqlc.arg(config) WHERE id = sqlc.arg(id);
 -- name: CountImageUsers :one
 SELECT ((SELECT COUNT(*) FROM runtimes r WHERE r.org_id = sqlc.arg(org_id) AND (r.config::jsonb ->> 'image') = sqlc.arg(image)::text)
       + (SELECT COUNT(*) FROM templates t WHERE t.org_id = sqlc.arg(org_id) AND (t.config::jsonb ->> 'image') = sqlc.arg(image)::text))::bigint AS users;
+
+-- name: FailStaleTemplateBuilds :execrows
+UPDATE template_builds SET state = 'failed', error_code = sqlc.arg(error_code), updated_at = sqlc.arg(updated_at)
+WHERE state = 'building' AND created_at < sqlc.arg(before);

@@ -104,6 +104,25 @@ func (q *Queries) DeleteOrgImage(ctx context.Context, arg DeleteOrgImageParams) 
 	return result.RowsAffected()
 }
 
+const failStaleTemplateBuilds = `-- name: FailStaleTemplateBuilds :execrows
+UPDATE template_builds SET state = 'failed', error_code = ?1, updated_at = ?2
+WHERE state = 'building' AND created_at < ?3
+`
+
+type FailStaleTemplateBuildsParams struct {
+	ErrorCode string
+	UpdatedAt int64
+	Before    int64
+}
+
+func (q *Queries) FailStaleTemplateBuilds(ctx context.Context, arg FailStaleTemplateBuildsParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, failStaleTemplateBuilds, arg.ErrorCode, arg.UpdatedAt, arg.Before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const finishTemplateBuild = `-- name: FinishTemplateBuild :execrows
 UPDATE template_builds SET state = ?1, digest = ?2, size_bytes = ?3,
     error_code = ?4, log_tail = ?5, updated_at = ?6
