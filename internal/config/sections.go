@@ -166,6 +166,7 @@ type TasksConfig struct{}
 // WorkflowsConfig is workflows' (none: a workflow's definition bounds
 // its own steps, and its runs run on the holder of the workflows lease).
 type WorkflowsConfig struct{}
+
 // WorldsConfig is worlds' (none: a request names its members, the
 // provider makes the network).
 type WorldsConfig struct{}

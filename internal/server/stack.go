@@ -217,8 +217,10 @@ func (s *Stack) Workflows() *workflow.Service {
 	}
 	return p.svc
 }
+
 // Worlds is the worlds component's service.
 func (s *Stack) Worlds() *world.Service { return getAs[*world.Service](s.set, worldsName) }
+
 // Hosts keeps the machines orgs brought.
 func (s *Stack) Hosts() *host.Service { return getAs[*host.Service](s.set, hostsName) }
 
