@@ -86,6 +86,10 @@ func TestHostRegistrationChecksTheMachine(t *testing.T) {
 		{"no engine there", func(r *client.AddHostRequest) { r.DockerSocket = "/nonexistent.sock" }, 422, "host_unreachable"},
 		{"a name of the installation's providers", func(r *client.AddHostRequest) { r.Name = env.Provider.Name() }, 409, "host_exists"},
 		{"a name like a provider's", func(r *client.AddHostRequest) { r.Name = "host-x" }, 400, "invalid_host_name"},
+		{"this server's loopback", func(r *client.AddHostRequest) { r.Address = strings.TrimPrefix(env.URL, "http://") }, 422, "host_address_refused"},
+		{"the metadata service", func(r *client.AddHostRequest) { r.Address = "169.254.169.254" }, 422, "host_address_refused"},
+		{"a name for loopback", func(r *client.AddHostRequest) { r.Address = "localhost:22" }, 422, "host_address_refused"},
+		{"this host's own end of the pair", func(r *client.AddHostRequest) { r.Address = m.LocalIP + ":22" }, 422, "host_address_refused"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := addHostRequest(t, m, "box")

@@ -8,6 +8,7 @@ package host
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ const (
 	CodeUnreachable     = "host_unreachable"
 	CodeInUse           = "host_in_use"
 	CodeUnavailable     = "host_unavailable"
+	CodeAddressRefused  = "host_address_refused"
 )
 
 // CheckTimeout bounds registration's check of the connection.
@@ -53,6 +55,8 @@ type Config struct {
 	PullImages bool
 	Logger     *slog.Logger
 	Now        func() time.Time
+	// Resolve looks a machine's name up (nil: the system's resolver).
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Service registers, lists and removes machines, and keeps their

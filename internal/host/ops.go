@@ -51,6 +51,9 @@ func (s *Service) Add(ctx context.Context, orgID, createdBy string, spec Spec) (
 	} else if !errdefs.IsNotFound(err) {
 		return h, err
 	}
+	if h.Address, err = s.pinAddress(ctx, h.Address); err != nil {
+		return h, err
+	}
 	p, err := s.provider(h, spec.PrivateKey)
 	if err != nil {
 		return h, err

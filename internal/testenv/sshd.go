@@ -28,6 +28,8 @@ type SSHHost struct {
 	Engine *Dockerd
 	// Addr is sshd's address (ip:22 on the namespace's end of the pair).
 	Addr string
+	// LocalIP is this host's end of the pair.
+	LocalIP string
 	// KeyFile is root's private key there; HostKey the host key's public
 	// half as authorized_keys writes it.
 	KeyFile string
@@ -105,6 +107,7 @@ func (h *SSHHost) link(t testing.TB, pid int) string {
 		}
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", h.veth).Run() })
+	h.LocalIP = local
 	return remote
 }
 
