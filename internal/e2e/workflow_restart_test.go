@@ -66,3 +66,63 @@ func TestWorkflowResumesAfterRestart(t *testing.T) {
 	}
 	s.stop(t)
 }
+
+// TestWorkflowTaskStepAfterRestart: a task step whose server is killed
+// while its task runs resumes after the restart. The task the step made
+// is on the run from the moment it is made; the restarted server's
+// reconciliation ended it as interrupted, so the resumed step makes a
+// new one (a task still going on elsewhere would be waited for instead),
+// and the step and the run succeed with the new task's outcome.
+func TestWorkflowTaskStepAfterRestart(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	bin := testenv.Binary(t, "paddock")
+	shim := testenv.Binary(t, "paddock-shim")
+	instance := testenv.Instance(t)
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
+	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
+	const key = "pdk_00000000000000000000000000000000000000000000c0de"
+	start := func() *server {
+		return serveIn(t, bin, shim, data, runDir, instance, key, "PADDOCK_REPLICA_ID=workflow-task-restart")
+	}
+	s := start()
+	c := sdkFor(t, s, key)
+	ctx := t.Context()
+	rt := crashRuntimes(t, c, 1)[0]
+	_, err := c.CreateWorkflow(ctx, "acme", "dev", rt, pc.CreateWorkflowRequest{Name: "eval", Steps: []pc.WorkflowStep{
+		{Name: "run", Type: pc.StepTask, Argv: sh("sleep 3; echo task-done")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	testenv.WaitFor(t, "the task step's task to run", func() bool {
+		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "eval")
+		if err != nil || wf.LastRun.Steps[0].TaskID == "" {
+			return false
+		}
+		first = wf.LastRun.Steps[0].TaskID
+		tk, err := c.GetTask(ctx, "acme", "dev", first)
+		return err == nil && tk.Status == pc.TaskRunning
+	})
+	s.kill(t)
+
+	s = start()
+	c = sdkFor(t, s, key)
+	var run pc.WorkflowRun
+	testenv.WaitFor(t, "the resumed run to end", func() bool {
+		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "eval")
+		if err != nil {
+			return false
+		}
+		run = *wf.LastRun
+		return pc.WorkflowDone(run.Status)
+	})
+	st := run.Steps[0]
+	if run.Status != pc.WorkflowSucceeded || st.Attempts != 2 || st.TaskID == first || st.Stdout != "task-done\n" {
+		t.Fatalf("the resumed run: %+v\n%s", run, s.logs)
+	}
+	if tk, err := c.GetTask(ctx, "acme", "dev", first); err != nil || tk.Status != pc.TaskFailed {
+		t.Fatalf("the interrupted task: %+v, %v", tk, err)
+	}
+	s.stop(t)
+}

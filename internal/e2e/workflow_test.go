@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/cli/clitest"
+	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
@@ -329,5 +330,64 @@ steps:
 	clitest.MustRun(t, env, "workflow", "rm", "p1", "long")
 	if r := e.env.Do(t, "GET", e.rtPath+"/workflows/long", nil); r.Status != 404 {
 		t.Fatalf("the removed workflow: %d", r.Status)
+	}
+}
+
+// TestWorkflowCancelThroughAnotherReplica: two servers on one store; the
+// first holds the workflows lease and runs a long step. A cancel through
+// the second, which runs no workflow, answers the run cancelled, and the
+// first stops the step at its loop's next poll: the step's process is
+// killed.
+func TestWorkflowCancelThroughAnotherReplica(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	instance := testenv.Instance(t)
+	dir := t.TempDir()
+	opts := servertest.Options{DataDir: dir, Instance: instance, Image: testenv.TestImage, NewOrgMicros: 1_000_000_000}
+	opts.Provider = testenv.DockerProvider(t, instance)
+	a := servertest.New(t, opts)
+	holds := func(env *servertest.Env) bool {
+		var r pc.Readiness
+		env.Must(t, 200, "GET", "/readyz", nil).Decode(t, &r)
+		for _, l := range r.Leases {
+			if l.Name == "workflows" {
+				return l.Held
+			}
+		}
+		return false
+	}
+	testenv.WaitFor(t, "the first server to hold the workflows lease", func() bool { return holds(a) })
+	opts.Provider = testenv.DockerProvider(t, instance)
+	b := servertest.New(t, opts)
+	if holds(b) {
+		t.Fatal("the second server holds the workflows lease too")
+	}
+	a.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})
+	a.Must(t, 201, "POST", "/api/v1/org/acme/ws", pc.CreateWorkspaceRequest{Name: "dev"})
+	var p pc.Project
+	a.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", pc.CreateProjectRequest{Name: "p1"}).Decode(t, &p)
+	rtPath := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	a.Must(t, 200, "POST", rtPath+"/start", nil)
+	a.Must(t, 201, "POST", rtPath+"/workflows", pc.CreateWorkflowRequest{Name: "long", Steps: []pc.WorkflowStep{
+		{Name: "sleep", Type: pc.StepExec, Argv: sh("sleep 301")},
+	}})
+	testenv.WaitFor(t, "the sleep step to run", func() bool {
+		var wf pc.Workflow
+		b.Must(t, 200, "GET", rtPath+"/workflows/long", nil).Decode(t, &wf)
+		return wf.LastRun.Steps[0].Status == pc.StepRunning
+	})
+	var run pc.WorkflowRun
+	b.Must(t, 200, "POST", rtPath+"/workflows/long/cancel", nil).Decode(t, &run)
+	if run.Status != pc.WorkflowCancelled || run.Steps[0].Status != pc.StepCancelled {
+		t.Fatalf("the cancelled run: %+v", run)
+	}
+	testenv.WaitFor(t, "the step's process to be killed", func() bool {
+		var res pc.ExecResult
+		a.Must(t, 200, "POST", rtPath+"/exec", pc.ExecRequest{Argv: sh(`for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline; echo; done 2>/dev/null | grep -c "^sleep 301"`)}).Decode(t, &res)
+		return string(res.Stdout) == "0\n"
+	})
+	var wf pc.Workflow
+	a.Must(t, 200, "GET", rtPath+"/workflows/long", nil).Decode(t, &wf)
+	if wf.LastRun.Status != pc.WorkflowCancelled {
+		t.Fatalf("the run after its runner stopped: %+v", wf.LastRun)
 	}
 }

@@ -45,7 +45,10 @@ type WorkflowRun struct {
 	WorkspaceID string
 	Status      string
 	State       json.RawMessage
-	CreatedAt   time.Time
+	// Version is the run's as read (1 when made); each write that lands
+	// moves it on by one.
+	Version   int64
+	CreatedAt time.Time
 }
 
 // WorkflowQueries keep workflows and their runs (migration 0021).
@@ -72,7 +75,8 @@ type WorkflowQueries interface {
 	// ListWorkflowRuns lists a workflow's runs, newest first.
 	ListWorkflowRuns(ctx context.Context, workflowID string, page Page) ([]WorkflowRun, string, error)
 	// UpdateWorkflowRun writes r's status and state when the stored run
-	// is still in status from, and reports whether it was.
+	// is still in status from at r.Version, moving its version on, and
+	// reports whether it was.
 	UpdateWorkflowRun(ctx context.Context, r WorkflowRun, from string) (bool, error)
 	// ListUnfinishedWorkflowRuns lists every pending or running run of
 	// the installation, oldest first.

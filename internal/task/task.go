@@ -176,6 +176,12 @@ func (s *Service) Close() error {
 	return nil
 }
 
+// Interrupted reports whether t ended because the server running it
+// stopped, not by its own outcome or a caller's cancel.
+func Interrupted(t Task) bool {
+	return t.Status == store.TaskFailed && t.Result.Error == reasonRestarted
+}
+
 // Decode reads a stored task's documents.
 func Decode(t store.Task) (Task, error) {
 	out := Task{Task: t}

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/store"
@@ -9,19 +10,39 @@ import (
 
 // Cancel cancels w's run (its newest when id is ""): its step running is
 // cancelled, and the steps after it skipped. The run's answer waits for
-// its runner here to stop the step (an exec step's process is killed, a
-// task step's task cancelled). A run that has ended answers 409
-// workflow_run_finished. Runs started later by the schedule still run.
+// its runner here, if it runs here, to stop the step (an exec step's
+// process is killed, a task step's task cancelled); a runner on another
+// replica stops it at its loop's next poll (stopCancelled). A run that
+// has ended answers 409 workflow_run_finished. Runs started later by the
+// schedule still run.
 func (s *Service) Cancel(ctx context.Context, w Workflow, id string) (Run, error) {
-	run, err := s.pick(ctx, w, id)
-	if err != nil {
-		return run, err
+	for range cancelTries {
+		run, err := s.pick(ctx, w, id)
+		if err != nil {
+			return run, err
+		}
+		if store.WorkflowFinal(run.Status) {
+			return run, errdefs.Conflict(CodeFinished, "run %s of workflow %s has ended (%s); there is nothing to cancel", run.ID, w.Name, run.Status)
+		}
+		id = run.ID
+		ok, err := s.save(ctx, cancelled(run, s.now()), run.Status)
+		if err != nil {
+			return run, err
+		}
+		if !ok {
+			continue // it moved on meanwhile: decide again
+		}
+		s.stopRunner(ctx, run.ID)
+		return s.RunOf(ctx, w, run.ID)
 	}
-	if store.WorkflowFinal(run.Status) {
-		return run, errdefs.Conflict(CodeFinished, "run %s of workflow %s has ended (%s); there is nothing to cancel", run.ID, w.Name, run.Status)
-	}
-	from := run.Status
-	now := s.now()
+	return Run{}, errdefs.Unavailable("workflow_run_busy", "run %s of workflow %s kept changing; cancel it again", id, w.Name)
+}
+
+// cancelTries bounds how often Cancel decides again on a run that moved.
+const cancelTries = 20
+
+// cancelled is run as a cancel leaves it, at now.
+func cancelled(run Run, now time.Time) *Run {
 	for i := range run.State.Steps {
 		switch st := &run.State.Steps[i]; st.Status {
 		case StepRunning:
@@ -31,20 +52,45 @@ func (s *Service) Cancel(ctx context.Context, w Workflow, id string) (Run, error
 		}
 	}
 	run.Status, run.State.FinishedAt = store.WorkflowCancelled, now
-	if !s.write(ctx, &run, from) {
-		return s.Cancel(ctx, w, run.ID) // it moved on meanwhile: decide again
-	}
+	return &run
+}
+
+// stopRunner cancels the runner of run id here, if any, and waits for it
+// to stop (or for ctx).
+func (s *Service) stopRunner(ctx context.Context, id string) {
 	s.mu.Lock()
-	r := s.running[run.ID]
+	r := s.running[id]
 	s.mu.Unlock()
-	if r != nil {
-		r.cancel(errCancelled)
-		select {
-		case <-r.done:
-		case <-ctx.Done():
+	if r == nil {
+		return
+	}
+	r.cancel(errCancelled)
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+	}
+}
+
+// stopCancelled stops the runners here whose run has ended in the store:
+// cancelled through another replica.
+func (s *Service) stopCancelled(ctx context.Context) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.running))
+	for id := range s.running {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		row, err := s.store.GetWorkflowRun(ctx, id)
+		if err == nil && store.WorkflowFinal(row.Status) {
+			s.mu.Lock()
+			r := s.running[id]
+			s.mu.Unlock()
+			if r != nil {
+				r.cancel(errCancelled)
+			}
 		}
 	}
-	return s.RunOf(ctx, w, run.ID)
 }
 
 // pick is w's run id, or its newest for "".

@@ -156,7 +156,7 @@ func newRun(w Workflow, at time.Time) (Run, error) {
 		st.Steps = append(st.Steps, StepState{Name: step.Name, Type: step.Type, Status: StepPending})
 	}
 	run := Run{WorkflowRun: store.WorkflowRun{ID: uuid.NewString(), WorkflowID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID,
-		Status: store.WorkflowPending, CreatedAt: at}, State: st}
+		Status: store.WorkflowPending, Version: 1, CreatedAt: at}, State: st}
 	return run, run.encode()
 }
 

@@ -15,7 +15,7 @@ var errCancelled = errors.New("workflow run cancelled")
 // workflows lease, so one replica runs them. Every Poll (or at once when
 // a workflow is made here) it starts the runs a schedule has made due and
 // runs every pending run and every run left running (resumed where it
-// stopped). When ctx ends (the lease lost, the server stopping) the runs
+// stopped), and stops its runners whose run was cancelled elsewhere. When ctx ends (the lease lost, the server stopping) the runs
 // here stop where they are, their state left for the next holder, and
 // Loop returns once they have.
 func (s *Service) Loop(ctx context.Context) {
@@ -25,6 +25,7 @@ func (s *Service) Loop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		s.scheduleDue(ctx)
+		s.stopCancelled(ctx)
 		s.startUnfinished(ctx, &wg)
 		select {
 		case <-ctx.Done():

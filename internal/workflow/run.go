@@ -47,12 +47,15 @@ func (s *Service) steps(ctx context.Context, w Workflow, run Run) {
 			break
 		}
 		step := w.Spec.Steps[i]
-		attempts := st.Attempts
-		*st = StepState{Name: step.Name, Type: step.Type, Status: StepRunning, Attempts: attempts + 1, StartedAt: s.now()}
+		attempts, taskID := st.Attempts, ""
+		if st.Status == StepRunning && step.Type == StepTask {
+			taskID = st.TaskID // cut short: wait for its task, not another
+		}
+		*st = StepState{Name: step.Name, Type: step.Type, Status: StepRunning, Attempts: attempts + 1, StartedAt: s.now(), TaskID: taskID}
 		if !s.write(ctx, &run, store.WorkflowRunning) {
 			return
 		}
-		s.step(ctx, w, step, st)
+		s.step(ctx, w, step, st, func() bool { return s.write(ctx, &run, store.WorkflowRunning) })
 		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errCancelled) {
 			return // cut short: resumed from this step
 		}
@@ -88,16 +91,25 @@ func (s *Service) end(ctx context.Context, run *Run, from int, status, was strin
 
 // write stores run from the status it was decided on and reports
 // whether it landed; one that did not was cancelled meanwhile (or is
-// run by another holder), and its runner stops.
+// run by another holder), and its runner stops. An error is logged and
+// reads as not landed.
 func (s *Service) write(ctx context.Context, run *Run, from string) bool {
-	if err := run.encode(); err != nil {
-		s.logError(ctx, "encoding a workflow run", run.ID, err)
-		return false
-	}
-	ok, err := s.store.UpdateWorkflowRun(context.WithoutCancel(ctx), run.WorkflowRun, from)
+	ok, err := s.save(ctx, run, from)
 	if err != nil {
 		s.logError(ctx, "recording a workflow run", run.ID, err)
-		return false
 	}
 	return ok
+}
+
+// save stores run if the stored run is still in status from at the
+// version run was read at, and moves run's version on when it landed.
+func (s *Service) save(ctx context.Context, run *Run, from string) (bool, error) {
+	if err := run.encode(); err != nil {
+		return false, err
+	}
+	ok, err := s.store.UpdateWorkflowRun(context.WithoutCancel(ctx), run.WorkflowRun, from)
+	if ok {
+		run.Version++
+	}
+	return ok, err
 }

@@ -15,9 +15,10 @@ import (
 )
 
 // step runs one step of w on its runtime and records what came of it in
-// st: its status (succeeded or failed) and output. The caller looks at
-// ctx for a cancel or a stop.
-func (s *Service) step(ctx context.Context, w Workflow, step Step, st *StepState) {
+// st: its status (succeeded or failed) and output. save stores the run as
+// st now says (a task step's task, once made), and reports whether it
+// landed. The caller looks at ctx for a cancel or a stop.
+func (s *Service) step(ctx context.Context, w Workflow, step Step, st *StepState, save func() bool) {
 	rt, err := s.store.GetRuntime(ctx, w.RuntimeID)
 	if err != nil {
 		s.fail(st, err)
@@ -29,7 +30,7 @@ func (s *Service) step(ctx context.Context, w Workflow, step Step, st *StepState
 	case StepPrompt:
 		s.prompt(ctx, rt, step, st)
 	case StepTask:
-		s.task(ctx, rt, step, st)
+		s.task(ctx, rt, step, st, save)
 	}
 }
 
@@ -145,16 +146,34 @@ func (s *Service) prompt(ctx context.Context, rt store.Runtime, step Step, st *S
 }
 
 // task runs a task step as one evaluation task made from the runtime's
-// configuration (a sandbox of its own) and waits for it to end.
-func (s *Service) task(ctx context.Context, rt store.Runtime, step Step, st *StepState) {
+// configuration (a sandbox of its own) and waits for it to end. The task
+// is recorded on the run as soon as it is made, so a step cut short
+// while its task goes on (the lease moved to another replica) waits for
+// that task when it resumes instead of making (and billing) another; a
+// task its server's stop ended is made again; one made but not recorded
+// is cancelled.
+func (s *Service) task(ctx context.Context, rt store.Runtime, step Step, st *StepState, save func() bool) {
 	ws := store.Workspace{ID: rt.WorkspaceID, OrgID: rt.OrgID}
-	_, tasks, err := s.tasks.Create(ctx, ws, task.Request{Source: rt, Argv: step.Argv, Prompt: step.Prompt, Harness: step.Harness,
-		Model: step.Model, Score: step.Score, Timeout: time.Duration(step.TimeoutSeconds) * time.Second, Count: 1})
-	if err != nil {
-		s.fail(st, err)
-		return
+	if st.TaskID != "" {
+		// Resumed: wait for the task the step made, unless the server
+		// running it stopped, which ended it without an outcome.
+		if tk, err := s.tasks.Get(ctx, ws, st.TaskID); err == nil && task.Interrupted(tk) {
+			st.TaskID = ""
+		}
 	}
-	st.TaskID = tasks[0].ID
+	if st.TaskID == "" {
+		_, tasks, err := s.tasks.Create(ctx, ws, task.Request{Source: rt, Argv: step.Argv, Prompt: step.Prompt, Harness: step.Harness,
+			Model: step.Model, Score: step.Score, Timeout: time.Duration(step.TimeoutSeconds) * time.Second, Count: 1})
+		if err != nil {
+			s.fail(st, err)
+			return
+		}
+		st.TaskID = tasks[0].ID
+		if !save() {
+			_, _ = s.tasks.Cancel(context.WithoutCancel(ctx), ws, st.TaskID)
+			return
+		}
+	}
 	t := time.NewTicker(s.poll / 2)
 	defer t.Stop()
 	for {

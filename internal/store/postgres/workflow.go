@@ -19,7 +19,7 @@ func toWorkflow(w pgdb.Workflow) store.Workflow {
 
 func toWorkflowRun(r pgdb.WorkflowRun) store.WorkflowRun {
 	return store.WorkflowRun{ID: r.ID, WorkflowID: r.WorkflowID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID,
-		Status: r.Status, State: json.RawMessage(r.State), CreatedAt: r.CreatedAt.UTC()}
+		Status: r.Status, State: json.RawMessage(r.State), Version: r.Version, CreatedAt: r.CreatedAt.UTC()}
 }
 
 // CreateWorkflow inserts w.
@@ -90,12 +90,13 @@ func (q *queries) ListWorkflowRuns(ctx context.Context, workflowID string, page 
 		}, toWorkflowRun, func(r store.WorkflowRun) (time.Time, string) { return r.CreatedAt, r.ID })
 }
 
-// UpdateWorkflowRun writes r's status and state if it is still in from.
+// UpdateWorkflowRun writes r's status and state if it is still in from
+// at r.Version.
 func (q *queries) UpdateWorkflowRun(ctx context.Context, r store.WorkflowRun, from string) (bool, error) {
 	if err := dialect.CheckWorkflowRun(r); err != nil {
 		return false, err
 	}
-	n, err := q.q.UpdateWorkflowRun(ctx, pgdb.UpdateWorkflowRunParams{Status: r.Status, State: string(r.State), ID: r.ID, FromStatus: from})
+	n, err := q.q.UpdateWorkflowRun(ctx, pgdb.UpdateWorkflowRunParams{Status: r.Status, State: string(r.State), ID: r.ID, FromStatus: from, Version: r.Version})
 	return n == 1, classify("update workflow run", dialect.WorkflowRun, err)
 }
 

@@ -19,7 +19,7 @@ func toWorkflow(w litedb.Workflow) store.Workflow {
 
 func toWorkflowRun(r litedb.WorkflowRun) store.WorkflowRun {
 	return store.WorkflowRun{ID: r.ID, WorkflowID: r.WorkflowID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID,
-		Status: r.Status, State: json.RawMessage(r.State), CreatedAt: fromMicro(r.CreatedAt)}
+		Status: r.Status, State: json.RawMessage(r.State), Version: r.Version, CreatedAt: fromMicro(r.CreatedAt)}
 }
 
 // CreateWorkflow inserts w.
@@ -99,12 +99,13 @@ func (q *queries) ListWorkflowRuns(ctx context.Context, workflowID string, page 
 		}, total(toWorkflowRun), func(r store.WorkflowRun) (time.Time, string) { return r.CreatedAt, r.ID })
 }
 
-// UpdateWorkflowRun writes r's status and state if it is still in from.
+// UpdateWorkflowRun writes r's status and state if it is still in from
+// at r.Version.
 func (q *queries) UpdateWorkflowRun(ctx context.Context, r store.WorkflowRun, from string) (bool, error) {
 	if err := dialect.CheckWorkflowRun(r); err != nil {
 		return false, err
 	}
-	n, err := q.wq.UpdateWorkflowRun(ctx, litedb.UpdateWorkflowRunParams{Status: r.Status, State: string(r.State), ID: r.ID, FromStatus: from})
+	n, err := q.wq.UpdateWorkflowRun(ctx, litedb.UpdateWorkflowRunParams{Status: r.Status, State: string(r.State), ID: r.ID, FromStatus: from, Version: r.Version})
 	return n == 1, classify("update workflow run", dialect.WorkflowRun, err)
 }
 

@@ -26,7 +26,7 @@ func (f *fixture) workflow(rt store.Runtime, name string, next time.Time) store.
 func (f *fixture) workflowRun(w store.Workflow) store.WorkflowRun {
 	f.t.Helper()
 	r := store.WorkflowRun{ID: uuid.NewString(), WorkflowID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID,
-		Status: store.WorkflowPending, State: json.RawMessage(`{"v":1}`), CreatedAt: f.next()}
+		Status: store.WorkflowPending, State: json.RawMessage(`{"v":1}`), Version: 1, CreatedAt: f.next()}
 	must(f.t, f.s.CreateWorkflowRun(f.ctx, r))
 	r.CreatedAt = ts(r.CreatedAt)
 	return r
@@ -108,9 +108,21 @@ func testWorkflowRuns(t *testing.T, f *fixture, a, b store.Workflow) {
 	if ok, err := s.UpdateWorkflowRun(ctx, stale, store.WorkflowPending); err != nil || ok {
 		t.Fatalf("an update from a status the run left: %v, %v", ok, err)
 	}
+	// A write decided on an older version does not land, even from the
+	// status the run is in: the version fences writers.
+	older := r1
+	older.State = json.RawMessage(`{"v":1,"steps":[{"status":"cancelled"}]}`)
+	if ok, err := s.UpdateWorkflowRun(ctx, older, store.WorkflowRunning); err != nil || ok {
+		t.Fatalf("an update from the version the run left: %v, %v", ok, err)
+	}
+	r1.Version++
 	got, err := s.GetWorkflowRun(ctx, r1.ID)
 	must(t, err)
 	equal(t, "updated run", got, r1)
+	if ok, err := s.UpdateWorkflowRun(ctx, r1, store.WorkflowRunning); err != nil || !ok {
+		t.Fatalf("an update from the stored status and version: %v, %v", ok, err)
+	}
+	r1.Version++
 	r2.Status = store.WorkflowSucceeded
 	_, err = s.UpdateWorkflowRun(ctx, r2, store.WorkflowPending)
 	must(t, err)

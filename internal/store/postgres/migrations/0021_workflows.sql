@@ -26,6 +26,9 @@ CREATE TABLE workflow_runs (
     workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     status       TEXT NOT NULL,
     state        TEXT NOT NULL,
+    -- version fences writes: each lands only on the version it read
+    -- (a cancel against a runner, an old lease holder against a new one).
+    version      BIGINT NOT NULL DEFAULT 1,
     created_at   TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX workflow_runs_workflow ON workflow_runs (workflow_id, created_at, id);

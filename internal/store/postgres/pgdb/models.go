@@ -387,6 +387,7 @@ type WorkflowRun struct {
 	WorkspaceID string
 	Status      string
 	State       string
+	Version     int64
 	CreatedAt   time.Time
 }
 

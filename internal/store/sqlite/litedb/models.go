@@ -376,6 +376,7 @@ type WorkflowRun struct {
 	WorkspaceID string
 	Status      string
 	State       string
+	Version     int64
 	CreatedAt   int64
 }
 

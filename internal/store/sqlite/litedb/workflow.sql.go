@@ -102,7 +102,7 @@ func (q *Queries) GetWorkflow(ctx context.Context, id string) (Workflow, error) 
 }
 
 const getWorkflowRun = `-- name: GetWorkflowRun :one
-SELECT id, workflow_id, org_id, workspace_id, status, state, created_at FROM workflow_runs WHERE id = ?
+SELECT id, workflow_id, org_id, workspace_id, status, state, version, created_at FROM workflow_runs WHERE id = ?
 `
 
 func (q *Queries) GetWorkflowRun(ctx context.Context, id string) (WorkflowRun, error) {
@@ -115,6 +115,7 @@ func (q *Queries) GetWorkflowRun(ctx context.Context, id string) (WorkflowRun, e
 		&i.WorkspaceID,
 		&i.Status,
 		&i.State,
+		&i.Version,
 		&i.CreatedAt,
 	)
 	return i, err
@@ -157,7 +158,7 @@ func (q *Queries) ListDueWorkflows(ctx context.Context, at *int64) ([]Workflow, 
 }
 
 const listUnfinishedWorkflowRuns = `-- name: ListUnfinishedWorkflowRuns :many
-SELECT id, workflow_id, org_id, workspace_id, status, state, created_at FROM workflow_runs WHERE status IN ('pending', 'running') ORDER BY created_at, id
+SELECT id, workflow_id, org_id, workspace_id, status, state, version, created_at FROM workflow_runs WHERE status IN ('pending', 'running') ORDER BY created_at, id
 `
 
 func (q *Queries) ListUnfinishedWorkflowRuns(ctx context.Context) ([]WorkflowRun, error) {
@@ -176,6 +177,7 @@ func (q *Queries) ListUnfinishedWorkflowRuns(ctx context.Context) ([]WorkflowRun
 			&i.WorkspaceID,
 			&i.Status,
 			&i.State,
+			&i.Version,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err
@@ -192,7 +194,7 @@ func (q *Queries) ListUnfinishedWorkflowRuns(ctx context.Context) ([]WorkflowRun
 }
 
 const listWorkflowRuns = `-- name: ListWorkflowRuns :many
-SELECT id, workflow_id, org_id, workspace_id, status, state, created_at FROM workflow_runs
+SELECT id, workflow_id, org_id, workspace_id, status, state, version, created_at FROM workflow_runs
 WHERE workflow_id = ?1
   AND (CAST(?2 AS INTEGER) IS NULL
        OR (created_at, id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT)))
@@ -228,6 +230,7 @@ func (q *Queries) ListWorkflowRuns(ctx context.Context, arg ListWorkflowRunsPara
 			&i.WorkspaceID,
 			&i.Status,
 			&i.State,
+			&i.Version,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err
@@ -316,8 +319,8 @@ func (q *Queries) SetWorkflowNextRun(ctx context.Context, arg SetWorkflowNextRun
 }
 
 const updateWorkflowRun = `-- name: UpdateWorkflowRun :execrows
-UPDATE workflow_runs SET status = ?1, state = ?2
-WHERE id = ?3 AND status = ?4
+UPDATE workflow_runs SET status = ?1, state = ?2, version = version + 1
+WHERE id = ?3 AND status = ?4 AND version = ?5
 `
 
 type UpdateWorkflowRunParams struct {
@@ -325,6 +328,7 @@ type UpdateWorkflowRunParams struct {
 	State      string
 	ID         string
 	FromStatus string
+	Version    int64
 }
 
 func (q *Queries) UpdateWorkflowRun(ctx context.Context, arg UpdateWorkflowRunParams) (int64, error) {
@@ -333,6 +337,7 @@ func (q *Queries) UpdateWorkflowRun(ctx context.Context, arg UpdateWorkflowRunPa
 		arg.State,
 		arg.ID,
 		arg.FromStatus,
+		arg.Version,
 	)
 	if err != nil {
 		return 0, err

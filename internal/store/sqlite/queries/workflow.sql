@@ -41,8 +41,8 @@ ORDER BY created_at DESC, id DESC
 LIMIT sqlc.arg(lim);
 
 -- name: UpdateWorkflowRun :execrows
-UPDATE workflow_runs SET status = sqlc.arg(status), state = sqlc.arg(state)
-WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
+UPDATE workflow_runs SET status = sqlc.arg(status), state = sqlc.arg(state), version = version + 1
+WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status) AND version = sqlc.arg(version);
 
 -- name: ListUnfinishedWorkflowRuns :many
 SELECT * FROM workflow_runs WHERE status IN ('pending', 'running') ORDER BY created_at, id;
