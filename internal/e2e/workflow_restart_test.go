@@ -9,26 +9,34 @@ import (
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
-// TestWorkflowResumesAfterRestart: a server killed (SIGKILL) while a
-// workflow's step runs is started again on the same data directory; the
-// run resumes where it stopped: the step already done is not run again,
-// the step cut short is run again from its beginning (two attempts), and
-// the run finishes.
-func TestWorkflowResumesAfterRestart(t *testing.T) {
+// restartKey is the admin key of the servers restartable starts.
+const restartKey = "pdk_00000000000000000000000000000000000000000000c0de"
+
+// restartable returns a start of `paddock serve` on one data directory,
+// the same replica (replica) at each start, as a server restarted with
+// the same settings is: it takes the workflows lease back at once.
+func restartable(t *testing.T, replica string) func() *server {
+	t.Helper()
 	testenv.RequireDocker(t, testenv.TestImage)
 	bin := testenv.Binary(t, "paddock")
 	shim := testenv.Binary(t, "paddock-shim")
 	instance := testenv.Instance(t)
 	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
 	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
-	const key = "pdk_00000000000000000000000000000000000000000000c0de"
-	// The same replica at both starts, as a server restarted with the same
-	// settings is: it takes the workflows lease back at once.
-	start := func() *server {
-		return serveIn(t, bin, shim, data, runDir, instance, key, "PADDOCK_REPLICA_ID=workflow-restart")
+	return func() *server {
+		return serveIn(t, bin, shim, data, runDir, instance, restartKey, "PADDOCK_REPLICA_ID="+replica)
 	}
+}
+
+// TestWorkflowResumesAfterRestart: a server killed (SIGKILL) while a
+// workflow's step runs is started again on the same data directory; the
+// run resumes where it stopped: the step already done is not run again,
+// the step cut short is run again from its beginning (two attempts), and
+// the run finishes.
+func TestWorkflowResumesAfterRestart(t *testing.T) {
+	start := restartable(t, "workflow-restart")
 	s := start()
-	c := sdkFor(t, s, key)
+	c := sdkFor(t, s, restartKey)
 	ctx := t.Context()
 	rt := crashRuntimes(t, c, 1)[0]
 	if _, err := c.StartRuntime(ctx, "acme", "dev", rt, pc.StartRuntimeRequest{}); err != nil {
@@ -49,7 +57,7 @@ func TestWorkflowResumesAfterRestart(t *testing.T) {
 	s.kill(t)
 
 	s = start()
-	c = sdkFor(t, s, key)
+	c = sdkFor(t, s, restartKey)
 	var run pc.WorkflowRun
 	testenv.WaitFor(t, "the resumed run to end", func() bool {
 		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "resume")
@@ -74,18 +82,9 @@ func TestWorkflowResumesAfterRestart(t *testing.T) {
 // new one (a task still going on elsewhere would be waited for instead),
 // and the step and the run succeed with the new task's outcome.
 func TestWorkflowTaskStepAfterRestart(t *testing.T) {
-	testenv.RequireDocker(t, testenv.TestImage)
-	bin := testenv.Binary(t, "paddock")
-	shim := testenv.Binary(t, "paddock-shim")
-	instance := testenv.Instance(t)
-	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, instance) })
-	data, runDir := t.TempDir(), filepath.Join(testenv.ShortTempDir(t), "r")
-	const key = "pdk_00000000000000000000000000000000000000000000c0de"
-	start := func() *server {
-		return serveIn(t, bin, shim, data, runDir, instance, key, "PADDOCK_REPLICA_ID=workflow-task-restart")
-	}
+	start := restartable(t, "workflow-task-restart")
 	s := start()
-	c := sdkFor(t, s, key)
+	c := sdkFor(t, s, restartKey)
 	ctx := t.Context()
 	rt := crashRuntimes(t, c, 1)[0]
 	_, err := c.CreateWorkflow(ctx, "acme", "dev", rt, pc.CreateWorkflowRequest{Name: "eval", Steps: []pc.WorkflowStep{
@@ -107,7 +106,7 @@ func TestWorkflowTaskStepAfterRestart(t *testing.T) {
 	s.kill(t)
 
 	s = start()
-	c = sdkFor(t, s, key)
+	c = sdkFor(t, s, restartKey)
 	var run pc.WorkflowRun
 	testenv.WaitFor(t, "the resumed run to end", func() bool {
 		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "eval")
