@@ -38,6 +38,11 @@ type SSHProvider struct {
 	// by default).
 	RunDir  string `yaml:"run_dir"`
 	DiskDir string `yaml:"disk_dir"`
+	// Mode is container (the default: sandboxes are containers on the
+	// machine's Docker engine) or bare (the machine needs sshd only: each
+	// sandbox's agent is a supervised process there, run as root; see
+	// ARCHITECTURE, "Bare mode").
+	Mode string `yaml:"mode"`
 }
 
 // validate checks the block and makes its local paths absolute.
@@ -51,6 +56,9 @@ func (s *SSHProvider) validate() error {
 	}
 	if host == "" || strings.ContainsAny(host, " /") {
 		return fmt.Errorf("address %q is not host or host:port", s.Address)
+	}
+	if s.Mode != "" && s.Mode != "container" && s.Mode != "bare" {
+		return fmt.Errorf("mode %q is not container or bare", s.Mode)
 	}
 	if (s.HostKey == "") == (s.KnownHosts == "") {
 		return errors.New("pin the machine's host key: name exactly one of host_key and known_hosts")
