@@ -75,7 +75,8 @@ func TestBareConformance(t *testing.T) {
 // at /workspace (a bind mount in a mount namespace of their own, made on
 // the machine's root when missing), are in a PID namespace of their own
 // whose init is the agent, and, with network none, have only loopback.
-// Capabilities say so: host isolation, no pause, networks none and open.
+// With network open it has the machine's network. Capabilities say so:
+// host isolation, no pause, networks none and open.
 func TestBareSandbox(t *testing.T) {
 	h := testenv.StartSSHHost(t)
 	bareSandbox(t, h)
@@ -118,6 +119,14 @@ func bareSandbox(t *testing.T, h *testenv.SSHHost) {
 	}
 	if err := p.Pause(t.Context(), hd); !errors.Is(err, errdefs.ErrNotImplemented) {
 		t.Errorf("pause in bare mode = %v, want not implemented", err)
+	}
+
+	// Network open is the machine's own network: its interfaces beside lo.
+	open := spec(cfg.Instance)
+	open.Network = provider.NetworkOpen
+	ho := startedSpec(t, p, open)
+	if out := execIn(t, p, ho, `ip -o link show | awk -F': ' '{print $2}'`); len(strings.Fields(out)) < 2 {
+		t.Errorf("network open: the sandbox sees interfaces %q, want the machine's", out)
 	}
 }
 
