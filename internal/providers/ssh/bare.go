@@ -214,27 +214,38 @@ echo $! >"$pidfile"; echo $!`
 // innerScript runs in the sandbox's namespaces as its PID 1 before the
 // agent: with network none ($1) it brings the new network namespace's
 // loopback up (as a container's), it mounts the workspace ($2) on
-// /workspace, made if missing, and becomes the agent ("$@" after them).
+// /workspace, made if missing, and becomes the agent ("$@" after them)
+// with the environment of the file $3 (envScript), which it removes.
 const innerScript = `set -e
 if [ "$1" = none ]; then ip link set lo up; fi
-mkdir -p /workspace; mount --bind -- "$2" /workspace; cd /workspace; shift 2; exec "$@"`
+mkdir -p /workspace; mount --bind -- "$2" /workspace; cd /workspace
+envf=$3; shift 3; . "$envf"; rm -f -- "$envf"; exec "$@"`
+
+// envScript is the file innerScript sources: it puts env -i and the
+// agent's environment before the agent's command line. The environment
+// (the spec's, secrets among them) is kept off the command line of the
+// process that holds the sandbox's namespaces, which lives as long as
+// the sandbox and which every account of the machine may read.
+func envScript(env map[string]string) []byte {
+	return []byte("set -- " + quoteArgs(append([]string{"env", "-i"}, bareEnv(env)...)) + " \"$@\"\n")
+}
 
 // launch writes the agent's key and starts the agent in the sandbox's
 // namespaces.
 func (b *bare) launch(ctx context.Context, id, shim string, rec bareRecord, key []byte) error {
 	dir := b.dir(id)
-	if _, err := b.p.conn.Run(ctx, []byte(agentauth.EncodeKey(key)), "sh", "-c",
-		`set -e; umask 077; rm -f "$1/agent.key" "$1/agent.sock" "$1/pid"; cat >"$1/agent.key"`, "sh", dir); err != nil {
-		return b.machineErr("write the agent's key", err)
+	stdin := append([]byte(agentauth.EncodeKey(key)+"\n"), envScript(rec.Env)...)
+	if _, err := b.p.conn.Run(ctx, stdin, "sh", "-c", `set -e; umask 077; rm -f "$1/agent.key" "$1/agent.sock" "$1/pid" "$1/env.sh"
+read -r k; printf '%s\n' "$k" >"$1/agent.key"; cat >"$1/env.sh"`, "sh", dir); err != nil {
+		return b.machineErr("write the agent's key and environment", err)
 	}
 	argv := []string{"sh", "-c", launchScript, "sh", path.Join(dir, "agent.log"), path.Join(dir, "pid"),
 		"unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"}
 	if rec.Network == string(provider.NetworkNone) {
 		argv = append(argv, "--net")
 	}
-	argv = append(argv, "--", "sh", "-c", innerScript, "sh", rec.Network, b.workspaceDir(rec.Workspace), "env", "-i")
-	argv = append(argv, bareEnv(rec.Env)...)
-	argv = append(argv, shim, "serve", "--socket", path.Join(dir, "agent.sock"),
+	argv = append(argv, "--", "sh", "-c", innerScript, "sh", rec.Network, b.workspaceDir(rec.Workspace), path.Join(dir, "env.sh"),
+		shim, "serve", "--socket", path.Join(dir, "agent.sock"),
 		"--key-file", path.Join(dir, agentauth.KeyFileName), "--run-dir", dir)
 	if rec.Trust {
 		argv = append(argv, "--trust", path.Join(dir, "trust.pem"))

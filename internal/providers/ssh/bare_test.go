@@ -94,8 +94,26 @@ func bareSandbox(t *testing.T, h *testenv.SSHHost) {
 		t.Fatalf("capabilities = %+v", c)
 	}
 	s := spec(cfg.Instance)
+	s.Env = map[string]string{"BARE_SECRET": "it's a\nsecret"}
 	hd := startedSpec(t, p, s)
 	ws := filepath.Join(cfg.DiskDir, "bare", s.Workspace)
+	// The spec's environment is the agent's, and on no command line of
+	// the machine's (the sandbox's process lives as long as it does).
+	if out := execIn(t, p, hd, `printf %s "$BARE_SECRET"`); out != "it's a\nsecret" {
+		t.Errorf("the sandbox's environment has BARE_SECRET=%q", out)
+	}
+	dir := filepath.Join(cfg.RunDir, "bare", hd.ID)
+	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/cmdline")
+	if err != nil || strings.Contains(string(cmdline), "secret") || !strings.Contains(string(cmdline), "unshare") {
+		t.Errorf("the sandbox's process has the command line %q (%v)", cmdline, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "env.sh")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the environment's file was left in the run directory: %v", err)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "seen"), []byte("from the machine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
