@@ -3,6 +3,7 @@ package ssh_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -220,8 +221,8 @@ func TestBareLinkDropsAndReconnects(t *testing.T) {
 
 // TestBareOutlivesTheServer: a bare sandbox is found on the machine by a
 // new provider (a restarted server), listed with its labels and running;
-// Destroy through the listed handle ends its processes, and a sandbox
-// whose agent was killed on the machine is stopped.
+// Destroy through the listed handle ends its processes, a detached one
+// (its own session) among them.
 func TestBareOutlivesTheServer(t *testing.T) {
 	h := testenv.StartSSHHost(t)
 	bareOutlivesTheServer(t, h)
@@ -252,6 +253,22 @@ func bareOutlivesTheServer(t *testing.T, h *testenv.SSHHost) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A background process that left its session and process group: the
+	// PID namespace holds it still.
+	mark := fmt.Sprintf("%d", 100000+time.Now().UnixNano()%900000)
+	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return first.DialAgent(ctx, hd) })
+	es, err := c.Exec(t.Context(), agentconn.ExecRequest{Argv: []string{"setsid", "sleep", mark}, Background: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = es.Close()
+	_ = c.Close()
+	testenv.Eventually(t, func() error {
+		if !sleeping(mark) {
+			return errors.New("the sandbox's detached process is not running on the machine")
+		}
+		return nil
+	})
 	_ = first.Close()
 
 	listed, err := again.List(t.Context(), cfg.Instance)
@@ -271,6 +288,29 @@ func bareOutlivesTheServer(t *testing.T, h *testenv.SSHHost) {
 	if _, err := again.Inspect(t.Context(), hd); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("inspect after destroy = %v, want not found", err)
 	}
+	testenv.Eventually(t, func() error {
+		if sleeping(mark) {
+			return errors.New("the sandbox's detached process outlived Destroy")
+		}
+		return nil
+	})
+}
+
+// sleeping reports whether a live process of this host (the machine's)
+// runs sleep with the argument mark.
+func sleeping(mark string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil || string(b) != "sleep\x00"+mark+"\x00" {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join(filepath.Dir(f), "status"))
+		if err == nil && !strings.Contains(string(st), "State:\tZ") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestBareNeedsRoot: an account other than root (sshd runs the
