@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -335,5 +337,42 @@ func bareNeedsRoot(t *testing.T, h *testenv.SSHHost) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.RunDir, "bare")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused create left the sandboxes' directory: %v", err)
+	}
+}
+
+// TestBareAgentDies: a sandbox whose process was killed on the machine is
+// stopped, saying its agent exited; Start runs it again, and its agent
+// answers.
+func TestBareAgentDies(t *testing.T) {
+	h := testenv.StartSSHHost(t)
+	cfg := bareConfig(t, h, "ssh-bare")
+	p := newProvider(t, cfg)
+	hd := startedSpec(t, p, spec(cfg.Instance))
+	b, err := os.ReadFile(filepath.Join(cfg.RunDir, "bare", hd.ID, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, func() error {
+		st, err := p.Inspect(t.Context(), hd)
+		if err != nil || st.State != provider.StateStopped || st.Error == "" {
+			return fmt.Errorf("inspect after the kill = %+v, %v", st, err)
+		}
+		return nil
+	})
+	if _, err := p.DialAgent(t.Context(), hd); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("dial a stopped sandbox's agent = %v, want unavailable", err)
+	}
+	if err := p.Start(t.Context(), hd); err != nil {
+		t.Fatalf("start again: %v", err)
+	}
+	if err := agentAnswers(t.Context(), p, hd); err != nil {
+		t.Fatalf("the agent started again: %v", err)
 	}
 }
