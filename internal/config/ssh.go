@@ -9,7 +9,8 @@ import (
 )
 
 // KindSSH is the kind of a provider that runs sandboxes on a machine
-// reached over SSH, on its Docker engine.
+// reached over SSH, on its Docker engine (or, in bare mode, as processes
+// of the machine's own).
 const KindSSH = "ssh"
 
 // SSHProvider is an ssh provider's settings: the `ssh:` block of its entry

@@ -11,6 +11,10 @@
 // connection (docker.Machine). What it cannot do there is declared absent
 // in the capabilities: egress networks (only policy none is offered) and
 // gVisor.
+//
+// In bare mode (Config.Mode, ModeBare) the machine needs sshd only: no
+// Docker provider is made, and each sandbox's agent runs on the machine
+// itself as PID 1 of namespaces of its own (bare.go).
 package ssh
 
 import (
