@@ -9,7 +9,8 @@ import (
 )
 
 // KindSSH is the kind of a provider that runs sandboxes on a machine
-// reached over SSH, on its Docker engine.
+// reached over SSH, on its Docker engine (or, in bare mode, as processes
+// of the machine's own).
 const KindSSH = "ssh"
 
 // SSHProvider is an ssh provider's settings: the `ssh:` block of its entry
@@ -38,6 +39,11 @@ type SSHProvider struct {
 	// by default).
 	RunDir  string `yaml:"run_dir"`
 	DiskDir string `yaml:"disk_dir"`
+	// Mode is container (the default: sandboxes are containers on the
+	// machine's Docker engine) or bare (the machine needs sshd only: each
+	// sandbox's agent is a supervised process there, run as root; see
+	// ARCHITECTURE, "Bare mode").
+	Mode string `yaml:"mode"`
 }
 
 // validate checks the block and makes its local paths absolute.
@@ -51,6 +57,9 @@ func (s *SSHProvider) validate() error {
 	}
 	if host == "" || strings.ContainsAny(host, " /") {
 		return fmt.Errorf("address %q is not host or host:port", s.Address)
+	}
+	if s.Mode != "" && s.Mode != "container" && s.Mode != "bare" {
+		return fmt.Errorf("mode %q is not container or bare", s.Mode)
 	}
 	if (s.HostKey == "") == (s.KnownHosts == "") {
 		return errors.New("pin the machine's host key: name exactly one of host_key and known_hosts")

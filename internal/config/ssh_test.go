@@ -66,6 +66,11 @@ func TestSSHProviderValidate(t *testing.T) {
 	if err := valid(ProviderConfig{Name: "m", Kind: KindSSH, SSH: ok()}); err != nil {
 		t.Fatalf("a valid ssh provider refused: %v", err)
 	}
+	bare := ok()
+	bare.Mode = "bare"
+	if err := valid(ProviderConfig{Name: "m", Kind: KindSSH, SSH: bare}); err != nil {
+		t.Fatalf("a valid ssh provider in bare mode refused: %v", err)
+	}
 	for name, tc := range map[string]struct {
 		edit func(*ProviderConfig)
 		want string
@@ -78,6 +83,7 @@ func TestSSHProviderValidate(t *testing.T) {
 		"nothing pinned": {func(p *ProviderConfig) { p.SSH.HostKey = "" }, "exactly one of host_key and known_hosts"},
 		"both pinned":    {func(p *ProviderConfig) { p.SSH.KnownHosts = "/kh" }, "exactly one of host_key and known_hosts"},
 		"relative dir":   {func(p *ProviderConfig) { p.SSH.RunDir = "run" }, "absolute path on the machine"},
+		"unknown mode":   {func(p *ProviderConfig) { p.SSH.Mode = "vm" }, `mode "vm" is not container or bare`},
 		"with runtime":   {func(p *ProviderConfig) { p.Runtime = "runsc" }, "for docker providers"},
 	} {
 		p := ProviderConfig{Name: "m", Kind: KindSSH, SSH: ok()}

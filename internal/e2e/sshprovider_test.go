@@ -27,7 +27,7 @@ func TestSSHProvider(t *testing.T) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	m := testenv.StartSSHHost(t)
 	m.Engine.LoadImage(t, testenv.TestImage)
-	c := serveWithMachine(t, m)
+	c := serveWithMachine(t, m, "container")
 	ctx := t.Context()
 
 	caps, err := c.Capabilities(ctx)
@@ -98,9 +98,9 @@ func TestSSHProvider(t *testing.T) {
 }
 
 // serveWithMachine starts a server whose config file lists a docker
-// provider (the default) and m as the ssh provider "box", and returns an
-// admin's client of it.
-func serveWithMachine(t *testing.T, m *testenv.SSHHost) *pc.Client {
+// provider (the default) and m as the ssh provider "box" in mode, and
+// returns an admin's client of it.
+func serveWithMachine(t *testing.T, m *testenv.SSHHost, mode string) *pc.Client {
 	t.Helper()
 	bin := testenv.Binary(t, "paddock")
 	shim := testenv.Binary(t, "paddock-shim")
@@ -120,7 +120,8 @@ providers:
       docker_socket: %s
       run_dir: %s
       disk_dir: %s
-`, m.Addr, m.KeyFile, m.HostKey, m.Socket, filepath.Join(m.Dir, "run"), filepath.Join(m.Dir, "disks"))
+      mode: %s
+`, m.Addr, m.KeyFile, m.HostKey, m.Socket, filepath.Join(m.Dir, "run"), filepath.Join(m.Dir, "disks"), mode)
 	if err := os.WriteFile(config, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -240,6 +240,7 @@ func newSSH(pc config.ProviderConfig, cfg providerSettings, instance string, shi
 		DockerSocket: s.DockerSocket,
 		RunDir:       s.RunDir,
 		DiskDir:      s.DiskDir,
+		Mode:         s.Mode,
 		Instance:     instance,
 		ShimPath:     *shim,
 		PullMissing:  cfg.PullImages,

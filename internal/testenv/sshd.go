@@ -297,3 +297,26 @@ func (d *Dockerd) Containers(t testing.TB, runtimeID string) int {
 	}
 	return len(strings.Fields(string(out)))
 }
+
+// RunAs makes every session sshd opens run as uid (and its group, gid
+// uid) rather than as the account that logged in: sshd's ForceCommand
+// runs the command through setpriv. It is a machine whose login account
+// is not root, without adding an account to this host. sshd is started
+// again with it.
+func (h *SSHHost) RunAs(t testing.TB, uid int) {
+	t.Helper()
+	conf := filepath.Join(h.dir, "sshd_config")
+	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(f, "ForceCommand exec setpriv --reuid=%d --regid=%d --clear-groups -- sh -c \"$SSH_ORIGINAL_COMMAND\"\n", uid, uid)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.StopSSHD(t)
+	h.StartSSHD(t)
+}

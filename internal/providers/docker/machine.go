@@ -142,3 +142,11 @@ func prepareRemoteRunDir(ctx context.Context, m Machine, runDir, shim string) (s
 	_, err = r.sh(ctx, b, `rm -f "$1" && cat >"$1" && chmod 0555 "$1" && mv -f "$1" "$2"`, tmp, dst)
 	return dst, err
 }
+
+// UploadShim makes the run directory on m and puts the shim there once
+// per version, as a Machine's provider does, and returns the copy's path
+// there: the ssh provider's bare mode runs that copy on the machine
+// itself.
+func UploadShim(ctx context.Context, m Machine, runDir, shim string) (string, error) {
+	return prepareRemoteRunDir(ctx, m, runDir, shim)
+}

@@ -11,6 +11,10 @@
 // connection (docker.Machine). What it cannot do there is declared absent
 // in the capabilities: egress networks (only policy none is offered) and
 // gVisor.
+//
+// In bare mode (Config.Mode, ModeBare) the machine needs sshd only: no
+// Docker provider is made, and each sandbox's agent runs on the machine
+// itself as PID 1 of namespaces of its own (bare.go).
 package ssh
 
 import (
@@ -20,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,11 +92,18 @@ type Config struct {
 	// may take).
 	DialTimeout time.Duration
 	KeepAlive   time.Duration
+	// Mode is ModeContainer ("" too) or ModeBare: sandboxes as containers
+	// on the machine's engine, or as supervised processes on the machine
+	// itself (DockerSocket is then unused).
+	Mode string
 }
 
 // Provider runs sandboxes as containers on a machine reached over SSH.
 type Provider struct {
-	d *docker.Provider // the lifecycle, forwarded (forward.go)
+	d *docker.Provider // container mode's lifecycle, forwarded (forward.go)
+	b *bare            // bare mode's, in d's place
+
+	instance string
 
 	name   string
 	conn   *Conn
@@ -124,6 +136,15 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		return nil, errdefs.InvalidArgument(CodeInvalidConfig, "ssh provider %q: %s", cfg.Name, err.Error()).WithCause(err)
 	}
 	conn := NewConn(addr, cc, signer, cfg.KeepAlive, logger)
+	p := &Provider{name: cfg.Name, conn: conn, logger: logger, runDir: cfg.RunDir, instance: cfg.Instance}
+	if cfg.Mode == ModeBare {
+		timeout := cfg.StartTimeout
+		if timeout <= 0 {
+			timeout = time.Minute
+		}
+		p.b = &bare{p: p, diskDir: cfg.DiskDir, shim: cfg.ShimPath, timeout: timeout}
+		return p, nil
+	}
 	dp, err := docker.New(docker.Config{
 		Name:         cfg.Name,
 		Host:         "unix://" + cfg.DockerSocket,
@@ -139,7 +160,8 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &Provider{d: dp, name: cfg.Name, conn: conn, logger: logger, runDir: cfg.RunDir}, nil
+	p.d = dp
+	return p, nil
 }
 
 // clientConfig checks cfg, fills its defaults, and returns the SSH client
@@ -148,6 +170,17 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 func clientConfig(cfg *Config) (*ssh.ClientConfig, ssh.Signer, string, error) {
 	if cfg.Name == "" || cfg.Address == "" || cfg.User == "" || (cfg.KeyFile == "" && len(cfg.Key) == 0) {
 		return nil, nil, "", errors.New("name, address, user and key_file are required")
+	}
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = ModeContainer
+	case ModeContainer:
+	case ModeBare:
+		if cfg.Instance == "" || cfg.ShimPath == "" {
+			return nil, nil, "", errors.New("bare mode needs the instance and the agent binary (shim path)")
+		}
+	default:
+		return nil, nil, "", fmt.Errorf("mode %q is not %s or %s", cfg.Mode, ModeContainer, ModeBare)
 	}
 	addr := cfg.Address
 	if _, _, err := net.SplitHostPort(addr); err != nil {
@@ -204,6 +237,9 @@ func orDefault(s, d string) string {
 
 // Close closes the engine client and the SSH connection.
 func (p *Provider) Close() error {
+	if p.b != nil {
+		return p.conn.Close()
+	}
 	err := p.d.Close()
 	if cerr := p.conn.Close(); err == nil {
 		err = cerr
@@ -217,17 +253,27 @@ func (p *Provider) Ping(ctx context.Context) error {
 	if _, _, err := p.conn.client(ctx); err != nil {
 		return err
 	}
-	if err := p.d.Ping(ctx); err != nil {
+	if p.b != nil {
+		if _, err := p.b.prepare(ctx); err != nil {
+			return err
+		}
+	} else if err := p.d.Ping(ctx); err != nil {
 		return err
 	}
 	_, err := p.GPUs(ctx)
 	return err
 }
 
-// Capabilities are the Docker provider's on that machine, with the GPUs it
-// was found to have (once Ping asked).
+// Capabilities are the Docker provider's on that machine (in bare mode:
+// the machine's own isolation, "host", no pause or snapshots, networks
+// none and open), with the GPUs it was found to have (once Ping asked).
 func (p *Provider) Capabilities() provider.Capabilities {
-	c := p.d.Capabilities()
+	var c provider.Capabilities
+	if p.b != nil {
+		c = provider.Capabilities{Isolation: "host", Agent: true, Networks: slices.Clone(bareNetworks)}
+	} else {
+		c = p.d.Capabilities()
+	}
 	p.gpuMu.Lock()
 	c.GPUs = p.gpus
 	p.gpuMu.Unlock()
