@@ -39,7 +39,7 @@ func newWorldEnv(t *testing.T) *worldEnv {
 	t.Helper()
 	instance := testenv.Instance(t)
 	env := servertest.New(t, servertest.Options{
-		Provider: testenv.DockerProvider(t, instance), Instance: instance, Image: testenv.TestImage,
+		Provider: testenv.RuncProvider(t, instance), Instance: instance, Image: testenv.TestImage,
 		Pricing:      &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute},
 		NewOrgMicros: 1_000_000_000,
 	})
@@ -298,7 +298,7 @@ func (p failingProvider) Create(ctx context.Context, spec provider.Spec) (provid
 func TestWorldMemberThatCannotBeMade(t *testing.T) {
 	instance := testenv.Instance(t)
 	env := servertest.New(t, servertest.Options{
-		Provider: failingProvider{testenv.DockerProvider(t, instance)}, Instance: instance, Image: testenv.TestImage,
+		Provider: failingProvider{testenv.RuncProvider(t, instance)}, Instance: instance, Image: testenv.TestImage,
 		Pricing: &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute}, NewOrgMicros: 1_000_000_000,
 	})
 	env.Must(t, 201, "POST", "/api/v1/orgs", pc.CreateOrgRequest{Name: "acme"})

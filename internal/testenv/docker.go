@@ -91,8 +91,22 @@ func TestProvider(t testing.TB) (name, runtime string) {
 // runs under the runtime TestProvider selects.
 func DockerProvider(t testing.TB, instance string) *docker.Provider {
 	t.Helper()
-	RequireDocker(t, TestImage)
 	name, runtime := TestProvider(t)
+	return dockerProviderOn(t, instance, name, runtime)
+}
+
+// RuncProvider is DockerProvider under runc whatever TestProvider
+// selects, for what only runc offers (worlds' private networks).
+func RuncProvider(t testing.TB, instance string) *docker.Provider {
+	t.Helper()
+	return dockerProviderOn(t, instance, "docker", "")
+}
+
+// dockerProviderOn is DockerProvider named name, under the OCI runtime
+// runtime ("" for the engine's default, runc).
+func dockerProviderOn(t testing.TB, instance, name, runtime string) *docker.Provider {
+	t.Helper()
+	RequireDocker(t, TestImage)
 	disks := DiskDir(t)
 	p, err := docker.New(docker.Config{
 		Name:         name,
