@@ -2,10 +2,12 @@ package docker_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,7 +224,7 @@ func (e *env) mustExecAsUser(t *testing.T, id string, cmd ...string) string {
 func (e *env) execAs(t *testing.T, id, user string, cmd ...string) (string, int) {
 	t.Helper()
 	ctx := t.Context()
-	ec, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true})
+	ec, err := e.execCreate(ctx, id, container.ExecOptions{Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		t.Fatalf("exec create %v: %v", cmd, err)
 	}
@@ -243,6 +245,30 @@ func (e *env) execAs(t *testing.T, id, user string, cmd ...string) (string, int)
 }
 
 // mustExec runs cmd and fails the test unless it exits 0.
+// execCreate creates an engine exec. The engine records a pause from its
+// event stream as well as from the call, so a "paused" event that arrives
+// after a resume sets its flag again until the "resumed" event follows; an
+// exec in that window is refused. The sandbox runs (the freezer says so), so
+// the refusal is retried, bounded, until the engine catches up.
+func (e *env) execCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ec, err := e.cli.ContainerExecCreate(ctx, id, opts)
+		if err == nil || !cerrdefs.IsConflict(err) || !strings.Contains(err.Error(), "is paused") || time.Now().After(deadline) {
+			return ec, err
+		}
+		st, serr := e.p.Inspect(ctx, provider.Handle{ID: id})
+		if serr != nil || st.State != provider.StateRunning {
+			return ec, err
+		}
+		select {
+		case <-ctx.Done():
+			return ec, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 func (e *env) mustExec(t *testing.T, id string, cmd ...string) string {
 	t.Helper()
 	out, code := e.execIn(t, id, cmd...)

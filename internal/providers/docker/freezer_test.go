@@ -50,6 +50,9 @@ func TestPauseStateFromTheKernel(t *testing.T) {
 		if f, _ := docker.Frozen(pid()); f {
 			t.Fatalf("round %d: frozen after Resume", round)
 		}
+		if out := e.mustExec(t, h.ID, "echo", "awake"); out != "awake\n" {
+			t.Fatalf("round %d: exec after Resume: %q", round, out)
+		}
 	}
 	// The engine's flag and the kernel disagree, as while a late event is
 	// pending: freeze the cgroup behind the engine's back. Inspect reports
