@@ -29,6 +29,10 @@ type sandbox struct {
 	stop func(t *testing.T)
 	// midway, when set, runs between the checks (a link that drops).
 	midway func(t *testing.T)
+	// machineRoot: the sandbox's root file system is the machine's own
+	// (the ssh provider's bare mode), writable and shared, so the
+	// read-only check is left out and copies go under /workspace.
+	machineRoot bool
 }
 
 // docker runs the docker CLI.
@@ -171,18 +175,23 @@ func testSandbox(t *testing.T, sb *sandbox) {
 		if !bytes.Equal(got.Bytes(), data) {
 			t.Fatalf("read back %d bytes", got.Len())
 		}
-		// The root file system is read-only.
-		_, err = c.WriteFile(ctx, "/etc/evil", strings.NewReader("x"), 0)
-		wantCode(t, err, errdefs.ErrFailedPrecondition, "read_only_filesystem")
+		scratch := "/tmp"
+		if sb.machineRoot {
+			scratch = "/workspace"
+		} else {
+			// The root file system is read-only.
+			_, err = c.WriteFile(ctx, "/etc/evil", strings.NewReader("x"), 0)
+			wantCode(t, err, errdefs.ErrFailedPrecondition, "read_only_filesystem")
+		}
 		tr, err := c.DownloadTar(ctx, "/workspace/dir")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer tr.Close()
-		if _, err := c.UploadTar(ctx, "/tmp/copy", tr); err != nil {
+		if _, err := c.UploadTar(ctx, scratch+"/copy", tr); err != nil {
 			t.Fatal(err)
 		}
-		if fi, err := c.Stat(ctx, "/tmp/copy/f.txt"); err != nil || fi.Size != int64(len(data)) || fi.Mode.Perm() != 0o640 {
+		if fi, err := c.Stat(ctx, scratch+"/copy/f.txt"); err != nil || fi.Size != int64(len(data)) || fi.Mode.Perm() != 0o640 {
 			t.Fatalf("copied file: %+v %v", fi, err)
 		}
 	})
@@ -251,5 +260,5 @@ func testSandbox(t *testing.T, sb *sandbox) {
 		})
 	})
 
-	t.Run("stops on SIGTERM", sb.stop)
+	t.Run("stops as its provider stops it", sb.stop)
 }

@@ -221,8 +221,6 @@ func (c *Client) WriteFileWith(ctx context.Context, path string, r io.Reader, op
 	return fileInfo(res.Msg.Info), nil
 }
 
-// errSend marks a failed Send; the reason comes from CloseAndReceive.
-var errSend = errors.New("send failed")
 
 // sendChunks reads r in chunks and sends each. It returns r's error, or nil
 // at EOF or when a send failed (the call's result then says why).

@@ -33,7 +33,7 @@ func hostOut(h store.Host) client.Host {
 		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.User, HostKey: h.HostKey,
 		DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir, Provider: h.ProviderName(),
 		IdleTeardownSeconds: int64(h.IdleTeardown / time.Second), TeardownCommand: h.TeardownCommand,
-		State: string(h.State), LastUsedAt: h.LastUsedAt, CostPerHour: ledger.Credits(h.CostPerHourMicros),
+		Mode: string(h.Mode.OrDefault()), State: string(h.State), LastUsedAt: h.LastUsedAt, CostPerHour: ledger.Credits(h.CostPerHourMicros),
 		CreatedBy: h.CreatedBy, CreatedAt: h.CreatedAt,
 	}
 	if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(h.HostKey)); err == nil {
@@ -64,7 +64,7 @@ func (a *API) addHost(w http.ResponseWriter, r *http.Request) error {
 	h, err := a.hosts.Add(r.Context(), org.ID, identity(r).Principal(), host.Spec{
 		Name: req.Name, Address: req.Address, User: req.User, PrivateKey: []byte(req.PrivateKey), HostKey: req.HostKey,
 		DockerSocket: req.DockerSocket, RunDir: req.RunDir, DiskDir: req.DiskDir,
-		IdleTeardown: idle, TeardownCommand: req.TeardownCommand, CostPerHourMicros: cost,
+		IdleTeardown: idle, TeardownCommand: req.TeardownCommand, CostPerHourMicros: cost, Mode: store.HostMode(req.Mode),
 	})
 	if err != nil {
 		return err

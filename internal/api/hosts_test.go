@@ -26,12 +26,19 @@ func machineEnv(t *testing.T) (*servertest.Env, *testenv.SSHHost) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	m := testenv.StartSSHHost(t)
 	m.Engine.LoadImage(t, testenv.TestImage)
+	return serverFor(t), m
+}
+
+// serverFor is a server whose agent binary machines can run, with orgs
+// acme and other (workspace dev in each).
+func serverFor(t *testing.T) *servertest.Env {
+	t.Helper()
 	env := servertest.New(t, servertest.Options{ShimPath: testenv.Binary(t, "paddock-shim"), Image: testenv.TestImage})
 	for _, org := range []string{"acme", "other"} {
 		env.Must(t, 201, "POST", "/api/v1/orgs", client.CreateOrgRequest{Name: org})
 		env.Must(t, 201, "POST", "/api/v1/org/"+org+"/ws", client.CreateWorkspaceRequest{Name: "dev"})
 	}
-	return env, m
+	return env
 }
 
 // addHostRequest registers m as name.
@@ -177,4 +184,67 @@ func TestHostIsTheOrgsProvider(t *testing.T) {
 	if r := env.Do(t, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "q", Runtime: &client.RuntimeConfig{Provider: "box"}}); r.Code() != "unknown_provider" {
 		t.Fatalf("a removed machine: %d %s", r.Status, r.Body)
 	}
+}
+
+// TestBareHost: a machine registered in bare mode (sshd only, root)
+// runs its org's runtimes as the agent in namespaces of its own, never
+// as a container of an engine; a mode that is none, or a bare machine
+// given an engine's socket, is refused; and a login other than root is
+// refused before anything is stored.
+func TestBareHost(t *testing.T) {
+	testenv.RequireDocker(t, testenv.TestImage)
+	m := testenv.StartSSHHost(t)
+	env := serverFor(t)
+	for _, c := range []struct {
+		name string
+		edit func(r *client.AddHostRequest)
+	}{
+		{"a mode that is none", func(r *client.AddHostRequest) { r.Mode = "vm" }},
+		{"a bare machine with an engine", func(r *client.AddHostRequest) { r.Mode = "bare" }},
+	} {
+		req := addHostRequest(t, m, "metal")
+		c.edit(&req)
+		if r := env.Do(t, "POST", hostsPath, req); r.Status != 400 || r.Code() != "invalid_host_mode" {
+			t.Fatalf("%s: %d %s", c.name, r.Status, r.Body)
+		}
+	}
+
+	req := addHostRequest(t, m, "metal")
+	req.Mode, req.DockerSocket = "bare", ""
+	var h client.Host
+	env.Must(t, 201, "POST", hostsPath, req).Decode(t, &h)
+	if h.Mode != "bare" || h.DockerSocket != "" {
+		t.Fatalf("registered %+v", h)
+	}
+	var got client.Host
+	env.Must(t, 200, "GET", hostsPath+"/metal", nil).Decode(t, &got)
+	if got.Mode != "bare" {
+		t.Fatalf("get = %+v", got)
+	}
+
+	var p client.Project
+	env.Must(t, 201, "POST", "/api/v1/org/acme/ws/dev/projects", client.CreateProjectRequest{Name: "p",
+		Runtime: &client.RuntimeConfig{Provider: "metal"}}).Decode(t, &p)
+	rt := "/api/v1/org/acme/ws/dev/runtimes/" + p.RuntimeID
+	env.Must(t, 200, "POST", rt+"/start", client.StartRuntimeRequest{})
+	var res client.ExecResult
+	env.Must(t, 200, "POST", rt+"/exec", client.ExecRequest{Argv: []string{"sh", "-c",
+		"echo $$; tr '\\0' ' ' < /proc/1/cmdline; echo; echo kept > /workspace/f && cat /workspace/f"}}).Decode(t, &res)
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	if res.Exit == nil || res.Exit.Code != 0 || len(lines) != 3 || !strings.Contains(lines[1], "paddock-shim") || lines[2] != "kept" {
+		t.Fatalf("exec on the bare machine: exit %+v, %q %q", res.Exit, res.Stdout, res.Stderr)
+	}
+	if n := m.Engine.Containers(t, p.RuntimeID); n != 0 {
+		t.Fatalf("a bare machine's runtime made %d containers on its engine", n)
+	}
+	env.Must(t, 204, "DELETE", "/api/v1/org/acme/ws/dev/projects/p", nil)
+	env.Must(t, 204, "DELETE", hostsPath+"/metal", nil)
+
+	// A login that is not root cannot run bare sandboxes: refused, and
+	// nothing is stored.
+	m.RunAs(t, 65534)
+	if r := env.Do(t, "POST", hostsPath, req); r.Status != 422 || r.Code() != "ssh_bare_needs_root" {
+		t.Fatalf("a bare machine logged in as nobody: %d %s", r.Status, r.Body)
+	}
+	env.Must(t, 404, "GET", hostsPath+"/metal", nil)
 }

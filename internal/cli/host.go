@@ -20,6 +20,7 @@ var hostColumns = []column[client.Host]{
 	{"NAME", func(h client.Host) string { return h.Name }},
 	{"ADDRESS", func(h client.Host) string { return h.Address }},
 	{"USER", func(h client.Host) string { return h.User }},
+	{"MODE", func(h client.Host) string { return h.Mode }},
 	{"HOST_KEY", func(h client.Host) string { return h.HostKeyFingerprint }},
 	{"STATE", func(h client.Host) string { return h.State }},
 	{"PROVIDER", func(h client.Host) string { return h.Provider }},
@@ -34,6 +35,7 @@ func hostFields(h client.Host) []field {
 		{"USER", h.User},
 		{"HOST_KEY", h.HostKey},
 		{"FINGERPRINT", h.HostKeyFingerprint},
+		{"MODE", h.Mode},
 		{"DOCKER_SOCKET", h.DockerSocket},
 		{"RUN_DIR", h.RunDir},
 		{"DISK_DIR", h.DiskDir},
@@ -107,6 +109,7 @@ it connects again.`,
 	f.StringVar(&hf.keyFile, "key-file", "", "the private key to log in with")
 	f.StringVar(&hf.hostKey, "host-key", "", "the machine's host key, pinned (one line as authorized_keys writes it)")
 	f.StringVar(&hf.knownHosts, "known-hosts", "", "read the machine's host key from this known_hosts file")
+	f.StringVar(&hf.req.Mode, "mode", "", "container: the machine's Docker engine runs the sandboxes (default); bare: sshd only, logged in as root, each sandbox the agent in namespaces of its own")
 	f.StringVar(&hf.req.DockerSocket, "docker-socket", "", "the engine's socket on the machine (default /var/run/docker.sock)")
 	f.StringVar(&hf.req.RunDir, "run-dir", "", "the agents' directory on the machine (default /run/paddock)")
 	f.StringVar(&hf.req.DiskDir, "disk-dir", "", "the workspace disks' directory on the machine (default /var/lib/paddock/disks)")

@@ -16,7 +16,7 @@ import (
 // TestHostCommands: `host add` registers a real machine with its key
 // file and the host key read from a known_hosts file, refuses one that
 // pins nothing before it asks the server, and `host ls`, `get` and `rm`
-// list, show and remove it.
+// list, show and remove it; `--mode bare` registers it as a bare machine.
 func TestHostCommands(t *testing.T) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	m := testenv.StartSSHHost(t)
@@ -44,7 +44,7 @@ func TestHostCommands(t *testing.T) {
 		t.Fatalf("host add = %+v", h)
 	}
 	rows := clitest.Table(clitest.MustRun(t, env, "host", "ls"))
-	if len(rows) != 2 || rows[1][0] != "box" || rows[1][1] != m.Addr || rows[1][4] != "ready" {
+	if len(rows) != 2 || rows[1][0] != "box" || rows[1][1] != m.Addr || rows[1][3] != "container" || rows[1][5] != "ready" {
 		t.Fatalf("host ls printed %v", rows)
 	}
 	if got := clitest.JSON[client.Host](t, env, "host", "get", "box", "-o", "json"); got.ID != h.ID {
@@ -56,4 +56,18 @@ func TestHostCommands(t *testing.T) {
 	if _, errOut, code := clitest.Run(t, env, "host", "get", "box"); code != cli.ExitError || !strings.Contains(errOut, "host_not_found") {
 		t.Fatalf("a removed host: exit %d, %q", code, errOut)
 	}
+
+	// The same machine, bare: sshd only, no engine named.
+	bare := []string{"host", "add", "metal", "--ssh", "root@" + m.Addr, "--key-file", m.KeyFile, "--known-hosts", known,
+		"--mode", "bare", "--run-dir", filepath.Join(m.Dir, "run"), "--disk-dir", filepath.Join(m.Dir, "disks")}
+	if h := clitest.JSON[client.Host](t, env, append(bare, "-o", "json")...); h.Mode != "bare" || h.DockerSocket != "" {
+		t.Fatalf("host add --mode bare = %+v", h)
+	}
+	if rows := clitest.Table(clitest.MustRun(t, env, "host", "ls")); len(rows) != 2 || rows[1][0] != "metal" || rows[1][3] != "bare" {
+		t.Fatalf("host ls printed %v", rows)
+	}
+	if _, errOut, code := clitest.Run(t, env, "host", "add", "odd", "--ssh", "root@"+m.Addr, "--key-file", m.KeyFile, "--known-hosts", known, "--mode", "vm"); code != cli.ExitError || !strings.Contains(errOut, "invalid_host_mode") {
+		t.Fatalf("--mode vm: exit %d, %q", code, errOut)
+	}
+	clitest.MustRun(t, env, "host", "rm", "metal")
 }

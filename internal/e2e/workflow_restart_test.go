@@ -50,9 +50,15 @@ func TestWorkflowResumesAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The step is running once its command has written to the log (the
+	// run marks it running just before the command starts).
 	testenv.WaitFor(t, "the second step to run", func() bool {
 		wf, err := c.GetWorkflow(ctx, "acme", "dev", rt, "resume")
-		return err == nil && wf.LastRun.Steps[1].Status == pc.StepRunning
+		if err != nil || wf.LastRun.Steps[1].Status != pc.StepRunning {
+			return false
+		}
+		res, err := c.Exec(ctx, "acme", "dev", rt, pc.ExecRequest{Argv: sh("cat log")})
+		return err == nil && string(res.Stdout) == "first\nstart\n"
 	})
 	s.kill(t)
 

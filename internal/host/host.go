@@ -1,5 +1,5 @@
 // Package host keeps the machines orgs bring: a machine reachable over
-// SSH with a Docker engine, registered by an org (`paddock host add`),
+// SSH, with a Docker engine or (bare mode) sshd alone, registered by an org (`paddock host add`),
 // becomes an ssh provider (internal/providers/ssh) that only that org's
 // runtimes use. Its private key is sealed with the secrets key, as
 // secrets are, and never returned.
@@ -30,6 +30,7 @@ const (
 	CodeInUse           = "host_in_use"
 	CodeUnavailable     = "host_unavailable"
 	CodeAddressRefused  = "host_address_refused"
+	CodeInvalidMode     = "invalid_host_mode"
 )
 
 // CheckTimeout bounds registration's check of the connection.

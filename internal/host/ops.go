@@ -32,6 +32,10 @@ type Spec struct {
 	// CostPerHourMicros bills each sandbox on it by the hour instead of
 	// by its resources (0: by its resources).
 	CostPerHourMicros int64
+	// Mode is store.HostContainer ("" too): a Docker engine on the
+	// machine runs its sandboxes; or store.HostBare: sshd only, logged in
+	// as root, each sandbox the agent in namespaces of its own.
+	Mode store.HostMode
 }
 
 // MaxTeardownCommand bounds a teardown command's length.
@@ -86,7 +90,8 @@ func (s *Service) hostOf(orgID, createdBy string, spec Spec) (store.Host, error)
 	h := store.Host{ID: uuid.NewString(), OrgID: orgID, Name: spec.Name, User: spec.User, CreatedBy: createdBy, CreatedAt: now,
 		State: store.HostReady, LastUsedAt: now,
 		DockerSocket: spec.DockerSocket, RunDir: spec.RunDir, DiskDir: spec.DiskDir,
-		IdleTeardown: spec.IdleTeardown, TeardownCommand: spec.TeardownCommand, CostPerHourMicros: spec.CostPerHourMicros}
+		IdleTeardown: spec.IdleTeardown, TeardownCommand: spec.TeardownCommand, CostPerHourMicros: spec.CostPerHourMicros,
+		Mode: spec.Mode.OrDefault()}
 	switch {
 	case !tenancy.NameRE.MatchString(spec.Name) || strings.HasPrefix(spec.Name, store.HostProviderPrefix):
 		return h, errdefs.InvalidArgument(CodeInvalidName, "a host's name is lowercase letters, digits and '-' (at most 63), not starting with %q", store.HostProviderPrefix)
@@ -100,6 +105,10 @@ func (s *Service) hostOf(orgID, createdBy string, spec Spec) (store.Host, error)
 		return h, errdefs.InvalidArgument(CodeInvalid, "idle_teardown is a positive duration in whole seconds, and teardown_command at most %d bytes", MaxTeardownCommand)
 	case spec.RunDir != "" && strings.Count(path.Clean(spec.RunDir), "/") < 2:
 		return h, errdefs.InvalidArgument(CodeInvalid, "run_dir %q is removed when the machine is torn down: name a directory of paddock's own, at least two levels deep", spec.RunDir)
+	case h.Mode != store.HostContainer && h.Mode != store.HostBare:
+		return h, errdefs.InvalidArgument(CodeInvalidMode, "a host's mode is %s (sandboxes in its Docker engine) or %s (sshd only, logged in as root)", store.HostContainer, store.HostBare)
+	case h.Mode == store.HostBare && spec.DockerSocket != "":
+		return h, errdefs.InvalidArgument(CodeInvalidMode, "a bare machine has no Docker engine: leave docker_socket out")
 	case spec.HostKey == "":
 		return h, errdefs.InvalidArgument(CodeHostKeyRequired, "the machine's host key must be pinned (host_key; the command line's --host-key or --known-hosts)")
 	}

@@ -37,13 +37,15 @@ func (s *Service) provider(h store.Host, key []byte) (providerCloser, error) {
 		Instance:     s.cfg.Instance,
 		ShimPath:     shim,
 		PullMissing:  s.cfg.PullImages,
+		Mode:         string(h.Mode.OrDefault()),
 	}, s.logger.With("provider", h.ProviderName(), "host", h.Name))
 }
 
-// check dials the machine and pings its engine: the host key must be the
-// pinned one and the key must log in (the provider's ssh_* codes, 422);
-// a machine that cannot be reached, or whose engine does not answer, is
-// 422 host_unreachable.
+// check dials the machine and pings its engine (bare mode: prepares the
+// agent there): the host key must be the pinned one and the key must log
+// in, and a bare machine's account must be root (the provider's ssh_*
+// codes, 422); a machine that cannot be reached, or whose engine does not
+// answer, is 422 host_unreachable.
 func check(ctx context.Context, p providerCloser, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
 	defer cancel()
@@ -54,6 +56,6 @@ func check(ctx context.Context, p providerCloser, addr string) error {
 	if e, ok := errdefs.Public(err); ok && errors.Is(err, errdefs.ErrFailedPrecondition) {
 		return e
 	}
-	return errdefs.FailedPrecondition(CodeUnreachable, "the machine %s could not be reached, or its Docker engine did not answer: %s",
+	return errdefs.FailedPrecondition(CodeUnreachable, "the machine %s could not be reached, or it could not run sandboxes: %s",
 		addr, errdefs.PublicMessage(err, err.Error())).WithCause(err)
 }

@@ -13,6 +13,7 @@ type Host struct {
 	Name         string  `json:"name"`
 	Address      string  `json:"address" jsonschema:"sshd's host:port"`
 	User         string  `json:"user"`
+	Mode         string  `json:"mode" jsonschema:"container or bare"`
 	HostKey      string  `json:"host_key" jsonschema:"the pinned host key"`
 	Provider     string  `json:"provider" jsonschema:"the provider name its runtimes' configurations hold; the org may name the machine by its name instead"`
 	State        string  `json:"state" jsonschema:"ready, or torn_down after its idle teardown"`
@@ -21,7 +22,7 @@ type Host struct {
 }
 
 func hostOut(h client.Host) Host {
-	return Host{Name: h.Name, Address: h.Address, User: h.User, HostKey: h.HostKey, Provider: h.Provider,
+	return Host{Name: h.Name, Address: h.Address, User: h.User, Mode: h.Mode, HostKey: h.HostKey, Provider: h.Provider,
 		State: h.State, IdleTeardown: h.IdleTeardownSeconds, CostPerHour: h.CostPerHour}
 }
 
@@ -38,6 +39,7 @@ type AddHostInput struct {
 	User            string  `json:"user" jsonschema:"the account to log in as"`
 	PrivateKey      string  `json:"private_key" jsonschema:"the private key to log in with (OpenSSH's format, unencrypted); kept sealed, never shown again"`
 	HostKey         string  `json:"host_key" jsonschema:"the machine's host key, pinned, as authorized_keys writes it"`
+	Mode            string  `json:"mode,omitempty" jsonschema:"container (default): its Docker engine runs the sandboxes; bare: sshd only, logged in as root, no container isolation"`
 	DockerSocket    string  `json:"docker_socket,omitempty" jsonschema:"the engine's socket on the machine; default /var/run/docker.sock"`
 	RunDir          string  `json:"run_dir,omitempty" jsonschema:"paddock's directory on the machine; default /run/paddock"`
 	DiskDir         string  `json:"disk_dir,omitempty" jsonschema:"the workspace disks' directory on the machine; default /var/lib/paddock/disks"`
@@ -97,7 +99,7 @@ func (t *tools) addHost(ctx context.Context, in AddHostInput) (Host, error) {
 	}
 	h, err := t.c.AddHost(ctx, org, client.AddHostRequest{
 		Name: in.Name, Address: in.Address, User: in.User, PrivateKey: in.PrivateKey, HostKey: in.HostKey,
-		DockerSocket: in.DockerSocket, RunDir: in.RunDir, DiskDir: in.DiskDir,
+		Mode: in.Mode, DockerSocket: in.DockerSocket, RunDir: in.RunDir, DiskDir: in.DiskDir,
 		IdleTeardown: in.IdleTeardown, TeardownCommand: in.TeardownCommand, CostPerHour: in.CostPerHour,
 	})
 	if err != nil {

@@ -48,6 +48,10 @@ type Host struct {
 	// CostPerHourMicros is what each sandbox on it is billed per hour, in
 	// place of the resource rate (0: the resource rate).
 	CostPerHourMicros int64
+	// Mode is how its sandboxes run: HostContainer ("" too) as containers
+	// of its Docker engine, HostBare as the agent in namespaces of its own
+	// on a machine with sshd only.
+	Mode HostMode
 	// State is HostReady, or HostTornDown once torn down until a sandbox
 	// runs on it again; LastUsedAt is when one last ran there (its
 	// registration, before any).
@@ -66,6 +70,23 @@ const (
 	HostReady    HostState = "ready"
 	HostTornDown HostState = "torn_down"
 )
+
+// HostMode is how a host's sandboxes run.
+type HostMode string
+
+// The modes of a host (the ssh provider's ModeContainer and ModeBare).
+const (
+	HostContainer HostMode = "container"
+	HostBare      HostMode = "bare"
+)
+
+// OrDefault is m, or HostContainer when m is empty.
+func (m HostMode) OrDefault() HostMode {
+	if m == "" {
+		return HostContainer
+	}
+	return m
+}
 
 // ProviderName is the registry name of h's provider.
 func (h Host) ProviderName() string { return HostProviderPrefix + h.ID }

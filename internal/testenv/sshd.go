@@ -144,6 +144,11 @@ func (h *SSHHost) keys(t testing.TB, ip string) {
 		"PrintMotd no",
 		"MaxSessions 64",
 		"MaxStartups 64",
+		// bash reads ~/.bashrc for a command sshd runs, unless it is a
+		// nested shell: this host's may do anything (a shell plug-in's
+		// stale lock once made every command wait a minute), and the
+		// machine is to be a fresh one's login.
+		"SetEnv SHLVL=1",
 		"",
 	}, "\n")
 	if err := os.WriteFile(filepath.Join(h.dir, "sshd_config"), []byte(conf), 0o600); err != nil {

@@ -35,7 +35,7 @@ type APIKey struct {
 // APIKeyList One page of API keys. next_cursor is empty on the last page; pass it as ?cursor= to get the next one.
 type APIKeyList = List[APIKey]
 
-// AddHostRequest Registers a machine. The paths on the machine default to the ssh provider's (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks).
+// AddHostRequest Registers a machine. The paths on the machine default to the ssh provider's (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks); a bare machine has no docker_socket.
 type AddHostRequest struct {
 	Name string `json:"name"`
 
@@ -62,6 +62,9 @@ type AddHostRequest struct {
 
 	// CostPerHour credits each sandbox on the machine is billed per hour (charged per second by the ledger) in place of the resource rate; left out: the resource rate
 	CostPerHour float64 `json:"cost_per_hour,omitempty"`
+
+	// Mode container (the default): the machine has a Docker engine, which runs its sandboxes; bare: the machine has sshd only, user is root, and each sandbox is the agent as PID 1 of namespaces of its own, with no container isolation, limits, pause or snapshots. Anything else is 400 invalid_host_mode.
+	Mode string `json:"mode,omitempty"`
 }
 
 // AddMemberRequest Adds a member of the org to the workspace; anyone else is 404 member_not_found, unless the installation allows direct adds (`members.direct_add`: an existing user named by address joins the org as a member). Only the installation admin makes users: its add of an email or a wallet no user has yet makes one.
@@ -702,6 +705,9 @@ type Host struct {
 
 	// CostPerHour credits each sandbox on it is billed per hour, per second, in place of the resource rate; 0: the resource rate
 	CostPerHour float64 `json:"cost_per_hour,omitempty"`
+
+	// Mode container: its sandboxes are containers of its Docker engine; bare: sshd only, each sandbox the agent in namespaces of its own on the machine
+	Mode string `json:"mode,omitempty"`
 
 	// State torn_down once torn down, until a sandbox runs there again (the next start connects again)
 	State string `json:"state"`

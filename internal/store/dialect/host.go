@@ -20,6 +20,9 @@ func CheckHost(h store.Host) error {
 	if len(h.SealedKey) == 0 {
 		return errdefs.InvalidArgument("invalid_host", "a host's key is required")
 	}
+	if m := h.Mode.OrDefault(); m != store.HostContainer && m != store.HostBare {
+		return errdefs.InvalidArgument("invalid_host", "a host's mode is %s or %s", store.HostContainer, store.HostBare)
+	}
 	return nil
 }
 

@@ -18,7 +18,7 @@ func toHost(h pgdb.Host) store.Host {
 	return store.Host{ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, User: h.SshUser, HostKey: h.HostKey,
 		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
 		IdleTeardown: time.Duration(h.IdleTeardownSeconds) * time.Second, TeardownCommand: h.TeardownCommand,
-		CostPerHourMicros: h.CostPerHourMicros, State: store.HostState(h.State), LastUsedAt: h.LastUsedAt.UTC(),
+		CostPerHourMicros: h.CostPerHourMicros, Mode: store.HostMode(h.Mode), State: store.HostState(h.State), LastUsedAt: h.LastUsedAt.UTC(),
 		CreatedBy: h.CreatedBy, CreatedAt: h.CreatedAt.UTC()}
 }
 
@@ -31,7 +31,7 @@ func (q *queries) CreateHost(ctx context.Context, h store.Host) error {
 		ID: h.ID, OrgID: h.OrgID, Name: h.Name, Address: h.Address, SshUser: h.User, HostKey: h.HostKey,
 		KeyID: h.KeyID, SealedKey: h.SealedKey, DockerSocket: h.DockerSocket, RunDir: h.RunDir, DiskDir: h.DiskDir,
 		IdleTeardownSeconds: int64(h.IdleTeardown / time.Second), TeardownCommand: h.TeardownCommand,
-		CostPerHourMicros: h.CostPerHourMicros, CreatedBy: h.CreatedBy, CreatedAt: orNow(h.CreatedAt),
+		CostPerHourMicros: h.CostPerHourMicros, Mode: string(h.Mode.OrDefault()), CreatedBy: h.CreatedBy, CreatedAt: orNow(h.CreatedAt),
 	}))
 	if errdefs.IsConflict(err) {
 		return dialect.HostExists(err)

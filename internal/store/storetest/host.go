@@ -19,7 +19,7 @@ func (f *fixture) host(o store.Org, name string) store.Host {
 		HostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample", KeyID: "k1", SealedKey: []byte{1, 2, 3},
 		DockerSocket: "/var/run/docker.sock", RunDir: "/run/paddock", DiskDir: "/var/lib/paddock/disks",
 		IdleTeardown: 90 * time.Second, TeardownCommand: "poweroff", CostPerHourMicros: 1_500_000,
-		CreatedBy: "key:x", CreatedAt: f.next(),
+		Mode: store.HostContainer, CreatedBy: "key:x", CreatedAt: f.next(),
 	}
 	must(f.t, f.s.CreateHost(f.ctx, h))
 	h.CreatedAt = ts(h.CreatedAt)
@@ -51,6 +51,28 @@ func testHosts(t *testing.T, s store.Store) {
 	if err := s.CreateHost(ctx, store.Host{ID: uuid.NewString(), OrgID: o.ID, Name: "k"}); !errors.Is(err, errdefs.ErrInvalidArgument) {
 		t.Fatalf("no address: err = %v, want invalid argument", err)
 	}
+
+	// A bare machine keeps its mode; one left empty is a container host;
+	// any other mode is refused.
+	bare := store.Host{ID: uuid.NewString(), OrgID: other.ID, Name: "bare", Address: "10.0.0.2:22", User: "root",
+		HostKey: a.HostKey, KeyID: "k1", SealedKey: []byte{1}, Mode: store.HostBare, CreatedBy: "key:x", CreatedAt: f.next()}
+	must(t, s.CreateHost(ctx, bare))
+	if got, err := s.GetHost(ctx, bare.ID); err != nil || got.Mode != store.HostBare {
+		t.Fatalf("a bare host: %+v, %v", got, err)
+	}
+	unset := bare
+	unset.ID, unset.Name, unset.Mode = uuid.NewString(), "unset", ""
+	must(t, s.CreateHost(ctx, unset))
+	if got, err := s.GetHost(ctx, unset.ID); err != nil || got.Mode != store.HostContainer {
+		t.Fatalf("a host with no mode: %+v, %v", got, err)
+	}
+	odd := bare
+	odd.ID, odd.Name, odd.Mode = uuid.NewString(), "odd", "vm"
+	if err := s.CreateHost(ctx, odd); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Fatalf("mode vm: err = %v, want invalid argument", err)
+	}
+	must(t, s.DeleteHost(ctx, bare.ID))
+	must(t, s.DeleteHost(ctx, unset.ID))
 
 	page1, next, err := s.ListHosts(ctx, o.ID, store.Page{Limit: 2})
 	must(t, err)

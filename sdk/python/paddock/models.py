@@ -15,6 +15,13 @@ from typing import Any, ClassVar, Dict, List, Literal, Optional, Sequence, Union
 
 from ._wire import ANY, BOOL, BYTES, FLOAT, INT, STR, TIME, Field, ListOf, MapOf, Model, OneOf, Ref
 
+AddHostRequestMode = Literal["container", "bare"]
+"""container (the default): the machine has a Docker engine, which runs its sandboxes; bare: the
+machine has sshd only, user is root, and each sandbox is the agent as PID 1 of namespaces of its
+own, with no container isolation, limits, pause or snapshots. Anything else is 400
+invalid_host_mode.
+"""
+
 AddOrgMemberRequestRole = Literal["", "viewer", "member", "admin", "owner"]
 """default (empty): member; only an owner grants owner"""
 
@@ -37,6 +44,11 @@ ExecRequestUser = Literal["user", "root"]
 """the account to run as; default the runtime's (RuntimeConfig.user). 400 invalid_user otherwise"""
 
 FileInfoType = Literal["file", "directory", "symlink", "other"]
+
+HostMode = Literal["container", "bare"]
+"""container: its sandboxes are containers of its Docker engine; bare: sshd only, each sandbox the
+agent in namespaces of its own on the machine
+"""
 
 HostState = Literal["ready", "torn_down"]
 """torn_down once torn down, until a sandbox runs there again (the next start connects again)"""
@@ -1033,6 +1045,11 @@ class Host(Model):
     the resource rate
     """
 
+    mode: Optional[HostMode] = None
+    """container: its sandboxes are containers of its Docker engine; bare: sshd only, each sandbox
+    the agent in namespaces of its own on the machine
+    """
+
     state: HostState
     """torn_down once torn down, until a sandbox runs there again (the next start connects again)"""
 
@@ -1059,6 +1076,7 @@ class Host(Model):
         ("idle_teardown_seconds", "idle_teardown_seconds", INT, False),
         ("teardown_command", "teardown_command", STR, False),
         ("cost_per_hour", "cost_per_hour", FLOAT, False),
+        ("mode", "mode", STR, False),
         ("state", "state", STR, True),
         ("last_used_at", "last_used_at", TIME, True),
         ("provider", "provider", STR, True),
@@ -1086,7 +1104,8 @@ class HostList(Model):
 @dataclass(kw_only=True)
 class AddHostRequest(Model):
     """Registers a machine. The paths on the machine default to the ssh provider's
-    (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks).
+    (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks); a bare machine has no
+    docker_socket.
     """
 
     name: str
@@ -1122,6 +1141,13 @@ class AddHostRequest(Model):
     place of the resource rate; left out: the resource rate
     """
 
+    mode: Optional[AddHostRequestMode] = None
+    """container (the default): the machine has a Docker engine, which runs its sandboxes; bare:
+    the machine has sshd only, user is root, and each sandbox is the agent as PID 1 of
+    namespaces of its own, with no container isolation, limits, pause or snapshots. Anything
+    else is 400 invalid_host_mode.
+    """
+
     WIRE: ClassVar[Sequence[Field]] = (
         ("name", "name", STR, True),
         ("address", "address", STR, True),
@@ -1134,6 +1160,7 @@ class AddHostRequest(Model):
         ("idle_teardown", "idle_teardown", STR, False),
         ("teardown_command", "teardown_command", STR, False),
         ("cost_per_hour", "cost_per_hour", FLOAT, False),
+        ("mode", "mode", STR, False),
     )
 
 
@@ -4963,6 +4990,7 @@ __all__ = [
     "APIKey",
     "APIKeyList",
     "AddHostRequest",
+    "AddHostRequestMode",
     "AddMemberRequest",
     "AddOrgMemberRequest",
     "AddOrgMemberRequestRole",
@@ -5024,6 +5052,7 @@ __all__ = [
     "Health",
     "Host",
     "HostList",
+    "HostMode",
     "HostState",
     "ImageStatus",
     "ImageStatusList",

@@ -3298,6 +3298,11 @@ export interface components {
              */
             cost_per_hour?: number;
             /**
+             * @description container: its sandboxes are containers of its Docker engine; bare: sshd only, each sandbox the agent in namespaces of its own on the machine
+             * @enum {string}
+             */
+            mode?: "container" | "bare";
+            /**
              * @description torn_down once torn down, until a sandbox runs there again (the next start connects again)
              * @enum {string}
              */
@@ -3317,7 +3322,7 @@ export interface components {
             items: components["schemas"]["Host"][];
             next_cursor?: string;
         };
-        /** @description Registers a machine. The paths on the machine default to the ssh provider's (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks). */
+        /** @description Registers a machine. The paths on the machine default to the ssh provider's (/var/run/docker.sock, /run/paddock, /var/lib/paddock/disks); a bare machine has no docker_socket. */
         AddHostRequest: {
             name: string;
             /** @description sshd's host or host:port (port 22 when left out) */
@@ -3340,6 +3345,11 @@ export interface components {
              * @description credits each sandbox on the machine is billed per hour (charged per second by the ledger) in place of the resource rate; left out: the resource rate
              */
             cost_per_hour?: number;
+            /**
+             * @description container (the default): the machine has a Docker engine, which runs its sandboxes; bare: the machine has sshd only, user is root, and each sandbox is the agent as PID 1 of namespaces of its own, with no container isolation, limits, pause or snapshots. Anything else is 400 invalid_host_mode.
+             * @enum {string}
+             */
+            mode?: "container" | "bare";
         };
         /** @description Unset fields take the installation's defaults. */
         RuntimeConfig: {

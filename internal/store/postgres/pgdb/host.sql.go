@@ -29,10 +29,10 @@ func (q *Queries) ClaimHostTeardown(ctx context.Context, arg ClaimHostTeardownPa
 
 const createHost = `-- name: CreateHost :exec
 INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
-                   idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at)
+                   idle_teardown_seconds, teardown_command, cost_per_hour_micros, mode, state, last_used_at, created_by, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
         $8, $9, $10, $11,
-        $12, $13, $14, 'ready', $15, $16, $15)
+        $12, $13, $14, $15, 'ready', $16, $17, $16)
 `
 
 type CreateHostParams struct {
@@ -50,6 +50,7 @@ type CreateHostParams struct {
 	IdleTeardownSeconds int64
 	TeardownCommand     string
 	CostPerHourMicros   int64
+	Mode                string
 	CreatedAt           time.Time
 	CreatedBy           string
 }
@@ -70,6 +71,7 @@ func (q *Queries) CreateHost(ctx context.Context, arg CreateHostParams) error {
 		arg.IdleTeardownSeconds,
 		arg.TeardownCommand,
 		arg.CostPerHourMicros,
+		arg.Mode,
 		arg.CreatedAt,
 		arg.CreatedBy,
 	)
@@ -89,7 +91,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id string) (int64, error) {
 }
 
 const getHost = `-- name: GetHost :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE id = $1
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at, mode FROM hosts WHERE id = $1
 `
 
 func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
@@ -114,12 +116,13 @@ func (q *Queries) GetHost(ctx context.Context, id string) (Host, error) {
 		&i.LastUsedAt,
 		&i.CreatedBy,
 		&i.CreatedAt,
+		&i.Mode,
 	)
 	return i, err
 }
 
 const getHostByName = `-- name: GetHostByName :one
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE org_id = $1 AND name = $2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at, mode FROM hosts WHERE org_id = $1 AND name = $2
 `
 
 type GetHostByNameParams struct {
@@ -149,12 +152,13 @@ func (q *Queries) GetHostByName(ctx context.Context, arg GetHostByNameParams) (H
 		&i.LastUsedAt,
 		&i.CreatedBy,
 		&i.CreatedAt,
+		&i.Mode,
 	)
 	return i, err
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at, mode FROM hosts
 WHERE org_id = $1
   AND ($2::timestamptz IS NULL
        OR (created_at, id) > ($2, $3::text))
@@ -202,6 +206,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 			&i.LastUsedAt,
 			&i.CreatedBy,
 			&i.CreatedAt,
+			&i.Mode,
 		); err != nil {
 			return nil, err
 		}
@@ -214,7 +219,7 @@ func (q *Queries) ListHosts(ctx context.Context, arg ListHostsParams) ([]Host, e
 }
 
 const listHostsAfter = `-- name: ListHostsAfter :many
-SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at FROM hosts WHERE id > $1::text ORDER BY id LIMIT $2
+SELECT id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir, idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at, mode FROM hosts WHERE id > $1::text ORDER BY id LIMIT $2
 `
 
 type ListHostsAfterParams struct {
@@ -250,6 +255,7 @@ func (q *Queries) ListHostsAfter(ctx context.Context, arg ListHostsAfterParams) 
 			&i.LastUsedAt,
 			&i.CreatedBy,
 			&i.CreatedAt,
+			&i.Mode,
 		); err != nil {
 			return nil, err
 		}

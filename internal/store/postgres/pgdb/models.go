@@ -145,6 +145,7 @@ type Host struct {
 	LastUsedAt          time.Time
 	CreatedBy           string
 	CreatedAt           time.Time
+	Mode                string
 }
 
 type Invitation struct {

@@ -134,6 +134,7 @@ type Host struct {
 	LastUsedAt          int64
 	CreatedBy           string
 	CreatedAt           int64
+	Mode                string
 }
 
 type Invitation struct {

@@ -1,9 +1,9 @@
 -- name: CreateHost :exec
 INSERT INTO hosts (id, org_id, name, address, ssh_user, host_key, key_id, sealed_key, docker_socket, run_dir, disk_dir,
-                   idle_teardown_seconds, teardown_command, cost_per_hour_micros, state, last_used_at, created_by, created_at)
+                   idle_teardown_seconds, teardown_command, cost_per_hour_micros, mode, state, last_used_at, created_by, created_at)
 VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(name), sqlc.arg(address), sqlc.arg(ssh_user), sqlc.arg(host_key), sqlc.arg(key_id),
         sqlc.arg(sealed_key), sqlc.arg(docker_socket), sqlc.arg(run_dir), sqlc.arg(disk_dir),
-        sqlc.arg(idle_teardown_seconds), sqlc.arg(teardown_command), sqlc.arg(cost_per_hour_micros), 'ready', sqlc.arg(created_at), sqlc.arg(created_by), sqlc.arg(created_at));
+        sqlc.arg(idle_teardown_seconds), sqlc.arg(teardown_command), sqlc.arg(cost_per_hour_micros), sqlc.arg(mode), 'ready', sqlc.arg(created_at), sqlc.arg(created_by), sqlc.arg(created_at));
 
 -- name: GetHost :one
 SELECT * FROM hosts WHERE id = ?;
