@@ -221,7 +221,6 @@ func (c *Client) WriteFileWith(ctx context.Context, path string, r io.Reader, op
 	return fileInfo(res.Msg.Info), nil
 }
 
-
 // sendChunks reads r in chunks and sends each. It returns r's error, or nil
 // at EOF or when a send failed (the call's result then says why).
 func sendChunks(r io.Reader, send func([]byte) error) error {
