@@ -32,39 +32,8 @@ func TestSSHSandbox(t *testing.T) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	m := testenv.StartSSHHost(t)
 	m.Engine.LoadImage(t, testenv.TestImage)
-	p, err := sshprovider.New(sshprovider.Config{
-		Name: "machine", Address: m.Addr, User: "root", KeyFile: m.KeyFile, HostKey: m.HostKey,
-		DockerSocket: m.Socket, RunDir: filepath.Join(m.Dir, "run"), DiskDir: filepath.Join(m.Dir, "disks"),
-		Instance: testenv.Instance(t), ShimPath: testenv.Binary(t, "paddock-shim"),
-		StartTimeout: 30 * time.Second, KeepAlive: 2 * time.Second,
-	}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	id := uuid.NewString()
-	spec := provider.Spec{
-		SandboxID: id, RuntimeID: id, OrgID: uuid.NewString(), Instance: testenv.Instance(t), Image: testenv.TestImage,
-		Resources: provider.Resources{CPUMillis: 500, MemoryMB: 128, PidsLimit: 128, DiskMB: 64, TmpMB: 32},
-		Workspace: "pdkws-" + id, Network: provider.NetworkNone,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	h, err := p.Create(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = p.Destroy(ctx, h)
-		_ = p.RemoveWorkspace(ctx, spec.Workspace)
-	})
-	if err := p.Start(ctx, h); err != nil {
-		t.Fatal(err)
-	}
-	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
-	t.Cleanup(func() { c.Close() })
+	_, h, c := machineSandbox(t, sshprovider.Config{Name: "machine", DockerSocket: m.Socket}, m,
+		provider.Resources{CPUMillis: 500, MemoryMB: 128, PidsLimit: 128, DiskMB: 64, TmpMB: 32})
 	machineDocker := func(ctx context.Context, args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, "docker", append([]string{"-H", m.Engine.Host}, args...)...).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
@@ -97,38 +66,7 @@ func TestSSHSandbox(t *testing.T) {
 // one that hid from the agent too.
 func TestBareSSHSandbox(t *testing.T) {
 	m := testenv.StartSSHHost(t)
-	p, err := sshprovider.New(sshprovider.Config{
-		Name: "bare", Mode: sshprovider.ModeBare, Address: m.Addr, User: "root", KeyFile: m.KeyFile, HostKey: m.HostKey,
-		RunDir: filepath.Join(m.Dir, "run"), DiskDir: filepath.Join(m.Dir, "disks"),
-		Instance: testenv.Instance(t), ShimPath: testenv.Binary(t, "paddock-shim"),
-		StartTimeout: 30 * time.Second, KeepAlive: 2 * time.Second,
-	}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	id := uuid.NewString()
-	spec := provider.Spec{
-		SandboxID: id, RuntimeID: id, OrgID: uuid.NewString(), Instance: testenv.Instance(t), Image: testenv.TestImage,
-		Workspace: "pdkws-" + id, Network: provider.NetworkNone,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	h, err := p.Create(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = p.Destroy(ctx, h)
-		_ = p.RemoveWorkspace(ctx, spec.Workspace)
-	})
-	if err := p.Start(ctx, h); err != nil {
-		t.Fatal(err)
-	}
-	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
-	t.Cleanup(func() { c.Close() })
+	p, h, c := machineSandbox(t, sshprovider.Config{Name: "bare", Mode: sshprovider.ModeBare}, m, provider.Resources{})
 	stop := func(t *testing.T) {
 		ctx := ctxT(t)
 		// A process that left the agent's group and dropped its mark.
@@ -158,8 +96,8 @@ func TestBareSSHSandbox(t *testing.T) {
 		testenv.Eventually(t, func() error { return c.Health(ctxT(t)) })
 	}
 	testSandbox(t, &sandbox{id: h.ID, client: c, uid: "0", home: "/root", stop: stop, midway: midway, machineRoot: true})
-	if n := m.Engine.Containers(t, id); n != 0 {
-		t.Fatalf("bare mode made %d containers on the machine's engine", n)
+	if out, err := exec.Command("docker", "-H", m.Engine.Host, "ps", "-aq").Output(); err != nil || len(out) != 0 {
+		t.Fatalf("bare mode made containers on the machine's engine: %q %v", out, err)
 	}
 }
 
@@ -179,4 +117,44 @@ func hostRuns(argv ...string) bool {
 		}
 	}
 	return false
+}
+
+// machineSandbox starts a sandbox of res on machine m through an ssh
+// provider of cfg (its login, directories and timeouts filled in), and
+// returns the provider, the sandbox and a client of its agent; all go
+// when t ends. The sandbox's runtime id is its own id.
+func machineSandbox(t *testing.T, cfg sshprovider.Config, m *testenv.SSHHost, res provider.Resources) (*sshprovider.Provider, provider.Handle, *agentconn.Client) {
+	t.Helper()
+	cfg.Address, cfg.User, cfg.KeyFile, cfg.HostKey = m.Addr, "root", m.KeyFile, m.HostKey
+	cfg.RunDir, cfg.DiskDir = filepath.Join(m.Dir, "run"), filepath.Join(m.Dir, "disks")
+	cfg.Instance, cfg.ShimPath = testenv.Instance(t), testenv.Binary(t, "paddock-shim")
+	cfg.StartTimeout, cfg.KeepAlive = 30*time.Second, 2*time.Second
+	p, err := sshprovider.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	id := uuid.NewString()
+	spec := provider.Spec{
+		SandboxID: id, RuntimeID: id, OrgID: uuid.NewString(), Instance: cfg.Instance, Image: testenv.TestImage,
+		Resources: res, Workspace: "pdkws-" + id, Network: provider.NetworkNone,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h, err := p.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = p.Destroy(ctx, h)
+		_ = p.RemoveWorkspace(ctx, spec.Workspace)
+	})
+	if err := p.Start(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
+	t.Cleanup(func() { c.Close() })
+	return p, h, c
 }
