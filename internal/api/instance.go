@@ -53,6 +53,7 @@ var instanceOps = []instanceOp{
 	{"DELETE", "/secrets/{secret}", rtPrefix + "/secrets/{secret}"},
 	{"GET", "/previews", rtPrefix + "/previews"},
 	{"PATCH", "/previews/{port}", rtPrefix + "/previews/{port}"},
+	{"POST", "/previews/{port}/token", rtPrefix + "/previews/{port}/token"},
 }
 
 // Instance mounts the instance routes for the runtime target gives; ok

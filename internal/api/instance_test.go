@@ -155,6 +155,21 @@ func instancePorts(t *testing.T, env *servertest.Env, rtPath string) {
 		t.Fatalf("the port proxy: %d %s", resp.StatusCode, b)
 	}
 	env.Must(t, 200, "PATCH", fmt.Sprintf("/api/sandbox/previews/%d", port), client.SetPortRequest{Public: false})
+
+	// A private port: a preview token from /api/sandbox reaches it at its
+	// preview host without a key.
+	host := fmt.Sprintf("%d-%s.localhost:%s", port, api.ShortID(strings.TrimPrefix(rtPath, "/api/v1/org/acme/ws/dev/runtimes/")), env.URL[strings.LastIndex(env.URL, ":")+1:])
+	if a := previewCall(t, env, host, "/hello", nil); a.status != 401 {
+		t.Fatalf("a private port without a token: %d %s", a.status, a.body)
+	}
+	var tok client.PreviewToken
+	env.Must(t, 201, "POST", fmt.Sprintf("/api/sandbox/previews/%d/token", port), nil).Decode(t, &tok)
+	if tok.Token == "" || !strings.Contains(tok.URL, fmt.Sprint(port)) {
+		t.Fatalf("token: %+v", tok)
+	}
+	if a := previewCall(t, env, host, "/hello", []string{"X-Paddock-Preview-Token", tok.Token}); a.status != 200 || string(a.body) != "app at /hello" {
+		t.Fatalf("the preview host with the instance's token: %d %s", a.status, a.body)
+	}
 }
 
 // TestInstanceCallers: a wallet session and an API key of the instance's

@@ -85,8 +85,7 @@ func (w *wiring) initHTTP(_ context.Context, ic *component.InitContext) (*httpSe
 		Logs: logs.BookOf(h.in.logger), Limits: limits, LimitState: h.in.limitState(), Clients: clients, Preview: preview,
 		Builds: h.providers.builds.builder, E2B: api.E2B{Domain: cmp.Or(w.o.E2BDomain, cfg.E2BDomain), Store: h.in.st},
 	})
-	h.api.Mount(w.mountedFeatures()...)
-	h.api.Mount(api.SignIn(h.access.sessions), api.Console(console.New()), api.MCP(version.Version))
+	h.api.Mount(w.mountedFeatures(api.SignIn(h.access.sessions), api.Console(console.New()), api.MCP(version.Version))...)
 	warnSameSitePreviews(h.in.logger, h.access.signIn.Domain, preview.Domain)
 	var served http.Handler = h.api
 	if w.o.Wrap != nil {
@@ -125,11 +124,13 @@ func (h *httpServer) requires(ic *component.InitContext) (sec *secrets.Service, 
 	return sec, preview, err
 }
 
-// mountedFeatures are the features the components mounted, and a test's
-// (Overrides.Mount) in place of those of the same name; instance mode's
-// last, since its routes mirror the others' runtime routes.
-func (w *wiring) mountedFeatures() []api.Feature {
-	fs := slices.DeleteFunc(slices.Clone(w.features), func(f api.Feature) bool {
+// mountedFeatures are the features the components mounted, then always
+// (those the HTTP component mounts itself), and a test's (Overrides.Mount)
+// in place of those of the same name; instance mode's last, since its
+// routes mirror the others' runtime routes (a preview token's among them,
+// which sign-in mounts).
+func (w *wiring) mountedFeatures(always ...api.Feature) []api.Feature {
+	fs := slices.DeleteFunc(append(slices.Clone(w.features), always...), func(f api.Feature) bool {
 		return slices.ContainsFunc(w.o.Mount, func(m api.Feature) bool { return m.Name == f.Name })
 	})
 	fs = append(fs, w.o.Mount...)

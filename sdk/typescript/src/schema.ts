@@ -2557,6 +2557,26 @@ export interface paths {
         patch: operations["sandboxSetPort"];
         trace?: never;
     };
+    "/api/sandbox/previews/{port}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a TCP port in the sandbox */
+                port: components["parameters"]["port"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A signed, expiring token for one port of the instance's sandbox, and the preview URL that carries it. The same operation as createPreviewToken, on the instance's runtime. Mounted only in instance mode (the instance setting); otherwise 404 route_not_found. */
+        post: operations["sandboxCreatePreviewToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/workflows": {
         parameters: {
             query?: never;
@@ -10208,6 +10228,41 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    sandboxCreatePreviewToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a TCP port in the sandbox */
+                port: components["parameters"]["port"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PreviewTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewToken"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["Error"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
