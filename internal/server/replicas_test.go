@@ -12,7 +12,7 @@ import (
 )
 
 // leaseNames are the leases of the server's background loops.
-var leaseNames = []string{"lifecycle", "settle", "warm-pool", "workflows"}
+var leaseNames = []string{"lifecycle", "settle", "tasks", "warm-pool", "workflows", "worlds"}
 
 // readiness is what url's /readyz answers.
 func readiness(t *testing.T, url string) client.Readiness {

@@ -207,7 +207,7 @@ func (s *Stack) Bindings() *binding.Service { return getAs[*binding.Service](s.s
 func (s *Stack) Sessions() *session.Service { return getAs[*session.Service](s.set, sessionsName) }
 
 // Tasks is the tasks component's service.
-func (s *Stack) Tasks() *task.Service { return getAs[*task.Service](s.set, tasksName) }
+func (s *Stack) Tasks() *task.Service { return getAs[*tasksPart](s.set, tasksName).svc }
 
 // Workflows is the workflow service.
 func (s *Stack) Workflows() *workflow.Service {
@@ -219,7 +219,7 @@ func (s *Stack) Workflows() *workflow.Service {
 }
 
 // Worlds is the worlds component's service.
-func (s *Stack) Worlds() *world.Service { return getAs[*world.Service](s.set, worldsName) }
+func (s *Stack) Worlds() *world.Service { return getAs[*worldsPart](s.set, worldsName).svc }
 
 // Hosts keeps the machines orgs brought.
 func (s *Stack) Hosts() *host.Service { return getAs[*host.Service](s.set, hostsName) }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -34,6 +35,12 @@ type installation struct {
 	// leases run the background loops (the settler, the lifecycle rounds,
 	// the warm pool's filler) each on one replica at a time.
 	leases *lease.Elector
+	// presence is this replica's presence (the lease replica/<id>), kept
+	// from its start until everything else has closed: what its tasks and
+	// worlds name as their runner, and what tells the other replicas it
+	// still runs them (internal/lease, Presence).
+	presence *lease.Presence
+	keep     *automation
 	// limits are the limits' live state replicas share; nil on a store
 	// one server has to itself. renewal renews this replica's holds in
 	// it (limits.go).
@@ -43,9 +50,10 @@ type installation struct {
 }
 
 // storeComponent opens the store (SQLite in the data directory unless the
-// configuration names another) and establishes the installation id; on a
-// store replicas share, it keeps the limits' live state there and renews
-// this replica's holds until it closes, last (limits.go).
+// configuration names another) and establishes the installation id; from
+// its start it keeps this replica's presence; on a store replicas share,
+// it keeps the limits' live state there and renews this replica's holds
+// until it closes, last (limits.go).
 func (w *wiring) storeComponent() component.Registration {
 	return component.Def[*installation]{
 		Name: storeName,
@@ -72,16 +80,24 @@ func (w *wiring) storeComponent() component.Registration {
 			// test's may jump): they time the replicas' liveness.
 			leases := lease.New(lease.Config{Store: st, Replica: w.replica, TTL: w.leaseTTL, Logger: logger.With("component", "leases")})
 			logger.Info("replica", "lease_ttl", leases.TTL().String())
-			in := &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, logger: logger}
+			presence := lease.NewPresence(st, lease.Config{Replica: w.replica, TTL: w.leaseTTL, Logger: logger.With("component", "presence")})
+			in := &installation{st: st, id: id, dataDir: w.dataDir, leases: leases, presence: presence, logger: logger,
+				keep: &automation{run: presence.Keep}}
 			in.limits, in.renewal = w.sharedLimits(in)
 			return in, nil
 		},
 		Start: func(ctx context.Context, in *installation) error {
+			// Live before anything that names this replica is made.
+			if err := in.presence.Announce(ctx); err != nil {
+				return err
+			}
+			in.keep.start(ctx)
 			in.renewal.start(ctx)
 			return nil
 		},
 		Close: func(_ context.Context, in *installation) error {
 			in.renewal.close()
+			in.keep.close() // releases the presence: what this replica ran is now anyone's to reconcile
 			return in.st.Close()
 		},
 	}.Registration()
@@ -126,4 +142,28 @@ func replicaID(configured, dataDir, listen string) string {
 	}
 	sum := sha256.Sum256([]byte(dataDir + "\x00" + listen))
 	return fmt.Sprintf("%s-%s", host, hex.EncodeToString(sum[:4]))
+}
+
+// sweepUnder is a loop run under the lease name: every lease TTL (a dead
+// replica's presence lapses within one), sweep ends what replicas that
+// died left running; what it swept is logged as what.
+func (in *installation) sweepUnder(name, what string, sweep func(context.Context) (int, error), logger *slog.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		in.leases.Run(ctx, name, func(ctx context.Context) {
+			t := time.NewTicker(in.leases.TTL())
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				if n, err := sweep(ctx); err != nil && ctx.Err() == nil {
+					logger.Warn("sweeping the "+what+" of replicas gone", "err", err)
+				} else if n > 0 {
+					logger.Info("swept the "+what+" of replicas gone", "ended", n)
+				}
+			}
+		})
+	}
 }

@@ -9,17 +9,31 @@ import (
 	"github.com/paddockhq/paddock/internal/task"
 )
 
+// leaseTasks: the sweep of the tasks whose runner is gone.
+const leaseTasks = "tasks"
+
+// tasksPart is the tasks component's instance: the service, and the
+// sweep that runs under its lease from the server's start to its close.
+type tasksPart struct {
+	svc   *task.Service
+	sweep automation
+}
+
 // tasksComponent runs evaluation tasks in sandboxes of kind task made
 // through the runtime service (and filled from a snapshot by the
-// snapshots component, for a task made from one); it mounts their routes. Its Start fails
-// the tasks a stopped server left unfinished and kills their sandboxes,
-// before any task runs; its Close cancels the tasks running here, which
-// kill their sandboxes, before the runtime service closes.
+// snapshots component, for a task made from one); it mounts their routes.
+// Its Start fails the tasks a stopped server left unfinished (this
+// replica's own, and those of replicas whose presence has lapsed) and
+// kills their sandboxes, before any task runs; then the replica that
+// holds the tasks lease sweeps, every lease TTL, the tasks of replicas
+// that died since. Its Close stops the sweep and cancels the tasks
+// running here, which kill their sandboxes, before the runtime service
+// closes.
 func (w *wiring) tasksComponent() component.Registration {
-	return component.Def[*task.Service]{
+	return component.Def[*tasksPart]{
 		Name:     tasksName,
 		Requires: []string{storeName, runtimeName, snapshotsName},
-		Init: func(_ context.Context, ic *component.InitContext) (*task.Service, error) {
+		Init: func(_ context.Context, ic *component.InitContext) (*tasksPart, error) {
 			in, err := component.Get[*installation](ic, storeName)
 			if err != nil {
 				return nil, err
@@ -32,14 +46,25 @@ func (w *wiring) tasksComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			s := task.New(task.Config{Store: in.st, Runtimes: rp.svc, Snapshots: snaps, Logger: in.logger.With("component", "tasks"), Now: w.now})
+			logger := in.logger.With("component", "tasks")
+			s := task.New(task.Config{Store: in.st, Runtimes: rp.svc, Snapshots: snaps, Replicas: in.presence, Logger: logger, Now: w.now})
 			w.mount(api.Tasks(s))
-			return s, nil
+			p := &tasksPart{svc: s}
+			if !w.o.Manual {
+				p.sweep.run = in.sweepUnder(leaseTasks, "tasks", s.Sweep, logger)
+			}
+			return p, nil
 		},
-		Start: func(ctx context.Context, s *task.Service) error {
-			_, err := s.Reconcile(ctx)
-			return err
+		Start: func(ctx context.Context, p *tasksPart) error {
+			if _, err := p.svc.Reconcile(ctx); err != nil {
+				return err
+			}
+			p.sweep.start(ctx)
+			return nil
 		},
-		Close: func(_ context.Context, s *task.Service) error { return s.Close() },
+		Close: func(_ context.Context, p *tasksPart) error {
+			p.sweep.close()
+			return p.svc.Close()
+		},
 	}.Registration()
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
 	"github.com/paddockhq/paddock/internal/session"
-	"github.com/paddockhq/paddock/internal/task"
 	"github.com/paddockhq/paddock/internal/workflow"
 )
 
@@ -44,10 +43,11 @@ func (w *wiring) workflowsComponent() component.Registration {
 			if err != nil {
 				return nil, err
 			}
-			tasks, err := component.Get[*task.Service](ic, tasksName)
+			tp, err := component.Get[*tasksPart](ic, tasksName)
 			if err != nil {
 				return nil, err
 			}
+			tasks := tp.svc
 			s := workflow.New(workflow.Config{Store: in.st, Runtimes: rp.svc, Prompts: sess, Tasks: tasks,
 				Logger: in.logger.With("component", "workflows"), Now: w.now})
 			w.mount(api.Workflows(s))

@@ -37,6 +37,9 @@ type Task struct {
 	Spec        json.RawMessage
 	Result      json.RawMessage
 	CreatedAt   time.Time
+	// Runner is the replica that runs it (its replica id), set when it is
+	// made; "" for a task made before migration 0024 (unknown).
+	Runner string
 }
 
 // TaskFilter narrows ListTasks: a workspace's tasks, or one batch's.

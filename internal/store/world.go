@@ -32,6 +32,10 @@ type World struct {
 	Status      string
 	Spec        json.RawMessage
 	CreatedAt   time.Time
+	// Runner is the replica acting on it: the one that made it, then the
+	// one that deletes it; "" for a world made before migration 0024
+	// (unknown).
+	Runner string
 }
 
 // WorldQueries keep worlds (migration 0020).
@@ -42,7 +46,7 @@ type WorldQueries interface {
 	GetWorld(ctx context.Context, id string) (World, error)
 	// ListWorlds lists a workspace's worlds oldest first.
 	ListWorlds(ctx context.Context, workspaceID string, page Page) ([]World, string, error)
-	// UpdateWorld writes w's status and spec when the stored world is
+	// UpdateWorld writes w's status, spec and runner when the stored world is
 	// still in status from, and reports whether it was.
 	UpdateWorld(ctx context.Context, w World, from string) (bool, error)
 	// ListLiveWorlds lists every world of the installation not yet

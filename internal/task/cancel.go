@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -56,14 +57,46 @@ func (s *Service) Cancel(ctx context.Context, ws store.Workspace, id string) (Ta
 // Reconcile ends the tasks a stopped server left pending or running: each
 // is failed, and the sandbox it names is killed as interrupted (its
 // compute destroyed; a row never made is nothing to kill). The server
-// calls it as it starts, before it runs any task.
+// calls it as it starts, before it runs any task: it ends this replica's
+// own tasks (it left them when it stopped), those of no known runner, and
+// those of replicas whose presence has lapsed; a live replica's are left
+// to it.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
+	return s.reconcile(ctx, true)
+}
+
+// Sweep ends, as Reconcile does, the tasks whose runner is gone (its
+// presence lapsed) or unknown, while this replica runs: it leaves its own
+// and every live replica's. Without Replicas it ends nothing.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	if s.replicas == nil {
+		return 0, nil
+	}
+	return s.reconcile(ctx, false)
+}
+
+// reconcile ends the unfinished tasks that are orphaned; restart: this
+// replica's own are too. Each end is written only from the status it was
+// decided on, and the sandbox's kill is versioned, so two replicas that
+// reconcile at once end a task once.
+func (s *Service) reconcile(ctx context.Context, restart bool) (int, error) {
+	// The tasks first, then the presences: a task's runner announced
+	// itself before it made the task, so it reads live unless it lapsed.
 	left, err := s.store.ListUnfinishedTasks(ctx)
 	if err != nil {
 		return 0, err
 	}
+	var runners lease.Runners
+	if s.replicas != nil {
+		if runners, err = s.replicas.Runners(ctx); err != nil {
+			return 0, err
+		}
+	}
 	n := 0
 	for _, row := range left {
+		if !runners.Orphaned(row.Runner, restart) {
+			continue
+		}
 		t, err := Decode(row)
 		if err != nil {
 			return n, err
@@ -77,10 +110,14 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 		t.Status = store.TaskFailed
 		t.Result.Error = reasonRestarted
 		t.Result.FinishedAt = s.now().UTC()
-		if _, err := s.write(ctx, t, from); err != nil {
+		ok, err := s.write(ctx, t, from)
+		if err != nil {
 			return n, err
 		}
-		s.logger.WarnContext(ctx, "failed a task its server left unfinished", "task", t.ID, "sandbox", t.SandboxID)
+		if !ok {
+			continue // ended meanwhile, by its runner or another reconciliation
+		}
+		s.logger.WarnContext(ctx, "failed a task its server left unfinished", "task", t.ID, "sandbox", t.SandboxID, "runner", t.Runner)
 		n++
 	}
 	return n, nil

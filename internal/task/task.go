@@ -7,9 +7,10 @@
 //
 // A task is a store row (store.Task) whose spec and result are this
 // package's versioned documents (Spec, Result). Tasks run on the server
-// that made them; one that was pending or running when its server
-// stopped is failed by the next start's reconciliation, its sandbox
-// killed as interrupted (see Service.Reconcile).
+// (replica) that made them, their runner; one that was pending or running
+// when its runner stopped is failed, its sandbox killed as interrupted,
+// by its runner's next start or, once its runner's presence has lapsed,
+// by any replica's reconciliation (see Service.Reconcile and Sweep).
 package task
 
 import (
@@ -26,6 +27,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/store"
 )
 
@@ -131,8 +133,21 @@ type Config struct {
 	// Snapshots copies a snapshot's files into a task's sandbox; without
 	// it, a task cannot be made from a snapshot.
 	Snapshots Snapshots
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Replicas tells this replica's id, recorded as the runner of the
+	// tasks it makes, and which replicas are live, so a reconciliation
+	// ends only the tasks no live replica runs; nil: one server alone,
+	// whose start-up reconciliation ends every unfinished task and which
+	// sweeps nothing while it runs.
+	Replicas Replicas
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Replicas is what tasks know of the replicas sharing the store
+// (lease.Presence).
+type Replicas interface {
+	Replica() string
+	Runners(ctx context.Context) (lease.Runners, error)
 }
 
 // Service makes, runs, lists and cancels tasks. It owns the goroutines
@@ -141,6 +156,7 @@ type Service struct {
 	store     Store
 	runtimes  Runtimes
 	snapshots Snapshots
+	replicas  Replicas
 	logger    *slog.Logger
 	now       func() time.Time
 
@@ -161,7 +177,7 @@ func New(cfg Config) *Service {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, snapshots: cfg.Snapshots, logger: cfg.Logger, now: cfg.Now,
+	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, snapshots: cfg.Snapshots, replicas: cfg.Replicas, logger: cfg.Logger, now: cfg.Now,
 		base: base, stop: stop, running: map[string]*runner{}}
 }
 
@@ -256,11 +272,20 @@ func (s *Service) newTask(ws store.Workspace, batch string, spec Spec) (Task, er
 	}
 	rb, _ := json.Marshal(Result{V: resultVersion})
 	row := store.Task{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, BatchID: batch,
-		Status: store.TaskPending, Spec: sb, Result: rb, CreatedAt: s.now().UTC()}
+		Status: store.TaskPending, Spec: sb, Result: rb, CreatedAt: s.now().UTC(), Runner: s.replica()}
 	return Task{Task: row, Spec: spec, Result: Result{V: resultVersion}}, nil
 }
 
 var errCancelled = errors.New("task cancelled")
+
+// replica is this replica's id, the runner of the tasks it makes; "" for
+// a server alone.
+func (s *Service) replica() string {
+	if s.replicas == nil {
+		return ""
+	}
+	return s.replicas.Replica()
+}
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

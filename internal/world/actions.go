@@ -27,6 +27,7 @@ func (s *Service) Delete(ctx context.Context, ws store.Workspace, id string) (Wo
 		return w, conflict(w, "deleted")
 	}
 	from := w.Status
+	w.Runner = s.replica() // the delete is this replica's until it ends
 	if ok, err := s.write(ctx, &w, store.WorldDeleting, from); err != nil || !ok {
 		return w, firstErr(err, conflict(w, "deleted"))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/store"
@@ -15,20 +16,48 @@ const reasonRestarted = "the server stopped while the world was starting"
 // Reconcile brings the worlds a stopped server left behind into
 // agreement with their compute, before any world is made:
 //
-//   - starting (half-created): every member made is killed (interrupted),
-//     the network removed, the world failed;
-//   - deleting: what is left is removed and the world deleted;
+//   - starting (half-created) and orphaned: every member made is killed
+//     (interrupted), the network removed, the world failed;
+//   - deleting and orphaned: what is left is removed and the world
+//     deleted;
 //   - running or paused with a member whose compute is gone or stopped:
 //     that member is killed (vanished), the others (interrupted), the
 //     network removed, the world failed; otherwise it is kept as it is;
-//   - a world network no live world owns (its world's row never written,
-//     or torn down while the engine was away) is removed.
+//   - a world network whose world is missing or gone (its row never
+//     written, or torn down while the engine was away) is removed.
 //
-// It returns how many worlds it tore down.
+// A create or delete is orphaned when its runner is this replica (it left
+// it when it stopped), unknown, or a replica whose presence has lapsed; a
+// live replica's is left to it. It returns how many worlds it tore down.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
+	return s.reconcile(ctx, true)
+}
+
+// Sweep, while this replica runs, tears down the creates and deletes
+// whose runner is gone (its presence lapsed) or unknown, as Reconcile
+// does, and removes the world networks whose world is missing or gone; it
+// leaves this replica's own worlds, every live replica's, and the running
+// and paused ones. Without Replicas it does nothing.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	if s.replicas == nil {
+		return 0, nil
+	}
+	return s.reconcile(ctx, false)
+}
+
+// reconcile is Reconcile (restart) or Sweep.
+func (s *Service) reconcile(ctx context.Context, restart bool) (int, error) {
+	// The worlds first, then the presences: a world's runner announced
+	// itself before it wrote the world, so it reads live unless it lapsed.
 	live, err := s.store.ListLiveWorlds(ctx)
 	if err != nil {
 		return 0, err
+	}
+	var runners lease.Runners
+	if s.replicas != nil {
+		if runners, err = s.replicas.Runners(ctx); err != nil {
+			return 0, err
+		}
 	}
 	owned := map[string]bool{}
 	n := 0
@@ -39,7 +68,7 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 			owned[row.ID] = true
 			continue
 		}
-		gone, err := s.reconcileOne(ctx, w)
+		gone, err := s.reconcileOne(ctx, w, runners, restart)
 		if err != nil {
 			return n, err
 		}
@@ -53,17 +82,29 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 }
 
 // reconcileOne reconciles w and reports whether it tore it down.
-func (s *Service) reconcileOne(ctx context.Context, w World) (bool, error) {
+func (s *Service) reconcileOne(ctx context.Context, w World, runners lease.Runners, restart bool) (bool, error) {
+	switch w.Status {
+	case store.WorldStarting, store.WorldDeleting:
+		if !runners.Orphaned(w.Runner, restart) {
+			return false, nil // a live replica is making or deleting it
+		}
+	default:
+		if !restart {
+			return false, nil
+		}
+	}
 	defer s.lock(w.ID)()
 	switch w.Status {
 	case store.WorldStarting:
 		s.teardown(ctx, w, runtime.KillInterrupted)
 		w.Spec.Error = reasonRestarted
-		_, err := s.write(ctx, &w, store.WorldFailed, store.WorldStarting)
+		ok, err := s.write(ctx, &w, store.WorldFailed, store.WorldStarting)
+		s.logTornDown(ctx, w, ok)
 		return true, err
 	case store.WorldDeleting:
 		s.teardown(ctx, w, runtime.KillDeleted)
-		_, err := s.write(ctx, &w, store.WorldDeleted, store.WorldDeleting)
+		ok, err := s.write(ctx, &w, store.WorldDeleted, store.WorldDeleting)
+		s.logTornDown(ctx, w, ok)
 		return true, err
 	}
 	broken, err := s.brokenMember(ctx, w)
@@ -80,6 +121,14 @@ func (s *Service) reconcileOne(ctx context.Context, w World) (bool, error) {
 	s.logger.WarnContext(ctx, "world torn down at start-up", "world", w.ID, "member", broken)
 	_, err = s.write(ctx, &w, store.WorldFailed, w.Status)
 	return true, err
+}
+
+// logTornDown logs a world left starting or deleting that was torn down,
+// if this reconciliation recorded its end (ok) rather than another.
+func (s *Service) logTornDown(ctx context.Context, w World, ok bool) {
+	if ok {
+		s.logger.WarnContext(ctx, "tore down a world its server left "+w.Status, "world", w.ID, "runner", w.Runner)
+	}
 }
 
 // brokenMember names the first member of the running or paused world w
@@ -108,7 +157,12 @@ func (s *Service) brokenMember(ctx context.Context, w World) (string, error) {
 	return "", nil
 }
 
-// removeStrayNetworks removes the world networks no live world owns.
+// removeStrayNetworks removes the world networks no live world owns. A
+// network of a world not among owned is read again first: a world is
+// written before its network is made, so one a replica is making now (it
+// may have been written after owned was listed) reads starting and its
+// network is spared; only a network whose world is missing or gone is
+// removed.
 func (s *Service) removeStrayNetworks(ctx context.Context, owned map[string]bool) error {
 	nets, err := s.runtimes.WorldNetworks(ctx)
 	if err != nil {
@@ -118,6 +172,11 @@ func (s *Service) removeStrayNetworks(ctx context.Context, owned map[string]bool
 		for _, id := range ids {
 			if owned[id] {
 				continue
+			}
+			if w, err := s.store.GetWorld(ctx, id); err == nil && !store.WorldFinal(w.Status) {
+				continue
+			} else if err != nil && !errdefs.IsNotFound(err) {
+				return err
 			}
 			if err := s.runtimes.RemoveWorldNetwork(ctx, prov, id); err != nil {
 				return err

@@ -7,10 +7,12 @@
 // cannot start takes the others down with it, and its network.
 //
 // A world is a store row (store.World) whose spec is this package's
-// versioned document (Spec). Worlds are made on the server that was
-// asked; one left starting or deleting by a server that stopped is torn
-// down by the next start's reconciliation, and one left running or paused
-// is checked against its compute (see Service.Reconcile).
+// versioned document (Spec). Worlds are made and deleted on the server
+// (replica) that was asked, their runner; one left starting or deleting
+// by a runner that stopped is torn down by its next start or, once its
+// presence has lapsed, by any replica's reconciliation, and one left
+// running or paused is checked against its compute at start (see
+// Service.Reconcile and Sweep).
 package world
 
 import (
@@ -25,6 +27,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/provider"
 	"github.com/paddockhq/paddock/internal/store"
 )
@@ -114,8 +117,22 @@ type Store interface {
 type Config struct {
 	Store    Store
 	Runtimes Runtimes
+	// Replicas tells this replica's id, recorded as the runner of the
+	// worlds it makes and deletes, and which replicas are live, so a
+	// reconciliation tears down only the creates and deletes no live
+	// replica is making; nil: one server alone, whose start-up
+	// reconciliation takes every one and which sweeps nothing while it
+	// runs.
+	Replicas Replicas
 	Logger   *slog.Logger
 	Now      func() time.Time
+}
+
+// Replicas is what worlds know of the replicas sharing the store
+// (lease.Presence).
+type Replicas interface {
+	Replica() string
+	Runners(ctx context.Context) (lease.Runners, error)
 }
 
 // Service makes, lists, pauses, resumes and deletes worlds. Actions on
@@ -123,6 +140,7 @@ type Config struct {
 type Service struct {
 	store    Store
 	runtimes Runtimes
+	replicas Replicas
 	logger   *slog.Logger
 	now      func() time.Time
 
@@ -146,7 +164,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, logger: cfg.Logger, now: cfg.Now, locks: map[string]*worldLock{}}
+	return &Service{store: cfg.Store, runtimes: cfg.Runtimes, replicas: cfg.Replicas, logger: cfg.Logger, now: cfg.Now, locks: map[string]*worldLock{}}
 }
 
 // Close refuses new worlds; the worlds that run keep running (a world is
@@ -262,5 +280,14 @@ func (s *Service) newWorld(ws store.Workspace, name string, spec Spec) (World, e
 		return World{}, err
 	}
 	return World{World: store.World{ID: uuid.NewString(), OrgID: ws.OrgID, WorkspaceID: ws.ID, Name: name,
-		Status: store.WorldStarting, Spec: raw, CreatedAt: s.now()}, Spec: spec}, nil
+		Status: store.WorldStarting, Spec: raw, CreatedAt: s.now(), Runner: s.replica()}, Spec: spec}, nil
+}
+
+// replica is this replica's id, the runner of the worlds it makes and
+// deletes; "" for a server alone.
+func (s *Service) replica() string {
+	if s.replicas == nil {
+		return ""
+	}
+	return s.replicas.Replica()
 }

@@ -16,7 +16,7 @@ const resTask = dialect.Task
 
 func toTask(t pgdb.Task) store.Task {
 	return store.Task{ID: t.ID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, BatchID: t.BatchID, SandboxID: t.SandboxID,
-		Status: t.Status, Spec: json.RawMessage(t.Spec), Result: json.RawMessage(t.Result), CreatedAt: t.CreatedAt.UTC()}
+		Status: t.Status, Spec: json.RawMessage(t.Spec), Result: json.RawMessage(t.Result), CreatedAt: t.CreatedAt.UTC(), Runner: t.Runner}
 }
 
 // CreateTask inserts t.
@@ -26,7 +26,7 @@ func (q *queries) CreateTask(ctx context.Context, t store.Task) error {
 	}
 	return classify("create task", resTask, q.q.CreateTask(ctx, pgdb.CreateTaskParams{
 		ID: t.ID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, BatchID: t.BatchID, SandboxID: t.SandboxID,
-		Status: t.Status, Spec: string(t.Spec), Result: string(t.Result), CreatedAt: orNow(t.CreatedAt),
+		Status: t.Status, Spec: string(t.Spec), Result: string(t.Result), CreatedAt: orNow(t.CreatedAt), Runner: t.Runner,
 	}))
 }
 

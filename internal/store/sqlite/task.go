@@ -16,7 +16,7 @@ const resTask = dialect.Task
 
 func toTask(t litedb.Task) (store.Task, error) {
 	return store.Task{ID: t.ID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, BatchID: t.BatchID, SandboxID: t.SandboxID,
-		Status: t.Status, Spec: json.RawMessage(t.Spec), Result: json.RawMessage(t.Result), CreatedAt: fromMicro(t.CreatedAt)}, nil
+		Status: t.Status, Spec: json.RawMessage(t.Spec), Result: json.RawMessage(t.Result), CreatedAt: fromMicro(t.CreatedAt), Runner: t.Runner}, nil
 }
 
 // CreateTask inserts t.
@@ -26,7 +26,7 @@ func (q *queries) CreateTask(ctx context.Context, t store.Task) error {
 	}
 	return classify("create task", resTask, q.wq.CreateTask(ctx, litedb.CreateTaskParams{
 		ID: t.ID, OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, BatchID: t.BatchID, SandboxID: t.SandboxID,
-		Status: t.Status, Spec: string(t.Spec), Result: string(t.Result), CreatedAt: micros(orNow(t.CreatedAt)),
+		Status: t.Status, Spec: string(t.Spec), Result: string(t.Result), CreatedAt: micros(orNow(t.CreatedAt)), Runner: t.Runner,
 	}))
 }
 

@@ -16,7 +16,7 @@ const resWorld = dialect.World
 
 func toWorld(w litedb.World) (store.World, error) {
 	return store.World{ID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID, Name: w.Name, Status: w.Status,
-		Spec: json.RawMessage(w.Spec), CreatedAt: fromMicro(w.CreatedAt)}, nil
+		Spec: json.RawMessage(w.Spec), CreatedAt: fromMicro(w.CreatedAt), Runner: w.Runner}, nil
 }
 
 // CreateWorld inserts w.
@@ -26,7 +26,7 @@ func (q *queries) CreateWorld(ctx context.Context, w store.World) error {
 	}
 	return classify("create world", resWorld, q.wq.CreateWorld(ctx, litedb.CreateWorldParams{
 		ID: w.ID, OrgID: w.OrgID, WorkspaceID: w.WorkspaceID, Name: w.Name, Status: w.Status,
-		Spec: string(w.Spec), CreatedAt: micros(orNow(w.CreatedAt)),
+		Spec: string(w.Spec), CreatedAt: micros(orNow(w.CreatedAt)), Runner: w.Runner,
 	}))
 }
 
@@ -48,12 +48,12 @@ func (q *queries) ListWorlds(ctx context.Context, workspaceID string, page store
 		toWorld, func(w store.World) (time.Time, string) { return w.CreatedAt, w.ID })
 }
 
-// UpdateWorld writes w's status and spec if it is still in from.
+// UpdateWorld writes w's status, spec and runner if it is still in from.
 func (q *queries) UpdateWorld(ctx context.Context, w store.World, from string) (bool, error) {
 	if err := dialect.CheckWorld(w); err != nil {
 		return false, err
 	}
-	n, err := q.wq.UpdateWorld(ctx, litedb.UpdateWorldParams{Status: w.Status, Spec: string(w.Spec), ID: w.ID, FromStatus: from})
+	n, err := q.wq.UpdateWorld(ctx, litedb.UpdateWorldParams{Status: w.Status, Spec: string(w.Spec), Runner: w.Runner, ID: w.ID, FromStatus: from})
 	return n == 1, classify("update world", resWorld, err)
 }
 

@@ -11,11 +11,11 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// task stores a pending task of w in batch.
+// task stores a pending task of w in batch, run by replica-a.
 func (f *fixture) task(w store.Workspace, batch string) store.Task {
 	f.t.Helper()
 	t := store.Task{ID: uuid.NewString(), OrgID: w.OrgID, WorkspaceID: w.ID, BatchID: batch, Status: store.TaskPending,
-		Spec: json.RawMessage(`{"v":1,"argv":["true"]}`), Result: json.RawMessage(`{"v":1}`), CreatedAt: f.next()}
+		Spec: json.RawMessage(`{"v":1,"argv":["true"]}`), Result: json.RawMessage(`{"v":1}`), CreatedAt: f.next(), Runner: "replica-a"}
 	must(f.t, f.s.CreateTask(f.ctx, t))
 	t.CreatedAt = ts(t.CreatedAt)
 	return t
@@ -39,6 +39,14 @@ func testTasks(t *testing.T, s store.Store) {
 		t.Fatalf("a task without its documents: err = %v, want invalid argument", err)
 	}
 
+	// A task whose runner is unknown (made before its column) reads "".
+	unknown := store.Task{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: other.ID, Status: store.TaskPending,
+		Spec: json.RawMessage(`{"v":1}`), Result: json.RawMessage(`{"v":1}`), CreatedAt: f.next()}
+	must(t, s.CreateTask(ctx, unknown))
+	if got, err := s.GetTask(ctx, unknown.ID); err != nil || got.Runner != "" {
+		t.Fatalf("a task made without a runner: %+v, %v", got, err)
+	}
+
 	all, _, err := s.ListTasks(ctx, store.TaskFilter{WorkspaceID: w.ID}, store.Page{})
 	must(t, err)
 	equal(t, "workspace's tasks", all, []store.Task{a, b, c})
@@ -49,8 +57,11 @@ func testTasks(t *testing.T, s store.Store) {
 	equal(t, "batch's tasks by page", append(first, rest...), []store.Task{b, c})
 
 	// An update lands only from the status it was decided on.
+	// The runner is the one that made it: an update keeps it.
 	b.Status, b.SandboxID, b.Result = store.TaskRunning, uuid.NewString(), json.RawMessage(`{"v":1,"started":true}`)
-	ok, err := s.UpdateTask(ctx, b, store.TaskPending)
+	moved := b
+	moved.Runner = "replica-b"
+	ok, err := s.UpdateTask(ctx, moved, store.TaskPending)
 	must(t, err)
 	if !ok {
 		t.Fatal("an update from the stored status did not land")
@@ -76,4 +87,9 @@ func testTasks(t *testing.T, s store.Store) {
 		}
 	}
 	equal(t, "unfinished", ours, []string{b.ID, c.ID})
+	for _, u := range unfinished {
+		if u.WorkspaceID == w.ID && u.Runner != "replica-a" {
+			t.Fatalf("an unfinished task's runner: %+v", u)
+		}
+	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/paddockhq/paddock/internal/store"
 )
 
-// world stores a starting world of w.
+// world stores a starting world of w, made by replica-a.
 func (f *fixture) world(w store.Workspace, name string) store.World {
 	f.t.Helper()
 	x := store.World{ID: uuid.NewString(), OrgID: w.OrgID, WorkspaceID: w.ID, Name: name, Status: store.WorldStarting,
-		Spec: json.RawMessage(`{"v":1,"members":[]}`), CreatedAt: f.next()}
+		Spec: json.RawMessage(`{"v":1,"members":[]}`), CreatedAt: f.next(), Runner: "replica-a"}
 	must(f.t, f.s.CreateWorld(f.ctx, x))
 	x.CreatedAt = ts(x.CreatedAt)
 	return x
@@ -39,6 +39,14 @@ func testWorlds(t *testing.T, s store.Store) {
 		t.Fatalf("a world without its spec: err = %v, want invalid argument", err)
 	}
 
+	// A world whose runner is unknown (made before its column) reads "".
+	unknown := store.World{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: other.ID, Name: "e", Status: store.WorldStarting,
+		Spec: json.RawMessage(`{"v":1,"members":[]}`), CreatedAt: f.next()}
+	must(t, s.CreateWorld(ctx, unknown))
+	if got, err := s.GetWorld(ctx, unknown.ID); err != nil || got.Runner != "" {
+		t.Fatalf("a world made without a runner: %+v, %v", got, err)
+	}
+
 	first, next, err := s.ListWorlds(ctx, w.ID, store.Page{Limit: 2})
 	must(t, err)
 	rest, _, err := s.ListWorlds(ctx, w.ID, store.Page{Limit: 2, Cursor: next})
@@ -46,14 +54,15 @@ func testWorlds(t *testing.T, s store.Store) {
 	equal(t, "workspace's worlds by page", append(first, rest...), []store.World{a, b, c})
 
 	// An update lands only from the status it was decided on.
-	b.Status, b.Spec = store.WorldRunning, json.RawMessage(`{"v":1,"members":[{"name":"m"}]}`)
+	// It writes the runner too (a delete records the replica that deletes).
+	b.Status, b.Spec, b.Runner = store.WorldRunning, json.RawMessage(`{"v":1,"members":[{"name":"m"}]}`), "replica-b"
 	ok, err := s.UpdateWorld(ctx, b, store.WorldStarting)
 	must(t, err)
 	if !ok {
 		t.Fatal("an update from the stored status did not land")
 	}
 	stale := b
-	stale.Status = store.WorldFailed
+	stale.Status, stale.Runner = store.WorldFailed, "replica-c"
 	if ok, err := s.UpdateWorld(ctx, stale, store.WorldStarting); err != nil || ok {
 		t.Fatalf("an update from a status the world left: ok = %v, err = %v", ok, err)
 	}

@@ -320,6 +320,7 @@ type Task struct {
 	Spec        string
 	Result      string
 	CreatedAt   time.Time
+	Runner      string
 }
 
 type Template struct {
@@ -408,4 +409,5 @@ type World struct {
 	Status      string
 	Spec        string
 	CreatedAt   time.Time
+	Runner      string
 }

@@ -11,8 +11,9 @@ import (
 )
 
 const createWorld = `-- name: CreateWorld :exec
-INSERT INTO worlds (id, org_id, workspace_id, name, status, spec, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO worlds (id, org_id, workspace_id, name, status, spec, created_at, runner)
+VALUES ($1, $2, $3, $4, $5, $6, $7,
+        $8)
 `
 
 type CreateWorldParams struct {
@@ -23,6 +24,7 @@ type CreateWorldParams struct {
 	Status      string
 	Spec        string
 	CreatedAt   time.Time
+	Runner      string
 }
 
 func (q *Queries) CreateWorld(ctx context.Context, arg CreateWorldParams) error {
@@ -34,12 +36,13 @@ func (q *Queries) CreateWorld(ctx context.Context, arg CreateWorldParams) error 
 		arg.Status,
 		arg.Spec,
 		arg.CreatedAt,
+		arg.Runner,
 	)
 	return err
 }
 
 const getWorld = `-- name: GetWorld :one
-SELECT id, org_id, workspace_id, name, status, spec, created_at FROM worlds WHERE id = $1
+SELECT id, org_id, workspace_id, name, status, spec, created_at, runner FROM worlds WHERE id = $1
 `
 
 func (q *Queries) GetWorld(ctx context.Context, id string) (World, error) {
@@ -53,12 +56,13 @@ func (q *Queries) GetWorld(ctx context.Context, id string) (World, error) {
 		&i.Status,
 		&i.Spec,
 		&i.CreatedAt,
+		&i.Runner,
 	)
 	return i, err
 }
 
 const listLiveWorlds = `-- name: ListLiveWorlds :many
-SELECT id, org_id, workspace_id, name, status, spec, created_at FROM worlds WHERE status NOT IN ('deleted', 'failed') ORDER BY created_at, id
+SELECT id, org_id, workspace_id, name, status, spec, created_at, runner FROM worlds WHERE status NOT IN ('deleted', 'failed') ORDER BY created_at, id
 `
 
 func (q *Queries) ListLiveWorlds(ctx context.Context) ([]World, error) {
@@ -78,6 +82,7 @@ func (q *Queries) ListLiveWorlds(ctx context.Context) ([]World, error) {
 			&i.Status,
 			&i.Spec,
 			&i.CreatedAt,
+			&i.Runner,
 		); err != nil {
 			return nil, err
 		}
@@ -90,7 +95,7 @@ func (q *Queries) ListLiveWorlds(ctx context.Context) ([]World, error) {
 }
 
 const listWorlds = `-- name: ListWorlds :many
-SELECT id, org_id, workspace_id, name, status, spec, created_at FROM worlds
+SELECT id, org_id, workspace_id, name, status, spec, created_at, runner FROM worlds
 WHERE workspace_id = $1
   AND ($2::timestamptz IS NULL
        OR (created_at, id) > ($2, $3::text))
@@ -127,6 +132,7 @@ func (q *Queries) ListWorlds(ctx context.Context, arg ListWorldsParams) ([]World
 			&i.Status,
 			&i.Spec,
 			&i.CreatedAt,
+			&i.Runner,
 		); err != nil {
 			return nil, err
 		}
@@ -139,13 +145,14 @@ func (q *Queries) ListWorlds(ctx context.Context, arg ListWorldsParams) ([]World
 }
 
 const updateWorld = `-- name: UpdateWorld :execrows
-UPDATE worlds SET status = $1, spec = $2
-WHERE id = $3 AND status = $4
+UPDATE worlds SET status = $1, spec = $2, runner = $3
+WHERE id = $4 AND status = $5
 `
 
 type UpdateWorldParams struct {
 	Status     string
 	Spec       string
+	Runner     string
 	ID         string
 	FromStatus string
 }
@@ -154,6 +161,7 @@ func (q *Queries) UpdateWorld(ctx context.Context, arg UpdateWorldParams) (int64
 	result, err := q.db.Exec(ctx, updateWorld,
 		arg.Status,
 		arg.Spec,
+		arg.Runner,
 		arg.ID,
 		arg.FromStatus,
 	)

@@ -1,6 +1,7 @@
 -- name: CreateWorld :exec
-INSERT INTO worlds (id, org_id, workspace_id, name, status, spec, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(workspace_id), sqlc.arg(name), sqlc.arg(status), sqlc.arg(spec), sqlc.arg(created_at));
+INSERT INTO worlds (id, org_id, workspace_id, name, status, spec, created_at, runner)
+VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(workspace_id), sqlc.arg(name), sqlc.arg(status), sqlc.arg(spec), sqlc.arg(created_at),
+        sqlc.arg(runner));
 
 -- name: GetWorld :one
 SELECT * FROM worlds WHERE id = $1;
@@ -14,7 +15,7 @@ ORDER BY created_at, id
 LIMIT sqlc.arg(lim);
 
 -- name: UpdateWorld :execrows
-UPDATE worlds SET status = sqlc.arg(status), spec = sqlc.arg(spec)
+UPDATE worlds SET status = sqlc.arg(status), spec = sqlc.arg(spec), runner = sqlc.arg(runner)
 WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
 
 -- name: ListLiveWorlds :many

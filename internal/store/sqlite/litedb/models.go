@@ -309,6 +309,7 @@ type Task struct {
 	Spec        string
 	Result      string
 	CreatedAt   int64
+	Runner      string
 }
 
 type Template struct {
@@ -397,4 +398,5 @@ type World struct {
 	Status      string
 	Spec        string
 	CreatedAt   int64
+	Runner      string
 }

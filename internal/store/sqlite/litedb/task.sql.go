@@ -10,9 +10,9 @@ import (
 )
 
 const createTask = `-- name: CreateTask :exec
-INSERT INTO tasks (id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at)
+INSERT INTO tasks (id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at, runner)
 VALUES (?1, ?2, ?3, ?4, ?5,
-        ?6, ?7, ?8, ?9)
+        ?6, ?7, ?8, ?9, ?10)
 `
 
 type CreateTaskParams struct {
@@ -25,6 +25,7 @@ type CreateTaskParams struct {
 	Spec        string
 	Result      string
 	CreatedAt   int64
+	Runner      string
 }
 
 func (q *Queries) CreateTask(ctx context.Context, arg CreateTaskParams) error {
@@ -38,12 +39,13 @@ func (q *Queries) CreateTask(ctx context.Context, arg CreateTaskParams) error {
 		arg.Spec,
 		arg.Result,
 		arg.CreatedAt,
+		arg.Runner,
 	)
 	return err
 }
 
 const getTask = `-- name: GetTask :one
-SELECT id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at FROM tasks WHERE id = ?
+SELECT id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at, runner FROM tasks WHERE id = ?
 `
 
 func (q *Queries) GetTask(ctx context.Context, id string) (Task, error) {
@@ -59,12 +61,13 @@ func (q *Queries) GetTask(ctx context.Context, id string) (Task, error) {
 		&i.Spec,
 		&i.Result,
 		&i.CreatedAt,
+		&i.Runner,
 	)
 	return i, err
 }
 
 const listTasks = `-- name: ListTasks :many
-SELECT id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at FROM tasks
+SELECT id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at, runner FROM tasks
 WHERE workspace_id = ?1
   AND (?2 = '' OR batch_id = ?2)
   AND (CAST(?3 AS INTEGER) IS NULL
@@ -106,6 +109,7 @@ func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]Task, e
 			&i.Spec,
 			&i.Result,
 			&i.CreatedAt,
+			&i.Runner,
 		); err != nil {
 			return nil, err
 		}
@@ -121,7 +125,7 @@ func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]Task, e
 }
 
 const listUnfinishedTasks = `-- name: ListUnfinishedTasks :many
-SELECT id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at FROM tasks WHERE status IN ('pending', 'running') ORDER BY created_at, id
+SELECT id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at, runner FROM tasks WHERE status IN ('pending', 'running') ORDER BY created_at, id
 `
 
 func (q *Queries) ListUnfinishedTasks(ctx context.Context) ([]Task, error) {
@@ -143,6 +147,7 @@ func (q *Queries) ListUnfinishedTasks(ctx context.Context) ([]Task, error) {
 			&i.Spec,
 			&i.Result,
 			&i.CreatedAt,
+			&i.Runner,
 		); err != nil {
 			return nil, err
 		}

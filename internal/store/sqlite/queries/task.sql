@@ -1,7 +1,7 @@
 -- name: CreateTask :exec
-INSERT INTO tasks (id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at)
+INSERT INTO tasks (id, org_id, workspace_id, batch_id, sandbox_id, status, spec, result, created_at, runner)
 VALUES (sqlc.arg(id), sqlc.arg(org_id), sqlc.arg(workspace_id), sqlc.arg(batch_id), sqlc.arg(sandbox_id),
-        sqlc.arg(status), sqlc.arg(spec), sqlc.arg(result), sqlc.arg(created_at));
+        sqlc.arg(status), sqlc.arg(spec), sqlc.arg(result), sqlc.arg(created_at), sqlc.arg(runner));
 
 -- name: GetTask :one
 SELECT * FROM tasks WHERE id = ?;
