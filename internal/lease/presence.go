@@ -19,6 +19,14 @@ type PresenceStore interface {
 	ListLeases(ctx context.Context) ([]store.Lease, error)
 }
 
+// Replicas is what a service that reconciles the rows of replicas (tasks,
+// worlds) knows of them: this replica's id and who is live now. A
+// *Presence is one.
+type Replicas interface {
+	Replica() string
+	Runners(ctx context.Context) (Runners, error)
+}
+
 // Presence is one replica's presence in the store: the lease
 // replica/<id>, which only that replica takes, held from its start until
 // it stops, renewed as every lease is. A replica is live while its

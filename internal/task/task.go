@@ -138,16 +138,9 @@ type Config struct {
 	// ends only the tasks no live replica runs; nil: one server alone,
 	// whose start-up reconciliation ends every unfinished task and which
 	// sweeps nothing while it runs.
-	Replicas Replicas
+	Replicas lease.Replicas
 	Logger   *slog.Logger
 	Now      func() time.Time
-}
-
-// Replicas is what tasks know of the replicas sharing the store
-// (lease.Presence).
-type Replicas interface {
-	Replica() string
-	Runners(ctx context.Context) (lease.Runners, error)
 }
 
 // Service makes, runs, lists and cancels tasks. It owns the goroutines
@@ -156,7 +149,7 @@ type Service struct {
 	store     Store
 	runtimes  Runtimes
 	snapshots Snapshots
-	replicas  Replicas
+	replicas  lease.Replicas
 	logger    *slog.Logger
 	now       func() time.Time
 

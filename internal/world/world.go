@@ -123,16 +123,9 @@ type Config struct {
 	// replica is making; nil: one server alone, whose start-up
 	// reconciliation takes every one and which sweeps nothing while it
 	// runs.
-	Replicas Replicas
+	Replicas lease.Replicas
 	Logger   *slog.Logger
 	Now      func() time.Time
-}
-
-// Replicas is what worlds know of the replicas sharing the store
-// (lease.Presence).
-type Replicas interface {
-	Replica() string
-	Runners(ctx context.Context) (lease.Runners, error)
 }
 
 // Service makes, lists, pauses, resumes and deletes worlds. Actions on
@@ -140,7 +133,7 @@ type Replicas interface {
 type Service struct {
 	store    Store
 	runtimes Runtimes
-	replicas Replicas
+	replicas lease.Replicas
 	logger   *slog.Logger
 	now      func() time.Time
 
