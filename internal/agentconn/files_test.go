@@ -240,8 +240,11 @@ func assertNoTemp(t *testing.T, dir string) {
 // TestWriteAtomic checks that a write that fails midway leaves the target
 // as it was.
 func TestWriteAtomic(t *testing.T) {
-	a := startAgent(t, shim.Options{})
+	// The directory goes after the agent has stopped (cleanups run last
+	// first): a write the agent is still ending may make and remove its
+	// temporary file after the checks below.
 	dir := t.TempDir()
+	a := startAgent(t, shim.Options{})
 	target := dir + "/f"
 	if err := os.WriteFile(target, []byte("original"), 0o644); err != nil {
 		t.Fatal(err)
@@ -260,13 +263,17 @@ func TestWriteAtomic(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "original" {
 		t.Fatalf("target is %.20q after a failed write", b)
 	}
-	// The agent removes its temporary file when it sees the call end.
-	testenv.Eventually(t, func() error {
+	// The agent removes its temporary file when it sees the call end,
+	// and nothing is left once it has stopped (its write ended).
+	onlyTarget := func() error {
 		if es, _ := os.ReadDir(dir); len(es) != 1 {
 			return fmt.Errorf("left in %s: %v", dir, es)
 		}
 		return nil
-	})
+	}
+	testenv.Eventually(t, onlyTarget)
+	a.stop()
+	testenv.Eventually(t, onlyTarget)
 }
 
 // TestLargeFile streams a large file both ways with a checksum, holding
