@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -200,14 +201,36 @@ func (h *SSHHost) StartSSHD(t testing.TB) {
 		t.Fatalf("start sshd: %v", err)
 	}
 	h.sshd = cmd
+	// It answers once it sends its banner: a connection accepted is not
+	// yet a session sshd will serve.
 	Eventually(t, func() error {
-		c, err := net.DialTimeout("tcp", h.Addr, 2*time.Second)
+		err := h.banner()
 		if err != nil {
 			b, _ := os.ReadFile(filepath.Join(h.dir, "sshd.log"))
 			return fmt.Errorf("sshd does not answer on %s: %w\n%s", h.Addr, err, b)
 		}
-		return c.Close()
+		return nil
 	})
+}
+
+// banner connects to sshd and reads its protocol banner.
+func (h *SSHHost) banner() error {
+	c, err := net.DialTimeout("tcp", h.Addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return err
+	}
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(c, b); err != nil {
+		return fmt.Errorf("no banner: %w", err)
+	}
+	if string(b) != "SSH-" {
+		return fmt.Errorf("a banner %q, not sshd's", b)
+	}
+	return nil
 }
 
 // StopSSHD stops sshd and every connection it serves: the processes
@@ -224,6 +247,16 @@ func (h *SSHHost) StopSSHD(t testing.TB) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	_ = cmd.Wait()
+	// Stopped once nothing accepts on its address, so that a start after
+	// it is the only sshd there.
+	Eventually(t, func() error {
+		c, err := net.DialTimeout("tcp", h.Addr, 2*time.Second)
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		return fmt.Errorf("something still accepts on %s after sshd was stopped", h.Addr)
+	})
 }
 
 // DropConnections ends every SSH connection sshd serves (the processes
