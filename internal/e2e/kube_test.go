@@ -123,6 +123,10 @@ func newKubeEnv(t *testing.T, pool int, providers ...kubeProvider) *kubeEnv {
 	_, _ = rand.Read(b)
 	e := &kubeEnv{kc: kc, bin: testenv.Binary(t, "paddock"), shim: testenv.Binary(t, "paddock-shim"),
 		data: t.TempDir(), key: testenv.NewAdminKey(t), inst: "pdkkube-" + hex.EncodeToString(b)}
+	// A provider of kind docker beside the cluster's leaves its networks
+	// (egress, open) and any container on the host's engine: swept when
+	// the test ends, so the engine's address pools do not run out.
+	t.Cleanup(func() { _ = testenv.Sweep(provider.LabelInstance, e.inst) })
 	proxy := netip.AddrPortFrom(kc.HostAddr, uint16(freeHostPort(t, kc.HostAddr)))
 	var y strings.Builder
 	var cidrs, from []string
