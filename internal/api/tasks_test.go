@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paddockhq/paddock/internal/auth"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/store"
@@ -147,7 +149,12 @@ func TestTaskThatCannotStart(t *testing.T) {
 }
 
 // TestTaskStartReconciles: a server that starts on the store of one that
-// stopped mid-task fails the tasks it left, before serving them.
+// stopped mid-task fails the tasks it left, before serving them. A task
+// whose sandbox cannot be ended (its provider no longer offered) is left
+// running, and logged, and the server starts anyway, the others ended. A
+// sweep, while the server runs, takes a task whose runner is gone, and
+// leaves a live replica's and one of no known runner (an older binary's,
+// in a rolling upgrade, left to a start).
 func TestTaskStartReconciles(t *testing.T) {
 	dir := t.TempDir()
 	env := servertest.New(t, servertest.Options{DataDir: dir})
@@ -156,15 +163,57 @@ func TestTaskStartReconciles(t *testing.T) {
 	env.Must(t, 201, "POST", "/api/v1/org/acme/ws", client.CreateWorkspaceRequest{Name: "dev"}).Decode(t, &ws)
 	var o client.Org
 	env.Must(t, 200, "GET", "/api/v1/org/acme", nil).Decode(t, &o)
-	left := store.Task{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: ws.ID, BatchID: uuid.NewString(), SandboxID: uuid.NewString(),
-		Status: store.TaskRunning, Spec: []byte(`{"v":1,"argv":["sleep","300"],"timeout_seconds":600,"concurrency":1}`), Result: []byte(`{"v":1}`)}
-	if err := env.Store.CreateTask(t.Context(), left); err != nil {
+	ctx := t.Context()
+	leave := func(runner, sandboxID string) store.Task {
+		t.Helper()
+		tk := store.Task{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: ws.ID, BatchID: uuid.NewString(), SandboxID: sandboxID,
+			Status: store.TaskRunning, Spec: []byte(`{"v":1,"argv":["sleep","300"],"timeout_seconds":600,"concurrency":1}`), Result: []byte(`{"v":1}`),
+			Runner: runner}
+		if err := env.Store.CreateTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	left := leave("", uuid.NewString())
+	// stuck's sandbox runs on a provider the next server does not offer.
+	at := time.Now().UTC()
+	orphanRow := store.Sandbox{ID: uuid.NewString(), OrgID: o.ID, WorkspaceID: ws.ID, Kind: store.KindTask, State: store.SandboxRunning,
+		Provider: "gone", CreatedAt: at, StartedAt: at, RunningSince: at, LastSettledAt: at, UpdatedAt: at}
+	if err := env.Store.CreateSandbox(ctx, orphanRow); err != nil {
 		t.Fatal(err)
 	}
+	stuck := leave("replica-gone", orphanRow.ID)
+
 	next := servertest.New(t, servertest.Options{DataDir: dir})
-	var tk client.Task
-	next.Must(t, 200, "GET", tasksPath+"/"+left.ID, nil).Decode(t, &tk)
-	if tk.Status != client.TaskFailed || !strings.Contains(tk.Error, "server stopped") || tk.FinishedAt == nil {
+	get := func(id string) client.Task {
+		t.Helper()
+		var tk client.Task
+		next.Must(t, 200, "GET", tasksPath+"/"+id, nil).Decode(t, &tk)
+		return tk
+	}
+	if tk := get(left.ID); tk.Status != client.TaskFailed || !strings.Contains(tk.Error, "server stopped") || tk.FinishedAt == nil {
 		t.Fatalf("the task left running: %+v", tk)
+	}
+	if tk := get(stuck.ID); tk.Status != client.TaskRunning {
+		t.Fatalf("the task whose sandbox could not be ended: %+v; want left running for the next pass", tk)
+	}
+
+	// replica-live is live: its presence is held.
+	if _, ok, err := env.Store.AcquireLease(ctx, lease.PresencePrefix+"replica-live", "replica-live", time.Now(), time.Hour); err != nil || !ok {
+		t.Fatalf("replica-live's presence: %v %v", ok, err)
+	}
+	unknown, gone, theirs := leave("", ""), leave("replica-gone", ""), leave("replica-live", "")
+	n, err := next.Tasks.Sweep(ctx)
+	if !errors.Is(err, lease.ErrRowsLeft) || n != 1 {
+		t.Fatalf("sweep: %d, %v; want one task ended, and the stuck one left", n, err)
+	}
+	if tk := get(gone.ID); tk.Status != client.TaskFailed {
+		t.Fatalf("the task of a replica gone, after a sweep: %+v", tk)
+	}
+	if tk := get(unknown.ID); tk.Status != client.TaskRunning {
+		t.Fatalf("the task of no known runner, after a sweep: %+v; want left to a start", tk)
+	}
+	if tk := get(theirs.ID); tk.Status != client.TaskRunning {
+		t.Fatalf("the task of a live replica, after a sweep: %+v", tk)
 	}
 }

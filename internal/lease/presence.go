@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,8 +36,8 @@ type Replicas interface {
 //
 // What a replica runs in its own process (a task, the making of a world)
 // names it as its runner; a reconciliation ends only what is orphaned:
-// its runner unknown, gone (its presence lapsed), or the reconciling
-// replica itself restarted (see Runners.Orphaned).
+// its runner gone (its presence lapsed), or, at the reconciling replica's
+// start, unknown or that replica itself (see Runners.Orphaned).
 type Presence struct {
 	st PresenceStore
 	e  *Elector
@@ -100,20 +101,29 @@ type Runners struct {
 }
 
 // Orphaned reports whether what runner runs (a task, a world's create or
-// delete) is no live replica's: runner is "" (unknown: made before
-// runners were recorded), a replica whose presence had lapsed, or, when
-// restart (this replica starting, before it runs anything), this replica
-// itself, which left it when it stopped.
+// delete) is no live replica's: runner is a replica whose presence had
+// lapsed, or, when restart (this replica starting, before it runs
+// anything), this replica itself, which left it when it stopped, or
+// runner "" (unknown: made by a binary from before runners were
+// recorded). A sweep (not restart) leaves the unknown alone: in a
+// rolling upgrade an older replica may run it still, and only a start,
+// as before runners were recorded, takes it.
 func (r Runners) Orphaned(runner string, restart bool) bool {
 	switch {
 	case runner == "":
-		return true
+		return restart
 	case runner == r.self:
 		return restart
 	default:
 		return !r.live[runner]
 	}
 }
+
+// ErrRowsLeft marks a reconciliation's pass that took some orphaned rows
+// and could not end others (their sandbox's provider gone or out of
+// reach): those are left as they are for the next pass, and the pass
+// went on with the rest. A server starts despite it.
+var ErrRowsLeft = errors.New("some orphaned rows could not be ended; the next pass tries them again")
 
 // Live reports whether replica's presence was live.
 func (r Runners) Live(replica string) bool { return r.live[replica] }

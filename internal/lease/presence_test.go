@@ -83,7 +83,7 @@ func TestPresence(t *testing.T) {
 			restart bool
 			want    bool
 		}{
-			{"", false, true}, {"", true, true}, // unknown
+			{"", false, false}, {"", true, true}, // unknown: only at a start
 			{"a", false, false}, {"a", true, false}, // live
 			{"b", false, false}, {"b", true, true}, // itself
 			{"c", false, true}, // never seen
@@ -97,6 +97,9 @@ func TestPresence(t *testing.T) {
 		}
 		if !(lease.Runners{}).Orphaned("a", false) {
 			t.Fatal("knowing no replica, a's are not orphaned")
+		}
+		if (lease.Runners{}).Orphaned("", false) {
+			t.Fatal("a sweep takes rows of no known runner; only a start may")
 		}
 
 		sa.dead.Store(true)

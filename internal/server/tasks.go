@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"github.com/paddockhq/paddock/internal/api"
 	"github.com/paddockhq/paddock/internal/component"
+	"github.com/paddockhq/paddock/internal/lease"
 	"github.com/paddockhq/paddock/internal/snapshot"
 	"github.com/paddockhq/paddock/internal/task"
 )
@@ -56,7 +58,10 @@ func (w *wiring) tasksComponent() component.Registration {
 			return p, nil
 		},
 		Start: func(ctx context.Context, p *tasksPart) error {
-			if _, err := p.svc.Reconcile(ctx); err != nil {
+			// A row that could not be ended (logged) is left for a
+			// sweep (a gone replica's) or the next start (this
+			// replica's own); the server starts.
+			if _, err := p.svc.Reconcile(ctx); err != nil && !errors.Is(err, lease.ErrRowsLeft) {
 				return err
 			}
 			p.sweep.start(ctx)

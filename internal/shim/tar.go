@@ -438,6 +438,9 @@ func (h *fileService) DownloadTar(ctx context.Context, req *connect.Request[agen
 	} else {
 		err = filepath.WalkDir(root+"/", func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
+				if path != root+"/" && errors.Is(err, fs.ErrNotExist) {
+					return nil // a directory removed meanwhile: a live tree changes as it is read
+				}
 				return fsError("download", path, err)
 			}
 			if cerr := ctx.Err(); cerr != nil {
@@ -475,12 +478,16 @@ func unwrapSend(err error) error {
 	return err
 }
 
-// addTarEntry writes one file system object to tw under name.
+// addTarEntry writes one file system object to tw under name. One
+// removed since fi was read is left out, as if the walk had not seen it.
 func addTarEntry(tw *tar.Writer, path, name string, fi fs.FileInfo, buf []byte) error {
 	var link string
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		l, err := os.Readlink(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return fsError("readlink", path, err)
 		}
@@ -505,6 +512,9 @@ func addTarEntry(tw *tar.Writer, path, name string, fi fs.FileInfo, buf []byte) 
 		return nil
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fsError("open", path, err)
 	}

@@ -2,6 +2,8 @@ package task
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/lease"
@@ -60,14 +62,16 @@ func (s *Service) Cancel(ctx context.Context, ws store.Workspace, id string) (Ta
 // calls it as it starts, before it runs any task: it ends this replica's
 // own tasks (it left them when it stopped), those of no known runner, and
 // those of replicas whose presence has lapsed; a live replica's are left
-// to it.
+// to it. A task whose sandbox cannot be ended is left for the next pass
+// and the others are ended: the error then wraps lease.ErrRowsLeft.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	return s.reconcile(ctx, true)
 }
 
 // Sweep ends, as Reconcile does, the tasks whose runner is gone (its
-// presence lapsed) or unknown, while this replica runs: it leaves its own
-// and every live replica's. Without Replicas it ends nothing.
+// presence lapsed), while this replica runs: it leaves its own, every
+// live replica's, and those of no known runner (an older replica's, in a
+// rolling upgrade). Without Replicas it ends nothing.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	if s.replicas == nil {
 		return 0, nil
@@ -76,9 +80,12 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 }
 
 // reconcile ends the unfinished tasks that are orphaned; restart: this
-// replica's own are too. Each end is written only from the status it was
-// decided on, and the sandbox's kill is versioned, so two replicas that
-// reconcile at once end a task once.
+// replica's own and the unknown are too. Each task's sandbox is killed
+// first, then its end written, only from the status it was decided on:
+// the kill is versioned and ends a row killed already as it is, so a pass
+// cut short between the two ends the task at the next pass, two replicas
+// that reconcile at once end it once, and a runner that comes back finds
+// its sandbox gone and its task failed.
 func (s *Service) reconcile(ctx context.Context, restart bool) (int, error) {
 	// The tasks first, then the presences: a task's runner announced
 	// itself before it made the task, so it reads live unless it lapsed.
@@ -93,34 +100,49 @@ func (s *Service) reconcile(ctx context.Context, restart bool) (int, error) {
 		}
 	}
 	n := 0
+	var errs []error
 	for _, row := range left {
 		if !runners.Orphaned(row.Runner, restart) {
 			continue
 		}
-		t, err := Decode(row)
+		ended, err := s.endOrphan(ctx, row)
 		if err != nil {
-			return n, err
+			s.logger.ErrorContext(ctx, "a task its server left unfinished could not be ended; the next pass tries again", "task", row.ID, "sandbox", row.SandboxID, "runner", row.Runner, "err", err)
+			errs = append(errs, fmt.Errorf("task %s: %w", row.ID, err))
+			continue
 		}
-		if t.SandboxID != "" {
-			if _, err := s.runtimes.EndTaskSandbox(ctx, t.SandboxID, runtime.KillInterrupted); err != nil && !errdefs.IsNotFound(err) {
-				return n, err
-			}
+		if ended {
+			n++
 		}
-		from := t.Status
-		t.Status = store.TaskFailed
-		t.Result.Error = reasonRestarted
-		t.Result.FinishedAt = s.now().UTC()
-		ok, err := s.write(ctx, t, from)
-		if err != nil {
-			return n, err
-		}
-		if !ok {
-			continue // ended meanwhile, by its runner or another reconciliation
-		}
-		s.logger.WarnContext(ctx, "failed a task its server left unfinished", "task", t.ID, "sandbox", t.SandboxID, "runner", t.Runner)
-		n++
+	}
+	if len(errs) > 0 {
+		return n, fmt.Errorf("%w: %w", lease.ErrRowsLeft, errors.Join(errs...))
 	}
 	return n, nil
+}
+
+// endOrphan kills the sandbox of the orphaned task row, then fails it
+// from the status it was in; it reports whether this pass recorded the
+// end (false: it ended meanwhile, by its runner or another pass).
+func (s *Service) endOrphan(ctx context.Context, row store.Task) (bool, error) {
+	t, err := Decode(row)
+	if err != nil {
+		return false, err
+	}
+	if t.SandboxID != "" {
+		if _, err := s.runtimes.EndTaskSandbox(ctx, t.SandboxID, runtime.KillInterrupted); err != nil && !errdefs.IsNotFound(err) {
+			return false, err
+		}
+	}
+	from := t.Status
+	t.Status = store.TaskFailed
+	t.Result.Error = reasonRestarted
+	t.Result.FinishedAt = s.now().UTC()
+	ok, err := s.write(ctx, t, from)
+	if ok {
+		s.logger.WarnContext(ctx, "failed a task its server left unfinished", "task", t.ID, "sandbox", t.SandboxID, "runner", t.Runner)
+	}
+	return ok, err
 }
 
 // Batch is a summary of one batch of tasks.

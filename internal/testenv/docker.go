@@ -50,6 +50,18 @@ func DockerClient(t testing.TB) *client.Client {
 	return cli
 }
 
+// DockerClientOn returns a client of the engine at host (a dedicated
+// one's), closed when t ends.
+func DockerClientOn(t testing.TB, host string) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.WithHost(host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
 // ShortTempDir returns a new directory with a short path (agent socket
 // paths must stay under 108 bytes), removed when t ends.
 func ShortTempDir(t testing.TB) string {
@@ -129,9 +141,35 @@ func dockerProviderOn(t testing.TB, instance, name, runtime string) *docker.Prov
 	return p
 }
 
-// Sweep force-removes every container, volume and image whose label key
-// has a value starting with prefix, and nothing else.
+// Sweep force-removes every container, volume, network and image whose
+// label key has a value starting with prefix, and nothing else.
 func Sweep(key, prefix string) error {
+	return sweepWhere(key, func(labels map[string]string, _ time.Time) bool {
+		v, ok := labels[key]
+		return ok && strings.HasPrefix(v, prefix)
+	}, true)
+}
+
+// SweepStale force-removes the containers, volumes and networks whose
+// label key has a value starting with one of prefixes and that were made
+// before before: what test processes that were killed, and so never swept,
+// left on the engine (their networks would use up its address pools). A
+// test binary lives at most its -timeout, so nothing older than that is a
+// live test's.
+func SweepStale(key string, prefixes []string, before time.Time) error {
+	return sweepWhere(key, func(labels map[string]string, created time.Time) bool {
+		v, ok := labels[key]
+		if !ok || created.IsZero() || !created.Before(before) {
+			return false
+		}
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(v, p) })
+	}, false)
+}
+
+// sweepWhere removes the containers, volumes, networks and (images) the
+// images that carry label key and that ours accepts, by their labels and
+// when they were made.
+func sweepWhere(key string, ours func(labels map[string]string, created time.Time) bool, images bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
@@ -139,10 +177,6 @@ func Sweep(key, prefix string) error {
 		return err
 	}
 	defer cli.Close()
-	ours := func(labels map[string]string) bool {
-		v, ok := labels[key]
-		return ok && strings.HasPrefix(v, prefix)
-	}
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", key))})
 	if err != nil {
 		if client.IsErrConnectionFailed(err) {
@@ -151,7 +185,7 @@ func Sweep(key, prefix string) error {
 		return err
 	}
 	for _, c := range cs {
-		if ours(c.Labels) {
+		if ours(c.Labels, time.Unix(c.Created, 0)) {
 			if c.State == container.StatePaused {
 				// A paused gVisor sandbox does not die of SIGKILL, and a
 				// forced removal leaves its processes behind; thawed, it
@@ -168,7 +202,8 @@ func Sweep(key, prefix string) error {
 		return err
 	}
 	for _, v := range vs.Volumes {
-		if ours(v.Labels) {
+		created, _ := time.Parse(time.RFC3339, v.CreatedAt)
+		if ours(v.Labels, created) {
 			if err := cli.VolumeRemove(ctx, v.Name, true); err != nil && !cerrdefs.IsNotFound(err) {
 				return err
 			}
@@ -177,18 +212,21 @@ func Sweep(key, prefix string) error {
 	if err := sweepNetworks(ctx, cli, key, ours); err != nil {
 		return err
 	}
-	return sweepImages(ctx, cli, key, ours)
+	if !images {
+		return nil
+	}
+	return sweepImages(ctx, cli, key, func(labels map[string]string) bool { return ours(labels, time.Time{}) })
 }
 
 // sweepNetworks removes the networks ours accepts and every firewall rule
 // naming their bridges.
-func sweepNetworks(ctx context.Context, cli *client.Client, key string, ours func(map[string]string) bool) error {
+func sweepNetworks(ctx context.Context, cli *client.Client, key string, ours func(map[string]string, time.Time) bool) error {
 	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", key))})
 	if err != nil {
 		return err
 	}
 	for _, n := range ns {
-		if !ours(n.Labels) {
+		if !ours(n.Labels, n.Created) {
 			continue
 		}
 		if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {

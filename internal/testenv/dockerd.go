@@ -30,12 +30,19 @@ type Dockerd struct {
 // fails the test.
 func StartDockerd(t testing.TB) *Dockerd {
 	t.Helper()
+	return StartDockerdWith(t, nil)
+}
+
+// StartDockerdWith is StartDockerd with settings added to the engine's
+// daemon.json (say, default-address-pools).
+func StartDockerdWith(t testing.TB, settings map[string]any) *Dockerd {
+	t.Helper()
 	if _, err := exec.LookPath("dockerd"); err != nil || os.Geteuid() != 0 {
 		unavailable(t, "a dedicated Docker engine needs root and dockerd (%v)", err)
 	}
 	d := &Dockerd{dir: ShortTempDir(t), logs: new(Buffer)}
 	d.Host = "unix://" + filepath.Join(d.dir, "docker.sock")
-	if err := os.WriteFile(filepath.Join(d.dir, "daemon.json"), runtimesConfig(t), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(d.dir, "daemon.json"), daemonConfig(t, settings), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d.Start(t)
@@ -100,23 +107,24 @@ func (d *Dockerd) Stop(t testing.TB) {
 	}
 }
 
-// runtimesConfig is a daemon.json holding only the shared engine's OCI
-// runtimes (runsc, as scripts/setup-host.sh registers it), so the
-// dedicated engine runs what the shared one does and nothing else of its
-// configuration.
-func runtimesConfig(t testing.TB) []byte {
+// daemonConfig is a daemon.json holding the shared engine's OCI runtimes
+// (runsc, as scripts/setup-host.sh registers it), so the dedicated engine
+// runs what the shared one does and nothing else of its configuration,
+// and settings.
+func daemonConfig(t testing.TB, settings map[string]any) []byte {
 	t.Helper()
 	var shared struct {
 		Runtimes json.RawMessage `json:"runtimes"`
 	}
+	conf := map[string]any{}
 	b, err := os.ReadFile("/etc/docker/daemon.json")
-	if err == nil {
-		err = json.Unmarshal(b, &shared)
+	if err == nil && json.Unmarshal(b, &shared) == nil && len(shared.Runtimes) > 0 {
+		conf["runtimes"] = shared.Runtimes
 	}
-	if err != nil || len(shared.Runtimes) == 0 {
-		return []byte("{}\n")
+	for k, v := range settings {
+		conf[k] = v
 	}
-	out, err := json.Marshal(map[string]json.RawMessage{"runtimes": shared.Runtimes})
+	out, err := json.Marshal(conf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2116,7 +2116,7 @@ type World struct {
 	WorkspaceID string `json:"workspace_id"`
 	Name        string `json:"name"`
 
-	// Status starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost), failed (a member could not start, or a member's compute was gone after a restart: see error)
+	// Status starting, running, paused, deleting (being torn down: by a caller, or, with an error, failed by a reconciliation after its server stopped), deleted (torn down by a caller; kept for its cost), failed (a member could not start, or a member's compute was gone after a restart: see error)
 	Status   string        `json:"status"`
 	Provider string        `json:"provider"`
 	Error    string        `json:"error,omitempty"`

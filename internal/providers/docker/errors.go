@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
@@ -32,6 +33,9 @@ const (
 	CodeProviderUnavailable = "provider_unavailable"
 	CodeProviderTimeout     = "provider_timeout"
 	CodeProviderError       = "provider_error"
+	// CodeNetworkPoolExhausted: the engine has no address pool left for
+	// another network (a world's, or the egress networks).
+	CodeNetworkPoolExhausted = "network_pool_exhausted"
 )
 
 // engineErr maps an error from the Docker engine (or the client talking to
@@ -77,4 +81,18 @@ func notFound(id string, cause error) error {
 		cause = fmt.Errorf("container %s not found", id)
 	}
 	return e.WithCause(cause)
+}
+
+// networkCreateErr maps an error of creating the network name. An engine
+// out of address pools says so in a not-found error (20.10: "could not
+// find an available, non-overlapping IPv4 address pool"; later: "all
+// predefined address pools have been fully subnetted"), which would read
+// as a missing sandbox; it is an engine short of room: 503.
+func networkCreateErr(name string, err error) error {
+	if err != nil && strings.Contains(err.Error(), "address pool") {
+		return errdefs.Unavailable(CodeNetworkPoolExhausted,
+			"the Docker engine has no address pool left for network %s: remove the networks nothing uses, or give the engine more (default-address-pools in its daemon.json)", name).
+			WithCause(fmt.Errorf("docker create network %s: %w", name, err))
+	}
+	return engineErr("create network "+name+" for", err)
 }

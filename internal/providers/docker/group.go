@@ -48,7 +48,7 @@ func (p *Provider) CreateGroup(ctx context.Context, id string) error {
 		Labels:   map[string]string{provider.LabelManaged: "true", provider.LabelInstance: p.cfg.Instance, provider.LabelGroup: id},
 	})
 	if err != nil && !cerrdefs.IsConflict(err) {
-		return engineErr("create network "+name+" for", err)
+		return networkCreateErr(name, err)
 	}
 	if err := p.groupFirewall(bridge); err != nil {
 		if rerr := p.RemoveGroup(context.WithoutCancel(ctx), id); rerr != nil {

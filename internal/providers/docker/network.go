@@ -133,7 +133,7 @@ func (p *Provider) ensureNetwork(ctx context.Context, name string, internal bool
 			Labels: map[string]string{provider.LabelManaged: "true", provider.LabelInstance: p.cfg.Instance},
 		})
 		if err != nil && !cerrdefs.IsConflict(err) {
-			return netip.Addr{}, engineErr("create network "+name+" for", err)
+			return netip.Addr{}, networkCreateErr(name, err)
 		}
 		insp, err = p.cli.NetworkInspect(ctx, name, network.InspectOptions{})
 	}

@@ -721,3 +721,33 @@ func testOpenModeGoesOut(t *testing.T, fl flavour) {
 		t.Error("SetupNetworks did not restore the metadata rule")
 	}
 }
+
+// TestNetworkPoolExhausted: on an engine with room for one network (a
+// dedicated one: its only address pool is one /24), a filler network
+// takes it; then a world's network cannot be made, and the provider says
+// why with 503 network_pool_exhausted, not as a missing sandbox.
+func TestNetworkPoolExhausted(t *testing.T) {
+	engine := testenv.StartDockerdWith(t, map[string]any{
+		"default-address-pools": []map[string]any{{"base": "10.213.7.0/24", "size": 24}},
+	})
+	cli := testenv.DockerClientOn(t, engine.Host)
+	ctx := t.Context()
+	if _, err := cli.NetworkCreate(ctx, "pdk-test-filler", network.CreateOptions{Driver: "bridge",
+		Labels: map[string]string{provider.LabelInstance: testenv.Instance(t)}}); err != nil {
+		t.Fatalf("the filler network: %v", err)
+	}
+	p, err := docker.New(docker.Config{Host: engine.Host, Instance: testenv.Instance(t), ShimPath: testenv.Binary(t, "paddock-shim"),
+		RunDir: testenv.ShortTempDir(t), DiskDir: testenv.DiskDir(t)}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	err = p.CreateGroup(ctx, uuid.NewString())
+	var pe *errdefs.Error
+	if !errors.As(err, &pe) || pe.Code != docker.CodeNetworkPoolExhausted || !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("a world's network with no address pool left: %v; want 503 %s", err, docker.CodeNetworkPoolExhausted)
+	}
+	if !strings.Contains(pe.Message, "address pool") {
+		t.Fatalf("its message: %q", pe.Message)
+	}
+}

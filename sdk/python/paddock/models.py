@@ -172,8 +172,9 @@ WorkflowStepStateType = Literal["exec", "prompt", "task"]
 WorkflowStepType = Literal["exec", "prompt", "task"]
 
 WorldStatus = Literal["starting", "running", "paused", "deleting", "deleted", "failed"]
-"""starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost), failed
-(a member could not start, or a member's compute was gone after a restart: see error)
+"""starting, running, paused, deleting (being torn down: by a caller, or, with an error, failed by
+a reconciliation after its server stopped), deleted (torn down by a caller; kept for its cost),
+failed (a member could not start, or a member's compute was gone after a restart: see error)
 """
 
 
@@ -4514,8 +4515,10 @@ class World(Model):
     name: str
 
     status: WorldStatus
-    """starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost),
-    failed (a member could not start, or a member's compute was gone after a restart: see error)
+    """starting, running, paused, deleting (being torn down: by a caller, or, with an error, failed
+    by a reconciliation after its server stopped), deleted (torn down by a caller; kept for its
+    cost), failed (a member could not start, or a member's compute was gone after a restart: see
+    error)
     """
 
     provider: str

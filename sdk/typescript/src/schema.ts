@@ -4803,7 +4803,7 @@ export interface components {
             workspace_id: string;
             name: string;
             /**
-             * @description starting, running, paused, deleting, deleted (torn down by a caller; kept for its cost), failed (a member could not start, or a member's compute was gone after a restart: see error)
+             * @description starting, running, paused, deleting (being torn down: by a caller, or, with an error, failed by a reconciliation after its server stopped), deleted (torn down by a caller; kept for its cost), failed (a member could not start, or a member's compute was gone after a restart: see error)
              * @enum {string}
              */
             status: "starting" | "running" | "paused" | "deleting" | "deleted" | "failed";
