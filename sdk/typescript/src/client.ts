@@ -644,12 +644,15 @@ export class Paddock {
     const resp = await this.t.send("GET", runtimePath(org, ws, runtimeId, "workflows", workflow, "follow"), { query, accept: NDJSON, signal: abort.signal });
     if (!resp.body) throw new PaddockError(503, "unavailable", "the event stream has no body");
     try {
+      // The stream is read to its end: a run that had ended when it was
+      // followed is sent as its status, its steps, then its status again.
+      let ended = false;
       for await (const line of ndjson<T.WorkflowEvent & { code?: string; message?: string }>(resp.body)) {
         if (line.code) throw new PaddockError(503, line.code, line.message ?? "the follow failed");
         yield line;
-        if (line.type === "run" && line.status !== "pending" && line.status !== "running") return;
+        ended = line.type === "run" && line.status !== "pending" && line.status !== "running";
       }
-      throw new PaddockError(503, "unavailable", "the event stream ended before the run did");
+      if (!ended) throw new PaddockError(503, "unavailable", "the event stream ended before the run did");
     } finally {
       abort.abort();
     }

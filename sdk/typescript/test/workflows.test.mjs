@@ -28,6 +28,13 @@ test("a workflow runs its steps in order; following it yields each step and the 
   const ended = events.filter((e) => e.step && e.step.status === "succeeded").map((e) => e.step.name);
   assert.deepEqual(ended, ["write", "read"]);
 
+  // Followed again once it has ended: its status, each step, its end.
+  const again = [];
+  for await (const ev of p.followWorkflow(org, ws, id, "ts-build", wf.last_run.id)) again.push(ev);
+  assert.deepEqual(again.filter((e) => e.step && e.step.status === "succeeded").map((e) => e.step.name), ["write", "read"]);
+  assert.equal(again.at(-1).type, "run");
+  assert.equal(again.at(-1).status, "succeeded");
+
   const run = await p.getWorkflowRun(org, ws, id, wf.id, wf.last_run.id);
   assert.equal(run.steps[0].stdout, "out\n");
   assert.equal(run.steps[1].stdout, "one\n");
