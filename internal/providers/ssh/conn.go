@@ -181,7 +181,16 @@ func (e ranOnce) Unwrap() error { return e.error }
 
 // retry runs op on the live connection; when the connection turns out to
 // be dead (it ended before or during op), op runs once more on a new one.
+// A link lost on the last try, or once op may have acted, is unavailable.
 func (c *Conn) retry(ctx context.Context, op func(*ssh.Client, <-chan struct{}) error) error {
+	err := c.try(ctx, op)
+	if err != nil && isConnErr(err) && ctx.Err() == nil {
+		return errdefs.Unavailable(CodeUnreachable, "the connection to the machine %s was lost", c.addr).WithCause(err)
+	}
+	return err
+}
+
+func (c *Conn) try(ctx context.Context, op func(*ssh.Client, <-chan struct{}) error) error {
 	var err error
 	for range 2 {
 		cl, gone, cerr := c.client(ctx)
@@ -218,6 +227,20 @@ func isConnErr(err error) bool {
 
 // errLinkGone: the connection ended while an operation waited on it.
 var errLinkGone = errors.New("the ssh connection ended")
+
+// openErr says why a channel (a session, a socket) could not be opened.
+// The machine refusing it (*ssh.OpenChannelError) is its answer; any other
+// failure is the link's: x/crypto/ssh ends a channel opened on a dying
+// connection with "unexpected packet … <nil>", or with the write's error,
+// before the connection's Wait returns.
+func openErr(err error) error {
+	var refused *ssh.OpenChannelError
+	if err == nil || errors.As(err, &refused) || errors.Is(err, errLinkGone) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errLinkGone, err)
+}
 
 // await runs fn, and returns its result, or errLinkGone once the
 // connection has ended (gone), or ctx's error, whichever comes first. A
@@ -278,7 +301,7 @@ func (c *Conn) Run(ctx context.Context, stdin []byte, argv ...string) ([]byte, e
 	err := c.retry(ctx, func(cl *ssh.Client, gone <-chan struct{}) error {
 		s, err := await(ctx, gone, cl.NewSession, func(s *ssh.Session) { _ = s.Close() })
 		if err != nil {
-			return err
+			return openErr(err)
 		}
 		defer s.Close()
 		out.Reset()
@@ -327,7 +350,7 @@ func (c *Conn) DialUnix(ctx context.Context, path string) (net.Conn, error) {
 	err := c.retry(ctx, func(cl *ssh.Client, gone <-chan struct{}) error {
 		var err error
 		ch, err = await(ctx, gone, func() (net.Conn, error) { return cl.Dial("unix", path) }, func(c net.Conn) { _ = c.Close() })
-		return err
+		return openErr(err)
 	})
 	if err != nil {
 		return nil, err
