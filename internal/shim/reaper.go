@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,6 +35,12 @@ type Reaper struct {
 	sigc       chan os.Signal
 	stop, done chan struct{}
 
+	// The pidfds of the children being watched (see watch), and their
+	// goroutines; noPidfd once pidfds turned out not to work here.
+	watches map[*os.File]struct{}
+	noPidfd bool
+	wg      sync.WaitGroup
+
 	// capless is the thread root's processes are forked on, without the
 	// agent's own capabilities (see forkExec and dropAgentCaps).
 	capless *dedicatedThread
@@ -51,6 +58,7 @@ func StartReaper(log *slog.Logger) (*Reaper, error) {
 	r := &Reaper{
 		log:     log,
 		owners:  make(map[int]func(syscall.WaitStatus)),
+		watches: make(map[*os.File]struct{}),
 		sigc:    make(chan os.Signal, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -79,6 +87,12 @@ func (r *Reaper) Stop() {
 	}
 	close(r.stop)
 	<-r.done
+	r.mu.Lock()
+	for f := range r.watches {
+		_ = f.Close() // ends its goroutine's wait
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
 	r.capless.close()
 	signal.Stop(r.sigc)
 	if r.subreaper {
@@ -92,7 +106,8 @@ func (r *Reaper) Orphans() int64 { return r.orphans.Load() }
 
 // Start runs start, which must create exactly one child process and return
 // its pid, and registers onExit to receive that child's wait status. onExit
-// runs on the reaper goroutine and must not block or call back into r.
+// runs while the reaper reaps (on its goroutine, or on the child's watch)
+// and must not block or call back into r.
 func (r *Reaper) Start(start func() (int, error), onExit func(syscall.WaitStatus)) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -101,7 +116,54 @@ func (r *Reaper) Start(start func() (int, error), onExit func(syscall.WaitStatus
 		return 0, err
 	}
 	r.owners[pid] = onExit
+	r.watch(pid)
 	return pid, nil
+}
+
+// watch reaps pid as soon as it exits: the kernel makes its pidfd
+// readable, which wakes the poller directly, where SIGCHLD first goes
+// through the runtime's signal goroutine and then the loop's. It is called
+// with mu held, so pid cannot have been reaped (and its number reused)
+// yet. Where pidfds cannot be opened or polled (older kernels, some
+// sandboxes), SIGCHLD alone reaps, as it always does for orphans.
+func (r *Reaper) watch(pid int) {
+	if r.noPidfd {
+		return
+	}
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		if !errors.Is(err, syscall.ESRCH) {
+			r.noPidfd = true
+		}
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	if f.SetReadDeadline(time.Time{}) != nil { // not pollable
+		r.noPidfd = true
+		_ = f.Close()
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return
+	}
+	r.watches[f] = struct{}{}
+	r.wg.Go(func() {
+		waited := false
+		err := rc.Read(func(uintptr) bool {
+			done := waited
+			waited = true
+			return done
+		})
+		r.mu.Lock()
+		delete(r.watches, f)
+		r.mu.Unlock()
+		_ = f.Close()
+		if err == nil {
+			r.reap()
+		}
+	})
 }
 
 func (r *Reaper) loop() {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/creack/pty"
@@ -145,6 +146,38 @@ func setWinsize(master *os.File, size ptySize) error {
 	return nil
 }
 
+// devNull is the agent's one descriptor of /dev/null, the standard input
+// of every process started without one. Opened once: each process gets it
+// by dup2 in the fork.
+var devNull = sync.OnceValues(func() (int, error) {
+	fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	return fd, nil
+})
+
+// pipe makes a pipe for a new process's standard stream: the agent's end,
+// non-blocking and polled, and the process's, a plain blocking descriptor
+// (never an *os.File, which would register it with the poller only for
+// Fd to take it out again). read says the agent reads its end.
+func pipe(read bool) (agent *os.File, proc int, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, -1, err
+	}
+	mine, theirs := p[1], p[0]
+	if read {
+		mine, theirs = p[0], p[1]
+	}
+	if err := unix.SetNonblock(mine, true); err != nil {
+		_ = unix.Close(mine)
+		_ = unix.Close(theirs)
+		return nil, -1, err
+	}
+	return os.NewFile(uintptr(mine), "|0"), theirs, nil
+}
+
 // spawn starts the process described by spec through the reaper and
 // returns its pid and the parent's ends of its standard streams. onExit
 // receives its wait status.
@@ -154,41 +187,40 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 	}
 	var (
 		io       stdio
-		child    []*os.File // the child's ends, closed in the parent after the fork
+		tty      *os.File // the PTY's child end
+		child    []int    // the child's ends, closed in the parent after the fork
 		sys      = &syscall.SysProcAttr{Setpgid: true}
 		files    [3]uintptr
 		closeAll = func() {
-			for _, f := range child {
-				_ = f.Close()
+			for _, fd := range child {
+				_ = unix.Close(fd)
+			}
+			if tty != nil {
+				_ = tty.Close()
 			}
 		}
 	)
 	if spec.pty != nil {
-		master, tty, err := openPTY(*spec.pty)
+		master, t, err := openPTY(*spec.pty)
 		if err != nil {
 			return 0, nil, err
 		}
-		child = append(child, tty)
+		tty = t
 		io.master, io.stdin, io.stdout = master, master, master
 		files = [3]uintptr{tty.Fd(), tty.Fd(), tty.Fd()}
 		sys = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	} else {
-		var stdinR *os.File
+		stdinFD, err := devNull()
+		if err != nil {
+			return 0, nil, err
+		}
 		if spec.stdin {
-			r, w, err := os.Pipe()
-			if err != nil {
+			if io.stdin, stdinFD, err = pipe(false); err != nil {
 				return 0, nil, fmt.Errorf("stdin pipe: %w", err)
 			}
-			stdinR, io.stdin = r, w
-		} else {
-			f, err := os.Open(os.DevNull)
-			if err != nil {
-				return 0, nil, fmt.Errorf("open %s: %w", os.DevNull, err)
-			}
-			stdinR = f
+			child = append(child, stdinFD)
 		}
-		child = append(child, stdinR)
-		outR, outW, err := os.Pipe()
+		outR, outW, err := pipe(true)
 		if err != nil {
 			closeAll()
 			io.closeAll()
@@ -196,7 +228,7 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 		}
 		child = append(child, outW)
 		io.stdout = outR
-		errR, errW, err := os.Pipe()
+		errR, errW, err := pipe(true)
 		if err != nil {
 			closeAll()
 			io.closeAll()
@@ -204,7 +236,7 @@ func spawn(log *slog.Logger, r *Reaper, spec *spawnSpec, path string, onExit fun
 		}
 		child = append(child, errW)
 		io.stderr = errR
-		files = [3]uintptr{stdinR.Fd(), outW.Fd(), errW.Fd()}
+		files = [3]uintptr{uintptr(stdinFD), uintptr(outW), uintptr(errW)}
 	}
 	attr := &syscall.ProcAttr{Dir: spec.cwd, Env: spec.env, Files: files[:], Sys: sys}
 	pid, err := forkExec(log, r, spec, path, attr, onExit)
