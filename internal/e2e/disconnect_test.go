@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,7 +120,9 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 				pr.Close()
 			}()
 			_, err := io.CopyN(pw, testenv.PatternReader(8<<20), 8<<20)
-			return pw, err
+			// The body is cut, never ended: an EOF here could complete
+			// the upload before the transport saw the cancellation.
+			return cutBody{pw}, err
 		}},
 		{"terminal", func(ctx context.Context) (io.Closer, error) {
 			tm, err := s.sdk.Terminal(ctx, "acme", "dev", s.rid, pc.TerminalOptions{Argv: []string{"sh", "-c", "echo ready; exec sleep 1004"}})
@@ -180,4 +183,12 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// cutBody closes an upload's body with an error, as a client that went
+// away mid-upload leaves it.
+type cutBody struct{ pw *io.PipeWriter }
+
+func (c cutBody) Close() error {
+	return c.pw.CloseWithError(errors.New("the client went away"))
 }
