@@ -600,7 +600,11 @@ type CreditQueries interface {
 	SumUsage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
 	// ListRunningSandboxes lists running rows of every org, by id, after
 	// afterID ("" for the first page), at most limit (capped at MaxLimit
-	// times ten). It is the settler's scan.
+	// times ten). It is the settler's scan, so each row carries only what
+	// billing reads: ID, OrgID, WorkspaceID, ProjectID, RuntimeID, Kind,
+	// State, Provider, CPUMillis, MemoryMB, BilledMicros, StartedAt,
+	// RunningSince, LastSettledAt and BillingVersion; the other fields are
+	// zero (GetSandbox reads a whole row).
 	ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]Sandbox, error)
 
 	// AddWorkspaceMember adds a user to a workspace; a member already in the workspace

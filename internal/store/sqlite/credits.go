@@ -343,7 +343,8 @@ func (q *queries) SumUsage(ctx context.Context, uq store.UsageQuery) ([]store.Us
 	return out, nil
 }
 
-// ListRunningSandboxes lists running rows by id after afterID.
+// ListRunningSandboxes lists running rows by id after afterID, each with
+// its billing fields only (see store.CreditQueries).
 func (q *queries) ListRunningSandboxes(ctx context.Context, afterID string, limit int) ([]store.Sandbox, error) {
 	rows, err := q.rq.ListRunningSandboxes(ctx, litedb.ListRunningSandboxesParams{
 		ID: afterID, Limit: int64(dialect.RunningLimit(limit)),
@@ -353,9 +354,11 @@ func (q *queries) ListRunningSandboxes(ctx context.Context, afterID string, limi
 	}
 	out := make([]store.Sandbox, len(rows))
 	for i, r := range rows {
-		if out[i], err = sandboxOf(r); err != nil {
-			return nil, err
-		}
+		out[i] = store.Sandbox{ID: r.ID, OrgID: r.OrgID, WorkspaceID: r.WorkspaceID, ProjectID: r.ProjectID, RuntimeID: r.RuntimeID,
+			Kind: store.SandboxKind(r.Kind), State: store.SandboxState(r.State), Provider: r.Provider,
+			CPUMillis: r.CpuMillis, MemoryMB: r.MemoryMb, BilledMicros: r.BilledMicros,
+			StartedAt: fromOptTime(r.StartedAt), RunningSince: fromOptTime(r.RunningSince),
+			LastSettledAt: fromOptTime(r.LastSettledAt), BillingVersion: r.BillingVersion}
 	}
 	return out, nil
 }

@@ -619,7 +619,15 @@ func testRunningSandboxes(t *testing.T, s store.Store) {
 	w := f.workspace(o)
 	want := map[string]bool{}
 	for range 5 {
-		want[f.runningSandbox(w, f.next()).ID] = true
+		at := f.next()
+		r := f.runtime(w)
+		sb := f.sandbox(o, func(sb *store.Sandbox) {
+			sb.Kind, sb.State, sb.Provider = store.KindRuntime, store.SandboxRunning, "docker"
+			sb.WorkspaceID, sb.ProjectID, sb.RuntimeID = w.ID, r.ProjectID, r.ID
+			sb.CPUMillis, sb.MemoryMB, sb.Image = 2000, 512, "busybox"
+			sb.StartedAt, sb.LastSettledAt, sb.RunningSince = at, at.Add(time.Second), at.Add(2*time.Second)
+		})
+		want[sb.ID] = true
 	}
 	for _, st := range []store.SandboxState{store.SandboxStarting, store.SandboxPaused, store.SandboxKilled} {
 		f.sandbox(o, func(sb *store.Sandbox) { sb.State = st })
@@ -641,6 +649,12 @@ func testRunningSandboxes(t *testing.T, s store.Store) {
 			}
 			after = r.ID
 			got = append(got, r.ID)
+			if want[r.ID] {
+				// The scan carries every field billing reads, as stored.
+				full, err := s.GetSandbox(ctx, r.ID)
+				must(t, err)
+				equal(t, "listed billing fields", r, billingFields(full))
+			}
 		}
 	}
 	// Other tests' running rows may share the store; ours are all there.
@@ -653,4 +667,13 @@ func testRunningSandboxes(t *testing.T, s store.Store) {
 			t.Fatalf("running row %s not listed", id)
 		}
 	}
+}
+
+// billingFields is sb as ListRunningSandboxes lists it: the fields billing
+// reads, the others zero.
+func billingFields(sb store.Sandbox) store.Sandbox {
+	return store.Sandbox{ID: sb.ID, OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, ProjectID: sb.ProjectID, RuntimeID: sb.RuntimeID,
+		Kind: sb.Kind, State: sb.State, Provider: sb.Provider, CPUMillis: sb.CPUMillis, MemoryMB: sb.MemoryMB,
+		BilledMicros: sb.BilledMicros, StartedAt: sb.StartedAt, RunningSince: sb.RunningSince,
+		LastSettledAt: sb.LastSettledAt, BillingVersion: sb.BillingVersion}
 }

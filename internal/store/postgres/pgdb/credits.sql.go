@@ -306,7 +306,9 @@ func (q *Queries) ListOpenHolds(ctx context.Context, arg ListOpenHoldsParams) ([
 }
 
 const listRunningSandboxes = `-- name: ListRunningSandboxes :many
-SELECT id, org_id, workspace_id, project_id, runtime_id, kind, state, pause_reason, provider, provider_sandbox_id, provider_state, image, cpu_millis, memory_mb, secret_ids, kill_reason, error, billed_micros, created_at, started_at, paused_at, killed_at, expires_at, last_settled_at, version, updated_at, running_since, network, billing_version FROM sandboxes WHERE state = 'running' AND id > $1 ORDER BY id LIMIT $2
+SELECT id, org_id, workspace_id, project_id, runtime_id, kind, state, provider, cpu_millis, memory_mb,
+    billed_micros, started_at, running_since, last_settled_at, billing_version
+FROM sandboxes WHERE state = 'running' AND id > $1 ORDER BY id LIMIT $2
 `
 
 type ListRunningSandboxesParams struct {
@@ -314,15 +316,37 @@ type ListRunningSandboxesParams struct {
 	Limit int32
 }
 
-func (q *Queries) ListRunningSandboxes(ctx context.Context, arg ListRunningSandboxesParams) ([]Sandbox, error) {
+type ListRunningSandboxesRow struct {
+	ID             string
+	OrgID          string
+	WorkspaceID    string
+	ProjectID      string
+	RuntimeID      string
+	Kind           string
+	State          string
+	Provider       string
+	CpuMillis      int64
+	MemoryMb       int64
+	BilledMicros   int64
+	StartedAt      *time.Time
+	RunningSince   *time.Time
+	LastSettledAt  *time.Time
+	BillingVersion int64
+}
+
+// ListRunningSandboxes is the settler's scan: only what billing reads of
+// each running row (its ids, size and billing watermarks), not the rest
+// of a wide row, which a scan of every running row would decode for
+// nothing.
+func (q *Queries) ListRunningSandboxes(ctx context.Context, arg ListRunningSandboxesParams) ([]ListRunningSandboxesRow, error) {
 	rows, err := q.db.Query(ctx, listRunningSandboxes, arg.ID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Sandbox
+	var items []ListRunningSandboxesRow
 	for rows.Next() {
-		var i Sandbox
+		var i ListRunningSandboxesRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.OrgID,
@@ -331,27 +355,13 @@ func (q *Queries) ListRunningSandboxes(ctx context.Context, arg ListRunningSandb
 			&i.RuntimeID,
 			&i.Kind,
 			&i.State,
-			&i.PauseReason,
 			&i.Provider,
-			&i.ProviderSandboxID,
-			&i.ProviderState,
-			&i.Image,
 			&i.CpuMillis,
 			&i.MemoryMb,
-			&i.SecretIds,
-			&i.KillReason,
-			&i.Error,
 			&i.BilledMicros,
-			&i.CreatedAt,
 			&i.StartedAt,
-			&i.PausedAt,
-			&i.KilledAt,
-			&i.ExpiresAt,
-			&i.LastSettledAt,
-			&i.Version,
-			&i.UpdatedAt,
 			&i.RunningSince,
-			&i.Network,
+			&i.LastSettledAt,
 			&i.BillingVersion,
 		); err != nil {
 			return nil, err

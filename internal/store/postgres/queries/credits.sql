@@ -132,4 +132,10 @@ ORDER BY h.seq DESC
 LIMIT sqlc.arg(lim);
 
 -- name: ListRunningSandboxes :many
-SELECT * FROM sandboxes WHERE state = 'running' AND id > $1 ORDER BY id LIMIT $2;
+-- ListRunningSandboxes is the settler's scan: only what billing reads of
+-- each running row (its ids, size and billing watermarks), not the rest
+-- of a wide row, which a scan of every running row would decode for
+-- nothing.
+SELECT id, org_id, workspace_id, project_id, runtime_id, kind, state, provider, cpu_millis, memory_mb,
+    billed_micros, started_at, running_since, last_settled_at, billing_version
+FROM sandboxes WHERE state = 'running' AND id > $1 ORDER BY id LIMIT $2;
