@@ -3,8 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +136,32 @@ func BenchmarkLifecycle(b *testing.B) {
 		defer e.sdk.DeleteProject(ctx, "acme", "dev", "exec")
 		execRT = testenv.BenchLatency(b, func() error { return firstExec(p.RuntimeID) })
 	})
+	b.Run("pool-memory", func(b *testing.B) {
+		// What one pooled sandbox holds, paused and running: its memory
+		// cgroup's usage (page cache included) and its processes' RSS.
+		if _, err := filledWarmPools(ctx, e.env); err != nil {
+			b.Fatal(err)
+		}
+		ws, err := e.env.Store.ListWarmSandboxes(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() { // nothing timed: the figures are the metrics
+		}
+		b.ReportMetric(0, "ns/op")
+		for _, w := range ws {
+			usage, rss, err := cgroupMemory(w.ProviderSandboxID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			kind := "paused"
+			if w.MemoryMB == 768 {
+				kind = "running"
+			}
+			b.ReportMetric(float64(usage>>10), kind+"-usage-KiB")
+			b.ReportMetric(float64(rss>>10), kind+"-rss-KiB")
+		}
+	})
 	// ratios reports m against the baselines of this run.
 	ratios := func(b *testing.B, m float64, against ...string) {
 		for _, a := range against {
@@ -229,4 +258,51 @@ func (s stepTimes) report(b *testing.B) {
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), name+"-µs")
 	}
+}
+
+// cgroupMemory reads a container's memory cgroup (v1 or v2): its usage,
+// page cache included, and its processes' RSS (anonymous memory).
+func cgroupMemory(containerID string) (usage, rss int64, err error) {
+	pid, err := dockerCLI("inspect", "-f", "{{.State.Pid}}", containerID)
+	if err != nil {
+		return 0, 0, err
+	}
+	cg, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(cg), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		dir, usageFile, rssKey := "", "", ""
+		switch {
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			dir, usageFile, rssKey = "/sys/fs/cgroup/memory"+parts[2], "memory.usage_in_bytes", "total_rss"
+		case parts[0] == "0" && parts[1] == "":
+			dir, usageFile, rssKey = "/sys/fs/cgroup"+parts[2], "memory.current", "anon"
+		default:
+			continue
+		}
+		u, err := os.ReadFile(filepath.Join(dir, usageFile))
+		if err != nil {
+			return 0, 0, err
+		}
+		if usage, err = strconv.ParseInt(strings.TrimSpace(string(u)), 10, 64); err != nil {
+			return 0, 0, err
+		}
+		st, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, l := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(l, rssKey+" "); ok {
+				rss, err = strconv.ParseInt(v, 10, 64)
+				return usage, rss, err
+			}
+		}
+		return usage, 0, fmt.Errorf("no %s in %s/memory.stat", rssKey, dir)
+	}
+	return 0, 0, fmt.Errorf("no memory cgroup for pid %s", pid)
 }
