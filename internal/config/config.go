@@ -190,7 +190,11 @@ type WarmPool struct {
 	PidsLimit int64  `yaml:"pids_limit"`
 	Network   string `yaml:"network"`
 	Size      int    `yaml:"size"`
-	Running   bool   `yaml:"running"` // kept running, agent link open
+	// Min and Max, in place of Size, make the pool adaptive: kept at what
+	// its claim rate needs, between them.
+	Min     int  `yaml:"min"`
+	Max     int  `yaml:"max"`
+	Running bool `yaml:"running"` // kept running, agent link open
 }
 
 // Default is the configuration with nothing set.
@@ -439,6 +443,16 @@ func (c *RuntimeConfig) validatePools() error {
 		if wp.Size < 0 || wp.Size > maxWarm {
 			return fmt.Errorf("warm_pools[%d]: size %d is not between 0 and %d", i, wp.Size, maxWarm)
 		}
+		switch {
+		case wp.Min == 0 && wp.Max == 0:
+		case wp.Size != 0:
+			return fmt.Errorf("warm_pools[%d]: give a size, or min and max, not both", i)
+		case wp.Min < 0 || wp.Max < 1 || wp.Min > wp.Max || wp.Max > maxWarm:
+			return fmt.Errorf("warm_pools[%d]: min %d and max %d are not 0 <= min <= max, 1 <= max <= %d", i, wp.Min, wp.Max, maxWarm)
+		}
+	}
+	if c.WarmPoolMemoryCeilingMB < 0 {
+		return fmt.Errorf("warm pool memory ceiling %d MiB is negative", c.WarmPoolMemoryCeilingMB)
 	}
 	return nil
 }

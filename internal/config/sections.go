@@ -131,7 +131,11 @@ type RuntimeConfig struct {
 	// with their agent link open (a claim is a transaction and nothing
 	// else) instead of paused (which holds no CPU and less memory).
 	WarmPoolRunning bool       `yaml:"warm_pool_running" env:"PADDOCK_WARM_POOL_RUNNING" flag:"warm-pool-running" help:"keep the warm sandboxes running with their agent link open (a start is a transaction) instead of paused"`
-	WarmPools       []WarmPool `yaml:"warm_pools" env:"-" help:"warm pools for other templates, each {image, cpu_millis, memory_mb, pids_limit, network, size, running}; file only"`
+	WarmPools       []WarmPool `yaml:"warm_pools" env:"-" help:"warm pools for other templates, each {image, cpu_millis, memory_mb, pids_limit, network, size, running}, or {…, min, max} in place of size for a pool sized by its claim rate; file only"`
+	// WarmPoolMemoryCeilingMB bounds the memory limits the adaptive warm
+	// pools (min and max in place of size) hold together, with what the
+	// fixed ones hold.
+	WarmPoolMemoryCeilingMB int64 `yaml:"warm_pool_memory_ceiling_mb" env:"PADDOCK_WARM_POOL_MEMORY_CEILING_MB" flag:"warm-pool-memory-ceiling-mb" help:"the most memory (sum of their sandboxes' limits, in MiB, fixed pools included) adaptive warm pools grow to (0: 8192)"`
 	// What compute costs: the meter the runtime service bills through.
 	CreditRateCPU       int64         `yaml:"credit_rate_cpu" env:"PADDOCK_CREDIT_RATE_CPU" flag:"credit-rate-cpu" help:"micro-credits per core-second of compute"`
 	CreditRateMemory    int64         `yaml:"credit_rate_memory" env:"PADDOCK_CREDIT_RATE_MEMORY" flag:"credit-rate-memory" help:"micro-credits per GiB-second of compute"`

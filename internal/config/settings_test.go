@@ -243,7 +243,7 @@ func TestFileKeys(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "paddock.yaml")
 	if err := os.WriteFile(file, []byte("listen: 127.0.0.1:1\ndata_dir: /d\nstore: sqlite:/x.db\ndisk_mb: 99\n"+
 		"egress:\n  proxy_port: 1\n  hosts:\n    a: [1.2.3.4]\nlimits:\n  rate_per_key: 3\nssh_listen: \"off\"\n"+
-		"warm_pools:\n  - image: i\n    size: 2\n"), 0o600); err != nil {
+		"warm_pools:\n  - image: i\n    size: 2\n  - image: j\n    min: 1\n    max: 4\nwarm_pool_memory_ceiling_mb: 4096\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c := Default()
@@ -251,7 +251,8 @@ func TestFileKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Listen != "127.0.0.1:1" || c.DataDir != "/d" || c.Store != "sqlite:/x.db" || c.DiskMB != 99 || c.Egress.ProxyPort != 1 ||
-		c.Egress.Hosts["a"][0] != "1.2.3.4" || c.Limits.RatePerKey != 3 || c.SSHListen != "off" || c.WarmPools[0] != (WarmPool{Image: "i", Size: 2}) {
+		c.Egress.Hosts["a"][0] != "1.2.3.4" || c.Limits.RatePerKey != 3 || c.SSHListen != "off" || c.WarmPools[0] != (WarmPool{Image: "i", Size: 2}) ||
+		c.WarmPools[1] != (WarmPool{Image: "j", Min: 1, Max: 4}) || c.WarmPoolMemoryCeilingMB != 4096 {
 		t.Fatalf("from the file: %+v", c)
 	}
 	if err := os.WriteFile(file, []byte("secrets_key: x\n"), 0o600); err != nil {

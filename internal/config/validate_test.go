@@ -41,6 +41,10 @@ func TestValidate(t *testing.T) {
 		"archive after 1s":                           func(c *Config) { c.ArchiveAfter = time.Second },
 		"warm pool size 65":                          func(c *Config) { c.WarmPool = 65 },
 		"warm_pools[0]: size -1":                     func(c *Config) { c.WarmPools = []WarmPool{{Size: -1}} },
+		"warm_pools[0]: give a size, or min and max": func(c *Config) { c.WarmPools = []WarmPool{{Size: 1, Max: 2}} },
+		"warm_pools[0]: min 3 and max 2":             func(c *Config) { c.WarmPools = []WarmPool{{Min: 3, Max: 2}} },
+		"warm_pools[1]: min 1 and max 0":             func(c *Config) { c.WarmPools = []WarmPool{{Min: 0, Max: 64}, {Min: 1}} },
+		"warm pool memory ceiling -1 MiB":            func(c *Config) { c.WarmPoolMemoryCeilingMB = -1 },
 	} {
 		c := Default()
 		set(&c)

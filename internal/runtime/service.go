@@ -142,6 +142,9 @@ type Config struct {
 	Billing Billing
 	// WarmPools are the pre-provisioned sandboxes to keep (see warm.go).
 	WarmPools []WarmPool
+	// WarmMemoryCeilingMB bounds the memory limits the adaptive warm
+	// pools hold together; zero is DefaultWarmMemoryCeilingMB.
+	WarmMemoryCeilingMB int64
 	// AgentEnv, when set, returns the environment a sandbox's agent
 	// injects into every process (egress settings, secrets). It is sent
 	// on every new agent connection, never written into the sandbox.
@@ -243,7 +246,7 @@ func New(cfg Config) *Service {
 	s.metrics = cfg.Metrics
 	s.images, s.imagesOn = cfg.Images, cfg.ImageProviders
 	s.agents.metrics = cfg.Metrics
-	s.warm = s.newWarmPools(cfg.WarmPools)
+	s.warm = s.newWarmPools(cfg.WarmPools, cfg.WarmMemoryCeilingMB)
 	return s
 }
 

@@ -42,8 +42,10 @@ const LabelWarm = "dev.paddock.warm"
 const CodeWarmPoolPaused = "warm_pool_cannot_pause"
 
 // WarmPool asks for Size sandboxes kept ready for runtimes whose resolved
-// config matches the template. Zero fields take the installation's
-// defaults, as a project created without them would.
+// config matches the template, or, with Max set instead, for as many as
+// its claim rate needs between Min and Max (see warmsize.go). Zero fields
+// take the installation's defaults, as a project created without them
+// would.
 type WarmPool struct {
 	Provider  string
 	Image     string
@@ -53,6 +55,12 @@ type WarmPool struct {
 	DiskMB    int64
 	Network   string
 	Size      int
+	// Min and Max bound an adaptive pool's size (Max > 0 makes it
+	// adaptive; Size must then be 0).
+	Min, Max int
+	// Window is the time constant of an adaptive pool's claim rate; zero
+	// is a minute.
+	Window time.Duration
 	// Running keeps the pool's sandboxes running with their agent link
 	// open instead of paused.
 	Running bool
@@ -62,18 +70,28 @@ type WarmPool struct {
 type warmPools struct {
 	pools []resolvedPool // the configured ones, resolved against the defaults
 	err   error          // why the configuration cannot be served
-	kicks chan struct{}
-	busy  sync.Mutex // held while filling or reconciling the pool
+	// ceilingMB bounds the memory limits the adaptive pools hold, with
+	// what the fixed ones hold.
+	ceilingMB int64
+	kicks     chan struct{}
+	busy      sync.Mutex // held while filling or reconciling the pool
 }
 
 // newWarmPools resolves the configured pools once: defaults applied, as a
 // project created without those fields would get them. A pool naming an
 // unknown provider or an invalid config, or a pool kept paused on a
 // provider that cannot pause, makes the pools unusable (err).
-func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
-	w := &warmPools{kicks: make(chan struct{}, 1)}
+func (s *Service) newWarmPools(pools []WarmPool, ceilingMB int64) *warmPools {
+	if ceilingMB <= 0 {
+		ceilingMB = DefaultWarmMemoryCeilingMB
+	}
+	w := &warmPools{kicks: make(chan struct{}, 1), ceilingMB: ceilingMB}
 	for _, wp := range pools {
-		if wp.Size <= 0 {
+		if wp.Max > 0 && wp.Size > 0 || wp.Min < 0 || wp.Min > wp.Max && wp.Max > 0 || wp.Min > 0 && wp.Max <= 0 {
+			w.err = errdefs.InvalidArgument("invalid_warm_pool", "warm pool for image %q: give it a size, or min and max (0 <= min <= max, max > 0), not both", wp.Image)
+			return w
+		}
+		if wp.Size <= 0 && wp.Max <= 0 {
 			continue
 		}
 		c, err := s.resolveConfig(context.Background(), "", ConfigRequest{
@@ -103,7 +121,11 @@ func (s *Service) newWarmPools(pools []WarmPool) *warmPools {
 			w.err = fmt.Errorf("two warm pools for the same template (image %q); give it one pool, running or not", c.Image)
 			return w
 		}
-		w.pools = append(w.pools, resolvedPool{provider: p, config: c, key: key, size: wp.Size, running: wp.Running})
+		rp := resolvedPool{provider: p, config: c, key: key, size: wp.Size, running: wp.Running}
+		if wp.Max > 0 {
+			rp.min, rp.max, rp.sizer = wp.Min, wp.Max, newWarmSizer(wp.Window)
+		}
+		w.pools = append(w.pools, rp)
 	}
 	return w
 }
@@ -145,6 +167,9 @@ type resolvedPool struct {
 	key      string
 	size     int
 	running  bool // kept running with the agent link open, not paused
+	// An adaptive pool's bounds and sizer; sizer is nil for a fixed one.
+	min, max int
+	sizer    *warmSizer
 }
 
 // resolvedPools returns the configured pools, or why they cannot be used.
@@ -195,6 +220,7 @@ func (s *Service) claimWarm(ctx context.Context, q tx, rt store.Runtime, templat
 	if err != nil || len(prior) > 0 {
 		return nil, err
 	}
+	s.warmDemand(template)
 	w, err := q.ClaimWarmSandbox(ctx, template)
 	if errdefs.IsNotFound(err) {
 		s.metrics.WarmClaim(false)
@@ -205,6 +231,18 @@ func (s *Service) claimWarm(ctx context.Context, q tx, rt store.Runtime, templat
 	}
 	s.metrics.WarmClaim(true)
 	return &w, nil
+}
+
+// warmDemand counts a start that looks for a sandbox of template's pool,
+// for an adaptive pool's rate; a start the pool cannot serve kicks the
+// filler too, as the pool may have to grow.
+func (s *Service) warmDemand(template string) {
+	for _, rp := range s.warm.pools {
+		if rp.key == template && rp.sizer != nil {
+			rp.sizer.claimed(s.now())
+			s.warm.kick()
+		}
+	}
 }
 
 // relabeler is p as a Relabeler when the provider behind it (and behind
@@ -249,9 +287,10 @@ func (s *Service) FillWarmPools(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	size := s.warm.warmSizes(s.now())
 	made := 0
 	for _, rp := range pools {
-		if images := s.imagesFor(rp.provider.Name()); have[rp.key] < rp.size && images != nil {
+		if images := s.imagesFor(rp.provider.Name()); have[rp.key] < size[rp.key] && images != nil {
 			// An image the server builds is used once built, never
 			// pulled; until then the pool waits (the next round retries).
 			if err := images.Check(ctx, rp.config.Image); err != nil {
@@ -259,12 +298,16 @@ func (s *Service) FillWarmPools(ctx context.Context) (int, error) {
 				continue
 			}
 		}
-		for have[rp.key] < rp.size {
+		for have[rp.key] < size[rp.key] {
 			if err := ctx.Err(); err != nil {
 				return made, err
 			}
+			t0 := time.Now()
 			if err := s.provisionWarm(ctx, rp); err != nil {
 				return made, err
+			}
+			if rp.sizer != nil {
+				rp.sizer.refilled(time.Since(t0))
 			}
 			have[rp.key]++
 			made++
@@ -385,7 +428,9 @@ func (s *Service) discardWarm(ctx context.Context, w store.WarmSandbox) error {
 // ReconcileWarm brings the warm pool into agreement with its compute and
 // its configuration: a sandbox left half-made (the server stopped while
 // making it), one whose compute is gone or stopped, one of a template no
-// longer configured, and the oldest beyond a pool's size are discarded.
+// longer configured, and the oldest beyond a pool's size (an adaptive
+// pool's target now, so an idle one shrinks back to its Min) are
+// discarded.
 // It returns how many were. It skips a round while the pool is being
 // filled.
 func (s *Service) ReconcileWarm(ctx context.Context) (int, error) {
@@ -393,14 +438,10 @@ func (s *Service) ReconcileWarm(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	defer s.warm.busy.Unlock()
-	pools, err := s.resolvedPools()
-	if err != nil {
+	if _, err := s.resolvedPools(); err != nil {
 		return 0, err
 	}
-	size := map[string]int{}
-	for _, rp := range pools {
-		size[rp.key] += rp.size
-	}
+	size := s.warm.warmSizes(s.now())
 	all, err := s.store.ListWarmSandboxes(ctx)
 	if err != nil {
 		return 0, err

@@ -7,7 +7,7 @@ import (
 )
 
 // WarmPoolView is one warm pool as an operator sees it: its template, the
-// size it is kept at, and the warm sandboxes it has now. A pool no longer
+// size it is kept at (an adaptive pool's target now), and the warm sandboxes it has now. A pool no longer
 // configured whose sandboxes are still there (until the reconciler
 // discards them) has Size 0 and Configured false.
 type WarmPoolView struct {
@@ -31,6 +31,7 @@ func (s *Service) WarmPoolViews(ctx context.Context) ([]WarmPoolView, error) {
 		return nil, err
 	}
 	pools, _ := s.resolvedPools()
+	sizes := s.warm.warmSizes(s.now())
 	out := make([]WarmPoolView, 0, len(pools))
 	at := map[string]int{}
 	for _, rp := range pools {
@@ -38,7 +39,7 @@ func (s *Service) WarmPoolViews(ctx context.Context) ([]WarmPoolView, error) {
 		out = append(out, WarmPoolView{
 			Template: rp.key, Configured: true, Provider: rp.provider.Name(), Image: rp.config.Image,
 			CPUMillis: rp.config.CPUMillis, MemoryMB: rp.config.MemoryMB, Network: rp.config.Network.Mode,
-			Size: rp.size, Running: rp.running,
+			Size: sizes[rp.key], Running: rp.running,
 			Sandboxes: []store.WarmSandbox{},
 		})
 	}

@@ -117,10 +117,11 @@ func (w *wiring) runtimeConfig(cfg *config.RuntimeConfig, d runtimeDeps, rp *run
 			MaxKeepalive:  cfg.MaxKeepalive,
 			ArchiveAfter:  archiveAfter(cfg.ArchiveAfter),
 		},
-		Logger:    d.in.logger,
-		Now:       w.now,
-		Billing:   rp.meter,
-		WarmPools: w.warmPools(cfg),
+		Logger:              d.in.logger,
+		Now:                 w.now,
+		Billing:             rp.meter,
+		WarmPools:           w.warmPools(cfg),
+		WarmMemoryCeilingMB: cfg.WarmPoolMemoryCeilingMB,
 		AgentEnv: func(ctx context.Context, sb store.Sandbox) (map[string]string, error) {
 			env, err := d.secrets.Env(ctx, sb)
 			if err != nil {
@@ -203,7 +204,7 @@ func warmPools(cfg *config.RuntimeConfig) []runtime.WarmPool {
 	for _, wp := range cfg.WarmPools {
 		out = append(out, runtime.WarmPool{
 			Image: wp.Image, CPUMillis: wp.CPUMillis, MemoryMB: wp.MemoryMB,
-			PidsLimit: wp.PidsLimit, Network: wp.Network, Size: wp.Size, Running: wp.Running,
+			PidsLimit: wp.PidsLimit, Network: wp.Network, Size: wp.Size, Min: wp.Min, Max: wp.Max, Running: wp.Running,
 		})
 	}
 	return out

@@ -19,8 +19,16 @@ import (
 )
 
 const (
-	// agentPollInterval is how often Start probes the agent while waiting.
+	// agentPollInterval is how often Start probes the agent while waiting
+	// on a machine reached over SSH, and on this host once fastPollFor
+	// has passed.
 	agentPollInterval = 25 * time.Millisecond
+	// fastPollInterval is how often Start probes an agent on this host
+	// during its first fastPollFor: a probe before the agent listens is
+	// a failed open of its socket, so a fine poll costs next to nothing
+	// and a start waits at most this long past the agent's readiness.
+	fastPollInterval = 2 * time.Millisecond
+	fastPollFor      = time.Second
 	// probeTimeout bounds one health probe.
 	probeTimeout = 2 * time.Second
 	// logTailLines is how many log lines a start failure's cause keeps.
@@ -87,7 +95,11 @@ func (p *Provider) waitAgent(ctx context.Context, id, sockDir string, key []byte
 	tr := p.agentTransport(id, sockDir, key)
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
-	tick := time.NewTicker(agentPollInterval)
+	every, slowAt := agentPollInterval, time.Now()
+	if p.cfg.Machine == nil {
+		every, slowAt = fastPollInterval, slowAt.Add(fastPollFor)
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 
 	var lastErr error
@@ -110,6 +122,10 @@ func (p *Provider) waitAgent(ctx context.Context, id, sockDir string, key []byte
 			}
 		case <-wctx.Done():
 		case <-tick.C:
+			if every != agentPollInterval && time.Now().After(slowAt) {
+				every = agentPollInterval
+				tick.Reset(every)
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("waiting for the sandbox agent: %w", err)
