@@ -108,7 +108,10 @@ type FileReader struct {
 	err    error
 }
 
-var _ io.ReadCloser = (*FileReader)(nil)
+var (
+	_ io.ReadCloser = (*FileReader)(nil)
+	_ io.WriterTo   = (*FileReader)(nil)
+)
 
 // ReadFile opens a file for reading. Errors such as "file_not_found" are
 // returned here, not by the first Read. The caller must Close the reader.
@@ -150,9 +153,40 @@ func (c *Client) ReadFileRange(ctx context.Context, path string, offset, length 
 func (r *FileReader) Info() FileInfo { return r.info }
 
 func (r *FileReader) Read(p []byte) (int, error) {
+	if err := r.fill(); err != nil {
+		return 0, err
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// WriteTo writes the rest of the file to w, each message's data as it
+// comes, without copying it through the caller's buffer first (io.Copy
+// calls it).
+func (r *FileReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		if err := r.fill(); errors.Is(err, io.EOF) {
+			return total, nil
+		} else if err != nil {
+			return total, err
+		}
+		n, err := w.Write(r.buf)
+		total += int64(n)
+		r.buf = r.buf[n:]
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// fill receives messages until one carries data, or returns why none
+// will (io.EOF at the file's end).
+func (r *FileReader) fill() error {
 	for len(r.buf) == 0 {
 		if r.err != nil {
-			return 0, r.err
+			return r.err
 		}
 		if !r.stream.Receive() {
 			if err := r.stream.Err(); err != nil {
@@ -164,9 +198,7 @@ func (r *FileReader) Read(p []byte) (int, error) {
 		}
 		r.buf = r.stream.Msg().GetData()
 	}
-	n := copy(p, r.buf)
-	r.buf = r.buf[n:]
-	return n, nil
+	return nil
 }
 
 // Close ends the stream.

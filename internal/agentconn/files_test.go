@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -356,5 +357,71 @@ func TestReadNonRegular(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Fatal("reading a FIFO blocked")
+	}
+}
+
+// writeRecorder keeps what is written to it and the size of every write.
+type writeRecorder struct {
+	bytes.Buffer
+	sizes []int
+	fail  error // returned by every write once set
+}
+
+func (w *writeRecorder) Write(p []byte) (int, error) {
+	if w.fail != nil {
+		return 0, w.fail
+	}
+	w.sizes = append(w.sizes, len(p))
+	return w.Buffer.Write(p)
+}
+
+// TestFileReaderWriteTo checks that a file read through WriteTo (which
+// io.Copy calls) arrives whole, after a partial Read too, in writes of
+// the agent's messages (a file moves in chunks of 1 MiB, not 256 KiB),
+// and that a failing writer stops it with its error.
+func TestFileReaderWriteTo(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	path := filepath.Join(t.TempDir(), "f")
+	const size = 3<<20 + 12345
+	want, err := io.ReadAll(testenv.PatternReader(size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.client.ReadFile(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	head := make([]byte, 100)
+	if _, err := io.ReadFull(r, head); err != nil {
+		t.Fatal(err)
+	}
+	var w writeRecorder
+	n, err := r.WriteTo(&w)
+	if err != nil || n != size-100 {
+		t.Fatalf("WriteTo = %d, %v; want %d bytes", n, err, size-100)
+	}
+	if got := append(head, w.Bytes()...); !bytes.Equal(got, want) {
+		t.Fatal("the file read back differs")
+	}
+	if n, err := r.WriteTo(&w); n != 0 || err != nil {
+		t.Fatalf("WriteTo at the end = %d, %v", n, err)
+	}
+	if biggest := slices.Max(w.sizes); biggest != 1<<20 {
+		t.Fatalf("the largest write was %d bytes, want one message of 1 MiB", biggest)
+	}
+
+	r2, err := a.client.ReadFile(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	boom := errors.New("boom")
+	if _, err := r2.WriteTo(&writeRecorder{fail: boom}); !errors.Is(err, boom) {
+		t.Fatalf("WriteTo into a failing writer: %v", err)
 	}
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,18 +73,96 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 	})
 }
 
-// BenchmarkFileTransfer measures the throughput of one file uploaded to and
-// downloaded from a sandbox's workspace through the API. The file is 64
-// MiB; PADDOCK_BENCH_FILE_MB sets another size (1024 for the 1 GiB figures
-// in docs/BENCHMARKS.md).
+// BenchmarkFileTransfer moves one file up to and down from a sandbox's
+// workspace through the API (the Go SDK, PUT and GET …/files), and the
+// same file with `docker exec -i CONTAINER sh -c 'cat > f'` and `docker
+// exec CONTAINER cat f`, in the same run. Its floor is cat on this host,
+// into and out of the directory the engine mounts as the workspace. Each
+// reports the median and 99th-percentile transfer in MB/s; the API's also
+// how many times faster than docker exec it is (x-docker) and how many
+// times slower than the floor (x-floor), by their medians. The file is 64
+// MiB; PADDOCK_BENCH_FILE_MB sets another size (256 and 1024 in
+// docs/BENCHMARKS.md).
+//
+//	go test -run '^$' -bench FileTransfer -benchtime 10x ./internal/e2e
 func BenchmarkFileTransfer(b *testing.B) {
 	s := defaultSandbox(b)
 	ctx := context.Background()
-	const path = "/workspace/bench.bin"
-	testenv.BenchFileTransfer(b,
-		func(r io.Reader) error {
-			_, err := s.sdk.WriteFile(ctx, "acme", "dev", s.rid, path, r, pc.WriteFileOptions{})
+	size := testenv.BenchFileSize(b)
+	hostDir, owner := workspaceSource(b, s)
+	src := testenv.WritePatternFile(b, b.TempDir(), size)
+	// Every download reads the same file, put there from the host first.
+	const down = "/workspace/bench-down.bin"
+	if err := testenv.HostCat("", filepath.Join(hostDir, filepath.Base(down)), src); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(hostDir, filepath.Base(down)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	medians := map[string]time.Duration{}
+	bench := func(name string, op func() error) {
+		b.Run(name, func(b *testing.B) {
+			d := testenv.BenchThroughput(b, size, op)
+			medians[name] = d
+			api, dir, _ := strings.Cut(name, "/")
+			if api != "api" || d <= 0 {
+				return
+			}
+			if docker := medians["docker/"+dir]; docker > 0 {
+				b.ReportMetric(docker.Seconds()/d.Seconds(), "x-docker")
+			}
+			if floor := medians["floor/"+dir]; floor > 0 {
+				b.ReportMetric(d.Seconds()/floor.Seconds(), "x-floor")
+			}
+		})
+	}
+	bench("floor/upload", func() error { return testenv.HostCat(src, filepath.Join(hostDir, "floor-up.bin")) })
+	bench("floor/download", func() error { return testenv.HostCat("", "", filepath.Join(hostDir, filepath.Base(down))) })
+	bench("docker/upload", func() error { return testenv.DockerExecCat(s.cid, owner, src, "/workspace/docker-up.bin") })
+	bench("docker/download", func() error { return testenv.DockerExecCat(s.cid, owner, "", down) })
+	bench("api/upload", func() error {
+		f, err := os.Open(src)
+		if err != nil {
 			return err
-		},
-		func() (io.ReadCloser, error) { return s.sdk.ReadFile(ctx, "acme", "dev", s.rid, path) })
+		}
+		defer f.Close()
+		_, err = s.sdk.WriteFile(ctx, "acme", "dev", s.rid, "/workspace/api-up.bin", f, pc.WriteFileOptions{})
+		return err
+	})
+	buf := make([]byte, 256<<10)
+	bench("api/download", func() error {
+		r, err := s.sdk.ReadFile(ctx, "acme", "dev", s.rid, down)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		n, err := io.CopyBuffer(io.Discard, r, buf)
+		if err == nil && n != size {
+			err = fmt.Errorf("read %d of %d bytes", n, size)
+		}
+		return err
+	})
+}
+
+// workspaceSource returns the host directory the engine mounts as the
+// sandbox's /workspace, and its owner ("uid:gid"), the user the file API
+// writes as.
+func workspaceSource(b *testing.B, s *sandbox) (dir, owner string) {
+	ins, err := s.docker.ContainerInspect(context.Background(), s.cid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range ins.Mounts {
+		if m.Destination != "/workspace" || m.Source == "" {
+			continue
+		}
+		fi, err := os.Stat(m.Source)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		return m.Source, fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+	}
+	b.Skip("the sandbox's /workspace is no host directory")
+	return "", ""
 }

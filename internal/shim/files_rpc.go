@@ -17,6 +17,12 @@ import (
 	"github.com/paddockhq/paddock/internal/agentpb/agentpbconnect"
 )
 
+// fileChunkSize is the most data one message of a file read carries: a
+// file moves in a quarter as many messages as in chunkSize ones, each a
+// hand-off between goroutines on both sides of the link, and well under
+// maxMessageBytes.
+const fileChunkSize = 1 << 20
+
 const (
 	defaultListEntries = 1000
 	maxListEntries     = 100000
@@ -176,7 +182,7 @@ func (h *fileService) Read(ctx context.Context, req *connect.Request[agentpb.Rea
 	if m.Length > 0 {
 		r = io.LimitReader(f, m.Length)
 	}
-	buf := make([]byte, chunkSize)
+	buf := make([]byte, fileChunkSize)
 	for {
 		n, err := io.ReadFull(r, buf)
 		if n > 0 {

@@ -3,10 +3,8 @@ package testenv
 import (
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -63,14 +61,7 @@ func DockerExec(container string, argv ...string) error {
 // it with upload, "download" reads it back with download; each reports
 // MB/s. The file is 64 MiB, or PADDOCK_BENCH_FILE_MB mebibytes.
 func BenchFileTransfer(b *testing.B, upload func(io.Reader) error, download func() (io.ReadCloser, error)) {
-	size := int64(64 << 20)
-	if v := os.Getenv("PADDOCK_BENCH_FILE_MB"); v != "" {
-		mb, err := strconv.Atoi(v)
-		if err != nil || mb <= 0 {
-			b.Fatalf("PADDOCK_BENCH_FILE_MB=%q", v)
-		}
-		size = int64(mb) << 20
-	}
+	size := BenchFileSize(b)
 	b.Run("upload", func(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {

@@ -1,0 +1,112 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchFileSize is the size of the file the file benchmarks move: 64 MiB,
+// or PADDOCK_BENCH_FILE_MB mebibytes.
+func BenchFileSize(b *testing.B) int64 {
+	size := int64(64 << 20)
+	if v := os.Getenv("PADDOCK_BENCH_FILE_MB"); v != "" {
+		mb, err := strconv.Atoi(v)
+		if err != nil || mb <= 0 {
+			b.Fatalf("PADDOCK_BENCH_FILE_MB=%q", v)
+		}
+		size = int64(mb) << 20
+	}
+	return size
+}
+
+// BenchThroughput times op, which moves size bytes, once per iteration of
+// b and reports the throughput of the median transfer and of the 99th
+// percentile's (the slow tail), in MB/s, in place of the mean. It returns
+// the median transfer's time.
+func BenchThroughput(b *testing.B, size int64, op func() error) (median time.Duration) {
+	var samples []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	if len(samples) == 0 {
+		return 0
+	}
+	slices.Sort(samples)
+	q := func(p float64) time.Duration {
+		return samples[min(int(p*float64(len(samples))), len(samples)-1)]
+	}
+	mbps := func(d time.Duration) float64 { return float64(size) / 1e6 / d.Seconds() }
+	median = q(0.5)
+	b.ReportMetric(mbps(median), "median-MB/s")
+	b.ReportMetric(mbps(q(0.99)), "p99-MB/s")
+	b.ReportMetric(0, "ns/op") // the quantiles say more than the mean
+	return median
+}
+
+// WritePatternFile writes size bytes of PatternReader to a new file in dir
+// and returns its path.
+func WritePatternFile(b *testing.B, dir string, size int64) string {
+	f, err := os.CreateTemp(dir, "pattern-*.bin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, PatternReader(size)); err != nil {
+		b.Fatal(err)
+	}
+	return f.Name()
+}
+
+// HostCat runs cat on this host with stdin from in ("" for none) and
+// stdout to out (/dev/null for ""), args as cat's: the floor of a file
+// copy.
+func HostCat(in, out string, args ...string) error {
+	return runRedirected(exec.Command("cat", args...), in, out)
+}
+
+// DockerExecCat runs `docker exec -i -u user container sh -c 'cat > path'`
+// fed in (upload), or `docker exec -u user container cat path` into
+// /dev/null (download, in == ""): the engine's own way to move a file.
+func DockerExecCat(container, user, in, path string) error {
+	if in != "" {
+		return runRedirected(exec.Command("docker", "exec", "-i", "-u", user, container, "sh", "-c", `cat > "$0"`, path), in, "")
+	}
+	return runRedirected(exec.Command("docker", "exec", "-u", user, container, "cat", path), "", "")
+}
+
+func runRedirected(cmd *exec.Cmd, in, out string) error {
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	if out == "" {
+		out = os.DevNull
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd.Stdout = f
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w: %s", cmd.Args, err, stderr.Bytes())
+	}
+	return nil
+}
