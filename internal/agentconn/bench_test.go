@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -31,6 +35,55 @@ func BenchmarkExecTrue(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkExecAgainstBase runs `true` through this tree's agent, through
+// a base agent binary (PADDOCK_BENCH_BASE_SHIM, e.g. paddock-shim built
+// from an earlier commit with CGO_ENABLED=0), each in a sandbox of its own
+// on runc, and on the host (the floor), one call of each in turn in the
+// same loop, so that the machine's load falls on all three alike.
+func BenchmarkExecAgainstBase(b *testing.B) {
+	base := os.Getenv("PADDOCK_BENCH_BASE_SHIM")
+	if base == "" {
+		b.Skip("PADDOCK_BENCH_BASE_SHIM names no base agent binary")
+	}
+	cur, old := startSandbox(b, ""), startSandboxOf(b, "", base)
+	ctx := context.Background()
+	run := func(c *agentconn.Client) (time.Duration, error) {
+		start := time.Now()
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}})
+		if err == nil && res.Exit.Code != 0 {
+			err = fmt.Errorf("exit %+v", res.Exit)
+		}
+		return time.Since(start), err
+	}
+	var samples [3][]time.Duration // this tree, base, floor
+	for b.Loop() {
+		for i, c := range []*agentconn.Client{cur.client, old.client} {
+			d, err := run(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			samples[i] = append(samples[i], d)
+		}
+		start := time.Now()
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		samples[2] = append(samples[2], time.Since(start))
+	}
+	var med [3]float64
+	for i, name := range []string{"agent", "base", "floor"} {
+		s := samples[i]
+		slices.Sort(s)
+		med[i] = float64(s[len(s)/2].Microseconds())
+		b.ReportMetric(med[i], name+"-median-µs")
+		b.ReportMetric(float64(s[min(len(s)*99/100, len(s)-1)].Microseconds()), name+"-p99-µs")
+	}
+	b.ReportMetric(med[0]/med[2], "x-floor")
+	b.ReportMetric(med[1]/med[2], "base-x-floor")
+	b.ReportMetric(med[0]/med[1], "x-base")
+	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkFileTransfer measures upload and download throughput of one

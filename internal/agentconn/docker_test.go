@@ -53,6 +53,12 @@ var runtimes = []struct{ name, runtime string }{{"runc", ""}, {"gvisor", testenv
 // labelled so that cleanup finds it, and waits until the agent answers.
 func startSandbox(t testing.TB, runtime string) *sandbox {
 	t.Helper()
+	return startSandboxOf(t, runtime, testenv.Binary(t, "paddock-shim"))
+}
+
+// startSandboxOf is startSandbox with the shim binary at bin.
+func startSandboxOf(t testing.TB, runtime, bin string) *sandbox {
+	t.Helper()
 	testenv.RequireDocker(t, testenv.TestImage)
 	pids := "128"
 	if runtime != "" {
@@ -62,7 +68,6 @@ func startSandbox(t testing.TB, runtime string) *sandbox {
 		// to 4×n+64 for it.
 		pids = "576"
 	}
-	bin := testenv.Binary(t, "paddock-shim")
 	instance := testenv.Instance(t)
 	t.Cleanup(func() {
 		if err := testenv.Sweep(provider.LabelInstance, instance); err != nil {
