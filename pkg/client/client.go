@@ -28,7 +28,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -255,12 +254,6 @@ func (c *Client) send(ctx context.Context, method, p string, q url.Values, body 
 	if err != nil {
 		return nil, fmt.Errorf("paddock: %s %s: %w", method, p, err)
 	}
-	if n, ok := fileLength(body); ok {
-		// Sent with its length rather than in chunks, a file goes from
-		// the disk to the socket without passing through this process
-		// (sendfile).
-		req.ContentLength = n
-	}
 	req.Header.Set("Accept", accept)
 	c.identify(req.Header)
 	if contentType != "" {
@@ -275,24 +268,6 @@ func (c *Client) send(ctx context.Context, method, p string, q url.Values, body 
 		return nil, decodeError(resp)
 	}
 	return resp, nil
-}
-
-// fileLength returns how many bytes are left to read of body, when it is
-// a regular file.
-func fileLength(body io.Reader) (int64, bool) {
-	f, ok := body.(*os.File)
-	if !ok {
-		return 0, false
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return 0, false
-	}
-	off, err := f.Seek(0, io.SeekCurrent)
-	if err != nil || fi.Size() <= off {
-		return 0, false
-	}
-	return fi.Size() - off, true
 }
 
 // endpoint is the URL of path p with query q.
