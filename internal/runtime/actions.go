@@ -63,15 +63,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if err != nil {
 		return s.failStart(ctx, p, rt, sb, h, err)
 	}
-	mark := func() error { return s.markStarted(ctx, tr, &rt, &sb) }
-	if warm == nil {
-		// The link the first command will use opens while the row is
-		// marked running (a claimed warm sandbox has one by now).
-		mark = func() error {
-			return s.linkWhile(ctx, p, rt.ID, sb, func() error { return s.markStarted(ctx, tr, &rt, &sb) })
-		}
-	}
-	if err := mark(); err != nil {
+	if err := s.markStarted(ctx, tr, &rt, &sb); err != nil {
 		return s.failStart(ctx, p, rt, sb, h, err)
 	}
 	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID,
@@ -198,11 +190,7 @@ func (s *Service) provision(ctx context.Context, tr *tracked, p provider.Provide
 			return h, tr.step("adopt_link", func() error { return s.agents.adopt(ctx, warm.ID, rt.ID, *sb) })
 		}
 		if p.Capabilities().Pause {
-			// The link opens while the engine thaws the sandbox: its
-			// handshake completes as soon as the agent runs again.
-			return h, tr.step("resume", func() error {
-				return s.linkWhile(ctx, p, rt.ID, *sb, func() error { return p.Resume(ctx, *h) })
-			})
+			return h, tr.step("resume", func() error { return p.Resume(ctx, *h) })
 		}
 		return h, nil
 	}
