@@ -37,9 +37,10 @@ type Reaper struct {
 
 	// The pidfds of the children being watched (see watch), and their
 	// goroutines; noPidfd once pidfds turned out not to work here.
-	watches map[*os.File]struct{}
-	noPidfd bool
-	wg      sync.WaitGroup
+	watches  map[*os.File]struct{}
+	noPidfd  bool
+	stopping bool // Stop began: no new watch
+	wg       sync.WaitGroup
 
 	// capless is the thread root's processes are forked on, without the
 	// agent's own capabilities (see forkExec and dropAgentCaps).
@@ -88,6 +89,7 @@ func (r *Reaper) Stop() {
 	close(r.stop)
 	<-r.done
 	r.mu.Lock()
+	r.stopping = true
 	for f := range r.watches {
 		_ = f.Close() // ends its goroutine's wait
 	}
@@ -127,15 +129,16 @@ func (r *Reaper) Start(start func() (int, error), onExit func(syscall.WaitStatus
 // yet. Where pidfds cannot be opened or polled (older kernels, some
 // sandboxes), SIGCHLD alone reaps, as it always does for orphans.
 func (r *Reaper) watch(pid int) {
-	if r.noPidfd {
+	if r.noPidfd || r.stopping {
 		return
 	}
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
-		if !errors.Is(err, syscall.ESRCH) {
-			r.noPidfd = true
+		switch {
+		case errors.Is(err, syscall.ENOSYS), errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EPERM):
+			r.noPidfd = true // not here: SIGCHLD alone, from now on
 		}
-		return
+		return // gone already, or out of descriptors for now: SIGCHLD reaps it
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
 	if f.SetReadDeadline(time.Time{}) != nil { // not pollable
@@ -150,11 +153,12 @@ func (r *Reaper) watch(pid int) {
 	}
 	r.watches[f] = struct{}{}
 	r.wg.Go(func() {
-		waited := false
-		err := rc.Read(func(uintptr) bool {
-			done := waited
-			waited = true
-			return done
+		// The poller is edge-triggered, and Read forgets a readiness it
+		// saw before it began: so each call looks at the pidfd itself
+		// and waits only while the process runs.
+		err := rc.Read(func(fd uintptr) bool {
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+			return n > 0 || (err != nil && !errors.Is(err, syscall.EINTR))
 		})
 		r.mu.Lock()
 		delete(r.watches, f)

@@ -57,12 +57,6 @@ func sweep(mark string) int {
 			break
 		}
 	}
-	if len(stopped) == 0 {
-		// None carried the mark, so none could fork one since: nothing
-		// to kill, and the scan that would look again is skipped (it is
-		// most of what an exec of a short command costs after its exit).
-		return 0
-	}
 	for pid := range stopped {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
