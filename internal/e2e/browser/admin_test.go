@@ -54,7 +54,7 @@ func TestOrgAdministration(t *testing.T) {
 func apiKeys(t *testing.T, p *tab, s *server, f fleet) {
 	p.open(f.path("keys"))
 	p.settled("keys")
-	p.do("name the key", chromedp.SendKeys(chromedp.ID("key-name"), "ci"))
+	p.fill("key-name", "ci")
 	p.click("Create key", submitOf("key-name"))
 	p.waitFor("the new key", `document.getElementById("new-key")?.value.startsWith("pdk_")`)
 	key := eval[string](p, `document.getElementById("new-key").value`)

@@ -28,8 +28,23 @@ func headAction(action string) string {
 // attribute only, not what a user typed).
 func (p *tab) fill(id, text string) {
 	p.t.Helper()
-	eval[bool](p, `(document.getElementById(`+jsString(id)+`).value = "", true)`)
-	p.do("fill #"+id, chromedp.SendKeys(chromedp.ID(id), text))
+	value := `document.getElementById(` + jsString(id) + `).value`
+	// A form the page renders again (data it was still loading came in)
+	// loses what was typed: type again until the field holds it.
+	err := testenv.Poll(testenv.Patience, func() error {
+		if eval[string](p, value) == text {
+			return nil
+		}
+		eval[bool](p, `(`+value+` = "", true)`)
+		p.do("fill #"+id, chromedp.SendKeys(chromedp.ID(id), text))
+		if got := eval[string](p, value); got != text {
+			return fmt.Errorf("#%s holds %q", id, got)
+		}
+		return nil
+	})
+	if err != nil {
+		p.t.Fatalf("fill #%s with %q: %v\n%s", id, text, err, p.describe())
+	}
 }
 
 // TestRuntimePage drives the tabs of a runtime's page on one server, a
