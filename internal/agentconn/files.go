@@ -240,9 +240,11 @@ func (c *Client) WriteFileWith(ctx context.Context, path string, r io.Reader, op
 		if rerr := sendChunks(r, func(b []byte) error {
 			return stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Data{Data: b}})
 		}); rerr != nil {
-			// Abandon the call: the agent discards the partial file.
+			// Abandon the call (the agent discards the partial file)
+			// without closing its send side: a close
+			// is the upload's clean end, which the agent could see
+			// before the cancellation and commit what it had.
 			cancel()
-			_, _ = stream.CloseAndReceive()
 			return FileInfo{}, rerr
 		}
 	}

@@ -29,8 +29,10 @@ func (c *Client) UploadTar(ctx context.Context, dir string, r io.Reader) (TarRes
 		if rerr := sendChunks(r, func(b []byte) error {
 			return stream.Send(&agentpb.UploadTarRequest{Msg: &agentpb.UploadTarRequest_Data{Data: b}})
 		}); rerr != nil {
+			// Abandon the call without closing its send side: a close
+			// is the upload's clean end, which the agent could see
+			// before the cancellation and commit what it had.
 			cancel()
-			_, _ = stream.CloseAndReceive()
 			return TarResult{}, rerr
 		}
 	}

@@ -165,8 +165,11 @@ func TestDisconnectLeaksNothing(t *testing.T) {
 	}
 	// The agent removes a cut upload once its call ends, which the server
 	// notices after the client has gone: wait for it, as for the processes.
-	testenv.WaitFor(t, "the partial upload to be removed", func() bool {
-		return !strings.Contains(s.run(t, "ls", "-a", "/workspace"), "partial")
+	testenv.Eventually(t, func() error {
+		if ls := s.run(t, "ls", "-la", "/workspace"); strings.Contains(ls, "partial") {
+			return fmt.Errorf("the partial upload is still there:\n%s", ls)
+		}
+		return nil
 	})
 	testenv.WaitFor(t, "the agent's descriptors to settle", func() bool {
 		return s.run(t, "sh", "-c", "ls /proc/1/fd | wc -l") == shimFDs

@@ -91,6 +91,18 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	defer reaper.Stop()
 
+	// The signals are caught before the socket is made: once a client can
+	// reach the agent, no signal takes Go's default action on it.
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigc)
+	// Every other signal is caught, so that it does not take Go's default
+	// action, and dropped: nothing reads this channel, and a signal that
+	// finds it full is discarded.
+	dropped := make(chan os.Signal, 1)
+	signal.Notify(dropped)
+	defer signal.Stop(dropped)
+
 	ls, closeAll, err := listenAll(o, key, log)
 	if err != nil {
 		return err
@@ -102,16 +114,6 @@ func Run(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	defer srv.Close()
-
-	sigc := make(chan os.Signal, 4)
-	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigc)
-	// Every other signal is caught, so that it does not take Go's default
-	// action, and dropped: nothing reads this channel, and a signal that
-	// finds it full is discarded.
-	dropped := make(chan os.Signal, 1)
-	signal.Notify(dropped)
-	defer signal.Stop(dropped)
 
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
