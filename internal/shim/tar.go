@@ -165,19 +165,12 @@ func (x *extractor) target(name string) (string, error) {
 	parts := strings.Split(rel, "/")
 	for _, part := range parts[:len(parts)-1] {
 		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o755); err != nil {
-				if !errors.Is(err, fs.ErrExist) {
-					return "", fsError("mkdir", cur, err)
-				}
-			} else {
-				x.created = append(x.created, cur)
-			}
-			continue
-		}
+		fi, made, err := x.dirAt(cur, 0o755)
 		if err != nil {
-			return "", fsError("upload", cur, err)
+			return "", err
+		}
+		if made {
+			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			outside.msg = fmt.Sprintf("tar entry %q would be written through a symbolic link", name)
@@ -188,6 +181,32 @@ func (x *extractor) target(name string) (string, error) {
 		}
 	}
 	return filepath.Join(x.dir, rel), nil
+}
+
+// dirAt makes the directory path with mode, recording it as created, or,
+// when something is there already, returns what it is. The workspace is
+// live: whatever else writes to it (the runtime's capabilities being laid
+// out, the sandbox's own processes) may make the same directory between
+// the look and the mkdir, and then the mkdir's "exists" sends it to look
+// again rather than failing the upload.
+func (x *extractor) dirAt(path string, mode fs.FileMode) (fi fs.FileInfo, made bool, err error) {
+	if fi, err = os.Lstat(path); err == nil {
+		return fi, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fsError("upload", path, err)
+	}
+	if err = os.Mkdir(path, mode); err == nil {
+		x.created = append(x.created, path)
+		return nil, true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, false, fsError("mkdir", path, err)
+	}
+	if fi, err = os.Lstat(path); err != nil {
+		return nil, false, fsError("upload", path, err)
+	}
+	return fi, false, nil
 }
 
 // clearPath moves what is at path aside (into the staging directory, to be
@@ -315,15 +334,11 @@ func (x *extractor) makeDir(path string, mode fs.FileMode) error {
 	if path == x.dir {
 		return nil
 	}
-	fi, err := os.Lstat(path)
+	fi, made, err := x.dirAt(path, mode|0o700)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.Mkdir(path, mode|0o700); err != nil {
-			return fsError("mkdir", path, err)
-		}
-		x.created = append(x.created, path)
 	case err != nil:
-		return fsError("upload", path, err)
+		return err
+	case made:
 	case !fi.IsDir():
 		return errPrecondition("not_a_directory", path, "%s exists and is not a directory", path)
 	default:
