@@ -56,8 +56,11 @@ func New(dial func(ctx context.Context) (net.Conn, error)) *Client {
 		HTTP2: &http.HTTP2Config{
 			MaxReceiveBufferPerConnection: 16 << 20,
 			MaxReceiveBufferPerStream:     4 << 20,
-			SendPingTimeout:               30 * time.Second,
-			PingTimeout:                   15 * time.Second,
+			// The agent's frames as large as its read messages (1 MiB):
+			// left at 0, Go asks for none and gets the protocol's 16 KiB.
+			MaxReadFrameSize: 1 << 20,
+			SendPingTimeout:  30 * time.Second,
+			PingTimeout:      15 * time.Second,
 		},
 	}
 	hc := &http.Client{Transport: tr}
