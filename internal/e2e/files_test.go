@@ -6,7 +6,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -176,14 +175,7 @@ func tarOf(t *testing.T, name, content string) []byte {
 // another size) up and back down through the API, comparing checksums, and
 // checks that the server streamed it rather than holding it in memory.
 func TestLargeFileRoundTrip(t *testing.T) {
-	size := int64(1 << 30)
-	if v := os.Getenv("PADDOCK_E2E_FILE_MB"); v != "" {
-		mb, err := strconv.Atoi(v)
-		if err != nil || mb <= 0 {
-			t.Fatalf("PADDOCK_E2E_FILE_MB=%q", v)
-		}
-		size = int64(mb) << 20
-	}
+	size := testenv.FileSize(t, "PADDOCK_E2E_FILE_MB", 1<<30)
 	s := defaultSandbox(t)
 	ctx := bounded(t)
 	const path = "/workspace/big.bin"

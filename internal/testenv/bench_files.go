@@ -16,15 +16,23 @@ import (
 // BenchFileSize is the size of the file the file benchmarks move: 64 MiB,
 // or PADDOCK_BENCH_FILE_MB mebibytes.
 func BenchFileSize(b *testing.B) int64 {
-	size := int64(64 << 20)
-	if v := os.Getenv("PADDOCK_BENCH_FILE_MB"); v != "" {
-		mb, err := strconv.Atoi(v)
-		if err != nil || mb <= 0 {
-			b.Fatalf("PADDOCK_BENCH_FILE_MB=%q", v)
-		}
-		size = int64(mb) << 20
+	return FileSize(b, "PADDOCK_BENCH_FILE_MB", 64<<20)
+}
+
+// FileSize is the size in bytes that the environment variable env gives
+// in mebibytes, or def when it is unset; anything but a positive number
+// fails tb.
+func FileSize(tb testing.TB, env string, def int64) int64 {
+	tb.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		return def
 	}
-	return size
+	mb, err := strconv.Atoi(v)
+	if err != nil || mb <= 0 {
+		tb.Fatalf("%s=%q: want a positive number of mebibytes", env, v)
+	}
+	return int64(mb) << 20
 }
 
 // BenchThroughput times op, which moves size bytes, once per iteration of
