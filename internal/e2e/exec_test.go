@@ -184,8 +184,9 @@ func TestExec(t *testing.T) {
 		if err != nil || exit.Code != 0 || n != size || exit.StdoutBytes != size {
 			t.Fatalf("exit %+v %v, %d bytes", exit, err, n)
 		}
-		if heap > 48<<20 {
-			t.Fatalf("the heap peaked at %d MiB for %d MiB of output", heap>>20, size>>20)
+		t.Logf("%d MiB of output: the heap grew by %d MiB", size>>20, heap>>20)
+		if heap > size/2 {
+			t.Fatalf("the heap grew by %d MiB for %d MiB of output", heap>>20, size>>20)
 		}
 	})
 
