@@ -38,15 +38,21 @@ func FileSize(tb testing.TB, env string, def int64) int64 {
 // BenchThroughput times op, which moves size bytes, once per iteration of
 // b and reports the throughput of the median transfer and of the 99th
 // percentile's (the slow tail), in MB/s, in place of the mean. It returns
-// the median transfer's time. Each sample starts with the host's dirty pages
-// written out.
-func BenchThroughput(b *testing.B, size int64, op func() error) (median time.Duration) {
+// the median transfer's time. Each sample starts with reset, if not nil (an
+// upload's removes the file the sample before wrote), and then with the
+// host's dirty pages written out.
+func BenchThroughput(b *testing.B, size int64, reset, op func() error) (median time.Duration) {
 	var samples []time.Duration
 	for b.Loop() {
 		// Untimed: nothing the sample before left dirty is written back
 		// during this one (a run of uploads otherwise pays for the one
 		// before it, and the way measured after another for both).
 		b.StopTimer()
+		if reset != nil {
+			if err := reset(); err != nil {
+				b.Fatal(err)
+			}
+		}
 		syscall.Sync()
 		b.StartTimer()
 		start := time.Now()
