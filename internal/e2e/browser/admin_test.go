@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -80,8 +79,9 @@ func orgSecret(t *testing.T, p *tab, s *server, f fleet) {
 	const value = "s3cr3t-value-9f2c41d7"
 	p.open(f.path("secrets"))
 	p.settled("secrets")
-	p.do("the secret", chromedp.SendKeys(chromedp.ID("secret-name-org"), "DB_PASSWORD"),
-		chromedp.SendKeys(chromedp.ID("secret-value-org"), value))
+	p.fill("secret-name-org", "DB_PASSWORD")
+	p.fill("secret-value-org", value)
+	p.fill("secret-name-org", "DB_PASSWORD") // still there: the form was not drawn again meanwhile
 	p.click("Create secret", submitOf("secret-name-org"))
 	p.waitFor("DB_PASSWORD listed", exists(`tr[data-secret="DB_PASSWORD"]`)+` && document.getElementById("secret-value-org").value === ""`)
 	if strings.Contains(eval[string](p, everywhere), value) {
@@ -109,8 +109,9 @@ func sshKeys(t *testing.T, p *tab, s *server, f fleet, admin string) {
 	fp := ssh.FingerprintSHA256(sp)
 	p.open(f.path("ssh-keys"))
 	p.settled("ssh-keys")
-	p.do("the SSH key", chromedp.SendKeys(chromedp.ID("ssh-name"), "laptop"),
-		chromedp.SendKeys(chromedp.ID("ssh-public-key"), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp)))))
+	p.fill("ssh-name", "laptop")
+	p.fill("ssh-public-key", strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))))
+	p.fill("ssh-name", "laptop") // still there: the form was not drawn again meanwhile
 	p.click("Add key", submitOf("ssh-name"))
 	row := `[...document.querySelectorAll("tr[data-ssh-key]")].find((r) => r.textContent.includes(` + jsString(fp) + `) && r.textContent.includes("laptop"))`
 	p.waitFor("laptop listed with its fingerprint", row)
@@ -132,7 +133,7 @@ func sshKeys(t *testing.T, p *tab, s *server, f fleet, admin string) {
 func members(t *testing.T, p *tab, s *server, f fleet) {
 	p.open(f.path("members"))
 	p.settled("members")
-	p.do("the invitation", chromedp.SendKeys(chromedp.ID("invite-member"), "new@acme.example"))
+	p.fill("invite-member", "new@acme.example")
 	p.pick("invite-role", "viewer")
 	p.click("Invite", submitOf("invite-member"))
 	p.waitFor("the invitation listed", `[...document.querySelectorAll("tr[data-invitation]")].some((r) => r.textContent.includes("new@acme.example") && r.textContent.includes("viewer"))`)
@@ -171,13 +172,13 @@ func TestInstallationAdministration(t *testing.T) {
 
 	p.open(f.path("admin/orgs"))
 	p.settled("orgs")
-	p.do("the org's name", chromedp.SendKeys(chromedp.ID("org-name"), "initech"))
+	p.fill("org-name", "initech")
 	p.click("Create org", submitOf("org-name"))
 	p.waitFor("initech listed", exists(`tr[data-org="initech"]`))
 	p.click("Grant credits to initech", button("Grant credits to initech"))
 	p.waitFor("initech's balance", `document.getElementById("grant-org")?.value === "initech" && `+exists(`dd[data-balance]`))
 	before := balanceShown(p)
-	p.do("the amount", chromedp.SendKeys(chromedp.ID("grant-amount"), "25"))
+	p.fill("grant-amount", "25")
 	p.click("Grant", submitOf("grant-amount"))
 	p.waitFor("the balance after the grant", `Number(document.querySelector("dd[data-balance]").dataset.balance) === `+strconv.FormatFloat(before+25, 'f', -1, 64))
 	acct, err := s.sdk.GetCredits(t.Context(), "initech")

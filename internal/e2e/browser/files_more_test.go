@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	pc "github.com/paddockhq/paddock/pkg/client"
 )
 
@@ -92,7 +90,7 @@ func TestFilesTab(t *testing.T) {
 // dirDownloadDelete makes a directory, enters it, uploads a file there,
 // downloads it and deletes it.
 func dirDownloadDelete(t *testing.T, p *tab, s *server, f fleet, id string) {
-	p.do("name the directory", chromedp.SendKeys(chromedp.ID("mkdir-name"), "reports"))
+	p.fill("mkdir-name", "reports")
 	p.click("Make directory", button("Make directory"))
 	p.waitFor("reports listed", `document.querySelector(`+jsString(fileRow("reports"))+`) !== null`)
 	if fi, err := s.sdk.StatFile(t.Context(), f.org, f.ws, id, "/workspace/reports"); err != nil || fi.Type != "directory" {

@@ -226,6 +226,31 @@ func (p *tab) settled(what string) {
 		`document.querySelector('.loading, [aria-busy="true"]') === null`)
 }
 
+// fill replaces the text of the input or textarea with id by text, typed
+// as a keyboard does (each key an input event the page sees). The field
+// is emptied first by script (chromedp's Clear resets the value
+// attribute only, not what a user typed).
+func (p *tab) fill(id, text string) {
+	p.t.Helper()
+	value := `document.getElementById(` + jsString(id) + `).value`
+	// A form the page renders again (data it was still loading came in)
+	// loses what was typed: type again until the field holds it.
+	err := testenv.Poll(testenv.Patience, func() error {
+		if eval[string](p, value) == text {
+			return nil
+		}
+		eval[bool](p, `(`+value+` = "", true)`)
+		p.do("fill #"+id, chromedp.SendKeys(chromedp.ID(id), text))
+		if got := eval[string](p, value); got != text {
+			return fmt.Errorf("#%s holds %q", id, got)
+		}
+		return nil
+	})
+	if err != nil {
+		p.t.Fatalf("fill #%s with %q: %v\n%s", id, text, err, p.describe())
+	}
+}
+
 // shotsEnv, set to 1, makes the page tour write docs/console/*.png.
 const shotsEnv = "PADDOCK_CONSOLE_SCREENSHOTS"
 
