@@ -55,6 +55,16 @@ func newRig(t *testing.T) *rig {
 	return &rig{ctx: ctx, st: st, rts: rts, secrets: sec, s: New(Config{Store: st, Runtimes: rts, Secrets: sec}), rt: rt}
 }
 
+// session records a running prompt session of the rig's runtime, made now.
+func (r *rig) session(t *testing.T) store.Session {
+	t.Helper()
+	now := time.Now().UTC()
+	sess := store.Session{ID: uuid.NewString(), OrgID: r.rt.OrgID, WorkspaceID: r.rt.WorkspaceID, RuntimeID: r.rt.ID,
+		Kind: KindPrompt, Harness: "claude", Status: StatusRunning, CreatedAt: now, UpdatedAt: now}
+	must(t, r.st.CreateSession(r.ctx, sess))
+	return sess
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -70,9 +80,7 @@ func TestTranscriptIsPersisted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
 		now := time.Now().UTC()
-		sess := store.Session{ID: uuid.NewString(), OrgID: r.rt.OrgID, WorkspaceID: r.rt.WorkspaceID, RuntimeID: r.rt.ID,
-			Kind: KindPrompt, Harness: "claude", Status: StatusRunning, CreatedAt: now, UpdatedAt: now}
-		must(t, r.st.CreateSession(r.ctx, sess))
+		sess := r.session(t)
 		var streamed []harness.Event
 		rec := &recorder{s: r.s, sess: &sess, turn: 1, emit: func(e harness.Event) error {
 			streamed = append(streamed, e)
@@ -164,6 +172,63 @@ func TestTurnWithoutAnAgent(t *testing.T) {
 		_, err = r.s.Run(r.ctx, rt, Turn{Kind: KindPrompt, Request: Request{Prompt: "hi", SessionID: uuid.NewString()}}, nil)
 		if pe, ok := errdefs.Public(err); !ok || pe.Code != CodeSessionNotFound {
 			t.Fatalf("a turn of an unknown session: %v", err)
+		}
+	})
+}
+
+// TestDoneComesAfterTheSessionIsFree: a streamed turn's done event goes
+// out once the session is recorded and its claim let go, so a client
+// that sends the next prompt the moment it reads done is not refused as
+// busy and reads the turn's outcome; the first turn's release, called
+// again after the next turn claimed the session, keeps that claim.
+func TestDoneComesAfterTheSessionIsFree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		sess := r.session(t)
+		release, ok := r.s.hold(sess.ID)
+		if !ok {
+			t.Fatal("a new session is busy")
+		}
+		var streamed []string
+		var next func()
+		rec := &recorder{s: r.s, sess: &sess, turn: 1, emit: func(e harness.Event) error {
+			streamed = append(streamed, e.Type)
+			if e.Type != harness.EventDone {
+				return nil
+			}
+			got, err := r.st.GetSession(r.ctx, sess.ID)
+			if err != nil || got.Status != StatusCompleted || got.Turns != 1 || got.Events != 3 {
+				t.Errorf("the session when done is read: %+v, %v; want it completed with 1 turn of 3 events", got, err)
+			}
+			var ok bool
+			if next, ok = r.s.hold(sess.ID); !ok {
+				t.Error("the next prompt, sent on reading done, finds the session busy")
+			}
+			return nil
+		}}
+		sess.Turns = 1
+		rec.add(r.ctx, harness.Event{Type: harness.EventMessage, Role: "user", Text: "hi"})
+		rec.add(r.ctx, harness.Event{Type: harness.EventMessage, Role: "assistant", Text: "hello"})
+		rec.finishing = true
+		rec.add(r.ctx, harness.Event{Type: harness.EventDone, Done: &harness.TurnDone{Result: "hello"}})
+		if len(streamed) != 2 {
+			t.Fatalf("streamed before the session was recorded: %v; want the two messages, not done", streamed)
+		}
+		out, err := r.s.end(r.ctx, rec, release)
+		must(t, err)
+		if len(streamed) != 3 || streamed[2] != harness.EventDone || out.Session.Status != StatusCompleted || out.Result != "hello" {
+			t.Fatalf("streamed %v; the turn came to %+v", streamed, out)
+		}
+		if next == nil {
+			t.Fatal("the next turn never claimed the session")
+		}
+		release()
+		if _, ok := r.s.hold(sess.ID); ok {
+			t.Fatal("the first turn's second release let go of the next turn's claim")
+		}
+		next()
+		if _, ok := r.s.hold(sess.ID); !ok {
+			t.Fatal("the session is busy after the next turn let it go")
 		}
 	})
 }

@@ -172,11 +172,13 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(h
 	if err := s.checkSecret(ctx, rt, h); err != nil {
 		return Outcome{}, err
 	}
+	release := func() {}
 	if sess.ID != "" {
-		if !s.claim(sess.ID) {
+		var ok bool
+		if release, ok = s.hold(sess.ID); !ok {
 			return Outcome{}, errdefs.Conflict(CodeSessionBusy, "session %s is running a turn; wait for it to end", sess.ID)
 		}
-		defer s.release(sess.ID)
+		defer release()
 		// Read again now that it is ours: a turn that ended meanwhile
 		// moved its counts.
 		if sess, err = s.store.GetSession(ctx, sess.ID); err != nil {
@@ -217,13 +219,15 @@ func (s *Service) Run(ctx context.Context, rt store.Runtime, t Turn, emit func(h
 		if err := s.store.CreateSession(ctx, sess); err != nil {
 			return Outcome{}, err
 		}
-		s.claim(sess.ID)
-		defer s.release(sess.ID)
+		release, _ = s.hold(sess.ID)
+		defer release()
 	}
 	if t.Started != nil {
 		t.Started(sess)
 	}
-	return s.turn(ctx, c, h, sess, req, servers, timeout, s.modelWatch(ctx, rt, h, req.Model), emit)
+	rec := &recorder{s: s, sess: &sess, turn: sess.Turns + 1, emit: emit}
+	s.turn(ctx, c, h, rec, req, servers, timeout, s.modelWatch(ctx, rt, h, req.Model))
+	return s.end(ctx, rec, release)
 }
 
 // withRuntimeModel is req with the runtime's model when it names none
@@ -308,10 +312,11 @@ func (s *Service) modelWatch(ctx context.Context, rt store.Runtime, h *harness.H
 	return w
 }
 
-// turn runs the harness and keeps what it says.
-func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harness, sess store.Session, req Request,
-	servers []capability.ResolvedMCPServer, timeout time.Duration, watch *modelWatch, emit func(harness.Event) error) (Outcome, error) {
-	rec := &recorder{s: s, sess: &sess, turn: sess.Turns + 1, emit: emit}
+// turn runs the harness and keeps what it says in rec, up to its done
+// event, which rec holds back for end.
+func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harness, rec *recorder, req Request,
+	servers []capability.ResolvedMCPServer, timeout time.Duration, watch *modelWatch) {
+	sess := rec.sess
 	sess.Status, sess.Turns = StatusRunning, sess.Turns+1
 
 	inv := harness.Invocation{
@@ -354,6 +359,14 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 	if id := parser.HarnessSessionID(); id != "" {
 		sess.HarnessSessionID = id
 	}
+}
+
+// end records how rec's turn came out in its session, lets the session
+// go (release), and only then streams the turn's done event: a client
+// that sends the next prompt the moment it reads done finds the session
+// recorded and free, not busy with the turn it saw end.
+func (s *Service) end(ctx context.Context, rec *recorder, release func()) (Outcome, error) {
+	sess := *rec.sess
 	out := Outcome{Events: rec.events, Result: rec.result, Error: rec.errMsg, Usage: rec.usage}
 	sess.Status = StatusCompleted
 	if rec.failed || out.Error != "" {
@@ -365,6 +378,10 @@ func (s *Service) turn(ctx context.Context, c *agentconn.Client, h *harness.Harn
 		return out, err
 	}
 	out.Session = sess
+	release()
+	if rec.done != nil && !rec.gone {
+		rec.emit(*rec.done)
+	}
 	return out, nil
 }
 
@@ -455,6 +472,9 @@ type recorder struct {
 	// truncated: past the bounds, only what ends the turn is kept;
 	// finishing: the parser's last events (error, done) are being added.
 	truncated, finishing bool
+	// done is the streamed turn's done event, kept back until the
+	// session is recorded (Service.end).
+	done *harness.Event
 	// What the turn came to.
 	result, errMsg string
 	usage          *harness.TurnUsage
@@ -526,7 +546,11 @@ func (r *recorder) add(ctx context.Context, e harness.Event) {
 	if err != nil {
 		r.s.logger.Warn("recording a session event", "session", r.sess.ID, "err", err)
 	}
-	if r.emit != nil && !r.gone {
+	switch {
+	case r.emit == nil || r.gone:
+	case r.finishing && e.Type == harness.EventDone:
+		r.done = &e
+	default:
 		r.gone = r.emit(e) != nil
 	}
 }
@@ -629,6 +653,15 @@ func (s *Service) release(id string) {
 	s.mu.Lock()
 	delete(s.busy, id)
 	s.mu.Unlock()
+}
+
+// hold claims session id for a turn. Its release may be called more than
+// once: only the first lets the session go, never a later turn's claim.
+func (s *Service) hold(id string) (release func(), ok bool) {
+	if !s.claim(id) {
+		return func() {}, false
+	}
+	return sync.OnceFunc(func() { s.release(id) }), true
 }
 
 // Transcript returns a session's events in order.
