@@ -206,10 +206,34 @@ func (b *bare) Start(ctx context.Context, h provider.Handle) error {
 
 // launchScript starts "$@" in a session of its own, detached from the
 // SSH session (its output to the log, $1), and prints its pid, which it
-// writes to the pid file ($2) too.
-const launchScript = `log=$1 pidfile=$2; shift 2
+// writes to the pid file ($2) with its start time (ownScript).
+const launchScript = ownScript + `log=$1 pidfile=$2; shift 2
 setsid "$@" </dev/null >>"$log" 2>&1 &
-echo $! >"$pidfile"; echo $!`
+p=$!
+echo "$p $(started "$p")" >"$pidfile"; echo "$p"`
+
+// ownScript defines started PID, which prints the start time of a
+// process that has not ended (field 22 of /proc/PID/stat, clock ticks
+// since boot), and owns DIR, true while the process of DIR/pid is the
+// one launchScript started there: the same pid and start time, which an
+// exec keeps. Its command line is no proof: it reads empty while an exec
+// loads the next program (setsid, then unshare, a moment after launch),
+// and a check that read it then took a starting agent for one that had
+// exited. A pid file of one field, written before the start time was
+// kept, is checked by the command line, which names DIR/agent.sock.
+const ownScript = `started() {
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }; set -- $s
+  [ "$1" != Z ] && echo "${20}"
+}
+owns() {
+  [ -s "$1/pid" ] || return 1
+  read -r p t <"$1/pid"
+  [ -n "$p" ] || return 1
+  if [ -n "$t" ]; then [ "$(started "$p")" = "$t" ]; return; fi
+  [ -r "/proc/$p/cmdline" ] && tr '\0' '\n' <"/proc/$p/cmdline" | grep -qxF -- "$1/agent.sock"
+}
+`
 
 // innerScript runs in the sandbox's namespaces as its PID 1 before the
 // agent: with network none ($1) it brings the new network namespace's
@@ -293,16 +317,13 @@ func (b *bare) Inspect(ctx context.Context, h provider.Handle) (provider.Status,
 // child, the agent (the PID namespace's init: the kernel kills the rest
 // of the namespace with it), and waits until both are gone (or zombies
 // their new parent has yet to reap).
-const killScript = `d=$1
-p=$(cat "$d/pid" 2>/dev/null) || exit 0
-[ -n "$p" ] || exit 0
-mine() { [ -r "/proc/$p/cmdline" ] && tr '\0' '\n' <"/proc/$p/cmdline" | grep -qxF -- "$d/agent.sock"; }
-mine || exit 0
+const killScript = ownScript + `d=$1
+owns "$d" || exit 0
 c=$(cat "/proc/$p/task/$p/children" 2>/dev/null)
 kill -KILL $c "$p" 2>/dev/null
 i=0
 live() { [ -n "$1" ] && [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
-while mine || live "${c%% *}"; do
+while owns "$d" || live "${c%% *}"; do
   i=$((i+1)); [ $i -le 200 ] || { echo "the sandbox's processes did not end" >&2; exit 1; }
   sleep 0.05
 done`

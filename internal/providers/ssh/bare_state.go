@@ -118,13 +118,10 @@ func (b *bare) workspaceDir(name string) string { return path.Join(b.diskDir, "b
 // seeScript prints, for each sandbox directory given, a line: its id,
 // "alive" or "dead", and its state.json on one line. A directory without
 // a record is left out.
-const seeScript = `for d in "$@"; do
+const seeScript = ownScript + `for d in "$@"; do
   [ -f "$d/state.json" ] || continue
   alive=dead
-  if [ -s "$d/pid" ]; then
-    p=$(cat "$d/pid")
-    if [ -r "/proc/$p/cmdline" ] && tr '\0' '\n' <"/proc/$p/cmdline" | grep -qxF -- "$d/agent.sock"; then alive=alive; fi
-  fi
+  if owns "$d"; then alive=alive; fi
   printf '%s %s %s\n' "${d##*/}" "$alive" "$(tr -d '\n' <"$d/state.json")"
 done`
 

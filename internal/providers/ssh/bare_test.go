@@ -33,6 +33,18 @@ func bareConfig(t *testing.T, h *testenv.SSHHost, name string) ssh.Config {
 	return cfg
 }
 
+// barePid is the pid of the process that holds the bare sandbox hd's
+// namespaces: the first field of its pid file (the start time follows).
+func barePid(t *testing.T, cfg ssh.Config, hd provider.Handle) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(cfg.RunDir, "bare", hd.ID, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	return pid
+}
+
 // noContainers fails t if the machine's engine has any container: bare
 // mode never uses it.
 func noContainers(t *testing.T, h *testenv.SSHHost) {
@@ -106,11 +118,7 @@ func bareSandbox(t *testing.T, h *testenv.SSHHost) {
 		t.Errorf("the sandbox's environment has BARE_SECRET=%q", out)
 	}
 	dir := filepath.Join(cfg.RunDir, "bare", hd.ID)
-	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmdline, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/cmdline")
+	cmdline, err := os.ReadFile("/proc/" + barePid(t, cfg, hd) + "/cmdline")
 	if err != nil || strings.Contains(string(cmdline), "secret") || !strings.Contains(string(cmdline), "unshare") {
 		t.Errorf("the sandbox's process has the command line %q (%v)", cmdline, err)
 	}
@@ -251,10 +259,7 @@ func bareOutlivesTheServer(t *testing.T, h *testenv.SSHHost) {
 	if err := first.Start(t.Context(), hd); err != nil {
 		t.Fatal(err)
 	}
-	pid, err := os.ReadFile(filepath.Join(cfg.RunDir, "bare", hd.ID, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := barePid(t, cfg, hd)
 	// A background process that left its session and process group: the
 	// PID namespace holds it still.
 	mark := fmt.Sprintf("%d", 100000+time.Now().UnixNano()%900000)
@@ -284,7 +289,7 @@ func bareOutlivesTheServer(t *testing.T, h *testenv.SSHHost) {
 		t.Fatal(err)
 	}
 	// Gone, or a zombie its new parent has yet to reap.
-	if st, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/status"); err == nil && !strings.Contains(string(st), "State:\tZ") {
+	if st, err := os.ReadFile("/proc/" + pid + "/status"); err == nil && !strings.Contains(string(st), "State:\tZ") {
 		t.Fatalf("the sandbox's process %s outlived Destroy", pid)
 	}
 	if _, err := again.Inspect(t.Context(), hd); !errors.Is(err, errdefs.ErrNotFound) {
@@ -348,11 +353,7 @@ func TestBareAgentDies(t *testing.T) {
 	cfg := bareConfig(t, h, "ssh-bare")
 	p := newProvider(t, cfg)
 	hd := startedSpec(t, p, spec(cfg.Instance))
-	b, err := os.ReadFile(filepath.Join(cfg.RunDir, "bare", hd.ID, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := strconv.Atoi(barePid(t, cfg, hd))
 	if err != nil {
 		t.Fatal(err)
 	}
