@@ -21,7 +21,8 @@ import (
 
 // BenchmarkLifecycle measures, in one run, how long it takes from nothing
 // to a first command: create a project, start its runtime, run `echo` in
-// it — cold, and claiming from a warm pool — and from paused to a first
+// it — cold, and claiming from a warm pool (the running pool's claim also
+// in one call, the project created with start) — and from paused to a first
 // command (resume, then `echo`); against the engine's own cold start,
 // `docker run --rm IMAGE true` on the same image, its start of a created
 // container (`docker start`), its unpause (`docker unpause`), and the exec
@@ -52,7 +53,7 @@ func BenchmarkLifecycle(b *testing.B) {
 	// template, so they never can.
 	n := 0
 	var steps stepTimes
-	createStartExec := func(warm bool, template *pc.RuntimeConfig) func() (time.Duration, error) {
+	createStartExec := func(warm bool, template *pc.RuntimeConfig, oneCall bool) func() (time.Duration, error) {
 		return func() (time.Duration, error) {
 			ready := map[string]bool{}
 			cfg := &pc.RuntimeConfig{MemoryMB: 512}
@@ -66,11 +67,16 @@ func BenchmarkLifecycle(b *testing.B) {
 			n++
 			name := fmt.Sprintf("bench-%d", n)
 			t0 := time.Now()
-			p, err := e.sdk.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: name, Runtime: cfg})
+			p, err := e.sdk.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: name, Runtime: cfg, Start: oneCall})
+			if err == nil && p.StartError != nil {
+				err = fmt.Errorf("start: %s", p.StartError.Message)
+			}
 			if err != nil {
 				return 0, err
 			}
-			rt, err := e.sdk.StartRuntime(ctx, "acme", "dev", p.RuntimeID, pc.StartRuntimeRequest{})
+			if !oneCall {
+				_, err = e.sdk.StartRuntime(ctx, "acme", "dev", p.RuntimeID, pc.StartRuntimeRequest{})
+			}
 			t1 := time.Now()
 			if err == nil {
 				err = firstExec(p.RuntimeID)
@@ -81,6 +87,10 @@ func BenchmarkLifecycle(b *testing.B) {
 			}
 			steps.add("first-exec", time.Since(t1))
 			steps.addProvision(e.env.Runtimes.Provisions(), p.RuntimeID)
+			rt, err := e.sdk.GetRuntime(ctx, "acme", "dev", p.RuntimeID)
+			if err != nil {
+				return d, err
+			}
 			if warm != ready[rt.CurrentSandboxID] {
 				return d, fmt.Errorf("warm=%v but claimed a warm sandbox: %v", warm, ready[rt.CurrentSandboxID])
 			}
@@ -174,15 +184,22 @@ func BenchmarkLifecycle(b *testing.B) {
 	}
 	b.Run("cold-create-start-exec", func(b *testing.B) {
 		steps = stepTimes{}
-		ratios(b, testenv.BenchTimed(b, createStartExec(false, nil)), "x-docker-run", "x-docker-start", "x-exec")
+		ratios(b, testenv.BenchTimed(b, createStartExec(false, nil, false)), "x-docker-run", "x-docker-start", "x-exec")
 	})
 	b.Run("warm-create-start-exec", func(b *testing.B) {
 		steps = stepTimes{}
-		ratios(b, testenv.BenchTimed(b, createStartExec(true, nil)), "x-docker-run", "x-docker-unpause", "x-exec")
+		ratios(b, testenv.BenchTimed(b, createStartExec(true, nil, false)), "x-docker-run", "x-docker-unpause", "x-exec")
 	})
 	b.Run("warm-running-create-start-exec", func(b *testing.B) {
 		steps = stepTimes{}
-		ratios(b, testenv.BenchTimed(b, createStartExec(true, &pc.RuntimeConfig{MemoryMB: 768})), "x-docker-run", "x-exec")
+		ratios(b, testenv.BenchTimed(b, createStartExec(true, &pc.RuntimeConfig{MemoryMB: 768}, false)), "x-docker-run", "x-exec")
+	})
+	b.Run("warm-running-create-exec", func(b *testing.B) {
+		// The same claim in one call: the project created with start
+		// (E2B's create, the SDKs' create_project(start=True)), then the
+		// first exec.
+		steps = stepTimes{}
+		ratios(b, testenv.BenchTimed(b, createStartExec(true, &pc.RuntimeConfig{MemoryMB: 768}, true)), "x-docker-run", "x-exec")
 	})
 	b.Run("pause-resume-exec", func(b *testing.B) {
 		p, err := e.sdk.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "resume", Runtime: &pc.RuntimeConfig{MemoryMB: 512}})
