@@ -49,7 +49,7 @@ func TestPythonSDK(t *testing.T) {
 	)
 	out := runPytest(t, filepath.Join(root, "sdk", "python"), env)
 	if err := out.err; err != nil {
-		t.Fatalf("pytest failed: %v\nserver logs:\n%s", err, live.Logs)
+		t.Fatalf("pytest failed: %v\n%s\nserver logs:\n%s", err, pytestFailures(out.text), live.Logs)
 	}
 	// Every test ran: none was skipped for want of the server.
 	summary := regexp.MustCompile(`(?m)^=+ (.*) in [0-9.]+s`).FindStringSubmatch(out.text)
@@ -120,8 +120,10 @@ type pytestRun struct {
 	err  error
 }
 
-// runPytest runs Debian's pytest on dir's tests with env, streaming its
-// output to the test's log line by line as it comes.
+// runPytest runs Debian's pytest on dir's tests with env. With go test
+// -v its output streams to the test's log line by line as it comes;
+// without, a failure says what pytest's failures were (pytestFailures),
+// not the hundreds of lines of tests that passed before them.
 func runPytest(t *testing.T, dir string, env []string) pytestRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
@@ -129,25 +131,42 @@ func runPytest(t *testing.T, dir string, env []string) pytestRun {
 	cmd := exec.CommandContext(ctx, testenv.DebianPython, "-m", "pytest", "-v", "-rfEs", "-p", "no:cacheprovider", "tests")
 	cmd.Dir = dir
 	cmd.Env = env
-	w := &lineLog{t: t}
+	w := &lineLog{t: t, quiet: !testing.Verbose()}
 	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()
 	w.flush()
 	return pytestRun{text: w.all.String(), err: err}
 }
 
-// lineLog writes each complete line to the test's log, keeping all.
+// pytestFailures is the part of pytest's output from its failures (or
+// errors) on: the tracebacks and the short summary; all of it when it
+// has neither.
+func pytestFailures(out string) string {
+	for _, head := range []string{"= FAILURES =", "= ERRORS ="} {
+		if i := strings.Index(out, head); i >= 0 {
+			return out[strings.LastIndexByte(out[:i], '\n')+1:]
+		}
+	}
+	return out
+}
+
+// lineLog keeps all that is written and, unless quiet, writes each
+// complete line to the test's log.
 type lineLog struct {
-	t    *testing.T
-	mu   sync.Mutex
-	part []byte
-	all  bytes.Buffer
+	t     *testing.T
+	quiet bool
+	mu    sync.Mutex
+	part  []byte
+	all   bytes.Buffer
 }
 
 func (l *lineLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all.Write(p)
+	if l.quiet {
+		return len(p), nil
+	}
 	l.part = append(l.part, p...)
 	for {
 		i := bytes.IndexByte(l.part, '\n')
