@@ -40,12 +40,27 @@ type Client struct {
 	proc      agentpbconnect.ProcessServiceClient
 	files     agentpbconnect.FileServiceClient
 	term      agentpbconnect.TerminalServiceClient
+	// dialBytes opens a connection of its own for Write's byte path
+	// (see WithBytesDial).
+	dialBytes func(ctx context.Context) (net.Conn, error)
+}
+
+// An Option configures a Client.
+type Option func(*Client)
+
+// WithBytesDial has the client dial the connections of large writes'
+// byte path (agentpb.WriteBytesPath) with dial rather than with New's,
+// which may do more per connection than such a write needs (the control
+// plane's sends the injected environment first). Each such connection
+// carries one write and is closed after it.
+func WithBytesDial(dial func(ctx context.Context) (net.Conn, error)) Option {
+	return func(c *Client) { c.dialBytes = dial }
 }
 
 // New returns a Client whose connection is made by dial (for Docker: a unix
 // socket in the sandbox's run directory). Nothing is dialed until the first
 // call.
-func New(dial func(ctx context.Context) (net.Conn, error)) *Client {
+func New(dial func(ctx context.Context) (net.Conn, error), opts ...Option) *Client {
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	tr := &http.Transport{
@@ -64,18 +79,23 @@ func New(dial func(ctx context.Context) (net.Conn, error)) *Client {
 		},
 	}
 	hc := &http.Client{Transport: tr}
-	opts := []connect.ClientOption{
+	copts := []connect.ClientOption{
 		connect.WithAcceptCompression("gzip", nil, nil), // a local stream gains nothing from it
 		connect.WithReadMaxBytes(maxMessageBytes),
 		connect.WithSendMaxBytes(maxMessageBytes),
 	}
-	return &Client{
+	c := &Client{
 		transport: tr,
-		agent:     agentpbconnect.NewAgentServiceClient(hc, baseURL, opts...),
-		proc:      agentpbconnect.NewProcessServiceClient(hc, baseURL, opts...),
-		files:     agentpbconnect.NewFileServiceClient(hc, baseURL, opts...),
-		term:      agentpbconnect.NewTerminalServiceClient(hc, baseURL, opts...),
+		agent:     agentpbconnect.NewAgentServiceClient(hc, baseURL, copts...),
+		proc:      agentpbconnect.NewProcessServiceClient(hc, baseURL, copts...),
+		files:     agentpbconnect.NewFileServiceClient(hc, baseURL, copts...),
+		term:      agentpbconnect.NewTerminalServiceClient(hc, baseURL, copts...),
+		dialBytes: dial,
 	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Close closes the idle connection. Calls in flight keep theirs until they

@@ -229,13 +229,45 @@ func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, mode f
 }
 
 // WriteFileWith is WriteFile with options.
+//
+// A file larger than one message goes by the agent's byte path
+// (writeBytes), on a connection of its own; a smaller one, or any file to
+// an agent without that path, by FileService.Write on the shared one.
 func (c *Client) WriteFileWith(ctx context.Context, path string, r io.Reader, opts WriteOptions) (FileInfo, error) {
+	hdr := &agentpb.WriteHeader{
+		Path: path, Mode: agentpb.PermBits(opts.Mode), CreateParents: opts.CreateParents, NoOverwrite: opts.NoOverwrite,
+	}
+	var first []byte
+	if r != nil && c.dialBytes != nil {
+		first = make([]byte, chunkSize+1)
+		n, err := fill(r, first)
+		first = first[:n]
+		switch {
+		case err == nil:
+			info, served, err := c.writeBytes(ctx, hdr, first, r)
+			if served {
+				return info, err
+			}
+		case errors.Is(err, io.EOF):
+			r = nil // all of it is in first
+		default:
+			return FileInfo{}, err // nothing was sent
+		}
+	}
+	return c.writeMessages(ctx, hdr, first, r)
+}
+
+// writeMessages writes first and then what r yields by FileService.Write.
+func (c *Client) writeMessages(ctx context.Context, hdr *agentpb.WriteHeader, first []byte, r io.Reader) (FileInfo, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream := c.files.Write(sctx)
-	err := stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Header{Header: &agentpb.WriteHeader{
-		Path: path, Mode: agentpb.PermBits(opts.Mode), CreateParents: opts.CreateParents, NoOverwrite: opts.NoOverwrite,
-	}}})
+	err := stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Header{Header: hdr}})
+	for len(first) > 0 && err == nil {
+		n := min(len(first), chunkSize)
+		err = stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Data{Data: first[:n]}})
+		first = first[n:]
+	}
 	if err == nil {
 		if rerr := sendChunks(r, func(b []byte) error {
 			return stream.Send(&agentpb.WriteRequest{Msg: &agentpb.WriteRequest_Data{Data: b}})
@@ -263,14 +295,7 @@ func sendChunks(r io.Reader, send func([]byte) error) error {
 	}
 	buf := make([]byte, chunkSize)
 	for {
-		// Fill a whole chunk unless the source ends or fails first.
-		n := 0
-		var err error
-		for n < len(buf) && err == nil {
-			var m int
-			m, err = r.Read(buf[n:])
-			n += m
-		}
+		n, err := fill(r, buf)
 		if n > 0 {
 			if send(buf[:n]) != nil {
 				return nil
@@ -283,6 +308,21 @@ func sendChunks(r io.Reader, send func([]byte) error) error {
 			return err
 		}
 	}
+}
+
+// fill reads r into buf until buf is full or r ends (io.EOF) or fails.
+// Unlike io.ReadFull, it tells a source that ended (io.EOF) from one that
+// failed, whatever its error.
+func fill(r io.Reader, buf []byte) (n int, err error) {
+	for n < len(buf) && err == nil {
+		var m int
+		m, err = r.Read(buf[n:])
+		n += m
+	}
+	if n == len(buf) && errors.Is(err, io.EOF) {
+		err = nil // the next read says it again
+	}
+	return n, err
 }
 
 // Mkdir creates a directory; mode 0 means 0755.

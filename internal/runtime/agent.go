@@ -196,7 +196,14 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 			return nil, err
 		}
 		return e.track(c)
-	})
+	}, agentconn.WithBytesDial(func(ctx context.Context) (net.Conn, error) {
+		// A large write's connection of its own needs no environment.
+		c, err := prov.DialAgent(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		return e.track(c)
+	}))
 	p.entries[runtimeID] = e
 	return e.client, nil
 }

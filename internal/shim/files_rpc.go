@@ -210,56 +210,87 @@ func (h *fileService) Write(ctx context.Context, stream *connect.ClientStream[ag
 	if hdr == nil {
 		return nil, errInvalid("missing_header", "the first message must be a header")
 	}
-	path, dir, mode, err := writeTarget(hdr)
+	w, err := newFileWrite(hdr)
 	if err != nil {
 		return nil, err
 	}
-
-	tmp, err := os.CreateTemp(dir, ".paddock-write-*")
-	if err != nil {
-		return nil, fsError("write", path, err)
-	}
-	tmpName := tmp.Name()
-	committed := false
-	defer func() {
-		if !committed {
-			_ = tmp.Close()
-			_ = os.Remove(tmpName)
-		}
-	}()
+	defer w.discard()
 	for stream.Receive() {
 		data := stream.Msg().GetData()
 		if stream.Msg().GetHeader() != nil {
 			return nil, errInvalid("duplicate_header", "only the first message may be a header")
 		}
-		if _, err := tmp.Write(data); err != nil {
-			return nil, fsError("write", path, err)
+		if _, err := w.tmp.Write(data); err != nil {
+			return nil, fsError("write", w.path, err)
 		}
 	}
 	if err := stream.Err(); err != nil {
 		return nil, err
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		return nil, fsError("chmod", path, err)
+	info, err := w.commit()
+	if err != nil {
+		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
+	return connect.NewResponse(&agentpb.WriteResponse{Info: info}), nil
+}
+
+// fileWrite is a Write under way: the temporary file beside the target
+// that the data goes into, renamed into place by commit.
+type fileWrite struct {
+	hdr       *agentpb.WriteHeader
+	path      string
+	mode      fs.FileMode
+	tmp       *os.File
+	committed bool
+}
+
+// newFileWrite checks hdr's target (writeTarget) and opens the temporary
+// file. Call discard when done: it removes the file unless committed.
+func newFileWrite(hdr *agentpb.WriteHeader) (*fileWrite, error) {
+	path, dir, mode, err := writeTarget(hdr)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, ".paddock-write-*")
+	if err != nil {
 		return nil, fsError("write", path, err)
 	}
-	if hdr.NoOverwrite {
+	return &fileWrite{hdr: hdr, path: path, mode: mode, tmp: tmp}, nil
+}
+
+// commit gives the file its mode and renames it into place (or links it,
+// refusing an existing target, under NoOverwrite), and describes it.
+func (w *fileWrite) commit() (*agentpb.FileInfo, error) {
+	if err := w.tmp.Chmod(w.mode); err != nil {
+		return nil, fsError("chmod", w.path, err)
+	}
+	if err := w.tmp.Close(); err != nil {
+		return nil, fsError("write", w.path, err)
+	}
+	tmpName := w.tmp.Name()
+	if w.hdr.NoOverwrite {
 		// link(2) refuses an existing target atomically.
-		if err := os.Link(tmpName, path); err != nil {
-			return nil, fsError("write", path, err)
+		if err := os.Link(tmpName, w.path); err != nil {
+			return nil, fsError("write", w.path, err)
 		}
 		_ = os.Remove(tmpName)
-	} else if err := os.Rename(tmpName, path); err != nil {
-		return nil, fsError("write", path, err)
+	} else if err := os.Rename(tmpName, w.path); err != nil {
+		return nil, fsError("write", w.path, err)
 	}
-	committed = true
-	fi, err := os.Lstat(path)
+	w.committed = true
+	fi, err := os.Lstat(w.path)
 	if err != nil {
-		return nil, fsError("stat", path, err)
+		return nil, fsError("stat", w.path, err)
 	}
-	return connect.NewResponse(&agentpb.WriteResponse{Info: fileInfo(path, fi)}), nil
+	return fileInfo(w.path, fi), nil
+}
+
+// discard removes the temporary file unless the write was committed.
+func (w *fileWrite) discard() {
+	if !w.committed {
+		_ = w.tmp.Close()
+		_ = os.Remove(w.tmp.Name())
+	}
 }
 
 // writeTarget checks where hdr asks Write to write, making the parent

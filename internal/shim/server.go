@@ -63,7 +63,8 @@ type Server struct {
 	terms     *terminals
 	env       injectedEnv
 	mux       *http.ServeMux
-	user      string // Options.User
+	user      string      // Options.User
+	fileUser  sandboxUser // who files are read and written as
 
 	quit     chan struct{} // closed by Close: ends every streaming call
 	quitOnce sync.Once
@@ -102,6 +103,7 @@ func NewServer(opts Options) (*Server, error) {
 		mux:       http.NewServeMux(),
 		quit:      make(chan struct{}),
 		user:      opts.User,
+		fileUser:  fileUser,
 	}
 	s.terms = newTerminals(s.procs, opts.Clock, opts.TerminalGrace)
 	hopts := []connect.HandlerOption{
@@ -119,6 +121,7 @@ func NewServer(opts Options) (*Server, error) {
 	s.mux.Handle(agentpbconnect.NewTerminalServiceHandler(&terminalService{s: s}, hopts...))
 	s.mux.Handle(agentpbconnect.NewPortServiceHandler(&portService{s: s}, hopts...))
 	s.registerEnvd(hopts)
+	s.mux.HandleFunc("POST "+agentpb.WriteBytesPath, s.serveWriteBytes)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
