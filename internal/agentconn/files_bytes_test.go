@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,12 +24,40 @@ import (
 // agent has the byte path: the client's chunk size.
 const oneMessage = 256 << 10
 
-// countingDial dials the unix socket at sock, counting the connections.
-func countingDial(n *atomic.Int32, sock string) func(context.Context) (net.Conn, error) {
+// counted is dial, counting the connections in n.
+func counted(n *atomic.Int32, dial func(context.Context) (net.Conn, error)) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
 		n.Add(1)
-		return testenv.UnixDialer(sock)(ctx)
+		return dial(ctx)
 	}
+}
+
+// countingDial dials the unix socket at sock, counting the connections.
+func countingDial(n *atomic.Int32, sock string) func(context.Context) (net.Conn, error) {
+	return counted(n, testenv.UnixDialer(sock))
+}
+
+// byteDials holds, for each client newClient made, how many connections
+// its byte-path writes dialed.
+var byteDials sync.Map // *agentconn.Client → *atomic.Int32
+
+// newClient is agentconn.New(dial) whose byte-path connections are
+// counted in byteDials.
+func newClient(dial func(context.Context) (net.Conn, error)) *agentconn.Client {
+	n := new(atomic.Int32)
+	c := agentconn.New(dial, agentconn.WithBytesDial(counted(n, dial)))
+	byteDials.Store(c, n)
+	return c
+}
+
+// bytePathDials is how many byte-path connections c (from newClient) dialed.
+func bytePathDials(t *testing.T, c *agentconn.Client) int32 {
+	t.Helper()
+	n, ok := byteDials.Load(c)
+	if !ok {
+		t.Fatal("the client was not made by newClient")
+	}
+	return n.(*atomic.Int32).Load()
 }
 
 // patterned returns n bytes that differ from offset to offset.

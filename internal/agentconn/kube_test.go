@@ -50,7 +50,7 @@ func startKubeSandbox(t *testing.T) *sandbox {
 	if err := p.Start(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
+	c := newClient(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
 	t.Cleanup(func() { c.Close() })
 	stop := func(t *testing.T) {
 		if code := exitOnSIGTERM(t, k, c, h); code != 0 {

@@ -154,7 +154,7 @@ func machineSandbox(t *testing.T, cfg sshprovider.Config, m *testenv.SSHHost, re
 	if err := p.Start(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
+	c := newClient(func(ctx context.Context) (net.Conn, error) { return p.DialAgent(ctx, h) })
 	t.Cleanup(func() { c.Close() })
 	return p, h, c
 }
