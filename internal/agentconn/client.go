@@ -5,7 +5,9 @@
 // processes, moving files and opening terminals.
 //
 // One Client holds one HTTP/2 connection, dialed on first use and redialed
-// if it breaks; every call is a stream multiplexed on it. Errors are mapped
+// if it breaks; every call is a stream multiplexed on it, but for a large
+// write, which takes a connection of its own (the byte path, see
+// WriteFileWith). Errors are mapped
 // to paddock's taxonomy (internal/errdefs) with stable public codes such as
 // "file_not_found", "command_not_found" and "invalid_path"; an unreachable
 // agent is errdefs.ErrUnavailable with the code "agent_unavailable".

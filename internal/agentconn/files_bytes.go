@@ -111,22 +111,17 @@ func upgradeBytes(conn net.Conn, br *bufio.Reader) (bool, error) {
 // caller). sendErr is the link's failure, srcErr r's: the write is then
 // abandoned.
 func sendFrames(conn net.Conn, r io.Reader, answered chan bytesAnswer) (sendErr, srcErr error) {
-	refused := func() bool {
-		select {
-		case a := <-answered:
-			answered <- a
-			return true
-		default:
-			return false
-		}
-	}
 	if r == nil {
 		return agentpb.WriteFrame(conn, nil), nil
 	}
 	chunks, stop := readAhead(r)
 	defer stop()
-	for c := range chunks {
-		if refused() {
+	for {
+		var c readChunk
+		select {
+		case c = <-chunks:
+		case a := <-answered:
+			answered <- a // a refusal, for the caller
 			return nil, nil
 		}
 		if len(c.data) > 0 {
@@ -142,7 +137,6 @@ func sendFrames(conn net.Conn, r io.Reader, answered chan bytesAnswer) (sendErr,
 		}
 		c.done()
 	}
-	return nil, nil
 }
 
 // readChunk is a frame's worth of r, or r's end (io.EOF) or failure.
@@ -157,8 +151,8 @@ type readChunk struct {
 // ahead of the caller, so that reading the source (in the server, the
 // client's request) and sending to the agent overlap: sent in turn, an
 // upload ran at 630–690 MB/s, overlapped at 810–860. The last chunk is
-// the one with an error. stop ends the reads and waits for the one under
-// way, so r is not read after the caller returns.
+// the one with an error; after it nothing comes. stop ends the reads and
+// waits for the one under way, so r is not read after the caller returns.
 func readAhead(r io.Reader) (<-chan readChunk, func()) {
 	const depth = 2
 	free := make(chan []byte, depth)
@@ -169,7 +163,6 @@ func readAhead(r io.Reader) (<-chan readChunk, func()) {
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer close(chunks)
 		for {
 			var buf []byte
 			select {
