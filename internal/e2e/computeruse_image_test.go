@@ -189,6 +189,11 @@ func TestComputerUseImage(t *testing.T) {
 	if r, err := cuCallTool(t, c, "open_url", `{"url":"`+strings.ReplaceAll(page, `"`, `\"`)+`"}`); err != nil || r.IsError {
 		t.Fatalf("open_url, the first call after start: %+v %v\nserve's output:\n%s", r, err, serveLog())
 	}
+	for _, line := range strings.Split(serveLog(), "\n") {
+		if strings.Contains(line, "the display answers") {
+			t.Log(line) // how long Xvfb took, under this run's load
+		}
+	}
 	var share float64
 	testenv.Eventually(t, func() error {
 		img := cuScreenshot(t, c)

@@ -181,6 +181,13 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 	e := &agentEntry{sandboxID: sb.ID, providerID: sb.ProviderSandboxID, conns: map[*trackedConn]struct{}{}}
 	e.sb.Store(&sb)
 	env, m := p.env, p.metrics
+	dial := func(ctx context.Context) (net.Conn, error) {
+		c, err := prov.DialAgent(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		return e.track(c)
+	}
 	var dials atomic.Int64
 	e.client = agentconn.New(func(ctx context.Context) (net.Conn, error) {
 		if dials.Add(1) > 1 {
@@ -191,19 +198,8 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 				return nil, err
 			}
 		}
-		c, err := prov.DialAgent(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		return e.track(c)
-	}, agentconn.WithBytesDial(func(ctx context.Context) (net.Conn, error) {
-		// A large write's connection of its own needs no environment.
-		c, err := prov.DialAgent(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		return e.track(c)
-	}))
+		return dial(ctx)
+	}, agentconn.WithBytesDial(dial)) // a large write's connection of its own needs no environment
 	p.entries[runtimeID] = e
 	return e.client, nil
 }

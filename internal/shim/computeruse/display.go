@@ -190,6 +190,7 @@ type sessionOptions struct {
 func startSession(ctx context.Context, log *slog.Logger, o sessionOptions) (*session, error) {
 	args := []string{fmt.Sprintf(":%d", o.Display), "-screen", "0", fmt.Sprintf("%dx%dx24", o.Width, o.Height), "-nolisten", "tcp"}
 	log.Info("computer-use: starting Xvfb", "args", strings.Join(args, " "))
+	t0 := time.Now()
 	x, err := startChild(o.Xvfb, args, nil)
 	if err != nil {
 		return nil, fmt.Errorf("starting Xvfb: %w", err)
@@ -201,6 +202,7 @@ func startSession(ctx context.Context, log *slog.Logger, o sessionOptions) (*ses
 		}
 		return nil, err
 	}
+	log.Info("computer-use: the display answers", "display", fmt.Sprintf(":%d", o.Display), "after", time.Since(t0).Round(time.Millisecond))
 	s := &session{
 		log: log, xvfb: x, browser: o.Browser, profile: o.Profile,
 		env:         []string{fmt.Sprintf("DISPLAY=:%d", o.Display)},

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -81,6 +83,40 @@ func TestDisplayAnswers(t *testing.T) {
 	if err := waitDisplay(t.Context(), 1, nil, time.Second); err != nil {
 		t.Errorf("waiting on a display that answers: %v", err)
 	}
+}
+
+// TestWaitDisplaySlow: serve waits out a display that takes longer than
+// the 15 s it once allowed (a loaded CI machine's Xvfb did), and gives up
+// on one that never answers only at displayReadyTimeout.
+func TestWaitDisplaySlow(t *testing.T) {
+	withSocketDir(t)
+	var up atomic.Bool
+	fakeXWith(t, 1, func() byte {
+		if up.Load() {
+			return 1
+		}
+		return 0
+	})
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		go func() {
+			time.Sleep(20 * time.Second)
+			up.Store(true)
+		}()
+		if err := waitDisplay(t.Context(), 1, nil, displayReadyTimeout); err != nil {
+			t.Fatalf("a display that answers after 20 s: %v", err)
+		}
+		if d := time.Since(start); d < 20*time.Second {
+			t.Fatalf("answered after %v, before the display did", d)
+		}
+		start = time.Now()
+		if err := waitDisplay(t.Context(), 2, nil, displayReadyTimeout); err == nil {
+			t.Fatal("a display that never answers answered")
+		}
+		if d := time.Since(start); d < displayReadyTimeout {
+			t.Fatalf("gave up on a display after %v, before displayReadyTimeout", d)
+		}
+	})
 }
 
 // TestSuperviseBrowser: a browser that exits is started again, and stop

@@ -57,9 +57,16 @@ func BrowserArgs(profile string, w, h int) []string {
 	}
 }
 
-// browserReadyTimeout bounds the wait for a started browser: seconds on
-// an idle machine, and generous for a loaded one.
-const browserReadyTimeout = 3 * time.Minute
+const (
+	// displayReadyTimeout bounds the wait for a started Xvfb's display:
+	// well under a second on an idle machine, and past 15 s once on a
+	// loaded one. An Xvfb that fails ends the wait at once by exiting, so
+	// only a hung one waits it out.
+	displayReadyTimeout = 3 * time.Minute
+	// browserReadyTimeout bounds the wait for a started browser: seconds on
+	// an idle machine, and generous for a loaded one.
+	browserReadyTimeout = 3 * time.Minute
+)
 
 // Serve runs the computer-use sidecar until ctx ends, the display's Xvfb
 // exits (an error), or, with Stdio, its input ends.
@@ -91,7 +98,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		bargs := append([]string{o.Browser}, BrowserArgs(o.Profile, o.Width, o.Height)...)
 		sess, err = startSession(ctx, log, sessionOptions{
 			Display: n, Width: o.Width, Height: o.Height, Xvfb: o.Xvfb,
-			Browser: append(bargs, o.URL), Profile: o.Profile, ReadyTimeout: 15 * time.Second,
+			Browser: append(bargs, o.URL), Profile: o.Profile, ReadyTimeout: displayReadyTimeout,
 		})
 		if err != nil {
 			return err
