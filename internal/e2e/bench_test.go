@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +74,49 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 			b.ReportMetric(median/apiMedian, "x-api")
 		}
 	})
+}
+
+// BenchmarkSpawnInSandbox measures what a sandbox costs a spawn itself,
+// apart from paddock: one shell loop of 2,000 spawns of `true`, the same
+// static busybox binary (the test image's is this host's), run on this
+// host and, through one exec, in a sandbox, the two alternated each
+// iteration. It reports the mean spawn of each loop at their medians
+// (host-µs, sandbox-µs) and their ratio (x-host): the share of the exec
+// floor's gap that is the sandbox's hardening (seccomp, namespaces,
+// cgroups), not paddock's path to it.
+//
+//	go test -run '^$' -bench SpawnInSandbox -benchtime 10x ./internal/e2e
+func BenchmarkSpawnInSandbox(b *testing.B) {
+	s := defaultSandbox(b)
+	ctx := context.Background()
+	const spawns = 2000
+	loop := fmt.Sprintf("i=0; while [ $i -lt %d ]; do /bin/busybox true; i=$((i+1)); done", spawns)
+	var host, inside []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if out, err := exec.Command("/bin/busybox", "sh", "-c", loop).CombinedOutput(); err != nil {
+			b.Fatalf("the host's loop: %v: %s", err, out)
+		}
+		host = append(host, time.Since(t0)/spawns)
+		t0 = time.Now()
+		res, err := s.sdk.Exec(ctx, "acme", "dev", s.rid, pc.ExecRequest{Argv: []string{"sh", "-c", loop}})
+		if err == nil && (res.Exit == nil || res.Exit.Code != 0) {
+			err = fmt.Errorf("exit %+v: %s", res.Exit, res.Stderr)
+		}
+		if err != nil {
+			b.Fatalf("the sandbox's loop: %v", err)
+		}
+		inside = append(inside, time.Since(t0)/spawns)
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Nanoseconds()) / 1e3
+	}
+	h, in := median(host), median(inside)
+	b.ReportMetric(h, "host-µs")
+	b.ReportMetric(in, "sandbox-µs")
+	b.ReportMetric(in/h, "x-host")
+	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkFileTransfer moves one file up to and down from a sandbox's

@@ -27,7 +27,7 @@ import (
 // `docker run --rm IMAGE true` on the same image, its start of a created
 // container (`docker start`), its unpause (`docker unpause`), and the exec
 // round trip of `echo` in a running runtime (the floor of any first
-// command). Each reports its median and p99; the starts also as ratios to
+// command), hot and after 300 ms idle. Each reports its median and p99; the starts also as ratios to
 // docker run, docker start or unpause, and the exec round trip (x-exec),
 // and the median of each provision step and of the first exec alone.
 // Creating and deleting projects, filling the pool, creating and pausing
@@ -133,18 +133,70 @@ func BenchmarkLifecycle(b *testing.B) {
 			return time.Since(t0), err
 		})
 	})
-	b.Run("exec", func(b *testing.B) {
-		// The exec round trip of the same command in a running runtime of
-		// the running pool's template: what a first command costs at least.
-		p, err := e.sdk.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: "exec", Runtime: &pc.RuntimeConfig{MemoryMB: 640}})
+	// running starts a runtime that claims from no pool, until b ends,
+	// and returns its id.
+	running := func(b *testing.B, name string) string {
+		p, err := e.sdk.CreateProject(ctx, "acme", "dev", pc.CreateProjectRequest{Name: name, Runtime: &pc.RuntimeConfig{MemoryMB: 640}})
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { e.sdk.DeleteProject(ctx, "acme", "dev", name) })
 		if _, err := e.sdk.StartRuntime(ctx, "acme", "dev", p.RuntimeID, pc.StartRuntimeRequest{}); err != nil {
 			b.Fatal(err)
 		}
-		defer e.sdk.DeleteProject(ctx, "acme", "dev", "exec")
-		execRT = testenv.BenchLatency(b, func() error { return firstExec(p.RuntimeID) })
+		return p.RuntimeID
+	}
+	b.Run("exec", func(b *testing.B) {
+		// The exec round trip of the same command in a running runtime of
+		// the running pool's template: what a first command costs at least.
+		rid := running(b, "exec")
+		execRT = testenv.BenchLatency(b, func() error { return firstExec(rid) })
+	})
+	b.Run("exec-after-idle", func(b *testing.B) {
+		// The same exec after 300 ms of nothing (untimed): what a claim's
+		// first command pays that a hot loop of execs does not, apart from
+		// the claim (threads parked and caches gone cold between
+		// operations), with this host's own spawn hot and after the same
+		// wait beside it.
+		rid := running(b, "idle")
+		// This host's own spawn of /bin/true, hot (the median of ten in a
+		// row) and after the same 300 ms: the floor pays it too.
+		spawn := func() (time.Duration, error) {
+			t0 := time.Now()
+			err := exec.Command("/bin/true").Run()
+			return time.Since(t0), err
+		}
+		var hot, idle []time.Duration
+		m := testenv.BenchTimed(b, func() (time.Duration, error) {
+			for range 10 {
+				d, err := spawn()
+				if err != nil {
+					return 0, err
+				}
+				hot = append(hot, d)
+			}
+			time.Sleep(300 * time.Millisecond)
+			d, err := spawn()
+			if err != nil {
+				return 0, err
+			}
+			idle = append(idle, d)
+			time.Sleep(300 * time.Millisecond)
+			t0 := time.Now()
+			err = firstExec(rid)
+			return time.Since(t0), err
+		})
+		if execRT > 0 {
+			b.ReportMetric(m/execRT, "x-exec")
+		}
+		median := func(d []time.Duration) float64 {
+			slices.Sort(d)
+			return float64(d[len(d)/2].Microseconds())
+		}
+		if len(idle) > 0 {
+			b.ReportMetric(median(hot), "host-spawn-hot-µs")
+			b.ReportMetric(median(idle), "host-spawn-idle-µs")
+		}
 	})
 	b.Run("pool-memory", func(b *testing.B) {
 		// What one pooled sandbox holds, paused and running: its memory
