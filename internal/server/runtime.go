@@ -128,13 +128,13 @@ func (w *wiring) runtimeConfig(cfg *config.RuntimeConfig, d runtimeDeps, rp *run
 				return nil, err
 			}
 			maps.Copy(env, d.egress.gate.Env(sb))
-			maps.Copy(env, sidecar.Env(ctx, d.in.st, sb))
 			if sb.RuntimeID != "" {
-				// Its own preview URLs; a warm sandbox learns them when
-				// a runtime claims it.
+				// Its sidecars and its own preview URLs; a warm sandbox
+				// learns them when a runtime claims it.
 				rt, err := d.in.st.GetRuntime(ctx, sb.RuntimeID)
 				switch {
 				case err == nil:
+					maps.Copy(env, sidecar.Env(rt))
 					maps.Copy(env, d.preview.Env(rt))
 				case !errdefs.IsNotFound(err):
 					return nil, err

@@ -5,7 +5,6 @@
 package sidecar
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -125,20 +124,11 @@ func ComputerUseArgv() []string {
 	return []string{ShimPath, "computer-use", "serve", "--display", ComputerUseDisplay, "--listen", "127.0.0.1:8931"}
 }
 
-// RuntimeReader is what Env reads of the store.
-type RuntimeReader interface {
-	GetRuntime(ctx context.Context, id string) (store.Runtime, error)
-}
-
-// Env is what a sandbox's processes learn of its runtime's sidecar
+// Env is what the processes of a sandbox of rt learn of its sidecar
 // capabilities: SIDECAR_CAPABILITIES, and computer_use's display. It is
 // part of the environment the agent injects (never the container's).
-func Env(ctx context.Context, st RuntimeReader, sb store.Sandbox) map[string]string {
-	if sb.RuntimeID == "" {
-		return nil
-	}
-	rt, err := st.GetRuntime(ctx, sb.RuntimeID)
-	if err != nil || len(rt.Config.Sidecars) == 0 {
+func Env(rt store.Runtime) map[string]string {
+	if len(rt.Config.Sidecars) == 0 {
 		return nil
 	}
 	env := map[string]string{EnvVar: JSON(rt.Config.Sidecars)}
