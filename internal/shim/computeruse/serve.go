@@ -59,7 +59,7 @@ func BrowserArgs(profile string, w, h int) []string {
 
 const (
 	// displayReadyTimeout bounds the wait for a started Xvfb's display:
-	// well under a second on an idle machine, and past 15 s once on a
+	// 0.2-0.9 s on an idle machine here, and past 15 s once on a
 	// loaded one. An Xvfb that fails ends the wait at once by exiting, so
 	// only a hung one waits it out.
 	displayReadyTimeout = 3 * time.Minute
