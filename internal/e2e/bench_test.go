@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,10 +107,7 @@ func BenchmarkSpawnInSandbox(b *testing.B) {
 		}
 		inside = append(inside, time.Since(t0)/spawns)
 	}
-	median := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2].Nanoseconds()) / 1e3
-	}
+	median := func(d []time.Duration) float64 { return float64(testenv.Quantile(d, 0.5).Nanoseconds()) / 1e3 }
 	h, in := median(host), median(inside)
 	b.ReportMetric(h, "host-µs")
 	b.ReportMetric(in, "sandbox-µs")

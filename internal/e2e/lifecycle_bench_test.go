@@ -27,9 +27,10 @@ import (
 // `docker run --rm IMAGE true` on the same image, its start of a created
 // container (`docker start`), its unpause (`docker unpause`), and the exec
 // round trip of `echo` in a running runtime (the floor of any first
-// command), hot and after 300 ms idle. Each reports its median and p99; the starts also as ratios to
-// docker run, docker start or unpause, and the exec round trip (x-exec),
-// and the median of each provision step and of the first exec alone.
+// command), hot and after 300 ms idle. Each reports its median and p99;
+// the starts also as ratios to docker run, docker start or unpause, and
+// the exec round trip (x-exec), and the median of each provision step and
+// of the first exec alone.
 // Creating and deleting projects, filling the pool, creating and pausing
 // the engine's containers stay out of the timings.
 func BenchmarkLifecycle(b *testing.B) {
@@ -189,13 +190,9 @@ func BenchmarkLifecycle(b *testing.B) {
 		if execRT > 0 {
 			b.ReportMetric(m/execRT, "x-exec")
 		}
-		median := func(d []time.Duration) float64 {
-			slices.Sort(d)
-			return float64(d[len(d)/2].Microseconds())
-		}
 		if len(idle) > 0 {
-			b.ReportMetric(median(hot), "host-spawn-hot-µs")
-			b.ReportMetric(median(idle), "host-spawn-idle-µs")
+			b.ReportMetric(float64(testenv.Quantile(hot, 0.5).Microseconds()), "host-spawn-hot-µs")
+			b.ReportMetric(float64(testenv.Quantile(idle, 0.5).Microseconds()), "host-spawn-idle-µs")
 		}
 	})
 	b.Run("pool-memory", func(b *testing.B) {
@@ -324,8 +321,7 @@ func (s stepTimes) addProvision(pv []runtime.Provision, runtimeID string) {
 
 func (s stepTimes) report(b *testing.B) {
 	for name, ds := range s {
-		slices.Sort(ds)
-		b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), name+"-µs")
+		b.ReportMetric(float64(testenv.Quantile(ds, 0.5).Microseconds()), name+"-µs")
 	}
 }
 

@@ -35,16 +35,18 @@ func BenchTimed(b *testing.B, op func() (time.Duration, error)) (median float64)
 	if len(samples) == 0 {
 		return 0
 	}
-	slices.Sort(samples)
-	q := func(p float64) float64 {
-		i := min(int(p*float64(len(samples))), len(samples)-1)
-		return float64(samples[i].Microseconds())
-	}
-	median = q(0.5)
+	median = float64(Quantile(samples, 0.5).Microseconds())
 	b.ReportMetric(median, "median-µs")
-	b.ReportMetric(q(0.99), "p99-µs")
+	b.ReportMetric(float64(Quantile(samples, 0.99).Microseconds()), "p99-µs")
 	b.ReportMetric(0, "ns/op") // the quantiles say more than the mean
 	return median
+}
+
+// Quantile sorts samples and returns the one at p (0.5 the median); it
+// needs at least one.
+func Quantile(samples []time.Duration, p float64) time.Duration {
+	slices.Sort(samples)
+	return samples[min(int(p*float64(len(samples))), len(samples)-1)]
 }
 
 // DockerExec runs `docker exec container argv...`, the engine's own way
