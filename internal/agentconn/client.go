@@ -7,7 +7,9 @@
 // One Client holds one HTTP/2 connection, dialed on first use and redialed
 // if it breaks; every call is a stream multiplexed on it, but for a large
 // write, which takes a connection of its own (the byte path, see
-// WriteFileWith). Errors are mapped
+// WriteFileWith), and Exec, which goes on a few connections of its own
+// kept from call to call (the framed path, see agentpb.ExecFramesPath)
+// when the agent has them. Errors are mapped
 // to paddock's taxonomy (internal/errdefs) with stable public codes such as
 // "file_not_found", "command_not_found" and "invalid_path"; an unreachable
 // agent is errdefs.ErrUnavailable with the code "agent_unavailable".
@@ -45,6 +47,10 @@ type Client struct {
 	// dialBytes opens a connection of its own for Write's byte path
 	// (see WithBytesDial).
 	dialBytes func(ctx context.Context) (net.Conn, error)
+	// execs are Exec's framed connections (agentpb.ExecFramesPath),
+	// dialed as the byte path's are.
+	execs       execConns
+	envRequired bool // see WithEnvRequired
 }
 
 // An Option configures a Client.
@@ -57,6 +63,17 @@ type Option func(*Client)
 // carries one write and is closed after it.
 func WithBytesDial(dial func(ctx context.Context) (net.Conn, error)) Option {
 	return func(c *Client) { c.dialBytes = dial }
+}
+
+// WithEnvRequired has the client run processes only on an agent that has
+// been given its environment (SetEnv) since it started, as the control
+// plane's dial does on every connection before the client uses it. Exec's
+// framed path, whose connections are dialed with WithBytesDial's dial,
+// checks the agent's answer to its upgrade, and sends a call to an agent
+// without one by ProcessService.Exec, whose dial gives it its environment
+// first.
+func WithEnvRequired() Option {
+	return func(c *Client) { c.envRequired = true }
 }
 
 // New returns a Client whose connection is made by dial (for Docker: a unix
@@ -104,6 +121,7 @@ func New(dial func(ctx context.Context) (net.Conn, error), opts ...Option) *Clie
 // end; cancel their contexts to end them first.
 func (c *Client) Close() error {
 	c.transport.CloseIdleConnections()
+	c.closeIdleExecs()
 	return nil
 }
 

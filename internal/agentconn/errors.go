@@ -43,7 +43,7 @@ func mapError(err error) error {
 		return nil
 	}
 	var pub *errdefs.Error
-	if errors.As(err, &pub) {
+	if errors.As(err, &pub) || errors.Is(err, ErrAgentInternal) {
 		return err
 	}
 	var ce *connect.Error

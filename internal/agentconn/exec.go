@@ -157,7 +157,9 @@ type ExecStream struct {
 // Exec starts a process and returns once the agent has started it (or
 // refused: a missing command is an errdefs.ErrNotFound with the code
 // "command_not_found"). The caller must Wait for it or Close the stream;
-// closing it before the process exits kills a foreground process.
+// closing it before the process exits kills a foreground process. The
+// call goes by the framed path where it can, by ProcessService.Exec
+// otherwise; the two behave alike.
 func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error) {
 	if len(req.Argv) == 0 {
 		return nil, errdefs.InvalidArgument("invalid_command", "argv is empty")
@@ -186,6 +188,24 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error)
 	if req.Timeout > 0 && start.TimeoutMs == 0 {
 		start.TimeoutMs = 1
 	}
+	msg := &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}}
+	es, served, err := c.execFramed(ctx, msg)
+	if !served {
+		es, err = c.execStream(ctx, msg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Stdin != nil {
+		// The copy ends at the reader's EOF or at its first read after the
+		// call ends.
+		go es.copyStdin(req.Stdin)
+	}
+	return es, nil
+}
+
+// execStream starts a call on ProcessService.Exec.
+func (c *Client) execStream(ctx context.Context, start *agentpb.ExecRequest) (*ExecStream, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	stream := c.proc.Exec(sctx)
 	es := &ExecStream{
@@ -203,14 +223,9 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error)
 	es.stopWatch = context.AfterFunc(sctx, es.closeSend)
 	// A send error is only EOF; the reason comes from the receive below.
 	// The request side stays open for signals and resizes until Close.
-	_ = stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}})
+	_ = stream.Send(start)
 	if err := es.started(); err != nil {
 		return nil, err
-	}
-	if req.Stdin != nil {
-		// The copy ends at the reader's EOF or at its first read after the
-		// call ends.
-		go es.copyStdin(req.Stdin)
 	}
 	return es, nil
 }

@@ -36,7 +36,7 @@ func (c *Client) writeBytes(ctx context.Context, hdr *agentpb.WriteHeader, first
 	defer stop()
 
 	br := bufio.NewReader(conn)
-	upgraded, err := upgradeBytes(conn, br)
+	_, upgraded, err := upgrade(conn, br, agentpb.WriteBytesPath, agentpb.WriteBytesUpgrade)
 	if err != nil {
 		return FileInfo{}, true, bytesLinkError(ctx, err)
 	}
@@ -86,24 +86,24 @@ type bytesAnswer struct {
 	err   error
 }
 
-// upgradeBytes asks the agent for the byte path on conn. It reports
-// whether the agent switched to it; an agent without it answers anything
-// else.
-func upgradeBytes(conn net.Conn, br *bufio.Reader) (bool, error) {
-	req := "POST " + agentpb.WriteBytesPath + " HTTP/1.1\r\nHost: paddock-agent\r\nConnection: Upgrade\r\nUpgrade: " +
-		agentpb.WriteBytesUpgrade + "\r\nContent-Length: 0\r\n\r\n"
+// upgrade asks the agent to switch conn to protocol name at path. It
+// reports whether the agent switched, with its answer's header; an agent
+// without the path answers anything else.
+func upgrade(conn net.Conn, br *bufio.Reader, path, name string) (http.Header, bool, error) {
+	req := "POST " + path + " HTTP/1.1\r\nHost: paddock-agent\r\nConnection: Upgrade\r\nUpgrade: " +
+		name + "\r\nContent-Length: 0\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
-		return false, err
+		return nil, false, err
 	}
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if res.StatusCode != http.StatusSwitchingProtocols {
 		_ = res.Body.Close()
-		return false, nil
+		return nil, false, nil
 	}
-	return true, nil
+	return res.Header, true, nil
 }
 
 // sendFrames sends what r yields in frames, then the end frame, unless
@@ -202,19 +202,25 @@ func decodeBytesAnswer(b []byte) (FileInfo, error) {
 		}
 		return fileInfo(res.Info), nil
 	case agentpb.WriteBytesFailed:
-		var e agentpb.WriteBytesError
-		if err := json.Unmarshal(b[1:], &e); err != nil {
-			return FileInfo{}, fmt.Errorf("%w: a byte-path write's error: %w", ErrAgentInternal, err)
-		}
-		ce := connect.NewError(connect.Code(e.Code), errors.New(e.Message))
-		if e.Reason != "" {
-			if d, err := connect.NewErrorDetail(&agentpb.ErrorInfo{Reason: e.Reason, Subject: e.Subject}); err == nil {
-				ce.AddDetail(d)
-			}
-		}
-		return FileInfo{}, mapError(ce)
+		return FileInfo{}, mapError(frameError(b[1:]))
 	}
 	return FileInfo{}, fmt.Errorf("%w: a byte-path write's answer of kind %d", ErrAgentInternal, b[0])
+}
+
+// frameError decodes a framed path's refusal (an agentpb.FrameError) into
+// the error its Connect procedure would have returned.
+func frameError(b []byte) error {
+	var e agentpb.FrameError
+	if err := json.Unmarshal(b, &e); err != nil {
+		return fmt.Errorf("%w: a framed call's error: %w", ErrAgentInternal, err)
+	}
+	ce := connect.NewError(connect.Code(e.Code), errors.New(e.Message))
+	if e.Reason != "" {
+		if d, err := connect.NewErrorDetail(&agentpb.ErrorInfo{Reason: e.Reason, Subject: e.Subject}); err == nil {
+			ce.AddDetail(d)
+		}
+	}
+	return ce
 }
 
 // bytesLinkError is a byte-path connection's failure: the caller's own

@@ -3,9 +3,7 @@ package agentconn_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -203,37 +201,12 @@ func TestWriteBytesAsUser(t *testing.T) {
 // before it existed) answers its upgrade with 404, and the client writes
 // by FileService.Write instead, with the bytes it had read already.
 func TestWriteBytesOldAgent(t *testing.T) {
-	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := shim.StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
-	srv, err := shim.NewServer(shim.Options{Logger: log, Reaper: r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked atomic.Int32
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Protocols: &p, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == agentpb.WriteBytesPath {
+	sock := serveOldAgent(t, agentpb.WriteBytesPath, func(path string) {
+		if path == agentpb.WriteBytesPath {
 			asked.Add(1)
-			http.NotFound(w, req)
-			return
 		}
-		srv.Handler().ServeHTTP(w, req)
-	})}
-	go hs.Serve(l)
-	t.Cleanup(func() { hs.Close() })
-
+	})
 	c := agentconn.New(testenv.UnixDialer(sock))
 	defer c.Close()
 	path := filepath.Join(t.TempDir(), "f")

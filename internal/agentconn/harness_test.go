@@ -3,8 +3,6 @@ package agentconn_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/shim/shimtest"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
@@ -33,25 +32,7 @@ type agent struct {
 func startAgent(t testing.TB, opts shim.Options) *agent {
 	t.Helper()
 	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := shim.StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Logger, opts.Reaper = log, r
-	srv, err := shim.NewServer(opts)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
+	stopServer := shimtest.StartAt(t, sock, opts)
 	c := agentconn.New(testenv.UnixDialer(sock))
 	stopped := false
 	a := &agent{client: c, socket: sock}
@@ -61,12 +42,7 @@ func startAgent(t testing.TB, opts shim.Options) *agent {
 		}
 		stopped = true
 		c.Close()
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		srv.Close()
-		r.Stop()
+		stopServer()
 	}
 	t.Cleanup(a.stop)
 	return a

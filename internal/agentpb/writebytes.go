@@ -25,7 +25,7 @@ import (
 //     the upload's clean end. A connection that ends before the empty frame
 //     is an abandoned upload, and the agent discards what it wrote.
 //  3. The agent answers one frame: WriteBytesOK then the WriteResponse
-//     (protobuf), or WriteBytesFailed then a WriteBytesError (JSON), and
+//     (protobuf), or WriteBytesFailed then a FrameError (JSON), and
 //     closes the connection.
 const (
 	WriteBytesPath    = "/paddock.agent.v1.FileService/WriteBytes"
@@ -41,9 +41,10 @@ const (
 	WriteBytesFailed byte = 1
 )
 
-// WriteBytesError is a refused or failed byte-path write: the Connect code
-// and message the same refusal of Write has, and its ErrorInfo.
-type WriteBytesError struct {
+// FrameError is a call refused or failed on a framed path (a byte-path
+// write, a framed exec): the Connect code and message the same refusal
+// has on the call's Connect procedure, and its ErrorInfo.
+type FrameError struct {
 	Code    uint32 `json:"code"`
 	Message string `json:"message"`
 	Reason  string `json:"reason,omitempty"`

@@ -188,6 +188,13 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 		}
 		return e.track(c)
 	}
+	// A large write's connection of its own needs no environment. Exec's
+	// framed connections are dialed the same way, and a process starts on
+	// one only once the agent has its environment.
+	opts := []agentconn.Option{agentconn.WithBytesDial(dial)}
+	if env != nil {
+		opts = append(opts, agentconn.WithEnvRequired())
+	}
 	var dials atomic.Int64
 	e.client = agentconn.New(func(ctx context.Context) (net.Conn, error) {
 		if dials.Add(1) > 1 {
@@ -199,7 +206,7 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 			}
 		}
 		return dial(ctx)
-	}, agentconn.WithBytesDial(dial)) // a large write's connection of its own needs no environment
+	}, opts...)
 	p.entries[runtimeID] = e
 	return e.client, nil
 }

@@ -25,6 +25,7 @@ const (
 type injectedEnv struct {
 	mu  sync.RWMutex
 	env map[string]string
+	set bool // replace has been called: the agent was given an environment
 }
 
 // snapshot returns the current set; callers must not modify it.
@@ -32,6 +33,14 @@ func (e *injectedEnv) snapshot() map[string]string {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.env
+}
+
+// given reports whether the agent was given an environment since it
+// started (an empty one included).
+func (e *injectedEnv) given() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.set
 }
 
 // replace installs env as the whole injected set.
@@ -50,7 +59,7 @@ func (e *injectedEnv) replace(env map[string]string) error {
 		return errInvalid("invalid_env", "the injected environment is larger than %d bytes", maxInjectedBytes)
 	}
 	e.mu.Lock()
-	e.env = maps.Clone(env)
+	e.env, e.set = maps.Clone(env), true
 	e.mu.Unlock()
 	return nil
 }

@@ -28,41 +28,14 @@ const maxWriteHeaderBytes = 64 << 10
 // rather than copied through HTTP/2's buffers and protobuf messages by the
 // agent, which runs inside the sandbox's CPU limit.
 func (s *Server) serveWriteBytes(w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), agentpb.WriteBytesUpgrade) {
-		w.Header().Set("Connection", "Upgrade")
-		w.Header().Set("Upgrade", agentpb.WriteBytesUpgrade)
-		http.Error(w, "this path is an upgrade to "+agentpb.WriteBytesUpgrade, http.StatusUpgradeRequired)
+	conn, brw, release, ok := s.upgrade(w, r, agentpb.WriteBytesUpgrade, "")
+	if !ok {
 		return
 	}
-	conn, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		// HTTP/2 cannot hand its connection over.
-		http.Error(w, "the byte path needs a connection of its own (HTTP/1.1)", http.StatusHTTPVersionNotSupported)
-		return
-	}
-	s.wg.Add(1)
-	defer s.wg.Done()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-s.quit:
-			_ = conn.Close()
-		case <-done:
-		}
-	}()
-	defer conn.Close()
-
-	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " +
-		agentpb.WriteBytesUpgrade + "\r\n\r\n"); err != nil {
-		return
-	}
-	if err := brw.Flush(); err != nil {
-		return
-	}
+	defer release()
 	src := &byteSource{buf: brw.Reader, conn: conn}
 	var info *agentpb.FileInfo
-	err = asUser(s.fileUser, func() (err error) {
+	err := asUser(s.fileUser, func() (err error) {
 		info, err = writeBytes(src)
 		return err
 	})
@@ -71,6 +44,49 @@ func (s *Server) serveWriteBytes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = agentpb.WriteFrame(conn, s.writeBytesAnswer(info, err))
+}
+
+// upgrade takes an upgrade request's connection over for protocol name,
+// answering 101 with the extra header lines given (each ending in CRLF).
+// The connection is closed when the server closes, and by release, which
+// the caller must call once done with it. ok is false, and the refusal
+// answered, when the request is no such upgrade or came over HTTP/2.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, name, extra string) (conn net.Conn, brw *bufio.ReadWriter, release func(), ok bool) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), name) {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", name)
+		http.Error(w, "this path is an upgrade to "+name, http.StatusUpgradeRequired)
+		return nil, nil, nil, false
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		// HTTP/2 cannot hand its connection over.
+		http.Error(w, "this path needs a connection of its own (HTTP/1.1)", http.StatusHTTPVersionNotSupported)
+		return nil, nil, nil, false
+	}
+	s.wg.Add(1)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-s.quit:
+			_ = conn.Close()
+		case <-done:
+		}
+	}()
+	release = func() {
+		close(done)
+		_ = conn.Close()
+		s.wg.Done()
+	}
+	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + name + "\r\n" + extra + "\r\n"); err != nil {
+		release()
+		return nil, nil, nil, false
+	}
+	if err := brw.Flush(); err != nil {
+		release()
+		return nil, nil, nil, false
+	}
+	return conn, brw, release, true
 }
 
 // writeBytesAnswer encodes the byte path's answer: the file's info, or the
@@ -83,9 +99,15 @@ func (s *Server) writeBytesAnswer(info *agentpb.FileInfo, err error) []byte {
 		}
 		err = merr
 	}
+	return s.frameError(agentpb.WriteBytesFailed, agentpb.WriteBytesPath, err)
+}
+
+// frameError encodes err as a framed path's refusal: kind, then the
+// FrameError the call's Connect procedure would have answered.
+func (s *Server) frameError(kind byte, procedure string, err error) []byte {
 	var ce *connect.Error
-	errors.As(toConnect(s.log, agentpb.WriteBytesPath, err), &ce)
-	out := agentpb.WriteBytesError{Code: uint32(ce.Code()), Message: ce.Message()}
+	errors.As(toConnect(s.log, procedure, err), &ce)
+	out := agentpb.FrameError{Code: uint32(ce.Code()), Message: ce.Message()}
 	for _, d := range ce.Details() {
 		if v, derr := d.Value(); derr == nil {
 			if ei, ok := v.(*agentpb.ErrorInfo); ok {
@@ -94,7 +116,7 @@ func (s *Server) writeBytesAnswer(info *agentpb.FileInfo, err error) []byte {
 		}
 	}
 	b, _ := json.Marshal(out) // strings and a number always encode
-	return append([]byte{agentpb.WriteBytesFailed}, b...)
+	return append([]byte{kind}, b...)
 }
 
 // writeBytes reads the byte path's frames from src into a new file and

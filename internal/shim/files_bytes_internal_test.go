@@ -27,27 +27,11 @@ import (
 // between frames), and one the server's stop ends. None leaves a file.
 func TestWriteBytesProtocol(t *testing.T) {
 	_, c, stop := serveAgent(t, Options{}, false)
-	ctx := t.Context()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "f")
 
 	open := func(t *testing.T) (net.Conn, *bufio.Reader) {
-		t.Helper()
-		conn, err := c.Transport.(*http.Transport).DialContext(ctx, "unix", "agent")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		br := bufio.NewReader(conn)
-		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: agent\r\nConnection: Upgrade\r\nUpgrade: %s\r\nContent-Length: 0\r\n\r\n",
-			agentpb.WriteBytesPath, agentpb.WriteBytesUpgrade)
-		res, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.StatusCode != http.StatusSwitchingProtocols {
-			t.Fatalf("upgrade: %s", res.Status)
-		}
+		conn, br, _ := upgraded(t, c, agentpb.WriteBytesPath, agentpb.WriteBytesUpgrade)
 		return conn, br
 	}
 	header := func(t *testing.T, conn net.Conn) {
@@ -66,7 +50,7 @@ func TestWriteBytesProtocol(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e agentpb.WriteBytesError
+		var e agentpb.FrameError
 		if len(b) == 0 || b[0] != agentpb.WriteBytesFailed || json.Unmarshal(b[1:], &e) != nil {
 			t.Fatalf("answer %q, want a refusal", b)
 		}

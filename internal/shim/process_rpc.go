@@ -52,28 +52,17 @@ type control struct {
 
 func (h *processService) Exec(ctx context.Context, stream *connect.BidiStream[agentpb.ExecRequest, agentpb.ExecResponse]) error {
 	first, err := stream.Receive()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return errInvalid("missing_start", "the first message must be a start")
-		}
+	if errors.Is(err, io.EOF) {
+		first = nil // no start: startExec refuses it
+	} else if err != nil {
 		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return errInvalid("missing_start", "the first message must be a start")
-	}
-	spec, timeout, err := h.s.execSpec(start)
-	if err != nil {
-		return err
-	}
-	p, err := h.s.procs.start(spec, timeout)
+	p, err := h.s.startExec(first)
 	if err != nil {
 		return err
 	}
 	defer h.s.procs.release(p)
-	if err := stream.Send(&agentpb.ExecResponse{Event: &agentpb.ExecResponse_Started{
-		Started: &agentpb.Started{Id: p.id, Pid: int32(p.pid)},
-	}}); err != nil {
+	if err := stream.Send(startedEvent(p)); err != nil {
 		return err
 	}
 	recv := func() (control, error) {
@@ -81,21 +70,46 @@ func (h *processService) Exec(ctx context.Context, stream *connect.BidiStream[ag
 		if err != nil {
 			return control{}, err
 		}
-		switch m := msg.GetMsg().(type) {
-		case *agentpb.ExecRequest_Stdin:
-			return control{stdin: m.Stdin}, nil
-		case *agentpb.ExecRequest_CloseStdin:
-			return control{closeStdin: m.CloseStdin}, nil
-		case *agentpb.ExecRequest_Signal:
-			return control{signal: m.Signal}, nil
-		case *agentpb.ExecRequest_Resize:
-			return control{resize: m.Resize}, nil
-		case *agentpb.ExecRequest_Start:
-			return control{start: true}, nil
-		}
-		return control{}, nil
+		return controlOf(msg), nil
 	}
 	return h.s.serveCall(ctx, p, recv, execEvents(stream.Send))
+}
+
+// startExec starts the process an Exec call's first message describes.
+func (s *Server) startExec(first *agentpb.ExecRequest) (*process, error) {
+	start := first.GetStart()
+	if start == nil {
+		return nil, errInvalid("missing_start", "the first message must be a start")
+	}
+	spec, timeout, err := s.execSpec(start)
+	if err != nil {
+		return nil, err
+	}
+	return s.procs.start(spec, timeout)
+}
+
+// startedEvent is an Exec call's first event.
+func startedEvent(p *process) *agentpb.ExecResponse {
+	return &agentpb.ExecResponse{Event: &agentpb.ExecResponse_Started{
+		Started: &agentpb.Started{Id: p.id, Pid: int32(p.pid)},
+	}}
+}
+
+// controlOf reads a client message of a running Exec call.
+func controlOf(msg *agentpb.ExecRequest) control {
+	switch m := msg.GetMsg().(type) {
+	case *agentpb.ExecRequest_Stdin:
+		return control{stdin: m.Stdin}
+	case *agentpb.ExecRequest_CloseStdin:
+		return control{closeStdin: m.CloseStdin}
+	case *agentpb.ExecRequest_Signal:
+		return control{signal: m.Signal}
+	case *agentpb.ExecRequest_Resize:
+		return control{resize: m.Resize}
+	case *agentpb.ExecRequest_Start:
+		return control{start: true}
+	}
+	return control{}
 }
 
 func (h *processService) Attach(ctx context.Context, req *connect.Request[agentpb.AttachRequest], stream *connect.ServerStream[agentpb.ExecResponse]) error {
@@ -107,9 +121,7 @@ func (h *processService) Attach(ctx context.Context, req *connect.Request[agentp
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(&agentpb.ExecResponse{Event: &agentpb.ExecResponse_Started{
-		Started: &agentpb.Started{Id: p.id, Pid: int32(p.pid)},
-	}}); err != nil {
+	if err := stream.Send(startedEvent(p)); err != nil {
 		return err
 	}
 	return p.follow(ctx, h.s.quit, [2]int64{m.StdoutOffset, m.StderrOffset}, !m.NoFollow, false, execEvents(stream.Send))

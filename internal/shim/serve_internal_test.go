@@ -1,7 +1,9 @@
 package shim
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,4 +63,26 @@ func serveAgent(t *testing.T, opts Options, h2 bool) (srv *Server, c *http.Clien
 	}
 	t.Cleanup(stop)
 	return srv, &http.Client{Transport: tr}, stop
+}
+
+// upgraded dials the agent c reaches and has it switch the connection to
+// protocol name at path, as the client of a framed path does; it returns
+// the connection, its reader and the 101's header.
+func upgraded(t *testing.T, c *http.Client, path, name string) (net.Conn, *bufio.Reader, http.Header) {
+	t.Helper()
+	conn, err := c.Transport.(*http.Transport).DialContext(t.Context(), "unix", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	br := bufio.NewReader(conn)
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: agent\r\nConnection: Upgrade\r\nUpgrade: %s\r\nContent-Length: 0\r\n\r\n", path, name)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %s", res.Status)
+	}
+	return conn, br, res.Header
 }

@@ -122,6 +122,7 @@ func NewServer(opts Options) (*Server, error) {
 	s.mux.Handle(agentpbconnect.NewPortServiceHandler(&portService{s: s}, hopts...))
 	s.registerEnvd(hopts)
 	s.mux.HandleFunc("POST "+agentpb.WriteBytesPath, s.serveWriteBytes)
+	s.mux.HandleFunc("POST "+agentpb.ExecFramesPath, s.serveExecFrames)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

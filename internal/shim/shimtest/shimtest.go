@@ -36,20 +36,17 @@ func ServeWith(t testing.TB, opts shim.Options) func(context.Context) (net.Conn,
 func Start(t testing.TB, opts shim.Options) (dial func(context.Context) (net.Conn, error), stop func()) {
 	t.Helper()
 	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := shim.StartReaper(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Logger, opts.Reaper = log, r
-	srv, err := shim.NewServer(opts)
-	if err != nil {
-		r.Stop()
-		t.Fatal(err)
-	}
+	return testenv.UnixDialer(sock), StartAt(t, sock, opts)
+}
+
+// StartAt is Start on a unix socket at sock, which another agent may serve
+// once this one stopped: a sandbox's agent started again.
+func StartAt(t testing.TB, sock string, opts shim.Options) (stop func()) {
+	t.Helper()
+	srv, closeSrv := NewServer(t, opts)
 	l, err := net.Listen("unix", sock)
 	if err != nil {
-		r.Stop()
+		closeSrv()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -62,10 +59,36 @@ func Start(t testing.TB, opts shim.Options) (dial func(context.Context) (net.Con
 			if err := <-served; err != nil {
 				t.Errorf("agent: %v", err)
 			}
+			closeSrv()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// NewServer returns an agent's server with opts, its Logger the test's and
+// its Reaper one of its own, for a test that serves it itself. closeSrv
+// closes both; the test's end calls it too.
+func NewServer(t testing.TB, opts shim.Options) (srv *shim.Server, closeSrv func()) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r, err := shim.StartReaper(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger, opts.Reaper = log, r
+	srv, err = shim.NewServer(opts)
+	if err != nil {
+		r.Stop()
+		t.Fatal(err)
+	}
+	var once sync.Once
+	closeSrv = func() {
+		once.Do(func() {
 			srv.Close()
 			r.Stop()
 		})
 	}
-	t.Cleanup(stop)
-	return testenv.UnixDialer(sock), stop
+	t.Cleanup(closeSrv)
+	return srv, closeSrv
 }

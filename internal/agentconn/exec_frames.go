@@ -1,0 +1,283 @@
+package agentconn
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/paddockhq/paddock/internal/agentpb"
+)
+
+// maxExecConns is how many framed exec connections a client has open at
+// once, in calls or kept between them: as many as calls it usually has at
+// once. A call beyond them goes by ProcessService.Exec, on the client's
+// HTTP/2 connection.
+const maxExecConns = 4
+
+// execConn is a connection of Exec's framed path (agentpb.ExecFramesPath).
+type execConn struct {
+	conn   net.Conn
+	br     *bufio.Reader
+	reused bool // it carried a call before this one
+	once   sync.Once
+}
+
+// execConns keeps the framed path's connections between calls.
+type execConns struct {
+	mu     sync.Mutex
+	idle   []*execConn
+	open   int  // connections dialed and not yet closed
+	absent bool // the agent has no framed path: Exec uses ProcessService.Exec
+}
+
+// execConn returns a kept connection, or dials a new one. served is false
+// when the call is to go by ProcessService.Exec: the agent has no framed
+// path, or has not been given its environment (WithEnvRequired), or the
+// client has maxExecConns open already.
+func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served bool, err error) {
+	p := &c.execs
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 && !fresh {
+		ec = p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		ec.reused = true
+		return ec, true, nil
+	}
+	if p.absent || p.open >= maxExecConns {
+		p.mu.Unlock()
+		return nil, false, nil
+	}
+	p.open++
+	p.mu.Unlock()
+
+	conn, err := c.dialBytes(ctx)
+	if err != nil {
+		c.closed(nil)
+		return nil, true, mapError(err)
+	}
+	ec = &execConn{conn: conn, br: bufio.NewReaderSize(conn, 64<<10)}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	hdr, upgraded, err := upgrade(conn, ec.br, agentpb.ExecFramesPath, agentpb.ExecFramesUpgrade)
+	if !stop() {
+		err = context.Cause(ctx)
+	}
+	switch {
+	case err != nil:
+		c.closed(ec)
+		return nil, true, bytesLinkError(ctx, err)
+	case !upgraded:
+		c.closed(ec)
+		p.mu.Lock()
+		p.absent = true
+		p.mu.Unlock()
+		return nil, false, nil
+	case c.envRequired && hdr.Get(agentpb.ExecFramesEnvHeader) != "set":
+		// The agent restarted and has not had its environment again: the
+		// call goes by Exec, whose connection's dial gives it one first.
+		c.closed(ec)
+		return nil, false, nil
+	}
+	return ec, true, nil
+}
+
+// keep returns a connection whose call ended cleanly to the idle set.
+func (c *Client) keep(ec *execConn) {
+	p := &c.execs
+	p.mu.Lock()
+	p.idle = append(p.idle, ec)
+	p.mu.Unlock()
+}
+
+// closed closes ec, once, and counts it out; nil counts out a connection
+// whose dial failed.
+func (c *Client) closed(ec *execConn) {
+	if ec == nil {
+		c.execs.mu.Lock()
+		c.execs.open--
+		c.execs.mu.Unlock()
+		return
+	}
+	ec.once.Do(func() {
+		_ = ec.conn.Close()
+		c.closed(nil)
+	})
+}
+
+// closeIdleExecs closes the kept connections.
+func (c *Client) closeIdleExecs() {
+	p := &c.execs
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, ec := range idle {
+		c.closed(ec)
+	}
+}
+
+// execFramed starts a call on the framed path. served is false when the
+// call is to go by ProcessService.Exec instead.
+func (c *Client) execFramed(ctx context.Context, start *agentpb.ExecRequest) (es *ExecStream, served bool, err error) {
+	b, err := proto.Marshal(start)
+	if err != nil || len(b) > agentpb.ExecFrameMax {
+		return nil, false, nil // Exec refuses it as it refuses any message too large
+	}
+	for fresh := false; ; fresh = true {
+		ec, served, err := c.execConn(ctx, fresh)
+		if !served || err != nil {
+			return nil, served, err
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		fc := &framedCall{c: c, ec: ec, ctx: sctx}
+		es = &ExecStream{cancel: cancel, recv: fc.recv, send: fc.send, closeS: fc.closeSend, closeR: fc.release}
+		// A call the caller gives up closes its connection: the agent
+		// sees it end, ends the call and kills a foreground process.
+		es.stopWatch = context.AfterFunc(sctx, fc.abort)
+		if err = agentpb.WriteFrame(ec.conn, b); err != nil {
+			fc.broken.Store(true)
+			err = bytesLinkError(sctx, err)
+		} else {
+			err = es.started()
+		}
+		if err == nil {
+			return es, true, nil
+		}
+		es.Close()
+		// A kept connection the agent closed while it was idle (it
+		// restarted, or stopped): the call never reached it, so it is
+		// made again on a new one.
+		if ec.reused && !fc.answered && fc.broken.Load() && ctx.Err() == nil {
+			continue
+		}
+		return nil, true, err
+	}
+}
+
+// framedCall is one call on a framed exec connection.
+type framedCall struct {
+	c   *Client
+	ec  *execConn
+	ctx context.Context
+
+	mu       sync.Mutex // held while the answer is read
+	answered bool       // a frame of the agent's came
+	ended    bool       // the agent's last frame came
+	endErr   error      // what the call ended with after its exit
+	sentEnd  bool       // the client's empty frame went
+	broken   atomic.Bool
+}
+
+func (f *framedCall) recv() (*agentpb.ExecResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.read()
+}
+
+// read reads the agent's next frame; f.mu is held.
+func (f *framedCall) read() (*agentpb.ExecResponse, error) {
+	if f.ended {
+		if f.endErr != nil {
+			return nil, f.endErr
+		}
+		return nil, io.EOF
+	}
+	b, err := agentpb.ReadFrame(f.ec.br, agentpb.ExecFrameMax+1)
+	if err != nil {
+		f.broken.Store(true)
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the call's end is a frame of its own
+		}
+		return nil, bytesLinkError(f.ctx, err)
+	}
+	f.answered = true
+	if len(b) == 0 {
+		f.broken.Store(true)
+		return nil, protocolError("an empty frame on the framed exec path")
+	}
+	switch b[0] {
+	case agentpb.ExecFrameEvent:
+		msg := new(agentpb.ExecResponse)
+		if err := proto.Unmarshal(b[1:], msg); err != nil {
+			f.broken.Store(true)
+			return nil, protocolError("a framed exec event: %v", err)
+		}
+		if msg.GetExited() != nil {
+			// The call's end follows the exit at once. It is read with
+			// it, so the connection is free for the next call once the
+			// exit is seen, and needs no wait of its own in Close.
+			if end, err := f.read(); end != nil {
+				f.broken.Store(true)
+				f.ended, f.endErr = true, protocolError("an event after the exit")
+			} else if !f.ended {
+				f.ended, f.endErr = true, err
+			} else if err != io.EOF {
+				f.endErr = err
+			}
+		}
+		return msg, nil
+	case agentpb.ExecFrameEnd:
+		f.ended = true
+		return nil, io.EOF
+	case agentpb.ExecFrameFailed:
+		f.ended = true
+		return nil, frameError(b[1:])
+	}
+	f.broken.Store(true)
+	return nil, protocolError("a framed exec frame of kind %d", b[0])
+}
+
+// send and closeSend are called under ExecStream.sendMu.
+func (f *framedCall) send(m *agentpb.ExecRequest) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if len(b) == 0 {
+		return nil // an empty message would read as the request side's end
+	}
+	if err := agentpb.WriteFrame(f.ec.conn, b); err != nil {
+		f.broken.Store(true)
+		return err
+	}
+	return nil
+}
+
+func (f *framedCall) closeSend() error {
+	if err := agentpb.WriteFrame(f.ec.conn, nil); err != nil {
+		f.broken.Store(true)
+		return err
+	}
+	f.sentEnd = true
+	return nil
+}
+
+// abort ends the call by closing its connection.
+func (f *framedCall) abort() {
+	f.broken.Store(true)
+	f.c.closed(f.ec)
+}
+
+// release ends the call's use of its connection (ExecStream.Close, after
+// closeSend): kept for the next call when the call is over on both sides,
+// closed otherwise, which ends the call in the agent.
+func (f *framedCall) release() error {
+	if !f.mu.TryLock() {
+		// A Recv is under way: closing the connection ends it.
+		f.abort()
+		return nil
+	}
+	defer f.mu.Unlock()
+	if f.ended && f.sentEnd && !f.broken.Load() {
+		f.c.keep(f.ec)
+		return nil
+	}
+	f.abort()
+	return nil
+}

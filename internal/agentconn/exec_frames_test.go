@@ -1,0 +1,165 @@
+package agentconn_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/agentpb"
+	"github.com/paddockhq/paddock/internal/errdefs"
+	"github.com/paddockhq/paddock/internal/shim"
+	"github.com/paddockhq/paddock/internal/shim/shimtest"
+	"github.com/paddockhq/paddock/internal/testenv"
+)
+
+// TestExecFramesKept: calls one after another share one framed exec
+// connection, kept between them, whatever each call's end was: an exit,
+// a refusal before the start, a process killed by its timeout.
+func TestExecFramesKept(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	var dials atomic.Int32
+	c := agentconn.New(countingDial(&dials, a.socket))
+	defer c.Close()
+	for i := range 30 {
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "echo $0", "x"}})
+		if err != nil || string(res.Stdout) != "x\n" {
+			t.Fatalf("call %d: %v %q", i, err, res.Stdout)
+		}
+		_, err = c.Run(ctx, agentconn.ExecRequest{Argv: []string{"paddock-no-such-command"}})
+		wantCode(t, err, errdefs.ErrNotFound, "command_not_found")
+		res, err = c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sleep", "5"}, Timeout: 1})
+		if err != nil || !res.Exit.TimedOut {
+			t.Fatalf("call %d with a timeout: %v %+v", i, err, res.Exit)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("%d connections dialed for 90 calls in turn, want 1", n)
+	}
+}
+
+// TestExecFramesAgentRestarted: a kept connection to an agent that then
+// stopped (a sandbox stopped and started, its agent anew on the same
+// socket) fails the next call only inside the client, which makes it
+// again on a new connection.
+func TestExecFramesAgentRestarted(t *testing.T) {
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+	stop := shimtest.StartAt(t, sock, shim.Options{})
+	c := agentconn.New(testenv.UnixDialer(sock))
+	defer c.Close()
+	ctx := ctxT(t)
+	run := func() {
+		t.Helper()
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
+		if err != nil || string(res.Stdout) != "hi\n" {
+			t.Fatalf("%v %q", err, res.Stdout)
+		}
+	}
+	run()
+	stop()
+	defer shimtest.StartAt(t, sock, shim.Options{})()
+	run()
+	run()
+}
+
+// TestExecFramesEnvRequired: with WithEnvRequired, a framed call never
+// reaches an agent that has lost its environment. The agent restarts
+// without it; the framed connection, dialed plainly, finds it has none,
+// so the call goes by Exec, whose connection's dial gives it back (as the
+// control plane's dial does), and the process sees it.
+func TestExecFramesEnvRequired(t *testing.T) {
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+	stop := shimtest.StartAt(t, sock, shim.Options{})
+	plain := testenv.UnixDialer(sock)
+	env := map[string]string{"PADDOCK_TEST_SECRET": "s3"}
+	configured := func(ctx context.Context) (net.Conn, error) {
+		once := agentconn.New(plain)
+		defer once.Close()
+		if err := once.SetEnv(ctx, env); err != nil {
+			return nil, err
+		}
+		return plain(ctx)
+	}
+	c := agentconn.New(configured, agentconn.WithBytesDial(plain), agentconn.WithEnvRequired())
+	defer c.Close()
+	ctx := ctxT(t)
+	printenv := func() string {
+		t.Helper()
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "echo -n $PADDOCK_TEST_SECRET"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Stdout)
+	}
+	if err := c.Health(ctx); err != nil { // the main connection, configured
+		t.Fatal(err)
+	}
+	if got := printenv(); got != "s3" {
+		t.Fatalf("before the restart: %q, want s3", got)
+	}
+	stop()
+	defer shimtest.StartAt(t, sock, shim.Options{})()
+	for i := range 3 {
+		if got := printenv(); got != "s3" {
+			t.Fatalf("call %d after the restart: %q, want s3", i, got)
+		}
+	}
+}
+
+// TestExecFramesOldAgent: an agent without the framed path (one started
+// before it existed) answers its upgrade with 404, once, and every call
+// goes by ProcessService.Exec.
+func TestExecFramesOldAgent(t *testing.T) {
+	var asked, streams atomic.Int32
+	sock := serveOldAgent(t, agentpb.ExecFramesPath, func(path string) {
+		switch {
+		case path == agentpb.ExecFramesPath:
+			asked.Add(1)
+		case strings.HasSuffix(path, "/Exec"):
+			streams.Add(1)
+		}
+	})
+	c := agentconn.New(testenv.UnixDialer(sock))
+	defer c.Close()
+	for range 3 {
+		res, err := c.Run(ctxT(t), agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
+		if err != nil || string(res.Stdout) != "hi\n" {
+			t.Fatalf("%v %q", err, res.Stdout)
+		}
+	}
+	if asked.Load() != 1 || streams.Load() != 3 {
+		t.Fatalf("the framed path was asked for %d times and Exec called %d times, want 1 and 3", asked.Load(), streams.Load())
+	}
+}
+
+// serveOldAgent serves a shim on a unix socket of the test's as an agent
+// started before the path without existed: it answers 404 there. seen is
+// called with every request's path. It returns the socket's path.
+func serveOldAgent(t *testing.T, without string, seen func(path string)) string {
+	t.Helper()
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+	srv, _ := shimtest.NewServer(t, shim.Options{})
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Protocols: &p, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		seen(req.URL.Path)
+		if req.URL.Path == without {
+			http.NotFound(w, req)
+			return
+		}
+		srv.Handler().ServeHTTP(w, req)
+	})}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+	return sock
+}
