@@ -157,9 +157,9 @@ type ExecStream struct {
 // Exec starts a process and returns once the agent has started it (or
 // refused: a missing command is an errdefs.ErrNotFound with the code
 // "command_not_found"). The caller must Wait for it or Close the stream;
-// closing it before the process exits kills a foreground process. The
-// call goes by the framed path where it can, by ProcessService.Exec
-// otherwise; the two behave alike.
+// closing it before the process exits kills a foreground process. A call
+// without stdin or a terminal goes by the framed path where it can, the
+// others by ProcessService.Exec; the two behave alike.
 func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error) {
 	if len(req.Argv) == 0 {
 		return nil, errdefs.InvalidArgument("invalid_command", "argv is empty")
@@ -189,7 +189,11 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecStream, error)
 		start.TimeoutMs = 1
 	}
 	msg := &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}}
-	es, served, err := c.execFramed(ctx, msg)
+	var es *ExecStream
+	served := false
+	if !start.Stdin && start.Pty == nil {
+		es, served, err = c.execFramed(ctx, msg)
+	}
 	if !served {
 		es, err = c.execStream(ctx, msg)
 	}

@@ -122,8 +122,9 @@ func (c *Client) closeIdleExecs() {
 	}
 }
 
-// execFramed starts a call on the framed path. served is false when the
-// call is to go by ProcessService.Exec instead.
+// execFramed starts a call on the framed path: a process without stdin
+// or a terminal (Exec sends the others by ProcessService.Exec). served is
+// false when the call is to go by ProcessService.Exec instead.
 func (c *Client) execFramed(ctx context.Context, start *agentpb.ExecRequest) (es *ExecStream, served bool, err error) {
 	b, err := proto.Marshal(start)
 	if err != nil || len(b) > agentpb.ExecFrameMax {
@@ -138,11 +139,21 @@ func (c *Client) execFramed(ctx context.Context, start *agentpb.ExecRequest) (es
 		fc := &framedCall{c: c, ec: ec, ctx: sctx}
 		es = &ExecStream{cancel: cancel, recv: fc.recv, send: fc.send, closeS: fc.closeSend, closeR: fc.release}
 		// A call the caller gives up closes its connection: the agent
-		// sees it end, ends the call and kills a foreground process.
-		es.stopWatch = context.AfterFunc(sctx, fc.abort)
-		if err = agentpb.WriteFrame(ec.conn, b); err != nil {
+		// sees it end, ends the call and kills a foreground process. A
+		// close under way when the call ends otherwise still leaves the
+		// connection unfit to keep.
+		stop := context.AfterFunc(sctx, fc.abort)
+		es.stopWatch = func() bool {
+			if stop() {
+				return true
+			}
 			fc.broken.Store(true)
-			err = bytesLinkError(sctx, err)
+			return false
+		}
+		werr := agentpb.WriteFrame(ec.conn, b)
+		if werr != nil {
+			fc.broken.Store(true)
+			err = bytesLinkError(sctx, werr)
 		} else {
 			err = es.started()
 		}
@@ -150,11 +161,18 @@ func (c *Client) execFramed(ctx context.Context, start *agentpb.ExecRequest) (es
 			return es, true, nil
 		}
 		es.Close()
-		// A kept connection the agent closed while it was idle (it
-		// restarted, or stopped): the call never reached it, so it is
-		// made again on a new one.
-		if ec.reused && !fc.answered && fc.broken.Load() && ctx.Err() == nil {
+		switch {
+		case werr != nil && ec.reused && ctx.Err() == nil:
+			// A kept connection the agent closed while it was idle (it
+			// restarted, or stopped): the start was not sent, so the call
+			// is made again on a new connection. A start sent is never
+			// sent again, even on a connection that broke before an
+			// answer: the agent may have started the process.
 			continue
+		case ec.reused && !fc.answered && fc.broken.Load():
+			// The same, seen only by the read: the others kept meanwhile
+			// are likely gone too.
+			c.closeIdleExecs()
 		}
 		return nil, true, err
 	}
@@ -235,6 +253,12 @@ func (f *framedCall) read() (*agentpb.ExecResponse, error) {
 
 // send and closeSend are called under ExecStream.sendMu.
 func (f *framedCall) send(m *agentpb.ExecRequest) error {
+	switch m.GetMsg().(type) {
+	case *agentpb.ExecRequest_Stdin, *agentpb.ExecRequest_CloseStdin:
+		// A framed call's process has no stdin, where the agent drops
+		// what is written to it; the framed path takes none.
+		return nil
+	}
 	b, err := proto.Marshal(m)
 	if err != nil {
 		return err

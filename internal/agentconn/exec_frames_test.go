@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -40,6 +41,45 @@ func TestExecFramesKept(t *testing.T) {
 	}
 	if n := dials.Load(); n != 1 {
 		t.Fatalf("%d connections dialed for 90 calls in turn, want 1", n)
+	}
+}
+
+// TestExecFramesCancelAtClose: a call whose context is cancelled as it is
+// closed, after its exit, does not leave its connection kept while the
+// cancellation closes it: the next call, on whatever connection, starts
+// its process once and succeeds.
+func TestExecFramesCancelAtClose(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	f := filepath.Join(t.TempDir(), "starts")
+	const calls = 300
+	for i := range calls {
+		cctx, cancel := context.WithCancel(ctx)
+		es, err := a.client.Exec(cctx, agentconn.ExecRequest{Argv: []string{"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ev, err := es.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Exit != nil {
+				break
+			}
+		}
+		cancel()
+		es.Close()
+		if _, err := a.client.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "echo x >> " + f}}); err != nil {
+			t.Fatalf("the call after cancelled call %d: %v", i, err)
+		}
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "x"); n != calls {
+		t.Fatalf("%d processes started for %d calls", n, calls)
 	}
 }
 

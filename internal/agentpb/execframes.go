@@ -14,9 +14,13 @@ package agentpb
 //     started. An agent without the path answers 404, and the client uses
 //     ProcessService.Exec.
 //  2. A call: the client sends ExecRequest messages (protobuf), one a
-//     frame, the first a start, then one empty frame, which ends the
-//     request side as CloseRequest ends Exec's. It sends the empty frame
-//     once in every call, at the latest when the agent's last frame came.
+//     frame, the first a start of a process without stdin or a terminal
+//     (those go by Exec), then signals or resizes, then one empty frame,
+//     which ends the request side as CloseRequest ends Exec's. It sends the
+//     empty frame once in every call, at the latest when the agent's last
+//     frame came, and starts the next call only after that. The agent
+//     queues at most ExecFramesQueued frames of a call, and closes the
+//     connection of a client that breaks these rules.
 //  3. The agent answers frames whose first byte is their kind: ExecFrameEvent
 //     then an ExecResponse (protobuf), as Exec's stream carries them, and
 //     last ExecFrameEnd, alone, or ExecFrameFailed then a FrameError (JSON)
@@ -40,3 +44,8 @@ const (
 // ExecFrameMax bounds one frame of the framed exec path either way: one
 // message, as Exec's messages are bounded.
 const ExecFrameMax = 4 << 20
+
+// ExecFramesQueued is how many frames of a call the agent holds for it:
+// a framed call's process has no stdin, so its client sends only a signal
+// or a resize, a few at the most.
+const ExecFramesQueued = 64

@@ -126,6 +126,29 @@ func (e *taskEnv) row(t *testing.T, id string) pc.Sandbox {
 	return sb
 }
 
+// running waits until task id's sandbox runs. A task names its sandbox
+// before the sandbox's row exists (a server that dies meanwhile leaves a
+// task that says which row to kill), so the row may not be there yet.
+func (e *taskEnv) running(t *testing.T, id string) {
+	t.Helper()
+	testenv.WaitFor(t, "the task's sandbox to run", func() bool {
+		tk := e.task(t, id)
+		if tk.SandboxID == "" {
+			return false
+		}
+		r := e.env.Do(t, "GET", "/api/v1/org/acme/sandboxes/"+tk.SandboxID, nil)
+		if r.Status == 404 && r.Code() == "sandbox_not_found" {
+			return false
+		}
+		if r.Status != 200 {
+			t.Fatalf("the task's sandbox: %d %s", r.Status, r.Body)
+		}
+		var sb pc.Sandbox
+		r.Decode(t, &sb)
+		return sb.State == pc.SandboxRunning
+	})
+}
+
 // gone checks the task sandbox id's container and workspace volume are
 // no more.
 func (e *taskEnv) gone(t *testing.T, id string) {
@@ -220,10 +243,7 @@ func TestTaskTimeoutAndCancel(t *testing.T) {
 	e.gone(t, tk.SandboxID)
 
 	id := long.Tasks[0].ID
-	testenv.WaitFor(t, "the long task's sandbox to run", func() bool {
-		tk = e.task(t, id)
-		return tk.SandboxID != "" && e.row(t, tk.SandboxID).State == pc.SandboxRunning
-	})
+	e.running(t, id)
 	e.env.Must(t, 200, "DELETE", tasksPath+"/"+id, nil)
 	tk = e.done(t, id)
 	if tk.Status != pc.TaskCancelled || tk.Score != nil {
@@ -367,15 +387,11 @@ func TestTaskServerStops(t *testing.T) {
 	e := newTaskEnv(t)
 	b := e.run(t, pc.CreateTasksRequest{Argv: []string{"sleep", "300"}})
 	id := b.Tasks[0].ID
-	var tk pc.Task
-	testenv.WaitFor(t, "the task's sandbox to run", func() bool {
-		tk = e.task(t, id)
-		return tk.SandboxID != "" && e.row(t, tk.SandboxID).State == pc.SandboxRunning
-	})
+	e.running(t, id)
 	if err := e.env.Tasks.Close(); err != nil { // as the tasks component's Close
 		t.Fatal(err)
 	}
-	tk = e.task(t, id)
+	tk := e.task(t, id)
 	if tk.Status != pc.TaskFailed || !strings.Contains(tk.Error, "server stopped") {
 		t.Fatalf("the task: %+v", tk)
 	}

@@ -2,18 +2,26 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/paddockhq/paddock/internal/agentpb"
 )
 
+// errFramesViolated ends a framed exec connection whose client broke the
+// path's rules; the call in progress ends as a cancelled one.
+var errFramesViolated = errors.New("the client broke the framed exec path's rules")
+
 // serveExecFrames serves Exec's framed path (agentpb.ExecFramesPath): the
-// calls of one connection in turn, each started, fed and followed as
+// calls of one connection in turn, each started and followed as
 // ProcessService.Exec does, its messages in frames on the connection
-// rather than in Connect envelopes on an HTTP/2 stream.
+// rather than in Connect envelopes on an HTTP/2 stream. The connection is
+// read all the time, so that its end is seen at once and ends the call in
+// progress, killing a foreground process, as a closed stream does.
 func (s *Server) serveExecFrames(w http.ResponseWriter, r *http.Request) {
 	extra := ""
 	if s.env.given() {
@@ -25,13 +33,10 @@ func (s *Server) serveExecFrames(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	// ctx ends with the connection: its calls end as cancelled ones do.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	calls := make(chan *framedCall)
-	s.wg.Go(func() {
-		defer cancel()
-		readCalls(ctx, brw.Reader, calls)
-	})
+	s.wg.Go(func() { cancel(readCalls(ctx, brw.Reader, calls)) })
 	for {
 		var c *framedCall
 		select {
@@ -39,12 +44,15 @@ func (s *Server) serveExecFrames(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		}
-		err := s.execFramed(ctx, c, conn)
+		err := s.execFramed(ctx, cancel, c, conn)
 		close(c.done)
 		end := []byte{agentpb.ExecFrameEnd}
 		if err != nil {
 			if ctx.Err() != nil {
-				return // the client left: nobody to answer
+				if errors.Is(context.Cause(ctx), errFramesViolated) {
+					s.log.Debug("closed a framed exec connection", "err", context.Cause(ctx))
+				}
+				return // the client left, or is sent away: nobody to answer
 			}
 			end = s.frameError(agentpb.ExecFrameFailed, agentpb.ExecFramesPath, err)
 		}
@@ -55,59 +63,126 @@ func (s *Server) serveExecFrames(w http.ResponseWriter, r *http.Request) {
 }
 
 // framedCall is one call on a framed exec connection: its first frame,
-// the frames after it until the client's empty frame (in, closed at it),
-// and done, closed once the agent is through with the call.
+// the frames after it, queued until the call's recv takes them, and done,
+// closed once the agent is through with the call.
 type framedCall struct {
 	first []byte
-	in    chan []byte
 	done  chan struct{}
+	more  chan struct{} // a frame queued, or the end came
+
+	mu     sync.Mutex
+	queue  [][]byte
+	closed bool // the client's empty frame came
 }
 
 // readCalls reads a framed exec connection's frames into calls until the
-// connection ends or ctx does.
-func readCalls(ctx context.Context, r io.Reader, calls chan<- *framedCall) {
+// connection ends (it returns why) or ctx does.
+func readCalls(ctx context.Context, r io.Reader, calls chan<- *framedCall) error {
+	var prev *framedCall
 	for {
 		first, err := agentpb.ReadFrame(r, agentpb.ExecFrameMax)
 		if err != nil {
-			return
+			return err
 		}
-		c := &framedCall{first: first, in: make(chan []byte), done: make(chan struct{})}
+		if prev != nil {
+			select {
+			case <-prev.done:
+			default:
+				// A client starts a call only once the one before it
+				// ended; a start sooner would wait, the connection unread.
+				return errFramesViolated
+			}
+		}
+		c := &framedCall{first: first, done: make(chan struct{}), more: make(chan struct{}, 1)}
 		select {
 		case calls <- c:
 		case <-ctx.Done():
-			return
+			return nil
 		}
-		if len(first) == 0 {
-			close(c.in) // the call's end came first: it is refused
+		prev = c
+		if len(first) == 0 { // the call's end came first
+			c.add(nil)
 			continue
 		}
 		for {
 			b, err := agentpb.ReadFrame(r, agentpb.ExecFrameMax)
 			if err != nil {
-				return
+				return err
 			}
-			if len(b) == 0 {
-				close(c.in)
+			closed, err := c.add(b)
+			if err != nil {
+				return err
+			}
+			if closed {
 				break
-			}
-			select {
-			case c.in <- b:
-			case <-c.done: // the call is over: what the client still sends is dropped
-			case <-ctx.Done():
-				return
 			}
 		}
 	}
 }
 
-// execFramed serves one call of a framed exec connection.
-func (s *Server) execFramed(ctx context.Context, c *framedCall, w io.Writer) error {
+// add queues a frame of the call's, or with the empty frame marks the
+// request side's end. It reports whether the call's frames are over.
+func (c *framedCall) add(b []byte) (closed bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	over := false
+	select {
+	case <-c.done:
+		over = true
+	default:
+	}
+	switch {
+	case len(b) == 0:
+		c.closed = true
+	case over:
+		return false, nil // the call is over: what the client still sends is dropped
+	case len(c.queue) >= agentpb.ExecFramesQueued:
+		return false, errFramesViolated
+	default:
+		c.queue = append(c.queue, b)
+	}
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+	return c.closed, nil
+}
+
+// next takes the call's next frame: io.EOF once the request side ended.
+func (c *framedCall) next(ctx context.Context) ([]byte, error) {
+	for {
+		c.mu.Lock()
+		if len(c.queue) > 0 {
+			b := c.queue[0]
+			c.queue = c.queue[1:]
+			c.mu.Unlock()
+			return b, nil
+		}
+		closed := c.closed
+		c.mu.Unlock()
+		if closed {
+			return nil, io.EOF
+		}
+		select {
+		case <-c.more:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// execFramed serves one call of a framed exec connection; end ends the
+// connection.
+func (s *Server) execFramed(ctx context.Context, end context.CancelCauseFunc, c *framedCall, w io.Writer) error {
 	var first *agentpb.ExecRequest // nil (no start) for the empty frame
 	if len(c.first) > 0 {
 		first = new(agentpb.ExecRequest)
 		if err := proto.Unmarshal(c.first, first); err != nil {
 			return errInvalid("invalid_message", "the first frame is not an exec request: %v", err)
 		}
+	}
+	if st := first.GetStart(); st.GetStdin() || st.GetPty() != nil {
+		return errInvalid("invalid_stdin", "a process with stdin or a terminal goes by ProcessService.Exec, not the framed path")
 	}
 	p, err := s.startExec(first)
 	if err != nil {
@@ -125,19 +200,17 @@ func (s *Server) execFramed(ctx context.Context, c *framedCall, w io.Writer) err
 		return err
 	}
 	recv := func() (control, error) {
-		select {
-		case b, ok := <-c.in:
-			if !ok {
-				return control{}, io.EOF
-			}
-			msg := new(agentpb.ExecRequest)
-			if err := proto.Unmarshal(b, msg); err != nil {
-				return control{}, errInvalid("invalid_message", "a frame is not an exec request: %v", err)
-			}
-			return controlOf(msg), nil
-		case <-ctx.Done():
-			return control{}, ctx.Err()
+		b, err := c.next(ctx)
+		if err != nil {
+			return control{}, err
 		}
+		msg := new(agentpb.ExecRequest)
+		err = proto.Unmarshal(b, msg)
+		if _, stdin := msg.GetMsg().(*agentpb.ExecRequest_Stdin); err != nil || stdin {
+			end(errFramesViolated) // a frame that is no message, or stdin the process has not
+			return control{}, errFramesViolated
+		}
+		return controlOf(msg), nil
 	}
 	return s.serveCall(ctx, p, recv, send)
 }

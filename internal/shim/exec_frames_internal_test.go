@@ -21,11 +21,12 @@ import (
 
 // TestExecFramesProtocol plays Exec's framed path on the wire: a request
 // that is no upgrade, the environment's mark in the upgrade's answer,
-// calls in turn on one connection (stdin in frames among them), calls
-// refused before their start (no start, a first frame that is no message)
-// after which the connection carries the next call, a connection closed
-// within a call, which kills its foreground process, and the server's stop,
-// which closes a kept connection.
+// calls in turn on one connection, calls refused before their start (no
+// start, a first frame that is no message, stdin or a terminal asked for)
+// after which the connection carries the next call, a signal, a
+// connection closed within a call, which kills its foreground process,
+// clients that break the path's rules, whose connection is closed as if
+// they had closed it, and the server's stop, which closes a kept one.
 func TestExecFramesProtocol(t *testing.T) {
 	srv, c, stop := serveAgent(t, Options{}, false)
 
@@ -43,7 +44,7 @@ func TestExecFramesProtocol(t *testing.T) {
 		}
 	}
 	start := func(argv ...string) *agentpb.ExecRequest {
-		return &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: argv, Stdin: true}}}
+		return &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: argv}}}
 	}
 	endRequests := func(t *testing.T, conn net.Conn) {
 		t.Helper()
@@ -89,16 +90,41 @@ func TestExecFramesProtocol(t *testing.T) {
 		}
 		return out, exit
 	}
-	catCall := func(t *testing.T, conn net.Conn, br *bufio.Reader, in string) {
+	echoCall := func(t *testing.T, conn net.Conn, br *bufio.Reader, word string) {
 		t.Helper()
-		send(t, conn, start("cat"))
-		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Stdin{Stdin: []byte(in)}})
-		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_CloseStdin{CloseStdin: true}})
+		send(t, conn, start("echo", word))
 		events, refusal := answer(t, br)
 		endRequests(t, conn)
 		out, exit := output(events)
-		if refusal != nil || exit == nil || exit.ExitCode != 0 || out != in || events[0].GetStarted() == nil {
-			t.Fatalf("cat: %q, exit %v, refused %v, first %v", out, exit, refusal, events[0])
+		if refusal != nil || exit == nil || exit.ExitCode != 0 || out != word+"\n" || events[0].GetStarted() == nil {
+			t.Fatalf("echo: %q, exit %v, refused %v, first %v", out, exit, refusal, events[0])
+		}
+	}
+	// started sends a start of sleep and reads its Started event.
+	started := func(t *testing.T, conn net.Conn, br *bufio.Reader) (pid int) {
+		t.Helper()
+		send(t, conn, start("sleep", "1000"))
+		b, err := agentpb.ReadFrame(br, agentpb.ExecFrameMax+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := new(agentpb.ExecResponse)
+		if err := proto.Unmarshal(b[1:], m); err != nil || m.GetStarted() == nil {
+			t.Fatalf("first frame %q: %v", b, err)
+		}
+		return int(m.GetStarted().GetPid())
+	}
+	killed := func(t *testing.T, pid int) {
+		t.Helper()
+		testenv.WaitFor(t, "the foreground process killed", func() bool {
+			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+		})
+	}
+	closedUnanswered := func(t *testing.T, br *bufio.Reader) {
+		t.Helper()
+		// Closed with the call's last frame perhaps unread: a reset.
+		if _, err := agentpb.ReadFrame(br, agentpb.ExecFrameMax+1); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("got %v, want the connection closed", err)
 		}
 	}
 	wantRefused := func(t *testing.T, br *bufio.Reader, reason string) {
@@ -133,7 +159,7 @@ func TestExecFramesProtocol(t *testing.T) {
 	t.Run("calls in turn", func(t *testing.T) {
 		conn, br, _ := open(t)
 		for i := range 5 {
-			catCall(t, conn, br, fmt.Sprintf("call %d\n", i))
+			echoCall(t, conn, br, fmt.Sprint("call", i))
 		}
 	})
 	t.Run("refused before the start", func(t *testing.T) {
@@ -145,35 +171,97 @@ func TestExecFramesProtocol(t *testing.T) {
 		}
 		wantRefused(t, br, "invalid_message")
 		endRequests(t, conn)
-		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_CloseStdin{CloseStdin: true}})
+		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Signal{Signal: agentpb.Signal_SIGNAL_TERM}})
 		wantRefused(t, br, "missing_start")
 		endRequests(t, conn)
-		catCall(t, conn, br, "after the refusals\n")
+		// Stdin and terminals go by Exec's stream.
+		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: []string{"cat"}, Stdin: true}}})
+		wantRefused(t, br, "invalid_stdin")
+		endRequests(t, conn)
+		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: []string{"sh"}, Pty: &agentpb.Pty{}}}})
+		wantRefused(t, br, "invalid_stdin")
+		endRequests(t, conn)
+		echoCall(t, conn, br, "after the refusals")
+	})
+	t.Run("a signal", func(t *testing.T) {
+		conn, br, _ := open(t)
+		started(t, conn, br)
+		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Signal{Signal: agentpb.Signal_SIGNAL_TERM}})
+		events, refusal := answer(t, br)
+		endRequests(t, conn)
+		if _, exit := output(events); refusal != nil || exit == nil || exit.SignalName != "SIGTERM" {
+			t.Fatalf("exit %v, refused %v", exit, refusal)
+		}
+		echoCall(t, conn, br, "after the signal")
 	})
 	t.Run("closed within a call", func(t *testing.T) {
 		conn, br, _ := open(t)
-		send(t, conn, start("sleep", "1000"))
-		b, err := agentpb.ReadFrame(br, agentpb.ExecFrameMax+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := new(agentpb.ExecResponse)
-		if err := proto.Unmarshal(b[1:], m); err != nil || m.GetStarted() == nil {
-			t.Fatalf("first frame %q: %v", b, err)
-		}
-		pid := int(m.GetStarted().GetPid())
+		pid := started(t, conn, br)
 		conn.Close()
-		testenv.WaitFor(t, "the foreground process killed", func() bool {
-			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-		})
+		killed(t, pid)
 	})
+	// A client that breaks the path's rules loses its connection, and the
+	// call in progress ends as if it had closed it.
+	for _, tt := range []struct {
+		name string
+		send func(t *testing.T, conn net.Conn)
+	}{
+		{"stdin within a call", func(t *testing.T, conn net.Conn) {
+			send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Stdin{Stdin: []byte("x")}})
+		}},
+		{"no message within a call", func(t *testing.T, conn net.Conn) {
+			if err := agentpb.WriteFrame(conn, []byte{0xff, 0xff, 0xff}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a start before the call's end", func(t *testing.T, conn net.Conn) {
+			endRequests(t, conn)
+			send(t, conn, start("true"))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, br, _ := open(t)
+			pid := started(t, conn, br)
+			tt.send(t, conn)
+			killed(t, pid)
+			closedUnanswered(t, br)
+		})
+	}
 	t.Run("a kept connection closed by the server's stop", func(t *testing.T) {
 		conn, br, _ := open(t)
-		catCall(t, conn, br, "before the stop\n")
+		echoCall(t, conn, br, "before the stop")
 		stop()
-		// Closed with the call's last frame perhaps unread: a reset.
-		if _, err := agentpb.ReadFrame(br, agentpb.ExecFrameMax+1); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
-			t.Fatalf("got %v, want the connection closed", err)
-		}
+		closedUnanswered(t, br)
 	})
+}
+
+// TestFramedCallQueue: a framed call's frames wait in a queue of at most
+// agentpb.ExecFramesQueued for its recv, so the connection is read all the time;
+// a client that sends more breaks the path's rules. After the call, what
+// the client still sends is dropped, up to the request side's end.
+func TestFramedCallQueue(t *testing.T) {
+	c := &framedCall{done: make(chan struct{}), more: make(chan struct{}, 1)}
+	for i := range agentpb.ExecFramesQueued {
+		if closed, err := c.add([]byte{byte(i)}); closed || err != nil {
+			t.Fatalf("frame %d: %v %v", i, closed, err)
+		}
+	}
+	if _, err := c.add([]byte{1}); !errors.Is(err, errFramesViolated) {
+		t.Fatalf("one frame more: %v, want errFramesViolated", err)
+	}
+	for i := range agentpb.ExecFramesQueued {
+		if b, err := c.next(t.Context()); err != nil || b[0] != byte(i) {
+			t.Fatalf("frame %d taken: %v %v", i, b, err)
+		}
+	}
+	close(c.done)
+	if closed, err := c.add([]byte{1}); closed || err != nil {
+		t.Fatalf("a frame after the call: %v %v, want it dropped", closed, err)
+	}
+	if closed, err := c.add(nil); !closed || err != nil {
+		t.Fatalf("the end after the call: %v %v", closed, err)
+	}
+	if b, err := c.next(t.Context()); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the end: %v %v, want io.EOF", b, err)
+	}
 }
