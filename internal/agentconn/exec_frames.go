@@ -26,6 +26,10 @@ type execConn struct {
 	br     *bufio.Reader
 	reused bool // it carried a call before this one
 	once   sync.Once
+	// idle, while the connection is kept, has the first read's outcome
+	// (see keep): nil once the agent's next answer begins, the
+	// connection's end if the agent closed it meanwhile.
+	idle chan error
 }
 
 // execConns keeps the framed path's connections between calls.
@@ -43,9 +47,20 @@ type execConns struct {
 func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served bool, err error) {
 	p := &c.execs
 	p.mu.Lock()
-	if n := len(p.idle); n > 0 && !fresh {
+	for n := len(p.idle); n > 0 && !fresh; n-- {
 		ec = p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		select {
+		case <-ec.idle:
+			// The agent closed it while it was kept (it restarted, or
+			// stopped), or sent what it should not have: nothing was
+			// sent on it, so another serves.
+			p.mu.Unlock()
+			c.closed(ec)
+			p.mu.Lock()
+			continue
+		default:
+		}
 		p.mu.Unlock()
 		ec.reused = true
 		return ec, true, nil
@@ -88,7 +103,17 @@ func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served
 }
 
 // keep returns a connection whose call ended cleanly to the idle set.
+// A kept connection is read while it waits for its next call, as an
+// idle HTTP connection is: the agent closing it (a restart, a stop) is
+// seen then, on any transport, before a call is sent on it. The read
+// waits for the next answer's first byte and hands its outcome to that
+// call's first read.
 func (c *Client) keep(ec *execConn) {
+	ec.idle = make(chan error, 1)
+	go func() {
+		_, err := ec.br.Peek(1)
+		ec.idle <- err
+	}()
 	p := &c.execs
 	p.mu.Lock()
 	p.idle = append(p.idle, ec)
@@ -184,11 +209,12 @@ type framedCall struct {
 	ec  *execConn
 	ctx context.Context
 
-	mu       sync.Mutex // held while the answer is read
-	answered bool       // a frame of the agent's came
-	ended    bool       // the agent's last frame came
-	endErr   error      // what the call ended with after its exit
-	sentEnd  bool       // the client's empty frame went
+	mu       sync.Mutex  // held while the answer is read
+	answered bool        // a frame of the agent's came
+	ended    bool        // the agent's last frame came
+	over     atomic.Bool // ended, for send
+	endErr   error       // what the call ended with after its exit
+	sentEnd  bool        // the client's empty frame went
 	broken   atomic.Bool
 }
 
@@ -206,7 +232,15 @@ func (f *framedCall) read() (*agentpb.ExecResponse, error) {
 		}
 		return nil, io.EOF
 	}
-	b, err := agentpb.ReadFrame(f.ec.br, agentpb.ExecFrameMax+1)
+	var err error
+	if f.ec.idle != nil { // the kept connection's read has the answer's start
+		err = <-f.ec.idle
+		f.ec.idle = nil
+	}
+	var b []byte
+	if err == nil {
+		b, err = agentpb.ReadFrame(f.ec.br, agentpb.ExecFrameMax+1)
+	}
 	if err != nil {
 		f.broken.Store(true)
 		if errors.Is(err, io.EOF) {
@@ -238,13 +272,16 @@ func (f *framedCall) read() (*agentpb.ExecResponse, error) {
 			} else if err != io.EOF {
 				f.endErr = err
 			}
+			f.over.Store(true)
 		}
 		return msg, nil
 	case agentpb.ExecFrameEnd:
 		f.ended = true
+		f.over.Store(true)
 		return nil, io.EOF
 	case agentpb.ExecFrameFailed:
 		f.ended = true
+		f.over.Store(true)
 		return nil, frameError(b[1:])
 	}
 	f.broken.Store(true)
@@ -253,6 +290,9 @@ func (f *framedCall) read() (*agentpb.ExecResponse, error) {
 
 // send and closeSend are called under ExecStream.sendMu.
 func (f *framedCall) send(m *agentpb.ExecRequest) error {
+	if f.over.Load() || f.broken.Load() {
+		return io.EOF // the call has ended, as a stream's send says
+	}
 	switch m.GetMsg().(type) {
 	case *agentpb.ExecRequest_Stdin, *agentpb.ExecRequest_CloseStdin:
 		// A framed call's process has no stdin, where the agent drops

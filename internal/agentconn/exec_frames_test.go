@@ -2,12 +2,16 @@ package agentconn_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
@@ -105,6 +109,109 @@ func TestExecFramesAgentRestarted(t *testing.T) {
 	defer shimtest.StartAt(t, sock, shim.Options{})()
 	run()
 	run()
+}
+
+// TestExecFramesAgentRestartedOverTCP is TestExecFramesAgentRestarted
+// where the link is TCP, as the Kubernetes provider's is: a send to a
+// connection the agent closed succeeds there, so the client must have
+// seen the close while the connection was kept.
+func TestExecFramesAgentRestartedOverTCP(t *testing.T) {
+	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+	stop := shimtest.StartAt(t, sock, shim.Options{})
+	proxy := tcpToUnix(t, sock)
+	c := agentconn.New(func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", proxy)
+	})
+	defer c.Close()
+	ctx := ctxT(t)
+	run := func() {
+		t.Helper()
+		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
+		if err != nil || string(res.Stdout) != "hi\n" {
+			t.Fatalf("%v %q", err, res.Stdout)
+		}
+	}
+	run()
+	stop()
+	defer shimtest.StartAt(t, sock, shim.Options{})()
+	run()
+	run()
+}
+
+// tcpToUnix forwards TCP connections on a loopback port to the unix
+// socket at sock, each closed when either side ends; it returns the
+// port's address.
+func tcpToUnix(t *testing.T, sock string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("unix", sock)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			t.Cleanup(func() { in.Close(); out.Close() })
+			for _, pair := range [][2]net.Conn{{in, out}, {out, in}} {
+				wg.Go(func() {
+					_, _ = io.Copy(pair[0], pair[1])
+					in.Close()
+					out.Close()
+				})
+			}
+		}
+	})
+	return l.Addr().String()
+}
+
+// TestExecFramesSignalBurst: signals sent faster than the agent applies
+// them wait for it; the call is not cut off. After the call's end, a
+// signal is refused.
+func TestExecFramesSignalBurst(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	es, err := a.client.Exec(ctx, agentconn.ExecRequest{Argv: []string{"sleep", "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	for i := range 2000 {
+		if err := es.Signal(syscall.SIGCONT); err != nil {
+			t.Fatalf("signal %d: %v", i, err)
+		}
+	}
+	if err := es.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := es.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Exit != nil {
+			if ev.Exit.Signal != "SIGTERM" {
+				t.Fatalf("exit %+v", ev.Exit)
+			}
+			break
+		}
+	}
+	// As on Exec's stream, the call's end refuses what is sent after it.
+	if err := es.Signal(syscall.SIGTERM); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("a signal after the call's end: %v, want it refused as unavailable", err)
+	}
 }
 
 // TestExecFramesEnvRequired: with WithEnvRequired, a framed call never

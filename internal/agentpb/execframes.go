@@ -19,8 +19,9 @@ package agentpb
 //     which ends the request side as CloseRequest ends Exec's. It sends the
 //     empty frame once in every call, at the latest when the agent's last
 //     frame came, and starts the next call only after that. The agent
-//     queues at most ExecFramesQueued frames of a call, and closes the
-//     connection of a client that breaks these rules.
+//     queues ExecFramesQueued frames of a call at the most (beyond them
+//     it reads on once the call took one), and closes the connection of a
+//     client that breaks these rules.
 //  3. The agent answers frames whose first byte is their kind: ExecFrameEvent
 //     then an ExecResponse (protobuf), as Exec's stream carries them, and
 //     last ExecFrameEnd, alone, or ExecFrameFailed then a FrameError (JSON)
@@ -45,7 +46,7 @@ const (
 // message, as Exec's messages are bounded.
 const ExecFrameMax = 4 << 20
 
-// ExecFramesQueued is how many frames of a call the agent holds for it:
-// a framed call's process has no stdin, so its client sends only a signal
-// or a resize, a few at the most.
+// ExecFramesQueued is how many frames of a call the agent holds for it,
+// read ahead so that the connection's end is seen at once: a framed call's
+// process has no stdin, so its client sends only signals and resizes.
 const ExecFramesQueued = 64

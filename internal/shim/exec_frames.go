@@ -69,6 +69,7 @@ type framedCall struct {
 	first []byte
 	done  chan struct{}
 	more  chan struct{} // a frame queued, or the end came
+	room  chan struct{} // a frame taken from a full queue
 
 	mu     sync.Mutex
 	queue  [][]byte
@@ -93,7 +94,7 @@ func readCalls(ctx context.Context, r io.Reader, calls chan<- *framedCall) error
 				return errFramesViolated
 			}
 		}
-		c := &framedCall{first: first, done: make(chan struct{}), more: make(chan struct{}, 1)}
+		c := newFramedCall(first)
 		select {
 		case calls <- c:
 		case <-ctx.Done():
@@ -101,7 +102,7 @@ func readCalls(ctx context.Context, r io.Reader, calls chan<- *framedCall) error
 		}
 		prev = c
 		if len(first) == 0 { // the call's end came first
-			c.add(nil)
+			c.add(ctx, nil)
 			continue
 		}
 		for {
@@ -109,7 +110,7 @@ func readCalls(ctx context.Context, r io.Reader, calls chan<- *framedCall) error
 			if err != nil {
 				return err
 			}
-			closed, err := c.add(b)
+			closed, err := c.add(ctx, b)
 			if err != nil {
 				return err
 			}
@@ -120,25 +121,43 @@ func readCalls(ctx context.Context, r io.Reader, calls chan<- *framedCall) error
 	}
 }
 
+func newFramedCall(first []byte) *framedCall {
+	return &framedCall{first: first, done: make(chan struct{}), more: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+}
+
 // add queues a frame of the call's, or with the empty frame marks the
-// request side's end. It reports whether the call's frames are over.
-func (c *framedCall) add(b []byte) (closed bool, err error) {
+// request side's end. It reports whether the call's frames are over. A
+// full queue waits for the call's recv, which takes a frame in the time
+// of a signal's system call; the connection's end is seen after that.
+func (c *framedCall) add(ctx context.Context, b []byte) (closed bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	over := false
+	for len(b) > 0 && len(c.queue) >= agentpb.ExecFramesQueued {
+		c.mu.Unlock()
+		select {
+		case <-c.room:
+		case <-c.done:
+		case <-ctx.Done():
+			c.mu.Lock()
+			return false, ctx.Err()
+		}
+		c.mu.Lock()
+		select {
+		case <-c.done:
+			return false, nil // the call is over: what the client still sends is dropped
+		default:
+		}
+	}
 	select {
 	case <-c.done:
-		over = true
+		if len(b) > 0 {
+			return false, nil
+		}
 	default:
 	}
-	switch {
-	case len(b) == 0:
+	if len(b) == 0 {
 		c.closed = true
-	case over:
-		return false, nil // the call is over: what the client still sends is dropped
-	case len(c.queue) >= agentpb.ExecFramesQueued:
-		return false, errFramesViolated
-	default:
+	} else {
 		c.queue = append(c.queue, b)
 	}
 	select {
@@ -156,6 +175,10 @@ func (c *framedCall) next(ctx context.Context) ([]byte, error) {
 			b := c.queue[0]
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
+			select {
+			case c.room <- struct{}{}:
+			default:
+			}
 			return b, nil
 		}
 		closed := c.closed

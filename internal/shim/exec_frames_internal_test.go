@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -235,33 +236,52 @@ func TestExecFramesProtocol(t *testing.T) {
 	})
 }
 
-// TestFramedCallQueue: a framed call's frames wait in a queue of at most
-// agentpb.ExecFramesQueued for its recv, so the connection is read all the time;
-// a client that sends more breaks the path's rules. After the call, what
-// the client still sends is dropped, up to the request side's end.
+// TestFramedCallQueue: a framed call's frames wait in a queue for its
+// recv, so the connection is read all the time; a full queue waits for
+// the recv to take one (a burst of signals is not refused). After the
+// call, what the client still sends is dropped, up to the request side's
+// end.
 func TestFramedCallQueue(t *testing.T) {
-	c := &framedCall{done: make(chan struct{}), more: make(chan struct{}, 1)}
+	ctx := t.Context()
+	c := newFramedCall([]byte{0})
 	for i := range agentpb.ExecFramesQueued {
-		if closed, err := c.add([]byte{byte(i)}); closed || err != nil {
+		if closed, err := c.add(ctx, []byte{byte(i)}); closed || err != nil {
 			t.Fatalf("frame %d: %v %v", i, closed, err)
 		}
 	}
-	if _, err := c.add([]byte{1}); !errors.Is(err, errFramesViolated) {
-		t.Fatalf("one frame more: %v, want errFramesViolated", err)
+	added := make(chan error, 1)
+	go func() {
+		_, err := c.add(ctx, []byte{0xff})
+		added <- err
+	}()
+	select {
+	case err := <-added:
+		t.Fatalf("a frame more than the queue holds was added (%v) before one was taken", err)
+	case <-time.After(50 * time.Millisecond):
 	}
-	for i := range agentpb.ExecFramesQueued {
-		if b, err := c.next(t.Context()); err != nil || b[0] != byte(i) {
+	if b, err := c.next(ctx); err != nil || b[0] != 0 {
+		t.Fatalf("the first frame taken: %v %v", b, err)
+	}
+	if err := <-added; err != nil {
+		t.Fatalf("the waiting frame: %v", err)
+	}
+	for i := 1; i <= agentpb.ExecFramesQueued; i++ {
+		want := byte(i)
+		if i == agentpb.ExecFramesQueued {
+			want = 0xff
+		}
+		if b, err := c.next(ctx); err != nil || b[0] != want {
 			t.Fatalf("frame %d taken: %v %v", i, b, err)
 		}
 	}
 	close(c.done)
-	if closed, err := c.add([]byte{1}); closed || err != nil {
+	if closed, err := c.add(ctx, []byte{1}); closed || err != nil {
 		t.Fatalf("a frame after the call: %v %v, want it dropped", closed, err)
 	}
-	if closed, err := c.add(nil); !closed || err != nil {
+	if closed, err := c.add(ctx, nil); !closed || err != nil {
 		t.Fatalf("the end after the call: %v %v", closed, err)
 	}
-	if b, err := c.next(t.Context()); !errors.Is(err, io.EOF) {
+	if b, err := c.next(ctx); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the end: %v %v, want io.EOF", b, err)
 	}
 }
