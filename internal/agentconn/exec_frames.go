@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -105,19 +106,28 @@ func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served
 // keep returns a connection whose call ended cleanly to the idle set.
 // A kept connection is read while it waits for its next call, as an
 // idle HTTP connection is: the agent closing it (a restart, a stop) is
-// seen then, on any transport, before a call is sent on it. The read
-// waits for the next answer's first byte and hands its outcome to that
-// call's first read.
+// seen then, on any transport, and the connection closed, before a call
+// is sent on it. The read waits for the next answer's first byte and
+// hands its outcome to that call's first read.
 func (c *Client) keep(ec *execConn) {
 	ec.idle = make(chan error, 1)
-	go func() {
-		_, err := ec.br.Peek(1)
-		ec.idle <- err
-	}()
 	p := &c.execs
 	p.mu.Lock()
 	p.idle = append(p.idle, ec)
 	p.mu.Unlock()
+	go func() {
+		_, err := ec.br.Peek(1)
+		ec.idle <- err
+		p.mu.Lock()
+		i := slices.Index(p.idle, ec)
+		if i >= 0 { // still kept: the agent closed it, or spoke out of turn
+			p.idle = slices.Delete(p.idle, i, i+1)
+		}
+		p.mu.Unlock()
+		if i >= 0 {
+			c.closed(ec)
+		}
+	}()
 }
 
 // closed closes ec, once, and counts it out; nil counts out a connection

@@ -89,54 +89,50 @@ func TestExecFramesCancelAtClose(t *testing.T) {
 
 // TestExecFramesAgentRestarted: a kept connection to an agent that then
 // stopped (a sandbox stopped and started, its agent anew on the same
-// socket) fails the next call only inside the client, which makes it
-// again on a new connection.
+// socket) is seen closed while it is kept, on a unix socket and over TCP
+// (as the Kubernetes provider's link is, where a send to a closed
+// connection would succeed and the call fail), and the next call goes on
+// a new connection.
 func TestExecFramesAgentRestarted(t *testing.T) {
-	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	stop := shimtest.StartAt(t, sock, shim.Options{})
-	c := agentconn.New(testenv.UnixDialer(sock))
-	defer c.Close()
-	ctx := ctxT(t)
-	run := func() {
-		t.Helper()
-		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
-		if err != nil || string(res.Stdout) != "hi\n" {
-			t.Fatalf("%v %q", err, res.Stdout)
-		}
+	for _, tt := range []struct {
+		name string
+		dial func(t *testing.T, sock string) func(context.Context) (net.Conn, error)
+	}{
+		{"unix", func(_ *testing.T, sock string) func(context.Context) (net.Conn, error) {
+			return testenv.UnixDialer(sock)
+		}},
+		{"tcp", func(t *testing.T, sock string) func(context.Context) (net.Conn, error) {
+			proxy := tcpToUnix(t, sock)
+			return func(ctx context.Context) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "tcp", proxy)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+			stop := shimtest.StartAt(t, sock, shim.Options{})
+			c := agentconn.New(tt.dial(t, sock))
+			defer c.Close()
+			ctx := ctxT(t)
+			run := func() {
+				t.Helper()
+				res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
+				if err != nil || string(res.Stdout) != "hi\n" {
+					t.Fatalf("%v %q", err, res.Stdout)
+				}
+			}
+			run()
+			if agentconn.KeptExecConns(c) != 1 {
+				t.Fatalf("%d framed connections kept after a call, want 1", agentconn.KeptExecConns(c))
+			}
+			stop()
+			testenv.WaitFor(t, "the client to see its kept connection closed", func() bool { return agentconn.KeptExecConns(c) == 0 })
+			defer shimtest.StartAt(t, sock, shim.Options{})()
+			run()
+			run()
+		})
 	}
-	run()
-	stop()
-	defer shimtest.StartAt(t, sock, shim.Options{})()
-	run()
-	run()
-}
-
-// TestExecFramesAgentRestartedOverTCP is TestExecFramesAgentRestarted
-// where the link is TCP, as the Kubernetes provider's is: a send to a
-// connection the agent closed succeeds there, so the client must have
-// seen the close while the connection was kept.
-func TestExecFramesAgentRestartedOverTCP(t *testing.T) {
-	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	stop := shimtest.StartAt(t, sock, shim.Options{})
-	proxy := tcpToUnix(t, sock)
-	c := agentconn.New(func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", proxy)
-	})
-	defer c.Close()
-	ctx := ctxT(t)
-	run := func() {
-		t.Helper()
-		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
-		if err != nil || string(res.Stdout) != "hi\n" {
-			t.Fatalf("%v %q", err, res.Stdout)
-		}
-	}
-	run()
-	stop()
-	defer shimtest.StartAt(t, sock, shim.Options{})()
-	run()
-	run()
 }
 
 // tcpToUnix forwards TCP connections on a loopback port to the unix
