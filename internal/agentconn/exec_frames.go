@@ -48,20 +48,10 @@ type execConns struct {
 func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served bool, err error) {
 	p := &c.execs
 	p.mu.Lock()
-	for n := len(p.idle); n > 0 && !fresh; n-- {
+	// One the agent closed while it was kept has left the set (keep).
+	if n := len(p.idle); n > 0 && !fresh {
 		ec = p.idle[n-1]
 		p.idle = p.idle[:n-1]
-		select {
-		case <-ec.idle:
-			// The agent closed it while it was kept (it restarted, or
-			// stopped), or sent what it should not have: nothing was
-			// sent on it, so another serves.
-			p.mu.Unlock()
-			c.closed(ec)
-			p.mu.Lock()
-			continue
-		default:
-		}
 		p.mu.Unlock()
 		ec.reused = true
 		return ec, true, nil
@@ -110,20 +100,23 @@ func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served
 // is sent on it. The read waits for the next answer's first byte and
 // hands its outcome to that call's first read.
 func (c *Client) keep(ec *execConn) {
-	ec.idle = make(chan error, 1)
+	read := make(chan error, 1)
+	ec.idle = read
 	p := &c.execs
 	p.mu.Lock()
 	p.idle = append(p.idle, ec)
 	p.mu.Unlock()
 	go func() {
 		_, err := ec.br.Peek(1)
-		ec.idle <- err
 		p.mu.Lock()
 		i := slices.Index(p.idle, ec)
 		if i >= 0 { // still kept: the agent closed it, or spoke out of turn
 			p.idle = slices.Delete(p.idle, i, i+1)
 		}
 		p.mu.Unlock()
+		// Last: the call this wakes may end, and keep ec again, at once;
+		// this read is then through with the idle set.
+		read <- err
 		if i >= 0 {
 			c.closed(ec)
 		}
