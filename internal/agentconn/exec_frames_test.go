@@ -63,15 +63,7 @@ func TestExecFramesCancelAtClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			ev, err := es.Recv()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ev.Exit != nil {
-				break
-			}
-		}
+		untilExit(t, es)
 		cancel()
 		es.Close()
 		if _, err := a.client.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", "echo x >> " + f}}); err != nil {
@@ -192,17 +184,8 @@ func TestExecFramesSignalBurst(t *testing.T) {
 	if err := es.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		ev, err := es.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Exit != nil {
-			if ev.Exit.Signal != "SIGTERM" {
-				t.Fatalf("exit %+v", ev.Exit)
-			}
-			break
-		}
+	if exit := untilExit(t, es); exit.Signal != "SIGTERM" {
+		t.Fatalf("exit %+v", exit)
 	}
 	// As on Exec's stream, the call's end refuses what is sent after it.
 	if err := es.Signal(syscall.SIGTERM); !errors.Is(err, errdefs.ErrUnavailable) {
@@ -305,4 +288,19 @@ func serveOldAgent(t *testing.T, without string, seen func(path string)) string 
 	go hs.Serve(l)
 	t.Cleanup(func() { hs.Close() })
 	return sock
+}
+
+// untilExit reads es's events up to its process's exit, leaving the
+// stream open.
+func untilExit(t *testing.T, es *agentconn.ExecStream) agentconn.ExitStatus {
+	t.Helper()
+	for {
+		ev, err := es.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Exit != nil {
+			return *ev.Exit
+		}
+	}
 }
