@@ -173,7 +173,7 @@ func TestDisconnect(t *testing.T) {
 
 // TestOneConnection checks that concurrent calls share a few connections:
 // the one HTTP/2 connection, and Exec's framed connections, at most four,
-// kept for the calls after them.
+// kept for the calls after them, never one per call.
 func TestOneConnection(t *testing.T) {
 	a := startAgent(t, shim.Options{})
 	ctx := ctxT(t)
@@ -210,14 +210,14 @@ func TestOneConnection(t *testing.T) {
 			}
 		}
 	}
-	burst()
-	n := dials.Load()
-	if n < 1 || n > 1+4 {
-		t.Fatalf("%d connections dialed, want 1 and at most 4 framed ones", n)
-	}
-	burst()
-	if m := dials.Load(); m != n {
-		t.Fatalf("%d connections dialed after a second burst, want the %d of the first, kept", m, n)
+	// How many framed connections a burst opens depends on how its calls
+	// overlap; what holds is the bound, over bursts too, as connections
+	// are kept (TestExecFramesKept checks the keeping itself).
+	for i := range 2 {
+		burst()
+		if n := dials.Load(); n < 1 || n > 1+4 {
+			t.Fatalf("%d connections dialed after burst %d, want 1 and at most 4 framed ones", n, i+1)
+		}
 	}
 }
 

@@ -20,8 +20,11 @@ package agentpb
 //     empty frame once in every call, at the latest when the agent's last
 //     frame came, and starts the next call only after that. The agent
 //     queues ExecFramesQueued frames of a call at the most (beyond them
-//     it reads on once the call took one), and closes the connection of a
-//     client that breaks these rules.
+//     it reads on once the call took one). It refuses a first frame that
+//     is no message, or a start with stdin or a terminal, as a failed
+//     call, and closes the connection of a client that breaks these rules
+//     within a call (stdin, a frame that is no message, a start before
+//     the call's end).
 //  3. The agent answers frames whose first byte is their kind: ExecFrameEvent
 //     then an ExecResponse (protobuf), as Exec's stream carries them, and
 //     last ExecFrameEnd, alone, or ExecFrameFailed then a FrameError (JSON)
