@@ -48,11 +48,13 @@ func (s *Server) serveExecFrames(w http.ResponseWriter, r *http.Request) {
 		close(c.done)
 		end := []byte{agentpb.ExecFrameEnd}
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || abandoned(err) {
 				if errors.Is(context.Cause(ctx), errFramesViolated) {
 					s.log.Debug("closed a framed exec connection", "err", context.Cause(ctx))
 				}
-				return // the client left, or is sent away: nobody to answer
+				// The client left (a send failed before the read saw the
+				// end), or is sent away: nobody to answer.
+				return
 			}
 			end = s.frameError(agentpb.ExecFrameFailed, agentpb.ExecFramesPath, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -283,5 +284,49 @@ func TestFramedCallQueue(t *testing.T) {
 	}
 	if b, err := c.next(ctx); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the end: %v %v, want io.EOF", b, err)
+	}
+}
+
+// TestExecFramesAbandonedQuietly closes framed calls' connections while
+// their processes write: the agent's sends then fail on a connection the
+// client left, which is no failure of the agent's and is not logged as
+// one, as the byte path's abandoned writes are not.
+func TestExecFramesAbandonedQuietly(t *testing.T) {
+	var log testenv.Buffer
+	_, c, stop := serveAgent(t, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&log, t.Output()), &slog.HandlerOptions{Level: slog.LevelWarn}))}, false)
+	for i := range 20 {
+		conn, br, _ := upgraded(t, c, agentpb.ExecFramesPath, agentpb.ExecFramesUpgrade)
+		b, err := proto.Marshal(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: []string{"yes", "abandoned"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := agentpb.WriteFrame(conn, b); err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		for out := 0; out < 2; {
+			b, err := agentpb.ReadFrame(br, agentpb.ExecFrameMax+1)
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			m := new(agentpb.ExecResponse)
+			if err := proto.Unmarshal(b[1:], m); err != nil {
+				t.Fatal(err)
+			}
+			if s := m.GetStarted(); s != nil {
+				pid = int(s.GetPid())
+			}
+			if m.GetOutput() != nil {
+				out++
+			}
+		}
+		conn.Close()
+		testenv.WaitFor(t, "the foreground process killed", func() bool {
+			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+		})
+	}
+	stop() // every call's end is handled, and logged if it is to be
+	if strings.Contains(log.String(), "request failed") {
+		t.Fatalf("an abandoned call was logged as the agent's failure:\n%s", log.String())
 	}
 }

@@ -14,15 +14,19 @@ import (
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
-// serveAgent runs a Server with opts (its logger and reaper filled in) on
-// a unix socket of the test's, and returns it, a client of it (HTTP/2
-// with prior knowledge when h2, else HTTP/1.1, as the e2b SDK speaks
-// through the gateway) and stop, which the test's end calls too. Tests
-// that use it must not run in parallel: a process has one reaper.
+// serveAgent runs a Server with opts (its reaper filled in, and its
+// logger when opts has none) on a unix socket of the test's, and returns
+// it, a client of it (HTTP/2 with prior knowledge when h2, else HTTP/1.1,
+// as the e2b SDK speaks through the gateway) and stop, which the test's
+// end calls too. Tests that use it must not run in parallel: a process
+// has one reaper.
 func serveAgent(t *testing.T, opts Options, h2 bool) (srv *Server, c *http.Client, stop func()) {
 	t.Helper()
 	sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	r, err := StartReaper(log)
 	if err != nil {
 		t.Fatal(err)
