@@ -153,13 +153,24 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) error {
 	}
 	es, err := c.Exec(ctx, req)
 	if err != nil {
-		return err
+		return cutOr(ctx, r, err)
 	}
 	if streamed {
 		a.stream(ctx, w, es)
 		return nil
 	}
-	return collect(w, es, req.Background, body.MaxOutputBytes)
+	return cutOr(ctx, r, collect(w, es, req.Background, body.MaxOutputBytes))
+}
+
+// cutOr is err, or, when the caller's credential ended while the call ran
+// (errStreamCut cut ctx, and so the agent call), the refusal the door now
+// gives that credential: not the broken call's error, which depends on
+// how the call reached the agent.
+func cutOr(ctx context.Context, r *http.Request, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errStreamCut) {
+		return endedWhileOpening(identity(r))
+	}
+	return err
 }
 
 // collect waits for a process to end and answers its output, each stream

@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,6 +133,24 @@ func TestRevocationEndsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tm.Close()
+	// A collected exec's answer is the revoked key's refusal, whichever
+	// way the call reached the agent: without stdin on a connection of
+	// its own, with stdin by the agent's HTTP/2 stream.
+	collected := make(chan error, 2)
+	for _, req := range []pc.ExecRequest{
+		{Argv: []string{"sleep", "301"}},
+		{Argv: []string{"sleep", "301"}, Stdin: []byte("x")},
+	} {
+		go func() {
+			_, err := bob.Exec(ctx, "acme", "dev", p.RuntimeID, req)
+			collected <- err
+		}()
+	}
+	testenv.WaitFor(t, "the collected execs' sleeps running", func() bool {
+		var res pc.ExecResult
+		env.Must(t, 200, "POST", rtPath+"/exec", pc.ExecRequest{Argv: []string{"sh", "-c", "ps -o args | grep -c '^sleep 301'"}}).Decode(t, &res)
+		return strings.TrimSpace(string(res.Stdout)) == "2"
+	})
 
 	env.Must(t, 204, "DELETE", "/api/v1/org/acme/keys/"+key.ID, nil)
 	ended := make(chan string, 2)
@@ -158,6 +177,17 @@ func TestRevocationEndsStreams(t *testing.T) {
 		case <-ended:
 		case <-time.After(2 * time.Minute):
 			t.Fatal("a stream of a revoked key is still open")
+		}
+	}
+	for range 2 {
+		select {
+		case err := <-collected:
+			var ae *pc.Error
+			if !errors.As(err, &ae) || ae.StatusCode != 401 || ae.Code != "invalid_api_key" {
+				t.Fatalf("a collected exec of a key revoked meanwhile: %v, want 401 invalid_api_key", err)
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatal("a collected exec of a revoked key is still running")
 		}
 	}
 	if _, err := bob.Exec(ctx, "acme", "dev", p.RuntimeID, pc.ExecRequest{Argv: []string{"true"}}); err == nil {
