@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/paddockhq/paddock/internal/agentauth"
 )
 
@@ -185,5 +187,63 @@ func TestDialTLSNetworkFailure(t *testing.T) {
 	_, err = agentauth.DialTLS(ctx, l.Addr().String(), mustKey(t))
 	if err == nil || errors.Is(err, agentauth.ErrUnverified) {
 		t.Fatalf("DialTLS to a link that breaks: %v, want a network error that is not ErrUnverified", err)
+	}
+}
+
+// TestDialTLSFindsADeadLink: DialTLS's connection has the kernel end it
+// when its link dies without a word: keepalive probes on a quiet link,
+// and the user timeout while data waits to be acknowledged, each at
+// LinkKeepAlive's and LinkUserTimeout's settings, as the socket reports
+// them.
+func TestDialTLSFindsADeadLink(t *testing.T) {
+	key := mustKey(t)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := agentauth.ListenTLS(inner, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		// Accept finishes the handshake the dial waits for.
+		if c, err := l.Accept(); err == nil {
+			<-t.Context().Done()
+			c.Close()
+		}
+	}()
+	c, err := agentauth.DialTLS(t.Context(), inner.Addr().String(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := c.(*tls.Conn).NetConn().(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka := agentauth.LinkKeepAlive
+	for _, o := range []struct {
+		name       string
+		level, opt int
+		want       int
+	}{
+		{"SO_KEEPALIVE", unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1},
+		{"TCP_KEEPIDLE", unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, int(ka.Idle.Seconds())},
+		{"TCP_KEEPINTVL", unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, int(ka.Interval.Seconds())},
+		{"TCP_KEEPCNT", unix.IPPROTO_TCP, unix.TCP_KEEPCNT, ka.Count},
+		{"TCP_USER_TIMEOUT", unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(agentauth.LinkUserTimeout.Milliseconds())},
+	} {
+		var got int
+		var gerr error
+		if err := raw.Control(func(fd uintptr) { got, gerr = unix.GetsockoptInt(int(fd), o.level, o.opt) }); err != nil || gerr != nil {
+			t.Fatalf("%s: %v %v", o.name, err, gerr)
+		}
+		if got != o.want {
+			t.Errorf("%s = %d, want %d", o.name, got, o.want)
+		}
+	}
+	if ka.Idle+time.Duration(ka.Count)*ka.Interval > time.Minute || agentauth.LinkUserTimeout > time.Minute {
+		t.Errorf("a dead link is found after %s quiet, %s with data unacknowledged: not within a minute", ka.Idle+time.Duration(ka.Count)*ka.Interval, agentauth.LinkUserTimeout)
 	}
 }
