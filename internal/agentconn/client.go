@@ -117,11 +117,13 @@ func New(dial func(ctx context.Context) (net.Conn, error), opts ...Option) *Clie
 	return c
 }
 
-// Close closes the idle connection. Calls in flight keep theirs until they
-// end; cancel their contexts to end them first.
+// Close closes the idle connections. Calls in flight keep theirs until
+// they end; cancel their contexts to end them first. Exec's framed
+// connections are not kept after it: a call that ends later closes its
+// own, and each call after it dials one of its own.
 func (c *Client) Close() error {
 	c.transport.CloseIdleConnections()
-	c.closeIdleExecs()
+	c.closeIdleExecs(true)
 	return nil
 }
 

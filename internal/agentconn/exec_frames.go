@@ -39,6 +39,7 @@ type execConns struct {
 	idle   []*execConn
 	open   int  // connections dialed and not yet closed
 	absent bool // the agent has no framed path: Exec uses ProcessService.Exec
+	shut   bool // Client.Close was called: no connection is kept from now on
 }
 
 // execConn returns a kept connection, or dials a new one. served is false
@@ -104,6 +105,11 @@ func (c *Client) keep(ec *execConn) {
 	ec.idle = read
 	p := &c.execs
 	p.mu.Lock()
+	if p.shut {
+		p.mu.Unlock()
+		c.closed(ec)
+		return
+	}
 	p.idle = append(p.idle, ec)
 	p.mu.Unlock()
 	go func() {
@@ -138,10 +144,12 @@ func (c *Client) closed(ec *execConn) {
 	})
 }
 
-// closeIdleExecs closes the kept connections.
-func (c *Client) closeIdleExecs() {
+// closeIdleExecs closes the kept connections; with shut, a call that
+// ends later closes its connection too, rather than keeping it.
+func (c *Client) closeIdleExecs(shut bool) {
 	p := &c.execs
 	p.mu.Lock()
+	p.shut = p.shut || shut
 	idle := p.idle
 	p.idle = nil
 	p.mu.Unlock()
@@ -200,7 +208,7 @@ func (c *Client) execFramed(ctx context.Context, start *agentpb.ExecRequest) (es
 		case ec.reused && !fc.answered && fc.broken.Load():
 			// The same, seen only by the read: the others kept meanwhile
 			// are likely gone too.
-			c.closeIdleExecs()
+			c.closeIdleExecs(false)
 		}
 		return nil, true, err
 	}

@@ -48,6 +48,59 @@ func TestExecFramesKept(t *testing.T) {
 	}
 }
 
+// TestExecFramesNotKeptAfterClose: a call that ends after its client's
+// Close closes its connection rather than keeping it, with the read that
+// watches a kept one: a client the control plane dropped holds nothing
+// open until the agent goes.
+func TestExecFramesNotKeptAfterClose(t *testing.T) {
+	a := startAgent(t, shim.Options{})
+	ctx := ctxT(t)
+	var open atomic.Int32
+	c := agentconn.New(func(ctx context.Context) (net.Conn, error) {
+		conn, err := testenv.UnixDialer(a.socket)(ctx)
+		if err != nil {
+			return nil, err
+		}
+		open.Add(1)
+		return &countedConn{Conn: conn, open: &open}, nil
+	})
+	flag := filepath.Join(t.TempDir(), "go")
+	es, err := c.Exec(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c", `while [ ! -e "$0" ]; do sleep 0.01; done`, flag}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := untilExit(t, es); st.Code != 0 {
+		t.Fatalf("exit %+v", st)
+	}
+	es.Close()
+	if n, kept := open.Load(), agentconn.KeptExecConns(c); n != 0 || kept != 0 {
+		t.Fatalf("after the client's Close and its last call's end: %d connections open, %d kept", n, kept)
+	}
+	// The client still works, on connections it no longer keeps.
+	if res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}}); err != nil || res.Exit.Code != 0 {
+		t.Fatalf("a call after Close: %v %+v", err, res.Exit)
+	}
+	if n := open.Load(); n != 0 {
+		t.Fatalf("%d connections open after a call made after Close", n)
+	}
+}
+
+// countedConn counts itself out of open when it is closed.
+type countedConn struct {
+	net.Conn
+	open *atomic.Int32
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.Conn.Close()
+}
+
 // TestExecFramesCancelAtClose: a call whose context is cancelled as it is
 // closed, after its exit, does not leave its connection kept while the
 // cancellation closes it: the next call, on whatever connection, starts
