@@ -175,7 +175,7 @@ func buildLine(line string, step int, made *[]string, progress func(provider.Bui
 func (p *Provider) dropBuild(tag string, made []string, before map[string]bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if _, err := p.cli.ImageRemove(ctx, tag, image.RemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+	if err := p.removeImage(ctx, tag, image.RemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 		p.logger.Warn("remove a failed build's image", "image", tag, "err", err)
 	}
 	for i := len(made) - 1; i >= 0; i-- {
@@ -183,7 +183,7 @@ func (p *Provider) dropBuild(tag string, made []string, before map[string]bool) 
 		if err != nil || before[insp.ID] || len(insp.RepoTags) > 0 {
 			continue
 		}
-		if _, err := p.cli.ImageRemove(ctx, insp.ID, image.RemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := p.removeImage(ctx, insp.ID, image.RemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 			p.logger.Warn("remove a failed build's step image", "image", insp.ID, "err", err)
 		}
 	}
@@ -201,7 +201,7 @@ func (p *Provider) RemoveImage(ctx context.Context, ref string) error {
 	if insp.Config == nil || insp.Config.Labels[provider.LabelManaged] != "true" || insp.Config.Labels[provider.LabelInstance] != p.cfg.Instance {
 		return errdefs.NotFound(CodeImageNotFound, "image %q was not built here", ref)
 	}
-	_, err = p.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+	err = p.removeImage(ctx, ref, image.RemoveOptions{PruneChildren: true})
 	switch {
 	case cerrdefs.IsConflict(err):
 		return errdefs.Conflict(CodeImageInUse, "image %q is used by a sandbox", ref).WithCause(err)
@@ -209,4 +209,12 @@ func (p *Provider) RemoveImage(ctx context.Context, ref string) error {
 		return errdefs.NotFound(CodeImageNotFound, "image %q is not on this engine", ref).WithCause(err)
 	}
 	return engineErr(fmt.Sprintf("remove image %s", ref), err)
+}
+
+// removeImage removes an image from the engine, and forgets what
+// CheckImage saw.
+func (p *Provider) removeImage(ctx context.Context, ref string, opts image.RemoveOptions) error {
+	defer p.seen.forget()
+	_, err := p.cli.ImageRemove(ctx, ref, opts)
+	return err
 }

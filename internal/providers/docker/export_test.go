@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // SetAfterDiskMount makes f run in p's Create between mounting the
@@ -31,3 +32,11 @@ func MakeDisk(ctx context.Context, p *Provider, volume string, sizeMB int64) err
 
 // RemoveDisk unmounts volume's disk and deletes its image.
 func RemoveDisk(ctx context.Context, p *Provider, volume string) { p.removeDisk(ctx, volume) }
+
+// SetSeenImagesFor sets how long p's CheckImage takes an image it found
+// to be there still.
+func SetSeenImagesFor(p *Provider, d time.Duration) {
+	p.seen.mu.Lock()
+	defer p.seen.mu.Unlock()
+	p.seen.ttl = d
+}

@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 
@@ -502,6 +504,64 @@ func TestDefaultImage(t *testing.T) {
 		curl --version >/dev/null && test -s /etc/ssl/certs/ca-certificates.crt && echo tools ok`)
 	if out != "py ok\ntools ok\n" {
 		t.Fatalf("default image check printed %q", out)
+	}
+}
+
+// TestCheckImageRemembers: CheckImage takes an image it found on the
+// engine to be there still for a while, without asking the engine again
+// (so an image removed by other hands meanwhile still passes: the start
+// refuses it, TestDockerStartFailureLeavesNoContainer in e2e), asks again
+// once that time is up, and forgets at once what the provider itself
+// removes.
+func TestCheckImageRemembers(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	ref := "paddock/dk-seen-" + strings.ToLower(e.instance) + ":latest"
+	// An image of this provider's (its labels), as a template build makes.
+	commit := func() {
+		t.Helper()
+		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: testenv.TestImage, Cmd: []string{"true"}, Labels: map[string]string{provider.LabelInstance: e.instance}}, nil, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
+		if _, err := e.cli.ContainerCommit(ctx, c.ID, container.CommitOptions{Reference: ref, Changes: []string{
+			"LABEL " + provider.LabelManaged + "=true " + provider.LabelInstance + "=" + e.instance,
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { e.cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true}) })
+	notFound := func(err error) bool {
+		pe, ok := errdefs.Public(err)
+		return ok && errdefs.IsNotFound(err) && pe.Code == docker.CodeImageNotFound
+	}
+
+	commit()
+	if err := e.p.CheckImage(ctx, ref); err != nil {
+		t.Fatalf("CheckImage of an image on the engine: %v", err)
+	}
+	if _, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.CheckImage(ctx, ref); err != nil {
+		t.Fatalf("CheckImage of an image seen a moment ago, removed by other hands since: %v, want it taken to be there", err)
+	}
+	docker.SetSeenImagesFor(e.p, 0)
+	if err := e.p.CheckImage(ctx, ref); !notFound(err) {
+		t.Fatalf("CheckImage once the time is up: %v, want %s", err, docker.CodeImageNotFound)
+	}
+	docker.SetSeenImagesFor(e.p, time.Hour)
+
+	commit()
+	if err := e.p.CheckImage(ctx, ref); err != nil {
+		t.Fatalf("CheckImage of an image on the engine again: %v", err)
+	}
+	if err := e.p.RemoveImage(ctx, ref); err != nil {
+		t.Fatalf("RemoveImage: %v", err)
+	}
+	if err := e.p.CheckImage(ctx, ref); !notFound(err) {
+		t.Fatalf("CheckImage of an image the provider removed: %v, want %s at once", err, docker.CodeImageNotFound)
 	}
 }
 

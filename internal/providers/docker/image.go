@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -24,8 +25,13 @@ var (
 // (unreachable, slow, throttling) is unavailable
 // (image_registry_unavailable).
 func (p *Provider) CheckImage(ctx context.Context, image string) error {
+	gen, ok := p.seen.has(image)
+	if ok {
+		return nil
+	}
 	_, err := p.cli.ImageInspect(ctx, image)
 	if err == nil {
+		p.seen.add(image, gen)
 		return nil
 	}
 	if !cerrdefs.IsNotFound(err) {
@@ -86,4 +92,53 @@ func (p *Provider) ImageLabels(ctx context.Context, image string) (map[string]st
 		maps.Copy(out, img.Config.Labels)
 	}
 	return out, nil
+}
+
+// seenImagesFor is how long CheckImage takes an image it found on the
+// engine to be there still, without asking the engine again: creating a
+// project, a template or a task checks its image, and the engine's answer
+// (about 0.5 ms) was most of a project's creation. An image removed from
+// the engine by other hands within that time is refused at the start
+// instead (422 image_not_found, nothing left behind), as one removed
+// after the check always was; the provider's own removals forget what
+// they remove at once.
+const seenImagesFor = 30 * time.Second
+
+// seenImages is what CheckImage found on the engine, and when.
+type seenImages struct {
+	mu  sync.Mutex
+	at  map[string]time.Time
+	gen uint64        // removals so far: what was inspected before one is not added
+	ttl time.Duration // seenImagesFor; tests shorten it
+}
+
+// has reports whether image was seen lately, and the removals so far.
+func (s *seenImages) has(image string) (gen uint64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.at[image]
+	return s.gen, ok && time.Since(at) < s.ttl
+}
+
+// add records image as seen by an inspection begun at gen, unless an
+// image was removed since.
+func (s *seenImages) add(image string, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != gen {
+		return
+	}
+	if s.at == nil {
+		s.at = map[string]time.Time{}
+	}
+	s.at[image] = time.Now()
+}
+
+// forget drops everything seen: a removal by reference or id may take
+// other names of the same image with it.
+func (s *seenImages) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	clear(s.at)
 }

@@ -178,7 +178,7 @@ func (p *Provider) RemoveSnapshot(ctx context.Context, ref string) error {
 // else it only untags ref; it answers conflict when ref is the only name of
 // an image a container uses.
 func (p *Provider) removeRef(ctx context.Context, ref string) error {
-	_, err := p.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+	err := p.removeImage(ctx, ref, image.RemoveOptions{PruneChildren: true})
 	if cerrdefs.IsNotFound(err) {
 		return nil
 	}
