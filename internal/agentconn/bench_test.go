@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
+	"github.com/paddockhq/paddock/internal/errdefs"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
@@ -99,4 +100,64 @@ func BenchmarkFileTransfer(b *testing.B) {
 			return err
 		},
 		func() (io.ReadCloser, error) { return sb.client.ReadFile(ctx, path) })
+}
+
+// BenchmarkAgentLink splits an exec through the agent of a sandbox on
+// runc into its link and its spawn, in one run: pipe-floor is a round
+// trip of 4 bytes through a host process (cat) and back, the kernel's
+// floor of any call to another process; health is a unary call on the
+// client's HTTP/2 connection (Connect); refused is a framed exec the
+// agent refuses before any spawn (an absolute path that is not there),
+// the framed path's round trip with the agent's reading of the request;
+// exec runs `true`.
+//
+//	go test -run '^$' -bench AgentLink -benchtime 2000x ./internal/agentconn
+func BenchmarkAgentLink(b *testing.B) {
+	sb := startSandbox(b, "")
+	ctx := context.Background()
+	b.Run("pipe-floor", func(b *testing.B) {
+		cat := exec.Command("cat")
+		in, err := cat.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := cat.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cat.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer cat.Wait()
+		defer in.Close()
+		buf := make([]byte, 4)
+		testenv.BenchLatency(b, func() error {
+			if _, err := in.Write([]byte("ping")); err != nil {
+				return err
+			}
+			_, err := io.ReadFull(out, buf)
+			return err
+		})
+	})
+	b.Run("health", func(b *testing.B) {
+		testenv.BenchLatency(b, func() error { return sb.client.Health(ctx) })
+	})
+	b.Run("refused", func(b *testing.B) {
+		testenv.BenchLatency(b, func() error {
+			_, err := sb.client.Run(ctx, agentconn.ExecRequest{Argv: []string{"/paddock-no-such-command"}})
+			if !errdefs.IsNotFound(err) {
+				return fmt.Errorf("a command that is not there: %v, want not found", err)
+			}
+			return nil
+		})
+	})
+	b.Run("exec", func(b *testing.B) {
+		testenv.BenchLatency(b, func() error {
+			res, err := sb.client.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}})
+			if err == nil && res.Exit.Code != 0 {
+				err = fmt.Errorf("exit %+v", res.Exit)
+			}
+			return err
+		})
+	})
 }

@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +27,18 @@ import (
 // how many times slower it is than the collected API exec (x-api). Its
 // floor is the host spawning /bin/true and waiting for it, from Go and
 // from a bash loop of 2,000 (bash-loop-µs, the mean); the collected API
-// exec reports how many times the floor's median it takes (x-floor).
+// exec reports how many times the floor's median it takes (x-floor) and
+// the bash loop's mean (x-bash-loop).
+//
+// Where the rest goes, in the same run: http-floor is the same SDK call
+// answered by a bare net/http server on loopback that decodes the
+// request and encodes a result, nothing else (the transport and JSON
+// floor of any API call); api-get reads the runtime through the API (the
+// access check and the store's reads, no agent); api-stat is a file's
+// stat through the whole API, the agent's link included but no spawn.
+// api less api-stat is about what the spawn costs in the agent; api-stat
+// less api-get, the agent's link; api-get less http-floor, the API's own
+// work.
 //
 //	go test -run '^$' -bench ExecRoundTrip ./internal/e2e
 func BenchmarkExecRoundTrip(b *testing.B) {
@@ -33,14 +47,52 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 	req := pc.ExecRequest{Argv: []string{"true"}}
 	// The floor: this host spawning true and waiting for it, from Go (each
 	// spawn timed) and from a bash loop of 2,000 (the mean), in this run.
-	var floorMedian, apiMedian float64
+	var floorMedian, bashLoop, apiMedian float64
 	b.Run("floor", func(b *testing.B) {
 		floorMedian = testenv.BenchLatency(b, func() error { return exec.Command("/bin/true").Run() })
 		start := time.Now()
 		if out, err := exec.Command("bash", "-c", "for i in $(seq 2000); do /bin/true; done").CombinedOutput(); err != nil {
 			b.Fatalf("the bash loop: %v: %s", err, out)
 		}
-		b.ReportMetric(float64(time.Since(start).Microseconds())/2000, "bash-loop-µs")
+		bashLoop = float64(time.Since(start).Microseconds()) / 2000
+		b.ReportMetric(bashLoop, "bash-loop-µs")
+	})
+	b.Run("http-floor", func(b *testing.B) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var in pc.ExecRequest
+			if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(pc.ExecResult{ID: "p-1", PID: 2, Stdout: []byte{}, Stderr: []byte{}, Exit: &pc.ExitStatus{}})
+		}))
+		defer srv.Close()
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		bare, err := pc.New(srv.URL, "key", pc.WithHTTPClient(&http.Client{Transport: tr}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		testenv.BenchLatency(b, func() error {
+			res, err := bare.Exec(ctx, "acme", "dev", s.rid, req)
+			if err == nil && res.Exit == nil {
+				err = errors.New("no exit")
+			}
+			return err
+		})
+	})
+	b.Run("api-get", func(b *testing.B) {
+		testenv.BenchLatency(b, func() error {
+			_, err := s.sdk.GetRuntime(ctx, "acme", "dev", s.rid)
+			return err
+		})
+	})
+	b.Run("api-stat", func(b *testing.B) {
+		testenv.BenchLatency(b, func() error {
+			_, err := s.sdk.StatFile(ctx, "acme", "dev", s.rid, "/workspace")
+			return err
+		})
 	})
 	b.Run("api", func(b *testing.B) {
 		apiMedian = testenv.BenchLatency(b, func() error {
@@ -52,6 +104,9 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 		})
 		if floorMedian > 0 {
 			b.ReportMetric(apiMedian/floorMedian, "x-floor")
+		}
+		if bashLoop > 0 {
+			b.ReportMetric(apiMedian/bashLoop, "x-bash-loop")
 		}
 	})
 	b.Run("api-streamed", func(b *testing.B) {
