@@ -13,10 +13,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // An agent reached over a network (a Pod's port, not a unix socket in a
@@ -135,7 +132,7 @@ func DialTLS(ctx context.Context, addr string, key []byte) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := net.Dialer{KeepAliveConfig: LinkKeepAlive, Control: setUserTimeout}
+	d := net.Dialer{KeepAliveConfig: LinkKeepAlive}
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -152,29 +149,18 @@ func DialTLS(ctx context.Context, addr string, key []byte) (net.Conn, error) {
 	return conn, nil
 }
 
-// LinkKeepAlive and LinkUserTimeout are how DialTLS's connections find a
-// link that died without a word (a node gone, a partition): the kernel
-// ends the connection once about 30 s pass without an answer, whether
-// the link was quiet (keepalive probes go unanswered) or data waits to be
-// acknowledged (the user timeout). The agent client's HTTP/2 connection
-// has pings to the same end; Exec's framed connections, dialed the same
-// way, have none, and a quiet process's call would otherwise wait out
-// the system's defaults (about 2.5 minutes quiet, 15 with data unsent).
+// LinkKeepAlive is how DialTLS's connections find a quiet link that died
+// without a word (a node gone, a partition): the kernel ends the
+// connection once keepalive probes go unanswered for about 30 s. The
+// agent client's HTTP/2 connection has pings to the same end; Exec's
+// framed connections, dialed the same way, have none, and a quiet
+// process's call would otherwise wait out Go's default (about
+// 2.5 minutes). A link that dies with data unacknowledged is left to the
+// kernel's retransmissions (about 15 minutes): TCP_USER_TIMEOUT would
+// end it sooner, but on the kernels that apply it to zero-window probes
+// it would also end a live upload whose agent stops reading for a while
+// (a slow disk).
 var LinkKeepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}
-
-// LinkUserTimeout: see LinkKeepAlive.
-const LinkUserTimeout = 30 * time.Second
-
-// setUserTimeout is a net.Dialer's Control that sets LinkUserTimeout.
-func setUserTimeout(_, _ string, c syscall.RawConn) error {
-	var serr error
-	if err := c.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(LinkUserTimeout.Milliseconds()))
-	}); err != nil {
-		return err
-	}
-	return serr
-}
 
 // ListenTLS wraps l, a TCP listener, for the agent of key: each
 // connection must finish TLS as the control plane (ServerTLSConfig) and

@@ -153,22 +153,22 @@ func (a *API) exec(w http.ResponseWriter, r *http.Request) error {
 	}
 	es, err := c.Exec(ctx, req)
 	if err != nil {
-		return cutOr(ctx, r, err)
+		return a.cutOr(ctx, r, err)
 	}
 	if streamed {
 		a.stream(ctx, w, es)
 		return nil
 	}
-	return cutOr(ctx, r, collect(w, es, req.Background, body.MaxOutputBytes))
+	return a.cutOr(ctx, r, collect(w, es, req.Background, body.MaxOutputBytes))
 }
 
-// cutOr is err, or, when the caller's credential ended while the call ran
-// (errStreamCut cut ctx, and so the agent call), the refusal the door now
-// gives that credential: not the broken call's error, which depends on
-// how the call reached the agent.
-func cutOr(ctx context.Context, r *http.Request, err error) error {
+// cutOr is err, or, when the caller's credential or membership ended
+// while the call ran (errStreamCut cut ctx, and so the agent call), what
+// the door answers the caller now (cutAnswer): not the broken call's
+// error, which depends on how the call reached the agent.
+func (a *API) cutOr(ctx context.Context, r *http.Request, err error) error {
 	if err != nil && errors.Is(context.Cause(ctx), errStreamCut) {
-		return endedWhileOpening(identity(r))
+		return a.cutAnswer(r, member)
 	}
 	return err
 }

@@ -3,10 +3,12 @@ package api
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	iam "github.com/paddockhq/paddock/internal/access"
 	"github.com/paddockhq/paddock/internal/auth"
 	"github.com/paddockhq/paddock/internal/errdefs"
 )
@@ -67,9 +69,33 @@ const parkTTL = 2 * time.Minute
 // agent's grace.
 var errStreamCut = errors.New("the credential that opened the stream no longer holds")
 
-// endedWhileOpening answers a stream whose caller's credential or
-// membership ended while it was opening (its context is cut as soon as
-// hold registers it): as the door now refuses the credential.
+// cutAnswer answers a call of r whose caller's credential or membership
+// ended under it, or while it was opening (errStreamCut cut its
+// context): what the door answers that credential now, for an action
+// needing need where r acts. That is 401 when the credential is gone
+// (endedWhileOpening), 403 when its role was lowered, and 404 when its
+// membership in the org ended; a credential the door would let through
+// again (a console session signed out over a key that still holds) is
+// refused as a revoked one.
+func (a *API) cutAnswer(r *http.Request, need iam.Need) error {
+	id := identity(r)
+	p, err := a.iam.Reverify(r.Context(), id.Credential())
+	switch {
+	case errors.Is(err, errdefs.ErrUnauthenticated):
+		return endedWhileOpening(id)
+	case err != nil:
+		return err
+	}
+	t := iam.Target{Org: r.PathValue("org"), Workspace: r.PathValue("workspace"), Action: r.Pattern}
+	if _, err := a.iam.Authorize(r.Context(), p, need, t); err != nil {
+		return err
+	}
+	return endedWhileOpening(id)
+}
+
+// endedWhileOpening answers a stream whose caller's credential ended
+// while it was opening or running: as the door now refuses the
+// credential.
 func endedWhileOpening(id auth.Identity) error {
 	if id.Console != "" || id.SessionID != "" {
 		return auth.RefuseSession("revoked")

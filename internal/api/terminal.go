@@ -173,7 +173,7 @@ func (a *API) terminal(w http.ResponseWriter, r *http.Request) error {
 	ctx, hold := a.live.hold(r.Context(), identity(r), access(r).Org.ID)
 	defer hold.release()
 	if errors.Is(context.Cause(ctx), errStreamCut) {
-		return endedWhileOpening(identity(r))
+		return a.cutAnswer(r, member)
 	}
 	req.Scope, req.MaxTerminals = rt.ID, max(a.limits.TerminalsPerRuntime, 0)
 	// The agent call is not ctx's: a cut for revocation closes the

@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -287,46 +290,81 @@ func TestFramedCallQueue(t *testing.T) {
 	}
 }
 
-// TestExecFramesAbandonedQuietly closes framed calls' connections while
-// their processes write: the agent's sends then fail on a connection the
-// client left, which is no failure of the agent's and is not logged as
-// one, as the byte path's abandoned writes are not.
+// TestExecFramesAbandonedQuietly: a framed call whose client left is
+// seen by the agent's next send failing (EPIPE) as often as by its read
+// of the connection; the send's failure ends the call as the read's
+// does, without an answer and without a warning (as the byte path's
+// abandoned writes are not logged), and kills the foreground process.
+// The connection here fails every send after the upgrade's answer while
+// its read waits, so the send always comes first.
 func TestExecFramesAbandonedQuietly(t *testing.T) {
 	var log testenv.Buffer
-	_, c, stop := serveAgent(t, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&log, t.Output()), &slog.HandlerOptions{Level: slog.LevelWarn}))}, false)
-	for i := range 20 {
-		conn, br, _ := upgraded(t, c, agentpb.ExecFramesPath, agentpb.ExecFramesUpgrade)
-		b, err := proto.Marshal(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: []string{"yes", "abandoned"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := agentpb.WriteFrame(conn, b); err != nil {
-			t.Fatal(err)
-		}
-		var pid int
-		for out := 0; out < 2; {
-			b, err := agentpb.ReadFrame(br, agentpb.ExecFrameMax+1)
-			if err != nil {
-				t.Fatalf("call %d: %v", i, err)
-			}
-			m := new(agentpb.ExecResponse)
-			if err := proto.Unmarshal(b[1:], m); err != nil {
-				t.Fatal(err)
-			}
-			if s := m.GetStarted(); s != nil {
-				pid = int(s.GetPid())
-			}
-			if m.GetOutput() != nil {
-				out++
-			}
-		}
-		conn.Close()
-		testenv.WaitFor(t, "the foreground process killed", func() bool {
-			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-		})
+	srv, _, _ := serveAgent(t, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&log, t.Output()), &slog.HandlerOptions{Level: slog.LevelWarn}))}, false)
+	in, feed := io.Pipe()
+	conn := &leftConn{in: in}
+	b, err := proto.Marshal(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: &agentpb.ProcessStart{Argv: []string{"sleep", "1000"}}}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	stop() // every call's end is handled, and logged if it is to be
+	go func() {
+		if err := agentpb.WriteFrame(feed, b); err != nil {
+			t.Error(err)
+		}
+	}()
+	r := httptest.NewRequest("POST", agentpb.ExecFramesPath, nil)
+	r.Header.Set("Connection", "Upgrade")
+	r.Header.Set("Upgrade", agentpb.ExecFramesUpgrade)
+	srv.serveExecFrames(hijacker{conn: conn}, r) // returns once the call ended
+	if n := conn.afterFailure.Load(); n != 0 {
+		t.Errorf("%d writes after a send failed: the agent answered a client that left", n)
+	}
 	if strings.Contains(log.String(), "request failed") {
 		t.Fatalf("an abandoned call was logged as the agent's failure:\n%s", log.String())
 	}
+	ps := srv.procs.list()
+	if len(ps) != 1 {
+		t.Fatalf("%d processes listed after the call, want its own", len(ps))
+	}
+	for _, p := range ps {
+		testenv.WaitFor(t, "the abandoned call's foreground process killed", func() bool {
+			return errors.Is(syscall.Kill(p.pid, 0), syscall.ESRCH)
+		})
+	}
+}
+
+// leftConn is the agent's end of a connection whose client left: its
+// reads take what the test feeds, and every write after the first (the
+// upgrade's answer) fails as a send to a closed socket does.
+type leftConn struct {
+	net.Conn // only Read, Write and Close are used
+	in       *io.PipeReader
+	writes   atomic.Int32
+	// afterFailure counts writes tried after one failed.
+	afterFailure atomic.Int32
+}
+
+func (c *leftConn) Read(p []byte) (int, error) { return c.in.Read(p) }
+
+func (c *leftConn) Write(p []byte) (int, error) {
+	switch n := c.writes.Add(1); {
+	case n == 1:
+		return len(p), nil
+	case n > 2:
+		c.afterFailure.Add(1)
+	}
+	return 0, &net.OpError{Op: "write", Net: "unix", Err: os.NewSyscallError("write", syscall.EPIPE)}
+}
+
+func (c *leftConn) Close() error { return c.in.CloseWithError(net.ErrClosed) }
+
+// hijacker is a ResponseWriter that hands conn over.
+type hijacker struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h hijacker) Header() http.Header { return http.Header{} }
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return h.conn, bufio.NewReadWriter(bufio.NewReader(h.conn), bufio.NewWriter(h.conn)), nil
 }

@@ -152,7 +152,7 @@ type Provider struct {
 	// afterDiskMount, set by tests only, runs in Create between mounting
 	// the workspace's disk and making the container.
 	afterDiskMount func()
-	seen           seenImages // what CheckImage found on the engine
+	seen           *seenImages // what CheckImage found on the engine
 }
 
 var (
@@ -235,7 +235,7 @@ func New(cfg Config, logger *slog.Logger) (*Provider, error) {
 		cli.Close()
 		return nil, err
 	}
-	return &Provider{cfg: cfg, cli: cli, logger: logger, machine: localHost{}, pids: map[string]int{}, runDir: use, seen: seenImages{ttl: seenImagesFor}}, nil
+	return &Provider{cfg: cfg, cli: cli, logger: logger, machine: localHost{}, pids: map[string]int{}, runDir: use, seen: seenImagesOn(cli.DaemonHost())}, nil
 }
 
 // newRemote is New for an engine on cfg.Machine: its client dials the
@@ -258,7 +258,7 @@ func newRemote(cfg Config, logger *slog.Logger) (*Provider, error) {
 	if err != nil {
 		return nil, errdefs.InvalidArgument("invalid_docker_host", "the Docker engine address is not valid").WithCause(err)
 	}
-	return &Provider{cfg: cfg, cli: cli, logger: logger, machine: remoteHost{m}, pids: map[string]int{}, seen: seenImages{ttl: seenImagesFor}}, nil
+	return &Provider{cfg: cfg, cli: cli, logger: logger, machine: remoteHost{m}, pids: map[string]int{}, seen: &seenImages{ttl: seenImagesFor}}, nil
 }
 
 // prepareMachine makes the run and disk directories on the remote

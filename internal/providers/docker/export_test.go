@@ -33,6 +33,10 @@ func MakeDisk(ctx context.Context, p *Provider, volume string, sizeMB int64) err
 // RemoveDisk unmounts volume's disk and deletes its image.
 func RemoveDisk(ctx context.Context, p *Provider, volume string) { p.removeDisk(ctx, volume) }
 
+// OwnSeenImages gives p a memory of seen images of its own, not shared
+// with the engine's other providers, taking an image to be there for d.
+func OwnSeenImages(p *Provider, d time.Duration) { p.seen = &seenImages{ttl: d} }
+
 // SetSeenImagesFor sets how long p's CheckImage takes an image it found
 // to be there still.
 func SetSeenImagesFor(p *Provider, d time.Duration) {

@@ -98,11 +98,37 @@ func (p *Provider) ImageLabels(ctx context.Context, image string) (map[string]st
 // engine to be there still, without asking the engine again: creating a
 // project, a template or a task checks its image, and the engine's answer
 // (about 0.5 ms) was most of a project's creation. An image removed from
-// the engine by other hands within that time is refused at the start
-// instead (422 image_not_found, nothing left behind), as one removed
-// after the check always was; the provider's own removals forget what
-// they remove at once.
+// the engine by other hands (or another replica) within that time is
+// dealt with at the start instead, as one removed after the check always
+// was: pulled when pulls are on, else refused (422 image_not_found,
+// nothing left behind). What this process's providers remove from their
+// engine is forgotten at once (engineSeen).
 const seenImagesFor = 30 * time.Second
+
+// engineSeen is, per engine this process reaches on its own host (its
+// address), what CheckImage found there: the providers on one engine (runc
+// and gVisor) share it, so that an image one of them removes is forgotten
+// by all. Replicas, and providers of engines on other machines, each keep
+// their own.
+var engineSeen struct {
+	mu sync.Mutex
+	m  map[string]*seenImages
+}
+
+// seenImagesOn returns the images seen on the engine at host.
+func seenImagesOn(host string) *seenImages {
+	engineSeen.mu.Lock()
+	defer engineSeen.mu.Unlock()
+	if engineSeen.m == nil {
+		engineSeen.m = map[string]*seenImages{}
+	}
+	s, ok := engineSeen.m[host]
+	if !ok {
+		s = &seenImages{ttl: seenImagesFor}
+		engineSeen.m[host] = s
+	}
+	return s
+}
 
 // seenImages is what CheckImage found on the engine, and when.
 type seenImages struct {
@@ -114,6 +140,9 @@ type seenImages struct {
 
 // has reports whether image was seen lately, and the removals so far.
 func (s *seenImages) has(image string) (gen uint64, ok bool) {
+	if s == nil {
+		return 0, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at, ok := s.at[image]
@@ -123,6 +152,9 @@ func (s *seenImages) has(image string) (gen uint64, ok bool) {
 // add records image as seen by an inspection begun at gen, unless an
 // image was removed since.
 func (s *seenImages) add(image string, gen uint64) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gen != gen {
@@ -137,6 +169,9 @@ func (s *seenImages) add(image string, gen uint64) {
 // forget drops everything seen: a removal by reference or id may take
 // other names of the same image with it.
 func (s *seenImages) forget() {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
