@@ -71,19 +71,16 @@ var errStreamCut = errors.New("the credential that opened the stream no longer h
 
 // cutAnswer answers a call of r whose caller's credential or membership
 // ended under it, or while it was opening (errStreamCut cut its
-// context): what the door answers that credential now, for an action
-// needing need where r acts. That is 401 when the credential is gone
-// (endedWhileOpening), 403 when its role was lowered, and 404 when its
-// membership in the org ended; a credential the door would let through
-// again (a console session signed out over a key that still holds) is
-// refused as a revoked one.
+// context): what the door answers the credential as presented (a console
+// session, or the key or session token) now, for an action needing need
+// where r acts. That is 401 when the credential is gone, 403 when its
+// role was lowered, and 404 when its membership in the org ended; one
+// the door would let through again (given back meanwhile) is refused as
+// a revoked one (endedWhileOpening).
 func (a *API) cutAnswer(r *http.Request, need iam.Need) error {
 	id := identity(r)
-	p, err := a.iam.Reverify(r.Context(), id.Credential())
-	switch {
-	case errors.Is(err, errdefs.ErrUnauthenticated):
-		return endedWhileOpening(id)
-	case err != nil:
+	p, err := a.iam.Reverify(r.Context(), id.Presented())
+	if err != nil {
 		return err
 	}
 	t := iam.Target{Org: r.PathValue("org"), Workspace: r.PathValue("workspace"), Action: r.Pattern}

@@ -144,9 +144,9 @@ func (a *API) execWorldMember(w http.ResponseWriter, r *http.Request) error {
 	}
 	es, err := c.Exec(ctx, req)
 	if err != nil {
-		return err
+		return a.cutOr(ctx, r, err)
 	}
-	return collect(w, es, req.Background, body.MaxOutputBytes)
+	return a.cutOr(ctx, r, collect(w, es, req.Background, body.MaxOutputBytes))
 }
 
 // worldView renders a world with its members' ledger rows and its cost.
