@@ -110,21 +110,30 @@ func TestTLSPinnedBothWays(t *testing.T) {
 	}
 }
 
-// TestDialTLS: the control plane reaches the agent of its key over TCP
-// and is served; with another sandbox's key it is refused
-// (ErrUnverified), and so is a peer that skips TLS and sends the
-// handshake in the clear.
-func TestDialTLS(t *testing.T) {
-	key := mustKey(t)
+// listenTLS listens on loopback TCP for the agent of key, until the test
+// ends, and returns the TCP listener and the agent's.
+func listenTLS(t *testing.T, key []byte) (net.Listener, *agentauth.Listener) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l, err := agentauth.ListenTLS(inner, key, nil)
 	if err != nil {
+		inner.Close()
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return inner, l
+}
+
+// TestDialTLS: the control plane reaches the agent of its key over TCP
+// and is served; with another sandbox's key it is refused
+// (ErrUnverified), and so is a peer that skips TLS and sends the
+// handshake in the clear.
+func TestDialTLS(t *testing.T) {
+	key := mustKey(t)
+	inner, l := listenTLS(t, key)
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -196,15 +205,7 @@ func TestDialTLSNetworkFailure(t *testing.T) {
 // minute.
 func TestDialTLSFindsADeadLink(t *testing.T) {
 	key := mustKey(t)
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := agentauth.ListenTLS(inner, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	inner, l := listenTLS(t, key)
 	go func() {
 		// Accept finishes the handshake the dial waits for.
 		if c, err := l.Accept(); err == nil {
