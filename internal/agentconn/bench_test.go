@@ -23,13 +23,7 @@ func BenchmarkExecTrue(b *testing.B) {
 			sb := startSandbox(b, rt.runtime)
 			ctx := context.Background()
 			b.Run("agentconn", func(b *testing.B) {
-				testenv.BenchLatency(b, func() error {
-					res, err := sb.client.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}})
-					if err == nil && res.Exit.Code != 0 {
-						err = fmt.Errorf("exit %+v", res.Exit)
-					}
-					return err
-				})
+				testenv.BenchLatency(b, func() error { return runTrue(ctx, sb.client) })
 			})
 			b.Run("docker-exec", func(b *testing.B) {
 				testenv.BenchLatency(b, func() error { return testenv.DockerExec(sb.id, "true") })
@@ -52,10 +46,7 @@ func BenchmarkExecAgainstBase(b *testing.B) {
 	ctx := context.Background()
 	run := func(c *agentconn.Client) (time.Duration, error) {
 		start := time.Now()
-		res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}})
-		if err == nil && res.Exit.Code != 0 {
-			err = fmt.Errorf("exit %+v", res.Exit)
-		}
+		err := runTrue(ctx, c)
 		return time.Since(start), err
 	}
 	var samples [3][]time.Duration // this tree, base, floor
@@ -152,12 +143,15 @@ func BenchmarkAgentLink(b *testing.B) {
 		})
 	})
 	b.Run("exec", func(b *testing.B) {
-		testenv.BenchLatency(b, func() error {
-			res, err := sb.client.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}})
-			if err == nil && res.Exit.Code != 0 {
-				err = fmt.Errorf("exit %+v", res.Exit)
-			}
-			return err
-		})
+		testenv.BenchLatency(b, func() error { return runTrue(ctx, sb.client) })
 	})
+}
+
+// runTrue runs `true` through c and fails unless it exits 0.
+func runTrue(ctx context.Context, c *agentconn.Client) error {
+	res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"true"}})
+	if err == nil && res.Exit.Code != 0 {
+		err = fmt.Errorf("exit %+v", res.Exit)
+	}
+	return err
 }
