@@ -65,7 +65,10 @@ type process struct {
 	pid       int
 	spec      *spawnSpec
 	startedAt time.Time
-	io        *stdio
+	// spawned is the host's time a moment before the spawn, for the
+	// sweep's skip (createdSince), which no test clock may move.
+	spawned time.Time
+	io      *stdio
 
 	stdinMu sync.Mutex // guards io.stdin
 	exitCh  chan struct{}
@@ -134,11 +137,12 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 		p.out[stderrIdx] = newRing(m.bufSize)
 	}
 	p.oomAtStart = oomKills()
+	spawned := time.Now()
 	pid, io, err := spawn(m.log, m.reaper, spec, path, p.onExit)
 	if err != nil {
 		return nil, err
 	}
-	p.pid, p.io, p.startedAt = pid, io, m.clock.Now()
+	p.pid, p.io, p.startedAt, p.spawned = pid, io, m.clock.Now(), spawned
 
 	m.mu.Lock()
 	m.procs[id] = p
@@ -447,7 +451,9 @@ func (p *process) wait() {
 	p.mu.Unlock()
 	if !p.spec.background {
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // the group, while its id is still ours
-		if n := sweep(p.m.mark(p.id)); n > 0 {
+		if !createdSince(p.pid, p.spawned) {
+			p.m.log.Debug("nothing was created since the process; no sweep", "id", p.id)
+		} else if n := sweep(p.m.mark(p.id)); n > 0 {
 			p.m.log.Debug("killed what a foreground process left running", "id", p.id, "count", n)
 		}
 	}

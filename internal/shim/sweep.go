@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,6 +76,50 @@ func sweep(mark string) int {
 		}
 	}
 	return killed
+}
+
+// A foreground process that ended before anything else was created in
+// the sandbox's PID namespace left nothing behind: every process it could
+// have started, and every one those started, took a PID after its own. The
+// kernel says which PID it handed out last in the reader's namespace
+// (ns_last_pid; gVisor has none), so wait skips the sweep, a scan of
+// /proc, when that is still the process's own. PIDs are handed out in a
+// cycle (up to pid_max, 32768 by default), so the last one could come
+// round to the process's again after it was reaped; that takes as many
+// forks as the cycle is long, which no sandbox makes within quietFor of a
+// process's start. Past quietFor the sweep always runs.
+const lastPIDFile = "/proc/sys/kernel/ns_last_pid"
+
+// quietFor bounds the life of a process whose sweep may be skipped (a
+// variable for tests, which must not depend on the machine's speed).
+var quietFor = 5 * time.Millisecond
+
+// createdSince reports whether a process or thread may have been created
+// in this PID namespace since pid was: true unless the kernel's last PID
+// is still pid and less than quietFor has passed since spawned, a moment
+// before pid was spawned.
+func createdSince(pid int, spawned time.Time) bool {
+	if time.Since(spawned) >= quietFor {
+		return true
+	}
+	last, ok := lastPID()
+	return !ok || last != pid || time.Since(spawned) >= quietFor
+}
+
+// lastPID reads the last PID the kernel handed out in this namespace.
+func lastPID() (int, bool) {
+	fd, err := syscall.Open(lastPIDFile, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer syscall.Close(fd)
+	var b [24]byte
+	n, err := syscall.Read(fd, b[:])
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid, err == nil
 }
 
 // marked lists the live processes whose environment carries mark, the
