@@ -109,6 +109,28 @@ func BenchmarkExecRoundTrip(b *testing.B) {
 			b.ReportMetric(apiMedian/bashLoop, "x-bash-loop")
 		}
 	})
+	b.Run("api-member", func(b *testing.B) {
+		// As most callers are: a member of the org (not an admin) with a
+		// key of their own, seeing the workspace as its member.
+		s.env.Must(b, 201, "POST", "/api/v1/org/acme/members", pc.AddOrgMemberRequest{Member: "bench@example.com", Role: "member"})
+		s.env.Must(b, 201, "POST", "/api/v1/org/acme/ws/dev/members", pc.AddMemberRequest{Member: "bench@example.com"})
+		var key pc.CreatedKey
+		s.env.Must(b, 201, "POST", "/api/v1/org/acme/keys", pc.CreateKeyRequest{Member: "bench@example.com"}).Decode(b, &key)
+		member, err := pc.New(s.env.URL, key.Key, pc.WithHTTPClient(&http.Client{Transport: s.transport}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := testenv.BenchLatency(b, func() error {
+			res, err := member.Exec(ctx, "acme", "dev", s.rid, req)
+			if err == nil && (res.Exit == nil || res.Exit.Code != 0) {
+				err = fmt.Errorf("exit %+v", res.Exit)
+			}
+			return err
+		})
+		if bashLoop > 0 {
+			b.ReportMetric(m/bashLoop, "x-bash-loop")
+		}
+	})
 	b.Run("api-streamed", func(b *testing.B) {
 		testenv.BenchLatency(b, func() error {
 			st, err := s.sdk.ExecStream(ctx, "acme", "dev", s.rid, req)

@@ -133,7 +133,7 @@ func open(ctx context.Context, path string, fsys fs.FS, logger *slog.Logger) (_ 
 	}
 
 	return &Store{
-		queries: newQueries(dbExec{read, newStmtCache(read)}, dbExec{write, newStmtCache(write)}),
+		queries: newQueries(dbExec{DB: read, cache: newStmtCache(read), reads: true}, dbExec{DB: write, cache: newStmtCache(write)}),
 		logger:  logger,
 		read:    read,
 		write:   write,
