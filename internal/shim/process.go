@@ -448,10 +448,11 @@ func (p *process) wait() {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
+	exited := p.exited // else close aborted it, and it may run on
 	p.mu.Unlock()
 	if !p.spec.background {
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // the group, while its id is still ours
-		if !createdSince(p.pid, p.spawned) {
+		if exited && !createdSince(p.pid, p.spawned) {
 			p.m.log.Debug("nothing was created since the process; no sweep", "id", p.id)
 		} else if n := sweep(p.m.mark(p.id)); n > 0 {
 			p.m.log.Debug("killed what a foreground process left running", "id", p.id, "count", n)

@@ -112,7 +112,8 @@ func open(ctx context.Context, path string, fsys fs.FS, logger *slog.Logger) (_ 
 	if err := write.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return nil, wrap("read journal mode", err)
 	}
-	if !strings.EqualFold(mode, "wal") {
+	wal := strings.EqualFold(mode, "wal")
+	if !wal {
 		logger.WarnContext(ctx, "sqlite database is not in WAL mode; concurrent reads will wait for writers", "path", path, "journal_mode", mode)
 	}
 
@@ -133,7 +134,7 @@ func open(ctx context.Context, path string, fsys fs.FS, logger *slog.Logger) (_ 
 	}
 
 	return &Store{
-		queries: newQueries(dbExec{DB: read, cache: newStmtCache(read), reads: true}, dbExec{DB: write, cache: newStmtCache(write)}),
+		queries: newQueries(dbExec{DB: read, cache: newStmtCache(read), reads: wal}, dbExec{DB: write, cache: newStmtCache(write)}),
 		logger:  logger,
 		read:    read,
 		write:   write,

@@ -86,8 +86,8 @@ func (c *stmtCache) close() error {
 type dbExec struct {
 	*sql.DB
 	cache *stmtCache
-	// reads is set on the read pool's: its one-row reads do not watch
-	// their context (see QueryRowContext).
+	// reads is set on the read pool's of a database in WAL mode: its
+	// one-row reads do not watch their context (see QueryRowContext).
 	reads bool
 }
 
@@ -105,13 +105,15 @@ func (d dbExec) QueryContext(ctx context.Context, query string, args ...any) (*s
 	return d.DB.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs a query for one row. On the read pool the query
-// does not watch ctx once it runs: a one-row read there is an index
-// lookup or a count within an org, done in microseconds, and a reader in
-// WAL mode does not wait for the writer's lock; watching a context that
-// can end costs two goroutines a query (the driver's, to interrupt
-// SQLite, and database/sql's, to close the rows), about a tenth of a
-// request's reads. A context that has already ended still refuses it.
+// QueryRowContext runs a query for one row. On the read pool of a
+// database in WAL mode the query does not watch ctx once it runs: a
+// one-row read is an index lookup or a count, done in microseconds, and a
+// reader in WAL mode does not wait for the writer's lock, while watching
+// a context that can end costs two goroutines a query (the driver's, to
+// interrupt SQLite, and database/sql's, to close the rows). A context
+// that has already ended still refuses it; one that ends while the read
+// waits for a free connection of the pool no longer cuts that wait short
+// (the pool's other reads end it).
 func (d dbExec) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if d.reads && ctx.Err() == nil {
 		ctx = context.WithoutCancel(ctx)
