@@ -83,11 +83,11 @@ func sweep(mark string) int {
 // have started, and every one those started, took a PID after its own. The
 // kernel says which PID it handed out last in the reader's namespace
 // (ns_last_pid; gVisor has none), so wait skips the sweep, a scan of
-// /proc, when that is still the process's own once it was reaped (a
-// process the agent's close cut short may still run). PIDs are handed out in a
-// cycle (up to pid_max, 32768 by default), so the last one could come
-// round to the process's again after it was reaped; that takes as many
-// forks as the cycle is long, which no sandbox makes within quietFor of a
+// /proc, when that is still the process's own once it was reaped (one the
+// agent's close cut short may still run). PIDs are handed out in a cycle
+// (up to pid_max, 32768 by default), so the last one could come round to
+// the process's again after it was reaped; that takes as many forks as
+// the cycle is long, which no sandbox makes within quietFor of a
 // process's start. Past quietFor the sweep always runs.
 const lastPIDFile = "/proc/sys/kernel/ns_last_pid"
 

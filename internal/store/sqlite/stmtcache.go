@@ -86,7 +86,7 @@ func (c *stmtCache) close() error {
 type dbExec struct {
 	*sql.DB
 	cache *stmtCache
-	// reads is set on the read pool's of a database in WAL mode: its
+	// reads is set on the read pool of a database in WAL mode: its
 	// one-row reads do not watch their context (see QueryRowContext).
 	reads bool
 }
