@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,7 +73,10 @@ type process struct {
 
 	stdinMu sync.Mutex // guards io.stdin
 	exitCh  chan struct{}
-	readers sync.WaitGroup
+	// reading counts the output streams still collected; the collector
+	// that ends the last closes outDone.
+	reading atomic.Int32
+	outDone chan struct{}
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every change
@@ -130,6 +134,7 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 		spec:    spec,
 		changed: make(chan struct{}),
 		exitCh:  make(chan struct{}),
+		outDone: make(chan struct{}),
 		pinned:  !spec.background || spec.pinned,
 	}
 	p.out[stdoutIdx] = newRing(m.bufSize)
@@ -152,10 +157,12 @@ func (m *manager) start(spec *spawnSpec, timeout time.Duration) (*process, error
 		p.kill(syscall.SIGKILL) // close ran meanwhile and did not see it
 	}
 
-	p.readers.Add(1)
+	p.reading.Store(1)
+	if io.stderr != nil {
+		p.reading.Store(2)
+	}
 	m.wg.Go(func() { p.collect(stdoutIdx, io.stdout) })
 	if io.stderr != nil {
-		p.readers.Add(1)
 		m.wg.Go(func() { p.collect(stderrIdx, io.stderr) })
 	}
 	if timeout > 0 {
@@ -389,10 +396,29 @@ func (p *process) broadcastLocked() {
 	p.changed = make(chan struct{})
 }
 
-// collect copies one output stream into its ring buffer until EOF.
+// readBufSize is the most one read of a process's output takes.
+const readBufSize = 32 << 10
+
+// readBufs keeps collect's read buffers between processes: two of
+// readBufSize per process were most of what an exec of a quiet command
+// allocated, and so most of what the agent's collector had to sweep.
+var readBufs = sync.Pool{New: func() any { return new([readBufSize]byte) }}
+
+// collect copies one output stream into its ring buffer until EOF. A
+// pipe is closed then, so that wait finds nothing left to close; a PTY's
+// master stays open for its input and its size until wait closes it.
 func (p *process) collect(idx int, f *os.File) {
-	defer p.readers.Done()
-	buf := make([]byte, min(32<<10, p.m.bufSize))
+	defer func() {
+		if p.io.master == nil {
+			_ = f.Close()
+		}
+		if p.reading.Add(-1) == 0 {
+			close(p.outDone)
+		}
+	}()
+	pooled := readBufs.Get().(*[readBufSize]byte)
+	defer readBufs.Put(pooled)
+	buf := pooled[:min(readBufSize, p.m.bufSize)]
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
@@ -459,16 +485,18 @@ func (p *process) wait() {
 		}
 	}
 
-	drain := p.m.clock.AfterFunc(drainDelay, p.closeOutput)
-	readersDone := make(chan struct{})
-	go func() { p.readers.Wait(); close(readersDone) }()
 	select {
-	case <-readersDone:
-	case <-p.m.abort:
-		p.closeOutput()
-		<-readersDone
+	case <-p.outDone: // drained already, as a quiet command's output mostly is
+	default:
+		drain := p.m.clock.AfterFunc(drainDelay, p.closeOutput)
+		select {
+		case <-p.outDone:
+		case <-p.m.abort:
+			p.closeOutput()
+			<-p.outDone
+		}
+		drain.Stop()
 	}
-	drain.Stop()
 	p.closeOutput()
 
 	p.stdinMu.Lock()

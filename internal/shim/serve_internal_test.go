@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/testenv"
 )
 
@@ -67,6 +68,15 @@ func serveAgent(t *testing.T, opts Options, h2 bool) (srv *Server, c *http.Clien
 	}
 	t.Cleanup(stop)
 	return srv, &http.Client{Transport: tr}, stop
+}
+
+// agentClient returns a client of the agent c reaches, as the control
+// plane's, closed at the test's end.
+func agentClient(t *testing.T, c *http.Client) *agentconn.Client {
+	dial := c.Transport.(*http.Transport).DialContext
+	ac := agentconn.New(func(ctx context.Context) (net.Conn, error) { return dial(ctx, "unix", "agent") })
+	t.Cleanup(func() { ac.Close() })
+	return ac
 }
 
 // upgraded dials the agent c reaches and has it switch the connection to

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -107,15 +108,25 @@ func createdSince(pid int, spawned time.Time) bool {
 	return !ok || last != pid || time.Since(spawned) >= quietFor
 }
 
-// lastPID reads the last PID the kernel handed out in this namespace.
-func lastPID() (int, bool) {
+// lastPIDFD is lastPIDFile opened once, or -1 where it cannot be: each
+// read from its start (pread) gives the kernel's value anew, one system
+// call where an open, a read and a close were three.
+var lastPIDFD = sync.OnceValue(func() int {
 	fd, err := syscall.Open(lastPIDFile, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
+		return -1
+	}
+	return fd
+})
+
+// lastPID reads the last PID the kernel handed out in this namespace.
+func lastPID() (int, bool) {
+	fd := lastPIDFD()
+	if fd < 0 {
 		return 0, false
 	}
-	defer syscall.Close(fd)
 	var b [24]byte
-	n, err := syscall.Read(fd, b[:])
+	n, err := syscall.Pread(fd, b[:], 0)
 	if err != nil || n <= 0 {
 		return 0, false
 	}

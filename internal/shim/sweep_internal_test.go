@@ -1,12 +1,9 @@
 package shim
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -60,9 +57,7 @@ func TestSweepSkippedWhenNothingWasCreated(t *testing.T) {
 
 	var log testenv.Buffer
 	_, hc, _ := serveAgent(t, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&log, t.Output()), &slog.HandlerOptions{Level: slog.LevelDebug}))}, false)
-	dial := hc.Transport.(*http.Transport).DialContext
-	c := agentconn.New(func(ctx context.Context) (net.Conn, error) { return dial(ctx, "unix", "agent") })
-	defer c.Close()
+	c := agentClient(t, hc)
 	ctx := t.Context()
 	run := func(argv ...string) (id, stdout string) {
 		t.Helper()
