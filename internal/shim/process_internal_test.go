@@ -1,9 +1,14 @@
 package shim
 
 import (
+	"context"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 )
@@ -43,5 +48,31 @@ func TestQuietExecReusesReadBuffers(t *testing.T) {
 	// a quarter of what is given back.
 	if n := made.Load() - before; n >= execs {
 		t.Errorf("%d execs of true made %d read buffers; want fewer than one per exec", execs, n)
+	}
+}
+
+// TestExitReportedWhileOutputIsHeldOpen runs a command that leaves a
+// process of its own session holding its stdout, outside the sweep's
+// reach: its exit and output are reported once the agent stops waiting
+// for the output (250 ms after the exit), not when that process ends.
+func TestExitReportedWhileOutputIsHeldOpen(t *testing.T) {
+	_, hc, _ := serveAgent(t, Options{}, false)
+	c := agentClient(t, hc)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // far less than the sleep
+	defer cancel()
+	res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"sh", "-c",
+		"setsid env -u " + markVar + " sleep 3600 & until [ \"$(cat /proc/$!/comm)\" = sleep ]; do :; done; echo $!"}})
+	if err != nil {
+		t.Fatalf("exec: %v", err)
+	}
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(res.Stdout)))
+	if perr == nil {
+		defer syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if res.Exit.Code != 0 || perr != nil {
+		t.Fatalf("exit %+v, stdout %q", res.Exit, res.Stdout)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the sleep holding the output is gone (%v): the test tests nothing", err)
 	}
 }
