@@ -560,36 +560,20 @@ func (p *process) exitedLocked() *agentpb.Exited {
 	return e
 }
 
-// oomKillFiles hold the sandbox's OOM kill count: cgroup v2's
-// memory.events, then v1's memory.oom_control.
-var oomKillFiles = []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"}
-
-// oomKillFile is the first of oomKillFiles the agent can open, or nil. It
-// stays open: every process's start reads the count, and reading an open
-// cgroup file again from its start (pread) costs about 2 µs where opening
-// it (and, on cgroup v1, failing to open v2's first) cost about 38.
-var oomKillFile = sync.OnceValue(func() *os.File {
-	for _, name := range oomKillFiles {
-		if f, err := os.Open(name); err == nil {
-			return f
-		}
-	}
-	return nil
-})
+// oomKillFile holds the sandbox's OOM kill count: cgroup v2's
+// memory.events, else v1's memory.oom_control. Every process's start
+// reads the count, and reading the open file again from its start costs
+// about 2 µs where opening it (and, on cgroup v1, failing to open v2's
+// first) cost about 38.
+var oomKillFile = keptFile{names: []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"}}
 
 // oomKills is how many processes the kernel's OOM killer has killed in the
 // sandbox's memory cgroup, or -1 where the agent cannot tell (gVisor has no
 // such count: there the host's OOM killer ends the sandbox).
 func oomKills() int64 {
-	f := oomKillFile()
-	if f == nil {
-		return -1
-	}
-	// Either file is a few lines; a cgroup file is made anew by each
-	// read from its start.
-	var buf [1024]byte
-	n, err := f.ReadAt(buf[:], 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	var buf [1024]byte // either file is a few lines
+	n, ok := oomKillFile.read(buf[:])
+	if !ok {
 		return -1
 	}
 	for _, line := range strings.Split(string(buf[:n]), "\n") {

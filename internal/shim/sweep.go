@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -91,7 +89,7 @@ func sweep(mark string) int {
 // the process's again after it was reaped; that takes as many forks as
 // the cycle is long, which no sandbox makes within quietFor of a
 // process's start. Past quietFor the sweep always runs.
-const lastPIDFile = "/proc/sys/kernel/ns_last_pid"
+var lastPIDFile = keptFile{names: []string{"/proc/sys/kernel/ns_last_pid"}}
 
 // quietFor bounds the life of a process whose sweep may be skipped (a
 // variable for tests, which must not depend on the machine's speed).
@@ -109,46 +107,11 @@ func createdSince(pid int, spawned time.Time) bool {
 	return !ok || last != pid || time.Since(spawned) >= quietFor
 }
 
-// lastPIDFD is lastPIDFile's descriptor plus one once it is open, and -1
-// once it is known not to open (gVisor has no such file): it stays open,
-// and each read from its start (pread) gives the kernel's value anew, one
-// system call where an open, a read and a close were three.
-var lastPIDFD atomic.Int32
-
-// openLastPID returns lastPIDFile's descriptor, opening it the first
-// time, or -1. A failure that may pass (out of descriptors or memory) is
-// tried again at the next call; until then the sweep runs.
-func openLastPID() int {
-	switch v := lastPIDFD.Load(); {
-	case v > 0:
-		return int(v - 1)
-	case v < 0:
-		return -1
-	}
-	fd, err := syscall.Open(lastPIDFile, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	switch {
-	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE), errors.Is(err, syscall.ENOMEM), errors.Is(err, syscall.EINTR):
-		return -1
-	case err != nil:
-		lastPIDFD.CompareAndSwap(0, -1)
-		return -1
-	}
-	if !lastPIDFD.CompareAndSwap(0, int32(fd)+1) {
-		_ = syscall.Close(fd) // another wait opened it first
-		return openLastPID()
-	}
-	return fd
-}
-
 // lastPID reads the last PID the kernel handed out in this namespace.
 func lastPID() (int, bool) {
-	fd := openLastPID()
-	if fd < 0 {
-		return 0, false
-	}
 	var b [24]byte
-	n, err := syscall.Pread(fd, b[:], 0)
-	if err != nil || n <= 0 {
+	n, ok := lastPIDFile.read(b[:])
+	if !ok || n <= 0 {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
