@@ -110,6 +110,7 @@ func New(dial func(ctx context.Context) (net.Conn, error), opts ...Option) *Clie
 		files:     agentpbconnect.NewFileServiceClient(hc, baseURL, copts...),
 		term:      agentpbconnect.NewTerminalServiceClient(hc, baseURL, copts...),
 		dialBytes: dial,
+		execs:     execConns{watch: keptWatch},
 	}
 	for _, o := range opts {
 		o(c)

@@ -9,7 +9,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/paddockhq/paddock/internal/agentpb"
@@ -27,10 +30,81 @@ type execConn struct {
 	br     *bufio.Reader
 	reused bool // it carried a call before this one
 	once   sync.Once
-	// idle, while the connection is kept, has the first read's outcome
-	// (see keep): nil once the agent's next answer begins, the
+	// raw is the socket under conn, looked at without reading while the
+	// connection is kept (see keep); nil when conn is not one of this
+	// process's sockets, or is TLS.
+	raw syscall.RawConn
+	// watch, with raw, looks at the connection every keptWatch while it
+	// is kept (watchKept); it is stopped otherwise.
+	watch *time.Timer
+	// idle, while a connection without raw is kept, has the first read's
+	// outcome (see keep): nil once the agent's next answer begins, the
 	// connection's end if the agent closed it meanwhile.
 	idle chan error
+}
+
+// keptWatch is how often a kept connection with a socket to look at is
+// looked at between calls, for an agent that closed it; a call looks at
+// it before it is sent on it too.
+const keptWatch = 5 * time.Second
+
+// Unwrapper is a connection that passes every byte through, unchanged, to
+// the one it wraps (a provider's bookkeeping around an agent's socket).
+// The framed path looks through it at the socket.
+type Unwrapper interface {
+	Unwrap() net.Conn
+}
+
+// rawSocket is the socket under conn, seen through Unwrappers: nil for
+// anything but a unix or TCP socket of this process (TLS, whose records
+// may come while a connection is idle, and other libraries' streams).
+func rawSocket(conn net.Conn) syscall.RawConn {
+	for {
+		switch c := conn.(type) {
+		case *net.UnixConn, *net.TCPConn:
+			rc, err := c.(syscall.Conn).SyscallConn()
+			if err != nil {
+				return nil
+			}
+			return rc
+		case Unwrapper:
+			conn = c.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// errOutOfTurn: a kept connection had bytes the agent sent between calls.
+var errOutOfTurn = errors.New("the agent spoke on a kept connection between calls")
+
+// quiet looks at a kept connection without waiting and without reading:
+// nil when nothing came on it, its end when the agent closed it, and
+// errOutOfTurn when the agent sent anything. It needs raw.
+func (ec *execConn) quiet() error {
+	if ec.br.Buffered() > 0 {
+		return errOutOfTurn
+	}
+	var (
+		b   [1]byte
+		n   int
+		err error
+	)
+	cerr := ec.raw.Read(func(fd uintptr) bool {
+		n, _, err = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return true // never wait
+	})
+	switch {
+	case cerr != nil:
+		return cerr
+	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+		return nil
+	case err != nil:
+		return err
+	case n == 0:
+		return io.EOF
+	}
+	return errOutOfTurn
 }
 
 // execConns keeps the framed path's connections between calls.
@@ -40,6 +114,9 @@ type execConns struct {
 	open   int  // connections dialed and not yet closed
 	absent bool // the agent has no framed path: Exec uses ProcessService.Exec
 	shut   bool // Client.Close was called: no connection is kept from now on
+	// watch is how often a kept connection with a socket to look at is
+	// looked at: keptWatch, but in tests.
+	watch time.Duration
 }
 
 // execConn returns a kept connection, or dials a new one. served is false
@@ -49,10 +126,20 @@ type execConns struct {
 func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served bool, err error) {
 	p := &c.execs
 	p.mu.Lock()
-	// One the agent closed while it was kept has left the set (keep).
-	if n := len(p.idle); n > 0 && !fresh {
+	// One the agent closed while it was kept has left the set (keep), or
+	// is seen closed here, before a call is sent on it.
+	for n := len(p.idle); n > 0 && !fresh; n = len(p.idle) {
 		ec = p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		if ec.raw != nil {
+			ec.watch.Stop()
+			if ec.quiet() != nil {
+				p.mu.Unlock()
+				c.closed(ec)
+				p.mu.Lock()
+				continue
+			}
+		}
 		p.mu.Unlock()
 		ec.reused = true
 		return ec, true, nil
@@ -69,7 +156,11 @@ func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served
 		c.closed(nil)
 		return nil, true, mapError(err)
 	}
-	ec = &execConn{conn: conn, br: bufio.NewReaderSize(conn, 64<<10)}
+	ec = &execConn{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), raw: rawSocket(conn)}
+	if e := ec; e.raw != nil {
+		e.watch = time.AfterFunc(c.execs.watch, func() { c.watchKept(e) })
+		e.watch.Stop() // until it is kept
+	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	hdr, upgraded, err := upgrade(conn, ec.br, agentpb.ExecFramesPath, agentpb.ExecFramesUpgrade)
 	if !stop() {
@@ -95,14 +186,22 @@ func (c *Client) execConn(ctx context.Context, fresh bool) (ec *execConn, served
 }
 
 // keep returns a connection whose call ended cleanly to the idle set.
-// A kept connection is read while it waits for its next call, as an
-// idle HTTP connection is: the agent closing it (a restart, a stop) is
-// seen then, on any transport, and the connection closed, before a call
-// is sent on it. The read waits for the next answer's first byte and
-// hands its outcome to that call's first read.
+// The agent closing a kept connection (a restart, a stop) is seen, on any
+// transport, and the connection closed, before a call is sent on it:
+//
+//   - on a socket of this process (unix, or TCP without TLS), the
+//     connection is looked at without reading, by the call that takes it
+//     and every keptWatch while it waits (quiet), so that a call's answer
+//     is read by the call itself;
+//   - on any other transport it is read while it waits, as an idle HTTP
+//     connection is: the read waits for the next answer's first byte and
+//     hands its outcome to that call's first read.
 func (c *Client) keep(ec *execConn) {
-	read := make(chan error, 1)
-	ec.idle = read
+	var read chan error
+	if ec.raw == nil {
+		read = make(chan error, 1)
+		ec.idle = read
+	}
 	p := &c.execs
 	p.mu.Lock()
 	if p.shut {
@@ -111,6 +210,11 @@ func (c *Client) keep(ec *execConn) {
 		return
 	}
 	p.idle = append(p.idle, ec)
+	if ec.raw != nil {
+		ec.watch.Reset(p.watch)
+		p.mu.Unlock()
+		return
+	}
 	p.mu.Unlock()
 	go func() {
 		_, err := ec.br.Peek(1)
@@ -129,6 +233,27 @@ func (c *Client) keep(ec *execConn) {
 	}()
 }
 
+// watchKept looks at ec, kept with a socket to look at, and closes it
+// when the agent closed it or spoke on it; else it looks again after
+// keptWatch. A call that took ec meanwhile leaves it alone.
+func (c *Client) watchKept(ec *execConn) {
+	p := &c.execs
+	p.mu.Lock()
+	i := slices.Index(p.idle, ec)
+	if i < 0 {
+		p.mu.Unlock()
+		return
+	}
+	if ec.quiet() == nil {
+		ec.watch.Reset(p.watch)
+		p.mu.Unlock()
+		return
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	p.mu.Unlock()
+	c.closed(ec)
+}
+
 // closed closes ec, once, and counts it out; nil counts out a connection
 // whose dial failed.
 func (c *Client) closed(ec *execConn) {
@@ -139,6 +264,9 @@ func (c *Client) closed(ec *execConn) {
 		return
 	}
 	ec.once.Do(func() {
+		if ec.watch != nil {
+			ec.watch.Stop()
+		}
 		_ = ec.conn.Close()
 		c.closed(nil)
 	})

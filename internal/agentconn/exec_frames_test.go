@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/agentconn"
 	"github.com/paddockhq/paddock/internal/agentpb"
@@ -134,51 +135,82 @@ func TestExecFramesCancelAtClose(t *testing.T) {
 
 // TestExecFramesAgentRestarted: a kept connection to an agent that then
 // stopped (a sandbox stopped and started, its agent anew on the same
-// socket) is seen closed while it is kept, on a unix socket and over TCP
-// (as the Kubernetes provider's link is, where a send to a closed
-// connection would succeed and the call fail), and the next call goes on
-// a new connection.
+// socket) is seen closed, and the next call goes on a new connection: on
+// a unix socket, over TCP (as the Kubernetes provider's link is, where a
+// send to a closed connection would succeed and the call fail), and on a
+// connection whose socket the client cannot look at (another library's
+// stream, or TLS), which it reads while it is kept. A socket it can look
+// at is looked at now and then while it is kept, and by the call that
+// takes it, before the call is sent.
 func TestExecFramesAgentRestarted(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		dial func(t *testing.T, sock string) func(context.Context) (net.Conn, error)
+		// looked is whether the client looks at the connection's socket
+		// rather than reading it while it is kept.
+		looked bool
 	}{
 		{"unix", func(_ *testing.T, sock string) func(context.Context) (net.Conn, error) {
 			return testenv.UnixDialer(sock)
-		}},
+		}, true},
 		{"tcp", func(t *testing.T, sock string) func(context.Context) (net.Conn, error) {
 			proxy := tcpToUnix(t, sock)
 			return func(ctx context.Context) (net.Conn, error) {
 				var d net.Dialer
 				return d.DialContext(ctx, "tcp", proxy)
 			}
-		}},
+		}, true},
+		{"opaque", func(_ *testing.T, sock string) func(context.Context) (net.Conn, error) {
+			dial := testenv.UnixDialer(sock)
+			return func(ctx context.Context) (net.Conn, error) {
+				c, err := dial(ctx)
+				return opaqueConn{c}, err
+			}
+		}, false},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
-			stop := shimtest.StartAt(t, sock, shim.Options{})
-			c := agentconn.New(tt.dial(t, sock))
-			defer c.Close()
-			ctx := ctxT(t)
-			run := func() {
-				t.Helper()
-				res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
-				if err != nil || string(res.Stdout) != "hi\n" {
-					t.Fatalf("%v %q", err, res.Stdout)
+		for _, seen := range []string{"while kept", "by the next call"} {
+			if seen == "by the next call" && !tt.looked {
+				continue // such a connection is read while it is kept
+			}
+			t.Run(tt.name+"/"+seen, func(t *testing.T) {
+				sock := filepath.Join(testenv.ShortTempDir(t), "agent.sock")
+				stop := shimtest.StartAt(t, sock, shim.Options{})
+				watch := 20 * time.Millisecond
+				if seen == "by the next call" {
+					watch = time.Hour
 				}
-			}
-			run()
-			if agentconn.KeptExecConns(c) != 1 {
-				t.Fatalf("%d framed connections kept after a call, want 1", agentconn.KeptExecConns(c))
-			}
-			stop()
-			testenv.WaitFor(t, "the client to see its kept connection closed", func() bool { return agentconn.KeptExecConns(c) == 0 })
-			defer shimtest.StartAt(t, sock, shim.Options{})()
-			run()
-			run()
-		})
+				c := agentconn.New(tt.dial(t, sock), agentconn.WithKeptWatch(watch))
+				defer c.Close()
+				ctx := ctxT(t)
+				run := func() {
+					t.Helper()
+					res, err := c.Run(ctx, agentconn.ExecRequest{Argv: []string{"echo", "hi"}})
+					if err != nil || string(res.Stdout) != "hi\n" {
+						t.Fatalf("%v %q", err, res.Stdout)
+					}
+				}
+				run()
+				if agentconn.KeptExecConns(c) != 1 {
+					t.Fatalf("%d framed connections kept after a call, want 1", agentconn.KeptExecConns(c))
+				}
+				stop()
+				if seen == "while kept" {
+					testenv.WaitFor(t, "the client to see its kept connection closed", func() bool { return agentconn.KeptExecConns(c) == 0 })
+				} else {
+					// The agent's close has reached the client, which has
+					// not looked since: the call must look before it sends.
+					testenv.WaitFor(t, "the agent's close to reach the client", func() bool { return agentconn.KeptClosed(c) })
+				}
+				defer shimtest.StartAt(t, sock, shim.Options{})()
+				run()
+				run()
+			})
+		}
 	}
 }
+
+// opaqueConn is a connection whose socket the client cannot see.
+type opaqueConn struct{ net.Conn }
 
 // tcpToUnix forwards TCP connections on a loopback port to the unix
 // socket at sock, each closed when either side ends; it returns the

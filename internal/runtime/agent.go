@@ -355,6 +355,10 @@ type trackedConn struct {
 	once sync.Once
 }
 
+// Unwrap is the connection c tracks: the agent client looks at its socket
+// between calls (agentconn.Unwrapper).
+func (c *trackedConn) Unwrap() net.Conn { return c.Conn }
+
 func (c *trackedConn) Close() error {
 	c.once.Do(func() {
 		c.e.mu.Lock()

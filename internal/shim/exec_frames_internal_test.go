@@ -29,7 +29,9 @@ import (
 // calls in turn on one connection, calls refused before their start (no
 // start, a first frame that is no message, stdin or a terminal asked for)
 // after which the connection carries the next call, a signal, a
-// connection closed within a call, which kills its foreground process,
+// connection closed within a call, which kills its foreground process
+// (also after the client ended its side early), the next call after such
+// an early end,
 // clients that break the path's rules, whose connection is closed as if
 // they had closed it, and the server's stop, which closes a kept one.
 func TestExecFramesProtocol(t *testing.T) {
@@ -119,6 +121,14 @@ func TestExecFramesProtocol(t *testing.T) {
 		}
 		return int(m.GetStarted().GetPid())
 	}
+	// terminated reads a call's answer: a process ended by SIGTERM.
+	terminated := func(t *testing.T, br *bufio.Reader) {
+		t.Helper()
+		events, refusal := answer(t, br)
+		if _, exit := output(events); refusal != nil || exit == nil || exit.SignalName != "SIGTERM" {
+			t.Fatalf("exit %v, refused %v", exit, refusal)
+		}
+	}
 	killed := func(t *testing.T, pid int) {
 		t.Helper()
 		testenv.WaitFor(t, "the foreground process killed", func() bool {
@@ -192,18 +202,36 @@ func TestExecFramesProtocol(t *testing.T) {
 		conn, br, _ := open(t)
 		started(t, conn, br)
 		send(t, conn, &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Signal{Signal: agentpb.Signal_SIGNAL_TERM}})
-		events, refusal := answer(t, br)
+		terminated(t, br)
 		endRequests(t, conn)
-		if _, exit := output(events); refusal != nil || exit == nil || exit.SignalName != "SIGTERM" {
-			t.Fatalf("exit %v, refused %v", exit, refusal)
-		}
 		echoCall(t, conn, br, "after the signal")
 	})
-	t.Run("closed within a call", func(t *testing.T) {
+	// A client may end its request side before the call is over; the
+	// connection is read on, so its end still ends the call.
+	for _, early := range []bool{false, true} {
+		name := "closed within a call"
+		if early {
+			name += " after the client's end"
+		}
+		t.Run(name, func(t *testing.T) {
+			conn, br, _ := open(t)
+			pid := started(t, conn, br)
+			if early {
+				endRequests(t, conn)
+			}
+			conn.Close()
+			killed(t, pid)
+		})
+	}
+	t.Run("the next call after an early end", func(t *testing.T) {
 		conn, br, _ := open(t)
 		pid := started(t, conn, br)
-		conn.Close()
-		killed(t, pid)
+		endRequests(t, conn)
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		terminated(t, br)
+		echoCall(t, conn, br, "after the early end")
 	})
 	// A client that breaks the path's rules loses its connection, and the
 	// call in progress ends as if it had closed it.
