@@ -67,6 +67,20 @@ func TestKeptQuiet(t *testing.T) {
 			if b, err := ec.br.ReadByte(); err != nil || b != 'x' {
 				t.Fatalf("the byte was taken by the look: %q, %v", b, err)
 			}
+			// Bytes already in the reader's buffer count as well, with
+			// nothing left on the socket.
+			if _, err := agent.Write([]byte("yz")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ec.br.Peek(2); err != nil { // both in the buffer
+				t.Fatal(err)
+			}
+			if b, err := ec.br.ReadByte(); err != nil || b != 'y' || ec.br.Buffered() != 1 {
+				t.Fatalf("%q, %v, %d buffered", b, err, ec.br.Buffered())
+			}
+			if err := ec.quiet(); !errors.Is(err, errOutOfTurn) {
+				t.Fatalf("with a byte buffered: %v", err)
+			}
 
 			ec, agent = pair()
 			agent.Close()

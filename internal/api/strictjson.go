@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
 )
@@ -17,13 +19,15 @@ import (
 // value; api/openapi.yaml allows it nowhere: leave an optional field out
 // instead). Malformed JSON is left for the decoder to report.
 func checkStrictJSON(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := scanJSON(dec, "", 0); err != nil {
+	sc := keyScan{b: body}
+	if err := sc.value(nil, 0); err != nil {
 		if errors.Is(err, errStopScan) {
 			return nil
 		}
 		return err
+	}
+	if !bytes.Contains(body, []byte("null")) {
+		return nil // no null anywhere, not even in a string
 	}
 	return noNull(body, reflect.TypeOf(v), "")
 }
@@ -34,49 +38,172 @@ var errStopScan = errors.New("stop")
 // maxJSONDepth is encoding/json's own nesting limit.
 const maxJSONDepth = 10000
 
-// scanJSON reads one value, refusing an object that repeats a key.
-func scanJSON(dec *json.Decoder, path string, depth int) error {
+// keyScan walks one JSON value's bytes, refusing an object that repeats a
+// key (keys compared as encoding/json decodes them), in one pass that
+// builds nothing for a body without such a key.
+type keyScan struct {
+	b []byte
+	i int
+}
+
+// jsonPath is where a value sits in the body: a key of an object, or an
+// index of an array, below parent; nil is the top.
+type jsonPath struct {
+	parent *jsonPath
+	key    string
+	index  int // of an array, when key is ""
+	inArr  bool
+}
+
+// String renders p as the errors name paths: keys joined with ".", an
+// array's index in brackets ("runtime.ports[2].name").
+func (p *jsonPath) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.inArr {
+		return p.parent.String() + "[" + strconv.Itoa(p.index) + "]"
+	}
+	return joinPath(p.parent.String(), p.key)
+}
+
+func (s *keyScan) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one value at path, depth values deep.
+func (s *keyScan) value(path *jsonPath, depth int) error {
 	if depth > maxJSONDepth {
 		return errdefs.InvalidArgument("malformed_json", "the body is nested too deeply")
 	}
-	tok, err := dec.Token()
-	if err != nil {
+	s.space()
+	if s.i >= len(s.b) {
 		return errStopScan
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	switch d {
+	switch s.b[s.i] {
 	case '{':
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
+		return s.object(path, depth)
+	case '[':
+		s.i++
+		s.space()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			return nil
+		}
+		for n := 0; ; n++ {
+			if err := s.value(&jsonPath{parent: path, index: n, inArr: true}, depth+1); err != nil {
+				return err
+			}
+			if more, err := s.next(']'); !more {
+				return err
+			}
+		}
+	case '"':
+		_, err := s.str()
+		return err
+	}
+	// A number, true, false or null: up to the next delimiter.
+	start := s.i
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			if s.i == start {
 				return errStopScan
 			}
-			key, _ := kt.(string)
-			if seen[key] {
-				return errdefs.InvalidArgument("duplicate_json_key", "the body has the key %q twice in the same object%s", key, atPath(path))
-			}
-			seen[key] = true
-			if err := scanJSON(dec, joinPath(path, key), depth+1); err != nil {
-				return err
-			}
+			return nil
 		}
-	case '[':
-		for i := 0; dec.More(); i++ {
-			if err := scanJSON(dec, path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
-				return err
-			}
-		}
-	default:
-		return errStopScan
-	}
-	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return errStopScan
+		s.i++
 	}
 	return nil
+}
+
+// object reads an object whose '{' is at s.i.
+func (s *keyScan) object(path *jsonPath, depth int) error {
+	s.i++
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	var seen []string // an object has few keys: a slice beats a map
+	for {
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return errStopScan
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if slices.Contains(seen, key) {
+			return errdefs.InvalidArgument("duplicate_json_key", "the body has the key %q twice in the same object%s", key, atPath(path.String()))
+		}
+		seen = append(seen, key)
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return errStopScan
+		}
+		s.i++
+		if err := s.value(&jsonPath{parent: path, key: key}, depth+1); err != nil {
+			return err
+		}
+		if more, err := s.next('}'); !more {
+			return err
+		}
+	}
+}
+
+// next reads what follows a member of an array or an object: more after a
+// comma, nil at closing, errStopScan at anything else.
+func (s *keyScan) next(closing byte) (more bool, err error) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, errStopScan
+	}
+	s.i++
+	switch s.b[s.i-1] {
+	case ',':
+		return true, nil
+	case closing:
+		return false, nil
+	}
+	return false, errStopScan
+}
+
+// str reads a string whose '"' is at s.i and returns it as encoding/json
+// decodes it: escapes resolved, invalid UTF-8 made U+FFFD.
+func (s *keyScan) str() (string, error) {
+	start := s.i
+	s.i++
+	plain := true
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			raw := s.b[start+1 : s.i-1]
+			if plain && utf8.Valid(raw) {
+				return string(raw), nil
+			}
+			var out string
+			if json.Unmarshal(s.b[start:s.i], &out) != nil {
+				return "", errStopScan
+			}
+			return out, nil
+		case c == '\\':
+			plain = false
+			s.i += 2
+		default:
+			s.i++
+		}
+	}
+	return "", errStopScan
 }
 
 // noNull refuses null for a field of struct type t, and of the structs

@@ -359,6 +359,8 @@ type trackedConn struct {
 // between calls (agentconn.Unwrapper).
 func (c *trackedConn) Unwrap() net.Conn { return c.Conn }
 
+var _ agentconn.Unwrapper = (*trackedConn)(nil)
+
 func (c *trackedConn) Close() error {
 	c.once.Do(func() {
 		c.e.mu.Lock()
