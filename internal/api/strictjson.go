@@ -38,6 +38,9 @@ var errStopScan = errors.New("stop")
 // maxJSONDepth is encoding/json's own nesting limit.
 const maxJSONDepth = 10000
 
+// fewKeys is how many keys of one object the scan compares one by one.
+const fewKeys = 16
+
 // keyScan walks one JSON value's bytes, refusing an object that repeats a
 // key (keys compared as encoding/json decodes them), in one pass that
 // builds nothing for a body without such a key.
@@ -132,7 +135,13 @@ func (s *keyScan) object(path *jsonPath, depth int) error {
 		s.i++
 		return nil
 	}
-	var seen []string // an object has few keys: a slice beats a map
+	// Most objects have a few keys, which a slice holds faster than a
+	// map; past fewKeys they go in a map, so that an object of many (a
+	// 1 MiB body of env variables) costs no more than its size.
+	var (
+		few  []string
+		many map[string]struct{}
+	)
 	for {
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -142,10 +151,23 @@ func (s *keyScan) object(path *jsonPath, depth int) error {
 		if err != nil {
 			return err
 		}
-		if slices.Contains(seen, key) {
+		_, repeated := many[key]
+		if repeated || slices.Contains(few, key) {
 			return errdefs.InvalidArgument("duplicate_json_key", "the body has the key %q twice in the same object%s", key, atPath(path.String()))
 		}
-		seen = append(seen, key)
+		switch {
+		case many != nil:
+			many[key] = struct{}{}
+		case len(few) < fewKeys:
+			few = append(few, key)
+		default:
+			many = make(map[string]struct{}, 2*fewKeys)
+			for _, k := range few {
+				many[k] = struct{}{}
+			}
+			many[key] = struct{}{}
+			few = nil
+		}
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
 			return errStopScan

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/errdefs"
@@ -101,6 +103,31 @@ var strictBodies = []string{
 	`{"n":-1.5e+10,"n":0}`,
 }
 
+// manyKeys is an exec's body whose env has n variables, the last one
+// repeating the one at repeat (none when repeat < 0): an object past the
+// scan's few keys.
+func manyKeys(n, repeat int) string {
+	var b strings.Builder
+	b.WriteString(`{"argv":["true"],"env":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"V%d":"x"`, i)
+	}
+	if repeat >= 0 {
+		fmt.Fprintf(&b, `,"V%d":"y"`, repeat)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+func init() {
+	for _, n := range []int{fewKeys - 1, fewKeys, fewKeys + 1, 100} {
+		strictBodies = append(strictBodies, manyKeys(n, -1), manyKeys(n, 0), manyKeys(n, n-1), manyKeys(n, n/2))
+	}
+}
+
 // strictTypes are the request types the bodies are checked against.
 var strictTypes = []any{&client.ExecRequest{}, &client.CreateProjectRequest{}}
 
@@ -163,6 +190,7 @@ func BenchmarkStrictJSON(b *testing.B) {
 		v    any
 	}{
 		{"exec", `{"argv":["sh","-c","echo hi"],"env":{"A":"1"},"timeout_ms":1000}`, &client.ExecRequest{}},
+		{"exec, 40,000 env variables", manyKeys(40000, -1), &client.ExecRequest{}},
 		{"project", `{"name":"agent-1","start":true,"runtime":{"image":"paddock/debian:bookworm","cpu_millis":1000,"memory_mb":512,"env":{"A":"1","B":"2"},"network":{"mode":"proxy","allow":["registry.test:8081"]}}}`, &client.CreateProjectRequest{}},
 	} {
 		for _, way := range []struct {
