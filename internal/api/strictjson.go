@@ -41,9 +41,9 @@ const maxJSONDepth = 10000
 // fewKeys is how many keys of one object the scan compares one by one.
 const fewKeys = 16
 
-// keyScan walks one JSON value's bytes, refusing an object that repeats a
-// key (keys compared as encoding/json decodes them), in one pass that
-// builds nothing for a body without such a key.
+// keyScan walks one JSON value's bytes once, refusing an object that
+// repeats a key (keys compared as encoding/json decodes them); the path
+// of a value is rendered only for the error.
 type keyScan struct {
 	b []byte
 	i int
