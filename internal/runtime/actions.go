@@ -54,7 +54,7 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 		return rt, err
 	}
 	sb := s.newRow(rt, p.Name(), image, secretIDs)
-	warm, err := s.reserve(ctx, tr, &rt, &sb)
+	warm, err := s.reserve(ctx, tr, p, &rt, &sb)
 	if err != nil {
 		return rt, err
 	}
@@ -63,8 +63,10 @@ func (s *Service) start(ctx context.Context, rt store.Runtime, secretIDs []strin
 	if err != nil {
 		return s.failStart(ctx, p, rt, sb, h, err)
 	}
-	if err := s.markStarted(ctx, tr, &rt, &sb); err != nil {
-		return s.failStart(ctx, p, rt, sb, h, err)
+	if sb.State != store.SandboxRunning { // a running warm sandbox's claim marked it already
+		if err := s.markStarted(ctx, tr, &rt, &sb); err != nil {
+			return s.failStart(ctx, p, rt, sb, h, err)
+		}
 	}
 	s.logger.InfoContext(ctx, "runtime started", "runtime", rt.ID, "sandbox", sb.ID, "provider_sandbox_id", h.ID,
 		"warm", warm != nil, "restored", image != rt.Config.Image)
@@ -120,14 +122,22 @@ func (s *Service) newRow(rt store.Runtime, providerName, image string, secretIDs
 
 // reserve writes the row sb, holding its first charge, and moves rt to
 // starting, in one transaction; a warm sandbox is claimed for it when
-// one fits, and returned. sb and rt are left as stored.
-func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, sb *store.Sandbox) (*store.WarmSandbox, error) {
+// one fits, and returned. A claimed sandbox of a running pool that p has
+// nothing to relabel on is all the compute there is to wait for: the same
+// transaction then marks sb and rt running (markRunning), and the claim
+// is one transaction. sb and rt are left as stored.
+func (s *Service) reserve(ctx context.Context, tr *tracked, p provider.Provider, rt *store.Runtime, sb *store.Sandbox) (*store.WarmSandbox, error) {
 	template, warmable := s.warmTemplate(sb.Provider, *rt)
 	warmable = warmable && rt.Status == store.RuntimeIdle && rt.Snapshot == ""
+	_, relabels := relabeler(p)
+	runningClaim := warmable && s.warmRunning(template) && !relabels
 	now := sb.CreatedAt
 	var warm *store.WarmSandbox
+	var starting store.Runtime // rt as the starting event tells of it
+	claimed := *sb
 	err := tr.step("reserve", func() error {
 		return s.store.InTx(ctx, func(q store.Queries) error {
+			row := *sb
 			if warmable {
 				w, err := s.claimWarm(ctx, q, *rt, template)
 				if err != nil {
@@ -135,27 +145,32 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, s
 				}
 				if w != nil {
 					warm = w
-					sb.ID = w.ID // the compute's labels already name this row
-					sb.ProviderSandboxID = w.ProviderSandboxID
-					sb.ProviderState = w.ProviderState
+					row.ID = w.ID // the compute's labels already name this row
+					row.ProviderSandboxID = w.ProviderSandboxID
+					row.ProviderState = w.ProviderState
 				}
 			}
 			// The hold comes first: an org that cannot pay gets nothing.
 			if s.billing != nil {
-				if err := s.billing.Reserve(ctx, q, *sb, now); err != nil {
+				if err := s.billing.Reserve(ctx, q, row, now); err != nil {
 					return err
 				}
 			}
-			if err := q.CreateSandbox(ctx, *sb); err != nil {
+			if err := q.CreateSandbox(ctx, row); err != nil {
 				return err
 			}
-			r, err := setState(ctx, q, *rt, store.RuntimeState{Status: store.RuntimeStarting, CurrentSandboxID: sb.ID}, now)
+			row.Version, row.BillingVersion = 1, 1 // as CreateSandbox stored it
+			r, err := setState(ctx, q, *rt, store.RuntimeState{Status: store.RuntimeStarting, CurrentSandboxID: row.ID}, now)
 			if err == nil && warm != nil {
 				// The runtime keeps the warm sandbox's workspace.
 				r, err = setVolume(ctx, q, r, warm.WorkspaceVolume, now)
 			}
+			starting = r
+			if err == nil && warm != nil && runningClaim {
+				r, err = s.markRunning(ctx, q, r, &row, now)
+			}
 			if err == nil {
-				*rt = r
+				*rt, claimed = r, row
 			}
 			return err
 		})
@@ -163,9 +178,11 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, rt *store.Runtime, s
 	if err != nil {
 		return nil, err
 	}
+	*sb = claimed
 	tr.set(func(p *Provision) { p.SandboxID, p.Warm = sb.ID, warm != nil })
-	sb.Version, sb.BillingVersion = 1, 1 // as CreateSandbox stored it
-	s.publish(Event{Kind: EventStarting, Runtime: *rt, Sandbox: *sb, At: now})
+	ev := *sb
+	ev.State = store.SandboxStarting
+	s.publish(Event{Kind: EventStarting, Runtime: starting, Sandbox: ev, At: now})
 	return warm, nil
 }
 
@@ -186,8 +203,10 @@ func (s *Service) provision(ctx context.Context, tr *tracked, p provider.Provide
 			}
 		}
 		if s.warmRunning(warm.Template) {
-			// Running, its link open: the claim was all there was to do.
-			return h, tr.step("adopt_link", func() error { return s.agents.adopt(ctx, warm.ID, rt.ID, *sb) })
+			// Running, its link open: the claim was all there was to do
+			// but the runtime's environment (adoptLink).
+			s.adoptLink(ctx, tr, warm.ID, rt.ID, *sb)
+			return h, nil
 		}
 		if p.Capabilities().Pause {
 			return h, tr.step("resume", func() error { return p.Resume(ctx, *h) })
@@ -212,35 +231,67 @@ func (s *Service) provision(ctx context.Context, tr *tracked, p provider.Provide
 	return &h, tr.step("start", func() error { return p.Start(ctx, h) })
 }
 
+// adoptLink gives rt the open link of the running warm sandbox sb it
+// claimed, and sends the runtime's environment over it beside the rest of
+// the start (agentPool.adopt): the start does not wait for the agent's
+// answer, and calls on the link wait for it, so that no process starts
+// with the pool's stand-in environment. The provision ends when it is
+// through. The agent refusing it is not the start's failure: the link is
+// dropped, and the next call's own link configures the agent first, as
+// every new link does.
+func (s *Service) adoptLink(ctx context.Context, tr *tracked, warmID, runtimeID string, sb store.Sandbox) {
+	send := s.agents.adopt(warmID, runtimeID, sb)
+	if send == nil {
+		return
+	}
+	ctx, cancel := s.detached(ctx)
+	tr.besideStep("adopt_link", func() error { return send(ctx) }, func(err error) {
+		cancel()
+		if err != nil {
+			s.logger.WarnContext(ctx, "sending a claimed sandbox's agent its environment; its next call dials anew",
+				"runtime", runtimeID, "sandbox", sb.ID, "err", err)
+		}
+	})
+}
+
 // markStarted marks the row sb and rt running, capturing the first
-// charge, in one transaction, with the sandbox's expiry window opening
-// now. sb and rt are left as stored.
+// charge, in one transaction (markRunning). sb and rt are left as stored.
 func (s *Service) markStarted(ctx context.Context, tr *tracked, rt *store.Runtime, sb *store.Sandbox) error {
 	now := s.now()
-	sb.RunningSince = now
-	expires := capExpiry(*rt, *sb, now.Add(idleTimeout(*rt)))
-	running := rt.State()
-	running.Status = store.RuntimeRunning
-	err := tr.step("mark_running", func() error {
+	return tr.step("mark_running", func() error {
 		return s.store.InTx(ctx, func(q store.Queries) error {
-			if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
-				return err
+			row := *sb
+			r, err := s.markRunning(ctx, q, *rt, &row, now)
+			if err == nil {
+				*rt, *sb = r, row
 			}
-			if s.billing != nil {
-				if err := s.billing.Capture(ctx, q, sb.ID, now); err != nil {
-					return err
-				}
-			}
-			var err error
-			*rt, err = setState(ctx, q, *rt, running, now)
 			return err
 		})
 	})
+}
+
+// markRunning marks the row sb and rt running in q, capturing the first
+// charge, with the sandbox's expiry window opening at now; sb is updated
+// as written, and rt returned so.
+func (s *Service) markRunning(ctx context.Context, q store.Queries, rt store.Runtime, sb *store.Sandbox, now time.Time) (store.Runtime, error) {
+	sb.RunningSince = now
+	expires := capExpiry(rt, *sb, now.Add(idleTimeout(rt)))
+	if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
+		return rt, err
+	}
+	if s.billing != nil {
+		if err := s.billing.Capture(ctx, q, sb.ID, now); err != nil {
+			return rt, err
+		}
+	}
+	running := rt.State()
+	running.Status = store.RuntimeRunning
+	r, err := setState(ctx, q, rt, running, now)
 	if err == nil {
 		sb.State = store.SandboxRunning
 		sb.ExpiresAt = expires
 	}
-	return err
+	return r, err
 }
 
 // trustFor is the CA a sandbox in network mode trusts beside its image's:

@@ -78,7 +78,7 @@ func (s *Service) AgentOf(ctx context.Context, rt store.Runtime) (*agentconn.Cli
 	if !p.Capabilities().Agent {
 		return nil, rt, errdefs.NotImplemented(CodeAgentNotSupported, "provider %s does not run the sandbox agent: exec, files and terminals are not available", p.Name())
 	}
-	c, err := s.agents.get(rt.ID, sb, p)
+	c, err := s.agents.get(ctx, rt.ID, sb, p)
 	if err != nil {
 		return nil, rt, err
 	}
@@ -148,6 +148,9 @@ type agentEntry struct {
 	sandboxID  string
 	providerID string
 	client     *agentconn.Client
+	// adopting, while a claim sends the runtime's environment over this
+	// link (adopt), is closed when it is through; guarded by the pool's mu.
+	adopting chan struct{}
 	// sb is the ledger row whose environment new connections send: a
 	// warm sandbox's stand-in until a runtime claims it.
 	sb atomic.Pointer[store.Sandbox]
@@ -163,15 +166,38 @@ func newAgentPool() *agentPool {
 
 var errAgentClosed = errors.New("agent client closed")
 
-func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provider) (*agentconn.Client, error) {
+// get returns the client of key's sandbox sb. While a claim still sends
+// the runtime's environment over the link it adopted (adopt), it waits for
+// that first, or for ctx: no process may start with the warm sandbox's
+// stand-in environment.
+func (p *agentPool) get(ctx context.Context, key string, sb store.Sandbox, prov provider.Provider) (*agentconn.Client, error) {
+	for {
+		c, adopting, err := p.entry(key, sb, prov)
+		if adopting == nil {
+			return c, err
+		}
+		select {
+		case <-adopting:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// entry is get without the wait: the client, or the adoption to wait for
+// before asking again.
+func (p *agentPool) entry(runtimeID string, sb store.Sandbox, prov provider.Provider) (*agentconn.Client, <-chan struct{}, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, errdefs.Unavailable(CodeShuttingDown, "the server is shutting down")
+		return nil, nil, errdefs.Unavailable(CodeShuttingDown, "the server is shutting down")
 	}
 	if e, ok := p.entries[runtimeID]; ok {
 		if e.sandboxID == sb.ID && e.providerID == sb.ProviderSandboxID {
-			return e.client, nil
+			if e.adopting != nil {
+				return nil, e.adopting, nil
+			}
+			return e.client, nil, nil
 		}
 		// The runtime has another sandbox now.
 		delete(p.entries, runtimeID)
@@ -208,7 +234,7 @@ func (p *agentPool) get(runtimeID string, sb store.Sandbox, prov provider.Provid
 		return dial(ctx)
 	}, opts...)
 	p.entries[runtimeID] = e
-	return e.client, nil
+	return e.client, nil, nil
 }
 
 // configureAgent sends the sandbox's injected environment to its agent
@@ -251,7 +277,7 @@ func warmLink(warmID string) string { return "warm/" + warmID }
 // run one process: an agent's first spawn costs about 1 ms more than the
 // ones after it, which the claim's first exec would otherwise pay.
 func (p *agentPool) prewarm(ctx context.Context, warmID string, h provider.Handle, prov provider.Provider) error {
-	c, err := p.get(warmLink(warmID), store.Sandbox{ID: warmID, ProviderSandboxID: h.ID, ProviderState: h.State}, prov)
+	c, err := p.get(ctx, warmLink(warmID), store.Sandbox{ID: warmID, ProviderSandboxID: h.ID, ProviderState: h.State}, prov)
 	if err != nil {
 		return err
 	}
@@ -268,30 +294,71 @@ func (p *agentPool) prewarm(ctx context.Context, warmID string, h provider.Handl
 const warmupTimeout = 5 * time.Second
 
 // adopt gives runtimeID the open link of the warm sandbox it claimed, now
-// its sandbox sb, and sends the runtime's environment over it (a link's
-// later connections configure themselves, as any runtime's do). Without a
-// prewarmed link it does nothing: the first call dials as usual.
-func (p *agentPool) adopt(ctx context.Context, warmID, runtimeID string, sb store.Sandbox) error {
-	p.mu.Lock()
-	e, ok := p.entries[warmLink(warmID)]
-	if ok {
-		delete(p.entries, warmLink(warmID))
-		if old, had := p.entries[runtimeID]; had {
-			defer old.close()
-		}
-		e.sb.Store(&sb)
-		p.entries[runtimeID] = e
-	}
-	env := p.env
-	p.mu.Unlock()
-	if !ok || env == nil {
+// its sandbox sb (a link's later connections configure themselves, as any
+// runtime's do), and returns what sends the runtime's environment over it,
+// nil when there is nothing to send: without a prewarmed link the first
+// call dials as usual. Until send has returned, calls on the link wait
+// (get). Should the agent not take the environment, the link is dropped,
+// and the next call dials a link of its own, which configures the agent
+// first.
+func (p *agentPool) adopt(warmID, runtimeID string, sb store.Sandbox) (send func(context.Context) error) {
+	e, adopting := p.take(warmID, runtimeID, sb)
+	if adopting == nil {
 		return nil
 	}
-	vars, err := env(ctx, sb)
-	if err != nil || len(vars) == 0 {
+	env := p.env
+	return func(ctx context.Context) error {
+		vars, err := env(ctx, sb)
+		if err == nil && len(vars) > 0 {
+			err = e.client.SetEnv(ctx, vars)
+		}
+		p.mu.Lock()
+		e.adopting = nil
+		dropped := err != nil && p.entries[runtimeID] == e
+		if dropped {
+			delete(p.entries, runtimeID)
+		}
+		p.mu.Unlock()
+		if dropped {
+			e.close()
+		}
+		close(adopting)
 		return err
 	}
-	return e.client.SetEnv(ctx, vars)
+}
+
+// take moves warm sandbox warmID's link to runtimeID, for adopt, and
+// returns it with the channel its adoption closes, or a nil channel when
+// there is nothing to send over it.
+func (p *agentPool) take(warmID, runtimeID string, sb store.Sandbox) (*agentEntry, chan struct{}) {
+	p.mu.Lock()
+	e, ok := p.entries[warmLink(warmID)]
+	if !ok {
+		p.mu.Unlock()
+		return nil, nil
+	}
+	delete(p.entries, warmLink(warmID))
+	old, had := p.entries[runtimeID]
+	if had && old.sandboxID == sb.ID && old.providerID == sb.ProviderSandboxID {
+		// A call on the runtime, once its row said running, came first
+		// and dialed a link of its own, which configured the agent: the
+		// warm one is not needed.
+		p.mu.Unlock()
+		e.close()
+		return nil, nil
+	}
+	e.sb.Store(&sb)
+	p.entries[runtimeID] = e
+	var adopting chan struct{}
+	if p.env != nil {
+		adopting = make(chan struct{})
+		e.adopting = adopting
+	}
+	p.mu.Unlock()
+	if had {
+		old.close()
+	}
+	return e, adopting
 }
 
 func (p *agentPool) forget(runtimeID, sandboxID string) {

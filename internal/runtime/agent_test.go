@@ -73,7 +73,7 @@ func testAgentPool(t *testing.T) {
 
 	// hang starts a call on c and returns its outcome.
 	hang := func(id string) <-chan error {
-		c, err := pool.get("rt-1", sb(id), prov)
+		c, err := pool.get(t.Context(), "rt-1", sb(id), prov)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,8 +93,8 @@ func testAgentPool(t *testing.T) {
 		}
 	}
 
-	c1, _ := pool.get("rt-1", sb("sb-1"), prov)
-	if again, _ := pool.get("rt-1", sb("sb-1"), prov); again != c1 {
+	c1, _ := pool.get(t.Context(), "rt-1", sb("sb-1"), prov)
+	if again, _ := pool.get(t.Context(), "rt-1", sb("sb-1"), prov); again != c1 {
 		t.Fatal("the same sandbox got a second client")
 	}
 	first := hang("sb-1")
@@ -118,7 +118,7 @@ func testAgentPool(t *testing.T) {
 	waitDialed(t, agents, 3)
 	pool.close()
 	ended("closed", third)
-	if _, err := pool.get("rt-1", sb("sb-3"), prov); !errors.Is(err, errdefs.ErrUnavailable) {
+	if _, err := pool.get(t.Context(), "rt-1", sb("sb-3"), prov); !errors.Is(err, errdefs.ErrUnavailable) {
 		t.Fatalf("get after close: %v", err)
 	}
 }

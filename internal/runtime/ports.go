@@ -150,5 +150,5 @@ func (s *Service) quietAgent(ctx context.Context, rt store.Runtime) (*agentconn.
 	if !p.Capabilities().Agent {
 		return nil, errdefs.NotImplemented(CodeAgentNotSupported, "provider %s does not run the sandbox agent", p.Name())
 	}
-	return s.agents.get(rt.ID, sb, p)
+	return s.agents.get(ctx, rt.ID, sb, p)
 }

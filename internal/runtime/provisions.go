@@ -82,6 +82,11 @@ type tracked struct {
 	log *provisionLog
 	p   *Provision
 	now func() time.Time
+	// beside counts the steps still running beside the provision's own
+	// (besideStep); ended holds its outcome once end was called before
+	// they were through. Both guarded by the log's mu.
+	beside int
+	ended  *error
 }
 
 // begin records the start of a provision.
@@ -121,11 +126,42 @@ func (t *tracked) set(fn func(p *Provision)) {
 	fn(t.p)
 }
 
-// end records the provision's outcome and moves it to the recent ones.
+// end records the provision's outcome and moves it to the recent ones,
+// once the steps running beside it are through too (besideStep).
 func (t *tracked) end(err error) {
 	l := t.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if t.beside > 0 {
+		t.ended = &err
+		return
+	}
+	t.finish(err)
+}
+
+// besideStep runs fn as the named step in a goroutine of its own, beside
+// the steps that follow; the provision ends once it is through, and then
+// after is called with its outcome.
+func (t *tracked) besideStep(name string, fn func() error, after func(error)) {
+	l := t.log
+	l.mu.Lock()
+	t.beside++
+	l.mu.Unlock()
+	go func() {
+		err := t.step(name, fn)
+		l.mu.Lock()
+		t.beside--
+		if t.beside == 0 && t.ended != nil {
+			t.finish(*t.ended)
+		}
+		l.mu.Unlock()
+		after(err)
+	}()
+}
+
+// finish ends the provision with err; the log's lock is held.
+func (t *tracked) finish(err error) {
+	l := t.log
 	t.p.EndedAt = t.now()
 	t.p.State = "succeeded"
 	if err != nil {
@@ -142,7 +178,11 @@ func (t *tracked) end(err error) {
 // Provisions returns the provisions in flight, then the recent finished
 // ones, newest first in each group.
 func (s *Service) Provisions() []Provision {
-	l := &s.provisions
+	return s.provisions.snapshot()
+}
+
+// snapshot is Provisions of l.
+func (l *provisionLog) snapshot() []Provision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Provision, 0, len(l.inflight)+len(l.recent))

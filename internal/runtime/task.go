@@ -199,7 +199,7 @@ func (s *Service) looseAgent(sb store.Sandbox, link string) (*agentconn.Client, 
 	if !p.Capabilities().Agent {
 		return nil, errdefs.NotImplemented(CodeAgentNotSupported, "provider %s does not run the sandbox agent: a %s cannot run there", p.Name(), sb.Kind)
 	}
-	return s.agents.get(link, sb, p)
+	return s.agents.get(context.Background(), link, sb, p) // a loose sandbox's link is never adopted: no wait
 }
 
 // EndTaskSandbox destroys a task sandbox's compute and workspace, settles

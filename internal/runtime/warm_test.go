@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,54 @@ func TestWarmPoolOnAProviderThatCannotPause(t *testing.T) {
 	}
 	if got, _ := r.get(rt.ID); got.Status != store.RuntimeRunning || r.fake.Calls(fake.OpResume) != 0 {
 		t.Fatalf("runtime %s after %d resumes, want running with none", got.Status, r.fake.Calls(fake.OpResume))
+	}
+}
+
+// unlabelled is a provider with nothing to relabel a claimed warm sandbox
+// by, as Docker's (the fake relabels, as Kubernetes's does).
+type unlabelled struct{ provider.Provider }
+
+// TestRunningClaimIsOneTransaction: claiming a running pool's sandbox on
+// a provider with nothing to relabel is one transaction, the reserve,
+// which marks the row and the runtime running with the expiry window
+// open; subscribers still hear starting, then running.
+func TestRunningClaimIsOneTransaction(t *testing.T) {
+	r := newRigWith(t, rigOptions{Fake: fake.Config{NoPause: true}, WarmPools: []WarmPool{{Size: 1, Running: true}},
+		Wrap: func(f *fake.Provider) provider.Provider { return unlabelled{f} }})
+	if made, err := r.s.FillWarmPools(r.ctx); err != nil || made != 1 {
+		t.Fatalf("filled %d, %v; want 1", made, err)
+	}
+	events := make(chan Event, 16)
+	sub := r.s.Subscribe("test", func(ev Event) { events <- ev })
+	defer sub.Unsubscribe()
+	rt := r.started("p", ConfigRequest{})
+	pv := r.s.Provisions()
+	if len(pv) == 0 || !pv[0].Warm {
+		t.Fatalf("the start did not claim the running warm sandbox: %+v", pv)
+	}
+	var steps []string
+	for _, st := range pv[0].Steps {
+		steps = append(steps, st.Name)
+	}
+	if !slices.Equal(steps, []string{"resolve_secrets", "reserve"}) {
+		t.Fatalf("the claim's steps %v, want the reserve alone after the secrets", steps)
+	}
+	got, sb := r.get(rt.ID)
+	if got.Status != store.RuntimeRunning || sb.State != store.SandboxRunning || sb.RunningSince.IsZero() || !sb.ExpiresAt.After(sb.RunningSince) {
+		t.Fatalf("after the claim: runtime %s, row %s running since %v expiring %v", got.Status, sb.State, sb.RunningSince, sb.ExpiresAt)
+	}
+	var kinds []EventKind
+	for len(kinds) < 2 {
+		ev := <-events
+		if ev.Runtime.ID != rt.ID || (ev.Kind != EventStarting && ev.Kind != EventRunning) {
+			continue
+		}
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == EventStarting && (ev.Runtime.Status != store.RuntimeStarting || ev.Sandbox.State != store.SandboxStarting) {
+			t.Fatalf("the starting event tells of %s and %s", ev.Runtime.Status, ev.Sandbox.State)
+		}
+	}
+	if kinds[0] != EventStarting || kinds[1] != EventRunning {
+		t.Fatalf("events %v, want starting then running", kinds)
 	}
 }
