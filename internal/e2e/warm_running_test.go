@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/paddockhq/paddock/internal/ledger"
 	"github.com/paddockhq/paddock/internal/runtime"
 	"github.com/paddockhq/paddock/internal/server/servertest"
 	"github.com/paddockhq/paddock/internal/testenv"
@@ -17,6 +20,7 @@ func TestWarmPoolRunning(t *testing.T) {
 	testenv.RequireDocker(t, testenv.TestImage)
 	e := newLifeEnv(t, servertest.Options{
 		WarmPools: []runtime.WarmPool{{CPUMillis: 500, MemoryMB: 128, PidsLimit: 64, Size: 1, Running: true}},
+		Pricing:   &ledger.Pricing{Default: ledger.Rate{CPUMicros: 1000}, FirstSlice: time.Minute}, NewOrgMicros: 1_000_000_000,
 	})
 	ctx := t.Context()
 	if made, err := e.env.Runtimes.FillWarmPools(ctx); err != nil || made != 1 {
@@ -50,6 +54,24 @@ func TestWarmPoolRunning(t *testing.T) {
 	res, err := e.sdk.Exec(ctx, "acme", "dev", rid, pc.ExecRequest{Argv: []string{"sh", "-c", "echo hi > /workspace/f && cat /workspace/f"}})
 	if err != nil || res.Exit == nil || res.Exit.Code != 0 || string(res.Stdout) != "hi\n" {
 		t.Fatalf("first exec: %+v, %v", res, err)
+	}
+	// The claim, one transaction here, held the first charge and captured
+	// it: one hold and one charge of the same key's suffix, nothing
+	// released.
+	var journal pc.List[pc.CreditEntry]
+	e.env.Must(t, 200, "GET", "/api/v1/org/acme/credits/journal?limit=500", nil).Decode(t, &journal)
+	keys := map[string]string{} // prefix → suffix
+	for _, j := range journal.Items {
+		if j.SandboxID == warm[0].ID {
+			prefix, suffix, _ := strings.Cut(j.IdempotencyKey, ":")
+			if _, twice := keys[prefix]; twice {
+				t.Fatalf("two %s entries for the claimed sandbox: %+v", prefix, journal.Items)
+			}
+			keys[prefix] = suffix
+		}
+	}
+	if len(keys) != 2 || keys["hold"] == "" || keys["hold"] != keys["charge"] {
+		t.Fatalf("the claimed sandbox's journal keys %v, want one hold and the charge that captured it", keys)
 	}
 	// The runtime's later life is a runtime's: it pauses and resumes.
 	e.env.Must(t, 200, "POST", rtPath(rid)+"/pause", nil)

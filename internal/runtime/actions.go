@@ -133,8 +133,8 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, p provider.Provider,
 	runningClaim := warmable && s.warmRunning(template) && !relabels
 	now := sb.CreatedAt
 	var warm *store.WarmSandbox
-	var starting store.Runtime // rt as the starting event tells of it
-	claimed := *sb
+	var starting store.Runtime // rt and sb as the starting event tells of them
+	var startingRow, claimed store.Sandbox
 	err := tr.step("reserve", func() error {
 		return s.store.InTx(ctx, func(q store.Queries) error {
 			row := *sb
@@ -165,7 +165,7 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, p provider.Provider,
 				// The runtime keeps the warm sandbox's workspace.
 				r, err = setVolume(ctx, q, r, warm.WorkspaceVolume, now)
 			}
-			starting = r
+			starting, startingRow = r, row
 			if err == nil && warm != nil && runningClaim {
 				r, err = s.markRunning(ctx, q, r, &row, now)
 			}
@@ -180,9 +180,7 @@ func (s *Service) reserve(ctx context.Context, tr *tracked, p provider.Provider,
 	}
 	*sb = claimed
 	tr.set(func(p *Provision) { p.SandboxID, p.Warm = sb.ID, warm != nil })
-	ev := *sb
-	ev.State = store.SandboxStarting
-	s.publish(Event{Kind: EventStarting, Runtime: starting, Sandbox: ev, At: now})
+	s.publish(Event{Kind: EventStarting, Runtime: starting, Sandbox: startingRow, At: now})
 	return warm, nil
 }
 

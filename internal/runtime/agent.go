@@ -300,7 +300,7 @@ const warmupTimeout = 5 * time.Second
 // call dials as usual. Until send has returned, calls on the link wait
 // (get). Should the agent not take the environment, the link is dropped,
 // and the next call dials a link of its own, which configures the agent
-// first.
+// first; send's error says so. A link forgotten meanwhile is no error.
 func (p *agentPool) adopt(warmID, runtimeID string, sb store.Sandbox) (send func(context.Context) error) {
 	e, adopting := p.take(warmID, runtimeID, sb)
 	if adopting == nil {
@@ -314,7 +314,8 @@ func (p *agentPool) adopt(warmID, runtimeID string, sb store.Sandbox) (send func
 		}
 		p.mu.Lock()
 		e.adopting = nil
-		dropped := err != nil && p.entries[runtimeID] == e
+		current := p.entries[runtimeID] == e
+		dropped := err != nil && current
 		if dropped {
 			delete(p.entries, runtimeID)
 		}
@@ -323,6 +324,12 @@ func (p *agentPool) adopt(warmID, runtimeID string, sb store.Sandbox) (send func
 			e.close()
 		}
 		close(adopting)
+		if !current {
+			// The link was forgotten or replaced meanwhile (a stop, a
+			// delete, another sandbox), which ended the call: nothing
+			// is left to configure.
+			return nil
+		}
 		return err
 	}
 }

@@ -72,8 +72,12 @@ func startHeldEnvAgent(t *testing.T) (*heldEnvAgent, *fake.Provider) {
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
 	srv := &http.Server{Handler: mux, Protocols: &protos, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-served
+	})
 	prov := fake.New(fake.Config{Agent: func(ctx context.Context, _ string) (net.Conn, error) {
 		a.dials.Add(1)
 		var d net.Dialer
@@ -87,7 +91,8 @@ func startHeldEnvAgent(t *testing.T) (*heldEnvAgent, *fake.Provider) {
 // wait until the agent has it (a process must not start with the warm
 // sandbox's stand-in environment), or until their own context ends. An
 // agent that refuses it costs the link: the next call gets a link of its
-// own, which sends the environment again before it is used.
+// own, which sends the environment again before it is used; a link
+// forgotten meanwhile is no failure of the adoption.
 func TestAgentPoolAdoption(t *testing.T) {
 	agent, prov := startHeldEnvAgent(t)
 	ctx := t.Context()
@@ -194,6 +199,14 @@ func TestAgentPoolAdoption(t *testing.T) {
 	}
 	if agent.dials.Load() <= dials {
 		t.Fatal("the new link was not dialed")
+	}
+
+	// A link forgotten while its environment is on its way (a stop or
+	// a delete right after the start) ends the send, and is no error.
+	_, sent = claim("sb-4", "rt-4")
+	pool.forget("rt-4", "")
+	if err := <-sent; err != nil {
+		t.Fatalf("the send on a forgotten link: %v, want no error", err)
 	}
 
 	// A call that came first, once the claim's row said running, and

@@ -29,7 +29,7 @@ type Provision struct {
 
 // ProvisionStep is one step of a provision.
 type ProvisionStep struct {
-	Name      string // resolve, reserve, claim_warm, create, record, start, adopt_link, resume, mark_running
+	Name      string // resolve_secrets, reserve, create, record, start, relabel, resume, adopt_link, mark_running
 	StartedAt time.Time
 	Duration  time.Duration
 	Error     string

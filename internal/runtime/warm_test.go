@@ -128,8 +128,10 @@ func TestRunningClaimIsOneTransaction(t *testing.T) {
 			continue
 		}
 		kinds = append(kinds, ev.Kind)
-		if ev.Kind == EventStarting && (ev.Runtime.Status != store.RuntimeStarting || ev.Sandbox.State != store.SandboxStarting) {
-			t.Fatalf("the starting event tells of %s and %s", ev.Runtime.Status, ev.Sandbox.State)
+		if ev.Kind == EventStarting && (ev.Runtime.Status != store.RuntimeStarting || ev.Sandbox.State != store.SandboxStarting ||
+			!ev.Sandbox.RunningSince.IsZero() || !ev.Sandbox.ExpiresAt.IsZero()) {
+			t.Fatalf("the starting event tells of %s and %s, running since %v, expiring %v; want the rows before they were marked running",
+				ev.Runtime.Status, ev.Sandbox.State, ev.Sandbox.RunningSince, ev.Sandbox.ExpiresAt)
 		}
 	}
 	if kinds[0] != EventStarting || kinds[1] != EventRunning {

@@ -133,7 +133,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Provisioning operations in flight, then the 100 most recent (starts and restores), newest first, each with its steps (resolve_secrets, reserve, create, record, start, resume or adopt_link for a warm claim, mark_running) and their timings. */
+        /** Provisioning operations in flight, then the 100 most recent (starts and restores), newest first, each with its steps (resolve_secrets, reserve, then create, record and start for a cold start, or relabel, resume or adopt_link for a warm claim, then mark_running, which a running warm claim with nothing to relabel does in its reserve) and their timings. */
         get: operations["listProvisions"];
         put?: never;
         post?: never;
