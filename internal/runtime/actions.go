@@ -268,10 +268,18 @@ func (s *Service) markStarted(ctx context.Context, tr *tracked, rt *store.Runtim
 	})
 }
 
+// runningMarker is what markRunning writes through: one transaction's
+// queries.
+type runningMarker interface {
+	BillingTx
+	runtimeWriter
+	MarkSandboxRunning(ctx context.Context, id string, version int64, at, expires time.Time) (store.Sandbox, error)
+}
+
 // markRunning marks the row sb and rt running in q, capturing the first
 // charge, with the sandbox's expiry window opening at now; sb is updated
 // as written, and rt returned so.
-func (s *Service) markRunning(ctx context.Context, q store.Queries, rt store.Runtime, sb *store.Sandbox, now time.Time) (store.Runtime, error) {
+func (s *Service) markRunning(ctx context.Context, q runningMarker, rt store.Runtime, sb *store.Sandbox, now time.Time) (store.Runtime, error) {
 	sb.RunningSince = now
 	expires := capExpiry(rt, *sb, now.Add(idleTimeout(rt)))
 	if _, err := q.MarkSandboxRunning(ctx, sb.ID, sb.Version, now, expires); err != nil {
